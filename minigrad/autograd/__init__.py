@@ -1,0 +1,61 @@
+"""Reverse-mode automatic differentiation: ``Function``, the backward engine, grad modes, gradcheck."""
+import numpy as np
+
+from .engine import run_backward
+from .function import Context, Function
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import GradcheckError, gradcheck
+
+__all__ = ["Context", "Function", "GradcheckError", "backward", "enable_grad", "grad", "gradcheck",
+           "is_grad_enabled", "no_grad", "set_grad_enabled"]
+
+
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _upstream(outputs, grad_outputs):
+    """The gradients to start from: given ones checked against their outputs, or 1 for one-element outputs."""
+    from ..tensor import Tensor
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not out.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if g is None:
+            if out.data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs "
+                                   f"(output {i} has shape {list(out.shape)}); pass gradient=")
+            grads.append(np.ones_like(out.data))
+            continue
+        g = np.asarray(g.data if isinstance(g, Tensor) else g)
+        if g.shape != out.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
+                               f"output[{i}] has a shape of {list(out.shape)}.")
+        grads.append(g.astype(out.data.dtype, copy=False))
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
+    """Accumulate the gradients of ``tensors`` into the leaves' ``.grad`` (``Tensor.backward`` calls this)."""
+    if create_graph:
+        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by minigrad yet")
+    tensors = _as_tuple(tensors)
+    grad_tensors = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
+    run_backward(tensors, _upstream(tensors, grad_tensors), retain_graph=bool(retain_graph))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+    """Gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated into ``.grad``."""
+    from ..tensor import Tensor
+    if create_graph:
+        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by minigrad yet")
+    outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
+    grad_outputs = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    grads = run_backward(outputs, _upstream(outputs, grad_outputs), retain_graph=bool(retain_graph), inputs=inputs)
+    if not allow_unused and any(g is None for g in grads):
+        raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                           "Set allow_unused=True if this is the desired behavior.")
+    return tuple(None if g is None else Tensor(g) for g in grads)

@@ -1,0 +1,142 @@
+"""The backward pass: walk the graph in reverse topological order, without recursion.
+
+1. Count, for every node reachable from the roots, how many edges point at it
+   (an explicit stack, so a 100,000-op chain needs no recursion).
+2. Start from the roots with their upstream gradients. A node runs its ``backward``
+   once, when every consumer has delivered its share (its count drops to zero);
+   shares arriving from several consumers (diamonds, reuse) are summed first.
+3. Each returned gradient is fitted to its input: broadcast dimensions summed away
+   and cast to the input's dtype, in ``fit_gradient``, the one place this happens.
+4. Leaves accumulate into ``.grad`` with ``+=``; saved arrays are freed as each node
+   finishes unless ``retain_graph=True``.
+"""
+import numpy as np
+
+from .function import Context
+
+
+def fit_gradient(grad, meta, node, index):
+    """Sum ``grad`` down to the input's shape (undo broadcasting) and cast it to the input's dtype."""
+    shape, dtype = meta
+    grad = np.asarray(grad)
+    if grad.shape != shape:
+        lead = grad.ndim - len(shape)
+        if lead < 0 or any(s != 1 and s != g for s, g in zip(shape, grad.shape[lead:])):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {index} - got shape "
+                f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
+        axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1)
+        grad = grad.sum(axis=axes).reshape(shape)
+    if grad.dtype != dtype:
+        grad = grad.astype(dtype)
+    return grad
+
+
+def _run_hooks(hooks, grad):
+    from ..tensor import Tensor
+    for hook in hooks:
+        result = hook(Tensor(grad))
+        if result is not None:
+            grad = np.asarray(result.data if isinstance(result, Tensor) else result)
+    return grad
+
+
+def _accumulate(tensor, grad):
+    from ..tensor import Tensor
+    if tensor.grad is None:
+        tensor.grad = Tensor(np.array(grad, dtype=tensor.data.dtype, copy=True))
+    else:
+        tensor.grad.data += grad
+
+
+def _count_dependencies(roots):
+    deps = {}
+    stack = [r for r in roots if isinstance(r, Context)]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        for nxt in node.next_edges:
+            if isinstance(nxt, Context):
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    return deps
+
+
+def run_backward(tensors, grads, retain_graph=False, inputs=None):
+    """Backpropagate ``grads`` (ndarrays) from ``tensors``.
+
+    With ``inputs=None`` gradients accumulate into the leaves' ``.grad``.
+    Otherwise nothing is accumulated and the gradients of ``inputs`` are returned
+    (``None`` for an input the outputs do not depend on); this is ``autograd.grad``.
+    """
+    from ..tensor import Tensor
+    capture = None if inputs is None else {id(t): None for t in inputs}
+    capture_nodes = {} if inputs is None else {t.grad_fn: id(t) for t in inputs if t.grad_fn is not None}
+
+    def deliver(target, grad):
+        """Hand a finished gradient to a leaf (or to a captured input)."""
+        if capture is not None:
+            if id(target) in capture:
+                grad = _run_hooks(target._hooks, grad)
+                prev = capture[id(target)]
+                capture[id(target)] = grad if prev is None else prev + grad
+            return
+        if target.requires_grad:
+            _accumulate(target, _run_hooks(target._hooks, grad))
+
+    pending = {}
+    roots = []
+    for t, g in zip(tensors, grads):
+        if t.grad_fn is None:
+            deliver(t, g)
+            continue
+        node = t.grad_fn
+        pending[node] = g if node not in pending else pending[node] + g
+        roots.append(node)
+
+    deps = _count_dependencies(roots)
+    ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
+    while ready:
+        node = ready.pop()
+        grad = pending.pop(node, None)
+        if grad is not None:
+            if node.freed:
+                node.saved_tensors  # raises the "backward through the graph a second time" error
+            grad = _run_hooks(node.pre_hooks, grad)
+            if node.retained is not None:
+                out = node.retained()
+                if out is not None and capture is None:
+                    _accumulate(out, grad)
+            if node in capture_nodes:
+                key = capture_nodes[node]
+                capture[key] = grad if capture[key] is None else capture[key] + grad
+            in_grads = node.fn.backward(node, Tensor(grad))
+            if not isinstance(in_grads, tuple):
+                in_grads = (in_grads,)
+            if len(in_grads) != len(node.next_edges):
+                raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                                   f"(expected {len(node.next_edges)}, got {len(in_grads)})")
+            if not retain_graph:
+                node.release()
+        else:
+            in_grads = (None,) * len(node.next_edges)
+
+        for i, (nxt, g) in enumerate(zip(node.next_edges, in_grads)):
+            if nxt is None:
+                continue
+            if g is not None:
+                g = fit_gradient(g.data if isinstance(g, Tensor) else g, node.input_meta[i], node, i)
+            if isinstance(nxt, Context):
+                if g is not None:
+                    pending[nxt] = g if nxt not in pending else pending[nxt] + g
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    ready.append(nxt)
+            elif g is not None:
+                deliver(nxt, g)
+
+    if capture is not None:
+        return [capture[id(t)] for t in inputs]
+    return None

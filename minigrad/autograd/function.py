@@ -1,0 +1,119 @@
+"""``Function``: one differentiable operation, forward and backward side by side.
+
+Every op in minigrad (and any user extension) is a subclass::
+
+    class Mul(Function):
+        @staticmethod
+        def forward(ctx, a, b):              # Tensors in, nothing is recorded in here
+            ctx.save_for_backward(a, b)
+            return a.data * b.data           # an ndarray or a Tensor
+        @staticmethod
+        def backward(ctx, dout):             # one gradient per output, as a Tensor
+            a, b = ctx.saved_tensors
+            return dout.data * b.data, dout.data * a.data   # one per input: Tensor, ndarray or None
+
+    y = Mul.apply(a, b)
+
+``apply`` runs ``forward`` with recording off and, if any Tensor argument requires
+grad, makes the ``ctx`` the output's ``grad_fn``: a node of the backward graph.
+A node keeps *edges* to the nodes (or leaf tensors) that produced its inputs, and
+the arrays saved for backward. It never keeps its own output, so the graph has no
+reference cycles and is freed as soon as the last tensor of a step goes away.
+
+Gradients returned by ``backward`` may have the broadcast shape of the forward's
+output: the engine sums them down to each input's shape (the only place in minigrad
+where broadcasting is undone) and casts them to the input's dtype.
+"""
+import numpy as np
+
+from . import grad_mode
+
+
+class Context:
+    """The ``ctx`` of one ``Function`` call, and that call's node in the backward graph."""
+
+    __slots__ = ("fn", "saved", "next_edges", "input_meta", "needs_input_grad",
+                 "pre_hooks", "retained", "freed", "__dict__")
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.saved = ()
+        self.next_edges = ()       # per input: its grad_fn Context, the leaf Tensor, or None
+        self.input_meta = ()       # per input: (shape, dtype) the gradient must have
+        self.needs_input_grad = ()
+        self.pre_hooks = []        # hooks registered on this node's output tensor
+        self.retained = None       # weakref to the output tensor when it called retain_grad()
+        self.freed = False
+
+    def save_for_backward(self, *tensors):
+        """Keep these for backward. Tensors are kept as detached views (no cycles); ndarrays as is."""
+        from ..tensor import Tensor
+        self.saved = tuple(t.detach() if isinstance(t, Tensor) else t for t in tensors)
+
+    @property
+    def saved_tensors(self):
+        if self.freed:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved tensors "
+                "after they have already been freed). Saved intermediate values of the graph are freed "
+                "when you call .backward(). Specify retain_graph=True if you need to backward through "
+                "the graph a second time or if you need to access saved tensors after calling backward.")
+        return self.saved
+
+    def release(self):
+        """Drop what was saved for backward (called by the engine unless retain_graph=True)."""
+        self.saved = ()
+        self.__dict__.clear()
+        self.freed = True
+
+    def name(self):
+        return self.fn.__name__ + "Backward"
+
+    def __repr__(self):
+        return f"<{self.name()}>"
+
+
+class Function:
+    """Base class of differentiable operations: subclass it, write ``forward`` and ``backward``."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("a Function subclass must implement forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("a Function subclass must implement backward(ctx, *grad_outputs)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from ..tensor import Tensor
+        ctx = Context(cls)
+        needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        record = grad_mode._state["enabled"] and True in needs
+        ctx.needs_input_grad = needs if record else (False,) * len(args)
+
+        prev = grad_mode._state["enabled"]
+        grad_mode._state["enabled"] = False
+        try:
+            out = cls.forward(ctx, *args, **kwargs)
+        finally:
+            grad_mode._state["enabled"] = prev
+
+        if isinstance(out, tuple):
+            raise TypeError(f"{cls.__name__}.forward returned a tuple: minigrad Functions have exactly one "
+                            "output (return other results through ctx or compute them outside the Function)")
+        if not isinstance(out, Tensor):
+            out = Tensor(np.asarray(out))
+        elif any(out is a for a in args):
+            out = Tensor(out.data)  # never turn an input into this Function's output
+
+        if record:
+            if out.data.dtype.kind != "f":
+                raise RuntimeError(f"{cls.__name__}.forward returned a {out.data.dtype} tensor from inputs that "
+                                   "require grad: only floating-point outputs can be differentiated")
+            ctx.next_edges = tuple(
+                (a.grad_fn if a.grad_fn is not None else a) if n else None for a, n in zip(args, needs))
+            ctx.input_meta = tuple((a.data.shape, a.data.dtype) if n else None for a, n in zip(args, needs))
+            out.grad_fn = ctx
+            out.requires_grad = True
+        return out

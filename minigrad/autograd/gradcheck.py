@@ -1,0 +1,115 @@
+"""Finite-difference gradient checking.
+
+For a function f and a random upstream gradient u (never all ones: a ``sum()`` loss
+hides errors, e.g. LayerNorm's input gradient is zero for it), the analytic backward
+gives ``J^T u``. Central differences give the same thing one input element at a time::
+
+    (J^T u)[i]  ~  ( <u, f(x + eps e_i)> - <u, f(x - eps e_i)> ) / (2 eps)
+
+``gradcheck`` compares the two for every element of every input that requires grad.
+``fast_mode=True`` (PyTorch's name) checks a random projection instead, which costs two
+forward passes whatever the size: for a random direction v,
+
+    <J^T u, v>  ~  ( <u, f(x + eps v)> - <u, f(x - eps v)> ) / (2 eps)
+
+Both use PyTorch's acceptance test ``|analytic - numeric| <= atol + rtol * |numeric|``.
+"""
+import warnings
+
+import numpy as np
+
+from .engine import run_backward
+from .grad_mode import no_grad
+
+
+class GradcheckError(RuntimeError):
+    """The analytic and numerical gradients disagree."""
+
+
+def _outputs(fn, inputs):
+    out = fn(*inputs)
+    return out if isinstance(out, (tuple, list)) else (out,)
+
+
+def _projected(fn, inputs, upstream):
+    """<u, f(inputs)> as a Python float, computed without recording a graph."""
+    with no_grad():
+        outs = _outputs(fn, inputs)
+    return sum(float(np.sum(o.data.astype(np.float64) * u)) for o, u in zip(outs, upstream))
+
+
+def _analytic(fn, inputs, diff_inputs, rng):
+    from ..tensor import Tensor
+    outs = [o for o in _outputs(fn, inputs) if isinstance(o, Tensor) and o.requires_grad]
+    if not outs:
+        raise GradcheckError("gradcheck: none of the outputs requires grad; nothing to check")
+    upstream = [rng.standard_normal(o.shape) for o in outs]
+    grads = run_backward(outs, [u.astype(o.data.dtype) for o, u in zip(outs, upstream)], inputs=diff_inputs)
+    grads = [np.zeros(t.shape) if g is None else g.astype(np.float64) for t, g in zip(diff_inputs, grads)]
+    return upstream, grads
+
+
+def _fail(msg, raise_exception):
+    if raise_exception:
+        raise GradcheckError(msg)
+    return False
+
+
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, *, fast_mode=False, seed=0):
+    """Check ``fn``'s analytic gradients against central differences; True if they agree.
+
+    ``fn`` takes the tensors of ``inputs`` (a tensor or a tuple; non-tensors are passed
+    through) and returns a tensor or a tuple of them. Inputs with ``requires_grad`` are
+    checked; they should be float64. On disagreement a ``GradcheckError`` names the
+    input, the element index and both values (or, with ``raise_exception=False``,
+    ``False`` is returned).
+    """
+    from ..tensor import Tensor
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+    if not diff_inputs:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient")
+    for i, t in enumerate(inputs):
+        if isinstance(t, Tensor) and t.requires_grad and t.dtype != np.float64:
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point "
+                          f"({t.dtype}); finite differences will be inaccurate.", stacklevel=2)
+    rng = np.random.default_rng(seed)
+    upstream, analytic = _analytic(fn, inputs, diff_inputs, rng)
+    positions = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+
+    if fast_mode:
+        directions = [rng.standard_normal(t.shape) for t in diff_inputs]
+        originals = [t.data.copy() for t in diff_inputs]
+        try:
+            for t, v in zip(diff_inputs, directions):
+                t.data[...] = t.data + eps * v
+            plus = _projected(fn, inputs, upstream)
+            for t, x0, v in zip(diff_inputs, originals, directions):
+                t.data[...] = x0 - eps * v
+            minus = _projected(fn, inputs, upstream)
+        finally:
+            for t, x0 in zip(diff_inputs, originals):
+                t.data[...] = x0
+        numeric = (plus - minus) / (2 * eps)
+        exact = sum(float(np.sum(g * v)) for g, v in zip(analytic, directions))
+        if not abs(exact - numeric) <= atol + rtol * abs(numeric):
+            return _fail(f"Jacobian mismatch in a random projection <J^T u, v>: numerical = {numeric!r}, "
+                         f"analytical = {exact!r}", raise_exception)
+        return True
+
+    for pos, t, g in zip(positions, diff_inputs, analytic):
+        data = t.data
+        for idx in np.ndindex(data.shape):
+            x0 = data[idx]
+            try:
+                data[idx] = x0 + eps
+                plus = _projected(fn, inputs, upstream)
+                data[idx] = x0 - eps
+                minus = _projected(fn, inputs, upstream)
+            finally:
+                data[idx] = x0
+            numeric = (plus - minus) / (2 * eps)
+            if not abs(g[idx] - numeric) <= atol + rtol * abs(numeric):
+                return _fail(f"Jacobian mismatch for input {pos} at index {idx}: numerical = {numeric!r}, "
+                             f"analytical = {g[idx]!r}", raise_exception)
+    return True

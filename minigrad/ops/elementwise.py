@@ -1,0 +1,508 @@
+"""Elementwise ops: arithmetic with broadcasting, unary math, comparisons, where/masked_fill.
+
+Each Function returns gradients at the broadcast output shape; the engine
+(``autograd.engine.fit_gradient``) sums them down to each input's shape.
+"""
+import numpy as np
+
+from ..autograd import Function
+from ..dtypes import get_default_dtype, result_type, scalar_dtype_for
+from ..tensor import Tensor
+
+
+# --------------------------------------------------------------------------- operands
+def as_tensor_operand(value, like=None):
+    """A Tensor for ``value``; a Python scalar takes the dtype PyTorch gives it next to ``like``."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, np.ndarray):
+        return Tensor(value)
+    if like is not None and isinstance(value, (bool, int, float, np.number)):
+        return Tensor(np.asarray(value, dtype=scalar_dtype_for(like.data.dtype, value)))
+    from ..creation import tensor
+    return tensor(value)
+
+
+def _pair(a, b):
+    a = as_tensor_operand(a, b if isinstance(b, Tensor) else None)
+    return a, as_tensor_operand(b, a)
+
+
+def check_broadcast(*shapes):
+    """Raise PyTorch's error, naming the sizes, if ``shapes`` do not broadcast together."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        pass
+    ndim = max(len(s) for s in shapes)
+    padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+    for d in range(ndim):
+        sizes = {p[d] for p in padded} - {1}
+        if len(sizes) > 1:
+            a, b = [p[d] for p in padded if p[d] != 1][:2]
+            raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                               f"non-singleton dimension {d} (shapes {', '.join(str(list(s)) for s in shapes)})")
+
+
+def _apply_broadcasting(fn, *operands):
+    try:
+        return fn.apply(*operands)
+    except ValueError:
+        check_broadcast(*(t.shape for t in operands))
+        raise
+
+
+def promoted(a, b):
+    """The two operands' arrays in their common (PyTorch-promoted) dtype."""
+    x, y = a.data, b.data
+    if x.dtype != y.dtype:
+        dt = result_type(x, y)
+        x, y = x.astype(dt, copy=False), y.astype(dt, copy=False)
+    return x, y
+
+
+# --------------------------------------------------------------------------- arithmetic
+class Add(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = promoted(a, b)
+        return x + y
+
+    @staticmethod
+    def backward(ctx, dout):
+        return dout, dout
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = promoted(a, b)
+        return x - y
+
+    @staticmethod
+    def backward(ctx, dout):
+        return dout, -dout.data
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = promoted(a, b)
+        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None, y if ctx.needs_input_grad[0] else None)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, y = ctx.saved_tensors
+        return (dout.data * y if y is not None else None), (dout.data * x if x is not None else None)
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = promoted(a, b)
+        if x.dtype.kind != "f":  # true division of integers gives the default float dtype
+            x, y = x.astype(get_default_dtype()), y.astype(get_default_dtype())
+        ctx.save_for_backward(x, y)
+        return x / y
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, y = ctx.saved_tensors
+        da = dout.data / y if ctx.needs_input_grad[0] else None
+        db = -dout.data * x / (y * y) if ctx.needs_input_grad[1] else None
+        return da, db
+
+
+class Pow(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = promoted(a, b)
+        out = x ** y
+        ctx.save_for_backward(x, y, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, y, out = ctx.saved_tensors
+        g = dout.data
+        # d(x^y)/dx = y x^(y-1); PyTorch defines it as 0 where y == 0 (also at x == 0).
+        dx = np.where(y == 0, 0.0, g * y * x ** (y - 1)).astype(g.dtype) if ctx.needs_input_grad[0] else None
+        # d(x^y)/dy = x^y log x; PyTorch masks x == 0 (where y >= 0) to 0.
+        if ctx.needs_input_grad[1]:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                dy = np.where((x == 0) & (y >= 0), 0.0, g * out * np.log(x)).astype(g.dtype)
+        else:
+            dy = None
+        return dx, dy
+
+
+def add(input, other, *, alpha=1):
+    a, b = _pair(input, other)
+    return _apply_broadcasting(Add, a, b if alpha == 1 else mul(b, alpha))
+
+
+def sub(input, other, *, alpha=1):
+    a, b = _pair(input, other)
+    return _apply_broadcasting(Sub, a, b if alpha == 1 else mul(b, alpha))
+
+
+def mul(input, other):
+    return _apply_broadcasting(Mul, *_pair(input, other))
+
+
+def div(input, other):
+    return _apply_broadcasting(Div, *_pair(input, other))
+
+
+def pow(input, exponent):
+    return _apply_broadcasting(Pow, *_pair(input, exponent))
+
+
+true_divide = divide = div
+multiply = mul
+subtract = sub
+
+
+# --------------------------------------------------------------------------- unary math
+class Neg(Function):
+    @staticmethod
+    def forward(ctx, a):
+        return -a.data
+
+    @staticmethod
+    def backward(ctx, dout):
+        return -dout.data
+
+
+class Abs(Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.abs(a.data)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (a,) = ctx.saved_tensors
+        return dout.data * np.sign(a.data)
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, a):
+        out = np.exp(a.data)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        (out,) = ctx.saved_tensors
+        return dout.data * out
+
+
+class Log(Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.log(a.data)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (a,) = ctx.saved_tensors
+        return dout.data / a.data
+
+
+class Sqrt(Function):
+    @staticmethod
+    def forward(ctx, a):
+        out = np.sqrt(a.data)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        (out,) = ctx.saved_tensors
+        return dout.data / (2 * out)
+
+
+class Rsqrt(Function):
+    @staticmethod
+    def forward(ctx, a):
+        out = 1 / np.sqrt(a.data)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        (out,) = ctx.saved_tensors
+        return -0.5 * dout.data * out * out * out
+
+
+class Square(Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a.data * a.data
+
+    @staticmethod
+    def backward(ctx, dout):
+        (a,) = ctx.saved_tensors
+        return 2 * dout.data * a.data
+
+
+class Tanh(Function):
+    @staticmethod
+    def forward(ctx, a):
+        out = np.tanh(a.data)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        (out,) = ctx.saved_tensors
+        return dout.data * (1 - out * out)
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx, a):
+        x = a.data
+        # exp of a non-positive number only: no overflow warnings for large |x|
+        e = np.exp(-np.abs(x))
+        out = np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        (out,) = ctx.saved_tensors
+        return dout.data * out * (1 - out)
+
+
+class Relu(Function):
+    @staticmethod
+    def forward(ctx, a):
+        out = np.maximum(a.data, 0)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        (out,) = ctx.saved_tensors
+        return dout.data * (out > 0)
+
+
+class Sin(Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.sin(a.data)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (a,) = ctx.saved_tensors
+        return dout.data * np.cos(a.data)
+
+
+class Cos(Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.cos(a.data)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (a,) = ctx.saved_tensors
+        return -dout.data * np.sin(a.data)
+
+
+def _unary(fn):
+    def op(input):
+        return fn.apply(input)
+    op.__name__ = fn.__name__.lower()
+    op.__doc__ = f"Elementwise {op.__name__} (differentiable; see ``{fn.__name__}.backward``)."
+    return op
+
+
+neg = negative = _unary(Neg)
+abs = _unary(Abs)  # noqa: A001 - PyTorch's name
+exp = _unary(Exp)
+log = _unary(Log)
+sqrt = _unary(Sqrt)
+rsqrt = _unary(Rsqrt)
+square = _unary(Square)
+tanh = _unary(Tanh)
+sigmoid = _unary(Sigmoid)
+relu = _unary(Relu)
+sin = _unary(Sin)
+cos = _unary(Cos)
+
+
+class Cast(Function):
+    @staticmethod
+    def forward(ctx, a, dtype):
+        return a.data.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return dout, None  # the engine casts the gradient back to the input's dtype
+
+
+def cast(input, dtype):
+    if input.data.dtype == dtype:
+        return input
+    if input.requires_grad and dtype.kind != "f":
+        return Tensor(input.data.astype(dtype))  # integer results are not differentiable
+    return Cast.apply(input, dtype)
+
+
+# --------------------------------------------------------------------------- clamp, min/max, selection
+class Clamp(Function):
+    @staticmethod
+    def forward(ctx, a, lo, hi):
+        ctx.save_for_backward(a)
+        ctx.lo, ctx.hi = lo, hi
+        return np.clip(a.data, lo, hi)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (a,) = ctx.saved_tensors
+        x = a.data
+        keep = np.ones(x.shape, dtype=bool)
+        if ctx.lo is not None:
+            keep &= x >= ctx.lo
+        if ctx.hi is not None:
+            keep &= x <= ctx.hi
+        return dout.data * keep, None, None
+
+
+def clamp(input, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return Clamp.apply(input, min, max)
+
+
+clip = clamp
+
+
+class Maximum(Function):
+    """Where the inputs tie, each gets half the gradient (PyTorch's convention)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = promoted(a, b)
+        ctx.save_for_backward(x, y)
+        return np.maximum(x, y)
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, y = ctx.saved_tensors
+        g = dout.data
+        share = np.where(x == y, 0.5, 1.0).astype(g.dtype)
+        return g * share * (x >= y), g * share * (y >= x)
+
+
+class Minimum(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = promoted(a, b)
+        ctx.save_for_backward(x, y)
+        return np.minimum(x, y)
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, y = ctx.saved_tensors
+        g = dout.data
+        share = np.where(x == y, 0.5, 1.0).astype(g.dtype)
+        return g * share * (x <= y), g * share * (y <= x)
+
+
+def maximum(input, other):
+    return _apply_broadcasting(Maximum, *_pair(input, other))
+
+
+def minimum(input, other):
+    return _apply_broadcasting(Minimum, *_pair(input, other))
+
+
+class Where(Function):
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        x, y = promoted(a, b)
+        ctx.save_for_backward(cond)
+        return np.where(cond.data, x, y)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (cond,) = ctx.saved_tensors
+        g = dout.data
+        zero = np.zeros((), dtype=g.dtype)
+        return None, np.where(cond.data, g, zero), np.where(cond.data, zero, g)
+
+
+def where(condition, input, other):
+    condition = as_tensor_operand(condition)
+    if condition.dtype.kind != "b":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype}")
+    return _apply_broadcasting(Where, condition, *_pair(input, other))
+
+
+class MaskedFill(Function):
+    @staticmethod
+    def forward(ctx, a, mask, value):
+        ctx.save_for_backward(mask)
+        return np.where(mask.data, value.data.astype(a.data.dtype), a.data)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (mask,) = ctx.saved_tensors
+        g = dout.data
+        dvalue = np.sum(g * mask.data) if ctx.needs_input_grad[2] else None
+        return np.where(mask.data, np.zeros((), g.dtype), g), None, dvalue
+
+
+def masked_fill(input, mask, value):
+    mask = as_tensor_operand(mask)
+    if mask.dtype.kind != "b":
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    try:
+        np.broadcast_shapes(mask.shape, input.shape)
+    except ValueError:
+        raise RuntimeError(f"The size of the mask {list(mask.shape)} must be broadcastable to the size of the "
+                           f"input {list(input.shape)}") from None
+    value = as_tensor_operand(value, input)
+    if value.ndim != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    return MaskedFill.apply(input, mask, value)
+
+
+# --------------------------------------------------------------------------- comparisons and logic (no gradient)
+def _compare(npfn):
+    def op(input, other):
+        a, b = _pair(input, other)
+        return Tensor(npfn(*promoted(a, b)))
+    op.__name__ = npfn.__name__
+    return op
+
+
+eq = _compare(np.equal)
+ne = _compare(np.not_equal)
+lt = less = _compare(np.less)
+le = less_equal = _compare(np.less_equal)
+gt = greater = _compare(np.greater)
+ge = greater_equal = _compare(np.greater_equal)
+logical_and = _compare(np.logical_and)
+logical_or = _compare(np.logical_or)
+
+
+def logical_not(input):
+    return Tensor(np.logical_not(input.data))
+
+
+def isnan(input):
+    return Tensor(np.isnan(input.data))
+
+
+def isfinite(input):
+    return Tensor(np.isfinite(input.data))

@@ -1,0 +1,1 @@
+"""Optimizers (SGD, Adam, AdamW) and learning-rate schedulers."""

@@ -1,0 +1,364 @@
+"""``Tensor``: an ``np.ndarray`` plus what autograd needs (``requires_grad``, ``grad``, ``grad_fn``).
+
+The class holds storage, attributes, autograd entry points and Python operators.
+The operations themselves live in ``minigrad/ops/`` next to their backward passes;
+the table at the bottom of this file binds them as methods, so ``x.sum(1)`` and
+``mg.sum(x, 1)`` are the same function.
+"""
+import weakref
+
+import numpy as np
+
+from . import dtypes
+from .autograd import grad_mode
+
+
+class _RemovableHandle:
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+class Tensor:
+    """An n-dimensional array that can record the operations applied to it for backpropagation."""
+
+    __slots__ = ("data", "requires_grad", "grad", "grad_fn", "_hooks", "__weakref__")
+    __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected operator
+
+    def __init__(self, data, requires_grad=False):
+        # Internal constructor: ``data`` is taken as is (use ``minigrad.tensor`` for conversions).
+        self.data = data if isinstance(data, np.ndarray) else np.asarray(data)
+        self.grad = None
+        self.grad_fn = None
+        self._hooks = []
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # ----------------------------------------------------------------- attributes
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    def dim(self):
+        return self.data.ndim
+
+    def size(self, dim=None):
+        return self.data.shape if dim is None else self.data.shape[dim]
+
+    def numel(self):
+        return self.data.size
+
+    def is_floating_point(self):
+        return self.data.dtype.kind == "f"
+
+    def element_size(self):
+        return self.data.itemsize
+
+    def __len__(self):
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    # ----------------------------------------------------------------- conversion
+    def numpy(self):
+        """The underlying ndarray (no copy). Like PyTorch, refuses a tensor that requires grad."""
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self.data
+
+    def __array__(self, dtype=None, copy=None):
+        return self.data if dtype is None else self.data.astype(dtype, copy=False)
+
+    def item(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to Scalar")
+        return self.data.reshape(()).item()
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.data.dtype.kind not in "iu" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.data.size} elements is ambiguous")
+        return bool(self.item())
+
+    def to(self, dtype):
+        from .ops.elementwise import cast
+        return cast(self, np.dtype(dtype))
+
+    def float(self):
+        return self.to(dtypes.float32)
+
+    def double(self):
+        return self.to(dtypes.float64)
+
+    def half(self):
+        return self.to(dtypes.float16)
+
+    def long(self):
+        return self.to(dtypes.int64)
+
+    def bool(self):
+        return self.to(dtypes.bool)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    # ----------------------------------------------------------------- autograd
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad and self.data.dtype.kind != "f":
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.data.dtype})")
+        if not requires_grad and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
+                               "computed variable in a subgraph that doesn't require differentiation use "
+                               "var_no_grad = var.detach().")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def detach(self):
+        """A new tensor sharing this one's data, cut from the graph."""
+        return Tensor(self.data)
+
+    def detach_(self):
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def retain_grad(self):
+        """Keep ``.grad`` for this non-leaf tensor after backward (a no-op on leaves)."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None:
+            self.grad_fn.retained = weakref.ref(self)
+
+    @property
+    def retains_grad(self):
+        return self.grad_fn is not None and self.grad_fn.retained is not None
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        hooks = self._hooks if self.grad_fn is None else self.grad_fn.pre_hooks
+        hooks.append(hook)
+        return _RemovableHandle(hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+        """Accumulate d(self)/d(leaf) * gradient into every leaf's ``.grad``."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
+
+    # ----------------------------------------------------------------- in-place (no graph)
+    def _check_inplace(self):
+        if self.requires_grad and grad_mode.is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation."
+                               if self.grad_fn is None else
+                               "in-place operations on tensors that are part of a graph are not supported by minigrad")
+
+    def _set(self, values):
+        self._check_inplace()
+        self.data[...] = values
+        return self
+
+    def zero_(self):
+        return self._set(0)
+
+    def fill_(self, value):
+        return self._set(value)
+
+    def copy_(self, src):
+        return self._set(np.asarray(src))
+
+    def add_(self, other, *, alpha=1):
+        return self._set(self.data + alpha * np.asarray(other))
+
+    def sub_(self, other, *, alpha=1):
+        return self._set(self.data - alpha * np.asarray(other))
+
+    def mul_(self, other):
+        return self._set(self.data * np.asarray(other))
+
+    def div_(self, other):
+        return self._set(self.data / np.asarray(other))
+
+    def clamp_(self, min=None, max=None):
+        return self._set(np.clip(self.data, min, max))
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        from .random import default_generator
+        return self._set((generator or default_generator()).normal(mean, std, self.shape))
+
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        from .random import default_generator
+        return self._set((generator or default_generator()).uniform(a, b, self.shape))
+
+    # ----------------------------------------------------------------- printing
+    def __repr__(self):
+        body = np.array2string(self.data, separator=", ", prefix="tensor(", precision=4)
+        extras = []
+        if self.data.dtype not in (dtypes.float32, dtypes.int64, dtypes.bool) or self.data.size == 0:
+            extras.append(f"dtype=minigrad.{self.data.dtype}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn={self.grad_fn!r}")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body] + extras) + ")"
+
+    __hash__ = object.__hash__
+
+    # ----------------------------------------------------------------- operators
+    def __add__(self, other):
+        return _ew.add(self, other)
+
+    def __radd__(self, other):
+        return _ew.add(other, self)
+
+    def __sub__(self, other):
+        return _ew.sub(self, other)
+
+    def __rsub__(self, other):
+        return _ew.sub(other, self)
+
+    def __mul__(self, other):
+        return _ew.mul(self, other)
+
+    def __rmul__(self, other):
+        return _ew.mul(other, self)
+
+    def __truediv__(self, other):
+        return _ew.div(self, other)
+
+    def __rtruediv__(self, other):
+        return _ew.div(other, self)
+
+    def __pow__(self, other):
+        return _ew.pow(self, other)
+
+    def __rpow__(self, other):
+        return _ew.pow(other, self)
+
+    def __matmul__(self, other):
+        return _linalg.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _linalg.matmul(other, self)
+
+    def __neg__(self):
+        return _ew.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _ew.abs(self)
+
+    def __getitem__(self, index):
+        return _shape.index(self, index)
+
+    def __setitem__(self, index, value):
+        self._check_inplace()
+        self.data[_shape.to_numpy_index(index)] = np.asarray(value)
+
+    def __eq__(self, other):
+        return _ew.eq(self, other)
+
+    def __ne__(self, other):
+        return _ew.ne(self, other)
+
+    def __lt__(self, other):
+        return _ew.lt(self, other)
+
+    def __le__(self, other):
+        return _ew.le(self, other)
+
+    def __gt__(self, other):
+        return _ew.gt(self, other)
+
+    def __ge__(self, other):
+        return _ew.ge(self, other)
+
+    def __invert__(self):
+        return _ew.logical_not(self)
+
+    def __and__(self, other):
+        return _ew.logical_and(self, other)
+
+    def __or__(self, other):
+        return _ew.logical_or(self, other)
+
+    def t(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return _shape.transpose(self, 0, -1)
+
+    def where(self, condition, other):
+        return _ew.where(condition, self, other)
+
+    def softmax(self, dim, dtype=None):
+        from .ops.softmax import softmax
+        return softmax(self, dim, dtype=dtype)
+
+    def log_softmax(self, dim, dtype=None):
+        from .ops.softmax import log_softmax
+        return log_softmax(self, dim, dtype=dtype)
+
+    @property
+    def T(self):
+        return _shape.permute(self, *reversed(range(self.ndim)))
+
+    @property
+    def mT(self):
+        return _shape.transpose(self, -2, -1)
+
+
+# The ops modules import Tensor, so they are imported after the class exists.
+from .ops import elementwise as _ew  # noqa: E402
+from .ops import linalg as _linalg  # noqa: E402
+from .ops import reduce as _reduce  # noqa: E402
+from .ops import shape as _shape  # noqa: E402
+
+# Methods defined in ops/, next to their Functions: Tensor.name(self, ...) == mg.name(tensor, ...).
+_METHODS = {
+    _ew: ["add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "square", "tanh",
+          "sigmoid", "relu", "sin", "cos", "clamp", "maximum", "minimum", "masked_fill", "eq", "ne", "lt",
+          "le", "gt", "ge", "logical_not", "logical_and", "logical_or", "isnan", "isfinite"],
+    _reduce: ["sum", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "logsumexp",
+              "all", "any"],
+    _shape: ["reshape", "view", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "expand",
+             "expand_as", "repeat", "contiguous", "split", "chunk", "tril", "triu", "view_as", "reshape_as"],
+    _linalg: ["matmul"],
+}
+for _module, _names in _METHODS.items():
+    for _name in _names:
+        setattr(Tensor, _name, getattr(_module, _name))
+Tensor.clip = Tensor.clamp
