@@ -1,0 +1,1 @@
+"""Parameter initialization (to be written)."""

@@ -1,0 +1,1 @@
+"""Linear, Embedding, Dropout, activations, containers (to be written)."""

@@ -1,0 +1,1 @@
+"""Normalization modules (to be written)."""

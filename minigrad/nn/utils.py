@@ -1,0 +1,1 @@
+"""clip_grad_norm_ (to be written)."""
