@@ -1,0 +1,1 @@
+"""BatchNorm1d/2d, InstanceNorm1d/2d, GroupNorm modules (to be written)."""

@@ -1,0 +1,1 @@
+"""RMSNorm and LayerNorm modules (to be written)."""

@@ -1,0 +1,2 @@
+"""(to be written)"""
+def batch_norm(*a, **k): raise NotImplementedError

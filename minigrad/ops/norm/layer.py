@@ -1,0 +1,2 @@
+"""(to be written)"""
+def layer_norm(*a, **k): raise NotImplementedError

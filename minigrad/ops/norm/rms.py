@@ -1,0 +1,2 @@
+"""(to be written)"""
+def rms_norm(*a, **k): raise NotImplementedError
