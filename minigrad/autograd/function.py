@@ -33,7 +33,7 @@ class Context:
     """The ``ctx`` of one ``Function`` call, and that call's node in the backward graph."""
 
     __slots__ = ("fn", "saved", "next_edges", "input_meta", "needs_input_grad",
-                 "pre_hooks", "retained", "freed", "__dict__")
+                 "pre_hooks", "retained", "freed", "__dict__", "__weakref__")
 
     def __init__(self, fn):
         self.fn = fn

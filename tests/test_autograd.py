@@ -1,0 +1,388 @@
+"""The engine: graph walking, accumulation, freeing, hooks, grad modes, custom Functions, gradcheck itself."""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import Function, GradcheckError
+
+from .mirror import torch_or_skip
+
+
+def leaf(shape, seed=0, dtype=np.float64):
+    return mg.tensor(np.random.default_rng(seed).standard_normal(shape).astype(dtype), requires_grad=True)
+
+
+# ----------------------------------------------------------------------------- graph shapes
+def test_diamond_graph_sums_both_paths():
+    x = leaf((3,))
+    a = x * 2.0
+    b = x.exp()
+    y = a * b  # x reaches y through a and through b
+    g = np.random.default_rng(1).standard_normal(3)
+    y.backward(mg.tensor(g))
+    xd = x.data
+    np.testing.assert_allclose(x.grad.data, g * (2 * np.exp(xd) + 2 * xd * np.exp(xd)), rtol=1e-14)
+
+
+def test_reused_tensor_accumulates_every_use():
+    x = leaf((4,))
+    y = x * x * x  # x used three times
+    g = np.random.default_rng(2).standard_normal(4)
+    y.backward(mg.tensor(g))
+    np.testing.assert_allclose(x.grad.data, 3 * x.data ** 2 * g, rtol=1e-14)
+
+
+def test_chain_of_100000_ops_needs_no_recursion():
+    x = mg.tensor([1.5], dtype=mg.float64, requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y * 1.0 + 0.0
+    y.backward(mg.tensor([2.0], dtype=mg.float64))
+    assert x.grad.data.tolist() == [2.0]
+
+
+def test_mirror_of_composite_expression():
+    torch = torch_or_skip()
+    rng = np.random.default_rng(3)
+    xa, wa = rng.standard_normal((3, 4)), rng.standard_normal(4)
+    g = rng.standard_normal((3, 4))
+
+    def f(lib, x, w):
+        return ((x * w + 1.5).tanh() / (w * w + 1) - (x.exp() + 1).sqrt()).sigmoid() * x
+
+    x, w = mg.tensor(xa, requires_grad=True), mg.tensor(wa, requires_grad=True)
+    tx, tw = torch.tensor(xa, requires_grad=True), torch.tensor(wa, requires_grad=True)
+    f(mg, x, w).backward(mg.tensor(g))
+    f(torch, tx, tw).backward(torch.tensor(g))
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(w.grad.data, tw.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+# ----------------------------------------------------------------------------- accumulation, freeing
+def test_two_backward_calls_accumulate_into_grad():
+    x = leaf((3,))
+    g = np.random.default_rng(4).standard_normal(3)
+    (x * 3.0).backward(mg.tensor(g))
+    first = x.grad.data.copy()
+    (x * 3.0).backward(mg.tensor(g))
+    np.testing.assert_allclose(x.grad.data, 2 * first)
+
+
+def test_leaf_grad_does_not_alias_the_upstream_gradient():
+    x = leaf((3,))
+    g = mg.tensor(np.ones(3))
+    (x + 0.0).backward(g)
+    (x + 0.0).backward(g)
+    assert g.data.tolist() == [1.0, 1.0, 1.0]
+    assert x.grad.data.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_second_backward_through_freed_graph_raises():
+    x = leaf((3,))
+    y = (x * x).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+
+
+def test_retain_graph_allows_second_backward():
+    x = leaf((3,))
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.data, 4 * x.data)
+
+
+def test_graph_is_freed_without_reference_cycles():
+    """No cycles: the graph dies by reference counting alone, with the garbage collector off."""
+    gc.collect()
+    gc.disable()
+    try:
+        x = leaf((8,))
+        y = ((x * 2.0).exp() * x).tanh().sum()
+        node = weakref.ref(y.grad_fn)
+        y.backward()
+        del y
+        assert node() is None
+        z = (x.exp() * x).sum()  # never backpropagated: also freed when dropped
+        node = weakref.ref(z.grad_fn)
+        del z
+        assert node() is None
+    finally:
+        gc.enable()
+
+
+def _rss_kib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/statm"), reason="needs /proc")
+def test_rss_stays_flat_over_10000_training_steps():
+    rng = np.random.default_rng(5)
+    w1, b1, w2 = (mg.tensor(rng.standard_normal(s), requires_grad=True) for s in [(8, 16), (16,), (16,)])
+    x = mg.tensor(rng.standard_normal((8, 1)))
+    gc.disable()
+    try:
+        def step():
+            h = (x * w1 + b1).tanh()
+            loss = ((h * w2).mean(0) ** 2).mean()
+            loss.backward()
+            for p in (w1, b1, w2):
+                p.data -= 0.01 * p.grad.data
+                p.grad = None
+        for _ in range(500):
+            step()
+        before = _rss_kib()
+        for _ in range(10_000):
+            step()
+        growth = _rss_kib() - before
+    finally:
+        gc.enable()
+    assert growth < 2048, f"RSS grew by {growth} KiB over 10,000 steps"
+
+
+# ----------------------------------------------------------------------------- grad modes and flags
+def test_no_grad_records_nothing_and_enable_grad_reenables():
+    x = leaf((2,))
+    with mg.no_grad():
+        y = x * 2
+        with mg.enable_grad():
+            z = x * 2
+    assert not y.requires_grad and y.grad_fn is None
+    assert z.requires_grad and z.grad_fn is not None
+    assert mg.is_grad_enabled()
+
+
+def test_no_grad_as_decorator():
+    @mg.no_grad()
+    def f(t):
+        return t * 2
+
+    assert not f(leaf((2,))).requires_grad
+    assert mg.is_grad_enabled()
+
+
+def test_detach_and_leaf_flags():
+    x = leaf((2,))
+    y = x * 2
+    assert x.is_leaf and not y.is_leaf
+    d = y.detach()
+    assert d.is_leaf and not d.requires_grad and np.shares_memory(d.data, y.data)
+    assert mg.tensor([1.0]).requires_grad_().requires_grad
+
+
+def test_requires_grad_on_integer_tensor_raises():
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+        mg.tensor([1, 2, 3], requires_grad=True)
+    t = mg.tensor([1, 2, 3])
+    with pytest.raises(RuntimeError, match="floating point"):
+        t.requires_grad_()
+    assert not t.requires_grad
+
+
+def test_backward_on_non_scalar_without_gradient_raises():
+    y = leaf((3,)) * 2
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        y.backward()
+
+
+def test_backward_gradient_of_wrong_shape_raises():
+    x = leaf((3,))
+    y = x * 2
+    with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of \[2\]"):
+        y.backward(mg.ones(2, dtype=mg.float64))
+    assert x.grad is None
+
+
+def test_backward_on_tensor_without_grad_raises():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        mg.tensor([1.0]).sum().backward()
+
+
+# ----------------------------------------------------------------------------- hooks and retain_grad
+def test_hooks_see_and_replace_gradients():
+    x = leaf((3,))
+    seen = []
+    x.register_hook(lambda g: seen.append(g.data.copy()))
+    y = x * 2
+    y.register_hook(lambda g: g * 10)  # replaces y's gradient before it flows on
+    g = np.random.default_rng(6).standard_normal(3)
+    y.backward(mg.tensor(g))
+    np.testing.assert_allclose(seen[0], 20 * g)
+    np.testing.assert_allclose(x.grad.data, 20 * g)
+
+
+def test_hook_handle_remove():
+    x = leaf((2,))
+    calls = []
+    handle = x.register_hook(lambda g: calls.append(1))
+    handle.remove()
+    (x * 2).sum().backward()
+    assert calls == []
+
+
+def test_retain_grad_keeps_intermediate_gradient():
+    x = leaf((3,))
+    y = x.exp()
+    y.retain_grad()
+    z = y * 3.0
+    g = np.random.default_rng(7).standard_normal(3)
+    z.backward(mg.tensor(g))
+    np.testing.assert_allclose(y.grad.data, 3 * g)
+    assert (x * 1.0).grad is None
+
+
+# ----------------------------------------------------------------------------- dtype
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_gradients_keep_the_leaf_dtype(dtype):
+    x = leaf((3,), dtype=dtype)
+    w = leaf((3,), seed=1, dtype=np.float64)
+    y = (x * w).exp()  # promoted to float64 inside
+    assert y.dtype == np.float64
+    y.backward(mg.ones(3, dtype=mg.float64))
+    assert x.grad.dtype == dtype and w.grad.dtype == np.float64
+
+
+# ----------------------------------------------------------------------------- custom Functions
+class Cube(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.data ** 3
+
+    @staticmethod
+    def backward(ctx, dout):
+        (x,) = ctx.saved_tensors
+        return dout.data * 3 * x.data ** 2
+
+
+class WrongCube(Cube):
+    @staticmethod
+    def backward(ctx, dout):
+        (x,) = ctx.saved_tensors
+        return dout.data * 2 * x.data ** 2  # deliberately wrong
+
+
+def test_user_function_with_needs_input_grad():
+    class ScaledAdd(Function):
+        @staticmethod
+        def forward(ctx, a, b, alpha):
+            ctx.alpha = alpha
+            ctx.flags = ctx.needs_input_grad
+            return a.data + alpha * b.data
+
+        @staticmethod
+        def backward(ctx, dout):
+            return dout, ctx.alpha * dout.data, None
+
+    a, b = leaf((2,)), mg.tensor(np.ones(2))
+    y = ScaledAdd.apply(a, b, 3.0)
+    y.backward(mg.ones(2, dtype=mg.float64))
+    assert a.grad.data.tolist() == [1.0, 1.0] and b.grad is None
+    assert mg.gradcheck(lambda p, q: ScaledAdd.apply(p, q, 3.0), (leaf((3,)), leaf((3,), 1)))
+
+
+def test_gradcheck_accepts_a_correct_function():
+    assert mg.gradcheck(Cube.apply, (leaf((2, 3)),))
+    assert mg.autograd.gradcheck is mg.gradcheck
+
+
+def test_gradcheck_rejects_a_wrong_backward_naming_input_and_index():
+    with pytest.raises(GradcheckError, match=r"input 0 at index \(0, 0\): numerical = .*, analytical = "):
+        mg.gradcheck(WrongCube.apply, (leaf((2, 3)),))
+    assert mg.gradcheck(WrongCube.apply, (leaf((2, 3)),), raise_exception=False) is False
+
+
+def test_gradcheck_fast_mode_rejects_a_wrong_backward():
+    big = leaf((64, 64))
+    assert mg.gradcheck(Cube.apply, (big,), fast_mode=True)
+    with pytest.raises(GradcheckError, match="random projection"):
+        mg.gradcheck(WrongCube.apply, (big,), fast_mode=True)
+
+
+def test_gradcheck_restores_inputs_and_grads():
+    x = leaf((3,))
+    before = x.data.copy()
+    mg.gradcheck(Cube.apply, (x,))
+    assert np.array_equal(x.data, before) and x.grad is None
+
+
+def test_function_returning_wrong_number_of_gradients_raises():
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a.data + b.data
+
+        @staticmethod
+        def backward(ctx, dout):
+            return dout
+
+    a, b = leaf((2,)), leaf((2,), 1)
+    with pytest.raises(RuntimeError, match="returned an incorrect number of gradients \\(expected 2, got 1\\)"):
+        Bad.apply(a, b).sum().backward()
+    assert a.grad is None and b.grad is None
+
+
+def test_function_returning_gradient_of_wrong_shape_raises():
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a.data * 2
+
+        @staticmethod
+        def backward(ctx, dout):
+            return np.ones((5,))
+
+    a = leaf((2,))
+    with pytest.raises(RuntimeError, match=r"invalid gradient at index 0 - got shape \[5\] but expected shape "
+                                           r"compatible with \[2\]"):
+        Bad.apply(a).sum().backward()
+    assert a.grad is None
+
+
+def test_autograd_grad_returns_without_accumulating():
+    x = leaf((3,))
+    y = x.exp()
+    (gx,) = mg.autograd.grad(y, x, grad_outputs=mg.ones(3, dtype=mg.float64))
+    np.testing.assert_allclose(gx.data, np.exp(x.data))
+    assert x.grad is None
+
+
+# ----------------------------------------------------------------------------- tensors
+def test_creation_dtypes_follow_pytorch():
+    assert mg.tensor(1.0).dtype == mg.float32
+    assert mg.tensor([1, 2]).dtype == mg.int64
+    assert mg.tensor([True]).dtype == mg.bool
+    assert mg.tensor(np.zeros(2, dtype=np.float16)).dtype == mg.float16
+    assert mg.zeros(2, 3).dtype == mg.float32 and mg.zeros((2, 3)).shape == (2, 3)
+    assert mg.arange(5).dtype == mg.int64 and mg.arange(0.0, 1.0, 0.5).dtype == mg.float32
+    assert mg.full((2,), 3).dtype == mg.int64 and mg.full((2,), 3.0).dtype == mg.float32
+
+
+def test_numpy_shares_memory_and_array_protocol():
+    a = np.arange(6.0).reshape(2, 3)
+    t = mg.from_numpy(a)
+    assert t.numpy() is a
+    assert np.asarray(t) is a
+    assert not np.shares_memory(mg.tensor(a).data, a)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        leaf((2,)).numpy()
+
+
+def test_repr_is_readable():
+    assert repr(mg.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+    assert "requires_grad=True" in repr(mg.tensor([1.0], requires_grad=True))
+    assert "dtype=minigrad.float64" in repr(mg.tensor(np.zeros(1)))
+    assert "grad_fn=<MulBackward>" in repr(leaf((1,)) * 2)
+
+
+def test_inplace_on_leaf_requiring_grad_raises_unless_no_grad():
+    x = leaf((2,))
+    with pytest.raises(RuntimeError, match="in-place"):
+        x.add_(1.0)
+    with mg.no_grad():
+        x.add_(1.0)
