@@ -30,10 +30,10 @@ class Tensor:
 
     def __init__(self, data, requires_grad=False):
         # Internal constructor: ``data`` is taken as is (use ``minigrad.tensor`` for conversions).
-        self.data = data if isinstance(data, np.ndarray) else np.asarray(data)
+        self.data = data if type(data) is np.ndarray else np.asarray(data)
         self.grad = None
         self.grad_fn = None
-        self._hooks = []
+        self._hooks = ()  # a list once a hook is registered
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -169,6 +169,8 @@ class Tensor:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None and not self._hooks:
+            self._hooks = []
         hooks = self._hooks if self.grad_fn is None else self.grad_fn.pre_hooks
         hooks.append(hook)
         return _RemovableHandle(hooks, hook)
@@ -340,6 +342,12 @@ class Tensor:
     def mT(self):
         return _shape.transpose(self, -2, -1)
 
+
+# autograd wraps arrays in Tensors but cannot import this module while it loads (circular): tell it here.
+from .autograd import engine as _engine  # noqa: E402
+from .autograd import function as _function  # noqa: E402
+
+_engine.Tensor = _function.Tensor = Tensor
 
 # The ops modules import Tensor, so they are imported after the class exists.
 from .ops import elementwise as _ew  # noqa: E402

@@ -14,6 +14,8 @@ import numpy as np
 
 from .function import Context
 
+Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
+
 
 def fit_gradient(grad, meta, node, index):
     """Sum ``grad`` down to the input's shape (undo broadcasting) and cast it to the input's dtype."""
@@ -33,7 +35,6 @@ def fit_gradient(grad, meta, node, index):
 
 
 def _run_hooks(hooks, grad):
-    from ..tensor import Tensor
     for hook in hooks:
         result = hook(Tensor(grad))
         if result is not None:
@@ -42,7 +43,6 @@ def _run_hooks(hooks, grad):
 
 
 def _accumulate(tensor, grad):
-    from ..tensor import Tensor
     if tensor.grad is None:
         tensor.grad = Tensor(np.array(grad, dtype=tensor.data.dtype, copy=True))
     else:
@@ -71,7 +71,6 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
     Otherwise nothing is accumulated and the gradients of ``inputs`` are returned
     (``None`` for an input the outputs do not depend on); this is ``autograd.grad``.
     """
-    from ..tensor import Tensor
     capture = None if inputs is None else {id(t): None for t in inputs}
     capture_nodes = {} if inputs is None else {t.grad_fn: id(t) for t in inputs if t.grad_fn is not None}
 
@@ -84,7 +83,7 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
                 capture[id(target)] = grad if prev is None else prev + grad
             return
         if target.requires_grad:
-            _accumulate(target, _run_hooks(target._hooks, grad))
+            _accumulate(target, _run_hooks(target._hooks, grad) if target._hooks else grad)
 
     pending = {}
     roots = []
@@ -104,7 +103,8 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
         if grad is not None:
             if node.freed:
                 node.saved_tensors  # raises the "backward through the graph a second time" error
-            grad = _run_hooks(node.pre_hooks, grad)
+            if node.pre_hooks:
+                grad = _run_hooks(node.pre_hooks, grad)
             if node.retained is not None:
                 out = node.retained()
                 if out is not None and capture is None:

@@ -28,6 +28,8 @@ import numpy as np
 
 from . import grad_mode
 
+Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
+
 
 class Context:
     """The ``ctx`` of one ``Function`` call, and that call's node in the backward graph."""
@@ -47,7 +49,6 @@ class Context:
 
     def save_for_backward(self, *tensors):
         """Keep these for backward. Tensors are kept as detached views (no cycles); ndarrays as is."""
-        from ..tensor import Tensor
         self.saved = tuple(t.detach() if isinstance(t, Tensor) else t for t in tensors)
 
     @property
@@ -86,18 +87,18 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..tensor import Tensor
         ctx = Context(cls)
-        needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        record = grad_mode._state["enabled"] and True in needs
+        needs = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
+        state = grad_mode._state
+        prev = state["enabled"]
+        record = prev and True in needs
         ctx.needs_input_grad = needs if record else (False,) * len(args)
 
-        prev = grad_mode._state["enabled"]
-        grad_mode._state["enabled"] = False
+        state["enabled"] = False
         try:
             out = cls.forward(ctx, *args, **kwargs)
         finally:
-            grad_mode._state["enabled"] = prev
+            state["enabled"] = prev
 
         if isinstance(out, tuple):
             raise TypeError(f"{cls.__name__}.forward returned a tuple: minigrad Functions have exactly one "
@@ -111,9 +112,15 @@ class Function:
             if out.data.dtype.kind != "f":
                 raise RuntimeError(f"{cls.__name__}.forward returned a {out.data.dtype} tensor from inputs that "
                                    "require grad: only floating-point outputs can be differentiated")
-            ctx.next_edges = tuple(
-                (a.grad_fn if a.grad_fn is not None else a) if n else None for a, n in zip(args, needs))
-            ctx.input_meta = tuple((a.data.shape, a.data.dtype) if n else None for a, n in zip(args, needs))
+            edges, meta = [], []
+            for a, n in zip(args, needs):
+                if n:
+                    edges.append(a if a.grad_fn is None else a.grad_fn)
+                    meta.append((a.data.shape, a.data.dtype))
+                else:
+                    edges.append(None)
+                    meta.append(None)
+            ctx.next_edges, ctx.input_meta = tuple(edges), tuple(meta)
             out.grad_fn = ctx
             out.requires_grad = True
         return out
