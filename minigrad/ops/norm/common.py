@@ -21,3 +21,68 @@ def normalize(x, dims, eps, centered=True):
     xc = x - x.mean(dims, keepdim=True) if centered else x
     var = (xc * xc).mean(dims, keepdim=True)
     return xc * (var + eps).rsqrt()
+
+
+# --------------------------------------------------------------------------- channel family (BN, IN, GN)
+def check_channel_input(input, message="{name} should contain {c} elements not {n}", **per_channel):
+    """The argument checks BatchNorm, InstanceNorm and GroupNorm share: input (N, C, *spatial) with at
+    least 2 dims, and each given per-channel tensor (weight, bias, running stats) holding C elements.
+    ``message`` is the wording of the calling PyTorch function. Returns C."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    c = input.shape[1]
+    for name, t in per_channel.items():
+        if t is not None and t.data.size != c:
+            raise RuntimeError(message.format(name=name, c=c, n=t.data.size, shape=list(t.shape),
+                                              input_shape=list(input.shape)))
+    return c
+
+
+def verify_batch_size(size):
+    """PyTorch's check that a statistic over (N, *spatial) sees more than one value (size = N, C, *spatial)."""
+    if int(np.prod((size[0],) + tuple(size[2:]))) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(size)}")
+
+
+def channels_view(a):
+    """The ndarray ``a`` (N, C, *spatial) as a C-contiguous (N, C, S) array in the compute dtype,
+    S = prod(spatial) (1 for (N, C) input): the layout the channel kernels take."""
+    n, c = a.shape[:2]
+    return np.ascontiguousarray(a.reshape(n, c, int(np.prod(a.shape[2:]))), dtype=compute_dtype(a.dtype))
+
+
+def channel_array(t, dtype):
+    """A per-channel Tensor (weight, bias, running stat) as a flat (C,) array of ``dtype``, None stays None."""
+    return None if t is None else np.ascontiguousarray(t.data.reshape(-1), dtype=dtype)
+
+
+def per_channel(t, ndim):
+    """A per-channel Tensor (C,) reshaped to (C, 1, ..., 1), to broadcast against (N, C, *spatial) of ``ndim``."""
+    return t.reshape((-1,) + (1,) * (ndim - 2))
+
+
+def channel_affine(xhat, weight, bias):
+    """The composite per-channel affine map xhat * weight[c] + bias[c] (either may be None)."""
+    if weight is not None:
+        xhat = xhat * per_channel(weight, xhat.ndim)
+    if bias is not None:
+        xhat = xhat + per_channel(bias, xhat.ndim)
+    return xhat
+
+
+def verify_spatial_size(size):
+    """PyTorch's check that instance statistics see more than one spatial element (size = N, C, *spatial)."""
+    if int(np.prod(tuple(size[2:]))) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(size)}")
+
+
+def channel_grads(ctx, dx, dw, db):
+    """A channel kernel's (N, C, S) / (C,) gradients in the shapes of x, weight and bias
+    (``ctx.shapes``, set by the fused Function's forward)."""
+    x_shape, w_shape, b_shape = ctx.shapes
+    return (None if dx is None else dx.reshape(x_shape), None if dw is None else dw.reshape(w_shape),
+            None if db is None else db.reshape(b_shape))
+
+
+def shape_of(t):
+    return None if t is None else t.shape

@@ -1,5 +1,117 @@
-"""(to be written)"""
-def group_norm(*a, **k): raise NotImplementedError
+"""GroupNorm and InstanceNorm: statistics per sample, never across the batch (normalization.md §6, §7).
+
+GroupNorm splits the C channels of x (N, C, *spatial) into G groups and normalizes each
+(sample, group) over its C/G channels and all spatial positions, i.e. each row of the
+(N, G, C/G * S) view; the affine weight and bias are per *channel*. InstanceNorm is GroupNorm
+with G = C (each (sample, channel) over its spatial positions), plus running statistics:
+
+* ``use_input_stats=True``: instance statistics; if running buffers are given they are updated
+  with the batch average of the instance means and of the *unbiased* instance variances;
+* ``use_input_stats=False``: the running buffers are used, exactly as BatchNorm in eval mode.
+
+Fused forms (``group_norm``, ``instance_norm``, the ``F.*`` functions) run the ``FusedGroupNorm``
+Function; ``group_norm_composite`` and ``instance_norm_composite`` (same signatures, import them
+from ``minigrad.ops.norm.group``) use ordinary ops that autograd differentiates.
+"""
+from ... import kernels
+from ...autograd import Function
+from .batch import batch_norm, batch_norm_composite, check_running_pair, update_running_stats
+from .common import (channel_affine, channel_array, channel_grads, channels_view, check_channel_input, compute_dtype,
+                     normalize, shape_of, verify_batch_size, verify_spatial_size)
 
 
-def instance_norm(*a, **k): raise NotImplementedError
+class FusedGroupNorm(Function):
+    """y = xhat * w[c] + b[c], xhat normalized per row of the (N, G, C/G * S) view of x.
+
+    With gw = g * w[c] and means over the row A (the C/G channels of a group times S):
+
+        dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat))
+        dw_c = sum_{n, s}(g * xhat)          db_c = sum_{n, s}(g)
+
+    Saves x, mean (N, G), rstd (N, G) and w; backward recomputes xhat.
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, num_groups, eps):
+        x3 = channels_view(x.data)                                   # (N, C, S) in the compute dtype
+        w = channel_array(weight, x3.dtype)
+        y, mean, rstd = kernels.backend().group_norm_forward(x3, num_groups, w, channel_array(bias, x3.dtype), eps)
+        ctx.save_for_backward(x, mean, rstd, w)
+        ctx.num_groups, ctx.shapes = num_groups, (x.shape, shape_of(weight), shape_of(bias))
+        return y.reshape(x.shape).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, mean, rstd, w = ctx.saved_tensors
+        grads = kernels.backend().group_norm_backward(channels_view(dout.data), channels_view(x.data), mean, rstd,
+                                                      ctx.num_groups, w, *ctx.needs_input_grad[:3])
+        return channel_grads(ctx, *grads) + (None, None)
+
+
+def _group_norm_composite(input, num_groups, weight, bias, eps):
+    """The composite normalization without argument checks (shared by GroupNorm and InstanceNorm)."""
+    x = input.to(compute_dtype(input.dtype))
+    xhat = normalize(x.reshape(x.shape[0], num_groups, -1), (2,), eps).reshape(x.shape)   # rows of (N, G, C/G*S)
+    return channel_affine(xhat, weight, bias).to(input.dtype)
+
+
+def _check_group_norm(input, num_groups, weight, bias):
+    """PyTorch's checks, including its quirk of rejecting N * C/G * prod(spatial) == 1 (not the group size)."""
+    c = check_channel_input(input, "Expected {name} to be a vector of size equal to the number of channels in "
+                                   "input, but got {name} of shape {shape} and input of shape {input_shape}",
+                            weight=weight, bias=bias)
+    verify_batch_size((input.shape[0] * c // num_groups, num_groups) + input.shape[2:])
+    if c % num_groups:
+        raise RuntimeError("Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """``F.group_norm``, fused."""
+    _check_group_norm(input, num_groups, weight, bias)
+    return FusedGroupNorm.apply(input, weight, bias, num_groups, eps)
+
+
+def group_norm_composite(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """``group_norm`` written with ordinary ops."""
+    _check_group_norm(input, num_groups, weight, bias)
+    return _group_norm_composite(input, num_groups, weight, bias, eps)
+
+
+def _track_instance_stats(input, running_mean, running_var, weight, bias, momentum):
+    """Checks for the instance-statistics path, then (if buffers are given) the running update with
+    the batch average of the instance means and unbiased instance variances."""
+    verify_spatial_size(input.shape)
+    check_running_pair(running_mean, running_var)
+    check_channel_input(input, weight=weight, bias=bias, running_mean=running_mean, running_var=running_var)
+    if running_mean is not None:
+        x3 = channels_view(input.data)
+        n, c, s = x3.shape
+        mean, var = kernels.backend().batch_norm_stats(x3.reshape(1, n * c, s))   # per instance: (N*C,)
+        update_running_stats(running_mean, running_var, mean.reshape(n, c).mean(0),
+                             (var * (s / (s - 1))).reshape(n, c).mean(0), momentum)
+
+
+def _require_running_stats(running_mean, running_var):
+    if running_mean is None or running_var is None:
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """``F.instance_norm``, fused: GroupNorm with G = C, or BatchNorm-eval on the running buffers."""
+    if not use_input_stats:
+        _require_running_stats(running_mean, running_var)
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    _track_instance_stats(input, running_mean, running_var, weight, bias, momentum)
+    return FusedGroupNorm.apply(input, weight, bias, input.shape[1], eps)
+
+
+def instance_norm_composite(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                            momentum=0.1, eps=1e-5):
+    """``instance_norm`` written with ordinary ops."""
+    if not use_input_stats:
+        _require_running_stats(running_mean, running_var)
+        return batch_norm_composite(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    _track_instance_stats(input, running_mean, running_var, weight, bias, momentum)
+    return _group_norm_composite(input, input.shape[1], weight, bias, eps)
