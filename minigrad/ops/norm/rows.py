@@ -1,0 +1,80 @@
+"""What RMSNorm and LayerNorm share: checking their arguments, and the (R, D) row view.
+
+Both normalize over the trailing dims given by ``normalized_shape`` (D = their product
+elements per row) and both have elementwise parameters of shape ``normalized_shape``.
+The fused Functions hand the kernels x as C-contiguous rows (R, D) in the compute dtype
+(float16 upcast to float32) and parameters as flat (D,) arrays; gradients come back as
+rows and are reshaped here to the shapes of the tensors they belong to.
+"""
+import numpy as np
+
+from .common import compute_dtype
+
+
+def _as_shape(normalized_shape):
+    if isinstance(normalized_shape, (int, np.integer)):
+        return (int(normalized_shape),)
+    return tuple(int(s) for s in normalized_shape)
+
+
+def check_row_norm_args(input, normalized_shape, weight=None, bias=None):
+    """PyTorch's checks for layer_norm/rms_norm, in PyTorch's order and wording, before anything is
+    computed. Returns ``normalized_shape`` as a tuple of ints (an int ``n`` means ``(n,)``)."""
+    shape = _as_shape(normalized_shape)
+    if len(shape) == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+                           f"one element, but got normalized_shape = {list(shape)}")
+    for name, param in (("weight", weight), ("bias", bias)):
+        if param is not None and tuple(param.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(param.shape)} and normalized_shape = {list(shape)}")
+    if input.ndim < len(shape) or tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    if input.dtype.kind != "f":
+        raise NotImplementedError(f"normalization over rows is only implemented for floating-point input, "
+                                  f"got {input.dtype}")
+    return shape
+
+
+def row_dims(normalized_shape):
+    """The trailing axes a row norm reduces over, as negative indices (for the composite twins)."""
+    return tuple(range(-len(normalized_shape), 0))
+
+
+def as_rows(a, d):
+    """The ndarray ``a`` (*, D-elements trailing) as C-contiguous rows (R, D) in the compute dtype."""
+    return np.ascontiguousarray(a.reshape(-1, d), dtype=compute_dtype(a.dtype))
+
+
+def row_param(t, dtype):
+    """A weight or bias Tensor (normalized_shape) as a flat (D,) array of ``dtype``; None stays None."""
+    return None if t is None else np.ascontiguousarray(t.data.reshape(-1), dtype=dtype)
+
+
+def row_operands(input, weight, bias, d):
+    """x as rows (R, D) and weight/bias as (D,), all in the compute dtype of ``input``."""
+    x = as_rows(input.data, d)
+    return x, row_param(weight, x.dtype), row_param(bias, x.dtype)
+
+
+def from_rows(y, input):
+    """A kernel's output rows (R, D) back in ``input``'s shape and dtype (the one cast back for float16)."""
+    return y.reshape(input.shape).astype(input.dtype, copy=False)
+
+
+def shaped_grads(dx, dw, db, input_shape, normalized_shape):
+    """Kernel gradients (rows (R, D) and (D,)) in the shapes of input, weight and bias; None stays None.
+    The engine casts each to its tensor's dtype (float32 -> float16 for half inputs)."""
+    return (None if dx is None else dx.reshape(input_shape),
+            None if dw is None else dw.reshape(normalized_shape),
+            None if db is None else db.reshape(normalized_shape))
+
+
+def row_affine(xhat, weight, bias):
+    """The composite elementwise affine map xhat * weight + bias, parameters cast to xhat's dtype."""
+    if weight is not None:
+        xhat = xhat * weight.to(xhat.dtype)
+    if bias is not None:
+        xhat = xhat + bias.to(xhat.dtype)
+    return xhat
