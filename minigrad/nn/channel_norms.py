@@ -1,1 +1,194 @@
-"""BatchNorm1d/2d, InstanceNorm1d/2d, GroupNorm modules (to be written)."""
+"""BatchNorm1d/2d, InstanceNorm1d/2d and GroupNorm: the channel-family normalization modules.
+
+Each holds its per-channel affine parameters and (BatchNorm, optionally InstanceNorm) running
+buffers, with PyTorch's signatures, defaults, ``state_dict`` keys and mode rules, and calls the
+fused functional form (``F.batch_norm``, ``F.instance_norm``, ``F.group_norm``). Any error is
+raised before a buffer changes: unlike PyTorch, ``num_batches_tracked`` is incremented only
+after the batch was accepted.
+"""
+import warnings
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd import no_grad
+from ..creation import tensor
+from ..ops.norm.batch import batch_norm
+from ..ops.norm.group import group_norm, instance_norm
+from .module import Module, Parameter
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "GroupNorm"]
+
+
+def _check_device(device):
+    if device not in (None, "cpu"):
+        raise ValueError(f"minigrad runs on the CPU only, got device={device!r}")
+
+
+def _factory_dtype(dtype):
+    return dtypes.get_default_dtype() if dtype is None else np.dtype(dtype)
+
+
+def _register_affine(module, num_features, affine, bias, dtype):
+    """Per-channel ``weight`` and ``bias`` Parameters of ``num_features`` (None when absent)."""
+    dtype = _factory_dtype(dtype)
+    module.register_parameter("weight", Parameter(np.empty(num_features, dtype)) if affine else None)
+    module.register_parameter("bias", Parameter(np.empty(num_features, dtype)) if affine and bias else None)
+
+
+def _reset_affine(module):
+    with no_grad():
+        if module.weight is not None:
+            module.weight.fill_(1.0)
+        if module.bias is not None:
+            module.bias.fill_(0.0)
+
+
+class _NormBase(Module):
+    """What BatchNorm and InstanceNorm share: affine parameters, running buffers, resets, repr."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__()
+        _check_device(device)
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        _register_affine(self, num_features, affine, bias, dtype)
+        dtype = _factory_dtype(dtype)
+        tracked = track_running_stats
+        self.register_buffer("running_mean", tensor(np.zeros(num_features, dtype)) if tracked else None)
+        self.register_buffer("running_var", tensor(np.ones(num_features, dtype)) if tracked else None)
+        self.register_buffer("num_batches_tracked", tensor(0, dtype=dtypes.int64) if tracked else None)
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1.0)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        _reset_affine(self)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    """Normalizes each channel over the batch and spatial axes (normalization.md §5).
+
+    Training: batch statistics (biased variance), running buffers updated with the unbiased
+    variance and momentum m (``momentum=None``: m = 1/num_batches_tracked, a cumulative average).
+    Eval: the running buffers, or batch statistics when the module tracks none.
+    """
+
+    def _check_input_dim(self, input):
+        raise NotImplementedError
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        counting = self.training and self.track_running_stats and self.num_batches_tracked is not None
+        if self.momentum is not None:
+            factor = self.momentum
+        else:
+            factor = 1.0 / (int(self.num_batches_tracked.item()) + 1) if counting else 0.0
+        # Buffers are passed when they are updated (training, tracked) or used (eval, present).
+        passed = not self.training or self.track_running_stats
+        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        out = batch_norm(input, self.running_mean if passed else None, self.running_var if passed else None,
+                         self.weight, self.bias, use_batch_stats, factor, self.eps)
+        if counting:
+            self.num_batches_tracked.add_(1)
+        return out
+
+
+class BatchNorm1d(_BatchNorm):
+    """BatchNorm over (N, C) or (N, C, L) input: statistics over N (and L) per channel."""
+
+    def _check_input_dim(self, input):
+        if input.ndim not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """BatchNorm over (N, C, H, W) input: statistics over N, H, W per channel."""
+
+    def _check_input_dim(self, input):
+        if input.ndim != 4:
+            raise ValueError(f"expected 4D input (got {input.ndim}D input)")
+
+
+class _InstanceNorm(_NormBase):
+    """Normalizes each (sample, channel) over its spatial axes (normalization.md §6).
+
+    Instance statistics in training, and in eval unless ``track_running_stats=True`` (then the
+    running buffers, updated in training with the batch average of the instance statistics).
+    ``momentum=None`` is passed as 0.0: the buffers never move, ``num_batches_tracked`` stays 0.
+    Unbatched input (one dim fewer) is normalized as a batch of one.
+    """
+
+    _no_batch_dim = None  # the input dim of an unbatched sample
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def _check_input_dim(self, input):
+        if input.ndim not in (self._no_batch_dim, self._no_batch_dim + 1):
+            raise ValueError(f"expected {self._no_batch_dim}D or {self._no_batch_dim + 1}D input "
+                             f"(got {input.ndim}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        feature_dim = input.ndim - self._no_batch_dim
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                          "warning by not passing in num_features, which is not used because affine=False",
+                          stacklevel=2)
+        unbatched = input.ndim == self._no_batch_dim
+        out = instance_norm(input.unsqueeze(0) if unbatched else input, self.running_mean, self.running_var,
+                            self.weight, self.bias, self.training or not self.track_running_stats,
+                            self.momentum if self.momentum is not None else 0.0, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """InstanceNorm over (N, C, L), or unbatched (C, L): statistics over L per sample and channel."""
+
+    _no_batch_dim = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """InstanceNorm over (N, C, H, W), or unbatched (C, H, W): statistics over H, W per sample and channel."""
+
+    _no_batch_dim = 3
+
+
+class GroupNorm(Module):
+    """Normalizes each sample over groups of C/G channels and all spatial positions; per-channel affine
+    (normalization.md §7). No running statistics: the same in training and eval."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        _check_device(device)
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        _register_affine(self, num_channels, affine, bias, dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _reset_affine(self)
+
+    def forward(self, input):
+        return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
