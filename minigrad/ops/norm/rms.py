@@ -82,11 +82,16 @@ class RMSNormFunction(Function):
         return shaped_grads(dx, dw, db, x.shape, normalized_shape) + (None, None, None, None)
 
 
-def _rms_options(input, normalized_shape, weight, bias, eps, partial):
-    """Checked arguments shared by the fused and the composite forms: (normalized_shape, eps, k)."""
+def check_partial(partial):
+    """pRMSNorm's fraction p must be None (off) or a number in (0, 1]; ValueError otherwise."""
     if partial is not None and (isinstance(partial, bool) or not isinstance(partial, Real) or not 0 < partial <= 1):
         raise ValueError(f"partial must be a number p in (0, 1] (pRMSNorm: the fraction of each row's elements "
                          f"the RMS is estimated from), but got partial={partial!r}")
+
+
+def _rms_options(input, normalized_shape, weight, bias, eps, partial):
+    """Checked arguments shared by the fused and the composite forms: (normalized_shape, eps, k)."""
+    check_partial(partial)
     normalized_shape = check_row_norm_args(input, normalized_shape, weight, bias)
     if eps is None:
         eps = np.finfo(compute_dtype(input.dtype)).eps  # PyTorch: epsilon of the opmath type (§3)

@@ -11,7 +11,8 @@ import numpy as np
 from .common import compute_dtype
 
 
-def _as_shape(normalized_shape):
+def as_normalized_shape(normalized_shape):
+    """``normalized_shape`` as a tuple of ints; an int ``n`` means ``(n,)`` (as the PyTorch modules take it)."""
     if isinstance(normalized_shape, (int, np.integer)):
         return (int(normalized_shape),)
     return tuple(int(s) for s in normalized_shape)
@@ -20,7 +21,7 @@ def _as_shape(normalized_shape):
 def check_row_norm_args(input, normalized_shape, weight=None, bias=None):
     """PyTorch's checks for layer_norm/rms_norm, in PyTorch's order and wording, before anything is
     computed. Returns ``normalized_shape`` as a tuple of ints (an int ``n`` means ``(n,)``)."""
-    shape = _as_shape(normalized_shape)
+    shape = as_normalized_shape(normalized_shape)
     if len(shape) == 0:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
                            f"one element, but got normalized_shape = {list(shape)}")
