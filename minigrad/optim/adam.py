@@ -1,0 +1,93 @@
+"""Adam (Kingma & Ba, 2015) and AdamW (Loshchilov & Hutter, 2019), in PyTorch's operation order."""
+import numpy as np
+
+from ..tensor import Tensor
+from .optimizer import Optimizer, _scalar_tensor
+from .sgd import check_non_negative
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    """Adam with optional L2 weight decay (added to the gradient) and AMSGrad.
+
+    For each parameter p with gradient g, at step t (PyTorch's single-tensor path, same order):
+
+        g = -g if maximize
+        p = p * (1 - lr * weight_decay)            AdamW (decoupled)
+        g = g + weight_decay * p                    Adam (L2 in the gradient)
+        m = m + (1 - beta1) * (g - m)               (PyTorch's lerp)
+        v = beta2 * v + (1 - beta2) * g * g
+        v_hat = max(v_hat, v) if amsgrad else v
+        step_size = lr / (1 - beta1**t)
+        denom = sqrt(v_hat) / sqrt(1 - beta2**t) + eps
+        p = p - step_size * m / denom
+
+    ``state[p]`` holds 'step' (a 0-d float tensor, as PyTorch keeps it), 'exp_avg' (m), 'exp_avg_sq' (v)
+    and with amsgrad 'max_exp_avg_sq'.
+    """
+
+    _decoupled_weight_decay = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 maximize=False):
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _check_group(self, group):
+        check_non_negative(group, "lr", "eps")
+        for i, beta in enumerate(group["betas"]):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        check_non_negative(group, "weight_decay")
+
+    def _init_state(self, p, amsgrad):
+        state = self.state[p]
+        if not state:
+            state["step"] = _scalar_tensor(0.0)
+            state["exp_avg"] = Tensor(np.zeros_like(p.data))
+            state["exp_avg_sq"] = Tensor(np.zeros_like(p.data))
+            if amsgrad:
+                state["max_exp_avg_sq"] = Tensor(np.zeros_like(p.data))
+        return state
+
+    def _update_group(self, group, params):
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+        for p in params:
+            grad = -p.grad.data if group["maximize"] else p.grad.data
+            state = self._init_state(p, amsgrad)
+            exp_avg, exp_avg_sq = state["exp_avg"].data, state["exp_avg_sq"].data
+            state["step"].data += 1
+            if weight_decay != 0:
+                if self._decoupled_weight_decay:
+                    p.data *= 1 - lr * weight_decay
+                else:
+                    grad = grad + weight_decay * p.data
+            exp_avg += (1 - beta1) * (grad - exp_avg)
+            exp_avg_sq *= beta2
+            exp_avg_sq += (1 - beta2) * grad * grad
+
+            step = state["step"].item()
+            bias_correction1 = 1 - beta1 ** step
+            bias_correction2 = 1 - beta2 ** step
+            step_size = lr / bias_correction1
+            bias_correction2_sqrt = bias_correction2 ** 0.5
+            if amsgrad:
+                np.maximum(state["max_exp_avg_sq"].data, exp_avg_sq, out=state["max_exp_avg_sq"].data)
+                second_moment = state["max_exp_avg_sq"].data
+            else:
+                second_moment = exp_avg_sq
+            denom = np.sqrt(second_moment) / bias_correction2_sqrt + eps
+            p.data += -step_size * exp_avg / denom
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p shrinks by ``lr * weight_decay * p`` before the Adam step."""
+
+    _decoupled_weight_decay = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

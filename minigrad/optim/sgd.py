@@ -1,0 +1,53 @@
+"""Stochastic gradient descent with optional momentum, dampening, Nesterov and L2 weight decay."""
+import numpy as np
+
+from ..tensor import Tensor
+from .optimizer import Optimizer
+
+__all__ = ["SGD"]
+
+
+def check_non_negative(group, *names):
+    """PyTorch's hyperparameter checks: 'Invalid learning rate: -1', 'Invalid momentum value: -1', ..."""
+    labels = {"lr": "learning rate", "eps": "epsilon value"}
+    for name in names:
+        if group[name] < 0:
+            raise ValueError(f"Invalid {labels.get(name, name + ' value')}: {group[name]}")
+
+
+class SGD(Optimizer):
+    """PyTorch's SGD, step by step for each parameter p with gradient g:
+
+        g = -g if maximize;  g = g + weight_decay * p
+        buf = g (first step)  or  momentum * buf + (1 - dampening) * g      (if momentum != 0)
+        g = g + momentum * buf (nesterov)  or  buf
+        p = p - lr * g
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False):
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _check_group(self, group):
+        check_non_negative(group, "lr", "momentum", "weight_decay")
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+
+    def _update_group(self, group, params):
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        for p in params:
+            grad = -p.grad.data if group["maximize"] else p.grad.data
+            if weight_decay != 0:
+                grad = grad + weight_decay * p.data
+            if momentum != 0:
+                state = self.state[p]
+                if "momentum_buffer" not in state:  # the first step starts the buffer at the gradient
+                    state["momentum_buffer"] = Tensor(np.array(grad, copy=True))
+                else:
+                    state["momentum_buffer"].data *= momentum
+                    state["momentum_buffer"].data += (1 - dampening) * grad
+                buf = state["momentum_buffer"].data
+                grad = grad + momentum * buf if nesterov else buf
+            p.data -= lr * grad
