@@ -66,7 +66,7 @@ def _batch_statistics(input, running_mean, running_var, weight, bias, training, 
     """Check the arguments (before any state changes), then return the per-channel (mean, var)
     to normalize with: in training the batch's (after updating the running buffers, if given,
     with the unbiased variance), in eval the running buffers'. Arrays in the compute dtype."""
-    check_channel_input(input, weight=weight, bias=bias, running_mean=running_mean, running_var=running_var)
+    check_channel_input(input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias)
     if training:
         verify_batch_size(input.shape)
         if eps <= 0:

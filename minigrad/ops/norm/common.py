@@ -52,8 +52,9 @@ def channels_view(a):
 
 
 def channel_array(t, dtype):
-    """A per-channel Tensor (weight, bias, running stat) as a flat (C,) array of ``dtype``, None stays None."""
-    return None if t is None else np.ascontiguousarray(t.data.reshape(-1), dtype=dtype)
+    """A per-channel Tensor (weight, bias, running stat) as a flat (C,) array of ``dtype``, None stays None.
+    Always a copy: what a Function saves must not move when an optimizer or a running update writes in place."""
+    return None if t is None else np.array(t.data.reshape(-1), dtype=dtype)
 
 
 def per_channel(t, ndim):

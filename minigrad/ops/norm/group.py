@@ -83,7 +83,7 @@ def _track_instance_stats(input, running_mean, running_var, weight, bias, moment
     the batch average of the instance means and unbiased instance variances."""
     verify_spatial_size(input.shape)
     check_running_pair(running_mean, running_var)
-    check_channel_input(input, weight=weight, bias=bias, running_mean=running_mean, running_var=running_var)
+    check_channel_input(input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias)
     if running_mean is not None:
         x3 = channels_view(input.data)
         n, c, s = x3.shape
