@@ -265,7 +265,8 @@ def test_functional_one_value_per_channel_in_training(shape):
     (dict(bias=mg.ones(5)), RuntimeError, "bias should contain 3 elements not 5"),
     (dict(running_var=None, training=True), ValueError,
      "running_mean and running_var must either both be None or neither be None"),
-    (dict(running_mean=None, running_var=None, training=False), RuntimeError, "running_mean must be defined in evaluation mode"),
+    (dict(running_mean=None, running_var=None, training=False), RuntimeError,
+     "running_mean must be defined in evaluation mode"),
     (dict(input=mg.zeros(3)), RuntimeError, "Expected at least 2 dimensions for input tensor but received 1"),
 ])
 def test_functional_errors_leave_buffers_unchanged(kwargs, error, message):
@@ -335,17 +336,21 @@ def test_momentum_none_is_the_average_of_all_batches():
     assert module.num_batches_tracked.item() == 4 and module.num_batches_tracked.dtype == np.int64
 
 
+def assert_same_fresh_module(module, torch_module):
+    """Same repr and state_dict (keys, shapes, dtypes, values) as the freshly built PyTorch module."""
+    assert repr(module) == repr(torch_module)
+    ours, theirs = module.state_dict(), torch_module.state_dict()
+    assert list(ours) == list(theirs)
+    for key in theirs:
+        assert ours[key].shape == tuple(theirs[key].shape) and ours[key].dtype == theirs[key].numpy().dtype
+        np.testing.assert_array_equal(ours[key].data, theirs[key].numpy())
+
+
 def test_module_defaults_repr_state_dict_and_resets():
     torch = torch_or_skip()
     for name in ("BatchNorm1d", "BatchNorm2d"):
         for kwargs in (dict(), dict(momentum=None, affine=False), dict(track_running_stats=False, bias=False)):
-            module, torch_module = getattr(nn, name)(4, **kwargs), getattr(torch.nn, name)(4, **kwargs)
-            assert repr(module) == repr(torch_module)
-            ours, theirs = module.state_dict(), torch_module.state_dict()
-            assert list(ours) == list(theirs)
-            for key in theirs:
-                assert ours[key].shape == tuple(theirs[key].shape) and ours[key].dtype == theirs[key].numpy().dtype
-                np.testing.assert_array_equal(ours[key].data, theirs[key].numpy())
+            assert_same_fresh_module(getattr(nn, name)(4, **kwargs), getattr(torch.nn, name)(4, **kwargs))
     module = nn.BatchNorm1d(3)
     module(mg.tensor(randn((4, 3), 0)))
     module.weight.data[...] = 5.0

@@ -11,10 +11,10 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..autograd import no_grad
 from ..creation import tensor
 from ..ops.norm.batch import batch_norm
 from ..ops.norm.group import group_norm, instance_norm
+from . import init
 from .module import Module, Parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "GroupNorm"]
@@ -37,11 +37,10 @@ def _register_affine(module, num_features, affine, bias, dtype):
 
 
 def _reset_affine(module):
-    with no_grad():
-        if module.weight is not None:
-            module.weight.fill_(1.0)
-        if module.bias is not None:
-            module.bias.fill_(0.0)
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
 
 
 class _NormBase(Module):
@@ -63,10 +62,9 @@ class _NormBase(Module):
 
     def reset_running_stats(self):
         if self.track_running_stats:
-            with no_grad():
-                self.running_mean.zero_()
-                self.running_var.fill_(1.0)
-                self.num_batches_tracked.zero_()
+            self.running_mean.zero_()
+            self.running_var.fill_(1.0)
+            self.num_batches_tracked.zero_()
 
     def reset_parameters(self):
         self.reset_running_stats()
