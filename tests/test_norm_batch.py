@@ -213,6 +213,17 @@ def test_float16_matches_torch(training, param_dtype):
     assert_float16_like_torch([y, xs.grad, w.grad, b.grad, rm, rv], torch_results, param_dtype == np.float16)
 
 
+@pytest.mark.parametrize("fn", [lambda x: F.batch_norm(x, None, None, training=True), lambda x: F.group_norm(x, 3)],
+                         ids=["batch_norm", "group_norm"])
+def test_float32_large_mean_small_std_needs_two_pass_variance(fn):
+    """mean 1e4, std 1e-2 in float32: E[x^2] - E[x]^2 would cancel to noise of ~1e1 (x^2 ~ 1e8, ulp 8)
+    against a variance of 1e-4. The two-pass kernels stay within the float32 rounding of the mean
+    (ulp(1e4) / std ~ 0.1) of the float64 result on the same values."""
+    x = randn((64, 3, 32), 0, 1e-2, 1e4).astype(np.float32)
+    lo, hi = fn(mg.tensor(x)).data, fn(mg.tensor(x.astype(np.float64))).data
+    assert np.abs(lo - hi).max() < 0.25
+
+
 # ----------------------------------------------------------------------------- properties
 @given(st.integers(0, 10**6), st.floats(-2.0, 3.0), st.sampled_from(SHAPES))
 def test_eval_is_affine_in_x(seed, a, shape):
