@@ -1,5 +1,6 @@
 """Cases and checks shared by the RMSNorm and LayerNorm tests (test_norm_rms.py, test_norm_layer.py)."""
 import numpy as np
+import pytest
 
 import minigrad as mg
 
@@ -60,3 +61,24 @@ def assert_module_mirror(module, torch_module, x, seed=2, rtol=1e-10, atol=1e-10
     for name in params:
         np.testing.assert_allclose(getattr(module, name).grad.data, getattr(torch_module, name).grad.numpy(),
                                    rtol=rtol, atol=atol, err_msg=f"{name} grad")
+
+
+def assert_shape_errors(impl):
+    """``impl(input, normalized_shape, weight=, bias=)`` raises PyTorch's errors, word for word."""
+    with pytest.raises(RuntimeError, match=r"^Given normalized_shape=\[4\], expected input with shape \[\*, 4\], "
+                                           r"but got input of size\[2, 3\]$"):
+        impl(mg.randn(2, 3), [4])
+    with pytest.raises(RuntimeError, match=r"^Given normalized_shape=\[2, 3\], expected input with shape "
+                                           r"\[\*, 2, 3\], but got input of size\[3\]$"):
+        impl(mg.randn(3), (2, 3))
+    with pytest.raises(RuntimeError, match=r"^Given normalized_shape=\[3, 4\], expected input with shape "
+                                           r"\[\*, 3, 4\], but got input of size\[2, 3, 5\]$"):
+        impl(mg.randn(2, 3, 5), (3, 4))
+    with pytest.raises(RuntimeError, match=r"^Expected weight to be of same shape as normalized_shape, but got "
+                                           r"weight of shape \[3\] and normalized_shape = \[4\]$"):
+        impl(mg.randn(2, 4), [4], weight=mg.ones(3))
+    with pytest.raises(RuntimeError, match=r"^Expected bias to be of same shape as normalized_shape, but got "
+                                           r"bias of shape \[4, 1\] and normalized_shape = \[4\]$"):
+        impl(mg.randn(2, 4), [4], bias=mg.ones(4, 1))
+    with pytest.raises(RuntimeError, match="at least 1-dimensional"):
+        impl(mg.randn(2, 4), [])
