@@ -1,0 +1,346 @@
+"""Train a tiny LLaMA-style Transformer with minigrad: RMSNorm, rotary positions, SwiGLU, AdamW.
+
+    python examples/tiny_transformer.py                          # sort 8 digits: >= 99% exact match, ~3 min
+    python examples/tiny_transformer.py --text input.txt         # character-level LM on any text file
+    python examples/tiny_transformer.py --norm layernorm         # the same model with LayerNorm
+    python examples/tiny_transformer.py --resume runs/tiny_transformer/checkpoint.npz --sample 10
+
+The default task needs no files: the model reads a string of digits and writes it sorted
+(``31415926=11234569``), and is scored by exact match on held-out strings. With ``--text FILE`` it
+learns to predict the next character, scored by the loss on the last 10% of the file.
+
+Training: AdamW (weight decay on the matrices only), linear warmup then cosine decay to 10% of
+``--lr`` (a LambdaLR schedule), gradients clipped to norm 1. ``--out DIR`` receives the loss curve
+(``loss.png``, with matplotlib), the history (``history.json``) and checkpoints (``.npz``, read back
+with ``allow_pickle=False``). The batch of step s depends only on (seed, s), so ``--resume``
+continues with exactly the losses the uninterrupted run would have had.
+
+The training loop (``Trainer``) and the tasks take the tensor library as an argument:
+``bench/torch_llama.py`` runs the very same loop on the same batches with PyTorch.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+import minigrad as mg
+from llama import Llama, LlamaConfig, lm_loss
+from lm_tasks import SortTask, TextTask
+
+TARGET_ACCURACY = 0.99   # the sort task's goal: exact match on the held-out strings
+
+# Defaults per task; any option given on the command line wins.
+DEFAULTS = {
+    "sort": dict(steps=1500, batch_size=64, seq_len=16, d_model=64, n_layers=2, n_heads=4, lr=3e-3,
+                 warmup=100, eval_every=250),
+    "text": dict(steps=2000, batch_size=32, seq_len=64, d_model=128, n_layers=4, n_heads=4, lr=2e-3,
+                 warmup=100, eval_every=100),
+    "common": dict(norm="rmsnorm", min_lr_ratio=0.1, weight_decay=0.1, grad_clip=1.0, seed=0),
+}
+# What a checkpoint fixes: resuming with a different value of any of these is refused.
+RUN_KEYS = ("text", "batch_size", "seq_len", "d_model", "n_layers", "n_heads", "norm", "lr", "min_lr_ratio",
+            "warmup", "weight_decay", "grad_clip", "seed")
+
+
+# --------------------------------------------------------------------------- the training loop
+def warmup_cosine(warmup, total, min_ratio):
+    """LambdaLR factor for optimizer step ``s``: linear warmup to 1 over ``warmup`` steps, then a
+    cosine decay from 1 to ``min_ratio`` at step ``total``."""
+    def factor(s):
+        if s < warmup:
+            return (s + 1) / warmup
+        progress = min(1.0, (s - warmup) / max(1, total - warmup))
+        return min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+    return factor
+
+
+class Trainer:
+    """One optimization step at a time, written once for both ``minigrad`` and ``torch`` (``lib``).
+
+    The history holds the training loss of every step and the task's metrics at each evaluation;
+    ``grad_norm`` is the last step's gradient norm before clipping.
+    """
+
+    def __init__(self, lib, model, task, cfg):
+        self.lib, self.model, self.task, self.cfg = lib, model, task, cfg
+        matrices = [p for p in model.parameters() if p.ndim >= 2]
+        vectors = [p for p in model.parameters() if p.ndim < 2]   # norm gains and biases: no weight decay
+        self.optimizer = lib.optim.AdamW([{"params": matrices, "weight_decay": cfg["weight_decay"]},
+                                          {"params": vectors, "weight_decay": 0.0}], lr=cfg["lr"], betas=(0.9, 0.95))
+        self.scheduler = lib.optim.lr_scheduler.LambdaLR(
+            self.optimizer, warmup_cosine(cfg["warmup"], cfg["steps"], cfg["min_lr_ratio"]))
+        self.step, self.grad_norm = 0, None
+        self.history = {"loss": [], "evals": []}
+
+    def train_step(self):
+        """Forward, backward, clip, AdamW update and schedule on the batch of ``self.step``; returns the loss."""
+        lib = self.lib
+        x, y = self.task.batch(self.step, self.cfg["batch_size"])
+        loss = lm_loss(lib.nn.functional, self.model(lib.from_numpy(x)), lib.from_numpy(y))
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.grad_norm = float(lib.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg["grad_clip"]))
+        self.optimizer.step()
+        self.scheduler.step()
+        self.step += 1
+        self.history["loss"].append(loss.item())
+        return self.history["loss"][-1]
+
+    def evaluate(self):
+        self.model.eval()
+        metrics = self.task.evaluate(self.lib, self.model)
+        self.model.train()
+        self.history["evals"].append({"step": self.step, **metrics})
+        return metrics
+
+    def eval_due(self):
+        every = self.cfg["eval_every"]
+        return self.step == self.cfg["steps"] or (every > 0 and self.step % every == 0)
+
+
+def make_task(cfg):
+    if cfg["text"]:
+        return TextTask(cfg["text"], cfg["seq_len"], cfg["seed"])
+    return SortTask(cfg["seq_len"], cfg["seed"])
+
+
+def make_model(cfg, vocab_size):
+    """The minigrad model, initialized from ``cfg["seed"]`` (the PyTorch twin copies these weights)."""
+    mg.manual_seed(cfg["seed"])
+    return Llama(LlamaConfig(vocab_size=vocab_size, seq_len=cfg["seq_len"], d_model=cfg["d_model"],
+                             n_layers=cfg["n_layers"], n_heads=cfg["n_heads"], norm=cfg["norm"]))
+
+
+# --------------------------------------------------------------------------- checkpoints
+def _pack(obj, arrays, path):
+    """A JSON-able skeleton of ``obj`` (an optimizer or scheduler state_dict); its arrays and tensors move
+    into ``arrays`` under ``path``. Dicts become key/value pairs so integer keys survive."""
+    if isinstance(obj, dict):
+        return {"dict": [[k, _pack(v, arrays, f"{path}/{k}")] for k, v in obj.items()]}
+    if isinstance(obj, (list, tuple)):
+        return [_pack(v, arrays, f"{path}/{i}") for i, v in enumerate(obj)]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if hasattr(obj, "shape"):
+        arrays[path] = np.array(obj)
+        return {"array": path, "tensor": not isinstance(obj, np.ndarray)}
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise TypeError(f"cannot store a {type(obj).__name__} in a checkpoint (at {path})")
+
+
+def _unpack(skeleton, arrays, lib):
+    if isinstance(skeleton, list):
+        return [_unpack(v, arrays, lib) for v in skeleton]
+    if isinstance(skeleton, dict) and "dict" in skeleton:
+        return {k: _unpack(v, arrays, lib) for k, v in skeleton["dict"]}
+    if isinstance(skeleton, dict):
+        a = arrays[skeleton["array"]]
+        return lib.from_numpy(a.copy()) if skeleton["tensor"] else a
+    return skeleton
+
+
+def save_checkpoint(path, trainer):
+    """Model, optimizer and schedule state, step, history, minigrad's RNG state and the run's config,
+    in one ``.npz`` of plain arrays (the non-array parts as a JSON string)."""
+    arrays = {f"model/{k}": np.array(v) for k, v in trainer.model.state_dict().items()}
+    meta = {"step": trainer.step, "config": trainer.cfg, "history": trainer.history,
+            "optimizer": _pack(trainer.optimizer.state_dict(), arrays, "optimizer"),
+            "scheduler": _pack(trainer.scheduler.state_dict(), arrays, "scheduler"),
+            "rng": mg.random.default_generator().bit_generator.state}
+    tmp = path + ".tmp.npz"
+    np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
+    os.replace(tmp, path)   # a crash while writing never leaves a half-written checkpoint
+
+
+def read_checkpoint(path):
+    """(meta dict, arrays dict) of a checkpoint, read without pickle."""
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    return json.loads(str(arrays.pop("meta"))), arrays
+
+
+def restore(trainer, meta, arrays):
+    """Put a trainer back into the state ``save_checkpoint`` recorded."""
+    lib = trainer.lib
+    trainer.model.load_state_dict({k[len("model/"):]: lib.from_numpy(v) for k, v in arrays.items()
+                                   if k.startswith("model/")})
+    trainer.optimizer.load_state_dict(_unpack(meta["optimizer"], arrays, lib))
+    trainer.scheduler.load_state_dict(_unpack(meta["scheduler"], arrays, lib))
+    trainer.step, trainer.history = meta["step"], meta["history"]
+    mg.random.default_generator().bit_generator.state = meta["rng"]
+
+
+# --------------------------------------------------------------------------- progress and plots
+class _LineProgress:
+    """The progress bar without tqdm: one line every few seconds."""
+
+    def __init__(self, total, initial):
+        self.total, self.n, self.last = total, initial, 0.0
+
+    def set_postfix_str(self, text):
+        self.text = text
+
+    def update(self, n):
+        self.n += n
+        now = time.perf_counter()
+        if now - self.last > 5 or self.n == self.total:
+            self.last = now
+            print(f"step {self.n}/{self.total} {self.text}", flush=True)
+
+    def write(self, text):
+        print(text, flush=True)
+
+    def close(self):
+        pass
+
+
+def progress_bar(total, initial):
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _LineProgress(total, initial)
+    return tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True)
+
+
+def _duration(seconds):
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m}m{s:02d}s"
+
+
+def plot_history(path, history, metric, title):
+    """Training loss per step and the evaluations, as a PNG (skipped without matplotlib)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, ax = plt.subplots(figsize=(7, 4))
+    loss = np.array(history["loss"])
+    ax.plot(np.arange(1, len(loss) + 1), loss, lw=0.6, alpha=0.5, label="train loss")
+    evals = history["evals"]
+    if metric == "val_loss":
+        ax.plot([e["step"] for e in evals], [e["val_loss"] for e in evals], "o-", label="validation loss")
+    else:
+        ax2 = ax.twinx()
+        ax2.plot([e["step"] for e in evals], [e[metric] for e in evals], "o-", color="C1", label=metric)
+        ax2.set_ylabel(metric)
+        ax2.set_ylim(0, 1.02)
+        ax2.legend(loc="center right")
+    ax.set(xlabel="step", ylabel="loss (nats)", yscale="log", title=title)
+    ax.legend(loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+# --------------------------------------------------------------------------- command line
+def build_parser():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="Task defaults: " + "; ".join(
+                                    f"{task}: " + ", ".join(f"{k}={v}" for k, v in d.items())
+                                    for task, d in DEFAULTS.items()))
+    arg = p.add_argument
+    arg("--text", metavar="FILE", help="train a character-level language model on this text file")
+    arg("--steps", type=int, help="total optimization steps (the cosine schedule ends here)")
+    arg("--batch-size", type=int)
+    arg("--seq-len", type=int, help="tokens per sequence (sort: seq_len/2 digits)")
+    arg("--d-model", type=int)
+    arg("--n-layers", type=int)
+    arg("--n-heads", type=int)
+    arg("--lr", type=float, help="peak learning rate")
+    arg("--norm", choices=("rmsnorm", "layernorm"))
+    arg("--seed", type=int)
+    arg("--warmup", type=int, help="linear warmup steps")
+    arg("--weight-decay", type=float)
+    arg("--grad-clip", type=float, help="max gradient norm")
+    arg("--eval-every", type=int, help="steps between evaluations (0: only at the end)")
+    arg("--out", metavar="DIR", default=os.path.join("runs", "tiny_transformer"),
+        help="where the loss curve, history and checkpoints go (default: %(default)s)")
+    arg("--save-every", type=int, default=0, help="also keep checkpoint_<step>.npz every this many steps")
+    arg("--resume", metavar="CHECKPOINT", help="continue the run saved in this .npz")
+    arg("--sample", type=int, default=0, metavar="N",
+        help="after training, answer N new prompts (sort) or write N characters (text)")
+    return p
+
+
+def resolve_config(args):
+    """The run's settings: the task defaults, overridden by the checkpoint when resuming, overridden by
+    the options given. Resuming with different data, model or optimizer settings is refused."""
+    given = {k: v for k, v in vars(args).items() if v is not None}
+    cfg = {**DEFAULTS["common"], **DEFAULTS["text" if args.text else "sort"], "text": args.text}
+    meta = arrays = None
+    if args.resume:
+        meta, arrays = read_checkpoint(args.resume)
+        saved = meta["config"]
+        for key in RUN_KEYS:
+            if key in given and given[key] != saved[key]:
+                raise SystemExit(f"--{key.replace('_', '-')} {given[key]} differs from the checkpoint's "
+                                 f"{saved[key]}: a resumed run keeps the data, model and optimizer settings")
+        cfg = dict(saved)
+    cfg.update({k: given[k] for k in cfg if k in given})
+    return cfg, meta, arrays
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    cfg, meta, arrays = resolve_config(args)
+    task = make_task(cfg)
+    model = make_model(cfg, len(task.vocab))
+    trainer = Trainer(mg, model, task, cfg)
+    if meta is not None:
+        restore(trainer, meta, arrays)
+    os.makedirs(args.out, exist_ok=True)
+    n_params = sum(p.numel() for p in model.parameters())
+    what = (f"sort {cfg['seq_len'] // 2} digits" if task.name == "sort"
+            else f"text {cfg['text']} ({len(task.vocab)} symbols)")
+    print(f"{what} | {n_params:,} parameters ({cfg['n_layers']} layers, d_model {cfg['d_model']}, "
+          f"{cfg['n_heads']} heads, {cfg['norm']}) | {cfg['steps']} steps of {cfg['batch_size']}x{cfg['seq_len']} "
+          f"tokens" + (f" | resumed at step {trainer.step}" if meta is not None else ""), flush=True)
+
+    start, first = time.perf_counter(), trainer.step
+    bar = progress_bar(cfg["steps"], trainer.step)
+    while trainer.step < cfg["steps"]:
+        loss = trainer.train_step()
+        tokens_per_s = (trainer.step - first) * cfg["batch_size"] * cfg["seq_len"] / (time.perf_counter() - start)
+        bar.set_postfix_str(f"loss {loss:.4f}, {tokens_per_s:,.0f} tok/s")
+        bar.update(1)
+        if trainer.eval_due():
+            metrics = trainer.evaluate()
+            bar.write(f"step {trainer.step}: " + ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+        if args.save_every and trainer.step % args.save_every == 0:
+            save_checkpoint(os.path.join(args.out, f"checkpoint_{trainer.step:06d}.npz"), trainer)
+    bar.close()
+    wall = time.perf_counter() - start
+
+    if not trainer.history["evals"] or trainer.history["evals"][-1]["step"] != trainer.step:
+        trainer.evaluate()
+    final = trainer.history["evals"][-1]
+    save_checkpoint(os.path.join(args.out, "checkpoint.npz"), trainer)
+    with open(os.path.join(args.out, "history.json"), "w") as f:
+        json.dump({"config": cfg, **trainer.history}, f)
+    plotted = plot_history(os.path.join(args.out, "loss.png"), trainer.history, task.metric,
+                           f"{what}, {cfg['norm']}")
+
+    if args.sample:
+        print("\n".join(task.sample(mg, model, args.sample, seed=cfg["seed"] + trainer.step)))
+    if task.name == "sort":
+        verdict = "reached" if final["accuracy"] >= TARGET_ACCURACY else "MISSED"
+        result = (f"exact match {final['accuracy']:.1%} on {len(task.eval_x)} held-out strings "
+                  f"(target >= {TARGET_ACCURACY:.0%}: {verdict})")
+    else:
+        result = f"validation loss {final['val_loss']:.4f} nats/char"
+    print(f"done: {result} | train loss {trainer.history['loss'][-1]:.4f} | {trainer.step - first} steps in "
+          f"{_duration(wall)} | saved {args.out}/checkpoint.npz" + (", loss.png" if plotted else ""))
+    return {"config": cfg, "history": trainer.history, "final": final, "wall_time": wall}
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
