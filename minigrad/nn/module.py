@@ -121,10 +121,6 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{_type_name(param)}' object to parameter '{name}' "
                             "(minigrad.nn.Parameter or None required)")
-        if param is not None and param.grad_fn is not None:
-            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
-                             f"created explicitly. To express '{name}' as a function of another Tensor, compute "
-                             "the value in the forward() method.")
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):

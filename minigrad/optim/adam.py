@@ -65,9 +65,14 @@ class Adam(Optimizer):
                     p.data *= 1 - lr * weight_decay
                 else:
                     grad = grad + weight_decay * p.data
-            exp_avg += (1 - beta1) * (grad - exp_avg)
+            # In place with one scratch array (same roundings as the expressions in the docstring).
+            scratch = np.subtract(grad, exp_avg)
+            scratch *= 1 - beta1
+            exp_avg += scratch                                   # m += (1 - beta1) * (g - m)
+            np.multiply(grad, 1 - beta2, out=scratch)
+            scratch *= grad
             exp_avg_sq *= beta2
-            exp_avg_sq += (1 - beta2) * grad * grad
+            exp_avg_sq += scratch                                # v = beta2 * v + (1 - beta2) * g * g
 
             step = state["step"].item()
             bias_correction1 = 1 - beta1 ** step
@@ -79,8 +84,12 @@ class Adam(Optimizer):
                 second_moment = state["max_exp_avg_sq"].data
             else:
                 second_moment = exp_avg_sq
-            denom = np.sqrt(second_moment) / bias_correction2_sqrt + eps
-            p.data += -step_size * exp_avg / denom
+            denom = np.sqrt(second_moment)
+            denom /= bias_correction2_sqrt
+            denom += eps                                         # sqrt(v_hat) / sqrt(1 - beta2**t) + eps
+            np.multiply(exp_avg, -step_size, out=scratch)
+            scratch /= denom
+            p.data += scratch                                    # p -= step_size * m / denom
 
 
 class AdamW(Adam):

@@ -15,14 +15,18 @@ from .optimizer import Optimizer
 __all__ = ["CosineAnnealingLR", "LRScheduler", "LambdaLR", "LinearLR", "SequentialLR"]
 
 
+def _checked(optimizer):
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+    return optimizer
+
+
 class LRScheduler:
     """Base class: subclasses define ``get_lr()`` (the new lr of each group, given ``self.last_epoch``)
     and optionally ``_get_closed_form_lr()`` (the lr at an arbitrary epoch, used by ``step(epoch)``)."""
 
     def __init__(self, optimizer, last_epoch=-1):
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-        self.optimizer = optimizer
+        self.optimizer = _checked(optimizer)
         if last_epoch == -1:
             for group in optimizer.param_groups:
                 group.setdefault("initial_lr", group["lr"])
@@ -84,7 +88,7 @@ class LambdaLR(LRScheduler):
     """lr = initial_lr * lr_lambda(epoch); ``lr_lambda`` is one function or one per parameter group."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        self.optimizer = optimizer
+        self.optimizer = _checked(optimizer)
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != len(optimizer.param_groups):
                 raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
