@@ -23,6 +23,7 @@ from .random import manual_seed
 from .tensor import Tensor
 
 from . import autograd, nn, optim  # noqa: E402  (subpackages that build on the names above)
+from . import viz  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,316 @@
+"""The numbers of the derivation pages: one generator per ``<!-- BEGIN: example NAME -->`` block.
+
+Each generator runs minigrad (the fused Function, and usually the composite twin too), checks the
+result against an independent plain-NumPy transcription of the page's formula, and returns the text
+of the block. A disagreement raises, so ``build.py --check`` (run by tests/test_docs.py) fails when
+the code and the page part ways. Numbers are printed with 4 decimals, or as bounds that hold on any
+machine, never as rounding noise.
+"""
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+import minigrad as mg
+import minigrad.nn as nn
+import minigrad.nn.functional as F
+from minigrad import viz
+from minigrad.ops.norm.batch import batch_norm_composite
+from minigrad.ops.norm.group import group_norm_composite, instance_norm_composite
+from minigrad.ops.norm.layer import layer_norm_composite
+from minigrad.ops.norm.rms import rms_norm_composite
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = {}
+
+
+def _load_example(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+by_hand = _load_example("rmsnorm_by_hand")   # X, W, G, the hand formulas and the array formatting
+
+
+def example(name):
+    """Register the decorated function as the generator of block ``example NAME``."""
+    def register(fn):
+        EXAMPLES[name] = fn
+        return fn
+    return register
+
+
+# --------------------------------------------------------------------------- helpers
+def text(*lines):
+    """A fenced text block of the given lines (each a string, or a (label, array) pair)."""
+    out = [by_hand.format_array(*line, indent=0) if isinstance(line, tuple) else line for line in lines]
+    return "```text\n" + "\n".join(out) + "\n```"
+
+
+def same(a, b, what, tol=1e-12):
+    """Raise (and so fail the build) unless ``a`` and ``b`` agree to ``tol``."""
+    np.testing.assert_allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), rtol=tol,
+                               atol=tol, err_msg=what)
+
+
+def run(fn, arrays, g):
+    """Call ``fn`` on leaf tensors made from ``arrays`` (None passes through), backpropagate ``g``;
+    return the output, its grad_fn's saved arrays (read before backward frees them) and the gradients."""
+    leaves = [None if a is None else mg.tensor(np.asarray(a, dtype=np.float64), requires_grad=True) for a in arrays]
+    y = fn(*leaves)
+    saved = tuple(y.grad_fn.saved)
+    y.backward(mg.tensor(g))
+    return y.data, saved, [None if t is None else t.grad.data for t in leaves]
+
+
+def twins(fused, composite, arrays, g):
+    """``run`` the fused form and the composite twin, check they agree, return the fused result."""
+    y, saved, grads = run(fused, arrays, g)
+    y2, _, grads2 = run(composite, arrays, g)
+    same(y, y2, "forward: fused vs composite")
+    for i, (a, b) in enumerate(zip(grads, grads2)):
+        if a is not None:
+            same(a, b, f"gradient of input {i}: fused vs composite")
+    return y, saved, grads
+
+
+def random(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def graph_of(fn, arrays, names):
+    """The text tree of ``fn``'s backward graph on leaves made from ``arrays``, labelled with ``names``."""
+    leaves = [mg.tensor(np.asarray(a, dtype=np.float64), requires_grad=True) for a in arrays]
+    return "```text\n" + viz.text_tree(fn(*leaves), dict(zip(names, leaves))) + "\n```"
+
+
+def saved_table(cases, arrays):
+    """Markdown table: for each (label, fn), the ops in its backward graph, the bytes all nodes save,
+    and the bytes they hold beyond the leaves (each buffer once, arrays aliasing an input left out)."""
+    rows = ["| implementation | ops in the graph | bytes saved (sum over ops) | new memory held for backward |",
+            "|---|---:|---:|---:|"]
+    for label, fn in cases:
+        leaves = [mg.tensor(np.asarray(a, dtype=np.float64), requires_grad=True) for a in arrays]
+        graph = viz.trace(fn(*leaves))
+        graph.remove_hooks()
+        rows.append(f"| {label} | {len(graph.ops())} | {graph.saved_bytes():,} | "
+                    f"{graph.saved_bytes(unique=True, include_leaves=False):,} |")
+    shape = " x ".join(map(str, np.shape(arrays[0])))
+    return f"x of shape {shape}, float64 (8 bytes a number):\n\n" + "\n".join(rows)
+
+
+# --------------------------------------------------------------------------- plain-NumPy oracles
+def centered_backward(g, w, xhat, rstd, axes):
+    """The page formula dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat)), A = ``axes``."""
+    gw = g * w
+    return rstd * (gw - gw.mean(axis=axes, keepdims=True) - xhat * (gw * xhat).mean(axis=axes, keepdims=True))
+
+
+def centered_forward(x, axes, eps):
+    """(mean, rstd, xhat) over ``axes`` with the biased variance, statistics kept broadcastable."""
+    mean = x.mean(axis=axes, keepdims=True)
+    rstd = 1 / np.sqrt(((x - mean) ** 2).mean(axis=axes, keepdims=True) + eps)
+    return mean, rstd, (x - mean) * rstd
+
+
+# --------------------------------------------------------------------------- RMSNorm
+def _rms(**kw):
+    """(fused, composite) RMSNorm over the last dim with options ``kw``, each called as fn(x, w)."""
+    return (lambda x, w=None: F.rms_norm(x, (x.shape[-1],), w, **kw),
+            lambda x, w=None: rms_norm_composite(x, (x.shape[-1],), w, **kw))
+
+
+@example("rms.forward")
+def rms_forward():
+    fused, composite = _rms()
+    y, saved, _ = twins(fused, composite, [by_hand.X, by_hand.W], by_hand.G)
+    hand = by_hand.hand_forward(by_hand.X, by_hand.W)
+    same(saved[1], hand["rstd"], "rstd saved by RMSNormFunction vs hand")
+    same(y, hand["y"], "y vs hand")
+    return text(("x", by_hand.X), ("w", by_hand.W), "",
+                ("ms   = mean(x^2) per row", hand["ms"]),
+                ("rstd = 1/sqrt(ms + eps)  ", saved[1]), "",
+                ("xhat = x * rstd", hand["xhat"]),
+                ("y    = xhat * w", y))
+
+
+@example("rms.backward")
+def rms_backward():
+    fused, composite = _rms()
+    _, _, (dx, dw) = twins(fused, composite, [by_hand.X, by_hand.W], by_hand.G)
+    hand = by_hand.hand_backward(by_hand.X, by_hand.W, by_hand.G)
+    same(dx, hand["dx"], "dx: fused vs hand")
+    same(dw, hand["dw"], "dw: fused vs hand")
+    return text(("g", by_hand.G), "",
+                ("gw = g * w", hand["gw"]),
+                ("s  = sum(gw * xhat) / d per row", hand["s"]),
+                ("dx = rstd * (gw - xhat * s)", dx),
+                ("dw = sum over rows of g * xhat", dw), "",
+                "fused backward, autograd through the composite twin and the NumPy lines above agree to 1e-12")
+
+
+@example("rms.orthogonal")
+def rms_orthogonal():
+    x, w, g = random((3, 8), 0), 1 + 0.5 * random(8, 1), random((3, 8), 2)
+    lines = []
+    for eps in (1e-6, 0.1):
+        fused, composite = _rms(eps=eps)
+        _, saved, (dx, _) = twins(fused, composite, [x, w], g)
+        rstd = saved[1]
+        dot = (x * dx).sum(axis=1)
+        predicted = eps * rstd ** 3 * (x * g * w).sum(axis=1)
+        same(dot, predicted, "x . dx vs eps * rstd^3 * (x . gw)", tol=1e-12)
+        lines += [f"eps = {eps:g}", "  x . dx per row          = " + "  ".join(f"{v: .3e}" for v in dot),
+                  "  eps * rstd^3 * (x . gw) = " + "  ".join(f"{v: .3e}" for v in predicted)]
+    return text(*lines)
+
+
+@example("rms.sum_loss")
+def rms_sum_loss():
+    x = random((2, 6), 3)
+    fused, composite = _rms()
+    _, _, (dx,) = twins(fused, composite, [x], np.ones_like(x))
+    return text(("dx for L = sum(rms_norm(x)), no weight", dx))
+
+
+@example("rms.graph")
+def rms_graph():
+    return graph_of(lambda x, w: rms_norm_composite(x, (4,), w), [by_hand.X, by_hand.W], ["x", "w"])
+
+
+@example("rms.saved")
+def rms_saved():
+    x, w = random((64, 512), 4), random(512, 5)
+    return saved_table([("fused `RMSNormFunction`", lambda x, w: F.rms_norm(x, (512,), w)),
+                        ("composite twin, autograd", lambda x, w: rms_norm_composite(x, (512,), w))], [x, w])
+
+
+@example("rms.variants")
+def rms_variants():
+    x, w, g, eps = by_hand.X, by_hand.W, by_hand.G, 0.5
+    d = x.shape[1]
+    ms, ms_head = (x * x).mean(axis=1), (x[:, :2] ** 2).mean(axis=1)   # ms over all d, and over the first k = 2
+    # (label, options, rstd, c, k): dx = rstd * (gw - c * x * mask_k * sum(gw * xhat) / k)
+    variants = [("eps inside (PyTorch)", {}, 1 / np.sqrt(ms + eps), 1 / np.sqrt(ms + eps), d),
+                ("eps outside", dict(eps_inside_sqrt=False), 1 / (np.sqrt(ms) + eps), 1 / np.sqrt(ms), d),
+                ("partial p = 0.5 (k = 2)", dict(partial=0.5), 1 / np.sqrt(ms_head + eps), 1 / np.sqrt(ms_head + eps),
+                 2)]
+    lines = [f"x, w and g as in the worked example, eps = {eps}", ""]
+    for label, options, rstd, c, k in variants:
+        fused, composite = _rms(eps=eps, **options)
+        _, saved, (dx, _) = twins(fused, composite, [x, w], g)
+        same(saved[1], rstd, f"{label}: rstd")
+        gw, mask = g * w, np.arange(d) < k
+        proj = (gw * x * rstd[:, None]).sum(axis=1, keepdims=True) / k
+        same(dx, rstd[:, None] * (gw - c[:, None] * x * mask * proj), f"{label}: dx")
+        lines += [label, ("  rstd ", rstd), ("  dx[0]", dx[0]), ("  dx[1]", dx[1]), ""]
+
+    b = np.array([0.1, 0.2, 0.3, 0.4])
+    y, _, (dx_b, _, db) = twins(lambda x, w, b: F.rms_norm(x, (d,), w, eps=eps, bias=b),
+                                lambda x, w, b: rms_norm_composite(x, (d,), w, eps=eps, bias=b), [x, w, b], g)
+    _, _, (dx, _) = run(_rms(eps=eps)[0], [x, w], g)
+    same(dx_b, dx, "bias leaves dx unchanged")
+    same(db, g.sum(axis=0), "db = sum over rows of g")
+    lines += [("with bias b", b), ("  db = sum over rows of g", db), "  dx: the same as eps inside, without bias"]
+    return text(*lines)
+
+
+# --------------------------------------------------------------------------- LayerNorm
+B = np.array([0.1, 0.2, 0.3, 0.4])   # the bias of the LayerNorm worked example
+
+
+def _ln(eps=1e-5):
+    """(fused, composite) LayerNorm over the last dim, each called as fn(x, w=None, b=None)."""
+    return (lambda x, w=None, b=None: F.layer_norm(x, (x.shape[-1],), w, b, eps),
+            lambda x, w=None, b=None: layer_norm_composite(x, (x.shape[-1],), w, b, eps))
+
+
+@example("ln.graph")
+def ln_graph():
+    return graph_of(lambda x, w, b: layer_norm_composite(x, (4,), w, b), [by_hand.X, by_hand.W, B], ["x", "w", "b"])
+
+
+@example("ln.forward")
+def ln_forward():
+    x, w = by_hand.X, by_hand.W
+    y, saved, _ = twins(*_ln(), [x, w, B], by_hand.G)
+    mean, rstd, xhat = centered_forward(x, 1, 1e-5)
+    same(saved[1], mean.ravel(), "mean saved by LayerNormFunction")
+    same(saved[2], rstd.ravel(), "rstd saved by LayerNormFunction")
+    same(y, xhat * w + B, "y vs NumPy")
+    return text(("x", x), ("w", w), ("b", B), "",
+                ("mean = mean(x) per row       ", saved[1]),
+                ("var  = mean((x - mean)^2)    ", ((x - mean) ** 2).mean(axis=1)),
+                ("rstd = 1/sqrt(var + 1e-5)    ", saved[2]), "",
+                ("xhat = (x - mean) * rstd", xhat),
+                ("y    = xhat * w + b", y))
+
+
+@example("ln.backward")
+def ln_backward():
+    x, w, g = by_hand.X, by_hand.W, by_hand.G
+    _, _, (dx, dw, db) = twins(*_ln(), [x, w, B], g)
+    _, rstd, xhat = centered_forward(x, 1, 1e-5)
+    gw = g * w
+    same(dx, centered_backward(g, w, xhat, rstd, 1), "dx: fused vs NumPy")
+    same(dw, (g * xhat).sum(axis=0), "dw")
+    same(db, g.sum(axis=0), "db")
+    return text(("g", g), "",
+                ("gw = g * w", gw),
+                ("mean(gw) per row       ", gw.mean(axis=1)),
+                ("mean(gw * xhat) per row", (gw * xhat).mean(axis=1)),
+                ("dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))", dx),
+                ("dw = sum over rows of g * xhat", dw),
+                ("db = sum over rows of g", db), "",
+                "fused backward, autograd through the composite twin and the NumPy lines above agree to 1e-12")
+
+
+def _bound(value, bound=1e-12):
+    """``value`` as a machine-independent statement: checked to be below ``bound``."""
+    assert abs(value) < bound, f"{value} is not below {bound}"
+    return f"below {bound:g}"
+
+
+@example("ln.sum_loss")
+def ln_sum_loss():
+    x, eps = random((4, 6), 7), 1e-5
+    _, rstd, xhat = centered_forward(x, 1, eps)
+    fused, composite = _ln(eps)
+    ones, g = np.ones_like(x), random((4, 6), 8)
+    _, _, (dx_ones,) = twins(fused, composite, [x], ones)
+    _, _, (dx_random,) = twins(fused, composite, [x], g)
+    same(dx_random, centered_backward(g, 1.0, xhat, rstd, 1), "dx for a random g")
+    wrong = [("correct: rstd*(g - mean(g) - xhat*mean(g*xhat))", lambda g: centered_backward(g, 1.0, xhat, rstd, 1)),
+             ("forgot the xhat term: rstd*(g - mean(g))", lambda g: rstd * (g - g.mean(axis=1, keepdims=True))),
+             ("forgot rstd: g - mean(g) - xhat*mean(g*xhat)",
+              lambda g: g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True)),
+             ("returns zeros", lambda g: np.zeros_like(g))]
+    rows = ["| backward | max abs dx, L = sum(y) | max abs error, random upstream g |", "|---|---|---|"]
+    for label, backward in wrong:
+        error = np.abs(backward(g) - dx_random).max()
+        rows.append(f"| {label} | {_bound(np.abs(backward(ones)).max())} | "
+                    f"{_bound(error) if label.startswith('correct') else f'{error:.4f}'} |")
+    return (f"x: 4 random rows of 6, no weight. minigrad's fused backward gives max abs dx "
+            f"{_bound(np.abs(dx_ones).max())} for L = sum(y).\n\n" + "\n".join(rows))
+
+
+@example("ln.orthogonal")
+def ln_orthogonal():
+    x, w, g, eps = random((3, 8), 9), 1 + 0.5 * random(8, 10), random((3, 8), 11), 1e-5
+    _, _, (dx, _) = twins(*_ln(eps), [x, w], g)
+    _, rstd, xhat = centered_forward(x, 1, eps)
+    predicted = eps * rstd.ravel() ** 3 * (xhat * g * w).sum(axis=1)
+    same((xhat * dx).sum(axis=1), predicted, "xhat . dx", tol=1e-13)
+    return text(f"sum(dx) per row: {_bound(np.abs(dx.sum(axis=1)).max())}",
+                "xhat . dx per row           = " + "  ".join(f"{v: .3e}" for v in (xhat * dx).sum(axis=1)),
+                "eps * rstd^3 * (xhat . gw)  = " + "  ".join(f"{v: .3e}" for v in predicted))
+
+
+@example("ln.saved")
+def ln_saved():
+    x, w, b = random((64, 512), 12), random(512, 13), random(512, 14)
+    return saved_table([("fused `LayerNormFunction`", lambda x, w, b: F.layer_norm(x, (512,), w, b)),
+                        ("composite twin, autograd", lambda x, w, b: layer_norm_composite(x, (512,), w, b))],
+                       [x, w, b])
