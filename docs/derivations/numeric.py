@@ -314,3 +314,253 @@ def ln_saved():
     return saved_table([("fused `LayerNormFunction`", lambda x, w, b: F.layer_norm(x, (512,), w, b)),
                         ("composite twin, autograd", lambda x, w, b: layer_norm_composite(x, (512,), w, b))],
                        [x, w, b])
+
+
+# --------------------------------------------------------------------------- BatchNorm
+BN_X = np.array([[1.0, 0.0], [2.0, 4.0], [3.0, -2.0], [6.0, 2.0]])   # (N, C) = (4, 2)
+BN_W, BN_B = np.array([2.0, 0.5]), np.array([0.0, 1.0])
+BN_G = np.array([[0.1, -0.3], [0.2, 0.1], [-0.4, 0.2], [0.3, 0.5]])
+
+
+def _bn(training=True, running=(None, None)):
+    """(fused, composite) batch_norm with the given mode and running buffers, each called as fn(x, w, b)."""
+    return (lambda x, w=None, b=None: F.batch_norm(x, *running, w, b, training),
+            lambda x, w=None, b=None: batch_norm_composite(x, *running, w, b, training))
+
+
+@example("bn.graph")
+def bn_graph():
+    return graph_of(lambda x, w, b: batch_norm_composite(x, None, None, w, b, True), [BN_X, BN_W, BN_B],
+                    ["x", "w", "b"])
+
+
+@example("bn.forward")
+def bn_forward():
+    y, saved, _ = twins(*_bn(), [BN_X, BN_W, BN_B], BN_G)
+    mean, rstd, xhat = centered_forward(BN_X, 0, 1e-5)
+    same(saved[1], mean.ravel(), "mean saved by FusedBatchNorm")
+    same(saved[2], rstd.ravel(), "rstd saved by FusedBatchNorm")
+    same(y, xhat * BN_W + BN_B, "y vs NumPy")
+    return text(("x (N = 4 rows, C = 2 channels)", BN_X), ("w", BN_W), ("b", BN_B), "",
+                ("mean per channel (over N)   ", saved[1]),
+                ("var  per channel (biased)   ", ((BN_X - mean) ** 2).mean(axis=0)),
+                ("rstd = 1/sqrt(var + 1e-5)   ", saved[2]), "",
+                ("xhat = (x - mean) * rstd", xhat),
+                ("y    = xhat * w + b", y))
+
+
+@example("bn.backward")
+def bn_backward():
+    _, _, (dx, dw, db) = twins(*_bn(), [BN_X, BN_W, BN_B], BN_G)
+    _, rstd, xhat = centered_forward(BN_X, 0, 1e-5)
+    gw = BN_G * BN_W
+    same(dx, centered_backward(BN_G, BN_W, xhat, rstd, 0), "dx vs NumPy")
+    same(dw, (BN_G * xhat).sum(axis=0), "dw")
+    same(db, BN_G.sum(axis=0), "db")
+    return text(("g", BN_G), "",
+                ("gw = g * w", gw),
+                ("mean(gw) per channel       ", gw.mean(axis=0)),
+                ("mean(gw * xhat) per channel", (gw * xhat).mean(axis=0)),
+                ("dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))", dx),
+                ("dw = sum over N of g * xhat", dw),
+                ("db = sum over N of g", db), "",
+                "fused backward, autograd through the composite twin and the NumPy lines above agree to 1e-12")
+
+
+@example("bn.coupling")
+def bn_coupling():
+    g = np.zeros_like(BN_G)
+    g[1] = BN_G[1]                       # only sample 1 receives an upstream gradient
+    running = (mg.tensor(BN_X.mean(axis=0)), mg.tensor(BN_X.var(axis=0, ddof=1)))
+    _, _, (dx_train, _, _) = twins(*_bn(), [BN_X, BN_W, BN_B], g)
+    _, _, (dx_eval, _, _) = twins(*_bn(False, running), [BN_X, BN_W, BN_B], g)
+    same(dx_eval, g * BN_W / np.sqrt(running[1].numpy() + 1e-5), "eval: dx = g * w * rstd_running")
+    return text("upstream g: row 1 of the g above, zeros elsewhere", "",
+                ("dx, training", dx_train), ("dx, eval    ", dx_eval))
+
+
+def _track(momentum, batches):
+    """Train an nn.BatchNorm1d(2) (float64) on ``batches``; check and return its buffers after each."""
+    bn = nn.BatchNorm1d(2, momentum=momentum).double()
+    mean, var = np.zeros(2), np.ones(2)
+    history = []
+    for step, batch in enumerate(batches, 1):
+        bn(mg.tensor(batch))
+        m = 0.1 if momentum is not None else 1 / step      # None: the cumulative average
+        mean = (1 - m) * mean + m * batch.mean(axis=0)
+        var = (1 - m) * var + m * batch.var(axis=0, ddof=1)  # unbiased: divide by n - 1
+        same(bn.running_mean.numpy(), mean, f"running_mean after batch {step}")
+        same(bn.running_var.numpy(), var, f"running_var after batch {step}")
+        assert int(bn.num_batches_tracked.item()) == step
+        history.append((bn.running_mean.numpy().copy(), bn.running_var.numpy().copy()))
+    return history
+
+
+@example("bn.running")
+def bn_running():
+    batches = [BN_X, 2 * BN_X, BN_X + 1]
+    lines = ["batches: x, 2x, x + 1 (x as above); running_mean starts at 0, running_var at 1", ""]
+    for momentum in (0.1, None):
+        lines.append(f"momentum = {momentum}")
+        for step, (mean, var) in enumerate(_track(momentum, batches), 1):
+            head = f"  after batch {step}: "
+            lines += [(head + "running_mean", mean), (" " * len(head) + "running_var ", var)]
+    return text(*lines)
+
+
+@example("bn.eval")
+def bn_eval():
+    rm, rv = _track(0.1, [BN_X, 2 * BN_X, BN_X + 1])[-1]
+    x = np.array([[2.0, 1.0], [4.0, -1.0]])
+    g = np.array([[0.5, -0.2], [0.1, 0.3]])
+    running = (mg.tensor(rm), mg.tensor(rv))
+    y, _, (dx, dw, _) = twins(*_bn(False, running), [x, BN_W, BN_B], g)
+    rstd = 1 / np.sqrt(rv + 1e-5)
+    xhat = (x - rm) * rstd
+    same(y, xhat * BN_W + BN_B, "eval forward")
+    same(dx, g * BN_W * rstd, "eval dx")
+    same(dw, (g * xhat).sum(axis=0), "eval dw")
+    return text("running statistics: those after the third batch, momentum 0.1", "",
+                ("x", x), ("g", g), "",
+                ("xhat = (x - running_mean) / sqrt(running_var + eps)", xhat),
+                ("y    = xhat * w + b", y),
+                ("dx   = g * w * rstd_running", dx),
+                ("dw   = sum over N of g * xhat", dw))
+
+
+@example("bn.saved")
+def bn_saved():
+    x, w, b = random((16, 32, 8, 8), 15), random(32, 16), random(32, 17)
+    return saved_table([("fused `FusedBatchNorm`", lambda x, w, b: F.batch_norm(x, None, None, w, b, True)),
+                        ("composite twin, autograd",
+                         lambda x, w, b: batch_norm_composite(x, None, None, w, b, True))], [x, w, b])
+
+
+# --------------------------------------------------------------------------- GroupNorm and InstanceNorm
+GN_X = np.array([[[1.0, 2.0], [3.0, 5.0], [0.0, -1.0], [2.0, 1.0]],
+                 [[4.0, 0.0], [2.0, 2.0], [1.0, 1.0], [-3.0, 3.0]]])      # (N, C, L) = (2, 4, 2)
+GN_W, GN_B = np.array([1.0, 2.0, 0.5, -1.0]), np.array([0.0, 0.1, 0.2, 0.3])
+GN_G = np.round(random(GN_X.shape, 18), 1)                                  # upstream gradient, 1 decimal
+
+
+def _gn(groups, eps=1e-5):
+    """(fused, composite) group_norm with ``groups`` groups, each called as fn(x, w=None, b=None)."""
+    return (lambda x, w=None, b=None: F.group_norm(x, groups, w, b, eps),
+            lambda x, w=None, b=None: group_norm_composite(x, groups, w, b, eps))
+
+
+def group_oracle(x, g, w, groups, eps=1e-5):
+    """GroupNorm's forward statistics and backward in plain NumPy, on the (N, G, C/G * S) view."""
+    n, c = x.shape[:2]
+    view = (n, groups, -1)
+    mean, rstd, xhat = centered_forward(x.reshape(view), 2, eps)
+    xhat = xhat.reshape(x.shape)
+    per_channel = (1, c) + (1,) * (x.ndim - 2)
+    gw = (g * w.reshape(per_channel)).reshape(view)
+    dx = centered_backward(gw, 1.0, xhat.reshape(view), rstd, 2).reshape(x.shape)
+    sum_axes = (0,) + tuple(range(2, x.ndim))
+    return dict(mean=mean.reshape(n, groups), rstd=rstd.reshape(n, groups), xhat=xhat, dx=dx,
+                dw=(g * xhat).sum(axis=sum_axes), db=g.sum(axis=sum_axes))
+
+
+@example("gn.graph")
+def gn_graph():
+    return graph_of(lambda x, w, b: group_norm_composite(x, 2, w, b), [GN_X, GN_W, GN_B], ["x", "w", "b"])
+
+
+@example("gn.forward")
+def gn_forward():
+    y, saved, _ = twins(*_gn(2), [GN_X, GN_W, GN_B], GN_G)
+    ref = group_oracle(GN_X, GN_G, GN_W, 2)
+    same(saved[1], ref["mean"], "mean saved by FusedGroupNorm")
+    same(saved[2], ref["rstd"], "rstd saved by FusedGroupNorm")
+    same(y, ref["xhat"] * GN_W[:, None] + GN_B[:, None], "y vs NumPy")
+    return text(("x (N = 2, C = 4, L = 2)", GN_X), ("w", GN_W), ("b", GN_B), "",
+                ("mean (N, G)", saved[1]), ("rstd (N, G)", saved[2]), "",
+                ("xhat", ref["xhat"]), ("y = xhat * w[c] + b[c]", y))
+
+
+@example("gn.backward")
+def gn_backward():
+    _, _, (dx, dw, db) = twins(*_gn(2), [GN_X, GN_W, GN_B], GN_G)
+    ref = group_oracle(GN_X, GN_G, GN_W, 2)
+    for name, value in (("dx", dx), ("dw", dw), ("db", db)):
+        same(value, ref[name], f"{name} vs NumPy")
+    return text(("g", GN_G), "", ("dx", dx), ("dw = sum over N and L of g * xhat", dw),
+                ("db = sum over N and L of g", db), "",
+                "fused backward, autograd through the composite twin and the NumPy oracle agree to 1e-12")
+
+
+@example("gn.equivalences")
+def gn_equivalences():
+    x, g = random((2, 6, 5), 19), random((2, 6, 5), 20)
+    y1, _, (dx1,) = run(_gn(1)[0], [x], g)
+    y2, _, (dx2,) = run(lambda x: F.layer_norm(x, (6, 5)), [x], g)
+    y3, _, (dx3,) = run(_gn(6)[0], [x], g)
+    y4, _, (dx4,) = run(F.instance_norm, [x], g)
+    one = max(np.abs(y1 - y2).max(), np.abs(dx1 - dx2).max())
+    per_channel = max(np.abs(y3 - y4).max(), np.abs(dx3 - dx4).max())
+    return text("x and g: random, (N, C, L) = (2, 6, 5), no affine parameters; largest difference of outputs and dx:",
+                f"group_norm(G = 1) vs layer_norm over (C, L): {_bound(one)}",
+                f"group_norm(G = C) vs instance_norm:          {_bound(per_channel)}")
+
+
+@example("gn.saved")
+def gn_saved():
+    x, w, b = random((16, 32, 8, 8), 21), random(32, 22), random(32, 23)
+    return saved_table([("fused `FusedGroupNorm`", lambda x, w, b: F.group_norm(x, 8, w, b)),
+                        ("composite twin, autograd", lambda x, w, b: group_norm_composite(x, 8, w, b))], [x, w, b])
+
+
+IN_X = np.array([[[1.0, 2.0, 6.0], [0.0, 4.0, -1.0]], [[3.0, 3.0, 0.0], [2.0, -2.0, 5.0]]])   # (2, 2, 3)
+IN_G = np.round(random(IN_X.shape, 24), 1)
+
+
+def _in(**kw):
+    return (lambda x, w=None, b=None: F.instance_norm(x, weight=w, bias=b, **kw),
+            lambda x, w=None, b=None: instance_norm_composite(x, weight=w, bias=b, **kw))
+
+
+@example("in.forward")
+def in_forward():
+    y, saved, (dx,) = twins(*_in(), [IN_X], IN_G)
+    ref = group_oracle(IN_X, IN_G, np.ones(2), 2)
+    same(saved[1], ref["mean"], "instance means")
+    same(saved[2], ref["rstd"], "instance rstd")
+    same(y, ref["xhat"], "y")
+    same(dx, ref["dx"], "dx")
+    return text(("x (N = 2, C = 2, L = 3)", IN_X), "",
+                ("mean (N, C)", saved[1]), ("rstd (N, C)", saved[2]), ("y = xhat", y), "",
+                ("g", IN_G), ("dx", dx), "",
+                "fused backward, autograd through the composite twin and the NumPy oracle agree to 1e-12")
+
+
+@example("in.running")
+def in_running():
+    lines = []
+    for momentum in (0.1, None):
+        norm = nn.InstanceNorm1d(2, momentum=momentum, track_running_stats=True).double()
+        mean, var = np.zeros(2), np.ones(2)
+        for batch in (IN_X, 2 * IN_X):
+            norm(mg.tensor(batch))
+            if momentum is not None:   # None is passed on as 0: the buffers never move
+                mean = (1 - momentum) * mean + momentum * batch.mean(axis=2).mean(axis=0)
+                var = (1 - momentum) * var + momentum * batch.var(axis=2, ddof=1).mean(axis=0)
+        same(norm.running_mean.numpy(), mean, "running_mean")
+        same(norm.running_var.numpy(), var, "running_var")
+        lines += [f"momentum = {momentum}: after the batches x and 2x, "
+                  f"num_batches_tracked = {int(norm.num_batches_tracked.item())}",
+                  ("  running_mean", norm.running_mean.numpy()), ("  running_var ", norm.running_var.numpy())]
+        if momentum is not None:
+            norm.eval()
+            y = norm(mg.tensor(IN_X)).numpy()
+            same(y, (IN_X - mean[:, None]) / np.sqrt(var[:, None] + 1e-5), "eval uses the running buffers")
+            lines += [("  eval: y = (x - running_mean) / sqrt(running_var + eps)", y), ""]
+    return text(*lines)
+
+
+@example("in.saved")
+def in_saved():
+    x = random((16, 32, 8, 8), 25)
+    return saved_table([("fused (`FusedGroupNorm`, G = C)", F.instance_norm),
+                        ("composite twin, autograd", instance_norm_composite)], [x])
