@@ -127,6 +127,14 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page is out of date")
     parser.add_argument("--dir", default=str(HERE), help="the directory of pages (default: this script's)")
     args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except (LookupError, ValueError) as e:   # a malformed page or a block naming nothing
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args):
     if args.check:
         stale = outdated(args.dir)
         for p in stale:
