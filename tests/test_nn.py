@@ -8,7 +8,6 @@ import pytest
 
 import minigrad as mg
 import minigrad.nn as nn
-import minigrad.nn.functional as F
 
 from .mirror import torch_or_skip
 

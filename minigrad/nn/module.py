@@ -387,10 +387,10 @@ class Module:
                 if (head not in module._modules) if rest else (head not in local):
                     unexpected.append(key)
         if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+            for label, keys in (("Unexpected", unexpected), ("Missing", missing)):
+                if keys:  # inserted in front: missing keys first, then unexpected, then the rest
+                    quoted = ", ".join(f'"{k}"' for k in keys)
+                    errors.insert(0, f"{label} key(s) in state_dict: {quoted}. ")
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(self._get_name(),
                                                                                        "\n\t".join(errors)))
