@@ -3,4 +3,5 @@ from . import functional, init, utils  # noqa: F401
 from .layers import (GELU, Dropout, Embedding, Identity, Linear, ModuleDict, ModuleList, ReLU,  # noqa: F401
                      Sequential, Sigmoid, SiLU, Tanh)
 from .module import Module, Parameter  # noqa: F401
-from .normalization import *  # noqa: F401,F403
+from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,  # noqa: F401
+                            LayerNorm, RMSNorm)

@@ -1,3 +1,5 @@
 """Normalization modules: the row family (RMSNorm, LayerNorm) and the channel family (BatchNorm, InstanceNorm, GroupNorm)."""
-from .channel_norms import *  # noqa: F401,F403  (to be made explicit)
-from .row_norms import *  # noqa: F401,F403
+from .channel_norms import BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d
+from .row_norms import LayerNorm, RMSNorm
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "LayerNorm", "RMSNorm"]
