@@ -1,17 +1,41 @@
-"""Reductions with ``dim``/``keepdim``: sum, mean, var, std, max/min, amax/amin, argmax/argmin, logsumexp.
+"""Reductions with ``dim``/``keepdim``: sum, mean, var, std, max/min, amax/amin, argmax/argmin, logsumexp, all/any.
 
 Backward passes re-insert the reduced axes (``keepdim`` shape) and let NumPy
-broadcasting spread the gradient back over them.
+broadcasting spread the gradient back over them. Where several elements tie for a
+max or min, PyTorch's rules decide who gets the gradient: ``amax``/``amin`` and the
+no-``dim`` ``max``/``min`` share it evenly, ``max(dim)``/``min(dim)`` give it all to
+the index they return.
 """
+import builtins
+import warnings
+from collections import namedtuple
+
 import numpy as np
 
 from ..autograd import Function
+from ..dtypes import get_default_dtype
 from ..tensor import Tensor
-from .dims import normalize_dims
+from .dims import normalize_dim, normalize_dims
+from .elementwise import maximum, minimum
 
 
 def _keepdim_shape(shape, axes):
     return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+def _count(shape, axes):
+    """How many elements each output element reduces over."""
+    return int(np.prod([shape[i] for i in axes]))
+
+
+def _reduced(out, axes, keepdim):
+    """A ``keepdims=True`` result with the reduced axes dropped unless ``keepdim``."""
+    return out if keepdim else out.reshape([s for i, s in enumerate(out.shape) if i not in axes])
+
+
+def _is_empty_dims(dim):
+    """``dim=()``: all dims for var/amax, no dim for all/any (PyTorch)."""
+    return isinstance(dim, (tuple, list)) and len(dim) == 0
 
 
 class Sum(Function):
@@ -34,7 +58,7 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        n = int(np.prod([ctx.shape[i] for i in ctx.axes]))
+        n = _count(ctx.shape, ctx.axes)
         g = dout.data.reshape(_keepdim_shape(ctx.shape, ctx.axes)) / n
         return np.broadcast_to(g, ctx.shape), None, None
 
@@ -56,21 +80,267 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return Mean.apply(input, normalize_dims(dim, input.ndim), keepdim)
 
 
-def _todo(name):
-    def op(*args, **kwargs):
-        raise NotImplementedError(f"minigrad.{name} is not implemented yet")
-    op.__name__ = name
-    return op
+# --------------------------------------------------------------------------- variance and standard deviation
+def _variance(ctx, a, axes, keepdim, correction, whole):
+    """var = sum((x - mean)^2) / max(N - correction, 0); keeps on ``ctx`` what ``_variance_grad`` needs."""
+    x = a.data
+    centered = x - x.mean(axis=axes, keepdims=True)
+    ctx.dof, ctx.whole, ctx.keep_shape = _count(x.shape, axes) - correction, whole, _keepdim_shape(x.shape, axes)
+    if ctx.dof <= 0:
+        warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      "factor (input numel divided by output numel).", stacklevel=6)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.asarray((centered * centered).sum(axis=axes, keepdims=keepdim) / builtins.max(ctx.dof, 0))
+    return var, centered
 
 
-var = _todo("var")
-std = _todo("std")
-max = _todo("max")  # noqa: A001
-min = _todo("min")  # noqa: A001
-amax = _todo("amax")
-amin = _todo("amin")
-argmax = _todo("argmax")
-argmin = _todo("argmin")
-logsumexp = _todo("logsumexp")
-all = _todo("all")  # noqa: A001
-any = _todo("any")  # noqa: A001
+def _variance_grad(ctx, centered, dvar):
+    """dx = dvar * 2 (x - mean) / (N - correction), with PyTorch's values when N - correction <= 0."""
+    g = dvar.reshape(ctx.keep_shape)
+    if ctx.whole and ctx.dof <= 0:  # PyTorch: 2/0 times (x - mean) is nan where x == mean, inf elsewhere
+        return g * np.where(centered == 0, np.nan, np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (2 / ctx.dof if ctx.dof else np.inf) * g * centered
+
+
+class Var(Function):
+    @staticmethod
+    def forward(ctx, a, axes, keepdim, correction, whole):
+        var, centered = _variance(ctx, a, axes, keepdim, correction, whole)
+        ctx.save_for_backward(centered)
+        return var
+
+    @staticmethod
+    def backward(ctx, dout):
+        (centered,) = ctx.saved_tensors
+        return _variance_grad(ctx, centered, dout.data), None, None, None, None
+
+
+class Std(Function):
+    """std = sqrt(var); dvar = dout / (2 std), taken as 0 where std == 0 (PyTorch's choice: no inf/nan there)."""
+
+    @staticmethod
+    def forward(ctx, a, axes, keepdim, correction, whole):
+        var, centered = _variance(ctx, a, axes, keepdim, correction, whole)
+        std = np.sqrt(var)
+        ctx.save_for_backward(centered, std)
+        return std
+
+    @staticmethod
+    def backward(ctx, dout):
+        centered, std = ctx.saved_tensors
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dvar = np.where(std == 0, 0, dout.data / (2 * std)).astype(dout.dtype, copy=False)
+        return _variance_grad(ctx, centered, dvar), None, None, None, None
+
+
+def _variance_op(fn, name, input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # the legacy overload var(input, unbiased)
+        if unbiased is not None:
+            raise TypeError(f"{name}() received an invalid combination of arguments: unbiased given twice")
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments: pass either unbiased or "
+                        f"correction, not both")
+    if input.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    whole = dim is None or input.ndim == 0 or _is_empty_dims(dim)
+    return fn.apply(input, normalize_dims(dim, input.ndim), keepdim, correction, whole)
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over ``dim`` with ``correction`` (default 1, Bessel's; 0 gives the biased estimate).
+
+    Also accepts the legacy forms ``var(x, unbiased)`` and ``var(x, dim, unbiased, keepdim)``.
+    """
+    return _variance_op(Var, "var", input, dim, unbiased, keepdim, correction)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation: ``sqrt(var(...))`` with the same arguments as ``var``."""
+    return _variance_op(Std, "std", input, dim, unbiased, keepdim, correction)
+
+
+# --------------------------------------------------------------------------- max/min family
+max_result = namedtuple("max", ["values", "indices"])  # like torch.return_types.max
+min_result = namedtuple("min", ["values", "indices"])
+
+
+class Extremum(Function):
+    """amax/amin over ``axes``: elements equal to the result (ties) share its gradient evenly.
+
+    ``nan_ties``: a NaN result selects the NaN inputs (the no-``dim`` ``max``/``min``);
+    otherwise nothing equals a NaN result and the slice's gradient is NaN (``amax``/``amin``).
+    """
+
+    @staticmethod
+    def forward(ctx, a, axes, keepdim, reduce, nan_ties):
+        out = reduce(a.data, axis=axes, keepdims=True)
+        ctx.save_for_backward(a, out)
+        ctx.axes, ctx.nan_ties = axes, nan_ties
+        return _reduced(out, axes, keepdim)
+
+    @staticmethod
+    def backward(ctx, dout):
+        a, out = ctx.saved_tensors
+        selected = a.data == out
+        if ctx.nan_ties:
+            selected |= np.isnan(a.data) & np.isnan(out)
+        g = dout.data.reshape(out.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return selected * (g / selected.sum(axis=ctx.axes, keepdims=True)), None, None, None, None
+
+
+class SelectAlong(Function):
+    """``x`` at one index per slice along ``dim`` (max/min with ``dim``); the gradient goes to that index only."""
+
+    @staticmethod
+    def forward(ctx, a, indices, dim, keepdim):
+        ctx.shape, ctx.indices, ctx.dim = a.shape, indices, dim  # indices: keepdim shape, size 1 along dim
+        return _reduced(np.take_along_axis(a.data, indices, axis=dim), (dim,), keepdim)
+
+    @staticmethod
+    def backward(ctx, dout):
+        grad = np.zeros(ctx.shape, dtype=dout.dtype)
+        np.put_along_axis(grad, ctx.indices, dout.data.reshape(ctx.indices.shape), axis=ctx.dim)
+        return grad, None, None, None
+
+
+def _check_nonempty(name, input, axes, dim_given):
+    """PyTorch refuses to take a max/min/argmax over nothing."""
+    if input.data.size:
+        return
+    if not dim_given:
+        message = f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+        if name.startswith("arg"):
+            raise IndexError(message)
+        raise RuntimeError(message + " Specify the reduction dim with the 'dim' argument.")
+    for d in axes:
+        if input.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _arg_extremum(x, dim, arg):
+    """Indices (int64, keepdim shape along ``dim``) of the first max/min; a NaN counts as the extremum."""
+    return np.expand_dims(arg(x, axis=dim), dim).astype(np.int64)
+
+
+def _extremum_with_indices(name, input, dim, keepdim, arg, result):
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    flat = input.reshape(1) if input.ndim == 0 else input  # a 0-d tensor reduces along its only "dimension"
+    d = normalize_dim(dim, flat.ndim)
+    _check_nonempty(name, flat, (d,), True)
+    indices = _arg_extremum(flat.data, d, arg)
+    values = SelectAlong.apply(flat, indices, d, keepdim and input.ndim > 0)
+    indices = _reduced(indices, (d,), keepdim) if input.ndim else indices.reshape(())
+    return result(values.reshape(()) if input.ndim == 0 else values, Tensor(indices))
+
+
+def _max_or_min(name, input, dim, keepdim, other_fn, reduce, arg, result):
+    if isinstance(dim, Tensor):  # max(input, other): the elementwise maximum
+        return other_fn(input, dim)
+    if dim is None:
+        _check_nonempty(name, input, (), False)
+        return Extremum.apply(input, normalize_dims(None, input.ndim), False, reduce, True)
+    return _extremum_with_indices(name, input, dim, keepdim, arg, result)
+
+
+def max(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
+    """``max(x)``: the largest value (0-d); ``max(x, dim)``: ``(values, indices)``; ``max(x, other)``: maximum."""
+    return _max_or_min("max", input, dim, keepdim, maximum, np.max, np.argmax, max_result)
+
+
+def min(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
+    """``min(x)``: the smallest value (0-d); ``min(x, dim)``: ``(values, indices)``; ``min(x, other)``: minimum."""
+    return _max_or_min("min", input, dim, keepdim, minimum, np.min, np.argmin, min_result)
+
+
+def _amax_or_amin(name, input, dim, keepdim, reduce):
+    axes = normalize_dims(dim, input.ndim)
+    _check_nonempty(name, input, axes, not _is_empty_dims(dim))
+    return Extremum.apply(input, axes, keepdim, reduce, False)
+
+
+def amax(input, dim=(), keepdim=False):
+    """Largest value over ``dim`` (all dims by default); tied elements share the gradient evenly."""
+    return _amax_or_amin("amax", input, dim, keepdim, np.max)
+
+
+def amin(input, dim=(), keepdim=False):
+    """Smallest value over ``dim`` (all dims by default); tied elements share the gradient evenly."""
+    return _amax_or_amin("amin", input, dim, keepdim, np.min)
+
+
+def _arg_op(name, input, dim, keepdim, arg):
+    if dim is None:
+        _check_nonempty(name, input, (), False)
+        index = np.asarray(arg(input.data), dtype=np.int64)  # into the flattened tensor
+        return Tensor(index.reshape((1,) * input.ndim if keepdim else ()))
+    d = normalize_dim(dim, input.ndim)
+    if input.ndim == 0:
+        return Tensor(np.zeros((), dtype=np.int64))
+    _check_nonempty(name, input, (d,), True)
+    return Tensor(_reduced(_arg_extremum(input.data, d, arg), (d,), keepdim))
+
+
+def argmax(input, dim=None, keepdim=False):
+    """Index of the first largest value (int64, no gradient); over the flattened tensor when ``dim`` is None."""
+    return _arg_op("argmax", input, dim, keepdim, np.argmax)
+
+
+def argmin(input, dim=None, keepdim=False):
+    """Index of the first smallest value (int64, no gradient); over the flattened tensor when ``dim`` is None."""
+    return _arg_op("argmin", input, dim, keepdim, np.argmin)
+
+
+# --------------------------------------------------------------------------- logsumexp
+class LogSumExp(Function):
+    """out = m + log(sum(exp(x - m))) with m the max (0 where it is infinite); dx = dout * exp(x - out).
+
+    Subtracting m keeps exp from overflowing. A row of -inf gives -inf (and a NaN
+    gradient, as in PyTorch: exp(-inf - (-inf))).
+    """
+
+    @staticmethod
+    def forward(ctx, a, axes, keepdim):
+        x = a.data
+        m = np.max(x, axis=axes, keepdims=True) if x.size else np.zeros(_keepdim_shape(x.shape, axes), x.dtype)
+        m = np.where(np.isinf(m), np.zeros((), x.dtype), m)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m
+        ctx.save_for_backward(a, out)
+        ctx.axes = axes
+        return _reduced(out, axes, keepdim)
+
+    @staticmethod
+    def backward(ctx, dout):
+        a, out = ctx.saved_tensors
+        with np.errstate(invalid="ignore"):
+            return dout.data.reshape(out.shape) * np.exp(a.data - out), None, None
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(x))) over ``dim``, computed stably; integer inputs give the default float dtype."""
+    if input.dtype.kind != "f":
+        input = input.to(get_default_dtype())
+    return LogSumExp.apply(input, normalize_dims(dim, input.ndim), keepdim)
+
+
+# --------------------------------------------------------------------------- all/any (no gradient)
+def _logical_reduce(reduce, input, dim, keepdim):
+    # dim=() reduces nothing here (PyTorch), unlike sum/amax where it means every dim
+    axes = () if _is_empty_dims(dim) else normalize_dims(dim, input.ndim)
+    return Tensor(np.asarray(reduce(input.data, axis=axes, keepdims=keepdim)))
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
+    """True where every element over ``dim`` is nonzero (bool, no gradient)."""
+    return _logical_reduce(np.all, input, dim, keepdim)
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
+    """True where some element over ``dim`` is nonzero (bool, no gradient)."""
+    return _logical_reduce(np.any, input, dim, keepdim)

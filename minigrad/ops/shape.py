@@ -1,20 +1,25 @@
-"""Shape and movement ops: reshape/view, permute/transpose, (un)squeeze, expand, indexing, cat/stack/split.
+"""Shape and movement ops: reshape/view, permute/transpose, (un)squeeze, expand, indexing, repeat,
+cat/stack, split/chunk, tril/triu.
 
 Most are views in NumPy; their backward moves the gradient back the same way
 (reshape back, inverse permutation, scatter-add for indexing).
 """
+import operator
+
 import numpy as np
 
 from ..autograd import Function
+from ..dtypes import result_type
 from ..tensor import Tensor
 from .dims import normalize_dim
+from .elementwise import masked_fill
 
 
 def _sizes(sizes):
-    """Accept ``f(2, 3)`` and ``f((2, 3))`` as PyTorch does."""
+    """Accept ``f(2, 3)`` and ``f((2, 3))`` as PyTorch does; sizes must be integers (2.0 is a TypeError)."""
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = sizes[0]
-    return tuple(int(s) for s in sizes)
+    return tuple(operator.index(s) for s in sizes)
 
 
 class Reshape(Function):
@@ -28,12 +33,24 @@ class Reshape(Function):
         return dout.data.reshape(ctx.shape), None
 
 
+def _check_reshape(shape, n):
+    """PyTorch's errors for a target ``shape`` (at most one -1) that cannot hold ``n`` elements."""
+    for i, s in enumerate(shape):
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = int(np.prod([s for s in shape if s != -1]))
+    if -1 in shape and known == 0 and n == 0:
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the unspecified "
+                           f"dimension size -1 can be any value and is ambiguous")
+    if (-1 not in shape and known != n) or (-1 in shape and (known == 0 or n % known)):
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {n}")
+
+
 def reshape(input, *shape):
     shape = _sizes(shape)
-    known = int(np.prod([s for s in shape if s != -1]))
-    n = input.data.size
-    if shape.count(-1) > 1 or (-1 not in shape and known != n) or (-1 in shape and (known == 0 or n % known)):
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {n}")
+    _check_reshape(shape, input.data.size)
     if shape == input.shape:
         return input
     return Reshape.apply(input, shape)
@@ -130,6 +147,10 @@ def expand(input, *sizes):
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
                            f"number of dimensions in the tensor ({input.ndim})")
+    for i, s in enumerate(sizes[:lead]):
+        if s < 0:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing "
+                               f"dimension {i}")
     shape = tuple(input.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes))
     for i, s in enumerate(input.shape):
         if s != 1 and s != shape[lead + i]:
@@ -146,20 +167,49 @@ def expand_as(input, other):
 
 
 # --------------------------------------------------------------------------- indexing
+def _to_numpy_part(part):
+    if isinstance(part, Tensor):
+        return part.data
+    return np.asarray(part) if isinstance(part, list) else part
+
+
 def to_numpy_index(index):
-    """Tensors inside an index become ndarrays (integer arrays or boolean masks)."""
-    if isinstance(index, Tensor):
-        return index.data
+    """Tensors and lists inside an index become ndarrays (integer arrays or boolean masks)."""
     if isinstance(index, tuple):
-        return tuple(i.data if isinstance(i, Tensor) else i for i in index)
-    if isinstance(index, list):
-        return np.asarray(index)
-    return index
+        return tuple(_to_numpy_part(p) for p in index)
+    return _to_numpy_part(index)
+
+
+def _parts(index):
+    return index if isinstance(index, tuple) else (index,)
+
+
+def _is_int(part):
+    return isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_))
 
 
 def _is_basic(index):
-    parts = index if isinstance(index, tuple) else (index,)
-    return all(p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer)) for p in parts)
+    return all(p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer)) for p in _parts(index))
+
+
+def _integers_first(parts):
+    """Split an index that mixes integers and arrays into (integers and slices, then the arrays).
+
+    PyTorch applies integer indices as selections before advanced indexing, so they never
+    count as advanced indices. NumPy counts them, which moves the advanced dimensions to the
+    front when an integer and an array are separated by a slice (``x[0, :, [1, 2]]``).
+    """
+    first, rest = [], []
+    for p in parts:
+        if _is_int(p):
+            first.append(p)
+        elif isinstance(p, np.ndarray):  # kept for the second step; a k-dim mask spans k dims
+            first.extend([slice(None)] * (p.ndim if p.dtype == np.bool_ else 1))
+            rest.append(p)
+        else:  # slice, None, Ellipsis: applied in the first step
+            first.append(p)
+            rest.append(Ellipsis if p is Ellipsis else slice(None))
+    return tuple(first), tuple(rest)
 
 
 class Index(Function):
@@ -181,23 +231,198 @@ class Index(Function):
 def index(input, index):
     """``input[index]``: basic slicing, integer-array and boolean-mask indexing, all differentiable."""
     index = to_numpy_index(index)
+    parts = _parts(index)
+    if any(isinstance(p, slice) and p.step is not None and p.step < 0 for p in parts):
+        raise ValueError("step must be greater than zero")  # PyTorch has no negative strides
+    if not _is_basic(index) and any(_is_int(p) for p in parts):
+        first, rest = _integers_first(parts)
+        return _apply_index(_apply_index(input, first), rest)
+    return _apply_index(input, index)
+
+
+def _apply_index(input, index):
     try:
         return Index.apply(input, index)
-    except IndexError as e:
-        raise IndexError(f"{e} (indexing a tensor of shape {list(input.shape)})") from None
+    except IndexError as e:  # NumPy says "axis", PyTorch "dimension"
+        message = str(e).replace(" for axis ", " for dimension ")
+        raise IndexError(f"{message} (indexing a tensor of shape {list(input.shape)})") from None
 
 
-def _todo(name):
-    def op(*args, **kwargs):
-        raise NotImplementedError(f"minigrad.{name} is not implemented yet")
-    op.__name__ = name
-    return op
+# --------------------------------------------------------------------------- repeat
+class Repeat(Function):
+    """out = x tiled ``repeats`` times (x's shape padded with leading 1s to ``len(repeats)`` dims).
+
+    Backward: view dout as (r0, s0, r1, s1, ...), one repeat axis before each input axis,
+    and sum the repeat axes away.
+    """
+
+    @staticmethod
+    def forward(ctx, a, repeats):
+        shape = (1,) * (len(repeats) - a.ndim) + a.shape
+        ctx.input_shape, ctx.shape, ctx.repeats = a.shape, shape, repeats
+        return np.tile(a.data.reshape(shape), repeats)
+
+    @staticmethod
+    def backward(ctx, dout):
+        interleaved = [n for r, s in zip(ctx.repeats, ctx.shape) for n in (r, s)]  # (r0, s0, r1, s1, ...)
+        repeat_axes = tuple(range(0, len(interleaved), 2))
+        return dout.data.reshape(interleaved).sum(axis=repeat_axes).reshape(ctx.input_shape), None
 
 
-repeat = _todo("repeat")
-cat = _todo("cat")
-stack = _todo("stack")
-split = _todo("split")
-chunk = _todo("chunk")
-tril = _todo("tril")
-triu = _todo("triu")
+def repeat(input, *sizes):
+    """Tile ``input`` ``sizes[i]`` times along each dim (PyTorch's ``Tensor.repeat``, NumPy's ``tile``)."""
+    repeats = _sizes(sizes)
+    if len(repeats) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                           "tensor")
+    out_shape = [r * s for r, s in zip(repeats, (1,) * (len(repeats) - input.ndim) + input.shape)]
+    if any(n < 0 for n in out_shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out_shape)}: {out_shape}")
+    return Repeat.apply(input, repeats)
+
+
+# --------------------------------------------------------------------------- cat, stack
+class Cat(Function):
+    """out = the inputs joined along ``axis``; each input's gradient is its slice of dout.
+
+    Inputs flagged in ``skip`` (PyTorch's legacy 1-D empty tensors) take no part and get an empty gradient.
+    """
+
+    @staticmethod
+    def forward(ctx, *parts, axis, dtype, skip):
+        joined = [p for p, s in zip(parts, skip) if not s]
+        ctx.axis, ctx.skip = axis, skip
+        ctx.offsets = np.cumsum([p.shape[axis] for p in joined[:-1]])
+        return np.concatenate([p.data.astype(dtype, copy=False) for p in joined], axis=axis)
+
+    @staticmethod
+    def backward(ctx, dout):
+        pieces = iter(np.split(dout.data, ctx.offsets, axis=ctx.axis))
+        grads = [np.zeros(0, dout.dtype) if s else next(pieces) for s in ctx.skip]
+        return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
+
+
+def _tensor_list(name, tensors):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    return list(tensors)
+
+
+def _promoted_dtype(tensors):
+    """PyTorch's result dtype over all ``tensors`` (none 0-d): the highest category wins, then the widest."""
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        dtype = result_type(np.empty(0, dtype), t.data)  # result_type compares arrays: an empty stand-in
+    return dtype
+
+
+def cat(tensors, dim=0):
+    """Join ``tensors`` along ``dim`` (promoting dtypes as PyTorch does). Like PyTorch, 1-D empty tensors are
+    skipped whatever ``dim`` is."""
+    tensors = _tensor_list("cat", tensors)
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    skip = [t.shape == (0,) for t in tensors]
+    if all(skip):
+        skip = [False] * len(tensors)
+    ref = tensors[skip.index(False)]
+    axis = normalize_dim(dim, ref.ndim)
+    for i, t in enumerate(tensors):
+        if skip[i]:
+            continue
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}")
+        for d, (expected, got) in enumerate(zip(ref.shape, t.shape)):
+            if d != axis and expected != got:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {axis}. Expected size "
+                                   f"{expected} but got size {got} for tensor number {i} in the list.")
+    return Cat.apply(*tensors, axis=axis, dtype=_promoted_dtype(tensors), skip=tuple(skip))
+
+
+def stack(tensors, dim=0):
+    """Join equally shaped ``tensors`` along a new dimension ``dim``."""
+    tensors = _tensor_list("stack", tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                               f"entry 0 and {list(t.shape)} at entry {i}")
+    axis = normalize_dim(dim, tensors[0].ndim + 1)
+    return cat([unsqueeze(t, axis) for t in tensors], axis)
+
+
+# --------------------------------------------------------------------------- split, chunk
+def _slice_along(input, axis, start, stop):
+    """``input[..., start:stop, ...]`` with the slice on ``axis``: a differentiable view (one ``Index`` node)."""
+    return index(input, (slice(None),) * axis + (slice(start, stop),))
+
+
+def _split_sizes(input, axis, sizes):
+    bounds = np.cumsum([0] + list(sizes))
+    return tuple(_slice_along(input, axis, int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def _split_axis(name, input, dim):
+    if input.ndim == 0:
+        raise RuntimeError(f"{name} expects at least a 1-dimensional tensor")
+    return normalize_dim(dim, input.ndim)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Views of ``tensor`` along ``dim``: pieces of ``split_size`` (the last may be smaller), or of the given
+    ``sections`` sizes."""
+    axis = _split_axis("split", tensor, dim)
+    size = tensor.shape[axis]
+    if isinstance(split_size_or_sections, (tuple, list)):
+        sizes = [operator.index(s) for s in split_size_or_sections]
+        if any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                               f"split_sizes={sizes}")
+        if np.sum(sizes) != size:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
+                               f"size at dimension {axis}), but got split_sizes={sizes}")
+        return _split_sizes(tensor, axis, sizes)
+    step = operator.index(split_size_or_sections)
+    if step < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+    if step == 0 and size != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+    pieces = -(-size // step) if step else 1
+    pieces = pieces or 1  # an empty dimension still gives one (empty) piece
+    return _split_sizes(tensor, axis, [step] * (pieces - 1) + [size - step * (pieces - 1)])
+
+
+def chunk(input, chunks, dim=0):
+    """At most ``chunks`` views of ``input`` along ``dim``, each ``ceil(size / chunks)`` long (the last may be
+    shorter)."""
+    axis = _split_axis("chunk", input, dim)
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    size = input.shape[axis]
+    if size == 0:
+        return _split_sizes(input, axis, [0] * chunks)
+    return split(input, -(-size // chunks), axis)
+
+
+# --------------------------------------------------------------------------- triangles
+def _keep_triangle(name, input, keep):
+    """``input`` with the elements outside ``keep(rows, cols)`` (a boolean (rows, cols) mask) set to zero."""
+    if input.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    rows, cols = input.shape[-2:]
+    return masked_fill(input, Tensor(~keep(rows, cols)), 0)
+
+
+def tril(input, diagonal=0):
+    """The lower triangle of the last two dims (``j - i <= diagonal``); the rest is zero."""
+    return _keep_triangle("tril", input, lambda n, m: np.tri(n, m, diagonal, dtype=bool))
+
+
+def triu(input, diagonal=0):
+    """The upper triangle of the last two dims (``j - i >= diagonal``); the rest is zero."""
+    return _keep_triangle("triu", input, lambda n, m: ~np.tri(n, m, diagonal - 1, dtype=bool))
