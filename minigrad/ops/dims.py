@@ -18,4 +18,5 @@ def normalize_dims(dim, ndim):
         if len(set(axes)) != len(axes):
             raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
         return tuple(sorted(axes)) if ndim else ()
-    return (normalize_dim(dim, ndim),) if ndim else ()
+    axis = normalize_dim(dim, ndim)  # validates the dim even for a 0-d tensor
+    return (axis,) if ndim else ()

@@ -126,8 +126,9 @@ class Pow(Function):
     def backward(ctx, dout):
         x, y, out = ctx.saved_tensors
         g = dout.data
-        # d(x^y)/dx = y x^(y-1); PyTorch defines it as 0 where y == 0 (also at x == 0).
-        dx = np.where(y == 0, 0.0, g * y * x ** (y - 1)).astype(g.dtype) if ctx.needs_input_grad[0] else None
+        # d(x^y)/dx = y x^(y-1); PyTorch defines it as 0 where y == 0 (also at x == 0), inf at 0 ** (y < 1).
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dx = np.where(y == 0, 0.0, g * y * x ** (y - 1)).astype(g.dtype) if ctx.needs_input_grad[0] else None
         # d(x^y)/dy = x^y log x; PyTorch masks x == 0 (where y >= 0) to 0.
         if ctx.needs_input_grad[1]:
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -316,8 +317,10 @@ class Cos(Function):
         return -dout.data * np.sin(a.data)
 
 
-def _unary(fn):
+def _unary(fn, floating=False):
     def op(input):
+        if floating and input.data.dtype.kind in "biu":  # PyTorch computes these in the default float dtype
+            input = cast(input, get_default_dtype())
         return fn.apply(input)
     op.__name__ = fn.__name__.lower()
     op.__doc__ = f"Elementwise {op.__name__} (differentiable; see ``{fn.__name__}.backward``)."
@@ -326,16 +329,16 @@ def _unary(fn):
 
 neg = negative = _unary(Neg)
 abs = _unary(Abs)  # noqa: A001 - PyTorch's name
-exp = _unary(Exp)
-log = _unary(Log)
-sqrt = _unary(Sqrt)
-rsqrt = _unary(Rsqrt)
+exp = _unary(Exp, floating=True)
+log = _unary(Log, floating=True)
+sqrt = _unary(Sqrt, floating=True)
+rsqrt = _unary(Rsqrt, floating=True)
 square = _unary(Square)
-tanh = _unary(Tanh)
-sigmoid = _unary(Sigmoid)
+tanh = _unary(Tanh, floating=True)
+sigmoid = _unary(Sigmoid, floating=True)
 relu = _unary(Relu)
-sin = _unary(Sin)
-cos = _unary(Cos)
+sin = _unary(Sin, floating=True)
+cos = _unary(Cos, floating=True)
 
 
 class Cast(Function):
@@ -399,7 +402,7 @@ class Maximum(Function):
         x, y = ctx.saved_tensors
         g = dout.data
         share = np.where(x == y, 0.5, 1.0).astype(g.dtype)
-        return g * share * (x >= y), g * share * (y >= x)
+        return g * share * ~(x < y), g * share * ~(y < x)  # a NaN gets the gradient, as in PyTorch
 
 
 class Minimum(Function):
@@ -414,7 +417,7 @@ class Minimum(Function):
         x, y = ctx.saved_tensors
         g = dout.data
         share = np.where(x == y, 0.5, 1.0).astype(g.dtype)
-        return g * share * (x <= y), g * share * (y <= x)
+        return g * share * ~(x > y), g * share * ~(y > x)
 
 
 def maximum(input, other):
@@ -481,6 +484,7 @@ def masked_fill(input, mask, value):
 def _compare(npfn):
     def op(input, other):
         a, b = _pair(input, other)
+        check_broadcast(a.shape, b.shape)
         return Tensor(npfn(*promoted(a, b)))
     op.__name__ = npfn.__name__
     return op
