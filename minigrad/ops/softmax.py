@@ -1,9 +1,91 @@
-"""softmax, log_softmax, cross_entropy and attention, with fused numerically stable backward passes."""
+"""softmax and log_softmax as fused Functions with numerically stable forward and hand-written backward.
+
+Forward subtracts the maximum along ``dim`` before exponentiating, so exp never overflows (inputs of
+1e4 are fine) and the largest term is exactly exp(0) = 1. With y = softmax(x) along the dim,
+
+    softmax:      dx = y * (dout - sum(dout * y))
+    log_softmax:  dx = dout - softmax(x) * sum(dout),   softmax(x) = exp(log_softmax(x))
+
+(sums along ``dim``, kept for broadcasting). float16 input is computed in float32 and cast back, as
+PyTorch's CPU kernels do.
+"""
+import numpy as np
+
+from ..autograd import Function
+from .dims import normalize_dim
+from .norm.common import compute_dtype
+
+
+def shifted_exp(x, axis):
+    """The stable pieces along ``axis``: shifted = x - max(x), exp(shifted) and its sum (keepdims), so
+    softmax = exp / sum and log_softmax = shifted - log(sum), with sum >= 1. A row that is all -inf
+    gives nan, as in PyTorch."""
+    with np.errstate(invalid="ignore"):  # -inf - (-inf) in an all -inf row
+        shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+    exp = np.exp(shifted)
+    return shifted, exp, np.sum(exp, axis=axis, keepdims=True)
+
+
+def _axis(input, dim):
+    return normalize_dim(dim, input.ndim) if input.ndim else None
+
+
+def _prepare(input, dim, dtype, name):
+    """Cast to ``dtype`` if given (differentiably, as PyTorch does), check the dtype, and the axis."""
+    if dtype is not None:
+        input = input.to(dtype)
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"{name}: expected a floating-point input, got {input.dtype} "
+                           f"(pass dtype=minigrad.float32 to compute in floating point)")
+    return input, _axis(input, dim)
+
+
+class Softmax(Function):
+    """y = exp(x - max) / sum(exp(x - max));  dx = y * (dout - sum(dout * y))."""
+
+    @staticmethod
+    def forward(ctx, a, axis):
+        x = a.data.astype(compute_dtype(a.dtype), copy=False)
+        _, y, total = shifted_exp(x, axis)
+        y /= total
+        ctx.axis = axis
+        ctx.save_for_backward(y)
+        return y.astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (y,) = ctx.saved_tensors
+        g = dout.data.astype(y.dtype, copy=False)
+        gy = g * y
+        return gy - y * np.sum(gy, axis=ctx.axis, keepdims=True), None
+
+
+class LogSoftmax(Function):
+    """out = (x - max) - log(sum(exp(x - max)));  dx = dout - exp(out) * sum(dout)."""
+
+    @staticmethod
+    def forward(ctx, a, axis):
+        x = a.data.astype(compute_dtype(a.dtype), copy=False)
+        out, _, total = shifted_exp(x, axis)
+        out -= np.log(total)
+        ctx.axis = axis
+        ctx.save_for_backward(out)
+        return out.astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (out,) = ctx.saved_tensors
+        g = dout.data.astype(out.dtype, copy=False)
+        return g - np.exp(out) * np.sum(g, axis=ctx.axis, keepdims=True), None
 
 
 def softmax(input, dim, dtype=None):
-    raise NotImplementedError("minigrad softmax is not implemented yet")
+    """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` casts the input first (PyTorch's argument)."""
+    input, axis = _prepare(input, dim, dtype, "softmax")
+    return Softmax.apply(input, axis)
 
 
 def log_softmax(input, dim, dtype=None):
-    raise NotImplementedError("minigrad log_softmax is not implemented yet")
+    """log(softmax(x)) along ``dim``, computed as x - max - log(sum(exp(x - max))) (never log of a 0)."""
+    input, axis = _prepare(input, dim, dtype, "log_softmax")
+    return LogSoftmax.apply(input, axis)
