@@ -81,13 +81,13 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 # --------------------------------------------------------------------------- variance and standard deviation
-def _variance(ctx, a, axes, keepdim, correction, whole):
+def _variance(ctx, name, a, axes, keepdim, correction, whole):
     """var = sum((x - mean)^2) / max(N - correction, 0); keeps on ``ctx`` what ``_variance_grad`` needs."""
     x = a.data
     centered = x - x.mean(axis=axes, keepdims=True)
     ctx.dof, ctx.whole, ctx.keep_shape = _count(x.shape, axes) - correction, whole, _keepdim_shape(x.shape, axes)
     if ctx.dof <= 0:
-        warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", stacklevel=6)
     with np.errstate(divide="ignore", invalid="ignore"):
         var = np.asarray((centered * centered).sum(axis=axes, keepdims=keepdim) / builtins.max(ctx.dof, 0))
@@ -106,7 +106,7 @@ def _variance_grad(ctx, centered, dvar):
 class Var(Function):
     @staticmethod
     def forward(ctx, a, axes, keepdim, correction, whole):
-        var, centered = _variance(ctx, a, axes, keepdim, correction, whole)
+        var, centered = _variance(ctx, "var", a, axes, keepdim, correction, whole)
         ctx.save_for_backward(centered)
         return var
 
@@ -121,7 +121,7 @@ class Std(Function):
 
     @staticmethod
     def forward(ctx, a, axes, keepdim, correction, whole):
-        var, centered = _variance(ctx, a, axes, keepdim, correction, whole)
+        var, centered = _variance(ctx, "std", a, axes, keepdim, correction, whole)
         std = np.sqrt(var)
         ctx.save_for_backward(centered, std)
         return std
