@@ -16,7 +16,8 @@ def normalize_dims(dim, ndim):
     if isinstance(dim, (tuple, list)):
         axes = tuple(normalize_dim(d, ndim) for d in dim)
         if len(set(axes)) != len(axes):
-            raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
+            repeated = next(a for i, a in enumerate(axes) if a in axes[:i])
+            raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
         return tuple(sorted(axes)) if ndim else ()
     axis = normalize_dim(dim, ndim)  # validates the dim even for a 0-d tensor
     return (axis,) if ndim else ()
