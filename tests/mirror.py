@@ -47,6 +47,12 @@ def assert_mirror(mg_fn, torch_fn, *arrays, rtol=1e-10, atol=1e-10, seed=0, grad
     return out_mg
 
 
+def run_both(f):
+    """``f(lib, *tensors)`` written once, as the (minigrad, PyTorch) pair of functions ``assert_mirror`` takes."""
+    torch = torch_or_skip()
+    return (lambda *t: f(mg, *t)), (lambda *t: f(torch, *t))
+
+
 def check_grad(fn, *arrays, fast_mode=False, **kwargs):
     """Float64 finite-difference check of ``fn`` on copies of ``arrays`` (float ones require grad)."""
     inputs = [mg.tensor(np.array(a, dtype=np.float64), requires_grad=True)

@@ -127,10 +127,10 @@ class Linear(Function):
         w = _in_compute_dtype(weight)                          # (out, in)
         ctx.x_shape = x.shape
         ctx.save_for_backward(x2 if ctx.needs_input_grad[1] else None, w if ctx.needs_input_grad[0] else None)
-        out = x2 @ w.T                                         # (M, out)
+        out = (x2 @ w.T).reshape(x.shape[:-1] + (w.shape[0],))   # (*, out)
         if bias is not None:
             out += bias.data
-        return out.reshape(x.shape[:-1] + (w.shape[0],)).astype(x.dtype, copy=False)
+        return out.astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
@@ -158,7 +158,11 @@ def linear(input, weight, bias=None):
     if bias is not None:
         _check_same_dtype(input, bias, "input and bias")
         out_shape = input.shape[:-1] + (weight.shape[0],)
-        if check_broadcast(bias.shape, out_shape) != out_shape:
+        try:
+            fits = np.broadcast_shapes(bias.shape, out_shape) == out_shape
+        except ValueError:
+            fits = False
+        if not fits:
             raise RuntimeError(f"linear(): bias of shape {list(bias.shape)} does not broadcast to the output "
                                f"shape {list(out_shape)}")
     return Linear.apply(input, weight, bias)
