@@ -1,0 +1,376 @@
+"""numba twins of the NumPy reference kernels (same names, signatures and results; see numpy_kernels.py).
+
+Each public function is a thin Python wrapper that copies a non-contiguous input once, replaces
+a missing weight/bias by neutral ones (numba compiles poorly around Optional arrays), allocates
+the outputs with NumPy and calls a jitted kernel. Allocating in NumPy is deliberate: NumPy asks
+the OS for transparent huge pages, so a fresh 32 MB output costs ~16 page faults instead of ~8000,
+which on this kind of VM roughly halves the time of a forward pass.
+
+How the kernels work (normalization.md §1):
+
+* one parallel task per row (row family, x (R, D)), per (n, g) group (GroupNorm/InstanceNorm,
+  x (N, C, S) viewed as rows (N*G, C/G*S)) or per (n, c) slice (BatchNorm); each task makes two
+  passes over its data, statistics then normalize, while the data is still in cache, so memory
+  sees one read of x (and dy) and one write of y (or dx);
+* statistics and every sum are accumulated in float64, also for float32 data: a float32 row of
+  65,536 elements with |mean| >> std stays within 1e-5 of a float64 reference; the variance is
+  two-pass, mean((x - mean)^2), never E[x^2] - E[x]^2;
+* the sums are the only code compiled with ``fastmath={"reassoc"}`` (the four ``_sum*`` helpers):
+  it lets LLVM keep several float64 partial sums in SIMD lanes, ~5x faster than one scalar chain,
+  and the order of the additions is still fixed by the code and the row length, never by thread
+  scheduling. Everything else is compiled with ``fastmath=False``;
+* the parameter gradients dw, db sum over all rows. The row family partitions the rows into a
+  fixed number of chunks (the thread count), each chunk adds into its own float64 partial row, and
+  the partials are added in chunk order: bitwise identical results from run to run at a given
+  thread count. The channel family keeps one float64 partial per (n, c) and adds them in n order,
+  which does not even depend on the thread count.
+
+Statistics are returned in the data's dtype (as the NumPy kernels do). The LayerNorm/GroupNorm
+forwards normalize with the float64 mean; their backwards recover it from the rounded saved mean
+(mean64 = mean + mean(x - mean), one more sum in the pass that reads x anyway), so a float32 mean
+of 1e4 with a std of 1e-2 does not turn into a 5% error in the gradient.
+
+All kernels live in this one file on purpose: numba's on-disk cache of a function is invalidated
+only when *its own* source file changes, so helpers in another file could go stale in the cache.
+"""
+import numba
+import numpy as np
+from numba import njit, prange
+
+# error_model="numpy": 1/0 is inf and 0/0 NaN (as in NumPy and PyTorch), not ZeroDivisionError
+_kernel = njit(parallel=True, cache=True, fastmath=False, error_model="numpy")  # the parallel kernels
+_helper = njit(cache=True, fastmath=False, error_model="numpy")                 # called inside a task
+_sum = njit(cache=True, fastmath={"reassoc"}, error_model="numpy")              # float64 sums, SIMD lanes
+
+
+# --------------------------------------------------------------------------- sums over one contiguous 1-D slice
+@_sum
+def _sum_dev(a, m):
+    """sum_j (a_j - m) in float64 (m is a float64)."""
+    s = 0.0
+    for j in range(a.size):
+        s += a[j] - m                                    # a (L,)
+    return s
+
+
+@_sum
+def _sum_sq_dev(a, m):
+    """sum_j (a_j - m)^2 in float64."""
+    s = 0.0
+    for j in range(a.size):
+        v = a[j] - m                                     # a (L,)
+        s += v * v
+    return s
+
+
+@_sum
+def _sum_dot_dev(g, a, m):
+    """sum_j g_j (a_j - m) in float64."""
+    s = 0.0
+    for j in range(a.size):
+        s += g[j] * (a[j] - m)                           # g, a (L,)
+    return s
+
+
+@_sum
+def _sum_wdot_dev(g, w, a, m):
+    """sum_j g_j w_j (a_j - m) in float64."""
+    s = 0.0
+    for j in range(a.size):
+        s += g[j] * w[j] * (a[j] - m)                    # g, w, a (L,)
+    return s
+
+
+@_helper
+def _mean_rstd(a, eps):
+    """Two-pass float64 mean and 1/sqrt(biased var + eps) of the slice a (L,)."""
+    m = _sum_dev(a, 0.0) / a.size
+    return m, 1.0 / np.sqrt(_sum_sq_dev(a, m) / a.size + eps)
+
+
+@_helper
+def _affine_segment(xs, ys, m, s, wc, bc):
+    """ys = (xs - m) * s * wc + bc on one slice with scalar statistics and parameters (GN, BN)."""
+    for t in range(xs.size):
+        ys[t] = (xs[t] - m) * s * wc + bc                # xs, ys (L,)
+
+
+@_helper
+def _centered_dx_segment(dys, xs, dxs, wc, s, m, mean_gw, coef):
+    """dxs = s * (wc*dys - mean_gw - (xs - m)*coef), coef = s * mean(gw * xhat): the centered dx on a slice."""
+    for t in range(xs.size):
+        dxs[t] = s * (wc * dys[t] - mean_gw - (xs[t] - m) * coef)  # dys, xs, dxs (L,)
+
+
+# --------------------------------------------------------------------------- row family: x (R, D)
+@_kernel
+def _rms_norm_forward(x, w, b, eps, k, eps_outside, y, rstd):
+    r_count, d = x.shape
+    for r in prange(r_count):
+        ms = _sum_sq_dev(x[r, :k], 0.0) / k                            # x[r, :k] (k,)
+        s = 1.0 / (np.sqrt(ms) + eps) if eps_outside else 1.0 / np.sqrt(ms + eps)
+        rstd[r] = s                                                    # rstd (R,)
+        for j in range(d):
+            y[r, j] = x[r, j] * s * w[j] + b[j]                        # x, y (R, D); w, b (D,)
+
+
+@_kernel
+def _rms_norm_backward(dy, x, rstd, w, k, eps_outside, n_chunks, need_dx, need_dw, need_db, dx, dw_part, db_part):
+    r_count, d = x.shape
+    for c in prange(n_chunks):
+        for r in range(c * r_count // n_chunks, (c + 1) * r_count // n_chunks):
+            s = np.float64(rstd[r])                                    # rstd (R,)
+            if need_dx:
+                proj = _sum_wdot_dev(dy[r], w, x[r], 0.0) * s / k      # sum_j(gw*xhat)/k; dy[r], x[r] (D,)
+                xk = x[r, :k]                                          # (k,): the RMS subset
+                coef = (1.0 / np.sqrt(_sum_sq_dev(xk, 0.0) / k) if eps_outside else s) * proj
+                for j in range(k):
+                    dx[r, j] = s * (dy[r, j] * w[j] - coef * x[r, j])  # dy, x, dx (R, D); w (D,)
+                for j in range(k, d):
+                    dx[r, j] = s * dy[r, j] * w[j]                     # outside the subset: no correction
+            if need_dw:
+                for j in range(d):
+                    dw_part[c, j] += dy[r, j] * (x[r, j] * s)          # dw_part (chunks, D); dy, x (R, D)
+            if need_db:
+                for j in range(d):
+                    db_part[c, j] += dy[r, j]                          # db_part (chunks, D)
+
+
+@_kernel
+def _layer_norm_forward(x, w, b, eps, y, mean, rstd):
+    r_count, d = x.shape
+    for r in prange(r_count):
+        m, s = _mean_rstd(x[r], eps)                                   # x[r] (D,)
+        mean[r], rstd[r] = m, s                                        # mean, rstd (R,)
+        for j in range(d):
+            y[r, j] = (x[r, j] - m) * s * w[j] + b[j]                  # x, y (R, D); w, b (D,)
+
+
+@_kernel
+def _layer_norm_backward(dy, x, mean, rstd, w, n_chunks, need_dx, need_dw, need_db, dx, dw_part, db_part):
+    r_count, d = x.shape
+    for c in prange(n_chunks):
+        for r in range(c * r_count // n_chunks, (c + 1) * r_count // n_chunks):
+            s, m = np.float64(rstd[r]), np.float64(mean[r])            # rstd, mean (R,)
+            if need_dx or need_dw:
+                m += _sum_dev(x[r], m) / d                             # the float64 mean of the forward; x[r] (D,)
+            if need_dx:
+                mean_gw = _sum_dot_dev(dy[r], w, 0.0) / d              # dy[r], w (D,)
+                coef = s * _sum_wdot_dev(dy[r], w, x[r], m) / d * s   # s * mean(gw * xhat)
+                for j in range(d):
+                    dx[r, j] = s * (dy[r, j] * w[j] - mean_gw - (x[r, j] - m) * coef)  # dy, x, dx (R, D)
+            if need_dw:
+                for j in range(d):
+                    dw_part[c, j] += dy[r, j] * ((x[r, j] - m) * s)    # dw_part (chunks, D); dy, x (R, D)
+            if need_db:
+                for j in range(d):
+                    db_part[c, j] += dy[r, j]                          # db_part (chunks, D)
+
+
+@_helper
+def _add_chunks(part, out):
+    """out = sum of the partial rows part (chunks, D), added in chunk order."""
+    for j in range(part.shape[1]):
+        acc = 0.0
+        for c in range(part.shape[0]):
+            acc += part[c, j]                                          # part (chunks, D)
+        out[j] = acc                                                   # out (D,)
+
+
+# --------------------------------------------------------------------------- channel family: x (N, C, S)
+@_kernel
+def _group_norm_forward(x, num_groups, w, b, eps, y, mean, rstd):
+    n_count, c_count, s_count = x.shape
+    cg = c_count // num_groups
+    for i in prange(n_count * num_groups):
+        n, g = i // num_groups, i % num_groups
+        m, s = _mean_rstd(x[n, g * cg:(g + 1) * cg].ravel(), eps)      # the group (C/G, S), contiguous
+        mean[n, g], rstd[n, g] = m, s                                  # mean, rstd (N, G)
+        for c in range(g * cg, (g + 1) * cg):
+            _affine_segment(x[n, c], y[n, c], m, s, w[c], b[c])        # x[n, c], y[n, c] (S,); w, b (C,)
+
+
+@_kernel
+def _group_norm_backward(dy, x, mean, rstd, num_groups, w, need_dx, need_x, dx, dw_nc, db_nc):
+    n_count, c_count, s_count = x.shape
+    cg = c_count // num_groups
+    size = cg * s_count                                                # elements per group
+    for i in prange(n_count * num_groups):
+        n, g = i // num_groups, i % num_groups
+        s, m = np.float64(rstd[n, g]), np.float64(mean[n, g])          # rstd, mean (N, G)
+        sum_gw = sum_gw_xc = sum_xc = 0.0                              # sums around the saved (rounded) mean m
+        for c in range(g * cg, (g + 1) * cg):
+            db_nc[n, c] = _sum_dev(dy[n, c], 0.0)                      # dy[n, c] (S,); db_nc (N, C)
+            sum_gw += w[c] * db_nc[n, c]                               # w (C,)
+            if need_x:                                                 # dx or dw: the sums that read x
+                dw_nc[n, c] = _sum_dot_dev(dy[n, c], x[n, c], m)       # x[n, c] (S,); dw_nc (N, C)
+                sum_gw_xc += w[c] * dw_nc[n, c]
+                sum_xc += _sum_dev(x[n, c], m)
+        delta = sum_xc / size                                          # the forward's float64 mean is m + delta
+        for c in range(g * cg, (g + 1) * cg):
+            dw_nc[n, c] = s * (dw_nc[n, c] - delta * db_nc[n, c])      # sum_s dy * xhat; (N, C)
+        if need_dx:
+            coef = s * (sum_gw_xc - delta * sum_gw) / size * s         # s * mean(gw * xhat)
+            for c in range(g * cg, (g + 1) * cg):
+                _centered_dx_segment(dy[n, c], x[n, c], dx[n, c], w[c], s, m + delta, sum_gw / size, coef)
+
+
+@_kernel
+def _batch_norm_stats(x, mean, var):
+    n_count, c_count, s_count = x.shape
+    seg_mean, seg_m2 = np.empty((n_count, c_count)), np.empty((n_count, c_count))  # per (n, c) slice, float64
+    for i in prange(n_count * c_count):
+        n, c = i // c_count, i % c_count
+        seg_mean[n, c] = _sum_dev(x[n, c], 0.0) / s_count              # x[n, c] (S,)
+        seg_m2[n, c] = _sum_sq_dev(x[n, c], seg_mean[n, c])
+    for c in prange(c_count):                                          # merge the slices in n order
+        m = _sum_dev(seg_mean[:, c], 0.0) / n_count                    # seg_mean[:, c] (N,)
+        m2 = _sum_dev(seg_m2[:, c], 0.0) + s_count * _sum_sq_dev(seg_mean[:, c], m)  # total variance
+        mean[c], var[c] = m, m2 / (n_count * s_count)                  # mean, var (C,)
+
+
+@_kernel
+def _batch_norm_forward(x, mean, rstd, w, b, y):
+    n_count, c_count, s_count = x.shape
+    for i in prange(n_count * c_count):
+        n, c = i // c_count, i % c_count
+        _affine_segment(x[n, c], y[n, c], np.float64(mean[c]), np.float64(rstd[c]), w[c], b[c])  # (S,); (C,)
+
+
+@_kernel
+def _batch_norm_backward(dy, x, mean, rstd, w, training, need_dx, dw_nc, db_nc, dx):
+    n_count, c_count, s_count = x.shape
+    if dw_nc.shape[0]:                                                 # the per-channel sums are needed
+        for i in prange(n_count * c_count):
+            n, c = i // c_count, i % c_count
+            db_nc[n, c] = _sum_dev(dy[n, c], 0.0)                      # dy[n, c] (S,); db_nc (N, C)
+            dw_nc[n, c] = _sum_dot_dev(dy[n, c], x[n, c], np.float64(mean[c])) * rstd[c]  # sum_s dy * xhat
+    if need_dx:
+        size = n_count * s_count                                       # elements per channel
+        for i in prange(n_count * c_count):
+            n, c = i // c_count, i % c_count
+            s = np.float64(rstd[c])                                    # rstd (C,)
+            if training:
+                mean_gw = w[c] * _sum_dev(db_nc[:, c], 0.0) / size     # db_nc[:, c] (N,)
+                coef = s * w[c] * _sum_dev(dw_nc[:, c], 0.0) / size    # s * mean(gw * xhat)
+                _centered_dx_segment(dy[n, c], x[n, c], dx[n, c], w[c], s, np.float64(mean[c]), mean_gw, coef)
+            else:                                                      # eval: mean and rstd are constants
+                for t in range(s_count):
+                    dx[n, c, t] = s * (w[c] * dy[n, c, t])             # dx, dy (N, C, S)
+
+
+@_helper
+def _add_over_n(part, out):
+    """out[c] = sum_n part[n, c], added in n order (part (N, C), out (C,))."""
+    for c in range(part.shape[1]):
+        out[c] = _sum_dev(part[:, c], 0.0)                             # part[:, c] (N,)
+
+
+# --------------------------------------------------------------------------- the wrappers (the public kernels)
+def _neutral(param, size, dtype, value):
+    """A (size,) parameter array for the kernels: ``param`` itself, or ``value`` everywhere if it is None."""
+    return np.full(size, value, dtype) if param is None else np.ascontiguousarray(param, dtype)
+
+
+def _empty(shape, needed, dtype=np.float64):
+    """An output array if it is ``needed``, else a 0-row placeholder of the same rank (the kernel skips it)."""
+    return np.empty(shape, dtype) if needed else np.empty((0,) + tuple(shape[1:]), dtype)
+
+
+def _reduced(part, needed, dtype, add):
+    """The parameter gradient from the float64 partial sums ``part`` (``add`` fixes the order), or None."""
+    if not needed:
+        return None
+    out = np.empty(part.shape[1], dtype)
+    add(part, out)
+    return out
+
+
+def _row_backward(kernel, dy, x, stats, weight, options, need_dx, need_dw, need_db):
+    """Run a row-family backward ``kernel(dy, x, *stats, w, *options, n_chunks, needs..., dx, dw_part, db_part)``.
+
+    The rows are split into n_chunks = thread count (<= R) chunks, each adding into its own
+    partial row of dw_part/db_part (chunks, D), which are then added in chunk order."""
+    dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
+    r_count, d = x.shape
+    n_chunks = max(1, min(numba.get_num_threads(), r_count))
+    dx = _empty(x.shape, need_dx, x.dtype)
+    dw_part = np.zeros((n_chunks if need_dw else 0, d))
+    db_part = np.zeros((n_chunks if need_db else 0, d))
+    kernel(dy, x, *[np.ascontiguousarray(a) for a in stats], _neutral(weight, d, x.dtype, 1), *options, n_chunks,
+           bool(need_dx), bool(need_dw), bool(need_db), dx, dw_part, db_part)
+    return (dx if need_dx else None, _reduced(dw_part, need_dw, x.dtype, _add_chunks),
+            _reduced(db_part, need_db, x.dtype, _add_chunks))
+
+
+def rms_norm_forward(x, weight, bias, eps, k, eps_outside):
+    x = np.ascontiguousarray(x)
+    r_count, d = x.shape
+    y, rstd = np.empty_like(x), np.empty(r_count, x.dtype)
+    _rms_norm_forward(x, _neutral(weight, d, x.dtype, 1), _neutral(bias, d, x.dtype, 0), float(eps), int(k),
+                      bool(eps_outside), y, rstd)
+    return y, rstd
+
+
+def rms_norm_backward(dy, x, rstd, weight, eps, k, eps_outside, need_dx, need_dw, need_db):
+    return _row_backward(_rms_norm_backward, dy, x, (rstd,), weight, (int(k), bool(eps_outside)),
+                         need_dx, need_dw, need_db)
+
+
+def layer_norm_forward(x, weight, bias, eps):
+    x = np.ascontiguousarray(x)
+    r_count, d = x.shape
+    y, mean, rstd = np.empty_like(x), np.empty(r_count, x.dtype), np.empty(r_count, x.dtype)
+    _layer_norm_forward(x, _neutral(weight, d, x.dtype, 1), _neutral(bias, d, x.dtype, 0), float(eps), y, mean, rstd)
+    return y, mean, rstd
+
+
+def layer_norm_backward(dy, x, mean, rstd, weight, need_dx, need_dw, need_db):
+    return _row_backward(_layer_norm_backward, dy, x, (mean, rstd), weight, (), need_dx, need_dw, need_db)
+
+
+def group_norm_forward(x, num_groups, weight, bias, eps):
+    x = np.ascontiguousarray(x)
+    n, c, _ = x.shape
+    y, mean, rstd = np.empty_like(x), np.empty((n, num_groups), x.dtype), np.empty((n, num_groups), x.dtype)
+    _group_norm_forward(x, int(num_groups), _neutral(weight, c, x.dtype, 1), _neutral(bias, c, x.dtype, 0),
+                        float(eps), y, mean, rstd)
+    return y, mean, rstd
+
+
+def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw, need_db):
+    dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
+    n, c, _ = x.shape
+    dx, dw_nc, db_nc = _empty(x.shape, need_dx, x.dtype), np.zeros((n, c)), np.empty((n, c))
+    _group_norm_backward(dy, x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd), int(num_groups),
+                         _neutral(weight, c, x.dtype, 1), bool(need_dx), bool(need_dx or need_dw), dx, dw_nc, db_nc)
+    return (dx if need_dx else None, _reduced(dw_nc, need_dw, x.dtype, _add_over_n),
+            _reduced(db_nc, need_db, x.dtype, _add_over_n))
+
+
+def batch_norm_stats(x):
+    x = np.ascontiguousarray(x)
+    mean, var = np.empty(x.shape[1], x.dtype), np.empty(x.shape[1], x.dtype)
+    _batch_norm_stats(x, mean, var)
+    return mean, var
+
+
+def batch_norm_forward(x, mean, rstd, weight, bias):
+    x = np.ascontiguousarray(x)
+    c = x.shape[1]
+    y = np.empty_like(x)
+    _batch_norm_forward(x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd), _neutral(weight, c, x.dtype, 1),
+                        _neutral(bias, c, x.dtype, 0), y)
+    return y
+
+
+def batch_norm_backward(dy, x, mean, rstd, weight, training, need_dx, need_dw, need_db):
+    dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
+    n, c, _ = x.shape
+    sums = need_dw or need_db or (need_dx and training)
+    dw_nc, db_nc = _empty((n, c), sums), _empty((n, c), sums)
+    dx = _empty(x.shape, need_dx, x.dtype)
+    _batch_norm_backward(dy, x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
+                         _neutral(weight, c, x.dtype, 1), bool(training), bool(need_dx), dw_nc, db_nc, dx)
+    return (dx if need_dx else None, _reduced(dw_nc, need_dw, x.dtype, _add_over_n),
+            _reduced(db_nc, need_db, x.dtype, _add_over_n))
