@@ -232,39 +232,49 @@ def ln_graph():
     return graph_of(lambda x, w, b: layer_norm_composite(x, (4,), w, b), [by_hand.X, by_hand.W, B], ["x", "w", "b"])
 
 
-@example("ln.forward")
-def ln_forward():
-    x, w = by_hand.X, by_hand.W
-    y, saved, _ = twins(*_ln(), [x, w, B], by_hand.G)
-    mean, rstd, xhat = centered_forward(x, 1, 1e-5)
-    same(saved[1], mean.ravel(), "mean saved by LayerNormFunction")
-    same(saved[2], rstd.ravel(), "rstd saved by LayerNormFunction")
-    same(y, xhat * w + B, "y vs NumPy")
-    return text(("x", x), ("w", w), ("b", B), "",
-                ("mean = mean(x) per row       ", saved[1]),
-                ("var  = mean((x - mean)^2)    ", ((x - mean) ** 2).mean(axis=1)),
-                ("rstd = 1/sqrt(var + 1e-5)    ", saved[2]), "",
+def centered_forward_example(forms, x, w, b, g, axis, name, x_label, per):
+    """The forward of a centered norm (LayerNorm over rows, BatchNorm over channels) on x, w, b: the
+    statistics ``name`` saved, checked against NumPy, and xhat, y. ``per`` names what a statistic is of."""
+    y, saved, _ = twins(*forms, [x, w, b], g)
+    mean, rstd, xhat = centered_forward(x, axis, 1e-5)
+    same(saved[1], mean.ravel(), f"mean saved by {name}")
+    same(saved[2], rstd.ravel(), f"rstd saved by {name}")
+    same(y, xhat * w + b, "y vs NumPy")
+    stats = [("mean = mean(x)", saved[1]), ("var  = mean((x - mean)^2)", ((x - mean) ** 2).mean(axis=axis)),
+             ("rstd = 1/sqrt(var + 1e-5)", saved[2])]
+    return text((x_label, x), ("w", w), ("b", b), "",
+                *[(f"{label:26}{per}", value) for label, value in stats], "",
                 ("xhat = (x - mean) * rstd", xhat),
                 ("y    = xhat * w + b", y))
 
 
-@example("ln.backward")
-def ln_backward():
-    x, w, g = by_hand.X, by_hand.W, by_hand.G
-    _, _, (dx, dw, db) = twins(*_ln(), [x, w, B], g)
-    _, rstd, xhat = centered_forward(x, 1, 1e-5)
+def centered_backward_example(forms, x, w, b, g, axis, per, summed_over):
+    """The backward of the same, each term of the compact formula shown, checked against NumPy."""
+    _, _, (dx, dw, db) = twins(*forms, [x, w, b], g)
+    _, rstd, xhat = centered_forward(x, axis, 1e-5)
     gw = g * w
-    same(dx, centered_backward(g, w, xhat, rstd, 1), "dx: fused vs NumPy")
-    same(dw, (g * xhat).sum(axis=0), "dw")
+    same(dx, centered_backward(g, w, xhat, rstd, axis), "dx: fused vs NumPy")
+    same(dw, (g * xhat).sum(axis=0), "dw")   # both examples are 2-D with parameters along the last axis
     same(db, g.sum(axis=0), "db")
     return text(("g", g), "",
                 ("gw = g * w", gw),
-                ("mean(gw) per row       ", gw.mean(axis=1)),
-                ("mean(gw * xhat) per row", (gw * xhat).mean(axis=1)),
+                (f"mean(gw) {per}       ", gw.mean(axis=axis)),
+                (f"mean(gw * xhat) {per}", (gw * xhat).mean(axis=axis)),
                 ("dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))", dx),
-                ("dw = sum over rows of g * xhat", dw),
-                ("db = sum over rows of g", db), "",
+                (f"dw = sum over {summed_over} of g * xhat", dw),
+                (f"db = sum over {summed_over} of g", db), "",
                 "fused backward, autograd through the composite twin and the NumPy lines above agree to 1e-12")
+
+
+@example("ln.forward")
+def ln_forward():
+    return centered_forward_example(_ln(), by_hand.X, by_hand.W, B, by_hand.G, 1, "LayerNormFunction", "x",
+                                    "per row")
+
+
+@example("ln.backward")
+def ln_backward():
+    return centered_backward_example(_ln(), by_hand.X, by_hand.W, B, by_hand.G, 1, "per row", "rows")
 
 
 def _bound(value, bound=1e-12):
@@ -336,35 +346,13 @@ def bn_graph():
 
 @example("bn.forward")
 def bn_forward():
-    y, saved, _ = twins(*_bn(), [BN_X, BN_W, BN_B], BN_G)
-    mean, rstd, xhat = centered_forward(BN_X, 0, 1e-5)
-    same(saved[1], mean.ravel(), "mean saved by FusedBatchNorm")
-    same(saved[2], rstd.ravel(), "rstd saved by FusedBatchNorm")
-    same(y, xhat * BN_W + BN_B, "y vs NumPy")
-    return text(("x (N = 4 rows, C = 2 channels)", BN_X), ("w", BN_W), ("b", BN_B), "",
-                ("mean per channel (over N)   ", saved[1]),
-                ("var  per channel (biased)   ", ((BN_X - mean) ** 2).mean(axis=0)),
-                ("rstd = 1/sqrt(var + 1e-5)   ", saved[2]), "",
-                ("xhat = (x - mean) * rstd", xhat),
-                ("y    = xhat * w + b", y))
+    return centered_forward_example(_bn(), BN_X, BN_W, BN_B, BN_G, 0, "FusedBatchNorm",
+                                    "x (N = 4 rows, C = 2 channels)", "per channel")
 
 
 @example("bn.backward")
 def bn_backward():
-    _, _, (dx, dw, db) = twins(*_bn(), [BN_X, BN_W, BN_B], BN_G)
-    _, rstd, xhat = centered_forward(BN_X, 0, 1e-5)
-    gw = BN_G * BN_W
-    same(dx, centered_backward(BN_G, BN_W, xhat, rstd, 0), "dx vs NumPy")
-    same(dw, (BN_G * xhat).sum(axis=0), "dw")
-    same(db, BN_G.sum(axis=0), "db")
-    return text(("g", BN_G), "",
-                ("gw = g * w", gw),
-                ("mean(gw) per channel       ", gw.mean(axis=0)),
-                ("mean(gw * xhat) per channel", (gw * xhat).mean(axis=0)),
-                ("dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))", dx),
-                ("dw = sum over N of g * xhat", dw),
-                ("db = sum over N of g", db), "",
-                "fused backward, autograd through the composite twin and the NumPy lines above agree to 1e-12")
+    return centered_backward_example(_bn(), BN_X, BN_W, BN_B, BN_G, 0, "per channel", "N")
 
 
 @example("bn.coupling")
