@@ -169,7 +169,8 @@ def expand_as(input, other):
 # --------------------------------------------------------------------------- indexing
 def _to_numpy_part(part):
     if isinstance(part, Tensor):
-        return part.data
+        integer = part.data.ndim == 0 and part.data.dtype.kind in "iu"
+        return int(part.data) if integer else part.data  # PyTorch indexes with a 0-d integer tensor as with an int
     return np.asarray(part) if isinstance(part, list) else part
 
 
@@ -229,7 +230,11 @@ class Index(Function):
 
 
 def index(input, index):
-    """``input[index]``: basic slicing, integer-array and boolean-mask indexing, all differentiable."""
+    """``input[index]``: basic slicing, integer-array and boolean-mask indexing, all differentiable.
+
+    PyTorch's rules where they differ from NumPy's: no negative steps, and integers (also 0-d
+    integer tensors) select before any advanced indexing.
+    """
     index = to_numpy_index(index)
     parts = _parts(index)
     if any(isinstance(p, slice) and p.step is not None and p.step < 0 for p in parts):
@@ -257,16 +262,15 @@ class Repeat(Function):
     """
 
     @staticmethod
-    def forward(ctx, a, repeats):
-        shape = (1,) * (len(repeats) - a.ndim) + a.shape
-        ctx.input_shape, ctx.shape, ctx.repeats = a.shape, shape, repeats
-        return np.tile(a.data.reshape(shape), repeats)
+    def forward(ctx, a, padded_shape, repeats):
+        ctx.input_shape, ctx.padded_shape, ctx.repeats = a.shape, padded_shape, repeats
+        return np.tile(a.data.reshape(padded_shape), repeats)
 
     @staticmethod
     def backward(ctx, dout):
-        interleaved = [n for r, s in zip(ctx.repeats, ctx.shape) for n in (r, s)]  # (r0, s0, r1, s1, ...)
+        interleaved = [n for r, s in zip(ctx.repeats, ctx.padded_shape) for n in (r, s)]  # (r0, s0, r1, s1, ...)
         repeat_axes = tuple(range(0, len(interleaved), 2))
-        return dout.data.reshape(interleaved).sum(axis=repeat_axes).reshape(ctx.input_shape), None
+        return dout.data.reshape(interleaved).sum(axis=repeat_axes).reshape(ctx.input_shape), None, None
 
 
 def repeat(input, *sizes):
@@ -275,10 +279,11 @@ def repeat(input, *sizes):
     if len(repeats) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
-    out_shape = [r * s for r, s in zip(repeats, (1,) * (len(repeats) - input.ndim) + input.shape)]
+    padded_shape = (1,) * (len(repeats) - input.ndim) + input.shape
+    out_shape = [r * s for r, s in zip(repeats, padded_shape)]
     if any(n < 0 for n in out_shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out_shape)}: {out_shape}")
-    return Repeat.apply(input, repeats)
+    return Repeat.apply(input, padded_shape, repeats)
 
 
 # --------------------------------------------------------------------------- cat, stack
