@@ -254,12 +254,26 @@ def test_unary_result_dtype_matches_pytorch(op, dtype):
     np.testing.assert_allclose(got.data.astype(np.float64), expected.numpy().astype(np.float64), rtol=1e-3)
 
 
+@pytest.mark.parametrize("f", [lambda m, x: m.clamp(x, 0.5), lambda m, x: x.clamp(max=2), lambda m, x: x.clamp(-1, 2.5)])
+@pytest.mark.parametrize("dtype", ["int64", "float16", "float32"])
+def test_clamp_result_dtype_matches_pytorch(f, dtype):
+    torch = torch_or_skip()
+    data = np.array([-2, 1, 3], dtype=dtype)
+    got, expected = f(mg, mg.tensor(data)), f(torch, torch.tensor(data))
+    assert str(got.dtype) == str(expected.dtype).replace("torch.", "")
+    np.testing.assert_array_equal(got.data, expected.numpy())
+
+
 # ----------------------------------------------------------------------------- gradient dtypes
+@pytest.mark.parametrize("f", [lambda m, x: x.float() * 2, lambda m, x: x.half() + 1, lambda m, x: x.to(m.float32),
+                               lambda m, x: x.double()])
+def test_dtype_conversions_pass_the_gradient_back_in_the_input_dtype(f, rng):
+    assert_mirror(*run_both(f), rng.standard_normal((2, 3)))
 @pytest.mark.parametrize("dtype", [mg.float32, mg.float16])
 def test_gradients_keep_the_leaf_dtype(dtype, rng):
     x = mg.tensor(rng.standard_normal((2, 3)).astype(dtype), requires_grad=True)
     y = mg.tensor(positive(rng.standard_normal(3)).astype(dtype), requires_grad=True)
-    out = (x * y).sigmoid() + (x / y).tanh() - y.sqrt().log() * x.abs() + x.clamp(-0.5, 0.5) ** 2
+    out = (x * y).sigmoid() + (x / y).tanh() - y.sqrt().log() * x.abs() + x.clamp(-0.5, 0.5) ** 2 + x.double().to(dtype)
     assert out.dtype == dtype
     out.backward(mg.tensor(rng.standard_normal(out.shape).astype(dtype)))
     assert x.grad.dtype == dtype and y.grad.dtype == dtype
