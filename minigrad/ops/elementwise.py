@@ -382,6 +382,8 @@ class Clamp(Function):
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if input.data.dtype.kind in "biu" and any(isinstance(b, float) for b in (min, max)):
+        input = cast(input, get_default_dtype())  # PyTorch: integers clamped to float bounds become floats
     return Clamp.apply(input, min, max)
 
 
