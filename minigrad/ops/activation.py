@@ -96,8 +96,9 @@ def erf(x):
 
 def normal_cdf(x):
     """Phi(x) = P(N(0, 1) <= x) = erfc(-x / sqrt(2)) / 2, accurate in both tails (never 1 + erf(..))."""
-    # x/sqrt2 > 0.46875: 1 - erfc(x/sqrt2)/2; x/sqrt2 < -0.46875: erfc(|x|/sqrt2)/2
-    return _cody(x / _SQRT_2, lambda erf_x, x: 0.5 + 0.5 * erf_x, lambda erfc_y, x: (x > 0) - np.copysign(0.5 * erfc_y, x))
+    # with z = x / sqrt(2):  z > 0.46875: 1 - erfc(z) / 2;   z < -0.46875: erfc(|z|) / 2
+    return _cody(x / _SQRT_2, lambda erf_z, z: 0.5 + 0.5 * erf_z,
+                 lambda erfc_abs_z, z: (z > 0) - np.copysign(0.5 * erfc_abs_z, z))
 
 
 # --------------------------------------------------------------------------- gelu

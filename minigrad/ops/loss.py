@@ -19,7 +19,6 @@ import numpy as np
 
 from ..autograd import Function
 from .elementwise import as_tensor_operand, square, sub
-from .norm.common import compute_dtype
 from .softmax import shifted_exp
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -41,18 +40,18 @@ class CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, logits, target, weight, ignore_index, reduction, label_smoothing):
-        x = logits.data.astype(compute_dtype(logits.dtype), copy=False)
-        axis = 1 if x.ndim > 1 else 0                          # the class axis
-        n_classes = x.shape[axis]
-        logp, p, total = shifted_exp(x, axis)
+        axis = 1 if logits.ndim > 1 else 0                     # the class axis
+        n_classes = logits.shape[axis]
+        logp, p, total = shifted_exp(logits.data, axis)        # in the compute dtype
+        dtype = logp.dtype
         logp -= np.log(total)                                  # log_softmax, (N, C, *d)
         p /= total                                             # softmax
         eps = label_smoothing
-        w = None if weight is None else weight.data.astype(x.dtype)                   # (C,)
-        w_b = None if w is None else w.reshape((n_classes,) + (1,) * (x.ndim - axis - 1))  # along the class axis
+        w = None if weight is None else weight.data.astype(dtype)                   # (C,)
+        w_b = None if w is None else w.reshape((n_classes,) + (1,) * (logits.ndim - axis - 1))  # along the class axis
 
-        if target.dtype.kind == "f":                           # class probabilities, same shape as x
-            q = target.data.astype(x.dtype, copy=False)
+        if target.dtype.kind == "f":                           # class probabilities, the logits' shape
+            q = target.data.astype(dtype, copy=False)
             if eps:
                 q = q * (1 - eps) + eps / n_classes
             if w_b is not None:
@@ -65,7 +64,7 @@ class CrossEntropy(Function):
             t = target.data
             valid = t != ignore_index
             idx = np.expand_dims(np.where(valid, t, 0), axis)  # (N, 1, *d): the target class per position
-            w_t = valid.astype(x.dtype) if w is None else valid * w[idx.squeeze(axis)]
+            w_t = valid.astype(dtype) if w is None else valid * w[idx.squeeze(axis)]
             a = (1 - eps) * w_t
             loss = -a * np.take_along_axis(logp, idx, axis).squeeze(axis)
             b = None
@@ -85,7 +84,7 @@ class CrossEntropy(Function):
             if reduction == "mean":
                 with np.errstate(invalid="ignore", divide="ignore"):  # everything ignored: nan, as PyTorch
                     out = out / normaliser
-        return np.asarray(out, dtype=x.dtype).astype(logits.dtype, copy=False)
+        return np.asarray(out, dtype=dtype).astype(logits.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):

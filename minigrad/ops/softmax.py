@@ -17,13 +17,21 @@ from .norm.common import compute_dtype
 
 
 def shifted_exp(x, axis):
-    """The stable pieces along ``axis``: shifted = x - max(x), exp(shifted) and its sum (keepdims), so
-    softmax = exp / sum and log_softmax = shifted - log(sum), with sum >= 1. A row that is all -inf
-    gives nan, as in PyTorch."""
+    """The stable pieces along ``axis`` of the ndarray x, in its compute dtype: shifted = x - max(x),
+    exp(shifted) and its sum (keepdims), so softmax = exp / sum and log_softmax = shifted - log(sum),
+    with sum >= 1. A row that is all -inf gives nan, as in PyTorch."""
+    x = x.astype(compute_dtype(x.dtype), copy=False)
     with np.errstate(invalid="ignore"):  # -inf - (-inf) in an all -inf row
         shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
     exp = np.exp(shifted)
     return shifted, exp, np.sum(exp, axis=axis, keepdims=True)
+
+
+def _keep_output(ctx, out, axis, dtype):
+    """Save the output (compute dtype) for backward; return it in the input's dtype."""
+    ctx.axis = axis
+    ctx.save_for_backward(out)
+    return out.astype(dtype, copy=False)
 
 
 def _axis(input, dim):
@@ -45,12 +53,9 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, a, axis):
-        x = a.data.astype(compute_dtype(a.dtype), copy=False)
-        _, y, total = shifted_exp(x, axis)
+        _, y, total = shifted_exp(a.data, axis)
         y /= total
-        ctx.axis = axis
-        ctx.save_for_backward(y)
-        return y.astype(a.dtype, copy=False)
+        return _keep_output(ctx, y, axis, a.dtype)
 
     @staticmethod
     def backward(ctx, dout):
@@ -65,12 +70,9 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, a, axis):
-        x = a.data.astype(compute_dtype(a.dtype), copy=False)
-        out, _, total = shifted_exp(x, axis)
+        out, _, total = shifted_exp(a.data, axis)
         out -= np.log(total)
-        ctx.axis = axis
-        ctx.save_for_backward(out)
-        return out.astype(a.dtype, copy=False)
+        return _keep_output(ctx, out, axis, a.dtype)
 
     @staticmethod
     def backward(ctx, dout):
