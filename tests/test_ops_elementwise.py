@@ -191,7 +191,8 @@ OPERANDS = {
     "f32_0d": np.array(1.5, np.float32), "f64_0d": np.array(2.5), "i64_0d": np.array(3), "bool_0d": np.array(True),
     "float": 2.5, "int": 3, "True": True,
 }
-PAIRS = [("f32", "float"), ("float", "f32"), ("i64", "float"), ("float", "i64"), ("int", "f16"), ("float", "bool"), ("f16", "float"), ("f16", "int"),
+PAIRS = [("f32", "float"), ("float", "f32"), ("i64", "float"), ("float", "i64"), ("int", "f16"), ("float", "bool"),
+         ("f16", "float"), ("f16", "int"),
          ("i64", "int"), ("i64", "f32"), ("f32", "i64"), ("i64", "f16"), ("f32", "f64"), ("f64", "f32"),
          ("f16", "f32"), ("f32", "f64_0d"), ("f64_0d", "f32"), ("f16", "f32_0d"), ("i64", "f32_0d"),
          ("i64_0d", "f32"), ("f32_0d", "f64_0d"), ("i64", "i64"), ("i64", "i64_0d"), ("bool", "i64"),
@@ -254,7 +255,8 @@ def test_unary_result_dtype_matches_pytorch(op, dtype):
     np.testing.assert_allclose(got.data.astype(np.float64), expected.numpy().astype(np.float64), rtol=1e-3)
 
 
-@pytest.mark.parametrize("f", [lambda m, x: m.clamp(x, 0.5), lambda m, x: x.clamp(max=2), lambda m, x: x.clamp(-1, 2.5)])
+@pytest.mark.parametrize("f", [lambda m, x: m.clamp(x, 0.5), lambda m, x: x.clamp(max=2),
+                               lambda m, x: x.clamp(-1, 2.5)])
 @pytest.mark.parametrize("dtype", ["int64", "float16", "float32"])
 def test_clamp_result_dtype_matches_pytorch(f, dtype):
     torch = torch_or_skip()

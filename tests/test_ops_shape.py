@@ -277,8 +277,9 @@ ERRORS = [  # (f(lib, x) on a (2, 3) tensor, exception, message pattern)
     (lambda m, x: m.stack([]), RuntimeError, "stack expects a non-empty TensorList"),
     (lambda m, x: m.stack([x, x[:, :2]]), RuntimeError, r"stack expects each tensor to be equal size, but got "
                                                         r"\[2, 3\] at entry 0 and \[2, 2\] at entry 1"),
-    (lambda m, x: x.split([1, 2]), RuntimeError, r"split_with_sizes expects split_sizes to sum exactly to 2 "
-                                                 r"\(input tensor's size at dimension 0\), but got split_sizes=\[1, 2\]"),
+    (lambda m, x: x.split([1, 2]), RuntimeError,
+     r"split_with_sizes expects split_sizes to sum exactly to 2 \(input tensor's size at dimension 0\), but got "
+     r"split_sizes=\[1, 2\]"),
     (lambda m, x: x.split([3, -1]), RuntimeError, r"split_with_sizes expects split_sizes have only non-negative"),
     (lambda m, x: x.split(-1), RuntimeError, "split expects split_size be non-negative, but got split_size=-1"),
     (lambda m, x: x.split(0), RuntimeError, "split_size can only be 0 if dimension size is 0"),
