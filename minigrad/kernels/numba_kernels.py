@@ -14,16 +14,18 @@ How the kernels work (normalization.md §1):
   sees one read of x (and dy) and one write of y (or dx);
 * statistics and every sum are accumulated in float64, also for float32 data: a float32 row of
   65,536 elements with |mean| >> std stays within 1e-5 of a float64 reference; the variance is
-  two-pass, mean((x - mean)^2), never E[x^2] - E[x]^2;
-* the sums are the only code compiled with ``fastmath={"reassoc"}`` (the four ``_sum*`` helpers):
+  two-pass, mean((x - mean)^2), never E[x^2] - E[x]^2. The elementwise passes (y, dx) run in the
+  data's dtype, as the NumPy kernels do, which for float32 doubles the SIMD width; a float64 mean
+  enters them as hi + lo float32 parts, so centering loses nothing when |mean| >> std;
+* the sums are the only code compiled with ``fastmath={"reassoc"}`` (the ``@_sum`` helpers):
   it lets LLVM keep several float64 partial sums in SIMD lanes, ~5x faster than one scalar chain,
   and the order of the additions is still fixed by the code and the row length, never by thread
   scheduling. Everything else is compiled with ``fastmath=False``;
 * the parameter gradients dw, db sum over all rows. The row family partitions the rows into a
-  fixed number of chunks (the thread count), each chunk adds into its own float64 partial row, and
-  the partials are added in chunk order: bitwise identical results from run to run at a given
-  thread count. The channel family keeps one float64 partial per (n, c) and adds them in n order,
-  which does not even depend on the thread count.
+  fixed number of chunks (``n_chunks`` = the thread count), each chunk adds into its own float64
+  partial row, and the partials are added in chunk order: bitwise identical results from run to
+  run at a given thread count. The channel family keeps one float64 partial sum per (n, c) slice
+  and adds them in n order, which does not even depend on the thread count.
 
 Statistics are returned in the data's dtype (as the NumPy kernels do). The LayerNorm/GroupNorm
 forwards normalize with the float64 mean; their backwards recover it from the rounded saved mean
@@ -64,21 +66,36 @@ def _sum_sq_dev(a, m):
 
 
 @_sum
-def _sum_dot_dev(g, a, m):
-    """sum_j g_j (a_j - m) in float64."""
+def _sum_wdot_dev(g, w, a, m):
+    """sum_j g_j w_j (a_j - m) in float64 (RMSNorm's backward)."""
     s = 0.0
     for j in range(a.size):
-        s += g[j] * (a[j] - m)                           # g, a (L,)
+        s += np.float64(g[j]) * w[j] * (a[j] - m)        # g, w, a (L,)
     return s
 
 
 @_sum
-def _sum_wdot_dev(g, w, a, m):
-    """sum_j g_j w_j (a_j - m) in float64."""
-    s = 0.0
+def _weighted_sums(g, w, a, m):
+    """(sum_j (a_j - m), sum_j g_j w_j, sum_j g_j w_j (a_j - m)) in float64, in one pass (LayerNorm's backward)."""
+    s_a = s_g = s_ga = 0.0
     for j in range(a.size):
-        s += g[j] * w[j] * (a[j] - m)                    # g, w, a (L,)
-    return s
+        gw, ac = np.float64(g[j]) * w[j], a[j] - m       # g, w, a (L,)
+        s_a += ac
+        s_g += gw
+        s_ga += gw * ac
+    return s_a, s_g, s_ga
+
+
+@_sum
+def _slice_sums(g, a, m):
+    """(sum_j (a_j - m), sum_j g_j, sum_j g_j (a_j - m)) in float64, in one pass (per-channel slices of GN, BN)."""
+    s_a = s_g = s_ga = 0.0
+    for j in range(a.size):
+        ac = a[j] - m                                    # g, a (L,)
+        s_a += ac
+        s_g += g[j]
+        s_ga += g[j] * ac
+    return s_a, s_g, s_ga
 
 
 @_helper
@@ -89,17 +106,29 @@ def _mean_rstd(a, eps):
 
 
 @_helper
+def _hi_lo(m, like):
+    """The float64 m as hi + lo in the dtype of the array ``like``: ((x - hi) - lo) centers x with nearly
+    float64 accuracy in float32 arithmetic (x - hi is exact for x near m; lo is 0 for float64 data)."""
+    hi = like.dtype.type(m)
+    return hi, like.dtype.type(m - hi)
+
+
+@_helper
 def _affine_segment(xs, ys, m, s, wc, bc):
-    """ys = (xs - m) * s * wc + bc on one slice with scalar statistics and parameters (GN, BN)."""
+    """ys = (xs - m) * s * wc + bc on one slice (L,) with scalar statistics and parameters (GN, BN)."""
+    m_hi, m_lo = _hi_lo(m, xs)
+    s_ = xs.dtype.type(s)
     for t in range(xs.size):
-        ys[t] = (xs[t] - m) * s * wc + bc                # xs, ys (L,)
+        ys[t] = ((xs[t] - m_hi) - m_lo) * s_ * wc + bc  # xs, ys (L,)
 
 
 @_helper
 def _centered_dx_segment(dys, xs, dxs, wc, s, m, mean_gw, coef):
-    """dxs = s * (wc*dys - mean_gw - (xs - m)*coef), coef = s * mean(gw * xhat): the centered dx on a slice."""
+    """dxs = s * (wc*dys - mean_gw - (xs - m)*coef), coef = s * mean(gw * xhat): the centered dx on a slice (L,)."""
+    m_hi, m_lo = _hi_lo(m, xs)
+    s_, mean_gw_, coef_ = xs.dtype.type(s), xs.dtype.type(mean_gw), xs.dtype.type(coef)
     for t in range(xs.size):
-        dxs[t] = s * (wc * dys[t] - mean_gw - (xs[t] - m) * coef)  # dys, xs, dxs (L,)
+        dxs[t] = s_ * (wc * dys[t] - mean_gw_ - ((xs[t] - m_hi) - m_lo) * coef_)  # dys, xs, dxs (L,)
 
 
 # --------------------------------------------------------------------------- row family: x (R, D)
@@ -108,32 +137,43 @@ def _rms_norm_forward(x, w, b, eps, k, eps_outside, y, rstd):
     r_count, d = x.shape
     for r in prange(r_count):
         ms = _sum_sq_dev(x[r, :k], 0.0) / k                            # x[r, :k] (k,)
-        s = 1.0 / (np.sqrt(ms) + eps) if eps_outside else 1.0 / np.sqrt(ms + eps)
+        s = x.dtype.type(1.0 / (np.sqrt(ms) + eps) if eps_outside else 1.0 / np.sqrt(ms + eps))
         rstd[r] = s                                                    # rstd (R,)
         for j in range(d):
             y[r, j] = x[r, j] * s * w[j] + b[j]                        # x, y (R, D); w, b (D,)
 
 
+@_helper
+def _add_partials(part, out):
+    """out[j] = sum over chunks of part[c, j], in chunk order (part (chunks, D), out (D,) float64)."""
+    for j in range(out.size):
+        acc = 0.0
+        for c in range(part.shape[0]):
+            acc += part[c, j]                                          # part (chunks, D)
+        out[j] = acc                                                   # out (D,)
+
+
 @_kernel
-def _rms_norm_backward(dy, x, rstd, w, k, eps_outside, n_chunks, need_dx, need_dw, need_db, dx, dw_part, db_part):
+def _rms_norm_backward(dy, x, rstd, w, k, eps_outside, n_chunks, need_dx, dx, dw, db):
     r_count, d = x.shape
+    dw_part, db_part = np.zeros((n_chunks, dw.size)), np.zeros((n_chunks, db.size))  # (chunks, D) or (chunks, 0)
     for c in prange(n_chunks):
         for r in range(c * r_count // n_chunks, (c + 1) * r_count // n_chunks):
-            s = np.float64(rstd[r])                                    # rstd (R,)
+            s = rstd[r]                                                # rstd (R,)
             if need_dx:
                 proj = _sum_wdot_dev(dy[r], w, x[r], 0.0) * s / k      # sum_j(gw*xhat)/k; dy[r], x[r] (D,)
                 xk = x[r, :k]                                          # (k,): the RMS subset
-                coef = (1.0 / np.sqrt(_sum_sq_dev(xk, 0.0) / k) if eps_outside else s) * proj
+                coef = x.dtype.type((1.0 / np.sqrt(_sum_sq_dev(xk, 0.0) / k) if eps_outside else s) * proj)
                 for j in range(k):
                     dx[r, j] = s * (dy[r, j] * w[j] - coef * x[r, j])  # dy, x, dx (R, D); w (D,)
                 for j in range(k, d):
-                    dx[r, j] = s * dy[r, j] * w[j]                     # outside the subset: no correction
-            if need_dw:
-                for j in range(d):
-                    dw_part[c, j] += dy[r, j] * (x[r, j] * s)          # dw_part (chunks, D); dy, x (R, D)
-            if need_db:
-                for j in range(d):
-                    db_part[c, j] += dy[r, j]                          # db_part (chunks, D)
+                    dx[r, j] = s * (dy[r, j] * w[j])                   # outside the subset: no correction
+            for j in range(dw.size):
+                dw_part[c, j] += dy[r, j] * (x[r, j] * s)              # dw_part (chunks, D); dy, x (R, D)
+            for j in range(db.size):
+                db_part[c, j] += dy[r, j]                              # db_part (chunks, D)
+    _add_partials(dw_part, dw)
+    _add_partials(db_part, db)
 
 
 @_kernel
@@ -142,42 +182,46 @@ def _layer_norm_forward(x, w, b, eps, y, mean, rstd):
     for r in prange(r_count):
         m, s = _mean_rstd(x[r], eps)                                   # x[r] (D,)
         mean[r], rstd[r] = m, s                                        # mean, rstd (R,)
+        m_hi, m_lo = _hi_lo(m, x)
+        s_ = x.dtype.type(s)
         for j in range(d):
-            y[r, j] = (x[r, j] - m) * s * w[j] + b[j]                  # x, y (R, D); w, b (D,)
+            y[r, j] = ((x[r, j] - m_hi) - m_lo) * s_ * w[j] + b[j]     # x, y (R, D); w, b (D,)
 
 
 @_kernel
-def _layer_norm_backward(dy, x, mean, rstd, w, n_chunks, need_dx, need_dw, need_db, dx, dw_part, db_part):
+def _layer_norm_backward(dy, x, mean, rstd, w, n_chunks, need_dx, dx, dw, db):
     r_count, d = x.shape
+    dw_part, db_part = np.zeros((n_chunks, dw.size)), np.zeros((n_chunks, db.size))  # (chunks, D) or (chunks, 0)
     for c in prange(n_chunks):
         for r in range(c * r_count // n_chunks, (c + 1) * r_count // n_chunks):
             s, m = np.float64(rstd[r]), np.float64(mean[r])            # rstd, mean (R,)
-            if need_dx or need_dw:
-                m += _sum_dev(x[r], m) / d                             # the float64 mean of the forward; x[r] (D,)
+            sum_xc = sum_gw = sum_gw_xc = 0.0                          # around the saved (rounded) mean m
+            if need_dx or dw.size:
+                sum_xc, sum_gw, sum_gw_xc = _weighted_sums(dy[r], w, x[r], m)  # dy[r], x[r], w (D,)
+            delta = sum_xc / d                                         # the forward's float64 mean is m + delta
+            m_hi, m_lo = _hi_lo(m + delta, x)
+            s_ = x.dtype.type(s)
             if need_dx:
-                mean_gw = _sum_dot_dev(dy[r], w, 0.0) / d              # dy[r], w (D,)
-                coef = s * _sum_wdot_dev(dy[r], w, x[r], m) / d * s   # s * mean(gw * xhat)
+                mean_gw = x.dtype.type(sum_gw / d)
+                coef = x.dtype.type(s * (sum_gw_xc - delta * sum_gw) / d * s)  # s * mean(gw * xhat)
                 for j in range(d):
-                    dx[r, j] = s * (dy[r, j] * w[j] - mean_gw - (x[r, j] - m) * coef)  # dy, x, dx (R, D)
-            if need_dw:
-                for j in range(d):
-                    dw_part[c, j] += dy[r, j] * ((x[r, j] - m) * s)    # dw_part (chunks, D); dy, x (R, D)
-            if need_db:
-                for j in range(d):
-                    db_part[c, j] += dy[r, j]                          # db_part (chunks, D)
-
-
-@_helper
-def _add_chunks(part, out):
-    """out = sum of the partial rows part (chunks, D), added in chunk order."""
-    for j in range(part.shape[1]):
-        acc = 0.0
-        for c in range(part.shape[0]):
-            acc += part[c, j]                                          # part (chunks, D)
-        out[j] = acc                                                   # out (D,)
+                    dx[r, j] = s_ * (dy[r, j] * w[j] - mean_gw - ((x[r, j] - m_hi) - m_lo) * coef)  # (R, D)
+            for j in range(dw.size):
+                dw_part[c, j] += dy[r, j] * (((x[r, j] - m_hi) - m_lo) * s_)  # dw_part (chunks, D); (R, D)
+            for j in range(db.size):
+                db_part[c, j] += dy[r, j]                              # db_part (chunks, D)
+    _add_partials(dw_part, dw)
+    _add_partials(db_part, db)
 
 
 # --------------------------------------------------------------------------- channel family: x (N, C, S)
+@_helper
+def _add_over_n(part_nc, out):
+    """out[c] = sum_n part_nc[n, c], in n order (part_nc (N, C), out (C,)); nothing if out is empty."""
+    for c in range(out.size):
+        out[c] = _sum_dev(part_nc[:, c], 0.0)                          # part_nc[:, c] (N,)
+
+
 @_kernel
 def _group_norm_forward(x, num_groups, w, b, eps, y, mean, rstd):
     n_count, c_count, s_count = x.shape
@@ -191,21 +235,23 @@ def _group_norm_forward(x, num_groups, w, b, eps, y, mean, rstd):
 
 
 @_kernel
-def _group_norm_backward(dy, x, mean, rstd, num_groups, w, need_dx, need_x, dx, dw_nc, db_nc):
+def _group_norm_backward(dy, x, mean, rstd, num_groups, w, need_dx, dx, dw, db):
     n_count, c_count, s_count = x.shape
     cg = c_count // num_groups
     size = cg * s_count                                                # elements per group
+    need_x = need_dx or dw.size > 0
+    dw_nc, db_nc = np.zeros((n_count, c_count)), np.empty((n_count, c_count))   # per (n, c) slice
     for i in prange(n_count * num_groups):
         n, g = i // num_groups, i % num_groups
         s, m = np.float64(rstd[n, g]), np.float64(mean[n, g])          # rstd, mean (N, G)
         sum_gw = sum_gw_xc = sum_xc = 0.0                              # sums around the saved (rounded) mean m
         for c in range(g * cg, (g + 1) * cg):
-            db_nc[n, c] = _sum_dev(dy[n, c], 0.0)                      # dy[n, c] (S,); db_nc (N, C)
-            sum_gw += w[c] * db_nc[n, c]                               # w (C,)
             if need_x:                                                 # dx or dw: the sums that read x
-                dw_nc[n, c] = _sum_dot_dev(dy[n, c], x[n, c], m)       # x[n, c] (S,); dw_nc (N, C)
-                sum_gw_xc += w[c] * dw_nc[n, c]
-                sum_xc += _sum_dev(x[n, c], m)
+                xc, db_nc[n, c], dw_nc[n, c] = _slice_sums(dy[n, c], x[n, c], m)  # dy[n, c], x[n, c] (S,); (N, C)
+                sum_xc, sum_gw_xc = sum_xc + xc, sum_gw_xc + w[c] * dw_nc[n, c]   # w (C,)
+            else:
+                db_nc[n, c] = _sum_dev(dy[n, c], 0.0)                  # dy[n, c] (S,); db_nc (N, C)
+            sum_gw += w[c] * db_nc[n, c]
         delta = sum_xc / size                                          # the forward's float64 mean is m + delta
         for c in range(g * cg, (g + 1) * cg):
             dw_nc[n, c] = s * (dw_nc[n, c] - delta * db_nc[n, c])      # sum_s dy * xhat; (N, C)
@@ -213,6 +259,8 @@ def _group_norm_backward(dy, x, mean, rstd, num_groups, w, need_dx, need_x, dx, 
             coef = s * (sum_gw_xc - delta * sum_gw) / size * s         # s * mean(gw * xhat)
             for c in range(g * cg, (g + 1) * cg):
                 _centered_dx_segment(dy[n, c], x[n, c], dx[n, c], w[c], s, m + delta, sum_gw / size, coef)
+    _add_over_n(dw_nc, dw)
+    _add_over_n(db_nc, db)
 
 
 @_kernel
@@ -238,32 +286,31 @@ def _batch_norm_forward(x, mean, rstd, w, b, y):
 
 
 @_kernel
-def _batch_norm_backward(dy, x, mean, rstd, w, training, need_dx, dw_nc, db_nc, dx):
+def _batch_norm_backward(dy, x, mean, rstd, w, training, need_dx, need_sums, dx, dw, db):
     n_count, c_count, s_count = x.shape
-    if dw_nc.shape[0]:                                                 # the per-channel sums are needed
+    sum_dy, sum_dy_xhat = np.zeros(c_count if need_sums else 0), np.zeros(c_count if need_sums else 0)  # (C,)
+    if need_sums:
+        dy_nc, dy_xc_nc = np.empty((n_count, c_count)), np.empty((n_count, c_count))   # per (n, c) slice
         for i in prange(n_count * c_count):
             n, c = i // c_count, i % c_count
-            db_nc[n, c] = _sum_dev(dy[n, c], 0.0)                      # dy[n, c] (S,); db_nc (N, C)
-            dw_nc[n, c] = _sum_dot_dev(dy[n, c], x[n, c], np.float64(mean[c])) * rstd[c]  # sum_s dy * xhat
+            _, dy_nc[n, c], dy_xc_nc[n, c] = _slice_sums(dy[n, c], x[n, c], np.float64(mean[c]))  # (S,); (N, C)
+        _add_over_n(dy_nc, sum_dy)
+        _add_over_n(dy_xc_nc, sum_dy_xhat)
+        for c in range(c_count):
+            sum_dy_xhat[c] *= rstd[c]                                  # sum_{n,s} dy * xhat; (C,)
     if need_dx:
         size = n_count * s_count                                       # elements per channel
         for i in prange(n_count * c_count):
             n, c = i // c_count, i % c_count
-            s = np.float64(rstd[c])                                    # rstd (C,)
             if training:
-                mean_gw = w[c] * _sum_dev(db_nc[:, c], 0.0) / size     # db_nc[:, c] (N,)
-                coef = s * w[c] * _sum_dev(dw_nc[:, c], 0.0) / size    # s * mean(gw * xhat)
+                s = np.float64(rstd[c])                                # rstd (C,)
+                mean_gw, coef = w[c] * sum_dy[c] / size, s * w[c] * sum_dy_xhat[c] / size  # coef = s * mean(gw*xhat)
                 _centered_dx_segment(dy[n, c], x[n, c], dx[n, c], w[c], s, np.float64(mean[c]), mean_gw, coef)
             else:                                                      # eval: mean and rstd are constants
                 for t in range(s_count):
-                    dx[n, c, t] = s * (w[c] * dy[n, c, t])             # dx, dy (N, C, S)
-
-
-@_helper
-def _add_over_n(part, out):
-    """out[c] = sum_n part[n, c], added in n order (part (N, C), out (C,))."""
-    for c in range(part.shape[1]):
-        out[c] = _sum_dev(part[:, c], 0.0)                             # part[:, c] (N,)
+                    dx[n, c, t] = rstd[c] * (w[c] * dy[n, c, t])       # dx, dy (N, C, S); rstd, w (C,)
+    dw[:] = sum_dy_xhat[:dw.size]                                      # (C,) or (0,)
+    db[:] = sum_dy[:db.size]
 
 
 # --------------------------------------------------------------------------- the wrappers (the public kernels)
@@ -272,38 +319,33 @@ def _neutral(param, size, dtype, value):
     return np.full(size, value, dtype) if param is None else np.ascontiguousarray(param, dtype)
 
 
-def _empty(shape, needed, dtype=np.float64):
-    """An output array if it is ``needed``, else a 0-row placeholder of the same rank (the kernel skips it)."""
-    return np.empty(shape, dtype) if needed else np.empty((0,) + tuple(shape[1:]), dtype)
+def _outputs(x, need_dx, need_dw, need_db, n_params):
+    """(dx, dw, db) to be filled by a backward kernel: dx like x, dw and db float64 (n_params,); each is
+    empty (0 rows, the kernel skips it) unless needed."""
+    dx = np.empty(x.shape if need_dx else (0,) + x.shape[1:], x.dtype)
+    return dx, np.empty(n_params if need_dw else 0), np.empty(n_params if need_db else 0)
 
 
-def _reduced(part, needed, dtype, add):
-    """The parameter gradient from the float64 partial sums ``part`` (``add`` fixes the order), or None."""
-    if not needed:
-        return None
-    out = np.empty(part.shape[1], dtype)
-    add(part, out)
-    return out
+def _grads(x, dx, dw, db, need_dx, need_dw, need_db):
+    """The kernel's outputs as the contract's (dx, dw, db): dtype of x, None where not needed."""
+    return (dx if need_dx else None, dw.astype(x.dtype) if need_dw else None,
+            db.astype(x.dtype) if need_db else None)
 
 
 def _row_backward(kernel, dy, x, stats, weight, options, need_dx, need_dw, need_db):
-    """Run a row-family backward ``kernel(dy, x, *stats, w, *options, n_chunks, needs..., dx, dw_part, db_part)``.
-
-    The rows are split into n_chunks = thread count (<= R) chunks, each adding into its own
-    partial row of dw_part/db_part (chunks, D), which are then added in chunk order."""
+    """Run a row-family backward ``kernel(dy, x, *stats, w, *options, n_chunks, need_dx, dx, dw, db)``;
+    the rows are split into n_chunks = the thread count (at most R) chunks for dw and db."""
     dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
     r_count, d = x.shape
+    dx, dw, db = _outputs(x, need_dx, need_dw, need_db, d)
     n_chunks = max(1, min(numba.get_num_threads(), r_count))
-    dx = _empty(x.shape, need_dx, x.dtype)
-    dw_part = np.zeros((n_chunks if need_dw else 0, d))
-    db_part = np.zeros((n_chunks if need_db else 0, d))
     kernel(dy, x, *[np.ascontiguousarray(a) for a in stats], _neutral(weight, d, x.dtype, 1), *options, n_chunks,
-           bool(need_dx), bool(need_dw), bool(need_db), dx, dw_part, db_part)
-    return (dx if need_dx else None, _reduced(dw_part, need_dw, x.dtype, _add_chunks),
-            _reduced(db_part, need_db, x.dtype, _add_chunks))
+           bool(need_dx), dx, dw, db)
+    return _grads(x, dx, dw, db, need_dx, need_dw, need_db)
 
 
 def rms_norm_forward(x, weight, bias, eps, k, eps_outside):
+    """See numpy_rows.rms_norm_forward."""
     x = np.ascontiguousarray(x)
     r_count, d = x.shape
     y, rstd = np.empty_like(x), np.empty(r_count, x.dtype)
@@ -313,11 +355,13 @@ def rms_norm_forward(x, weight, bias, eps, k, eps_outside):
 
 
 def rms_norm_backward(dy, x, rstd, weight, eps, k, eps_outside, need_dx, need_dw, need_db):
+    """See numpy_rows.rms_norm_backward."""
     return _row_backward(_rms_norm_backward, dy, x, (rstd,), weight, (int(k), bool(eps_outside)),
                          need_dx, need_dw, need_db)
 
 
 def layer_norm_forward(x, weight, bias, eps):
+    """See numpy_rows.layer_norm_forward."""
     x = np.ascontiguousarray(x)
     r_count, d = x.shape
     y, mean, rstd = np.empty_like(x), np.empty(r_count, x.dtype), np.empty(r_count, x.dtype)
@@ -326,10 +370,12 @@ def layer_norm_forward(x, weight, bias, eps):
 
 
 def layer_norm_backward(dy, x, mean, rstd, weight, need_dx, need_dw, need_db):
+    """See numpy_rows.layer_norm_backward."""
     return _row_backward(_layer_norm_backward, dy, x, (mean, rstd), weight, (), need_dx, need_dw, need_db)
 
 
 def group_norm_forward(x, num_groups, weight, bias, eps):
+    """See numpy_channels.group_norm_forward."""
     x = np.ascontiguousarray(x)
     n, c, _ = x.shape
     y, mean, rstd = np.empty_like(x), np.empty((n, num_groups), x.dtype), np.empty((n, num_groups), x.dtype)
@@ -339,16 +385,17 @@ def group_norm_forward(x, num_groups, weight, bias, eps):
 
 
 def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw, need_db):
+    """See numpy_channels.group_norm_backward."""
     dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
-    n, c, _ = x.shape
-    dx, dw_nc, db_nc = _empty(x.shape, need_dx, x.dtype), np.zeros((n, c)), np.empty((n, c))
+    c = x.shape[1]
+    dx, dw, db = _outputs(x, need_dx, need_dw, need_db, c)
     _group_norm_backward(dy, x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd), int(num_groups),
-                         _neutral(weight, c, x.dtype, 1), bool(need_dx), bool(need_dx or need_dw), dx, dw_nc, db_nc)
-    return (dx if need_dx else None, _reduced(dw_nc, need_dw, x.dtype, _add_over_n),
-            _reduced(db_nc, need_db, x.dtype, _add_over_n))
+                         _neutral(weight, c, x.dtype, 1), bool(need_dx), dx, dw, db)
+    return _grads(x, dx, dw, db, need_dx, need_dw, need_db)
 
 
 def batch_norm_stats(x):
+    """See numpy_channels.batch_norm_stats."""
     x = np.ascontiguousarray(x)
     mean, var = np.empty(x.shape[1], x.dtype), np.empty(x.shape[1], x.dtype)
     _batch_norm_stats(x, mean, var)
@@ -356,6 +403,7 @@ def batch_norm_stats(x):
 
 
 def batch_norm_forward(x, mean, rstd, weight, bias):
+    """See numpy_channels.batch_norm_forward."""
     x = np.ascontiguousarray(x)
     c = x.shape[1]
     y = np.empty_like(x)
@@ -365,12 +413,11 @@ def batch_norm_forward(x, mean, rstd, weight, bias):
 
 
 def batch_norm_backward(dy, x, mean, rstd, weight, training, need_dx, need_dw, need_db):
+    """See numpy_channels.batch_norm_backward."""
     dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
-    n, c, _ = x.shape
-    sums = need_dw or need_db or (need_dx and training)
-    dw_nc, db_nc = _empty((n, c), sums), _empty((n, c), sums)
-    dx = _empty(x.shape, need_dx, x.dtype)
+    c = x.shape[1]
+    dx, dw, db = _outputs(x, need_dx, need_dw, need_db, c)
     _batch_norm_backward(dy, x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
-                         _neutral(weight, c, x.dtype, 1), bool(training), bool(need_dx), dw_nc, db_nc, dx)
-    return (dx if need_dx else None, _reduced(dw_nc, need_dw, x.dtype, _add_over_n),
-            _reduced(db_nc, need_db, x.dtype, _add_over_n))
+                         _neutral(weight, c, x.dtype, 1), bool(training), bool(need_dx),
+                         bool(need_dw or need_db or (need_dx and training)), dx, dw, db)
+    return _grads(x, dx, dw, db, need_dx, need_dw, need_db)
