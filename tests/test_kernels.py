@@ -72,8 +72,9 @@ def arrays(shape, n_params, dtype, seed=0, mean=0.5):
 
 
 # --------------------------------------------------------------------------- every kernel, numba against NumPy
-# forward(m, a) -> (y, *stats); backward(m, a, stats, needs) -> (dx, dw, db). 13 rows and N*G = 3*G
-# tasks are not multiples of the thread count; D = 29 and S = 5 are not multiples of a SIMD width.
+# forward(m, a) -> (y, *stats) (rms, ln, gn-G* also take eps); backward(m, a, stats, needs) -> (dx, dw, db).
+# 13 rows and N*G = 3*G tasks are not multiples of the thread count; D = 29 and S = 5 are not multiples
+# of a SIMD width.
 Case = namedtuple("Case", "shape n_params forward backward")
 ROWS, CHANNELS = (13, 29), (3, 6, 5)
 
@@ -85,7 +86,7 @@ def _batch_norm_train_forward(m, a, eps=1e-5):
 
 
 CASES = {
-    "rms": Case(ROWS, 29, lambda m, a: m.rms_norm_forward(a["x"], a["w"], None, 1e-5, 29, False),
+    "rms": Case(ROWS, 29, lambda m, a, eps=1e-5: m.rms_norm_forward(a["x"], a["w"], None, eps, 29, False),
                 lambda m, a, st, nd: m.rms_norm_backward(a["dy"], a["x"], *st, a["w"], 1e-5, 29, False, *nd)),
     "rms-bias-no-weight": Case(ROWS, 29, lambda m, a: m.rms_norm_forward(a["x"], None, a["b"], 1e-5, 29, False),
                                lambda m, a, st, nd: m.rms_norm_backward(a["dy"], a["x"], *st, None, 1e-5, 29, False,
@@ -93,11 +94,11 @@ CASES = {
     "prms-eps-outside": Case(ROWS, 29, lambda m, a: m.rms_norm_forward(a["x"], a["w"], a["b"], 1e-3, 10, True),
                              lambda m, a, st, nd: m.rms_norm_backward(a["dy"], a["x"], *st, a["w"], 1e-3, 10, True,
                                                                       *nd)),
-    "ln": Case(ROWS, 29, lambda m, a: m.layer_norm_forward(a["x"], a["w"], a["b"], 1e-5),
+    "ln": Case(ROWS, 29, lambda m, a, eps=1e-5: m.layer_norm_forward(a["x"], a["w"], a["b"], eps),
                lambda m, a, st, nd: m.layer_norm_backward(a["dy"], a["x"], *st, a["w"], *nd)),
     "ln-no-affine": Case(ROWS, 29, lambda m, a: m.layer_norm_forward(a["x"], None, None, 1e-5),
                          lambda m, a, st, nd: m.layer_norm_backward(a["dy"], a["x"], *st, None, *nd)),
-    **{f"gn-G{g}": Case(CHANNELS, 6, lambda m, a, g=g: m.group_norm_forward(a["x"], g, a["w"], a["b"], 1e-5),
+    **{f"gn-G{g}": Case(CHANNELS, 6, lambda m, a, eps=1e-5, g=g: m.group_norm_forward(a["x"], g, a["w"], a["b"], eps),
                         lambda m, a, st, nd, g=g: m.group_norm_backward(a["dy"], a["x"], *st, g, a["w"], *nd))
        for g in (1, 2, 6)},                                            # G = C is InstanceNorm
     "gn-no-affine": Case(CHANNELS, 6, lambda m, a: m.group_norm_forward(a["x"], 3, None, None, 1e-5),
@@ -150,6 +151,22 @@ def test_numba_backward_matches_numpy(case, dtype, needs):
     assert_same_outputs(actual, expected, RTOL[dtype], ["dx", "dw", "db"])
 
 
+@pytest.mark.parametrize("eps", [0.0, 1e-6])
+@pytest.mark.parametrize("case", ["rms", "ln", "gn-G2"])
+def test_zero_and_constant_rows_follow_numpy(case, eps):
+    """normalization.md §10: with eps = 0 a zero (RMS) or constant (centered) row has rstd = inf and
+    NaN outputs; with eps > 0 everything stays finite. NaN and inf must land where NumPy puts them."""
+    c, nb = CASES[case], numba_kernels()
+    a = arrays(c.shape, c.n_params, np.float64)
+    a["x"][0], a["x"][1] = 0.0, 3.0                                    # a zero and a constant row / sample
+    with np.errstate(all="ignore"):
+        expected, actual = c.forward(numpy_kernels, a, eps), c.forward(nb, a, eps)
+        grads = [c.backward(m, a, expected[1:], (True, True, True)) for m in (numpy_kernels, nb)]
+    for got, ref in zip(actual + grads[1], expected + grads[0]):
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12, equal_nan=True)
+    assert np.isfinite(actual[0]).all() == (eps > 0)
+
+
 # --------------------------------------------------------------------------- both backends against the formulas
 def oracle(x, dy, axes, eps, centered, w, b):
     """normalization.md §1 in float64 over ``axes`` (w, b broadcastable): y, mean, var, rstd, dx, dw_terms = dy * xhat.
@@ -165,7 +182,8 @@ def oracle(x, dy, axes, eps, centered, w, b):
     gw = dy * w
     mean_gw = gw.mean(axes, keepdims=True) if centered else 0.0
     dx = rstd * (gw - mean_gw - xhat * (gw * xhat).mean(axes, keepdims=True))
-    return dict(y=xhat * w + b, mean=mean, var=var, rstd=rstd, dx=dx, dx_scale=np.max(np.abs(rstd * gw)), dw_terms=dy * xhat)
+    return dict(y=xhat * w + b, mean=mean, var=var, rstd=rstd, dx=dx, dx_scale=np.max(np.abs(rstd * gw)),
+                dw_terms=dy * xhat)
 
 
 def assert_matches_oracle(results, ref, rtol, name):
