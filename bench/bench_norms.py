@@ -83,6 +83,11 @@ def floor_step(x, dy, y=None, dx=None):
 
 
 # --------------------------------------------------------------------------- the norms
+def _y_and_saved(outputs):
+    """A forward kernel's (y, *statistics) as (y, statistics)."""
+    return outputs[0], outputs[1:]
+
+
 def _bn_raw_forward(k, x3, w, b):
     mean, var = k.batch_norm_stats(x3)
     rstd = (1 / np.sqrt(var + EPS)).astype(x3.dtype)
@@ -111,7 +116,7 @@ NORMS = [
                                                        False, True, True, False), bias=False),
     Norm("LayerNorm", True, lambda F, x, w, b, buf: F.layer_norm(x, (x.shape[-1],), w, b, EPS),
          lambda TF, x, w, b, buf: TF.layer_norm(x, (x.shape[-1],), w, b, EPS),
-         lambda k, x, w, b: (lambda y, *saved: (y, saved))(*k.layer_norm_forward(x, w, b, EPS)),
+         lambda k, x, w, b: _y_and_saved(k.layer_norm_forward(x, w, b, EPS)),
          lambda k, dy, x, saved, w: k.layer_norm_backward(dy, x, *saved, w, True, True, True)),
     Norm("BatchNorm2d", False, lambda F, x, w, b, buf: F.batch_norm(x, *buf, w, b, True, 0.1, EPS),
          lambda TF, x, w, b, buf: TF.batch_norm(x, *buf, w, b, True, 0.1, EPS),
@@ -119,11 +124,11 @@ NORMS = [
          lambda k, dy, x, saved, w: k.batch_norm_backward(dy, x, *saved, w, True, True, True, True)),
     Norm("InstanceNorm2d", False, lambda F, x, w, b, buf: F.instance_norm(x, weight=w, bias=b, eps=EPS),
          lambda TF, x, w, b, buf: TF.instance_norm(x, weight=w, bias=b, eps=EPS),
-         lambda k, x, w, b: (lambda y, *saved: (y, saved))(*k.group_norm_forward(x, x.shape[1], w, b, EPS)),
+         lambda k, x, w, b: _y_and_saved(k.group_norm_forward(x, x.shape[1], w, b, EPS)),
          lambda k, dy, x, saved, w: k.group_norm_backward(dy, x, *saved, x.shape[1], w, True, True, True)),
     Norm("GroupNorm", False, lambda F, x, w, b, buf: F.group_norm(x, GROUPS, w, b, EPS),
          lambda TF, x, w, b, buf: TF.group_norm(x, GROUPS, w, b, EPS),
-         lambda k, x, w, b: (lambda y, *saved: (y, saved))(*k.group_norm_forward(x, GROUPS, w, b, EPS)),
+         lambda k, x, w, b: _y_and_saved(k.group_norm_forward(x, GROUPS, w, b, EPS)),
          lambda k, dy, x, saved, w: k.group_norm_backward(dy, x, *saved, GROUPS, w, True, True, True)),
 ]
 
@@ -199,12 +204,6 @@ def candidates(norm, shape, torch, rng):
     calls[("floor prealloc", "fwd")] = lambda: floor_forward(x, y_buf)
     calls[("floor prealloc", "fwd+bwd")] = lambda: floor_step(x, dy, y_buf, dx_buf)
     return calls
-
-
-def _warm_up_threads():
-    """Start numba's thread pool (so that its threading layer is known)."""
-    floor_forward(np.zeros(8, np.float32))
-    return True
 
 
 def set_threads(n, torch):
@@ -352,7 +351,8 @@ def main(argv=None):
     rng = np.random.default_rng(0)
 
     print(f"# Normalization layers, float32 (median of {rounds} interleaved rounds after warm-up)\n")
-    print(f"numba {numba.__version__} ({numba.threading_layer() if _warm_up_threads() else ''} threading layer), "
+    floor_forward(np.zeros(8, np.float32))                             # starts numba's threads: its layer is known
+    print(f"numba {numba.__version__} ({numba.threading_layer()} threading layer), "
           f"NumPy {np.__version__}, {'PyTorch ' + torch.__version__ if torch else 'PyTorch not installed'}, "
           f"{os.cpu_count()} CPUs, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}; threads {thread_counts}; "
           f"load average at start {os.getloadavg()[0]:.2f}. Times in ms.")

@@ -93,7 +93,7 @@ def _slice_sums(g, a, m):
     for j in range(a.size):
         ac = a[j] - m                                    # g, a (L,)
         s_a += ac
-        s_g += g[j]
+        s_g += g[j]                                      # g (L,)
         s_ga += g[j] * ac
     return s_a, s_g, s_ga
 
@@ -251,14 +251,15 @@ def _group_norm_backward(dy, x, mean, rstd, num_groups, w, need_dx, dx, dw, db):
                 sum_xc, sum_gw_xc = sum_xc + xc, sum_gw_xc + w[c] * dw_nc[n, c]   # w (C,)
             else:
                 db_nc[n, c] = _sum_dev(dy[n, c], 0.0)                  # dy[n, c] (S,); db_nc (N, C)
-            sum_gw += w[c] * db_nc[n, c]
+            sum_gw += w[c] * db_nc[n, c]                               # w (C,); db_nc (N, C)
         delta = sum_xc / size                                          # the forward's float64 mean is m + delta
         for c in range(g * cg, (g + 1) * cg):
             dw_nc[n, c] = s * (dw_nc[n, c] - delta * db_nc[n, c])      # sum_s dy * xhat; (N, C)
         if need_dx:
             coef = s * (sum_gw_xc - delta * sum_gw) / size * s         # s * mean(gw * xhat)
             for c in range(g * cg, (g + 1) * cg):
-                _centered_dx_segment(dy[n, c], x[n, c], dx[n, c], w[c], s, m + delta, sum_gw / size, coef)
+                _centered_dx_segment(dy[n, c], x[n, c], dx[n, c], w[c], s, m + delta, sum_gw / size,
+                                     coef)                                     # dy[n, c], x[n, c], dx[n, c] (S,)
     _add_over_n(dw_nc, dw)
     _add_over_n(db_nc, db)
 
@@ -270,7 +271,7 @@ def _batch_norm_stats(x, mean, var):
     for i in prange(n_count * c_count):
         n, c = i // c_count, i % c_count
         seg_mean[n, c] = _sum_dev(x[n, c], 0.0) / s_count              # x[n, c] (S,)
-        seg_m2[n, c] = _sum_sq_dev(x[n, c], seg_mean[n, c])
+        seg_m2[n, c] = _sum_sq_dev(x[n, c], seg_mean[n, c])            # seg_m2, seg_mean (N, C)
     for c in prange(c_count):                                          # merge the slices in n order
         m = _sum_dev(seg_mean[:, c], 0.0) / n_count                    # seg_mean[:, c] (N,)
         m2 = _sum_dev(seg_m2[:, c], 0.0) + s_count * _sum_sq_dev(seg_mean[:, c], m)  # total variance
@@ -305,12 +306,13 @@ def _batch_norm_backward(dy, x, mean, rstd, w, training, need_dx, need_sums, dx,
             if training:
                 s = np.float64(rstd[c])                                # rstd (C,)
                 mean_gw, coef = w[c] * sum_dy[c] / size, s * w[c] * sum_dy_xhat[c] / size  # coef = s * mean(gw*xhat)
-                _centered_dx_segment(dy[n, c], x[n, c], dx[n, c], w[c], s, np.float64(mean[c]), mean_gw, coef)
+                _centered_dx_segment(dy[n, c], x[n, c], dx[n, c], w[c], s, np.float64(mean[c]), mean_gw,
+                                     coef)                                     # dy[n, c], x[n, c], dx[n, c] (S,)
             else:                                                      # eval: mean and rstd are constants
                 for t in range(s_count):
                     dx[n, c, t] = rstd[c] * (w[c] * dy[n, c, t])       # dx, dy (N, C, S); rstd, w (C,)
     dw[:] = sum_dy_xhat[:dw.size]                                      # (C,) or (0,)
-    db[:] = sum_dy[:db.size]
+    db[:] = sum_dy[:db.size]                                           # (C,) or (0,)
 
 
 # --------------------------------------------------------------------------- the wrappers (the public kernels)
