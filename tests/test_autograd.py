@@ -216,6 +216,17 @@ def test_hooks_see_and_replace_gradients():
     np.testing.assert_allclose(x.grad.data, 20 * g)
 
 
+def test_leaf_hook_runs_once_on_the_summed_gradient():
+    x = leaf((3,))
+    seen = []
+    x.register_hook(lambda g: seen.append(g.data.copy()))
+    y = x * x + x.exp()  # three edges into x
+    g = np.random.default_rng(8).standard_normal(3)
+    y.backward(mg.tensor(g))
+    assert len(seen) == 1
+    np.testing.assert_allclose(seen[0], g * (2 * x.data + np.exp(x.data)), rtol=1e-14)
+
+
 def test_hook_handle_remove():
     x = leaf((2,))
     calls = []

@@ -7,8 +7,9 @@
    shares arriving from several consumers (diamonds, reuse) are summed first.
 3. Each returned gradient is fitted to its input: broadcast dimensions summed away
    and cast to the input's dtype, in ``fit_gradient``, the one place this happens.
-4. Leaves accumulate into ``.grad`` with ``+=``; saved arrays are freed as each node
-   finishes unless ``retain_graph=True``.
+4. Leaves are counted like nodes: once all their shares have arrived, their hooks run
+   once on the sum and it accumulates into ``.grad`` with ``+=``. Saved arrays are freed
+   as each node finishes unless ``retain_graph=True``.
 """
 import numpy as np
 
@@ -50,17 +51,19 @@ def _accumulate(tensor, grad):
 
 
 def _count_dependencies(roots):
+    """How many edges point at each node and leaf reachable from ``roots`` (explicit stack, no recursion)."""
     deps = {}
     stack = [r for r in roots if isinstance(r, Context)]
     seen = set(stack)
     while stack:
         node = stack.pop()
         for nxt in node.next_edges:
-            if isinstance(nxt, Context):
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if isinstance(nxt, Context) and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
     return deps
 
 
@@ -128,14 +131,13 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
                 continue
             if g is not None:
                 g = fit_gradient(g.data if isinstance(g, Tensor) else g, node.input_meta[i], node, i)
-            if isinstance(nxt, Context):
-                if g is not None:
-                    pending[nxt] = g if nxt not in pending else pending[nxt] + g
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
+                pending[nxt] = g if nxt not in pending else pending[nxt] + g
+            deps[nxt] -= 1
+            if deps[nxt] == 0:  # every share has arrived: a node runs, a leaf receives its whole gradient once
+                if isinstance(nxt, Context):
                     ready.append(nxt)
-            elif g is not None:
-                deliver(nxt, g)
+                elif nxt in pending:
+                    deliver(nxt, pending.pop(nxt))
 
     if capture is not None:
         return [capture[id(t)] for t in inputs]
