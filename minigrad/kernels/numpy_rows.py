@@ -3,9 +3,20 @@
 See numpy_kernels.py for the conventions. Each row is normalized on its own; the
 per-row statistics are 1-D arrays (R,), broadcast back over a row as ``stat[:, None]``.
 Variances are two-pass (``mean((x - mean)^2)``), never ``E[x^2] - E[x]^2``, which loses
-every digit when |mean| >> std (normalization.md §1).
+every digit when |mean| >> std (normalization.md §1). Sums accumulate in float64 and are
+rounded once to the compute dtype.
 """
 import numpy as np
+
+
+def _rowdot(a, b):
+    """sum_j a[r, j] * b[r, j] for each row, accumulated in float64, in a's dtype: (R,)."""
+    return np.einsum("rd,rd->r", a, b, dtype=np.float64).astype(a.dtype, copy=False)
+
+
+def _sum(a, axis):
+    """a.sum(axis) accumulated in float64, returned in a's dtype."""
+    return a.sum(axis=axis, dtype=np.float64).astype(a.dtype, copy=False)
 
 
 def _affine(xhat, weight, bias):
@@ -19,15 +30,15 @@ def _affine(xhat, weight, bias):
 
 def _param_grads(dy, xhat, need_dw, need_db):
     """dw = sum_rows(dy * xhat), db = sum_rows(dy): the affine part of every row norm's backward."""
-    dw = (dy * xhat).sum(axis=0) if need_dw else None  # (D,)
-    db = dy.sum(axis=0) if need_db else None            # (D,)
+    dw = _sum(dy * xhat, 0) if need_dw else None        # (D,)
+    db = _sum(dy, 0) if need_db else None               # (D,)
     return dw, db
 
 
 def _mean_square(x, k):
     """mean(x[:, :k]**2) per row: the (partial) mean square of RMSNorm, (R,)."""
     xk = x[:, :k]                                        # (R, k)
-    return np.einsum("rk,rk->r", xk, xk) / k
+    return _rowdot(xk, xk) / k
 
 
 def rms_norm_forward(x, weight, bias, eps, k, eps_outside):
@@ -61,7 +72,7 @@ def rms_norm_backward(dy, x, rstd, weight, eps, k, eps_outside, need_dx, need_dw
         if not need_dx:
             return None, dw, db
         gw = dy * weight if weight is not None else dy            # (R, D)
-        proj = np.einsum("rd,rd->r", gw, xhat) / k                # sum_j(gw*xhat)/k, (R,)
+        proj = _rowdot(gw, xhat) / k                # sum_j(gw*xhat)/k, (R,)
         with np.errstate(divide="ignore"):
             c = 1 / np.sqrt(_mean_square(x, k)) if eps_outside else rstd  # (R,)
         dx = gw.copy() if gw is dy else gw                        # never write into the caller's dy
@@ -73,9 +84,9 @@ def rms_norm_backward(dy, x, rstd, weight, eps, k, eps_outside, need_dx, need_dw
 def layer_norm_forward(x, weight, bias, eps):
     """LayerNorm over each row of x (R, D): mean, biased var (two-pass), rstd = 1/sqrt(var + eps),
     y = (x - mean) * rstd * weight + bias. Returns (y, mean (R,), rstd (R,))."""
-    mean = x.mean(axis=1)                                # (R,)
+    mean = _sum(x, 1) / x.shape[1]                       # (R,)
     xc = x - mean[:, None]                               # (R, D)
-    var = np.einsum("rd,rd->r", xc, xc) / x.shape[1]     # (R,), biased
+    var = _rowdot(xc, xc) / x.shape[1]                   # (R,), biased
     with np.errstate(divide="ignore"):                   # eps = 0 on a constant row: rstd = inf, as PyTorch
         rstd = 1 / np.sqrt(var + eps)
     with np.errstate(invalid="ignore"):
@@ -92,8 +103,8 @@ def layer_norm_backward(dy, x, mean, rstd, weight, need_dx, need_dw, need_db):
             return None, dw, db
         gw = dy * weight if weight is not None else dy.copy()         # (R, D), written in place below
         d = x.shape[1]
-        mean_gw = gw.sum(axis=1) / d                                   # (R,)
-        mean_gw_xhat = np.einsum("rd,rd->r", gw, xhat) / d             # (R,)
+        mean_gw = _sum(gw, 1) / d                                      # (R,)
+        mean_gw_xhat = _rowdot(gw, xhat) / d                           # (R,)
         gw -= mean_gw[:, None]
         gw -= xhat * mean_gw_xhat[:, None]
         gw *= rstd[:, None]
