@@ -12,15 +12,7 @@ Means and sums accumulate in float64 and are rounded once to the compute dtype.
 """
 import numpy as np
 
-
-def _mean(a, axis, keepdims=False):
-    """a.mean(axis) accumulated in float64, returned in a's dtype."""
-    return a.mean(axis=axis, dtype=np.float64, keepdims=keepdims).astype(a.dtype, copy=False)
-
-
-def _sum(a, axis):
-    """a.sum(axis) accumulated in float64, returned in a's dtype."""
-    return a.sum(axis=axis, dtype=np.float64).astype(a.dtype, copy=False)
+from .numpy_common import center, exact_mean, mean64, sum64
 
 
 def _channel_affine(xhat, weight, bias):
@@ -34,8 +26,8 @@ def _channel_affine(xhat, weight, bias):
 
 def _centered_dx(gw, xhat, rstd, axes):
     """dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat)), A = ``axes``; rstd broadcasts against gw."""
-    mean_gw = _mean(gw, axes, keepdims=True)
-    mean_gw_xhat = _mean(gw * xhat, axes, keepdims=True)
+    mean_gw = mean64(gw, axes, keepdims=True)
+    mean_gw_xhat = mean64(gw * xhat, axes, keepdims=True)
     return rstd * (gw - mean_gw - xhat * mean_gw_xhat)
 
 
@@ -44,12 +36,12 @@ def group_norm_forward(x, num_groups, weight, bias, eps):
     per-channel affine weight/bias (C,). Returns (y, mean (N, G), rstd (N, G))."""
     n, c, s = x.shape
     xg = x.reshape(n, num_groups, -1)                 # (N, G, C/G*S)
-    mean = _mean(xg, 2, keepdims=True)             # (N, G, 1)
-    xc = xg - mean
-    var = _mean(xc * xc, 2, keepdims=True)       # (N, G, 1), biased
+    mean = xg.mean(axis=2, dtype=np.float64, keepdims=True)  # (N, G, 1), float64 for exact centering
+    xc = center(xg, mean)                                    # (N, G, C/G*S)
+    var = mean64(xc * xc, 2, keepdims=True)                  # (N, G, 1), biased
     rstd = 1.0 / np.sqrt(var + eps)
     y = _channel_affine((xc * rstd).reshape(n, c, s), weight, bias)
-    return y, mean.reshape(n, num_groups), rstd.reshape(n, num_groups)
+    return y, mean.reshape(n, num_groups).astype(x.dtype), rstd.reshape(n, num_groups)
 
 
 def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw, need_db):
@@ -58,23 +50,24 @@ def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw,
     dx = dw = db = None
     if need_dx or need_dw:
         xg = x.reshape(n, num_groups, -1)                                         # (N, G, C/G*S)
-        xhat = ((xg - mean[:, :, None]) * rstd[:, :, None]).reshape(n, c, s)      # (N, C, S)
+        xc = center(xg, exact_mean(xg, mean[:, :, None], 2))                      # as the forward centered
+        xhat = (xc * rstd[:, :, None]).reshape(n, c, s)                           # (N, C, S)
         if need_dw:
-            dw = _sum(dy * xhat, (0, 2))
+            dw = sum64(dy * xhat, (0, 2))
         if need_dx:
             gw = dy if weight is None else dy * weight[:, None]                   # (N, C, S)
             dx = _centered_dx(gw.reshape(n, num_groups, -1), xhat.reshape(n, num_groups, -1),
                               rstd[:, :, None], axes=2).reshape(n, c, s)
     if need_db:
-        db = _sum(dy, (0, 2))
+        db = sum64(dy, (0, 2))
     return dx, dw, db
 
 
 def batch_norm_stats(x):
     """Per-channel mean and biased variance (two-pass) of x (N, C, S) over N and S: (mean (C,), var (C,))."""
-    mean = _mean(x, (0, 2))                        # (C,)
-    xc = x - mean[:, None]                            # (N, C, S)
-    return mean, _mean(xc * xc, (0, 2))
+    mean = x.mean(axis=(0, 2), dtype=np.float64)      # (C,)
+    xc = center(x, mean[:, None])                     # (N, C, S)
+    return mean.astype(x.dtype), mean64(xc * xc, (0, 2))
 
 
 def batch_norm_forward(x, mean, rstd, weight, bias):
@@ -89,11 +82,11 @@ def batch_norm_backward(dy, x, mean, rstd, weight, training, need_dx, need_dw, n
     if need_dw or (need_dx and training):
         xhat = (x - mean[:, None]) * rstd[:, None]                                # (N, C, S)
     if need_dw:
-        dw = _sum(dy * xhat, (0, 2))
+        dw = sum64(dy * xhat, (0, 2))
     if need_dx:
         gw = dy if weight is None else dy * weight[:, None]                       # (N, C, S)
         rstd_c = rstd[:, None]                                                    # (C, 1)
         dx = _centered_dx(gw, xhat, rstd_c, axes=(0, 2)) if training else gw * rstd_c
     if need_db:
-        db = _sum(dy, (0, 2))
+        db = sum64(dy, (0, 2))
     return dx, dw, db

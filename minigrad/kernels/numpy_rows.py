@@ -8,15 +8,12 @@ rounded once to the compute dtype.
 """
 import numpy as np
 
+from .numpy_common import center, exact_mean, sum64
+
 
 def _rowdot(a, b):
     """sum_j a[r, j] * b[r, j] for each row, accumulated in float64, in a's dtype: (R,)."""
     return np.einsum("rd,rd->r", a, b, dtype=np.float64).astype(a.dtype, copy=False)
-
-
-def _sum(a, axis):
-    """a.sum(axis) accumulated in float64, returned in a's dtype."""
-    return a.sum(axis=axis, dtype=np.float64).astype(a.dtype, copy=False)
 
 
 def _affine(xhat, weight, bias):
@@ -30,8 +27,8 @@ def _affine(xhat, weight, bias):
 
 def _param_grads(dy, xhat, need_dw, need_db):
     """dw = sum_rows(dy * xhat), db = sum_rows(dy): the affine part of every row norm's backward."""
-    dw = _sum(dy * xhat, 0) if need_dw else None        # (D,)
-    db = _sum(dy, 0) if need_db else None               # (D,)
+    dw = sum64(dy * xhat, 0) if need_dw else None        # (D,)
+    db = sum64(dy, 0) if need_db else None               # (D,)
     return dw, db
 
 
@@ -84,26 +81,29 @@ def rms_norm_backward(dy, x, rstd, weight, eps, k, eps_outside, need_dx, need_dw
 def layer_norm_forward(x, weight, bias, eps):
     """LayerNorm over each row of x (R, D): mean, biased var (two-pass), rstd = 1/sqrt(var + eps),
     y = (x - mean) * rstd * weight + bias. Returns (y, mean (R,), rstd (R,))."""
-    mean = _sum(x, 1) / x.shape[1]                       # (R,)
-    xc = x - mean[:, None]                               # (R, D)
+    mean = x.mean(axis=1, dtype=np.float64)              # (R,), float64: centering below loses nothing
+    xc = center(x, mean[:, None])                        # (R, D)
     var = _rowdot(xc, xc) / x.shape[1]                   # (R,), biased
     with np.errstate(divide="ignore"):                   # eps = 0 on a constant row: rstd = inf, as PyTorch
         rstd = 1 / np.sqrt(var + eps)
     with np.errstate(invalid="ignore"):
         xc *= rstd[:, None]                              # xhat, in place
-    return _affine(xc, weight, bias), mean, rstd
+    return _affine(xc, weight, bias), mean.astype(x.dtype), rstd
 
 
 def layer_norm_backward(dy, x, mean, rstd, weight, need_dx, need_dw, need_db):
     """dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), dw = sum_rows(dy*xhat), db = sum_rows(dy)."""
     with np.errstate(invalid="ignore"):
-        xhat = (x - mean[:, None]) * rstd[:, None] if need_dx or need_dw else None  # (R, D)
+        if need_dx or need_dw:                                         # the forward's exact centering
+            xhat = center(x, exact_mean(x, mean[:, None], 1)) * rstd[:, None]          # (R, D)
+        else:
+            xhat = None
         dw, db = _param_grads(dy, xhat, need_dw, need_db)
         if not need_dx:
             return None, dw, db
         gw = dy * weight if weight is not None else dy.copy()         # (R, D), written in place below
         d = x.shape[1]
-        mean_gw = _sum(gw, 1) / d                                      # (R,)
+        mean_gw = sum64(gw, 1) / d                                     # (R,)
         mean_gw_xhat = _rowdot(gw, xhat) / d                           # (R,)
         gw -= mean_gw[:, None]
         gw -= xhat * mean_gw_xhat[:, None]
