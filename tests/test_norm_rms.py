@@ -1,6 +1,7 @@
 """RMSNorm: fused Function vs finite differences, its composite twin and PyTorch; the variants
 (bias, eps outside the sqrt, partial RMSNorm); properties, edge cases and errors."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -15,8 +16,7 @@ from minigrad.autograd import GradcheckError
 from minigrad.ops.norm.rms import RMSNormFunction, rms_norm_composite
 
 from .mirror import assert_mirror, check_grad, torch_or_skip
-from .row_norm_helpers import (SHAPE_IDS, SHAPES, assert_module_mirror, assert_shape_errors, assert_twins_equal, case,
-                               forward_backward)
+from .row_norm_helpers import SHAPE_IDS, SHAPES, assert_module_mirror, assert_twins_equal, case, forward_backward
 
 VARIANTS = {
     "plain": {},
@@ -301,9 +301,42 @@ def test_partial_estimates_the_rms_from_the_first_ceil_p_d_elements(p, d, k):
 
 
 # ----------------------------------------------------------------------------- errors
+def assert_raises_like_torch(call):
+    """``call(lib, F)`` raises in minigrad the exception PyTorch raises: same type, same message."""
+    torch = torch_or_skip()
+    with pytest.raises(Exception) as expected:
+        call(torch, torch.nn.functional)
+    with pytest.raises(expected.type, match=f"^{re.escape(str(expected.value))}$"):
+        call(mg, F)
+
+
+# (input shape, normalized_shape, weight shape or None). PyTorch 2.13's rms_norm words the shape
+# mismatch as "[*3, 4]" (layer_norm: "[*, 3, 4]") and raises ValueError for too few input dims.
+SHAPE_ERRORS = [((2, 3), [4], None), ((2, 3, 5), (3, 4), None), ((3,), (2, 3), None), ((), [1], None),
+                ((2, 4), [4], (3,)), ((3,), (2, 3), (4,)), ((2, 4), [], None)]
+
+
 @pytest.mark.parametrize("impl", [F.rms_norm, rms_norm_composite])
-def test_shape_errors_use_pytorchs_wording(impl):
-    assert_shape_errors(impl)
+@pytest.mark.parametrize("shape, normalized_shape, weight_shape", SHAPE_ERRORS)
+def test_shape_errors_are_pytorchs(impl, shape, normalized_shape, weight_shape):
+    def call(lib, functional):
+        weight = None if weight_shape is None else lib.ones(weight_shape)
+        rms_norm = functional.rms_norm if lib is not mg else impl
+        return rms_norm(lib.zeros(shape), normalized_shape, weight)
+
+    assert_raises_like_torch(call)
+
+
+@pytest.mark.parametrize("impl", [F.rms_norm, rms_norm_composite])
+def test_bias_of_wrong_shape_is_worded_as_layer_norms(impl):
+    with pytest.raises(RuntimeError, match=r"^Expected bias to be of same shape as normalized_shape, but got "
+                                           r"bias of shape \[4, 1\] and normalized_shape = \[4\]$"):
+        impl(mg.randn(2, 4), [4], bias=mg.ones(4, 1))
+
+
+def test_module_shape_errors_are_pytorchs():
+    for shape in [(2, 3), (4,), (), (2, 4, 3)]:
+        assert_raises_like_torch(lambda lib, functional: lib.nn.RMSNorm([3, 4])(lib.zeros(shape)))
 
 
 @pytest.mark.parametrize("p", [0, -0.5, 1.5, float("nan"), True, "0.5"])

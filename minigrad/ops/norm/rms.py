@@ -92,7 +92,7 @@ def check_partial(partial):
 def _rms_options(input, normalized_shape, weight, bias, eps, partial):
     """Checked arguments shared by the fused and the composite forms: (normalized_shape, eps, k)."""
     check_partial(partial)
-    normalized_shape = check_row_norm_args(input, normalized_shape, weight, bias)
+    normalized_shape = check_row_norm_args(input, normalized_shape, weight, bias, rms=True)
     if eps is None:
         eps = np.finfo(compute_dtype(input.dtype)).eps  # PyTorch: epsilon of the opmath type (§3)
     d = math.prod(normalized_shape)

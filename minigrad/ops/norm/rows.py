@@ -18,9 +18,12 @@ def as_normalized_shape(normalized_shape):
     return tuple(int(s) for s in normalized_shape)
 
 
-def check_row_norm_args(input, normalized_shape, weight=None, bias=None):
-    """PyTorch's checks for layer_norm/rms_norm, in PyTorch's order and wording, before anything is
-    computed. Returns ``normalized_shape`` as a tuple of ints (an int ``n`` means ``(n,)``)."""
+def check_row_norm_args(input, normalized_shape, weight=None, bias=None, *, rms=False):
+    """PyTorch's checks for layer_norm (``rms=False``) or rms_norm (``rms=True``), in PyTorch's order
+    and wording, before anything is computed. The two differ in PyTorch 2.13: rms_norm raises
+    ValueError for an input with fewer dims than ``normalized_shape``, and writes the expected shape
+    as ``[*3, 4]`` where layer_norm writes ``[*, 3, 4]``.
+    Returns ``normalized_shape`` as a tuple of ints (an int ``n`` means ``(n,)``)."""
     shape = as_normalized_shape(normalized_shape)
     if len(shape) == 0:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
@@ -29,9 +32,12 @@ def check_row_norm_args(input, normalized_shape, weight=None, bias=None):
         if param is not None and tuple(param.shape) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(param.shape)} and normalized_shape = {list(shape)}")
+    if rms and input.ndim < len(shape):
+        raise ValueError(f"Input tensor must have at least {len(shape)} dimensions, but got {input.ndim}")
     if input.ndim < len(shape) or tuple(input.shape[input.ndim - len(shape):]) != shape:
+        leading = "*" if rms else "*, "
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+                           f"[{leading}{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     if input.dtype.kind != "f":
         raise NotImplementedError(f"normalization over rows is only implemented for floating-point input, "
                                   f"got {input.dtype}")
