@@ -9,6 +9,14 @@ same signatures (numpy_kernels.py states the contract). The choice is made at th
 
 numba is imported lazily, when the numba backend is first used, so ``import minigrad`` stays
 fast. If numba cannot be imported, minigrad uses the NumPy kernels and warns once.
+
+Thread pools: numba's parallel kernels run on OpenMP (libgomp) workers, which by default spin for
+milliseconds after each kernel waiting for more work. Between the norms, OpenBLAS runs the matmuls
+on the same cores, and spinning workers steal them: on 2 cores the tiny Transformer's training step
+took twice as long (418 ms against 209 ms, bench/bench_transformer.py's shape). minigrad therefore
+sets ``OMP_WAIT_POLICY=PASSIVE`` (workers sleep when idle) unless the environment already sets it;
+it must be in place before the first parallel kernel loads libgomp. The price is a thread wake-up,
+tens of microseconds, per kernel call.
 """
 import contextlib
 import importlib
@@ -19,6 +27,8 @@ from . import numpy_kernels
 
 BACKENDS = ("numpy", "numba")
 ENV_VAR = "MINIGRAD_BACKEND"
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 _active = None      # (name, kernel module) once chosen; None until the first use
 _numba = None       # the numba kernel module, or the ImportError that importing it raised
