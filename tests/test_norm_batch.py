@@ -35,6 +35,16 @@ def assert_close(ours, theirs, what, rtol=1e-10, atol=1e-10):
     np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, err_msg=what)
 
 
+def assert_raises_like_torch(call):
+    """``call(lib, F)`` raises in minigrad (lib = minigrad) the exception PyTorch raises (lib = torch):
+    same type, same message."""
+    torch = torch_or_skip()
+    with pytest.raises(Exception) as expected:
+        call(torch, torch.nn.functional)
+    with pytest.raises(expected.type, match=f"^{re.escape(str(expected.value))}$"):
+        call(mg, F)
+
+
 # ----------------------------------------------------------------------------- mirror helpers
 def mirror_steps(mg_fn, th_fn, shape, params=(), state=None, steps=3, seed=0, shift=0.5):
     """``steps`` training steps, then one eval step, of ``mg_fn(x, training)`` and ``th_fn(x, training)``

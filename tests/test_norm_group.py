@@ -16,7 +16,7 @@ from minigrad.ops.norm.group import FusedGroupNorm, group_norm_composite, instan
 
 from .mirror import assert_mirror, check_grad, torch_or_skip
 from .test_norm_batch import (affine_arrays, as_tensors, assert_close, assert_float16_like_torch,
-                              assert_same_fresh_module, assert_unchanged, functional_buffers, mirror_module,
+                              assert_raises_like_torch, assert_same_fresh_module, assert_unchanged, functional_buffers, mirror_module,
                               mirror_steps, randn, snapshot)
 
 # (shape, groups): (N, C), (N, C, L), (N, C, H, W) with G = 1, some G, G = C
@@ -251,6 +251,35 @@ def test_group_norm_functional_errors(args, error, message):
     shape, groups, *weight = args
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
         F.group_norm(mg.tensor(randn(shape, 0)), groups, *(mg.ones(n) for n in weight))
+
+
+@pytest.mark.parametrize("shape, groups, weight_shape", [
+    ((2, 6, 3), 4, (4,)),     # divisibility is checked before the weight
+    ((1, 3), 3, (4,)),        # the N * C/G * prod(spatial) == 1 quirk comes first of all
+    ((2, 6, 3), 3, (6, 1)),   # six elements, but not a vector
+    ((2, 6, 3), 3, ()),
+    ((2, 4), -2, None),       # num_groups must be positive
+    ((2, 4), 0, None),        # ZeroDivisionError in PyTorch's own size check
+])
+def test_group_norm_errors_are_pytorchs(shape, groups, weight_shape):
+    def call(lib, functional):
+        weight = None if weight_shape is None else lib.ones(weight_shape)
+        return functional.group_norm(lib.zeros(shape), groups, weight)
+
+    assert_raises_like_torch(call)
+
+
+def test_group_norm_module_reports_the_size_quirk_before_the_channel_count():
+    assert_raises_like_torch(lambda lib, functional: lib.nn.GroupNorm(2, 4)(lib.zeros(1, 2)))
+
+
+def test_group_norm_bias_error_names_the_bias_shape():
+    """PyTorch 2.13 prints the *weight's* shape in this message ("bias of shape [0]" without a weight);
+    minigrad prints the bias's."""
+    message = "Expected bias to be a vector of size equal to the number of channels in input, but got bias of " \
+              "shape [4] and input of shape [2, 6, 3]"
+    with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
+        F.group_norm(mg.zeros(2, 6, 3), 3, None, mg.ones(4))
 
 
 @pytest.mark.parametrize("name, shape, good_shape, size", [

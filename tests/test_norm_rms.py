@@ -1,7 +1,6 @@
 """RMSNorm: fused Function vs finite differences, its composite twin and PyTorch; the variants
 (bias, eps outside the sqrt, partial RMSNorm); properties, edge cases and errors."""
 import math
-import re
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from minigrad.ops.norm.rms import RMSNormFunction, rms_norm_composite
 
 from .mirror import assert_mirror, check_grad, torch_or_skip
 from .row_norm_helpers import SHAPE_IDS, SHAPES, assert_module_mirror, assert_twins_equal, case, forward_backward
+from .test_norm_batch import assert_raises_like_torch
 
 VARIANTS = {
     "plain": {},
@@ -301,15 +301,6 @@ def test_partial_estimates_the_rms_from_the_first_ceil_p_d_elements(p, d, k):
 
 
 # ----------------------------------------------------------------------------- errors
-def assert_raises_like_torch(call):
-    """``call(lib, F)`` raises in minigrad the exception PyTorch raises: same type, same message."""
-    torch = torch_or_skip()
-    with pytest.raises(Exception) as expected:
-        call(torch, torch.nn.functional)
-    with pytest.raises(expected.type, match=f"^{re.escape(str(expected.value))}$"):
-        call(mg, F)
-
-
 # (input shape, normalized_shape, weight shape or None). PyTorch 2.13's rms_norm words the shape
 # mismatch as "[*3, 4]" (layer_norm: "[*, 3, 4]") and raises ValueError for too few input dims.
 SHAPE_ERRORS = [((2, 3), [4], None), ((2, 3, 5), (3, 4), None), ((3,), (2, 3), None), ((), [1], None),

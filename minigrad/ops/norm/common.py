@@ -24,17 +24,15 @@ def normalize(x, dims, eps, centered=True):
 
 
 # --------------------------------------------------------------------------- channel family (BN, IN, GN)
-def check_channel_input(input, message="{name} should contain {c} elements not {n}", **per_channel):
-    """The argument checks BatchNorm, InstanceNorm and GroupNorm share: input (N, C, *spatial) with at
-    least 2 dims, and each given per-channel tensor (weight, bias, running stats) holding C elements.
-    ``message`` is the wording of the calling PyTorch function. Returns C."""
+def check_channel_input(input, **per_channel):
+    """The argument checks BatchNorm and InstanceNorm share: input (N, C, *spatial) with at least 2 dims,
+    and each given per-channel tensor (weight, bias, running stats) holding C elements. Returns C."""
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
     c = input.shape[1]
     for name, t in per_channel.items():
         if t is not None and t.data.size != c:
-            raise RuntimeError(message.format(name=name, c=c, n=t.data.size, shape=list(t.shape),
-                                              input_shape=list(input.shape)))
+            raise RuntimeError(f"{name} should contain {c} elements not {t.data.size}")
     return c
 
 

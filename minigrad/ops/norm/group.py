@@ -56,14 +56,21 @@ def _group_norm_composite(input, num_groups, weight, bias, eps):
 
 
 def _check_group_norm(input, num_groups, weight, bias):
-    """PyTorch's checks, including its quirk of rejecting N * C/G * prod(spatial) == 1 (not the group size)."""
-    c = check_channel_input(input, "Expected {name} to be a vector of size equal to the number of channels in "
-                                   "input, but got {name} of shape {shape} and input of shape {input_shape}",
-                            weight=weight, bias=bias)
-    verify_batch_size((input.shape[0] * c // num_groups, num_groups) + input.shape[2:])
+    """PyTorch's checks in PyTorch's order, including its quirk of rejecting N * C/G * prod(spatial) == 1
+    (not the group size). weight and bias must be vectors of C elements (BatchNorm only counts elements)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    n, c = input.shape[:2]
+    verify_batch_size((n * c // num_groups, num_groups) + input.shape[2:])
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
     if c % num_groups:
         raise RuntimeError("Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.shape != (c,):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
