@@ -1,5 +1,6 @@
 """BatchNorm1d/2d and F.batch_norm: gradchecks, fused == composite, PyTorch mirrors (forward, every
 gradient and every buffer over several training steps, then eval), properties, edge cases, errors."""
+import inspect
 import re
 
 import numpy as np
@@ -43,6 +44,13 @@ def assert_raises_like_torch(call):
         call(torch, torch.nn.functional)
     with pytest.raises(expected.type, match=f"^{re.escape(str(expected.value))}$"):
         call(mg, F)
+
+
+def constructor_parameters(cls, extras=()):
+    """(name, default, kind) of each ``__init__`` parameter of ``cls``, leaving out ``extras``
+    (minigrad's keyword-only additions)."""
+    return [(p.name, p.default, p.kind) for p in inspect.signature(cls.__init__).parameters.values()
+            if not (p.name in extras and p.kind == p.KEYWORD_ONLY)]
 
 
 # ----------------------------------------------------------------------------- mirror helpers
@@ -380,6 +388,12 @@ def test_module_defaults_repr_state_dict_and_resets():
     assert module.num_batches_tracked.item() == 0 and module.weight.data.tolist() == [5] * 3
     module.reset_parameters()
     assert module.weight.data.tolist() == [1] * 3
+
+
+def test_module_constructor_signatures_are_pytorchs():
+    torch = torch_or_skip()
+    for name in ("BatchNorm1d", "BatchNorm2d"):
+        assert constructor_parameters(getattr(nn, name)) == constructor_parameters(getattr(torch.nn, name))
 
 
 def test_module_loads_a_torch_state_dict():

@@ -16,7 +16,7 @@ from minigrad.ops.norm.group import FusedGroupNorm, group_norm_composite, instan
 
 from .mirror import assert_mirror, check_grad, torch_or_skip
 from .test_norm_batch import (affine_arrays, as_tensors, assert_close, assert_float16_like_torch,
-                              assert_raises_like_torch, assert_same_fresh_module, assert_unchanged, functional_buffers, mirror_module,
+                              assert_raises_like_torch, assert_same_fresh_module, constructor_parameters, assert_unchanged, functional_buffers, mirror_module,
                               mirror_steps, randn, snapshot)
 
 # (shape, groups): (N, C), (N, C, L), (N, C, H, W) with G = 1, some G, G = C
@@ -161,6 +161,12 @@ def test_module_defaults_and_repr():
         assert_same_fresh_module(nn.GroupNorm(*args, **kwargs), torch.nn.GroupNorm(*args, **kwargs))
     instance = nn.InstanceNorm1d(4)
     assert instance.weight is None and instance.bias is None and instance.running_mean is None
+
+
+def test_module_constructor_signatures_are_pytorchs():
+    torch = torch_or_skip()
+    for name in ("InstanceNorm1d", "InstanceNorm2d", "GroupNorm"):
+        assert constructor_parameters(getattr(nn, name)) == constructor_parameters(getattr(torch.nn, name))
 
 
 def test_mirror_constant_group_and_one_element_groups():

@@ -15,6 +15,7 @@ from minigrad.ops.norm.layer import LayerNormFunction, layer_norm_composite
 from .mirror import assert_mirror, check_grad, torch_or_skip
 from .row_norm_helpers import (SHAPE_IDS, SHAPES, assert_module_mirror, assert_shape_errors, assert_twins_equal, case,
                                forward_backward)
+from .test_norm_batch import constructor_parameters
 
 AFFINE = ["none", "weight", "bias", "weight+bias"]
 
@@ -98,6 +99,13 @@ def test_module_parameters_repr_and_reset():
     weight = m.weight
     m.reset_parameters()
     assert m.weight is weight and (m.weight.data == 1).all() and (m.bias.data == 0).all()
+
+
+def test_module_constructor_signature_is_pytorchs():
+    torch = torch_or_skip()
+    assert constructor_parameters(nn.LayerNorm) == constructor_parameters(torch.nn.LayerNorm)
+    positional = nn.LayerNorm(4, 1e-6, True, False, "cpu", mg.float64)  # (..., bias, device, dtype) as PyTorch
+    assert positional.bias is None and positional.weight.dtype == mg.float64 and positional.eps == 1e-6
 
 
 # ----------------------------------------------------------------------------- properties

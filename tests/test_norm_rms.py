@@ -16,7 +16,7 @@ from minigrad.ops.norm.rms import RMSNormFunction, rms_norm_composite
 
 from .mirror import assert_mirror, check_grad, torch_or_skip
 from .row_norm_helpers import SHAPE_IDS, SHAPES, assert_module_mirror, assert_twins_equal, case, forward_backward
-from .test_norm_batch import assert_raises_like_torch
+from .test_norm_batch import assert_raises_like_torch, constructor_parameters
 
 VARIANTS = {
     "plain": {},
@@ -157,6 +157,14 @@ def test_module_parameters_repr_and_reset():
     extras.weight.data[...], extras.bias.data[...] = 3.0, -2.0
     extras.reset_parameters()
     assert (extras.weight.data == 1).all() and (extras.bias.data == 0).all()
+
+
+def test_module_constructor_signature_is_pytorchs_plus_keyword_only_variants():
+    torch = torch_or_skip()
+    variants = ("bias", "eps_inside_sqrt", "partial")
+    assert constructor_parameters(nn.RMSNorm, variants) == constructor_parameters(torch.nn.RMSNorm)
+    positional = nn.RMSNorm(4, 1e-6, True, "cpu", mg.float64)  # (..., elementwise_affine, device, dtype)
+    assert positional.weight.dtype == mg.float64 and positional.eps == 1e-6 and positional.bias is None
 
 
 # ----------------------------------------------------------------------------- properties

@@ -20,7 +20,8 @@ from .module import Module, Parameter
 __all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "GroupNorm"]
 
 
-def _check_device(device):
+def check_device(device):
+    """The ``device`` argument of PyTorch's module constructors: None or "cpu" (also used by row_norms)."""
     if device not in (None, "cpu"):
         raise ValueError(f"minigrad runs on the CPU only, got device={device!r}")
 
@@ -49,7 +50,7 @@ class _NormBase(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None, *, bias=True):
         super().__init__()
-        _check_device(device)
+        check_device(device)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         _register_affine(self, num_features, affine, bias, dtype)
@@ -176,7 +177,7 @@ class GroupNorm(Module):
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
-        _check_device(device)
+        check_device(device)
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         _register_affine(self, num_channels, affine, bias, dtype)
         self.reset_parameters()

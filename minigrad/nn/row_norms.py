@@ -10,6 +10,7 @@ from ..creation import empty
 from ..ops.norm.layer import layer_norm
 from ..ops.norm.rms import check_partial, rms_norm
 from ..ops.norm.rows import as_normalized_shape
+from .channel_norms import check_device
 from .module import Module, Parameter
 
 __all__ = ["LayerNorm", "RMSNorm"]
@@ -19,8 +20,9 @@ class _RowNorm(Module):
     """Parameters shared by the row norms: weight (ones) if ``elementwise_affine``, and bias (zeros) if
     also ``bias``; otherwise they are registered as None, as PyTorch does."""
 
-    def __init__(self, normalized_shape, eps, elementwise_affine, bias, dtype):
+    def __init__(self, normalized_shape, eps, elementwise_affine, bias, device, dtype):
         super().__init__()
+        check_device(device)
         self.normalized_shape = as_normalized_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
@@ -50,10 +52,10 @@ class RMSNorm(_RowNorm):
     and ``partial=p`` is partial RMSNorm, the RMS estimated from the first ceil(p * d) elements.
     """
 
-    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, *, bias=False, eps_inside_sqrt=True,
-                 partial=None, dtype=None):
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None, *, bias=False,
+                 eps_inside_sqrt=True, partial=None):
         check_partial(partial)
-        super().__init__(normalized_shape, eps, elementwise_affine, bias, dtype)
+        super().__init__(normalized_shape, eps, elementwise_affine, bias, device, dtype)
         self.eps_inside_sqrt = eps_inside_sqrt
         self.partial = partial
 
@@ -72,8 +74,8 @@ class LayerNorm(_RowNorm):
     """``torch.nn.LayerNorm``: y = (x - mean) / sqrt(var + eps) * weight + bias over the trailing
     ``normalized_shape`` (biased variance); ``bias=False`` keeps the weight and drops the bias."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=None):
-        super().__init__(normalized_shape, eps, elementwise_affine, bias, dtype)
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
+        super().__init__(normalized_shape, eps, elementwise_affine, bias, device, dtype)
 
     def forward(self, input):
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
