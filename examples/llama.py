@@ -64,28 +64,36 @@ def rope_tables(seq_len, head_dim, base=10000.0):
     return np.cos(angles), np.sin(angles)
 
 
-class Rotary(Function):
-    """Rotary position embedding of q or k: each pair (x1, x2) = (x[..., i], x[..., i + hd/2]) turns
-    by its angle:  y1 = x1 cos - x2 sin,  y2 = x2 cos + x1 sin.
+def rotate(x, cos, sin):
+    """Turn each feature pair (x1, x2) = (x[..., i], x[..., i + hd/2]) of the ndarray x (..., T, hd) by
+    its angle: y1 = x1 cos - x2 sin, y2 = x2 cos + x1 sin, with cos, sin (T, hd/2). Written into one
+    fresh array (no concatenate); rotate(y, cos, -sin) turns it back."""
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    y = np.empty(x.shape, dtype=np.result_type(x, cos))
+    y1, y2 = y[..., :half], y[..., half:]
+    np.multiply(x1, cos, out=y1)
+    y1 -= x2 * sin
+    np.multiply(x2, cos, out=y2)
+    y2 += x1 * sin
+    return y
 
-    A rotation is orthogonal, so the backward pass is the rotation by the opposite angle:
-    dx1 = dy1 cos + dy2 sin,  dx2 = dy2 cos - dy1 sin.
+
+class Rotary(Function):
+    """Rotary position embedding of q or k (B, H, T, hd): each feature pair turns by the angle of its
+    position and frequency (``rotate``). A rotation is orthogonal, so the backward pass is the rotation
+    by the opposite angle: dx1 = dy1 cos + dy2 sin, dx2 = dy2 cos - dy1 sin.
     """
 
     @staticmethod
     def forward(ctx, x, cos, sin):
         # x (B, H, T, hd); cos, sin (T, hd/2) ndarrays in x's dtype
-        half = x.shape[-1] // 2
-        x1, x2 = x.data[..., :half], x.data[..., half:]
         ctx.cos, ctx.sin = cos, sin
-        return np.concatenate((x1 * cos - x2 * sin, x2 * cos + x1 * sin), axis=-1)
+        return rotate(x.data, cos, sin)
 
     @staticmethod
     def backward(ctx, dout):
-        half = dout.shape[-1] // 2
-        dy1, dy2 = dout.data[..., :half], dout.data[..., half:]
-        cos, sin = ctx.cos, ctx.sin
-        return np.concatenate((dy1 * cos + dy2 * sin, dy2 * cos - dy1 * sin), axis=-1), None, None
+        return rotate(dout.data, ctx.cos, -ctx.sin), None, None
 
 
 def make_norm(cfg):
