@@ -1,6 +1,7 @@
 """BatchNorm1d/2d and F.batch_norm: gradchecks, fused == composite, PyTorch mirrors (forward, every
 gradient and every buffer over several training steps, then eval), properties, edge cases, errors."""
 import inspect
+import itertools
 import re
 
 import numpy as np
@@ -299,12 +300,43 @@ def test_functional_one_value_per_channel_in_training(shape):
     (dict(input=mg.zeros(3)), RuntimeError, "Expected at least 2 dimensions for input tensor but received 1"),
 ])
 def test_functional_errors_leave_buffers_unchanged(kwargs, error, message):
-    rm, rv = mg.zeros(3), mg.ones(3)
+    rm, rv = mg.zeros(3, dtype=mg.float64), mg.ones(3, dtype=mg.float64)
     args = dict(input=mg.tensor(randn((4, 3), 0)), running_mean=rm, running_var=rv, training=True)
     args.update(kwargs)
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
         F.batch_norm(**args)
     assert rm.data.tolist() == [0, 0, 0] and rv.data.tolist() == [1, 1, 1]
+
+
+DTYPES = ("float16", "float32", "float64")
+CHANNEL_CALLS = {  # (lib, F, x, weight, bias, running_mean, running_var) -> output
+    "batch_norm train": lambda lib, F, x, w, b, rm, rv: F.batch_norm(x, rm, rv, w, b, training=True),
+    "batch_norm eval": lambda lib, F, x, w, b, rm, rv: F.batch_norm(x, rm, rv, w, b, training=False),
+    "instance_norm": lambda lib, F, x, w, b, rm, rv: F.instance_norm(x, rm, rv, w, b),
+    "group_norm": lambda lib, F, x, w, b, rm, rv: F.group_norm(x, 3, w, b),
+}
+
+
+@pytest.mark.parametrize("call", CHANNEL_CALLS)
+@pytest.mark.parametrize("x_dtype, param_dtype, stat_dtype", itertools.product(DTYPES, DTYPES, DTYPES))
+def test_parameter_and_buffer_dtypes_follow_pytorch(call, x_dtype, param_dtype, stat_dtype):
+    """PyTorch's CPU rule: parameters and buffers in the input's dtype, or all float32 under float16 input;
+    InstanceNorm takes running stats of any dtype. Otherwise the same error (type and text) as PyTorch."""
+    torch = torch_or_skip()
+
+    def run(lib, F):
+        dtype = lambda name: getattr(lib, name)  # noqa: E731
+        x = lib.tensor(randn((4, 3, 5), 0)).to(dtype(x_dtype))
+        w, b = lib.ones(3, dtype=dtype(param_dtype)), lib.zeros(3, dtype=dtype(param_dtype))
+        rm, rv = lib.zeros(3, dtype=dtype(stat_dtype)), lib.ones(3, dtype=dtype(stat_dtype))
+        return CHANNEL_CALLS[call](lib, F, x, w, b, rm, rv)
+
+    try:
+        expected = run(torch, torch.nn.functional)
+    except RuntimeError:
+        assert_raises_like_torch(run)
+    else:
+        assert run(mg, F).dtype == getattr(mg, str(expected.dtype).split(".")[1])
 
 
 # ----------------------------------------------------------------------------- modules
@@ -380,7 +412,7 @@ def test_module_defaults_repr_state_dict_and_resets():
     for name in ("BatchNorm1d", "BatchNorm2d"):
         for kwargs in (dict(), dict(momentum=None, affine=False), dict(track_running_stats=False, bias=False)):
             assert_same_fresh_module(getattr(nn, name)(4, **kwargs), getattr(torch.nn, name)(4, **kwargs))
-    module = nn.BatchNorm1d(3)
+    module = nn.BatchNorm1d(3, dtype=mg.float64)
     module(mg.tensor(randn((4, 3), 0)))
     module.weight.data[...] = 5.0
     module.reset_running_stats()
@@ -423,7 +455,7 @@ def assert_unchanged(module, before):
                                          ("BatchNorm2d", (1, 3, 1, 1))])
 @pytest.mark.parametrize("momentum", [0.1, None])
 def test_module_one_value_per_channel_changes_nothing(name, shape, momentum):
-    module = getattr(nn, name)(3, momentum=momentum)
+    module = getattr(nn, name)(3, momentum=momentum, dtype=mg.float64)
     module(mg.tensor(randn((2,) + shape[1:], 0)))  # one good step so the buffers are not at their defaults
     before = snapshot(module)
     with pytest.raises(ValueError, match=re.escape(f"got input size {list(shape)}")):

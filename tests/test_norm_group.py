@@ -294,7 +294,7 @@ def test_group_norm_bias_error_names_the_bias_shape():
     ("InstanceNorm2d", (2, 3, 1, 1), (2, 3, 2, 2), [2, 3, 1, 1]),
 ])
 def test_instance_norm_one_spatial_element_in_training_changes_nothing(name, shape, good_shape, size):
-    module = getattr(nn, name)(3, affine=True, track_running_stats=True)
+    module = getattr(nn, name)(3, affine=True, track_running_stats=True, dtype=mg.float64)
     module(mg.tensor(randn(good_shape, 0)))  # one good step so the buffers are not at their defaults
     before = snapshot(module)
     message = f"Expected more than 1 spatial element when training, got input size {size}"

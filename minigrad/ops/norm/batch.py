@@ -17,8 +17,8 @@ import numpy as np
 from ... import kernels
 from ...autograd import Function
 from ...tensor import Tensor
-from .common import (channel_affine, channel_array, channel_grads, channels_view, check_channel_input, compute_dtype,
-                     normalize, per_channel, shape_of, verify_batch_size)
+from .common import (channel_affine, channel_array, channel_grads, channels_view, check_channel_input,
+                     check_param_dtypes, compute_dtype, normalize, per_channel, shape_of, verify_batch_size)
 
 
 class FusedBatchNorm(Function):
@@ -78,6 +78,7 @@ def _batch_statistics(input, running_mean, running_var, weight, bias, training, 
         for name, t in (("running_mean", running_mean), ("running_var", running_var)):
             if t is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
+    check_param_dtypes(input, weight, bias, running_mean, running_var)
     dtype = compute_dtype(input.dtype)
     if not training:
         return channel_array(running_mean, dtype), channel_array(running_var, dtype)

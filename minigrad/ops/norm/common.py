@@ -36,6 +36,25 @@ def check_channel_input(input, **per_channel):
     return c
 
 
+_TORCH_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
+
+
+def check_param_dtypes(input, *params):
+    """PyTorch's CPU rule for the parameters and buffers of BatchNorm, InstanceNorm and GroupNorm (None
+    skipped; PyTorch's order: weight, bias, running_mean, running_var): each has the input's dtype, or
+    all are float32 under float16 input (mixed precision). Otherwise PyTorch's error for the case."""
+    dtypes = [t.dtype for t in params if t is not None]
+    if all(d == input.dtype for d in dtypes) or (input.dtype == np.float16 and all(d == np.float32 for d in dtypes)):
+        return
+    if dtypes[0] == input.dtype:
+        found = next(d for d in dtypes if d != input.dtype)
+        names = [_TORCH_TYPE_NAMES.get(str(d), str(d)) for d in (input.dtype, found)]
+        raise RuntimeError(f"expected scalar type {names[0]} but found {names[1]}")
+    if any(d != np.float32 for d in dtypes):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
 def verify_batch_size(size):
     """PyTorch's check that a statistic over (N, *spatial) sees more than one value (size = N, C, *spatial)."""
     if int(np.prod((size[0],) + tuple(size[2:]))) == 1:

@@ -16,8 +16,8 @@ from ``minigrad.ops.norm.group``) use ordinary ops that autograd differentiates.
 from ... import kernels
 from ...autograd import Function
 from .batch import batch_norm, batch_norm_composite, check_running_pair, update_running_stats
-from .common import (channel_affine, channel_array, channel_grads, channels_view, check_channel_input, compute_dtype,
-                     normalize, shape_of, verify_batch_size, verify_spatial_size)
+from .common import (channel_affine, channel_array, channel_grads, channels_view, check_channel_input,
+                     check_param_dtypes, compute_dtype, normalize, shape_of, verify_batch_size, verify_spatial_size)
 
 
 class FusedGroupNorm(Function):
@@ -71,6 +71,7 @@ def _check_group_norm(input, num_groups, weight, bias):
         if t is not None and t.shape != (c,):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    check_param_dtypes(input, weight, bias)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -91,6 +92,7 @@ def _track_instance_stats(input, running_mean, running_var, weight, bias, moment
     verify_spatial_size(input.shape)
     check_running_pair(running_mean, running_var)
     check_channel_input(input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias)
+    check_param_dtypes(input, weight, bias)          # PyTorch's InstanceNorm takes running stats of any dtype
     if running_mean is not None:
         x3 = channels_view(input.data)
         n, c, s = x3.shape
