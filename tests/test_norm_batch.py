@@ -318,7 +318,7 @@ CHANNEL_CALLS = {  # (lib, F, x, weight, bias, running_mean, running_var) -> out
 
 
 @pytest.mark.parametrize("call", CHANNEL_CALLS)
-@pytest.mark.parametrize("x_dtype, param_dtype, stat_dtype", itertools.product(DTYPES, DTYPES, DTYPES))
+@pytest.mark.parametrize("x_dtype, param_dtype, stat_dtype", list(itertools.product(DTYPES, DTYPES, DTYPES)))
 def test_parameter_and_buffer_dtypes_follow_pytorch(call, x_dtype, param_dtype, stat_dtype):
     """PyTorch's CPU rule: parameters and buffers in the input's dtype, or all float32 under float16 input;
     InstanceNorm takes running stats of any dtype. Otherwise the same error (type and text) as PyTorch."""
