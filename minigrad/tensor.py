@@ -22,6 +22,28 @@ class _RemovableHandle:
             self._hooks.remove(self._hook)
 
 
+def _print_options(data):
+    """``np.array2string`` options that print like PyTorch: floats with 4 decimals ("1.5000"), or as "1." when
+    every value is an integer, or in scientific notation when the magnitudes span more than 1000x (or reach
+    1e8, or go below 1e-4); a lone ``True`` is not padded to the width of ``False``."""
+    if data.dtype.kind == "b":
+        width = 5 if not data.all() else 4
+        return {"formatter": {"bool": lambda b: str(b).rjust(width)}}
+    if data.dtype.kind != "f":
+        return {}
+    magnitudes = np.abs(data[np.isfinite(data) & (data != 0)]).astype(np.float64)
+    if magnitudes.size == 0:
+        return {"precision": 4}
+    lo, hi = magnitudes.min(), magnitudes.max()
+    if np.all(magnitudes == np.round(magnitudes)):
+        if hi <= 1e8:
+            return {"precision": 4}  # NumPy prints integral floats as "1."
+    elif hi / lo <= 1000 and hi <= 1e8 and lo >= 1e-4:
+        return {"precision": 4, "floatmode": "fixed", "suppress_small": True}
+    width = 11 if (data < 0).any() else 10  # "-1.0000e+00": right-aligned like NumPy's own modes
+    return {"formatter": {"float_kind": lambda x: f"{x:.4e}".rjust(width)}}
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it for backpropagation."""
 
@@ -86,7 +108,9 @@ class Tensor:
         return self.data
 
     def __array__(self, dtype=None, copy=None):
-        return self.data if dtype is None else self.data.astype(dtype, copy=False)
+        """``np.asarray(t)`` is the data itself (no copy); ``np.array(t)`` (NumPy passes ``copy=True``) a copy."""
+        array = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        return array.copy() if copy and array is self.data else array
 
     def item(self):
         if self.data.size != 1:
@@ -109,12 +133,24 @@ class Tensor:
 
     def __bool__(self):
         if self.data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {self.data.size} elements is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
-    def to(self, dtype):
+    def to(self, *args, dtype=None, device=None):
+        """``to(dtype)``, ``to(other)`` (other's dtype), ``to('cpu')``, ``to('cpu', dtype)`` or the keywords,
+        as in PyTorch; a differentiable cast, and ``self`` when the dtype already matches.
+        minigrad has one device, the CPU: any other device is an error."""
         from .ops.elementwise import cast
-        return cast(self, np.dtype(dtype))
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif isinstance(arg, str):  # PyTorch reads a string as a device, never as a dtype
+                device = arg
+            else:
+                dtype = arg
+        if device is not None and str(device).split(":")[0] != "cpu":
+            raise RuntimeError(f"minigrad tensors live on the CPU only; cannot move to device {device!r}")
+        return self if dtype is None else cast(self, np.dtype(dtype))
 
     def float(self):
         return self.to(dtypes.float32)
@@ -226,9 +262,16 @@ class Tensor:
 
     # ----------------------------------------------------------------- printing
     def __repr__(self):
-        body = np.array2string(self.data, separator=", ", prefix="tensor(", precision=4)
         extras = []
-        if self.data.dtype not in (dtypes.float32, dtypes.int64, dtypes.bool) or self.data.size == 0:
+        if self.data.size == 0:
+            body = "[]"
+            if self.data.ndim != 1:
+                extras.append(f"size={self.data.shape}")
+        else:
+            body = np.array2string(self.data, separator=", ", prefix="tensor(", **_print_options(self.data))
+        implied = (dtypes.get_default_dtype(),) if self.data.size == 0 else (dtypes.get_default_dtype(), dtypes.int64,
+                                                                             dtypes.bool)
+        if self.data.dtype not in implied:
             extras.append(f"dtype=minigrad.{self.data.dtype}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn={self.grad_fn!r}")

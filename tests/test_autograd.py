@@ -380,6 +380,9 @@ def test_numpy_shares_memory_and_array_protocol():
     assert t.numpy() is a
     assert np.asarray(t) is a
     assert not np.shares_memory(mg.tensor(a).data, a)
+    copied = np.array(t)  # NumPy asks for a copy: writing to it must not change the tensor
+    copied[0, 0] = 42.0
+    assert t.data[0, 0] == 0.0 and np.array(t, dtype=np.float32).dtype == np.float32
     with pytest.raises(RuntimeError, match="requires grad"):
         leaf((2,)).numpy()
 
@@ -389,6 +392,53 @@ def test_repr_is_readable():
     assert "requires_grad=True" in repr(mg.tensor([1.0], requires_grad=True))
     assert "dtype=minigrad.float64" in repr(mg.tensor(np.zeros(1)))
     assert "grad_fn=<MulBackward>" in repr(leaf((1,)) * 2)
+
+
+@pytest.mark.parametrize("values, dtype", [
+    ([1.5, -2.25], "float32"), ([1.0, 2.0], "float32"), ([1e-8, 1.0], "float32"), ([0.1, 2000.0], "float64"),
+    ([[0.5, -1e-5], [np.nan, np.inf]], "float32"), ([1e9, 2.0], "float32"), ([[1.25, -2.5], [3.0, 4.0]], "float16"),
+    ([True], "bool"), ([True, False], "bool"), ([1, 20, -300], "int64"), ([1, 2], "int32"), (2.5, "float32"),
+])
+def test_repr_matches_pytorch(values, dtype):
+    torch = torch_or_skip()
+    ours = mg.tensor(np.array(values, dtype=dtype))
+    theirs = torch.tensor(np.array(values, dtype=dtype))
+    assert repr(ours) == repr(theirs).replace("torch.", "minigrad.")
+
+
+@pytest.mark.parametrize("shape, dtype", [((0,), "float32"), ((0, 3), "float32"), ((2, 0), "float64"),
+                                          ((0,), "int64"), ((0,), "bool")])
+def test_repr_of_empty_tensors_matches_pytorch(shape, dtype):
+    torch = torch_or_skip()
+    theirs = torch.zeros(shape, dtype=getattr(torch, dtype))
+    assert repr(mg.zeros(shape, dtype=np.dtype(dtype))) == repr(theirs).replace("torch.", "minigrad.")
+
+
+def test_to_accepts_pytorchs_forms():
+    torch = torch_or_skip()
+    x = leaf((2, 3), dtype=np.float32)
+    for args, kwargs in [(("cpu",), {}), (("cpu", "float64"), {}), ((), {"dtype": "float16"}),
+                         ((), {"device": "cpu", "dtype": "float64"}), (("zeros16",), {})]:
+        ours = x.to(*[mg.zeros(1, dtype=mg.float16) if a == "zeros16" else np.dtype(a) if a != "cpu" else a
+                      for a in args], **{k: np.dtype(v) if k == "dtype" else v for k, v in kwargs.items()})
+        theirs = torch.zeros(1).to(*[torch.zeros(1, dtype=torch.float16) if a == "zeros16" else
+                                     getattr(torch, a) if a != "cpu" else a for a in args],
+                                   **{k: getattr(torch, v) if k == "dtype" else v for k, v in kwargs.items()})
+        assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+    assert x.to("cpu") is x and x.to(mg.float32) is x
+    y = x.to("cpu", mg.float64)
+    y.backward(mg.ones(2, 3, dtype=mg.float64))
+    assert x.grad.dtype == np.float32
+    with pytest.raises(RuntimeError, match="CPU only"):
+        x.to("cuda")
+
+
+def test_bool_of_a_many_element_tensor_raises_pytorchs_error():
+    torch = torch_or_skip()
+    with pytest.raises(RuntimeError) as theirs:
+        bool(torch.zeros(2))
+    with pytest.raises(RuntimeError, match=str(theirs.value)):
+        bool(mg.zeros(2))
 
 
 def test_inplace_on_leaf_requiring_grad_raises_unless_no_grad():
