@@ -3,6 +3,8 @@ ties and NaNs in maximum/minimum, PyTorch's dtype promotion, gradient dtypes, br
 
 Each op is written once as ``f(lib, *tensors)`` and run with ``lib`` = minigrad and ``lib`` = torch.
 """
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -22,6 +24,10 @@ def away_from_zero(x):
     return np.sign(x) * (np.abs(x) + 0.5)
 
 
+def shifted(x):
+    return x + 0.25
+
+
 # name -> (f(lib, a, b), domain of each input: a function mapping standard normal data into it, or None)
 BINARY = {
     "add": (lambda m, a, b: m.add(a, b), None),
@@ -32,6 +38,8 @@ BINARY = {
     "div": (lambda m, a, b: a / b, (None, away_from_zero)),
     "pow_tensor_exponent": (lambda m, a, b: a ** b, (positive, None)),
     "maximum": (lambda m, a, b: m.maximum(a, b), None),
+    "clamp_tensor_min": (lambda m, a, b: m.clamp(a, min=b), (None, shifted)),  # shifted: equal seeds never tie
+    "clamp_tensor_max": (lambda m, a, b: a.clamp(max=b), (None, shifted)),
     "minimum": (lambda m, a, b: m.minimum(a, b), None),
     "where": (lambda m, a, b: m.where(a * b > 0, a, b), None),
     "expression": (lambda m, a, b: m.sigmoid(a * b - 1.5) / (b * b + 1) + m.tanh(a).exp(), None),
@@ -266,6 +274,31 @@ def test_clamp_result_dtype_matches_pytorch(f, dtype):
     np.testing.assert_array_equal(got.data, expected.numpy())
 
 
+@given(shapes=st.tuples(shapes(max_dims=2), shapes(max_dims=2), shapes(max_dims=2)),
+       seed=st.integers(0, 2**32 - 1))
+def test_clamp_to_tensor_bounds_gradcheck_and_mirror(shapes, seed):
+    """Both bounds tensors, broadcasting to x's shape, and crossing (lo > hi) in some places, where hi wins."""
+    try:
+        shapes = (np.broadcast_shapes(*shapes),) + shapes[1:]  # PyTorch's backward needs x at the full shape
+    except ValueError:
+        shapes = (shapes[0], (), ())
+    rng = np.random.default_rng(seed)
+    x, lo, hi = (rng.standard_normal(s) for s in shapes)
+    check_grad(lambda a, b, c: mg.clamp(a, b, c), x, lo, hi)
+    assert_mirror(*run_both(lambda m, a, b, c: m.clamp(a, min=b, max=c)), x, lo, hi)
+
+
+def test_clamp_to_tensor_bounds_promotes_like_pytorch():
+    torch = torch_or_skip()
+    for x, lo in [(np.array([1, 5]), np.array([2.5, 0.0], np.float32)), (np.array([1.0, 5.0], np.float32),
+                                                                          np.array([2, 0])),
+                  (np.array([1.0, 5.0], np.float32), np.array([2.0, 0.0])), (np.array([1.0, 5.0]), np.array(2.0,
+                                                                                                            np.float32))]:
+        got, expected = mg.clamp(mg.tensor(x), min=mg.tensor(lo)), torch.clamp(torch.tensor(x), min=torch.tensor(lo))
+        assert str(got.dtype) == str(expected.dtype).replace("torch.", "")
+        np.testing.assert_array_equal(got.data, expected.numpy())
+
+
 # ----------------------------------------------------------------------------- gradient dtypes
 @pytest.mark.parametrize("f", [lambda m, x: x.float() * 2, lambda m, x: x.half() + 1, lambda m, x: x.to(m.float32),
                                lambda m, x: x.double()])
@@ -299,6 +332,27 @@ def test_broadcast_mismatch_names_both_shapes(op):
     with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match the size of tensor b \(4\) at "
                                            r"non-singleton dimension 1.*\[2, 3\].*\[4\]"):
         getattr(mg, op)(a, b)
+
+
+@pytest.mark.parametrize("a, b", [((2, 3, 4), (5, 3, 2)), ((2, 3), (4, 5)), ((3, 1), (2, 4, 5))])
+def test_broadcast_mismatch_reports_the_dimension_pytorch_reports(a, b):
+    torch = torch_or_skip()
+    with pytest.raises(RuntimeError) as theirs:
+        torch.ones(a) + torch.ones(b)
+    with pytest.raises(RuntimeError, match=re.escape(str(theirs.value))):
+        mg.ones(a) + mg.ones(b)
+
+
+@pytest.mark.parametrize("f", [lambda m, t, u: t - u, lambda m, t, u: u - t, lambda m, t, u: m.sub(t, True),
+                               lambda m, t, u: 1.0 - u, lambda m, t, u: u - u, lambda m, t, u: -u,
+                               lambda m, t, u: m.neg(u), lambda m, t, u: True - t,
+                               lambda m, t, u: m.tensor([2, 3]) ** -1, lambda m, t, u: u ** -2])
+def test_bool_subtraction_and_negative_integer_powers_raise_like_pytorch(f):
+    torch = torch_or_skip()
+    with pytest.raises(RuntimeError) as theirs:
+        f(torch, torch.ones(2), torch.tensor([True, False]))
+    with pytest.raises(RuntimeError, match=re.escape(str(theirs.value))):
+        f(mg, mg.ones(2), mg.tensor([True, False]))
 
 
 def test_where_and_masked_fill_errors():

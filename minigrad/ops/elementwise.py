@@ -36,7 +36,7 @@ def check_broadcast(*shapes):
         pass
     ndim = max(len(s) for s in shapes)
     padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
-    for d in range(ndim):
+    for d in reversed(range(ndim)):  # PyTorch compares from the last dimension and reports the first mismatch
         sizes = {p[d] for p in padded} - {1}
         if len(sizes) > 1:
             a, b = [p[d] for p in padded if p[d] != 1][:2]
@@ -48,7 +48,7 @@ def _apply_broadcasting(fn, *operands):
     try:
         return fn.apply(*operands)
     except ValueError:
-        check_broadcast(*(t.shape for t in operands))
+        check_broadcast(*(t.shape for t in operands if t is not None))
         raise
 
 
@@ -138,13 +138,29 @@ class Pow(Function):
         return dx, dy
 
 
+_BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+             "mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _check_no_bool_sub(a, b):
+    """PyTorch refuses ``-`` with a bool operand (tensor or Python bool) instead of computing it."""
+    if a.dtype.kind == "b" and b.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if a.dtype.kind == "b" or b.dtype.kind == "b":
+        raise RuntimeError(_BOOL_SUB)
+
+
 def add(input, other, *, alpha=1):
     a, b = _pair(input, other)
     return _apply_broadcasting(Add, a, b if alpha == 1 else mul(b, alpha))
 
 
 def sub(input, other, *, alpha=1):
+    if isinstance(input, bool) or isinstance(other, bool):  # a Python bool takes the tensor's dtype in _pair
+        raise RuntimeError(_BOOL_SUB)
     a, b = _pair(input, other)
+    _check_no_bool_sub(a, b)
     return _apply_broadcasting(Sub, a, b if alpha == 1 else mul(b, alpha))
 
 
@@ -157,7 +173,11 @@ def div(input, other):
 
 
 def pow(input, exponent):
-    return _apply_broadcasting(Pow, *_pair(input, exponent))
+    a, b = _pair(input, exponent)
+    if b.ndim == 0 and not isinstance(exponent, Tensor) and a.dtype.kind in "biu" and b.dtype.kind in "iu" \
+            and b.data < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return _apply_broadcasting(Pow, a, b)
 
 
 true_divide = divide = div
@@ -327,7 +347,18 @@ def _unary(fn, floating=False):
     return op
 
 
-neg = negative = _unary(Neg)
+_neg = _unary(Neg)
+
+
+def neg(input):
+    """-input; like PyTorch, refuses a bool tensor (use ``~`` or ``logical_not`` to invert a mask)."""
+    if input.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
+                           "a mask, use the `~` or `logical_not()` operator instead.")
+    return _neg(input)
+
+
+negative = neg
 abs = _unary(Abs)  # noqa: A001 - PyTorch's name
 exp = _unary(Exp, floating=True)
 log = _unary(Log, floating=True)
@@ -361,30 +392,54 @@ def cast(input, dtype):
 
 # --------------------------------------------------------------------------- clamp, min/max, selection
 class Clamp(Function):
+    """out = min(max(x, lo), hi): where lo > hi every element is hi, as in PyTorch. The bounds are numbers,
+    tensors (broadcasting with x) or None. The gradient goes to what the output equals:
+
+        x   where lo <= x <= hi        lo  where x < lo <= hi        hi  where x > hi or lo > hi
+    """
+
     @staticmethod
     def forward(ctx, a, lo, hi):
-        ctx.save_for_backward(a)
-        ctx.lo, ctx.hi = lo, hi
-        return np.clip(a.data, lo, hi)
+        x = a.data
+        lo, hi = (b.data if isinstance(b, Tensor) else b for b in (lo, hi))
+        ctx.save_for_backward(x, lo, hi)
+        out = x if lo is None else np.maximum(x, lo)
+        return out if hi is None else np.minimum(out, hi)
 
     @staticmethod
     def backward(ctx, dout):
-        (a,) = ctx.saved_tensors
-        x = a.data
-        keep = np.ones(x.shape, dtype=bool)
-        if ctx.lo is not None:
-            keep &= x >= ctx.lo
-        if ctx.hi is not None:
-            keep &= x <= ctx.hi
-        return dout.data * keep, None, None
+        x, lo, hi = ctx.saved_tensors
+        g = dout.data
+        zero = np.zeros((), g.dtype)
+        crossed = np.asarray(False) if lo is None or hi is None else np.asarray(lo > hi)
+        in_range = np.asarray(True) if lo is None else x >= lo
+        if hi is not None:
+            in_range = in_range & (x <= hi)
+        dx = np.where(in_range, g, zero)
+        dlo = np.where((x < lo) & ~crossed, g, zero) if ctx.needs_input_grad[1] else None
+        dhi = np.where((x > hi) | crossed, g, zero) if ctx.needs_input_grad[2] else None
+        return dx, dlo, dhi
 
 
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp_to_tensors(input, min, max)
     if input.data.dtype.kind in "biu" and any(isinstance(b, float) for b in (min, max)):
         input = cast(input, get_default_dtype())  # PyTorch: integers clamped to float bounds become floats
     return Clamp.apply(input, min, max)
+
+
+def _clamp_to_tensors(input, min, max):
+    """Tensor bounds: input and bounds in their promoted dtype, broadcast together, bounds differentiable."""
+    bounds = [None if b is None else as_tensor_operand(b, input) for b in (min, max)]
+    dtype = input.dtype
+    for b in bounds:
+        if b is not None:
+            dtype = result_type(np.empty(input.shape, dtype), b.data)
+    bounds = [None if b is None else cast(b, dtype) for b in bounds]
+    return _apply_broadcasting(Clamp, cast(input, dtype), *bounds)
 
 
 clip = clamp
