@@ -211,10 +211,10 @@ class Tensor:
         hooks.append(hook)
         return _RemovableHandle(hooks, hook)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False):
-        """Accumulate d(self)/d(leaf) * gradient into every leaf's ``.grad``."""
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) * gradient into every leaf's ``.grad`` (only into ``inputs``' if given)."""
         from .autograd import backward
-        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
+        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     # ----------------------------------------------------------------- in-place (no graph)
     def _check_inplace(self):

@@ -1,7 +1,7 @@
 """Reverse-mode automatic differentiation: ``Function``, the backward engine, grad modes, gradcheck."""
 import numpy as np
 
-from .engine import run_backward
+from .engine import accumulate, run_backward
 from .function import Context, Function
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
@@ -35,13 +35,29 @@ def _upstream(outputs, grad_outputs):
     return grads
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
-    """Accumulate the gradients of ``tensors`` into the leaves' ``.grad`` (``Tensor.backward`` calls this)."""
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradients of ``tensors`` into the leaves' ``.grad`` (``Tensor.backward`` calls this).
+
+    With ``inputs`` (a tensor or a sequence), only those tensors' ``.grad`` receive gradients; they may be
+    leaves or intermediate results, as in PyTorch.
+    """
     if create_graph:
         raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by minigrad yet")
     tensors = _as_tuple(tensors)
     grad_tensors = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
-    run_backward(tensors, _upstream(tensors, grad_tensors), retain_graph=bool(retain_graph))
+    upstream = _upstream(tensors, grad_tensors)
+    if inputs is None:
+        run_backward(tensors, upstream, retain_graph=bool(retain_graph))
+        return
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    for t, g in zip(inputs, run_backward(tensors, upstream, retain_graph=bool(retain_graph), inputs=inputs)):
+        if g is not None:
+            accumulate(t, g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
@@ -52,10 +68,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     for i, t in enumerate(inputs):
         if not t.requires_grad:
-            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
+            raise RuntimeError(f"One of the differentiated Tensors does not require grad (input {i})")
     grad_outputs = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     grads = run_backward(outputs, _upstream(outputs, grad_outputs), retain_graph=bool(retain_graph), inputs=inputs)
     if not allow_unused and any(g is None for g in grads):
-        raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+        unused = next(i for i, g in enumerate(grads) if g is None)
+        raise RuntimeError(f"The differentiated Tensor at index {unused} appears to not have been used in the graph. "
                            "Set allow_unused=True if this is the desired behavior.")
     return tuple(None if g is None else Tensor(g) for g in grads)

@@ -43,7 +43,8 @@ def _run_hooks(hooks, grad):
     return grad
 
 
-def _accumulate(tensor, grad):
+def accumulate(tensor, grad):
+    """Add ``grad`` (an ndarray) into ``tensor.grad``, creating it (a copy, in the tensor's dtype) the first time."""
     if tensor.grad is None:
         tensor.grad = Tensor(np.array(grad, dtype=tensor.data.dtype, copy=True))
     else:
@@ -86,7 +87,7 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
                 capture[id(target)] = grad if prev is None else prev + grad
             return
         if target.requires_grad:
-            _accumulate(target, _run_hooks(target._hooks, grad) if target._hooks else grad)
+            accumulate(target, _run_hooks(target._hooks, grad) if target._hooks else grad)
 
     pending = {}
     roots = []
@@ -111,7 +112,7 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
             if node.retained is not None:
                 out = node.retained()
                 if out is not None and capture is None:
-                    _accumulate(out, grad)
+                    accumulate(out, grad)
             if node in capture_nodes:
                 key = capture_nodes[node]
                 capture[key] = grad if capture[key] is None else capture[key] + grad

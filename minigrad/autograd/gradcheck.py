@@ -111,5 +111,5 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
             numeric = (plus - minus) / (2 * eps)
             if not abs(g[idx] - numeric) <= atol + rtol * abs(numeric):
                 return _fail(f"Jacobian mismatch for input {pos} at index {idx}: numerical = {numeric!r}, "
-                             f"analytical = {g[idx]!r}", raise_exception)
+                             f"analytical = {float(g[idx])!r}", raise_exception)
     return True
