@@ -109,6 +109,22 @@ def test_silu_is_stable_for_large_inputs(no_warnings):
     np.testing.assert_array_equal(out.data, [-0.0, -40.0 / (1 + math.exp(40.0)), 40.0, 1000.0])
 
 
+# ----------------------------------------------------------------------------- inplace flags
+@pytest.mark.parametrize("name, kwargs", [("relu", {}), ("silu", {}), ("dropout", {"p": 0.0}),
+                                          ("dropout", {"p": 0.5, "training": False})])
+def test_inplace_flag_is_accepted_and_leaves_the_input_unchanged(name, kwargs, rng):
+    """PyTorch's ``inplace=True`` overwrites the input; minigrad returns the same values in a new tensor."""
+    torch = torch_or_skip()
+    x = rng.standard_normal((3, 4))
+    theirs = getattr(torch.nn.functional, name)(torch.tensor(x), inplace=True, **kwargs)
+    ours = getattr(F, name)(mg.tensor(x), inplace=True, **kwargs)
+    np.testing.assert_allclose(ours.data, theirs.numpy(), rtol=1e-12)
+    gradcheck_and_mirror(name, x, inplace=False, **kwargs)
+    leaf = mg.tensor(x, requires_grad=True)
+    out = getattr(F, name)(leaf, inplace=True, **kwargs)
+    assert np.array_equal(leaf.data, x) and out.requires_grad
+
+
 # ----------------------------------------------------------------------------- dropout
 def test_dropout_statistics():
     mg.manual_seed(0)
@@ -333,6 +349,17 @@ def test_mse_loss_broadcasts_with_pytorchs_warning(rng):
     with pytest.warns(UserWarning, match=r"Using a target size \(\[4\]\) that is different to the input size"):
         F.mse_loss(mg.ones(3, 4), mg.ones(4))
     gradcheck_and_mirror("mse_loss", rng.standard_normal((3, 4)), rng.standard_normal(4))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_weighted_mse_loss_gradcheck_and_mirror(reduction, rng):
+    def f(lib, x, t, w):
+        return lib.nn.functional.mse_loss(x, t, reduction=reduction, weight=w)
+    x, t, w = rng.standard_normal((3, 4)), rng.standard_normal((3, 4)), rng.random((3, 4)) + 0.1
+    check_grad(lambda *a: f(mg, *a), x, t, w)
+    assert_mirror(*run_both(f), x, t, w)
+    with pytest.raises(ValueError, match="Weights and input must have the same size"):
+        F.mse_loss(mg.ones(2, 3), mg.ones(2, 3), weight=mg.ones(3))
 
 
 def test_mse_loss_rejects_an_unknown_reduction():

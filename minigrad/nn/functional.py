@@ -1,8 +1,15 @@
 """``minigrad.nn.functional``: stateless functions with PyTorch's names and signatures."""
 from ..ops.activation import dropout, gelu, silu  # noqa: F401
 from ..ops.attention import scaled_dot_product_attention  # noqa: F401
-from ..ops.elementwise import relu, sigmoid, tanh  # noqa: F401
+from ..ops.elementwise import relu as _relu
+from ..ops.elementwise import sigmoid, tanh  # noqa: F401
 from ..ops.linalg import embedding, linear  # noqa: F401
 from ..ops.loss import cross_entropy, mse_loss  # noqa: F401
 from ..ops.norm import batch_norm, group_norm, instance_norm, layer_norm, rms_norm  # noqa: F401
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
+
+
+def relu(input, inplace=False):
+    """max(x, 0). ``inplace`` is accepted for ported code; the result is always a new tensor and the input is
+    left unchanged (as minigrad's ``nn.ReLU(inplace=True)``)."""
+    return _relu(input)

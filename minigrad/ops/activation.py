@@ -166,8 +166,9 @@ class Silu(Function):
         return dout.data * (s * (1 + x * (1 - s)))
 
 
-def silu(input):
-    """Sigmoid Linear Unit (swish): x * sigmoid(x)."""
+def silu(input, inplace=False):
+    """Sigmoid Linear Unit (swish): x * sigmoid(x). ``inplace`` is accepted for ported code; the result is
+    always a new tensor and the input is left unchanged (as minigrad's ``nn.SiLU(inplace=True)``)."""
     return Silu.apply(input)
 
 
@@ -192,9 +193,10 @@ class Dropout(Function):
         return dout.data * scale, None
 
 
-def dropout(input, p=0.5, training=True):
+def dropout(input, p=0.5, training=True, inplace=False):
     """Inverted dropout: zero each element with probability p and scale the rest by 1/(1-p), so the
-    expectation is unchanged; the identity when ``training`` is False or p == 0."""
+    expectation is unchanged; the identity when ``training`` is False or p == 0. ``inplace`` is accepted for
+    ported code; the input is never modified."""
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:

@@ -160,12 +160,20 @@ def apply_reduction(loss, reduction):
     return loss if reduction == "none" else loss.mean() if reduction == "mean" else loss.sum()
 
 
-def mse_loss(input, target, *, reduction="mean"):
-    """(input - target)^2, reduced; sizes that differ broadcast with PyTorch's warning."""
+def mse_loss(input, target, *, reduction="mean", weight=None):
+    """(input - target)^2, reduced; sizes that differ broadcast with PyTorch's warning. With ``weight`` (the
+    input's shape) each squared error is weighted and 'mean' is sum(weight * error^2) / sum(weight)."""
     check_reduction(reduction)
     target = as_tensor_operand(target, input)
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({list(target.shape)}) that is different to the input size "
                       f"({list(input.shape)}). This will likely lead to incorrect results due to broadcasting. "
                       "Please ensure they have the same size.", stacklevel=2)
-    return apply_reduction(square(sub(input, target)), reduction)
+    squared = square(sub(input, target))
+    if weight is None:
+        return apply_reduction(squared, reduction)
+    weight = as_tensor_operand(weight, input)
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    weighted = squared * weight
+    return weighted.sum() / weight.sum() if reduction == "mean" else apply_reduction(weighted, reduction)
