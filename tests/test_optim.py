@@ -85,6 +85,7 @@ OPTIMIZERS = [
     ("Adam", {"lr": 0.05, "weight_decay": 0.1}),
     ("Adam", {"lr": 0.05, "amsgrad": True}),
     ("Adam", {"lr": 0.05, "maximize": True, "weight_decay": 0.1}),
+    ("Adam", {"lr": 0.05, "weight_decay": 0.3, "decoupled_weight_decay": True}),
     ("AdamW", {}),
     ("AdamW", {"lr": 0.05, "weight_decay": 0.3}),
     ("AdamW", {"lr": 0.05, "weight_decay": 0.3, "amsgrad": True}),
@@ -158,6 +159,22 @@ def test_loads_a_pytorch_state_dict_and_continues_like_pytorch(torch):
     m.opt.load_state_dict(converted)
     assert m.opt.param_groups[1]["lr"] == 0.05 and m.opt.param_groups[0]["params"] == m.ours[:2]
     for _ in range(3):
+        m.step()
+        m.assert_close()
+
+
+def test_a_state_dict_without_newer_options_loads_with_the_defaults(torch):
+    """A state_dict saved before ``decoupled_weight_decay`` existed still loads, and AdamW stays decoupled."""
+    m = Mirror(torch, *both(torch, "AdamW", lr=0.05))
+    for _ in range(2):
+        m.step()
+    saved = copy.deepcopy(m.opt.state_dict())
+    for group in saved["param_groups"]:
+        del group["decoupled_weight_decay"]
+    m.opt = optim.AdamW(m.ours)
+    m.opt.load_state_dict(saved)
+    assert m.opt.param_groups[0]["decoupled_weight_decay"] is True and m.opt.param_groups[0]["lr"] == 0.05
+    for _ in range(2):
         m.step()
         m.assert_close()
 

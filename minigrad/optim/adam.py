@@ -9,7 +9,8 @@ __all__ = ["Adam", "AdamW"]
 
 
 class Adam(Optimizer):
-    """Adam with optional L2 weight decay (added to the gradient) and AMSGrad.
+    """Adam with optional L2 weight decay (added to the gradient, or decoupled as in AdamW with
+    ``decoupled_weight_decay=True``) and AMSGrad.
 
     For each parameter p with gradient g, at step t (PyTorch's single-tensor path, same order):
 
@@ -27,12 +28,10 @@ class Adam(Optimizer):
     and with amsgrad 'max_exp_avg_sq'.
     """
 
-    _decoupled_weight_decay = False
-
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
-                 maximize=False):
+                 maximize=False, decoupled_weight_decay=False):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                        maximize=maximize)
+                        maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
     def _check_group(self, group):
@@ -61,7 +60,7 @@ class Adam(Optimizer):
             exp_avg, exp_avg_sq = state["exp_avg"].data, state["exp_avg_sq"].data
             state["step"].data += 1
             if weight_decay != 0:
-                if self._decoupled_weight_decay:
+                if group["decoupled_weight_decay"]:
                     p.data *= 1 - lr * weight_decay
                 else:
                     grad = grad + weight_decay * p.data
@@ -95,8 +94,7 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """Adam with decoupled weight decay: p shrinks by ``lr * weight_decay * p`` before the Adam step."""
 
-    _decoupled_weight_decay = True
-
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
                  maximize=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         decoupled_weight_decay=True)

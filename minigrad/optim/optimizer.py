@@ -143,7 +143,8 @@ class Optimizer:
             else:
                 state[key] = copy.deepcopy(values)
         self.state = state
-        self.param_groups = [{**copy.deepcopy({k: v for k, v in saved.items() if k != "params"}),
+        # options missing from an older state_dict keep this optimizer's defaults (PyTorch's __setstate__)
+        self.param_groups = [{**self.defaults, **copy.deepcopy({k: v for k, v in saved.items() if k != "params"}),
                               "params": group["params"]}
                              for group, saved in zip(self.param_groups, saved_groups)]
 
