@@ -22,6 +22,12 @@ class _RemovableHandle:
             self._hooks.remove(self._hook)
 
 
+def check_device(device):
+    """minigrad has one device, the CPU: ``None``, ``'cpu'`` and ``'cpu:0'`` pass (for ported code), others raise."""
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise RuntimeError(f"minigrad tensors live on the CPU only; cannot use device {device!r}")
+
+
 def _print_options(data):
     """``np.array2string`` options that print like PyTorch: floats with 4 decimals ("1.5000"), or as "1." when
     every value is an integer, or in scientific notation when the magnitudes span more than 1000x (or reach
@@ -148,8 +154,7 @@ class Tensor:
                 device = arg
             else:
                 dtype = arg
-        if device is not None and str(device).split(":")[0] != "cpu":
-            raise RuntimeError(f"minigrad tensors live on the CPU only; cannot move to device {device!r}")
+        check_device(device)
         return self if dtype is None else cast(self, np.dtype(dtype))
 
     def float(self):

@@ -363,6 +363,24 @@ def test_linear_and_embedding_initialization():
         nn.Dropout(1.5)
 
 
+def test_to_and_layers_take_pytorchs_device_and_dtype_forms(torch):
+    model, th_model = nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    for args, kwargs in [(("cpu",), {}), (("cpu", "float64"), {}), ((), {"dtype": "float16"}),
+                         ((), {"device": "cpu", "dtype": "float64"}), (("zeros32",), {})]:
+        assert model.to(*[mg.zeros(1) if a == "zeros32" else a if a == "cpu" else np.dtype(a) for a in args],
+                        **{k: v if k == "device" else np.dtype(v) for k, v in kwargs.items()}) is model
+        th_model.to(*[torch.zeros(1) if a == "zeros32" else a if a == "cpu" else getattr(torch, a) for a in args],
+                    **{k: v if k == "device" else getattr(torch, v) for k, v in kwargs.items()})
+        assert str(model.weight.dtype) == str(th_model.weight.dtype).replace("torch.", "")
+    lin = nn.Linear(3, 2, True, "cpu", mg.float64)  # PyTorch's positional order
+    assert lin.weight.dtype == mg.float64 == torch.nn.Linear(3, 2, True, "cpu", torch.float64).weight.detach().numpy().dtype
+    assert nn.Embedding(4, 2, device="cpu", dtype=mg.float64).weight.dtype == mg.float64
+    with pytest.raises(RuntimeError, match="CPU only"):
+        nn.Linear(3, 2, device="cuda")
+    with pytest.raises(RuntimeError, match="CPU only"):
+        model.to("cuda")
+
+
 def test_linear_and_embedding_mirror(torch):
     rng = np.random.default_rng(5)
     th_lin = torch.nn.Linear(4, 3, dtype=torch.float64)

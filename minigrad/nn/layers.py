@@ -9,6 +9,7 @@ from collections import OrderedDict
 
 from .. import dtypes
 from ..creation import empty
+from ..tensor import check_device
 from . import functional as F
 from . import init
 from .module import Module, Parameter, _indent
@@ -212,7 +213,8 @@ class Linear(Module):
     and bias ~ U(-1/sqrt(in), 1/sqrt(in)).
     """
 
-    def __init__(self, in_features, out_features, bias=True, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        check_device(device)
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         dtype = dtype or dtypes.get_default_dtype()
@@ -241,7 +243,9 @@ class Embedding(Module):
     no gradient.
     """
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, dtype=None):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, *, device=None, dtype=None):
+        # keyword-only: PyTorch's third to tenth arguments (max_norm, sparse, ...) are not supported
+        check_device(device)
         super().__init__()
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:

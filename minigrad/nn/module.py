@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import no_grad
-from ..tensor import Tensor, _RemovableHandle
+from ..tensor import Tensor, _RemovableHandle, check_device
 
 __all__ = ["Module", "Parameter"]
 
@@ -300,14 +300,24 @@ class Module:
                 param.grad.data[...] = 0
 
     # ------------------------------------------------------------------ dtype conversion
-    def to(self, dtype):
+    def to(self, *args, dtype=None, device=None):
         """Cast floating-point parameters, their grads and floating buffers to ``dtype``, in place.
 
+        Takes PyTorch's forms: ``to(dtype)``, ``to('cpu')``, ``to('cpu', dtype)``, ``to(tensor)`` (its
+        dtype) and the keywords; the device must be the CPU (minigrad has no other).
         The Parameter and buffer objects stay the same (optimizers holding them keep working);
         only their ``.data`` arrays are replaced. Integer buffers such as ``num_batches_tracked`` keep
-        their dtype, as in PyTorch. ``to("cpu")`` is accepted and does nothing (minigrad is CPU only).
+        their dtype, as in PyTorch.
         """
-        if isinstance(dtype, str) and dtype == "cpu":
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif isinstance(arg, str):  # a string is a device, as in PyTorch
+                device = arg
+            else:
+                dtype = arg
+        check_device(device)
+        if dtype is None:
             return self
         dtype = np.dtype(dtype)
         if dtype.kind not in "fc":
