@@ -81,6 +81,133 @@ def test_leaf_grad_does_not_alias_the_upstream_gradient():
     assert x.grad.data.tolist() == [2.0, 2.0, 2.0]
 
 
+# The engine hands a leaf the gradient array itself, without a copy, when it can prove nothing else
+# references it (engine.py's docstring). These tests would catch a gradient aliased with another
+# leaf's, with the caller's upstream gradient or with an array a hook kept.
+def _shares(a, b):
+    return np.shares_memory(a.data if isinstance(a, mg.Tensor) else a, b.data if isinstance(b, mg.Tensor) else b)
+
+
+class _FreshPassThrough(Function):
+    """Declares fresh gradients but returns the incoming gradient, and one new array for two inputs: the
+    engine must still copy both (its own checks, not the declaration, catch the sharing)."""
+    fresh_gradients = True
+
+    @staticmethod
+    def forward(ctx, a, b, c):
+        return a.data + b.data + c.data
+
+    @staticmethod
+    def backward(ctx, dout):
+        shared = dout.data * 1.0
+        return dout.data.reshape(dout.shape), shared, shared
+
+
+def test_add_delivering_one_array_to_two_leaves_gives_each_its_own_grad():
+    a, b = leaf((3,)), leaf((3,), seed=1)
+    y = (a + b) * 2.0                         # Add hands the Mul's fresh gradient to both leaves
+    y.backward(mg.ones(3, dtype=mg.float64))
+    assert not _shares(a.grad, b.grad)
+    a.grad.data += 1.0                        # in place, as an optimizer or a second backward does
+    assert b.grad.data.tolist() == [2.0, 2.0, 2.0]
+    ((a + b) * 2.0).backward(mg.ones(3, dtype=mg.float64))
+    assert a.grad.data.tolist() == [5.0, 5.0, 5.0] and b.grad.data.tolist() == [4.0, 4.0, 4.0]
+
+
+def test_fresh_gradients_declaration_does_not_hide_pass_through_or_shared_outputs():
+    a, b, c = leaf((3,)), leaf((3,), seed=1), leaf((3,), seed=2)
+    g = mg.tensor(np.ones(3))
+    _FreshPassThrough.apply(a, b, c).backward(g)
+    assert not _shares(a.grad, g) and not _shares(b.grad, c.grad)
+    a.grad.data += 1.0
+    b.grad.data += 1.0
+    assert g.data.tolist() == [1.0] * 3 and c.grad.data.tolist() == [1.0] * 3
+    _FreshPassThrough.apply(a, b, c).backward(g)
+    assert g.data.tolist() == [1.0] * 3
+    assert a.grad.data.tolist() == [3.0] * 3 and b.grad.data.tolist() == [3.0] * 3 and c.grad.data.tolist() == [2.0] * 3
+
+
+def test_fresh_gradient_is_handed_over_without_a_copy():
+    returned = []
+
+    class Fresh(Function):
+        fresh_gradients = True
+
+        @staticmethod
+        def forward(ctx, a):
+            return a.data * 2.0
+
+        @staticmethod
+        def backward(ctx, dout):
+            returned.append(dout.data * 2.0)  # the test keeps a reference only to look at it
+            return returned[-1]
+
+    x = leaf((3,))
+    Fresh.apply(x).backward(mg.ones(3, dtype=mg.float64))
+    assert x.grad.data is returned[0]
+
+
+def test_user_upstream_gradient_is_never_aliased_by_grad():
+    x = leaf((2, 3))
+    g = mg.tensor(np.ones((2, 3)))
+    x.backward(g)                             # a leaf as the root: the upstream array itself arrives
+    x.grad.data += 1.0
+    assert g.data.tolist() == [[1.0] * 3] * 2
+    w = leaf((3,), seed=1)
+    y = mg.nn.functional.rms_norm(x, (3,), w)
+    y.backward(g)
+    y2 = mg.nn.functional.rms_norm(x, (3,), w)
+    y2.backward(g)
+    assert not _shares(x.grad, g) and not _shares(w.grad, g)
+    assert g.data.tolist() == [[1.0] * 3] * 2
+
+
+@pytest.mark.parametrize("norm", ["rms", "layer"])
+def test_norm_gradients_are_independent_arrays(norm):
+    F = mg.nn.functional
+    x, w, b = leaf((4, 3)), leaf((3,), seed=1), leaf((3,), seed=2)
+    g = np.random.default_rng(9).standard_normal((4, 3))
+
+    def run():
+        if norm == "rms":
+            return F.rms_norm(x, (3,), w, bias=b)
+        return F.layer_norm(x, (3,), w, b)
+    run().backward(mg.tensor(g))
+    first = [t.grad.data.copy() for t in (x, w, b)]
+    grads = [t.grad.data for t in (x, w, b)]
+    assert not any(_shares(p, q) for i, p in enumerate(grads) for q in grads[i + 1:])
+    assert not any(_shares(p, g) for p in grads)
+    run().backward(mg.tensor(g))              # accumulates in place into each
+    for t, f in zip((x, w, b), first):
+        np.testing.assert_allclose(t.grad.data, 2 * f, rtol=1e-14)
+
+
+def test_clip_grad_norm_scales_gradients_delivered_from_one_array_once():
+    a, b = leaf((3,)), leaf((3,), seed=1)
+    ((a + b) * 2.0).backward(mg.ones(3, dtype=mg.float64))  # both received the same array
+    total = mg.nn.utils.clip_grad_norm_([a, b], max_norm=1.0)
+    np.testing.assert_allclose(float(total.data), np.sqrt(6 * 4.0), rtol=1e-12)
+    expected = 2.0 * 1.0 / (np.sqrt(24.0) + 1e-6)           # each gradient scaled exactly once
+    np.testing.assert_allclose(a.grad.data, [expected] * 3, rtol=1e-12)
+    np.testing.assert_allclose(b.grad.data, [expected] * 3, rtol=1e-12)
+
+
+def test_retain_grad_and_leaf_hooks_get_arrays_of_their_own():
+    x, w = leaf((2, 3)), leaf((3,), seed=1)
+    kept = []
+    x.register_hook(lambda grad: kept.append(grad))         # a hook keeps the gradient it saw
+    y = mg.nn.functional.rms_norm(x, (3,), w)
+    y.retain_grad()
+    z = y * 3.0
+    z.backward(mg.tensor(np.ones((2, 3))))
+    assert not _shares(x.grad, kept[0]) and not _shares(y.grad, x.grad) and not _shares(y.grad, w.grad)
+    seen = kept[0].data.copy()
+    x.grad.data += 1.0
+    y.grad.data += 1.0
+    np.testing.assert_array_equal(kept[0].data, seen)
+    assert y.grad.data.tolist() == [[4.0] * 3] * 2
+
+
 def test_second_backward_through_freed_graph_raises():
     x = leaf((3,))
     y = (x * x).sum()

@@ -10,6 +10,22 @@
 4. Leaves are counted like nodes: once all their shares have arrived, their hooks run
    once on the sum and it accumulates into ``.grad`` with ``+=``. Saved arrays are freed
    as each node finishes unless ``retain_graph=True``.
+
+The first gradient a leaf receives becomes its ``.grad``. It is copied unless the engine can
+prove that nothing else references the array, because ``.grad`` is later changed in place
+(``+=`` by the next backward, ``zero_grad``, ``clip_grad_norm_``) and must not write through
+into anything else. The engine *owns* (hands over without a copy) an array that:
+
+* it made itself (a sum of several shares, or ``fit_gradient``'s reduction or cast), or
+* a backward returned from a Function that declares ``fresh_gradients = True`` (its backward
+  returns newly allocated arrays and keeps no reference to them), provided the array shares
+  no memory with the incoming gradient (a pass-through, as Add's) or with another gradient
+  the same call returned (one array for two inputs);
+
+and that no hook has seen (a hook may keep it). The gradients passed to ``backward()`` (the
+user's arrays), ``retain_grad`` results and ``autograd.grad`` results are never owned.
+Skipping the copy saves a full pass over each parameter-sized gradient (4 ms for a 32 MB
+input gradient on 2 cores).
 """
 import numpy as np
 
@@ -43,12 +59,30 @@ def _run_hooks(hooks, grad):
     return grad
 
 
-def accumulate(tensor, grad):
-    """Add ``grad`` (an ndarray) into ``tensor.grad``, creating it (a copy, in the tensor's dtype) the first time."""
+def accumulate(tensor, grad, owned=False):
+    """Add ``grad`` (an ndarray) into ``tensor.grad``. The first time, ``.grad`` is a copy in the tensor's
+    dtype, or ``grad`` itself if ``owned`` (nothing else references it, see the module docstring) and it
+    already is a writeable C-contiguous array of that dtype."""
     if tensor.grad is None:
-        tensor.grad = Tensor(np.array(grad, dtype=tensor.data.dtype, copy=True))
+        if owned and grad.dtype == tensor.data.dtype and grad.flags.writeable and grad.flags.c_contiguous:
+            tensor.grad = Tensor(grad)
+        else:
+            tensor.grad = Tensor(np.array(grad, dtype=tensor.data.dtype, copy=True))
     else:
         tensor.grad.data += grad
+
+
+def _private(raw, incoming, outputs, index):
+    """Whether ``raw``, the gradient at ``index`` of a ``fresh_gradients`` backward's ``outputs``, shares no
+    memory with the gradient the backward received or with any other gradient it returned."""
+    if np.may_share_memory(raw, incoming):
+        return False
+    for j, other in enumerate(outputs):
+        if j != index and other is not None:
+            other = other.data if isinstance(other, Tensor) else other
+            if isinstance(other, np.ndarray) and np.may_share_memory(raw, other):
+                return False
+    return True
 
 
 def _count_dependencies(roots):
@@ -78,8 +112,8 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
     capture = None if inputs is None else {id(t): None for t in inputs}
     capture_nodes = {} if inputs is None else {t.grad_fn: id(t) for t in inputs if t.grad_fn is not None}
 
-    def deliver(target, grad):
-        """Hand a finished gradient to a leaf (or to a captured input)."""
+    def deliver(target, grad, owned=False):
+        """Hand a finished gradient to a leaf (or to a captured input); ``owned``: the engine owns ``grad``."""
         if capture is not None:
             if id(target) in capture:
                 grad = _run_hooks(target._hooks, grad)
@@ -87,9 +121,13 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
                 capture[id(target)] = grad if prev is None else prev + grad
             return
         if target.requires_grad:
-            accumulate(target, _run_hooks(target._hooks, grad) if target._hooks else grad)
+            if target._hooks:                       # a hook may keep the array: never hand it over
+                accumulate(target, _run_hooks(target._hooks, grad))
+            else:
+                accumulate(target, grad, owned)
 
     pending = {}
+    owned = set()  # the keys of ``pending`` whose array the engine owns (module docstring)
     roots = []
     for t, g in zip(tensors, grads):
         if t.grad_fn is None:
@@ -104,6 +142,7 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
     while ready:
         node = ready.pop()
         grad = pending.pop(node, None)
+        owned.discard(node)
         if grad is not None:
             if node.freed:
                 node.saved_tensors  # raises the "backward through the graph a second time" error
@@ -127,18 +166,28 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
         else:
             in_grads = (None,) * len(node.next_edges)
 
+        fresh = grad is not None and getattr(node.fn, "fresh_gradients", False)
         for i, (nxt, g) in enumerate(zip(node.next_edges, in_grads)):
             if nxt is None:
                 continue
             if g is not None:
-                g = fit_gradient(g.data if isinstance(g, Tensor) else g, node.input_meta[i], node, i)
-                pending[nxt] = g if nxt not in pending else pending[nxt] + g
+                raw = g.data if isinstance(g, Tensor) else g
+                g = fit_gradient(raw, node.input_meta[i], node, i)
+                if nxt in pending:                  # a new array: the sum of the shares
+                    pending[nxt] = pending[nxt] + g
+                    owned.add(nxt)
+                else:
+                    pending[nxt] = g
+                    made_here = isinstance(raw, np.ndarray) and not np.may_share_memory(g, raw)  # summed or cast
+                    if made_here or (fresh and _private(raw, grad, in_grads, i)):
+                        owned.add(nxt)
             deps[nxt] -= 1
             if deps[nxt] == 0:  # every share has arrived: a node runs, a leaf receives its whole gradient once
                 if isinstance(nxt, Context):
                     ready.append(nxt)
                 elif nxt in pending:
-                    deliver(nxt, pending.pop(nxt))
+                    deliver(nxt, pending.pop(nxt), nxt in owned)
+                    owned.discard(nxt)
 
     if capture is not None:
         return [capture[id(t)] for t in inputs]

@@ -34,8 +34,10 @@ class LayerNormFunction(Function):
 
     The two row means are the projections of gw onto the directions that normalization
     removes: shifts (the constant vector) and scalings (xhat itself). Each gradient is
-    computed only if ``ctx.needs_input_grad`` asks for it.
+    computed only if ``ctx.needs_input_grad`` asks for it. The kernels allocate every gradient
+    they return (``fresh_gradients``: the engine makes them the leaves' ``.grad`` without a copy).
     """
+    fresh_gradients = True
 
     @staticmethod
     def forward(ctx, input, weight, bias, normalized_shape, eps):

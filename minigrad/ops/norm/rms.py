@@ -58,8 +58,10 @@ class RMSNormFunction(Function):
     Derivation: y_j = gw_j x_j rstd, and d rstd / d x_i = -rstd^2 c x_i mask_i / k (both eps
     placements), so dx_i = rstd gw_i - (rstd^2 c x_i mask_i / k) sum_j gw_j x_j; using
     sum_j gw_j x_j = sum_j gw_j xhat_j / rstd gives the line above. Each gradient is computed
-    only if ``ctx.needs_input_grad`` asks for it.
+    only if ``ctx.needs_input_grad`` asks for it. The kernels allocate every gradient they
+    return (``fresh_gradients``: the engine makes them the leaves' ``.grad`` without a copy).
     """
+    fresh_gradients = True
 
     @staticmethod
     def forward(ctx, input, weight, bias, normalized_shape, eps, k, eps_outside):
