@@ -32,7 +32,9 @@ class FusedBatchNorm(Function):
         dw = sum_A(g * xhat)                db = sum_A(g)
 
     Saves x, mean, rstd and w; backward recomputes xhat and computes only the gradients asked for.
+    The kernels allocate every gradient they return (``fresh_gradients``: no copy into ``.grad``).
     """
+    fresh_gradients = True
 
     @staticmethod
     def forward(ctx, x, weight, bias, mean, rstd, training):

@@ -28,8 +28,10 @@ class FusedGroupNorm(Function):
         dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat))
         dw_c = sum_{n, s}(g * xhat)          db_c = sum_{n, s}(g)
 
-    Saves x, mean (N, G), rstd (N, G) and w; backward recomputes xhat.
+    Saves x, mean (N, G), rstd (N, G) and w; backward recomputes xhat. The kernels allocate every
+    gradient they return (``fresh_gradients``: no copy into ``.grad``).
     """
+    fresh_gradients = True
 
     @staticmethod
     def forward(ctx, x, weight, bias, num_groups, eps):
