@@ -7,7 +7,7 @@ argument), so both libraries see the same batches, schedule and clipping:
 
     python bench/torch_llama.py --text ../shared/data/tinyshakespeare.txt --out runs/torch_shakespeare
     python bench/torch_llama.py --compare runs/tiny_transformer/history.json runs/torch_shakespeare/history.json \\
-        --plot docs/img/shakespeare_curves.png
+        --plot docs/results/text_lm_curves.png
 
 The command-line options are tiny_transformer.py's; ``--threads`` sets PyTorch's thread count.
 """
