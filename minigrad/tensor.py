@@ -28,6 +28,21 @@ def check_device(device):
         raise RuntimeError(f"minigrad tensors live on the CPU only; cannot use device {device!r}")
 
 
+def parse_to_args(args, dtype=None, device=None):
+    """The dtype that ``to(...)`` asks for, from PyTorch's forms: ``to(dtype)``, ``to(other_tensor)`` (its
+    dtype), ``to('cpu')``, ``to('cpu', dtype)`` and the ``dtype=``/``device=`` keywords. A string is always a
+    device, as in PyTorch. None if no dtype is given; a device other than the CPU raises."""
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype = arg.dtype
+        elif isinstance(arg, str):
+            device = arg
+        else:
+            dtype = arg
+    check_device(device)
+    return dtype
+
+
 def _print_options(data):
     """``np.array2string`` options that print like PyTorch: floats with 4 decimals ("1.5000"), or as "1." when
     every value is an integer, or in scientific notation when the magnitudes span more than 1000x (or reach
@@ -147,14 +162,7 @@ class Tensor:
         as in PyTorch; a differentiable cast, and ``self`` when the dtype already matches.
         minigrad has one device, the CPU: any other device is an error."""
         from .ops.elementwise import cast
-        for arg in args:
-            if isinstance(arg, Tensor):
-                dtype = arg.dtype
-            elif isinstance(arg, str):  # PyTorch reads a string as a device, never as a dtype
-                device = arg
-            else:
-                dtype = arg
-        check_device(device)
+        dtype = parse_to_args(args, dtype, device)
         return self if dtype is None else cast(self, np.dtype(dtype))
 
     def float(self):

@@ -381,6 +381,18 @@ def test_to_and_layers_take_pytorchs_device_and_dtype_forms(torch):
         model.to("cuda")
 
 
+@pytest.mark.parametrize("make", [lambda **kw: nn.Linear(3, 2, **kw), lambda **kw: nn.Embedding(4, 2, **kw),
+                                  lambda **kw: nn.RMSNorm(3, **kw), lambda **kw: nn.LayerNorm(3, **kw),
+                                  lambda **kw: nn.BatchNorm2d(3, **kw), lambda **kw: nn.InstanceNorm1d(3, **kw),
+                                  lambda **kw: nn.GroupNorm(1, 3, **kw)])
+def test_every_module_takes_the_cpu_and_refuses_other_devices(make):
+    """One device check for every constructor: None, 'cpu' and 'cpu:0' pass; anything else is the same error."""
+    for device in (None, "cpu", "cpu:0"):
+        make(device=device)
+    with pytest.raises(RuntimeError, match="^minigrad tensors live on the CPU only; cannot use device 'cuda'$"):
+        make(device="cuda")
+
+
 def test_linear_and_embedding_mirror(torch):
     rng = np.random.default_rng(5)
     th_lin = torch.nn.Linear(4, 3, dtype=torch.float64)

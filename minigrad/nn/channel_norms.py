@@ -14,16 +14,11 @@ from .. import dtypes
 from ..creation import tensor
 from ..ops.norm.batch import batch_norm
 from ..ops.norm.group import group_norm, instance_norm
+from ..tensor import check_device
 from . import init
 from .module import Module, Parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "GroupNorm"]
-
-
-def check_device(device):
-    """The ``device`` argument of PyTorch's module constructors: None or "cpu" (also used by row_norms)."""
-    if device not in (None, "cpu"):
-        raise ValueError(f"minigrad runs on the CPU only, got device={device!r}")
 
 
 def _factory_dtype(dtype):

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import no_grad
-from ..tensor import Tensor, _RemovableHandle, check_device
+from ..tensor import Tensor, _RemovableHandle, parse_to_args
 
 __all__ = ["Module", "Parameter"]
 
@@ -309,14 +309,7 @@ class Module:
         only their ``.data`` arrays are replaced. Integer buffers such as ``num_batches_tracked`` keep
         their dtype, as in PyTorch.
         """
-        for arg in args:
-            if isinstance(arg, Tensor):
-                dtype = arg.dtype
-            elif isinstance(arg, str):  # a string is a device, as in PyTorch
-                device = arg
-            else:
-                dtype = arg
-        check_device(device)
+        dtype = parse_to_args(args, dtype, device)
         if dtype is None:
             return self
         dtype = np.dtype(dtype)

@@ -10,7 +10,7 @@ from ..creation import empty
 from ..ops.norm.layer import layer_norm
 from ..ops.norm.rms import check_partial, rms_norm
 from ..ops.norm.rows import as_normalized_shape
-from .channel_norms import check_device
+from ..tensor import check_device
 from .module import Module, Parameter
 
 __all__ = ["LayerNorm", "RMSNorm"]
