@@ -89,11 +89,11 @@ class Rotary(Function):
     def forward(ctx, x, cos, sin):
         # x (B, H, T, hd); cos, sin (T, hd/2) ndarrays in x's dtype
         ctx.cos, ctx.sin = cos, sin
-        return rotate(x.data, cos, sin)
+        return rotate(np.asarray(x), cos, sin)
 
     @staticmethod
     def backward(ctx, dout):
-        return rotate(dout.data, ctx.cos, -ctx.sin), None, None
+        return rotate(np.asarray(dout), ctx.cos, -ctx.sin), None, None
 
 
 def make_norm(cfg):

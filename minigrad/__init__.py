@@ -15,6 +15,7 @@ from .kernels import get_backend, set_backend
 from .ops.elementwise import (abs, add, clamp, clip, cos, div, eq, exp, ge, gt, isfinite, isnan, le, log,
                               logical_and, logical_not, logical_or, lt, masked_fill, maximum, minimum, mul, ne,
                               neg, pow, relu, rsqrt, sigmoid, sin, sqrt, square, sub, tanh, where)
+from .ops.inplace import clone
 from .ops.linalg import matmul
 from .ops.reduce import all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, var
 from .ops.shape import (cat, chunk, expand, flatten, permute, repeat, reshape, split, squeeze, stack, transpose,

@@ -23,7 +23,7 @@ def tensor(data, dtype=None, requires_grad=False):
     ndarrays keep their dtype; Python floats become float32, ints int64, bools bool.
     """
     if isinstance(data, Tensor):
-        arr = data.data.copy()
+        arr = data._data.copy()
     elif isinstance(data, np.ndarray):
         arr = data.copy()
     elif isinstance(data, np.generic):

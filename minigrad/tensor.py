@@ -1,5 +1,7 @@
 """``Tensor``: an ``np.ndarray`` plus what autograd needs (``requires_grad``, ``grad``, ``grad_fn``).
 
+The array is ``t._data``, internal to minigrad; users reach it through ``t.numpy()`` (no copy) or
+``np.asarray(t)``. ``t.data`` is what it is in PyTorch: a Tensor sharing the memory, outside the graph.
 The class holds storage, attributes, autograd entry points and Python operators.
 The operations themselves live in ``minigrad/ops/`` next to their backward passes;
 the table at the bottom of this file binds them as methods, so ``x.sum(1)`` and
@@ -10,7 +12,7 @@ import weakref
 import numpy as np
 
 from . import dtypes
-from .autograd import grad_mode
+from .autograd.version import version_of
 
 
 class _RemovableHandle:
@@ -68,55 +70,75 @@ def _print_options(data):
 class Tensor:
     """An n-dimensional array that can record the operations applied to it for backpropagation."""
 
-    __slots__ = ("data", "requires_grad", "grad", "grad_fn", "_hooks", "__weakref__")
+    __slots__ = ("_data", "requires_grad", "grad", "grad_fn", "_hooks", "_base", "_view_version", "_view_at",
+                 "__weakref__")
     __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, data, requires_grad=False):
         # Internal constructor: ``data`` is taken as is (use ``minigrad.tensor`` for conversions).
-        self.data = data if type(data) is np.ndarray else np.asarray(data)
+        self._data = data if type(data) is np.ndarray else np.asarray(data)
         self.grad = None
         self.grad_fn = None
         self._hooks = ()  # a list once a hook is registered
+        self._base = None  # for a view made in grad mode: the tensor whose memory it views (autograd/views.py)
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
 
     # ----------------------------------------------------------------- attributes
     @property
+    def data(self):
+        """A tensor sharing this one's memory that does not require grad and is not recorded (PyTorch's
+        ``.data``): ``p.data.add_(...)`` changes ``p`` without autograd seeing it."""
+        return Tensor(self._data)
+
+    @data.setter
+    def data(self, other):
+        """``t.data = other``: ``t`` now holds ``other``'s memory (shape and dtype may change), as in PyTorch."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(other).__name__}")
+        self._data = other._data
+
+    @property
+    def _version(self):
+        """How many in-place writes this tensor's memory has seen (shared with its views)."""
+        return version_of(self._data)
+
+    @property
     def shape(self):
-        return self.data.shape
+        return self._data.shape
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def is_leaf(self):
         return self.grad_fn is None
 
     def dim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     def size(self, dim=None):
-        return self.data.shape if dim is None else self.data.shape[dim]
+        return self._data.shape if dim is None else self._data.shape[dim]
 
     def numel(self):
-        return self.data.size
+        return self._data.size
 
     def is_floating_point(self):
-        return self.data.dtype.kind == "f"
+        return self._data.dtype.kind == "f"
 
     def element_size(self):
-        return self.data.itemsize
+        return self._data.itemsize
 
     def __len__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
@@ -126,20 +148,20 @@ class Tensor:
         """The underlying ndarray (no copy). Like PyTorch, refuses a tensor that requires grad."""
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        return self.data
+        return self._data
 
     def __array__(self, dtype=None, copy=None):
         """``np.asarray(t)`` is the data itself (no copy); ``np.array(t)`` (NumPy passes ``copy=True``) a copy."""
-        array = self.data if dtype is None else self.data.astype(dtype, copy=False)
-        return array.copy() if copy and array is self.data else array
+        array = self._data if dtype is None else self._data.astype(dtype, copy=False)
+        return array.copy() if copy and array is self._data else array
 
     def item(self):
-        if self.data.size != 1:
-            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to Scalar")
-        return self.data.reshape(()).item()
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
 
     def tolist(self):
-        return self.data.tolist()
+        return self._data.tolist()
 
     def __float__(self):
         return float(self.item())
@@ -148,12 +170,12 @@ class Tensor:
         return int(self.item())
 
     def __index__(self):
-        if self.data.dtype.kind not in "iu" or self.data.size != 1:
+        if self._data.dtype.kind not in "iu" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
@@ -185,8 +207,8 @@ class Tensor:
 
     # ----------------------------------------------------------------- autograd
     def requires_grad_(self, requires_grad=True):
-        if requires_grad and self.data.dtype.kind != "f":
-            raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.data.dtype})")
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self._data.dtype})")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "
@@ -196,9 +218,16 @@ class Tensor:
 
     def detach(self):
         """A new tensor sharing this one's data, cut from the graph."""
-        return Tensor(self.data)
+        return Tensor(self._data)
 
     def detach_(self):
+        """Cut this tensor from the graph, in place (PyTorch refuses it on a view: use ``detach()``)."""
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                               "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                               "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                               "function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self.requires_grad = False
         return self
@@ -229,63 +258,19 @@ class Tensor:
         from .autograd import backward
         backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
-    # ----------------------------------------------------------------- in-place (no graph)
-    def _check_inplace(self):
-        if self.requires_grad and grad_mode.is_grad_enabled():
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation."
-                               if self.grad_fn is None else
-                               "in-place operations on tensors that are part of a graph are not supported by minigrad")
-
-    def _set(self, values):
-        self._check_inplace()
-        self.data[...] = values
-        return self
-
-    def zero_(self):
-        return self._set(0)
-
-    def fill_(self, value):
-        return self._set(value)
-
-    def copy_(self, src):
-        return self._set(np.asarray(src))
-
-    def add_(self, other, *, alpha=1):
-        return self._set(self.data + alpha * np.asarray(other))
-
-    def sub_(self, other, *, alpha=1):
-        return self._set(self.data - alpha * np.asarray(other))
-
-    def mul_(self, other):
-        return self._set(self.data * np.asarray(other))
-
-    def div_(self, other):
-        return self._set(self.data / np.asarray(other))
-
-    def clamp_(self, min=None, max=None):
-        return self._set(np.clip(self.data, min, max))
-
-    def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        from .random import default_generator
-        return self._set((generator or default_generator()).normal(mean, std, self.shape))
-
-    def uniform_(self, a=0.0, b=1.0, *, generator=None):
-        from .random import default_generator
-        return self._set((generator or default_generator()).uniform(a, b, self.shape))
-
     # ----------------------------------------------------------------- printing
     def __repr__(self):
         extras = []
-        if self.data.size == 0:
+        if self._data.size == 0:
             body = "[]"
-            if self.data.ndim != 1:
-                extras.append(f"size={self.data.shape}")
+            if self._data.ndim != 1:
+                extras.append(f"size={self._data.shape}")
         else:
-            body = np.array2string(self.data, separator=", ", prefix="tensor(", **_print_options(self.data))
-        implied = (dtypes.get_default_dtype(),) if self.data.size == 0 else (dtypes.get_default_dtype(), dtypes.int64,
+            body = np.array2string(self._data, separator=", ", prefix="tensor(", **_print_options(self._data))
+        implied = (dtypes.get_default_dtype(),) if self._data.size == 0 else (dtypes.get_default_dtype(), dtypes.int64,
                                                                              dtypes.bool)
-        if self.data.dtype not in implied:
-            extras.append(f"dtype=minigrad.{self.data.dtype}")
+        if self._data.dtype not in implied:
+            extras.append(f"dtype=minigrad.{self._data.dtype}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn={self.grad_fn!r}")
         elif self.requires_grad:
@@ -344,8 +329,19 @@ class Tensor:
         return _shape.index(self, index)
 
     def __setitem__(self, index, value):
-        self._check_inplace()
-        self.data[_shape.to_numpy_index(index)] = np.asarray(value)
+        _inplace.setitem(self, index, value)
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
 
     def __eq__(self, other):
         return _ew.eq(self, other)
@@ -410,6 +406,7 @@ from .ops import elementwise as _ew  # noqa: E402
 from .ops import linalg as _linalg  # noqa: E402
 from .ops import reduce as _reduce  # noqa: E402
 from .ops import shape as _shape  # noqa: E402
+from .ops import inplace as _inplace  # noqa: E402
 
 # Methods defined in ops/, next to their Functions: Tensor.name(self, ...) == mg.name(tensor, ...).
 _METHODS = {
@@ -421,6 +418,7 @@ _METHODS = {
     _shape: ["reshape", "view", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "expand",
              "expand_as", "repeat", "contiguous", "split", "chunk", "tril", "triu", "view_as", "reshape_as"],
     _linalg: ["matmul"],
+    _inplace: _inplace.METHODS,
 }
 for _module, _names in _METHODS.items():
     for _name in _names:

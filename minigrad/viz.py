@@ -67,14 +67,14 @@ class Node:
 
     def record(self, grad):
         """The hook: add ``grad`` (a Tensor) to the recorded sum; return None so the gradient is unchanged."""
-        g = np.asarray(grad.data)
+        g = np.asarray(grad._data)
         self.grad = g.copy() if self.grad is None else self.grad + g
 
 
 def _arrays_kept(ctx):
     """What ``ctx`` keeps for backward: its saved tensors/arrays, then array-valued attributes."""
     kept = list(ctx.saved) + [v for v in vars(ctx).values()]
-    return [k.data if isinstance(k, Tensor) else k for k in kept if isinstance(k, (Tensor, np.ndarray, np.generic))]
+    return [k._data if isinstance(k, Tensor) else k for k in kept if isinstance(k, (Tensor, np.ndarray, np.generic))]
 
 
 def _describe(array, leaf_arrays):
@@ -257,7 +257,7 @@ def _leaf_arrays(root):
             if isinstance(nxt, Context):
                 stack.append(nxt)
             else:
-                arrays.append(nxt.data)
+                arrays.append(nxt._data)
     return arrays
 
 

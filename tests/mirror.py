@@ -31,7 +31,7 @@ def assert_mirror(mg_fn, torch_fn, *arrays, rtol=1e-10, atol=1e-10, seed=0, grad
     th_in = [torch.tensor(a, requires_grad=bool(g and a.dtype.kind == "f")) if isinstance(a, np.ndarray) else a
              for a, g in zip(arrays, grads)]
     out_mg, out_th = mg_fn(*mg_in), torch_fn(*th_in)
-    np.testing.assert_allclose(out_mg.data, out_th.detach().numpy(), rtol=rtol, atol=atol, err_msg="forward")
+    np.testing.assert_allclose(out_mg.detach().numpy(), out_th.detach().numpy(), rtol=rtol, atol=atol, err_msg="forward")
     assert out_mg.dtype == np.dtype(str(out_th.dtype).replace("torch.", "")), (out_mg.dtype, out_th.dtype)
     if not any(grads):
         return out_mg
@@ -42,7 +42,7 @@ def assert_mirror(mg_fn, torch_fn, *arrays, rtol=1e-10, atol=1e-10, seed=0, grad
         if isinstance(b, torch.Tensor) and b.requires_grad:
             assert (a.grad is None) == (b.grad is None), f"input {i}: grad presence differs"
             if b.grad is not None:
-                np.testing.assert_allclose(a.grad.data, b.grad.numpy(), rtol=rtol, atol=atol,
+                np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol, atol=atol,
                                            err_msg=f"gradient of input {i}")
     return out_mg
 

@@ -27,7 +27,7 @@ def forward_backward(fn, arrays, seed=1):
     tensors = [None if a is None else mg.tensor(a, requires_grad=True) for a in arrays]
     y = fn(*tensors)
     y.backward(mg.tensor(np.random.default_rng(seed).standard_normal(y.shape).astype(y.dtype)))
-    return [y.data] + [t.grad.data for t in tensors if t is not None]
+    return [y._data] + [t.grad._data for t in tensors if t is not None]
 
 
 def assert_twins_equal(fused, composite, arrays, rtol=1e-12, atol=1e-12):
@@ -53,13 +53,13 @@ def assert_module_mirror(module, torch_module, x, seed=2, rtol=1e-10, atol=1e-10
             getattr(torch_module, name).copy_(torch.tensor(value))
     xm, xt = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     ym, yt = module(xm), torch_module(xt)
-    np.testing.assert_allclose(ym.data, yt.detach().numpy(), rtol=rtol, atol=atol, err_msg="forward")
+    np.testing.assert_allclose(ym.detach().numpy(), yt.detach().numpy(), rtol=rtol, atol=atol, err_msg="forward")
     g = rng.standard_normal(ym.shape)
     ym.backward(mg.tensor(g))
     yt.backward(torch.tensor(g))
-    np.testing.assert_allclose(xm.grad.data, xt.grad.numpy(), rtol=rtol, atol=atol, err_msg="input grad")
+    np.testing.assert_allclose(xm.grad.numpy(), xt.grad.numpy(), rtol=rtol, atol=atol, err_msg="input grad")
     for name in params:
-        np.testing.assert_allclose(getattr(module, name).grad.data, getattr(torch_module, name).grad.numpy(),
+        np.testing.assert_allclose(getattr(module, name).grad.numpy(), getattr(torch_module, name).grad.numpy(),
                                    rtol=rtol, atol=atol, err_msg=f"{name} grad")
 
 

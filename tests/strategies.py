@@ -85,6 +85,6 @@ def check_on_views(fn, *views, rtol=1e-12, atol=1e-12):
         leaves = [mg.from_numpy(a).requires_grad_() for a in arrays]
         out = fn(*leaves)
         out.backward(mg.tensor(np.random.default_rng(0).standard_normal(out.shape)))
-        results.append([out.data] + [t.grad.data for t in leaves])
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in leaves])
     for got, expected in zip(*results):
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol)

@@ -100,11 +100,11 @@ def test_norm_hooks_sees_every_norm_layer(norm_hooks_run):
         r = records[name]
         assert r["x"].shape == r["dy"].shape == r["dx"].shape
         # the gradient the hook saw leaving the layer is RMSNorm's backward of the gradient that entered it
-        dx = hand_rms_dx(r["x"], r["dy"], module.weight.data, module.eps)
+        dx = hand_rms_dx(r["x"], r["dy"], module.weight.detach().numpy(), module.eps)
         np.testing.assert_allclose(r["dx"], dx, rtol=1e-10, atol=1e-12)
         xhat = r["x"] / np.sqrt((r["x"] ** 2).mean(axis=-1, keepdims=True) + module.eps)
         dw = (r["dy"] * xhat).reshape(-1, xhat.shape[-1]).sum(axis=0)
-        np.testing.assert_allclose(module.weight.grad.data, dw, rtol=1e-10)
+        np.testing.assert_allclose(module.weight.grad.numpy(), dw, rtol=1e-10)
         printed = [float(v) for v in table[name]]
         np.testing.assert_allclose(printed[2:4], [np.linalg.norm(dx), np.linalg.norm(dw)], rtol=1e-3)
         cos = (r["x"] * dx).sum() / np.linalg.norm(r["x"]) / np.linalg.norm(dx)

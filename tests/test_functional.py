@@ -79,7 +79,7 @@ def test_gelu_agrees_with_pytorch_over_a_wide_range(approximate):
     torch = torch_or_skip()
     x = np.linspace(-40, 40, 8001)
     expected = torch.nn.functional.gelu(torch.tensor(x), approximate=approximate).numpy()
-    np.testing.assert_allclose(F.gelu(mg.tensor(x), approximate=approximate).data, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(F.gelu(mg.tensor(x), approximate=approximate).detach().numpy(), expected, rtol=1e-12, atol=1e-12)
 
 
 def test_gelu_float16_is_computed_in_float32(rng):
@@ -89,7 +89,7 @@ def test_gelu_float16_is_computed_in_float32(rng):
     out = F.gelu(t)
     out.backward(mg.ones(50, dtype=mg.float16))
     assert out.dtype == t.grad.dtype == mg.float16
-    np.testing.assert_allclose(out.data.astype(np.float32), torch.nn.functional.gelu(torch.tensor(x)).float().numpy(),
+    np.testing.assert_allclose(np.asarray(out).astype(np.float32), torch.nn.functional.gelu(torch.tensor(x)).float().numpy(),
                                rtol=1e-3, atol=1e-3)
 
 
@@ -108,10 +108,10 @@ def test_silu_is_stable_for_large_inputs(no_warnings):
     out = assert_mirror(*run_both(functional("silu")), x)
     # silu(-40) = -40 / (1 + exp(40)) ~ -1.7e-16 carries the last-bit rounding of exp, which differs between
     # CPUs' math libraries (NumPy's AVX-512 exp vs others): a few ulps apart, so compared relative to 1e-14
-    np.testing.assert_allclose(out.data, [-0.0, -40.0 / (1 + math.exp(40.0)), 40.0, 1000.0], rtol=1e-14, atol=0)
+    np.testing.assert_allclose(out.detach().numpy(), [-0.0, -40.0 / (1 + math.exp(40.0)), 40.0, 1000.0], rtol=1e-14, atol=0)
     # exact on any CPU: exp(1000) = inf gives sigmoid 1/inf = 0, exp(-1000) = 0 and exp(-40) ~ 4e-18 vanish
     # next to 1 (sigmoid = 1)
-    np.testing.assert_array_equal(out.data[[0, 2, 3]], [0.0, 40.0, 1000.0])
+    np.testing.assert_array_equal(out.detach().numpy()[[0, 2, 3]], [0.0, 40.0, 1000.0])
 
 
 # ----------------------------------------------------------------------------- inplace flags
@@ -123,18 +123,18 @@ def test_inplace_flag_is_accepted_and_leaves_the_input_unchanged(name, kwargs, r
     x = rng.standard_normal((3, 4))
     theirs = getattr(torch.nn.functional, name)(torch.tensor(x), inplace=True, **kwargs)
     ours = getattr(F, name)(mg.tensor(x), inplace=True, **kwargs)
-    np.testing.assert_allclose(ours.data, theirs.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=1e-12)
     gradcheck_and_mirror(name, x, inplace=False, **kwargs)
     leaf = mg.tensor(x, requires_grad=True)
     out = getattr(F, name)(leaf, inplace=True, **kwargs)
-    assert np.array_equal(leaf.data, x) and out.requires_grad
+    assert np.array_equal(leaf.detach().numpy(), x) and out.requires_grad
 
 
 # ----------------------------------------------------------------------------- dropout
 def test_dropout_statistics():
     mg.manual_seed(0)
     p, n = 0.3, 200_000
-    out = F.dropout(mg.ones(n, dtype=mg.float64), p).data
+    out = F.dropout(mg.ones(n, dtype=mg.float64), p).detach().numpy()
     kept = out != 0
     assert abs(1 - kept.mean() - p) < 0.005                  # about 5 standard deviations
     np.testing.assert_allclose(out[kept], 1 / (1 - p), rtol=1e-15)  # inverted dropout keeps the expectation
@@ -147,10 +147,10 @@ def test_dropout_gradient_uses_the_forward_mask(rng):
     out = F.dropout(x, p)
     upstream = rng.standard_normal(out.shape)
     out.backward(mg.tensor(upstream))
-    kept = out.data != 0
+    kept = out.detach().numpy() != 0
     assert 0 < kept.mean() < 1
-    np.testing.assert_allclose(out.data, x.data * kept / (1 - p), rtol=1e-15)
-    np.testing.assert_allclose(x.grad.data, upstream * kept / (1 - p), rtol=1e-15)
+    np.testing.assert_allclose(out.detach().numpy(), x.detach().numpy() * kept / (1 - p), rtol=1e-15)
+    np.testing.assert_allclose(x.grad.numpy(), upstream * kept / (1 - p), rtol=1e-15)
 
 
 def test_dropout_gradcheck_with_a_fixed_mask(rng):
@@ -165,18 +165,18 @@ def test_dropout_p0_p1_and_eval():
     assert F.dropout(x, 0.0) is x
     assert F.dropout(x, 0.5, training=False) is x
     out = F.dropout(x, 1.0)
-    np.testing.assert_array_equal(out.data, np.zeros((3, 4)))
+    np.testing.assert_array_equal(out.detach().numpy(), np.zeros((3, 4)))
     out.backward(mg.ones(3, 4))
-    np.testing.assert_array_equal(x.grad.data, np.zeros((3, 4)))
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 4)))
     assert out.dtype == x.grad.dtype == mg.float32
 
 
 def test_dropout_follows_manual_seed():
     x = mg.ones(100)
     mg.manual_seed(7)
-    a = F.dropout(x, 0.5).data
+    a = F.dropout(x, 0.5).detach().numpy()
     mg.manual_seed(7)
-    np.testing.assert_array_equal(F.dropout(x, 0.5).data, a)
+    np.testing.assert_array_equal(F.dropout(x, 0.5).detach().numpy(), a)
 
 
 @pytest.mark.parametrize("p", [-0.1, 1.5])
@@ -196,15 +196,15 @@ def test_softmax_gradcheck_and_mirror(name, dim, rng):
 def test_softmax_of_large_logits_does_not_overflow(name, rng, no_warnings):
     x = rng.standard_normal((3, 5)) * 1e4
     out = assert_mirror(*run_both(functional(name, dim=1)), x)
-    assert np.all(np.isfinite(out.data))
+    assert np.all(np.isfinite(out.detach().numpy()))
 
 
 def test_softmax_rows_sum_to_one_and_log_softmax_is_its_log(rng):
     x = mg.tensor(rng.standard_normal((4, 6)) * 30)
     y = x.softmax(-1)
-    np.testing.assert_allclose(y.data.sum(-1), 1, rtol=1e-15)
-    np.testing.assert_allclose(np.exp(x.log_softmax(-1).data), y.data, rtol=1e-13)
-    np.testing.assert_allclose(mg.softmax(mg.tensor(2.5), 0).data, 1.0)
+    np.testing.assert_allclose(np.asarray(y).sum(-1), 1, rtol=1e-15)
+    np.testing.assert_allclose(np.exp(x.log_softmax(-1).detach().numpy()), y.detach().numpy(), rtol=1e-13)
+    np.testing.assert_allclose(mg.softmax(mg.tensor(2.5), 0).detach().numpy(), 1.0)
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
@@ -214,7 +214,7 @@ def test_softmax_dtype_argument_casts_first(name, rng):
     out.backward(mg.ones(2, 3, dtype=mg.float64))
     assert out.dtype == mg.float64 and x.grad.dtype == mg.float32
     assert_mirror(*run_both(lambda lib, t: getattr(lib.nn.functional, name)(t, 1, dtype=lib.float64)),
-                  x.data, rtol=1e-6, atol=1e-7)
+                  x.detach().numpy(), rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
@@ -224,21 +224,21 @@ def test_float16_softmax_is_computed_in_float32(name, rng):
     out = getattr(F, name)(t, -1)
     out.backward(mg.ones(3, 8, dtype=mg.float16))
     assert out.dtype == t.grad.dtype == mg.float16
-    expected = getattr(F, name)(mg.tensor(x.astype(np.float32)), -1).data.astype(np.float16)
-    np.testing.assert_array_equal(out.data, expected)
-    assert np.all(np.isfinite(out.data)) and np.all(np.isfinite(t.grad.data))
+    expected = getattr(F, name)(mg.tensor(x.astype(np.float32)), -1).detach().numpy().astype(np.float16)
+    np.testing.assert_array_equal(out.detach().numpy(), expected)
+    assert np.all(np.isfinite(out.detach().numpy())) and np.all(np.isfinite(t.grad.numpy()))
 
 
 def test_softmax_of_an_all_minus_inf_row_is_nan_like_pytorch():
     out = assert_mirror(*run_both(functional("softmax", dim=-1)), np.array([[-np.inf, -np.inf], [0.0, 1.0]]),
                         grads=[False])
-    assert np.all(np.isnan(out.data[0]))
+    assert np.all(np.isnan(out.detach().numpy()[0]))
 
 
 def test_softmax_rejects_integer_input_and_bad_dims():
     with pytest.raises(RuntimeError, match="softmax: expected a floating-point input, got int64"):
         F.softmax(mg.tensor([1, 2]), 0)
-    np.testing.assert_allclose(F.softmax(mg.tensor([1, 2]), 0, dtype=mg.float64).data.sum(), 1.0)
+    np.testing.assert_allclose(F.softmax(mg.tensor([1, 2]), 0, dtype=mg.float64).detach().numpy().sum(), 1.0)
     with pytest.raises(IndexError, match="Dimension out of range"):
         F.log_softmax(mg.ones(2, 3), 2)
 
@@ -275,7 +275,7 @@ def test_cross_entropy_matches_the_log_softmax_formula_without_torch(rng):
     log_p = x - x.max(1, keepdims=True) - np.log(np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True))
     per_row = -log_p[np.arange(6), np.maximum(target, 0)] * (target != -100)
     out = F.cross_entropy(mg.tensor(x), mg.tensor(target), reduction="none")
-    np.testing.assert_allclose(out.data, per_row, rtol=1e-13)
+    np.testing.assert_allclose(out.detach().numpy(), per_row, rtol=1e-13)
     mean = F.cross_entropy(mg.tensor(x), mg.tensor(target))
     np.testing.assert_allclose(mean.item(), per_row.sum() / 5, rtol=1e-13)  # 5 targets not ignored
 
@@ -397,7 +397,7 @@ def test_attention_with_a_boolean_mask_including_a_fully_masked_row(rng):
     mask = rng.random((2, 3, 4)) > 0.4
     mask[0, 1] = False  # query 1 of batch 0 may attend to nothing: zeros, like PyTorch
     out = check_attention(rng, *attention_inputs(rng), mask, grads=[True, True, True, False])
-    np.testing.assert_array_equal(out.data[0, 1], 0)
+    np.testing.assert_array_equal(out.detach().numpy()[0, 1], 0)
 
 
 def test_attention_with_a_broadcast_boolean_mask(rng):
@@ -413,9 +413,9 @@ def test_attention_with_a_float_mask_gets_its_gradient(rng):
 
 def test_attention_dropout_keeps_the_expectation(rng):
     q, k, v = (mg.tensor(a) for a in attention_inputs(rng, (1,), 2, 3))
-    expected = F.scaled_dot_product_attention(q, k, v).data
+    expected = F.scaled_dot_product_attention(q, k, v).detach().numpy()
     mg.manual_seed(0)
-    draws = [F.scaled_dot_product_attention(q, k, v, dropout_p=0.5).data for _ in range(4000)]
+    draws = [F.scaled_dot_product_attention(q, k, v, dropout_p=0.5).detach().numpy() for _ in range(4000)]
     assert not np.allclose(draws[0], expected)
     np.testing.assert_allclose(np.mean(draws, axis=0), expected, atol=0.05)
 

@@ -453,6 +453,6 @@ def test_functions_agree_on_both_backends(layer, dtype):
             x, w, b = (mg.tensor(a[k], requires_grad=True) for k in ("x", "w", "b"))
             y = fn(x, w, b)
             y.backward(mg.tensor(a["dy"]))
-            results[name] = [y.data, x.grad.data, w.grad.data, b.grad.data if b.grad is not None else None]
+            results[name] = [y._data, x.grad._data, w.grad._data, b.grad._data if b.grad is not None else None]
     rtol = {np.float16: 2e-3, np.float32: 1e-6, np.float64: 1e-12}[dtype]
     assert_same_outputs(results["numba"], results["numpy"], rtol, ["y", "x.grad", "weight.grad", "bias.grad"])

@@ -74,7 +74,7 @@ def test_parameter_is_a_leaf_tensor_sharing_data():
     p = nn.Parameter(t)
     assert isinstance(p, mg.Tensor) and p.requires_grad and p.is_leaf
     p.data[0] = 5.0
-    assert t.data[0] == 5.0
+    assert t.detach().numpy()[0] == 5.0
     assert repr(p).startswith("Parameter containing:\ntensor([5., 2.], requires_grad=True)")
     assert not nn.Parameter(t, requires_grad=False).requires_grad
     assert type(p * 2) is mg.Tensor
@@ -83,8 +83,8 @@ def test_parameter_is_a_leaf_tensor_sharing_data():
 def test_parameter_deepcopy_copies_data():
     p = nn.Parameter(mg.tensor([1.0]))
     q = copy.deepcopy(p)
-    assert type(q) is nn.Parameter and q.requires_grad and q.data is not p.data
-    np.testing.assert_array_equal(q.data, p.data)
+    assert type(q) is nn.Parameter and q.requires_grad and q._data is not p._data
+    np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
 
 
 # ----------------------------------------------------------------------------- registration
@@ -178,10 +178,10 @@ def test_state_dict_values_share_data_and_are_detached(torch):
     model, th = loaded_from_torch(torch)
     sd = model.state_dict()
     for key, value in th.state_dict().items():
-        np.testing.assert_array_equal(sd[key].data, value.numpy())
+        np.testing.assert_array_equal(sd[key].detach().numpy(), value.numpy())
         assert sd[key].dtype == value.numpy().dtype
     assert type(sd["head.weight"]) is mg.Tensor and not sd["head.weight"].requires_grad
-    assert sd["head.weight"].data is model.head.weight.data
+    assert sd["head.weight"]._data is model.head.weight._data
     assert model.state_dict(keep_vars=True)["head.weight"] is model.head.weight
     assert list(model.blocks.state_dict(prefix="blocks.")) == list(th.blocks.state_dict(prefix="blocks."))
 
@@ -189,12 +189,12 @@ def test_state_dict_values_share_data_and_are_detached(torch):
 def test_load_state_dict_accepts_tensors_and_casts_to_existing_dtype():
     src = nn.Linear(3, 2, dtype=mg.float32)
     dst = nn.Linear(3, 2, dtype=mg.float64)
-    weight_array = dst.weight.data
+    weight_array = dst.weight.detach().numpy()
     result = dst.load_state_dict(src.state_dict())
     assert result.missing_keys == [] and result.unexpected_keys == []
     assert repr(result) == "<All keys matched successfully>"
-    assert dst.weight.data is weight_array and dst.weight.dtype == mg.float64  # copied into the same array
-    np.testing.assert_array_equal(dst.weight.data, src.weight.data.astype(np.float64))
+    assert dst.weight._data is weight_array and dst.weight.dtype == mg.float64  # copied into the same array
+    np.testing.assert_array_equal(dst.weight.detach().numpy(), np.asarray(src.weight).astype(np.float64))
 
 
 def test_strict_errors_match_pytorch_wording(torch):
@@ -219,13 +219,13 @@ def test_strict_false_reports_keys_like_pytorch(torch):
 
 def test_failed_load_changes_nothing(torch):
     model, th = loaded_from_torch(torch)
-    before = {k: v.data.copy() for k, v in model.state_dict().items()}
+    before = {k: np.asarray(v).copy() for k, v in model.state_dict().items()}
     sd = {k: v + 1 for k, v in torch_state_as_numpy(th).items()}
     sd["head.weight"] = np.zeros((2, 2))  # one bad shape among many good values
     text = error_text(lambda: model.load_state_dict(sd))
     assert "size mismatch for head.weight" in text and "[2, 2]" in text and "[1, 2]" in text
     for key, value in model.state_dict().items():
-        np.testing.assert_array_equal(value.data, before[key])
+        np.testing.assert_array_equal(value.detach().numpy(), before[key])
     sd["head.weight"] = "not an array"
     assert 'While copying the parameter named "head.weight"' in error_text(lambda: model.load_state_dict(sd))
 
@@ -237,7 +237,7 @@ def test_loaded_torch_weights_give_torch_outputs(torch):
     model.load_state_dict(torch_state_as_numpy(th))
     x = np.random.default_rng(0).standard_normal((6, 4))
     out = implemented(model, mg.tensor(x))
-    np.testing.assert_allclose(out.data, th(torch.tensor(x)).detach().numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out.detach().numpy(), th(torch.tensor(x)).detach().numpy(), rtol=1e-12, atol=1e-14)
 
 
 # ----------------------------------------------------------------------------- modes, dtype, apply
@@ -269,7 +269,7 @@ def test_train_eval_and_zero_grad():
     for p in model.parameters():
         p.grad = mg.ones(*p.shape)
     model.zero_grad(set_to_none=False)
-    assert all(p.grad is not None and not p.grad.data.any() for p in model.parameters())
+    assert all(p.grad is not None and not np.asarray(p.grad).any() for p in model.parameters())
     model.zero_grad()
     assert all(p.grad is None for p in model.parameters())
 
@@ -351,12 +351,12 @@ def test_linear_and_embedding_initialization():
     lin = nn.Linear(300, 200)
     bound = 1 / math.sqrt(300)
     assert lin.weight.shape == (200, 300) and lin.bias.shape == (200,) and lin.weight.dtype == mg.float32
-    assert np.abs(lin.weight.data).max() <= bound and np.abs(lin.bias.data).max() <= bound
-    assert abs(lin.weight.data.std() / (bound / math.sqrt(3)) - 1) < 0.02
+    assert np.abs(lin.weight.detach().numpy()).max() <= bound and np.abs(lin.bias.detach().numpy()).max() <= bound
+    assert abs(np.asarray(lin.weight).std() / (bound / math.sqrt(3)) - 1) < 0.02
     assert nn.Linear(2, 3, bias=False).bias is None
     emb = nn.Embedding(400, 300, padding_idx=-2)
-    assert emb.padding_idx == 398 and not emb.weight.data[398].any()
-    assert abs(emb.weight.data.std() - 1) < 0.01 and abs(emb.weight.data.mean()) < 0.01
+    assert emb.padding_idx == 398 and not emb.weight.detach().numpy()[398].any()
+    assert abs(np.asarray(emb.weight).std() - 1) < 0.01 and abs(np.asarray(emb.weight).mean()) < 0.01
     with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
         nn.Embedding(3, 2, padding_idx=3)
     with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
@@ -403,9 +403,9 @@ def test_linear_and_embedding_mirror(torch):
     out = implemented(lin, xm)
     out.backward(mg.tensor(g))
     th_lin(xt).backward(torch.tensor(g))
-    np.testing.assert_allclose(out.data, th_lin(xt).detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), th_lin(xt).detach().numpy(), rtol=1e-12)
     for a, b in [(xm.grad, xt.grad), (lin.weight.grad, th_lin.weight.grad), (lin.bias.grad, th_lin.bias.grad)]:
-        np.testing.assert_allclose(a.data, b.numpy(), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(a.detach().numpy(), b.numpy(), rtol=1e-12, atol=1e-14)
 
     th_emb = torch.nn.Embedding(6, 3, padding_idx=1, dtype=torch.float64)
     emb = nn.Embedding(6, 3, padding_idx=1, dtype=mg.float64)
@@ -415,8 +415,8 @@ def test_linear_and_embedding_mirror(torch):
     out = implemented(emb, mg.tensor(idx))
     out.backward(mg.tensor(g))
     th_emb(torch.tensor(idx)).backward(torch.tensor(g))
-    np.testing.assert_array_equal(out.data, th_emb(torch.tensor(idx)).detach().numpy())
-    np.testing.assert_allclose(emb.weight.grad.data, th_emb.weight.grad.numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(out.detach().numpy(), th_emb(torch.tensor(idx)).detach().numpy())
+    np.testing.assert_allclose(emb.weight.grad.numpy(), th_emb.weight.grad.numpy(), rtol=1e-12)
 
 
 @pytest.mark.parametrize("name, kwargs", [("ReLU", {}), ("GELU", {}), ("GELU", {"approximate": "tanh"}),
@@ -425,15 +425,15 @@ def test_activation_modules_mirror(torch, name, kwargs):
     x = np.random.default_rng(7).standard_normal((3, 4))
     out = implemented(getattr(nn, name)(**kwargs), mg.tensor(x))
     expected = getattr(torch.nn, name)(**kwargs)(torch.tensor(x)).numpy()
-    np.testing.assert_allclose(out.data, expected, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-12, atol=1e-15)
 
 
 def test_dropout_module_follows_training_flag():
     x = mg.ones(1000, dtype=mg.float64)
     drop = nn.Dropout(0.25)
-    out = implemented(drop, x).data
+    out = implemented(drop, x).detach().numpy()
     assert set(np.unique(out)) <= {0.0, 1 / 0.75} and 0.15 < (out == 0).mean() < 0.35
-    np.testing.assert_array_equal(drop.eval()(x).data, x.data)
+    np.testing.assert_array_equal(drop.eval()(x).detach().numpy(), x.detach().numpy())
 
 
 # ----------------------------------------------------------------------------- init
@@ -479,7 +479,7 @@ def test_init_statistics(fill, bound, std):
     mg.manual_seed(1)
     t = nn.Parameter(mg.zeros(*SHAPE, dtype=mg.float64))
     assert fill(t) is t and t.dtype == mg.float64 and t.requires_grad
-    values = t.data
+    values = t.detach().numpy()
     assert abs(values.std() / std - 1) < 0.02
     if bound is not None:
         low, high = bound if isinstance(bound, tuple) else (-bound, bound)
@@ -496,16 +496,16 @@ def test_trunc_normal_statistics():
     mass = (math.erf(beta / math.sqrt(2)) - math.erf(alpha / math.sqrt(2))) / 2
     mean = 1.0 + 2.0 * (pdf[0] - pdf[1]) / mass
     var = 4.0 * (1 + (alpha * pdf[0] - beta * pdf[1]) / mass - ((pdf[0] - pdf[1]) / mass) ** 2)
-    assert 0.0 <= t.data.min() and t.data.max() <= 3.0
-    assert abs(t.data.mean() - mean) < 0.02 and abs(t.data.std() / math.sqrt(var) - 1) < 0.02
+    assert 0.0 <= np.asarray(t).min() and np.asarray(t).max() <= 3.0
+    assert abs(np.asarray(t).mean() - mean) < 0.02 and abs(np.asarray(t).std() / math.sqrt(var) - 1) < 0.02
 
 
 def test_constant_fills_and_generator_reproducibility():
     t = nn.Parameter(mg.zeros(2, 3))
-    assert (nn.init.constant_(t, 0.5).data == 0.5).all() and (nn.init.ones_(t).data == 1).all()
-    assert not nn.init.zeros_(t).data.any()
-    a = nn.init.kaiming_uniform_(mg.zeros(4, 4), generator=np.random.default_rng(3)).data
-    b = nn.init.kaiming_uniform_(mg.zeros(4, 4), generator=np.random.default_rng(3)).data
+    assert (nn.init.constant_(t, 0.5).detach().numpy() == 0.5).all() and (nn.init.ones_(t).detach().numpy() == 1).all()
+    assert not np.asarray(nn.init.zeros_(t)).any()
+    a = nn.init.kaiming_uniform_(mg.zeros(4, 4), generator=np.random.default_rng(3)).detach().numpy()
+    b = nn.init.kaiming_uniform_(mg.zeros(4, 4), generator=np.random.default_rng(3)).detach().numpy()
     np.testing.assert_array_equal(a, b)
     with pytest.warns(UserWarning, match="zero-element"):
         nn.init.kaiming_uniform_(mg.zeros(0, 3))
@@ -527,7 +527,7 @@ def test_clip_grad_norm_equals_pytorch(torch, max_norm, norm_type):
     assert isinstance(total, mg.Tensor) and total.dtype == mg.float64
     np.testing.assert_allclose(total.item(), expected.item(), rtol=1e-12)
     for p, q in zip(ours, theirs):
-        np.testing.assert_allclose(p.grad.data, q.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-12)
 
 
 def test_clip_grad_norm_edge_cases():

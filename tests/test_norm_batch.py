@@ -74,12 +74,12 @@ def mirror_steps(mg_fn, th_fn, shape, params=(), state=None, steps=3, seed=0, sh
         for p, tp in params:
             p.grad, tp.grad = None, None
         y, ty = mg_fn(x, training), th_fn(tx, training)
-        assert_close(y.data, ty.detach().numpy(), f"forward, {where}")
+        assert_close(y.detach().numpy(), ty.detach().numpy(), f"forward, {where}")
         y.backward(mg.tensor(g))
         ty.backward(torch.tensor(g))
-        assert_close(x.grad.data, tx.grad.numpy(), f"input gradient, {where}")
+        assert_close(x.grad.numpy(), tx.grad.numpy(), f"input gradient, {where}")
         for i, (p, tp) in enumerate(params):
-            assert_close(p.grad.data, tp.grad.numpy(), f"gradient of parameter {i}, {where}")
+            assert_close(p.grad.numpy(), tp.grad.numpy(), f"gradient of parameter {i}, {where}")
         if state is not None:
             ours, theirs = state()
             assert sorted(ours) == sorted(theirs), (sorted(ours), sorted(theirs))
@@ -91,7 +91,7 @@ def functional_buffers(c, torch):
     """Fresh running_mean/var pairs for minigrad and torch, plus the state() callable comparing them."""
     rm, rv = mg.zeros(c, dtype=mg.float64), mg.ones(c, dtype=mg.float64)
     trm, trv = torch.zeros(c, dtype=torch.float64), torch.ones(c, dtype=torch.float64)
-    return rm, rv, trm, trv, lambda: ({"running_mean": rm.data, "running_var": rv.data},
+    return rm, rv, trm, trv, lambda: ({"running_mean": rm.detach().numpy(), "running_var": rv.detach().numpy()},
                                       {"running_mean": trm, "running_var": trv})
 
 
@@ -104,7 +104,7 @@ def mirror_module(module, torch_module, shape, steps=3, seed=0):
     assert names == [n for n, _ in torch_module.named_parameters()]
     mirror_steps(lambda x, training: module.train(training)(x), lambda x, training: torch_module.train(training)(x),
                  shape, params=list(zip(module.parameters(), torch_module.parameters())), steps=steps, seed=seed,
-                 state=lambda: ({k: v.data for k, v in module.state_dict().items()}, torch_module.state_dict()))
+                 state=lambda: ({k: v.detach().numpy() for k, v in module.state_dict().items()}, torch_module.state_dict()))
 
 
 # ----------------------------------------------------------------------------- gradchecks
@@ -136,7 +136,7 @@ def test_gradcheck_rejects_a_wrong_backward():
             return FusedBatchNorm.backward(ctx, dout)
 
     def wrong(x):
-        mean, var = x.data.mean(axis=(0, 2)), x.data.var(axis=(0, 2))
+        mean, var = np.asarray(x).mean(axis=(0, 2)), x.detach().numpy().var(axis=(0, 2))
         return EvalFormulaInTraining.apply(x, None, None, mean, 1 / np.sqrt(var + 1e-5), True)
 
     x = mg.tensor(randn((4, 3, 2), 0), requires_grad=True)
@@ -156,7 +156,7 @@ def test_fused_equals_composite(shape, training, affine):
         rm, rv = mg.tensor(randn(c, 2)), mg.tensor(np.abs(randn(c, 3)) + 0.5)
         y = fn(x, rm, rv, w, b, training=training, momentum=0.3, eps=1e-3)
         y.backward(mg.tensor(g))
-        results.append([y.data, rm.data, rv.data] + [t.grad.data for t in (x, w, b) if t is not None])
+        results.append([y._data, rm._data, rv._data] + [t.grad._data for t in (x, w, b) if t is not None])
     for i, (fused, composite) in enumerate(zip(*results)):
         assert_close(fused, composite, f"item {i}", rtol=1e-12, atol=1e-12)
 
@@ -169,7 +169,7 @@ def test_mirror_functional_with_running_buffers(shape, momentum):
     c = shape[1]
     rm, rv, trm, trv, state = functional_buffers(c, torch)
     w, b = as_tensors(*affine_arrays(c, True))
-    tw, tb = (torch.tensor(t.data, requires_grad=True) for t in (w, b))
+    tw, tb = (torch.tensor(t.detach().numpy(), requires_grad=True) for t in (w, b))
     mirror_steps(lambda x, tr: F.batch_norm(x, rm, rv, w, b, tr, momentum, 1e-4),
                  lambda x, tr: torch.nn.functional.batch_norm(x, trm, trv, tw, tb, tr, momentum, 1e-4),
                  shape, params=[(w, tw), (b, tb)], state=state)
@@ -182,18 +182,18 @@ def test_mirror_constant_channel():
     x[:, 1, :] = 2.5
     rm, rv, trm, trv, state = functional_buffers(3, torch)
     w, b = as_tensors(*affine_arrays(3, True))
-    tw, tb = (torch.tensor(t.data, requires_grad=True) for t in (w, b))
+    tw, tb = (torch.tensor(t.detach().numpy(), requires_grad=True) for t in (w, b))
     xs, tx = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     y = F.batch_norm(xs, rm, rv, w, b, True)
     ty = torch.nn.functional.batch_norm(tx, trm, trv, tw, tb, True)
     g = randn(x.shape, 2)
     y.backward(mg.tensor(g))
     ty.backward(torch.tensor(g))
-    assert_close(y.data[:, 1], b.data[1], "constant channel gives the bias")
+    assert_close(y.detach().numpy()[:, 1], b.detach().numpy()[1], "constant channel gives the bias")
     for ours, theirs, what in [(y, ty, "forward"), (xs.grad, tx.grad, "dx"), (w.grad, tw.grad, "dw"),
                                (b.grad, tb.grad, "db"), (rm, trm, "running_mean"), (rv, trv, "running_var")]:
-        assert_close(ours.data, theirs.detach().numpy(), what)
-    assert np.isfinite(xs.grad.data).all()
+        assert_close(ours.detach().numpy(), theirs.detach().numpy(), what)
+    assert np.isfinite(xs.grad.numpy()).all()
 
 
 def assert_float16_like_torch(ours, torch_results, loose):
@@ -204,7 +204,7 @@ def assert_float16_like_torch(ours, torch_results, loose):
     for dtype in (None, "float64"):
         for i, (mine, theirs) in enumerate(zip(ours, torch_results(dtype))):
             tol = 1e-2 if loose and dtype is None else 2e-3
-            np.testing.assert_allclose(mine.data.astype(np.float64), theirs.detach().numpy().astype(np.float64),
+            np.testing.assert_allclose(np.asarray(mine).astype(np.float64), theirs.detach().numpy().astype(np.float64),
                                        rtol=tol, atol=tol, err_msg=f"item {i} vs torch in {dtype or 'float16'}")
 
 
@@ -239,7 +239,7 @@ def test_float32_large_mean_small_std_needs_two_pass_variance(fn):
     against a variance of 1e-4. The two-pass kernels stay within the float32 rounding of the mean
     (ulp(1e4) / std ~ 0.1) of the float64 result on the same values."""
     x = randn((64, 3, 32), 0, 1e-2, 1e4).astype(np.float32)
-    lo, hi = fn(mg.tensor(x)).data, fn(mg.tensor(x.astype(np.float64))).data
+    lo, hi = fn(mg.tensor(x)).detach().numpy(), fn(mg.tensor(x.astype(np.float64))).detach().numpy()
     assert np.abs(lo - hi).max() < 0.25
 
 
@@ -252,7 +252,7 @@ def test_eval_is_affine_in_x(seed, a, shape):
     x1, x2 = randn(shape, seed + 3, 3.0), randn(shape, seed + 4)
 
     def f(x):
-        return F.batch_norm(mg.tensor(x), rm, rv, w, b, training=False).data
+        return F.batch_norm(mg.tensor(x), rm, rv, w, b, training=False).detach().numpy()
 
     assert_close(f(a * x1 + (1 - a) * x2), a * f(x1) + (1 - a) * f(x2), "affinity", rtol=1e-9, atol=1e-9)
 
@@ -269,7 +269,7 @@ def test_float32_close_to_float64(seed, shape, training):
         y = F.batch_norm(mg.tensor(x.astype(dtype)), rm, rv, mg.tensor(w.astype(dtype)), mg.tensor(b.astype(dtype)),
                          training)
         assert y.dtype == dtype and rm.dtype == dtype
-        outs.append([y.data, rm.data, rv.data])
+        outs.append([y.detach().numpy(), rm.detach().numpy(), rv.detach().numpy()])
     for lo, hi in zip(*outs):
         np.testing.assert_allclose(lo, hi, rtol=1e-5, atol=1e-5 * np.abs(hi).max())
 
@@ -281,7 +281,7 @@ def test_functional_one_value_per_channel_in_training(shape):
     with pytest.raises(ValueError, match=rf"^Expected more than 1 value per channel when training, got input size "
                                          rf"\[{', '.join(map(str, shape))}\]$"):
         F.batch_norm(mg.tensor(randn(shape, 0)), rm, rv, training=True)
-    assert rm.data.tolist() == [0, 0, 0] and rv.data.tolist() == [1, 1, 1]
+    assert rm.detach().numpy().tolist() == [0, 0, 0] and rv.detach().numpy().tolist() == [1, 1, 1]
     F.batch_norm(mg.tensor(randn(shape, 0)), rm, rv, training=False)  # eval is fine
     F.batch_norm(mg.tensor(randn((1, 3, 4), 0)), rm, rv, training=True)  # n = 4 values per channel
 
@@ -305,7 +305,7 @@ def test_functional_errors_leave_buffers_unchanged(kwargs, error, message):
     args.update(kwargs)
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
         F.batch_norm(**args)
-    assert rm.data.tolist() == [0, 0, 0] and rv.data.tolist() == [1, 1, 1]
+    assert rm.detach().numpy().tolist() == [0, 0, 0] and rv.detach().numpy().tolist() == [1, 1, 1]
 
 
 DTYPES = ("float16", "float32", "float64")
@@ -390,9 +390,9 @@ def test_momentum_none_is_the_average_of_all_batches():
     batches = [randn((4, 3, 5), seed, 2.0, seed) for seed in range(4)]
     for x in batches:
         module(mg.tensor(x))
-    np.testing.assert_allclose(module.running_mean.data, np.mean([x.mean(axis=(0, 2)) for x in batches], 0),
+    np.testing.assert_allclose(module.running_mean.detach().numpy(), np.mean([x.mean(axis=(0, 2)) for x in batches], 0),
                                rtol=1e-13)
-    np.testing.assert_allclose(module.running_var.data, np.mean([x.var(axis=(0, 2), ddof=1) for x in batches], 0),
+    np.testing.assert_allclose(module.running_var.detach().numpy(), np.mean([x.var(axis=(0, 2), ddof=1) for x in batches], 0),
                                rtol=1e-13)
     assert module.num_batches_tracked.item() == 4 and module.num_batches_tracked.dtype == np.int64
 
@@ -404,7 +404,7 @@ def assert_same_fresh_module(module, torch_module):
     assert list(ours) == list(theirs)
     for key in theirs:
         assert ours[key].shape == tuple(theirs[key].shape) and ours[key].dtype == theirs[key].numpy().dtype
-        np.testing.assert_array_equal(ours[key].data, theirs[key].numpy())
+        np.testing.assert_array_equal(ours[key].detach().numpy(), theirs[key].numpy())
 
 
 def test_module_defaults_repr_state_dict_and_resets():
@@ -416,10 +416,10 @@ def test_module_defaults_repr_state_dict_and_resets():
     module(mg.tensor(randn((4, 3), 0)))
     module.weight.data[...] = 5.0
     module.reset_running_stats()
-    assert module.running_mean.data.tolist() == [0] * 3 and module.running_var.data.tolist() == [1] * 3
-    assert module.num_batches_tracked.item() == 0 and module.weight.data.tolist() == [5] * 3
+    assert module.running_mean.detach().numpy().tolist() == [0] * 3 and module.running_var.detach().numpy().tolist() == [1] * 3
+    assert module.num_batches_tracked.item() == 0 and module.weight.detach().numpy().tolist() == [5] * 3
     module.reset_parameters()
-    assert module.weight.data.tolist() == [1] * 3
+    assert module.weight.detach().numpy().tolist() == [1] * 3
 
 
 def test_module_constructor_signatures_are_pytorchs():
@@ -435,13 +435,13 @@ def test_module_loads_a_torch_state_dict():
     module = nn.BatchNorm2d(3).double()
     module.load_state_dict({k: v.numpy() for k, v in torch_module.state_dict().items()})
     x = randn((2, 3, 2, 2), 5)
-    np.testing.assert_allclose(module.eval()(mg.tensor(x)).data,
+    np.testing.assert_allclose(module.eval()(mg.tensor(x)).detach().numpy(),
                                torch_module.eval()(torch.tensor(x)).detach().numpy(), rtol=1e-12)
     assert module.num_batches_tracked.item() == 1
 
 
 def snapshot(module):
-    return {k: v.data.copy() for k, v in module.state_dict().items()}
+    return {k: np.asarray(v).copy() for k, v in module.state_dict().items()}
 
 
 def assert_unchanged(module, before):

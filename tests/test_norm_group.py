@@ -70,7 +70,7 @@ def test_gradcheck_rejects_a_wrong_backward():
         def backward(ctx, dout):
             x, mean, rstd, w = ctx.saved_tensors
             n, groups = rstd.shape
-            return (dout.data.reshape(n, groups, -1) * rstd[:, :, None]).reshape(x.shape), None, None, None, None
+            return (dout.detach().numpy().reshape(n, groups, -1) * rstd[:, :, None]).reshape(x.shape), None, None, None, None
 
     x = mg.tensor(randn((2, 4, 3), 0), requires_grad=True)
     assert mg.gradcheck(lambda x: FusedGroupNorm.apply(x, None, None, 2, 1e-5), (x,))
@@ -87,8 +87,8 @@ def compare_fused_composite(fused, composite, shape, affine, buffers=False):
         rm, rv = (mg.tensor(randn(c, 2)), mg.tensor(np.abs(randn(c, 3)) + 0.5)) if buffers else (None, None)
         y = fn(x, w, b, rm, rv)
         y.backward(mg.tensor(g))
-        results.append([y.data] + [t.data for t in (rm, rv) if t is not None] +
-                       [t.grad.data for t in (x, w, b) if t is not None])
+        results.append([y._data] + [t._data for t in (rm, rv) if t is not None] +
+                       [t.grad._data for t in (x, w, b) if t is not None])
     for i, (a, b) in enumerate(zip(*results)):
         assert_close(a, b, f"item {i}", rtol=1e-12, atol=1e-12)
 
@@ -125,7 +125,7 @@ def test_mirror_instance_norm_functional_with_running_buffers(momentum):
     torch = torch_or_skip()
     rm, rv, trm, trv, state = functional_buffers(3, torch)
     w, b = as_tensors(*affine_arrays(3, True))
-    tw, tb = (torch.tensor(t.data, requires_grad=True) for t in (w, b))
+    tw, tb = (torch.tensor(t.detach().numpy(), requires_grad=True) for t in (w, b))
     mirror_steps(lambda x, tr: F.instance_norm(x, rm, rv, w, b, tr, momentum, 1e-4),
                  lambda x, tr: torch.nn.functional.instance_norm(x, trm, trv, tw, tb, tr, momentum, 1e-4),
                  (3, 3, 2, 2), params=[(w, tw), (b, tb)], state=state)
@@ -148,7 +148,7 @@ def test_instance_norm_momentum_none_never_updates():
     module = nn.InstanceNorm1d(3, track_running_stats=True, momentum=None)
     for seed in range(3):
         module(mg.tensor(randn((2, 3, 4), seed, 2.0, 1.0).astype(np.float32)))
-    assert module.running_mean.data.tolist() == [0] * 3 and module.running_var.data.tolist() == [1] * 3
+    assert module.running_mean.detach().numpy().tolist() == [0] * 3 and module.running_var.detach().numpy().tolist() == [1] * 3
     assert module.num_batches_tracked.item() == 0
 
 
@@ -176,13 +176,13 @@ def test_mirror_constant_group_and_one_element_groups():
     x[1, 2:, :] = -1.5  # sample 1, group 1 is constant
     w, b = affine_arrays(4, True)
     out = F.group_norm(mg.tensor(x), 2, mg.tensor(w), mg.tensor(b))
-    assert_close(out.data[1, 2:], np.broadcast_to(b[2:, None], (2, 3)), "constant group gives the bias")
+    assert_close(out.detach().numpy()[1, 2:], np.broadcast_to(b[2:, None], (2, 3)), "constant group gives the bias")
     for array, groups in ((x, 2), (randn((2, 3), 0), 3)):
         c = array.shape[1]
         assert_mirror(lambda x, w, b: F.group_norm(x, groups, w, b),
                       lambda x, w, b: torch.nn.functional.group_norm(x, groups, w, b),
                       array, *affine_arrays(c, True))
-    assert F.group_norm(mg.tensor(randn((2, 3), 0)), 3).data.tolist() == [[0.0] * 3] * 2
+    assert F.group_norm(mg.tensor(randn((2, 3), 0)), 3).detach().numpy().tolist() == [[0.0] * 3] * 2
 
 
 @pytest.mark.parametrize("fn, torch_fn", [
@@ -214,14 +214,14 @@ def test_float16_matches_torch(fn, torch_fn, param_dtype):
 @given(st.integers(0, 10**6), st.sampled_from([(2, 6, 3), (2, 4, 2, 3), (3, 2)]), st.floats(1e-6, 0.5))
 def test_group_norm_with_one_group_is_layer_norm_over_c_h_w(seed, shape, eps):
     x = mg.tensor(randn(shape, seed, 3.0, 1.0))
-    assert_close(F.group_norm(x, 1, eps=eps).data, F.layer_norm(x, shape[1:], eps=eps).data, "G=1",
+    assert_close(F.group_norm(x, 1, eps=eps).detach().numpy(), F.layer_norm(x, shape[1:], eps=eps).detach().numpy(), "G=1",
                  rtol=1e-12, atol=1e-12)
 
 
 @given(st.integers(0, 10**6), st.sampled_from(INSTANCE_SHAPES), st.floats(1e-6, 0.5))
 def test_group_norm_with_c_groups_is_instance_norm(seed, shape, eps):
     x = mg.tensor(randn(shape, seed, 3.0, 1.0))
-    assert_close(F.group_norm(x, shape[1], eps=eps).data, F.instance_norm(x, eps=eps).data, "G=C",
+    assert_close(F.group_norm(x, shape[1], eps=eps).detach().numpy(), F.instance_norm(x, eps=eps).detach().numpy(), "G=C",
                  rtol=1e-12, atol=1e-12)
 
 
@@ -229,7 +229,7 @@ def test_group_norm_with_c_groups_is_instance_norm(seed, shape, eps):
 def test_float32_close_to_float64(seed, case):
     shape, groups = case
     x, (w, b) = randn(shape, seed, 2.0, 1.0), affine_arrays(shape[1], True, seed + 1)
-    lo, hi = (F.group_norm(mg.tensor(x.astype(dt)), groups, mg.tensor(w.astype(dt)), mg.tensor(b.astype(dt))).data
+    lo, hi = (F.group_norm(mg.tensor(x.astype(dt)), groups, mg.tensor(w.astype(dt)), mg.tensor(b.astype(dt))).detach().numpy()
               for dt in (np.float32, np.float64))
     assert lo.dtype == np.float32
     np.testing.assert_allclose(lo, hi, rtol=1e-5, atol=1e-5 * np.abs(hi).max())
@@ -335,4 +335,4 @@ def test_instance_norm_functional_errors():
     rm, rv = mg.zeros(3), mg.ones(3)
     with pytest.raises(ValueError, match="^running_mean and running_var must either both be None or neither be None$"):
         F.instance_norm(x, rm, None)
-    assert rm.data.tolist() == [0] * 3
+    assert rm.detach().numpy().tolist() == [0] * 3

@@ -41,20 +41,20 @@ class Mirror:
             if i in skip:
                 p.grad = q.grad = None
                 continue
-            p.grad = mg.tensor(noise + 0.5 * p.data)
+            p.grad = mg.tensor(noise + 0.5 * p.detach().numpy())
             q.grad = self.torch.tensor(noise + 0.5 * q.detach().numpy())
         self.opt.step()
         self.th_opt.step()
 
     def assert_close(self, rtol=1e-12, atol=1e-14):
         for i, (p, q) in enumerate(zip(self.ours, self.theirs)):
-            np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"param {i}")
+            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"param {i}")
         ours, theirs = self.opt.state_dict()["state"], self.th_opt.state_dict()["state"]
         assert ours.keys() == theirs.keys()
         for index, state in theirs.items():
             assert ours[index].keys() == state.keys(), index
             for key, value in state.items():
-                np.testing.assert_allclose(ours[index][key].data, value.numpy(), rtol=rtol, atol=atol,
+                np.testing.assert_allclose(ours[index][key].detach().numpy(), value.numpy(), rtol=rtol, atol=atol,
                                            err_msg=f"state[{index}][{key!r}]")
                 assert ours[index][key].dtype == value.numpy().dtype, (index, key)
 
@@ -134,7 +134,7 @@ def test_state_dict_round_trip_continues_identically(torch, name, kwargs):
     saved = copy.deepcopy(m.opt.state_dict())
     assert [g["params"] for g in saved["param_groups"]] == [[0, 1], [2]]
     assert saved["param_groups"][1]["lr"] == 0.05
-    clones = [nn.Parameter(mg.tensor(p.data)) for p in m.ours]
+    clones = [nn.Parameter(mg.tensor(p.detach().numpy())) for p in m.ours]
     resumed = both(torch, name, groups=True, **kwargs)[0](clones)
     resumed.load_state_dict(saved)
     for _ in range(3):
@@ -144,7 +144,7 @@ def test_state_dict_round_trip_continues_identically(torch, name, kwargs):
         m.opt.step()
         resumed.step()
         for p, q in zip(m.ours, clones):
-            np.testing.assert_array_equal(p.data, q.data)
+            np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
 
 
 def test_loads_a_pytorch_state_dict_and_continues_like_pytorch(torch):
@@ -192,7 +192,7 @@ def test_load_state_dict_errors_and_copies():
         optim.SGD(params[:1]).load_state_dict(saved)
     other = optim.SGD(params)
     other.load_state_dict(saved)
-    assert other.state[params[0]]["momentum_buffer"].data is not opt.state[params[0]]["momentum_buffer"].data
+    assert other.state[params[0]]["momentum_buffer"]._data is not opt.state[params[0]]["momentum_buffer"]._data
 
 
 # ----------------------------------------------------------------------------- API and errors
@@ -208,7 +208,7 @@ def test_zero_grad_and_closure():
     def closure():
         opt.zero_grad()
         loss = (p * p).sum()
-        p.grad = mg.tensor(2 * p.data)  # d(sum p^2)/dp, set by hand to stay independent of the ops
+        p.grad = mg.tensor(2 * p.detach().numpy())  # d(sum p^2)/dp, set by hand to stay independent of the ops
         return loss
 
     assert opt.step(closure).item() == 2.0

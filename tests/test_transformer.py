@@ -70,7 +70,7 @@ def test_logits_loss_and_every_gradient_match_pytorch(norm):
 
     logits = model(mg.tensor(x))
     logits_t = twin(torch.from_numpy(x))
-    np.testing.assert_allclose(logits.data, logits_t.detach().numpy(), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(logits.detach().numpy(), logits_t.detach().numpy(), rtol=1e-9, atol=1e-9)
     loss = lm_loss(mg.nn.functional, logits, mg.tensor(y))
     loss_t = lm_loss(torch.nn.functional, logits_t, torch.from_numpy(y))
     assert abs(loss.item() - loss_t.item()) < 1e-9
@@ -78,7 +78,7 @@ def test_logits_loss_and_every_gradient_match_pytorch(norm):
     loss_t.backward()
     torch_grads = {name: p.grad.numpy() for name, p in twin.named_parameters()}
     for name, p in model.named_parameters():
-        np.testing.assert_allclose(p.grad.data, torch_grads[name], rtol=1e-9, atol=1e-9, err_msg=name)
+        np.testing.assert_allclose(p.grad.numpy(), torch_grads[name], rtol=1e-9, atol=1e-9, err_msg=name)
 
 
 def test_five_adamw_steps_with_schedule_and_clipping_match_pytorch():
@@ -97,7 +97,7 @@ def test_five_adamw_steps_with_schedule_and_clipping_match_pytorch():
         np.testing.assert_allclose(ours.scheduler.get_last_lr(), theirs.scheduler.get_last_lr(), rtol=1e-15)
     torch_params = dict(theirs.model.named_parameters())
     for name, p in model.named_parameters():
-        np.testing.assert_allclose(p.data, torch_params[name].detach().numpy(), rtol=1e-9, atol=1e-9, err_msg=name)
+        np.testing.assert_allclose(p.detach().numpy(), torch_params[name].detach().numpy(), rtol=1e-9, atol=1e-9, err_msg=name)
 
 
 # --------------------------------------------------------------------------- tasks

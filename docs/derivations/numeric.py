@@ -62,7 +62,7 @@ def run(fn, arrays, g):
     y = fn(*leaves)
     saved = tuple(y.grad_fn.saved)
     y.backward(mg.tensor(g))
-    return y.data, saved, [None if t is None else t.grad.data for t in leaves]
+    return y.detach().numpy(), saved, [None if t is None else t.grad.numpy() for t in leaves]
 
 
 def twins(fused, composite, arrays, g):

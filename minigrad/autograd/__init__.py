@@ -22,16 +22,16 @@ def _upstream(outputs, grad_outputs):
         if not out.requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         if g is None:
-            if out.data.size != 1:
+            if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs "
                                    f"(output {i} has shape {list(out.shape)}); pass gradient=")
-            grads.append(np.ones_like(out.data))
+            grads.append(np.ones_like(out._data))
             continue
-        g = np.asarray(g.data if isinstance(g, Tensor) else g)
+        g = np.asarray(g._data if isinstance(g, Tensor) else g)
         if g.shape != out.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
                                f"output[{i}] has a shape of {list(out.shape)}.")
-        grads.append(g.astype(out.data.dtype, copy=False))
+        grads.append(g.astype(out._data.dtype, copy=False))
     return grads
 
 

@@ -55,7 +55,7 @@ def _run_hooks(hooks, grad):
     for hook in hooks:
         result = hook(Tensor(grad))
         if result is not None:
-            grad = np.asarray(result.data if isinstance(result, Tensor) else result)
+            grad = np.asarray(result._data if isinstance(result, Tensor) else result)
     return grad
 
 
@@ -64,12 +64,12 @@ def accumulate(tensor, grad, owned=False):
     dtype, or ``grad`` itself if ``owned`` (nothing else references it, see the module docstring) and it
     already is a writeable C-contiguous array of that dtype."""
     if tensor.grad is None:
-        if owned and grad.dtype == tensor.data.dtype and grad.flags.writeable and grad.flags.c_contiguous:
+        if owned and grad.dtype == tensor._data.dtype and grad.flags.writeable and grad.flags.c_contiguous:
             tensor.grad = Tensor(grad)
         else:
-            tensor.grad = Tensor(np.array(grad, dtype=tensor.data.dtype, copy=True))
+            tensor.grad = Tensor(np.array(grad, dtype=tensor._data.dtype, copy=True))
     else:
-        tensor.grad.data += grad
+        tensor.grad._data += grad
 
 
 def _private(raw, incoming, outputs, index):
@@ -79,7 +79,7 @@ def _private(raw, incoming, outputs, index):
         return False
     for j, other in enumerate(outputs):
         if j != index and other is not None:
-            other = other.data if isinstance(other, Tensor) else other
+            other = other._data if isinstance(other, Tensor) else other
             if isinstance(other, np.ndarray) and np.may_share_memory(raw, other):
                 return False
     return True
@@ -171,7 +171,7 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
             if nxt is None:
                 continue
             if g is not None:
-                raw = g.data if isinstance(g, Tensor) else g
+                raw = g._data if isinstance(g, Tensor) else g
                 g = fit_gradient(raw, node.input_meta[i], node, i)
                 if nxt in pending:                  # a new array: the sum of the shares
                     pending[nxt] = pending[nxt] + g

@@ -6,11 +6,11 @@ Every op in minigrad (and any user extension) is a subclass::
         @staticmethod
         def forward(ctx, a, b):              # Tensors in, nothing is recorded in here
             ctx.save_for_backward(a, b)
-            return a.data * b.data           # an ndarray or a Tensor
+            return a * b                     # a Tensor or an ndarray
         @staticmethod
         def backward(ctx, dout):             # one gradient per output, as a Tensor
             a, b = ctx.saved_tensors
-            return dout.data * b.data, dout.data * a.data   # one per input: Tensor, ndarray or None
+            return dout * b, dout * a        # one per input: Tensor, ndarray or None
 
     y = Mul.apply(a, b)
 
@@ -27,6 +27,7 @@ where broadcasting is undone) and casts them to the input's dtype.
 import numpy as np
 
 from . import grad_mode
+from .version import version_of, writes
 
 Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
 
@@ -34,7 +35,7 @@ Tensor = None  # minigrad.tensor sets this once the class exists (importing it h
 class Context:
     """The ``ctx`` of one ``Function`` call, and that call's node in the backward graph."""
 
-    __slots__ = ("fn", "saved", "next_edges", "input_meta", "needs_input_grad",
+    __slots__ = ("fn", "saved", "saved_versions", "saved_at", "next_edges", "input_meta", "needs_input_grad",
                  "pre_hooks", "retained", "freed", "__dict__", "__weakref__")
 
     def __init__(self, fn):
@@ -48,8 +49,11 @@ class Context:
         self.freed = False
 
     def save_for_backward(self, *tensors):
-        """Keep these for backward. Tensors are kept as detached views (no cycles); ndarrays as is."""
+        """Keep these for backward. Tensors are kept as detached views (no cycles); ndarrays as is.
+        Each one's version is recorded, so that an in-place write before backward is caught."""
         self.saved = tuple(t.detach() if isinstance(t, Tensor) else t for t in tensors)
+        self.saved_versions = tuple(version_of(_array(t)) if _array(t) is not None else None for t in self.saved)
+        self.saved_at = writes[0]
 
     @property
     def saved_tensors(self):
@@ -59,7 +63,20 @@ class Context:
                 "after they have already been freed). Saved intermediate values of the graph are freed "
                 "when you call .backward(). Specify retain_graph=True if you need to backward through "
                 "the graph a second time or if you need to access saved tensors after calling backward.")
+        if self.saved and writes[0] != self.saved_at:  # something was written in place since the save
+            self._check_versions()
         return self.saved
+
+    def _check_versions(self):
+        for item, expected in zip(self.saved, self.saved_versions):
+            if expected is not None and version_of(_array(item)) != expected:
+                array = _array(item)
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: [{type_name(array.dtype)} {list(array.shape)}], saved by {self.name()}, is at "
+                    f"version {version_of(array)}; expected version {expected} instead. Hint: the tensor was "
+                    f"changed in place after the forward pass saved it for {self.name()}; clone() it before "
+                    "the in-place write, or write out of place.")
 
     def release(self):
         """Drop what was saved for backward (called by the engine unless retain_graph=True)."""
@@ -74,8 +91,28 @@ class Context:
         return f"<{self.name()}>"
 
 
+def _array(item):
+    """The ndarray behind a saved item (None for a number, a shape, ...)."""
+    if isinstance(item, Tensor):
+        return item._data
+    return item if isinstance(item, np.ndarray) else None
+
+
+def type_name(dtype):
+    """PyTorch's legacy type name of a dtype: ``minigrad.FloatTensor`` for float32, ``LongTensor`` for int64."""
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+             "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+             "complex128": "ComplexDouble"}
+    return f"minigrad.{names.get(np.dtype(dtype).name, np.dtype(dtype).name)}Tensor"
+
+
 class Function:
-    """Base class of differentiable operations: subclass it, write ``forward`` and ``backward``."""
+    """Base class of differentiable operations: subclass it, write ``forward`` and ``backward``.
+
+    A Function whose output may be a NumPy view of its first input's memory sets ``view = True``: its
+    output then remembers that input's base, so that writes through it reach the base (``views.py``)."""
+
+    view = False
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -106,17 +143,24 @@ class Function:
         if not isinstance(out, Tensor):
             out = Tensor(np.asarray(out))
         elif any(out is a for a in args):
-            out = Tensor(out.data)  # never turn an input into this Function's output
+            out = Tensor(out._data)  # never turn an input into this Function's output
+        if cls.view and prev and np.may_share_memory(out._data, args[0]._data):
+            source = args[0]
+            out._base = source if source._base is None else source._base
+            out._view_version, out._view_at = version_of(out._data), writes[0]
 
         if record:
-            if out.data.dtype.kind != "f":
-                raise RuntimeError(f"{cls.__name__}.forward returned a {out.data.dtype} tensor from inputs that "
+            if out._data.dtype.kind != "f":
+                raise RuntimeError(f"{cls.__name__}.forward returned a {out._data.dtype} tensor from inputs that "
                                    "require grad: only floating-point outputs can be differentiated")
             edges, meta = [], []
             for a, n in zip(args, needs):
                 if n:
+                    if a._base is not None and a._view_at != writes[0]:
+                        from .views import refresh  # views.py subclasses Function: imported when first needed
+                        refresh(a)  # memory written since the view's grad_fn was set
                     edges.append(a if a.grad_fn is None else a.grad_fn)
-                    meta.append((a.data.shape, a.data.dtype))
+                    meta.append((a._data.shape, a._data.dtype))
                 else:
                     edges.append(None)
                     meta.append(None)

@@ -35,7 +35,7 @@ def _projected(fn, inputs, upstream):
     """<u, f(inputs)> as a Python float, computed without recording a graph."""
     with no_grad():
         outs = _outputs(fn, inputs)
-    return sum(float(np.sum(o.data.astype(np.float64) * u)) for o, u in zip(outs, upstream))
+    return sum(float(np.sum(o._data.astype(np.float64) * u)) for o, u in zip(outs, upstream))
 
 
 def _analytic(fn, inputs, diff_inputs, rng):
@@ -44,7 +44,7 @@ def _analytic(fn, inputs, diff_inputs, rng):
     if not outs:
         raise GradcheckError("gradcheck: none of the outputs requires grad; nothing to check")
     upstream = [rng.standard_normal(o.shape) for o in outs]
-    grads = run_backward(outs, [u.astype(o.data.dtype) for o, u in zip(outs, upstream)], inputs=diff_inputs)
+    grads = run_backward(outs, [u.astype(o._data.dtype) for o, u in zip(outs, upstream)], inputs=diff_inputs)
     grads = [np.zeros(t.shape) if g is None else g.astype(np.float64) for t, g in zip(diff_inputs, grads)]
     return upstream, grads
 
@@ -79,17 +79,17 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
 
     if fast_mode:
         directions = [rng.standard_normal(t.shape) for t in diff_inputs]
-        originals = [t.data.copy() for t in diff_inputs]
+        originals = [t._data.copy() for t in diff_inputs]
         try:
             for t, v in zip(diff_inputs, directions):
-                t.data[...] = t.data + eps * v
+                t._data[...] = t._data + eps * v
             plus = _projected(fn, inputs, upstream)
             for t, x0, v in zip(diff_inputs, originals, directions):
-                t.data[...] = x0 - eps * v
+                t._data[...] = x0 - eps * v
             minus = _projected(fn, inputs, upstream)
         finally:
             for t, x0 in zip(diff_inputs, originals):
-                t.data[...] = x0
+                t._data[...] = x0
         numeric = (plus - minus) / (2 * eps)
         exact = sum(float(np.sum(g * v)) for g, v in zip(analytic, directions))
         if not abs(exact - numeric) <= atol + rtol * abs(numeric):
@@ -98,7 +98,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
         return True
 
     for pos, t, g in zip(positions, diff_inputs, analytic):
-        data = t.data
+        data = t._data
         for idx in np.ndindex(data.shape):
             x0 = data[idx]
             try:

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..autograd import no_grad
 from ..random import default_generator
+from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
            "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
@@ -67,7 +68,7 @@ def _calculate_correct_fan(tensor, mode):
 def _fill(tensor, values):
     """Write ``values`` into ``tensor`` in place (cast to its dtype), outside autograd."""
     with no_grad():
-        tensor.data[...] = values
+        tensor.copy_(Tensor(np.asarray(values)))
     return tensor
 
 

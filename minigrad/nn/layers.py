@@ -8,6 +8,7 @@ import operator
 from collections import OrderedDict
 
 from .. import dtypes
+from ..autograd import no_grad
 from ..creation import empty
 from ..tensor import check_device
 from . import functional as F
@@ -258,7 +259,8 @@ class Embedding(Module):
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            self.weight.data[self.padding_idx] = 0
+            with no_grad():
+                self.weight[self.padding_idx] = 0
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx)

@@ -32,7 +32,7 @@ class Parameter(Tensor):
     def __init__(self, data=None, requires_grad=True):
         if data is None:
             data = np.empty(0, dtype=dtypes.get_default_dtype())
-        array = data.data if isinstance(data, Tensor) else np.asarray(data)
+        array = data._data if isinstance(data, Tensor) else np.asarray(data)
         super().__init__(array, requires_grad=requires_grad)
 
     def __repr__(self):
@@ -40,7 +40,7 @@ class Parameter(Tensor):
 
     def __deepcopy__(self, memo):
         if id(self) not in memo:
-            memo[id(self)] = Parameter(self.data.copy(), requires_grad=self.requires_grad)
+            memo[id(self)] = Parameter(self._data.copy(), requires_grad=self.requires_grad)
         return memo[id(self)]
 
 
@@ -297,7 +297,7 @@ class Module:
                 param.grad = None
             else:
                 param.grad.detach_()
-                param.grad.data[...] = 0
+                param.grad.zero_()
 
     # ------------------------------------------------------------------ dtype conversion
     def to(self, *args, dtype=None, device=None):
@@ -306,7 +306,7 @@ class Module:
         Takes PyTorch's forms: ``to(dtype)``, ``to('cpu')``, ``to('cpu', dtype)``, ``to(tensor)`` (its
         dtype) and the keywords; the device must be the CPU (minigrad has no other).
         The Parameter and buffer objects stay the same (optimizers holding them keep working);
-        only their ``.data`` arrays are replaced. Integer buffers such as ``num_batches_tracked`` keep
+        only their ``._data`` arrays are replaced. Integer buffers such as ``num_batches_tracked`` keep
         their dtype, as in PyTorch.
         """
         dtype = parse_to_args(args, dtype, device)
@@ -320,8 +320,8 @@ class Module:
         tensors += [p.grad for p in tensors if p.grad is not None]
         tensors += [b for _, b in self.named_buffers(remove_duplicate=True)]
         for tensor in tensors:
-            if tensor.data.dtype.kind == "f":
-                tensor.data = tensor.data.astype(dtype, copy=False)
+            if tensor._data.dtype.kind == "f":
+                tensor._data = tensor._data.astype(dtype, copy=False)
         return self
 
     def float(self):
@@ -374,7 +374,7 @@ class Module:
                     missing.append(key)
                     continue
                 value = state_dict[key]
-                source = value.data if isinstance(value, Tensor) else value
+                source = value._data if isinstance(value, Tensor) else value
                 if not isinstance(source, (np.ndarray, np.generic)):
                     errors.append(f'While copying the parameter named "{key}", expected Tensor or ndarray from '
                                   f"checkpoint but received {type(value)}")
@@ -399,7 +399,7 @@ class Module:
                                                                                        "\n\t".join(errors)))
         with no_grad():
             for target, source in copies:
-                target.data[...] = np.asarray(source).astype(target.data.dtype, copy=False)
+                target.copy_(Tensor(np.asarray(source)))
         return _IncompatibleKeys(missing, unexpected)
 
     # ------------------------------------------------------------------ printing

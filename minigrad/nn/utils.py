@@ -3,16 +3,17 @@ import math
 
 import numpy as np
 
+from ..autograd import no_grad
 from ..tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]
 
 
 def _grads(parameters):
-    """The ``.grad`` arrays of ``parameters`` (one Tensor or an iterable of them), skipping missing grads."""
+    """The ``.grad`` tensors of ``parameters`` (one Tensor or an iterable of them), skipping missing grads."""
     if isinstance(parameters, Tensor):
         parameters = [parameters]
-    return [p.grad.data for p in parameters if p.grad is not None]
+    return [p.grad for p in parameters if p.grad is not None]
 
 
 def _vector_norm(x, ord):
@@ -42,8 +43,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     grads = _grads(parameters)
     if not grads:
         return Tensor(np.asarray(0.0, dtype=np.float32))
-    dtype = np.result_type(*grads)
-    per_grad = np.array([_vector_norm(g, norm_type) for g in grads], dtype=dtype)
+    dtype = np.result_type(*(g.dtype for g in grads))
+    per_grad = np.array([_vector_norm(g._data, norm_type) for g in grads], dtype=dtype)
     total_norm = np.asarray(_vector_norm(per_grad, norm_type), dtype=dtype)
     if error_if_nonfinite and not np.isfinite(total_norm):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
@@ -51,13 +52,15 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
                            "norm anyway, set `error_if_nonfinite=False`")
     clip_coef = np.asarray(max_norm, dtype) / (total_norm + np.asarray(1e-6, dtype))
     clip_coef_clamped = np.minimum(clip_coef, np.asarray(1.0, dtype))
-    for g in grads:
-        g *= clip_coef_clamped.astype(g.dtype)
+    with no_grad():
+        for g in grads:
+            g.mul_(Tensor(clip_coef_clamped.astype(g.dtype)))
     return Tensor(total_norm)
 
 
 def clip_grad_value_(parameters, clip_value):
     """Clamp every gradient elementwise to [-clip_value, clip_value], in place."""
     clip_value = float(clip_value)
-    for g in _grads(parameters):
-        np.clip(g, -clip_value, clip_value, out=g)
+    with no_grad():
+        for g in _grads(parameters):
+            g.clamp_(-clip_value, clip_value)

@@ -116,7 +116,7 @@ class Gelu(Function):
 
     @staticmethod
     def forward(ctx, a, approximate):
-        x = a.data.astype(compute_dtype(a.dtype), copy=False)
+        x = a._data.astype(compute_dtype(a.dtype), copy=False)
         if approximate == "tanh":
             t = np.tanh(_TANH_BETA * (x + _TANH_KAPPA * x * x * x))
             ctx.save_for_backward(x, t)
@@ -136,7 +136,7 @@ class Gelu(Function):
             slope = 0.5 * (1 + s) + 0.5 * x * (1 - s * s) * du
         else:
             slope = s + x * (_INV_SQRT_2PI * np.exp(-0.5 * x * x))
-        return dout.data * slope, None
+        return dout._data * slope, None
 
 
 def gelu(input, approximate="none"):
@@ -152,7 +152,7 @@ class Silu(Function):
 
     @staticmethod
     def forward(ctx, a):
-        x = a.data.astype(compute_dtype(a.dtype), copy=False)
+        x = a._data.astype(compute_dtype(a.dtype), copy=False)
         with np.errstate(over="ignore"):  # exp(-x) = inf for x << 0 gives s = 1/inf = 0, the right limit
             s = np.exp(-x)
         s += 1
@@ -163,7 +163,7 @@ class Silu(Function):
     @staticmethod
     def backward(ctx, dout):
         x, s = ctx.saved_tensors
-        return dout.data * (s * (1 + x * (1 - s)))
+        return dout._data * (s * (1 + x * (1 - s)))
 
 
 def silu(input, inplace=False):
@@ -178,7 +178,7 @@ class Dropout(Function):
 
     @staticmethod
     def forward(ctx, a, p):
-        x = a.data
+        x = a._data
         if p == 1:
             scale = np.zeros(x.shape, dtype=x.dtype)
         else:
@@ -190,7 +190,7 @@ class Dropout(Function):
     @staticmethod
     def backward(ctx, dout):
         (scale,) = ctx.saved_tensors
-        return dout.data * scale, None
+        return dout._data * scale, None
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

@@ -28,7 +28,7 @@ def _bias(attn_mask, is_causal, L, S, dtype):
         return None
     attn_mask = as_tensor_operand(attn_mask)
     if attn_mask.dtype.kind == "b":
-        return Tensor(np.where(attn_mask.data, 0, -np.inf).astype(dtype))
+        return Tensor(np.where(attn_mask._data, 0, -np.inf).astype(dtype))
     return attn_mask
 
 
@@ -50,7 +50,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     bias = _bias(attn_mask, is_causal, L, S, scores.dtype)
     dead_rows = None
     if bias is not None:
-        blocked = np.all(bias.data == -np.inf, axis=-1, keepdims=True)  # (..., L, 1): no key left
+        blocked = np.all(bias._data == -np.inf, axis=-1, keepdims=True)  # (..., L, 1): no key left
         if blocked.any():
             # a finite row for softmax (its weights are zeroed below), so no nan reaches the gradient
             dead_rows = blocked

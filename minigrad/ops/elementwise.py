@@ -18,7 +18,7 @@ def as_tensor_operand(value, like=None):
     if isinstance(value, np.ndarray):
         return Tensor(value)
     if like is not None and isinstance(value, (bool, int, float, np.number)):
-        return Tensor(np.asarray(value, dtype=scalar_dtype_for(like.data.dtype, value)))
+        return Tensor(np.asarray(value, dtype=scalar_dtype_for(like._data.dtype, value)))
     from ..creation import tensor
     return tensor(value)
 
@@ -54,7 +54,7 @@ def _apply_broadcasting(fn, *operands):
 
 def promoted(a, b):
     """The two operands' arrays in their common (PyTorch-promoted) dtype."""
-    x, y = a.data, b.data
+    x, y = a._data, b._data
     if x.dtype != y.dtype:
         dt = result_type(x, y)
         x, y = x.astype(dt, copy=False), y.astype(dt, copy=False)
@@ -81,7 +81,7 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        return dout, -dout.data
+        return dout, -dout._data
 
 
 class Mul(Function):
@@ -94,7 +94,7 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, dout):
         x, y = ctx.saved_tensors
-        return (dout.data * y if y is not None else None), (dout.data * x if x is not None else None)
+        return (dout._data * y if y is not None else None), (dout._data * x if x is not None else None)
 
 
 class Div(Function):
@@ -109,8 +109,8 @@ class Div(Function):
     @staticmethod
     def backward(ctx, dout):
         x, y = ctx.saved_tensors
-        da = dout.data / y if ctx.needs_input_grad[0] else None
-        db = -dout.data * x / (y * y) if ctx.needs_input_grad[1] else None
+        da = dout._data / y if ctx.needs_input_grad[0] else None
+        db = -dout._data * x / (y * y) if ctx.needs_input_grad[1] else None
         return da, db
 
 
@@ -125,7 +125,7 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, dout):
         x, y, out = ctx.saved_tensors
-        g = dout.data
+        g = dout._data
         # d(x^y)/dx = y x^(y-1); PyTorch defines it as 0 where y == 0 (also at x == 0), inf at 0 ** (y < 1).
         with np.errstate(divide="ignore", invalid="ignore"):
             dx = np.where(y == 0, 0.0, g * y * x ** (y - 1)).astype(g.dtype) if ctx.needs_input_grad[0] else None
@@ -175,7 +175,7 @@ def div(input, other):
 def pow(input, exponent):
     a, b = _pair(input, exponent)
     if b.ndim == 0 and not isinstance(exponent, Tensor) and a.dtype.kind in "biu" and b.dtype.kind in "iu" \
-            and b.data < 0:
+            and b._data < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return _apply_broadcasting(Pow, a, b)
 
@@ -189,105 +189,105 @@ subtract = sub
 class Neg(Function):
     @staticmethod
     def forward(ctx, a):
-        return -a.data
+        return -a._data
 
     @staticmethod
     def backward(ctx, dout):
-        return -dout.data
+        return -dout._data
 
 
 class Abs(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return np.abs(a.data)
+        return np.abs(a._data)
 
     @staticmethod
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
-        return dout.data * np.sign(a.data)
+        return dout._data * np.sign(a._data)
 
 
 class Exp(Function):
     @staticmethod
     def forward(ctx, a):
-        out = np.exp(a.data)
+        out = np.exp(a._data)
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return dout.data * out
+        return dout._data * out
 
 
 class Log(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return np.log(a.data)
+        return np.log(a._data)
 
     @staticmethod
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
-        return dout.data / a.data
+        return dout._data / a._data
 
 
 class Sqrt(Function):
     @staticmethod
     def forward(ctx, a):
-        out = np.sqrt(a.data)
+        out = np.sqrt(a._data)
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return dout.data / (2 * out)
+        return dout._data / (2 * out)
 
 
 class Rsqrt(Function):
     @staticmethod
     def forward(ctx, a):
-        out = 1 / np.sqrt(a.data)
+        out = 1 / np.sqrt(a._data)
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return -0.5 * dout.data * out * out * out
+        return -0.5 * dout._data * out * out * out
 
 
 class Square(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return a.data * a.data
+        return a._data * a._data
 
     @staticmethod
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
-        return 2 * dout.data * a.data
+        return 2 * dout._data * a._data
 
 
 class Tanh(Function):
     @staticmethod
     def forward(ctx, a):
-        out = np.tanh(a.data)
+        out = np.tanh(a._data)
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return dout.data * (1 - out * out)
+        return dout._data * (1 - out * out)
 
 
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx, a):
-        x = a.data
+        x = a._data
         # exp of a non-positive number only: no overflow warnings for large |x|
         e = np.exp(-np.abs(x))
         out = np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
@@ -297,49 +297,49 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return dout.data * out * (1 - out)
+        return dout._data * out * (1 - out)
 
 
 class Relu(Function):
     @staticmethod
     def forward(ctx, a):
-        out = np.maximum(a.data, 0)
+        out = np.maximum(a._data, 0)
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return dout.data * (out > 0)
+        return dout._data * (out > 0)
 
 
 class Sin(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return np.sin(a.data)
+        return np.sin(a._data)
 
     @staticmethod
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
-        return dout.data * np.cos(a.data)
+        return dout._data * np.cos(a._data)
 
 
 class Cos(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return np.cos(a.data)
+        return np.cos(a._data)
 
     @staticmethod
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
-        return -dout.data * np.sin(a.data)
+        return -dout._data * np.sin(a._data)
 
 
 def _unary(fn, floating=False):
     def op(input):
-        if floating and input.data.dtype.kind in "biu":  # PyTorch computes these in the default float dtype
+        if floating and input._data.dtype.kind in "biu":  # PyTorch computes these in the default float dtype
             input = cast(input, get_default_dtype())
         return fn.apply(input)
     op.__name__ = fn.__name__.lower()
@@ -375,7 +375,7 @@ cos = _unary(Cos, floating=True)
 class Cast(Function):
     @staticmethod
     def forward(ctx, a, dtype):
-        return a.data.astype(dtype)
+        return a._data.astype(dtype)
 
     @staticmethod
     def backward(ctx, dout):
@@ -383,10 +383,10 @@ class Cast(Function):
 
 
 def cast(input, dtype):
-    if input.data.dtype == dtype:
+    if input._data.dtype == dtype:
         return input
     if input.requires_grad and dtype.kind != "f":
-        return Tensor(input.data.astype(dtype))  # integer results are not differentiable
+        return Tensor(input._data.astype(dtype))  # integer results are not differentiable
     return Cast.apply(input, dtype)
 
 
@@ -400,8 +400,8 @@ class Clamp(Function):
 
     @staticmethod
     def forward(ctx, a, lo, hi):
-        x = a.data
-        lo, hi = (b.data if isinstance(b, Tensor) else b for b in (lo, hi))
+        x = a._data
+        lo, hi = (b._data if isinstance(b, Tensor) else b for b in (lo, hi))
         ctx.save_for_backward(x, lo, hi)
         out = x if lo is None else np.maximum(x, lo)
         return out if hi is None else np.minimum(out, hi)
@@ -409,7 +409,7 @@ class Clamp(Function):
     @staticmethod
     def backward(ctx, dout):
         x, lo, hi = ctx.saved_tensors
-        g = dout.data
+        g = dout._data
         zero = np.zeros((), g.dtype)
         crossed = np.asarray(False) if lo is None or hi is None else np.asarray(lo > hi)
         in_range = np.asarray(True) if lo is None else x >= lo
@@ -426,7 +426,7 @@ def clamp(input, min=None, max=None):
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return _clamp_to_tensors(input, min, max)
-    if input.data.dtype.kind in "biu" and any(isinstance(b, float) for b in (min, max)):
+    if input._data.dtype.kind in "biu" and any(isinstance(b, float) for b in (min, max)):
         input = cast(input, get_default_dtype())  # PyTorch: integers clamped to float bounds become floats
     return Clamp.apply(input, min, max)
 
@@ -437,7 +437,7 @@ def _clamp_to_tensors(input, min, max):
     dtype = input.dtype
     for b in bounds:
         if b is not None:
-            dtype = result_type(np.empty(input.shape, dtype), b.data)
+            dtype = result_type(np.empty(input.shape, dtype), b._data)
     bounds = [None if b is None else cast(b, dtype) for b in bounds]
     return _apply_broadcasting(Clamp, cast(input, dtype), *bounds)
 
@@ -457,7 +457,7 @@ class Maximum(Function):
     @staticmethod
     def backward(ctx, dout):
         x, y = ctx.saved_tensors
-        g = dout.data
+        g = dout._data
         share = np.where(x == y, 0.5, 1.0).astype(g.dtype)
         return g * share * ~(x < y), g * share * ~(y < x)  # a NaN gets the gradient, as in PyTorch
 
@@ -472,7 +472,7 @@ class Minimum(Function):
     @staticmethod
     def backward(ctx, dout):
         x, y = ctx.saved_tensors
-        g = dout.data
+        g = dout._data
         share = np.where(x == y, 0.5, 1.0).astype(g.dtype)
         return g * share * ~(x > y), g * share * ~(y > x)
 
@@ -490,14 +490,14 @@ class Where(Function):
     def forward(ctx, cond, a, b):
         x, y = promoted(a, b)
         ctx.save_for_backward(cond)
-        return np.where(cond.data, x, y)
+        return np.where(cond._data, x, y)
 
     @staticmethod
     def backward(ctx, dout):
         (cond,) = ctx.saved_tensors
-        g = dout.data
+        g = dout._data
         zero = np.zeros((), dtype=g.dtype)
-        return None, np.where(cond.data, g, zero), np.where(cond.data, zero, g)
+        return None, np.where(cond._data, g, zero), np.where(cond._data, zero, g)
 
 
 def where(condition, input, other):
@@ -511,14 +511,14 @@ class MaskedFill(Function):
     @staticmethod
     def forward(ctx, a, mask, value):
         ctx.save_for_backward(mask)
-        return np.where(mask.data, value.data.astype(a.data.dtype), a.data)
+        return np.where(mask._data, value._data.astype(a._data.dtype), a._data)
 
     @staticmethod
     def backward(ctx, dout):
         (mask,) = ctx.saved_tensors
-        g = dout.data
-        dvalue = np.sum(g * mask.data) if ctx.needs_input_grad[2] else None
-        return np.where(mask.data, np.zeros((), g.dtype), g), None, dvalue
+        g = dout._data
+        dvalue = np.sum(g * mask._data) if ctx.needs_input_grad[2] else None
+        return np.where(mask._data, np.zeros((), g.dtype), g), None, dvalue
 
 
 def masked_fill(input, mask, value):
@@ -558,12 +558,12 @@ logical_or = _compare(np.logical_or)
 
 
 def logical_not(input):
-    return Tensor(np.logical_not(input.data))
+    return Tensor(np.logical_not(input._data))
 
 
 def isnan(input):
-    return Tensor(np.isnan(input.data))
+    return Tensor(np.isnan(input._data))
 
 
 def isfinite(input):
-    return Tensor(np.isfinite(input.data))
+    return Tensor(np.isfinite(input._data))

@@ -58,7 +58,7 @@ def _mm(x, y):
 
 def _in_compute_dtype(t):
     dtype = compute_dtype(t.dtype)
-    return t.data if t.dtype == dtype else t.data.astype(dtype)
+    return t._data if t.dtype == dtype else t._data.astype(dtype)
 
 
 class MatMul(Function):
@@ -79,7 +79,7 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx, dout):
         x, y = ctx.saved_tensors
-        g = dout.data.astype(compute_dtype(dout.dtype), copy=False)
+        g = dout._data.astype(compute_dtype(dout.dtype), copy=False)
         if ctx.b_vector:
             g = g[..., None]                   # (*batch, n, 1)
         if ctx.a_vector:
@@ -129,13 +129,13 @@ class Linear(Function):
         ctx.save_for_backward(x2 if ctx.needs_input_grad[1] else None, w if ctx.needs_input_grad[0] else None)
         out = (x2 @ w.T).reshape(x.shape[:-1] + (w.shape[0],))   # (*, out)
         if bias is not None:
-            out += bias.data
+            out += bias._data
         return out.astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
         x2, w = ctx.saved_tensors
-        g = dout.data.astype(compute_dtype(dout.dtype), copy=False)
+        g = dout._data.astype(compute_dtype(dout.dtype), copy=False)
         g2 = g.reshape(-1, g.shape[-1])                        # (M, out)
         dx = (g2 @ w).reshape(ctx.x_shape) if w is not None else None
         dw = g2.T @ x2 if x2 is not None else None             # (out, in)
@@ -179,12 +179,12 @@ class Embedding(Function):
     @staticmethod
     def forward(ctx, weight, indices, padding_idx):
         ctx.indices, ctx.padding_idx, ctx.weight_shape = indices, padding_idx, weight.shape
-        return weight.data[indices]
+        return weight._data[indices]
 
     @staticmethod
     def backward(ctx, dout):
         dweight = np.zeros(ctx.weight_shape, dtype=dout.dtype)                     # (V, D)
-        np.add.at(dweight, ctx.indices.reshape(-1), dout.data.reshape(-1, ctx.weight_shape[1]))
+        np.add.at(dweight, ctx.indices.reshape(-1), dout._data.reshape(-1, ctx.weight_shape[1]))
         if ctx.padding_idx is not None:
             dweight[ctx.padding_idx] = 0
         return dweight, None, None
@@ -192,7 +192,7 @@ class Embedding(Function):
 
 def embedding(input, weight, padding_idx=None):
     """Look up rows of ``weight`` (num_embeddings, embedding_dim) for integer indices of any shape."""
-    indices = as_tensor_operand(input).data
+    indices = as_tensor_operand(input)._data
     if indices.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {indices.dtype} instead (while checking arguments for embedding)")

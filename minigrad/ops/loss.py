@@ -42,16 +42,16 @@ class CrossEntropy(Function):
     def forward(ctx, logits, target, weight, ignore_index, reduction, label_smoothing):
         axis = 1 if logits.ndim > 1 else 0                     # the class axis
         n_classes = logits.shape[axis]
-        logp, p, total = shifted_exp(logits.data, axis)        # in the compute dtype
+        logp, p, total = shifted_exp(logits._data, axis)        # in the compute dtype
         dtype = logp.dtype
         logp -= np.log(total)                                  # log_softmax, (N, C, *d)
         p /= total                                             # softmax
         eps = label_smoothing
-        w = None if weight is None else weight.data.astype(dtype)                   # (C,)
+        w = None if weight is None else weight._data.astype(dtype)                   # (C,)
         w_b = None if w is None else w.reshape((n_classes,) + (1,) * (logits.ndim - axis - 1))  # along the class axis
 
         if target.dtype.kind == "f":                           # class probabilities, the logits' shape
-            q = target.data.astype(dtype, copy=False)
+            q = target._data.astype(dtype, copy=False)
             if eps:
                 q = q * (1 - eps) + eps / n_classes
             if w_b is not None:
@@ -61,7 +61,7 @@ class CrossEntropy(Function):
             ctx.q, ctx.qsum = q, np.sum(q, axis=axis)
             ctx.logp = logp if ctx.needs_input_grad[1] else None
         else:                                                  # class indices, shape (N, *d)
-            t = target.data
+            t = target._data
             valid = t != ignore_index
             idx = np.expand_dims(np.where(valid, t, 0), axis)  # (N, 1, *d): the target class per position
             w_t = valid.astype(dtype) if w is None else valid * w[idx.squeeze(axis)]
@@ -89,7 +89,7 @@ class CrossEntropy(Function):
     @staticmethod
     def backward(ctx, dout):
         axis, p = ctx.axis, ctx.p
-        g = dout.data.astype(p.dtype, copy=False)
+        g = dout._data.astype(p.dtype, copy=False)
         if ctx.reduction == "none":
             g = np.expand_dims(g, axis)                        # per position, along the class axis
         elif ctx.reduction == "mean":
@@ -136,7 +136,7 @@ def _check_cross_entropy(input, target, weight, label_smoothing):
 
 
 def _check_targets_in_range(target, n_classes, ignore_index):
-    t = target.data
+    t = target._data
     bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
     if bad.any():
         raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")

@@ -42,11 +42,11 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, a, axes, keepdim):
         ctx.shape, ctx.axes = a.shape, axes
-        return a.data.sum(axis=axes, keepdims=keepdim)
+        return a._data.sum(axis=axes, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, dout):
-        g = dout.data.reshape(_keepdim_shape(ctx.shape, ctx.axes))
+        g = dout._data.reshape(_keepdim_shape(ctx.shape, ctx.axes))
         return np.broadcast_to(g, ctx.shape), None, None
 
 
@@ -54,12 +54,12 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, a, axes, keepdim):
         ctx.shape, ctx.axes = a.shape, axes
-        return a.data.mean(axis=axes, keepdims=keepdim)
+        return a._data.mean(axis=axes, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, dout):
         n = _count(ctx.shape, ctx.axes)
-        g = dout.data.reshape(_keepdim_shape(ctx.shape, ctx.axes)) / n
+        g = dout._data.reshape(_keepdim_shape(ctx.shape, ctx.axes)) / n
         return np.broadcast_to(g, ctx.shape), None, None
 
 
@@ -83,7 +83,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 # --------------------------------------------------------------------------- variance and standard deviation
 def _variance(ctx, name, a, axes, keepdim, correction, whole):
     """var = sum((x - mean)^2) / max(N - correction, 0); keeps on ``ctx`` what ``_variance_grad`` needs."""
-    x = a.data
+    x = a._data
     centered = x - x.mean(axis=axes, keepdims=True)
     ctx.dof, ctx.whole, ctx.keep_shape = _count(x.shape, axes) - correction, whole, _keepdim_shape(x.shape, axes)
     if ctx.dof <= 0:
@@ -113,7 +113,7 @@ class Var(Function):
     @staticmethod
     def backward(ctx, dout):
         (centered,) = ctx.saved_tensors
-        return _variance_grad(ctx, centered, dout.data), None, None, None, None
+        return _variance_grad(ctx, centered, dout._data), None, None, None, None
 
 
 class Std(Function):
@@ -130,7 +130,7 @@ class Std(Function):
     def backward(ctx, dout):
         centered, std = ctx.saved_tensors
         with np.errstate(divide="ignore", invalid="ignore"):
-            dvar = np.where(std == 0, 0, dout.data / (2 * std)).astype(dout.dtype, copy=False)
+            dvar = np.where(std == 0, 0, dout._data / (2 * std)).astype(dout.dtype, copy=False)
         return _variance_grad(ctx, centered, dvar), None, None, None, None
 
 
@@ -177,7 +177,7 @@ class Extremum(Function):
 
     @staticmethod
     def forward(ctx, a, axes, keepdim, reduce, nan_ties):
-        out = reduce(a.data, axis=axes, keepdims=True)
+        out = reduce(a._data, axis=axes, keepdims=True)
         ctx.save_for_backward(a, out)
         ctx.axes, ctx.nan_ties = axes, nan_ties
         return _reduced(out, axes, keepdim)
@@ -185,10 +185,10 @@ class Extremum(Function):
     @staticmethod
     def backward(ctx, dout):
         a, out = ctx.saved_tensors
-        selected = a.data == out
+        selected = a._data == out
         if ctx.nan_ties:
-            selected |= np.isnan(a.data) & np.isnan(out)
-        g = dout.data.reshape(out.shape)
+            selected |= np.isnan(a._data) & np.isnan(out)
+        g = dout._data.reshape(out.shape)
         with np.errstate(divide="ignore", invalid="ignore"):
             return selected * (g / selected.sum(axis=ctx.axes, keepdims=True)), None, None, None, None
 
@@ -199,18 +199,18 @@ class SelectAlong(Function):
     @staticmethod
     def forward(ctx, a, indices, dim, keepdim):
         ctx.shape, ctx.indices, ctx.dim = a.shape, indices, dim  # indices: keepdim shape, size 1 along dim
-        return _reduced(np.take_along_axis(a.data, indices, axis=dim), (dim,), keepdim)
+        return _reduced(np.take_along_axis(a._data, indices, axis=dim), (dim,), keepdim)
 
     @staticmethod
     def backward(ctx, dout):
         grad = np.zeros(ctx.shape, dtype=dout.dtype)
-        np.put_along_axis(grad, ctx.indices, dout.data.reshape(ctx.indices.shape), axis=ctx.dim)
+        np.put_along_axis(grad, ctx.indices, dout._data.reshape(ctx.indices.shape), axis=ctx.dim)
         return grad, None, None, None
 
 
 def _check_nonempty(name, input, axes, dim_given):
     """PyTorch refuses to take a max/min/argmax over nothing."""
-    if input.data.size:
+    if input._data.size:
         return
     if not dim_given:
         message = f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
@@ -233,7 +233,7 @@ def _extremum_with_indices(name, input, dim, keepdim, arg, result):
     flat = input.reshape(1) if input.ndim == 0 else input  # a 0-d tensor reduces along its only "dimension"
     d = normalize_dim(dim, flat.ndim)
     _check_nonempty(name, flat, (d,), True)
-    indices = _arg_extremum(flat.data, d, arg)
+    indices = _arg_extremum(flat._data, d, arg)
     values = SelectAlong.apply(flat, indices, d, keepdim and input.ndim > 0)
     indices = _reduced(indices, (d,), keepdim) if input.ndim else indices.reshape(())
     return result(values.reshape(()) if input.ndim == 0 else values, Tensor(indices))
@@ -277,13 +277,13 @@ def amin(input, dim=(), keepdim=False):
 def _arg_op(name, input, dim, keepdim, arg):
     if dim is None:
         _check_nonempty(name, input, (), False)
-        index = np.asarray(arg(input.data), dtype=np.int64)  # into the flattened tensor
+        index = np.asarray(arg(input._data), dtype=np.int64)  # into the flattened tensor
         return Tensor(index.reshape((1,) * input.ndim if keepdim else ()))
     d = normalize_dim(dim, input.ndim)
     if input.ndim == 0:
         return Tensor(np.zeros((), dtype=np.int64))
     _check_nonempty(name, input, (d,), True)
-    return Tensor(_reduced(_arg_extremum(input.data, d, arg), (d,), keepdim))
+    return Tensor(_reduced(_arg_extremum(input._data, d, arg), (d,), keepdim))
 
 
 def argmax(input, dim=None, keepdim=False):
@@ -306,7 +306,7 @@ class LogSumExp(Function):
 
     @staticmethod
     def forward(ctx, a, axes, keepdim):
-        x = a.data
+        x = a._data
         m = np.max(x, axis=axes, keepdims=True) if x.size else np.zeros(_keepdim_shape(x.shape, axes), x.dtype)
         m = np.where(np.isinf(m), np.zeros((), x.dtype), m)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -319,7 +319,7 @@ class LogSumExp(Function):
     def backward(ctx, dout):
         a, out = ctx.saved_tensors
         with np.errstate(invalid="ignore"):
-            return dout.data.reshape(out.shape) * np.exp(a.data - out), None, None
+            return dout._data.reshape(out.shape) * np.exp(a._data - out), None, None
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -333,7 +333,7 @@ def logsumexp(input, dim, keepdim=False):
 def _logical_reduce(reduce, input, dim, keepdim):
     # dim=() reduces nothing here (PyTorch), unlike sum/amax where it means every dim
     axes = () if _is_empty_dims(dim) else normalize_dims(dim, input.ndim)
-    return Tensor(np.asarray(reduce(input.data, axis=axes, keepdims=keepdim)))
+    return Tensor(np.asarray(reduce(input._data, axis=axes, keepdims=keepdim)))
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name

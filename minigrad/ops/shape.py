@@ -23,14 +23,16 @@ def _sizes(sizes):
 
 
 class Reshape(Function):
+    view = True
+
     @staticmethod
     def forward(ctx, a, shape):
         ctx.shape = a.shape
-        return a.data.reshape(shape)
+        return a._data.reshape(shape)
 
     @staticmethod
     def backward(ctx, dout):
-        return dout.data.reshape(ctx.shape), None
+        return dout._data.reshape(ctx.shape), None
 
 
 def _check_reshape(shape, n):
@@ -50,7 +52,7 @@ def _check_reshape(shape, n):
 
 def reshape(input, *shape):
     shape = _sizes(shape)
-    _check_reshape(shape, input.data.size)
+    _check_reshape(shape, input._data.size)
     if shape == input.shape:
         return input
     return Reshape.apply(input, shape)
@@ -97,14 +99,16 @@ def contiguous(input):
 
 
 class Permute(Function):
+    view = True
+
     @staticmethod
     def forward(ctx, a, dims):
         ctx.inverse = tuple(np.argsort(dims))
-        return a.data.transpose(dims)
+        return a._data.transpose(dims)
 
     @staticmethod
     def backward(ctx, dout):
-        return dout.data.transpose(ctx.inverse), None
+        return dout._data.transpose(ctx.inverse), None
 
 
 def permute(input, *dims):
@@ -132,9 +136,11 @@ swapaxes = transpose
 
 
 class Expand(Function):
+    view = True
+
     @staticmethod
     def forward(ctx, a, shape):
-        return np.broadcast_to(a.data, shape)
+        return np.broadcast_to(a._data, shape)
 
     @staticmethod
     def backward(ctx, dout):
@@ -169,8 +175,8 @@ def expand_as(input, other):
 # --------------------------------------------------------------------------- indexing
 def _to_numpy_part(part):
     if isinstance(part, Tensor):
-        integer = part.data.ndim == 0 and part.data.dtype.kind in "iu"
-        return int(part.data) if integer else part.data  # PyTorch indexes with a 0-d integer tensor as with an int
+        integer = part._data.ndim == 0 and part._data.dtype.kind in "iu"
+        return int(part._data) if integer else part._data  # PyTorch indexes with a 0-d integer tensor as with an int
     return np.asarray(part) if isinstance(part, list) else part
 
 
@@ -214,18 +220,25 @@ def _integers_first(parts):
 
 
 class Index(Function):
+    view = True
+
     @staticmethod
     def forward(ctx, a, index):
         ctx.shape, ctx.dtype, ctx.index = a.shape, a.dtype, index
-        return a.data[index]
+        ctx.save_for_backward(*(p for p in _parts(index) if isinstance(p, np.ndarray)))  # checked for writes
+        out = a._data[index]
+        if not isinstance(out, np.ndarray):  # one element: a 0-d view instead of NumPy's scalar copy
+            out = a._data[_parts(index) + (Ellipsis,)]
+        return out
 
     @staticmethod
     def backward(ctx, dout):
+        ctx.saved_tensors  # raises if an index array was written in place since the forward
         grad = np.zeros(ctx.shape, dtype=dout.dtype)
         if _is_basic(ctx.index):
-            grad[ctx.index] = dout.data            # basic indexing never repeats an element
+            grad[ctx.index] = dout._data            # basic indexing never repeats an element
         else:
-            np.add.at(grad, ctx.index, dout.data)  # repeated integer indices accumulate
+            np.add.at(grad, ctx.index, dout._data)  # repeated integer indices accumulate
         return grad, None
 
 
@@ -264,13 +277,13 @@ class Repeat(Function):
     @staticmethod
     def forward(ctx, a, padded_shape, repeats):
         ctx.input_shape, ctx.padded_shape, ctx.repeats = a.shape, padded_shape, repeats
-        return np.tile(a.data.reshape(padded_shape), repeats)
+        return np.tile(a._data.reshape(padded_shape), repeats)
 
     @staticmethod
     def backward(ctx, dout):
         interleaved = [n for r, s in zip(ctx.repeats, ctx.padded_shape) for n in (r, s)]  # (r0, s0, r1, s1, ...)
         repeat_axes = tuple(range(0, len(interleaved), 2))
-        return dout.data.reshape(interleaved).sum(axis=repeat_axes).reshape(ctx.input_shape), None, None
+        return dout._data.reshape(interleaved).sum(axis=repeat_axes).reshape(ctx.input_shape), None, None
 
 
 def repeat(input, *sizes):
@@ -298,11 +311,11 @@ class Cat(Function):
         joined = [p for p, s in zip(parts, skip) if not s]
         ctx.axis, ctx.skip = axis, skip
         ctx.offsets = np.cumsum([p.shape[axis] for p in joined[:-1]])
-        return np.concatenate([p.data.astype(dtype, copy=False) for p in joined], axis=axis)
+        return np.concatenate([p._data.astype(dtype, copy=False) for p in joined], axis=axis)
 
     @staticmethod
     def backward(ctx, dout):
-        pieces = iter(np.split(dout.data, ctx.offsets, axis=ctx.axis))
+        pieces = iter(np.split(dout._data, ctx.offsets, axis=ctx.axis))
         grads = [np.zeros(0, dout.dtype) if s else next(pieces) for s in ctx.skip]
         return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
 
@@ -318,7 +331,7 @@ def _promoted_dtype(tensors):
     """PyTorch's result dtype over all ``tensors`` (none 0-d): the highest category wins, then the widest."""
     dtype = tensors[0].dtype
     for t in tensors[1:]:
-        dtype = result_type(np.empty(0, dtype), t.data)  # result_type compares arrays: an empty stand-in
+        dtype = result_type(np.empty(0, dtype), t._data)  # result_type compares arrays: an empty stand-in
     return dtype
 
 

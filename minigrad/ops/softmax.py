@@ -53,14 +53,14 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, a, axis):
-        _, y, total = shifted_exp(a.data, axis)
+        _, y, total = shifted_exp(a._data, axis)
         y /= total
         return _keep_output(ctx, y, axis, a.dtype)
 
     @staticmethod
     def backward(ctx, dout):
         (y,) = ctx.saved_tensors
-        g = dout.data.astype(y.dtype, copy=False)
+        g = dout._data.astype(y.dtype, copy=False)
         gy = g * y
         return gy - y * np.sum(gy, axis=ctx.axis, keepdims=True), None
 
@@ -70,14 +70,14 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, a, axis):
-        out, _, total = shifted_exp(a.data, axis)
+        out, _, total = shifted_exp(a._data, axis)
         out -= np.log(total)
         return _keep_output(ctx, out, axis, a.dtype)
 
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        g = dout.data.astype(out.dtype, copy=False)
+        g = dout._data.astype(out.dtype, copy=False)
         return g - np.exp(out) * np.sum(g, axis=ctx.axis, keepdims=True), None
 
 

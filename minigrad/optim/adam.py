@@ -45,25 +45,25 @@ class Adam(Optimizer):
         state = self.state[p]
         if not state:
             state["step"] = _scalar_tensor(0.0)
-            state["exp_avg"] = Tensor(np.zeros_like(p.data))
-            state["exp_avg_sq"] = Tensor(np.zeros_like(p.data))
+            state["exp_avg"] = Tensor(np.zeros_like(p._data))
+            state["exp_avg_sq"] = Tensor(np.zeros_like(p._data))
             if amsgrad:
-                state["max_exp_avg_sq"] = Tensor(np.zeros_like(p.data))
+                state["max_exp_avg_sq"] = Tensor(np.zeros_like(p._data))
         return state
 
     def _update_group(self, group, params):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
         for p in params:
-            grad = -p.grad.data if group["maximize"] else p.grad.data
+            grad = -p.grad._data if group["maximize"] else p.grad._data
             state = self._init_state(p, amsgrad)
-            exp_avg, exp_avg_sq = state["exp_avg"].data, state["exp_avg_sq"].data
-            state["step"].data += 1
+            exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
+            state["step"]._data += 1
             if weight_decay != 0:
                 if group["decoupled_weight_decay"]:
-                    p.data *= 1 - lr * weight_decay
+                    p.mul_(1 - lr * weight_decay)
                 else:
-                    grad = grad + weight_decay * p.data
+                    grad = grad + weight_decay * p._data
             # In place with one scratch array (same roundings as the expressions in the docstring).
             scratch = np.subtract(grad, exp_avg)
             scratch *= 1 - beta1
@@ -79,8 +79,8 @@ class Adam(Optimizer):
             step_size = lr / bias_correction1
             bias_correction2_sqrt = bias_correction2 ** 0.5
             if amsgrad:
-                np.maximum(state["max_exp_avg_sq"].data, exp_avg_sq, out=state["max_exp_avg_sq"].data)
-                second_moment = state["max_exp_avg_sq"].data
+                np.maximum(state["max_exp_avg_sq"]._data, exp_avg_sq, out=state["max_exp_avg_sq"]._data)
+                second_moment = state["max_exp_avg_sq"]._data
             else:
                 second_moment = exp_avg_sq
             denom = np.sqrt(second_moment)
@@ -88,7 +88,7 @@ class Adam(Optimizer):
             denom += eps                                         # sqrt(v_hat) / sqrt(1 - beta2**t) + eps
             np.multiply(exp_avg, -step_size, out=scratch)
             scratch /= denom
-            p.data += scratch                                    # p -= step_size * m / denom
+            p.add_(Tensor(scratch))                               # p -= step_size * m / denom
 
 
 class AdamW(Adam):

@@ -1,7 +1,7 @@
 """``Optimizer``: parameter groups, per-parameter state, ``zero_grad`` and PyTorch-format state_dicts.
 
 Subclasses implement ``step()``: for each group, for each parameter with a gradient, update
-``p.data`` in place from ``p.grad.data`` and ``self.state[p]``.
+``p`` in place (``p.add_``, under ``no_grad``) from ``p.grad`` and ``self.state[p]``.
 """
 import copy
 import warnings
@@ -11,7 +11,7 @@ from itertools import chain
 import numpy as np
 
 from .. import dtypes
-from ..autograd import enable_grad
+from ..autograd import enable_grad, no_grad
 from ..tensor import Tensor
 
 __all__ = ["Optimizer"]
@@ -85,7 +85,7 @@ class Optimizer:
                     param.grad = None
                 else:
                     param.grad.detach_()
-                    param.grad.data[...] = 0
+                    param.grad.zero_()
 
     def _params_with_grad(self, group):
         return [p for p in group["params"] if p.grad is not None]
@@ -96,8 +96,9 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        for group in self.param_groups:
-            self._update_group(group, self._params_with_grad(group))
+        with no_grad():  # parameters change in place, outside the graph (each write bumps their version)
+            for group in self.param_groups:
+                self._update_group(group, self._params_with_grad(group))
         return loss
 
     def _update_group(self, group, params):
@@ -151,9 +152,9 @@ class Optimizer:
     @staticmethod
     def _restore_value(param, name, value):
         if isinstance(value, (Tensor, np.ndarray)):
-            array = np.array(value.data if isinstance(value, Tensor) else value)  # a copy
+            array = np.array(value._data if isinstance(value, Tensor) else value)  # a copy
             if name != "step" and array.dtype.kind == "f":
-                array = array.astype(param.data.dtype, copy=False)
+                array = array.astype(param._data.dtype, copy=False)
             return Tensor(array)
         return copy.deepcopy(value)
 

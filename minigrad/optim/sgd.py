@@ -38,16 +38,16 @@ class SGD(Optimizer):
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay, nesterov = group["weight_decay"], group["nesterov"]
         for p in params:
-            grad = -p.grad.data if group["maximize"] else p.grad.data
+            grad = -p.grad._data if group["maximize"] else p.grad._data
             if weight_decay != 0:
-                grad = grad + weight_decay * p.data
+                grad = grad + weight_decay * p._data
             if momentum != 0:
                 state = self.state[p]
                 if "momentum_buffer" not in state:  # the first step starts the buffer at the gradient
                     state["momentum_buffer"] = Tensor(np.array(grad, copy=True))
                 else:
-                    state["momentum_buffer"].data *= momentum
-                    state["momentum_buffer"].data += (1 - dampening) * grad
-                buf = state["momentum_buffer"].data
+                    state["momentum_buffer"]._data *= momentum
+                    state["momentum_buffer"]._data += (1 - dampening) * grad
+                buf = state["momentum_buffer"]._data
                 grad = grad + momentum * buf if nesterov else buf
-            p.data -= lr * grad
+            p.add_(Tensor(grad), alpha=-lr)

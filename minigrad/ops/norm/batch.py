@@ -38,7 +38,7 @@ class FusedBatchNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, mean, rstd, training):
-        x3 = channels_view(x.data)                                   # (N, C, S) in the compute dtype
+        x3 = channels_view(x._data)                                   # (N, C, S) in the compute dtype
         w = channel_array(weight, x3.dtype)
         y = kernels.backend().batch_norm_forward(x3, mean, rstd, w, channel_array(bias, x3.dtype))
         ctx.save_for_backward(x, mean, rstd, w)
@@ -48,7 +48,7 @@ class FusedBatchNorm(Function):
     @staticmethod
     def backward(ctx, dout):
         x, mean, rstd, w = ctx.saved_tensors
-        grads = kernels.backend().batch_norm_backward(channels_view(dout.data), channels_view(x.data), mean, rstd, w,
+        grads = kernels.backend().batch_norm_backward(channels_view(dout._data), channels_view(x._data), mean, rstd, w,
                                                       ctx.training, *ctx.needs_input_grad[:3])
         return channel_grads(ctx, *grads) + (None, None, None)
 
@@ -56,7 +56,7 @@ class FusedBatchNorm(Function):
 def update_running_stats(running_mean, running_var, mean, unbiased_var, momentum):
     """running <- (1 - momentum) * running + momentum * statistic, in place and outside the graph."""
     for running, stat in ((running_mean, mean), (running_var, unbiased_var)):
-        running.data[...] = momentum * stat + (1 - momentum) * running.data
+        running.copy_(Tensor(momentum * stat + (1 - momentum) * running._data))
 
 
 def check_running_pair(running_mean, running_var):
@@ -84,7 +84,7 @@ def _batch_statistics(input, running_mean, running_var, weight, bias, training, 
     dtype = compute_dtype(input.dtype)
     if not training:
         return channel_array(running_mean, dtype), channel_array(running_var, dtype)
-    x3 = channels_view(input.data)                                   # (N, C, S)
+    x3 = channels_view(input._data)                                   # (N, C, S)
     mean, var = kernels.backend().batch_norm_stats(x3)
     if running_mean is not None:
         n = x3.shape[0] * x3.shape[2]

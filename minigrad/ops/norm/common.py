@@ -31,8 +31,8 @@ def check_channel_input(input, **per_channel):
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
     c = input.shape[1]
     for name, t in per_channel.items():
-        if t is not None and t.data.size != c:
-            raise RuntimeError(f"{name} should contain {c} elements not {t.data.size}")
+        if t is not None and t._data.size != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
     return c
 
 
@@ -71,7 +71,7 @@ def channels_view(a):
 def channel_array(t, dtype):
     """A per-channel Tensor (weight, bias, running stat) as a flat (C,) array of ``dtype``, None stays None.
     Always a copy: what a Function saves must not move when an optimizer or a running update writes in place."""
-    return None if t is None else np.array(t.data.reshape(-1), dtype=dtype)
+    return None if t is None else np.array(t._data.reshape(-1), dtype=dtype)
 
 
 def per_channel(t, ndim):

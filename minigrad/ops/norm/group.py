@@ -35,7 +35,7 @@ class FusedGroupNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, num_groups, eps):
-        x3 = channels_view(x.data)                                   # (N, C, S) in the compute dtype
+        x3 = channels_view(x._data)                                   # (N, C, S) in the compute dtype
         w = channel_array(weight, x3.dtype)
         y, mean, rstd = kernels.backend().group_norm_forward(x3, num_groups, w, channel_array(bias, x3.dtype), eps)
         ctx.save_for_backward(x, mean, rstd, w)
@@ -45,7 +45,7 @@ class FusedGroupNorm(Function):
     @staticmethod
     def backward(ctx, dout):
         x, mean, rstd, w = ctx.saved_tensors
-        grads = kernels.backend().group_norm_backward(channels_view(dout.data), channels_view(x.data), mean, rstd,
+        grads = kernels.backend().group_norm_backward(channels_view(dout._data), channels_view(x._data), mean, rstd,
                                                       ctx.num_groups, w, *ctx.needs_input_grad[:3])
         return channel_grads(ctx, *grads) + (None, None)
 
@@ -96,7 +96,7 @@ def _track_instance_stats(input, running_mean, running_var, weight, bias, moment
     check_channel_input(input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias)
     check_param_dtypes(input, weight, bias)          # PyTorch's InstanceNorm takes running stats of any dtype
     if running_mean is not None:
-        x3 = channels_view(input.data)
+        x3 = channels_view(input._data)
         n, c, s = x3.shape
         mean, var = kernels.backend().batch_norm_stats(x3.reshape(1, n * c, s))   # per instance: (N*C,)
         update_running_stats(running_mean, running_var, mean.reshape(n, c).mean(0),

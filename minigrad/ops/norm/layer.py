@@ -43,7 +43,7 @@ class LayerNormFunction(Function):
     def forward(ctx, input, weight, bias, normalized_shape, eps):
         x, w, b = row_operands(input, weight, bias, math.prod(normalized_shape))
         y, mean, rstd = backend().layer_norm_forward(x, w, b, eps)
-        ctx.save_for_backward(input.data, mean, rstd, w)  # a float16 x stays float16 in memory
+        ctx.save_for_backward(input._data, mean, rstd, w)  # a float16 x stays float16 in memory
         ctx.normalized_shape = normalized_shape
         return from_rows(y, input)
 
@@ -52,7 +52,7 @@ class LayerNormFunction(Function):
         x, mean, rstd, w = ctx.saved_tensors
         d = math.prod(ctx.normalized_shape)
         need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
-        dx, dw, db = backend().layer_norm_backward(as_rows(dout.data, d), as_rows(x, d), mean, rstd, w,
+        dx, dw, db = backend().layer_norm_backward(as_rows(dout._data, d), as_rows(x, d), mean, rstd, w,
                                                    need_dx, need_dw, need_db)
         return shaped_grads(dx, dw, db, x.shape, ctx.normalized_shape) + (None, None)
 

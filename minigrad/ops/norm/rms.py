@@ -68,8 +68,8 @@ class RMSNormFunction(Function):
         d = math.prod(normalized_shape)
         x, w, b = row_operands(input, weight, bias, d)
         y, rstd = backend().rms_norm_forward(x, w, b, eps, k, eps_outside)
-        # input.data, not the upcast rows: a float16 x stays float16 in memory (upcasting again is exact)
-        ctx.save_for_backward(input.data, rstd, w)
+        # input._data, not the upcast rows: a float16 x stays float16 in memory (upcasting again is exact)
+        ctx.save_for_backward(input._data, rstd, w)
         ctx.options = normalized_shape, eps, k, eps_outside
         return from_rows(y, input)
 
@@ -79,7 +79,7 @@ class RMSNormFunction(Function):
         normalized_shape, eps, k, eps_outside = ctx.options
         d = math.prod(normalized_shape)
         need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
-        dx, dw, db = backend().rms_norm_backward(as_rows(dout.data, d), as_rows(x, d), rstd, w, eps, k, eps_outside,
+        dx, dw, db = backend().rms_norm_backward(as_rows(dout._data, d), as_rows(x, d), rstd, w, eps, k, eps_outside,
                                                  need_dx, need_dw, need_db)
         return shaped_grads(dx, dw, db, x.shape, normalized_shape) + (None, None, None, None)
 

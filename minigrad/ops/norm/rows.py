@@ -56,12 +56,12 @@ def as_rows(a, d):
 
 def row_param(t, dtype):
     """A weight or bias Tensor (normalized_shape) as a flat (D,) array of ``dtype``; None stays None."""
-    return None if t is None else np.ascontiguousarray(t.data.reshape(-1), dtype=dtype)
+    return None if t is None else np.ascontiguousarray(t._data.reshape(-1), dtype=dtype)
 
 
 def row_operands(input, weight, bias, d):
     """x as rows (R, D) and weight/bias as (D,), all in the compute dtype of ``input``."""
-    x = as_rows(input.data, d)
+    x = as_rows(input._data, d)
     return x, row_param(weight, x.dtype), row_param(bias, x.dtype)
 
 

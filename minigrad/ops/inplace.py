@@ -1,0 +1,514 @@
+"""In-place ops (``add_``, ``mul_``, ``t[i] = v``, ``normal_``, ...) that autograd can trust.
+
+Every in-place op is its out-of-place twin written back into the tensor's memory, in one of two ways:
+
+* **Nothing to record** (grad mode off, or neither the tensor nor an operand requires grad): NumPy writes
+  straight into the array (``np.add(x, y, out=x)``), the fast path optimizers and ``nn.init`` take.
+* **Recording**: the twin runs on a copy of the old values that carries the tensor's history
+  (:func:`write`), its result is copied into the tensor's memory, and the tensor's ``grad_fn`` becomes the
+  twin's. ``h.add_(1).mul_(w).relu_()`` therefore differentiates exactly as ``h = relu((h + 1) * w)``.
+  A write through a view also gives the view's base a new history (``autograd/views.py``).
+
+Either way the memory's version is bumped, so a backward that saved the old values raises instead of
+using the new ones (``autograd/version.py``). As in PyTorch, a leaf that requires grad (or a view of one)
+may be written in place only under ``no_grad``, and an expanded tensor, whose elements share memory,
+not at all.
+"""
+import numpy as np
+
+from ..autograd import Function, grad_mode
+from ..autograd.version import bump
+from ..autograd.views import WriteRegion, history, overlaps, refresh, region, set_view_history
+from ..dtypes import result_type
+from ..tensor import Tensor
+from . import elementwise as ew
+from . import shape as sh
+
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+_NAMES = {"b": "Bool", "i": "Long", "u": "Byte", "f": "Float", "c": "ComplexFloat"}
+
+
+# --------------------------------------------------------------------------- checks, before anything changes
+def check_writable(t):
+    """PyTorch's errors for memory an in-place op must not write: shared by several elements (expanded)."""
+    if overlaps(t._data):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
+    if not t._data.flags.writeable:
+        raise RuntimeError("the tensor's memory is read-only (it views a read-only NumPy array); clone() it "
+                           "before writing into it in place")
+
+
+def check_leaf(t):
+    """PyTorch refuses, in grad mode, to overwrite a leaf that requires grad or a view of one."""
+    if t.grad_fn is None and t.requires_grad and t._base is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = t._base
+    if base is not None and base.grad_fn is None and base.requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def check_result(t, shape, dtype):
+    """The result of an in-place op must fit ``t``: same shape after broadcasting, a dtype ``t`` can hold."""
+    if tuple(np.broadcast_shapes(t.shape, shape)) != t.shape:
+        raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "
+                           f"{list(np.broadcast_shapes(t.shape, shape))}")
+    if _CATEGORY[np.dtype(dtype).kind] > _CATEGORY[t.dtype.kind]:
+        raise RuntimeError(f"result type {_NAMES[np.dtype(dtype).kind]} can't be cast to the desired output "
+                           f"type {_NAMES[t.dtype.kind]}")
+
+
+def _broadcast_error(t, other):
+    try:
+        np.broadcast_shapes(t.shape, other.shape)
+    except ValueError:
+        ew.check_broadcast(t.shape, other.shape)
+
+
+def _records(t, operands):
+    if not grad_mode.is_grad_enabled():
+        return False
+    if t.requires_grad or (t._base is not None and t._base.requires_grad):
+        return True
+    return any(isinstance(o, Tensor) and o.requires_grad for o in operands)
+
+
+# --------------------------------------------------------------------------- the one way to write in place
+class Overwrite(Function):
+    """``old`` replaced by ``value`` whole (``fill_``, ``copy_``, ``normal_``, ...): ``old`` gets a zero
+    gradient (its values are gone), ``value`` all of it."""
+
+    @staticmethod
+    def forward(ctx, old, value):
+        return np.broadcast_to(value._data.astype(old.dtype, copy=False), old.shape)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return (np.zeros_like(dout._data) if ctx.needs_input_grad[0] else None), dout
+
+
+def write(t, compute, operands=(), fast=None):
+    """``t`` becomes ``compute(t)``, in place; returns ``t``.
+
+    ``compute`` is the out-of-place twin (Tensors in, a Tensor out). ``fast(array)``, if given, writes
+    the same result into ``t``'s array with NumPy; it is used when nothing is recorded. The caller has
+    checked the arguments, so an error here leaves ``t`` unchanged."""
+    check_writable(t)
+    if not _records(t, operands):
+        if fast is not None:
+            fast(t._data)
+        else:
+            np.copyto(t._data, compute(t)._data, casting="unsafe")
+        bump(t._data)
+        return t
+    check_leaf(t)
+    if t._base is not None:
+        refresh(t)
+    old = history(t)
+    old_values = Tensor(t._data.copy())          # the op may save its input: it must not see the write
+    old_values.grad_fn, old_values.requires_grad = old.grad_fn, old.requires_grad
+    value = compute(old_values)
+    if value.dtype != t.dtype:
+        value = ew.cast(value, t.dtype)
+    if value.shape != t.shape:
+        value = sh.expand(value, t.shape)
+    np.copyto(t._data, value._data)
+    bump(t._data)
+    if not value.requires_grad:                  # e.g. fill_ of a constant into a tensor with a history
+        value = Overwrite.apply(old_values, value) if old_values.requires_grad else value
+    _set_history(t, value)
+    return t
+
+
+def _set_history(t, value):
+    """``t``'s history after the write is ``value``'s; a view's base records the write too."""
+    if t._base is None:
+        t.grad_fn, t.requires_grad = value.grad_fn, value.requires_grad
+        return
+    base = t._base
+    new_base = WriteRegion.apply(history(base), value, base._data, region(base._data, t._data))
+    base.grad_fn, base.requires_grad = new_base.grad_fn, new_base.requires_grad
+    set_view_history(t)
+
+
+def _new_values(t, make):
+    """Write ``make()`` (an ndarray of ``t``'s shape or a number, not depending on ``t``) into ``t``."""
+    def compute(old):
+        return Overwrite.apply(old, Tensor(np.asarray(make(), dtype=t.dtype)))
+    return write(t, compute, fast=lambda a: a.__setitem__(Ellipsis, make()))
+
+
+# --------------------------------------------------------------------------- arithmetic
+def _binary(t, other, name, ufunc, outofplace, alpha=1):
+    o = ew.as_tensor_operand(other, t)
+    _broadcast_error(t, o)
+    dtype = result_type(t._data, o._data)
+    if name == "div" and dtype.kind in "biu":
+        dtype = np.dtype(np.float32)
+    check_result(t, o.shape, dtype)
+    if name == "pow" and o.dtype.kind in "iu" and t.dtype.kind in "biu" and np.any(o._data < 0):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+    def fast(a):
+        y = o._data if alpha == 1 else o._data * alpha
+        ufunc(a, y, out=a, casting="unsafe")
+    return write(t, lambda old: outofplace(old, o), (o,), fast)
+
+
+def add_(self, other, *, alpha=1):
+    return _binary(self, other, "add", np.add, lambda old, o: ew.add(old, o, alpha=alpha), alpha)
+
+
+def sub_(self, other, *, alpha=1):
+    return _binary(self, other, "sub", np.subtract, lambda old, o: ew.sub(old, o, alpha=alpha), alpha)
+
+
+def mul_(self, other):
+    return _binary(self, other, "mul", np.multiply, ew.mul)
+
+
+def div_(self, other):
+    return _binary(self, other, "div", np.true_divide, ew.div)
+
+
+def pow_(self, exponent):
+    return _binary(self, exponent, "pow", np.power, ew.pow)
+
+
+def _unary(name, outofplace, ufunc=None, floating=True):
+    def op(self):
+        if floating and self.dtype.kind != "f":
+            check_result(self, self.shape, np.float32)  # PyTorch: the float result can't go into integers
+        fast = None if ufunc is None else (lambda a: ufunc(a, out=a))
+        return write(self, outofplace, (), fast)
+    op.__name__ = name
+    op.__doc__ = f"In-place ``{name[:-1]}``; returns ``self``."
+    return op
+
+
+neg_ = _unary("neg_", ew.neg, np.negative, floating=False)
+exp_ = _unary("exp_", ew.exp, np.exp)
+sqrt_ = _unary("sqrt_", ew.sqrt, np.sqrt)
+sigmoid_ = _unary("sigmoid_", ew.sigmoid)
+tanh_ = _unary("tanh_", ew.tanh, np.tanh)
+relu_ = _unary("relu_", ew.relu, lambda a, out: np.maximum(a, 0, out=out), floating=False)
+
+
+def clamp_(self, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    bounds = [b for b in (min, max) if b is not None]
+    for b in bounds:
+        b = ew.as_tensor_operand(b, self)
+        _broadcast_error(self, b)
+        check_result(self, b.shape, result_type(self._data, b._data))
+    if any(isinstance(b, Tensor) for b in bounds):
+        return write(self, lambda old: ew.clamp(old, min, max), bounds)
+    return write(self, lambda old: ew.clamp(old, min, max), (), lambda a: np.clip(a, min, max, out=a))
+
+
+clip_ = clamp_
+
+
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    """self += value * tensor1 * tensor2"""
+    t1, t2 = ew.as_tensor_operand(tensor1, self), ew.as_tensor_operand(tensor2, self)
+    check_result(self, np.broadcast_shapes(t1.shape, t2.shape), result_type(t1._data, t2._data))
+    return write(self, lambda old: ew.add(old, ew.mul(ew.mul(t1, t2), value)), (t1, t2),
+                 lambda a: np.add(a, value * t1._data * t2._data, out=a, casting="unsafe"))
+
+
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    """self += value * tensor1 / tensor2"""
+    t1, t2 = ew.as_tensor_operand(tensor1, self), ew.as_tensor_operand(tensor2, self)
+    check_result(self, np.broadcast_shapes(t1.shape, t2.shape), result_type(t1._data, t2._data))
+    return write(self, lambda old: ew.add(old, ew.mul(ew.div(t1, t2), value)), (t1, t2),
+                 lambda a: np.add(a, value * t1._data / t2._data, out=a, casting="unsafe"))
+
+
+def lerp_(self, end, weight):
+    """self += weight * (end - self)"""
+    e, w = ew.as_tensor_operand(end, self), ew.as_tensor_operand(weight, self)
+    check_result(self, np.broadcast_shapes(e.shape, w.shape), result_type(self._data, e._data))
+    return write(self, lambda old: ew.add(old, ew.mul(w, ew.sub(e, old))), (e, w),
+                 lambda a: np.add(a, w._data * (e._data - a), out=a, casting="unsafe"))
+
+
+# --------------------------------------------------------------------------- overwriting
+def copy_(self, src, non_blocking=False):
+    """Copy ``src`` (broadcast to this shape, cast to this dtype) into this tensor; returns ``self``."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
+    check_result(self, src.shape, self.dtype)
+    return write(self, lambda old: Overwrite.apply(old, src), (src,),
+                 lambda a: np.copyto(a, src._data, casting="unsafe"))
+
+
+def fill_(self, value):
+    """Every element becomes ``value`` (a number or a 0-d tensor, which may require grad)."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                               "dimensions.")
+        return write(self, lambda old: Overwrite.apply(old, value), (value,),
+                     lambda a: a.__setitem__(Ellipsis, value._data))
+    return _new_values(self, lambda: value)
+
+
+def zero_(self):
+    return _new_values(self, lambda: 0)
+
+
+def masked_fill_(self, mask, value):
+    mask = ew.as_tensor_operand(mask)
+    if mask.dtype.kind != "b":
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    try:
+        fits = tuple(np.broadcast_shapes(self.shape, mask.shape)) == self.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"The size of the mask {list(mask.shape)} must be broadcastable to the size of the "
+                           f"input {list(self.shape)}")
+    v = ew.as_tensor_operand(value, self)
+    if v.ndim != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{v.ndim} dimension(s).")
+
+    def fast(a):
+        np.copyto(a, v._data, where=mask._data, casting="unsafe")
+    return write(self, lambda old: ew.masked_fill(old, mask, v), (v,), fast)
+
+
+def setitem(self, index, value):
+    """``self[index] = value``: basic slices, integer arrays and masks, differentiable in self and value."""
+    index = sh.to_numpy_index(index)
+    v = ew.as_tensor_operand(value, self)
+    target = self._data[index]      # raises IndexError for a bad index before anything is written
+    try:
+        np.broadcast_shapes(target.shape, v.shape)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(target.shape)}") from None
+
+    def fast(a):
+        a[index] = v._data
+    write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast)
+
+
+class IndexPut(Function):
+    """out = a with ``out[index] = value``. Backward: ``a`` keeps its gradient outside the written
+    positions; ``value`` receives the gradient at them (summed back to its shape by the engine)."""
+
+    @staticmethod
+    def forward(ctx, a, value, index):
+        ctx.index, ctx.value_ndim = index, value.ndim
+        ctx.save_for_backward(*(p for p in sh._parts(index) if isinstance(p, np.ndarray)))
+        out = a._data.copy()
+        out[index] = value._data
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        ctx.saved_tensors  # raises if an index array was written in place since the forward
+        g = dout._data
+        da = None
+        if ctx.needs_input_grad[0]:
+            da = g.copy()
+            da[ctx.index] = 0
+        dvalue = None
+        if ctx.needs_input_grad[1]:
+            dvalue = g[ctx.index]                 # the indexed shape; the engine sums it to the value's shape
+            if dvalue.ndim < ctx.value_ndim:      # NumPy assigns a value with extra leading 1s
+                dvalue = dvalue.reshape((1,) * (ctx.value_ndim - dvalue.ndim) + dvalue.shape)
+        return da, dvalue, None
+
+
+# --------------------------------------------------------------------------- scatter family
+def _scatter_positions(index, dim):
+    """The full index tuple that puts element ``i`` of ``index`` at ``index[i]`` along ``dim``."""
+    positions = list(np.indices(index.shape, sparse=True))
+    positions[dim] = index
+    return tuple(positions)
+
+
+def _src_part(src, index):
+    """The part of ``src`` that ``index`` uses (``src`` may be larger than ``index``), as in PyTorch."""
+    return src[tuple(slice(0, n) for n in index.shape)]
+
+
+class Scatter(Function):
+    """out = a with ``out[..., index[i], ...] = src[i]`` along ``dim`` (``add``: ``+=``, repeats summed).
+
+    Backward: ``src`` receives the gradient gathered at the positions; ``a`` all of it (``add``) or all
+    but the overwritten positions."""
+
+    @staticmethod
+    def forward(ctx, a, src, dim, index, add):
+        positions = _scatter_positions(index, dim)
+        ctx.positions, ctx.src_shape, ctx.add = positions, src.shape, add
+        ctx.save_for_backward(index)
+        out = a._data.copy()
+        part = _src_part(src._data, index).astype(out.dtype, copy=False)
+        if add:
+            np.add.at(out, positions, part)
+        else:
+            out[positions] = part
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        ctx.saved_tensors
+        g = dout._data
+        da = None
+        if ctx.needs_input_grad[0]:
+            da = g if ctx.add else g.copy()
+            if not ctx.add:
+                da[ctx.positions] = 0
+        dsrc = None
+        if ctx.needs_input_grad[1]:
+            dsrc = np.zeros(ctx.src_shape, g.dtype)
+            picked = g[ctx.positions]
+            dsrc[tuple(slice(0, n) for n in picked.shape)] = picked
+        return da, dsrc, None, None, None
+
+
+def _check_scatter(self, dim, index, src, name):
+    from .dims import normalize_dim
+    if not isinstance(index, Tensor) or index.dtype != np.int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    d = normalize_dim(dim, max(self.ndim, 1))
+    if index.ndim != self.ndim or (src is not None and src.ndim != index.ndim):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    for i, n in enumerate(index.shape):
+        if (i != d and n > self.shape[i]) or (src is not None and n > src.shape[i]):
+            raise RuntimeError(f"Size does not match at dimension {i} expected index {list(index.shape)} to be "
+                               f"smaller than self {list(self.shape)} apart from dimension {d} and to be smaller "
+                               f"size than src {list(src.shape if src is not None else self.shape)}")
+    if index.numel() and (index._data.min() < -self.shape[d] or index._data.max() >= self.shape[d]):
+        raise RuntimeError(f"index {int(index._data.max())} is out of bounds for dimension {d} with size "
+                           f"{self.shape[d]}")
+    return d
+
+
+def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """``self[..., index[i], ...] = src[i]`` along ``dim`` (or ``value`` everywhere ``index`` points)."""
+    if reduce is not None:
+        raise NotImplementedError("scatter_(reduce=...) is deprecated in PyTorch and not supported by minigrad; "
+                                  "use scatter_add_ or scatter_reduce_")
+    if src is None and value is None:
+        raise TypeError("scatter_() missing required argument 'src' or 'value'")
+    if not isinstance(src, Tensor):
+        src = Tensor(np.full(index.shape, src if value is None else value, dtype=self.dtype))
+    d = _check_scatter(self, dim, index, src, "scatter")
+    return _scatter(self, d, index, src, add=False)
+
+
+def scatter_add_(self, dim, index, src):
+    """``self[..., index[i], ...] += src[i]`` along ``dim``; repeated positions accumulate."""
+    d = _check_scatter(self, dim, index, src, "scatter_add")
+    return _scatter(self, d, index, src, add=True)
+
+
+def _scatter(self, d, index, src, add):
+    positions = _scatter_positions(index._data, d)
+
+    def fast(a):
+        part = _src_part(src._data, index._data).astype(a.dtype, copy=False)
+        if add:
+            np.add.at(a, positions, part)
+        else:
+            a[positions] = part
+    return write(self, lambda old: Scatter.apply(old, src, d, index._data, add), (src,), fast)
+
+
+class IndexAdd(Function):
+    """out = a with ``alpha * source`` added at ``index`` along ``dim``. Backward: ``a`` gets the gradient
+    as is; ``source`` gets ``alpha`` times the gradient's slices at ``index`` (``index_select``)."""
+
+    @staticmethod
+    def forward(ctx, a, source, dim, index, alpha):
+        ctx.dim, ctx.alpha = dim, alpha
+        ctx.save_for_backward(index)
+        out = a._data.copy()
+        _index_add_into(out, dim, index, source._data, alpha)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        (index,) = ctx.saved_tensors
+        dsource = ctx.alpha * np.take(dout._data, index, axis=ctx.dim) if ctx.needs_input_grad[1] else None
+        return dout, dsource, None, None, None
+
+
+def _index_add_into(a, dim, index, source, alpha):
+    moved = np.moveaxis(a, dim, 0)                                    # (n, ...) view of a
+    np.add.at(moved, index, np.moveaxis(source, dim, 0).astype(a.dtype, copy=False) * alpha)
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    """``self`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``; repeats accumulate."""
+    from .dims import normalize_dim
+    d = normalize_dim(dim, max(self.ndim, 1))
+    if not isinstance(index, Tensor) or index.dtype.kind not in "iu" or index.ndim > 1:
+        raise IndexError("index_add_(): Index is supposed to be a vector")
+    expected = self.shape[:d] + (index.numel(),) + self.shape[d + 1:]
+    if source.shape != expected:
+        raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice shapes. Destination "
+                           f"slice shape: {list(self.shape)} at dimension {d} and source slice shape: "
+                           f"{list(source.shape)} at dimension 0.")
+    idx = index._data.reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= self.shape[d]):
+        raise IndexError("index out of range in self")
+    return write(self, lambda old: IndexAdd.apply(old, source, d, idx, alpha), (source,),
+                 lambda a: _index_add_into(a, d, idx, source._data, alpha))
+
+
+# --------------------------------------------------------------------------- random fills
+def _generator(generator):
+    from ..random import default_generator
+    return generator if generator is not None else default_generator()
+
+
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    return _new_values(self, lambda: _generator(generator).uniform(a, b, self.shape))
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return _new_values(self, lambda: _generator(generator).normal(mean, std, self.shape))
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    prob = p._data if isinstance(p, Tensor) else p
+    if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    return _new_values(self, lambda: _generator(generator).random(self.shape) < prob)
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    if lambd <= 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return _new_values(self, lambda: _generator(generator).exponential(1.0 / lambd, self.shape))
+
+
+# --------------------------------------------------------------------------- clone
+class Clone(Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a._data.copy()
+
+    @staticmethod
+    def backward(ctx, dout):
+        return dout
+
+
+def clone(input, *, memory_format=None):
+    """A copy with its own memory, differentiable (the gradient passes through unchanged)."""
+    return Clone.apply(input)
+
+
+METHODS = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "exp_", "sqrt_", "sigmoid_", "tanh_", "relu_", "clamp_",
+           "clip_", "addcmul_", "addcdiv_", "lerp_", "copy_", "fill_", "zero_", "masked_fill_", "scatter_",
+           "scatter_add_", "index_add_", "uniform_", "normal_", "bernoulli_", "exponential_", "clone"]
