@@ -116,18 +116,47 @@ def test_silu_is_stable_for_large_inputs(no_warnings):
 
 # ----------------------------------------------------------------------------- inplace flags
 @pytest.mark.parametrize("name, kwargs", [("relu", {}), ("silu", {}), ("dropout", {"p": 0.0}),
-                                          ("dropout", {"p": 0.5, "training": False})])
-def test_inplace_flag_is_accepted_and_leaves_the_input_unchanged(name, kwargs, rng):
-    """PyTorch's ``inplace=True`` overwrites the input; minigrad returns the same values in a new tensor."""
+                                          ("dropout", {"p": 0.5, "training": False}), ("dropout", {"p": 0.5})])
+def test_inplace_flag_writes_into_the_input_as_pytorch(name, kwargs, rng):
+    """``inplace=True`` overwrites the input and returns it, as PyTorch; on a non-leaf it is recorded, on a leaf
+    that requires grad it raises PyTorch's error (unless the op is the identity)."""
     torch = torch_or_skip()
     x = rng.standard_normal((3, 4))
-    theirs = getattr(torch.nn.functional, name)(torch.tensor(x), inplace=True, **kwargs)
-    ours = getattr(F, name)(mg.tensor(x), inplace=True, **kwargs)
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=1e-12)
-    gradcheck_and_mirror(name, x, inplace=False, **kwargs)
-    leaf = mg.tensor(x, requires_grad=True)
-    out = getattr(F, name)(leaf, inplace=True, **kwargs)
-    assert np.array_equal(leaf.detach().numpy(), x) and out.requires_grad
+    results = []
+    for lib, fn in ((torch, getattr(torch.nn.functional, name)), (mg, getattr(F, name))):
+        lib.manual_seed(0)
+        t = lib.tensor(x)
+        out = fn(t, inplace=True, **kwargs)
+        assert out is t
+        leaf = lib.tensor(x, requires_grad=True)
+        try:
+            fn(leaf, inplace=True, **kwargs)
+            refused = False
+        except RuntimeError as e:
+            refused = "leaf Variable that requires grad" in str(e)
+        results.append((t.numpy(), refused))
+    assert results[0][1] == results[1][1]
+    if kwargs.get("p") != 0.5 or not kwargs.get("training", True):  # random masks differ between libraries
+        np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-12)
+    else:
+        kept = results[1][0] != 0
+        np.testing.assert_allclose(results[1][0][kept], 2 * x[kept], rtol=1e-12)
+    if kwargs.get("p") != 0.5 or "training" in kwargs:
+        gradcheck_and_mirror(name, x, inplace=False, **kwargs)
+
+
+def test_inplace_activation_in_a_graph_matches_torch(rng):
+    torch = torch_or_skip()
+    x, g = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    grads = []
+    for lib in (torch, mg):
+        a = lib.tensor(x, requires_grad=True)
+        h = a * 1.5
+        lib.nn.functional.silu(h, inplace=True)
+        lib.nn.ReLU(inplace=True)(h)
+        (h * h * lib.tensor(g)).sum().backward()
+        grads.append(a.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
 
 
 # ----------------------------------------------------------------------------- dropout

@@ -27,7 +27,7 @@ where broadcasting is undone) and casts them to the input's dtype.
 import numpy as np
 
 from . import grad_mode
-from .version import version_of, writes
+from .version import version_of, writes, writes_since
 
 Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
 
@@ -35,7 +35,7 @@ Tensor = None  # minigrad.tensor sets this once the class exists (importing it h
 class Context:
     """The ``ctx`` of one ``Function`` call, and that call's node in the backward graph."""
 
-    __slots__ = ("fn", "saved", "saved_versions", "saved_at", "next_edges", "input_meta", "needs_input_grad",
+    __slots__ = ("fn", "saved", "saved_at", "next_edges", "input_meta", "needs_input_grad",
                  "pre_hooks", "retained", "freed", "__dict__", "__weakref__")
 
     def __init__(self, fn):
@@ -50,9 +50,8 @@ class Context:
 
     def save_for_backward(self, *tensors):
         """Keep these for backward. Tensors are kept as detached views (no cycles); ndarrays as is.
-        Each one's version is recorded, so that an in-place write before backward is caught."""
+        When they were saved is noted, so that an in-place write into one before backward is caught."""
         self.saved = tuple(t.detach() if isinstance(t, Tensor) else t for t in tensors)
-        self.saved_versions = tuple(version_of(_array(t)) if _array(t) is not None else None for t in self.saved)
         self.saved_at = writes[0]
 
     @property
@@ -68,9 +67,11 @@ class Context:
         return self.saved
 
     def _check_versions(self):
-        for item, expected in zip(self.saved, self.saved_versions):
-            if expected is not None and version_of(_array(item)) != expected:
-                array = _array(item)
+        for item in self.saved:
+            array = _array(item)
+            newer = 0 if array is None else writes_since(array, self.saved_at)
+            if newer:
+                expected = version_of(array) - newer
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: [{type_name(array.dtype)} {list(array.shape)}], saved by {self.name()}, is at "

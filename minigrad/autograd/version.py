@@ -1,9 +1,11 @@
 """Version counters: how many in-place writes a tensor's memory has seen.
 
 Every in-place op (``add_``, ``t[i] = v``, an optimizer step, ...) bumps the version of the memory it
-writes. A backward node records the versions of the arrays it saved; if one changed before the
-backward runs, the saved value is not the one the forward used, and ``Context.saved_tensors`` raises
-PyTorch's "modified by an inplace operation" error instead of returning a silently wrong gradient.
+writes. A backward node notes when it saved its arrays (a count of all writes so far, ``writes``); if
+one of them was written after that, the saved value is not the one the forward used, and
+``Context.saved_tensors`` raises PyTorch's "modified by an inplace operation" error instead of
+returning a silently wrong gradient. Saving costs one integer read; the arrays are looked at only
+when something was written in place since the save.
 
 The counter belongs to the *storage*, not to a Tensor object: the NumPy array that owns the memory
 (``array.base`` followed to its end). So a tensor, its views (``x[0]``, ``x.T``, ``x.view(-1)``),
@@ -15,8 +17,9 @@ import weakref
 
 import numpy as np
 
-_versions = {}   # id(storage) -> [version, weakref to the storage that drops the entry when it dies]
-writes = [0]     # in-place writes ever made, anywhere: a cheap "has anything changed since?" test
+_versions = {}   # id(storage) -> [version, stamps of its latest writes, weakref that drops the entry with it]
+writes = [0]     # in-place writes ever made, anywhere: the stamp of the latest one
+_KEPT_STAMPS = 64
 
 
 def storage_of(array):
@@ -32,13 +35,22 @@ def version_of(array):
     return 0 if entry is None else entry[0]
 
 
+def writes_since(array, stamp):
+    """How many in-place writes ``array``'s memory has seen after the global count was ``stamp``."""
+    entry = _versions.get(id(storage_of(array)))
+    return 0 if entry is None else sum(1 for s in entry[1] if s > stamp)
+
+
 def bump(array):
     """Record an in-place write into ``array``'s memory."""
+    writes[0] += 1
     owner = storage_of(array)
     key = id(owner)
     entry = _versions.get(key)
     if entry is None:
-        _versions[key] = [1, weakref.ref(owner, lambda _, key=key: _versions.pop(key, None))]
+        _versions[key] = [1, [writes[0]], weakref.ref(owner, lambda _, key=key: _versions.pop(key, None))]
     else:
         entry[0] += 1
-    writes[0] += 1
+        entry[1].append(writes[0])
+        if len(entry[1]) > _KEPT_STAMPS:
+            del entry[1][0]

@@ -10,6 +10,5 @@ from ..ops.softmax import log_softmax, softmax  # noqa: F401
 
 
 def relu(input, inplace=False):
-    """max(x, 0). ``inplace`` is accepted for ported code; the result is always a new tensor and the input is
-    left unchanged (as minigrad's ``nn.ReLU(inplace=True)``)."""
-    return _relu(input)
+    """max(x, 0); with ``inplace``, ``input.relu_()``."""
+    return input.relu_() if inplace else _relu(input)

@@ -281,18 +281,14 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input):
-        return F.dropout(input, self.p, self.training)
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
 
 
 class _Activation(Module):
-    """An elementwise activation without state.
-
-    ``inplace`` is accepted for ported code; minigrad computes out of place (the returned tensor is the
-    same, the input is left unchanged).
-    """
+    """An elementwise activation without state; ``inplace=True`` writes the result into the input."""
 
     def __init__(self, inplace=False):
         super().__init__()
@@ -306,14 +302,14 @@ class ReLU(_Activation):
     """max(x, 0)."""
 
     def forward(self, input):
-        return F.relu(input)
+        return F.relu(input, self.inplace)
 
 
 class SiLU(_Activation):
     """x * sigmoid(x)."""
 
     def forward(self, input):
-        return F.silu(input)
+        return F.silu(input, self.inplace)
 
 
 class GELU(Module):

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..autograd import Function
 from ..random import default_generator
+from .inplace import write
 from .norm.common import compute_dtype
 
 # --------------------------------------------------------------------------- erfc (Cody, 1969)
@@ -167,8 +168,10 @@ class Silu(Function):
 
 
 def silu(input, inplace=False):
-    """Sigmoid Linear Unit (swish): x * sigmoid(x). ``inplace`` is accepted for ported code; the result is
-    always a new tensor and the input is left unchanged (as minigrad's ``nn.SiLU(inplace=True)``)."""
+    """Sigmoid Linear Unit (swish): x * sigmoid(x); with ``inplace`` written into ``input`` (recorded like
+    any in-place op, ``ops/inplace.py``)."""
+    if inplace:
+        return write(input, Silu.apply)
     return Silu.apply(input)
 
 
@@ -195,10 +198,12 @@ class Dropout(Function):
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Inverted dropout: zero each element with probability p and scale the rest by 1/(1-p), so the
-    expectation is unchanged; the identity when ``training`` is False or p == 0. ``inplace`` is accepted for
-    ported code; the input is never modified."""
+    expectation is unchanged; the identity when ``training`` is False or p == 0. With ``inplace`` the result
+    is written into ``input`` (recorded like any in-place op)."""
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
+    if inplace:
+        return write(input, lambda old: Dropout.apply(old, p))
     return Dropout.apply(input, p)

@@ -31,7 +31,7 @@ _NAMES = {"b": "Bool", "i": "Long", "u": "Byte", "f": "Float", "c": "ComplexFloa
 # --------------------------------------------------------------------------- checks, before anything changes
 def check_writable(t):
     """PyTorch's errors for memory an in-place op must not write: shared by several elements (expanded)."""
-    if overlaps(t._data):
+    if 0 in t._data.strides and overlaps(t._data):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
     if not t._data.flags.writeable:
@@ -50,10 +50,10 @@ def check_leaf(t):
 
 def check_result(t, shape, dtype):
     """The result of an in-place op must fit ``t``: same shape after broadcasting, a dtype ``t`` can hold."""
-    if tuple(np.broadcast_shapes(t.shape, shape)) != t.shape:
+    if shape != t.shape and shape != () and tuple(np.broadcast_shapes(t.shape, shape)) != t.shape:
         raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "
                            f"{list(np.broadcast_shapes(t.shape, shape))}")
-    if _CATEGORY[np.dtype(dtype).kind] > _CATEGORY[t.dtype.kind]:
+    if dtype != t.dtype and _CATEGORY[np.dtype(dtype).kind] > _CATEGORY[t.dtype.kind]:
         raise RuntimeError(f"result type {_NAMES[np.dtype(dtype).kind]} can't be cast to the desired output "
                            f"type {_NAMES[t.dtype.kind]}")
 
@@ -66,7 +66,7 @@ def _broadcast_error(t, other):
 
 
 def _records(t, operands):
-    if not grad_mode.is_grad_enabled():
+    if not grad_mode._state["enabled"]:
         return False
     if t.requires_grad or (t._base is not None and t._base.requires_grad):
         return True
@@ -140,9 +140,10 @@ def _new_values(t, make):
 
 # --------------------------------------------------------------------------- arithmetic
 def _binary(t, other, name, ufunc, outofplace, alpha=1):
-    o = ew.as_tensor_operand(other, t)
-    _broadcast_error(t, o)
-    dtype = result_type(t._data, o._data)
+    o = other if isinstance(other, Tensor) else ew.as_tensor_operand(other, t)
+    if o.shape != t.shape:
+        _broadcast_error(t, o)
+    dtype = o.dtype if o.dtype == t.dtype else result_type(t._data, o._data)
     if name == "div" and dtype.kind in "biu":
         dtype = np.dtype(np.float32)
     check_result(t, o.shape, dtype)
