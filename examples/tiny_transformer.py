@@ -151,7 +151,7 @@ def save_checkpoint(path, trainer):
     meta = {"step": trainer.step, "config": trainer.cfg, "history": trainer.history,
             "optimizer": _pack(trainer.optimizer.state_dict(), arrays, "optimizer"),
             "scheduler": _pack(trainer.scheduler.state_dict(), arrays, "scheduler"),
-            "rng": mg.random.default_generator().bit_generator.state}
+            "rng": mg.random.default_generator.get_state()}
     tmp = path + ".tmp.npz"
     np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
     os.replace(tmp, path)   # a crash while writing never leaves a half-written checkpoint
@@ -172,7 +172,7 @@ def restore(trainer, meta, arrays):
     trainer.optimizer.load_state_dict(_unpack(meta["optimizer"], arrays, lib))
     trainer.scheduler.load_state_dict(_unpack(meta["scheduler"], arrays, lib))
     trainer.step, trainer.history = meta["step"], meta["history"]
-    mg.random.default_generator().bit_generator.state = meta["rng"]
+    mg.random.default_generator.set_state(meta["rng"])
 
 
 # --------------------------------------------------------------------------- progress and plots

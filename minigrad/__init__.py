@@ -21,7 +21,7 @@ from .ops.reduce import all, amax, amin, any, argmax, argmin, logsumexp, max, me
 from .ops.shape import (cat, chunk, expand, flatten, permute, repeat, reshape, split, squeeze, stack, transpose,
                         tril, triu, unsqueeze)
 from .ops.softmax import log_softmax, softmax
-from .random import manual_seed
+from .random import Generator, default_generator, manual_seed
 from .tensor import Tensor
 
 from . import autograd, nn, optim  # noqa: E402  (subpackages that build on the names above)

@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import dtypes
-from .random import default_generator
+from .random import numpy_rng
 from .tensor import Tensor
 
 
@@ -106,19 +106,19 @@ def eye(n, m=None, dtype=None, requires_grad=False):
 
 
 def randn(*size, dtype=None, requires_grad=False, generator=None):
-    g = generator or default_generator()
+    g = numpy_rng(generator)
     return Tensor(g.standard_normal(_size(size)).astype(_dtype(dtype)), requires_grad=requires_grad)
 
 
 def rand(*size, dtype=None, requires_grad=False, generator=None):
-    g = generator or default_generator()
+    g = numpy_rng(generator)
     return Tensor(g.random(_size(size)).astype(_dtype(dtype)), requires_grad=requires_grad)
 
 
 def randint(low, high=None, size=(), dtype=None, generator=None):
     if high is None:
         low, high = 0, low
-    g = generator or default_generator()
+    g = numpy_rng(generator)
     return Tensor(g.integers(low, high, size=_size((size,))).astype(_dtype(dtype, dtypes.int64)))
 
 

@@ -1,7 +1,7 @@
 """Parameter initialization with PyTorch's formulas and argument names.
 
 Every ``*_`` function fills its tensor in place, outside autograd, from minigrad's global generator
-(``minigrad.manual_seed``) unless a NumPy ``generator`` is given, and returns the tensor. The random
+(``minigrad.manual_seed``) unless a ``generator`` (a ``minigrad.Generator`` or NumPy's) is given, and returns the tensor. The random
 streams differ from PyTorch's; the distributions (bounds, standard deviations, gains) are the same.
 
 The scaled initializers keep the variance of activations (forward, ``mode='fan_in'``) or of gradients
@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from ..autograd import no_grad
-from ..random import default_generator
+from ..random import numpy_rng
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
@@ -74,12 +74,12 @@ def _fill(tensor, values):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with U(a, b)."""
-    return _fill(tensor, (generator or default_generator()).uniform(a, b, tensor.shape))
+    return _fill(tensor, numpy_rng(generator).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with N(mean, std**2)."""
-    return _fill(tensor, (generator or default_generator()).normal(mean, std, tensor.shape))
+    return _fill(tensor, numpy_rng(generator).normal(mean, std, tensor.shape))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
@@ -89,7 +89,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    generator = generator or default_generator()
+    generator = numpy_rng(generator)
     values = generator.normal(mean, std, tensor.shape)
     outside = (values < a) | (values > b)
     for _ in range(1000):  # each round keeps at least P([a, b]) of the remaining draws

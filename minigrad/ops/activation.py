@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..autograd import Function
-from ..random import default_generator
+from ..random import numpy_rng
 from .inplace import write
 from .norm.common import compute_dtype
 
@@ -185,7 +185,7 @@ class Dropout(Function):
         if p == 1:
             scale = np.zeros(x.shape, dtype=x.dtype)
         else:
-            keep = default_generator().random(x.shape, dtype=np.float32 if x.dtype != np.float64 else np.float64) >= p
+            keep = numpy_rng().random(x.shape, dtype=np.float32 if x.dtype != np.float64 else np.float64) >= p
             scale = keep.astype(x.dtype) * x.dtype.type(1 / (1 - p))
         ctx.save_for_backward(scale)
         return x * scale

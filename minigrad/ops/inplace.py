@@ -467,8 +467,8 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 # --------------------------------------------------------------------------- random fills
 def _generator(generator):
-    from ..random import default_generator
-    return generator if generator is not None else default_generator()
+    from ..random import numpy_rng
+    return numpy_rng(generator)
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
