@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from ..autograd import Function
+from ..dtypes import compute_dtype
 from ..random import default_generator
-from .norm.common import compute_dtype
 
 # --------------------------------------------------------------------------- erfc (Cody, 1969)
 # Coefficients as published by Cody, highest power first.

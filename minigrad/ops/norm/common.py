@@ -10,10 +10,7 @@ The fused Functions compute the same thing in one kernel call and differentiate 
 """
 import numpy as np
 
-
-def compute_dtype(dtype):
-    """float16 is computed in float32 (so x**2 cannot overflow), then cast back once at the end."""
-    return np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
+from ...dtypes import compute_dtype
 
 
 def normalize(x, dims, eps, centered=True):
