@@ -24,10 +24,10 @@ from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
 from ...tensor import Tensor
-from .channels import (affine_channels, channel_affine, channel_array, channel_grads, channel_param_grads,
-                       channels_view, check_channel_input, check_param_dtypes, check_running_pair, per_channel,
-                       shape_of, update_running_stats, verify_batch_size)
-from .common import center, centered_dx, input_grads, mean64, normalize
+from .channels import (affine_channels, channel_affine, channel_array, channel_backward, channel_operands,
+                       channel_param_grads, channels_view, check_channel_input, check_param_dtypes, check_running_pair,
+                       per_channel, save_for_channel_backward, update_running_stats, verify_batch_size)
+from .common import center, centered_dx, mean64, normalize
 
 
 # --------------------------------------------------------------------------- NumPy reference, x (N, C, S)
@@ -73,21 +73,14 @@ class BatchNormFunction(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, mean, rstd, training):
-        x3 = channels_view(x._data)                                   # (N, C, S) in the compute dtype
-        w = channel_array(weight, x3.dtype)                           # (C,)
-        y = kernel(batch_norm_forward)(x3, mean, rstd, w, channel_array(bias, x3.dtype))
-        ctx.save_for_backward(x, mean, rstd, w)
-        ctx.training, ctx.shapes = training, (x.shape, shape_of(weight), shape_of(bias))
+        x3, w, b = channel_operands(x, weight, bias)                 # (N, C, S), (C,), (C,) in the compute dtype
+        y = kernel(batch_norm_forward)(x3, mean, rstd, w, b)
+        save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, training=training)
         return y.reshape(x.shape).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
-        x, mean, rstd, w = ctx.saved_tensors
-        need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
-        dx, dw, db = kernel(batch_norm_backward)(channels_view(dout._data), channels_view(x._data), mean, rstd, w,
-                                                 training=ctx.training, need_dx=need_dx, need_dw=need_dw,
-                                                 need_db=need_db)
-        return input_grads(ctx, *channel_grads(ctx, dx, dw, db))
+        return channel_backward(ctx, dout, batch_norm_backward, training=ctx.training)
 
 
 # --------------------------------------------------------------------------- the composite twin

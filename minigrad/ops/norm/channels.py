@@ -11,8 +11,9 @@ flat (C,) arrays. The families differ only in the axes A their statistics reduce
 import numpy as np
 
 from ...dtypes import compute_dtype
+from ...kernels import kernel
 from ...tensor import Tensor
-from .common import sum64
+from .common import input_grads, sum64
 
 _TORCH_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
 
@@ -84,16 +85,32 @@ def channel_array(t, dtype):
     return None if t is None else np.array(t._data.reshape(-1), dtype=dtype)
 
 
-def shape_of(t):
-    return None if t is None else t.shape
+def channel_operands(x, weight, bias):
+    """x as (N, C, S) and weight/bias as (C,) arrays, all in the compute dtype of ``x``."""
+    x3 = channels_view(x._data)
+    return x3, channel_array(weight, x3.dtype), channel_array(bias, x3.dtype)
 
 
-def channel_grads(ctx, dx, dw, db):
-    """A channel kernel's (N, C, S) / (C,) gradients in the shapes of x, weight and bias
-    (``ctx.shapes``, set by the Function's forward)."""
+def save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, **options):
+    """What every channel backward reads: x, the statistics, the weight array w; the shapes of x, weight
+    and bias, which its gradients take; and the family's options, as ``ctx.<name>``."""
+    ctx.save_for_backward(x, mean, rstd, w)
+    ctx.shapes = tuple(None if t is None else t.shape for t in (x, weight, bias))
+    for name, value in options.items():
+        setattr(ctx, name, value)
+
+
+def channel_backward(ctx, dout, backward_kernel, **options):
+    """Run a channel family's reference ``backward_kernel`` (or its numba twin, ``kernel``) on what
+    ``save_for_channel_backward`` saved, for the gradients asked for; they come back in the shapes of
+    input, weight and bias."""
+    x, mean, rstd, w = ctx.saved_tensors
+    need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
+    dx, dw, db = kernel(backward_kernel)(channels_view(dout._data), channels_view(x._data), mean, rstd, weight=w,
+                                         **options, need_dx=need_dx, need_dw=need_dw, need_db=need_db)
     x_shape, w_shape, b_shape = ctx.shapes
-    return (None if dx is None else dx.reshape(x_shape), None if dw is None else dw.reshape(w_shape),
-            None if db is None else db.reshape(b_shape))
+    return input_grads(ctx, None if dx is None else dx.reshape(x_shape), None if dw is None else dw.reshape(w_shape),
+                       None if db is None else db.reshape(b_shape))
 
 
 # --------------------------------------------------------------------------- NumPy reference pieces

@@ -28,10 +28,10 @@ from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
 from .batchnorm import batch_norm, batch_norm_composite, batch_norm_stats
-from .channels import (affine_channels, channel_affine, channel_array, channel_grads, channel_param_grads,
-                       channels_view, check_channel_input, check_param_dtypes, check_running_pair, shape_of,
-                       update_running_stats, verify_batch_size, verify_spatial_size)
-from .common import center, centered_dx, exact_mean, input_grads, mean64, normalize
+from .channels import (affine_channels, channel_affine, channel_backward, channel_operands, channel_param_grads,
+                       channels_view, check_channel_input, check_param_dtypes, check_running_pair,
+                       save_for_channel_backward, update_running_stats, verify_batch_size, verify_spatial_size)
+from .common import center, centered_dx, exact_mean, mean64, normalize
 
 
 # --------------------------------------------------------------------------- NumPy reference, x (N, C, S)
@@ -81,21 +81,14 @@ class GroupNormFunction(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, num_groups, eps):
-        x3 = channels_view(x._data)                                   # (N, C, S) in the compute dtype
-        w = channel_array(weight, x3.dtype)                           # (C,)
-        y, mean, rstd = kernel(group_norm_forward)(x3, num_groups, w, channel_array(bias, x3.dtype), eps=eps)
-        ctx.save_for_backward(x, mean, rstd, w)
-        ctx.num_groups, ctx.shapes = num_groups, (x.shape, shape_of(weight), shape_of(bias))
+        x3, w, b = channel_operands(x, weight, bias)                 # (N, C, S), (C,), (C,) in the compute dtype
+        y, mean, rstd = kernel(group_norm_forward)(x3, num_groups, w, b, eps=eps)   # mean, rstd (N, G)
+        save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, num_groups=num_groups)
         return y.reshape(x.shape).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
-        x, mean, rstd, w = ctx.saved_tensors
-        need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
-        dx, dw, db = kernel(group_norm_backward)(channels_view(dout._data), channels_view(x._data), mean, rstd,
-                                                 num_groups=ctx.num_groups, weight=w, need_dx=need_dx,
-                                                 need_dw=need_dw, need_db=need_db)
-        return input_grads(ctx, *channel_grads(ctx, dx, dw, db))
+        return channel_backward(ctx, dout, group_norm_backward, num_groups=ctx.num_groups)
 
 
 # --------------------------------------------------------------------------- the composite twins
@@ -108,11 +101,8 @@ def group_norm_composite(input, num_groups, weight=None, bias=None, eps=1e-5):
 def instance_norm_composite(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                             momentum=0.1, eps=1e-5):
     """``instance_norm`` written with ordinary ops."""
-    if not use_input_stats:
-        _require_running_stats(running_mean, running_var)
-        return batch_norm_composite(input, running_mean, running_var, weight, bias, False, momentum, eps)
-    _check_instance_args_and_update_running(input, running_mean, running_var, weight, bias, momentum)
-    return _group_norm_composite(input, input.shape[1], weight, bias, eps)
+    return _instance_norm(batch_norm_composite, _group_norm_composite, input, running_mean, running_var, weight, bias,
+                          use_input_stats, momentum, eps)
 
 
 def _group_norm_composite(input, num_groups, weight, bias, eps):
@@ -132,11 +122,24 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
     """``F.instance_norm``: GroupNorm with G = C, or BatchNorm-eval on the running buffers."""
+    return _instance_norm(batch_norm, _group_norm_function, input, running_mean, running_var, weight, bias,
+                          use_input_stats, momentum, eps)
+
+
+def _group_norm_function(input, num_groups, weight, bias, eps):
+    return GroupNormFunction.apply(input, weight, bias, num_groups=num_groups, eps=eps)
+
+
+def _instance_norm(batch_norm_form, group_norm_form, input, running_mean, running_var, weight, bias, use_input_stats,
+                   momentum, eps):
+    """InstanceNorm on the running buffers (``batch_norm_form`` in eval mode) or on the instance statistics
+    (``group_norm_form`` with G = C, after the checks and the running update). The forms are the
+    Function-backed ones for ``instance_norm`` and the composite ones for ``instance_norm_composite``."""
     if not use_input_stats:
         _require_running_stats(running_mean, running_var)
-        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+        return batch_norm_form(input, running_mean, running_var, weight, bias, False, momentum, eps)
     _check_instance_args_and_update_running(input, running_mean, running_var, weight, bias, momentum)
-    return GroupNormFunction.apply(input, weight, bias, num_groups=input.shape[1], eps=eps)
+    return group_norm_form(input, input.shape[1], weight, bias, eps)
 
 
 def _check_group_norm(input, num_groups, weight, bias):
