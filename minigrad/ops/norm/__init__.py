@@ -13,6 +13,8 @@ The public forms (``rms_norm``, ...) are what ``minigrad.nn.functional`` and the
 autograd differentiates them (the teaching reference and the tests' oracle). This package also
 exports every family's NumPy reference kernels: it is the ``"numpy"`` backend of ``minigrad.kernels``.
 """
+__all__ = ["rms_norm", "layer_norm", "batch_norm", "instance_norm", "group_norm"]   # what nn.functional exports
+
 from .batchnorm import batch_norm, batch_norm_backward, batch_norm_composite, batch_norm_forward  # noqa: F401
 from .batchnorm import batch_norm_stats  # noqa: F401
 from .groupnorm import group_norm, group_norm_backward, group_norm_composite, group_norm_forward  # noqa: F401
