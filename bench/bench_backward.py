@@ -38,10 +38,10 @@ import minigrad.nn.functional as F  # noqa: E402
 from common import fmt_ms, table, time_interleaved  # noqa: E402
 from minigrad import viz  # noqa: E402
 from minigrad.kernels import BACKENDS, get_backend, use_backend  # noqa: E402
-from minigrad.ops.norm.batch import batch_norm_composite  # noqa: E402
-from minigrad.ops.norm.group import group_norm_composite, instance_norm_composite  # noqa: E402
-from minigrad.ops.norm.layer import layer_norm_composite  # noqa: E402
-from minigrad.ops.norm.rms import rms_norm_composite  # noqa: E402
+from minigrad.ops.norm.batchnorm import batch_norm_composite  # noqa: E402
+from minigrad.ops.norm.groupnorm import group_norm_composite, instance_norm_composite  # noqa: E402
+from minigrad.ops.norm.layernorm import layer_norm_composite  # noqa: E402
+from minigrad.ops.norm.rmsnorm import rms_norm_composite  # noqa: E402
 
 ROWS, CHANNELS = (2048, 512), (32, 64, 16, 16)             # moderate: 4 MB / 2 MB of float32
 QUICK_ROWS, QUICK_CHANNELS = (256, 128), (8, 16, 8, 8)

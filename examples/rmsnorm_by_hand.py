@@ -15,7 +15,7 @@ import numpy as np
 
 import minigrad as mg
 import minigrad.nn.functional as F
-from minigrad.ops.norm.rms import rms_norm_composite
+from minigrad.ops.norm.rmsnorm import rms_norm_composite
 
 X = np.array([[1.0, 2.0, 3.0, 4.0], [-1.0, -2.0, -3.0, -4.0]])   # (R, D) = (2, 4)
 W = np.array([1.0, 0.5, 2.0, -1.0])                              # (D,) the RMSNorm weight (gain)

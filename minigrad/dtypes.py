@@ -37,6 +37,12 @@ def is_floating_point(dtype):
     return np.dtype(dtype).kind == "f"
 
 
+def compute_dtype(dtype):
+    """The dtype arithmetic runs in: float16 is computed in float32 (so x**2 cannot overflow and sums keep
+    their digits), then cast back once at the end; every other dtype is computed as itself."""
+    return float32 if np.dtype(dtype) == float16 else np.dtype(dtype)
+
+
 def dtype_of_python(value):
     """The dtype PyTorch gives a Python scalar or nested list of them."""
     arr = np.asarray(value)

@@ -1,8 +1,8 @@
 """The normalization kernels on both backends, and the backend switch.
 
-* numba against the NumPy reference (the contract in minigrad/kernels/numpy_kernels.py): every
+* numba against the NumPy reference (the contract in minigrad/kernels/__init__.py; the references in minigrad/ops/norm/*norm.py): every
   kernel, forward and backward, every need_* combination, 1e-6 relative in float32, 1e-12 in float64;
-* both backends against the formulas of normalization.md §1 written out in float64 here (``oracle``):
+* both backends against the formulas of docs/derivations/README.md written out in float64 here (``oracle``):
   odd shapes, a float32 row of 65,536 elements with mean 1e4 and std 1e-2, non-contiguous input;
 * determinism: two runs are bitwise equal (numba's dw/db add per-chunk partials in a fixed order);
 * the switch: MINIGRAD_BACKEND, set_backend/get_backend/use_backend, invalid names, the lazy numba
@@ -27,7 +27,7 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import kernels
-from minigrad.kernels import numpy_kernels
+from minigrad.ops import norm as numpy_kernels
 
 RTOL = {np.float32: 1e-6, np.float64: 1e-12}
 NEEDS = list(itertools.product([False, True], repeat=3))   # (need_dx, need_dw, need_db)
@@ -154,7 +154,7 @@ def test_numba_backward_matches_numpy(case, dtype, needs):
 @pytest.mark.parametrize("eps", [0.0, 1e-6])
 @pytest.mark.parametrize("case", ["rms", "ln", "gn-G2"])
 def test_zero_and_constant_rows_follow_numpy(case, eps):
-    """normalization.md §10: with eps = 0 a zero (RMS) or constant (centered) row has rstd = inf and
+    """As in PyTorch: with eps = 0 a zero (RMS) or constant (centered) row has rstd = inf and
     NaN outputs; with eps > 0 everything stays finite. NaN and inf must land where NumPy puts them."""
     c, nb = CASES[case], numba_kernels()
     a = arrays(c.shape, c.n_params, np.float64)
@@ -169,7 +169,7 @@ def test_zero_and_constant_rows_follow_numpy(case, eps):
 
 # --------------------------------------------------------------------------- both backends against the formulas
 def oracle(x, dy, axes, eps, centered, w, b):
-    """normalization.md §1 in float64 over ``axes`` (w, b broadcastable): y, mean, var, rstd, dx, dw_terms = dy * xhat.
+    """docs/derivations/README.md's two forms in float64 over ``axes`` (w, b broadcastable): y, mean, var, rstd, dx, dw_terms = dy * xhat.
 
     dx is a difference of terms of size |rstd * gw| that cancel (almost entirely in one-element
     rows), so its error is measured against dx_scale = max |rstd * gw|."""
@@ -339,7 +339,7 @@ def test_environment_variable_chooses_the_backend(fresh_switch, name):
         numba_kernels()
     fresh_switch.setenv("MINIGRAD_BACKEND", name)
     assert mg.get_backend() == name
-    assert kernels.backend() is importlib.import_module(f"minigrad.kernels.{name}_kernels")
+    assert kernels.backend() is importlib.import_module({"numpy": "minigrad.ops.norm", "numba": "minigrad.kernels.numba_kernels"}[name])
 
 
 def test_default_backend_is_numba(fresh_switch):

@@ -13,7 +13,8 @@ import minigrad as mg
 import minigrad.nn as nn
 import minigrad.nn.functional as F
 from minigrad.autograd import GradcheckError
-from minigrad.ops.norm.batch import FusedBatchNorm, batch_norm_composite
+from minigrad.ops.norm.batchnorm import BatchNormFunction as FusedBatchNorm
+from minigrad.ops.norm.batchnorm import batch_norm_composite
 
 from .mirror import check_grad, torch_or_skip
 

@@ -12,7 +12,8 @@ import minigrad as mg
 import minigrad.nn as nn
 import minigrad.nn.functional as F
 from minigrad.autograd import GradcheckError
-from minigrad.ops.norm.group import FusedGroupNorm, group_norm_composite, instance_norm_composite
+from minigrad.ops.norm.groupnorm import GroupNormFunction as FusedGroupNorm
+from minigrad.ops.norm.groupnorm import group_norm_composite, instance_norm_composite
 
 from .mirror import assert_mirror, check_grad, torch_or_skip
 from .test_norm_batch import (affine_arrays, as_tensors, assert_close, assert_float16_like_torch,

@@ -10,7 +10,7 @@ import minigrad as mg
 import minigrad.nn as nn
 import minigrad.nn.functional as F
 from minigrad.autograd import GradcheckError
-from minigrad.ops.norm.layer import LayerNormFunction, layer_norm_composite
+from minigrad.ops.norm.layernorm import LayerNormFunction, layer_norm_composite
 
 from .mirror import assert_mirror, check_grad, torch_or_skip
 from .row_norm_helpers import (SHAPE_IDS, SHAPES, assert_module_mirror, assert_shape_errors, assert_twins_equal, case,

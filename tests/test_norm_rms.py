@@ -12,7 +12,7 @@ import minigrad as mg
 import minigrad.nn as nn
 import minigrad.nn.functional as F
 from minigrad.autograd import GradcheckError
-from minigrad.ops.norm.rms import RMSNormFunction, rms_norm_composite
+from minigrad.ops.norm.rmsnorm import RMSNormFunction, rms_norm_composite
 
 from .mirror import assert_mirror, check_grad, torch_or_skip
 from .row_norm_helpers import SHAPE_IDS, SHAPES, assert_module_mirror, assert_twins_equal, case, forward_backward

@@ -5,9 +5,9 @@
 
 A page is hand-written Markdown except for marked blocks, which this script owns:
 
-    <!-- BEGIN: code minigrad/ops/norm/rms.py::RMSNormFunction.backward -->
+    <!-- BEGIN: code minigrad/ops/norm/rmsnorm.py::RMSNormFunction.backward -->
     ...the exact source lines of that function or method, as a fenced block...
-    <!-- END: code minigrad/ops/norm/rms.py::RMSNormFunction.backward -->
+    <!-- END: code minigrad/ops/norm/rmsnorm.py::RMSNormFunction.backward -->
 
     <!-- BEGIN: example rms.backward -->
     ...text printed by the generator ``rms.backward`` of numeric.py, which runs minigrad...

@@ -15,10 +15,10 @@ import minigrad as mg
 import minigrad.nn as nn
 import minigrad.nn.functional as F
 from minigrad import viz
-from minigrad.ops.norm.batch import batch_norm_composite
-from minigrad.ops.norm.group import group_norm_composite, instance_norm_composite
-from minigrad.ops.norm.layer import layer_norm_composite
-from minigrad.ops.norm.rms import rms_norm_composite
+from minigrad.ops.norm.batchnorm import batch_norm_composite
+from minigrad.ops.norm.groupnorm import group_norm_composite, instance_norm_composite
+from minigrad.ops.norm.layernorm import layer_norm_composite
+from minigrad.ops.norm.rmsnorm import rms_norm_composite
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = {}
@@ -346,7 +346,7 @@ def bn_graph():
 
 @example("bn.forward")
 def bn_forward():
-    return centered_forward_example(_bn(), BN_X, BN_W, BN_B, BN_G, 0, "FusedBatchNorm",
+    return centered_forward_example(_bn(), BN_X, BN_W, BN_B, BN_G, 0, "BatchNormFunction",
                                     "x (N = 4 rows, C = 2 channels)", "per channel")
 
 
@@ -419,7 +419,7 @@ def bn_eval():
 @example("bn.saved")
 def bn_saved():
     x, w, b = random((16, 32, 8, 8), 15), random(32, 16), random(32, 17)
-    return saved_table([("fused `FusedBatchNorm`", lambda x, w, b: F.batch_norm(x, None, None, w, b, True)),
+    return saved_table([("fused `BatchNormFunction`", lambda x, w, b: F.batch_norm(x, None, None, w, b, True)),
                         ("composite twin, autograd",
                          lambda x, w, b: batch_norm_composite(x, None, None, w, b, True))], [x, w, b])
 
@@ -460,8 +460,8 @@ def gn_graph():
 def gn_forward():
     y, saved, _ = twins(*_gn(2), [GN_X, GN_W, GN_B], GN_G)
     ref = group_oracle(GN_X, GN_G, GN_W, 2)
-    same(saved[1], ref["mean"], "mean saved by FusedGroupNorm")
-    same(saved[2], ref["rstd"], "rstd saved by FusedGroupNorm")
+    same(saved[1], ref["mean"], "mean saved by GroupNormFunction")
+    same(saved[2], ref["rstd"], "rstd saved by GroupNormFunction")
     same(y, ref["xhat"] * GN_W[:, None] + GN_B[:, None], "y vs NumPy")
     return text(("x (N = 2, C = 4, L = 2)", GN_X), ("w", GN_W), ("b", GN_B), "",
                 ("mean (N, G)", saved[1]), ("rstd (N, G)", saved[2]), "",
@@ -496,7 +496,7 @@ def gn_equivalences():
 @example("gn.saved")
 def gn_saved():
     x, w, b = random((16, 32, 8, 8), 21), random(32, 22), random(32, 23)
-    return saved_table([("fused `FusedGroupNorm`", lambda x, w, b: F.group_norm(x, 8, w, b)),
+    return saved_table([("fused `GroupNormFunction`", lambda x, w, b: F.group_norm(x, 8, w, b)),
                         ("composite twin, autograd", lambda x, w, b: group_norm_composite(x, 8, w, b))], [x, w, b])
 
 
@@ -550,5 +550,5 @@ def in_running():
 @example("in.saved")
 def in_saved():
     x = random((16, 32, 8, 8), 25)
-    return saved_table([("fused (`FusedGroupNorm`, G = C)", F.instance_norm),
+    return saved_table([("fused (`GroupNormFunction`, G = C)", F.instance_norm),
                         ("composite twin, autograd", instance_norm_composite)], [x])

@@ -1,11 +1,25 @@
-"""Backend switch for the normalization kernels: ``"numpy"`` (the reference) or ``"numba"`` (jitted, parallel).
+"""The accelerator: numba kernels for the norms (numba_kernels.py) and the switch that picks them.
 
-The norm Functions call ``backend().<kernel>(...)``; both modules have the same kernels with the
-same signatures (numpy_kernels.py states the contract). The choice is made at the first use:
+Every norm's NumPy reference kernels live in its family file (``minigrad/ops/norm/rmsnorm.py``,
+``layernorm.py``, ``batchnorm.py``, ``groupnorm.py``), the executable specification; each has a numba
+twin of the same name and signature in numba_kernels.py. A norm's Function runs
+``kernel(rms_norm_backward)(...)``: the reference itself on the ``"numpy"`` backend, its twin on
+``"numba"`` (the default). ``backend()`` returns the whole set: ``minigrad.ops.norm`` (which exports
+every reference kernel) or the numba module. The choice is made at the first use:
 
 * ``MINIGRAD_BACKEND=numpy|numba`` in the environment, read once at the first use;
 * otherwise numba when it can be imported, else NumPy;
 * ``set_backend(name)`` / ``get_backend()`` at any time, ``use_backend(name)`` for a block.
+
+What a kernel may assume (the callers in ``minigrad/ops/norm`` guarantee it):
+
+* arrays are already in the *compute* dtype (float32 or float64; float16 inputs are upcast to float32
+  by the caller, which casts results back once); they may be non-contiguous (numba copies them once);
+* ``weight``/``bias`` are None or 1-D arrays in the compute dtype;
+* x is rows (R, D) for RMSNorm and LayerNorm, and (N, C, S) with S = prod(spatial) for GroupNorm
+  (InstanceNorm is GroupNorm with G = C) and BatchNorm; statistics are (R,), (N, G) or (C,);
+* every backward ends with ``need_dx, need_dw, need_db``, the one gradient mask: the gradients not
+  asked for are returned as None, and are not computed. Each returned gradient is a fresh array.
 
 numba is imported lazily, when the numba backend is first used, so ``import minigrad`` stays
 fast. If numba cannot be imported, minigrad uses the NumPy kernels and warns once.
@@ -22,8 +36,6 @@ import contextlib
 import importlib
 import os
 import warnings
-
-from . import numpy_kernels
 
 BACKENDS = ("numpy", "numba")
 ENV_VAR = "MINIGRAD_BACKEND"
@@ -55,16 +67,23 @@ def _resolve(name, source):
                          f"{', '.join(map(repr, BACKENDS))}")
     if name == "numba" and _numba_kernels() is not None:
         return "numba", _numba
-    return "numpy", numpy_kernels
+    return "numpy", importlib.import_module("minigrad.ops.norm")   # the references (imported by now)
 
 
 def backend():
-    """The kernel module the norm Functions call (chosen at the first use, see the module docstring)."""
+    """The module of the kernels in use: ``minigrad.ops.norm`` (the references) or numba_kernels."""
     global _active
     if _active is None:
         requested = os.environ.get(ENV_VAR, "").strip().lower()
         _active = _resolve(requested or "numba", f" in ${ENV_VAR}" if requested else "")
     return _active[1]
+
+
+def kernel(reference):
+    """What to run for the NumPy reference kernel ``reference``: itself on the numpy backend, its numba
+    twin (the function of the same name in numba_kernels.py) on the numba backend."""
+    kernels = backend()
+    return reference if _active[0] == "numpy" else getattr(kernels, reference.__name__)
 
 
 def set_backend(name):

@@ -1,4 +1,6 @@
-"""numba twins of the NumPy reference kernels (same names, signatures and results; see numpy_kernels.py).
+"""numba twins of the NumPy reference kernels (same names, signatures and results as the functions in
+minigrad/ops/norm/rmsnorm.py, layernorm.py, batchnorm.py and groupnorm.py; the contract is in
+minigrad/kernels/__init__.py).
 
 Each public function is a thin Python wrapper that copies a non-contiguous input once, replaces
 a missing weight/bias by neutral ones (numba compiles poorly around Optional arrays), allocates
@@ -6,7 +8,7 @@ the outputs with NumPy and calls a jitted kernel. Allocating in NumPy is deliber
 the OS for transparent huge pages, so a fresh 32 MB output costs ~16 page faults instead of ~8000,
 which on this kind of VM roughly halves the time of a forward pass.
 
-How the kernels work (normalization.md §1):
+How the kernels work (the formulas are derived in docs/derivations/*.md):
 
 * one parallel task per row (row family, x (R, D)), per (n, g) group (GroupNorm/InstanceNorm,
   x (N, C, S) viewed as rows (N*G, C/G*S)) or per (n, c) slice (BatchNorm); each task makes two
@@ -21,6 +23,9 @@ How the kernels work (normalization.md §1):
   it lets LLVM keep several float64 partial sums in SIMD lanes, ~5x faster than one scalar chain,
   and the order of the additions is still fixed by the code and the row length, never by thread
   scheduling. Everything else is compiled with ``fastmath=False``;
+* the gradient mask, the same in every backward kernel: dx, dw and db are output arrays, and each is
+  computed if and only if it is not empty (the wrappers pass a 0-row dx and 0-element dw/db for the
+  gradients not asked for);
 * the parameter gradients dw, db sum over all rows. The row family partitions the rows into a
   fixed number of chunks (``n_chunks`` = the thread count), each chunk adds into its own float64
   partial row, and the partials are added in chunk order: bitwise identical results from run to
@@ -154,8 +159,9 @@ def _add_partials(part, out):
 
 
 @_kernel
-def _rms_norm_backward(dy, x, rstd, w, k, eps_outside, n_chunks, need_dx, dx, dw, db):
+def _rms_norm_backward(dy, x, rstd, w, k, eps_outside, n_chunks, dx, dw, db):
     r_count, d = x.shape
+    need_dx = dx.size > 0
     dw_part, db_part = np.zeros((n_chunks, dw.size)), np.zeros((n_chunks, db.size))  # (chunks, D) or (chunks, 0)
     for c in prange(n_chunks):
         for r in range(c * r_count // n_chunks, (c + 1) * r_count // n_chunks):
@@ -189,8 +195,9 @@ def _layer_norm_forward(x, w, b, eps, y, mean, rstd):
 
 
 @_kernel
-def _layer_norm_backward(dy, x, mean, rstd, w, n_chunks, need_dx, dx, dw, db):
+def _layer_norm_backward(dy, x, mean, rstd, w, n_chunks, dx, dw, db):
     r_count, d = x.shape
+    need_dx = dx.size > 0
     dw_part, db_part = np.zeros((n_chunks, dw.size)), np.zeros((n_chunks, db.size))  # (chunks, D) or (chunks, 0)
     for c in prange(n_chunks):
         for r in range(c * r_count // n_chunks, (c + 1) * r_count // n_chunks):
@@ -235,8 +242,9 @@ def _group_norm_forward(x, num_groups, w, b, eps, y, mean, rstd):
 
 
 @_kernel
-def _group_norm_backward(dy, x, mean, rstd, num_groups, w, need_dx, dx, dw, db):
+def _group_norm_backward(dy, x, mean, rstd, num_groups, w, dx, dw, db):
     n_count, c_count, s_count = x.shape
+    need_dx = dx.size > 0
     cg = c_count // num_groups
     size = cg * s_count                                                # elements per group
     need_x = need_dx or dw.size > 0
@@ -287,8 +295,10 @@ def _batch_norm_forward(x, mean, rstd, w, b, y):
 
 
 @_kernel
-def _batch_norm_backward(dy, x, mean, rstd, w, training, need_dx, need_sums, dx, dw, db):
+def _batch_norm_backward(dy, x, mean, rstd, w, training, dx, dw, db):
     n_count, c_count, s_count = x.shape
+    need_dx = dx.size > 0
+    need_sums = dw.size > 0 or db.size > 0 or (need_dx and training)   # sum_A(dy), sum_A(dy * xhat)
     sum_dy, sum_dy_xhat = np.zeros(c_count if need_sums else 0), np.zeros(c_count if need_sums else 0)  # (C,)
     if need_sums:
         dy_nc, dy_xc_nc = np.empty((n_count, c_count)), np.empty((n_count, c_count))   # per (n, c) slice
@@ -323,7 +333,7 @@ def _neutral(param, size, dtype, value):
 
 def _outputs(x, need_dx, need_dw, need_db, n_params):
     """(dx, dw, db) to be filled by a backward kernel: dx like x, dw and db float64 (n_params,); each is
-    empty (0 rows, the kernel skips it) unless needed."""
+    empty (0 rows or 0 elements: the gradient mask, the kernel skips it) unless needed."""
     dx = np.empty(x.shape if need_dx else (0,) + x.shape[1:], x.dtype)
     return dx, np.empty(n_params if need_dw else 0), np.empty(n_params if need_db else 0)
 
@@ -335,19 +345,19 @@ def _grads(x, dx, dw, db, need_dx, need_dw, need_db):
 
 
 def _row_backward(kernel, dy, x, stats, weight, options, need_dx, need_dw, need_db):
-    """Run a row-family backward ``kernel(dy, x, *stats, w, *options, n_chunks, need_dx, dx, dw, db)``;
+    """Run a row-family backward ``kernel(dy, x, *stats, w, *options, n_chunks, dx, dw, db)``;
     the rows are split into n_chunks = the thread count (at most R) chunks for dw and db."""
     dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
     r_count, d = x.shape
     dx, dw, db = _outputs(x, need_dx, need_dw, need_db, d)
     n_chunks = max(1, min(numba.get_num_threads(), r_count))
     kernel(dy, x, *[np.ascontiguousarray(a) for a in stats], _neutral(weight, d, x.dtype, 1), *options, n_chunks,
-           bool(need_dx), dx, dw, db)
+           dx, dw, db)
     return _grads(x, dx, dw, db, need_dx, need_dw, need_db)
 
 
 def rms_norm_forward(x, weight, bias, eps, k, eps_outside):
-    """See numpy_rows.rms_norm_forward."""
+    """The numba twin of rms_norm_forward in minigrad/ops/norm/rmsnorm.py."""
     x = np.ascontiguousarray(x)
     r_count, d = x.shape
     y, rstd = np.empty_like(x), np.empty(r_count, x.dtype)
@@ -357,13 +367,13 @@ def rms_norm_forward(x, weight, bias, eps, k, eps_outside):
 
 
 def rms_norm_backward(dy, x, rstd, weight, eps, k, eps_outside, need_dx, need_dw, need_db):
-    """See numpy_rows.rms_norm_backward."""
+    """The numba twin of rms_norm_backward in minigrad/ops/norm/rmsnorm.py."""
     return _row_backward(_rms_norm_backward, dy, x, (rstd,), weight, (int(k), bool(eps_outside)),
                          need_dx, need_dw, need_db)
 
 
 def layer_norm_forward(x, weight, bias, eps):
-    """See numpy_rows.layer_norm_forward."""
+    """The numba twin of layer_norm_forward in minigrad/ops/norm/layernorm.py."""
     x = np.ascontiguousarray(x)
     r_count, d = x.shape
     y, mean, rstd = np.empty_like(x), np.empty(r_count, x.dtype), np.empty(r_count, x.dtype)
@@ -372,12 +382,12 @@ def layer_norm_forward(x, weight, bias, eps):
 
 
 def layer_norm_backward(dy, x, mean, rstd, weight, need_dx, need_dw, need_db):
-    """See numpy_rows.layer_norm_backward."""
+    """The numba twin of layer_norm_backward in minigrad/ops/norm/layernorm.py."""
     return _row_backward(_layer_norm_backward, dy, x, (mean, rstd), weight, (), need_dx, need_dw, need_db)
 
 
 def group_norm_forward(x, num_groups, weight, bias, eps):
-    """See numpy_channels.group_norm_forward."""
+    """The numba twin of group_norm_forward in minigrad/ops/norm/groupnorm.py."""
     x = np.ascontiguousarray(x)
     n, c, _ = x.shape
     y, mean, rstd = np.empty_like(x), np.empty((n, num_groups), x.dtype), np.empty((n, num_groups), x.dtype)
@@ -387,17 +397,17 @@ def group_norm_forward(x, num_groups, weight, bias, eps):
 
 
 def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw, need_db):
-    """See numpy_channels.group_norm_backward."""
+    """The numba twin of group_norm_backward in minigrad/ops/norm/groupnorm.py."""
     dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
     c = x.shape[1]
     dx, dw, db = _outputs(x, need_dx, need_dw, need_db, c)
     _group_norm_backward(dy, x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd), int(num_groups),
-                         _neutral(weight, c, x.dtype, 1), bool(need_dx), dx, dw, db)
+                         _neutral(weight, c, x.dtype, 1), dx, dw, db)
     return _grads(x, dx, dw, db, need_dx, need_dw, need_db)
 
 
 def batch_norm_stats(x):
-    """See numpy_channels.batch_norm_stats."""
+    """The numba twin of batch_norm_stats in minigrad/ops/norm/batchnorm.py."""
     x = np.ascontiguousarray(x)
     mean, var = np.empty(x.shape[1], x.dtype), np.empty(x.shape[1], x.dtype)
     _batch_norm_stats(x, mean, var)
@@ -405,7 +415,7 @@ def batch_norm_stats(x):
 
 
 def batch_norm_forward(x, mean, rstd, weight, bias):
-    """See numpy_channels.batch_norm_forward."""
+    """The numba twin of batch_norm_forward in minigrad/ops/norm/batchnorm.py."""
     x = np.ascontiguousarray(x)
     c = x.shape[1]
     y = np.empty_like(x)
@@ -415,11 +425,10 @@ def batch_norm_forward(x, mean, rstd, weight, bias):
 
 
 def batch_norm_backward(dy, x, mean, rstd, weight, training, need_dx, need_dw, need_db):
-    """See numpy_channels.batch_norm_backward."""
+    """The numba twin of batch_norm_backward in minigrad/ops/norm/batchnorm.py."""
     dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
     c = x.shape[1]
     dx, dw, db = _outputs(x, need_dx, need_dw, need_db, c)
     _batch_norm_backward(dy, x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
-                         _neutral(weight, c, x.dtype, 1), bool(training), bool(need_dx),
-                         bool(need_dw or need_db or (need_dx and training)), dx, dw, db)
+                         _neutral(weight, c, x.dtype, 1), bool(training), dx, dw, db)
     return _grads(x, dx, dw, db, need_dx, need_dw, need_db)

@@ -12,8 +12,8 @@ import numpy as np
 
 from .. import dtypes
 from ..creation import tensor
-from ..ops.norm.batch import batch_norm
-from ..ops.norm.group import group_norm, instance_norm
+from ..ops.norm.batchnorm import batch_norm
+from ..ops.norm.groupnorm import group_norm, instance_norm
 from ..tensor import check_device
 from . import init
 from .module import Module, Parameter
@@ -72,7 +72,7 @@ class _NormBase(Module):
 
 
 class _BatchNorm(_NormBase):
-    """Normalizes each channel over the batch and spatial axes (normalization.md §5).
+    """Normalizes each channel over the batch and spatial axes (docs/derivations/batchnorm.md).
 
     Training: batch statistics (biased variance), running buffers updated with the unbiased
     variance and momentum m (``momentum=None``: m = 1/num_batches_tracked, a cumulative average).
@@ -116,7 +116,7 @@ class BatchNorm2d(_BatchNorm):
 
 
 class _InstanceNorm(_NormBase):
-    """Normalizes each (sample, channel) over its spatial axes (normalization.md §6).
+    """Normalizes each (sample, channel) over its spatial axes (docs/derivations/instancenorm.md).
 
     Instance statistics in training, and in eval unless ``track_running_stats=True`` (then the
     running buffers, updated in training with the batch average of the instance statistics).
@@ -166,7 +166,7 @@ class InstanceNorm2d(_InstanceNorm):
 
 class GroupNorm(Module):
     """Normalizes each sample over groups of C/G channels and all spatial positions; per-channel affine
-    (normalization.md §7). No running statistics: the same in training and eval."""
+    (docs/derivations/groupnorm.md). No running statistics: the same in training and eval."""
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
         super().__init__()

@@ -3,12 +3,12 @@
 Both hold an elementwise ``weight`` (ones) and, where present, ``bias`` (zeros) of shape
 ``normalized_shape``, with PyTorch's names, so ``state_dict`` keys match ``torch.nn``'s.
 ``forward`` calls the fused functional form (``F.rms_norm`` / ``F.layer_norm``); the composite
-twins are ``minigrad.ops.norm.rms.rms_norm_composite`` and ``minigrad.ops.norm.layer.layer_norm_composite``.
+twins are ``minigrad.ops.norm.rmsnorm.rms_norm_composite`` and ``minigrad.ops.norm.layernorm.layer_norm_composite``.
 """
 from ..autograd import no_grad
 from ..creation import empty
-from ..ops.norm.layer import layer_norm
-from ..ops.norm.rms import check_partial, rms_norm
+from ..ops.norm.layernorm import layer_norm
+from ..ops.norm.rmsnorm import check_partial, rms_norm
 from ..ops.norm.rows import as_normalized_shape
 from ..tensor import check_device
 from .module import Module, Parameter
@@ -47,7 +47,7 @@ class RMSNorm(_RowNorm):
     """``torch.nn.RMSNorm``: y = x / sqrt(mean(x^2) + eps) * weight over the trailing ``normalized_shape``.
 
     ``eps=None`` is the machine epsilon of the compute dtype (float32 for float16 input).
-    minigrad's variants (keyword-only, off by default; see ``minigrad.ops.norm.rms``):
+    minigrad's variants (keyword-only, off by default; see ``minigrad.ops.norm.rmsnorm``):
     ``bias=True`` adds a bias parameter (zeros), ``eps_inside_sqrt=False`` uses x / (rms + eps),
     and ``partial=p`` is partial RMSNorm, the RMS estimated from the first ceil(p * d) elements.
     """

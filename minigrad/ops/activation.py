@@ -11,9 +11,9 @@ import math
 import numpy as np
 
 from ..autograd import Function
+from ..dtypes import compute_dtype
 from ..random import numpy_rng
 from .inplace import write
-from .norm.common import compute_dtype
 
 # --------------------------------------------------------------------------- erfc (Cody, 1969)
 # Coefficients as published by Cody, highest power first.

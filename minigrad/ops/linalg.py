@@ -12,8 +12,8 @@ kernels accumulate half products in float.
 import numpy as np
 
 from ..autograd import Function
+from ..dtypes import compute_dtype
 from .elementwise import as_tensor_operand, check_broadcast
-from .norm.common import compute_dtype
 
 
 # --------------------------------------------------------------------------- checks

@@ -12,8 +12,8 @@ PyTorch's CPU kernels do.
 import numpy as np
 
 from ..autograd import Function
+from ..dtypes import compute_dtype
 from .dims import normalize_dim
-from .norm.common import compute_dtype
 
 
 def shifted_exp(x, axis):

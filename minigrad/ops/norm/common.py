@@ -1,19 +1,70 @@
-"""What every norm shares: the compute dtype, and the composite "normalize over these axes" step.
+"""What every norm shares: float64 accumulation, the centered backward formula, and ``normalize``.
 
-``normalize`` is the composite (autograd-differentiated) form of the one kernel behind all
-five layers (normalization.md §1)::
+All five layers normalize x over a set of axes A (docs/derivations/README.md's notation)::
 
-    centered:   xhat = (x - mean_A(x)) / sqrt(mean_A((x - mean_A(x))^2) + eps)
-    uncentered: xhat = x / sqrt(mean_A(x^2) + eps)                 (RMSNorm)
+    centered:   xhat = (x - mean_A(x)) * rstd,  rstd = 1 / sqrt(mean_A((x - mean_A(x))^2) + eps)
+    uncentered: xhat = x * rstd,                rstd = 1 / sqrt(mean_A(x^2) + eps)        (RMSNorm)
 
-The fused Functions compute the same thing in one kernel call and differentiate it by hand.
+and the centered ones (LayerNorm, BatchNorm in training, InstanceNorm, GroupNorm) share one
+backward, written once here as ``centered_dx``::
+
+    dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat)),   gw = dy * weight
+
+Accuracy of the NumPy references: sums and means accumulate in float64 and are rounded once to
+the data's dtype. Centering uses the float64 mean split into hi + lo parts of the data's dtype:
+for x near the mean, ``x - hi`` is exact (Sterbenz), so ``(x - hi) - lo`` is x - mean to the
+data's rounding even when |mean| >> std, where subtracting the mean rounded to float32 would be
+off by up to ulp(mean)/2 (5e-4 at a mean of 1e4). Variances are two-pass, mean((x - mean)^2),
+never E[x^2] - E[x]^2, which loses every digit when |mean| >> std.
 """
 import numpy as np
 
 
-def compute_dtype(dtype):
-    """float16 is computed in float32 (so x**2 cannot overflow), then cast back once at the end."""
-    return np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
+def sum64(a, axis, keepdims=False):
+    """a.sum(axis) accumulated in float64, returned in a's dtype."""
+    return a.sum(axis=axis, dtype=np.float64, keepdims=keepdims).astype(a.dtype, copy=False)
+
+
+def mean64(a, axis, keepdims=False):
+    """a.mean(axis) accumulated in float64, returned in a's dtype."""
+    return a.mean(axis=axis, dtype=np.float64, keepdims=keepdims).astype(a.dtype, copy=False)
+
+
+def center(x, mean):
+    """x - mean with ``mean`` in float64 (broadcastable against x), computed in x's dtype as (x - hi) - lo."""
+    hi = mean.astype(x.dtype)
+    if x.dtype == np.float64:
+        return x - hi
+    return (x - hi) - (mean - hi).astype(x.dtype)
+
+
+def exact_mean(x, saved_mean, axis):
+    """The float64 mean of x over ``axis`` (keepdims) recovered from the mean a forward saved rounded to x's
+    dtype: saved + mean(x - saved). One pass over x, and the backward centers exactly as the forward did."""
+    return saved_mean.astype(np.float64) + (x - saved_mean).mean(axis=axis, dtype=np.float64, keepdims=True)
+
+
+def centered_dx(gw, xhat, rstd, axes):
+    """dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat)), A = ``axes``: every centered norm's backward.
+
+    gw, xhat: rows (R, D) with A = 1 (LayerNorm; GroupNorm as rows (N*G, C/G*S)), or (N, C, S) with
+    A = (0, 2) (BatchNorm). rstd and the two means hold one value per row or channel, (R,) or (C,), and
+    ``[:, None]`` broadcasts them back. The two means are the projections of gw onto what normalization
+    removes: shifts (the constant vector) and scalings (xhat itself). gw must be a fresh array: dx is
+    computed in place in its memory."""
+    mean_gw = mean64(gw, axes)                           # (R,) or (C,)
+    mean_gw_xhat = mean64(gw * xhat, axes)               # (R,) or (C,)
+    gw -= mean_gw[:, None]
+    gw -= xhat * mean_gw_xhat[:, None]
+    gw *= rstd[:, None]
+    return gw
+
+
+def input_grads(ctx, *grads):
+    """A norm Function's backward result: ``grads`` for its tensor inputs (input, weight, bias), then None for
+    each option passed positionally. The norms pass their options as keywords, so they get no padding; a
+    direct ``RMSNormFunction.apply(x, w, b, (4,), 1e-5, 4, False)`` works as well."""
+    return grads + (None,) * (len(ctx.needs_input_grad) - len(grads))
 
 
 def normalize(x, dims, eps, centered=True):
@@ -21,86 +72,3 @@ def normalize(x, dims, eps, centered=True):
     xc = x - x.mean(dims, keepdim=True) if centered else x
     var = (xc * xc).mean(dims, keepdim=True)
     return xc * (var + eps).rsqrt()
-
-
-# --------------------------------------------------------------------------- channel family (BN, IN, GN)
-def check_channel_input(input, **per_channel):
-    """The argument checks BatchNorm and InstanceNorm share: input (N, C, *spatial) with at least 2 dims,
-    and each given per-channel tensor (weight, bias, running stats) holding C elements. Returns C."""
-    if input.ndim < 2:
-        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
-    c = input.shape[1]
-    for name, t in per_channel.items():
-        if t is not None and t._data.size != c:
-            raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
-    return c
-
-
-_TORCH_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
-
-
-def check_param_dtypes(input, *params):
-    """PyTorch's CPU rule for the parameters and buffers of BatchNorm, InstanceNorm and GroupNorm (None
-    skipped; PyTorch's order: weight, bias, running_mean, running_var): each has the input's dtype, or
-    all are float32 under float16 input (mixed precision). Otherwise PyTorch's error for the case."""
-    dtypes = [t.dtype for t in params if t is not None]
-    if all(d == input.dtype for d in dtypes) or (input.dtype == np.float16 and all(d == np.float32 for d in dtypes)):
-        return
-    if dtypes[0] == input.dtype:
-        found = next(d for d in dtypes if d != input.dtype)
-        names = [_TORCH_TYPE_NAMES.get(str(d), str(d)) for d in (input.dtype, found)]
-        raise RuntimeError(f"expected scalar type {names[0]} but found {names[1]}")
-    if any(d != np.float32 for d in dtypes):
-        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-    raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-
-
-def verify_batch_size(size):
-    """PyTorch's check that a statistic over (N, *spatial) sees more than one value (size = N, C, *spatial)."""
-    if int(np.prod((size[0],) + tuple(size[2:]))) == 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(size)}")
-
-
-def channels_view(a):
-    """The ndarray ``a`` (N, C, *spatial) as a C-contiguous (N, C, S) array in the compute dtype,
-    S = prod(spatial) (1 for (N, C) input): the layout the channel kernels take."""
-    n, c = a.shape[:2]
-    return np.ascontiguousarray(a.reshape(n, c, int(np.prod(a.shape[2:]))), dtype=compute_dtype(a.dtype))
-
-
-def channel_array(t, dtype):
-    """A per-channel Tensor (weight, bias, running stat) as a flat (C,) array of ``dtype``, None stays None.
-    Always a copy: what a Function saves must not move when an optimizer or a running update writes in place."""
-    return None if t is None else np.array(t._data.reshape(-1), dtype=dtype)
-
-
-def per_channel(t, ndim):
-    """A per-channel Tensor (C,) reshaped to (C, 1, ..., 1), to broadcast against (N, C, *spatial) of ``ndim``."""
-    return t.reshape((-1,) + (1,) * (ndim - 2))
-
-
-def channel_affine(xhat, weight, bias):
-    """The composite per-channel affine map xhat * weight[c] + bias[c] (either may be None)."""
-    if weight is not None:
-        xhat = xhat * per_channel(weight, xhat.ndim)
-    if bias is not None:
-        xhat = xhat + per_channel(bias, xhat.ndim)
-    return xhat
-
-
-def verify_spatial_size(size):
-    """PyTorch's check that instance statistics see more than one spatial element (size = N, C, *spatial)."""
-    if int(np.prod(tuple(size[2:]))) == 1:
-        raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(size)}")
-
-
-def channel_grads(ctx, dx, dw, db):
-    """A channel kernel's (N, C, S) / (C,) gradients in the shapes of x, weight and bias
-    (``ctx.shapes``, set by the fused Function's forward)."""
-    x_shape, w_shape, b_shape = ctx.shapes
-    return (None if dx is None else dx.reshape(x_shape), None if dw is None else dw.reshape(w_shape),
-            None if db is None else db.reshape(b_shape))
-
-
-def shape_of(t):
-    return None if t is None else t.shape

@@ -1,16 +1,19 @@
-"""What RMSNorm and LayerNorm share: checking their arguments, and the (R, D) row view.
+"""What the row norms share (RMSNorm, LayerNorm): their argument checks, the (R, D) row view, the affine map.
 
-Both normalize over the trailing dims given by ``normalized_shape`` (D = their product
-elements per row) and both have elementwise parameters of shape ``normalized_shape``.
-The fused Functions hand the kernels x as C-contiguous rows (R, D) in the compute dtype
-(float16 upcast to float32) and parameters as flat (D,) arrays; gradients come back as
-rows and are reshaped here to the shapes of the tensors they belong to.
+Both normalize over the trailing dims given by ``normalized_shape`` (D = their product elements
+per row) and both have elementwise parameters of shape ``normalized_shape``. The Functions hand
+the kernels x as C-contiguous rows (R, D) in the compute dtype (float16 upcast to float32) and
+parameters as flat (D,) arrays; gradients come back as rows and are reshaped here to the shapes
+of the tensors they belong to. Each row is normalized on its own: per-row statistics are 1-D
+arrays (R,), broadcast back over a row as ``stat[:, None]``.
 """
 import numpy as np
 
-from .common import compute_dtype
+from ...dtypes import compute_dtype
+from .common import sum64
 
 
+# --------------------------------------------------------------------------- arguments
 def as_normalized_shape(normalized_shape):
     """``normalized_shape`` as a tuple of ints; an int ``n`` means ``(n,)`` (as the PyTorch modules take it)."""
     if isinstance(normalized_shape, (int, np.integer)):
@@ -44,11 +47,7 @@ def check_row_norm_args(input, normalized_shape, weight=None, bias=None, *, rms=
     return shape
 
 
-def row_dims(normalized_shape):
-    """The trailing axes a row norm reduces over, as negative indices (for the composite twins)."""
-    return tuple(range(-len(normalized_shape), 0))
-
-
+# --------------------------------------------------------------------------- the row view (Functions)
 def as_rows(a, d):
     """The ndarray ``a`` (*, D-elements trailing) as C-contiguous rows (R, D) in the compute dtype."""
     return np.ascontiguousarray(a.reshape(-1, d), dtype=compute_dtype(a.dtype))
@@ -76,6 +75,34 @@ def shaped_grads(dx, dw, db, input_shape, normalized_shape):
     return (None if dx is None else dx.reshape(input_shape),
             None if dw is None else dw.reshape(normalized_shape),
             None if db is None else db.reshape(normalized_shape))
+
+
+# --------------------------------------------------------------------------- NumPy reference pieces
+def rowdot(a, b):
+    """sum_j a[r, j] * b[r, j] for each row, accumulated in float64, in a's dtype: (R,)."""
+    return np.einsum("rd,rd->r", a, b, dtype=np.float64).astype(a.dtype, copy=False)
+
+
+def affine_rows(xhat, weight, bias):
+    """y = xhat * weight + bias, in place on xhat (R, D) (weight/bias (D,) or None)."""
+    if weight is not None:
+        xhat *= weight
+    if bias is not None:
+        xhat += bias
+    return xhat
+
+
+def row_param_grads(dy, xhat, need_dw, need_db):
+    """dw = sum_rows(dy * xhat), db = sum_rows(dy): the affine part of every row norm's backward, (D,) each."""
+    dw = sum64(dy * xhat, 0) if need_dw else None
+    db = sum64(dy, 0) if need_db else None
+    return dw, db
+
+
+# --------------------------------------------------------------------------- composite twins
+def row_dims(normalized_shape):
+    """The trailing axes a row norm reduces over, as negative indices (for the composite twins)."""
+    return tuple(range(-len(normalized_shape), 0))
 
 
 def row_affine(xhat, weight, bias):

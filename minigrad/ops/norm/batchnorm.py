@@ -1,0 +1,132 @@
+"""BatchNorm: each channel normalized over the batch and spatial axes, as ``torch.nn.functional.batch_norm``.
+
+Derived in docs/derivations/batchnorm.md. For x of shape (N, C, *spatial), viewed as (N, C, S),
+the statistics of channel c are taken over A = {N, S}, with g the upstream gradient::
+
+    training:  mean_c = mean_A(x), var_c = mean_A((x - mean_c)^2) (biased), rstd_c = 1/sqrt(var_c + eps)
+    eval:      mean_c, var_c from the running buffers (the op is then affine in x)
+    y = (x - mean_c) * rstd_c * w_c + b_c
+    training:  dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat)),  gw = g * w    (common.centered_dx)
+    eval:      dx = rstd * gw
+    dw_c = sum_A(g * xhat);   db_c = sum_A(g)
+
+Training also updates the running buffers with the *unbiased* variance.
+
+This file reads top to bottom: the NumPy reference kernels (the specification, with numba twins
+of the same names in minigrad/kernels/numba_kernels.py), the ``BatchNormFunction`` that runs
+them, the composite twin ``batch_norm_composite`` (ordinary minigrad ops that autograd
+differentiates: the teaching reference and the tests' oracle), and the public ``batch_norm``,
+whose statistics step checks the arguments and updates the running buffers.
+"""
+import numpy as np
+
+from ...autograd import Function
+from ...dtypes import compute_dtype
+from ...kernels import kernel
+from ...tensor import Tensor
+from .channels import (affine_channels, channel_affine, channel_array, channel_backward, channel_operands,
+                       channel_param_grads, channels_view, check_channel_input, check_param_dtypes, check_running_pair,
+                       per_channel, save_for_channel_backward, update_running_stats, verify_batch_size)
+from .common import center, centered_dx, mean64, normalize
+
+
+# --------------------------------------------------------------------------- NumPy reference, x (N, C, S)
+def batch_norm_stats(x):
+    """Per-channel mean and biased variance (two-pass) of x (N, C, S) over N and S: (mean (C,), var (C,))."""
+    mean = x.mean(axis=(0, 2), dtype=np.float64)      # (C,)
+    xc = center(x, mean[:, None])                     # (N, C, S)
+    return mean.astype(x.dtype), mean64(xc * xc, (0, 2))
+
+
+def batch_norm_forward(x, mean, rstd, weight, bias):
+    """y = (x - mean[c]) * rstd[c] * weight[c] + bias[c] on x (N, C, S) (batch or running statistics)."""
+    return affine_channels((x - mean[:, None]) * rstd[:, None], weight, bias)
+
+
+def batch_norm_backward(dy, x, mean, rstd, weight, training, need_dx, need_dw, need_db):
+    """training: dx = rstd*(gw - mean_{N,S}(gw) - xhat*mean_{N,S}(gw*xhat)); eval (fixed statistics):
+    dx = gw * rstd. dw_c = sum_{n,s} dy*xhat, db_c = sum_{n,s} dy."""
+    dx = None
+    xhat = (x - mean[:, None]) * rstd[:, None] if need_dw or (need_dx and training) else None   # (N, C, S)
+    dw, db = channel_param_grads(dy, xhat, need_dw, need_db)                                    # (C,) each
+    if need_dx:
+        gw = dy.copy() if weight is None else dy * weight[:, None]                # (N, C, S), a fresh array
+        dx = centered_dx(gw, xhat, rstd, axes=(0, 2)) if training else gw * rstd[:, None]
+    return dx, dw, db
+
+
+# --------------------------------------------------------------------------- the Function
+class BatchNormFunction(Function):
+    """y = (x - mean[c]) * rstd[c] * w[c] + b[c], x viewed as (N, C, S).
+
+    ``mean`` and ``rstd`` (C,) come from the caller: the batch's own (``training``) or the running
+    buffers' (eval). With xhat = (x - mean) * rstd, gw = g * w and means over A = {N, S}:
+
+        training (mean, rstd depend on x):  dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat))
+        eval (mean, rstd are constants):    dx = rstd * gw
+        dw = sum_A(g * xhat)                db = sum_A(g)
+
+    Saves x, mean, rstd and w; backward recomputes xhat and computes only the gradients asked for.
+    The kernels allocate every gradient they return, so the engine hands them to ``.grad`` without a copy.
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, mean, rstd, training):
+        x3, w, b = channel_operands(x, weight, bias)                 # (N, C, S), (C,), (C,) in the compute dtype
+        y = kernel(batch_norm_forward)(x3, mean, rstd, w, b)
+        save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, training=training)
+        return y.reshape(x.shape).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return channel_backward(ctx, dout, batch_norm_backward, training=ctx.training)
+
+
+# --------------------------------------------------------------------------- the composite twin
+def batch_norm_composite(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+                         eps=1e-5):
+    """``batch_norm`` written with ordinary ops (same arguments, checks and buffer updates)."""
+    mean, var = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,
+                                                     momentum, eps)
+    x = input.to(compute_dtype(input.dtype))
+    if training:
+        xhat = normalize(x, (0,) + tuple(range(2, x.ndim)), eps)
+    else:
+        xhat = (x - per_channel(Tensor(mean), x.ndim)) * (per_channel(Tensor(var), x.ndim) + eps).rsqrt()
+    return channel_affine(xhat, weight, bias).to(input.dtype)
+
+
+# --------------------------------------------------------------------------- the public form and its checks
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """``F.batch_norm``: PyTorch's semantics (module docstring), the hand-derived backward."""
+    mean, var = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,
+                                                     momentum, eps)
+    return BatchNormFunction.apply(input, weight, bias, mean=mean, rstd=1.0 / np.sqrt(var + eps), training=training)
+
+
+def _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training, momentum, eps):
+    """Check the arguments (before any state changes), then return the per-channel (mean, var)
+    to normalize with: in training the batch's (after updating the running buffers, if given,
+    with the unbiased variance), in eval the running buffers'. Arrays in the compute dtype."""
+    check_channel_input(input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias)
+    if training:
+        verify_batch_size(input.shape)
+        if eps <= 0:
+            raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+        check_running_pair(running_mean, running_var)
+    else:
+        if eps < 0:
+            raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+    check_param_dtypes(input, weight, bias, running_mean, running_var)
+    dtype = compute_dtype(input.dtype)
+    if not training:
+        return channel_array(running_mean, dtype), channel_array(running_var, dtype)
+    x3 = channels_view(input._data)                                   # (N, C, S)
+    mean, var = kernel(batch_norm_stats)(x3)                  # (C,) each
+    if running_mean is not None:
+        n = x3.shape[0] * x3.shape[2]
+        update_running_stats(running_mean, running_var, mean, var * (n / (n - 1)), momentum)
+    return mean, var

@@ -1,0 +1,145 @@
+"""What the channel norms share (BatchNorm, InstanceNorm, GroupNorm): checks, the (N, C, S) view, running stats.
+
+x of shape (N, C, *spatial) is handed to the kernels as a C-contiguous (N, C, S) array with
+S = prod(spatial) (1 for (N, C) input), in the compute dtype; weight and bias are per channel,
+flat (C,) arrays. The families differ only in the axes A their statistics reduce over:
+
+    BatchNorm      A = {N, S} of (N, C, S)             statistics (C,)
+    GroupNorm      A = the last axis of (N, G, C/G*S)  statistics (N, G)
+    InstanceNorm   GroupNorm with G = C                statistics (N, C)
+"""
+import numpy as np
+
+from ...dtypes import compute_dtype
+from ...kernels import kernel
+from ...tensor import Tensor
+from .common import input_grads, sum64
+
+_TORCH_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
+
+
+# --------------------------------------------------------------------------- arguments
+def check_channel_input(input, **per_channel):
+    """The argument checks BatchNorm and InstanceNorm share: input (N, C, *spatial) with at least 2 dims,
+    and each given per-channel tensor (weight, bias, running stats) holding C elements. Returns C."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    c = input.shape[1]
+    for name, t in per_channel.items():
+        if t is not None and t._data.size != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
+    return c
+
+
+def check_param_dtypes(input, *params):
+    """PyTorch's CPU rule for the parameters and buffers of BatchNorm, InstanceNorm and GroupNorm (None
+    skipped; PyTorch's order: weight, bias, running_mean, running_var): each has the input's dtype, or
+    all are float32 under float16 input (mixed precision). Otherwise PyTorch's error for the case."""
+    dtypes = [t.dtype for t in params if t is not None]
+    if all(d == input.dtype for d in dtypes) or (input.dtype == np.float16 and all(d == np.float32 for d in dtypes)):
+        return
+    if dtypes[0] == input.dtype:
+        found = next(d for d in dtypes if d != input.dtype)
+        names = [_TORCH_TYPE_NAMES.get(str(d), str(d)) for d in (input.dtype, found)]
+        raise RuntimeError(f"expected scalar type {names[0]} but found {names[1]}")
+    if any(d != np.float32 for d in dtypes):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def verify_batch_size(size):
+    """PyTorch's check that a statistic over (N, *spatial) sees more than one value (size = N, C, *spatial)."""
+    if int(np.prod((size[0],) + tuple(size[2:]))) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(size)}")
+
+
+def verify_spatial_size(size):
+    """PyTorch's check that instance statistics see more than one spatial element (size = N, C, *spatial)."""
+    if int(np.prod(tuple(size[2:]))) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(size)}")
+
+
+def check_running_pair(running_mean, running_var):
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
+
+
+# --------------------------------------------------------------------------- running statistics (state)
+def update_running_stats(running_mean, running_var, mean, unbiased_var, momentum):
+    """running <- (1 - momentum) * running + momentum * statistic, in place and outside the graph."""
+    for running, stat in ((running_mean, mean), (running_var, unbiased_var)):
+        running.copy_(Tensor(momentum * stat + (1 - momentum) * running._data))
+
+
+# --------------------------------------------------------------------------- the (N, C, S) view (Functions)
+def channels_view(a):
+    """The ndarray ``a`` (N, C, *spatial) as a C-contiguous (N, C, S) array in the compute dtype,
+    S = prod(spatial) (1 for (N, C) input): the layout the channel kernels take."""
+    n, c = a.shape[:2]
+    return np.ascontiguousarray(a.reshape(n, c, int(np.prod(a.shape[2:]))), dtype=compute_dtype(a.dtype))
+
+
+def channel_array(t, dtype):
+    """A per-channel Tensor (weight, bias, running stat) as a flat (C,) array of ``dtype``, None stays None.
+    Always a copy: what a Function saves must not move when an optimizer or a running update writes in place."""
+    return None if t is None else np.array(t._data.reshape(-1), dtype=dtype)
+
+
+def channel_operands(x, weight, bias):
+    """x as (N, C, S) and weight/bias as (C,) arrays, all in the compute dtype of ``x``."""
+    x3 = channels_view(x._data)
+    return x3, channel_array(weight, x3.dtype), channel_array(bias, x3.dtype)
+
+
+def save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, **options):
+    """What every channel backward reads: x, the statistics, the weight array w; the shapes of x, weight
+    and bias, which its gradients take; and the family's options, as ``ctx.<name>``."""
+    ctx.save_for_backward(x, mean, rstd, w)
+    ctx.shapes = tuple(None if t is None else t.shape for t in (x, weight, bias))
+    for name, value in options.items():
+        setattr(ctx, name, value)
+
+
+def channel_backward(ctx, dout, backward_kernel, **options):
+    """Run a channel family's reference ``backward_kernel`` (or its numba twin, ``kernel``) on what
+    ``save_for_channel_backward`` saved, for the gradients asked for; they come back in the shapes of
+    input, weight and bias."""
+    x, mean, rstd, w = ctx.saved_tensors
+    need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
+    dx, dw, db = kernel(backward_kernel)(channels_view(dout._data), channels_view(x._data), mean, rstd, weight=w,
+                                         **options, need_dx=need_dx, need_dw=need_dw, need_db=need_db)
+    x_shape, w_shape, b_shape = ctx.shapes
+    return input_grads(ctx, None if dx is None else dx.reshape(x_shape), None if dw is None else dw.reshape(w_shape),
+                       None if db is None else db.reshape(b_shape))
+
+
+# --------------------------------------------------------------------------- NumPy reference pieces
+def affine_channels(xhat, weight, bias):
+    """xhat * weight[c] + bias[c] on (N, C, S), in place (xhat is a fresh array)."""
+    if weight is not None:
+        xhat *= weight[:, None]
+    if bias is not None:
+        xhat += bias[:, None]
+    return xhat
+
+
+def channel_param_grads(dy, xhat, need_dw, need_db):
+    """dw_c = sum_{n,s}(dy * xhat), db_c = sum_{n,s}(dy) on (N, C, S): every channel norm's affine backward."""
+    dw = sum64(dy * xhat, (0, 2)) if need_dw else None
+    db = sum64(dy, (0, 2)) if need_db else None
+    return dw, db
+
+
+# --------------------------------------------------------------------------- composite twins
+def per_channel(t, ndim):
+    """A per-channel Tensor (C,) reshaped to (C, 1, ..., 1), to broadcast against (N, C, *spatial) of ``ndim``."""
+    return t.reshape((-1,) + (1,) * (ndim - 2))
+
+
+def channel_affine(xhat, weight, bias):
+    """The composite per-channel affine map xhat * weight[c] + bias[c] (either may be None)."""
+    if weight is not None:
+        xhat = xhat * per_channel(weight, xhat.ndim)
+    if bias is not None:
+        xhat = xhat + per_channel(bias, xhat.ndim)
+    return xhat

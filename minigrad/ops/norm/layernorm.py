@@ -1,0 +1,122 @@
+"""LayerNorm (Ba, Kiros & Hinton 2016), as ``torch.nn.functional.layer_norm``.
+
+Derived in docs/derivations/layernorm.md. Per row x (the trailing ``normalized_shape`` dims, d
+elements), with g the upstream gradient::
+
+    mean = mean(x);  var = mean((x - mean)^2)  (biased, two-pass);  rstd = 1/sqrt(var + eps)
+    xhat = (x - mean) * rstd;   y = xhat * weight + bias
+    dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)),  gw = g * weight    (common.centered_dx)
+    dw = sum_rows(g * xhat);    db = sum_rows(g)
+
+This file reads top to bottom: the NumPy reference forward and backward (the specification, with
+a numba twin of the same name in minigrad/kernels/numba_kernels.py), the ``LayerNormFunction``
+that runs them, the composite twin ``layer_norm_composite`` (minigrad ops, differentiated by
+autograd; the tests hold the two to 1e-12 in float64), and the public ``layer_norm`` with its checks.
+
+float16 input is computed in float32 and cast back once at the end; its gradients come back as
+float16. As in PyTorch, weight and bias must have the input's dtype (or float32 for float16 input).
+"""
+import math
+
+import numpy as np
+
+from ...autograd import Function
+from ...dtypes import compute_dtype
+from ...kernels import kernel
+from .common import center, centered_dx, exact_mean, input_grads, normalize
+from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, row_affine, row_dims, row_operands,
+                   row_param_grads, rowdot, shaped_grads)
+
+
+# --------------------------------------------------------------------------- NumPy reference, x (R, D)
+def layer_norm_forward(x, weight, bias, eps):
+    """LayerNorm over each row of x (R, D): mean, biased var (two-pass), rstd = 1/sqrt(var + eps),
+    y = (x - mean) * rstd * weight + bias. Returns (y, mean (R,), rstd (R,))."""
+    mean = x.mean(axis=1, dtype=np.float64)              # (R,), float64: centering below loses nothing
+    xc = center(x, mean[:, None])                        # (R, D)
+    var = rowdot(xc, xc) / x.shape[1]                    # (R,), biased
+    with np.errstate(divide="ignore"):                   # eps = 0 on a constant row: rstd = inf, as PyTorch
+        rstd = 1 / np.sqrt(var + eps)
+    with np.errstate(invalid="ignore"):
+        xc *= rstd[:, None]                              # xhat, in place
+    return affine_rows(xc, weight, bias), mean.astype(x.dtype), rstd
+
+
+def layer_norm_backward(dy, x, mean, rstd, weight, need_dx, need_dw, need_db):
+    """dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), dw = sum_rows(dy*xhat), db = sum_rows(dy)."""
+    with np.errstate(invalid="ignore"):
+        if need_dx or need_dw:                                         # the forward's exact centering
+            xhat = center(x, exact_mean(x, mean[:, None], 1)) * rstd[:, None]          # (R, D)
+        else:
+            xhat = None
+        dw, db = row_param_grads(dy, xhat, need_dw, need_db)           # (D,) each
+        if not need_dx:
+            return None, dw, db
+        gw = dy * weight if weight is not None else dy.copy()         # (R, D), becomes dx in place
+        dx = centered_dx(gw, xhat, rstd, axes=1)                       # (R, D)
+    return dx, dw, db
+
+
+# --------------------------------------------------------------------------- the Function
+class LayerNormFunction(Function):
+    """LayerNorm over rows x (R, D).
+
+    Saved: x, mean and rstd (one number each per row) and w. Backward, with g the upstream
+    gradient, gw = g * w (g without weight) and xhat = (x - mean) * rstd recomputed::
+
+        dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))      (means over the row)
+        dw = sum over rows of g * xhat                             db = sum over rows of g
+
+    The two row means are the projections of gw onto the directions that normalization
+    removes: shifts (the constant vector) and scalings (xhat itself). Each gradient is
+    computed only if ``ctx.needs_input_grad`` asks for it. The kernels allocate every gradient
+    they return, so the engine makes them the leaves' ``.grad`` without a copy.
+    """
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, normalized_shape, eps):
+        x, w, b = row_operands(input, weight, bias, math.prod(normalized_shape))      # (R, D), (D,), (D,)
+        y, mean, rstd = kernel(layer_norm_forward)(x, w, b, eps=eps)
+        ctx.save_for_backward(input._data, mean, rstd, w)  # a float16 x stays float16 in memory
+        ctx.normalized_shape = normalized_shape
+        return from_rows(y, input)
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, mean, rstd, w = ctx.saved_tensors
+        d = math.prod(ctx.normalized_shape)
+        need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
+        dx, dw, db = kernel(layer_norm_backward)(as_rows(dout._data, d), as_rows(x, d), mean, rstd, w,
+                                                 need_dx=need_dx, need_dw=need_dw, need_db=need_db)
+        return input_grads(ctx, *shaped_grads(dx, dw, db, x.shape, ctx.normalized_shape))
+
+
+# --------------------------------------------------------------------------- the composite twin
+def layer_norm_composite(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """``layer_norm`` written with minigrad ops and differentiated by autograd: the teaching reference."""
+    normalized_shape = _ln_options(input, normalized_shape, weight, bias)
+    xhat = normalize(input.to(compute_dtype(input.dtype)), row_dims(normalized_shape), float(eps))
+    return row_affine(xhat, weight, bias).to(input.dtype)
+
+
+# --------------------------------------------------------------------------- the public form and its checks
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """LayerNorm over the trailing ``normalized_shape`` dims (``torch.nn.functional.layer_norm``)."""
+    normalized_shape = _ln_options(input, normalized_shape, weight, bias)
+    return LayerNormFunction.apply(input, weight, bias, normalized_shape=normalized_shape, eps=float(eps))
+
+
+def _check_param_dtypes(input, weight, bias):
+    """PyTorch's CPU rule: parameters share one dtype, the input's or (float16 input) float32."""
+    dtypes = {p.dtype for p in (weight, bias) if p is not None}
+    allowed = {input.dtype, compute_dtype(input.dtype)}
+    if dtypes and (len(dtypes) > 1 or not dtypes <= allowed):
+        raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of "
+                           f"{' or '.join(sorted(map(str, allowed)))} (layer_norm got input {input.dtype}, weight "
+                           f"{None if weight is None else weight.dtype}, bias {None if bias is None else bias.dtype})")
+
+
+def _ln_options(input, normalized_shape, weight, bias):
+    normalized_shape = check_row_norm_args(input, normalized_shape, weight, bias)
+    _check_param_dtypes(input, weight, bias)
+    return normalized_shape

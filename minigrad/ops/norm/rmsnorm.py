@@ -1,0 +1,178 @@
+"""RMSNorm (Zhang & Sennrich, "Root Mean Square Layer Normalization", NeurIPS 2019) and its variants.
+
+Derived in docs/derivations/rmsnorm.md. Per row x (the trailing ``normalized_shape`` dims, d
+elements), as ``torch.nn.functional.rms_norm``, with g the upstream gradient::
+
+    rstd = 1 / sqrt(mean(x^2) + eps)      xhat = x * rstd      y = xhat * w
+    dx = rstd * (gw - xhat * mean(gw * xhat)),  gw = g * w      dw = sum_rows(g * xhat)
+
+This file reads top to bottom: the NumPy reference forward and backward (the specification, with
+a numba twin of the same name in minigrad/kernels/numba_kernels.py), the ``RMSNormFunction`` that
+runs them, the composite twin ``rms_norm_composite`` (minigrad ops, differentiated by autograd:
+the teaching reference and the tests' oracle), and the public ``rms_norm`` with its checks.
+
+Options beyond PyTorch (keyword-only, off by default; docs/derivations/rmsnorm.md §10):
+
+* ``bias=b``: y = weight * xhat + b (the ``offset`` parameter of the reference code
+  github.com/bzhangGo/rmsnorm); db = sum of the upstream gradient.
+* ``eps_inside_sqrt=False``: rstd = 1 / (sqrt(mean(x^2)) + eps), as in the reference code's
+  ``rmsnorm_torch.py`` (its TensorFlow file puts eps inside, as PyTorch does). At an all-zero
+  row the gradient is NaN: d sqrt(m)/dm is infinite at m = 0.
+* ``partial=p``: partial RMSNorm (pRMSNorm, the paper's §4): the RMS is estimated from the first
+  k = ceil(p * d) elements of the row only, and all d elements are divided by it. The paper
+  uses ceil; the reference code uses ``int(d * p)`` (floor, and crashes when it is 0). We follow
+  the paper, so k >= 1 for every p in (0, 1].
+
+``eps=None`` means the machine epsilon of the compute dtype (float32 for float16 input), as
+PyTorch does. float16 input is computed in float32 and cast back once, after the weight multiply
+(and bias), so x**2 cannot overflow; its gradients come back as float16.
+"""
+import math
+from numbers import Real
+
+import numpy as np
+
+from ...autograd import Function
+from ...dtypes import compute_dtype
+from ...kernels import kernel
+from .common import input_grads, normalize
+from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, row_affine, row_dims, row_operands,
+                   row_param_grads, rowdot, shaped_grads)
+
+
+# --------------------------------------------------------------------------- NumPy reference, x (R, D)
+def mean_square(x, k):
+    """mean(x[:, :k]**2) per row: the (partial) mean square of RMSNorm, (R,)."""
+    xk = x[:, :k]                                        # (R, k): the RMS subset
+    return rowdot(xk, xk) / k
+
+
+def rms_norm_forward(x, weight, bias, eps, k, eps_outside):
+    """RMSNorm and its variants over each row of x (R, D).
+
+    ms = mean(x[:, :k]**2)  (k = D: plain RMSNorm; k < D: partial RMSNorm)
+    rstd = 1/sqrt(ms + eps)      (eps_outside=False, PyTorch)
+    rstd = 1/(sqrt(ms) + eps)    (eps_outside=True)
+    y = x * rstd * weight + bias (weight/bias optional)
+    Returns (y (R, D), rstd (R,)).
+    """
+    ms = mean_square(x, k)                               # (R,)
+    with np.errstate(divide="ignore"):                   # eps = 0 on a zero row: rstd = inf, as PyTorch
+        rstd = 1 / (np.sqrt(ms) + eps) if eps_outside else 1 / np.sqrt(ms + eps)
+    with np.errstate(invalid="ignore"):                  # 0 * inf = NaN, as PyTorch
+        xhat = x * rstd[:, None]                         # (R, D)
+    return affine_rows(xhat, weight, bias), rstd
+
+
+def rms_norm_backward(dy, x, rstd, weight, eps, k, eps_outside, need_dx, need_dw, need_db):
+    """Gradients of rms_norm_forward. With xhat = x*rstd, gw = dy*weight, mask = [j < k]:
+    dx = rstd * (gw - c * x * mask * sum_j(gw*xhat)/k), c = rstd (eps inside) or 1/sqrt(ms) (eps outside)
+    dw = sum_rows(dy * xhat), db = sum_rows(dy). Returns (dx, dw, db).
+
+    For eps outside, ms is recomputed from x rather than from ``1/rstd - eps``, which would
+    cancel when sqrt(ms) << eps; ``eps`` is part of the shared signature and unused here.
+    """
+    with np.errstate(invalid="ignore"):
+        xhat = x * rstd[:, None] if need_dx or need_dw else None  # (R, D)
+        dw, db = row_param_grads(dy, xhat, need_dw, need_db)      # (D,) each
+        if not need_dx:
+            return None, dw, db
+        gw = dy * weight if weight is not None else dy            # (R, D)
+        proj = rowdot(gw, xhat) / k                               # sum_j(gw*xhat)/k, (R,)
+        with np.errstate(divide="ignore"):
+            c = 1 / np.sqrt(mean_square(x, k)) if eps_outside else rstd  # (R,)
+        dx = gw.copy() if gw is dy else gw                        # never write into the caller's dy
+        dx[:, :k] -= (c * proj)[:, None] * x[:, :k]               # only the RMS subset gets the correction
+        dx *= rstd[:, None]
+    return dx, dw, db
+
+
+# --------------------------------------------------------------------------- the Function
+class RMSNormFunction(Function):
+    """RMSNorm over rows x (R, D), with the variants of the module docstring.
+
+    Forward, per row, with the RMS subset K = the first k of the D elements (k = D unless partial)::
+
+        ms = mean_K(x^2);  rstd = 1/sqrt(ms + eps)  (or 1/(sqrt(ms) + eps) with eps outside)
+        xhat = x * rstd;   y = xhat * w + b
+
+    Saved: x, rstd (one number per row) and w. Backward, with g the upstream gradient,
+    gw = g * w (g without weight), mask_K = [j in K]::
+
+        dx = rstd * (gw - c * x * mask_K * sum_j(gw * xhat) / k)
+             c = rstd (eps inside)  or  1/sqrt(ms) (eps outside)
+        dw = sum over rows of g * xhat        db = sum over rows of g
+
+    Derivation: y_j = gw_j x_j rstd, and d rstd / d x_i = -rstd^2 c x_i mask_i / k (both eps
+    placements), so dx_i = rstd gw_i - (rstd^2 c x_i mask_i / k) sum_j gw_j x_j; using
+    sum_j gw_j x_j = sum_j gw_j xhat_j / rstd gives the line above. Each gradient is computed
+    only if ``ctx.needs_input_grad`` asks for it. The kernels allocate every gradient they
+    return, so the engine makes them the leaves' ``.grad`` without a copy.
+    """
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, normalized_shape, eps, k, eps_outside):
+        x, w, b = row_operands(input, weight, bias, math.prod(normalized_shape))      # (R, D), (D,), (D,)
+        y, rstd = kernel(rms_norm_forward)(x, w, b, eps=eps, k=k, eps_outside=eps_outside)
+        # input._data, not the upcast rows: a float16 x stays float16 in memory (upcasting again is exact)
+        ctx.save_for_backward(input._data, rstd, w)
+        ctx.normalized_shape, ctx.eps, ctx.k, ctx.eps_outside = normalized_shape, eps, k, eps_outside
+        return from_rows(y, input)
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, rstd, w = ctx.saved_tensors
+        d = math.prod(ctx.normalized_shape)
+        need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
+        dx, dw, db = kernel(rms_norm_backward)(as_rows(dout._data, d), as_rows(x, d), rstd, w, eps=ctx.eps, k=ctx.k,
+                                               eps_outside=ctx.eps_outside, need_dx=need_dx, need_dw=need_dw,
+                                               need_db=need_db)
+        return input_grads(ctx, *shaped_grads(dx, dw, db, x.shape, ctx.normalized_shape))
+
+
+# --------------------------------------------------------------------------- the composite twin
+def rms_norm_composite(input, normalized_shape, weight=None, eps=None, *, bias=None, eps_inside_sqrt=True,
+                       partial=None):
+    """``rms_norm`` written with minigrad ops and differentiated by autograd: the teaching reference."""
+    normalized_shape, eps, k = _rms_options(input, normalized_shape, weight, bias, eps, partial)
+    x = input.to(compute_dtype(input.dtype))
+    d = math.prod(normalized_shape)
+    if k == d and eps_inside_sqrt:
+        xhat = normalize(x, row_dims(normalized_shape), eps, centered=False)
+    else:
+        rows = x.reshape(x.shape[:x.ndim - len(normalized_shape)] + (d,))  # (*, D)
+        head = rows[..., :k]                                                 # (*, k): the RMS subset
+        ms = (head * head).mean(-1, keepdim=True)                            # (*, 1)
+        rstd = (ms + eps).rsqrt() if eps_inside_sqrt else 1 / (ms.sqrt() + eps)
+        xhat = (rows * rstd).reshape(x.shape)
+    return row_affine(xhat, weight, bias).to(input.dtype)
+
+
+# --------------------------------------------------------------------------- the public form and its checks
+def rms_norm(input, normalized_shape, weight=None, eps=None, *, bias=None, eps_inside_sqrt=True, partial=None):
+    """RMSNorm over the trailing ``normalized_shape`` dims (``torch.nn.functional.rms_norm``).
+
+    ``bias``, ``eps_inside_sqrt`` and ``partial`` are minigrad's variants (module docstring).
+    """
+    normalized_shape, eps, k = _rms_options(input, normalized_shape, weight, bias, eps, partial)
+    return RMSNormFunction.apply(input, weight, bias, normalized_shape=normalized_shape, eps=eps, k=k,
+                                 eps_outside=not eps_inside_sqrt)
+
+
+def check_partial(partial):
+    """pRMSNorm's fraction p must be None (off) or a number in (0, 1]; ValueError otherwise."""
+    if partial is not None and (isinstance(partial, bool) or not isinstance(partial, Real) or not 0 < partial <= 1):
+        raise ValueError(f"partial must be a number p in (0, 1] (pRMSNorm: the fraction of each row's elements "
+                         f"the RMS is estimated from), but got partial={partial!r}")
+
+
+def _rms_options(input, normalized_shape, weight, bias, eps, partial):
+    """Checked arguments shared by the Function and the composite forms: (normalized_shape, eps, k)."""
+    check_partial(partial)
+    normalized_shape = check_row_norm_args(input, normalized_shape, weight, bias, rms=True)
+    if eps is None:
+        eps = np.finfo(compute_dtype(input.dtype)).eps  # PyTorch: epsilon of the compute (opmath) type
+    d = math.prod(normalized_shape)
+    # k = ceil(p d); p d is rounded to 9 decimals first so that p = 0.1, d = 30 gives 3 (0.1 is not exact in binary)
+    k = d if partial is None else max(1, math.ceil(round(partial * d, 9)))
+    return normalized_shape, float(eps), k
