@@ -25,6 +25,13 @@ class _AdamFamily(Optimizer):
             state.update(zeros_state(p, *self._state_names))
         return state
 
+    def _each_param(self, group, params):
+        """For each parameter: (p, the gradient the update sees, p's state, the new step count)."""
+        for p in params:
+            grad = effective_grad(group, p)
+            state = self._state(p)
+            yield p, grad, state, increment_step(state)
+
 
 class Adamax(_AdamFamily):
     """Adam with the infinity norm, for each parameter p with gradient g at step t:
@@ -43,10 +50,7 @@ class Adamax(_AdamFamily):
 
     def _update_group(self, group, params):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        for p in params:
-            grad = effective_grad(group, p)
-            state = self._state(p)
-            step = increment_step(state)
+        for p, grad, state, step in self._each_param(group, params):
             exp_avg, exp_inf = state["exp_avg"]._data, state["exp_inf"]._data
             lerp_(exp_avg, grad, 1 - beta1)
             exp_inf *= beta2
@@ -91,10 +95,7 @@ class NAdam(_AdamFamily):
 
     def _update_group(self, group, params):
         lr, (beta1, beta2), eps, psi = group["lr"], group["betas"], group["eps"], group["momentum_decay"]
-        for p in params:
-            grad = effective_grad(group, p)
-            state = self._state(p)
-            step = increment_step(state)
+        for p, grad, state, step in self._each_param(group, params):
             bias_correction2 = 1 - beta2 ** step
             decay_weights_(group, p)
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
@@ -131,10 +132,7 @@ class RAdam(_AdamFamily):
 
     def _update_group(self, group, params):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-        for p in params:
-            grad = effective_grad(group, p)
-            state = self._state(p)
-            step = increment_step(state)
+        for p, grad, state, step in self._each_param(group, params):
             decay_weights_(group, p)
             exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
             lerp_(exp_avg, grad, 1 - beta1)
