@@ -110,9 +110,9 @@ def test_onecycle_past_total_steps_raises_like_pytorch(torch):
 @pytest.mark.parametrize("T_mult", [1, 2, 3])
 def test_warm_restarts_with_fractional_epochs_equal_pytorch(torch, T_mult):
     iters = 7  # step(epoch + i / iters) once per batch, as PyTorch's documentation shows
-    make = lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=T_mult, eta_min=0.005)  # noqa: E731
+    make = lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=T_mult, eta_min=0.005)
     ours, theirs = make_optimizers(torch)
-    step_args = lambda t: (t // iters + (t % iters) / iters,)  # noqa: E731
+    step_args = lambda t: (t // iters + (t % iters) / iters,)
     history = run(ours, make(lr_scheduler, ours), 120, step_args)
     expected = run(theirs, make(torch.optim.lr_scheduler, theirs), 120, step_args)
     np.testing.assert_allclose([lrs for lrs, _ in history], [lrs for lrs, _ in expected], rtol=1e-15, atol=0)

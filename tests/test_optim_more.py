@@ -9,7 +9,14 @@ import minigrad as mg
 import minigrad.nn as nn
 import minigrad.optim as optim
 
-from .test_optim import Mirror, both, torch  # noqa: F401  (torch is a fixture)
+from .mirror import torch_or_skip
+from .test_optim import Mirror, both
+
+
+@pytest.fixture
+def torch():
+    return torch_or_skip()
+
 
 OPTIMIZERS = [
     ("RMSprop", {}),

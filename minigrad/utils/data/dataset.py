@@ -125,7 +125,7 @@ def random_split(dataset, lengths, generator=None):
         for i, frac in enumerate(lengths):
             if frac < 0 or frac > 1:
                 raise ValueError(f"Fraction at index {i} is not between 0 and 1")
-        sizes = [int(math.floor(n * frac)) for frac in lengths]
+        sizes = [math.floor(n * frac) for frac in lengths]
         for i in range(n - sum(sizes)):
             sizes[i % len(sizes)] += 1
         for i, size in enumerate(sizes):
