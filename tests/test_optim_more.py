@@ -24,7 +24,7 @@ OPTIMIZERS = [
     ("RMSprop", {"lr": 0.01, "momentum": 0.9}),
     ("RMSprop", {"lr": 0.01, "centered": True}),
     ("RMSprop", {"lr": 0.01, "centered": True, "momentum": 0.5, "maximize": True}),
-    ("RMSprop", {"lr": 0.01, "alpha": 0.3, "centered": True}),  # lerp weight >= 0.5: PyTorch's other branch
+    ("RMSprop", {"lr": 0.01, "alpha": 0.3, "centered": True}),  # lerp weight >= 0.5 (PyTorch evaluates it from the end)
     ("Adagrad", {}),
     ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.1, "initial_accumulator_value": 0.5}),
     ("Adagrad", {"lr": 0.1, "eps": 1e-6, "maximize": True}),
