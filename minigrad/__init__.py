@@ -24,7 +24,7 @@ from .ops.softmax import log_softmax, softmax
 from .random import Generator, default_generator, manual_seed
 from .tensor import Tensor
 
-from . import autograd, nn, optim  # noqa: E402  (subpackages that build on the names above)
+from . import autograd, nn, optim, utils  # noqa: E402  (subpackages that build on the names above)
 from . import viz  # noqa: E402
 
 __version__ = "0.1.0"

@@ -1,7 +1,20 @@
-"""Optimizers (SGD, Adam, AdamW) and learning-rate schedulers."""
+"""Optimizers and learning-rate schedulers, with PyTorch's update rules, defaults, state keys and state_dicts.
+
+Optimizers: ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``,
+``RAdam`` (each follows PyTorch's single-tensor path, so updates agree with PyTorch to rounding). PyTorch's
+``foreach`` option is accepted and ignored; ``capturable``/``differentiable``/``fused`` are accepted only off.
+
+Schedulers (``minigrad.optim.lr_scheduler``): ``LambdaLR``, ``MultiplicativeLR``, ``StepLR``, ``MultiStepLR``,
+``ConstantLR``, ``LinearLR``, ``ExponentialLR``, ``PolynomialLR``, ``CosineAnnealingLR``,
+``CosineAnnealingWarmRestarts``, ``OneCycleLR``, ``SequentialLR``, ``ReduceLROnPlateau``.
+"""
 from . import lr_scheduler
+from .adagrad import Adadelta, Adagrad
 from .adam import Adam, AdamW
+from .adam_variants import Adamax, NAdam, RAdam
 from .optimizer import Optimizer
+from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
+__all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Optimizer",
+           "lr_scheduler"]

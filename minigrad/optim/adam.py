@@ -3,7 +3,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .optimizer import Optimizer, _scalar_tensor
-from .sgd import check_non_negative
+from ._moments import check_betas, check_non_negative
 
 __all__ = ["Adam", "AdamW"]
 
@@ -36,9 +36,7 @@ class Adam(Optimizer):
 
     def _check_group(self, group):
         check_non_negative(group, "lr", "eps")
-        for i, beta in enumerate(group["betas"]):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        check_betas(group)
         check_non_negative(group, "weight_decay")
 
     def _init_state(self, p, amsgrad):

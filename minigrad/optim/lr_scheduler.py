@@ -1,18 +1,24 @@
-"""Learning-rate schedulers: ``LambdaLR``, ``CosineAnnealingLR``, ``LinearLR``, ``SequentialLR``.
+"""Learning-rate schedulers: ``LambdaLR``, ``MultiplicativeLR``, ``StepLR``, ``MultiStepLR``, ``ConstantLR``,
+``LinearLR``, ``ExponentialLR``, ``PolynomialLR``, ``CosineAnnealingLR``, ``CosineAnnealingWarmRestarts``,
+``OneCycleLR``, ``SequentialLR`` and ``ReduceLROnPlateau``.
 
 A scheduler rewrites ``group['lr']`` of its optimizer each time ``step()`` is called (once per
 epoch or iteration, after ``optimizer.step()``). Construction performs a first step, so the lr at
 epoch 0 is already set. The values follow PyTorch's formulas, including the recursive (chainable)
-form of ``CosineAnnealingLR``, so they agree with PyTorch to the last bit.
+forms (``CosineAnnealingLR``, ``StepLR``, ...), so they agree with PyTorch to the last bit; the
+attributes saved by ``state_dict()`` have PyTorch's names.
 """
 import math
 import types
 import warnings
 from bisect import bisect_right
+from collections import Counter
 
 from .optimizer import Optimizer
 
-__all__ = ["CosineAnnealingLR", "LRScheduler", "LambdaLR", "LinearLR", "SequentialLR"]
+__all__ = ["ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "ExponentialLR", "LRScheduler", "LambdaLR",
+           "LinearLR", "MultiStepLR", "MultiplicativeLR", "OneCycleLR", "PolynomialLR", "ReduceLROnPlateau",
+           "SequentialLR", "StepLR"]
 
 
 def _checked(optimizer):
@@ -84,8 +90,8 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
-class LambdaLR(LRScheduler):
-    """lr = initial_lr * lr_lambda(epoch); ``lr_lambda`` is one function or one per parameter group."""
+class _LambdaScheduler(LRScheduler):
+    """Schedulers driven by ``lr_lambda``: one function, or one per parameter group."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = _checked(optimizer)
@@ -96,9 +102,6 @@ class LambdaLR(LRScheduler):
         else:
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
         super().__init__(optimizer, last_epoch)
-
-    def get_lr(self):
-        return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
 
     def state_dict(self):
         """Plain functions cannot be saved and appear as None; callable objects save their ``__dict__``."""
@@ -114,6 +117,29 @@ class LambdaLR(LRScheduler):
         for fn, saved in zip(self.lr_lambdas, lr_lambdas):
             if saved is not None:
                 fn.__dict__.update(saved)
+
+
+class LambdaLR(_LambdaScheduler):
+    """lr = initial_lr * lr_lambda(epoch); ``lr_lambda`` is one function or one per parameter group."""
+
+    def get_lr(self):
+        return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_LambdaScheduler):
+    """lr = lr * lr_lambda(epoch) at each step after the first (a product of the factors so far)."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        for fn in (lr_lambda if isinstance(lr_lambda, (list, tuple)) else [lr_lambda]):
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, lr_lambda, last_epoch)
+
+    def get_lr(self):
+        if self._is_initial:
+            return self._group_lrs()
+        return [group["lr"] * lmbda(self.last_epoch)
+                for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -222,3 +248,335 @@ class SequentialLR(LRScheduler):
         self.__dict__.update(state)
         for scheduler, s in zip(self._schedulers, saved):
             scheduler.load_state_dict(s)
+
+
+class StepLR(LRScheduler):
+    """Multiply the lr by ``gamma`` every ``step_size`` steps: initial_lr * gamma**(epoch // step_size)."""
+
+    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+        self.step_size, self.gamma = step_size, gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._group_lrs()
+        return [lr * self.gamma for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the lr by ``gamma`` at each epoch in ``milestones`` (by gamma**k at a milestone listed k times)."""
+
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        self.milestones, self.gamma = Counter(milestones), gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch not in self.milestones:
+            return self._group_lrs()
+        return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self):
+        milestones = sorted(self.milestones.elements())
+        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch) for base_lr in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """lr = initial_lr * factor for the first ``total_iters`` steps, then initial_lr."""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._group_lrs()]
+        if self.last_epoch != self.total_iters:
+            return self._group_lrs()
+        return [lr * (1.0 / self.factor) for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base_lr in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """lr = initial_lr * gamma**epoch (one multiplication by ``gamma`` per step)."""
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self._is_initial:
+            return self._group_lrs()
+        return [lr * self.gamma for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """lr = initial_lr * (1 - min(epoch, total_iters) / total_iters)**power, applied as a ratio per step."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        t, total = self.last_epoch, self.total_iters
+        if self._is_initial or t > total:
+            return self._group_lrs()
+        decay = ((1.0 - t / total) / (1.0 - (t - 1) / total)) ** self.power
+        return [lr * decay for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base_lr in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR (Loshchilov & Hutter, 2017): cosine decay from initial_lr to ``eta_min`` over a period that restarts,
+    the i-th period lasting T_0 * T_mult**i epochs:
+
+        lr = eta_min + (initial_lr - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2
+
+    ``step(epoch)`` accepts fractional epochs (``epoch + i / iters_per_epoch`` per batch).
+    """
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch=None):
+        self._step_count += 1
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:  # a restart
+                self.T_cur %= self.T_i
+                self.T_i *= self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        elif epoch < self.T_0:
+            self.T_i, self.T_cur = self.T_0, epoch
+        elif self.T_mult == 1:
+            self.T_cur = epoch % self.T_0
+        else:
+            # periods before the current one: n with T_0 (T_mult**n - 1) / (T_mult - 1) <= epoch
+            n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+            self.T_i = self.T_0 * self.T_mult ** n
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = self._group_lrs()
+
+
+def _per_group(name, optimizer, value):
+    """``value`` for each parameter group: a list/tuple of one per group, or one value for all."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(optimizer.param_groups):
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. {name} has {len(value)} "
+                             f"values, param_groups has {len(optimizer.param_groups)}.")
+        return list(value)
+    return [value] * len(optimizer.param_groups)
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (Smith & Topin, 2018), stepped once per batch for ``total_steps`` steps.
+
+    The lr rises from max_lr / div_factor to ``max_lr`` over the first ``pct_start`` of the steps, then falls to
+    max_lr / div_factor / final_div_factor (``three_phase``: back to max_lr / div_factor first, then down to the
+    minimum). Each phase anneals by half a cosine (``'cos'``) or linearly. With ``cycle_momentum`` the momentum
+    (SGD's 'momentum', or beta1 of Adam-like 'betas') moves inversely between ``max_momentum`` and
+    ``base_momentum``. Each group records 'initial_lr', 'max_lr', 'min_lr' (and 'max_momentum', 'base_momentum').
+    """
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95, div_factor=25.0,
+                 final_div_factor=1e4, three_phase=False, last_epoch=-1):
+        self.optimizer = _checked(optimizer)
+        if total_steps is not None:
+            if total_steps <= 0 or not isinstance(total_steps, int):
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        # each phase: its last step, and the group keys holding the lr and momentum at its start and end
+        warmup_end = float(pct_start * self.total_steps) - 1
+        if three_phase:
+            phases = [(warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                      (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum",
+                       "max_momentum"),
+                      (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+        else:
+            phases = [(warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                      (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        keys = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+        self._schedule_phases = [dict(zip(keys, phase)) for phase in phases]  # PyTorch's state_dict entries
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+        self._anneal_func_type = anneal_strategy
+        max_lrs = _per_group("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for group, group_max_lr in zip(optimizer.param_groups, max_lrs):
+                group["initial_lr"] = group_max_lr / div_factor
+                group["max_lr"] = group_max_lr
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for group, group_max, group_base in zip(optimizer.param_groups, max_momentums, base_momentums):
+                    self._set_momentum(group, group_max)
+                    group["max_momentum"], group["base_momentum"] = group_max, group_base
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group, momentum):
+        if self.use_beta1:
+            group["betas"] = (momentum, *group["betas"][1:])
+        else:
+            group["momentum"] = momentum
+
+    def _anneal(self, start, end, pct):
+        """From ``start`` (pct = 0) to ``end`` (pct = 1): half a cosine, or a straight line."""
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self):
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"Tried to step {step} times. The specified number of total steps is {self.total_steps}")
+        lrs = []
+        for group in self.optimizer.param_groups:
+            phase_start = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                if step <= phase["end_step"] or i == len(self._schedule_phases) - 1:
+                    pct = (step - phase_start) / (phase["end_step"] - phase_start)
+                    lrs.append(self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct))
+                    if self.cycle_momentum:
+                        self._set_momentum(group, self._anneal(group[phase["start_momentum"]],
+                                                               group[phase["end_momentum"]], pct))
+                    break
+                phase_start = phase["end_step"]
+        return lrs
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply the lr by ``factor`` once a metric given to ``step(metric)`` has not improved for more than
+    ``patience`` steps, then wait ``cooldown`` steps before counting again; never below ``min_lr`` and only
+    when the change exceeds ``eps``.
+
+    Improvement (``mode='min'``): metric < best * (1 - threshold) (``threshold_mode='rel'``) or
+    metric < best - threshold (``'abs'``); ``'max'`` mirrors it.
+    """
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
+                 cooldown=0, min_lr=0, eps=1e-8):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        self.optimizer = _checked(optimizer)
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
+            self.default_min_lr, self.min_lrs = None, list(min_lr)
+        else:
+            self.default_min_lr, self.min_lrs = min_lr, [min_lr] * len(optimizer.param_groups)
+        self.patience, self.cooldown, self.eps = patience, cooldown, eps
+        self.last_epoch = 0
+        self._last_lr = self._group_lrs()
+        self._init_is_better(mode, threshold, threshold_mode)
+        self._reset()
+
+    def _reset(self):
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    @property
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
+
+    def _init_is_better(self, mode, threshold, threshold_mode):
+        if mode not in ("min", "max"):
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
+
+    def _is_better(self, a, best):
+        if self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold) if self.mode == "min" else a > best * (self.threshold + 1.0)
+        return a < best - self.threshold if self.mode == "min" else a > best + self.threshold
+
+    def step(self, metrics, epoch=None):
+        current = float(metrics)  # also a 0-d tensor
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
+                          "where possible. Please use `scheduler.step()` to step the scheduler.", UserWarning,
+                          stacklevel=2)
+        self.last_epoch = epoch
+        if self._is_better(current, self.best):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs during the cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self._last_lr = self._group_lrs()
+
+    def _reduce_lr(self):
+        if len(self.optimizer.param_groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(f"The number of param groups in the `optimizer` ({len(self.optimizer.param_groups)})"
+                                   f" differs from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), "
+                                   "usually due to a new param group being added to the optimizer. Please modify "
+                                   "the `min_lrs` field to match the length of the `optimizer` param groups.")
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+        for group, min_lr in zip(self.optimizer.param_groups, self.min_lrs):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, min_lr)
+            if old_lr - new_lr > self.eps:
+                group["lr"] = new_lr
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
+        self._init_is_better(self.mode, self.threshold, self.threshold_mode)

@@ -2,17 +2,10 @@
 import numpy as np
 
 from ..tensor import Tensor
+from ._moments import check_non_negative
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
-
-
-def check_non_negative(group, *names):
-    """PyTorch's hyperparameter checks: 'Invalid learning rate: -1', 'Invalid momentum value: -1', ..."""
-    labels = {"lr": "learning rate", "eps": "epsilon value"}
-    for name in names:
-        if group[name] < 0:
-            raise ValueError(f"Invalid {labels.get(name, name + ' value')}: {group[name]}")
 
 
 class SGD(Optimizer):

@@ -1,0 +1,91 @@
+"""In-place NumPy updates of optimizer state buffers, with PyTorch's rounding order.
+
+Each helper names the PyTorch tensor op whose evaluation order it reproduces, so that an update
+written with them agrees with PyTorch's single-tensor optimizer path to the last bits.
+"""
+import numpy as np
+
+from ..tensor import Tensor
+from .optimizer import _scalar_tensor
+
+__all__ = ["lerp_", "decay_square_", "ratio", "effective_grad", "increment_step", "zeros_state", "check_betas",
+           "check_non_negative", "reject_unsupported"]
+
+
+def check_non_negative(group, *names):
+    """PyTorch's hyperparameter checks: 'Invalid learning rate: -1', 'Invalid momentum value: -1', ..."""
+    labels = {"lr": "learning rate", "eps": "epsilon value"}
+    for name in names:
+        if group[name] < 0:
+            raise ValueError(f"Invalid {labels.get(name, name + ' value')}: {group[name]}")
+
+
+def check_betas(group):
+    """'Invalid beta parameter at index i: b' unless 0 <= b < 1."""
+    for i, beta in enumerate(group["betas"]):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
+def reject_unsupported(**flags):
+    """``capturable``/``differentiable``/``fused`` exist for CUDA graphs, autograd through the step and fused
+    kernels; minigrad steps on the CPU outside autograd, so only their off values are accepted."""
+    for name, value in flags.items():
+        if value:
+            raise ValueError(f"{name}={value!r} is not supported: minigrad's optimizers step on the CPU, outside "
+                             f"autograd; expected {name}=False")
+
+
+def lerp_(avg, target, weight):
+    """avg <- avg + weight * (target - avg), as ``torch.lerp_`` evaluates it (from the nearer end)."""
+    diff = np.subtract(target, avg)
+    if weight < 0.5:
+        diff *= weight
+        avg += diff
+    else:
+        diff *= 1 - weight
+        np.subtract(target, diff, out=avg)
+
+
+def decay_square_(avg_sq, grad, beta):
+    """avg_sq <- beta * avg_sq + (1 - beta) * grad * grad (``mul_(beta).addcmul_(g, g, value=1 - beta)``)."""
+    scaled = np.multiply(grad, 1 - beta)
+    scaled *= grad
+    avg_sq *= beta
+    avg_sq += scaled
+
+
+def ratio(numerator, denominator, value):
+    """value * (numerator / denominator): the increment of ``addcdiv_(numerator, denominator, value)``."""
+    out = np.divide(numerator, denominator)
+    out *= value
+    return Tensor(out)
+
+
+def effective_grad(group, p):
+    """The gradient the update sees: negated if ``maximize``, plus ``weight_decay * p`` (L2) unless the group
+    decays the weights directly (``decoupled_weight_decay``, applied by the caller)."""
+    grad = -p.grad._data if group["maximize"] else p.grad._data
+    if group["weight_decay"] != 0 and not group.get("decoupled_weight_decay", False):
+        grad = grad + group["weight_decay"] * p._data
+    return grad
+
+
+def decay_weights_(group, p):
+    """Decoupled weight decay (AdamW-style): p <- p * (1 - lr * weight_decay)."""
+    if group["weight_decay"] != 0 and group.get("decoupled_weight_decay", False):
+        p.mul_(1 - group["lr"] * group["weight_decay"])
+
+
+def increment_step(state):
+    """Advance the 0-d 'step' counter and return the new step count as a Python float."""
+    state["step"]._data += 1
+    return state["step"].item()
+
+
+def zeros_state(p, *names, fill=0.0):
+    """``{'step': 0, name: zeros_like(p) ...}`` (a new parameter's state, keys in PyTorch's order)."""
+    state = {"step": _scalar_tensor(0.0)}
+    for name in names:
+        state[name] = Tensor(np.full_like(p._data, fill))
+    return state
