@@ -213,9 +213,9 @@ def _load_minigrad(archive):
 
 # =========================================================================== PyTorch's zip format
 def _refuse(message):
-    return pickle.UnpicklingError(f"mg.load refused the checkpoint: {message}. minigrad reads only what "
-                                  "torch.load(weights_only=True) admits: tensors, state_dicts and plain containers "
-                                  "of tensors, numbers and strings")
+    return pickle.UnpicklingError(f"mg.load refused the checkpoint: {message}. minigrad reads only the weights-only "
+                                  "subset of PyTorch checkpoints: tensors, Parameters, state_dicts, optimizer states "
+                                  "and plain containers of these, numbers and strings")
 
 
 class _Inert:
@@ -390,7 +390,8 @@ class _TorchUnpickler(pickle.Unpickler):
         module = "builtins" if module == "__builtin__" else module  # protocol 2 spells it the Python 2 way
         found = _ADMITTED.get((module, name))
         if found is None:
-            raise _refuse(f"it names the global {module}.{name}, which is not admitted")
+            hint = " (NumPy has no bfloat16: convert to float32 before saving)" if "bfloat16" in name.lower() else ""
+            raise _refuse(f"it names the global {module}.{name}, which is not admitted{hint}")
         return found
 
     def persistent_load(self, pid):
@@ -458,7 +459,7 @@ class _Materializer:
             if len(raw) < nbytes:
                 raise _refuse(f"the storage {storage.key!r} holds {len(raw)} bytes, fewer than its {storage.numel} "
                               f"elements of {storage.dtype} need")
-            stored = np.frombuffer(bytearray(raw[:nbytes]), dtype=storage.dtype.newbyteorder(self.byteorder))
+            stored = np.frombuffer(bytearray(memoryview(raw)[:nbytes]), dtype=storage.dtype.newbyteorder(self.byteorder))
             storage.array = stored if stored.dtype.isnative else stored.astype(storage.dtype)
         return storage.array
 
