@@ -454,12 +454,17 @@ class _Materializer:
 
     def storage_array(self, storage):
         if storage.array is None:
-            raw = self.archive.read(f"{self.prefix}data/{storage.key}")
+            name = f"{self.prefix}data/{storage.key}"
             nbytes = storage.numel * storage.dtype.itemsize
-            if len(raw) < nbytes:
-                raise _refuse(f"the storage {storage.key!r} holds {len(raw)} bytes, fewer than its {storage.numel} "
-                              f"elements of {storage.dtype} need")
-            stored = np.frombuffer(bytearray(memoryview(raw)[:nbytes]), dtype=storage.dtype.newbyteorder(self.byteorder))
+            stored_bytes = self.archive.getinfo(name).file_size
+            if stored_bytes < nbytes:
+                raise _refuse(f"the storage {storage.key!r} holds {stored_bytes} bytes, fewer than its "
+                              f"{storage.numel} elements of {storage.dtype} need")
+            raw = bytearray(nbytes)  # read straight into one writable buffer, nothing past it
+            with self.archive.open(name) as entry:
+                if entry.readinto(raw) != nbytes:
+                    raise _refuse(f"the storage {storage.key!r} ends early")
+            stored = np.frombuffer(raw, dtype=storage.dtype.newbyteorder(self.byteorder))
             storage.array = stored if stored.dtype.isnative else stored.astype(storage.dtype)
         return storage.array
 
