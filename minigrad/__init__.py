@@ -22,9 +22,10 @@ from .ops.shape import (cat, chunk, expand, flatten, permute, repeat, reshape, s
                         tril, triu, unsqueeze)
 from .ops.softmax import log_softmax, softmax
 from .random import Generator, default_generator, manual_seed
+from .serialization import load, save
 from .tensor import Tensor
 
-from . import autograd, nn, optim, utils  # noqa: E402  (subpackages that build on the names above)
+from . import autograd, nn, optim, serialization, utils  # noqa: E402  (subpackages that build on the names above)
 from . import viz  # noqa: E402
 
 __version__ = "0.1.0"

@@ -63,6 +63,24 @@ def _type_name(value):
     return "None" if value is None else type(value).__name__
 
 
+def _load_error(key, value, target):
+    """Why ``load_state_dict`` cannot copy ``value`` into ``target`` (the entry ``key``), or None if it can."""
+    source = value._data if isinstance(value, Tensor) else value
+    if not isinstance(source, (np.ndarray, np.generic)):
+        return (f'While copying the parameter named "{key}", expected Tensor or ndarray from checkpoint but '
+                f"received {type(value)}")
+    if source.dtype.kind not in "biufc":
+        return (f'While copying the parameter named "{key}", expected a numeric Tensor or ndarray from checkpoint '
+                f"but received an array of dtype {source.dtype}")
+    if np.shape(source) != target.shape:
+        return (f"size mismatch for {key}: copying a param with shape {list(np.shape(source))} from checkpoint, "
+                f"the shape in current model is {list(target.shape)}.")
+    if not target._data.flags.writeable:
+        return (f'While copying the parameter named "{key}", the parameter\'s array in the current model is '
+                "read-only")
+    return None
+
+
 class Module:
     """Base class of every layer and model: subclasses set attributes in ``__init__`` and define ``forward``."""
 
@@ -357,10 +375,10 @@ class Module:
     def load_state_dict(self, state_dict, strict=True):
         """Copy values (Tensors or ndarrays) into this module's parameters and persistent buffers.
 
-        Every key is checked first and nothing is copied if any check fails, so a failed load leaves the
-        module as it was. Values are cast to the existing arrays' dtypes. With ``strict=True`` missing
-        and unexpected keys are errors, reported in PyTorch's words. Returns
-        ``(missing_keys, unexpected_keys)``.
+        All or nothing: every key, kind (numeric arrays only) and shape is checked, and every value cast
+        to its destination's dtype, before the first copy, so a failed load leaves every parameter and
+        buffer as it was. With ``strict=True`` missing and unexpected keys are errors, reported in
+        PyTorch's words. Returns ``(missing_keys, unexpected_keys)``.
         """
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
@@ -373,16 +391,11 @@ class Module:
                 if key not in state_dict:
                     missing.append(key)
                     continue
-                value = state_dict[key]
-                source = value._data if isinstance(value, Tensor) else value
-                if not isinstance(source, (np.ndarray, np.generic)):
-                    errors.append(f'While copying the parameter named "{key}", expected Tensor or ndarray from '
-                                  f"checkpoint but received {type(value)}")
-                elif np.shape(source) != target.shape:
-                    errors.append(f"size mismatch for {key}: copying a param with shape {list(np.shape(source))} "
-                                  f"from checkpoint, the shape in current model is {list(target.shape)}.")
+                error = _load_error(key, state_dict[key], target)
+                if error:
+                    errors.append(error)
                 else:
-                    copies.append((target, source))
+                    copies.append((target, state_dict[key]))
             for key in state_dict.keys():
                 if not key.startswith(prefix):
                     continue
@@ -397,9 +410,12 @@ class Module:
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(self._get_name(),
                                                                                        "\n\t".join(errors)))
+        # Casting may still fail (or warn, as complex to real does): do it all before writing anything.
+        sources = [np.asarray(value._data if isinstance(value, Tensor) else value).astype(target.dtype, copy=False)
+                   for target, value in copies]
         with no_grad():
-            for target, source in copies:
-                target.copy_(Tensor(np.asarray(source)))
+            for (target, _), source in zip(copies, sources):
+                target.copy_(Tensor(source))
         return _IncompatibleKeys(missing, unexpected)
 
     # ------------------------------------------------------------------ printing
