@@ -28,9 +28,10 @@ from .random import (Generator, bernoulli, default_generator, manual_seed, multi
 from .tensor import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                      LongTensor, ShortTensor, Tensor, is_complex, is_floating_point, is_tensor)
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision
-from .compiler import compile
+from .compiler import compile  # noqa: A004 - PyTorch's name shadows the builtin in this namespace
 
-from . import accelerator, autograd, backends, compiler, cuda, nn, optim  # noqa: E402  (subpackages that build on the names above)
+# subpackages that build on the names above
+from . import accelerator, autograd, backends, compiler, cuda, nn, optim  # noqa: E402
 from . import viz  # noqa: E402
 
 __version__ = "0.1.0"

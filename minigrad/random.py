@@ -69,6 +69,7 @@ def numpy_rng(generator=None):
 # --------------------------------------------------------------------------- random tensors
 from . import creation, dtypes  # noqa: E402  (creation imports tensor, which is built before anything draws)
 from .autograd.function import Function, type_name  # noqa: E402
+from .ops.elementwise import check_broadcast  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 
 
@@ -129,9 +130,8 @@ def randint(*bounds_and_size, size=None, low=None, high=None, generator=None, dt
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise)."""
-    if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
-    permutation = numpy_rng(generator).permutation(int(n))
+    (n,) = creation.size_of((n,))  # PyTorch's negative-size error
+    permutation = numpy_rng(generator).permutation(n)
     return creation.new_tensor(permutation.astype(creation.dtype_or(dtype, dtypes.int64)), device, requires_grad)
 
 
@@ -190,13 +190,14 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         dtype = _float_dtype(dtype, "normal_kernel_cpu")
         sample = numpy_rng(generator).normal(mean, std, size=creation.size_of((size,)))
         return creation.new_tensor(sample.astype(dtype), device, requires_grad)
-    if size is not None:
-        raise TypeError("normal(): size can only be given when mean and std are numbers")
+    if size is not None or dtype is not None or requires_grad:
+        raise TypeError("normal(): size, dtype and requires_grad can only be given when mean and std are numbers "
+                        "(with a tensor mean or std, the output takes their shape and dtype)")
     check_device(device)
     mean_t, std_t = _as_parameter(mean, std), _as_parameter(std, mean)
     if (std_t._data < 0).any():
         raise RuntimeError(f"normal expects all elements of std >= 0.0, got {std_t._data.min()}")
-    shape = np.broadcast_shapes(mean_t.shape, std_t.shape)
+    shape = check_broadcast(mean_t.shape, std_t.shape)
     out_dtype = np.result_type(mean_t.dtype, std_t.dtype)
     noise = numpy_rng(generator).standard_normal(shape)
     sample = (mean_t._data + std_t._data * noise).astype(out_dtype)
@@ -257,6 +258,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 def poisson(input, generator=None):
     """Poisson counts with rates ``input``; ``input``'s shape and dtype."""
     rates = input._data
+    if rates.dtype.kind != "f":
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_type_word(rates.dtype)}': rates must be "
+                                  f"floating point, got {rates.dtype}")
     if (rates < 0).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return Tensor(numpy_rng(generator).poisson(rates).astype(rates.dtype))

@@ -20,6 +20,7 @@ from .device import device as Device
 
 _NO_DATA = object()  # ``Tensor()`` with no argument
 
+
 class _RemovableHandle:
     def __init__(self, hooks, hook):
         self._hooks, self._hook = hooks, hook
@@ -57,11 +58,10 @@ def legacy_array(data, sizes, dtype, constructor):
         return data._data
     arguments = (data,) + sizes
     if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in arguments):
-        if any(a < 0 for a in arguments):
-            raise RuntimeError(f"Trying to create tensor with negative dimension: {list(arguments)}")
-        return np.empty(tuple(int(a) for a in arguments), dtype=dtype)
+        return np.empty(_creation.size_of(arguments), dtype=dtype)
     if sizes:
-        raise TypeError(f"{constructor}(): sizes must all be ints, got {', '.join(type(a).__name__ for a in arguments)}")
+        got = ", ".join(type(a).__name__ for a in arguments)
+        raise TypeError(f"{constructor}(): sizes must all be ints, got ({got})")
     if not isinstance(data, (list, tuple, np.ndarray)):
         raise TypeError(f"{constructor}(): data must be a sequence (got {type(data).__name__})")
     return np.array(data, dtype=dtype)
