@@ -263,6 +263,11 @@ class Tensor:
         return self._data.dtype.kind in "ifc"
 
     # ----------------------------------------------------------------- new tensors like this one
+    def new(self, data=_NO_DATA, *sizes, device=None):
+        """PyTorch's legacy ``x.new(...)``: ``Tensor(...)``'s forms with this tensor's dtype."""
+        check_device(device)
+        return Tensor(legacy_array(data, sizes, self._data.dtype, "new"))
+
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         """A copy of ``data`` with this tensor's dtype (unless ``dtype`` is given)."""
         return _creation.tensor(data, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)

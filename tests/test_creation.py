@@ -4,9 +4,12 @@ PyTorch's (NumPy's PCG64), so random functions are checked for shape, dtype, sup
 and reproducibility with the same seed, not for PyTorch's numbers."""
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import minigrad as mg
 from tests.mirror import torch_or_skip
+from tests.strategies import shapes
 
 
 def dtype_name(t):
@@ -178,6 +181,30 @@ def test_legacy_constructors_from_data_mirror_torch(name):
 def test_legacy_constructors_from_sizes_mirror_torch(name, sizes):
     torch = torch_or_skip()
     assert_same(getattr(mg, name)(*sizes), getattr(torch, name)(*sizes), values=False)
+
+
+@given(shape=shapes(min_dims=1, min_side=0), name=st.sampled_from(["Tensor", "FloatTensor", "DoubleTensor", "LongTensor",
+                                                       "IntTensor", "BoolTensor"]),
+       seed=st.integers(0, 2**16))
+def test_legacy_constructors_from_nested_lists_mirror_torch(shape, name, seed):
+    torch = torch_or_skip()
+    data = (np.random.default_rng(seed).standard_normal(shape) * 3).tolist()
+    assert_same(getattr(mg, name)(data), getattr(torch, name)(data))
+    assert_same(getattr(mg, name)(*shape), getattr(torch, name)(*shape), values=False)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_legacy_new_mirrors_torch(dtype):
+    torch = torch_or_skip()
+    x, t = mg.zeros(1, dtype=np.dtype(dtype)), torch.zeros(1, dtype=getattr(torch, dtype))
+    assert_same(x.new([1.5, 0, 2]), t.new([1.5, 0, 2]))
+    assert_same(x.new(2, 3), t.new(2, 3), values=False)
+    assert_same(x.new(), t.new())
+    assert np.shares_memory(x.new(x).numpy(), x.numpy())
+    with pytest.raises(TypeError):
+        t.new(torch.zeros(2, dtype=torch.float16))
+    with pytest.raises(TypeError, match="expected a tensor of dtype"):
+        x.new(mg.zeros(2, dtype=mg.float16))
 
 
 def test_legacy_constructor_of_a_tensor_shares_its_memory():
