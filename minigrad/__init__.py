@@ -31,7 +31,8 @@ from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_prec
 from .compiler import compile  # noqa: A004 - PyTorch's name shadows the builtin in this namespace
 
 # subpackages that build on the names above
-from . import accelerator, autograd, backends, compiler, cuda, nn, optim  # noqa: E402
+from . import accelerator, amp, autograd, backends, compiler, cuda, nn, optim  # noqa: E402
+from .amp import autocast, is_autocast_enabled  # noqa: E402
 from . import viz  # noqa: E402
 
 __version__ = "0.1.0"

@@ -1,6 +1,6 @@
 """``minigrad.accelerator``: PyTorch's device-agnostic accelerator queries; minigrad has no accelerator,
 so they answer as ``minigrad.cuda`` does."""
-from .cuda import device_count, is_available
+from .cuda import device_count, is_available  # noqa: F401
 
 __all__ = ["current_accelerator", "device_count", "is_available"]
 

@@ -294,3 +294,87 @@ def test_no_warnings_from_device_plumbing():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mg.zeros(2, device="cpu").to("cpu").cpu()
+
+
+# --------------------------------------------------------------------------- amp
+def _scaled_training(lib, device, **scaler_options):
+    """SGD on a linear model through a GradScaler; step 2's loss is made infinite, so that step is skipped."""
+    lib.manual_seed(0)
+    w = lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3), dtype=lib.float64, requires_grad=True)
+    x = lib.tensor(np.linspace(0.5, 2, 12).reshape(4, 3), dtype=lib.float64)
+    opt = lib.optim.SGD([w], lr=0.1, momentum=0.9)
+    scaler = lib.amp.GradScaler(device, **scaler_options)
+    history = []
+    for step in range(7):
+        _step(lib, step, w, x, opt, scaler)
+        history.append((scaler.get_scale(), w.detach().numpy().copy()))
+    return history, scaler.state_dict()
+
+
+def _step(lib, step, w, x, opt, scaler):
+    with np.errstate(invalid="ignore"):  # the infinite loss's NaN gradients (NumPy warns, PyTorch does not)
+        opt.zero_grad()
+        with lib.autocast(device_type="cpu", enabled=False):
+            loss = ((x @ w.T) ** 2).mean() * (float("inf") if step == 2 else 1.0)
+        scaler.scale(loss).backward()
+        if step % 2:
+            scaler.unscale_(opt)
+        scaler.step(opt)
+        scaler.update()
+
+
+def test_grad_scaler_on_the_cpu_mirrors_torch():
+    torch = torch_or_skip()
+    ours, theirs = _scaled_training(mg, "cpu", init_scale=8.0, growth_interval=3), \
+        _scaled_training(torch, "cpu", init_scale=8.0, growth_interval=3)
+    for (scale, w), (their_scale, their_w) in zip(ours[0], theirs[0]):
+        assert scale == their_scale
+        np.testing.assert_allclose(w, their_w, rtol=1e-12, atol=1e-14)
+    assert [s for s, _ in ours[0]] == [8.0, 8.0, 4.0, 4.0, 4.0, 8.0, 8.0]  # backoff at the inf step, growth after 3
+    assert ours[1] == {k: (v.item() if hasattr(v, "item") else v) for k, v in theirs[1].items()}
+
+
+def test_grad_scaler_for_cuda_disables_itself_as_torch_does_without_cuda():
+    torch = torch_or_skip()
+    for lib in (mg, torch):
+        with pytest.warns(UserWarning, match="Disabling"):
+            scaler = lib.amp.GradScaler("cuda")
+        assert not scaler.is_enabled() and scaler.get_scale() == 1.0 and scaler.state_dict() == {}
+    with pytest.warns(UserWarning, match="Disabling"):
+        disabled_history, _ = _scaled_training(mg, "cuda")
+    w = mg.tensor([1.0], requires_grad=True)
+    assert mg.cuda.amp.GradScaler(enabled=False).scale(w) is w
+    assert not mg.cuda.amp.GradScaler(enabled=False).is_enabled()
+    assert all(scale == 1.0 for scale, _ in disabled_history)
+
+
+def test_grad_scaler_refuses_a_second_unscale_and_an_empty_state():
+    scaler = mg.amp.GradScaler("cpu")
+    w = mg.ones(2, requires_grad=True)
+    opt = mg.optim.SGD([w], lr=0.1)
+    scaler.scale(w.sum()).backward()
+    scaler.unscale_(opt)
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 1.0])
+    with pytest.raises(RuntimeError, match="already been called on this optimizer"):
+        scaler.unscale_(opt)
+    with pytest.raises(RuntimeError, match="state dict is empty"):
+        scaler.load_state_dict({})
+
+
+def test_autocast_is_a_stand_in():
+    torch = torch_or_skip()
+    a = mg.ones(2, 2)
+    for lib in (mg, torch):
+        with pytest.warns(UserWarning, match="Disabling"):
+            with lib.autocast("cuda"):
+                assert not lib.is_autocast_enabled()
+    with mg.autocast("cpu", dtype=mg.float16):
+        assert mg.amp.is_autocast_enabled("cpu")
+        assert (a @ a).dtype == mg.float32  # PyTorch would compute in the autocast dtype
+    assert not mg.amp.is_autocast_enabled("cpu")
+
+    @mg.autocast("cpu")
+    def f():
+        return mg.amp.is_autocast_enabled("cpu")
+
+    assert f() is True

@@ -4,7 +4,7 @@
 CPU. Seeding, synchronizing and freeing the cache are accepted and do nothing (there is no GPU state);
 asking for a current device raises, as PyTorch without CUDA does.
 """
-from .device import check_device
+from ..device import check_device
 
 
 def is_available():
@@ -46,3 +46,6 @@ def synchronize(device=None):
 
 def empty_cache():
     """A no-op: minigrad keeps no device memory cache."""
+
+
+from . import amp  # noqa: E402  (minigrad.cuda.amp.GradScaler / autocast, PyTorch's older spelling)
