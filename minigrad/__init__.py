@@ -10,7 +10,7 @@ from .autograd import enable_grad, gradcheck, is_grad_enabled, no_grad, set_grad
 from .autograd.grad_mode import inference_mode, is_inference_mode_enabled
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace,
                        ones, ones_like, tensor, zeros, zeros_like)
-from .device import device
+from .device import device, get_default_device, set_default_device
 from .dtypes import (bool, double, float, float16, float32, float64, get_default_dtype, half, int32, int64, long,
                      set_default_dtype)
 from .kernels import get_backend, set_backend

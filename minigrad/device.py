@@ -73,6 +73,14 @@ class device:  # noqa: N801 - PyTorch's name
     def __reduce__(self):
         return device, (self._type, self._index)
 
+    def __enter__(self):
+        """``with device('cpu'):`` (PyTorch's default-device context) passes; any other device raises."""
+        check_device(self)
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
 
 CPU = device("cpu")
 
@@ -98,3 +106,12 @@ def cuda_device(index=None):
     if index is None:
         return device("cuda")
     return device("cuda", index) if isinstance(index, int) else index
+
+
+def get_default_device():
+    return CPU
+
+
+def set_default_device(requested):
+    """Accepts the CPU (or None); any other device raises, as ``check_device``."""
+    check_device(requested)

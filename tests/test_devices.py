@@ -43,6 +43,21 @@ def test_bad_device_raises_like_torch(args):
         mg.device(*args)
 
 
+def test_default_device_and_device_context():
+    torch = torch_or_skip()
+    assert mg.get_default_device() == mg.device("cpu") and repr(mg.get_default_device()) == \
+        repr(torch.get_default_device())
+    mg.set_default_device("cpu")
+    mg.set_default_device(None)
+    with mg.device("cpu"):
+        assert mg.zeros(1).device == mg.device("cpu")
+    with pytest.raises(RuntimeError, match=CUDA_ERROR):
+        mg.set_default_device("cuda")
+    with pytest.raises(RuntimeError, match=CUDA_ERROR):
+        with mg.device("cuda"):
+            pass
+
+
 def test_device_type_must_be_a_string():
     with pytest.raises(TypeError, match="must be str, not float"):
         mg.device(1.5)
