@@ -7,8 +7,10 @@
 """
 from . import dtypes
 from .autograd import enable_grad, gradcheck, is_grad_enabled, no_grad, set_grad_enabled
-from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
-                       ones_like, rand, rand_like, randint, randn, randn_like, tensor, zeros, zeros_like)
+from .autograd.grad_mode import inference_mode, is_inference_mode_enabled
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace,
+                       ones, ones_like, tensor, zeros, zeros_like)
+from .device import device, get_default_device, set_default_device
 from .dtypes import (bool, double, float, float16, float32, float64, get_default_dtype, half, int32, int64, long,
                      set_default_dtype)
 from .kernels import get_backend, set_backend
@@ -21,11 +23,17 @@ from .ops.reduce import all, amax, amin, any, argmax, argmin, logsumexp, max, me
 from .ops.shape import (cat, chunk, expand, flatten, permute, repeat, reshape, split, squeeze, stack, transpose,
                         tril, triu, unsqueeze)
 from .ops.softmax import log_softmax, softmax
-from .random import Generator, default_generator, manual_seed
+from .random import (Generator, bernoulli, default_generator, manual_seed, multinomial, normal, poisson, rand,
+                     rand_like, randint, randint_like, randn, randn_like, randperm)
 from .serialization import load, save
-from .tensor import Tensor
+from .tensor import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+                     LongTensor, ShortTensor, Tensor, is_complex, is_floating_point, is_tensor)
+from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision
+from .compiler import compile  # noqa: A004 - PyTorch's name shadows the builtin in this namespace
 
-from . import autograd, nn, optim, serialization, utils  # noqa: E402  (subpackages that build on the names above)
+# subpackages that build on the names above
+from . import accelerator, amp, autograd, backends, compiler, cuda, nn, optim, serialization, utils  # noqa: E402
+from .amp import autocast, is_autocast_enabled  # noqa: E402
 from . import viz  # noqa: E402
 
 __version__ = "0.1.0"

@@ -1,10 +1,14 @@
-"""Random number generation: ``Generator`` (PyTorch's ``torch.Generator``) on NumPy's PCG64.
+"""Random numbers: ``Generator`` (PyTorch's ``torch.Generator``) on NumPy's PCG64, and the random tensor
+functions (``rand``, ``randn``, ``randint``, ``randperm``, their ``*_like`` forms, ``normal``, ``bernoulli``,
+``multinomial``, ``poisson``).
 
 Every random function takes ``generator=`` (a ``minigrad.Generator``, or a NumPy ``Generator``) and
 otherwise draws from the global default generator, which ``minigrad.manual_seed`` reseeds. The
 streams differ from PyTorch's: the same seed gives other numbers than in PyTorch.
 """
 import numpy as np
+
+from .device import CPU, check_device
 
 _DEFAULT_SEED = 0
 
@@ -14,9 +18,8 @@ class Generator:
     ``get_state``/``set_state``. minigrad runs on the CPU only."""
 
     def __init__(self, device="cpu"):
-        from .tensor import check_device
         check_device(device)
-        self.device = "cpu"
+        self.device = CPU
         self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed):
@@ -61,3 +64,203 @@ def numpy_rng(generator=None):
     if isinstance(generator, np.random.Generator):
         return generator
     raise TypeError(f"generator must be a minigrad.Generator, not {type(generator).__name__}")
+
+
+# --------------------------------------------------------------------------- random tensors
+from . import creation, dtypes  # noqa: E402  (creation imports tensor, which is built before anything draws)
+from .autograd.function import Function, type_name  # noqa: E402
+from .ops.elementwise import check_broadcast  # noqa: E402
+from .tensor import Tensor  # noqa: E402
+
+
+def _float_dtype(dtype, kernel, default=None):
+    """The float dtype a sampler makes; PyTorch has no integer kernel for uniform or normal draws."""
+    dtype = creation.dtype_or(dtype, default)
+    if dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(dtype)}': the dtype must be a "
+                                  f"floating-point dtype, got {dtype}")
+    return dtype
+
+
+def _type_word(dtype):
+    """PyTorch's word for a dtype in kernel errors: 'Long' for int64."""
+    return type_name(dtype)[len("minigrad."):-len("Tensor")]
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform samples on [0, 1)."""
+    dtype = _float_dtype(dtype, "check_uniform_bounds")
+    sample = numpy_rng(generator).random(creation.size_of(size))
+    return creation.new_tensor(sample.astype(dtype), device, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples."""
+    dtype = _float_dtype(dtype, "normal_kernel_cpu")
+    sample = numpy_rng(generator).standard_normal(creation.size_of(size))
+    return creation.new_tensor(sample.astype(dtype), device, requires_grad)
+
+
+def _integers(low, high, shape, generator, dtype, device, requires_grad):
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    sample = numpy_rng(generator).integers(low, high, size=shape)
+    return creation.new_tensor(sample.astype(creation.dtype_or(dtype, dtypes.int64)), device, requires_grad)
+
+
+def randint(*bounds_and_size, size=None, low=None, high=None, generator=None, dtype=None, device=None,
+            requires_grad=False):
+    """Integers uniform on [low, high): PyTorch's ``randint(high, size)`` and ``randint(low, high, size)``
+    (or the keywords); int64 unless ``dtype`` says otherwise."""
+    args = list(bounds_and_size)
+    if size is None:
+        if not args or not isinstance(args[-1], (tuple, list)):
+            got = type(args[-1]).__name__ if args else "nothing"
+            raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {got} (PyTorch's forms are "
+                            "randint(high, size) and randint(low, high, size))")
+        size = args.pop()
+    if high is None and args:
+        high = args.pop()
+    if low is None:
+        low = args.pop() if args else 0
+    if args or high is None:
+        raise TypeError("randint() takes randint(high, size) or randint(low, high, size)")
+    return _integers(int(low), int(high), creation.size_of((size,)), generator, dtype, device, requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise)."""
+    (n,) = creation.size_of((n,))  # PyTorch's negative-size error
+    permutation = numpy_rng(generator).permutation(n)
+    return creation.new_tensor(permutation.astype(creation.dtype_or(dtype, dtypes.int64)), device, requires_grad)
+
+
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
+    return rand(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
+    return randn(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
+                 requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """``randint_like(input, high)`` or ``randint_like(input, low, high)``: ``input``'s shape and dtype."""
+    if high is None:
+        low, high = 0, low
+    return _integers(int(low), int(high), input.shape, generator, dtype or input.dtype, device, requires_grad)
+
+
+class Sample(Function):
+    """A sample drawn from a distribution whose parameters are tensors (``normal``, ``bernoulli``).
+
+    forward(sample, *params) = sample. PyTorch defines the gradient of a sample with respect to its
+    distribution's parameters as zero: backward returns d(out)/d(param) = 0 for each parameter, so the
+    output is part of the graph (it has a grad_fn) and every parameter that requires grad gets zeros."""
+
+    @staticmethod
+    def forward(ctx, sample, *params):
+        return sample
+
+    @staticmethod
+    def backward(ctx, dout):
+        zero = np.zeros_like(dout._data)  # at the broadcast output shape; the engine sums it down
+        return (None,) + tuple(zero if needed else None for needed in ctx.needs_input_grad[1:])
+
+
+def _as_parameter(value, like):
+    """``normal``'s mean or std as a Tensor (a Python number takes the other operand's dtype)."""
+    if isinstance(value, Tensor):
+        return value
+    dtype = like.dtype if isinstance(like, Tensor) else dtypes.get_default_dtype()
+    return Tensor(np.asarray(value, dtype=dtype))
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """Normal samples with the given mean and standard deviation, in PyTorch's forms:
+    ``normal(mean_tensor, std_tensor)``, ``normal(mean_tensor, std=1.0)``, ``normal(mean, std_tensor)``
+    (shape: the two broadcast) and ``normal(mean, std, size)`` (numbers, shape ``size``)."""
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        if size is None:
+            raise TypeError("normal(): with a number for both mean and std, give the output's size: "
+                            "normal(mean, std, size)")
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        dtype = _float_dtype(dtype, "normal_kernel_cpu")
+        sample = numpy_rng(generator).normal(mean, std, size=creation.size_of((size,)))
+        return creation.new_tensor(sample.astype(dtype), device, requires_grad)
+    if size is not None or dtype is not None or requires_grad:
+        raise TypeError("normal(): size, dtype and requires_grad can only be given when mean and std are numbers "
+                        "(with a tensor mean or std, the output takes their shape and dtype)")
+    check_device(device)
+    mean_t, std_t = _as_parameter(mean, std), _as_parameter(std, mean)
+    if (std_t._data < 0).any():
+        raise RuntimeError(f"normal expects all elements of std >= 0.0, got {std_t._data.min()}")
+    shape = check_broadcast(mean_t.shape, std_t.shape)
+    out_dtype = np.result_type(mean_t.dtype, std_t.dtype)
+    noise = numpy_rng(generator).standard_normal(shape)
+    sample = (mean_t._data + std_t._data * noise).astype(out_dtype)
+    return Sample.apply(sample, *(p for p in (mean, std) if isinstance(p, Tensor)))
+
+
+def _check_probabilities(p):
+    if p.dtype.kind != "f":
+        raise NotImplementedError(f"\"bernoulli\" not implemented for '{_type_word(p.dtype)}': probabilities "
+                                  f"must be floating point, got {p.dtype}")
+    if not ((p >= 0) & (p <= 1)).all():
+        raise RuntimeError("bernoulli: every probability must be in [0, 1], got values outside it")
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """1 with probability ``input`` (or ``p``, a number, for every element), else 0; ``input``'s shape and dtype."""
+    probabilities = input._data if p is None else np.full(input.shape, p, dtype=input.dtype)
+    _check_probabilities(probabilities)
+    draws = numpy_rng(generator).random(input.shape) < probabilities
+    return Sample.apply(draws.astype(input.dtype), input)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Indices drawn from the categorical distribution(s) whose unnormalized probabilities are ``input``'s
+    last dimension: ``(num_samples,)`` for a vector, ``(rows, num_samples)`` for a matrix; int64.
+
+    Without replacement, drawing k distinct categories is the same as keeping the k largest of
+    ``log p_i + Gumbel noise`` (the Gumbel-top-k trick)."""
+    weights = input._data
+    if weights.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got a tensor of {weights.ndim} dimensions")
+    if weights.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {weights.dtype}")
+    if num_samples <= 0:
+        raise RuntimeError(f"cannot sample n_sample <= 0 samples (num_samples={num_samples})")
+    if not replacement and num_samples > weights.shape[-1]:
+        raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
+                           f"(num_samples={num_samples}, {weights.shape[-1]} categories)")
+    if not np.isfinite(weights).all() or (weights < 0).any():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    rows = weights.reshape(-1, weights.shape[-1]).astype(np.float64)   # (R, C)
+    totals = rows.sum(axis=1, keepdims=True)                             # (R, 1)
+    if (totals <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rng = numpy_rng(generator)
+    if replacement:
+        cumulative = np.cumsum(rows / totals, axis=1)                    # (R, C)
+        cumulative[:, -1] = 1.0
+        uniform = rng.random((rows.shape[0], num_samples))               # (R, S)
+        indices = np.stack([np.searchsorted(c, u, side="right") for c, u in zip(cumulative, uniform)])
+    else:
+        with np.errstate(divide="ignore"):
+            keys = np.log(rows) + rng.gumbel(size=rows.shape)           # (R, C); -inf where p = 0
+        indices = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    return Tensor(indices.reshape(weights.shape[:-1] + (num_samples,)).astype(np.int64))
+
+
+def poisson(input, generator=None):
+    """Poisson counts with rates ``input``; ``input``'s shape and dtype."""
+    rates = input._data
+    if rates.dtype.kind != "f":
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_type_word(rates.dtype)}': rates must be "
+                                  f"floating point, got {rates.dtype}")
+    if (rates < 0).any():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return Tensor(numpy_rng(generator).poisson(rates).astype(rates.dtype))

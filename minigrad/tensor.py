@@ -12,7 +12,13 @@ import weakref
 import numpy as np
 
 from . import dtypes
+from .autograd.function import type_name
 from .autograd.version import version_of
+from .device import CPU, check_device, cuda_device
+from .device import device as Device
+
+
+_NO_DATA = object()  # ``Tensor()`` with no argument
 
 
 class _RemovableHandle:
@@ -24,25 +30,41 @@ class _RemovableHandle:
             self._hooks.remove(self._hook)
 
 
-def check_device(device):
-    """minigrad has one device, the CPU: ``None``, ``'cpu'`` and ``'cpu:0'`` pass (for ported code), others raise."""
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise RuntimeError(f"minigrad tensors live on the CPU only; cannot use device {device!r}")
-
-
 def parse_to_args(args, dtype=None, device=None):
     """The dtype that ``to(...)`` asks for, from PyTorch's forms: ``to(dtype)``, ``to(other_tensor)`` (its
-    dtype), ``to('cpu')``, ``to('cpu', dtype)`` and the ``dtype=``/``device=`` keywords. A string is always a
-    device, as in PyTorch. None if no dtype is given; a device other than the CPU raises."""
+    dtype), ``to('cpu')``, ``to(device('cpu'))``, ``to('cpu', dtype)`` and the ``dtype=``/``device=`` keywords.
+    A string, a ``device`` or an int (a CUDA ordinal) is always a device, as in PyTorch. None if no dtype is
+    given; a device other than the CPU raises."""
     for arg in args:
         if isinstance(arg, Tensor):
             dtype = arg.dtype
-        elif isinstance(arg, str):
+        elif isinstance(arg, (str, Device, int)):
             device = arg
         else:
             dtype = arg
     check_device(device)
     return dtype
+
+
+def legacy_array(data, sizes, dtype, constructor):
+    """The array PyTorch's legacy constructors (``Tensor``, ``FloatTensor``, ...) make of their arguments:
+    sizes (``Tensor(2, 3)``: uninitialized), a sequence of numbers (``Tensor([[1, 2]])``, converted to
+    ``dtype``), a tensor of that dtype (its memory, shared) or nothing (``Tensor()``: empty)."""
+    if data is _NO_DATA:
+        return np.empty((0,), dtype=dtype)
+    if isinstance(data, Tensor) and not sizes:
+        if data.dtype != dtype:
+            raise TypeError(f"{constructor}(): expected a tensor of dtype {dtype}, got one of dtype {data.dtype}")
+        return data._data
+    arguments = (data,) + sizes
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in arguments):
+        return np.empty(_creation.size_of(arguments), dtype=dtype)
+    if sizes:
+        got = ", ".join(type(a).__name__ for a in arguments)
+        raise TypeError(f"{constructor}(): sizes must all be ints, got ({got})")
+    if not isinstance(data, (list, tuple, np.ndarray)):
+        raise TypeError(f"{constructor}(): data must be a sequence (got {type(data).__name__})")
+    return np.array(data, dtype=dtype)
 
 
 def _print_options(data):
@@ -74,9 +96,18 @@ class Tensor:
                  "__weakref__")
     __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected operator
 
-    def __init__(self, data, requires_grad=False):
-        # Internal constructor: ``data`` is taken as is (use ``minigrad.tensor`` for conversions).
-        self._data = data if type(data) is np.ndarray else np.asarray(data)
+    def __init__(self, data=_NO_DATA, *sizes, requires_grad=False, device=None):
+        # Internal constructor: an ndarray (or NumPy scalar) is taken as is, its dtype kept, memory shared
+        # (use ``minigrad.tensor`` for conversions). Anything else is PyTorch's legacy constructor:
+        # ``Tensor([1, 2])``, ``Tensor(2, 3)``, ``Tensor()`` (see ``legacy_array``).
+        if type(data) is np.ndarray and not sizes:
+            self._data = data
+        elif isinstance(data, (np.ndarray, np.generic)) and not sizes:
+            self._data = np.asarray(data)
+        else:
+            self._data = legacy_array(data, sizes, dtypes.get_default_dtype(), "Tensor")
+        if device is not None:
+            check_device(device)
         self.grad = None
         self.grad_fn = None
         self._hooks = ()  # a list once a hook is registered
@@ -179,13 +210,80 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
-    def to(self, *args, dtype=None, device=None):
+    def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
         """``to(dtype)``, ``to(other)`` (other's dtype), ``to('cpu')``, ``to('cpu', dtype)`` or the keywords,
-        as in PyTorch; a differentiable cast, and ``self`` when the dtype already matches.
-        minigrad has one device, the CPU: any other device is an error."""
+        as in PyTorch; a differentiable cast, and ``self`` when the dtype already matches (a copy if
+        ``copy=True``). minigrad has one device, the CPU: any other device is an error."""
         from .ops.elementwise import cast
+        from .ops.inplace import clone
         dtype = parse_to_args(args, dtype, device)
-        return self if dtype is None else cast(self, np.dtype(dtype))
+        if dtype is None or np.dtype(dtype) == self._data.dtype:
+            return clone(self) if copy else self
+        return cast(self, np.dtype(dtype))
+
+    # ----------------------------------------------------------------- device (the CPU only)
+    @property
+    def device(self):
+        """``device(type='cpu')``: every minigrad tensor lives in main memory."""
+        return CPU
+
+    is_cuda = False
+    is_cpu = True
+    is_meta = False
+
+    def get_device(self):
+        """-1, PyTorch's answer for a CPU tensor."""
+        return -1
+
+    def cpu(self, memory_format=None):
+        """``self``: the tensor is already on the CPU."""
+        return self
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        """Always raises: minigrad runs on the CPU only."""
+        check_device(cuda_device(device))
+
+    # ----------------------------------------------------------------- dtype
+    def type(self, dtype=None, non_blocking=False):
+        """With no argument, the legacy type name (``'minigrad.FloatTensor'``); otherwise this tensor cast to
+        ``dtype`` (a dtype, a legacy type such as ``minigrad.LongTensor``, or its name as a string; the
+        ``torch.`` prefix of ported code is accepted), ``self`` if it already has that dtype."""
+        if dtype is None:
+            return type_name(self._data.dtype)
+        if isinstance(dtype, str):
+            dtype = legacy_dtype(dtype)
+        elif isinstance(dtype, LegacyTensorType):
+            dtype = dtype.dtype
+        return self.to(dtype)
+
+    def is_complex(self):
+        return self._data.dtype.kind == "c"
+
+    def is_signed(self):
+        return self._data.dtype.kind in "ifc"
+
+    # ----------------------------------------------------------------- new tensors like this one
+    def new(self, data=_NO_DATA, *sizes, device=None):
+        """PyTorch's legacy ``x.new(...)``: ``Tensor(...)``'s forms with this tensor's dtype."""
+        check_device(device)
+        return Tensor(legacy_array(data, sizes, self._data.dtype, "new"))
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        """A copy of ``data`` with this tensor's dtype (unless ``dtype`` is given)."""
+        return _creation.tensor(data, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return _creation.zeros(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return _creation.ones(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return _creation.empty(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        return _creation.full(size, fill_value, dtype=dtype or self._data.dtype, device=device,
+                              requires_grad=requires_grad)
 
     def float(self):
         return self.to(dtypes.float32)
@@ -407,6 +505,7 @@ from .ops import linalg as _linalg  # noqa: E402
 from .ops import reduce as _reduce  # noqa: E402
 from .ops import shape as _shape  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
+from . import creation as _creation  # noqa: E402
 
 # Methods defined in ops/, next to their Functions: Tensor.name(self, ...) == mg.name(tensor, ...).
 _METHODS = {
@@ -424,3 +523,53 @@ for _module, _names in _METHODS.items():
     for _name in _names:
         setattr(Tensor, _name, getattr(_module, _name))
 Tensor.clip = Tensor.clamp
+
+
+# --------------------------------------------------------------------------- legacy tensor types
+class LegacyTensorType(type):
+    """The metaclass of ``FloatTensor``, ``LongTensor``, ...: calling one builds a ``Tensor`` of its dtype with
+    the legacy constructor's forms, and ``isinstance(t, FloatTensor)`` asks whether ``t`` is a float32 tensor
+    (every tensor stays an instance of ``Tensor`` itself, as in PyTorch)."""
+
+    def __call__(cls, data=_NO_DATA, *sizes, device=None):
+        check_device(device)
+        return Tensor(legacy_array(data, sizes, cls.dtype, cls.__name__))
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, Tensor) and instance.dtype == cls.dtype
+
+    def __repr__(cls):
+        return f"<class 'minigrad.{cls.__name__}'>"
+
+
+def _legacy_type(dtype):
+    name = type_name(dtype)[len("minigrad."):]
+    return LegacyTensorType(name, (), {"dtype": np.dtype(dtype), "__module__": "minigrad",
+                                      "__doc__": f"Legacy constructor and type test for {np.dtype(dtype)} tensors."})
+
+
+FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor, BoolTensor = (
+    _legacy_type(dtype) for dtype in (np.float32, np.float64, np.float16, np.int64, np.int32, np.int16, np.int8,
+                                      np.uint8, np.bool_))
+LEGACY_TYPES = {t.__name__: t for t in (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor,
+                                        CharTensor, ByteTensor, BoolTensor)}
+
+
+def legacy_dtype(name):
+    """The dtype of a legacy type name: ``'minigrad.FloatTensor'`` (or ``'torch.FloatTensor'``) is float32."""
+    short = name.rpartition(".")[2]
+    if short not in LEGACY_TYPES:
+        raise ValueError(f"invalid type: '{name}' (expected one of {', '.join(LEGACY_TYPES)})")
+    return LEGACY_TYPES[short].dtype
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return input.is_complex()

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import no_grad
+from ..device import check_device, cuda_device
 from ..tensor import Tensor, _RemovableHandle, parse_to_args
 
 __all__ = ["Module", "Parameter"]
@@ -318,7 +319,7 @@ class Module:
                 param.grad.zero_()
 
     # ------------------------------------------------------------------ dtype conversion
-    def to(self, *args, dtype=None, device=None):
+    def to(self, *args, dtype=None, device=None, non_blocking=False):
         """Cast floating-point parameters, their grads and floating buffers to ``dtype``, in place.
 
         Takes PyTorch's forms: ``to(dtype)``, ``to('cpu')``, ``to('cpu', dtype)``, ``to(tensor)`` (its
@@ -341,6 +342,14 @@ class Module:
             if tensor._data.dtype.kind == "f":
                 tensor._data = tensor._data.astype(dtype, copy=False)
         return self
+
+    def cpu(self):
+        """``self``: every minigrad module lives on the CPU."""
+        return self
+
+    def cuda(self, device=None):
+        """Always raises: minigrad runs on the CPU only."""
+        check_device(cuda_device(device))
 
     def float(self):
         return self.to(dtypes.float32)

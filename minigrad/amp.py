@@ -1,0 +1,151 @@
+"""``minigrad.amp``: ``autocast`` and ``GradScaler`` for training loops written for mixed precision.
+
+``autocast`` is a stand-in: for 'cuda' it disables itself with PyTorch's warning (PyTorch does the
+same without CUDA); for 'cpu' it is accepted and computes in the tensors' own dtypes (PyTorch would
+run matmuls in bfloat16, which minigrad does not have).
+
+``GradScaler`` is PyTorch's loss scaler. For 'cuda' (the default, and ``minigrad.cuda.amp.GradScaler``)
+it disables itself with PyTorch's warning, as PyTorch does without CUDA: ``scale`` returns the loss,
+``step`` calls ``optimizer.step()``. For 'cpu' it scales as PyTorch does: the loss is multiplied by
+the scale, ``unscale_`` divides the gradients by it and looks for inf/NaN, ``step`` skips the
+optimizer's step when it found some, and ``update`` halves the scale after such a step (``backoff_factor``)
+or doubles it after ``growth_interval`` clean steps (``growth_factor``).
+"""
+import functools
+import warnings
+
+import numpy as np
+
+from .autograd.grad_mode import no_grad
+from .device import device as Device
+from .tensor import Tensor
+
+_autocast = {"cpu": False}
+
+
+def _enabled_on_cpu(device, enabled, what):
+    """``(device type, enabled)``: a request for any other device than the CPU is disabled with PyTorch's
+    warning (PyTorch does the same on a machine without that device)."""
+    device_type = Device(device).type
+    if enabled and device_type != "cpu":
+        warnings.warn(f"{device_type.upper()} is not available: minigrad runs on the CPU only. Disabling {what}.",
+                      stacklevel=3)
+        enabled = False
+    return device_type, bool(enabled)
+
+
+def is_autocast_enabled(device_type="cuda"):
+    return _autocast.get(device_type, False)
+
+
+class autocast:  # noqa: N801 - PyTorch's name
+    """``with autocast(device_type, dtype=None, enabled=True):`` or as a decorator; changes no dtype."""
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        self.device_type, self.enabled = _enabled_on_cpu(device_type, enabled, "autocast")
+
+    def __enter__(self):
+        self.prev = _autocast.get(self.device_type, False)
+        if self.device_type == "cpu":
+            _autocast["cpu"] = self.enabled
+        return self
+
+    def __exit__(self, *exc):
+        if self.device_type == "cpu":
+            _autocast["cpu"] = self.prev
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class GradScaler:
+    """PyTorch's ``GradScaler(device='cuda', init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5,
+    growth_interval=2000, enabled=True)``; see the module docstring for what it does here."""
+
+    def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000, enabled=True):
+        self._enabled = _enabled_on_cpu(device, enabled, "the GradScaler")[1]
+        self._scale = float(init_scale)
+        self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)
+        self._growth_interval, self._growth_tracker = int(growth_interval), 0
+        self._unscaled = {}  # id(optimizer) -> whether it found inf/NaN, since the last update()
+
+    def is_enabled(self):
+        return self._enabled
+
+    def get_scale(self):
+        return self._scale if self._enabled else 1.0
+
+    def scale(self, outputs):
+        """``outputs`` (a tensor or nested lists/tuples of them) times the scale."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        return outputs * self._scale
+
+    def unscale_(self, optimizer):
+        """Divide the optimizer's gradients by the scale, in place, and note whether any is inf or NaN."""
+        if not self._enabled:
+            return
+        if id(optimizer) in self._unscaled:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        inverse = np.float32(1.0 / self._scale)  # PyTorch multiplies by the float32 reciprocal
+        found_inf = False
+        with no_grad():
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        p.grad.mul_(Tensor(inverse.astype(p.grad.dtype)))
+                        found_inf = found_inf or not np.isfinite(p.grad._data).all()
+        self._unscaled[id(optimizer)] = found_inf
+
+    def step(self, optimizer, *args, **kwargs):
+        """``optimizer.step()`` after unscaling, unless the gradients hold inf or NaN (then None)."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if id(optimizer) not in self._unscaled:
+            self.unscale_(optimizer)
+        if self._unscaled[id(optimizer)]:
+            return None
+        return optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale=None):
+        """Back off the scale after a step that found inf/NaN; grow it after ``growth_interval`` clean ones."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            self._scale = float(new_scale)
+        elif any(self._unscaled.values()):
+            self._scale *= self._backoff_factor
+            self._growth_tracker = 0
+        else:
+            self._growth_tracker += 1
+            if self._growth_tracker == self._growth_interval:
+                self._scale *= self._growth_factor
+                self._growth_tracker = 0
+        self._unscaled = {}
+
+    def state_dict(self):
+        if not self._enabled:
+            return {}
+        return {"scale": self._scale, "growth_factor": self._growth_factor, "backoff_factor": self._backoff_factor,
+                "growth_interval": self._growth_interval, "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state_dict):
+        if not self._enabled:
+            return
+        if not state_dict:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved from a disabled "
+                               "instance of GradScaler.")
+        self._scale = float(state_dict["scale"])
+        self._growth_factor = float(state_dict["growth_factor"])
+        self._backoff_factor = float(state_dict["backoff_factor"])
+        self._growth_interval = int(state_dict["growth_interval"])
+        self._growth_tracker = int(state_dict["_growth_tracker"])
