@@ -45,7 +45,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     elif isinstance(data, np.generic):
         arr = np.asarray(data)
     else:
-        arr = np.asarray(data, dtype=dtypes.dtype_of_python(data))
+        natural = dtypes.dtype_of_python(data)            # also refuses data that is not numbers
+        # straight to the asked dtype: 0.1 through float32 first would lose float64's digits
+        arr = np.asarray(data, dtype=natural if dtype is None else np.dtype(dtype))
     if dtype is not None:
         arr = arr.astype(dtype, copy=False)
     return new_tensor(arr, device, requires_grad)

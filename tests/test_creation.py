@@ -446,3 +446,11 @@ def test_normal_and_bernoulli_gradients_are_zero_as_in_torch():
             assert not t.grad.detach().numpy().any()
         assert lib.bernoulli(lib.full((2,), 0.5, requires_grad=True), 0.5).requires_grad
         assert not lib.multinomial(p, 1).requires_grad
+
+
+def test_python_floats_go_straight_to_the_asked_dtype():
+    torch = torch_or_skip()
+    for data in ([0.1, 1 / 3], 0.1, [[1e-40, 3.3]]):
+        ours = mg.tensor(data, dtype=mg.float64).numpy()
+        np.testing.assert_array_equal(ours, torch.tensor(data, dtype=torch.float64).numpy())  # exact: one rounding
+        np.testing.assert_array_equal(ours, np.asarray(data, dtype=np.float64))
