@@ -21,10 +21,19 @@ from .ops.reduce import all, amax, amin, any, argmax, argmin, logsumexp, max, me
 from .ops.shape import (cat, chunk, expand, flatten, permute, repeat, reshape, split, squeeze, stack, transpose,
                         tril, triu, unsqueeze)
 from .ops.softmax import log_softmax, softmax
+from .ops.elementwise import (allclose, arctan2, atan2, ceil, clamp_max, clamp_min, equal, erf, expm1, fix, floor,
+                              frac, greater, greater_equal, isclose, isinf, less, less_equal, log1p, log2, log10,
+                              logical_xor, not_equal, reciprocal, round, sign, trunc)
+from .ops.index import argwhere, gather, index_select, masked_select, nonzero, scatter, scatter_add
+from .ops.linalg import bmm, einsum, ger, outer
+from .ops.reduce import cumprod, cumsum, norm
+from .ops.shape import (diag, diag_embed, diagonal, flip, fliplr, flipud, moveaxis, movedim, narrow,
+                        repeat_interleave, roll, swapaxes, swapdims, unbind)
+from .ops.sort import argsort, sort, topk
 from .random import Generator, default_generator, manual_seed
 from .tensor import Tensor
 
-from . import autograd, nn, optim  # noqa: E402  (subpackages that build on the names above)
+from . import autograd, linalg, nn, optim  # noqa: E402  (subpackages that build on the names above)
 from . import viz  # noqa: E402
 
 __version__ = "0.1.0"
