@@ -74,6 +74,7 @@ DIFFERENTIABLE = {
     "einsum_ellipsis_middle": (lambda m, a, b: m.einsum("i...j,j->i...", a, b), [(2, 3, 1, 4), (4,)]),
     "einsum_ellipsis_summed": (lambda m, a: m.einsum("...ij->ij", a), [(2, 3, 4)]),
     "einsum_attention": (lambda m, q, k: m.einsum("bhqd,bhkd->bhqk", q, k), [(2, 2, 3, 4), (2, 2, 5, 4)]),
+    "einsum_implicit_uppercase": (lambda m, a, b: m.einsum("bA,c", a, b), [(2, 3), (4,)]),  # output "Abc"
     "einsum_spaces": (lambda m, a, b: m.einsum("i j , j -> i", a, b), [(2, 3), (3,)]),
     # norms
     "norm": (lambda m, x: m.norm(x), [(3, 4)]),
@@ -399,3 +400,90 @@ def test_all_any_with_dim():
     values = np.array([[True, False], [True, True]])
     for f in (lambda m, x: x.all(1), lambda m, x: m.any(x, 0, keepdim=True), lambda m, x: m.all(x)):
         assert_same(*both(f, values))
+
+
+# --------------------------------------------------------------------------- errors
+# f(lib) -> the bad call; mg's message must contain ``match`` (PyTorch's wording where it has one)
+ERRORS = {
+    "narrow_length": (lambda m: m.narrow(m.ones(2, 3), 0, 0, -1), "length must be non-negative"),
+    "narrow_past_end": (lambda m: m.ones(2, 3).narrow(1, 2, 3), r"start \(2\) \+ length \(3\) exceeds dimension size"),
+    "narrow_start": (lambda m: m.ones(2, 3).narrow(1, 5, 0), r"start out of range .* but got 5"),
+    "unbind_0d": (lambda m: m.unbind(m.tensor(1.0)), "tensor has no dimensions"),
+    "movedim_lengths": (lambda m: m.movedim(m.ones(2, 3), (0, 1), (1,)), "should contain the same number of dims"),
+    "movedim_repeated": (lambda m: m.movedim(m.ones(2, 3), (0, 0), (0, 1)), "repeated dim in `source`"),
+    "roll_align": (lambda m: m.roll(m.ones(2, 3), (1, 2), 0), "shifts and dimensions must align"),
+    "roll_flat_align": (lambda m: m.roll(m.ones(2, 3), (1, 2)), "shifts and dimensions must align"),
+    "flip_repeated": (lambda m: m.flip(m.ones(2, 3), (0, 0)), "dim 0 appears multiple times"),
+    "fliplr_1d": (lambda m: m.fliplr(m.ones(3)), r"Input must be >= 2-d"),
+    "diagonal_same_dims": (lambda m: m.diagonal(m.ones(2, 3), 0, 1, 1), "diagonal dimensions cannot be identical"),
+    "diag_3d": (lambda m: m.diag(m.ones(2, 3, 4)), r"Supports 1D or 2D tensors. Got 3D"),
+    "repeat_interleave_sizes": (lambda m: m.repeat_interleave(m.ones(3), m.tensor([1, 2])),
+                                "repeats must have the same size as input along dim"),
+    "repeat_interleave_negative": (lambda m: m.repeat_interleave(m.ones(3), -1), "Repeats must be non-negative"),
+    "bmm_2d": (lambda m: m.bmm(m.ones(2, 3), m.ones(2, 3)), "batch1 must be a 3D tensor"),
+    "bmm_sizes": (lambda m: m.bmm(m.ones(2, 3, 4), m.ones(2, 5, 4)),
+                  r"first two dimensions of batch2 tensor to be: \[2, 4\] but got: \[2, 5\]"),
+    "outer_2d": (lambda m: m.outer(m.ones(2, 2), m.ones(2)), "outer: Expected 1-D argument self, but got 2-D"),
+    "einsum_operands": (lambda m: m.einsum("ij,jk", m.ones(2, 3)), "fewer operands were provided"),
+    "einsum_rank": (lambda m: m.einsum("ij", m.ones(2, 3, 4)), r"number of subscripts in the equation \(2\)"),
+    "einsum_sizes": (lambda m: m.einsum("ij,jk", m.ones(2, 3), m.ones(4, 2)), "einsum()"),
+    "topk_k": (lambda m: m.topk(m.ones(3), 4), "selected index k out of range"),
+    "gather_bounds": (lambda m: m.gather(m.ones(2, 3), 1, m.tensor([[5]])), "index 5 is out of bounds for dimension 1"),
+    "gather_negative": (lambda m: m.gather(m.ones(2, 3), 1, m.tensor([[-1]])), "index -1 is out of bounds"),
+    "gather_float_index": (lambda m: m.gather(m.ones(2, 3), 1, m.tensor([[0.0]])), "int64 for index"),
+    "index_select_2d": (lambda m: m.index_select(m.ones(2, 3), 1, m.tensor([[0]])), "Index is supposed to be a vector"),
+    "index_select_float": (lambda m: m.index_select(m.ones(2, 3), 1, m.tensor([1.0])), "int32 or int64 for index"),
+    "masked_select_mask": (lambda m: m.masked_select(m.ones(2, 3), m.ones(2, 3)), "expected BoolTensor for mask"),
+    "scatter_missing": (lambda m: m.scatter(m.ones(2, 3), 0, m.tensor([[0]])), "scatter()"),
+    "cumsum_dim": (lambda m: m.cumsum(m.ones(2), 2), "Dimension out of range"),
+    "vector_norm_int": (lambda m: m.linalg.vector_norm(m.tensor([1, 2])), "Expected a floating point"),
+    "vector_norm_empty_inf": (lambda m: m.linalg.vector_norm(m.ones(0), float("inf")), "on an empty tensor"),
+    "matrix_norm_ord": (lambda m: m.linalg.matrix_norm(m.ones(2, 2), 3), "Order 3 not supported"),
+    "matrix_norm_1d": (lambda m: m.linalg.matrix_norm(m.ones(3)), "must have at least 2 dimensions"),
+    "norm_nuc_3d": (lambda m: m.norm(m.ones(2, 3, 4), "fro", (0, 1, 2)), "dim must be a 2-tuple"),
+    "atan2_number": (lambda m: m.atan2(m.ones(2), 0.5), "must be Tensor, not float"),
+    "round_int_decimals": (lambda m: m.round(m.tensor([1, 2]), decimals=1), "not implemented for 'Long'"),
+    "frac_int": (lambda m: m.frac(m.tensor([1, 2])), "not implemented for 'Long'"),
+    "isclose_dtypes": (lambda m: m.isclose(m.ones(2), m.ones(2, dtype=m.float64)), "Float did not match Double"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_as_pytorch(name):
+    torch = torch_or_skip()
+    f, match = ERRORS[name]
+    with pytest.raises(Exception) as expected:
+        f(torch)
+    with pytest.raises(type(expected.value), match=match):
+        f(mg)
+
+
+def test_failed_call_changes_nothing():
+    x = mg.tensor(randn(2, 3), requires_grad=True)
+    before = x.detach().numpy().copy()
+    with pytest.raises(RuntimeError):
+        mg.scatter(x, 1, mg.tensor([[7]]), mg.ones(1, 1, dtype=mg.float64))
+    np.testing.assert_array_equal(x.detach().numpy(), before)
+    assert x.grad is None and x._version == 0
+
+
+# --------------------------------------------------------------------------- einsum sweep
+@st.composite
+def einsum_cases(draw):
+    """A random two-operand equation over letters a-e (sizes 1-3; repeats within an operand allowed), with an
+    explicit output of distinct letters drawn from those used, or the implicit form."""
+    sizes = dict(zip("abcde", draw(st.lists(st.integers(1, 3), min_size=5, max_size=5))))
+    ops = [draw(st.lists(st.sampled_from("abcde"), min_size=0, max_size=3)) for _ in range(2)]
+    used = sorted(set(ops[0]) | set(ops[1]))
+    explicit = draw(st.booleans())
+    output = draw(st.permutations(used).flatmap(lambda p: st.integers(0, len(p)).map(lambda n: p[:n])))
+    equation = ",".join("".join(o) for o in ops) + ("->" + "".join(output) if explicit else "")
+    return equation, [tuple(sizes[c] for c in o) for o in ops]
+
+
+@given(case=einsum_cases(), seed=st.integers(0, 99))
+@settings(max_examples=60, deadline=None)
+def test_einsum_sweep(case, seed):
+    equation, shapes = case
+    arrays = [randn(*s, seed=seed + i) for i, s in enumerate(shapes)]
+    mirror_and_gradcheck(lambda m, a, b: m.einsum(equation, a, b), *arrays)

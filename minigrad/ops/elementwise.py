@@ -337,11 +337,14 @@ class Cos(Function):
         return -dout._data * np.sin(a._data)
 
 
+def _floating(input):
+    """``input``, integers and bools cast to the default float dtype (PyTorch computes math functions there)."""
+    return cast(input, get_default_dtype()) if input._data.dtype.kind in "biu" else input
+
+
 def _unary(fn, floating=False):
     def op(input):
-        if floating and input._data.dtype.kind in "biu":  # PyTorch computes these in the default float dtype
-            input = cast(input, get_default_dtype())
-        return fn.apply(input)
+        return fn.apply(_floating(input) if floating else input)
     op.__name__ = fn.__name__.lower()
     op.__doc__ = f"Elementwise {op.__name__} (differentiable; see ``{fn.__name__}.backward``)."
     return op
@@ -401,32 +404,19 @@ class Expm1(Function):
         return dout._data * (out + 1)
 
 
-class Log2(Function):
-    """out = log2(x); dx = dout / (x ln 2)."""
+class LogBase(Function):
+    """out = log_b(x) for b = 2 or 10 (``log_b`` NumPy's log2 or log10); dx = dout / (x ln b)."""
 
     @staticmethod
-    def forward(ctx, a):
+    def forward(ctx, a, log_b, b):
         ctx.save_for_backward(a)
-        return np.log2(a._data)
+        ctx.ln_b = np.log(b)
+        return log_b(a._data)
 
     @staticmethod
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
-        return dout._data / (a._data * np.log(2.0))
-
-
-class Log10(Function):
-    """out = log10(x); dx = dout / (x ln 10)."""
-
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return np.log10(a._data)
-
-    @staticmethod
-    def backward(ctx, dout):
-        (a,) = ctx.saved_tensors
-        return dout._data / (a._data * np.log(10.0))
+        return dout._data / (a._data * ctx.ln_b), None, None
 
 
 class Reciprocal(Function):
@@ -463,10 +453,18 @@ class Erf(Function):
 
 log1p = _unary(Log1p, floating=True)
 expm1 = _unary(Expm1, floating=True)
-log2 = _unary(Log2, floating=True)
-log10 = _unary(Log10, floating=True)
 reciprocal = _unary(Reciprocal, floating=True)
 erf = _unary(Erf, floating=True)
+
+
+def log2(input):
+    """Elementwise base-2 logarithm (differentiable; see ``LogBase``)."""
+    return LogBase.apply(_floating(input), np.log2, 2.0)
+
+
+def log10(input):
+    """Elementwise base-10 logarithm (differentiable; see ``LogBase``)."""
+    return LogBase.apply(_floating(input), np.log10, 10.0)
 
 
 class Piecewise(Function):
@@ -712,15 +710,22 @@ class MaskedFill(Function):
         return np.where(mask._data, np.zeros((), g.dtype), g), None, dvalue
 
 
-def masked_fill(input, mask, value):
+def boolean_mask(mask, input, dtype_error):
+    """``mask`` as a bool Tensor that broadcasts with ``input``; ``dtype_error`` (with ``{}`` for the dtype) or
+    PyTorch's size error otherwise."""
     mask = as_tensor_operand(mask)
     if mask.dtype.kind != "b":
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+        raise RuntimeError(dtype_error.format(mask.dtype))
     try:
         np.broadcast_shapes(mask.shape, input.shape)
     except ValueError:
         raise RuntimeError(f"The size of the mask {list(mask.shape)} must be broadcastable to the size of the "
                            f"input {list(input.shape)}") from None
+    return mask
+
+
+def masked_fill(input, mask, value):
+    mask = boolean_mask(mask, input, "masked_fill_ only supports boolean masks, but got mask with dtype {}")
     value = as_tensor_operand(value, input)
     if value.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "

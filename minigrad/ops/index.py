@@ -1,16 +1,16 @@
 """Indexing by index tensors: gather, scatter/scatter_add (out of place), index_select, masked_select, nonzero.
 
 Gathering reads ``x`` at integer positions, so its backward adds ``dout`` back onto those positions
-(``np.add.at``: a position read twice receives both gradients). The scatters are the out-of-place twins of
-``scatter_``/``scatter_add_`` and share their ``Scatter`` Function (``ops/inplace.py``).
+(``np.add.at``: a position read twice receives both gradients). The scatters are ``scatter_``/``scatter_add_``
+(``ops/inplace.py``) written into a clone.
 """
 import numpy as np
 
 from ..autograd import Function
 from ..tensor import Tensor
 from .dims import normalize_dim
-from .elementwise import as_tensor_operand
-from .inplace import Scatter, _check_scatter, _index_add_into, _scatter_positions
+from .elementwise import boolean_mask
+from .inplace import _index_add_into, _scatter_positions, clone
 
 
 # --------------------------------------------------------------------------- gather
@@ -51,7 +51,7 @@ def gather(input, dim, index, *, sparse_grad=False):
         if i != d and n > x.shape[i]:
             raise RuntimeError(f"Size does not match at dimension {i} expected index {list(index.shape)} to be no "
                                f"larger than self {list(input.shape)} apart from dimension {d}")
-    if idx.size and (idx.min() < -x.shape[d] or idx.max() >= x.shape[d]):
+    if idx.size and (idx.min() < 0 or idx.max() >= x.shape[d]):
         bad = idx.max() if idx.max() >= x.shape[d] else idx.min()
         raise RuntimeError(f"index {int(bad)} is out of bounds for dimension {d} with size {x.shape[d]}")
     out = Gather.apply(x, d, idx)
@@ -60,22 +60,14 @@ def gather(input, dim, index, *, sparse_grad=False):
 
 # --------------------------------------------------------------------------- scatter, scatter_add
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    """A copy of ``input`` with ``out[..., index[i], ...] = src[i]`` along ``dim`` (or ``value`` there)."""
-    if reduce is not None:
-        raise NotImplementedError("scatter(reduce=...) is deprecated in PyTorch and not supported by minigrad; "
-                                  "use scatter_add or scatter_reduce")
-    if src is None and value is None:
-        raise TypeError("scatter() missing required argument 'src' or 'value'")
-    if not isinstance(src, Tensor):
-        src = Tensor(np.full(index.shape, src if value is None else value, dtype=input.dtype))
-    d = _check_scatter(input, dim, index, src, "scatter")
-    return Scatter.apply(input, src, d, index._data, False)
+    """A copy of ``input`` with ``out[..., index[i], ...] = src[i]`` along ``dim`` (or ``value`` there):
+    ``scatter_`` into a clone, so the gradient is that of ``Scatter`` (``ops/inplace.py``)."""
+    return clone(input).scatter_(dim, index, src, value=value, reduce=reduce)
 
 
 def scatter_add(input, dim, index, src):
     """A copy of ``input`` with ``out[..., index[i], ...] += src[i]`` along ``dim``; repeats accumulate."""
-    d = _check_scatter(input, dim, index, src, "scatter_add")
-    return Scatter.apply(input, src, d, index._data, True)
+    return clone(input).scatter_add_(dim, index, src)
 
 
 # --------------------------------------------------------------------------- index_select
@@ -135,14 +127,7 @@ class MaskedSelect(Function):
 
 def masked_select(input, mask):
     """The elements of ``input`` where the boolean ``mask`` (broadcast together) is True, as a 1-D tensor."""
-    mask = as_tensor_operand(mask)
-    if mask.dtype.kind != "b":
-        raise RuntimeError(f"masked_select: expected BoolTensor for mask, but got {mask.dtype}")
-    try:
-        np.broadcast_shapes(input.shape, mask.shape)
-    except ValueError:
-        raise RuntimeError(f"The size of the mask {list(mask.shape)} must be broadcastable to the size of the "
-                           f"input {list(input.shape)}") from None
+    mask = boolean_mask(mask, input, "masked_select: expected BoolTensor for mask, but got {}")
     return MaskedSelect.apply(input, mask)
 
 

@@ -262,7 +262,7 @@ def _parse_einsum(equation, shapes):
     else:
         letters = "".join(inputs).replace(".", "")
         output = ("." if any("." in s for s in inputs) else "") + "".join(
-            sorted((c for c in set(letters) if letters.count(c) == 1), key=lambda c: (c.islower(), c)))
+            sorted(c for c in set(letters) if letters.count(c) == 1))
     return inputs, output
 
 
@@ -335,6 +335,11 @@ def _letter_sizes(subs, shape):
     return sizes
 
 
+def _letter_dims(c, sizes):
+    """The sizes of the dims subscript ``c`` stands for: one letter one dim, the ellipsis ``.`` several."""
+    return sizes["."] if c == "." else (sizes[c],)
+
+
 def _broadcast_letters(partial, target, unique, sizes):
     """``partial`` (subscripts ``target``) brought to subscripts ``unique``: ellipsis dims summed down to
     operand k's, missing letters inserted and broadcast to their size."""
@@ -357,20 +362,19 @@ def _broadcast_letters(partial, target, unique, sizes):
     out = partial
     for i, c in enumerate(unique):
         if c not in target:
-            where = sum(len(sizes["."]) if d == "." else 1 for d in unique[:i])
-            out = np.expand_dims(out, tuple(range(where, where + (len(sizes["."]) if c == "." else 1))))
-    full_shape = [n for c in unique for n in (sizes["."] if c == "." else (sizes[c],))]
+            where = sum(len(_letter_dims(d, sizes)) for d in unique[:i])
+            out = np.expand_dims(out, tuple(range(where, where + len(_letter_dims(c, sizes)))))
+    full_shape = [n for c in unique for n in _letter_dims(c, sizes)]
     return np.broadcast_to(out, full_shape)
 
 
 def _diagonal_positions(subs, unique, sizes):
     """Index arrays that place a tensor with subscripts ``unique`` onto the diagonal ``subs`` (letters repeated)."""
     grids = {}
-    dims = [n for c in unique for n in (sizes["."] if c == "." else (sizes[c],))]
-    mesh = np.indices(dims, sparse=True)
+    mesh = np.indices([n for c in unique for n in _letter_dims(c, sizes)], sparse=True)
     at = 0
     for c in unique:
-        width = len(sizes["."]) if c == "." else 1
+        width = len(_letter_dims(c, sizes))
         grids[c] = mesh[at:at + width]
         at += width
     return tuple(g for c in subs for g in grids[c])
