@@ -23,6 +23,15 @@ from .ops.reduce import all, amax, amin, any, argmax, argmin, logsumexp, max, me
 from .ops.shape import (cat, chunk, expand, flatten, permute, repeat, reshape, split, squeeze, stack, transpose,
                         tril, triu, unsqueeze)
 from .ops.softmax import log_softmax, softmax
+from .ops.elementwise import (allclose, arctan2, atan2, ceil, clamp_max, clamp_min, equal, erf, expm1, fix, floor,
+                              frac, greater, greater_equal, isclose, isinf, less, less_equal, log1p, log2, log10,
+                              logical_xor, not_equal, reciprocal, round, sign, trunc)
+from .ops.index import argwhere, gather, index_select, masked_select, nonzero, scatter, scatter_add
+from .ops.linalg import bmm, einsum, ger, outer
+from .ops.reduce import cumprod, cumsum, norm
+from .ops.shape import (diag, diag_embed, diagonal, flip, fliplr, flipud, moveaxis, movedim, narrow,
+                        repeat_interleave, roll, swapaxes, swapdims, unbind)
+from .ops.sort import argsort, sort, topk
 from .random import (Generator, bernoulli, default_generator, manual_seed, multinomial, normal, poisson, rand,
                      rand_like, randint, randint_like, randn, randn_like, randperm)
 from .serialization import load, save
@@ -32,7 +41,8 @@ from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_prec
 from .compiler import compile  # noqa: A004 - PyTorch's name shadows the builtin in this namespace
 
 # subpackages that build on the names above
-from . import accelerator, amp, autograd, backends, compiler, cuda, nn, optim, serialization, utils  # noqa: E402
+from . import (accelerator, amp, autograd, backends, compiler, cuda, linalg, nn, optim, serialization,  # noqa: E402
+               utils)
 from .amp import autocast, is_autocast_enabled  # noqa: E402
 from . import viz  # noqa: E402
 

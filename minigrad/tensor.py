@@ -506,17 +506,26 @@ from .ops import reduce as _reduce  # noqa: E402
 from .ops import shape as _shape  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
 from . import creation as _creation  # noqa: E402
+from .ops import index as _index  # noqa: E402
+from .ops import sort as _sort  # noqa: E402
 
 # Methods defined in ops/, next to their Functions: Tensor.name(self, ...) == mg.name(tensor, ...).
 _METHODS = {
     _ew: ["add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "square", "tanh",
           "sigmoid", "relu", "sin", "cos", "clamp", "maximum", "minimum", "masked_fill", "eq", "ne", "lt",
-          "le", "gt", "ge", "logical_not", "logical_and", "logical_or", "isnan", "isfinite"],
+          "le", "gt", "ge", "logical_not", "logical_and", "logical_or", "isnan", "isfinite", "log1p", "expm1", "log2",
+          "log10", "reciprocal", "erf", "sign", "floor", "ceil", "trunc", "fix", "round", "frac", "atan2",
+          "arctan2", "clamp_min", "clamp_max", "less", "less_equal", "greater", "greater_equal", "not_equal",
+          "logical_xor", "isinf", "isclose", "allclose", "equal"],
     _reduce: ["sum", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "logsumexp",
-              "all", "any"],
+              "all", "any", "cumsum", "cumprod", "norm"],
     _shape: ["reshape", "view", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "expand",
-             "expand_as", "repeat", "contiguous", "split", "chunk", "tril", "triu", "view_as", "reshape_as"],
-    _linalg: ["matmul"],
+             "expand_as", "repeat", "contiguous", "split", "chunk", "tril", "triu", "view_as", "reshape_as",
+             "unbind", "narrow", "swapaxes", "swapdims", "movedim", "moveaxis", "roll", "flip", "fliplr", "flipud",
+             "diag", "diagonal", "diag_embed", "repeat_interleave"],
+    _linalg: ["matmul", "bmm", "outer", "ger"],
+    _index: ["gather", "scatter", "scatter_add", "index_select", "masked_select", "nonzero", "argwhere"],
+    _sort: ["sort", "argsort", "topk"],
     _inplace: _inplace.METHODS,
 }
 for _module, _names in _METHODS.items():

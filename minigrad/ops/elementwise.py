@@ -337,11 +337,14 @@ class Cos(Function):
         return -dout._data * np.sin(a._data)
 
 
+def _floating(input):
+    """``input``, integers and bools cast to the default float dtype (PyTorch computes math functions there)."""
+    return cast(input, get_default_dtype()) if input._data.dtype.kind in "biu" else input
+
+
 def _unary(fn, floating=False):
     def op(input):
-        if floating and input._data.dtype.kind in "biu":  # PyTorch computes these in the default float dtype
-            input = cast(input, get_default_dtype())
-        return fn.apply(input)
+        return fn.apply(_floating(input) if floating else input)
     op.__name__ = fn.__name__.lower()
     op.__doc__ = f"Elementwise {op.__name__} (differentiable; see ``{fn.__name__}.backward``)."
     return op
@@ -370,6 +373,192 @@ sigmoid = _unary(Sigmoid, floating=True)
 relu = _unary(Relu)
 sin = _unary(Sin, floating=True)
 cos = _unary(Cos, floating=True)
+
+
+class Log1p(Function):
+    """out = log(1 + x), accurate for small x; dx = dout / (1 + x)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.log1p(a._data)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (a,) = ctx.saved_tensors
+        return dout._data / (1 + a._data)
+
+
+class Expm1(Function):
+    """out = exp(x) - 1, accurate for small x; dx = dout * (out + 1)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        out = np.expm1(a._data)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        (out,) = ctx.saved_tensors
+        return dout._data * (out + 1)
+
+
+class LogBase(Function):
+    """out = log_b(x) for b = 2 or 10 (``log_b`` NumPy's log2 or log10); dx = dout / (x ln b)."""
+
+    @staticmethod
+    def forward(ctx, a, log_b, b):
+        ctx.save_for_backward(a)
+        ctx.ln_b = np.log(b)
+        return log_b(a._data)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (a,) = ctx.saved_tensors
+        return dout._data / (a._data * ctx.ln_b), None, None
+
+
+class Reciprocal(Function):
+    """out = 1 / x; dx = -dout * out^2."""
+
+    @staticmethod
+    def forward(ctx, a):
+        with np.errstate(divide="ignore"):
+            out = np.reciprocal(a._data)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        (out,) = ctx.saved_tensors
+        return -dout._data * out * out
+
+
+class Erf(Function):
+    """out = erf(x) (Cody's rational approximations, ``ops/activation.py``); dx = dout * 2/sqrt(pi) exp(-x^2)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        from .activation import erf as erf_array  # activation builds on this module: imported when used
+        ctx.save_for_backward(a)
+        return erf_array(a._data)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (a,) = ctx.saved_tensors
+        x = a._data
+        return dout._data * (2 / np.sqrt(np.pi)) * np.exp(-x * x)
+
+
+log1p = _unary(Log1p, floating=True)
+expm1 = _unary(Expm1, floating=True)
+reciprocal = _unary(Reciprocal, floating=True)
+erf = _unary(Erf, floating=True)
+
+
+def log2(input):
+    """Elementwise base-2 logarithm (differentiable; see ``LogBase``)."""
+    return LogBase.apply(_floating(input), np.log2, 2.0)
+
+
+def log10(input):
+    """Elementwise base-10 logarithm (differentiable; see ``LogBase``)."""
+    return LogBase.apply(_floating(input), np.log10, 10.0)
+
+
+class Piecewise(Function):
+    """A piecewise-constant function of x (sign, floor, ceil, trunc, round): dx = 0 everywhere (PyTorch's
+    choice at the jumps too)."""
+
+    @staticmethod
+    def forward(ctx, a, fn):
+        return fn(a._data)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return np.zeros_like(dout._data), None
+
+
+def _piecewise(name, fn):
+    def op(input):
+        if input.dtype.kind in "biu":  # integers are their own floor, ceil, ...; bools their own sign
+            return Tensor(fn(input._data) if input.dtype.kind != "b" else input._data.copy())
+        return Piecewise.apply(input, fn)
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name} (gradient 0, as in PyTorch)."
+    return op
+
+
+sign = _piecewise("sign", np.sign)
+floor = _piecewise("floor", np.floor)
+ceil = _piecewise("ceil", np.ceil)
+trunc = fix = _piecewise("trunc", np.trunc)
+_round_half_even = _piecewise("round", np.round)
+
+
+def round(input, *, decimals=0):  # noqa: A001 - PyTorch's name
+    """Round half to even, to ``decimals`` decimal places (gradient 0)."""
+    if decimals == 0:
+        return _round_half_even(input)
+    if input.dtype.kind in "biu":
+        raise NotImplementedError(f'"round_cpu" not implemented for \'{_type_name(input.dtype)}\'')
+    return Piecewise.apply(input, lambda x: np.round(x, decimals))
+
+
+def _type_name(dtype):
+    """PyTorch's scalar type name: Float, Double, Long, Bool, ..."""
+    from ..autograd.function import type_name
+    return type_name(dtype)[len("minigrad."):-len("Tensor")]
+
+
+def frac(input):
+    """x - trunc(x), the fractional part with x's sign; dx = dout."""
+    if input.dtype.kind not in "f":
+        raise NotImplementedError(f'"frac_cpu" not implemented for \'{_type_name(input.dtype)}\'')
+    return sub(input, trunc(input))
+
+
+class Atan2(Function):
+    """out = atan2(y, x), the angle of the point (x, y), y = input, x = other.
+
+        dy = dout * x / (x^2 + y^2)        dx = -dout * y / (x^2 + y^2)
+    """
+
+    @staticmethod
+    def forward(ctx, a, b):
+        y, x = promoted(a, b)
+        if y.dtype.kind != "f":
+            y, x = y.astype(get_default_dtype()), x.astype(get_default_dtype())
+        ctx.save_for_backward(y, x)
+        return np.arctan2(y, x)
+
+    @staticmethod
+    def backward(ctx, dout):
+        y, x = ctx.saved_tensors
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = dout._data / (x * x + y * y)
+        return scale * x, -scale * y
+
+
+def atan2(input, other):
+    """The angle of the point (other, input) in (-pi, pi]; both tensors (broadcasting), as in PyTorch."""
+    for position, (name, t) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"atan2(): argument '{name}' (position {position}) must be Tensor, not "
+                            f"{type(t).__name__}")
+    return _apply_broadcasting(Atan2, *_pair(input, other))
+
+
+arctan2 = atan2
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
 
 
 class Cast(Function):
@@ -521,15 +710,22 @@ class MaskedFill(Function):
         return np.where(mask._data, np.zeros((), g.dtype), g), None, dvalue
 
 
-def masked_fill(input, mask, value):
+def boolean_mask(mask, input, dtype_error):
+    """``mask`` as a bool Tensor that broadcasts with ``input``; ``dtype_error`` (with ``{}`` for the dtype) or
+    PyTorch's size error otherwise."""
     mask = as_tensor_operand(mask)
     if mask.dtype.kind != "b":
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+        raise RuntimeError(dtype_error.format(mask.dtype))
     try:
         np.broadcast_shapes(mask.shape, input.shape)
     except ValueError:
         raise RuntimeError(f"The size of the mask {list(mask.shape)} must be broadcastable to the size of the "
                            f"input {list(input.shape)}") from None
+    return mask
+
+
+def masked_fill(input, mask, value):
+    mask = boolean_mask(mask, input, "masked_fill_ only supports boolean masks, but got mask with dtype {}")
     value = as_tensor_operand(value, input)
     if value.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -567,3 +763,33 @@ def isnan(input):
 
 def isfinite(input):
     return Tensor(np.isfinite(input._data))
+
+
+not_equal = ne
+logical_xor = _compare(np.logical_xor)
+
+
+def isinf(input):
+    return Tensor(np.isinf(input._data))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other| elementwise (infinities equal only to themselves)."""
+    a, b = _pair(input, other)
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{_type_name(a.dtype)} did not match {_type_name(b.dtype)}")
+    check_broadcast(a.shape, b.shape)
+    return Tensor(np.asarray(np.isclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True if ``isclose`` holds everywhere (a Python bool)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+def equal(input, other):
+    """True if the tensors have the same shape and the same values (a Python bool)."""
+    if input.shape != other.shape:
+        return False
+    x, y = promoted(input, other)
+    return bool(np.array_equal(x, y))

@@ -206,3 +206,217 @@ def embedding(input, weight, padding_idx=None):
     if indices.size and (indices.min() < 0 or indices.max() >= num):
         raise IndexError("index out of range in self")
     return Embedding.apply(weight, indices, padding_idx)
+
+
+# --------------------------------------------------------------------------- bmm, outer
+def bmm(input, mat2):
+    """Batched matrix product of (b, n, m) and (b, m, p) tensors (no broadcasting, as in PyTorch)."""
+    for name, t in (("batch1", input), ("batch2", mat2)):
+        if t.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    expected = [input.shape[0], input.shape[2]]
+    if list(mat2.shape[:2]) != expected:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: {expected} but got: "
+                           f"{list(mat2.shape[:2])}.")
+    return matmul(input, mat2)
+
+
+def outer(input, vec2):
+    """out[i, j] = input[i] * vec2[j] for 1-D tensors (gradients through the broadcast product)."""
+    for name, t in (("self", input), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
+    from .shape import unsqueeze
+    return unsqueeze(input, 1) * unsqueeze(vec2, 0)
+
+
+ger = outer
+
+
+# --------------------------------------------------------------------------- einsum
+def _parse_einsum(equation, shapes):
+    """(input subscripts, output subscripts) of ``equation``, the implicit output made explicit: the letters used
+    once, in alphabetical order, after the ellipsis. Subscripts keep ``...`` as one character, ``.``."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != len(shapes):
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
+                           if len(inputs) < len(shapes) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    inputs = [s.replace("...", ".") for s in inputs]
+    rhs = rhs.replace("...", ".")
+    for s in inputs + [rhs]:
+        bad = [c for c in s if not (c.isalpha() or c == ".")]
+        if bad or s.count(".") > 1:
+            raise RuntimeError(f"einsum(): invalid subscript given at index {equation.index(bad[0]) if bad else 0} "
+                               f"in the equation string, subscripts must be in [a-zA-Z]")
+    for s, shape in zip(inputs, shapes):
+        named = len(s) - s.count(".")
+        if named > len(shape) or ("." not in s and named != len(shape)):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({named}) does not match the "
+                               f"number of dimensions ({len(shape)}) for operand {inputs.index(s)}"
+                               + ("" if "." in s else " and no ellipsis was given"))
+    if arrow:
+        output = rhs
+    else:
+        letters = "".join(inputs).replace(".", "")
+        output = ("." if any("." in s for s in inputs) else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
+    return inputs, output
+
+
+def _ellipsis(subscripts):
+    return subscripts.replace(".", "...")
+
+
+class Einsum(Function):
+    """out = np.einsum(equation, *operands). Backward for operand k with subscripts s_k:
+
+        d operand_k = einsum(out_subs, *other subscripts -> s_k)(dout, *other operands)
+
+    For the letters of s_k that appear nowhere else the gradient is broadcast along them (they were summed
+    over in operand k alone); a letter repeated in s_k (a diagonal, ``ii``) gets the gradient on that
+    diagonal and 0 off it; ellipsis dims that operand k broadcast (size 1 or missing) are summed away.
+    """
+
+    @staticmethod
+    def forward(ctx, *operands, inputs, output):
+        ctx.inputs, ctx.output = inputs, output
+        ctx.save_for_backward(*(t if any(ctx.needs_input_grad[:i] + ctx.needs_input_grad[i + 1:]) else None
+                                for i, t in enumerate(operands)))
+        ctx.shapes = [t.shape for t in operands]
+        return _contract(inputs, output, [t._data for t in operands])
+
+    @staticmethod
+    def backward(ctx, dout):
+        saved = ctx.saved_tensors
+        return tuple(_einsum_operand_grad(ctx, k, dout._data, saved) if need else None
+                     for k, need in enumerate(ctx.needs_input_grad))
+
+
+def _contract(inputs, output, arrays):
+    """np.einsum of ``arrays`` with these subscripts. NumPy refuses an output that drops the inputs' ellipsis;
+    PyTorch sums over its dims: computed here as the output ``...<output>``, then summed."""
+    summed = "." not in output and any("." in s for s in inputs)
+    equation = ",".join(map(_ellipsis, inputs)) + "->" + _ellipsis("." + output if summed else output)
+    out = np.asarray(np.einsum(equation, *arrays, optimize=len(arrays) > 2))
+    return out.sum(axis=tuple(range(out.ndim - len(output)))) if summed else out
+
+
+def _einsum_operand_grad(ctx, k, g, saved):
+    subs, shape = ctx.inputs[k], ctx.shapes[k]
+    others = [(s, t._data) for i, (s, t) in enumerate(zip(ctx.inputs, saved)) if i != k]
+    available = set(ctx.output).union(*(set(s) for s, _ in others))
+    unique = "".join(dict.fromkeys(subs))                                  # s_k without repeats, in order
+    target = "".join(c for c in unique if c in available)                  # what the other factors determine
+    partial = _contract([ctx.output] + [s for s, _ in others], target, [g] + [a for _, a in others])
+    sizes = _letter_sizes(subs, shape)
+    full = _broadcast_letters(partial, target, unique, sizes)              # shape of ``unique``
+    if len(unique) == len(subs):
+        return full
+    grad = np.zeros(shape, g.dtype)                                        # repeated letters: the diagonal
+    grad[_diagonal_positions(subs, unique, sizes)] = full
+    return grad
+
+
+def _letter_sizes(subs, shape):
+    """Size of each letter of operand k; under ``'.'`` the shape of its ellipsis dims."""
+    named = len(subs) - subs.count(".")
+    ellipsis_rank = len(shape) - named
+    sizes, dim = {}, 0
+    for c in subs:
+        if c == ".":
+            sizes["."] = shape[dim:dim + ellipsis_rank]
+            dim += ellipsis_rank
+        else:
+            sizes[c] = shape[dim]
+            dim += 1
+    return sizes
+
+
+def _letter_dims(c, sizes):
+    """The sizes of the dims subscript ``c`` stands for: one letter one dim, the ellipsis ``.`` several."""
+    return sizes["."] if c == "." else (sizes[c],)
+
+
+def _broadcast_letters(partial, target, unique, sizes):
+    """``partial`` (subscripts ``target``) brought to subscripts ``unique``: ellipsis dims summed down to
+    operand k's, missing letters inserted and broadcast to their size."""
+    pos = 0
+    for c in target:
+        if c == ".":
+            want = sizes["."]
+            have = partial.shape[pos:partial.ndim - (len(target) - target.index(".") - 1)]
+            lead = len(have) - len(want)
+            if lead < 0:  # operand k has more ellipsis dims than the others: they broadcast along them
+                partial = partial.reshape(partial.shape[:pos] + (1,) * -lead + partial.shape[pos:])
+                have, lead = (1,) * -lead + have, 0
+            axes = tuple(pos + i for i in range(lead)) + tuple(
+                pos + lead + i for i, w in enumerate(want) if w == 1 and have[lead + i] != 1)
+            partial = partial.sum(axis=axes, keepdims=True)
+            partial = partial.reshape(partial.shape[:pos] + partial.shape[pos + lead:])
+            pos += len(want)
+        else:
+            pos += 1
+    out = partial
+    for i, c in enumerate(unique):
+        if c not in target:
+            where = sum(len(_letter_dims(d, sizes)) for d in unique[:i])
+            out = np.expand_dims(out, tuple(range(where, where + len(_letter_dims(c, sizes)))))
+    full_shape = [n for c in unique for n in _letter_dims(c, sizes)]
+    return np.broadcast_to(out, full_shape)
+
+
+def _diagonal_positions(subs, unique, sizes):
+    """Index arrays that place a tensor with subscripts ``unique`` onto the diagonal ``subs`` (letters repeated)."""
+    grids = {}
+    mesh = np.indices([n for c in unique for n in _letter_dims(c, sizes)], sparse=True)
+    at = 0
+    for c in unique:
+        width = len(_letter_dims(c, sizes))
+        grids[c] = mesh[at:at + width]
+        at += width
+    return tuple(g for c in subs for g in grids[c])
+
+
+def einsum(equation, *operands):
+    """Einstein summation over ``operands`` (a list or separate tensors) as NumPy's einsum computes it,
+    differentiable in every operand."""
+    if len(operands) == 1 and isinstance(operands[0], (tuple, list)):
+        operands = tuple(operands[0])
+    operands = [as_tensor_operand(t) for t in operands]
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    for t in operands[1:]:
+        if t.dtype != operands[0].dtype:
+            raise RuntimeError(f"einsum(): expected all operands to have the same dtype, got {operands[0].dtype} "
+                               f"and {t.dtype}")
+    inputs, output = _parse_einsum(equation, [t.shape for t in operands])
+    try:
+        return Einsum.apply(*operands, inputs=inputs, output=output)
+    except ValueError as e:
+        raise RuntimeError(f"einsum(): operands do not match the equation {equation!r}: {e}") from None
+
+
+# --------------------------------------------------------------------------- singular-value norms
+class SingularValueNorm(Function):
+    """Norms of the matrices in the last two dims from their singular values s (A = U diag(s) V^T):
+    ``'sum'`` (nuclear) out = sum s, ``'max'`` (2) out = s_max, ``'min'`` (-2) out = s_min.
+
+    Backward: ds/dA for singular value i is u_i v_i^T, so dA = dout * U diag(w) V^T with w all ones
+    (``'sum'``) or the indicator of the chosen singular value."""
+
+    @staticmethod
+    def forward(ctx, a, which):
+        u, s, vt = np.linalg.svd(a._data, full_matrices=False)
+        ctx.save_for_backward(u, vt)
+        ctx.which, ctx.k = which, s.shape[-1]
+        return s.sum(-1) if which == "sum" else s[..., 0] if which == "max" else s[..., -1]
+
+    @staticmethod
+    def backward(ctx, dout):
+        u, vt = ctx.saved_tensors
+        w = np.zeros(ctx.k, dout.dtype)
+        w[slice(None) if ctx.which == "sum" else 0 if ctx.which == "max" else -1] = 1
+        return dout._data[..., None, None] * ((u * w) @ vt), None

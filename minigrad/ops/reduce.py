@@ -344,3 +344,162 @@ def all(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
 def any(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
     """True where some element over ``dim`` is nonzero (bool, no gradient)."""
     return _logical_reduce(np.any, input, dim, keepdim)
+
+
+# --------------------------------------------------------------------------- cumulative sum and product
+def _reverse_cumsum(g, axis):
+    """sum_{i >= k} g_i along ``axis``: what a cumulative sum's gradient is made of."""
+    return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
+
+
+class CumSum(Function):
+    """out_i = sum_{j <= i} x_j along ``dim``; dx_k = sum_{i >= k} dout_i (a reversed cumulative sum)."""
+
+    @staticmethod
+    def forward(ctx, a, axis):
+        ctx.axis = axis
+        return np.cumsum(a._data, axis=axis, dtype=a.dtype)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return _reverse_cumsum(dout._data, ctx.axis), None
+
+
+class CumProd(Function):
+    """out_i = prod_{j <= i} x_j along ``dim``; dx_k = sum_{i >= k} dout_i prod_{j <= i, j != k} x_j.
+
+    Without zeros in a slice that is ``reverse_cumsum(dout * out) / x``. With its first zero at z: positions
+    before z still use it (out_i is 0 for i >= z, so nothing divides by zero); position z gets
+    ``out_{z-1} * sum_{i >= z} dout_i prod_{z < j <= i} x_j``; positions after z get 0 (their products hold x_z).
+    """
+
+    @staticmethod
+    def forward(ctx, a, axis):
+        out = np.cumprod(a._data, axis=axis, dtype=a.dtype)
+        ctx.axis = axis
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        a, out = ctx.saved_tensors
+        x = np.moveaxis(a._data, ctx.axis, -1)                     # (..., n)
+        n = x.shape[-1]
+        x, p = x.reshape(-1, n), np.moveaxis(out, ctx.axis, -1).reshape(-1, n)
+        g = np.moveaxis(dout._data, ctx.axis, -1).reshape(-1, n)   # (rows, n), one slice per row
+        zero = x == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad = np.where(zero, 0, _reverse_cumsum(g * p, -1) / x)
+        for r in np.flatnonzero(zero.any(axis=1)):
+            z = np.argmax(zero[r])                                 # the first zero of this slice
+            grad[r, z + 1:] = 0
+            before = p[r, z - 1] if z else 1
+            after = np.cumprod(np.concatenate([[1], x[r, z + 1:]]))  # prod_{z < j <= i} x_j for i = z..n-1
+            grad[r, z] = before * np.sum(g[r, z:] * after)
+        grad = grad.reshape(np.moveaxis(dout._data, ctx.axis, -1).shape)
+        return np.moveaxis(grad, -1, ctx.axis).astype(dout.dtype, copy=False), None
+
+
+def _cumulative(fn, input, dim, dtype):
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input.dtype.kind in "bi":
+        input = input.to(np.int64)  # PyTorch accumulates integers and bools as int64
+    flat = input.reshape(1) if input.ndim == 0 else input
+    out = fn.apply(flat, normalize_dim(dim, flat.ndim))
+    return out.reshape(()) if input.ndim == 0 else out
+
+
+def cumsum(input, dim, *, dtype=None):
+    """Running sums along ``dim``: out_i = x_0 + ... + x_i (integers and bools as int64)."""
+    return _cumulative(CumSum, input, dim, dtype)
+
+
+def cumprod(input, dim, *, dtype=None):
+    """Running products along ``dim``: out_i = x_0 * ... * x_i (integers and bools as int64)."""
+    return _cumulative(CumProd, input, dim, dtype)
+
+
+# --------------------------------------------------------------------------- vector norms
+class VectorNorm(Function):
+    """out = (sum |x|^p)^(1/p) over ``axes``; p = inf: max |x|, -inf: min |x|, 0: the count of nonzeros.
+
+    Backward, with g = dout (keepdim shape):
+        p = inf/-inf:  g sign(x) where |x| equals the norm, shared evenly between ties
+        p = 0:         0 (a count)
+        p = 1:         g sign(x)
+        otherwise:     g sign(x) |x|^(p-1) / out^(p-1), taken as 0 where out == 0 or x == 0 (PyTorch)
+    """
+
+    @staticmethod
+    def forward(ctx, a, ord, axes, keepdim):
+        x = a._data
+        ax = np.abs(x)
+        if ord == np.inf:
+            out = ax.max(axis=axes, keepdims=True)
+        elif ord == -np.inf:
+            out = ax.min(axis=axes, keepdims=True)
+        elif ord == 0:
+            out = (x != 0).sum(axis=axes, keepdims=True).astype(x.dtype)
+        elif ord == 1:
+            out = ax.sum(axis=axes, keepdims=True)
+        elif ord == 2:
+            out = np.sqrt((x * x).sum(axis=axes, keepdims=True))
+        else:
+            with np.errstate(divide="ignore"):
+                out = (ax ** ord).sum(axis=axes, keepdims=True) ** (1 / ord)
+        ctx.ord, ctx.axes = ord, axes
+        ctx.save_for_backward(a, out)
+        return _reduced(out, axes, keepdim)
+
+    @staticmethod
+    def backward(ctx, dout):
+        a, out = ctx.saved_tensors
+        x, p = a._data, ctx.ord
+        g = dout._data.reshape(out.shape)
+        if p == 0:
+            return np.zeros_like(x), None, None, None
+        if p in (np.inf, -np.inf):
+            selected = np.abs(x) == out
+            return g * np.sign(x) * selected / selected.sum(axis=ctx.axes, keepdims=True), None, None, None
+        if p == 1:
+            return g * np.sign(x), None, None, None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad = g * np.sign(x) * (np.abs(x) / out) ** (p - 1)
+        return np.where((out == 0) | (x == 0), 0, grad), None, None, None
+
+
+def _vector_norm(input, ord, dim, keepdim, dtype, name):
+    if dtype is not None:
+        input = input.to(dtype)
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {input.dtype}")
+    if isinstance(ord, bool) or not isinstance(ord, (int, float, np.number)):
+        raise RuntimeError(f"{name}: ord must be a number, got {ord!r}")
+    axes = normalize_dims(dim, input.ndim)
+    if ord < 0 and _count(input.shape, axes) == 0 or ord == np.inf and input._data.size == 0:
+        raise RuntimeError(f"{name} cannot compute the {ord} norm on an empty tensor because the operation does "
+                           f"not have an identity")
+    return VectorNorm.apply(input, float(ord), axes, keepdim)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """The ``ord``-norm of ``x`` over ``dim`` (all elements when None) as a vector: ``torch.linalg.vector_norm``."""
+    return _vector_norm(x, ord, dim, keepdim, dtype, "linalg.vector_norm")
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """PyTorch's ``torch.norm``/``Tensor.norm``: ``'fro'`` or a number is a vector norm over ``dim`` (all elements
+    by default); ``'nuc'`` is the nuclear norm of the matrices in ``dim`` (the last two by default)."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if p == "nuc":
+        from ..linalg import matrix_norm
+        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    if p == "fro":
+        if dim is not None and len(dim) > 2:
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+        p = 2
+    elif isinstance(p, str):
+        raise RuntimeError(f"norm(): p must be 'fro', 'nuc' or a number, got {p!r}")
+    return _vector_norm(input, p, dim, keepdim, dtype, "linalg.vector_norm")

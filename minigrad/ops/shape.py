@@ -444,3 +444,234 @@ def tril(input, diagonal=0):
 def triu(input, diagonal=0):
     """The upper triangle of the last two dims (``j - i >= diagonal``); the rest is zero."""
     return _keep_triangle("triu", input, lambda n, m: ~np.tri(n, m, diagonal - 1, dtype=bool))
+
+
+# --------------------------------------------------------------------------- unbind, narrow, movedim
+def unbind(input, dim=0):
+    """The slices of ``input`` along ``dim``, each a view without that dim."""
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    axis = normalize_dim(dim, input.ndim)
+    return tuple(index(input, (slice(None),) * axis + (i,)) for i in range(input.shape[axis]))
+
+
+def narrow(input, dim, start, length):
+    """The view ``input[..., start:start + length, ...]`` along ``dim`` (``start`` may be negative)."""
+    axis = _split_axis("narrow", input, dim)
+    size = input.shape[axis]
+    start, length = operator.index(start), operator.index(length)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    start %= size if size else 1
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return _slice_along(input, axis, start, start + length)
+
+
+def _dim_list(dims):
+    return [operator.index(d) for d in dims] if isinstance(dims, (tuple, list)) else [operator.index(dims)]
+
+
+def movedim(input, source, destination):
+    """``input`` with its dims ``source`` moved to positions ``destination`` (the others keep their order): a view."""
+    src, dst = _dim_list(source), _dim_list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    src = [normalize_dim(d, input.ndim) for d in src]
+    dst = [normalize_dim(d, input.ndim) for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    if input.ndim == 0:
+        return input
+    order = [None] * input.ndim
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(input.ndim) if i not in src)
+    return Permute.apply(input, tuple(o if o is not None else next(rest) for o in order))
+
+
+moveaxis = movedim
+swapdims = transpose
+
+
+# --------------------------------------------------------------------------- roll, flip
+class Roll(Function):
+    """out = x shifted cyclically by ``shifts`` along ``axes``; dx = dout shifted back by ``-shifts``."""
+
+    @staticmethod
+    def forward(ctx, a, shifts, axes):
+        ctx.shifts, ctx.axes = shifts, axes
+        return np.roll(a._data, shifts, axes)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return np.roll(dout._data, tuple(-s for s in ctx.shifts), ctx.axes), None, None
+
+
+def roll(input, shifts, dims=None):
+    """Rotate ``input`` by ``shifts`` along ``dims`` (over the flattened tensor, shape kept, when ``dims`` is None)."""
+    shifts = _dim_list(shifts)
+    if dims is None or (isinstance(dims, (tuple, list)) and not dims):
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return reshape(Roll.apply(reshape(input, -1), tuple(shifts), (0,)), input.shape)
+    axes = [normalize_dim(d, input.ndim) for d in _dim_list(dims)]
+    if len(shifts) != len(axes):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(axes)}")
+    return Roll.apply(input, tuple(shifts), tuple(axes))
+
+
+class Flip(Function):
+    """out = x reversed along ``axes`` (a copy: PyTorch has no negative strides); dx = dout reversed back."""
+
+    @staticmethod
+    def forward(ctx, a, axes):
+        ctx.axes = axes
+        return np.flip(a._data, axes).copy()
+
+    @staticmethod
+    def backward(ctx, dout):
+        return np.flip(dout._data, ctx.axes), None
+
+
+def flip(input, dims):
+    """``input`` reversed along each of ``dims`` (a copy, as in PyTorch)."""
+    axes = [normalize_dim(d, input.ndim) for d in _dim_list(dims)]
+    repeated = [a for i, a in enumerate(axes) if a in axes[:i]]
+    if repeated:
+        raise RuntimeError(f"dim {repeated[0]} appears multiple times in the list of dims")
+    return Flip.apply(input, tuple(axes))
+
+
+def fliplr(input):
+    """``input`` reversed along dim 1 (left/right); needs at least 2 dims."""
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, 1)
+
+
+def flipud(input):
+    """``input`` reversed along dim 0 (up/down); needs at least 1 dim."""
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, 0)
+
+
+# --------------------------------------------------------------------------- diagonals
+def _diagonal_axes(ndim, offset, dim1, dim2, name="diagonal"):
+    d1, d2 = normalize_dim(dim1, ndim), normalize_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"{name} dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def _diagonal_view(x, offset, d1, d2):
+    """The writable view of ``x``'s diagonal ``offset`` in the (d1, d2) planes, moved to the last dim:
+    element k of a plane is x[.., k, .., k + offset, ..] (``k - offset`` on d1 for a negative offset)."""
+    start1, start2 = max(-offset, 0), max(offset, 0)
+    n = max(min(x.shape[d1] - start1, x.shape[d2] - start2), 0)
+    corner = x[tuple(slice(start1, None) if i == d1 else slice(start2, None) if i == d2 else slice(None)
+                     for i in range(x.ndim))]
+    keep = [i for i in range(x.ndim) if i not in (d1, d2)]
+    shape = tuple(x.shape[i] for i in keep) + (n,)
+    strides = tuple(x.strides[i] for i in keep) + (x.strides[d1] + x.strides[d2],)
+    return np.lib.stride_tricks.as_strided(corner, shape, strides, writeable=x.flags.writeable)
+
+
+class Diagonal(Function):
+    """out = the diagonal ``offset`` of each (d1, d2) plane, as the last dim (a view).
+    Backward: dout written onto the same diagonal of a zero gradient."""
+    view = True
+
+    @staticmethod
+    def forward(ctx, a, offset, d1, d2):
+        ctx.shape, ctx.where = a.shape, (offset, d1, d2)
+        return _diagonal_view(a._data, offset, d1, d2)
+
+    @staticmethod
+    def backward(ctx, dout):
+        grad = np.zeros(ctx.shape, dout.dtype)
+        _diagonal_view(grad, *ctx.where)[...] = dout._data
+        return grad, None, None, None
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal ``offset`` of the planes spanned by ``dim1`` and ``dim2``, appended as the last dim: a view."""
+    d1, d2 = _diagonal_axes(input.ndim, offset, dim1, dim2)
+    return Diagonal.apply(input, operator.index(offset), d1, d2)
+
+
+class DiagEmbed(Function):
+    """out: zeros with x's last dim written on diagonal ``offset`` of new (d1, d2) planes.
+    Backward: dx = the same diagonal of dout."""
+
+    @staticmethod
+    def forward(ctx, a, offset, d1, d2):
+        ctx.where = (offset, d1, d2)
+        n = a.shape[-1] + abs(offset)
+        batch = iter(a.shape[:-1])
+        shape = tuple(n if i in (d1, d2) else next(batch) for i in range(a.ndim + 1))
+        out = np.zeros(shape, a.dtype)
+        _diagonal_view(out, offset, d1, d2)[...] = a._data
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        return _diagonal_view(dout._data, *ctx.where), None, None, None
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Matrices in the (``dim1``, ``dim2``) planes of a new tensor with ``input``'s last dim on diagonal ``offset``."""
+    d1, d2 = _diagonal_axes(input.ndim + 1, offset, dim1, dim2, "diag_embed")
+    return DiagEmbed.apply(input, operator.index(offset), d1, d2)
+
+
+def diag(input, diagonal=0):
+    """1-D input: the square matrix with ``input`` on diagonal ``diagonal``; 2-D input: that diagonal (a copy)."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim == 2:
+        from .inplace import clone
+        return clone(Diagonal.apply(input, operator.index(diagonal), 0, 1))
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+# --------------------------------------------------------------------------- repeat_interleave
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element (slice along ``dim``; over the flattened tensor when ``dim`` is None) repeated ``repeats``
+    times in place (an int, or a 1-D tensor of one count per slice). ``repeat_interleave(counts)`` alone gives
+    the indices ``[0]*counts[0] + [1]*counts[1] + ...``."""
+    from .index import index_select
+    if repeats is None:  # the one-argument form: input holds the counts
+        counts = _repeat_counts(input._data, input.shape[0] if input.ndim else 1, 0)
+        return Tensor(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
+    if dim is None:
+        input, axis = reshape(input, -1), 0
+    else:
+        axis = normalize_dim(dim, input.ndim)
+    n = input.shape[axis] if input.ndim else 1
+    counts = _repeat_counts(repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats), n, axis)
+    if output_size is not None and output_size != counts.sum():
+        raise RuntimeError(f"repeat_interleave(): output_size ({output_size}) does not equal the sum of repeats "
+                           f"({int(counts.sum())})")
+    source = np.repeat(np.arange(n, dtype=np.int64), counts)  # out slice i comes from input slice source[i]
+    return index_select(input, axis, Tensor(source))
+
+
+def _repeat_counts(counts, n, axis):
+    """``counts`` (a number or a 1-D integer array) as one non-negative count per slice of the ``n`` along
+    ``axis``."""
+    if counts.dtype.kind not in "iu" or counts.ndim > 1:
+        raise RuntimeError(f"repeat_interleave(): repeats must be an integer scalar or a 1-D integer tensor, got "
+                           f"a {counts.ndim}-D tensor of {counts.dtype}")
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    counts = np.broadcast_to(counts.reshape(-1), (n,)) if counts.size == 1 else counts.reshape(-1)
+    if counts.size != n:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{counts.size} and input.size({axis}) = {n}")
+    return counts

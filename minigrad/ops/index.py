@@ -1,0 +1,145 @@
+"""Indexing by index tensors: gather, scatter/scatter_add (out of place), index_select, masked_select, nonzero.
+
+Gathering reads ``x`` at integer positions, so its backward adds ``dout`` back onto those positions
+(``np.add.at``: a position read twice receives both gradients). The scatters are ``scatter_``/``scatter_add_``
+(``ops/inplace.py``) written into a clone.
+"""
+import numpy as np
+
+from ..autograd import Function
+from ..tensor import Tensor
+from .dims import normalize_dim
+from .elementwise import boolean_mask
+from .inplace import _index_add_into, _scatter_positions, clone
+
+
+# --------------------------------------------------------------------------- gather
+class Gather(Function):
+    """out[i][j][k] = x[index[i][j][k]][j][k] along ``dim`` (out has index's shape).
+
+    Backward: dx = zeros with dout added at the gathered positions (repeats accumulate)."""
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        ctx.positions, ctx.shape = _scatter_positions(index, dim), a.shape
+        ctx.save_for_backward(index)
+        return a._data[ctx.positions]
+
+    @staticmethod
+    def backward(ctx, dout):
+        ctx.saved_tensors  # raises if the index was written in place since the forward
+        grad = np.zeros(ctx.shape, dout.dtype)
+        np.add.at(grad, ctx.positions, dout._data)
+        return grad, None, None
+
+
+def _check_index_dtype(name, index):
+    if not isinstance(index, Tensor) or index.dtype not in (np.int64, np.int32):
+        got = index.dtype if isinstance(index, Tensor) else type(index).__name__
+        raise RuntimeError(f"{name}(): Expected dtype int32 or int64 for index, but got {got}")
+
+
+def gather(input, dim, index, *, sparse_grad=False):
+    """``input``'s elements along ``dim`` at ``index`` (same number of dims as ``input``; no larger in the others)."""
+    _check_index_dtype("gather", index)
+    d = normalize_dim(dim, max(input.ndim, 1))
+    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    x = input.reshape(1) if input.ndim == 0 else input
+    idx = index._data.reshape(-1) if index.ndim == 0 else index._data
+    for i, n in enumerate(idx.shape):
+        if i != d and n > x.shape[i]:
+            raise RuntimeError(f"Size does not match at dimension {i} expected index {list(index.shape)} to be no "
+                               f"larger than self {list(input.shape)} apart from dimension {d}")
+    if idx.size and (idx.min() < 0 or idx.max() >= x.shape[d]):
+        bad = idx.max() if idx.max() >= x.shape[d] else idx.min()
+        raise RuntimeError(f"index {int(bad)} is out of bounds for dimension {d} with size {x.shape[d]}")
+    out = Gather.apply(x, d, idx)
+    return out.reshape(index.shape) if out.shape != index.shape else out
+
+
+# --------------------------------------------------------------------------- scatter, scatter_add
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """A copy of ``input`` with ``out[..., index[i], ...] = src[i]`` along ``dim`` (or ``value`` there):
+    ``scatter_`` into a clone, so the gradient is that of ``Scatter`` (``ops/inplace.py``)."""
+    return clone(input).scatter_(dim, index, src, value=value, reduce=reduce)
+
+
+def scatter_add(input, dim, index, src):
+    """A copy of ``input`` with ``out[..., index[i], ...] += src[i]`` along ``dim``; repeats accumulate."""
+    return clone(input).scatter_add_(dim, index, src)
+
+
+# --------------------------------------------------------------------------- index_select
+class IndexSelect(Function):
+    """out = the slices ``index[0], index[1], ...`` of x along ``dim``.
+    Backward: dx = zeros with slice i of dout added onto slice index[i] (repeats accumulate)."""
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        ctx.dim, ctx.shape = dim, a.shape
+        ctx.save_for_backward(index)
+        return np.take(a._data, index, axis=dim)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (index,) = ctx.saved_tensors
+        grad = np.zeros(ctx.shape, dout.dtype)
+        _index_add_into(grad, ctx.dim, index, dout._data, 1)
+        return grad, None, None
+
+
+def index_select(input, dim, index):
+    """The slices of ``input`` along ``dim`` listed in the 1-D integer tensor ``index``."""
+    _check_index_dtype("index_select", index)
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    x = input.reshape(1) if input.ndim == 0 else input
+    d = normalize_dim(dim, x.ndim)
+    idx = index._data.reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= x.shape[d]):
+        bad = idx.max() if idx.max() >= x.shape[d] else idx.min()
+        raise IndexError(f"index_select(): index {int(bad)} is out of range for dimension {d} with size "
+                         f"{x.shape[d]}")
+    out = IndexSelect.apply(x, d, idx)
+    return out.reshape(()) if input.ndim == 0 else out
+
+
+# --------------------------------------------------------------------------- masked_select, nonzero
+class MaskedSelect(Function):
+    """out = the elements of x (broadcast with mask) where mask is True, as a 1-D tensor in C order.
+    Backward: dout written back at those positions of a zero gradient of the broadcast shape."""
+
+    @staticmethod
+    def forward(ctx, a, mask):
+        shape = np.broadcast_shapes(a.shape, mask.shape)
+        ctx.mask = np.broadcast_to(mask._data, shape)
+        ctx.save_for_backward(mask)
+        return np.broadcast_to(a._data, shape)[ctx.mask]
+
+    @staticmethod
+    def backward(ctx, dout):
+        ctx.saved_tensors
+        grad = np.zeros(ctx.mask.shape, dout.dtype)
+        grad[ctx.mask] = dout._data   # the engine sums the broadcast dims down to x's shape
+        return grad, None
+
+
+def masked_select(input, mask):
+    """The elements of ``input`` where the boolean ``mask`` (broadcast together) is True, as a 1-D tensor."""
+    mask = boolean_mask(mask, input, "masked_select: expected BoolTensor for mask, but got {}")
+    return MaskedSelect.apply(input, mask)
+
+
+def nonzero(input, *, as_tuple=False):
+    """Indices of the nonzero elements: an int64 (count, ndim) tensor, or with ``as_tuple`` one 1-D tensor per
+    dim (a 0-d input counts as 1-D there, as in PyTorch)."""
+    if as_tuple:
+        return tuple(Tensor(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(input._data)))
+    positions = np.argwhere(input._data).astype(np.int64)   # (count, ndim)
+    return Tensor(positions)
+
+
+def argwhere(input):
+    """The (count, ndim) int64 indices of the nonzero elements (``nonzero`` without ``as_tuple``)."""
+    return nonzero(input)
