@@ -491,3 +491,13 @@ def test_llama_rotary_reference_with_float_call_gives_complex64():
         assert str(out.dtype).endswith("float64") and str(q.grad.dtype).endswith("float64")
     for ours, theirs in zip(*outs):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_complex_matmul_and_linear_gradients():
+    """Products of complex matrices conjugate the other operand in backward, as PyTorch."""
+    mirror(lambda m, a, b: a @ b, crandn(2, 3, 4), crandn(4, 2, seed=1))
+    mirror(lambda m, a, b: a @ b, crandn(4), crandn(2, 4, 3, seed=1))
+    mirror(lambda m, x, b: x.to(m.complex128) @ b, randn(3, 4), crandn(4, seed=1))
+    mirror(lambda m, x, w, b: m.nn.functional.linear(x, w, b), crandn(2, 3, 4), crandn(5, 4, seed=1),
+           crandn(5, seed=2))
+    gradcheck(lambda m, a, b: a @ b, crandn(2, 3), crandn(3, 2, seed=1))

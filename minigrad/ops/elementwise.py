@@ -54,7 +54,7 @@ def _apply_broadcasting(fn, *operands):
         raise
 
 
-def _conj(x):
+def conj_if_complex(x):
     """conj(x) for a complex array; a real array itself. Backward passes multiply by conj(f'(z)) (PyTorch's
     convention for complex gradients, ``ops/complex.py``), which is f'(x) for real inputs."""
     return np.conj(x) if x.dtype.kind == "c" else x
@@ -104,7 +104,9 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, dout):
         x, y = ctx.saved_tensors
-        return (dout._data * _conj(y) if y is not None else None), (dout._data * _conj(x) if x is not None else None)
+        da = dout._data * conj_if_complex(y) if y is not None else None
+        db = dout._data * conj_if_complex(x) if x is not None else None
+        return da, db
 
 
 class Div(Function):
@@ -121,7 +123,7 @@ class Div(Function):
     @staticmethod
     def backward(ctx, dout):
         x, y = ctx.saved_tensors
-        x, y = _conj(x), _conj(y)
+        x, y = conj_if_complex(x), conj_if_complex(y)
         da = dout._data / y if ctx.needs_input_grad[0] else None
         db = -dout._data * x / (y * y) if ctx.needs_input_grad[1] else None
         return da, db
