@@ -368,6 +368,18 @@ def test_unsupported_complex_gradients_are_refused():
     assert np.allclose(mg.tensor([1j]).exp().numpy(), np.exp(1j))     # the forward alone is fine
 
 
+def test_ordering_ops_refuse_complex_as_pytorch():
+    torch = torch_or_skip()
+    for lib in (mg, torch):
+        z = lib.tensor([1 + 1j])
+        with pytest.raises(RuntimeError, match="maximum not implemented for complex tensors."):
+            lib.maximum(z, z)
+        with pytest.raises(RuntimeError, match="minimum not implemented for complex tensors."):
+            lib.minimum(lib.ones(1), z)
+        with pytest.raises(NotImplementedError, match="clamp is not supported for complex types"):
+            z.clamp(0, 1)
+
+
 # --------------------------------------------------------------------------- gradcheck on complex inputs
 class _ConjugateForgotten(Function):
     """z * w whose backward forgets the conjugates: wrong for complex inputs, right for real ones."""

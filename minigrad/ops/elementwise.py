@@ -458,6 +458,8 @@ class Clamp(Function):
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if input.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return _clamp_to_tensors(input, min, max)
     if input._data.dtype.kind in "biu" and any(isinstance(b, float) for b in (min, max)):
@@ -511,12 +513,19 @@ class Minimum(Function):
         return g * share * ~(x > y), g * share * ~(y > x)
 
 
+def _check_ordered(name, a, b):
+    """Complex numbers have no order: PyTorch refuses them in maximum/minimum."""
+    if a.dtype.kind == "c" or b.dtype.kind == "c":
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+    return a, b
+
+
 def maximum(input, other):
-    return _apply_broadcasting(Maximum, *_pair(input, other))
+    return _apply_broadcasting(Maximum, *_check_ordered("maximum", *_pair(input, other)))
 
 
 def minimum(input, other):
-    return _apply_broadcasting(Minimum, *_pair(input, other))
+    return _apply_broadcasting(Minimum, *_check_ordered("minimum", *_pair(input, other)))
 
 
 class Where(Function):
