@@ -11,12 +11,14 @@ from .autograd.grad_mode import inference_mode, is_inference_mode_enabled
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace,
                        ones, ones_like, tensor, zeros, zeros_like)
 from .device import device, get_default_device, set_default_device
-from .dtypes import (bool, double, float, float16, float32, float64, get_default_dtype, half, int32, int64, long,
-                     set_default_dtype)
+from .dtypes import (bool, cdouble, cfloat, complex64, complex128, double, float, float16, float32, float64,
+                     get_default_dtype, half, int32, int64, long, set_default_dtype)
 from .kernels import get_backend, set_backend
 from .ops.elementwise import (abs, add, clamp, clip, cos, div, eq, exp, ge, gt, isfinite, isnan, le, log,
                               logical_and, logical_not, logical_or, lt, masked_fill, maximum, minimum, mul, ne,
                               neg, pow, relu, rsqrt, sigmoid, sin, sqrt, square, sub, tanh, where)
+from .ops.complex import (angle, complex, conj, conj_physical, imag, is_conj, polar, real, resolve_conj,
+                          view_as_complex, view_as_real)
 from .ops.inplace import clone
 from .ops.linalg import matmul
 from .ops.reduce import all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, var

@@ -163,6 +163,19 @@ class Tensor:
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
 
+    def is_complex(self):
+        return self._data.dtype.kind == "c"
+
+    @property
+    def real(self):
+        """The real parts: a view for a complex tensor (``ops/complex.py``), the tensor itself for a real one."""
+        return _complex.real(self)
+
+    @property
+    def imag(self):
+        """The imaginary parts of a complex tensor, a view (a real tensor raises, as in PyTorch)."""
+        return _complex.imag(self)
+
     def element_size(self):
         return self._data.itemsize
 
@@ -256,9 +269,6 @@ class Tensor:
             dtype = dtype.dtype
         return self.to(dtype)
 
-    def is_complex(self):
-        return self._data.dtype.kind == "c"
-
     def is_signed(self):
         return self._data.dtype.kind in "ifc"
 
@@ -305,7 +315,7 @@ class Tensor:
 
     # ----------------------------------------------------------------- autograd
     def requires_grad_(self, requires_grad=True):
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fc":  # PyTorch's message, though complex is allowed
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self._data.dtype})")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
@@ -366,7 +376,7 @@ class Tensor:
         else:
             body = np.array2string(self._data, separator=", ", prefix="tensor(", **_print_options(self._data))
         implied = (dtypes.get_default_dtype(),) if self._data.size == 0 else (dtypes.get_default_dtype(), dtypes.int64,
-                                                                             dtypes.bool)
+                                                                             dtypes.bool, dtypes.default_complex())
         if self._data.dtype not in implied:
             extras.append(f"dtype=minigrad.{self._data.dtype}")
         if self.grad_fn is not None:
@@ -508,6 +518,7 @@ from .ops import inplace as _inplace  # noqa: E402
 from . import creation as _creation  # noqa: E402
 from .ops import index as _index  # noqa: E402
 from .ops import sort as _sort  # noqa: E402
+from .ops import complex as _complex  # noqa: E402
 
 # Methods defined in ops/, next to their Functions: Tensor.name(self, ...) == mg.name(tensor, ...).
 _METHODS = {
@@ -527,6 +538,7 @@ _METHODS = {
     _index: ["gather", "scatter", "scatter_add", "index_select", "masked_select", "nonzero", "argwhere"],
     _sort: ["sort", "argsort", "topk"],
     _inplace: _inplace.METHODS,
+    _complex: ["conj", "conj_physical", "resolve_conj", "is_conj", "angle"],
 }
 for _module, _names in _METHODS.items():
     for _name in _names:

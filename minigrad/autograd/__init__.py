@@ -22,6 +22,9 @@ def _upstream(outputs, grad_outputs):
         if not out.requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         if g is None:
+            if out._data.dtype.kind == "c":
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs but got "
+                                   f"minigrad.{out._data.dtype}")
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs "
                                    f"(output {i} has shape {list(out.shape)}); pass gradient=")

@@ -33,9 +33,14 @@ Tensor = None  # minigrad.tensor sets this once the class exists (importing it h
 
 
 def fit_gradient(grad, meta, node, index):
-    """Sum ``grad`` down to the input's shape (undo broadcasting) and cast it to the input's dtype."""
+    """Sum ``grad`` down to the input's shape (undo broadcasting) and cast it to the input's dtype.
+
+    A complex gradient reaching a real input keeps its real part, as in PyTorch: for a real x feeding a
+    complex z, dL/dx = Re(conj(dz/dx) * grad), and every backward returns ``grad * conj(dz/dx)``."""
     shape, dtype = meta
     grad = np.asarray(grad)
+    if grad.dtype.kind == "c" and dtype.kind != "c":
+        grad = grad.real
     if grad.shape != shape:
         lead = grad.ndim - len(shape)
         if lead < 0 or any(s != 1 and s != g for s, g in zip(shape, grad.shape[lead:])):

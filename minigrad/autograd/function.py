@@ -26,6 +26,7 @@ where broadcasting is undone) and casts them to the input's dtype.
 """
 import numpy as np
 
+from ..dtypes import scalar_type_name
 from . import grad_mode
 from .version import version_of, writes, writes_since
 
@@ -101,10 +102,7 @@ def _array(item):
 
 def type_name(dtype):
     """PyTorch's legacy type name of a dtype: ``minigrad.FloatTensor`` for float32, ``LongTensor`` for int64."""
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-             "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-             "complex128": "ComplexDouble"}
-    return f"minigrad.{names.get(np.dtype(dtype).name, np.dtype(dtype).name)}Tensor"
+    return f"minigrad.{scalar_type_name(dtype)}Tensor"
 
 
 class Function:
@@ -151,9 +149,9 @@ class Function:
             out._view_version, out._view_at = version_of(out._data), writes[0]
 
         if record:
-            if out._data.dtype.kind != "f":
+            if out._data.dtype.kind not in "fc":
                 raise RuntimeError(f"{cls.__name__}.forward returned a {out._data.dtype} tensor from inputs that "
-                                   "require grad: only floating-point outputs can be differentiated")
+                                   "require grad: only floating-point and complex outputs can be differentiated")
             edges, meta = [], []
             for a, n in zip(args, needs):
                 if n:

@@ -13,6 +13,12 @@ forward passes whatever the size: for a random direction v,
     <J^T u, v>  ~  ( <u, f(x + eps v)> - <u, f(x - eps v)> ) / (2 eps)
 
 Both use PyTorch's acceptance test ``|analytic - numeric| <= atol + rtol * |numeric|``.
+
+Complex tensors follow PyTorch's convention: a complex z = x + iy is the pair of reals (x, y) and its
+gradient is dL/dx + i dL/dy. So the upstream gradient of a complex output is complex, the real loss it
+stands for is ``<u, f> = Re(sum(conj(u) f))``, and a complex input is perturbed along its real part
+(``eps``) and its imaginary part (``i eps``), the differences compared with the real and imaginary parts
+of the analytic gradient.
 """
 import warnings
 
@@ -31,11 +37,23 @@ def _outputs(fn, inputs):
     return out if isinstance(out, (tuple, list)) else (out,)
 
 
+def _inner(u, f):
+    """The real inner product Re(sum(conj(u) f)): sum(u * f) for real arrays; for complex ones, the sum
+    over real and imaginary parts."""
+    return float(np.sum(np.real(np.conj(u) * f))) if np.iscomplexobj(u) else float(np.sum(u * f))
+
+
 def _projected(fn, inputs, upstream):
     """<u, f(inputs)> as a Python float, computed without recording a graph."""
     with no_grad():
         outs = _outputs(fn, inputs)
-    return sum(float(np.sum(o._data.astype(np.float64) * u)) for o, u in zip(outs, upstream))
+    return sum(_inner(u, o._data.astype(np.result_type(o._data, np.float64))) for o, u in zip(outs, upstream))
+
+
+def _random_like(rng, t):
+    """Standard normal values of ``t``'s shape; complex (both parts random) if ``t`` is complex."""
+    values = rng.standard_normal(t.shape)
+    return values + 1j * rng.standard_normal(t.shape) if t._data.dtype.kind == "c" else values
 
 
 def _analytic(fn, inputs, diff_inputs, rng):
@@ -43,10 +61,15 @@ def _analytic(fn, inputs, diff_inputs, rng):
     outs = [o for o in _outputs(fn, inputs) if isinstance(o, Tensor) and o.requires_grad]
     if not outs:
         raise GradcheckError("gradcheck: none of the outputs requires grad; nothing to check")
-    upstream = [rng.standard_normal(o.shape) for o in outs]
+    upstream = [_random_like(rng, o) for o in outs]
     grads = run_backward(outs, [u.astype(o._data.dtype) for o, u in zip(outs, upstream)], inputs=diff_inputs)
-    grads = [np.zeros(t.shape) if g is None else g.astype(np.float64) for t, g in zip(diff_inputs, grads)]
+    grads = [np.zeros(t.shape, _wide(t)) if g is None else g.astype(_wide(t)) for t, g in zip(diff_inputs, grads)]
     return upstream, grads
+
+
+def _wide(t):
+    """float64, or complex128 for a complex tensor: the dtype gradients are compared in."""
+    return np.complex128 if t._data.dtype.kind == "c" else np.float64
 
 
 def _fail(msg, raise_exception):
@@ -70,15 +93,15 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
     if not diff_inputs:
         raise ValueError("gradcheck expects at least one input tensor to require gradient")
     for i, t in enumerate(inputs):
-        if isinstance(t, Tensor) and t.requires_grad and t.dtype != np.float64:
-            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point "
+        if isinstance(t, Tensor) and t.requires_grad and t.dtype not in (np.float64, np.complex128):
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex "
                           f"({t.dtype}); finite differences will be inaccurate.", stacklevel=2)
     rng = np.random.default_rng(seed)
     upstream, analytic = _analytic(fn, inputs, diff_inputs, rng)
     positions = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
 
     if fast_mode:
-        directions = [rng.standard_normal(t.shape) for t in diff_inputs]
+        directions = [_random_like(rng, t) for t in diff_inputs]
         originals = [t._data.copy() for t in diff_inputs]
         try:
             for t, v in zip(diff_inputs, directions):
@@ -91,7 +114,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
             for t, x0 in zip(diff_inputs, originals):
                 t._data[...] = x0
         numeric = (plus - minus) / (2 * eps)
-        exact = sum(float(np.sum(g * v)) for g, v in zip(analytic, directions))
+        exact = sum(_inner(g, v) for g, v in zip(analytic, directions))
         if not abs(exact - numeric) <= atol + rtol * abs(numeric):
             return _fail(f"Jacobian mismatch in a random projection <J^T u, v>: numerical = {numeric!r}, "
                          f"analytical = {exact!r}", raise_exception)
@@ -99,17 +122,20 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
 
     for pos, t, g in zip(positions, diff_inputs, analytic):
         data = t._data
+        steps = [(" (real part)", 1), (" (imaginary part)", 1j)] if data.dtype.kind == "c" else [("", 1)]
         for idx in np.ndindex(data.shape):
-            x0 = data[idx]
-            try:
-                data[idx] = x0 + eps
-                plus = _projected(fn, inputs, upstream)
-                data[idx] = x0 - eps
-                minus = _projected(fn, inputs, upstream)
-            finally:
-                data[idx] = x0
-            numeric = (plus - minus) / (2 * eps)
-            if not abs(g[idx] - numeric) <= atol + rtol * abs(numeric):
-                return _fail(f"Jacobian mismatch for input {pos} at index {idx}: numerical = {numeric!r}, "
-                             f"analytical = {float(g[idx])!r}", raise_exception)
+            for part, step in steps:
+                x0 = data[idx]
+                try:
+                    data[idx] = x0 + eps * step
+                    plus = _projected(fn, inputs, upstream)
+                    data[idx] = x0 - eps * step
+                    minus = _projected(fn, inputs, upstream)
+                finally:
+                    data[idx] = x0
+                numeric = (plus - minus) / (2 * eps)
+                exact = float((g[idx] * np.conj(step)).real)  # g's component along the step: Re g or Im g
+                if not abs(exact - numeric) <= atol + rtol * abs(numeric):
+                    return _fail(f"Jacobian mismatch for input {pos} at index {idx}{part}: numerical = "
+                                 f"{numeric!r}, analytical = {exact!r}", raise_exception)
     return True

@@ -3,6 +3,8 @@
 Each Function returns gradients at the broadcast output shape; the engine
 (``autograd.engine.fit_gradient``) sums them down to each input's shape.
 """
+import warnings
+
 import numpy as np
 
 from ..autograd import Function
@@ -17,7 +19,7 @@ def as_tensor_operand(value, like=None):
         return value
     if isinstance(value, np.ndarray):
         return Tensor(value)
-    if like is not None and isinstance(value, (bool, int, float, np.number)):
+    if like is not None and isinstance(value, (bool, int, float, complex, np.number)):
         return Tensor(np.asarray(value, dtype=scalar_dtype_for(like._data.dtype, value)))
     from ..creation import tensor
     return tensor(value)
@@ -50,6 +52,12 @@ def _apply_broadcasting(fn, *operands):
     except ValueError:
         check_broadcast(*(t.shape for t in operands if t is not None))
         raise
+
+
+def conj_if_complex(x):
+    """conj(x) for a complex array; a real array itself. Backward passes multiply by conj(f'(z)) (PyTorch's
+    convention for complex gradients, ``ops/complex.py``), which is f'(x) for real inputs."""
+    return np.conj(x) if x.dtype.kind == "c" else x
 
 
 def promoted(a, b):
@@ -85,6 +93,8 @@ class Sub(Function):
 
 
 class Mul(Function):
+    """a * b. Backward: grad * conj(b), grad * conj(a)."""
+
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted(a, b)
@@ -94,14 +104,18 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, dout):
         x, y = ctx.saved_tensors
-        return (dout._data * y if y is not None else None), (dout._data * x if x is not None else None)
+        da = dout._data * conj_if_complex(y) if y is not None else None
+        db = dout._data * conj_if_complex(x) if x is not None else None
+        return da, db
 
 
 class Div(Function):
+    """a / b. Backward: grad / conj(b), -grad * conj(a) / conj(b)^2."""
+
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted(a, b)
-        if x.dtype.kind != "f":  # true division of integers gives the default float dtype
+        if x.dtype.kind not in "fc":  # true division of integers gives the default float dtype
             x, y = x.astype(get_default_dtype()), y.astype(get_default_dtype())
         ctx.save_for_backward(x, y)
         return x / y
@@ -109,6 +123,7 @@ class Div(Function):
     @staticmethod
     def backward(ctx, dout):
         x, y = ctx.saved_tensors
+        x, y = conj_if_complex(x), conj_if_complex(y)
         da = dout._data / y if ctx.needs_input_grad[0] else None
         db = -dout._data * x / (y * y) if ctx.needs_input_grad[1] else None
         return da, db
@@ -177,6 +192,7 @@ def pow(input, exponent):
     if b.ndim == 0 and not isinstance(exponent, Tensor) and a.dtype.kind in "biu" and b.dtype.kind in "iu" \
             and b._data < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    _check_complex_grad("pow", a, b)
     return _apply_broadcasting(Pow, a, b)
 
 
@@ -197,6 +213,8 @@ class Neg(Function):
 
 
 class Abs(Function):
+    """|a|. Backward: grad * sgn(a), with sgn(z) = z / |z| (0 at 0) for complex z, sign(x) for real x."""
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -205,7 +223,11 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
-        return dout._data * np.sign(a._data)
+        x = a._data
+        if x.dtype.kind != "c":
+            return dout._data * np.sign(x)
+        magnitude = np.abs(x)
+        return np.where(magnitude == 0, 0, dout._data * x / np.where(magnitude == 0, 1, magnitude))
 
 
 class Exp(Function):
@@ -342,9 +364,19 @@ def _floating(input):
     return cast(input, get_default_dtype()) if input._data.dtype.kind in "biu" else input
 
 
+def _check_complex_grad(name, *operands):
+    """Refuse to record ``name`` on complex tensors when its backward does not take conj(f'(z)) yet."""
+    if any(isinstance(t, Tensor) and t.requires_grad and t.dtype.kind == "c" for t in operands):
+        raise NotImplementedError(f"the gradient of {name} for complex tensors is not implemented in minigrad "
+                                  "(complex tensors differentiate through + - * /, abs and ops/complex.py)")
+
+
 def _unary(fn, floating=False):
     def op(input):
-        return fn.apply(_floating(input) if floating else input)
+        input = _floating(input) if floating else input
+        if fn not in (Neg, Abs):
+            _check_complex_grad(op.__name__, input)
+        return fn.apply(input)
     op.__name__ = fn.__name__.lower()
     op.__doc__ = f"Elementwise {op.__name__} (differentiable; see ``{fn.__name__}.backward``)."
     return op
@@ -564,6 +596,9 @@ def clamp_max(input, max):
 class Cast(Function):
     @staticmethod
     def forward(ctx, a, dtype):
+        if a._data.dtype.kind == "c" and dtype.kind != "c":
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
+            return a._data.real.astype(dtype)
         return a._data.astype(dtype)
 
     @staticmethod
@@ -574,7 +609,7 @@ class Cast(Function):
 def cast(input, dtype):
     if input._data.dtype == dtype:
         return input
-    if input.requires_grad and dtype.kind != "f":
+    if input.requires_grad and dtype.kind not in "fc":
         return Tensor(input._data.astype(dtype))  # integer results are not differentiable
     return Cast.apply(input, dtype)
 
@@ -613,6 +648,8 @@ class Clamp(Function):
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if input.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return _clamp_to_tensors(input, min, max)
     if input._data.dtype.kind in "biu" and any(isinstance(b, float) for b in (min, max)):
@@ -666,12 +703,19 @@ class Minimum(Function):
         return g * share * ~(x > y), g * share * ~(y > x)
 
 
+def _check_ordered(name, a, b):
+    """Complex numbers have no order: PyTorch refuses them in maximum/minimum."""
+    if a.dtype.kind == "c" or b.dtype.kind == "c":
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+    return a, b
+
+
 def maximum(input, other):
-    return _apply_broadcasting(Maximum, *_pair(input, other))
+    return _apply_broadcasting(Maximum, *_check_ordered("maximum", *_pair(input, other)))
 
 
 def minimum(input, other):
-    return _apply_broadcasting(Minimum, *_pair(input, other))
+    return _apply_broadcasting(Minimum, *_check_ordered("minimum", *_pair(input, other)))
 
 
 class Where(Function):

@@ -3,7 +3,7 @@ and ``embedding``.
 
 For out = a @ b the chain rule gives, per matrix in the batch,
 
-    da = dout @ b^T        db = a^T @ dout
+    da = dout @ b^T        db = a^T @ dout        (b, a conjugated when complex: ``ops/complex.py``)
 
 returned at the broadcast batch shape: the engine sums broadcast batch dimensions away. float16 operands
 are multiplied in float32 (NumPy has no half-precision BLAS) and the result is cast back, as PyTorch's CPU
@@ -13,7 +13,7 @@ import numpy as np
 
 from ..autograd import Function
 from ..dtypes import compute_dtype
-from .elementwise import as_tensor_operand, check_broadcast
+from .elementwise import as_tensor_operand, check_broadcast, conj_if_complex
 
 
 # --------------------------------------------------------------------------- checks
@@ -78,7 +78,7 @@ class MatMul(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        x, y = ctx.saved_tensors
+        x, y = (None if t is None else conj_if_complex(t) for t in ctx.saved_tensors)  # complex: conj(a), conj(b)
         g = dout._data.astype(compute_dtype(dout.dtype), copy=False)
         if ctx.b_vector:
             g = g[..., None]                   # (*batch, n, 1)
@@ -134,7 +134,7 @@ class Linear(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        x2, w = ctx.saved_tensors
+        x2, w = (None if t is None else conj_if_complex(t) for t in ctx.saved_tensors)  # complex: conj(x), conj(W)
         g = dout._data.astype(compute_dtype(dout.dtype), copy=False)
         g2 = g.reshape(-1, g.shape[-1])                        # (M, out)
         dx = (g2 @ w).reshape(ctx.x_shape) if w is not None else None
