@@ -513,3 +513,16 @@ def test_complex_matmul_and_linear_gradients():
     mirror(lambda m, x, w, b: m.nn.functional.linear(x, w, b), crandn(2, 3, 4), crandn(5, 4, seed=1),
            crandn(5, seed=2))
     gradcheck(lambda m, a, b: a @ b, crandn(2, 3), crandn(3, 2, seed=1))
+
+
+def test_activations_on_complex_inputs_as_pytorch():
+    torch = torch_or_skip()
+    z = np.array([1 + 1j, -0.5 + 2j])
+    np.testing.assert_allclose(mg.nn.functional.silu(mg.tensor(z)).numpy(),
+                               torch.nn.functional.silu(torch.tensor(z)).numpy(), rtol=1e-12)
+    for lib, kind in ((torch, RuntimeError), (mg, RuntimeError)):
+        with pytest.raises(kind, match="silu does not support automatic differentiation"):
+            lib.nn.functional.silu(lib.tensor(z, requires_grad=True))
+    for lib in (torch, mg):
+        with pytest.raises(NotImplementedError, match="GeluKernelImpl"):
+            lib.nn.functional.gelu(lib.tensor(z))

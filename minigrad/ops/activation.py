@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..autograd import Function
-from ..dtypes import compute_dtype
+from ..dtypes import compute_dtype, scalar_type_name
 from ..random import numpy_rng
 from .inplace import write
 
@@ -144,6 +144,8 @@ def gelu(input, approximate="none"):
     """Gaussian Error Linear Unit, x Phi(x); ``approximate='tanh'`` uses the tanh approximation."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, but got {approximate!r}")
+    if input.dtype.kind == "c":
+        raise NotImplementedError(f'"GeluKernelImpl" not implemented for \'{scalar_type_name(input.dtype)}\'')
     return Gelu.apply(input, approximate)
 
 
@@ -170,6 +172,8 @@ class Silu(Function):
 def silu(input, inplace=False):
     """Sigmoid Linear Unit (swish): x * sigmoid(x); with ``inplace`` written into ``input`` (recorded like
     any in-place op, ``ops/inplace.py``)."""
+    if input.dtype.kind == "c" and input.requires_grad:
+        raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
     if inplace:
         return write(input, Silu.apply)
     return Silu.apply(input)
