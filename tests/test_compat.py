@@ -40,6 +40,8 @@ PENDING = {
                  "nn.LogSoftmax, F.nll_loss, Module.to(device), Tensor.to(device)",
     "transformer_classifier": "cuda.is_available; nn.TransformerEncoderLayer, nn.TransformerEncoder "
                               "(src_key_padding_mask), nn.CrossEntropyLoss, Module.to(device), Tensor.to(device)",
+    "transformer_seq2seq": "nn.Transformer (and its generate_square_subsequent_mask); "
+                           "nn.CrossEntropyLoss",
 }
 
 RTOL, ATOL = 1e-9, 1e-11
