@@ -281,3 +281,10 @@ def test_elementwise_weighted_regression_losses(name, reduction, rng):
     assert_mirror(*run_both(f), x, y, weight, grads=[True, True, False])
     with pytest.raises(ValueError, match="Weights and input must have the same size"):
         getattr(F, name)(mg.tensor(x), mg.tensor(y), weight=mg.ones(4))
+
+
+def test_cross_entropy_takes_pytorchs_positional_arguments(rng):
+    """(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing)"""
+    x, t, w = rng.standard_normal((5, 3)), np.array([0, 2, 1, 1, 0]), rng.random(3) + 0.5
+    f = lambda lib, x, t, w: lib.nn.functional.cross_entropy(x, t, w, None, 1, None, "sum", 0.1)  # noqa: E731
+    assert_mirror(*run_both(f), x, t, w, grads=[True, False, False])

@@ -14,7 +14,7 @@ import pytest
 
 import minigrad as mg
 
-from .mirror import torch_or_skip
+from .mirror import check_grad, torch_or_skip
 
 KINDS = [("RNN", {}), ("RNN", {"nonlinearity": "relu"}), ("LSTM", {}), ("GRU", {})]
 KIND_IDS = ["RNN-tanh", "RNN-relu", "LSTM", "GRU"]
@@ -206,3 +206,17 @@ def test_forward_errors():
         mg.nn.LSTMCell(4, 5)(mg.zeros(2, 3))
     with pytest.raises(RuntimeError, match="Unknown nonlinearity: foo"):
         mg.nn.RNNCell(4, 5, nonlinearity="foo")(mg.zeros(2, 4))
+
+
+@pytest.mark.parametrize("name, kwargs", KINDS, ids=KIND_IDS)
+def test_recurrent_layer_gradcheck_without_pytorch(name, kwargs, rng):
+    """Finite differences through the time loop, for the input and the initial states."""
+    mg.manual_seed(0)
+    module = getattr(mg.nn, name)(2, 3, 2, bidirectional=True, dtype=mg.float64, **kwargs)
+    x = rng.standard_normal((4, 2, 2))
+    states = [rng.standard_normal((4, 2, 3)) for _ in range(2 if name == "LSTM" else 1)]
+
+    def f(x, *s):
+        out, h = module(x, tuple(s) if name == "LSTM" else s[0])
+        return out, *(h if name == "LSTM" else (h,))
+    check_grad(f, x, *states)

@@ -13,7 +13,7 @@ import pytest
 
 import minigrad as mg
 
-from .mirror import torch_or_skip
+from .mirror import check_grad, torch_or_skip
 from .test_rnn import compare
 
 
@@ -205,3 +205,18 @@ def test_transformer_errors():
         model(mg.zeros(5, 2, 8), mg.zeros(4, 3, 8))
     with pytest.raises(RuntimeError, match="the feature number of src and tgt must be equal to d_model"):
         model(mg.zeros(5, 2, 8), mg.zeros(4, 2, 6))
+
+
+def test_multihead_attention_gradcheck_without_pytorch(rng):
+    mg.manual_seed(0)
+    mha = mg.nn.MultiheadAttention(4, 2, kdim=3, vdim=5, dtype=mg.float64)
+    mask = np.triu(np.full((3, 4), -np.inf), 2)
+    q, k, v = rng.standard_normal((3, 2, 4)), rng.standard_normal((4, 2, 3)), rng.standard_normal((4, 2, 5))
+    check_grad(lambda q, k, v: mha(q, k, v, attn_mask=mg.tensor(mask), average_attn_weights=False), q, k, v)
+
+
+def test_decoder_layer_gradcheck_without_pytorch(rng):
+    mg.manual_seed(0)
+    layer = mg.nn.TransformerDecoderLayer(4, 2, 6, dropout=0.0, activation="gelu", norm_first=True,
+                                          dtype=mg.float64)
+    check_grad(lambda t, m: layer(t, m), rng.standard_normal((3, 2, 4)), rng.standard_normal((5, 2, 4)))

@@ -173,13 +173,27 @@ def _get_activation(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
-class _FeedForward(Module):
-    """The shared parts of the encoder and decoder layers: the feed-forward block and the residual pattern."""
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: ``n_blocks - 1`` attention modules (``self_attn``, then
+    ``multihead_attn`` over the memory), the feed-forward network ``linear2(dropout(activation(linear1(x))))``,
+    and per block a LayerNorm ``norm{k}`` and a Dropout ``dropout{k}``, registered in PyTorch's order (so
+    state_dict keys come out in the same order)."""
 
-    def _init_feedforward(self, d_model, dim_feedforward, dropout, activation, bias, dtype):
+    def __init__(self, n_blocks, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                 norm_first, bias, device, dtype):
+        check_device(device)
+        super().__init__()
+        for name in ("self_attn", "multihead_attn")[:n_blocks - 1]:
+            setattr(self, name, MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                   batch_first=batch_first, dtype=dtype))
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        for k in range(1, n_blocks + 1):
+            setattr(self, f"norm{k}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        for k in range(1, n_blocks + 1):
+            setattr(self, f"dropout{k}", Dropout(dropout))
         self.activation = _get_activation(activation)
 
     def _ff_block(self, x, dropout):
@@ -190,21 +204,14 @@ class _FeedForward(Module):
         return x + block(norm(x)) if self.norm_first else norm(x + block(x))
 
 
-class TransformerEncoderLayer(_FeedForward):
+class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention then a feed-forward network, each wrapped in a residual connection and a LayerNorm
     (after the residual, or before the block with ``norm_first``)."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
-        check_device(device)
-        super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            dtype=dtype)
-        self._init_feedforward(d_model, dim_feedforward, dropout, activation, bias, dtype)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
+        super().__init__(2, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                         norm_first, bias, device, dtype)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         def self_attention(x):
@@ -216,24 +223,14 @@ class TransformerEncoderLayer(_FeedForward):
         return self._residual(x, self.norm2, lambda y: self._ff_block(y, self.dropout2))
 
 
-class TransformerDecoderLayer(_FeedForward):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, attention over the encoder's output (``memory``), then a feed-forward network, each
     with a residual connection and a LayerNorm (``norm_first`` as in the encoder layer)."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
-        check_device(device)
-        super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            dtype=dtype)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, dtype=dtype)
-        self._init_feedforward(d_model, dim_feedforward, dropout, activation, bias, dtype)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1, self.dropout2, self.dropout3 = Dropout(dropout), Dropout(dropout), Dropout(dropout)
+        super().__init__(3, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                         norm_first, bias, device, dtype)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):

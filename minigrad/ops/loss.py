@@ -162,10 +162,12 @@ def _check_targets_in_range(target, n_classes, ignore_index):
         raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")
 
 
-def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
     """Cross-entropy between logits ``input`` (C,), (N, C) or (N, C, d1, ...) and ``target``: class
     indices of the input's shape without C, or class probabilities of the input's shape. Fused: one
     Function computes log_softmax and the loss, and its backward is softmax - onehot (weighted)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     target = as_tensor_operand(target)
     _check_cross_entropy(input, target, weight, ignore_index, label_smoothing)
