@@ -220,3 +220,17 @@ def test_decoder_layer_gradcheck_without_pytorch(rng):
     layer = mg.nn.TransformerDecoderLayer(4, 2, 6, dropout=0.0, activation="gelu", norm_first=True,
                                           dtype=mg.float64)
     check_grad(lambda t, m: layer(t, m), rng.standard_normal((3, 2, 4)), rng.standard_normal((5, 2, 4)))
+
+
+def test_multihead_attention_mask_errors():
+    mha, x = mg.nn.MultiheadAttention(4, 2), mg.zeros(3, 2, 4)
+    with pytest.raises(RuntimeError, match=r"The shape of the 2D attn_mask is \[3, 4\], but should be \(3, 3\)"):
+        mha(x, x, x, attn_mask=mg.zeros(3, 4))
+    with pytest.raises(RuntimeError, match=r"The shape of the 3D attn_mask is \[3, 3, 3\], but should be \(4, 3, 3\)"):
+        mha(x, x, x, attn_mask=mg.zeros(3, 3, 3))
+    with pytest.raises(AssertionError, match="expected `attn_mask` to be `None`, 2-D or 3-D but found 4-D"):
+        mha(x, x, x, attn_mask=mg.zeros(1, 3, 3, 3))
+    with pytest.raises(AssertionError, match="expecting key_padding_mask shape of"):
+        mha(x, x, x, key_padding_mask=mg.zeros(2, 4, dtype=mg.bool))
+    with pytest.raises(AssertionError, match="only bool and floating types of attn_mask are supported"):
+        mha(x, x, x, attn_mask=mg.zeros(3, 3, dtype=mg.int64))

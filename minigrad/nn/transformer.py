@@ -45,6 +45,17 @@ def _additive_mask(mask, dtype, name):
     return mask
 
 
+def _check_attn_mask(mask, shape_3d, batched):
+    """PyTorch's shape errors for an attn_mask: (L, S), or (N*H, L, S) ((H, L, S) unbatched)."""
+    if mask.ndim == 2 and mask.shape != shape_3d[1:]:
+        raise RuntimeError(f"The shape of the 2D attn_mask is {list(mask.shape)}, but should be {shape_3d[1:]}.")
+    if mask.ndim == 3 and mask.shape != shape_3d:
+        raise RuntimeError(f"The shape of the 3D attn_mask is {list(mask.shape)}, but should be {shape_3d}.")
+    if mask.ndim not in (2, 3):
+        raise AssertionError(f"For {'batched (3-D)' if batched else 'unbatched (2-D)'} `query`, expected "
+                             f"`attn_mask` to be `None`, 2-D or 3-D but found {mask.ndim}-D tensor instead")
+
+
 class MultiheadAttention(Module):
     """Multi-head attention as ``torch.nn.MultiheadAttention`` (``add_bias_kv``/``add_zero_attn`` only False).
 
@@ -140,11 +151,15 @@ class MultiheadAttention(Module):
         scores = matmul(q * (1 / math.sqrt(d)), k.mT)          # (N, H, L, S)
         mask = _additive_mask(attn_mask, scores.dtype, "attn_mask")
         if mask is not None:
+            _check_attn_mask(mask, (N * H if batched else H, L, S), batched)
             if mask.ndim == 3:                                 # (N*H, L, S) per batch element and head
                 mask = mask.reshape(N, H, L, S)
             scores = scores + mask
         padding = _additive_mask(key_padding_mask, scores.dtype, "key_padding_mask")
         if padding is not None:
+            if padding.shape != (N, S):
+                raise AssertionError(f"expecting key_padding_mask shape of {(N, S) if batched else (S,)}, but got "
+                                     f"{list(padding.shape[batched ^ 1:])}")
             scores = scores + padding.reshape(N, 1, 1, S)
         weights = F.softmax(scores, -1)
         if self.training and self.dropout > 0:
