@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import minigrad as mg
 import minigrad.nn.functional as F
@@ -288,3 +290,19 @@ def test_cross_entropy_takes_pytorchs_positional_arguments(rng):
     x, t, w = rng.standard_normal((5, 3)), np.array([0, 2, 1, 1, 0]), rng.random(3) + 0.5
     f = lambda lib, x, t, w: lib.nn.functional.cross_entropy(x, t, w, None, 1, None, "sum", 0.1)  # noqa: E731
     assert_mirror(*run_both(f), x, t, w, grads=[True, False, False])
+
+
+@given(shape=st.lists(st.integers(1, 3), min_size=0, max_size=2).map(tuple), n_classes=st.integers(1, 4),
+       batched=st.booleans(), reduction=st.sampled_from(REDUCTIONS), weighted=st.booleans(),
+       ignore_index=st.sampled_from([-100, 0, 2]), seed=st.integers(0, 2 ** 16))
+def test_nll_loss_and_cross_entropy_sweep(shape, n_classes, batched, reduction, weighted, ignore_index, seed):
+    """Any K-dim shape, class count, reduction, weights and ignore_index: nll_loss and cross_entropy
+    mirror PyTorch (forward and input gradient)."""
+    rng = np.random.default_rng(seed)
+    input_shape = ((2, n_classes) + shape) if batched else (n_classes,)
+    x = rng.standard_normal(input_shape)
+    target = rng.integers(0, n_classes, input_shape[:1] + input_shape[2:] if batched else ())
+    weight = rng.random(n_classes) + 0.5 if weighted else None
+    kwargs = dict(reduction=reduction, ignore_index=ignore_index)
+    for name in ("nll_loss", "cross_entropy"):
+        assert_mirror(*run_both(functional(name, **kwargs)), x, target, weight, grads=[True, False, False])

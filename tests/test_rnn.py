@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minigrad as mg
 
@@ -220,3 +222,18 @@ def test_recurrent_layer_gradcheck_without_pytorch(name, kwargs, rng):
         out, h = module(x, tuple(s) if name == "LSTM" else s[0])
         return out, *(h if name == "LSTM" else (h,))
     check_grad(f, x, *states)
+
+
+@given(kind=st.sampled_from(range(len(KINDS))), L=st.integers(1, 4), N=st.integers(1, 3), H_in=st.integers(1, 3),
+       H=st.integers(1, 3), num_layers=st.integers(1, 2), bidirectional=st.booleans(), seed=st.integers(0, 2 ** 16))
+@settings(max_examples=15)
+def test_recurrent_layer_sizes_sweep(kind, L, N, H_in, H, num_layers, bidirectional, seed):
+    name, kwargs = KINDS[kind]
+    rng = np.random.default_rng(seed)
+    ours, theirs = twins(name, H_in, H, num_layers, bidirectional=bidirectional, **kwargs)
+    compare(ours, theirs, [rng.standard_normal((L, N, H_in))], rng, lambda m, lib, x: m(x))
+
+
+def test_flatten_parameters_is_accepted():
+    lstm = mg.nn.LSTM(2, 3)
+    assert lstm.flatten_parameters() is None

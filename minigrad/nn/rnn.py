@@ -122,6 +122,9 @@ class RNNBase(Module):
     def reset_parameters(self):
         _uniform_init(self, self.hidden_size)
 
+    def flatten_parameters(self):
+        """PyTorch compacts its weights into one buffer for cuDNN here; minigrad has nothing to do."""
+
     @property
     def _flat_weights(self):
         return [getattr(self, name) for name in self._flat_weights_names]
