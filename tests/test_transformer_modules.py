@@ -234,3 +234,13 @@ def test_multihead_attention_mask_errors():
         mha(x, x, x, key_padding_mask=mg.zeros(2, 4, dtype=mg.bool))
     with pytest.raises(AssertionError, match="only bool and floating types of attn_mask are supported"):
         mha(x, x, x, attn_mask=mg.zeros(3, 3, dtype=mg.int64))
+
+
+def test_transformer_takes_a_custom_encoder_and_decoder(rng):
+    encoder = mg.nn.TransformerEncoder(mg.nn.TransformerEncoderLayer(4, 2, 8, 0.0, dtype=mg.float64), 1)
+    decoder = mg.nn.TransformerDecoder(mg.nn.TransformerDecoderLayer(4, 2, 8, 0.0, dtype=mg.float64), 1)
+    model = mg.nn.Transformer(4, 2, custom_encoder=encoder, custom_decoder=decoder, dtype=mg.float64)
+    assert model.encoder is encoder and model.decoder is decoder
+    src, tgt = mg.tensor(rng.standard_normal((5, 2, 4))), mg.tensor(rng.standard_normal((3, 2, 4)))
+    np.testing.assert_allclose(model(src, tgt).detach().numpy(), decoder(tgt, encoder(src)).detach().numpy(),
+                               rtol=1e-14)

@@ -320,18 +320,14 @@ class Transformer(Module):
         layer_args = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
                           layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first,
                           bias=bias, dtype=dtype)
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            self.encoder = TransformerEncoder(TransformerEncoderLayer(d_model, nhead, **layer_args),
-                                              num_encoder_layers,
-                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            self.decoder = TransformerDecoder(TransformerDecoderLayer(d_model, nhead, **layer_args),
-                                              num_decoder_layers,
-                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        def stack(custom, stack_type, layer_type, num_layers):   # a custom stack, or layers and a final norm
+            if custom is not None:
+                return custom
+            return stack_type(layer_type(d_model, nhead, **layer_args), num_layers,
+                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+
+        self.encoder = stack(custom_encoder, TransformerEncoder, TransformerEncoderLayer, num_encoder_layers)
+        self.decoder = stack(custom_decoder, TransformerDecoder, TransformerDecoderLayer, num_decoder_layers)
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
         for p in self.parameters():
             if p.ndim > 1:
