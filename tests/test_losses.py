@@ -279,8 +279,9 @@ def test_elementwise_weighted_regression_losses(name, reduction, rng):
     weight = rng.random(x.shape) + 0.1
     check_grad(lambda a, b, w: getattr(F, name)(a, b, reduction=reduction, weight=w), x, y, weight)
     assert_mirror(*run_both(functional(name, reduction=reduction)), x, y, grads=[True, True])
-    f = lambda lib, a, b, w: getattr(lib.nn.functional, name)(a, b, reduction=reduction, weight=w)  # noqa: E731
-    assert_mirror(*run_both(f), x, y, weight, grads=[True, True, False])
+    def weighted(lib, a, b, w):
+        return getattr(lib.nn.functional, name)(a, b, reduction=reduction, weight=w)
+    assert_mirror(*run_both(weighted), x, y, weight, grads=[True, True, False])
     with pytest.raises(ValueError, match="Weights and input must have the same size"):
         getattr(F, name)(mg.tensor(x), mg.tensor(y), weight=mg.ones(4))
 
@@ -288,8 +289,9 @@ def test_elementwise_weighted_regression_losses(name, reduction, rng):
 def test_cross_entropy_takes_pytorchs_positional_arguments(rng):
     """(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing)"""
     x, t, w = rng.standard_normal((5, 3)), np.array([0, 2, 1, 1, 0]), rng.random(3) + 0.5
-    f = lambda lib, x, t, w: lib.nn.functional.cross_entropy(x, t, w, None, 1, None, "sum", 0.1)  # noqa: E731
-    assert_mirror(*run_both(f), x, t, w, grads=[True, False, False])
+    def positional(lib, x, t, w):
+        return lib.nn.functional.cross_entropy(x, t, w, None, 1, None, "sum", 0.1)
+    assert_mirror(*run_both(positional), x, t, w, grads=[True, False, False])
 
 
 @given(shape=st.lists(st.integers(1, 3), min_size=0, max_size=2).map(tuple), n_classes=st.integers(1, 4),

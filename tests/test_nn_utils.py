@@ -62,5 +62,5 @@ def test_clip_grad_value_matches_pytorch(rng):
 
 
 def test_nn_parallel_is_importable():
-    import minigrad.nn.parallel as parallel
+    from minigrad.nn import parallel
     assert parallel.__doc__ and mg.nn.parallel is parallel

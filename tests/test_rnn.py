@@ -111,7 +111,7 @@ def test_a_cell_unrolled_by_hand_equals_the_layer(rng):
     cell = mg.nn.LSTMCell(3, 4, dtype=mg.float64)
     cell.load_state_dict({k[:-3]: v for k, v in layer.state_dict().items()})
     x = mg.tensor(rng.standard_normal((6, 2, 3)))
-    out, (h_n, c_n) = layer(x)
+    out, (_, c_n) = layer(x)
     h = c = mg.zeros(2, 4, dtype=mg.float64)
     for t in range(6):
         h, c = cell(x[t], (h, c))

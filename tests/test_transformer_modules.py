@@ -89,9 +89,10 @@ def test_multihead_attention_unbatched(mask_kind, rng):
     attn_mask, kpm = masks(mask_kind, rng, 1, 2, 3, 5, batched=False)
     q, k, v = rng.standard_normal((3, 4)), rng.standard_normal((5, 4)), rng.standard_normal((5, 4))
     for average in (True, False):
-        compare(ours, theirs, [q, k, v], rng,
-                lambda m, lib, q, k, v: m(q, k, v, attn_mask=as_lib(lib, attn_mask), key_padding_mask=as_lib(lib, kpm),
-                                          average_attn_weights=average))
+        def call(m, lib, q, k, v, average=average):
+            return m(q, k, v, attn_mask=as_lib(lib, attn_mask), key_padding_mask=as_lib(lib, kpm),
+                     average_attn_weights=average)
+        compare(ours, theirs, [q, k, v], rng, call)
 
 
 def test_multihead_attention_initialization():

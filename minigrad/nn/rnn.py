@@ -137,8 +137,9 @@ class RNNBase(Module):
         return [weights[i:i + per] for i in range(0, len(weights), per)]
 
     def _weights(self, layer, suffix):
-        get = lambda kind: getattr(self, f"{kind}_l{layer}{suffix}", None)  # noqa: E731
-        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+        """(w_ih, w_hh, b_ih, b_hh) of one layer and direction (biases None without ``bias``)."""
+        return tuple(getattr(self, f"{kind}_l{layer}{suffix}", None)
+                     for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
 
     # ------------------------------------------------------------------ argument checks
     def _check_input(self, input):
