@@ -13,21 +13,25 @@ from .module import Module
 __all__ = ["ELU", "Flatten", "Hardswish", "LeakyReLU", "LogSoftmax", "Mish", "Softmax", "Softplus", "Unflatten"]
 
 
-class Softmax(Module):
-    """softmax along ``dim``: exp(x) / sum(exp(x))."""
+class _AlongDim(Module):
+    """A module applying a function along one dimension ``dim``."""
 
     def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
 
-    def forward(self, input):
-        return F.softmax(input, _implicit_dim(self.dim, input))
-
     def extra_repr(self):
         return f"dim={self.dim}"
 
 
-class LogSoftmax(Softmax):
+class Softmax(_AlongDim):
+    """softmax along ``dim``: exp(x) / sum(exp(x))."""
+
+    def forward(self, input):
+        return F.softmax(input, _implicit_dim(self.dim, input))
+
+
+class LogSoftmax(_AlongDim):
     """log(softmax(x)) along ``dim``."""
 
     def forward(self, input):
