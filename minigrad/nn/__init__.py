@@ -1,6 +1,14 @@
-"""Neural-network building blocks: modules, layers, the normalization layers, init and utils."""
-from . import functional, init, utils  # noqa: F401
+"""Neural-network building blocks: modules, layers, losses, recurrent and Transformer layers, the
+normalization layers, init and utils."""
+from . import functional, init, parallel, utils  # noqa: F401
+from .activation import (ELU, Flatten, Hardswish, LeakyReLU, LogSoftmax, Mish, Softmax, Softplus,  # noqa: F401
+                         Unflatten)
 from .layers import (GELU, Dropout, Embedding, Identity, Linear, ModuleDict, ModuleList, ReLU,  # noqa: F401
                      Sequential, Sigmoid, SiLU, Tanh)
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,  # noqa: F401
+                   MSELoss, NLLLoss, SmoothL1Loss)
 from .module import Module, Parameter  # noqa: F401
 from .normalization import *  # noqa: F401,F403 - the norm modules (RMSNorm, ..., listed in their files' __all__)
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
+from .transformer import (MultiheadAttention, Transformer, TransformerDecoder,  # noqa: F401
+                          TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer)

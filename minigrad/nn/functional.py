@@ -1,10 +1,11 @@
 """``minigrad.nn.functional``: stateless functions with PyTorch's names and signatures."""
-from ..ops.activation import dropout, gelu, silu  # noqa: F401
+from ..ops.activation import dropout, elu, gelu, hardswish, leaky_relu, mish, silu, softplus  # noqa: F401
 from ..ops.attention import scaled_dot_product_attention  # noqa: F401
 from ..ops.elementwise import relu as _relu
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401
 from ..ops.linalg import embedding, linear  # noqa: F401
-from ..ops.loss import cross_entropy, mse_loss  # noqa: F401
+from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,  # noqa: F401
+                        huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from ..ops.norm import *  # noqa: F401,F403 - the norms listed in ops/norm/__init__.py's __all__ (rms_norm, ...)
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
 

@@ -211,3 +211,126 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if inplace:
         return write(input, lambda old: Dropout.apply(old, p))
     return Dropout.apply(input, p)
+
+
+# --------------------------------------------------------------------------- pointwise activations
+class _Pointwise(Function):
+    """An elementwise activation y = f(x) with dx = dout * f'(x): subclasses define ``value(x, *args)``
+    returning (y, f'(x)) on the compute-dtype array x; f'(x) is kept for backward."""
+
+    @staticmethod
+    def value(x, *args):
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx, a, *args):
+        x = a._data.astype(compute_dtype(a.dtype), copy=False)
+        y, slope = cls.value(x, *args)
+        ctx.save_for_backward(slope)
+        ctx.n_args = len(args)
+        return y.astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (slope,) = ctx.saved_tensors
+        return (dout._data * slope,) + (None,) * ctx.n_args
+
+
+def _maybe_inplace(fn, input, inplace, *args):
+    """``fn.apply(input, *args)``, written into ``input`` with ``inplace`` (recorded like any in-place op)."""
+    if inplace:
+        return write(input, lambda old: fn.apply(old, *args))
+    return fn.apply(input, *args)
+
+
+def _softplus_parts(bx):
+    """log(1 + exp(bx)) and its derivative sigmoid(bx), without overflow for large |bx|."""
+    return np.logaddexp(0, bx), np.exp(-np.logaddexp(0, -bx))
+
+
+class LeakyRelu(_Pointwise):
+    """y = x if x > 0 else slope x;  dx = dout * (1 if x > 0 else slope)."""
+
+    @staticmethod
+    def value(x, negative_slope):
+        positive = x > 0
+        return np.where(positive, x, x * negative_slope), np.where(positive, 1.0, negative_slope).astype(x.dtype)
+
+
+class Elu(_Pointwise):
+    """y = x if x > 0 else alpha (exp(x) - 1);  dx = dout * (1 if x > 0 else alpha exp(x))."""
+
+    @staticmethod
+    def value(x, alpha):
+        positive = x > 0
+        alpha_exp = alpha * np.exp(np.minimum(x, 0))
+        return np.where(positive, x, alpha_exp - alpha), np.where(positive, 1.0, alpha_exp).astype(x.dtype)
+
+
+class Softplus(_Pointwise):
+    """y = log(1 + exp(beta x)) / beta, or x where beta x > threshold;
+    dx = dout * sigmoid(beta x), or dout where beta x > threshold."""
+
+    @staticmethod
+    def value(x, beta, threshold):
+        bx = x * beta
+        linear = bx > threshold
+        log1p_exp, sig = _softplus_parts(bx)
+        return np.where(linear, x, log1p_exp / beta), np.where(linear, 1.0, sig).astype(x.dtype)
+
+
+class Mish(_Pointwise):
+    """y = x tanh(softplus(x));  dx = dout * (tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)),  sp = softplus(x)."""
+
+    @staticmethod
+    def value(x):
+        sp, sig = _softplus_parts(x)
+        t = np.tanh(sp)
+        return x * t, t + x * sig * (1 - t * t)
+
+
+class Hardswish(_Pointwise):
+    """y = x relu6(x + 3) / 6 (0 for x <= -3, x for x >= 3);
+    dx = dout * (0 for x <= -3, x/3 + 1/2 for -3 < x < 3, 1 for x >= 3) (PyTorch's choice at +-3)."""
+
+    @staticmethod
+    def value(x):
+        y = x * np.clip(x + 3, 0, 6) / 6
+        slope = np.where(x <= -3, 0.0, np.where(x < 3, x / 3 + 0.5, 1.0)).astype(x.dtype)
+        return y, slope
+
+
+def _check_floating(name, input):
+    """PyTorch's error for an integer or bool input to an activation."""
+    if input.dtype.kind != "f":
+        raise NotImplementedError(f'"{name}_cpu" not implemented for {input.dtype} (expected a floating-point input)')
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x where x > 0, else negative_slope * x."""
+    _check_floating("leaky_relu", input)
+    return _maybe_inplace(LeakyRelu, input, inplace, float(negative_slope))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """Exponential Linear Unit: x where x > 0, else alpha (exp(x) - 1)."""
+    _check_floating("elu", input)
+    return _maybe_inplace(Elu, input, inplace, float(alpha))
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, switching to x where beta x > threshold (PyTorch's arguments)."""
+    _check_floating("softplus", input)
+    return Softplus.apply(input, float(beta), float(threshold))
+
+
+def mish(input, inplace=False):
+    """x tanh(softplus(x))."""
+    _check_floating("mish", input)
+    return _maybe_inplace(Mish, input, inplace)
+
+
+def hardswish(input, inplace=False):
+    """x relu6(x + 3) / 6."""
+    _check_floating("hardswish", input)
+    return _maybe_inplace(Hardswish, input, inplace)

@@ -1,4 +1,5 @@
-"""Losses: cross_entropy (log_softmax and the negative log-likelihood fused in one Function), mse_loss.
+"""Losses: cross_entropy (log_softmax and the negative log-likelihood fused in one Function), nll_loss,
+mse_loss, l1/smooth_l1/huber, binary_cross_entropy (with logits) and kl_div (each below with its formulas).
 
 Cross-entropy at one position i (a row of logits z_i over C classes, p_i = softmax(z_i)) is
 
@@ -18,7 +19,8 @@ import warnings
 import numpy as np
 
 from ..autograd import Function
-from .elementwise import as_tensor_operand, square, sub
+from ..dtypes import result_type
+from .elementwise import as_tensor_operand, cast, check_broadcast, square, sub
 from .softmax import shifted_exp
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -27,6 +29,27 @@ _REDUCTIONS = ("none", "mean", "sum")
 def check_reduction(reduction):
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _reduce_positions(loss, reduction, normaliser):
+    """Per-position losses (ndarray) reduced: as they are, summed, or summed / ``normaliser`` ('mean')."""
+    if reduction == "none":
+        return loss
+    out = np.sum(loss)
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):  # everything ignored: nan, as PyTorch
+            out = out / normaliser
+    return np.asarray(out, dtype=loss.dtype)
+
+
+def _upstream_per_position(g, reduction, normaliser, axis):
+    """The upstream gradient of ``_reduce_positions`` as seen by each position, broadcastable along the
+    class ``axis``: dout itself ('none'), dout ('sum') or dout / normaliser ('mean', 0 if nothing counted)."""
+    if reduction == "none":
+        return np.expand_dims(g, axis)
+    if reduction == "mean":
+        return g / normaliser if normaliser else 0 * g
+    return g
 
 
 # --------------------------------------------------------------------------- cross_entropy
@@ -77,23 +100,12 @@ class CrossEntropy(Function):
         ctx.p, ctx.w_b, ctx.axis, ctx.eps = p, w_b, axis, eps
         ctx.reduction, ctx.normaliser = reduction, normaliser
 
-        if reduction == "none":
-            out = loss
-        else:
-            out = np.sum(loss)
-            if reduction == "mean":
-                with np.errstate(invalid="ignore", divide="ignore"):  # everything ignored: nan, as PyTorch
-                    out = out / normaliser
-        return np.asarray(out, dtype=dtype).astype(logits.dtype, copy=False)
+        return _reduce_positions(loss, reduction, normaliser).astype(logits.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
         axis, p = ctx.axis, ctx.p
-        g = dout._data.astype(p.dtype, copy=False)
-        if ctx.reduction == "none":
-            g = np.expand_dims(g, axis)                        # per position, along the class axis
-        elif ctx.reduction == "mean":
-            g = g / ctx.normaliser if ctx.normaliser else 0 * g
+        g = _upstream_per_position(dout._data.astype(p.dtype, copy=False), ctx.reduction, ctx.normaliser, axis)
         dx = p * np.expand_dims(ctx.qsum, axis)
         if ctx.q is not None:
             dx -= ctx.q
@@ -111,18 +123,24 @@ class CrossEntropy(Function):
         return dx, dtarget, None, None, None, None
 
 
-def _check_cross_entropy(input, target, weight, label_smoothing):
+def _check_cross_entropy(input, target, weight, ignore_index, label_smoothing):
     """PyTorch's shape, dtype and range checks, before anything is computed."""
-    if input.ndim == 0:
-        raise RuntimeError("cross_entropy: input must have at least 1 dimension (C,) or (N, C, *d), got a 0-d tensor")
-    axis = 1 if input.ndim > 1 else 0
-    n_classes = input.shape[axis]
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    _check_class_targets("cross_entropy", input, target, weight, ignore_index, probabilities_allowed=True)
+
+
+def _check_class_targets(name, input, target, weight, ignore_index, probabilities_allowed):
+    """Checks shared by cross_entropy and nll_loss: input (C,) or (N, C, *d), a weight per class, and a
+    target of class indices of the input's shape without C (or probabilities of the input's shape)."""
+    if input.ndim == 0:
+        raise RuntimeError(f"{name}: input must have at least 1 dimension (C,) or (N, C, *d), got a 0-d tensor")
+    axis = 1 if input.ndim > 1 else 0
+    n_classes = input.shape[axis]
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
                            f"got weight tensor of shape: {list(weight.shape)}")
-    if target.dtype.kind == "f" and target.shape == input.shape:
+    if probabilities_allowed and target.dtype.kind == "f" and target.shape == input.shape:
         return                                                 # class probabilities
     if target.dtype.kind not in "iu":
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype} (class-probability "
@@ -132,7 +150,9 @@ def _check_cross_entropy(input, target, weight, label_smoothing):
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                          f"({target.shape[0]}).")
     if target.shape != expected:
-        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)} (input "
+                           f"{list(input.shape)}: size mismatch)")
+    _check_targets_in_range(target, n_classes, ignore_index)
 
 
 def _check_targets_in_range(target, n_classes, ignore_index):
@@ -142,15 +162,15 @@ def _check_targets_in_range(target, n_classes, ignore_index):
         raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")
 
 
-def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
     """Cross-entropy between logits ``input`` (C,), (N, C) or (N, C, d1, ...) and ``target``: class
     indices of the input's shape without C, or class probabilities of the input's shape. Fused: one
     Function computes log_softmax and the loss, and its backward is softmax - onehot (weighted)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     target = as_tensor_operand(target)
-    _check_cross_entropy(input, target, weight, label_smoothing)
-    if target.dtype.kind != "f":
-        _check_targets_in_range(target, input.shape[1 if input.ndim > 1 else 0], ignore_index)
+    _check_cross_entropy(input, target, weight, ignore_index, label_smoothing)
     return CrossEntropy.apply(input, target, weight, ignore_index, reduction, float(label_smoothing))
 
 
@@ -160,20 +180,319 @@ def apply_reduction(loss, reduction):
     return loss if reduction == "none" else loss.mean() if reduction == "mean" else loss.sum()
 
 
-def mse_loss(input, target, *, reduction="mean", weight=None):
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """(input - target)^2, reduced; sizes that differ broadcast with PyTorch's warning. With ``weight`` (the
     input's shape) each squared error is weighted and 'mean' is sum(weight * error^2) / sum(weight)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     target = as_tensor_operand(target, input)
+    _warn_if_broadcast(input, target)
+    return _elementwise_weighted(square(sub(input, target)), input, weight, reduction, mean_by_weight=True)
+
+
+def _elementwise_weighted(elements, input, weight, reduction, mean_by_weight):
+    """Reduce per-element losses of mse/l1/huber, each multiplied by ``weight`` (the input's shape) if given;
+    'mean' then divides by sum(weight) (``mean_by_weight``, mse and l1 in PyTorch) or by the count (huber)."""
+    if weight is None:
+        return apply_reduction(elements, reduction)
+    weight = as_tensor_operand(weight, input)
+    if weight.shape != input.shape:
+        raise ValueError(f"Weights and input must have the same size (got weight {list(weight.shape)}, input "
+                         f"{list(input.shape)}).")
+    weighted = elements * weight
+    if reduction == "mean" and mean_by_weight:
+        return weighted.sum() / weight.sum()
+    return apply_reduction(weighted, reduction)
+
+
+def legacy_reduction(size_average, reduce, reduction):
+    """PyTorch's deprecated ``size_average``/``reduce`` flags turned into a ``reduction`` string (with its
+    warning): reduce=False gives 'none', otherwise size_average=False gives 'sum' and anything else 'mean'.
+    Without them ``reduction`` is returned unchanged."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = "none" if not reduce else "mean" if size_average else "sum"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
+                  "instead.", stacklevel=3)
+    return reduction
+
+
+def _promoted(input, target):
+    """``input`` and ``target`` cast (differentiably) to their PyTorch result dtype."""
+    dtype = result_type(input._data, target._data)
+    return cast(input, dtype), cast(target, dtype)
+
+
+def _warn_if_broadcast(input, target):
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({list(target.shape)}) that is different to the input size "
                       f"({list(input.shape)}). This will likely lead to incorrect results due to broadcasting. "
-                      "Please ensure they have the same size.", stacklevel=2)
-    squared = square(sub(input, target))
-    if weight is None:
-        return apply_reduction(squared, reduction)
-    weight = as_tensor_operand(weight, input)
-    if weight.shape != input.shape:
-        raise ValueError("Weights and input must have the same size.")
-    weighted = squared * weight
-    return weighted.sum() / weight.sum() if reduction == "mean" else apply_reduction(weighted, reduction)
+                      "Please ensure they have the same size.", stacklevel=3)
+
+
+# --------------------------------------------------------------------------- nll_loss
+class NllLoss(Function):
+    """loss_i = -w_{t_i} x_{i, t_i} at each position i (0 where t_i == ignore_index); 'mean' divides the sum
+    by sum_i w_{t_i} over the counted positions. Backward: dx_{i, t_i} = -w_{t_i} dout_i, zero elsewhere
+    (dout_i = dout / sum w for 'mean'). The class weights get no gradient (as in PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, input, target, weight, ignore_index, reduction):
+        x = input._data
+        axis = 1 if x.ndim > 1 else 0                          # the class axis
+        t = target._data                                       # (N, *d) or ()
+        valid = t != ignore_index
+        idx = np.expand_dims(np.where(valid, t, 0), axis)      # (N, 1, *d): the target class per position
+        w_t = valid.astype(x.dtype) if weight is None else valid * weight._data.astype(x.dtype)[idx.squeeze(axis)]
+        loss = -w_t * np.take_along_axis(x, idx, axis).squeeze(axis)
+        normaliser = np.sum(w_t)
+        ctx.idx, ctx.w_t, ctx.axis, ctx.shape = idx, w_t, axis, x.shape
+        ctx.reduction, ctx.normaliser = reduction, normaliser
+        return _reduce_positions(loss, reduction, normaliser)
+
+    @staticmethod
+    def backward(ctx, dout):
+        g = _upstream_per_position(dout._data, ctx.reduction, ctx.normaliser, ctx.axis)
+        dx = np.zeros(ctx.shape, dtype=dout.dtype)
+        np.put_along_axis(dx, ctx.idx, -np.expand_dims(ctx.w_t, ctx.axis) * g, ctx.axis)
+        return dx, None, None, None, None
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log-likelihood of class indices ``target`` under log-probabilities ``input`` (C,), (N, C)
+    or (N, C, d1, ...): -weight[t] * input[t] per position, reduced ('mean' is weighted by the class
+    weights of the counted targets)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    target = as_tensor_operand(target)
+    if target.dtype.kind == "f":
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype} (nll_loss takes "
+                           "class indices)")
+    _check_class_targets("nll_loss", input, target, weight, ignore_index, probabilities_allowed=False)
+    return NllLoss.apply(input, target, weight, ignore_index, reduction)
+
+
+# --------------------------------------------------------------------------- l1, smooth_l1, huber
+class Huber(Function):
+    """The Huber function of d = input - target, divided by ``scale``:
+
+        h(d) = d^2 / 2              where |d| < delta
+             = delta (|d| - delta/2) elsewhere
+
+    (smooth_l1 with beta is h with delta = beta, divided by beta; beta = 0 is |d|.)
+    Backward: dinput = dout * clip(d, -delta, delta) / scale (sign(d) for delta = 0), dtarget = -dinput.
+    """
+
+    @staticmethod
+    def forward(ctx, input, target, delta, scale):
+        d = input._data - target._data
+        abs_d = np.abs(d)
+        quadratic = abs_d < delta
+        loss = np.where(quadratic, 0.5 * d * d, delta * (abs_d - 0.5 * delta)) if delta else abs_d
+        slope = np.clip(d, -delta, delta) if delta else np.sign(d)
+        ctx.save_for_backward(slope / scale if scale != 1 else slope)
+        return (loss / scale if scale != 1 else loss).astype(d.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dout):
+        (slope,) = ctx.saved_tensors
+        g = dout._data * slope
+        return g, -g, None, None
+
+
+def _huber_elements(input, target, delta, scale):
+    target = as_tensor_operand(target, input)
+    _warn_if_broadcast(input, target)
+    input, target = _promoted(input, target)
+    return Huber.apply(input, target, delta, scale)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """|input - target|, reduced; with ``weight`` (the input's shape) 'mean' is sum(w |d|) / sum(w)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    return _elementwise_weighted(_huber_elements(input, target, 0.0, 1.0), input, weight, reduction,
+                                 mean_by_weight=True)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target), reduced."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if beta < 0:
+        raise RuntimeError(f"smooth_l1_loss does not support negative values for beta (got beta={beta}).")
+    beta = float(beta)
+    return apply_reduction(_huber_elements(input, target, beta, beta or 1.0), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (d = input - target), reduced; with
+    ``weight`` (the input's shape) 'mean' is mean(w h(d)) (PyTorch's choice, unlike l1_loss and mse_loss)."""
+    check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta (got delta={delta}).")
+    return _elementwise_weighted(_huber_elements(input, target, float(delta), 1.0), input, weight, reduction,
+                                 mean_by_weight=False)
+
+
+# --------------------------------------------------------------------------- binary cross-entropy
+_LOG_FLOOR = -100.0   # PyTorch clamps each log at -100, so a probability of exactly 0 or 1 gives a finite loss
+# and floors x (1 - x) in the gradient's denominator at 1e-12, a float32 constant in its kernel (so the
+# floor is float32(1e-12) = 9.99999996e-13 even for float64)
+_BCE_EPS = float(np.float32(1e-12))
+
+
+class BinaryCrossEntropy(Function):
+    """loss = -(y max(log x, -100) + (1 - y) max(log(1 - x), -100));
+    dx = dout (x - y) / max(x (1 - x), 1e-12),  dy = dout (log(1 - x) - log x)
+    (dy unclamped, as PyTorch's: +-inf where x is 0 or 1)."""
+
+    @staticmethod
+    def forward(ctx, input, target):
+        x, y = input._data, target._data
+        with np.errstate(divide="ignore"):
+            log_x, log_1mx = np.log(x), np.log1p(-x)
+        ctx.save_for_backward(x, y, log_x, log_1mx)
+        return -(y * np.maximum(log_x, _LOG_FLOOR) + (1 - y) * np.maximum(log_1mx, _LOG_FLOOR))
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, y, log_x, log_1mx = ctx.saved_tensors
+        g = dout._data
+        dx = g * (x - y) / np.maximum(x * (1 - x), _BCE_EPS) if ctx.needs_input_grad[0] else None
+        dy = g * (log_1mx - log_x) if ctx.needs_input_grad[1] else None
+        return dx, dy
+
+
+def _weighted_reduction(elements, weight, reduction):
+    """Reduce per-element losses, each multiplied by ``weight`` (broadcast, as BCE takes it) if given;
+    differentiable in both."""
+    if weight is not None:
+        elements = elements * as_tensor_operand(weight, elements)
+    return apply_reduction(elements, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-w (y log x + (1 - y) log(1 - x)) for probabilities x = ``input`` and targets y in [0, 1], each log
+    clamped at -100 as in PyTorch; ``weight`` broadcasts to the input's shape."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    target = as_tensor_operand(target, input)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({_size(target)}) that is different to the input size "
+                         f"({_size(input)}) is deprecated. Please ensure they have the same size.")
+    x = input._data
+    if np.any((x < 0) | (x > 1)):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    input, target = _promoted(input, target)
+    return _weighted_reduction(BinaryCrossEntropy.apply(input, target), weight, reduction)
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """With l = 1 + (pos_weight - 1) y and softplus(-x) = log(1 + exp(-x)) (computed without overflow):
+
+        loss = (1 - y) x + l softplus(-x)
+        dx = dout ((1 - y) - l sigmoid(-x))
+        dy = dout ((pos_weight - 1) softplus(-x) - x)
+        dpos_weight = dout y softplus(-x)
+    """
+
+    @staticmethod
+    def forward(ctx, input, target, pos_weight):
+        x, y = input._data, target._data
+        softplus_neg = np.logaddexp(0, -x)
+        l = 1 if pos_weight is None else 1 + (pos_weight._data - 1) * y
+        ctx.save_for_backward(x, y, softplus_neg)
+        ctx.pos_weight = None if pos_weight is None else pos_weight._data
+        return (1 - y) * x + l * softplus_neg
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, y, softplus_neg = ctx.saved_tensors
+        g, pw = dout._data, ctx.pos_weight
+        l = 1 if pw is None else 1 + (pw - 1) * y
+        sigmoid_neg = np.exp(-np.logaddexp(0, x))
+        dx = g * ((1 - y) - l * sigmoid_neg) if ctx.needs_input_grad[0] else None
+        dy = g * ((0 if pw is None else (pw - 1) * softplus_neg) - x) if ctx.needs_input_grad[1] else None
+        dpw = g * y * softplus_neg if ctx.needs_input_grad[2] else None
+        return dx, dy, dpw
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """Binary cross-entropy of sigmoid(input) against ``target``, computed from the logits without
+    overflow: w ((1 - y) x + (1 + (pos_weight - 1) y) log(1 + exp(-x))). ``pos_weight`` broadcasts along
+    the last (class) dimension, ``weight`` to the input's shape."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    target = as_tensor_operand(target, input)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({_size(target)}) must be the same as input size ({_size(input)})")
+    if pos_weight is not None:
+        pos_weight = as_tensor_operand(pos_weight, input)
+        check_broadcast(input.shape, pos_weight.shape)
+    input, target = _promoted(input, target)
+    elements = BinaryCrossEntropyWithLogits.apply(input, target, pos_weight)
+    return _weighted_reduction(elements, weight, reduction)
+
+
+def _size(t):
+    return f"minigrad.Size({list(t.shape)})"
+
+
+# --------------------------------------------------------------------------- kl_div
+class KLDiv(Function):
+    """Pointwise KL divergence with ``input`` = log q and target p:
+
+        log_target=False:  loss = p (log p - input)   (0 where p = 0);  dinput = -p,    dp = log p + 1 - input
+        log_target=True:   loss = e^t (t - input),    t = log p;        dinput = -e^t,  dt = e^t (t + 1 - input)
+    """
+
+    @staticmethod
+    def forward(ctx, input, target, log_target):
+        x, t = input._data, target._data
+        if log_target:
+            p, log_p = np.exp(t), t
+        else:
+            p = t
+            with np.errstate(divide="ignore", invalid="ignore"):
+                log_p = np.log(t)
+        with np.errstate(invalid="ignore"):
+            loss = np.where(p == 0, 0.0, p * (log_p - x)) if not log_target else p * (log_p - x)
+        ctx.save_for_backward(x, p, log_p)
+        ctx.log_target = log_target
+        return loss.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, p, log_p = ctx.saved_tensors
+        g = dout._data
+        dinput = -g * p if ctx.needs_input_grad[0] else None
+        dtarget = None
+        if ctx.needs_input_grad[1]:
+            dtarget = g * (log_p + 1 - x)
+            if ctx.log_target:
+                dtarget = dtarget * p
+        return dinput, dtarget, None
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL(target || q) pointwise, for log-probabilities ``input`` = log q and probabilities ``target`` (or
+    log-probabilities with ``log_target``). 'batchmean' divides the sum by the batch size input.size(0)
+    (the true KL divergence per sample); 'mean' divides by the number of elements, with PyTorch's warning."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction not in _REDUCTIONS + ("batchmean",):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    target = as_tensor_operand(target, input)
+    input, target = _promoted(input, target)
+    elements = KLDiv.apply(input, target, bool(log_target))
+    if reduction == "batchmean":
+        return elements.sum() / (input.shape[0] if input.ndim else 1)
+    return apply_reduction(elements, reduction)

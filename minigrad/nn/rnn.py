@@ -1,0 +1,347 @@
+"""Recurrent layers: RNN, LSTM, GRU and their single-step cells, with PyTorch's parameters and outputs.
+
+Every parameter is named as in PyTorch (``weight_ih_l{k}``, ``weight_hh_l{k}``, ``bias_ih_l{k}``,
+``bias_hh_l{k}``, with ``_reverse`` for the backward direction), so state_dicts load both ways, and
+initialized U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)). The gates are stacked in PyTorch's order
+along the first dimension of each weight. With gi = x W_ih^T + b_ih and gh = h W_hh^T + b_hh:
+
+    RNN    h' = tanh(gi + gh)                     (or relu)
+    LSTM   i, f, g, o = chunks of gi + gh         i, f, o = sigmoid(.), g = tanh(.)
+           c' = f c + i g,   h' = o tanh(c')
+    GRU    r, z, n parts of gi and gh             r = sigmoid(gi_r + gh_r), z = sigmoid(gi_z + gh_z)
+           n = tanh(gi_n + r gh_n)                (b_hn inside the product with r, as in PyTorch)
+           h' = (1 - z) n + z h
+
+Everything is composed from differentiable ops, one time step at a time, so autograd derives the
+backward pass (backpropagation through time). The input projection gi is computed for all time steps
+of a layer at once.
+"""
+import math
+import numbers
+import warnings
+
+from .. import dtypes
+from ..creation import empty, zeros
+from ..ops.elementwise import relu, sigmoid, tanh
+from ..ops.linalg import linear
+from ..ops.shape import cat, stack
+from ..tensor import check_device
+from . import functional as F
+from . import init
+from .module import Module, Parameter
+
+__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+_NONLINEARITY = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
+
+
+# ---------------------------------------------------------------------- one time step
+def _step(mode, gi, state, w_hh, b_hh):
+    """One recurrent step from the input projection ``gi`` (N, gates*H) and the previous ``state``:
+    h (N, H), or (h, c) for an LSTM. Returns the new state in the same form."""
+    if mode == "LSTM":
+        h, c = state
+        i, f, g, o = (gi + linear(h, w_hh, b_hh)).chunk(4, -1)
+        c = sigmoid(f) * c + sigmoid(i) * tanh(g)
+        return sigmoid(o) * tanh(c), c
+    gh = linear(state, w_hh, b_hh)
+    if mode == "GRU":
+        gi_r, gi_z, gi_n = gi.chunk(3, -1)
+        gh_r, gh_z, gh_n = gh.chunk(3, -1)
+        r, z = sigmoid(gi_r + gh_r), sigmoid(gi_z + gh_z)
+        n = tanh(gi_n + r * gh_n)
+        return (1 - z) * n + z * state
+    if mode == "RNN_TANH":
+        return tanh(gi + gh)
+    if mode == "RNN_RELU":
+        return relu(gi + gh)
+    raise RuntimeError(f"Unknown nonlinearity: {mode}")
+
+
+def _check_size(name, value, minimum=1):
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise TypeError(f"{name} should be of type int, got: {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be greater than zero")
+
+
+def _uniform_init(module, hidden_size):
+    """PyTorch's initialization of every recurrent weight and bias: U(-1/sqrt(H), 1/sqrt(H))."""
+    stdv = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0
+    for weight in module.parameters():
+        init.uniform_(weight, -stdv, stdv)
+
+
+# ---------------------------------------------------------------------- full layers
+class RNNBase(Module):
+    """The shared machinery of RNN, LSTM and GRU: parameters per layer and direction, the time loop."""
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        check_device(device)
+        super().__init__()
+        _check_size("hidden_size", hidden_size)
+        if not isinstance(num_layers, numbers.Integral) or num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1):
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
+                             "element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                          f"expects num_layers greater than 1, but got dropout={dropout} and "
+                          f"num_layers={num_layers}", stacklevel=3)
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if proj_size:
+            raise NotImplementedError(f"minigrad's LSTM does not support projections (got proj_size={proj_size}); "
+                                      "only proj_size=0")
+        self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional, self.proj_size = bidirectional, proj_size
+        num_directions = 2 if bidirectional else 1
+        gate_size = _GATES[mode] * hidden_size
+        dtype = dtype or dtypes.get_default_dtype()
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            layer_input_size = input_size if layer == 0 else hidden_size * num_directions
+            for suffix in ("", "_reverse")[:num_directions]:
+                shapes = {"weight_ih": (gate_size, layer_input_size), "weight_hh": (gate_size, hidden_size)}
+                if bias:
+                    shapes.update(bias_ih=(gate_size,), bias_hh=(gate_size,))
+                for kind, shape in shapes.items():
+                    name = f"{kind}_l{layer}{suffix}"
+                    self.register_parameter(name, Parameter(empty(*shape, dtype=dtype)))
+                    self._flat_weights_names.append(name)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _uniform_init(self, self.hidden_size)
+
+    def flatten_parameters(self):
+        """PyTorch compacts its weights into one buffer for cuDNN here; minigrad has nothing to do."""
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, name) for name in self._flat_weights_names]
+
+    @property
+    def all_weights(self):
+        """The parameters grouped per layer and direction: [[w_ih, w_hh, b_ih, b_hh], ...]."""
+        per = 4 if self.bias else 2
+        weights = self._flat_weights
+        return [weights[i:i + per] for i in range(0, len(weights), per)]
+
+    def _weights(self, layer, suffix):
+        """(w_ih, w_hh, b_ih, b_hh) of one layer and direction (biases None without ``bias``)."""
+        return tuple(getattr(self, f"{kind}_l{layer}{suffix}", None)
+                     for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+
+    # ------------------------------------------------------------------ argument checks
+    def _check_input(self, input):
+        name = "RNN" if self.mode.startswith("RNN") else self.mode
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D"
+                             + (" tensor instead" if name == "RNN" else " instead"))
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {input.shape[-1]}")
+
+    def _check_hidden(self, hx, expected, what):
+        if hx.shape != expected:
+            raise RuntimeError(f"Expected {what} size {expected}, got {list(hx.shape)}")
+
+    # ------------------------------------------------------------------ forward
+    def forward(self, input, hx=None):
+        """``input`` (L, N, H_in) ((N, L, H_in) with batch_first, or (L, H_in) unbatched); ``hx`` the
+        initial state (num_layers * num_directions, N, H) (for an LSTM a pair (h0, c0)), zeros if None.
+        Returns (output, h_n), output (L, N, num_directions * H); for an LSTM (output, (h_n, c_n))."""
+        self._check_input(input)
+        is_lstm = self.mode == "LSTM"
+        batched = input.ndim == 3
+        states = None if hx is None else (tuple(hx) if is_lstm else (hx,))
+        if states is not None and not batched:
+            if any(s.ndim != 2 for s in states):
+                dims = ", ".join(f"{s.ndim}-D" for s in states)
+                raise RuntimeError(f"For unbatched 2-D input, hx and cx should also be 2-D but got ({dims}) tensors"
+                                   if is_lstm else f"For unbatched 2-D input, hx should also be 2-D but got "
+                                   f"{dims} tensor")
+            states = tuple(s.unsqueeze(1) for s in states)
+        if not batched:
+            input = input.unsqueeze(1)                            # (L, 1, H_in)
+        elif self.batch_first:
+            input = input.transpose(0, 1)                         # (L, N, H_in)
+        num_directions = 2 if self.bidirectional else 1
+        expected = (self.num_layers * num_directions, input.shape[1], self.hidden_size)
+        if states is None:
+            states = tuple(zeros(*expected, dtype=input.dtype) for _ in range(2 if is_lstm else 1))
+        for k, s in enumerate(states):
+            self._check_hidden(s, expected, f"hidden[{k}]" if is_lstm else "hidden")
+
+        final = []                                                # per (layer, direction): h_n or (h_n, c_n)
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction, suffix in enumerate(("", "_reverse")[:num_directions]):
+                k = layer * num_directions + direction
+                state = tuple(s[k] for s in states) if is_lstm else states[0][k]    # (N, H)
+                out, state = self._run_direction(input, state, self._weights(layer, suffix), reverse=direction == 1)
+                outputs.append(out)
+                final.append(state)
+            input = outputs[0] if num_directions == 1 else cat(outputs, -1)      # (L, N, D*H)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                input = F.dropout(input, self.dropout, True)
+
+        output = input
+        if is_lstm:
+            h_n, c_n = stack([s[0] for s in final]), stack([s[1] for s in final])
+        else:
+            h_n = stack(final)                                    # (num_layers * D, N, H)
+        if not batched:
+            output, h_n = output.squeeze(1), h_n.squeeze(1)
+            c_n = c_n.squeeze(1) if is_lstm else None
+        elif self.batch_first:
+            output = output.transpose(0, 1)
+        return (output, (h_n, c_n)) if is_lstm else (output, h_n)
+
+    def _run_direction(self, input, state, weights, reverse):
+        """One layer in one direction over all time steps: (output (L, N, H), final state)."""
+        w_ih, w_hh, b_ih, b_hh = weights
+        gi = linear(input, w_ih, b_ih)                            # (L, N, gates*H), all steps at once
+        steps = range(input.shape[0] - 1, -1, -1) if reverse else range(input.shape[0])
+        hs = [None] * input.shape[0]
+        for t in steps:
+            state = _step(self.mode, gi[t], state, w_hh, b_hh)
+            hs[t] = state[0] if self.mode == "LSTM" else state
+        return stack(hs), state
+
+    def extra_repr(self):
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            text += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if not self.bias:
+            text += ", bias=False"
+        if self.batch_first:
+            text += ", batch_first=True"
+        if self.dropout:
+            text += f", dropout={self.dropout}"
+        if self.bidirectional:
+            text += ", bidirectional=True"
+        return text
+
+
+class RNN(RNNBase):
+    """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (``nonlinearity='relu'``: relu)."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+        if nonlinearity not in _NONLINEARITY:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        super().__init__(_NONLINEARITY[nonlinearity], input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+
+class LSTM(RNNBase):
+    """Long short-term memory, gates (i, f, g, o) as PyTorch; returns (output, (h_n, c_n))."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size, device=device, dtype=dtype)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit, gates (r, z, n) as PyTorch."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         device=device, dtype=dtype)
+
+
+# ---------------------------------------------------------------------- cells
+class RNNCellBase(Module):
+    """One step of a recurrent layer: parameters ``weight_ih``, ``weight_hh``, ``bias_ih``, ``bias_hh``."""
+
+    def __init__(self, mode, input_size, hidden_size, bias, device=None, dtype=None):
+        check_device(device)
+        super().__init__()
+        self.mode, self.input_size, self.hidden_size, self.bias = mode, input_size, hidden_size, bias
+        gate_size = _GATES.get(mode, 1) * hidden_size
+        dtype = dtype or dtypes.get_default_dtype()
+        self.weight_ih = Parameter(empty(gate_size, input_size, dtype=dtype))
+        self.weight_hh = Parameter(empty(gate_size, hidden_size, dtype=dtype))
+        self.bias_ih = Parameter(empty(gate_size, dtype=dtype)) if bias else None
+        self.bias_hh = Parameter(empty(gate_size, dtype=dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _uniform_init(self, self.hidden_size)
+
+    def _prepare(self, input, hx):
+        """(batched input (N, H_in), the state as (N, H) tensors, whether the input was batched)."""
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected {self.input_size}")
+        batched = input.ndim == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        n_states = 2 if self.mode == "LSTM" else 1
+        if hx is None:
+            states = tuple(zeros(input.shape[0], self.hidden_size, dtype=input.dtype) for _ in range(n_states))
+        else:
+            states = tuple(hx) if n_states == 2 else (hx,)
+            if not batched:
+                states = tuple(s.unsqueeze(0) for s in states)
+            for k, s in enumerate(states):
+                if s.shape != (input.shape[0], self.hidden_size):
+                    raise RuntimeError(f"hidden{k if n_states == 2 else ''} has inconsistent size: got "
+                                       f"{list(s.shape)}, expected {[input.shape[0], self.hidden_size]}")
+        return input, states, batched
+
+    def forward(self, input, hx=None):
+        """``input`` (N, H_in) or (H_in,), ``hx`` the state (N, H) ((h, c) for LSTMCell), zeros if None."""
+        input, states, batched = self._prepare(input, hx)
+        gi = linear(input, self.weight_ih, self.bias_ih)
+        new = _step(self.mode, gi, states if self.mode == "LSTM" else states[0], self.weight_hh, self.bias_hh)
+        if self.mode == "LSTM":
+            return tuple(s if batched else s.squeeze(0) for s in new)
+        return new if batched else new.squeeze(0)
+
+    def extra_repr(self):
+        text = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            text += ", bias=False"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            text += f", nonlinearity={self.nonlinearity}"
+        return text
+
+
+class RNNCell(RNNCellBase):
+    """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (``nonlinearity='relu'``: relu)."""
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+        super().__init__(_NONLINEARITY.get(nonlinearity, nonlinearity), input_size, hidden_size, bias,
+                         device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step; ``forward(input, (h, c))`` returns (h', c')."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__("LSTM", input_size, hidden_size, bias, device=device, dtype=dtype)
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, bias, device=device, dtype=dtype)
