@@ -487,3 +487,17 @@ def test_einsum_sweep(case, seed):
     equation, shapes = case
     arrays = [randn(*s, seed=seed + i) for i, s in enumerate(shapes)]
     mirror_and_gradcheck(lambda m, a, b: m.einsum(equation, a, b), *arrays)
+
+
+def test_one_hot_matches_torch():
+    torch = torch_or_skip()
+    for classes, n in (([0, 2, 1], 4), ([[0, 2], [1, 1]], -1), ([], 3)):
+        ours = mg.nn.functional.one_hot(mg.tensor(classes, dtype=mg.int64), n)
+        theirs = torch.nn.functional.one_hot(torch.tensor(classes, dtype=torch.int64), n)
+        assert ours.dtype == mg.int64 and ours.shape == tuple(theirs.shape)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    for classes, n in (([0.0, 1.0], -1), ([0, 5], 3), ([-1, 0], -1), ([], -1)):
+        for lib in (torch, mg):
+            dtype = lib.float32 if isinstance(classes[0] if classes else 0, float) else lib.int64
+            with pytest.raises(RuntimeError):
+                lib.nn.functional.one_hot(lib.tensor(classes, dtype=dtype), n)

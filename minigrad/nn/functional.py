@@ -3,6 +3,7 @@ from ..ops.activation import dropout, elu, gelu, hardswish, leaky_relu, mish, si
 from ..ops.attention import scaled_dot_product_attention  # noqa: F401
 from ..ops.elementwise import relu as _relu
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401
+from ..ops.index import one_hot  # noqa: F401
 from ..ops.linalg import embedding, linear  # noqa: F401
 from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,  # noqa: F401
                         huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)

@@ -143,3 +143,21 @@ def nonzero(input, *, as_tuple=False):
 def argwhere(input):
     """The (count, ndim) int64 indices of the nonzero elements (``nonzero`` without ``as_tuple``)."""
     return nonzero(input)
+
+
+# --------------------------------------------------------------------------- one_hot
+def one_hot(tensor, num_classes=-1):
+    """int64 (*tensor.shape, num_classes): 1 where the last index equals ``tensor``'s class (not differentiable).
+    ``num_classes=-1`` takes the largest class + 1, as PyTorch."""
+    if tensor.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    classes = tensor._data
+    if classes.size and classes.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if classes.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(classes.max()) + 1
+    elif classes.size and classes.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor((classes[..., None] == np.arange(num_classes)).astype(np.int64))   # (*shape, num_classes)
