@@ -516,6 +516,7 @@ from .ops import reduce as _reduce  # noqa: E402
 from .ops import shape as _shape  # noqa: E402
 from .ops import inplace as _inplace  # noqa: E402
 from . import creation as _creation  # noqa: E402
+from . import random as _random  # noqa: E402
 from .ops import index as _index  # noqa: E402
 from .ops import sort as _sort  # noqa: E402
 from .ops import complex as _complex  # noqa: E402
@@ -539,6 +540,7 @@ _METHODS = {
     _sort: ["sort", "argsort", "topk"],
     _inplace: _inplace.METHODS,
     _complex: ["conj", "conj_physical", "resolve_conj", "is_conj", "angle"],
+    _random: ["bernoulli", "multinomial"],
 }
 for _module, _names in _METHODS.items():
     for _name in _names:

@@ -454,3 +454,12 @@ def test_python_floats_go_straight_to_the_asked_dtype():
         ours = mg.tensor(data, dtype=mg.float64).numpy()
         np.testing.assert_array_equal(ours, torch.tensor(data, dtype=torch.float64).numpy())  # exact: one rounding
         np.testing.assert_array_equal(ours, np.asarray(data, dtype=np.float64))
+
+
+def test_bernoulli_and_multinomial_are_tensor_methods_as_in_torch():
+    torch = torch_or_skip()
+    for lib in (torch, mg):
+        lib.manual_seed(0)
+        p = lib.tensor([[0.0, 1.0], [1.0, 0.0]])
+        assert p.bernoulli().tolist() == [[0.0, 1.0], [1.0, 0.0]]          # p of 0 and 1: exact
+        assert p.multinomial(1).tolist() == [[1], [0]]
