@@ -281,9 +281,11 @@ def _add_over_n(part_nc, out):
 def _group_norm_forward(x, num_groups, w, b, eps, y, mean, rstd):
     n_count, c_count, s_count = x.shape
     cg = c_count // num_groups
+    size = cg * s_count                                                # elements per group
+    samples = x.reshape(n_count, c_count * s_count)                    # (N, C*S): group g is one 1-D slice
     for i in prange(n_count * num_groups):
         n, g = i // num_groups, i % num_groups
-        m, s = _mean_rstd(x[n, g * cg:(g + 1) * cg].ravel(), eps)      # the group (C/G, S), contiguous
+        m, s = _mean_rstd(samples[n, g * size:(g + 1) * size], eps)   # the group (C/G*S,), contiguous, no copy
         mean[n, g], rstd[n, g] = m, s                                  # mean, rstd (N, G)
         for c in range(g * cg, (g + 1) * cg):
             _affine_segment(x[n, c], y[n, c], m, s, w[c], b[c])        # x[n, c], y[n, c] (S,); w, b (C,)

@@ -8,6 +8,8 @@ flat (C,) arrays. The families differ only in the axes A their statistics reduce
     GroupNorm      A = the last axis of (N, G, C/G*S)  statistics (N, G)
     InstanceNorm   GroupNorm with G = C                statistics (N, C)
 """
+import math
+
 import numpy as np
 
 from ...dtypes import compute_dtype
@@ -49,13 +51,13 @@ def check_param_dtypes(input, *params):
 
 def verify_batch_size(size):
     """PyTorch's check that a statistic over (N, *spatial) sees more than one value (size = N, C, *spatial)."""
-    if int(np.prod((size[0],) + tuple(size[2:]))) == 1:
+    if math.prod((size[0],) + tuple(size[2:])) == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(size)}")
 
 
 def verify_spatial_size(size):
     """PyTorch's check that instance statistics see more than one spatial element (size = N, C, *spatial)."""
-    if int(np.prod(tuple(size[2:]))) == 1:
+    if math.prod(size[2:]) == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(size)}")
 
 
@@ -76,7 +78,7 @@ def channels_view(a):
     """The ndarray ``a`` (N, C, *spatial) as a C-contiguous (N, C, S) array in the compute dtype,
     S = prod(spatial) (1 for (N, C) input): the layout the channel kernels take."""
     n, c = a.shape[:2]
-    return np.ascontiguousarray(a.reshape(n, c, int(np.prod(a.shape[2:]))), dtype=compute_dtype(a.dtype))
+    return np.ascontiguousarray(a.reshape(n, c, math.prod(a.shape[2:])), dtype=compute_dtype(a.dtype))
 
 
 def channel_array(t, dtype):
