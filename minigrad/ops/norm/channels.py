@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
+from ...autograd.version import bump
 from ...dtypes import compute_dtype
 from ...kernels import kernel
-from ...tensor import Tensor
 from .common import input_grads, sum64
 
 _TORCH_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
@@ -68,9 +68,12 @@ def check_running_pair(running_mean, running_var):
 
 # --------------------------------------------------------------------------- running statistics (state)
 def update_running_stats(running_mean, running_var, mean, unbiased_var, momentum):
-    """running <- (1 - momentum) * running + momentum * statistic, in place and outside the graph."""
+    """running <- (1 - momentum) * running + momentum * statistic, in place and outside the graph: written
+    straight into the buffers' memory, whose version counter counts the write (as ``copy_`` would,
+    at half its cost)."""
     for running, stat in ((running_mean, mean), (running_var, unbiased_var)):
-        running.copy_(Tensor(momentum * stat + (1 - momentum) * running._data))
+        np.copyto(running._data, momentum * stat + (1 - momentum) * running._data, casting="unsafe")
+        bump(running._data)
 
 
 # --------------------------------------------------------------------------- the (N, C, S) view (Functions)
