@@ -50,7 +50,12 @@ PyTorch imported afterwards read it too and lost a third of its speed. So minigr
   calling thread, waking no worker: on small tensors a wake-up costs more than the work. The thread
   count is numba's (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``).
 
-Neither library slows the other by more than 1% in the table's measurements. workqueue is not
+Neither library slows the other by more than 1% in the table's measurements. One case remains:
+minigrad and PyTorch steps *alternating* in one process (as an in-process benchmark does) slow
+PyTorch's step to 180 ms, because NumPy's OpenBLAS workers spin after each matmul and steal the cores
+PyTorch's next op needs; ``OPENBLAS_THREAD_TIMEOUT=4`` in the environment before NumPy is first
+imported makes them sleep sooner (PyTorch 88 ms, minigrad unchanged). minigrad cannot set it
+(NumPy is loaded before any minigrad code runs), and does not touch the environment. workqueue is not
 meant for parallel kernels launched from several threads at once; minigrad's kernels hold the GIL
 while they run, so two Python threads never launch them concurrently.
 """
