@@ -54,8 +54,8 @@ Neither library slows the other by more than 1% in the table's measurements. One
 minigrad and PyTorch steps *alternating* in one process (as an in-process benchmark does) slow
 PyTorch's step to 180 ms, because NumPy's OpenBLAS workers spin after each matmul and steal the cores
 PyTorch's next op needs; ``OPENBLAS_THREAD_TIMEOUT=4`` in the environment before NumPy is first
-imported makes them sleep sooner (PyTorch 88 ms, minigrad unchanged). minigrad cannot set it
-(NumPy is loaded before any minigrad code runs), and does not touch the environment. workqueue is not
+imported makes them sleep sooner (PyTorch 88 ms, minigrad unchanged). minigrad leaves that to the
+user: it is a process-wide setting of NumPy's library, often loaded before minigrad anyway. workqueue is not
 meant for parallel kernels launched from several threads at once; minigrad's kernels hold the GIL
 while they run, so two Python threads never launch them concurrently.
 """
