@@ -30,35 +30,37 @@ Threads, and living next to PyTorch in one process. The tiny Transformer's train
 =====================================================  =============  ======================================
 numba threading layer, wait policy                     minigrad step  PyTorch step after minigrad's steps
 =====================================================  =============  ======================================
-workqueue (minigrad's choice)                          158 ms         88.9 ms (88.5 ms without them)
+workqueue                                              158 ms         88.9 ms (88.5 ms without them)
 workqueue, PyTorch imported and run first              157 ms
 omp, OMP_WAIT_POLICY unset                             272 ms         88.4 ms
-omp, OMP_WAIT_POLICY=PASSIVE (minigrad's old setting)  160 ms         135 ms
+omp, OMP_WAIT_POLICY=PASSIVE (in the environment)    160 ms         135 ms
 =====================================================  =============  ======================================
 
 OpenMP (libgomp) workers spin for a while after each parallel region, and between the norms OpenBLAS
-runs the matmuls on the same two cores: numba's spinning workers steal them. minigrad used to set
-``OMP_WAIT_POLICY=PASSIVE`` in ``os.environ`` against that, but the variable is process-wide: a
-PyTorch imported afterwards read it too and lost a third of its speed. So minigrad now
+runs the matmuls on the same two cores: numba's spinning workers steal them (272 ms). minigrad used to
+set ``OMP_WAIT_POLICY=PASSIVE`` in ``os.environ`` for good; a PyTorch imported afterwards read it too
+and lost a third of its speed (135 ms). workqueue avoids both, but on a loaded machine it stalls: its
+caller waits while the workers queue for a core (LayerNorm 256x256 on 2 threads with other processes
+running: median 241 us against 34 us on OpenMP). So minigrad now
 
-* uses numba's **workqueue** threading layer (``numba.config.THREADING_LAYER``, set when the numba
-  kernels are first loaded, unless ``NUMBA_THREADING_LAYER`` in the environment chooses a layer):
-  its workers sleep on a condition variable between kernels, and it is not OpenMP, so it reads no
-  OpenMP setting and leaves PyTorch's runtime alone;
-* leaves the environment alone (no ``OMP_WAIT_POLICY``);
+* keeps numba's default layer (OpenMP here) and sets ``OMP_WAIT_POLICY=PASSIVE`` only while numba
+  starts its threads (``_choose_threading_layer``: numba's libgomp reads it then), removing it right
+  after, so a PyTorch imported later, with its own libgomp, never sees it; if the user set the
+  variable, it is left as it is. ``NUMBA_THREADING_LAYER`` still chooses another layer;
 * runs a kernel on fewer than ``numba_kernels.SERIAL_BELOW`` elements as its serial twin on the
   calling thread, waking no worker: on small tensors a wake-up costs more than the work. The thread
   count is numba's (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``).
 
+The table's last row is this choice except for the scope of the variable (there it stayed in the
+environment, which is what slowed PyTorch); with the variable removed after numba's start, PyTorch's
+runtime reads the default. Measured after the change only under heavy load from other processes,
+too noisy to quote.
 Neither library slows the other by more than 1% in the table's measurements. One case remains:
 minigrad and PyTorch steps *alternating* in one process (as an in-process benchmark does) slow
 PyTorch's step to 180 ms, because NumPy's OpenBLAS workers spin after each matmul and steal the cores
 PyTorch's next op needs; ``OPENBLAS_THREAD_TIMEOUT=4`` in the environment before NumPy is first
 imported makes them sleep sooner (PyTorch 88 ms, minigrad unchanged). minigrad leaves that to the
-user: it is a process-wide setting of NumPy's library, often loaded before minigrad anyway. workqueue is not
-meant for parallel kernels launched from several threads at once; minigrad's kernels hold the GIL
-while they run, so two Python threads never launch them concurrently.
-"""
+user: it is a process-wide setting of NumPy's library, often loaded before minigrad anyway. """
 import contextlib
 import importlib
 import os
@@ -87,10 +89,18 @@ def _numba_kernels():
 
 
 def _choose_threading_layer():
-    """numba's workqueue threading layer, unless ``NUMBA_THREADING_LAYER`` chooses one (module docstring)."""
-    import numba
-    if not os.environ.get("NUMBA_THREADING_LAYER"):
-        numba.config.THREADING_LAYER = "workqueue"
+    """Start numba's threads now, with ``OMP_WAIT_POLICY=PASSIVE`` in the environment only while its OpenMP
+    runtime loads and reads it (module docstring): numba's idle workers sleep, and a PyTorch imported
+    later does not see the setting. Nothing changes if numba's threads already run or the user set
+    the policy."""
+    if os.environ.get("OMP_WAIT_POLICY") is not None:
+        return
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        from numba.np.ufunc import parallel
+        parallel._launch_threads()
+    finally:
+        del os.environ["OMP_WAIT_POLICY"]
 
 
 def _resolve(name, source):
