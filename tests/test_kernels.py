@@ -43,10 +43,16 @@ def numba_kernels():
     return importlib.import_module("minigrad.kernels.numba_kernels")
 
 
-@pytest.fixture(params=kernels.BACKENDS)
-def kern(request):
-    """The kernel module of each backend."""
-    return numba_kernels() if request.param == "numba" else numpy_kernels
+@pytest.fixture(params=["numpy", "numba", "numba-parallel"])
+def kern(request, monkeypatch):
+    """The kernel module of each backend; numba twice: at its own work threshold (the small cases here run on
+    the serial twins) and with every kernel forced onto its parallel path (``SERIAL_BELOW = 0``)."""
+    if request.param == "numpy":
+        return numpy_kernels
+    nb = numba_kernels()
+    if request.param == "numba-parallel":
+        monkeypatch.setattr(nb, "SERIAL_BELOW", 0)
+    return nb
 
 
 def assert_close(actual, expected, rtol, what="", scale=None):
@@ -128,10 +134,20 @@ def test_numba_kernels_have_the_numpy_signatures():
         assert inspect.signature(getattr(nb, name)) == inspect.signature(getattr(numpy_kernels, name)), name
 
 
+@pytest.fixture(params=["serial", "parallel"])
+def nb(request, monkeypatch):
+    """The numba kernels on each path: the small cases here run on the serial twins at the real threshold;
+    ``SERIAL_BELOW = 0`` forces every kernel onto its parallel path."""
+    kernels_ = numba_kernels()
+    if request.param == "parallel":
+        monkeypatch.setattr(kernels_, "SERIAL_BELOW", 0)
+    return kernels_
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
 @pytest.mark.parametrize("case", CASES)
-def test_numba_forward_matches_numpy(case, dtype):
-    c, nb = CASES[case], numba_kernels()
+def test_numba_forward_matches_numpy(case, dtype, nb):
+    c = CASES[case]
     a = arrays(c.shape, c.n_params, dtype)
     expected = c.forward(numpy_kernels, a)
     assert_same_outputs(c.forward(nb, a), expected, RTOL[dtype], ["y", "stat 1", "stat 2"])
@@ -140,9 +156,9 @@ def test_numba_forward_matches_numpy(case, dtype):
 @pytest.mark.parametrize("needs", NEEDS, ids=NEED_IDS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
 @pytest.mark.parametrize("case", CASES)
-def test_numba_backward_matches_numpy(case, dtype, needs):
+def test_numba_backward_matches_numpy(case, dtype, needs, nb):
     """Both backwards get the reference forward's statistics; only the gradients asked for are computed."""
-    c, nb = CASES[case], numba_kernels()
+    c = CASES[case]
     a = arrays(c.shape, c.n_params, dtype)
     stats = c.forward(numpy_kernels, a)[1:]
     expected = c.backward(numpy_kernels, a, stats, needs)
@@ -153,10 +169,10 @@ def test_numba_backward_matches_numpy(case, dtype, needs):
 
 @pytest.mark.parametrize("eps", [0.0, 1e-6])
 @pytest.mark.parametrize("case", ["rms", "ln", "gn-G2"])
-def test_zero_and_constant_rows_follow_numpy(case, eps):
+def test_zero_and_constant_rows_follow_numpy(case, eps, nb):
     """As in PyTorch: with eps = 0 a zero (RMS) or constant (centered) row has rstd = inf and
     NaN outputs; with eps > 0 everything stays finite. NaN and inf must land where NumPy puts them."""
-    c, nb = CASES[case], numba_kernels()
+    c = CASES[case]
     a = arrays(c.shape, c.n_params, np.float64)
     a["x"][0], a["x"][1] = 0.0, 3.0                                    # a zero and a constant row / sample
     with np.errstate(all="ignore"):
@@ -257,6 +273,18 @@ def test_long_float32_rows_stay_within_1e_5_of_float64(kern):
     check_rows(kern, a, 1e-5)
 
 
+@pytest.mark.parametrize("first", [1.0, 1e4 + 1.0], ids=["one-spike", "far-first-of-offset"])
+def test_float32_statistics_when_the_first_element_is_far_from_the_mean(kern, first):
+    """The numba float32 statistics sum around each row's first element: rows where that element is the
+    outlier, (mean - x_0)^2 ~ D * var (a single spike in zeros; 100 std above a mean of 1e4), still
+    match the float64 formulas within 1e-5."""
+    a = arrays((2, 65536), 65536, np.float32, mean=0)
+    base = 0.0 if first == 1.0 else 1e4
+    a["x"] = (base + (0 if first == 1.0 else 1e-2) * a["x"]).astype(np.float32)
+    a["x"][:, 0] = first
+    check_rows(kern, a, 1e-5)
+
+
 def test_long_float32_groups_and_channels_stay_within_1e_5_of_float64(kern):
     """GroupNorm in full; BatchNorm's statistics only: its forward and backward take the mean rounded to
     float32 by the contract, and rounding a mean of 1e4 moves y by up to 5e-4 / 1e-2 = 5e-2."""
@@ -305,7 +333,8 @@ def test_two_runs_are_bitwise_equal(kern, case):
 
 
 @pytest.mark.parametrize("case", ["gn-G2", "bn-train", "bn-eval"])
-def test_channel_family_does_not_depend_on_the_thread_count(case):
+def test_channel_family_does_not_depend_on_the_thread_count(case, monkeypatch):
+    """Serial twin, parallel kernel on 1 thread and on 2 threads: bitwise the same results."""
     import numba
     nb, c = numba_kernels(), CASES[case]
     if numba.config.NUMBA_NUM_THREADS < 2:
@@ -314,14 +343,50 @@ def test_channel_family_does_not_depend_on_the_thread_count(case):
     results = []
     threads = numba.get_num_threads()
     try:
-        for n in (1, 2):
+        for serial_below, n in ((1 << 62, 2), (0, 1), (0, 2)):
+            monkeypatch.setattr(nb, "SERIAL_BELOW", serial_below)
             numba.set_num_threads(n)
             stats = c.forward(nb, a)
             results.append(stats + c.backward(nb, a, stats[1:], (True, True, True)))
     finally:
         numba.set_num_threads(threads)
-    for u, v in zip(*results):
-        assert np.array_equal(u, v)
+    for run in results[1:]:
+        for u, v in zip(results[0], run):
+            assert np.array_equal(u, v)
+
+
+@pytest.mark.parametrize("case", ["rms", "prms-eps-outside", "ln", "gn-G2", "bn-train", "bn-eval"])
+@pytest.mark.parametrize("side", [-1, 1], ids=["below", "above"])
+def test_serial_threshold_picks_the_path_and_both_match_numpy(case, side, monkeypatch):
+    """At the real ``SERIAL_BELOW``: just below it every kernel runs on the calling thread alone (team of 1),
+    just above on numba's threads; both agree with the NumPy reference."""
+    nb, c = numba_kernels(), CASES[case]
+    teams = []
+    team_size = nb.team_size
+    monkeypatch.setattr(nb, "team_size", lambda work: teams.append(team_size(work)) or teams[-1])
+    size = nb.SERIAL_BELOW + side * 4096                 # elements of x
+    shape = (size // 64, 64) if len(c.shape) == 2 else (size // 4096, 4, 1024)
+    a = arrays(shape, shape[1] if len(shape) == 3 else 64, np.float32)
+    if len(c.shape) == 2:   # the row cases were written for D = 29: rebind them to D = 64
+        c = ROW_CASES_64[case]
+    ref, out = c.forward(numpy_kernels, a), c.forward(nb, a)
+    assert_same_outputs(out, ref, RTOL[np.float32], ["y", "stat", "stat"])
+    needs = (True, True, True)
+    assert_same_outputs(c.backward(nb, a, out[1:], needs), c.backward(numpy_kernels, a, ref[1:], needs),
+                        RTOL[np.float32], ["dx", "dw", "db"])
+    import numba
+    assert teams and set(teams) == ({1} if side < 0 else {numba.get_num_threads()})
+
+
+ROW_CASES_64 = {
+    "rms": Case((0, 64), 64, lambda m, a: m.rms_norm_forward(a["x"], a["w"], None, 1e-5, 64, False),
+                lambda m, a, st, nd: m.rms_norm_backward(a["dy"], a["x"], *st, a["w"], 1e-5, 64, False, *nd)),
+    "prms-eps-outside": Case((0, 64), 64, lambda m, a: m.rms_norm_forward(a["x"], a["w"], a["b"], 1e-3, 20, True),
+                             lambda m, a, st, nd: m.rms_norm_backward(a["dy"], a["x"], *st, a["w"], 1e-3, 20, True,
+                                                                      *nd)),
+    "ln": Case((0, 64), 64, lambda m, a: m.layer_norm_forward(a["x"], a["w"], a["b"], 1e-5),
+               lambda m, a, st, nd: m.layer_norm_backward(a["dy"], a["x"], *st, a["w"], *nd)),
+}
 
 
 # --------------------------------------------------------------------------- the backend switch
@@ -456,3 +521,78 @@ def test_functions_agree_on_both_backends(layer, dtype):
             results[name] = [y._data, x.grad._data, w.grad._data, b.grad._data if b.grad is not None else None]
     rtol = {np.float16: 2e-3, np.float32: 1e-6, np.float64: 1e-12}[dtype]
     assert_same_outputs(results["numba"], results["numpy"], rtol, ["y", "x.grad", "weight.grad", "bias.grad"])
+
+
+# --------------------------------------------------------------------------- reused output memory (buffers.py)
+@pytest.fixture
+def pool(monkeypatch):
+    """minigrad.kernels.buffers with an empty pool of its own (restored after the test)."""
+    from minigrad.kernels import buffers
+    monkeypatch.setattr(buffers, "_blocks", {})
+    monkeypatch.setattr(buffers, "_held", 0)
+    return buffers
+
+
+BIG = (512, 1024)   # 2 MiB of float32: above MIN_BYTES
+
+
+def test_a_freed_block_is_handed_out_again(pool):
+    a = pool.empty(BIG, np.float32)
+    address = a.ctypes.data
+    assert a.shape == BIG and a.dtype == np.float32 and a.flags.c_contiguous and a.flags.writeable
+    del a
+    b = pool.empty(BIG, np.float32)
+    assert b.ctypes.data == address and pool.held_bytes() == b.nbytes
+    c = pool.empty((1024, 256), np.float64)          # same bytes, another shape and dtype: a second block
+    assert c.shape == (1024, 256) and c.dtype == np.float64 and not np.shares_memory(b, c)
+
+
+def test_memory_reachable_through_any_view_is_not_handed_out(pool):
+    a = pool.empty(BIG, np.float32)
+    views = [a[1:], a.reshape(-1), a.T, mg.Tensor(a), memoryview(a)]
+    del a
+    for view in views:
+        b = pool.empty(BIG, np.float32)
+        assert not np.shares_memory(b, np.asarray(view._data if isinstance(view, mg.Tensor) else view))
+        del b
+        views = views[1:]                                # every view kept the block until here
+
+
+def test_small_arrays_are_not_pooled(pool):
+    a = pool.empty((16, 16), np.float32)
+    assert a.base is None and pool.held_bytes() == 0
+
+
+def test_the_pool_stays_under_max_bytes_and_release_frees_it(pool, monkeypatch):
+    monkeypatch.setattr(pool, "MAX_BYTES", 3 * (2 << 20))
+    kept = [pool.empty(BIG, np.float32) for _ in range(3)]
+    assert pool.held_bytes() == 3 * (2 << 20)
+    beyond = pool.empty(BIG, np.float32)                 # over the cap, nothing free: plain np.empty
+    assert beyond.base is None and pool.held_bytes() == 3 * (2 << 20)
+    del kept[0]
+    other = pool.empty((2048, 1024), np.float32)         # 8 MiB: the free 2 MiB block is dropped first, still over
+    assert other.base is None and pool.held_bytes() == 2 * (2 << 20)
+    del kept
+    pool.release()
+    assert pool.held_bytes() == 0
+
+
+def test_norm_outputs_on_reused_memory_are_independent_and_at_version_0(pool):
+    """The forward's y comes from the pool: a live y is never overwritten by a later call, and a y written
+    in place and dropped hands its memory on with a fresh version counter."""
+    numba_kernels()
+    rng = np.random.default_rng(0)
+    x1, x2 = (mg.tensor(rng.standard_normal(BIG, dtype=np.float32)) for _ in range(2))
+    with kernels.use_backend("numba"):
+        y1 = F.layer_norm(x1, (1024,))
+        expected = y1._data.copy()
+        y2 = F.layer_norm(x2, (1024,))
+        assert not np.shares_memory(y1._data, y2._data)
+        np.testing.assert_array_equal(y1._data, expected)
+        y1.add_(1.0)
+        assert y1._version == 1
+        address = y1._data.ctypes.data
+        del y1
+        y3 = F.layer_norm(x1, (1024,))
+    assert y3._data.ctypes.data == address and y3._version == 0
+    np.testing.assert_array_equal(y3._data, expected)

@@ -24,14 +24,43 @@ What a kernel may assume (the callers in ``minigrad/ops/norm`` guarantee it):
 numba is imported lazily, when the numba backend is first used, so ``import minigrad`` stays
 fast. If numba cannot be imported, minigrad uses the NumPy kernels and warns once.
 
-Thread pools: numba's parallel kernels run on OpenMP (libgomp) workers, which by default spin for
-milliseconds after each kernel waiting for more work. Between the norms, OpenBLAS runs the matmuls
-on the same cores, and spinning workers steal them: on 2 cores the tiny Transformer's training step
-took twice as long (418 ms against 209 ms, bench/bench_transformer.py's shape). minigrad therefore
-sets ``OMP_WAIT_POLICY=PASSIVE`` (workers sleep when idle) unless the environment already sets it;
-it must be in place before the first parallel kernel loads libgomp. The price is a thread wake-up,
-tens of microseconds, per kernel call.
-"""
+Threads, and living next to PyTorch in one process. The tiny Transformer's training step
+(bench/bench_transformer.py, 2 threads, a shared 2-core Xeon VM, each case in a fresh process):
+
+=====================================================  =============  ======================================
+numba threading layer, wait policy                     minigrad step  PyTorch step after minigrad's steps
+=====================================================  =============  ======================================
+workqueue                                              158 ms         88.9 ms (88.5 ms without them)
+workqueue, PyTorch imported and run first              157 ms
+omp, OMP_WAIT_POLICY unset                             272 ms         88.4 ms
+omp, OMP_WAIT_POLICY=PASSIVE (in the environment)    160 ms         135 ms
+=====================================================  =============  ======================================
+
+OpenMP (libgomp) workers spin for a while after each parallel region, and between the norms OpenBLAS
+runs the matmuls on the same two cores: numba's spinning workers steal them (272 ms). minigrad used to
+set ``OMP_WAIT_POLICY=PASSIVE`` in ``os.environ`` for good; a PyTorch imported afterwards read it too
+and lost a third of its speed (135 ms). workqueue avoids both, but on a loaded machine it stalls: its
+caller waits while the workers queue for a core (LayerNorm 256x256 on 2 threads with other processes
+running: median 241 us against 34 us on OpenMP). So minigrad now
+
+* keeps numba's default layer (OpenMP here) and sets ``OMP_WAIT_POLICY=PASSIVE`` only while numba
+  starts its threads (``_choose_threading_layer``: numba's libgomp reads it then), removing it right
+  after, so a PyTorch imported later, with its own libgomp, never sees it; if the user set the
+  variable, it is left as it is. ``NUMBA_THREADING_LAYER`` still chooses another layer;
+* runs a kernel on fewer than ``numba_kernels.SERIAL_BELOW`` elements as its serial twin on the
+  calling thread, waking no worker: on small tensors a wake-up costs more than the work. The thread
+  count is numba's (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``).
+
+The table's last row is this choice except for the scope of the variable (there it stayed in the
+environment, which is what slowed PyTorch); with the variable removed after numba's start, PyTorch's
+runtime reads the default. Measured after the change only under heavy load from other processes,
+too noisy to quote.
+Neither library slows the other by more than 1% in the table's measurements. One case remains:
+minigrad and PyTorch steps *alternating* in one process (as an in-process benchmark does) slow
+PyTorch's step to 180 ms, because NumPy's OpenBLAS workers spin after each matmul and steal the cores
+PyTorch's next op needs; ``OPENBLAS_THREAD_TIMEOUT=4`` in the environment before NumPy is first
+imported makes them sleep sooner (PyTorch 88 ms, minigrad unchanged). minigrad leaves that to the
+user: it is a process-wide setting of NumPy's library, often loaded before minigrad anyway. """
 import contextlib
 import importlib
 import os
@@ -39,8 +68,6 @@ import warnings
 
 BACKENDS = ("numpy", "numba")
 ENV_VAR = "MINIGRAD_BACKEND"
-
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 _active = None      # (name, kernel module) once chosen; None until the first use
 _numba = None       # the numba kernel module, or the ImportError that importing it raised
@@ -51,6 +78,7 @@ def _numba_kernels():
     global _numba
     if _numba is None:
         try:
+            _choose_threading_layer()
             _numba = importlib.import_module(".numba_kernels", __name__)
         except ImportError as err:
             _numba = err
@@ -58,6 +86,21 @@ def _numba_kernels():
                           f"slower NumPy kernels. Install numba, or set {ENV_VAR}=numpy to choose them explicitly.",
                           RuntimeWarning, stacklevel=4)
     return None if isinstance(_numba, ImportError) else _numba
+
+
+def _choose_threading_layer():
+    """Start numba's threads now, with ``OMP_WAIT_POLICY=PASSIVE`` in the environment only while its OpenMP
+    runtime loads and reads it (module docstring): numba's idle workers sleep, and a PyTorch imported
+    later does not see the setting. Nothing changes if numba's threads already run or the user set
+    the policy."""
+    if os.environ.get("OMP_WAIT_POLICY") is not None:
+        return
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        from numba.np.ufunc import parallel
+        parallel._launch_threads()
+    finally:
+        del os.environ["OMP_WAIT_POLICY"]
 
 
 def _resolve(name, source):

@@ -6,7 +6,14 @@ Each public function is a thin Python wrapper that copies a non-contiguous input
 a missing weight/bias by neutral ones (numba compiles poorly around Optional arrays), allocates
 the outputs with NumPy and calls a jitted kernel. Allocating in NumPy is deliberate: NumPy asks
 the OS for transparent huge pages, so a fresh 32 MB output costs ~16 page faults instead of ~8000,
-which on this kind of VM roughly halves the time of a forward pass.
+which on this kind of VM roughly halves the time of a forward pass. The forward's y goes one step
+further and reuses the memory of a y that has died (``buffers.py``: no page faults at all).
+
+Every kernel is compiled twice from one source (``_kernel``): in parallel, its prange loops split
+over numba's threads, and as a serial twin on the calling thread. The wrapper runs the twin below
+``SERIAL_BELOW`` elements of x, where waking the sleeping workers costs more than they save, and the
+parallel kernel above. Both give the same results, bit for bit, except the row backwards' dw and db,
+whose partial sums per chunk depend on the number of threads (below).
 
 How the kernels work (the formulas are derived in docs/derivations/*.md):
 
@@ -16,9 +23,11 @@ How the kernels work (the formulas are derived in docs/derivations/*.md):
   sees one read of x (and dy) and one write of y (or dx);
 * statistics and every sum are accumulated in float64, also for float32 data: a float32 row of
   65,536 elements with |mean| >> std stays within 1e-5 of a float64 reference; the variance is
-  two-pass, mean((x - mean)^2), never E[x^2] - E[x]^2. The elementwise passes (y, dx) run in the
-  data's dtype, as the NumPy kernels do, which for float32 doubles the SIMD width; a float64 mean
-  enters them as hi + lo float32 parts, so centering loses nothing when |mean| >> std;
+  never E[x^2] - E[x]^2: two-pass, mean((x - mean)^2), for float64 data, and for float32 data
+  one pass of float64 sums around the slice's first element (``_mean_rstd`` bounds its error).
+  The elementwise passes (y, dx) run in the data's dtype, as the NumPy kernels do, which for
+  float32 doubles the SIMD width; a float64 mean enters them as hi + lo float32 parts, so
+  centering loses nothing when |mean| >> std;
 * the sums are the only code compiled with ``fastmath={"reassoc"}`` (the ``@_sum`` helpers):
   it lets LLVM keep several float64 partial sums in SIMD lanes, ~5x faster than one scalar chain,
   and the order of the additions is still fixed by the code and the row length, never by thread
@@ -27,10 +36,11 @@ How the kernels work (the formulas are derived in docs/derivations/*.md):
   computed if and only if it is not empty (the wrappers pass a 0-row dx and 0-element dw/db for the
   gradients not asked for);
 * the parameter gradients dw, db sum over all rows. The row family partitions the rows into a
-  fixed number of chunks (``n_chunks`` = the thread count), each chunk adds into its own float64
-  partial row, and the partials are added in chunk order: bitwise identical results from run to
-  run at a given thread count. The channel family keeps one float64 partial sum per (n, c) slice
-  and adds them in n order, which does not even depend on the thread count.
+  fixed number of chunks (``n_chunks`` = the thread count, 1 on the serial twin), each chunk adds
+  into its own float64 partial row, and the partials are added in chunk order: bitwise identical
+  results from run to run at a given thread count and size. The channel family keeps one float64
+  partial sum per (n, c) slice and adds them in n order, which does not even depend on the thread
+  count.
 
 Statistics are returned in the data's dtype (as the NumPy kernels do). The LayerNorm/GroupNorm
 forwards normalize with the float64 mean; their backwards recover it from the rounded saved mean
@@ -40,14 +50,45 @@ of 1e4 with a std of 1e-2 does not turn into a 5% error in the gradient.
 All kernels live in this one file on purpose: numba's on-disk cache of a function is invalidated
 only when *its own* source file changes, so helpers in another file could go stale in the cache.
 """
+import types
+
 import numba
 import numpy as np
 from numba import njit, prange
 
+from . import buffers
+
 # error_model="numpy": 1/0 is inf and 0/0 NaN (as in NumPy and PyTorch), not ZeroDivisionError
-_kernel = njit(parallel=True, cache=True, fastmath=False, error_model="numpy")  # the parallel kernels
-_helper = njit(cache=True, fastmath=False, error_model="numpy")                 # called inside a task
-_sum = njit(cache=True, fastmath={"reassoc"}, error_model="numpy")              # float64 sums, SIMD lanes
+_parallel = njit(parallel=True, cache=True, fastmath=False, error_model="numpy")  # prange loops on numba's threads
+_helper = njit(cache=True, fastmath=False, error_model="numpy")                   # called inside a task
+_sum = njit(cache=True, fastmath={"reassoc"}, error_model="numpy")                # float64 sums, SIMD lanes
+
+SERIAL_BELOW = 1 << 14
+"""Work size (elements of x) below which a kernel runs serially on the calling thread: waking numba's
+sleeping workers costs more than they save there. On 2 cores (workqueue layer) the two paths cross
+near 16,384 elements: LayerNorm forward 4.4 us serial against 5.5 us parallel at 8,192 elements,
+7 us both at 16,384, 23 us against 14 us at 65,536 (GroupNorm gains from parallel a bit earlier)."""
+
+
+def _kernel(fn):
+    """The parallel kernel compiled from ``fn``, with ``.serial``: the same source compiled without
+    ``parallel`` (prange is then range), which runs on the calling thread and wakes no worker. The
+    serial twin is a copy of fn under another qualified name, so numba caches the two apart."""
+    twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial", fn.__defaults__, fn.__closure__)
+    twin.__qualname__ = fn.__qualname__ + "_serial"
+    kernel = _parallel(fn)
+    kernel.serial = _helper(twin)
+    return kernel
+
+
+def team_size(work):
+    """How many threads a kernel over ``work`` elements of x runs on: 1 below SERIAL_BELOW, else numba's count."""
+    return 1 if work < SERIAL_BELOW else numba.get_num_threads()
+
+
+def _run(kernel, work, *args):
+    """``kernel(*args)`` on numba's threads, or its serial twin if ``work`` (elements of x) is too small to share."""
+    return (kernel if team_size(work) > 1 else kernel.serial)(*args)
 
 
 # --------------------------------------------------------------------------- sums over one contiguous 1-D slice
@@ -103,11 +144,32 @@ def _slice_sums(g, a, m):
     return s_a, s_g, s_ga
 
 
+@_sum
+def _shifted_sums(a, k):
+    """(sum_j (a_j - k), sum_j (a_j - k)^2) in float64, in one pass."""
+    s1 = s2 = 0.0
+    for j in range(a.size):
+        v = a[j] - k                                     # a (L,)
+        s1 += v
+        s2 += v * v
+    return s1, s2
+
+
 @_helper
 def _mean_rstd(a, eps):
-    """Two-pass float64 mean and 1/sqrt(biased var + eps) of the slice a (L,)."""
-    m = _sum_dev(a, 0.0) / a.size
-    return m, 1.0 / np.sqrt(_sum_sq_dev(a, m) / a.size + eps)
+    """float64 mean and 1/sqrt(biased var + eps) of the slice a (L,).
+
+    float64 data: two passes, var = mean((a - mean)^2). float32 data: one pass of float64 sums around
+    k = a_0, var = mean((a - k)^2) - (mean - k)^2, 30% faster. Its rounding error relative to var is
+    about 2^-52 * (1 + (mean - k)^2 / var), and (mean - k)^2 <= L * var since a_0 is one of the
+    deviations, so it stays below float32's own rounding (2^-24) for every slice shorter than ~2^26."""
+    n = a.size
+    if a.itemsize == 4:
+        k = np.float64(a[0]) if n else 0.0
+        s1, s2 = _shifted_sums(a, k)
+        return k + s1 / n, 1.0 / np.sqrt(max(s2 / n - (s1 / n) ** 2, 0.0) + eps)
+    m = _sum_dev(a, 0.0) / n
+    return m, 1.0 / np.sqrt(_sum_sq_dev(a, m) / n + eps)
 
 
 @_helper
@@ -149,6 +211,14 @@ def _rms_norm_forward(x, w, b, eps, k, eps_outside, y, rstd):
 
 
 @_helper
+def _zero(a):
+    """a[:] = 0 for a 1-D array, as a plain loop (in a parallel kernel, np.zeros or a[:] = 0 would be a
+    parallel region of its own: one more wake-up of the workers)."""
+    for j in range(a.size):
+        a[j] = 0.0
+
+
+@_helper
 def _add_partials(part, out):
     """out[j] = sum over chunks of part[c, j], in chunk order (part (chunks, D), out (D,) float64)."""
     for j in range(out.size):
@@ -162,8 +232,10 @@ def _add_partials(part, out):
 def _rms_norm_backward(dy, x, rstd, w, k, eps_outside, n_chunks, dx, dw, db):
     r_count, d = x.shape
     need_dx = dx.size > 0
-    dw_part, db_part = np.zeros((n_chunks, dw.size)), np.zeros((n_chunks, db.size))  # (chunks, D) or (chunks, 0)
+    dw_part, db_part = np.empty((n_chunks, dw.size)), np.empty((n_chunks, db.size))  # (chunks, D) or (chunks, 0)
     for c in prange(n_chunks):
+        _zero(dw_part[c])
+        _zero(db_part[c])
         for r in range(c * r_count // n_chunks, (c + 1) * r_count // n_chunks):
             s = rstd[r]                                                # rstd (R,)
             if need_dx:
@@ -198,8 +270,10 @@ def _layer_norm_forward(x, w, b, eps, y, mean, rstd):
 def _layer_norm_backward(dy, x, mean, rstd, w, n_chunks, dx, dw, db):
     r_count, d = x.shape
     need_dx = dx.size > 0
-    dw_part, db_part = np.zeros((n_chunks, dw.size)), np.zeros((n_chunks, db.size))  # (chunks, D) or (chunks, 0)
+    dw_part, db_part = np.empty((n_chunks, dw.size)), np.empty((n_chunks, db.size))  # (chunks, D) or (chunks, 0)
     for c in prange(n_chunks):
+        _zero(dw_part[c])
+        _zero(db_part[c])
         for r in range(c * r_count // n_chunks, (c + 1) * r_count // n_chunks):
             s, m = np.float64(rstd[r]), np.float64(mean[r])            # rstd, mean (R,)
             sum_xc = sum_gw = sum_gw_xc = 0.0                          # around the saved (rounded) mean m
@@ -233,9 +307,11 @@ def _add_over_n(part_nc, out):
 def _group_norm_forward(x, num_groups, w, b, eps, y, mean, rstd):
     n_count, c_count, s_count = x.shape
     cg = c_count // num_groups
+    size = cg * s_count                                                # elements per group
+    samples = x.reshape(n_count, c_count * s_count)                    # (N, C*S): group g is one 1-D slice
     for i in prange(n_count * num_groups):
         n, g = i // num_groups, i % num_groups
-        m, s = _mean_rstd(x[n, g * cg:(g + 1) * cg].ravel(), eps)      # the group (C/G, S), contiguous
+        m, s = _mean_rstd(samples[n, g * size:(g + 1) * size], eps)   # the group (C/G*S,), contiguous, no copy
         mean[n, g], rstd[n, g] = m, s                                  # mean, rstd (N, G)
         for c in range(g * cg, (g + 1) * cg):
             _affine_segment(x[n, c], y[n, c], m, s, w[c], b[c])        # x[n, c], y[n, c] (S,); w, b (C,)
@@ -248,7 +324,7 @@ def _group_norm_backward(dy, x, mean, rstd, num_groups, w, dx, dw, db):
     cg = c_count // num_groups
     size = cg * s_count                                                # elements per group
     need_x = need_dx or dw.size > 0
-    dw_nc, db_nc = np.zeros((n_count, c_count)), np.empty((n_count, c_count))   # per (n, c) slice
+    dw_nc, db_nc = np.empty((n_count, c_count)), np.empty((n_count, c_count))   # per (n, c) slice
     for i in prange(n_count * num_groups):
         n, g = i // num_groups, i % num_groups
         s, m = np.float64(rstd[n, g]), np.float64(mean[n, g])          # rstd, mean (N, G)
@@ -258,7 +334,7 @@ def _group_norm_backward(dy, x, mean, rstd, num_groups, w, dx, dw, db):
                 xc, db_nc[n, c], dw_nc[n, c] = _slice_sums(dy[n, c], x[n, c], m)  # dy[n, c], x[n, c] (S,); (N, C)
                 sum_xc, sum_gw_xc = sum_xc + xc, sum_gw_xc + w[c] * dw_nc[n, c]   # w (C,)
             else:
-                db_nc[n, c] = _sum_dev(dy[n, c], 0.0)                  # dy[n, c] (S,); db_nc (N, C)
+                db_nc[n, c], dw_nc[n, c] = _sum_dev(dy[n, c], 0.0), 0.0  # dy[n, c] (S,); db_nc, dw_nc (N, C)
             sum_gw += w[c] * db_nc[n, c]                               # w (C,); db_nc (N, C)
         delta = sum_xc / size                                          # the forward's float64 mean is m + delta
         for c in range(g * cg, (g + 1) * cg):
@@ -299,7 +375,7 @@ def _batch_norm_backward(dy, x, mean, rstd, w, training, dx, dw, db):
     n_count, c_count, s_count = x.shape
     need_dx = dx.size > 0
     need_sums = dw.size > 0 or db.size > 0 or (need_dx and training)   # sum_A(dy), sum_A(dy * xhat)
-    sum_dy, sum_dy_xhat = np.zeros(c_count if need_sums else 0), np.zeros(c_count if need_sums else 0)  # (C,)
+    sum_dy, sum_dy_xhat = np.empty(c_count if need_sums else 0), np.empty(c_count if need_sums else 0)  # (C,)
     if need_sums:
         dy_nc, dy_xc_nc = np.empty((n_count, c_count)), np.empty((n_count, c_count))   # per (n, c) slice
         for i in prange(n_count * c_count):
@@ -321,8 +397,10 @@ def _batch_norm_backward(dy, x, mean, rstd, w, training, dx, dw, db):
             else:                                                      # eval: mean and rstd are constants
                 for t in range(s_count):
                     dx[n, c, t] = rstd[c] * (w[c] * dy[n, c, t])       # dx, dy (N, C, S); rstd, w (C,)
-    dw[:] = sum_dy_xhat[:dw.size]                                      # (C,) or (0,)
-    db[:] = sum_dy[:db.size]                                           # (C,) or (0,)
+    for c in range(dw.size):                                           # loops, not dw[:] = ...: no parallel region
+        dw[c] = sum_dy_xhat[c]                                         # (C,) or (0,)
+    for c in range(db.size):
+        db[c] = sum_dy[c]                                              # (C,) or (0,)
 
 
 # --------------------------------------------------------------------------- the wrappers (the public kernels)
@@ -334,7 +412,7 @@ def _neutral(param, size, dtype, value):
 def _outputs(x, need_dx, need_dw, need_db, n_params):
     """(dx, dw, db) to be filled by a backward kernel: dx like x, dw and db float64 (n_params,); each is
     empty (0 rows or 0 elements: the gradient mask, the kernel skips it) unless needed."""
-    dx = np.empty(x.shape if need_dx else (0,) + x.shape[1:], x.dtype)
+    dx = np.empty(x.shape if need_dx else (0,) + x.shape[1:], x.dtype)   # not pooled (buffers.py says why)
     return dx, np.empty(n_params if need_dw else 0), np.empty(n_params if need_db else 0)
 
 
@@ -346,13 +424,13 @@ def _grads(x, dx, dw, db, need_dx, need_dw, need_db):
 
 def _row_backward(kernel, dy, x, stats, weight, options, need_dx, need_dw, need_db):
     """Run a row-family backward ``kernel(dy, x, *stats, w, *options, n_chunks, dx, dw, db)``;
-    the rows are split into n_chunks = the thread count (at most R) chunks for dw and db."""
+    the rows are split into n_chunks = the team size (at most R) chunks for dw and db, one per thread."""
     dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
     r_count, d = x.shape
     dx, dw, db = _outputs(x, need_dx, need_dw, need_db, d)
-    n_chunks = max(1, min(numba.get_num_threads(), r_count))
-    kernel(dy, x, *[np.ascontiguousarray(a) for a in stats], _neutral(weight, d, x.dtype, 1), *options, n_chunks,
-           dx, dw, db)
+    n_chunks = max(1, min(team_size(x.size), r_count))
+    (kernel if n_chunks > 1 else kernel.serial)(dy, x, *[np.ascontiguousarray(a) for a in stats],
+                                                _neutral(weight, d, x.dtype, 1), *options, n_chunks, dx, dw, db)
     return _grads(x, dx, dw, db, need_dx, need_dw, need_db)
 
 
@@ -360,9 +438,9 @@ def rms_norm_forward(x, weight, bias, eps, k, eps_outside):
     """The numba twin of rms_norm_forward in minigrad/ops/norm/rmsnorm.py."""
     x = np.ascontiguousarray(x)
     r_count, d = x.shape
-    y, rstd = np.empty_like(x), np.empty(r_count, x.dtype)
-    _rms_norm_forward(x, _neutral(weight, d, x.dtype, 1), _neutral(bias, d, x.dtype, 0), float(eps), int(k),
-                      bool(eps_outside), y, rstd)
+    y, rstd = buffers.empty(x.shape, x.dtype), np.empty(r_count, x.dtype)
+    _run(_rms_norm_forward, x.size, x, _neutral(weight, d, x.dtype, 1), _neutral(bias, d, x.dtype, 0), float(eps),
+         int(k), bool(eps_outside), y, rstd)
     return y, rstd
 
 
@@ -376,8 +454,9 @@ def layer_norm_forward(x, weight, bias, eps):
     """The numba twin of layer_norm_forward in minigrad/ops/norm/layernorm.py."""
     x = np.ascontiguousarray(x)
     r_count, d = x.shape
-    y, mean, rstd = np.empty_like(x), np.empty(r_count, x.dtype), np.empty(r_count, x.dtype)
-    _layer_norm_forward(x, _neutral(weight, d, x.dtype, 1), _neutral(bias, d, x.dtype, 0), float(eps), y, mean, rstd)
+    y, mean, rstd = buffers.empty(x.shape, x.dtype), np.empty(r_count, x.dtype), np.empty(r_count, x.dtype)
+    _run(_layer_norm_forward, x.size, x, _neutral(weight, d, x.dtype, 1), _neutral(bias, d, x.dtype, 0), float(eps),
+         y, mean, rstd)
     return y, mean, rstd
 
 
@@ -390,9 +469,10 @@ def group_norm_forward(x, num_groups, weight, bias, eps):
     """The numba twin of group_norm_forward in minigrad/ops/norm/groupnorm.py."""
     x = np.ascontiguousarray(x)
     n, c, _ = x.shape
-    y, mean, rstd = np.empty_like(x), np.empty((n, num_groups), x.dtype), np.empty((n, num_groups), x.dtype)
-    _group_norm_forward(x, int(num_groups), _neutral(weight, c, x.dtype, 1), _neutral(bias, c, x.dtype, 0),
-                        float(eps), y, mean, rstd)
+    y, mean, rstd = buffers.empty(x.shape, x.dtype), np.empty((n, num_groups), x.dtype), np.empty((n, num_groups),
+                                                                                                    x.dtype)
+    _run(_group_norm_forward, x.size, x, int(num_groups), _neutral(weight, c, x.dtype, 1),
+         _neutral(bias, c, x.dtype, 0), float(eps), y, mean, rstd)
     return y, mean, rstd
 
 
@@ -401,8 +481,8 @@ def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw,
     dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
     c = x.shape[1]
     dx, dw, db = _outputs(x, need_dx, need_dw, need_db, c)
-    _group_norm_backward(dy, x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd), int(num_groups),
-                         _neutral(weight, c, x.dtype, 1), dx, dw, db)
+    _run(_group_norm_backward, x.size, dy, x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
+         int(num_groups), _neutral(weight, c, x.dtype, 1), dx, dw, db)
     return _grads(x, dx, dw, db, need_dx, need_dw, need_db)
 
 
@@ -410,7 +490,7 @@ def batch_norm_stats(x):
     """The numba twin of batch_norm_stats in minigrad/ops/norm/batchnorm.py."""
     x = np.ascontiguousarray(x)
     mean, var = np.empty(x.shape[1], x.dtype), np.empty(x.shape[1], x.dtype)
-    _batch_norm_stats(x, mean, var)
+    _run(_batch_norm_stats, x.size, x, mean, var)
     return mean, var
 
 
@@ -418,9 +498,9 @@ def batch_norm_forward(x, mean, rstd, weight, bias):
     """The numba twin of batch_norm_forward in minigrad/ops/norm/batchnorm.py."""
     x = np.ascontiguousarray(x)
     c = x.shape[1]
-    y = np.empty_like(x)
-    _batch_norm_forward(x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd), _neutral(weight, c, x.dtype, 1),
-                        _neutral(bias, c, x.dtype, 0), y)
+    y = buffers.empty(x.shape, x.dtype)
+    _run(_batch_norm_forward, x.size, x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
+         _neutral(weight, c, x.dtype, 1), _neutral(bias, c, x.dtype, 0), y)
     return y
 
 
@@ -429,6 +509,6 @@ def batch_norm_backward(dy, x, mean, rstd, weight, training, need_dx, need_dw, n
     dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
     c = x.shape[1]
     dx, dw, db = _outputs(x, need_dx, need_dw, need_db, c)
-    _batch_norm_backward(dy, x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
-                         _neutral(weight, c, x.dtype, 1), bool(training), dx, dw, db)
+    _run(_batch_norm_backward, x.size, dy, x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
+         _neutral(weight, c, x.dtype, 1), bool(training), dx, dw, db)
     return _grads(x, dx, dw, db, need_dx, need_dw, need_db)

@@ -8,11 +8,13 @@ flat (C,) arrays. The families differ only in the axes A their statistics reduce
     GroupNorm      A = the last axis of (N, G, C/G*S)  statistics (N, G)
     InstanceNorm   GroupNorm with G = C                statistics (N, C)
 """
+import math
+
 import numpy as np
 
+from ...autograd.version import bump
 from ...dtypes import compute_dtype
 from ...kernels import kernel
-from ...tensor import Tensor
 from .common import input_grads, sum64
 
 _TORCH_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
@@ -49,13 +51,13 @@ def check_param_dtypes(input, *params):
 
 def verify_batch_size(size):
     """PyTorch's check that a statistic over (N, *spatial) sees more than one value (size = N, C, *spatial)."""
-    if int(np.prod((size[0],) + tuple(size[2:]))) == 1:
+    if math.prod((size[0],) + tuple(size[2:])) == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(size)}")
 
 
 def verify_spatial_size(size):
     """PyTorch's check that instance statistics see more than one spatial element (size = N, C, *spatial)."""
-    if int(np.prod(tuple(size[2:]))) == 1:
+    if math.prod(size[2:]) == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(size)}")
 
 
@@ -66,9 +68,12 @@ def check_running_pair(running_mean, running_var):
 
 # --------------------------------------------------------------------------- running statistics (state)
 def update_running_stats(running_mean, running_var, mean, unbiased_var, momentum):
-    """running <- (1 - momentum) * running + momentum * statistic, in place and outside the graph."""
+    """running <- (1 - momentum) * running + momentum * statistic, in place and outside the graph: written
+    straight into the buffers' memory, whose version counter counts the write (as ``copy_`` would,
+    at half its cost)."""
     for running, stat in ((running_mean, mean), (running_var, unbiased_var)):
-        running.copy_(Tensor(momentum * stat + (1 - momentum) * running._data))
+        np.copyto(running._data, momentum * stat + (1 - momentum) * running._data, casting="unsafe")
+        bump(running._data)
 
 
 # --------------------------------------------------------------------------- the (N, C, S) view (Functions)
@@ -76,7 +81,7 @@ def channels_view(a):
     """The ndarray ``a`` (N, C, *spatial) as a C-contiguous (N, C, S) array in the compute dtype,
     S = prod(spatial) (1 for (N, C) input): the layout the channel kernels take."""
     n, c = a.shape[:2]
-    return np.ascontiguousarray(a.reshape(n, c, int(np.prod(a.shape[2:]))), dtype=compute_dtype(a.dtype))
+    return np.ascontiguousarray(a.reshape(n, c, math.prod(a.shape[2:])), dtype=compute_dtype(a.dtype))
 
 
 def channel_array(t, dtype):

@@ -109,6 +109,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 def _check_param_dtypes(input, weight, bias):
     """PyTorch's CPU rule: parameters share one dtype, the input's or (float16 input) float32."""
     dtypes = {p.dtype for p in (weight, bias) if p is not None}
+    if not dtypes or dtypes == {input.dtype}:                  # the common case, decided without compute_dtype
+        return
     allowed = {input.dtype, compute_dtype(input.dtype)}
     if dtypes and (len(dtypes) > 1 or not dtypes <= allowed):
         raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of "

@@ -18,7 +18,7 @@ def as_normalized_shape(normalized_shape):
     """``normalized_shape`` as a tuple of ints; an int ``n`` means ``(n,)`` (as the PyTorch modules take it)."""
     if isinstance(normalized_shape, (int, np.integer)):
         return (int(normalized_shape),)
-    return tuple(int(s) for s in normalized_shape)
+    return tuple(map(int, normalized_shape))
 
 
 def check_row_norm_args(input, normalized_shape, weight=None, bias=None, *, rms=False):
@@ -35,12 +35,13 @@ def check_row_norm_args(input, normalized_shape, weight=None, bias=None, *, rms=
         if param is not None and tuple(param.shape) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(param.shape)} and normalized_shape = {list(shape)}")
-    if rms and input.ndim < len(shape):
-        raise ValueError(f"Input tensor must have at least {len(shape)} dimensions, but got {input.ndim}")
-    if input.ndim < len(shape) or tuple(input.shape[input.ndim - len(shape):]) != shape:
+    x_shape, n = tuple(input.shape), len(shape)
+    if rms and len(x_shape) < n:
+        raise ValueError(f"Input tensor must have at least {n} dimensions, but got {len(x_shape)}")
+    if len(x_shape) < n or x_shape[len(x_shape) - n:] != shape:
         leading = "*" if rms else "*, "
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[{leading}{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+                           f"[{leading}{', '.join(map(str, shape))}], but got input of size{list(x_shape)}")
     if input.dtype.kind != "f":
         raise NotImplementedError(f"normalization over rows is only implemented for floating-point input, "
                                   f"got {input.dtype}")
