@@ -275,7 +275,7 @@ def main():
         return rss_worker(args.rss_worker, args.weights, args.rss_steps, args.rss_every)
 
     rounds = args.rounds or (2 if args.quick else 5)
-    steps, rss_steps, rss_every, profiled = (5, 50, 10, 2) if args.quick else (20, args.rss_steps, args.rss_every, 10)
+    steps, rss_steps, rss_every, profiled = (3, 20, 10, 1) if args.quick else (20, args.rss_steps, args.rss_every, 10)
     libraries = [lib for lib in LIBRARIES if available(lib)]
     print(f"# Tiny Transformer training step: B={SHAPE['batch_size']}, T={SHAPE['seq_len']}, "
           f"D={SHAPE['d_model']}, L={SHAPE['n_layers']}, H={SHAPE['n_heads']}, vocab {VOCAB}, float32, "
