@@ -1,6 +1,6 @@
 """Normalization layers: minigrad (numba and NumPy backends) against PyTorch, JAX and the memory-bandwidth floor.
 
-    python bench/bench_norms.py                        # the full run (a few minutes on 2 cores)
+    python bench/bench_norms.py                        # the full run (about 7 minutes on a busy 2-core machine)
     python bench/bench_norms.py --quick                # small shapes, 2 rounds: a check that it runs
     python bench/bench_norms.py --json out.json --plot out.png
 
