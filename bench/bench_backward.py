@@ -13,8 +13,9 @@ bias (RMSNorm: weight only, as PyTorch's), three implementations of the same lay
 
 Printed as a markdown table:
 
-* time: medians over interleaved rounds after warm-up (fused numpy, fused numba, composite, fused
-  numpy, ...), of the forward alone and of forward + backward; backward = their difference. One
+* time (minigrad against itself, so in one process): medians over interleaved rounds after warm-up
+  (fused numpy, fused numba, composite, fused numpy, ...), of the forward alone and of forward +
+  backward; backward = their difference. One
   thread unless the environment says otherwise (NUMBA_NUM_THREADS=2 ...): autograd's primitive ops
   are single-threaded NumPy, and on a busy machine a parallel kernel waits for its second thread;
 * memory saved for backward: the sum of the bytes every node of the graph saves (``minigrad.viz``),
@@ -35,7 +36,7 @@ import numpy as np  # noqa: E402
 
 import minigrad as mg  # noqa: E402
 import minigrad.nn.functional as F  # noqa: E402
-from common import fmt_ms, table, time_interleaved  # noqa: E402
+from common import fmt_ms, machine_line, table, time_interleaved  # noqa: E402
 from minigrad import viz  # noqa: E402
 from minigrad.kernels import BACKENDS, get_backend, use_backend  # noqa: E402
 from minigrad.ops.norm.batchnorm import batch_norm_composite  # noqa: E402
@@ -170,7 +171,7 @@ def main(argv=None):
     dtype = np.dtype(args.dtype)
 
     print(f"## Hand-derived backward vs autograd ({args.dtype}, median of {rounds} interleaved rounds after "
-          f"{warmup} warm-up; backend numba falls back to numpy when it cannot be imported)\n")
+          f"{warmup} warm-up; backend numba falls back to numpy when it cannot be imported)\n\n{machine_line()}\n")
     headers = ["norm", "input", "implementation", "forward ms", "backward ms", "fwd + bwd ms", "saved for backward",
                "of which new", "max abs diff vs autograd"]
     rows, results = [], {}

@@ -2,9 +2,12 @@
 
 On tensors this small the arithmetic is free, so the time per op is the framework's
 bookkeeping: creating the output and its graph node, and running the node's backward.
-minigrad and PyTorch (when installed, 1 thread) run interleaved; medians are reported.
+minigrad and PyTorch (when installed) each run in their own fresh processes, one thread, rounds
+alternating (bench/common.py); each process reports its median after warm-up, and the table
+shows the median over rounds. (JAX is left out: under ``jax.jit`` the chain compiles into one
+call, which has no per-op overhead to compare.)
 
-    python bench/bench_engine.py [--rounds 31] [--json PATH]
+    python bench/bench_engine.py [--rounds 5] [--json PATH]
 """
 import argparse
 import os
@@ -12,11 +15,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import environment, table, time_interleaved, write_json  # noqa: E402
-
-import minigrad as mg  # noqa: E402
+from common import (Worker, available, emit, machine_line, median_over_rounds, run_rounds, set_threads,  # noqa: E402
+                    spread, table, time_call, write_json)
 
 N_OPS = 99  # 33 x (mul, add, tanh): with the input, a 100-node chain
+LIBRARIES = ("minigrad", "pytorch")
 
 
 def chain(x):
@@ -31,32 +34,45 @@ def step(x, g):
     chain(x).backward(g)
 
 
+def worker(library, threads):
+    """In a fresh process: the median seconds of one forward + backward of the chain."""
+    if library == "minigrad":
+        import minigrad as lib
+    else:
+        import torch as lib
+    set_threads(threads)
+    x, g = lib.randn(4, 4, requires_grad=True), lib.ones(4, 4)
+    emit({"chain": time_call(lambda: step(x, g), warmup=20, samples=31, min_time=0.02, budget=3.0)})
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=31, help="interleaved timed rounds (median reported)")
+    parser.add_argument("--rounds", type=int, default=5, help="fresh processes per library (median reported)")
     parser.add_argument("--json", help="also write the results as JSON here")
+    parser.add_argument("--worker", choices=LIBRARIES, help=argparse.SUPPRESS)
+    parser.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker:
+        return worker(args.worker, args.threads)
 
-    x = mg.randn(4, 4, requires_grad=True)
-    g = mg.ones(4, 4)
-    calls = {"minigrad": lambda: step(x, g)}
-    try:
-        import torch
-        torch.set_num_threads(1)
-        tx, tg = torch.randn(4, 4, requires_grad=True), torch.ones(4, 4)
-        calls["pytorch"] = lambda: step(tx, tg)
-    except ImportError:
+    libraries = [lib for lib in LIBRARIES if available(lib)]
+    if "pytorch" not in libraries:
         print("PyTorch not installed: minigrad only")
-
-    medians = time_interleaved(calls, rounds=args.rounds, warmup=20, min_time=0.02)
+    rounds = run_rounds(__file__, [Worker(lib, ["--worker", lib], threads=1) for lib in libraries], args.rounds)
+    medians = {lib: median_over_rounds(r)["chain"] for lib, r in rounds.items()}
     per_op = {k: v / N_OPS * 1e6 for k, v in medians.items()}
-    rows = [[k, f"{medians[k] * 1e3:.3f}", f"{per_op[k]:.2f}",
-             f"{per_op[k] / per_op['pytorch']:.2f}x" if "pytorch" in per_op else "—"] for k in calls]
-    print(f"Forward + backward of a {N_OPS}-op mul/add/tanh chain on 4x4 float32 "
-          f"(median of {args.rounds} interleaved rounds)\n")
-    print(table(["framework", "ms per chain", "us per op", "vs PyTorch"], rows))
+    rows = []
+    for lib in libraries:
+        low, high = spread(rounds[lib], "chain")
+        rows.append([lib, f"{medians[lib] * 1e3:.3f}", f"{per_op[lib]:.2f}",
+                     f"{low / N_OPS * 1e6:.2f}-{high / N_OPS * 1e6:.2f}",
+                     f"{per_op[lib] / per_op['pytorch']:.2f}x" if "pytorch" in per_op else "—"])
+    print(f"Forward + backward of a {N_OPS}-op mul/add/tanh chain on 4x4 float32, 1 thread; each library in its "
+          f"own fresh processes, median over {args.rounds} alternating rounds\n\n{machine_line()}\n")
+    print(table(["framework", "ms per chain", "us per op", "us per op, range over rounds", "vs PyTorch"], rows))
     if args.json:
-        write_json(args.json, {"us_per_op": per_op, "environment": environment()})
+        from common import environment
+        write_json(args.json, {"us_per_op": per_op, "rounds": rounds, "environment": environment()})
     return per_op
 
 

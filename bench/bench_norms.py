@@ -1,85 +1,93 @@
-"""Normalization layers: minigrad's numba and NumPy backends against PyTorch and the memory-bandwidth floor.
+"""Normalization layers: minigrad (numba and NumPy backends) against PyTorch, JAX and the memory-bandwidth floor.
 
-    python bench/bench_norms.py                        # the full run (about 10 minutes on 2 cores)
-    python bench/bench_norms.py --quick                # a small subset, to check that it runs
+    python bench/bench_norms.py                        # the full run (about 7 minutes on a busy 2-core machine)
+    python bench/bench_norms.py --quick                # small shapes, 2 rounds: a check that it runs
     python bench/bench_norms.py --json out.json --plot out.png
 
-For RMSNorm and LayerNorm on rows (R, D) and BatchNorm2d (training), InstanceNorm2d and
-GroupNorm(32) on (N, C, H, W), all float32 with weight and bias (RMSNorm: weight only, as
-PyTorch's), at 1 and 2 threads (``numba.set_num_threads``, ``torch.set_num_threads``), it times
-the forward alone (under no_grad) and forward + backward (with a random upstream gradient) of:
+For RMSNorm and LayerNorm on rows (R, D) from 64x64 to 16384x4096, and BatchNorm2d (training),
+InstanceNorm2d and GroupNorm(32) on (N, C, H, W) from 4x32x16x16 to 32x64x64x64, all float32 with
+weight and bias (RMSNorm: weight only, as PyTorch's), at 1 and 2 threads, it times the forward
+alone (under no_grad) and forward + backward (with a random upstream gradient) of:
 
-* ``numba`` / ``numpy``: minigrad's public API (``F.rms_norm(...)``, ``y.backward(g)``) on each
-  kernel backend; the NumPy backend is single-threaded;
-* ``numba raw``: the numba kernels called directly (no Tensor, no autograd);
-* ``torch``: PyTorch's functional API, when PyTorch is installed;
-* ``floor``: a parallel numba copy moving the same bytes as the layer must move at least: read x
-  and write a fresh y (forward), plus read x and dy and write a fresh dx (backward). Outputs are
-  fresh arrays because the layers return fresh arrays: allocating costs page faults that a copy
-  into a reused buffer (``floor prealloc``, shown too) does not pay.
+* ``minigrad`` / ``numpy``: minigrad's public API (``F.rms_norm(...)``, ``y.backward(g)``) on the
+  numba and NumPy kernel backends (the NumPy backend up to 8M elements: it is single-threaded and
+  slow, and compares minigrad with itself);
+* ``raw``: minigrad's numba kernels called directly (no Tensor, no autograd);
+* ``torch``: PyTorch's functional API, the same calls, when PyTorch is installed;
+* ``jax``: the same layers written with ``jax.numpy``, forward and ``jax.vjp`` under ``jax.jit``,
+  when JAX is installed;
+* ``floor``: a parallel numba copy moving the bytes the layer must move at least, into
+  preallocated memory: read x and write y (forward), plus read x and dy and write dx (backward);
+  ``floor fresh`` writes into newly allocated arrays instead, as the layers do, so the difference
+  is the cost of allocating (page faults on first touch).
 
-Times are medians of interleaved rounds after warm-up (bench/common.py). It also reports the
-first-call time of RMSNorm in a new process (numba's cache cold, in a temporary NUMBA_CACHE_DIR,
-and warm) and the time of ``import minigrad``, checks the targets of issue 4, writes every sample
-as JSON and plots time against size (PNG, when matplotlib is installed).
+Each library runs in its own fresh processes (bench/common.py): per round and thread count, one
+process for minigrad, one for PyTorch, one for JAX and one for the floor, rounds alternating, the
+thread count set alike for all before import. Each process warms every call up and reports its
+median; the tables show the median over rounds. It also reports the first-call time of RMSNorm in
+a new process (numba's cache cold, in a temporary NUMBA_CACHE_DIR, and warm) and the time of
+``import minigrad``, checks the targets of issues 4 and 15, writes every round's numbers as JSON
+and plots time against size (PNG, when matplotlib is installed).
 """
+import argparse
+import functools
 import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
 
-# numba's and PyTorch's thread pools (both GNU libgomp) spin-wait for up to ~10 ms after each parallel
-# region; interleaving the two libraries then lets one's idle workers steal the cores the other needs.
-# Passive waiting keeps the comparison fair, at the price of a thread wake-up (tens of microseconds)
-# per parallel call, visible at the smallest sizes only. Set before numba and torch are loaded;
-# OMP_WAIT_POLICY=ACTIVE in the environment restores the default.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-import argparse  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numba  # noqa: E402
-import numpy as np  # noqa: E402
-from numba import njit, prange  # noqa: E402
-
-import minigrad as mg  # noqa: E402
-import minigrad.nn.functional as F  # noqa: E402
-from common import environment, fmt_ms, sample_interleaved, table, write_json  # noqa: E402
-from minigrad.kernels import numba_kernels, use_backend  # noqa: E402
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from common import (Worker, available, emit, environment, fmt_ms, machine_line, median_over_rounds,  # noqa: E402
+                    ratio, run_rounds, set_threads, table, time_call, write_json)
+
 ROW_SHAPES = [(64, 64), (1024, 256), (4096, 1024), (8192, 1024), (16384, 4096)]
 IMAGE_SHAPES = [(4, 32, 16, 16), (16, 64, 32, 32), (32, 64, 64, 64)]
-QUICK_ROW_SHAPES, QUICK_IMAGE_SHAPES = [(64, 64), (512, 256)], [(2, 32, 8, 8)]
+QUICK_ROW_SHAPES, QUICK_IMAGE_SHAPES = [(64, 64), (512, 256)], [(4, 32, 16, 16)]
 TARGET_ROWS, TARGET_IMAGE = (8192, 1024), (32, 64, 64, 64)            # 8M float32 elements each
+NUMPY_MAX_ELEMENTS = 8 * 2 ** 20
 GROUPS = 32
 EPS = 1e-5
+PASSES = ("fwd", "fwd+bwd")
+LIBRARIES = ("minigrad", "pytorch", "jax", "floor")
+IMPLS = ["minigrad", "raw", "numpy", "torch", "jax", "floor", "floor fresh"]
 
 
 # --------------------------------------------------------------------------- the bandwidth floor
-@njit(parallel=True, cache=True)
-def _copy(src, dst):
-    for i in prange(src.size):
-        dst[i] = src[i]                                                # src, dst (n,)
+@functools.lru_cache(maxsize=None)
+def floor_kernels():
+    """Parallel numba copy and add (compiled on first use; imported only by the floor's worker)."""
+    from numba import njit, prange
 
+    @njit(parallel=True)
+    def copy(src, dst):
+        for i in prange(src.size):
+            dst[i] = src[i]                                            # src, dst (n,)
 
-@njit(parallel=True, cache=True)
-def _add(a, b, dst):
-    for i in prange(a.size):
-        dst[i] = a[i] + b[i]                                           # a, b, dst (n,)
+    @njit(parallel=True)
+    def add(a, b, dst):
+        for i in prange(a.size):
+            dst[i] = a[i] + b[i]                                       # a, b, dst (n,)
+    return copy, add
 
 
 def floor_forward(x, y=None):
     """Read x, write y (fresh unless given)."""
-    _copy(x.reshape(-1), (np.empty_like(x) if y is None else y).reshape(-1))
+    copy, _ = floor_kernels()
+    copy(x.reshape(-1), (np.empty_like(x) if y is None else y).reshape(-1))
 
 
 def floor_step(x, dy, y=None, dx=None):
     """The forward's bytes, then read x and dy and write dx (fresh unless given)."""
+    _, add = floor_kernels()
     floor_forward(x, y)
-    _add(x.reshape(-1), dy.reshape(-1), (np.empty_like(x) if dx is None else dx).reshape(-1))
+    add(x.reshape(-1), dy.reshape(-1), (np.empty_like(x) if dx is None else dx).reshape(-1))
 
 
 # --------------------------------------------------------------------------- the norms
@@ -94,15 +102,32 @@ def _bn_raw_forward(k, x3, w, b):
     return k.batch_norm_forward(x3, mean, rstd, w, b), (mean, rstd)
 
 
+def _jax_normalize(jnp, x, axes, eps):
+    """(x - mean) / sqrt(var + eps) over ``axes`` (biased variance), in jax.numpy."""
+    mean = x.mean(axes, keepdims=True)
+    centered = x - mean
+    return centered / jnp.sqrt((centered * centered).mean(axes, keepdims=True) + eps)
+
+
+def _jax_channels(jnp, x, w, b, axes, groups=None):
+    """A channel norm of x (N, C, H, W) in jax.numpy: statistics over ``axes`` (of x, or of x as
+    (N, groups, C/groups * H * W) when ``groups`` is given), then the per-channel affine."""
+    n, c = x.shape[:2]
+    xhat = (_jax_normalize(jnp, x.reshape(n, groups, -1), axes, EPS).reshape(x.shape) if groups
+            else _jax_normalize(jnp, x, axes, EPS))
+    return xhat * w.reshape(1, c, 1, 1) + b.reshape(1, c, 1, 1)
+
+
 @dataclass
 class Norm:
-    """One layer: ``minigrad(F, x, w, b, buffers)`` and ``torch(TF, x, w, b, buffers)`` call the public
-    functions; ``raw_forward(k, x, w, b) -> (y, saved)`` and ``raw_backward(k, dy, x, saved, w)`` the
-    kernels of module k on x as rows (R, D) or (N, C, S)."""
+    """One layer: ``api(F, x, w, b, buffers)`` calls the public function of ``F`` (minigrad's or PyTorch's
+    nn.functional: the calls are the same); ``jax(jnp, x, w, b)`` is the layer in jax.numpy;
+    ``raw_forward(k, x, w, b) -> (y, saved)`` and ``raw_backward(k, dy, x, saved, w)`` call the kernels
+    of module k on x as rows (R, D) or (N, C, S)."""
     name: str
     rows: bool
-    minigrad: object
-    torch: object
+    api: object
+    jax: object
     raw_forward: object
     raw_backward: object
     bias: bool = True
@@ -110,106 +135,135 @@ class Norm:
 
 NORMS = [
     Norm("RMSNorm", True, lambda F, x, w, b, buf: F.rms_norm(x, (x.shape[-1],), w),
-         lambda TF, x, w, b, buf: TF.rms_norm(x, (x.shape[-1],), w),
+         lambda jnp, x, w, b: x / jnp.sqrt((x * x).mean(-1, keepdims=True) + np.finfo(np.float32).eps) * w,
          lambda k, x, w, b: k.rms_norm_forward(x, w, None, float(np.finfo(x.dtype).eps), x.shape[1], False),
          lambda k, dy, x, rstd, w: k.rms_norm_backward(dy, x, rstd, w, float(np.finfo(x.dtype).eps), x.shape[1],
                                                        False, True, True, False), bias=False),
     Norm("LayerNorm", True, lambda F, x, w, b, buf: F.layer_norm(x, (x.shape[-1],), w, b, EPS),
-         lambda TF, x, w, b, buf: TF.layer_norm(x, (x.shape[-1],), w, b, EPS),
+         lambda jnp, x, w, b: _jax_normalize(jnp, x, -1, EPS) * w + b,
          lambda k, x, w, b: _y_and_saved(k.layer_norm_forward(x, w, b, EPS)),
          lambda k, dy, x, saved, w: k.layer_norm_backward(dy, x, *saved, w, True, True, True)),
     Norm("BatchNorm2d", False, lambda F, x, w, b, buf: F.batch_norm(x, *buf, w, b, True, 0.1, EPS),
-         lambda TF, x, w, b, buf: TF.batch_norm(x, *buf, w, b, True, 0.1, EPS),
+         lambda jnp, x, w, b: _jax_channels(jnp, x, w, b, (0, 2, 3)),
          _bn_raw_forward,
          lambda k, dy, x, saved, w: k.batch_norm_backward(dy, x, *saved, w, True, True, True, True)),
     Norm("InstanceNorm2d", False, lambda F, x, w, b, buf: F.instance_norm(x, weight=w, bias=b, eps=EPS),
-         lambda TF, x, w, b, buf: TF.instance_norm(x, weight=w, bias=b, eps=EPS),
+         lambda jnp, x, w, b: _jax_channels(jnp, x, w, b, (2, 3)),
          lambda k, x, w, b: _y_and_saved(k.group_norm_forward(x, x.shape[1], w, b, EPS)),
          lambda k, dy, x, saved, w: k.group_norm_backward(dy, x, *saved, x.shape[1], w, True, True, True)),
     Norm("GroupNorm", False, lambda F, x, w, b, buf: F.group_norm(x, GROUPS, w, b, EPS),
-         lambda TF, x, w, b, buf: TF.group_norm(x, GROUPS, w, b, EPS),
+         lambda jnp, x, w, b: _jax_channels(jnp, x, w, b, -1, groups=GROUPS),
          lambda k, x, w, b: _y_and_saved(k.group_norm_forward(x, GROUPS, w, b, EPS)),
          lambda k, dy, x, saved, w: k.group_norm_backward(dy, x, *saved, GROUPS, w, True, True, True)),
 ]
 
 
-def torch_or_none():
-    try:
-        import torch
-        return torch
-    except ImportError:
-        return None
+def key(norm, shape, pass_, impl):
+    """The name of one timing in a worker's result."""
+    return f"{norm}|{'x'.join(map(str, shape))}|{pass_}|{impl}"
 
 
-def candidates(norm, shape, torch, rng):
-    """{(impl, pass): fn()} for one norm and input shape; pass is "fwd" or "fwd+bwd"."""
+def inputs(norm, shape):
+    """x, dy, w, b (b None without bias) as float32 arrays, the same in every process (seed 0)."""
+    rng = np.random.default_rng(0)
     x = rng.standard_normal(shape, dtype=np.float32)
     dy = rng.standard_normal(shape, dtype=np.float32)
     n_params = shape[-1] if norm.rows else shape[1]
     w = (1 + 0.1 * rng.standard_normal(n_params)).astype(np.float32)
     b = (0.1 * rng.standard_normal(n_params)).astype(np.float32) if norm.bias else None
+    return x, dy, w, b
+
+
+def api_calls(lib, norm, x, dy, w, b):
+    """(forward, forward + backward) through the public API of ``lib`` (minigrad or torch); the tensors
+    share the arrays' memory."""
+    n_params = w.shape[0]
+    buffers = [lib.zeros(n_params), lib.ones(n_params)]
+    const = [lib.from_numpy(a) if a is not None else None for a in (x, w, b)]
+    leaves = [lib.from_numpy(a).requires_grad_() if a is not None else None for a in (x, w, b)]
+    g = lib.from_numpy(dy)
+
+    def forward():
+        with lib.no_grad():
+            norm.api(lib.nn.functional, *const, buffers)
+
+    def step():
+        for t in leaves:
+            if t is not None:
+                t.grad = None
+        norm.api(lib.nn.functional, *leaves, buffers).backward(g)
+    return forward, step
+
+
+def calls_of(library, norm, shape):
+    """{(impl, pass): fn()} that one worker times for one norm and input shape."""
+    x, dy, w, b = inputs(norm, shape)
     calls = {}
+    if library == "minigrad":
+        import minigrad
+        from minigrad.kernels import numba_kernels as k, use_backend
 
-    def mg_calls(backend):
-        buffers = [mg.zeros(n_params), mg.ones(n_params)]
-        const = [mg.tensor(a) if a is not None else None for a in (x, w, b)]
-        leaves = [mg.tensor(a, requires_grad=True) if a is not None else None for a in (x, w, b)]
-        g = mg.tensor(dy)
+        def on(backend, fn):
+            def run():
+                with use_backend(backend):
+                    fn()
+            return run
+        backends = ("numba", "numpy") if x.size <= NUMPY_MAX_ELEMENTS else ("numba",)
+        for backend in backends:
+            forward, step = api_calls(minigrad, norm, x, dy, w, b)
+            impl = "minigrad" if backend == "numba" else "numpy"
+            calls[(impl, "fwd")], calls[(impl, "fwd+bwd")] = on(backend, forward), on(backend, step)
+        xr = x.reshape(x.shape[0], -1) if norm.rows else x.reshape(*x.shape[:2], -1)     # (R, D) or (N, C, S)
+        dyr = dy.reshape(xr.shape)
+        calls[("raw", "fwd")] = lambda: norm.raw_forward(k, xr, w, b)
 
-        def forward():
-            with use_backend(backend), mg.no_grad():
-                norm.minigrad(F, *const, buffers)
-
-        def step():
-            with use_backend(backend):
-                for t in leaves:
-                    if t is not None:
-                        t.grad = None
-                norm.minigrad(F, *leaves, buffers).backward(g)
-        return forward, step
-
-    for backend in ("numba", "numpy"):
-        calls[(backend, "fwd")], calls[(backend, "fwd+bwd")] = mg_calls(backend)
-
-    k = numba_kernels
-    xr = x.reshape(x.shape[0], -1) if norm.rows else x.reshape(*x.shape[:2], -1)      # (R, D) or (N, C, S)
-    dyr = dy.reshape(xr.shape)
-    calls[("numba raw", "fwd")] = lambda: norm.raw_forward(k, xr, w, b)
-
-    def raw_step():
-        y, saved = norm.raw_forward(k, xr, w, b)
-        norm.raw_backward(k, dyr, xr, saved, w)
-    calls[("numba raw", "fwd+bwd")] = raw_step
-
-    if torch is not None:
-        import torch.nn.functional as TF
-        t_const = [torch.from_numpy(a) if a is not None else None for a in (x, w, b)]
-        t_leaves = [torch.tensor(a, requires_grad=True) if a is not None else None for a in (x, w, b)]
-        t_buffers, t_g = [torch.zeros(n_params), torch.ones(n_params)], torch.from_numpy(dy)
-
-        def t_forward():
-            with torch.no_grad():
-                norm.torch(TF, *t_const, t_buffers)
-
-        def t_step():
-            for t in t_leaves:
-                if t is not None:
-                    t.grad = None
-            norm.torch(TF, *t_leaves, t_buffers).backward(t_g)
-        calls[("torch", "fwd")], calls[("torch", "fwd+bwd")] = t_forward, t_step
-
-    y_buf, dx_buf = np.empty_like(x), np.empty_like(x)
-    calls[("floor", "fwd")] = lambda: floor_forward(x)
-    calls[("floor", "fwd+bwd")] = lambda: floor_step(x, dy)
-    calls[("floor prealloc", "fwd")] = lambda: floor_forward(x, y_buf)
-    calls[("floor prealloc", "fwd+bwd")] = lambda: floor_step(x, dy, y_buf, dx_buf)
+        def raw_step():
+            y, saved = norm.raw_forward(k, xr, w, b)
+            norm.raw_backward(k, dyr, xr, saved, w)
+        calls[("raw", "fwd+bwd")] = raw_step
+    elif library == "pytorch":
+        import torch
+        calls[("torch", "fwd")], calls[("torch", "fwd+bwd")] = api_calls(torch, norm, x, dy, w, b)
+    elif library == "jax":
+        import jax
+        import jax.numpy as jnp
+        layer = functools.partial(norm.jax, jnp)
+        forward = jax.jit(layer)
+        step = jax.jit(lambda x, w, b, g: jax.vjp(layer, x, w, b)[1](g))
+        args = [jnp.asarray(a) if a is not None else None for a in (x, w, b)]
+        g = jnp.asarray(dy)
+        calls[("jax", "fwd")] = lambda: jax.block_until_ready(forward(*args))
+        calls[("jax", "fwd+bwd")] = lambda: jax.block_until_ready(step(*args, g))
+    else:
+        y_buf, dx_buf = np.empty_like(x), np.empty_like(x)
+        calls[("floor", "fwd")] = lambda: floor_forward(x, y_buf)
+        calls[("floor", "fwd+bwd")] = lambda: floor_step(x, dy, y_buf, dx_buf)
+        calls[("floor fresh", "fwd")] = lambda: floor_forward(x)
+        calls[("floor fresh", "fwd+bwd")] = lambda: floor_step(x, dy)
     return calls
 
 
-def set_threads(n, torch):
-    numba.set_num_threads(n)
-    if torch is not None:
-        torch.set_num_threads(n)
+def worker(library, threads, quick):
+    """In a fresh process: every norm, shape and pass of ``library``, each call's median seconds."""
+    if library == "minigrad":
+        import minigrad.kernels.numba_kernels  # noqa: F401  (loads numba, whose thread count is set next)
+    elif library == "floor":
+        floor_forward(np.zeros(8, np.float32))                           # compiles the floor's kernels
+        floor_step(np.zeros(8, np.float32), np.zeros(8, np.float32))
+    set_threads(threads)
+    result = {}
+    for norm, shapes in plan(quick):
+        for shape in shapes:
+            for (impl, pass_), fn in calls_of(library, norm, shape).items():
+                result[key(norm.name, shape, pass_, impl)] = time_call(fn, warmup=2, samples=7, min_time=2e-3,
+                                                                       budget=0.3)
+    emit(result)
+
+
+def plan(quick):
+    """(norm, its shapes) of a run."""
+    rows, images = (QUICK_ROW_SHAPES, QUICK_IMAGE_SHAPES) if quick else (ROW_SHAPES, IMAGE_SHAPES)
+    return [(norm, rows if norm.rows else images) for norm in NORMS]
 
 
 # --------------------------------------------------------------------------- first call and import
@@ -246,23 +300,62 @@ def startup_times(runs):
 
 
 # --------------------------------------------------------------------------- reporting
-IMPLS = ["numba", "numba raw", "numpy", "torch", "floor", "floor prealloc"]
+def collect(results, quick, thread_counts):
+    """Records {norm, shape, threads, pass, median_s: {impl: s}, rounds_s: {impl: [s per round]}} from
+    the workers' results (label "library threads" -> list of dicts, one per round)."""
+    records = []
+    for norm, shapes in plan(quick):
+        for shape in shapes:
+            for threads in thread_counts:
+                for pass_ in PASSES:
+                    record = {"norm": norm.name, "shape": list(shape), "threads": threads, "pass": pass_,
+                              "median_s": {}, "rounds_s": {}}
+                    for label, rounds in results.items():
+                        if not label.endswith(f" {threads}"):
+                            continue
+                        medians = median_over_rounds(rounds)
+                        for impl in IMPLS:
+                            k = key(norm.name, shape, pass_, impl)
+                            if k in medians:
+                                record["median_s"][impl] = medians[k]
+                                record["rounds_s"][impl] = [r[k] for r in rounds if k in r]
+                    records.append(record)
+    return records
 
 
-def ratio(a, b):
-    return f"{a / b:.2f}x" if a is not None and b is not None else "—"
+def shown_impls(records):
+    return [i for i in IMPLS if any(i in r["median_s"] for r in records)]
 
 
-def report_norm(norm, records):
+def report_norm(name, records):
+    impls = shown_impls(records)
+    compared = [i for i in ("torch", "jax") if i in impls]
     rows = []
-    for r in records:
+    for r in (r for r in records if r["norm"] == name):
         t = r["median_s"]
-        rows.append(["x".join(map(str, r["shape"])), r["threads"], r["pass"], *(fmt_ms(t.get(i)) for i in IMPLS),
-                     ratio(t["numba"], t["floor"]), ratio(t["numba raw"], t["floor"]),
-                     ratio(t.get("torch"), t["numba"]), ratio(t["numpy"], t["numba"])])
-    headers = ["shape", "threads", "pass", *(f"{i} ms" for i in IMPLS), "numba / floor", "raw / floor",
-               "torch / numba", "numpy / numba"]
-    print(f"\n## {norm.name}\n\n{table(headers, rows)}")
+        rows.append(["x".join(map(str, r["shape"])), r["threads"], r["pass"], *(fmt_ms(t.get(i)) for i in impls),
+                     ratio(t["minigrad"], t["floor"]), ratio(t["raw"], t["floor"]),
+                     *(ratio(t.get(i), t["minigrad"]) for i in compared), ratio(t.get("numpy"), t["minigrad"])])
+    headers = ["shape", "threads", "pass", *(f"{i} ms" for i in impls), "minigrad / floor", "raw / floor",
+               *(f"{i} / minigrad" for i in compared), "numpy / minigrad"]
+    print(f"\n## {name}\n\n{table(headers, rows)}")
+
+
+def report_summary(records, thread_counts, other="torch"):
+    """One row per norm and shape: ``other``'s time over minigrad's for each pass and thread count."""
+    columns = [(p, t) for p in PASSES for t in thread_counts]
+    rows, seen = [], []
+    for r in records:
+        if (r["norm"], r["shape"]) in seen:
+            continue
+        seen.append((r["norm"], r["shape"]))
+        row = [r["norm"], "x".join(map(str, r["shape"]))]
+        for pass_, threads in columns:
+            t = find(records, r["norm"], tuple(r["shape"]), threads, pass_)
+            row.append(ratio(t.get(other), t["minigrad"]))
+        rows.append(row)
+    print(f"\n## Summary: {other} time / minigrad time (above 1.00x: minigrad faster; below: minigrad slower)\n")
+    print(table(["norm", "shape", *(f"{p}, {t} thr" for p, t in columns)], rows))
 
 
 def find(records, norm, shape, threads, pass_):
@@ -273,36 +366,47 @@ def find(records, norm, shape, threads, pass_):
 
 
 def targets(records, startup, threads):
-    """Issue 4's targets, measured at 8M float32 elements, forward + backward, ``threads`` threads."""
+    """The targets of issues 4 and 15, at 8M float32 elements, forward + backward, ``threads`` threads."""
     rms, ln = (find(records, n, TARGET_ROWS, threads, "fwd+bwd") for n in ("RMSNorm", "LayerNorm"))
     rows = []
 
     def check(name, value, ok, text):
         rows.append([name, text.format(value), "met" if ok else "NOT met"])
     if rms:
-        check("RMSNorm within 1.5x of the bandwidth floor (API)", rms["numba"] / rms["floor"],
-              rms["numba"] <= 1.5 * rms["floor"], "{:.2f}x")
-        check("RMSNorm within 1.5x of the bandwidth floor (raw kernels)", rms["numba raw"] / rms["floor"],
-              rms["numba raw"] <= 1.5 * rms["floor"], "{:.2f}x")
+        check("RMSNorm within 1.5x of the bandwidth floor (API)", rms["minigrad"] / rms["floor"],
+              rms["minigrad"] <= 1.5 * rms["floor"], "{:.2f}x")
+        check("RMSNorm within 1.5x of the bandwidth floor (raw kernels)", rms["raw"] / rms["floor"],
+              rms["raw"] <= 1.5 * rms["floor"], "{:.2f}x")
         if rms.get("torch"):
-            check("RMSNorm >= 15x faster than PyTorch F.rms_norm", rms["torch"] / rms["numba"],
-                  rms["torch"] >= 15 * rms["numba"], "{:.1f}x")
-        check("numba >= 5x faster than the NumPy backend (RMSNorm)", rms["numpy"] / rms["numba"],
-              rms["numpy"] >= 5 * rms["numba"], "{:.1f}x")
+            check("RMSNorm >= 15x faster than PyTorch F.rms_norm", rms["torch"] / rms["minigrad"],
+                  rms["torch"] >= 15 * rms["minigrad"], "{:.1f}x")
+        if rms.get("numpy"):
+            check("numba >= 5x faster than the NumPy backend (RMSNorm)", rms["numpy"] / rms["minigrad"],
+                  rms["numpy"] >= 5 * rms["minigrad"], "{:.1f}x")
     if rms and ln:
-        check("RMSNorm >= 1.2x faster than LayerNorm (minigrad)", ln["numba"] / rms["numba"],
-              ln["numba"] >= 1.2 * rms["numba"], "{:.2f}x")
+        check("RMSNorm >= 1.2x faster than LayerNorm (minigrad)", ln["minigrad"] / rms["minigrad"],
+              ln["minigrad"] >= 1.2 * rms["minigrad"], "{:.2f}x")
     for norm in NORMS:
         t = find(records, norm.name, TARGET_ROWS if norm.rows else TARGET_IMAGE, threads, "fwd+bwd")
         if t and t.get("torch"):
-            check(f"{norm.name} faster than PyTorch", t["torch"] / t["numba"], t["numba"] < t["torch"],
-                  "{:.2f}x faster")
+            check(f"{norm.name} faster than PyTorch", t["torch"] / t["minigrad"], t["minigrad"] < t["torch"],
+                  "{:.2f}x (torch / minigrad)")
+    largest = [r for r in records if r["threads"] == threads and r["pass"] == "fwd+bwd"
+               and np.prod(r["shape"]) >= np.prod(TARGET_ROWS)]
+    for r in largest:
+        t = r["median_s"]
+        check(f"{r['norm']} {'x'.join(map(str, r['shape']))} within 1.5x of the floor (API, issue 15)",
+              t["minigrad"] / t["floor"], t["minigrad"] <= 1.5 * t["floor"], "{:.2f}x")
+    slower = [r for r in records if r["median_s"].get("torch") and r["median_s"]["minigrad"] > r["median_s"]["torch"]]
+    if any(r["median_s"].get("torch") for r in records):
+        check("every norm, shape, pass and thread count at least as fast as PyTorch (issue 15)", len(slower),
+              not slower, "{} of " + f"{len(records)} slower")
     if startup:
         check("import minigrad < 0.3 s", startup["import_s"], startup["import_s"] < 0.3, "{:.3f} s")
         check("first RMSNorm call, warm cache < 1 s", startup["first_call_warm_s"], startup["first_call_warm_s"] < 1,
               "{:.3f} s")
     if rows:
-        print(f"\n## Targets (issue 4; float32, 8M elements, forward + backward, {threads} threads)\n")
+        print(f"\n## Targets (issues 4 and 15; float32, 8M elements, forward + backward, {threads} threads)\n")
         print(table(["target", "measured", "status"], rows))
     return rows
 
@@ -322,7 +426,7 @@ def plot(records, path, threads):
     for ax, norm in zip(axes, NORMS):
         mine = sorted((r for r in records if r["norm"] == norm.name and r["threads"] == threads
                        and r["pass"] == "fwd+bwd"), key=lambda r: np.prod(r["shape"]))
-        for impl in ("numba", "numpy", "torch", "floor"):
+        for impl in ("minigrad", "numpy", "torch", "jax", "floor"):
             points = [(np.prod(r["shape"]), r["median_s"][impl] * 1e3) for r in mine if impl in r["median_s"]]
             if points:
                 ax.loglog(*zip(*points), marker="o", label=impl)
@@ -339,43 +443,38 @@ def plot(records, path, threads):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small shapes and few rounds (a smoke test)")
-    parser.add_argument("--json", default=str(HERE / "results" / "norms.json"), help="where to write all samples")
+    parser.add_argument("--quick", action="store_true", help="small shapes and 2 rounds (a smoke test)")
+    parser.add_argument("--json", default=str(HERE / "results" / "norms.json"), help="where to write all numbers")
     parser.add_argument("--plot", default=str(HERE / "results" / "norms.png"), help="PNG of time against size")
-    parser.add_argument("--rounds", type=int, default=None, help="interleaved timed rounds (default 7, quick 3)")
+    parser.add_argument("--rounds", type=int, default=None, help="fresh processes per library (default 3, quick 2)")
+    parser.add_argument("--worker", choices=LIBRARIES, help=argparse.SUPPRESS)
+    parser.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    rounds = args.rounds or (3 if args.quick else 7)
-    row_shapes, image_shapes = (QUICK_ROW_SHAPES, QUICK_IMAGE_SHAPES) if args.quick else (ROW_SHAPES, IMAGE_SHAPES)
-    thread_counts = sorted({1, numba.config.NUMBA_NUM_THREADS})
-    torch = torch_or_none()
-    rng = np.random.default_rng(0)
+    if args.worker:
+        return worker(args.worker, args.threads, args.quick)
+    rounds = args.rounds or (2 if args.quick else 3)
+    thread_counts = sorted({1, min(2, os.cpu_count() or 1)})
+    libraries = [lib for lib in LIBRARIES if lib == "floor" or available(lib)]
 
-    print(f"# Normalization layers, float32 (median of {rounds} interleaved rounds after warm-up)\n")
-    floor_forward(np.zeros(8, np.float32))                             # starts numba's threads: its layer is known
-    print(f"numba {numba.__version__} ({numba.threading_layer()} threading layer), "
-          f"NumPy {np.__version__}, {'PyTorch ' + torch.__version__ if torch else 'PyTorch not installed'}, "
-          f"{os.cpu_count()} CPUs, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}; threads {thread_counts}; "
-          f"load average at start {os.getloadavg()[0]:.2f}. Times in ms.")
-    records = []
+    print(f"# Normalization layers, float32: each library in its own fresh processes, median over {rounds} "
+          f"alternating rounds of each process's median after warm-up\n\n{machine_line()}; threads {thread_counts}; "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}. Times in ms. Libraries: "
+          f"{', '.join(lib for lib in libraries if lib != 'floor')} (not installed: "
+          f"{', '.join(lib for lib in LIBRARIES if lib not in libraries) or 'none'}).")
+    workers = [Worker(f"{lib} {threads}", ["--worker", lib] + ["--quick"] * args.quick, threads=threads)
+               for threads in thread_counts for lib in libraries]
+    start = time.perf_counter()
+    results = run_rounds(__file__, workers, rounds)
+    records = collect(results, args.quick, thread_counts)
+    print(f"\n({time.perf_counter() - start:.0f} s of timing; load average after it {os.getloadavg()[0]:.2f}: the "
+          f"machine is shared, and above ~0.5 other processes competed for the {os.cpu_count()} cores)")
     for norm in NORMS:
-        norm_records = []
-        for shape in row_shapes if norm.rows else image_shapes:
-            calls = candidates(norm, shape, torch, rng)
-            for threads in thread_counts:
-                set_threads(threads, torch)
-                for pass_ in ("fwd", "fwd+bwd"):
-                    mine = {impl: fn for (impl, p), fn in calls.items() if p == pass_}
-                    samples = sample_interleaved(mine, rounds=rounds, warmup=2, min_time=0.005)
-                    norm_records.append({"norm": norm.name, "shape": list(shape), "threads": threads, "pass": pass_,
-                                         "median_s": {i: float(np.median(v)) for i, v in samples.items()},
-                                         "samples_s": samples})
-            del calls
-        report_norm(norm, norm_records)
-        records += norm_records
-    set_threads(thread_counts[-1], torch)
+        report_norm(norm.name, records)
+    if "pytorch" in libraries:
+        report_summary(records, thread_counts, "torch")
+    if "jax" in libraries:
+        report_summary(records, thread_counts, "jax")
 
-    print(f"\nload average after the timings: {os.getloadavg()[0]:.2f} (the machine is shared: above ~0.5, "
-          f"other processes competed for the {os.cpu_count()} cores)")
     start = time.perf_counter()
     startup = startup_times(runs=2 if args.quick else 5)
     print(f"\n## Start-up (new processes, {time.perf_counter() - start:.0f} s to measure)\n")

@@ -3,78 +3,127 @@
     python bench/bench_transformer.py             # B=32, T=64, D=128, L=4, H=4, vocab 256, 2 threads
     python bench/bench_transformer.py --quick     # fewer rounds and steps
 
-A step is examples/tiny_transformer.py's ``Trainer.train_step`` (forward, cross-entropy, backward,
-gradient clipping, AdamW, LR schedule), float32, on random tokens, the same code for both libraries
-(PyTorch runs bench/torch_llama.py's twin of the model, holding the same weights). Printed, as
-markdown tables:
+A step does the work of examples/tiny_transformer.py's ``Trainer.train_step`` (forward,
+cross-entropy, backward, gradient clipping at 1.0, AdamW with its two parameter groups, LambdaLR
+warmup), float32, on random tokens; ``make_step`` below is that step written once for both
+libraries (the PyTorch process must not import the examples, which import minigrad). PyTorch runs
+bench/torch_llama.py's twin of the model holding minigrad's initial weights. Printed, as markdown
+tables:
 
-1. step time: median over interleaved steps (minigrad, PyTorch, minigrad, ...), and the ratio;
-2. the same with LayerNorm in place of every RMSNorm;
-3. memory: each library in a fresh subprocess, RSS after import, after the first step, peak, and
+1. step time, RMSNorm and LayerNorm models: each library in its own fresh processes (2 threads,
+   set alike before import; bench/common.py), rounds alternating; each process warms up, times
+   its steps and reports the median; the table shows the median over rounds and the ratio (JAX is
+   not compared here: it would need the model written a third time);
+2. memory: each library in a fresh process, RSS after import, after the first step, peak, and
    RSS along 500 steps (flat means no leak);
-4. where minigrad's step goes: a cProfile of a few steps, self time grouped by category (time spent
+3. where minigrad's step goes: a cProfile of a few steps, self time grouped by category (time spent
    in NumPy, numba and builtins is charged to the minigrad function that called it).
+
+How much each library slows the other in one process: bench/bench_coexistence.py.
 """
+import argparse
+import ast
+import cProfile
+import functools
+import json
 import os
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_var, "2")  # before NumPy loads: 2 threads, like torch.set_num_threads(2)
-
-import argparse  # noqa: E402
-import ast  # noqa: E402
-import cProfile  # noqa: E402
-import functools  # noqa: E402
-import json  # noqa: E402
-import pstats  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-
-import numpy as np  # noqa: E402
+import pstats
+import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "examples"))
+EXAMPLES = os.path.join(ROOT, "examples")
+sys.path.insert(0, HERE)
 
-import minigrad as mg  # noqa: E402
-import tiny_transformer  # noqa: E402
-from common import table, time_interleaved  # noqa: E402
-from lm_tasks import step_rng  # noqa: E402
+from common import (Worker, available, emit, machine_line, median_over_rounds, run_rounds, set_threads,  # noqa: E402
+                    spread, table, thread_env, time_call)
 
 THREADS = 2
+for _var, _value in thread_env(THREADS).items():
+    os.environ.setdefault(_var, _value)   # this process's own profile run; workers get theirs from run_worker
+
+import numpy as np  # noqa: E402
+
 SHAPE = dict(batch_size=32, seq_len=64, d_model=128, n_layers=4, n_heads=4)
 VOCAB = 256
+NORMS = ("rmsnorm", "layernorm")
+LIBRARIES = ("minigrad", "pytorch")
+N_BATCHES = 8     # random batches, cycled
 
 
-class RandomTokens:
-    """Uniform random token ids, a fixed batch per step: the benchmark times steps, not learning."""
-
-    def batch(self, step, batch_size):
-        tokens = step_rng(0, step).integers(0, VOCAB, size=(batch_size, SHAPE["seq_len"] + 1))
-        return tokens[:, :-1], tokens[:, 1:]
-
-
-def make_trainer(library, norm="rmsnorm"):
-    """A Trainer for ``library`` ("minigrad" or "torch") on the benchmark model; both start from minigrad's
-    initial weights."""
-    cfg = dict(tiny_transformer.DEFAULTS["common"], **SHAPE, norm=norm, steps=10 ** 6, lr=1e-3, warmup=100,
-               eval_every=0)
-    model = tiny_transformer.make_model(cfg, VOCAB)
-    lib = mg
-    if library == "torch":
-        import torch
-        torch.set_num_threads(THREADS)
-        sys.path.insert(0, HERE)
-        from torch_llama import twin_of
-        model, lib = twin_of(model), torch
-    return tiny_transformer.Trainer(lib, model, RandomTokens(), cfg)
+# --------------------------------------------------------------------------- the models and the step
+def write_weights(directory):
+    """Run with minigrad: each model's config and initial weights (seed 0) as DIR/<norm>.npz, for the PyTorch twin."""
+    for norm in NORMS:
+        model = minigrad_model(norm)
+        cfg = dict(model.cfg.to_dict(), head_dim=model.cfg.head_dim, hidden_dim=model.cfg.hidden_dim)
+        np.savez(os.path.join(directory, f"{norm}.npz"), __config__=json.dumps(cfg),
+                 **{k: np.array(v) for k, v in model.state_dict().items()})
 
 
-def torch_or_none():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch
+def minigrad_model(norm):
+    sys.path.insert(0, EXAMPLES)
+    import tiny_transformer
+    cfg = dict(tiny_transformer.DEFAULTS["common"], **SHAPE, norm=norm)
+    return tiny_transformer.make_model(cfg, VOCAB)
+
+
+def torch_model(norm, weights):
+    """bench/torch_llama.py's twin, from the arrays ``write_weights`` saved in the directory ``weights``."""
+    from types import SimpleNamespace
+
+    from torch_llama import twin_from_arrays
+    with np.load(os.path.join(weights, f"{norm}.npz")) as f:
+        arrays = {k: f[k] for k in f.files if k != "__config__"}
+        cfg = SimpleNamespace(**json.loads(str(f["__config__"])))
+    return twin_from_arrays(cfg, arrays)
+
+
+def make_step(lib, model, lr=1e-3, weight_decay=0.1, warmup=100, grad_clip=1.0):
+    """One training step of ``model`` in ``lib`` (minigrad or torch) as a function; returns the loss."""
+    matrices = [p for p in model.parameters() if p.ndim >= 2]
+    vectors = [p for p in model.parameters() if p.ndim < 2]         # norm gains and biases: no weight decay
+    optimizer = lib.optim.AdamW([{"params": matrices, "weight_decay": weight_decay},
+                                 {"params": vectors, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95))
+    scheduler = lib.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup))
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(0, VOCAB, size=(N_BATCHES, SHAPE["batch_size"], SHAPE["seq_len"] + 1))
+    batches = [(lib.from_numpy(t[:, :-1]), lib.from_numpy(t[:, 1:].reshape(-1))) for t in tokens]
+    count = [0]
+
+    def step():
+        x, y = batches[count[0] % N_BATCHES]
+        count[0] += 1
+        loss = lib.nn.functional.cross_entropy(model(x).reshape(-1, VOCAB), y)
+        optimizer.zero_grad()
+        loss.backward()
+        lib.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        optimizer.step()
+        scheduler.step()
+        return loss.item()
+    return step
+
+
+def build_step(library, norm, weights=None):
+    """The training step of ``library`` ("minigrad" or "pytorch") on the model with ``norm``."""
+    if library == "minigrad":
+        import minigrad
+        return make_step(minigrad, minigrad_model(norm))
+    import torch
+    return make_step(torch, torch_model(norm, weights))
+
+
+def time_steps(step, steps, warmup=3):
+    """Median seconds per step after ``warmup`` steps, ``steps`` timed (the budget is generous)."""
+    return time_call(step, warmup=warmup, samples=steps, min_time=0.0, budget=1e9)
+
+
+def step_worker(library, threads, weights, steps):
+    """In a fresh process: the median step time of each model."""
+    steps_by_norm = {norm: build_step(library, norm, weights) for norm in NORMS}
+    set_threads(threads)
+    emit({norm: time_steps(step, steps) for norm, step in steps_by_norm.items()})
 
 
 # --------------------------------------------------------------------------- memory, in a fresh process
@@ -90,25 +139,17 @@ def peak_rss_mb():
     return int(kib) / 1024
 
 
-def rss_worker(library, steps, every):
-    """Run in a subprocess: RSS after import and along ``steps`` training steps, and the peak, as JSON."""
-    if library == "torch":
-        import torch  # noqa: F401  (counted in "after import")
-    report = {"after_import": current_rss_mb()}
-    trainer = make_trainer(library)
-    report["rss"] = {}
-    for _ in range(steps):
-        trainer.train_step()
-        if trainer.step == 1 or trainer.step % every == 0:
-            report["rss"][trainer.step] = current_rss_mb()
+def rss_worker(library, weights, steps, every):
+    """In a fresh process: RSS after import and along ``steps`` training steps, and the peak."""
+    __import__("minigrad" if library == "minigrad" else "torch")        # counted in "after import"
+    report = {"after_import": current_rss_mb(), "rss": {}}
+    step = build_step(library, "rmsnorm", weights)
+    for i in range(1, steps + 1):
+        step()
+        if i == 1 or i % every == 0:
+            report["rss"][i] = current_rss_mb()
     report["peak"] = peak_rss_mb()
-    print(json.dumps(report))
-
-
-def measure_rss(library, steps, every):
-    out = subprocess.run([sys.executable, __file__, "--rss-worker", library, "--rss-steps", str(steps),
-                          "--rss-every", str(every)], check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    emit(report)
 
 
 # --------------------------------------------------------------------------- profile
@@ -200,11 +241,11 @@ def categorize(stats):
     return times, sorted(top, reverse=True)
 
 
-def profile_steps(trainer, steps):
+def profile_steps(step, steps):
     profiler = cProfile.Profile()
     profiler.enable()
     for _ in range(steps):
-        trainer.train_step()
+        step()
     profiler.disable()
     return pstats.Stats(profiler).stats
 
@@ -217,51 +258,73 @@ def mb(x):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer rounds and steps (a smoke run)")
-    p.add_argument("--rss-worker", choices=("minigrad", "torch"), help=argparse.SUPPRESS)
+    p.add_argument("--rounds", type=int, help="fresh processes per library (default 5, quick 2)")
     p.add_argument("--rss-steps", type=int, default=500)
     p.add_argument("--rss-every", type=int, default=50)
+    p.add_argument("--worker", choices=LIBRARIES + ("weights",), help=argparse.SUPPRESS)
+    p.add_argument("--rss-worker", choices=LIBRARIES, help=argparse.SUPPRESS)
+    p.add_argument("--weights", help=argparse.SUPPRESS)
+    p.add_argument("--steps", type=int, default=20, help=argparse.SUPPRESS)
+    p.add_argument("--threads", type=int, default=THREADS, help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.worker == "weights":
+        return emit({"written": write_weights(args.weights)})
+    if args.worker:
+        return step_worker(args.worker, args.threads, args.weights, args.steps)
     if args.rss_worker:
-        return rss_worker(args.rss_worker, args.rss_steps, args.rss_every)
-    rounds, rss_steps, profiled = (5, 50, 2) if args.quick else (30, args.rss_steps, 10)
-    torch = torch_or_none()
-    libraries = ["minigrad"] + (["torch"] * (torch is not None))
+        return rss_worker(args.rss_worker, args.weights, args.rss_steps, args.rss_every)
+
+    rounds = args.rounds or (2 if args.quick else 5)
+    steps, rss_steps, rss_every, profiled = (3, 20, 10, 1) if args.quick else (20, args.rss_steps, args.rss_every, 10)
+    libraries = [lib for lib in LIBRARIES if available(lib)]
     print(f"# Tiny Transformer training step: B={SHAPE['batch_size']}, T={SHAPE['seq_len']}, "
           f"D={SHAPE['d_model']}, L={SHAPE['n_layers']}, H={SHAPE['n_heads']}, vocab {VOCAB}, float32, "
-          f"{THREADS} threads" + (f", PyTorch {torch.__version__}" if torch else ", PyTorch not installed"))
+          f"{THREADS} threads\n\n{machine_line()}")
+    with tempfile.TemporaryDirectory() as weights:
+        run_rounds(__file__, [Worker("weights", ["--worker", "weights", "--weights", weights])], 1, progress=False)
+        workers = [Worker(lib, ["--worker", lib, "--weights", weights, "--steps", str(steps)], threads=THREADS)
+                   for lib in libraries]
+        results = run_rounds(__file__, workers, rounds)
+        medians = {lib: median_over_rounds(r) for lib, r in results.items()}
 
-    trainers = {(lib, norm): make_trainer(lib, norm) for norm in ("rmsnorm", "layernorm") for lib in libraries}
-    medians = time_interleaved({key: t.train_step for key, t in trainers.items()}, rounds=rounds, warmup=3)
-    rows = []
-    for norm in ("rmsnorm", "layernorm"):
-        ours = medians[("minigrad", norm)]
-        row = [norm, f"{ours * 1e3:.1f} ms"]
-        if torch is not None:
-            theirs = medians[("torch", norm)]
-            row += [f"{theirs * 1e3:.1f} ms", f"{ours / theirs:.2f}x"]
-        rows.append(row)
-    print("\n## Step time (median of interleaved steps)\n")
-    print(table(["model", "minigrad", "PyTorch eager", "minigrad / PyTorch"][:len(rows[0])], rows))
-    ratio = medians[("minigrad", "rmsnorm")] / medians[("minigrad", "layernorm")]
-    print(f"\nminigrad RMSNorm model / LayerNorm model: {ratio:.3f}x "
-          f"({'faster' if ratio < 1 else 'NOT faster'} with RMSNorm)")
+        rows = []
+        for norm in NORMS:
+            row = [norm]
+            for lib in libraries:
+                low, high = spread(results[lib], norm)
+                row += [f"{medians[lib][norm] * 1e3:.1f} ms", f"{low * 1e3:.0f}-{high * 1e3:.0f}"]
+            if "pytorch" in medians:
+                row.append(f"{medians['minigrad'][norm] / medians['pytorch'][norm]:.2f}x")
+            rows.append(row)
+        headers = ["model"] + [h for lib in libraries for h in (f"{lib} (median)", f"{lib} range ms")]
+        print(f"\n## Step time (each library in its own fresh processes; median over {rounds} alternating rounds "
+              f"of each process's median of {steps} steps after 3 warm-up steps)\n")
+        print(table(headers + (["minigrad / PyTorch"] if "pytorch" in medians else []), rows))
+        ratio = medians["minigrad"]["rmsnorm"] / medians["minigrad"]["layernorm"]
+        print(f"\nminigrad RMSNorm model / LayerNorm model: {ratio:.3f}x "
+              f"({'faster' if ratio < 1 else 'NOT faster'} with RMSNorm)")
 
-    print(f"\n## Memory (fresh process each, {rss_steps} steps)\n")
-    reports = {lib: measure_rss(lib, rss_steps, args.rss_every if not args.quick else 10) for lib in libraries}
-    rows = []
-    for lib, r in reports.items():
-        rss = {int(k): v for k, v in r["rss"].items()}
-        first, last = rss[1], rss[max(rss)]
-        middle = rss[min(s for s in rss if s >= max(rss) // 5)]
-        rows.append([lib, mb(r["after_import"]), mb(first), mb(r["peak"]),
-                     f"{mb(middle)} -> {mb(last)} ({last - middle:+.1f} MB)"])
-    print(table(["library", "RSS after import", "after step 1", "peak RSS",
-                 f"RSS step {max(rss) // 5} -> {max(rss)}"], rows))
+        print(f"\n## Memory (fresh process each, {rss_steps} steps)\n")
+        rows = []
+        for lib in libraries:
+            r = run_rounds(__file__, [Worker(lib, ["--rss-worker", lib, "--weights", weights, "--rss-steps",
+                                                   str(rss_steps), "--rss-every", str(rss_every)], THREADS)],
+                           1, progress=False)[lib][0]
+            rss = {int(k): v for k, v in r["rss"].items()}
+            first, last = rss[1], rss[max(rss)]
+            middle = rss[min(s for s in rss if s >= max(rss) // 5)]
+            rows.append([lib, mb(r["after_import"]), mb(first), mb(r["peak"]),
+                         f"{mb(middle)} -> {mb(last)} ({last - middle:+.1f} MB)"])
+        print(table(["library", "RSS after import", "after step 1", "peak RSS",
+                     f"RSS step {max(rss) // 5} -> {max(rss)}"], rows))
 
-    print(f"\n## Where minigrad's step goes (cProfile, {profiled} steps, self time incl. the NumPy/numba "
-          "calls each function makes)\n")
-    trainer = trainers[("minigrad", "rmsnorm")]
-    times, top = categorize(profile_steps(trainer, profiled))
+    print(f"\n## Where minigrad's step goes (cProfile, {profiled} steps in this process, minigrad only; self time "
+          "incl. the NumPy/numba calls each function makes)\n")
+    step = build_step("minigrad", "rmsnorm")
+    set_threads(THREADS)
+    for _ in range(3):
+        step()
+    times, top = categorize(profile_steps(step, profiled))
     total = sum(times.values())
     rows = [[cat, f"{t / profiled * 1e3:.1f} ms", f"{t / total:.0%}"]
             for cat, t in sorted(times.items(), key=lambda kv: -kv[1])]

@@ -22,9 +22,16 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
-import tiny_transformer  # noqa: E402
-from llama import rope_tables  # noqa: E402
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
+
+
+def rope_tables(seq_len, head_dim, base=10000.0):
+    """cos and sin of the rotary angles t * base^(-2i / head_dim), each (seq_len, head_dim // 2), float64
+    (examples/llama.py's tables, computed here so that importing this module does not import minigrad:
+    bench/bench_transformer.py times PyTorch in a process without it)."""
+    inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)     # (hd/2,)
+    angles = torch.outer(torch.arange(seq_len, dtype=torch.float64), inv_freq)              # (T, hd/2)
+    return angles.cos(), angles.sin()
 
 
 def rotate_half(x):
@@ -86,7 +93,7 @@ class TorchLlama(nn.Module):
         self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layers)])
         self.norm = make_norm(cfg)
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
-        cos, sin = (torch.from_numpy(np.concatenate([a, a], axis=-1))            # (T, hd): both halves
+        cos, sin = (torch.cat([a, a], dim=-1)                                    # (T, hd): both halves
                     for a in rope_tables(cfg.seq_len, cfg.head_dim, cfg.rope_base))
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
@@ -102,14 +109,21 @@ class TorchLlama(nn.Module):
 
 def twin_of(mg_model):
     """A TorchLlama holding the same weights (and dtype) as a minigrad Llama."""
-    model = TorchLlama(mg_model.cfg)
-    state = {k: torch.from_numpy(np.array(v)) for k, v in mg_model.state_dict().items()}
+    return twin_from_arrays(mg_model.cfg, {k: np.array(v) for k, v in mg_model.state_dict().items()})
+
+
+def twin_from_arrays(cfg, arrays):
+    """A TorchLlama for config ``cfg`` holding the weights ``arrays`` (state_dict key -> ndarray), in their dtype."""
+    model = TorchLlama(cfg)
+    state = {k: torch.from_numpy(np.asarray(v)) for k, v in arrays.items()}
     model.to(next(iter(state.values())).dtype).load_state_dict(state)
     return model
 
 
 def train(argv):
     """tiny_transformer.py's run with PyTorch: same config, initial weights, batches and evaluations."""
+    sys.path.insert(0, EXAMPLES)
+    import tiny_transformer                  # imports minigrad: the initial weights are minigrad's
     parser = tiny_transformer.build_parser()
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
