@@ -214,7 +214,9 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
                 continue
             g, in_grads[i] = in_grads[i], None      # the engine holds the only reference it keeps
             if g is not None:
-                g = fit_gradient(g._data if isinstance(g, Tensor) else g, node.input_meta[i], node, i)
+                shape, dtype = node.input_meta[i]
+                if type(g) is not np.ndarray or g.shape != shape or g.dtype != dtype:   # else it fits already
+                    g = fit_gradient(g._data if isinstance(g, Tensor) else g, node.input_meta[i], node, i)
                 pending[nxt] = g if nxt not in pending else pending[nxt] + g
                 del g
             deps[nxt] -= 1
