@@ -118,14 +118,16 @@ class Attention(nn.Module):
 
 
 class SwiGLU(Function):
-    """out = silu(a) * b = a s b with s = sigmoid(a), as one node (F.silu(a) * b makes two and more
-    passes): da = dout b s (1 + a (1 - s)), db = dout a s (``minigrad.kernels.fused.swiglu_backward``)."""
+    """out = silu(a) * b = a s b with s = sigmoid(a), as one node whose backward is one fused pass
+    (F.silu(a) * b makes two nodes and seven passes): da = dout b s (1 + a (1 - s)), db = dout a s
+    (``minigrad.kernels.fused.swiglu_backward``)."""
 
     @staticmethod
     def forward(ctx, a, b):
         x, y = np.asarray(a), np.asarray(b)
+        s = np.negative(x)
         with np.errstate(over="ignore"):  # exp(-x) = inf for x << 0 gives s = 1/inf = 0, the right limit
-            s = np.exp(-x)
+            np.exp(s, out=s)
         s += 1
         np.reciprocal(s, out=s)
         ctx.save_for_backward(x, y, s)
