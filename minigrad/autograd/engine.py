@@ -160,14 +160,14 @@ def count_dependencies(starts):
     """How many edges point at each node and leaf reachable from ``starts`` (explicit stack, no recursion)."""
     deps = {}
     stack = [s for s in starts if isinstance(s, Context)]
-    seen = set(stack)
+    roots = set(stack)
     while stack:
         for nxt in stack.pop().next_edges:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if isinstance(nxt, Context) and nxt not in seen:
-                seen.add(nxt)
+            count = deps.get(nxt, 0)
+            deps[nxt] = count + 1
+            if not count and isinstance(nxt, Context) and nxt not in roots:   # reached for the first time
                 stack.append(nxt)
     return deps
 

@@ -28,8 +28,9 @@ def as_tensor_operand(value, like=None):
 
 
 def _pair(a, b):
-    a = as_tensor_operand(a, b if isinstance(b, Tensor) else None)
-    return a, as_tensor_operand(b, a)
+    if not isinstance(a, Tensor):
+        a = as_tensor_operand(a, b if isinstance(b, Tensor) else None)
+    return a, b if isinstance(b, Tensor) else as_tensor_operand(b, a)
 
 
 def check_broadcast(*shapes):
