@@ -39,12 +39,6 @@ def _bias(attn_mask, is_causal, L, S, dtype):
     return attn_mask
 
 
-def _times_transposed(a, b):
-    """a @ b^T over the last two axes, b^T copied contiguous first: NumPy's batched matmul of
-    (T, E) @ (E, S) blocks is 25% faster on a contiguous right operand than on a transposed view."""
-    return np.matmul(a, np.ascontiguousarray(np.swapaxes(b, -1, -2)))
-
-
 class Attention(Function):
     """out = softmax(q k^T * scale + bias) v for q (..., L, E), k (..., S, E), v (..., S, Ev), bias an
     ndarray broadcasting to (..., L, S) or None. With w the attention weights and g = dout:
@@ -57,7 +51,7 @@ class Attention(Function):
     def forward(ctx, q, k, v, bias, scale):
         ctx.dtype, dtype = q.dtype, compute_dtype(q.dtype)
         q, k, v = (t._data.astype(dtype, copy=False) for t in (q, k, v))
-        w = masked_softmax_(_times_transposed(q, k), scale, bias)   # (..., L, S)
+        w = masked_softmax_(np.matmul(q, np.swapaxes(k, -1, -2)), scale, bias)   # (..., L, S)
         ctx.scale = scale
         ctx.save_for_backward(q, k, v, w)
         return np.matmul(w, v).astype(ctx.dtype, copy=False)      # (..., L, Ev)
@@ -69,7 +63,7 @@ class Attention(Function):
         dv = np.matmul(np.swapaxes(w, -1, -2), g) if ctx.needs_input_grad[2] else None
         if not (ctx.needs_input_grad[0] or ctx.needs_input_grad[1]):
             return None, None, dv, None, None
-        ds = softmax_backward_(_times_transposed(g, v), w, ctx.scale)   # (..., L, S)
+        ds = softmax_backward_(np.matmul(g, np.swapaxes(v, -1, -2)), w, ctx.scale)   # (..., L, S)
         dq = np.matmul(ds, k) if ctx.needs_input_grad[0] else None
         dk = np.matmul(np.swapaxes(ds, -1, -2), q) if ctx.needs_input_grad[1] else None
         return dq, dk, dv, None, None
