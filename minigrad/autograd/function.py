@@ -52,7 +52,12 @@ class Context:
     def save_for_backward(self, *tensors):
         """Keep these for backward. Tensors are kept as detached views (no cycles); ndarrays as is.
         When they were saved is noted, so that an in-place write into one before backward is caught."""
-        self.saved = tuple([t.detach() if isinstance(t, Tensor) else t for t in tensors])
+        saved = tensors
+        for t in tensors:  # a plain loop: most ops save ndarrays only, and then keep the tuple itself
+            if isinstance(t, Tensor):
+                saved = tuple([t.detach() if isinstance(t, Tensor) else t for t in tensors])
+                break
+        self.saved = saved
         self.saved_at = writes[0]
 
     @property
