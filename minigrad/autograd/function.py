@@ -129,7 +129,10 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = Context(cls)
-        needs = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
+        needs = []
+        for a in args:  # a loop rather than a comprehension: no frame to build per call (Python 3.11)
+            needs.append(isinstance(a, Tensor) and a.requires_grad)
+        needs = tuple(needs)
         state = grad_mode._state
         prev = state["enabled"]
         record = prev and True in needs
