@@ -3,9 +3,9 @@
 Each kernel has a NumPy reference here (the executable specification, run on the ``"numpy"`` backend and
 for the cases the numba twin does not cover) and a numba twin of the same name in fused_numba.py, run
 on the ``"numba"`` backend (``minigrad.kernels.get_backend()``). The twins are serial: at these sizes
-(about a million elements) one pass on one core takes a fraction of a millisecond, less than waking
-a second thread costs on a busy machine. They compute the same expressions in the same order, without
-fastmath, so both give the same floats.
+(about a million elements) a second numba thread measured no faster on a shared 2-core machine. The
+rotary and SwiGLU twins compute the reference's expressions in its order, without fastmath, so both
+give the same floats; the softmax twin sums differently (below).
 
 * ``rotate_pairs(x, cos, sin)``: the rotary embedding's turn of each feature pair (x1, x2) =
   (x[..., i], x[..., i + hd/2]) of x (..., T, hd) by its angle, cos and sin (T, hd/2):
