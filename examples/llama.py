@@ -19,6 +19,7 @@ import minigrad as mg
 import minigrad.nn as nn
 import minigrad.nn.functional as F
 from minigrad.autograd import Function
+from minigrad.kernels.fused import rotate_pairs, swiglu_backward
 
 IGNORE_INDEX = -100  # targets equal to this do not count in the loss (the prompt of the synthetic task)
 
@@ -66,17 +67,9 @@ def rope_tables(seq_len, head_dim, base=10000.0):
 
 def rotate(x, cos, sin):
     """Turn each feature pair (x1, x2) = (x[..., i], x[..., i + hd/2]) of the ndarray x (..., T, hd) by
-    its angle: y1 = x1 cos - x2 sin, y2 = x2 cos + x1 sin, with cos, sin (T, hd/2). Written into one
-    fresh array (no concatenate); rotate(y, cos, -sin) turns it back."""
-    half = x.shape[-1] // 2
-    x1, x2 = x[..., :half], x[..., half:]
-    y = np.empty(x.shape, dtype=np.result_type(x, cos))
-    y1, y2 = y[..., :half], y[..., half:]
-    np.multiply(x1, cos, out=y1)
-    y1 -= x2 * sin
-    np.multiply(x2, cos, out=y2)
-    y2 += x1 * sin
-    return y
+    its angle: y1 = x1 cos - x2 sin, y2 = x2 cos + x1 sin, with cos, sin (T, hd/2), into one fresh
+    array; rotate(y, cos, -sin) turns it back. One fused pass (``minigrad.kernels.fused.rotate_pairs``)."""
+    return rotate_pairs(x, cos, sin)
 
 
 class Rotary(Function):
@@ -124,6 +117,29 @@ class Attention(nn.Module):
         return self.o_proj(y.transpose(1, 2).reshape(b, t, d))
 
 
+class SwiGLU(Function):
+    """out = silu(a) * b = a s b with s = sigmoid(a), as one node whose backward is one fused pass
+    (F.silu(a) * b makes two nodes and seven passes): da = dout b s (1 + a (1 - s)), db = dout a s
+    (``minigrad.kernels.fused.swiglu_backward``)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = np.asarray(a), np.asarray(b)
+        s = np.negative(x)
+        with np.errstate(over="ignore"):  # exp(-x) = inf for x << 0 gives s = 1/inf = 0, the right limit
+            np.exp(s, out=s)
+        s += 1
+        np.reciprocal(s, out=s)
+        ctx.save_for_backward(x, y, s)
+        out = x * s
+        out *= y
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        return swiglu_backward(np.asarray(dout), *ctx.saved_tensors)
+
+
 class MLP(nn.Module):
     """SwiGLU feed-forward: w2(silu(w1 x) * w3 x)."""
 
@@ -134,7 +150,7 @@ class MLP(nn.Module):
         self.w3 = nn.Linear(cfg.d_model, cfg.hidden_dim, bias=False)
 
     def forward(self, x):
-        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+        return self.w2(SwiGLU.apply(self.w1(x), self.w3(x)))
 
 
 class Block(nn.Module):

@@ -5,7 +5,7 @@
     y = mg.nn.functional.rms_norm(x, (8,))
     y.backward(mg.randn(4, 8))
 """
-from . import dtypes
+from . import _malloc, dtypes
 from .autograd import enable_grad, gradcheck, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import inference_mode, is_inference_mode_enabled
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace,
@@ -50,3 +50,4 @@ from . import viz  # noqa: E402
 
 __version__ = "0.1.0"
 
+_malloc.keep_freed_memory()   # freed arrays' pages serve the next arrays: no page faults (see _malloc.py)

@@ -160,14 +160,14 @@ def count_dependencies(starts):
     """How many edges point at each node and leaf reachable from ``starts`` (explicit stack, no recursion)."""
     deps = {}
     stack = [s for s in starts if isinstance(s, Context)]
-    seen = set(stack)
+    roots = set(stack)
     while stack:
         for nxt in stack.pop().next_edges:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if isinstance(nxt, Context) and nxt not in seen:
-                seen.add(nxt)
+            count = deps.get(nxt, 0)
+            deps[nxt] = count + 1
+            if not count and isinstance(nxt, Context) and nxt not in roots:   # reached for the first time
                 stack.append(nxt)
     return deps
 
@@ -214,7 +214,9 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
                 continue
             g, in_grads[i] = in_grads[i], None      # the engine holds the only reference it keeps
             if g is not None:
-                g = fit_gradient(g._data if isinstance(g, Tensor) else g, node.input_meta[i], node, i)
+                shape, dtype = node.input_meta[i]
+                if type(g) is not np.ndarray or g.shape != shape or g.dtype != dtype:   # else it fits already
+                    g = fit_gradient(g._data if isinstance(g, Tensor) else g, node.input_meta[i], node, i)
                 pending[nxt] = g if nxt not in pending else pending[nxt] + g
                 del g
             deps[nxt] -= 1

@@ -52,7 +52,12 @@ class Context:
     def save_for_backward(self, *tensors):
         """Keep these for backward. Tensors are kept as detached views (no cycles); ndarrays as is.
         When they were saved is noted, so that an in-place write into one before backward is caught."""
-        self.saved = tuple(t.detach() if isinstance(t, Tensor) else t for t in tensors)
+        saved = tensors
+        for t in tensors:  # a plain loop: most ops save ndarrays only, and then keep the tuple itself
+            if isinstance(t, Tensor):
+                saved = tuple([t.detach() if isinstance(t, Tensor) else t for t in tensors])
+                break
+        self.saved = saved
         self.saved_at = writes[0]
 
     @property
@@ -124,7 +129,10 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = Context(cls)
-        needs = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
+        needs = []
+        for a in args:  # a loop rather than a comprehension: no frame to build per call (Python 3.11)
+            needs.append(isinstance(a, Tensor) and a.requires_grad)
+        needs = tuple(needs)
         state = grad_mode._state
         prev = state["enabled"]
         record = prev and True in needs
@@ -136,10 +144,12 @@ class Function:
         finally:
             state["enabled"] = prev
 
-        if isinstance(out, tuple):
+        if type(out) is np.ndarray:  # the common case first
+            out = Tensor(out)
+        elif isinstance(out, tuple):
             raise TypeError(f"{cls.__name__}.forward returned a tuple: minigrad Functions have exactly one "
                             "output (return other results through ctx or compute them outside the Function)")
-        if not isinstance(out, Tensor):
+        elif not isinstance(out, Tensor):
             out = Tensor(np.asarray(out))
         elif any(out is a for a in args):
             out = Tensor(out._data)  # never turn an input into this Function's output

@@ -1,8 +1,12 @@
-"""scaled_dot_product_attention, composed from differentiable ops (matmul, softmax, masked_fill, dropout),
-so autograd derives its backward: attention is the sum of those steps, nothing is fused.
+"""scaled_dot_product_attention: one fused Function (``Attention``) for the common case, else composed
+from differentiable ops (matmul, softmax, masked_fill, dropout) so that autograd derives the backward.
 
     scores = q @ k^T * scale + bias          q (..., L, E), k (..., S, E), v (..., S, Ev)
     out    = dropout(softmax(scores)) @ v    (..., L, Ev)
+
+The fused Function covers q, k, v of one real float dtype and one batch shape, no dropout, and a mask that
+is constant (boolean, causal, or a float mask without gradient) and leaves every query a key: it works
+in place on one scores buffer and makes one graph node instead of six.
 
 ``bias`` is 0 where a query may attend and -inf where it may not (a boolean ``attn_mask`` with True =
 take part, or ``is_causal``), or a float ``attn_mask`` added as is. A query row with no key left to attend
@@ -12,6 +16,9 @@ import math
 
 import numpy as np
 
+from ..autograd import Function
+from ..dtypes import compute_dtype
+from ..kernels.fused import masked_softmax_, softmax_backward_
 from ..tensor import Tensor
 from .activation import dropout
 from .elementwise import as_tensor_operand, masked_fill
@@ -32,6 +39,51 @@ def _bias(attn_mask, is_causal, L, S, dtype):
     return attn_mask
 
 
+class Attention(Function):
+    """out = softmax(q k^T * scale + bias) v for q (..., L, E), k (..., S, E), v (..., S, Ev), bias an
+    ndarray broadcasting to (..., L, S) or None. With w the attention weights and g = dout:
+
+        dv = w^T g        dw = g v^T        ds = w * (dw - sum(dw * w, -1))    (softmax's backward)
+        dq = ds k * scale                   dk = ds^T q * scale
+    """
+
+    @staticmethod
+    def forward(ctx, q, k, v, bias, scale):
+        ctx.dtype, dtype = q.dtype, compute_dtype(q.dtype)
+        q, k, v = (t._data.astype(dtype, copy=False) for t in (q, k, v))
+        w = masked_softmax_(np.matmul(q, np.swapaxes(k, -1, -2)), scale, bias)   # (..., L, S)
+        ctx.scale = scale
+        ctx.save_for_backward(q, k, v, w)
+        return np.matmul(w, v).astype(ctx.dtype, copy=False)      # (..., L, Ev)
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, w = ctx.saved_tensors
+        g = dout._data.astype(w.dtype, copy=False)
+        dv = np.matmul(np.swapaxes(w, -1, -2), g) if ctx.needs_input_grad[2] else None
+        if not (ctx.needs_input_grad[0] or ctx.needs_input_grad[1]):
+            return None, None, dv, None, None
+        ds = softmax_backward_(np.matmul(g, np.swapaxes(v, -1, -2)), w, ctx.scale)   # (..., L, S)
+        dq = np.matmul(ds, k) if ctx.needs_input_grad[0] else None
+        dk = np.matmul(np.swapaxes(ds, -1, -2), q) if ctx.needs_input_grad[1] else None
+        return dq, dk, dv, None, None
+
+
+def _fusable(query, key, value, bias, dropout_p):
+    """Whether ``Attention`` computes this call: see the module docstring."""
+    dtype = query.dtype
+    if dropout_p > 0 or dtype.kind != "f" or key.dtype != dtype or value.dtype != dtype:
+        return False
+    if not (query.shape[:-2] == key.shape[:-2] == value.shape[:-2]):
+        return False
+    if bias is None:
+        return True
+    scores_shape = query.shape[:-1] + key.shape[-2:-1]               # (..., L, S)
+    return (not bias.requires_grad and bias.dtype == dtype and bias.ndim <= len(scores_shape)
+            and all(b in (1, s) for b, s in zip(bias.shape[::-1], scores_shape[::-1]))
+            and not np.all(bias._data == -np.inf, axis=-1).any())   # every query keeps a key
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
     """softmax(q k^T * scale + mask) v with PyTorch's arguments; ``scale`` defaults to 1/sqrt(E).
     ``dropout_p`` applies dropout to the attention weights (always: this function has no training flag)."""
@@ -45,9 +97,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(f"scaled_dot_product_attention: expected query (..., L, E), key (..., S, E) and value "
                            f"(..., S, Ev), got shapes {list(query.shape)}, {list(key.shape)}, {list(value.shape)}")
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    bias = _bias(attn_mask, is_causal, L, S, query.dtype)
+    if _fusable(query, key, value, bias, dropout_p):
+        return Attention.apply(query, key, value, None if bias is None else bias._data, scale)
 
     scores = matmul(query * scale, key.mT)                            # (..., L, S)
-    bias = _bias(attn_mask, is_causal, L, S, scores.dtype)
     dead_rows = None
     if bias is not None:
         blocked = np.all(bias._data == -np.inf, axis=-1, keepdims=True)  # (..., L, 1): no key left

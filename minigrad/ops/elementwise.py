@@ -17,6 +17,8 @@ def as_tensor_operand(value, like=None):
     """A Tensor for ``value``; a Python scalar takes the dtype PyTorch gives it next to ``like``."""
     if isinstance(value, Tensor):
         return value
+    if type(value) is float and like is not None and like._data.dtype.kind in "fc":   # x * 0.5: x's dtype
+        return Tensor(np.asarray(value, dtype=like._data.dtype))
     if isinstance(value, np.ndarray):
         return Tensor(value)
     if like is not None and isinstance(value, (bool, int, float, complex, np.number)):
@@ -26,8 +28,9 @@ def as_tensor_operand(value, like=None):
 
 
 def _pair(a, b):
-    a = as_tensor_operand(a, b if isinstance(b, Tensor) else None)
-    return a, as_tensor_operand(b, a)
+    if not isinstance(a, Tensor):
+        a = as_tensor_operand(a, b if isinstance(b, Tensor) else None)
+    return a, b if isinstance(b, Tensor) else as_tensor_operand(b, a)
 
 
 def check_broadcast(*shapes):
@@ -78,7 +81,7 @@ class Add(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        return dout, dout
+        return dout._data, dout._data
 
 
 class Sub(Function):
@@ -366,15 +369,17 @@ def _floating(input):
 
 def _check_complex_grad(name, *operands):
     """Refuse to record ``name`` on complex tensors when its backward does not take conj(f'(z)) yet."""
-    if any(isinstance(t, Tensor) and t.requires_grad and t.dtype.kind == "c" for t in operands):
+    if any([isinstance(t, Tensor) and t.requires_grad and t._data.dtype.kind == "c" for t in operands]):
         raise NotImplementedError(f"the gradient of {name} for complex tensors is not implemented in minigrad "
                                   "(complex tensors differentiate through + - * /, abs and ops/complex.py)")
 
 
 def _unary(fn, floating=False):
+    complex_checked = fn not in (Neg, Abs)
+
     def op(input):
         input = _floating(input) if floating else input
-        if fn not in (Neg, Abs):
+        if complex_checked and input.requires_grad and input._data.dtype.kind == "c":
             _check_complex_grad(op.__name__, input)
         return fn.apply(input)
     op.__name__ = fn.__name__.lower()

@@ -1,0 +1,102 @@
+"""Fused kernels for the Transformer's non-norm ops: one pass over memory where NumPy makes several.
+
+Each kernel has a NumPy reference here (the executable specification, run on the ``"numpy"`` backend and
+for the cases the numba twin does not cover) and a numba twin of the same name in fused_numba.py, run
+on the ``"numba"`` backend (``minigrad.kernels.get_backend()``). The twins are serial: at these sizes
+(about a million elements) a second numba thread measured no faster on a shared 2-core machine. The
+rotary and SwiGLU twins compute the reference's expressions in its order, without fastmath, so both
+give the same floats; the softmax twin sums differently (below).
+
+* ``rotate_pairs(x, cos, sin)``: the rotary embedding's turn of each feature pair (x1, x2) =
+  (x[..., i], x[..., i + hd/2]) of x (..., T, hd) by its angle, cos and sin (T, hd/2):
+  y1 = x1 cos - x2 sin, y2 = x2 cos + x1 sin. NumPy makes six strided passes over the halves (x is
+  usually a transposed view of a projection), the twin one.
+* ``swiglu_backward(dout, a, b, s)``: the gradients of out = silu(a) * b, s = sigmoid(a):
+  da = dout * b * s * (1 + a (1 - s)), db = dout * a * s. NumPy makes seven passes, the twin one.
+* ``softmax_backward_(dw, w, scale)``: attention's softmax backward along the last axis of rows of a
+  few dozen scores, in place. NumPy's sum along such a short axis costs more than the arithmetic; the
+  twin handles one row at a time in cache and accumulates the row's dot product in float64 (so it may
+  differ from NumPy's float32 pairwise sum in the last bit). The forward, ``masked_softmax_``, has no
+  twin: a serial exp in numba is several times slower than NumPy's vectorized one, which outweighs
+  the slow max and sum.
+"""
+import numpy as np
+
+from . import get_backend
+
+
+def rotate_pairs_reference(x, cos, sin):
+    """NumPy reference of ``rotate_pairs``: y (..., T, hd), a fresh C-contiguous array."""
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    y = np.empty(x.shape, dtype=np.result_type(x, cos))
+    y1, y2 = y[..., :half], y[..., half:]
+    np.multiply(x1, cos, out=y1)
+    y1 -= x2 * sin
+    np.multiply(x2, cos, out=y2)
+    y2 += x1 * sin
+    return y
+
+
+def swiglu_backward_reference(dout, a, b, s):
+    """NumPy reference of ``swiglu_backward``: (da, db), fresh arrays of a's shape."""
+    silu = a * s
+    db = dout * silu
+    gb = dout * b
+    da = 1 - s
+    da *= a
+    da += 1
+    da *= s
+    da *= gb
+    return da, db
+
+
+def masked_softmax_(w, scale, bias):
+    """w <- softmax(w * scale + bias) along the last axis, in place, for w (..., L, S) and bias None or an
+    array broadcasting to w; returns w."""
+    w *= scale
+    if bias is not None:
+        w += bias
+    w -= np.max(w, axis=-1, keepdims=True)
+    np.exp(w, out=w)
+    w /= np.sum(w, axis=-1, keepdims=True)
+    return w
+
+
+def softmax_backward_reference_(dw, w, scale):
+    """NumPy reference of ``softmax_backward_``: dw <- (w * (dw - sum(dw * w, -1))) * scale, in place."""
+    dw -= np.sum(dw * w, axis=-1, keepdims=True)
+    dw *= w
+    dw *= scale
+    return dw
+
+
+def _twin(reference, *arrays):
+    """The numba twin of ``reference`` when the numba backend is in use and it covers these arrays
+    (one float dtype throughout), else the reference itself."""
+    dtype = arrays[0].dtype
+    if get_backend() == "numba" and dtype in (np.float32, np.float64) and all(a.dtype == dtype for a in arrays):
+        from . import fused_numba
+        return getattr(fused_numba, reference.__name__.replace("_reference", ""))
+    return reference
+
+
+def rotate_pairs(x, cos, sin):
+    """y1 = x1 cos - x2 sin, y2 = x2 cos + x1 sin for x (B, H, T, hd) (any strides), cos, sin (T, hd/2)."""
+    if x.ndim != 4:
+        return rotate_pairs_reference(x, cos, sin)
+    return _twin(rotate_pairs_reference, x, cos, sin)(x, cos, sin)
+
+
+def swiglu_backward(dout, a, b, s):
+    """(da, db) of out = a * s * b, s = sigmoid(a), for arrays of one shape."""
+    if not (dout.shape == a.shape == b.shape == s.shape):
+        return swiglu_backward_reference(dout, a, b, s)
+    return _twin(swiglu_backward_reference, dout, a, b, s)(dout, a, b, s)
+
+
+def softmax_backward_(dw, w, scale):
+    """dw <- (w * (dw - sum(dw * w, -1))) * scale in place (softmax's backward, scaled); returns dw."""
+    if not (dw.flags.c_contiguous and w.flags.c_contiguous and dw.shape == w.shape and w.ndim >= 1):
+        return softmax_backward_reference_(dw, w, scale)
+    return _twin(softmax_backward_reference_, dw, w)(dw, w, scale)

@@ -1,0 +1,72 @@
+"""numba twins of the NumPy references in fused.py (same names, signatures and floats; see its docstring).
+
+Serial kernels (no ``prange``: at these sizes a second thread measured no faster), compiled without
+fastmath: each output element is the reference's expression in the reference's order. The one
+exception is the row dot product of the softmax backward (``_dot``), compiled with
+``fastmath={"reassoc"}`` so that LLVM keeps several float64 partial sums in SIMD lanes (3x faster); its
+order is still fixed by the code and the row length. The wrappers allocate the outputs with NumPy (huge pages, see
+numba_kernels.py) and make the inputs contiguous where the kernel walks them flat.
+"""
+import numpy as np
+from numba import njit
+
+_serial = njit(cache=True, fastmath=False, error_model="numpy")
+_sum = njit(cache=True, fastmath={"reassoc"}, error_model="numpy")
+
+
+@_serial
+def _rotate_pairs(x, cos, sin, y):
+    n_batch, n_heads, n_pos, hd = x.shape                 # x (B, H, T, hd), any strides; y contiguous
+    half = hd // 2
+    for b in range(n_batch):
+        for h in range(n_heads):
+            for t in range(n_pos):
+                for i in range(half):
+                    x1, x2, c, s = x[b, h, t, i], x[b, h, t, i + half], cos[t, i], sin[t, i]
+                    y[b, h, t, i] = x1 * c - x2 * s
+                    y[b, h, t, i + half] = x2 * c + x1 * s
+
+
+def rotate_pairs(x, cos, sin):
+    y = np.empty(x.shape, dtype=x.dtype)
+    _rotate_pairs(x, cos, sin, y)
+    return y
+
+
+@_serial
+def _swiglu_backward(dout, a, b, s, one, da, db):
+    for i in range(a.size):                               # all (N,) contiguous
+        si, ai = s[i], a[i]
+        db[i] = dout[i] * (ai * si)
+        da[i] = (((one - si) * ai + one) * si) * (dout[i] * b[i])   # one: 1 in the data's dtype
+
+
+def swiglu_backward(dout, a, b, s):
+    flat = [np.ascontiguousarray(t).reshape(-1) for t in (dout, a, b, s)]
+    da, db = np.empty(a.shape, dtype=a.dtype), np.empty(a.shape, dtype=a.dtype)
+    _swiglu_backward(*flat, a.dtype.type(1), da.reshape(-1), db.reshape(-1))
+    return da, db
+
+
+@_sum
+def _dot(g, y):
+    """sum_j g_j y_j in float64, for two contiguous rows."""
+    dot = 0.0
+    for j in range(g.size):
+        dot += g[j] * y[j]
+    return dot
+
+
+@_serial
+def _softmax_backward(dw, w, scale):
+    n_rows, n_cols = w.shape                              # dw, w (R, S) contiguous
+    for r in range(n_rows):
+        g, y = dw[r], w[r]
+        dot = _dot(g, y)
+        for j in range(n_cols):
+            g[j] = (y[j] * (g[j] - dot)) * scale
+
+
+def softmax_backward_(dw, w, scale):
+    _softmax_backward(dw.reshape(-1, dw.shape[-1]), w.reshape(-1, w.shape[-1]), w.dtype.type(1) * scale)
+    return dw

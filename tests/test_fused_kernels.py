@@ -1,0 +1,121 @@
+"""The fused kernels of minigrad/kernels/fused.py: each numba twin against its NumPy reference (float32
+and float64, the strided layouts the Transformer passes), the references against the math they state,
+and the ops built on them (the Transformer's SwiGLU node, the fused attention, the embedding's backward)
+against float64 finite differences and PyTorch."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad.kernels import fused, use_backend
+
+from .mirror import assert_mirror, check_grad, run_both, torch_or_skip
+
+fused_numba = pytest.importorskip("minigrad.kernels.fused_numba")
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "examples") not in sys.path:
+    sys.path.insert(0, str(ROOT / "examples"))
+
+from llama import SwiGLU  # noqa: E402
+
+DTYPES = [np.float32, np.float64]
+TOL = {np.float32: dict(rtol=1e-5, atol=1e-6), np.float64: dict(rtol=1e-12, atol=1e-13)}
+
+
+def heads_view(rng, dtype, b=3, t=5, h=2, hd=6):
+    """(B, H, T, hd) as the Transformer makes it: a transposed view of a (B, T, H, hd) projection."""
+    return rng.standard_normal((b, t, h, hd)).astype(dtype).transpose(0, 2, 1, 3)
+
+
+def angles(rng, t, hd, dtype):
+    theta = rng.uniform(-np.pi, np.pi, (t, hd // 2))
+    return np.cos(theta).astype(dtype), np.sin(theta).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rotate_pairs_twin_matches_reference_and_turns_back(dtype, rng):
+    x = heads_view(rng, dtype)
+    cos, sin = angles(rng, 5, 6, dtype)
+    y = fused_numba.rotate_pairs(x, cos, sin)
+    reference = fused.rotate_pairs_reference(x, cos, sin)
+    np.testing.assert_allclose(y, reference, **TOL[dtype])
+    assert y.flags.c_contiguous and y.dtype == dtype
+    np.testing.assert_allclose(fused.rotate_pairs_reference(y, cos, -sin), x, **TOL[dtype])   # orthogonal
+    pair = np.stack([x[..., 0], x[..., 3]], -1)                  # feature pair (0, hd/2) turned by angle [t, 0]
+    c, s = cos[:, 0], sin[:, 0]
+    np.testing.assert_allclose(y[..., 0], pair[..., 0] * c - pair[..., 1] * s, **TOL[dtype])
+    np.testing.assert_allclose(y[..., 3], pair[..., 1] * c + pair[..., 0] * s, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_swiglu_backward_twin_matches_reference(dtype, rng):
+    dout, a, b = (rng.standard_normal((4, 3, 7)).astype(dtype) for _ in range(3))
+    s = 1 / (1 + np.exp(-a))
+    expected = fused.swiglu_backward_reference(dout, a, b, s)
+    for got, want in zip(fused_numba.swiglu_backward(dout, a, b, s), expected):
+        np.testing.assert_allclose(got, want, **TOL[dtype])
+        assert got.dtype == dtype
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_softmax_backward_twin_matches_reference(dtype, rng):
+    w = rng.random((2, 3, 4, 5)).astype(dtype)
+    w /= w.sum(-1, keepdims=True)
+    dw = rng.standard_normal(w.shape).astype(dtype)
+    expected = fused.softmax_backward_reference_(dw.copy(), w, 0.3)
+    np.testing.assert_allclose(fused_numba.softmax_backward_(dw.copy(), w, 0.3), expected, **TOL[dtype])
+
+
+def test_dispatch_follows_the_backend(rng):
+    x = heads_view(rng, np.float64)
+    cos, sin = angles(rng, 5, 6, np.float64)
+    with use_backend("numpy"):
+        assert fused._twin(fused.rotate_pairs_reference, x, cos, sin) is fused.rotate_pairs_reference
+    with use_backend("numba"):
+        assert fused._twin(fused.rotate_pairs_reference, x, cos, sin) is fused_numba.rotate_pairs
+        # mixed dtypes are not the twin's: the reference (with NumPy's promotion) runs
+        assert fused._twin(fused.rotate_pairs_reference, x, cos.astype(np.float32), sin) is fused.rotate_pairs_reference
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_swiglu_node_gradcheck_and_mirror(backend, rng):
+    torch = torch_or_skip()
+    a, b = rng.standard_normal((2, 3, 4)) * 3, rng.standard_normal((2, 3, 4))
+    with use_backend(backend):
+        check_grad(SwiGLU.apply, a, b)
+        assert_mirror(SwiGLU.apply, lambda x, y: torch.nn.functional.silu(x) * y, a, b)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_fused_attention_with_a_constant_float_mask_mirrors_pytorch(backend, rng):
+    q, k, v = (rng.standard_normal((2, 2, 3, 4)) for _ in range(3))
+    mask = rng.standard_normal((3, 3))
+    with use_backend(backend):
+        check_grad(lambda *t: F.scaled_dot_product_attention(*t, attn_mask=mg.tensor(mask)), q, k, v)
+        assert_mirror(*run_both(lambda lib, *t: lib.nn.functional.scaled_dot_product_attention(
+            *t, attn_mask=lib.tensor(mask))), q, k, v)
+
+
+def test_fused_attention_float32_matches_float64(rng):
+    q, k, v = (rng.standard_normal((2, 3, 6, 4)) for _ in range(3))
+    outs = {}
+    for dtype in (mg.float32, mg.float64):
+        ts = [mg.tensor(a, dtype=dtype, requires_grad=True) for a in (q, k, v)]
+        out = F.scaled_dot_product_attention(*ts, is_causal=True)
+        assert repr(out.grad_fn) == "<AttentionBackward>"      # the fused node
+        out.backward(mg.ones_like(out))
+        outs[dtype] = [out.detach().numpy()] + [t.grad.numpy() for t in ts]
+        assert all(o.dtype == np.dtype(str(dtype)) for o in outs[dtype])
+    for lo, hi in zip(outs[mg.float32], outs[mg.float64]):
+        np.testing.assert_allclose(lo, hi, rtol=1e-4, atol=1e-5)
+
+
+def test_embedding_backward_sums_repeated_indices(rng):
+    indices = rng.integers(0, 5, size=(4, 6))
+    weight = rng.standard_normal((7, 3))
+    assert_mirror(*run_both(lambda lib, w: lib.nn.functional.embedding(lib.tensor(indices), w)), weight)
+
