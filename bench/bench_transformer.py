@@ -156,8 +156,10 @@ def rss_worker(library, weights, steps, every):
 CATEGORIES = [   # (category, substrings of "path::Qualname"), first match wins
     ("other (embedding, data, Python glue)", ("ops/linalg.py::Embedding", "ops/linalg.py::embedding")),
     ("matmul (linear, matmul)", ("ops/linalg.py",)),
+    ("attention (sdpa, softmax, rotary)", ("ops/attention.py", "ops/softmax.py", "llama.py::Rotary", "llama.py::rotate",
+                                           "_softmax", "_rotate", "softmax_", "rotate")),
+    ("SwiGLU", ("llama.py::SwiGLU", "_swiglu", "swiglu")),
     ("norms", ("ops/norm/", "kernels/", "nn/row_norms.py", "nn/normalization.py")),
-    ("attention (sdpa, softmax, rotary)", ("ops/attention.py", "ops/softmax.py", "llama.py::Rotary", "llama.py::rotate")),
     ("cross-entropy", ("ops/loss.py",)),
     ("elementwise, shape, reductions", ("ops/elementwise.py", "ops/shape.py", "ops/reduce.py", "ops/activation.py",
                                         "ops/dims.py")),
