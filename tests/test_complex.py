@@ -269,7 +269,8 @@ def test_angle_mirror_and_gradcheck():
 def test_angle_of_real_and_integer_tensors_match_pytorch():
     torch = torch_or_skip()
     data = np.array([-1.0, 0.0, 2.0, np.nan, -np.inf, np.inf])
-    np.testing.assert_array_equal(mg.tensor(data).angle().numpy(), torch.tensor(data).angle().numpy())
+    np.testing.assert_allclose(mg.tensor(data).angle().numpy(), torch.tensor(data).angle().numpy(),
+                               rtol=1e-15, atol=0)  # atan2 may round its last bit differently across libraries
     ints = np.array([-1, 0, 1])
     assert mg.tensor(ints).angle().dtype == mg.float32
     np.testing.assert_allclose(mg.tensor(ints).angle().numpy(), torch.tensor(ints).angle().numpy())
