@@ -529,7 +529,7 @@ _METHODS = {
           "log10", "reciprocal", "erf", "sign", "floor", "ceil", "trunc", "fix", "round", "frac", "atan2",
           "arctan2", "clamp_min", "clamp_max", "less", "less_equal", "greater", "greater_equal", "not_equal",
           "logical_xor", "isinf", "isclose", "allclose", "equal"],
-    _reduce: ["sum", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "logsumexp",
+    _reduce: ["sum", "sum_to_size", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "logsumexp",
               "all", "any", "cumsum", "cumprod", "norm"],
     _shape: ["reshape", "view", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "expand",
              "expand_as", "repeat", "contiguous", "split", "chunk", "tril", "triu", "view_as", "reshape_as",

@@ -14,8 +14,10 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def _upstream(outputs, grad_outputs):
-    """The gradients to start from: given ones checked against their outputs, or 1 for one-element outputs."""
+def _upstream(outputs, grad_outputs, create_graph=False):
+    """The gradients to start from: given ones checked against their outputs, or 1 for one-element outputs.
+    With ``create_graph`` a given gradient stays a Tensor, so the result can be differentiated with
+    respect to it too."""
     from ..tensor import Tensor
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
@@ -30,10 +32,14 @@ def _upstream(outputs, grad_outputs):
                                    f"(output {i} has shape {list(out.shape)}); pass gradient=")
             grads.append(np.ones_like(out._data))
             continue
+        given = g
         g = np.asarray(g._data if isinstance(g, Tensor) else g)
         if g.shape != out.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
                                f"output[{i}] has a shape of {list(out.shape)}.")
+        if create_graph and isinstance(given, Tensor):
+            grads.append(given if given._data.dtype == out._data.dtype else given.to(out._data.dtype))
+            continue
         grads.append(g.astype(out._data.dtype, copy=False))
     return grads
 
@@ -43,14 +49,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
     With ``inputs`` (a tensor or a sequence), only those tensors' ``.grad`` receive gradients; they may be
     leaves or intermediate results, as in PyTorch.
+
+    With ``create_graph=True`` the backward pass is itself recorded: ``.grad`` gets a ``grad_fn`` and can be
+    differentiated again (``retain_graph`` then defaults to True, as in PyTorch).
     """
-    if create_graph:
-        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by minigrad yet")
+    if retain_graph is None:
+        retain_graph = create_graph
     tensors = _as_tuple(tensors)
     grad_tensors = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
-    upstream = _upstream(tensors, grad_tensors)
+    upstream = _upstream(tensors, grad_tensors, create_graph)
     if inputs is None:
-        run_backward(tensors, upstream, retain_graph=bool(retain_graph))
+        run_backward(tensors, upstream, retain_graph=bool(retain_graph), create_graph=create_graph)
         return
     inputs = _as_tuple(inputs)
     if not inputs:
@@ -58,24 +67,43 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-    for t, g in zip(inputs, run_backward(tensors, upstream, retain_graph=bool(retain_graph), inputs=inputs)):
+    grads = run_backward(tensors, upstream, retain_graph=bool(retain_graph), inputs=inputs, create_graph=create_graph)
+    for t, g in zip(inputs, grads):
         if g is not None:
             accumulate(t, g)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
-    """Gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated into ``.grad``."""
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated into ``.grad``.
+
+    ``create_graph=True`` records the backward pass, so the returned gradients can be differentiated again
+    (Hessians, gradient penalties); ``retain_graph`` then defaults to True. ``materialize_grads=True`` returns
+    zeros instead of None for inputs the outputs do not depend on (and implies ``allow_unused``).
+    """
     from ..tensor import Tensor
-    if create_graph:
-        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by minigrad yet")
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True (vmap over grad_outputs) is not supported by minigrad; "
+                                  "loop over the batch of grad_outputs instead")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and not allow_unused:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if retain_graph is None:
+        retain_graph = create_graph
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     for i, t in enumerate(inputs):
         if not t.requires_grad:
             raise RuntimeError(f"One of the differentiated Tensors does not require grad (input {i})")
     grad_outputs = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
-    grads = run_backward(outputs, _upstream(outputs, grad_outputs), retain_graph=bool(retain_graph), inputs=inputs)
+    grads = run_backward(outputs, _upstream(outputs, grad_outputs, create_graph), retain_graph=bool(retain_graph),
+                         inputs=inputs, create_graph=create_graph)
     if not allow_unused and any(g is None for g in grads):
         unused = next(i for i, g in enumerate(grads) if g is None)
         raise RuntimeError(f"The differentiated Tensor at index {unused} appears to not have been used in the graph. "
                            "Set allow_unused=True if this is the desired behavior.")
-    return tuple(None if g is None else Tensor(g) for g in grads)
+    if materialize_grads:
+        grads = [Tensor(np.zeros_like(t._data), requires_grad=create_graph) if g is None else g
+                 for t, g in zip(inputs, grads)]
+    return tuple(None if g is None else g if isinstance(g, Tensor) else Tensor(g) for g in grads)

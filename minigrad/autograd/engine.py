@@ -14,6 +14,11 @@
 (``backward()``: into the leaves' ``.grad``) or ``Capture`` (``autograd.grad``: returned, nothing
 accumulated).
 
+With ``create_graph=True`` the same walk carries Tensors instead of ndarrays, with recording on: each
+node runs its ``graph_backward`` (the backward written with minigrad ops, so that the gradient it
+returns has a graph of its own), shares are summed and fitted with minigrad ops, and a leaf's ``.grad``
+is a Tensor with a ``grad_fn``. Those gradients can then be differentiated again, to any order.
+
 A leaf's first gradient becomes its ``.grad`` without a copy when nothing else references the array
 or the memory it views (``unshared``): no other leaf, no hook, no saved context, not the caller's
 upstream gradient. ``.grad`` is later changed in place (``+=`` by the next backward, ``zero_grad``,
@@ -26,7 +31,8 @@ import sys
 
 import numpy as np
 
-from .function import Context
+from . import grad_mode
+from .function import Context, Function
 from .version import bump
 
 Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
@@ -51,6 +57,24 @@ def fit_gradient(grad, meta, node, index):
         grad = grad.sum(axis=axes).reshape(shape)
     if grad.dtype != dtype:
         grad = grad.astype(dtype)
+    return grad
+
+
+def fit_graph(grad, meta, node, index):
+    """``fit_gradient`` for a gradient that is a Tensor in a graph (create_graph=True): the sum over the
+    broadcast dimensions and the cast are minigrad ops, so they are differentiated too."""
+    shape, dtype = meta
+    if not isinstance(grad, Tensor):
+        grad = Tensor(np.asarray(grad))
+    if grad._data.dtype.kind == "c" and dtype.kind != "c":
+        grad = grad.real
+    if grad.shape != shape:
+        lead = grad.ndim - len(shape)
+        if lead < 0 or any(s != 1 and s != g for s, g in zip(shape, grad.shape[lead:])):
+            fit_gradient(grad._data, meta, node, index)     # raises the error naming both shapes
+        grad = grad.sum_to_size(shape)
+    if grad._data.dtype != dtype:
+        grad = grad.to(dtype)
     return grad
 
 
@@ -89,7 +113,14 @@ _ONE_HOLDER, _HELD_BY_ITS_VIEW = _calibrate()
 
 
 def run_hooks(hooks, grad):
-    """Each hook sees the gradient as a Tensor; one that returns a value replaces it."""
+    """Each hook sees the gradient as a Tensor; one that returns a value replaces it. A gradient that is
+    a Tensor (create_graph=True) stays one, so that what the hook computed is part of the graph."""
+    if isinstance(grad, Tensor):
+        for hook in hooks:
+            result = hook(grad)
+            if result is not None:
+                grad = result if isinstance(result, Tensor) else Tensor(np.asarray(result))
+        return grad
     for hook in hooks:
         result = hook(Tensor(grad))
         if result is not None:
@@ -100,7 +131,13 @@ def run_hooks(hooks, grad):
 def accumulate(tensor, grad, alone=False):
     """Add ``grad`` (an ndarray) into ``tensor.grad``. The first time, ``.grad`` is ``grad`` itself if
     ``alone`` (nothing else references it) and it is a writeable C-contiguous array of the tensor's dtype,
-    a copy otherwise."""
+    a copy otherwise.
+
+    A Tensor ``grad`` (create_graph=True) is kept with its graph: ``.grad`` becomes it, or ``.grad + grad``
+    (out of place, as PyTorch does, so the sum is differentiable too)."""
+    if isinstance(grad, Tensor):
+        tensor.grad = grad if tensor.grad is None else tensor.grad + grad
+        return
     if tensor.grad is None:
         if alone and grad.dtype == tensor._data.dtype and grad.flags.writeable and grad.flags.c_contiguous:
             tensor.grad = Tensor(grad)
@@ -189,9 +226,74 @@ def run_node(node, grad, sink, retain_graph):
     return in_grads
 
 
-def run_backward(tensors, grads, retain_graph=False, inputs=None):
+class NotDifferentiableTwice(Function):
+    """Stands for a gradient computed by a backward that has no ``graph_backward`` (a user Function whose
+    backward works on arrays, or one marked ``once_differentiable``): the gradient is right, but
+    differentiating it again raises instead of silently giving zero."""
+
+    @staticmethod
+    def forward(ctx, value, *inputs, name):
+        ctx.op = name
+        return value._data
+
+    @staticmethod
+    def backward(ctx, dout):
+        raise RuntimeError(f"trying to differentiate twice a function that was marked with @once_differentiable "
+                           f"or whose backward is not written with minigrad ops: {ctx.op} (create_graph=True "
+                           "needs a backward built from differentiable minigrad operations, or a graph_backward)")
+
+
+def run_node_graph(node, grad, sink, retain_graph):
+    """``run_node`` under create_graph=True: ``grad`` is a Tensor; the node's ``graph_backward`` (or, for a
+    Function without one, its ``backward`` with the saved tensors joined to the graph) runs with
+    recording on, so the gradients it returns are Tensors with a graph."""
+    if node.freed:
+        node.saved_tensors
+    if node.pre_hooks:
+        grad = run_hooks(node.pre_hooks, grad)
+    sink.node(node, grad)
+    fn = node.fn
+    graph_backward = getattr(fn, "graph_backward", None)
+    if graph_backward is not None:
+        in_grads = graph_backward(node, grad)
+    else:
+        saved = node.saved
+        node.saved = node.graph_saved()
+        try:
+            in_grads = fn.backward(node, grad)
+        finally:
+            node.saved = saved
+    in_grads = list(in_grads) if isinstance(in_grads, tuple) else [in_grads]
+    if len(in_grads) != len(node.next_edges):
+        raise RuntimeError(f"function {node.name()} returned an invalid number of gradients "
+                           f"(expected {len(node.next_edges)}, got {len(in_grads)})")
+    if graph_backward is None:   # what a plain backward returned is right but may not be differentiable
+        joined = [grad] + [t for t in node.graph_saved() if isinstance(t, Tensor) and t.requires_grad]
+        for i, g in enumerate(in_grads):
+            if g is not None and not (isinstance(g, Tensor) and g.requires_grad) and \
+                    any(t.requires_grad for t in joined):
+                value = g if isinstance(g, Tensor) else Tensor(np.asarray(g))
+                in_grads[i] = NotDifferentiableTwice.apply(value, *joined, name=node.name())
+    if not retain_graph:
+        node.release()
+    return in_grads
+
+
+def run_backward(tensors, grads, retain_graph=False, inputs=None, create_graph=False):
     """Backpropagate ``grads`` (ndarrays) from ``tensors``: into the leaves' ``.grad``, or, with ``inputs``,
-    returned as the gradients of ``inputs`` (None for an input the outputs do not depend on)."""
+    returned as the gradients of ``inputs`` (None for an input the outputs do not depend on).
+
+    With ``create_graph`` the gradients are Tensors and the walk records what it computes."""
+    if create_graph:
+        with grad_mode.enable_grad():
+            return _walk(tensors, [g if isinstance(g, Tensor) else Tensor(g) for g in grads], retain_graph,
+                         inputs, run_node_graph, fit_graph)
+    return _walk(tensors, grads, retain_graph, inputs, run_node, fit_gradient)
+
+
+def _walk(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
+    """The walk of the module docstring; ``run_node`` and ``fit_gradient`` are the array or graph forms."""
+    graph = run_node is run_node_graph
     sink = Accumulate() if inputs is None else Capture(inputs)
     pending = {}                                    # node or leaf -> the sum of the shares arrived so far
     for t, g in zip(tensors, grads):
@@ -216,7 +318,8 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
             if g is not None:
                 shape, dtype = node.input_meta[i]
                 if type(g) is not np.ndarray or g.shape != shape or g.dtype != dtype:   # else it fits already
-                    g = fit_gradient(g._data if isinstance(g, Tensor) else g, node.input_meta[i], node, i)
+                    g = fit_gradient(g._data if isinstance(g, Tensor) and not graph else g, node.input_meta[i],
+                                     node, i)
                 pending[nxt] = g if nxt not in pending else pending[nxt] + g
                 del g
             deps[nxt] -= 1
@@ -225,6 +328,6 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None):
                     ready.append(nxt)
                 elif nxt in pending:
                     grad = pending.pop(nxt)
-                    alone = unshared(grad)              # asked before the call passes it on
+                    alone = not graph and unshared(grad)  # asked before the call passes it on
                     sink.leaf(nxt, grad, alone)
     return sink.result()

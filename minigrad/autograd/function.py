@@ -36,12 +36,13 @@ Tensor = None  # minigrad.tensor sets this once the class exists (importing it h
 class Context:
     """The ``ctx`` of one ``Function`` call, and that call's node in the backward graph."""
 
-    __slots__ = ("fn", "saved", "saved_at", "next_edges", "input_meta", "needs_input_grad",
+    __slots__ = ("fn", "saved", "saved_at", "origins", "next_edges", "input_meta", "needs_input_grad",
                  "pre_hooks", "retained", "freed", "__dict__", "__weakref__")
 
     def __init__(self, fn):
         self.fn = fn
         self.saved = ()
+        self.origins = None        # per saved Tensor that required grad: its grad_fn or leaf (for create_graph)
         self.next_edges = ()       # per input: its grad_fn Context, the leaf Tensor, or None
         self.input_meta = ()       # per input: (shape, dtype) the gradient must have
         self.needs_input_grad = ()
@@ -56,6 +57,7 @@ class Context:
         for t in tensors:  # a plain loop: most ops save ndarrays only, and then keep the tuple itself
             if isinstance(t, Tensor):
                 saved = tuple([t.detach() if isinstance(t, Tensor) else t for t in tensors])
+                self.origins = tuple([_origin(t) for t in tensors])
                 break
         self.saved = saved
         self.saved_at = writes[0]
@@ -85,6 +87,26 @@ class Context:
                     f"changed in place after the forward pass saved it for {self.name()}; clone() it before "
                     "the in-place write, or write out of place.")
 
+    # ----------------------------------------------------------------- create_graph=True
+    def input_tensor(self, i, array):
+        """``array`` (input i's values, as saved) as a Tensor joined to input i's place in the graph: the
+        leaf itself, or a tensor whose ``grad_fn`` is the node that produced the input. A ``graph_backward``
+        builds its gradient from these, so that the gradient can be differentiated with respect to them."""
+        edge = self.next_edges[i] if self.next_edges else None
+        return _joined(array, edge)
+
+    def output_tensor(self, array):
+        """This node's output (``array``, as saved in forward) as a Tensor whose ``grad_fn`` is this node."""
+        return _joined(array, self)
+
+    def graph_saved(self):
+        """``saved_tensors`` with each saved Tensor that required grad joined to the graph again (what a
+        user Function's ``backward`` sees under ``create_graph=True``, as in PyTorch)."""
+        saved = self.saved_tensors
+        if self.origins is None:
+            return saved
+        return tuple(_joined(t._data, o) if o is not None else t for t, o in zip(saved, self.origins))
+
     def release(self):
         """Drop what was saved for backward (called by the engine unless retain_graph=True)."""
         self.saved = ()
@@ -96,6 +118,28 @@ class Context:
 
     def __repr__(self):
         return f"<{self.name()}>"
+
+
+def _origin(t):
+    """Where a saved Tensor sits in the graph: its grad_fn, itself if it is a leaf that requires grad, else None."""
+    if not isinstance(t, Tensor) or not t.requires_grad:
+        return None
+    return t if t.grad_fn is None else t.grad_fn
+
+
+def _joined(array, origin):
+    """A Tensor over ``array`` at ``origin`` in the graph (a leaf Tensor, a node, or None: a constant)."""
+    if origin is None:
+        return Tensor(array)
+    if isinstance(origin, Tensor):          # a leaf: itself, so that gradients reach its .grad
+        if origin._data is array or (origin._data.shape == array.shape and origin._data.dtype == array.dtype):
+            return origin
+        if origin._data.shape == array.shape:
+            return origin.to(array.dtype)   # a promoted copy of the leaf: the cast is part of the graph
+        raise RuntimeError(f"internal: saved array of shape {array.shape} is not the leaf's {origin._data.shape}")
+    t = Tensor(array)
+    t.grad_fn, t.requires_grad = origin, True
+    return t
 
 
 def _array(item):

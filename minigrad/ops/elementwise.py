@@ -83,6 +83,10 @@ class Add(Function):
     def backward(ctx, dout):
         return dout._data, dout._data
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return dout, dout
+
 
 class Sub(Function):
     @staticmethod
@@ -109,6 +113,13 @@ class Mul(Function):
         x, y = ctx.saved_tensors
         da = dout._data * conj_if_complex(y) if y is not None else None
         db = dout._data * conj_if_complex(x) if x is not None else None
+        return da, db
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        x, y = ctx.saved_tensors
+        da = dout * ctx.input_tensor(1, y).conj() if y is not None else None
+        db = dout * ctx.input_tensor(0, x).conj() if x is not None else None
         return da, db
 
 
@@ -244,6 +255,11 @@ class Exp(Function):
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
         return dout._data * out
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (out,) = ctx.saved_tensors
+        return dout * ctx.output_tensor(out).conj()
 
 
 class Log(Function):

@@ -49,6 +49,10 @@ class Sum(Function):
         g = dout._data.reshape(_keepdim_shape(ctx.shape, ctx.axes))
         return np.broadcast_to(g, ctx.shape), None, None
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return dout.reshape(_keepdim_shape(ctx.shape, ctx.axes)).expand(ctx.shape), None, None
+
 
 class Mean(Function):
     @staticmethod
@@ -69,6 +73,18 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     elif input.dtype.kind in "bi":
         input = input.to(np.int64)  # PyTorch sums integers and bools as int64
     return Sum.apply(input, normalize_dims(dim, input.ndim), keepdim)
+
+
+def sum_to_size(input, *size):
+    """Sum ``input`` down to ``size``, which it must broadcast to (``Tensor.sum_to_size``): the leading
+    dims and the dims where ``size`` is 1 are summed away. How a gradient undoes broadcasting."""
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    lead = input.ndim - len(size)
+    if lead < 0 or any(s != 1 and s != n for s, n in zip(size, input.shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(input.shape)}}}.")
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and input.shape[lead + i] != 1)
+    out = Sum.apply(input, axes, True) if axes else input
+    return out.reshape(size) if out.shape != size else out
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
