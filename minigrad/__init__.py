@@ -6,7 +6,7 @@
     y.backward(mg.randn(4, 8))
 """
 from . import _malloc, dtypes
-from .autograd import enable_grad, gradcheck, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import enable_grad, gradcheck, gradgradcheck, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import inference_mode, is_inference_mode_enabled
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace,
                        ones, ones_like, tensor, zeros, zeros_like)

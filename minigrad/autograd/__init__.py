@@ -4,9 +4,9 @@ import numpy as np
 from .engine import accumulate, run_backward
 from .function import Context, Function
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .gradcheck import GradcheckError, gradcheck
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
-__all__ = ["Context", "Function", "GradcheckError", "backward", "enable_grad", "grad", "gradcheck",
+__all__ = ["Context", "Function", "GradcheckError", "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck",
            "is_grad_enabled", "no_grad", "set_grad_enabled"]
 
 

@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 
 from .engine import run_backward
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, no_grad
 
 
 class GradcheckError(RuntimeError):
@@ -139,3 +139,50 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
                     return _fail(f"Jacobian mismatch for input {pos} at index {idx}{part}: numerical = "
                                  f"{numeric!r}, analytical = {exact!r}", raise_exception)
     return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, gen_non_contig_grad_outputs=False,
+                  raise_exception=True, *, fast_mode=False, seed=0):
+    """Check second derivatives: ``gradcheck`` applied to the function that maps (inputs, v) to the
+    gradients <v, d func / d inputs>, computed with ``create_graph=True`` (PyTorch's ``gradgradcheck``).
+
+    Two checks: the gradients computed with ``create_graph=True`` (each op's ``graph_backward``) must equal
+    the ordinary ones (its array ``backward``), and finite differences of them must match their own
+    backward (the double backward). ``v`` (``grad_outputs``) is random unless given, and is checked too:
+    the double backward's gradient with respect to the upstream gradient is part of what it computes.
+    """
+    from ..tensor import Tensor
+    from . import grad as autograd_grad
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+    if not diff_inputs:
+        raise ValueError("gradgradcheck expects at least one input tensor to require gradient")
+    with enable_grad():
+        outs = [o for o in _outputs(func, inputs) if isinstance(o, Tensor) and o.requires_grad]
+    if grad_outputs is None:
+        rng = np.random.default_rng(seed + 1)
+        grad_outputs = tuple(Tensor(_random_like(rng, o).astype(o._data.dtype), requires_grad=True) for o in outs)
+    else:
+        grad_outputs = tuple(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)
+    n = len(inputs)
+
+    def first_order(*args):
+        with enable_grad():
+            outputs = [o for o in _outputs(func, args[:n]) if isinstance(o, Tensor) and o.requires_grad]
+            wrt = [t for t in args[:n] if isinstance(t, Tensor) and t.requires_grad]
+            grads = autograd_grad(outputs, wrt, args[n:], create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    with enable_grad():
+        outs = [o for o in _outputs(func, inputs) if isinstance(o, Tensor) and o.requires_grad]
+        plain = autograd_grad(outs, diff_inputs, grad_outputs, allow_unused=True)
+    graph = first_order(*inputs, *grad_outputs)
+    plain = [g for g in plain if g is not None]
+    for i, (p, g) in enumerate(zip(plain, graph)):
+        if not np.allclose(g._data, p._data, rtol=rtol, atol=atol, equal_nan=True):
+            worst = np.unravel_index(np.argmax(np.abs(g._data - p._data)), p.shape) if p.ndim else ()
+            return _fail(f"create_graph=True gives a different gradient for input {i} than the ordinary backward "
+                         f"(at index {worst}: {g._data[worst]!r} vs {p._data[worst]!r}): a graph_backward "
+                         "disagrees with its backward", raise_exception)
+    return gradcheck(first_order, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, fast_mode=fast_mode, seed=seed)

@@ -80,7 +80,7 @@ def sum_to_size(input, *size):
     dims and the dims where ``size`` is 1 are summed away. How a gradient undoes broadcasting."""
     size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
     lead = input.ndim - len(size)
-    if lead < 0 or any(s != 1 and s != n for s, n in zip(size, input.shape[lead:])):
+    if lead < 0 or builtins.any(s != 1 and s != n for s, n in zip(size, input.shape[lead:])):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(input.shape)}}}.")
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and input.shape[lead + i] != 1)
     out = Sum.apply(input, axes, True) if axes else input
