@@ -98,6 +98,10 @@ class Sub(Function):
     def backward(ctx, dout):
         return dout, -dout._data
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return dout, -dout
+
 
 class Mul(Function):
     """a * b. Backward: grad * conj(b), grad * conj(a)."""
@@ -140,6 +144,14 @@ class Div(Function):
         x, y = conj_if_complex(x), conj_if_complex(y)
         da = dout._data / y if ctx.needs_input_grad[0] else None
         db = -dout._data * x / (y * y) if ctx.needs_input_grad[1] else None
+        return da, db
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        x, y = ctx.saved_tensors
+        x, y = ctx.input_tensor(0, x).conj(), ctx.input_tensor(1, y).conj()
+        da = dout / y if ctx.needs_input_grad[0] else None
+        db = -dout * x / (y * y) if ctx.needs_input_grad[1] else None
         return da, db
 
 
@@ -225,6 +237,10 @@ class Neg(Function):
     def backward(ctx, dout):
         return -dout._data
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return -dout
+
 
 class Abs(Function):
     """|a|. Backward: grad * sgn(a), with sgn(z) = z / |z| (0 at 0) for complex z, sign(x) for real x."""
@@ -286,6 +302,11 @@ class Sqrt(Function):
         (out,) = ctx.saved_tensors
         return dout._data / (2 * out)
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (out,) = ctx.saved_tensors
+        return dout / (2 * ctx.output_tensor(out).conj())
+
 
 class Rsqrt(Function):
     @staticmethod
@@ -299,6 +320,11 @@ class Rsqrt(Function):
         (out,) = ctx.saved_tensors
         return -0.5 * dout._data * out * out * out
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        out = ctx.output_tensor(ctx.saved_tensors[0]).conj()
+        return -0.5 * dout * out * out * out
+
 
 class Square(Function):
     @staticmethod
@@ -310,6 +336,11 @@ class Square(Function):
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
         return 2 * dout._data * a._data
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (a,) = ctx.graph_saved()
+        return 2 * dout * a.conj()
 
 
 class Tanh(Function):
@@ -625,6 +656,8 @@ class Cast(Function):
     @staticmethod
     def backward(ctx, dout):
         return dout, None  # the engine casts the gradient back to the input's dtype
+
+    graph_backward = backward
 
 
 def cast(input, dtype):

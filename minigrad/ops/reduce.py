@@ -66,6 +66,11 @@ class Mean(Function):
         g = dout._data.reshape(_keepdim_shape(ctx.shape, ctx.axes)) / n
         return np.broadcast_to(g, ctx.shape), None, None
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        n = _count(ctx.shape, ctx.axes)
+        return (dout.reshape(_keepdim_shape(ctx.shape, ctx.axes)) / n).expand(ctx.shape), None, None
+
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:

@@ -34,6 +34,10 @@ class Reshape(Function):
     def backward(ctx, dout):
         return dout._data.reshape(ctx.shape), None
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return dout.reshape(ctx.shape), None
+
 
 def _check_reshape(shape, n):
     """PyTorch's errors for a target ``shape`` (at most one -1) that cannot hold ``n`` elements."""
@@ -110,6 +114,10 @@ class Permute(Function):
     def backward(ctx, dout):
         return dout._data.transpose(ctx.inverse), None
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return dout.permute(ctx.inverse), None
+
 
 def permute(input, *dims):
     dims = _sizes(dims)
@@ -145,6 +153,8 @@ class Expand(Function):
     @staticmethod
     def backward(ctx, dout):
         return dout, None  # the engine sums the broadcast dimensions away
+
+    graph_backward = backward
 
 
 def expand(input, *sizes):
