@@ -5,8 +5,9 @@ from .engine import accumulate, run_backward
 from .function import Context, Function
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from . import functional  # noqa: E402  (jacobian, hessian, vjp, jvp, vhp, hvp)
 
-__all__ = ["Context", "Function", "GradcheckError", "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck",
+__all__ = ["Context", "Function", "functional", "GradcheckError", "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck",
            "is_grad_enabled", "no_grad", "set_grad_enabled"]
 
 
