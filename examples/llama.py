@@ -88,6 +88,11 @@ class Rotary(Function):
     def backward(ctx, dout):
         return rotate(np.asarray(dout), ctx.cos, -ctx.sin), None, None
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """create_graph=True: the backward is the opposite rotation, itself a Rotary node (linear in dout)."""
+        return Rotary.apply(dout, ctx.cos, -ctx.sin), None, None
+
 
 def make_norm(cfg):
     if cfg.norm == "rmsnorm":
@@ -138,6 +143,14 @@ class SwiGLU(Function):
     @staticmethod
     def backward(ctx, dout):
         return swiglu_backward(np.asarray(dout), *ctx.saved_tensors)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """create_graph=True: the same formulas with minigrad ops, so they are differentiated again."""
+        x, y, _ = ctx.saved_tensors
+        a, b = ctx.input_tensor(0, x), ctx.input_tensor(1, y)
+        s = a.sigmoid()
+        return dout * b * s * (1 + a * (1 - s)), dout * a * s
 
 
 class MLP(nn.Module):

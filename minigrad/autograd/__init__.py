@@ -1,14 +1,16 @@
 """Reverse-mode automatic differentiation: ``Function``, the backward engine, grad modes, gradcheck."""
+import warnings
+
 import numpy as np
 
 from .engine import accumulate, run_backward
-from .function import Context, Function
+from .function import Context, Function, once_differentiable
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import functional  # noqa: E402  (jacobian, hessian, vjp, jvp, vhp, hvp)
 
 __all__ = ["Context", "Function", "functional", "GradcheckError", "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck",
-           "is_grad_enabled", "no_grad", "set_grad_enabled"]
+           "is_grad_enabled", "no_grad", "once_differentiable", "set_grad_enabled"]
 
 
 def _as_tuple(x):
@@ -56,6 +58,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     """
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter "
+                      "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+                      "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+                      ".grad fields of your parameters to None after use to break the cycle and avoid the leak.",
+                      UserWarning, stacklevel=3)
     tensors = _as_tuple(tensors)
     grad_tensors = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
     upstream = _upstream(tensors, grad_tensors, create_graph)

@@ -243,6 +243,21 @@ class NotDifferentiableTwice(Function):
                            "needs a backward built from differentiable minigrad operations, or a graph_backward)")
 
 
+def _stand_ins(node):
+    """Tensors at the places of ``node``'s inputs in the graph (values unused): a gradient that a plain
+    backward computed depends on them, so differentiating it again must reach ``NotDifferentiableTwice``
+    rather than silently count it as a constant."""
+    out = []
+    for edge, meta in zip(node.next_edges, node.input_meta):
+        if isinstance(edge, Tensor):
+            out.append(edge)
+        elif edge is not None:
+            t = Tensor(np.broadcast_to(np.zeros((), meta[1]), meta[0]))
+            t.grad_fn, t.requires_grad = edge, True
+            out.append(t)
+    return out
+
+
 def run_node_graph(node, grad, sink, retain_graph):
     """``run_node`` under create_graph=True: ``grad`` is a Tensor; the node's ``graph_backward`` (or, for a
     Function without one, its ``backward`` with the saved tensors joined to the graph) runs with
@@ -268,12 +283,10 @@ def run_node_graph(node, grad, sink, retain_graph):
         raise RuntimeError(f"function {node.name()} returned an invalid number of gradients "
                            f"(expected {len(node.next_edges)}, got {len(in_grads)})")
     if graph_backward is None:   # what a plain backward returned is right but may not be differentiable
-        joined = [grad] + [t for t in node.graph_saved() if isinstance(t, Tensor) and t.requires_grad]
         for i, g in enumerate(in_grads):
-            if g is not None and not (isinstance(g, Tensor) and g.requires_grad) and \
-                    any(t.requires_grad for t in joined):
+            if g is not None and not (isinstance(g, Tensor) and g.requires_grad):
                 value = g if isinstance(g, Tensor) else Tensor(np.asarray(g))
-                in_grads[i] = NotDifferentiableTwice.apply(value, *joined, name=node.name())
+                in_grads[i] = NotDifferentiableTwice.apply(value, grad, *_stand_ins(node), name=node.name())
     if not retain_graph:
         node.release()
     return in_grads

@@ -24,6 +24,8 @@ Gradients returned by ``backward`` may have the broadcast shape of the forward's
 output: the engine sums them down to each input's shape (the only place in minigrad
 where broadcasting is undone) and casts them to the input's dtype.
 """
+import functools
+
 import numpy as np
 
 from ..dtypes import scalar_type_name
@@ -221,3 +223,14 @@ class Function:
             out.grad_fn = ctx
             out.requires_grad = True
         return out
+
+
+def once_differentiable(backward):
+    """Decorate a Function's ``backward`` that cannot be differentiated (it works on arrays, say), as in
+    PyTorch: it runs with recording off, and under ``create_graph=True`` the gradients it returns are
+    right but differentiating them again raises an error naming the Function, never a silent zero."""
+    @functools.wraps(backward)
+    def wrapper(ctx, *grad_outputs):
+        with grad_mode.no_grad():
+            return backward(ctx, *grad_outputs)
+    return wrapper
