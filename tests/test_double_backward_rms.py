@@ -169,8 +169,8 @@ def test_only_some_inputs_require_grad(wrt):
     v = VARIANTS["partial-third-eps-outside"]
     results = []
     for fn in (fused(v), oracle(v)):
-        inputs = [mg.tensor(a, requires_grad=name in wrt.split("+")) for a, name in zip(v.arrays(), ("x", "weight",
-                                                                                                   "bias"))]
+        inputs = [mg.tensor(a, requires_grad=name in wrt.split("+"))
+                  for a, name in zip(v.arrays(), ("x", "weight", "bias"))]
         rng = np.random.default_rng(0)
         wanted = [t for t in inputs if t.requires_grad]
         u = mg.tensor(rng.standard_normal(v.shape), requires_grad=True)
@@ -206,9 +206,9 @@ def test_gradgradcheck(name):
 
 # --------------------------------------------------------------------------- (3, 4) PyTorch
 def torch_rms(v):
-    """(x, weight, bias=None) -> rms_norm with the variant's eps, in minigrad (F) or PyTorch."""
+    """(x[, weight]) -> rms_norm with the variant's eps, as the pair (minigrad, PyTorch)."""
     eps = v.options.get("eps")
-    return run_both(lambda lib, x, w: lib.nn.functional.rms_norm(x, v.ns, w, eps))
+    return run_both(lambda lib, x, *w: lib.nn.functional.rms_norm(x, v.ns, w[0] if w else None, eps))
 
 
 @pytest.mark.parametrize("name", PLAIN)
@@ -226,8 +226,7 @@ def test_third_derivative_matches_pytorch(name):
     results = []
     for lib, fn in zip((mg, torch), torch_rms(v)):
         inputs = [lib.tensor(a, requires_grad=True) for a in arrays]
-        results.append(third_order(lib, lambda *t: fn(*t, None) if len(t) == 1 else fn(*t), inputs,
-                                   np.random.default_rng(7)))
+        results.append(third_order(lib, fn, inputs, np.random.default_rng(7)))
     assert_all_close(*results, rtol=1e-10, what=name)
 
 
@@ -237,11 +236,13 @@ def third_order_vs_composite(name):
     results = []
     for fn in (fused(v), oracle(v)):
         inputs = [t for t in tensors(v.arrays(seed=8)) if t is not None]           # x, [weight], [bias]
-
-        def f(x, *params):
-            return fn(x, params[0] if v.weight else None, params[-1] if v.bias else None)
-        results.append(third_order(mg, f, inputs, np.random.default_rng(9)))
+        results.append(third_order(mg, present_only(fn, v), inputs, np.random.default_rng(9)))
     return results
+
+
+def present_only(fn, v):
+    """fn(x, weight, bias) as a function of x and the parameters the variant has."""
+    return lambda x, *params: fn(x, params[0] if v.weight else None, params[-1] if v.bias else None)
 
 
 @pytest.mark.parametrize("name", ["bias", "bias-no-weight", "eps-outside-bias-large-eps", "partial-third-eps-outside",
