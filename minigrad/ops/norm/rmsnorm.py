@@ -8,7 +8,8 @@ elements), as ``torch.nn.functional.rms_norm``, with g the upstream gradient::
 
 This file reads top to bottom: the NumPy reference forward and backward (the specification, with
 a numba twin of the same name in minigrad/kernels/numba_kernels.py), the ``RMSNormFunction`` that
-runs them, the composite twin ``rms_norm_composite`` (minigrad ops, differentiated by autograd:
+runs them, the double backward (``RMSNormBackward``: dx as a Function whose backward is derived by
+hand, for ``create_graph=True``), the composite twin ``rms_norm_composite`` (minigrad ops, differentiated by autograd:
 the teaching reference and the tests' oracle), and the public ``rms_norm`` with its checks.
 
 Options beyond PyTorch (keyword-only, off by default; docs/derivations/rmsnorm.md §10):
@@ -35,9 +36,10 @@ import numpy as np
 from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
-from .common import input_grads, normalize
+from ...tensor import Tensor
+from .common import input_grads, normalize, sum64
 from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, row_affine, row_dims, row_operands,
-                   row_param_grads, rowdot, shaped_grads)
+                   row_param, row_param_grads, rowdot, shaped_grads)
 
 
 # --------------------------------------------------------------------------- NumPy reference, x (R, D)
@@ -108,6 +110,9 @@ class RMSNormFunction(Function):
     sum_j gw_j x_j = sum_j gw_j xhat_j / rstd gives the line above. Each gradient is computed
     only if ``ctx.needs_input_grad`` asks for it. The kernels allocate every gradient they
     return, so the engine makes them the leaves' ``.grad`` without a copy.
+
+    Under ``create_graph=True`` the engine runs ``graph_backward`` instead: the same gradients, each with
+    a graph (dx through ``RMSNormBackward``, the double backward below).
     """
 
     @staticmethod
@@ -128,6 +133,129 @@ class RMSNormFunction(Function):
                                                eps_outside=ctx.eps_outside, need_dx=need_dx, need_dw=need_dw,
                                                need_db=need_db)
         return input_grads(ctx, *shaped_grads(dx, dw, db, x.shape, ctx.normalized_shape))
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """The backward as minigrad ops (create_graph=True), each gradient differentiable again:
+        dx = RMSNormBackward(dout, x, w) (the fused dx, whose own backward is the hand-derived double
+        backward), dw = dout * xhat and db = dout at the output's shape (the engine sums the rows away),
+        with xhat = RMSNormFunction(x) without weight and bias, so its derivatives are this Function's."""
+        x, rstd, w = ctx.saved_tensors
+        need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
+        options = dict(normalized_shape=ctx.normalized_shape, eps=ctx.eps, k=ctx.k, eps_outside=ctx.eps_outside)
+        input = ctx.input_tensor(0, x)
+        weight = None if w is None else ctx.input_tensor(1, w.reshape(ctx.normalized_shape))
+        dx = RMSNormBackward.apply(dout, input, weight, rstd=rstd, **options) if need_dx else None
+        dw = db = None
+        if need_dw:
+            cdt = compute_dtype(x.dtype)
+            xhat = RMSNormFunction.apply(input.to(cdt), None, None, **options)   # x's shape, compute dtype
+            dw = dout.to(cdt) * xhat
+        if need_db:
+            db = dout
+        return input_grads(ctx, dx, dw, db)
+
+
+# --------------------------------------------------------------------------- the double backward
+def head_mask(d, k, dtype):
+    """mask_K = [j < k] over a row of d elements, (D,) of ``dtype``: the RMS subset of partial RMSNorm;
+    None for plain RMSNorm (k = d), where the mask is all ones and is not applied."""
+    return None if k == d else (np.arange(d) < k).astype(dtype)
+
+
+def rms_norm_double_backward(G, dy, x, w, rstd, c, mask, k, rowdot, colsum):
+    """The gradients of RMSNorm's dx = rstd * gw + (gw . x) * grad(rstd), gw = dy * w, with respect to
+    (dy, x, w), given G, the upstream gradient of dx. Rows (R, D); ``w`` (D,) or None; ``rstd`` and ``c``
+    (R, 1); ``mask`` (D,) or None (all ones); ``rowdot(a, b)``: sum_j a_j b_j per row, (R, 1);
+    ``colsum(a)``: the sum over rows, (D,). The same lines run on ndarrays (``RMSNormBackward.backward``)
+    and on Tensors (its ``graph_backward``: third order and beyond). With m = mask, per row::
+
+        beta = rstd^2 * c / k          grad(rstd) = -beta * m*x
+        p = gw . x     q = G . (m*x)   t = G . gw
+        d gw = rstd * G - beta * q * x                 d dy = w * d gw     d w = colsum(dy * d gw)
+        d x  = -beta * (q * gw + p * m*G + (t - c * (2 * rstd + c) * p * q / k) * m*x)
+
+    d gw = rstd * (G - xhat * (G . c*m*x) / k) is J G, J = rstd (I - xhat (c*m*x)^T / k) the Jacobian of xhat
+    with respect to x (dx itself is J^T gw).
+    Derivation (docs/derivations/rmsnorm.md): Phi = G . dx = rstd (G . gw) + p (G . grad(rstd)) is linear
+    in gw, d gw = rstd G + (G . grad(rstd)) x; its x-derivative is t grad(rstd) + (G . grad(rstd)) gw +
+    p H G, with H the Hessian of rstd(ms(x)): H = rstd''(ms) grad(ms) grad(ms)^T + rstd'(ms) (2/k) diag(m),
+    grad(ms) = (2/k) m*x, rstd' = -rstd^2 c / 2 and rstd'' = rstd^3 c^2 / 2 + rstd^2 c^3 / 4 for both eps
+    placements (eps inside: c = rstd, rstd'' = 3 rstd^5 / 4).
+    Returns (d dy, d x, d w) as rows (R, D), (R, D), (D,) (d w None without weight).
+    """
+    gw = dy if w is None else dy * w
+    mx = x if mask is None else x * mask                  # (R, D): m*x
+    mG = G if mask is None else G * mask                  # (R, D): m*G
+    beta = rstd * rstd * c / k                            # (R, 1)
+    p, q, t = rowdot(gw, x), rowdot(G, mx), rowdot(G, gw)  # (R, 1) each
+    d_gw = rstd * G - beta * q * x
+    dx = -beta * (q * gw + p * mG + (t - c * (2 * rstd + c) * p * q / k) * mx)
+    return (d_gw if w is None else d_gw * w), dx, (None if w is None else colsum(dy * d_gw))
+
+
+class RMSNormBackward(Function):
+    """RMSNorm's input gradient dx as a Function of (dy, x, w): what ``RMSNormFunction.graph_backward``
+    returns for x, so that dx can be differentiated again.
+
+    Forward: dx = rstd * (gw - c * x * mask_K * sum_j(gw * xhat) / k), gw = dy * w, computed by the same
+    kernel as ``RMSNormFunction.backward`` (numba or the NumPy reference), in the compute dtype.
+    Backward, with G the upstream gradient of dx: ``rms_norm_double_backward`` (its docstring has the
+    formulas), in NumPy with float64 row sums. ``graph_backward`` evaluates the same formulas on Tensors,
+    rstd and c recomputed from x with minigrad ops, so every further order comes from autograd.
+    """
+
+    @staticmethod
+    def forward(ctx, dout, input, weight, rstd, normalized_shape, eps, k, eps_outside):
+        d = math.prod(normalized_shape)
+        x, dy = as_rows(input._data, d), as_rows(dout._data, d)                      # (R, D) each
+        w = row_param(weight, x.dtype)                                               # (D,) or None
+        dx, _, _ = kernel(rms_norm_backward)(dy, x, rstd, w, eps=eps, k=k, eps_outside=eps_outside, need_dx=True,
+                                             need_dw=False, need_db=False)
+        ctx.save_for_backward(dout._data, input._data, rstd, w)
+        ctx.normalized_shape, ctx.eps, ctx.k, ctx.eps_outside = normalized_shape, eps, k, eps_outside
+        return dx.reshape(input.shape)
+
+    @staticmethod
+    def backward(ctx, G):
+        dy, x, rstd, w = ctx.saved_tensors
+        d, k = math.prod(ctx.normalized_shape), ctx.k
+        rows = as_rows(x, d)                                                         # (R, D)
+        with np.errstate(divide="ignore", invalid="ignore"):                         # a zero row, eps outside: NaN
+            c = 1 / np.sqrt(mean_square(rows, k)) if ctx.eps_outside else rstd       # (R,)
+            ddy, dx, dw = rms_norm_double_backward(as_rows(G._data, d), as_rows(dy, d), rows, w, rstd[:, None],
+                                                   c[:, None], head_mask(d, k, rows.dtype), k,
+                                                   rowdot=lambda a, b: rowdot(a, b)[:, None],
+                                                   colsum=lambda a: sum64(a, 0))
+        return RMSNormBackward._shaped(ctx, ddy, dx, dw, dy.shape, x.shape)
+
+    @staticmethod
+    def graph_backward(ctx, G):
+        dy, x, _, w = ctx.saved_tensors                      # rstd is recomputed from x, in the graph
+        d, k, eps = math.prod(ctx.normalized_shape), ctx.k, ctx.eps
+        cdt = compute_dtype(x.dtype)
+
+        def joined(i, array, shape):                         # input i, in the graph, compute dtype, reshaped
+            return ctx.input_tensor(i, array).to(cdt).reshape(shape)
+        x_rows = joined(1, x, (-1, d))                                               # (R, D)
+        weight = None if w is None else joined(2, w.reshape(ctx.normalized_shape), (d,))
+        mask = head_mask(d, k, cdt)
+        mask = None if mask is None else Tensor(mask)                                # a constant
+        mx = x_rows if mask is None else x_rows * mask                               # (R, D)
+        ms = (mx * mx).sum(-1, keepdim=True) / k                                     # (R, 1)
+        rstd = 1 / (ms.sqrt() + eps) if ctx.eps_outside else (ms + eps).rsqrt()
+        c = ms.rsqrt() if ctx.eps_outside else rstd
+        ddy, dx, dw = rms_norm_double_backward(G.to(cdt).reshape(-1, d), joined(0, dy, (-1, d)), x_rows, weight, rstd,
+                                               c, mask, k, rowdot=lambda a, b: (a * b).sum(-1, keepdim=True),
+                                               colsum=lambda a: a.sum(0))
+        return RMSNormBackward._shaped(ctx, ddy, dx, dw, dy.shape, x.shape)
+
+    @staticmethod
+    def _shaped(ctx, ddy, dx, dw, dy_shape, x_shape):
+        """The double backward's rows in the shapes of (dy, x, w), None where not needed."""
+        need_ddy, need_dx, need_dw = ctx.needs_input_grad[:3]
+        return input_grads(ctx, ddy.reshape(dy_shape) if need_ddy else None, dx.reshape(x_shape) if need_dx else None,
+                           dw.reshape(ctx.normalized_shape) if need_dw and dw is not None else None)
 
 
 # --------------------------------------------------------------------------- the composite twin
