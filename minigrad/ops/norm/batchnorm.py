@@ -24,9 +24,10 @@ from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
 from ...tensor import Tensor
-from .channels import (affine_channels, channel_affine, channel_array, channel_backward, channel_operands,
-                       channel_param_grads, channels_view, check_channel_input, check_param_dtypes, check_running_pair,
-                       per_channel, save_for_channel_backward, update_running_stats, verify_batch_size)
+from .channels import (ChannelNormBackward, affine_channels, channel_affine, channel_array, channel_backward,
+                       channel_graph_backward, channel_operands, channel_param_grads, channels_view, check_channel_input,
+                       check_param_dtypes, check_running_pair, per_channel, save_for_channel_backward,
+                       update_running_stats, verify_batch_size)
 from .common import center, centered_dx, mean64, normalize
 
 
@@ -68,18 +69,57 @@ class BatchNormFunction(Function):
 
     Saves x, mean, rstd and w; backward recomputes xhat and computes only the gradients asked for.
     The kernels allocate every gradient they return, so the engine hands them to ``.grad`` without a copy.
+
+    Under create_graph=True, ``graph_backward`` gives dx = ``BatchNormBackward`` (training: the fused
+    formula, whose backward is the hand-derived double backward) or dout * w * rstd (eval, minigrad ops),
+    and dw, db as minigrad sums of g * xhat and g, xhat being this Function without affine. ``eps`` (the
+    one rstd was computed with) is needed only there, in training, to rebuild rstd as a function of x.
     """
 
     @staticmethod
-    def forward(ctx, x, weight, bias, mean, rstd, training):
+    def forward(ctx, x, weight, bias, mean, rstd, training, eps=None):
         x3, w, b = channel_operands(x, weight, bias)                 # (N, C, S), (C,), (C,) in the compute dtype
         y = kernel(batch_norm_forward)(x3, mean, rstd, w, b)
-        save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, training=training)
+        save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, training=training, eps=eps)
         return y.reshape(x.shape).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
         return channel_backward(ctx, dout, batch_norm_backward, training=ctx.training)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        _, mean, rstd, _ = ctx.saved_tensors
+        training, eps = ctx.training, ctx.eps
+        if training and eps is None:
+            raise ValueError("BatchNormFunction needs eps= (the eps of rstd) to differentiate its training-mode "
+                             "backward again (create_graph=True), but got eps=None")
+
+        def dx_of(dout, x, w):
+            if training:
+                return BatchNormBackward.apply(dout, x, w, mean=mean, rstd=rstd, eps=eps, training=True)
+            scale = Tensor(rstd) if w is None else w * Tensor(rstd)        # (C,): the statistics are constants
+            return dout.to(rstd.dtype) * per_channel(scale, dout.ndim)
+
+        def xhat_of(x):
+            return BatchNormFunction.apply(x, None, None, mean=mean, rstd=rstd, training=training, eps=eps)
+        return channel_graph_backward(ctx, dout, dx_of, xhat_of)
+
+
+class BatchNormBackward(ChannelNormBackward):
+    """BatchNorm's training-mode dx as a Function of (dout, x, weight), A = {N, S} of (N, C, S): the
+    formulas of ``ChannelNormBackward`` with means over the batch and positions of each channel."""
+
+    first_order = batch_norm_backward
+    axes = (0, 2)
+
+    @staticmethod
+    def view(a, options):
+        return a
+
+    @staticmethod
+    def statistics(x, mean, rstd, options):
+        return (x - mean[:, None]) * rstd[:, None], rstd[:, None]       # (N, C, S), (C, 1)
 
 
 # --------------------------------------------------------------------------- the composite twin
@@ -101,7 +141,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """``F.batch_norm``: PyTorch's semantics (module docstring), the hand-derived backward."""
     mean, var = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,
                                                      momentum, eps)
-    return BatchNormFunction.apply(input, weight, bias, mean=mean, rstd=1.0 / np.sqrt(var + eps), training=training)
+    return BatchNormFunction.apply(input, weight, bias, mean=mean, rstd=1.0 / np.sqrt(var + eps), training=training,
+                                   eps=eps)
 
 
 def _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training, momentum, eps):

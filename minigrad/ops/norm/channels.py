@@ -12,10 +12,11 @@ import math
 
 import numpy as np
 
+from ...autograd import Function
 from ...autograd.version import bump
 from ...dtypes import compute_dtype
 from ...kernels import kernel
-from .common import input_grads, sum64
+from .common import centered_second_order, centered_statistics, input_grads, second_order_grads, sum64
 
 _TORCH_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
 
@@ -116,6 +117,93 @@ def channel_backward(ctx, dout, backward_kernel, **options):
     x_shape, w_shape, b_shape = ctx.shapes
     return input_grads(ctx, None if dx is None else dx.reshape(x_shape), None if dw is None else dw.reshape(w_shape),
                        None if db is None else db.reshape(b_shape))
+
+
+# --------------------------------------------------------------------------- create_graph=True
+def channel_graph_backward(ctx, dout, dx_of, xhat_of):
+    """A channel norm Function's ``graph_backward`` (what ``save_for_channel_backward`` saved, with minigrad
+    ops): dx = ``dx_of(dout, x, w)`` (x and w (C,) joined to the graph), dw_c = sum_{n,s}(g * xhat) with
+    xhat = ``xhat_of(x)`` (the norm without affine, in the compute dtype), db_c = sum_{n,s}(g)."""
+    x, _, rstd, w = ctx.saved_tensors
+    need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
+    _, w_shape, b_shape = ctx.shapes
+    x_t = ctx.input_tensor(0, x._data)
+    g = dout.to(rstd.dtype)                                          # the compute dtype
+    dims = (0,) + tuple(range(2, x.ndim))                            # N and the spatial axes
+    dx = dw = db = None
+    if need_dx:
+        dx = dx_of(dout, x_t, None if w is None else ctx.input_tensor(1, w.reshape(w_shape)).reshape(-1))
+    if need_dw:
+        dw = (g * xhat_of(x_t.to(g.dtype))).sum(dims).reshape(w_shape)
+    if need_db:
+        db = g.sum(dims).reshape(b_shape)
+    return input_grads(ctx, dx, dw, db)
+
+
+class ChannelNormBackward(Function):
+    """A centered channel norm's dx as a Function of (dout, x, weight), x (N, C, *spatial), weight (C,):
+    what its Function's ``graph_backward`` returns for x, so that dx can be differentiated again.
+
+    Forward: the family's first-order kernel (``first_order``, its ``options``), dx = rstd * (gw - mean_A(gw)
+    - xhat * mean_A(gw * xhat)), gw = dout * w_c. Backward, with G the upstream gradient of dx, means over
+    A (common.centered_second_order)::
+
+        a = mean_A(G * xhat),  m = mean_A(gw * xhat),  Gc = G - mean_A(G)
+        d gw   = rstd * (Gc - xhat * a)
+        d dout = d gw * w_c          d w_c = sum_{n,s}(d gw * dout)
+        d x    = -rstd^2 * (m * Gc + a * (gw - mean_A(gw)) + xhat * (mean_A(Gc * gw) - 3 * a * m))
+
+    ``graph_backward`` evaluates the same formulas on Tensors, xhat and rstd recomputed from x with minigrad
+    ops, so the third derivative (and beyond) comes from autograd through them. A family gives
+    ``first_order``, the axes A of its statistics ``view`` of (N, C, S), and xhat and rstd (keeping A's
+    axes) in that view from the saved statistics (``statistics``).
+    """
+
+    first_order = None        # the family's NumPy reference backward kernel
+    axes = None               # A, in the view
+
+    @staticmethod
+    def view(a, options):
+        """(N, C, S) -> the layout whose ``axes`` are A."""
+        raise NotImplementedError
+
+    @staticmethod
+    def statistics(x, mean, rstd, options):
+        """(xhat, rstd) in the view, from x (N, C, S) and the statistics the forward saved (ndarrays)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def forward(ctx, dout, x, weight, mean, rstd, eps, **options):
+        x3, w, _ = channel_operands(x, weight, None)                              # (N, C, S), (C,)
+        dx, _, _ = kernel(ctx.fn.first_order)(channels_view(dout._data), x3, mean, rstd, weight=w, **options,
+                                              need_dx=True, need_dw=False, need_db=False)
+        ctx.save_for_backward(dout._data, x._data, mean, rstd, w)
+        ctx.w_shape, ctx.eps, ctx.options = None if weight is None else weight.shape, eps, options
+        return dx.reshape(x.shape).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, G):
+        dout, x, mean, rstd, w = ctx.saved_tensors
+        xhat, rstd_a = ctx.fn.statistics(channels_view(x), mean, rstd, ctx.options)          # in the view
+        grads = centered_second_order(channels_view(G._data), channels_view(dout), None if w is None else w[:, None],
+                                      xhat, rstd_a, ctx.fn.axes, (0, 2), lambda a: ctx.fn.view(a, ctx.options))
+        return second_order_grads(ctx, grads, (x.shape, x.shape, ctx.w_shape))
+
+    @staticmethod
+    def graph_backward(ctx, G):
+        dout, x, _, rstd, w = ctx.saved_tensors
+        n, c = x.shape[:2]
+
+        def view(a):
+            return ctx.fn.view(a, ctx.options)
+
+        def as_nsc(t):                                                # (N, C, S), compute dtype
+            return t.to(rstd.dtype).reshape(n, c, -1)
+        xhat, rstd_a = centered_statistics(view(as_nsc(ctx.input_tensor(1, x))), ctx.fn.axes, ctx.eps)
+        w_t = None if w is None else ctx.input_tensor(2, w.reshape(ctx.w_shape)).reshape(c, 1)
+        grads = centered_second_order(as_nsc(G), as_nsc(ctx.input_tensor(0, dout)), w_t, xhat, rstd_a, ctx.fn.axes,
+                                      (0, 2), view)
+        return second_order_grads(ctx, grads, (x.shape, x.shape, ctx.w_shape))
 
 
 # --------------------------------------------------------------------------- NumPy reference pieces

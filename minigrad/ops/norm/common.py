@@ -10,6 +10,10 @@ backward, written once here as ``centered_dx``::
 
     dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat)),   gw = dy * weight
 
+and one double backward (create_graph=True), the gradients of <G, dx> for an upstream gradient G of
+dx, derived in ``centered_dx_grads`` and applied to (dy, x, weight) by ``centered_second_order``: on
+ndarrays in each norm's fused backward Function, on Tensors (a graph) for the third derivative on.
+
 Accuracy of the NumPy references: sums and means accumulate in float64 and are rounded once to
 the data's dtype. Centering uses the float64 mean split into hi + lo parts of the data's dtype:
 for x near the mean, ``x - hi`` is exact (Sterbenz), so ``(x - hi) - lo`` is x - mean to the
@@ -58,6 +62,72 @@ def centered_dx(gw, xhat, rstd, axes):
     gw -= xhat * mean_gw_xhat[:, None]
     gw *= rstd[:, None]
     return gw
+
+
+def centered_dx_grads(G, gw, xhat, rstd, mean):
+    """The double backward of ``centered_dx``: given G, the upstream gradient of dx, the gradients of
+    <G, dx> with respect to gw and to x (through xhat and rstd, both statistics of x over A)::
+
+        a = mean(G * xhat),  m = mean(gw * xhat),  Gc = G - mean(G),  gwc = gw - mean(gw)
+        d gw = rstd * (Gc - xhat * a)
+        d x  = -rstd^2 * (m * Gc + a * gwc + xhat * (mean(Gc * gw) - 3 * a * m))
+
+    ``mean`` is the mean over A keeping its axes, so that it and ``rstd`` broadcast back against G, gw
+    and xhat (one layout, any shape). Written with arithmetic only, it runs on ndarrays (``mean`` = a
+    float64-accumulated mean: the hand-derived double backward) and on Tensors (``Tensor.mean``, with
+    xhat and rstd Tensors of x: a graph for the third derivative and beyond).
+
+    Derivation (n = |A|). dx = rstd * P(gw) with P(g) = g - mean(g) - xhat * mean(g * xhat), and
+    <G, P(g)> = <P(G), g>: P is symmetric, so d gw = rstd * P(G) = centered_dx(G). For x, hold rstd
+    fixed first: d<G, dx>/d xhat = -rstd * (m * G + a * gw) =: h, and d<G, dx>/d rstd = <G, P(gw)> =: s.
+    xhat and rstd depend on x as in the forward, so x receives the norm's own backward of h,
+    rstd * P(h), plus s * d rstd/dx = -s * rstd^2 * xhat / n (d var/dx = 2 xc / n). With
+    mean(h) = -rstd * (m * mean(G) + a * mean(gw)), mean(h * xhat) = -2 * rstd * a * m and
+    s / n = mean(Gc * gw) - a * m, the two sum to the line above (exact for any eps).
+    """
+    a = mean(G * xhat)                       # G's component along xhat
+    m = mean(gw * xhat)                      # gw's component along xhat
+    Gc = G - mean(G)
+    d_gw = rstd * (Gc - xhat * a)
+    d_x = -(rstd * rstd) * (m * Gc + a * (gw - mean(gw)) + xhat * (mean(Gc * gw) - 3 * a * m))
+    return d_gw, d_x
+
+
+def centered_second_order(G, dy, weight, xhat, rstd, axes, param_axes, view=None):
+    """The gradients of <G, dx> with respect to (dy, x, weight), dx = centered_dx(dy * weight, ...):
+    every centered norm's double backward, on ndarrays or on Tensors alike.
+
+    G, dy: one layout ((R, D) rows, or (N, C, S)); weight (or None) broadcasts against it; ``view``
+    (identity if None) reshapes that layout to the one whose ``axes`` are A (GroupNorm: (N, G, C/G*S)),
+    where xhat and rstd (keeping A's axes) are given. ``param_axes``: what dw sums over in the layout.
+
+        gw = dy * w;  (d gw, d x) = centered_dx_grads;  d dy = d gw * w;  d w = sum(d gw * dy)
+    """
+    if isinstance(G, np.ndarray):
+        def mean(a): return mean64(a, axes, keepdims=True)
+    else:
+        def mean(a): return a.mean(axes, keepdim=True)
+    view = view or (lambda a: a)
+    gw = dy if weight is None else dy * weight
+    d_gw, d_x = centered_dx_grads(view(G), view(gw), xhat, rstd, mean)
+    d_gw = d_gw.reshape(G.shape)
+    if weight is None:
+        return d_gw, d_x, None
+    d_w = sum64(d_gw * dy, param_axes) if isinstance(G, np.ndarray) else (d_gw * dy).sum(param_axes)
+    return d_gw * weight, d_x, d_w
+
+
+def second_order_grads(ctx, grads, shapes):
+    """A backward Function's (d dout, d x, d w) reshaped to ``shapes``, each None unless asked for."""
+    return input_grads(ctx, *(g.reshape(shape) if g is not None and need else None
+                              for g, shape, need in zip(grads, shapes, ctx.needs_input_grad)))
+
+
+def centered_statistics(x, dims, eps):
+    """(xhat, rstd) of x over ``dims`` (keeping them) with minigrad ops: both as differentiable Tensors of x."""
+    xc = x - x.mean(dims, keepdim=True)
+    rstd = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+    return xc * rstd, rstd
 
 
 def input_grads(ctx, *grads):

@@ -28,9 +28,10 @@ from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
 from .batchnorm import batch_norm, batch_norm_composite, batch_norm_stats
-from .channels import (affine_channels, channel_affine, channel_backward, channel_operands, channel_param_grads,
-                       channels_view, check_channel_input, check_param_dtypes, check_running_pair,
-                       save_for_channel_backward, update_running_stats, verify_batch_size, verify_spatial_size)
+from .channels import (ChannelNormBackward, affine_channels, channel_affine, channel_backward, channel_graph_backward,
+                       channel_operands, channel_param_grads, channels_view, check_channel_input, check_param_dtypes,
+                       check_running_pair, save_for_channel_backward, update_running_stats, verify_batch_size,
+                       verify_spatial_size)
 from .common import center, centered_dx, exact_mean, mean64, normalize
 
 
@@ -48,14 +49,18 @@ def group_norm_forward(x, num_groups, weight, bias, eps):
     return y, mean.reshape(n, num_groups).astype(x.dtype), rstd.reshape(n, num_groups)
 
 
+def group_norm_xhat(x, mean, rstd, num_groups):
+    """xhat of x (N, C, S) as rows (N, G, C/G*S), from the saved statistics (N, G), centered as the forward did."""
+    xg = x.reshape(x.shape[0], num_groups, -1)                                    # (N, G, C/G*S)
+    return center(xg, exact_mean(xg, mean[:, :, None], 2)) * rstd[:, :, None]
+
+
 def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw, need_db):
     """The centered formula per (n, g) with gw = dy * weight[c]; dw_c = sum_{n,s} dy*xhat, db_c = sum_{n,s} dy."""
     n, c, s = x.shape
     dx = xhat = None
     if need_dx or need_dw:
-        xg = x.reshape(n, num_groups, -1)                                         # (N, G, C/G*S)
-        xc = center(xg, exact_mean(xg, mean[:, :, None], 2))                      # as the forward centered
-        xhat = (xc * rstd[:, :, None]).reshape(n, c, s)                           # (N, C, S)
+        xhat = group_norm_xhat(x, mean, rstd, num_groups).reshape(n, c, s)       # (N, C, S)
     dw, db = channel_param_grads(dy, xhat, need_dw, need_db)                      # (C,) each
     if need_dx:
         gw = dy.copy() if weight is None else dy * weight[:, None]                # (N, C, S), a fresh array
@@ -76,18 +81,50 @@ class GroupNormFunction(Function):
 
     Saves x, mean (N, G), rstd (N, G) and w; backward recomputes xhat. The kernels allocate every
     gradient they return, so the engine hands them to ``.grad`` without a copy.
+
+    Under create_graph=True, ``graph_backward`` gives dx = ``GroupNormBackward`` (the fused formula, whose
+    backward is the hand-derived double backward), and dw, db as minigrad sums of g * xhat and g, xhat
+    being this Function without affine.
     """
 
     @staticmethod
     def forward(ctx, x, weight, bias, num_groups, eps):
         x3, w, b = channel_operands(x, weight, bias)                 # (N, C, S), (C,), (C,) in the compute dtype
         y, mean, rstd = kernel(group_norm_forward)(x3, num_groups, w, b, eps=eps)   # mean, rstd (N, G)
-        save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, num_groups=num_groups)
+        save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, num_groups=num_groups, eps=eps)
         return y.reshape(x.shape).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
         return channel_backward(ctx, dout, group_norm_backward, num_groups=ctx.num_groups)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        _, mean, rstd, _ = ctx.saved_tensors
+        groups, eps = ctx.num_groups, ctx.eps
+
+        def dx_of(dout, x, w):
+            return GroupNormBackward.apply(dout, x, w, mean=mean, rstd=rstd, eps=eps, num_groups=groups)
+
+        def xhat_of(x):
+            return GroupNormFunction.apply(x, None, None, num_groups=groups, eps=eps)
+        return channel_graph_backward(ctx, dout, dx_of, xhat_of)
+
+
+class GroupNormBackward(ChannelNormBackward):
+    """GroupNorm's dx as a Function of (dout, x, weight), A = each row of the (N, G, C/G*S) view: the
+    formulas of ``ChannelNormBackward`` with means over the C/G channels and positions of a group."""
+
+    first_order = group_norm_backward
+    axes = 2
+
+    @staticmethod
+    def view(a, options):
+        return a.reshape(a.shape[0], options["num_groups"], -1)           # (N, G, C/G*S)
+
+    @staticmethod
+    def statistics(x, mean, rstd, options):
+        return group_norm_xhat(x, mean, rstd, options["num_groups"]), rstd[:, :, None]   # (N, G, C/G*S), (N, G, 1)
 
 
 # --------------------------------------------------------------------------- the composite twins

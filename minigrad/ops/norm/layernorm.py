@@ -23,9 +23,10 @@ import numpy as np
 from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
-from .common import center, centered_dx, exact_mean, input_grads, normalize
+from .common import (center, centered_dx, centered_second_order, centered_statistics, exact_mean, input_grads,
+                     normalize, second_order_grads)
 from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, row_affine, row_dims, row_operands,
-                   row_param_grads, rowdot, shaped_grads)
+                   row_param, row_param_grads, rowdot, shaped_grads)
 
 
 # --------------------------------------------------------------------------- NumPy reference, x (R, D)
@@ -42,13 +43,15 @@ def layer_norm_forward(x, weight, bias, eps):
     return affine_rows(xc, weight, bias), mean.astype(x.dtype), rstd
 
 
+def layer_norm_xhat(x, mean, rstd):
+    """xhat = (x - mean) * rstd of rows x (R, D) from the saved statistics, centered exactly as the forward did."""
+    return center(x, exact_mean(x, mean[:, None], 1)) * rstd[:, None]
+
+
 def layer_norm_backward(dy, x, mean, rstd, weight, need_dx, need_dw, need_db):
     """dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), dw = sum_rows(dy*xhat), db = sum_rows(dy)."""
     with np.errstate(invalid="ignore"):
-        if need_dx or need_dw:                                         # the forward's exact centering
-            xhat = center(x, exact_mean(x, mean[:, None], 1)) * rstd[:, None]          # (R, D)
-        else:
-            xhat = None
+        xhat = layer_norm_xhat(x, mean, rstd) if need_dx or need_dw else None     # (R, D)
         dw, db = row_param_grads(dy, xhat, need_dw, need_db)           # (D,) each
         if not need_dx:
             return None, dw, db
@@ -78,7 +81,7 @@ class LayerNormFunction(Function):
         x, w, b = row_operands(input, weight, bias, math.prod(normalized_shape))      # (R, D), (D,), (D,)
         y, mean, rstd = kernel(layer_norm_forward)(x, w, b, eps=eps)
         ctx.save_for_backward(input._data, mean, rstd, w)  # a float16 x stays float16 in memory
-        ctx.normalized_shape = normalized_shape
+        ctx.normalized_shape, ctx.eps = normalized_shape, eps
         return from_rows(y, input)
 
     @staticmethod
@@ -89,6 +92,74 @@ class LayerNormFunction(Function):
         dx, dw, db = kernel(layer_norm_backward)(as_rows(dout._data, d), as_rows(x, d), mean, rstd, w,
                                                  need_dx=need_dx, need_dw=need_dw, need_db=need_db)
         return input_grads(ctx, *shaped_grads(dx, dw, db, x.shape, ctx.normalized_shape))
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """The backward above as a graph (create_graph=True): dx = ``LayerNormBackward`` (the fused first-order
+        formula, whose own backward is the hand-derived double backward); dw = g * xhat and db = g with
+        xhat = this Function without affine, both summed over the rows by the engine (w's shape)."""
+        x, mean, rstd, w = ctx.saved_tensors
+        need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
+        ns, eps = ctx.normalized_shape, ctx.eps
+        x_t = ctx.input_tensor(0, x)
+        g = dout.to(rstd.dtype)                            # the compute dtype
+        dx = dw = None
+        if need_dx:
+            w_t = None if w is None else ctx.input_tensor(1, w.reshape(ns))
+            dx = LayerNormBackward.apply(dout, x_t, w_t, mean=mean, rstd=rstd, normalized_shape=ns, eps=eps)
+        if need_dw:
+            dw = g * LayerNormFunction.apply(x_t.to(g.dtype), None, None, normalized_shape=ns, eps=eps)
+        return input_grads(ctx, dx, dw, g if need_db else None)
+
+
+class LayerNormBackward(Function):
+    """LayerNorm's dx as a Function of (dout, x, weight): ``LayerNormFunction.graph_backward``'s dx.
+
+    Forward: the first-order kernel, dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = dout * w,
+    means over each row. Backward, with G the upstream gradient of dx (common.centered_second_order)::
+
+        a = mean(G * xhat),  m = mean(gw * xhat),  Gc = G - mean(G)
+        d gw   = rstd * (Gc - xhat * a)
+        d dout = d gw * w          d w = sum over rows of d gw * dout
+        d x    = -rstd^2 * (m * Gc + a * (gw - mean(gw)) + xhat * (mean(Gc * gw) - 3 * a * m))
+
+    ``graph_backward`` evaluates the same formulas on Tensors, xhat and rstd recomputed from x with
+    minigrad ops, so the third derivative (and beyond) comes from autograd through them.
+    """
+
+    @staticmethod
+    def forward(ctx, dout, x, weight, mean, rstd, normalized_shape, eps):
+        d = math.prod(normalized_shape)
+        w = row_param(weight, rstd.dtype)
+        dx, _, _ = kernel(layer_norm_backward)(as_rows(dout._data, d), as_rows(x._data, d), mean, rstd, w,
+                                               need_dx=True, need_dw=False, need_db=False)
+        ctx.save_for_backward(dout._data, x._data, mean, rstd, w)
+        ctx.normalized_shape, ctx.eps = normalized_shape, eps
+        return dx.reshape(x.shape).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, G):
+        dout, x, mean, rstd, w = ctx.saved_tensors
+        d = math.prod(ctx.normalized_shape)
+        x_rows = as_rows(x, d)                                                       # (R, D)
+        with np.errstate(invalid="ignore"):
+            grads = centered_second_order(as_rows(G._data, d), as_rows(dout, d), w, layer_norm_xhat(x_rows, mean, rstd),
+                                          rstd[:, None], axes=1, param_axes=0)
+        return second_order_grads(ctx, grads, (x.shape, x.shape, ctx.normalized_shape))
+
+    @staticmethod
+    def graph_backward(ctx, G):
+        dout, x, _, rstd, w = ctx.saved_tensors
+        ns = ctx.normalized_shape
+        d = math.prod(ns)
+
+        def rows(t):                                                                 # (R, D), compute dtype
+            return t.to(rstd.dtype).reshape(-1, d)
+        xhat, rstd_t = centered_statistics(rows(ctx.input_tensor(1, x)), 1, ctx.eps)   # (R, D), (R, 1)
+        w_t = None if w is None else ctx.input_tensor(2, w.reshape(ns)).reshape(d)
+        grads = centered_second_order(rows(G), rows(ctx.input_tensor(0, dout)), w_t, xhat, rstd_t, axes=1,
+                                      param_axes=0)
+        return second_order_grads(ctx, grads, (x.shape, x.shape, ctx.normalized_shape))
 
 
 # --------------------------------------------------------------------------- the composite twin
