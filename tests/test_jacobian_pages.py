@@ -327,3 +327,11 @@ def test_layer_norm_jacobian_maps_x_to_the_eps_term(torch_jacobians):
     rstd = 1 / np.sqrt((xc ** 2).mean(axis=1, keepdims=True) + eps)
     expected = eps * rstd ** 2 * case.w * xc * rstd                     # (R, D)
     np.testing.assert_allclose((J @ x.ravel()).reshape(x.shape), expected, rtol=1e-6, atol=1e-15)
+
+
+def test_a_stale_picture_without_matplotlib_is_a_clear_error(copy_of_pages, monkeypatch):
+    (copy_of_pages / build.FIGURE_DIR / "rms.jacobian.png").unlink()
+    monkeypatch.setitem(sys.modules, "matplotlib", None)     # import matplotlib -> ImportError
+    with pytest.raises(LookupError, match=r"rms.jacobian.*needs matplotlib"):
+        build.redraw_stale_figures(copy_of_pages)
+    assert build.main(["--dir", str(copy_of_pages)]) == 2    # build.py reports it as an error, exit code 2
