@@ -57,6 +57,7 @@ def test_numbers_appear_only_inside_generated_blocks():
 def copy_of_pages(tmp_path):
     for page in build.pages():
         shutil.copy(page, tmp_path / page.name)
+    shutil.copytree(PAGES / build.FIGURE_DIR, tmp_path / build.FIGURE_DIR)   # the pictures the pages show
     return tmp_path
 
 
@@ -70,6 +71,7 @@ def test_an_altered_number_is_detected(copy_of_pages):
     result = subprocess.run([sys.executable, str(PAGES / "build.py"), "--check", "--dir", str(copy_of_pages)],
                             capture_output=True, text=True)
     assert result.returncode == 1 and "rmsnorm.md" in result.stdout
+    assert "layernorm.md" not in result.stdout and ".png" not in result.stdout   # only the altered page
     build.write_all(copy_of_pages)                       # and a rebuild restores it
     assert page.read_text() == text
 

@@ -1,7 +1,8 @@
 """Regenerate the generated parts of the derivation pages, or check that they are up to date.
 
     python docs/derivations/build.py            # rewrite every page's generated blocks from minigrad
-    python docs/derivations/build.py --check    # exit 1 (and name them) if any page differs
+    python docs/derivations/build.py --check    # exit 1 (and name them) if any page or picture differs
+    python docs/derivations/build.py --redraw   # also redraw every picture (after changing the drawing code)
 
 A page is hand-written Markdown except for marked blocks, which this script owns:
 
@@ -13,21 +14,34 @@ A page is hand-written Markdown except for marked blocks, which this script owns
     ...text printed by the generator ``rms.backward`` of numeric.py, which runs minigrad...
     <!-- END: example rms.backward -->
 
+    <!-- BEGIN: figure rms.jacobian -->![...](figures/rms.jacobian.png)<!-- END: figure rms.jacobian -->
+
 A block whose content starts on a new line is a block; otherwise it is inline (a number inside a
 sentence). Every number on a page comes from such a block, and ``tests/test_docs.py`` runs
 ``--check``, so a page cannot silently disagree with the code it explains.
+
+A ``figure NAME`` block links the picture ``figures/NAME.png``, drawn with matplotlib from the
+panels that the generator ``FIGURES[NAME]`` of numeric.py computes (and checks). The numbers behind
+the picture, as text with 4 decimals, are stored in the PNG itself (a text chunk named
+``minigrad-data``): ``--check`` compares them with what the code computes now, so a stale picture is
+caught without comparing pixels and without matplotlib; a rebuild redraws only the stale pictures
+(drawing needs matplotlib: ``pip install -e ".[extras]"``).
 """
 import argparse
 import ast
 import importlib.util
 import re
+import struct
 import sys
+import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]                      # the repository: code paths in blocks are relative to it
 BLOCK = re.compile(r"<!-- BEGIN: (?P<name>[^>]+?) -->(?P<body>.*?)<!-- END: (?P=name) -->", re.DOTALL)
 MARKER = re.compile(r"<!-- (BEGIN|END): ([^>]+?) -->")
+FIGURE_DIR = "figures"                      # the pictures, next to the pages
+DATA_KEY = "minigrad-data"                  # the PNG text chunk holding the numbers behind a picture
 
 
 def _load_numeric():
@@ -67,7 +81,91 @@ def generate(name, numeric):
         if arg not in numeric.EXAMPLES:
             raise LookupError(f"no generator {arg!r} in numeric.py (known: {', '.join(sorted(numeric.EXAMPLES))})")
         return numeric.EXAMPLES[arg]().rstrip("\n")
-    raise ValueError(f"unknown block kind {kind!r} in {name!r}: expected 'code PATH::QUALNAME' or 'example NAME'")
+    if kind == "figure":
+        title, _ = figure_spec(arg, numeric)
+        return f"![{title}]({FIGURE_DIR}/{arg}.png)"
+    raise ValueError(f"unknown block kind {kind!r} in {name!r}: expected 'code PATH::QUALNAME', 'example NAME' "
+                     "or 'figure NAME'")
+
+
+# --------------------------------------------------------------------------- figures
+def figure_spec(name, numeric):
+    """(title, panel function) of the figure ``name``."""
+    if name not in numeric.FIGURES:
+        raise LookupError(f"no figure {name!r} in numeric.py (known: {', '.join(sorted(numeric.FIGURES))})")
+    return numeric.FIGURES[name]
+
+
+def figure_data(name, numeric):
+    """The numbers behind figure ``name`` as text: each panel's title and matrix (4 decimals)."""
+    title, panels = figure_spec(name, numeric)
+    parts = [title] + [f"{subtitle}\n{numeric.jac.format_matrix(J)}" for subtitle, J, _, _ in panels()]
+    return "\n\n".join(parts)
+
+
+def figure_names(directory=HERE):
+    """The figures that the pages in ``directory`` show, in page order."""
+    names = []
+    for p in pages(directory):
+        for match in BLOCK.finditer(p.read_text()):
+            kind, _, arg = match.group("name").partition(" ")
+            if kind == "figure" and arg not in names:
+                names.append(arg)
+    return names
+
+
+def png_text(path):
+    """The text chunks (tEXt) of the PNG file ``path`` as a dict; {} if it is missing or not a PNG."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    data = path.read_bytes()
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return {}
+    chunks, pos = {}, 8
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"tEXt":
+            key, _, value = body.partition(b"\0")
+            chunks[key.decode("latin-1")] = value.decode("latin-1")
+        elif kind == b"zTXt":
+            key, _, value = body.partition(b"\0")
+            chunks[key.decode("latin-1")] = zlib.decompress(value[1:]).decode("latin-1")
+        pos += 12 + length
+    return chunks
+
+
+def render_figure(name, path, numeric=None):
+    """Draw figure ``name`` into the PNG ``path`` with its numbers in the text chunk ``DATA_KEY``.
+    Needs matplotlib (ImportError otherwise)."""
+    numeric = numeric or _load_numeric()
+    title, panels = figure_spec(name, numeric)
+    return numeric.jac.heat_map(panels(), path, title, metadata={DATA_KEY: figure_data(name, numeric)})
+
+
+def stale_figures(directory=HERE):
+    """The figures shown in ``directory`` whose PNG is missing or holds numbers other than the code's now."""
+    numeric = _load_numeric()
+    folder = Path(directory) / FIGURE_DIR
+    return [name for name in figure_names(directory)
+            if png_text(folder / f"{name}.png").get(DATA_KEY) != figure_data(name, numeric)]
+
+
+def redraw_stale_figures(directory=HERE, everything=False):
+    """Redraw the stale figures (``everything``: all of them, after a change to the drawing code);
+    returns their paths. Without matplotlib, a figure to draw is an error."""
+    stale = figure_names(directory) if everything else stale_figures(directory)
+    if not stale:
+        return []
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise LookupError(f"figures out of date: {', '.join(stale)}; drawing them needs matplotlib "
+                          "(pip install -e \".[extras]\")") from None
+    folder = Path(directory) / FIGURE_DIR
+    folder.mkdir(exist_ok=True)
+    return [render_figure(name, folder / f"{name}.png") for name in stale]
 
 
 def check_markers(text, page):
@@ -126,6 +224,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page is out of date")
     parser.add_argument("--dir", default=str(HERE), help="the directory of pages (default: this script's)")
+    parser.add_argument("--redraw", action="store_true", help="redraw every figure, not only the stale ones")
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -139,9 +238,14 @@ def _run(args):
         stale = outdated(args.dir)
         for p in stale:
             print(f"out of date: {p} (run: python docs/derivations/build.py)")
-        return 1 if stale else 0
+        figures = stale_figures(args.dir)
+        for name in figures:
+            print(f"out of date: {Path(args.dir) / FIGURE_DIR / name}.png (run: python docs/derivations/build.py)")
+        return 1 if stale or figures else 0
     for p in write_all(args.dir):
         print(f"rewrote {p}")
+    for p in redraw_stale_figures(args.dir, everything=args.redraw):
+        print(f"drew {p}")
     return 0
 
 

@@ -6,6 +6,7 @@ of the block. A disagreement raises, so ``build.py --check`` (run by tests/test_
 the code and the page part ways. Numbers are printed with 4 decimals, or as bounds that hold on any
 machine, never as rounding noise.
 """
+import functools
 import importlib.util
 from pathlib import Path
 
@@ -552,3 +553,242 @@ def in_saved():
     x = random((16, 32, 8, 8), 25)
     return saved_table([("fused (`GroupNormFunction`, G = C)", F.instance_norm),
                         ("composite twin, autograd", instance_norm_composite)], [x])
+
+
+# --------------------------------------------------------------------------- the Jacobian of each norm
+jac = _load_example("jacobians")   # the cases, the NumPy closed form, the structure read-out, the heat map
+FIGURES = {}                        # figure NAME -> (title, fn returning the panels), see jacobian_figure
+
+
+def checked_case(name):
+    """A case of examples/jacobians.py and its closed-form J, checked against autograd (fused and composite)
+    and its eigenvalues against the prediction rstd, rstd·eps/(var + eps), 0."""
+    case = jac.CASES[name]()
+    J = jac.checked_jacobian(case)
+    if case.closed_form is None:
+        same(jac.structure(case, J)["eigenvalues"], jac.predicted_eigenvalues(case), "eigenvalues of a block")
+    return case, J
+
+
+def jacobian_text(*names):
+    """The block text of one or more cases: x, J in display order, its structure."""
+    lines = []
+    for name in names:
+        case, J = checked_case(name)
+        order = "entries channel by channel" if case.order is not None else "entries in x.ravel() order"
+        lines += [f"{case.title}", ("x", case.x), "",
+                  f"J = dy/dx, {J.shape[0]} x {J.shape[1]}, {order}:", jac.format_matrix(case.shown(J)), "",
+                  *jac.structure_lines(case, J), ""]
+    return text(*lines[:-1], "", "the closed form (NumPy) equals mg.autograd.functional.jacobian of the fused layer "
+                "and of the composite twin to 1e-12")
+
+
+def weight_free_panel(case):
+    """The panel of the same input without the weight: the symmetric rstd · (I [- 1 1ᵀ/m] - xhat xhatᵀ/m)."""
+    J = jac.block_jacobian(case.x, np.ones_like(case.x), case.rows, case.eps, case.centered)
+    return jac.panel(case, J, "without weight: d xhat / dx (symmetric)")
+
+
+def jacobian_figure(name, title, *panels):
+    """Register figure ``name``: its panels are (case, subtitle) pairs, subtitle None for the case's
+    weight-free matrix."""
+    def make():
+        out = []
+        for case_name, subtitle in panels:
+            case, J = checked_case(case_name)
+            out.append(weight_free_panel(case) if subtitle is None else jac.panel(case, J, subtitle))
+        return out
+    FIGURES[name] = (title, make)
+
+
+# block "example PREFIX.jacobian" -> the cases it shows
+for _prefix, _cases in {"rms": ("rms",), "ln": ("ln",), "bn": ("bn", "bn_eval"), "gn": ("gn",), "in": ("in",)}.items():
+    example(f"{_prefix}.jacobian")(functools.partial(jacobian_text, *_cases))
+
+jacobian_figure("rms.jacobian", "RMSNorm: the Jacobian dy/dx of two rows of 4",
+                ("rms", "dy/dx = diag(w) rstd (I - xhat xhat^T/d)"), ("rms", None))
+jacobian_figure("ln.jacobian", "LayerNorm: the Jacobian dy/dx of two rows of 4",
+                ("ln", "dy/dx = diag(w) rstd (I - 11^T/d - xhat xhat^T/d)"), ("ln", None))
+jacobian_figure("bn.jacobian", "BatchNorm: the Jacobian dy/dx of a (4, 2) batch, entries channel by channel",
+                ("bn", "training: batch statistics"), ("bn_eval", "eval: running statistics"))
+jacobian_figure("gn.jacobian", "GroupNorm (G = 2): the Jacobian dy/dx of a (2, 4, 2) input",
+                ("gn", "dy/dx, one block per (sample, group)"))
+jacobian_figure("in.jacobian", "InstanceNorm: the Jacobian dy/dx of a (2, 2, 3) input",
+                ("in", "dy/dx, one block per (sample, channel)"))
+
+
+# --------------------------------------------------------------------------- the second derivative
+def central_gradient(f, a, h=1e-5):
+    """d f / d a of a scalar NumPy function ``f`` by central differences, entry by entry."""
+    grad = np.zeros_like(a)
+    for i in np.ndindex(a.shape):
+        step = np.zeros_like(a)
+        step[i] = h
+        grad[i] = (f(a + step) - f(a - step)) / (2 * h)
+    return grad
+
+
+def second_order_numbers(composite, x, w, g, v, numpy_dx):
+    """The second-order quantities of L = sum(g * norm(x, w)), by autograd through the composite twin,
+    each checked against central differences of ``numpy_dx(x, w, g)`` (the page's first-order formula):
+
+        dx      the first derivative, computed with create_graph=True so that it has a graph
+        Hv      H v = d/dx (dx · v), H the Hessian of L in x (also via autograd.functional.hvp)
+        dP_dx, dP_dw, dP_dg   the gradient of the penalty P = sum(dx²) in x, w and the upstream g
+
+    ``w`` may be None (no weight; then there is no dP_dw)."""
+    xt, gt = mg.tensor(x, requires_grad=True), mg.tensor(g, requires_grad=True)
+    wt = None if w is None else mg.tensor(w, requires_grad=True)
+    loss = (gt * composite(xt, wt)).sum()
+    dx, = mg.autograd.grad(loss, xt, create_graph=True)
+    hv, = mg.autograd.grad((dx * mg.tensor(v)).sum(), xt, retain_graph=True)
+    leaves = [t for t in (xt, wt, gt) if t is not None]
+    penalty_grads = mg.autograd.grad((dx * dx).sum(), leaves)
+    out = dict(dx=dx.detach().numpy(), Hv=hv.numpy(),
+               **dict(zip(["dP_dx", "dP_dw", "dP_dg"] if w is not None else ["dP_dx", "dP_dg"],
+                          [t.numpy() for t in penalty_grads])))
+
+    def loss_of_x(x_):
+        return (mg.tensor(g) * composite(x_, None if w is None else mg.tensor(w))).sum()
+
+    _, hv_functional = mg.autograd.functional.hvp(loss_of_x, mg.tensor(x), mg.tensor(v))
+    same(hv_functional.numpy(), out["Hv"], "autograd.functional.hvp vs grad of (dx . v)")
+
+    fd = 1e-6   # central differences with h = 1e-5: accurate to about 1e-9 here
+    same(out["dx"], numpy_dx(x, w, g), "dx vs the page's formula")
+    h = 1e-5
+    same(out["Hv"], (numpy_dx(x + h * v, w, g) - numpy_dx(x - h * v, w, g)) / (2 * h), "H v", tol=fd)
+    same(out["dP_dx"], central_gradient(lambda a: (numpy_dx(a, w, g) ** 2).sum(), x), "dP/dx", tol=fd)
+    same(out["dP_dg"], central_gradient(lambda a: (numpy_dx(x, w, a) ** 2).sum(), g), "dP/dg", tol=fd)
+    if w is not None:
+        same(out["dP_dw"], central_gradient(lambda a: (numpy_dx(x, a, g) ** 2).sum(), w), "dP/dw", tol=fd)
+    same(out["dP_dg"], 2 * jacobian_times(composite, x, w, out["dx"]), "dP/dg = 2 J dx")
+    return out
+
+
+def jacobian_times(composite, x, w, u):
+    """J u (the Jacobian of the norm in x, times u) by autograd.functional.jvp."""
+    _, ju = mg.autograd.functional.jvp(lambda x_: composite(x_, None if w is None else mg.tensor(w)), mg.tensor(x),
+                                       mg.tensor(u))
+    return ju.numpy()
+
+
+def second_order_text(numbers, v, invariance):
+    """The block text of ``second_order_numbers``; ``invariance`` is a (label, value) line checked by the caller."""
+    def fixed(name, a):   # 4 decimals even when entries differ by orders of magnitude
+        return f"{name} = " + jac.format_matrix(a, prefix=f"{name} = ", separator="  ")
+
+    label, value = invariance
+    lines = [("v", v), "",
+             fixed("dx  = grad(L, x, create_graph=True)", numbers["dx"]),
+             fixed("H v = grad(sum(dx * v), x)        ", numbers["Hv"]),
+             f"{label}: {_bound(value)}", "",
+             "gradient penalty P = sum(dx^2), one backward through the backward:",
+             fixed("dP/dx", numbers["dP_dx"])]
+    if "dP_dw" in numbers:
+        lines.append(fixed("dP/dw", numbers["dP_dw"]))
+    lines += [fixed("dP/dg", numbers["dP_dg"]), "",
+              "H v equals autograd.functional.hvp; dP/dg equals 2 J dx (autograd.functional.jvp);",
+              "every line equals central differences of the NumPy formula for dx to 1e-6"]
+    return text(*lines)
+
+
+def hessian_times(composite, x, w, g, u):
+    """H u for L = sum(g * norm(x, w)), by autograd.functional.hvp through the composite twin."""
+    def loss_of_x(x_):
+        return (mg.tensor(g) * composite(x_, None if w is None else mg.tensor(w))).sum()
+    return mg.autograd.functional.hvp(loss_of_x, mg.tensor(x), mg.tensor(u))[1].numpy()
+
+
+def _rms_dx(x, w, g):
+    return by_hand.hand_backward(x, w, g)["dx"]
+
+
+def _centered_dx(axis, eps=1e-5):
+    def dx(x, w, g):
+        _, rstd, xhat = centered_forward(x, axis, eps)
+        return centered_backward(g, w, xhat, rstd, axis)
+    return dx
+
+
+def _direction(shape, seed):
+    return np.round(random(shape, seed), 1)
+
+
+def rms_composite_of(x, w):
+    return rms_norm_composite(x, (4,), w)
+
+
+def ln_composite_of(x, w):
+    return layer_norm_composite(x, (4,), w)
+
+
+def bn_composite_of(x, w):
+    return batch_norm_composite(x, None, None, w, None, True)
+
+
+def rms_second_numbers():
+    x, w, g, v = by_hand.X, by_hand.W, by_hand.G, _direction(by_hand.X.shape, 30)
+    return second_order_numbers(rms_composite_of, x, w, g, v, _rms_dx), v
+
+
+@example("rms.second_order")
+def rms_second_order():
+    numbers, v = rms_second_numbers()
+    hx = hessian_times(rms_composite_of, by_hand.X, by_hand.W, by_hand.G, by_hand.X)
+    return second_order_text(numbers, v, ("largest |H x + dx| (scale invariance)", np.abs(hx + numbers["dx"]).max()))
+
+
+def centered_second_numbers(composite, x, w, g, seed, numpy_dx):
+    """``second_order_numbers`` of a centered norm, plus the largest |H 1| (shift invariance: H 1 = 0)."""
+    v = _direction(x.shape, seed)
+    numbers = second_order_numbers(composite, x, w, g, v, numpy_dx)
+    h1 = np.abs(hessian_times(composite, x, w, g, np.ones_like(x))).max()
+    return numbers, v, h1
+
+
+def ln_second_numbers():
+    return centered_second_numbers(ln_composite_of, by_hand.X, by_hand.W, by_hand.G, 31, _centered_dx(1))
+
+
+@example("ln.second_order")
+def ln_second_order():
+    numbers, v, h1 = ln_second_numbers()
+    return second_order_text(numbers, v, ("largest |H 1| (shift invariance)", h1))
+
+
+def bn_second_numbers():
+    return centered_second_numbers(bn_composite_of, BN_X, BN_W, BN_G, 32, _centered_dx(0))
+
+
+@example("bn.second_order")
+def bn_second_order():
+    numbers, v, h1 = bn_second_numbers()
+    return second_order_text(numbers, v, ("largest |H 1| (shift invariance of each channel)", h1))
+
+
+def _group_dx(groups):
+    def dx(x, w, g):
+        return group_oracle(x, g, np.ones(x.shape[1]) if w is None else w, groups)["dx"]
+    return dx
+
+
+def gn_second_numbers():
+    return centered_second_numbers(lambda x, w: group_norm_composite(x, 2, w), GN_X, GN_W, GN_G, 33, _group_dx(2))
+
+
+@example("gn.second_order")
+def gn_second_order():
+    numbers, v, h1 = gn_second_numbers()
+    return second_order_text(numbers, v, ("largest |H 1| (shift invariance of each group)", h1))
+
+
+def in_second_numbers():
+    return centered_second_numbers(lambda x, w: instance_norm_composite(x),   # no affine parameters: w is None
+                                   IN_X, None, IN_G, 34, _group_dx(IN_X.shape[1]))
+
+
+@example("in.second_order")
+def in_second_order():
+    numbers, v, h1 = in_second_numbers()
+    return second_order_text(numbers, v, ("largest |H 1| (shift invariance of each feature map)", h1))
