@@ -9,11 +9,14 @@ otherwise every second-order term would be zero and a wrong ``graph_backward`` c
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minigrad as mg
 from minigrad.ops.linalg import MatMul
 
 from .mirror import assert_double_mirror, check_gradgrad, run_both, torch_or_skip
+from .strategies import broadcastable_shapes
 
 RNG = np.random.default_rng(14)
 
@@ -182,6 +185,34 @@ def test_gradgrad(name):
 def test_double_mirror(name):
     f, arrays = CASES[name]
     assert_double_mirror(*run_both(f), *arrays)
+
+
+@settings(max_examples=15)
+@given(broadcastable_shapes(max_dims=2), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3),
+       st.sampled_from(["matrices", "vector @ batch", "batch @ vector"]), st.integers(0, 2**32 - 1))
+def test_double_mirror_matmul_sweep(batches, n, k, p, kind, seed):
+    """Batched matmul with broadcast batch dims (and 1-D operands) against PyTorch's double backward."""
+    rng = np.random.default_rng(seed)
+    shape_a = (k,) if kind == "vector @ batch" else batches[0] + (n, k)
+    shape_b = (k,) if kind == "batch @ vector" else batches[1] + (k, p)
+    assert_double_mirror(*run_both(lambda lib, a, b: bend(lib.matmul(a, b))), rng.standard_normal(shape_a),
+                         rng.standard_normal(shape_b))
+
+
+@st.composite
+def slices(draw, size):
+    start = draw(st.integers(-size, size - 1))
+    return slice(start, draw(st.none() | st.integers(-size, size)), draw(st.none() | st.integers(1, 3)))
+
+
+@settings(max_examples=15)
+@given(st.data())
+def test_double_mirror_index_sweep(data):
+    """x[rows, cols] for random slices, or an integer array (with repeats) in one of the two places."""
+    rows = data.draw(slices(3) | st.lists(st.integers(-3, 2), min_size=1, max_size=4))
+    cols = data.draw(slices(4))
+    f = lambda lib, x: bend(x[rows, cols]) * x[rows, cols].exp()  # noqa: E731
+    assert_double_mirror(*run_both(f), x34())
 
 
 def _third_order(lib, f, arrays, seed=0):

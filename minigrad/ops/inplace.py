@@ -308,7 +308,7 @@ class IndexPut(Function):
     @staticmethod
     def forward(ctx, a, value, index):
         ctx.index, ctx.value_ndim = index, value.ndim
-        ctx.save_for_backward(*(p for p in sh._parts(index) if isinstance(p, np.ndarray)))
+        sh.save_index_arrays(ctx, index)
         out = a._data.copy()
         out[index] = value._data
         return out

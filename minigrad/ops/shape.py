@@ -3,6 +3,11 @@ cat/stack, split/chunk, tril/triu.
 
 Most are views in NumPy; their backward moves the gradient back the same way
 (reshape back, inverse permutation, scatter-add for indexing).
+
+All of them are linear, so their ``graph_backward`` (create_graph=True) is the adjoint op applied to the
+Tensor dout, and each adjoint's own adjoint is the op again: ``Index`` and ``IndexAdjoint``, ``Diagonal``
+and ``DiagEmbed``, ``Cat`` and slicing, ``Repeat`` and a sum; ``Roll`` and ``Flip`` undo themselves.
+Gradients are then differentiable to any order.
 """
 import operator
 
@@ -235,7 +240,7 @@ class Index(Function):
     @staticmethod
     def forward(ctx, a, index):
         ctx.shape, ctx.dtype, ctx.index = a.shape, a.dtype, index
-        ctx.save_for_backward(*(p for p in _parts(index) if isinstance(p, np.ndarray)))  # checked for writes
+        save_index_arrays(ctx, index)
         return _read(a._data, index)
 
     @staticmethod
@@ -247,6 +252,11 @@ class Index(Function):
     def graph_backward(ctx, dout):
         ctx.saved_tensors
         return IndexAdjoint.apply(dout, ctx.shape, ctx.index), None
+
+
+def save_index_arrays(ctx, index):
+    """Save the arrays inside ``index`` for backward, so that a write into one before backward is caught."""
+    ctx.save_for_backward(*(p for p in _parts(index) if isinstance(p, np.ndarray)))
 
 
 def _read(array, index):
@@ -276,14 +286,17 @@ class IndexAdjoint(Function):
     @staticmethod
     def forward(ctx, g, shape, index):
         ctx.index = index
+        save_index_arrays(ctx, index)
         return index_adjoint(g._data, shape, index)
 
     @staticmethod
     def backward(ctx, dout):
+        ctx.saved_tensors
         return _read(dout._data, ctx.index), None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
+        ctx.saved_tensors
         return Index.apply(dout, ctx.index), None, None
 
 
