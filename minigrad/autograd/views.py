@@ -69,6 +69,12 @@ class ReadRegion(Function):
             flat[ctx.positions] = dview._data
         return dbase, None, None
 
+    @staticmethod
+    def graph_backward(ctx, dview):
+        from ..ops.shape import IndexAdjoint   # the ops import this module
+        n = int(np.prod(ctx.base_shape))
+        return IndexAdjoint.apply(dview, (n,), ctx.positions).reshape(ctx.base_shape), None, None
+
 
 class WriteRegion(Function):
     """``base`` after ``value`` was written into it at ``positions`` (a write through a view).
@@ -90,6 +96,15 @@ class WriteRegion(Function):
         if ctx.needs_input_grad[0]:
             dold = g.copy()
             dold.reshape(-1)[ctx.positions] = 0
+        return dold, dvalue, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dbase):
+        from ..ops.inplace import zero_at   # the ops import this module
+        from ..ops.shape import Index
+        flat = dbase.reshape(-1)
+        dvalue = Index.apply(flat, ctx.positions) if ctx.needs_input_grad[1] else None
+        dold = zero_at(flat, ctx.positions).reshape(dbase.shape) if ctx.needs_input_grad[0] else None
         return dold, dvalue, None, None
 
 

@@ -10,14 +10,15 @@ from ..autograd import Function
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .elementwise import boolean_mask
-from .inplace import _index_add_into, _scatter_positions, clone
+from .inplace import IndexAdd, _index_add_into, _scatter_positions, clone
+from .shape import IndexAdjoint, index_adjoint
 
 
 # --------------------------------------------------------------------------- gather
 class Gather(Function):
     """out[i][j][k] = x[index[i][j][k]][j][k] along ``dim`` (out has index's shape).
 
-    Backward: dx = zeros with dout added at the gathered positions (repeats accumulate)."""
+    Backward: dx = zeros with dout added at the gathered positions (repeats accumulate): ``IndexAdjoint``."""
 
     @staticmethod
     def forward(ctx, a, dim, index):
@@ -28,9 +29,12 @@ class Gather(Function):
     @staticmethod
     def backward(ctx, dout):
         ctx.saved_tensors  # raises if the index was written in place since the forward
-        grad = np.zeros(ctx.shape, dout.dtype)
-        np.add.at(grad, ctx.positions, dout._data)
-        return grad, None, None
+        return index_adjoint(dout._data, ctx.shape, ctx.positions), None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        ctx.saved_tensors
+        return IndexAdjoint.apply(dout, ctx.shape, ctx.positions), None, None
 
 
 def _check_index_dtype(name, index):
@@ -73,7 +77,8 @@ def scatter_add(input, dim, index, src):
 # --------------------------------------------------------------------------- index_select
 class IndexSelect(Function):
     """out = the slices ``index[0], index[1], ...`` of x along ``dim``.
-    Backward: dx = zeros with slice i of dout added onto slice index[i] (repeats accumulate)."""
+    Backward: dx = zeros with slice i of dout added onto slice index[i] (repeats accumulate): ``IndexAdd``
+    into zeros."""
 
     @staticmethod
     def forward(ctx, a, dim, index):
@@ -87,6 +92,11 @@ class IndexSelect(Function):
         grad = np.zeros(ctx.shape, dout.dtype)
         _index_add_into(grad, ctx.dim, index, dout._data, 1)
         return grad, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (index,) = ctx.saved_tensors
+        return IndexAdd.apply(Tensor(np.zeros(ctx.shape, dout.dtype)), dout, ctx.dim, index, 1), None, None
 
 
 def index_select(input, dim, index):
@@ -120,9 +130,12 @@ class MaskedSelect(Function):
     @staticmethod
     def backward(ctx, dout):
         ctx.saved_tensors
-        grad = np.zeros(ctx.mask.shape, dout.dtype)
-        grad[ctx.mask] = dout._data   # the engine sums the broadcast dims down to x's shape
-        return grad, None
+        return index_adjoint(dout._data, ctx.mask.shape, ctx.mask), None   # the engine sums the broadcast dims
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        ctx.saved_tensors
+        return IndexAdjoint.apply(dout, ctx.mask.shape, ctx.mask), None
 
 
 def masked_select(input, mask):

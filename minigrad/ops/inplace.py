@@ -86,6 +86,10 @@ class Overwrite(Function):
     def backward(ctx, dout):
         return (np.zeros_like(dout._data) if ctx.needs_input_grad[0] else None), dout
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return (Tensor(np.zeros_like(dout._data)) if ctx.needs_input_grad[0] else None), dout
+
 
 def write(t, compute, operands=(), fast=None):
     """``t`` becomes ``compute(t)``, in place; returns ``t``.
@@ -304,7 +308,7 @@ class IndexPut(Function):
     @staticmethod
     def forward(ctx, a, value, index):
         ctx.index, ctx.value_ndim = index, value.ndim
-        ctx.save_for_backward(*(p for p in sh._parts(index) if isinstance(p, np.ndarray)))
+        sh.save_index_arrays(ctx, index)
         out = a._data.copy()
         out[index] = value._data
         return out
@@ -317,12 +321,28 @@ class IndexPut(Function):
         if ctx.needs_input_grad[0]:
             da = g.copy()
             da[ctx.index] = 0
-        dvalue = None
-        if ctx.needs_input_grad[1]:
-            dvalue = g[ctx.index]                 # the indexed shape; the engine sums it to the value's shape
-            if dvalue.ndim < ctx.value_ndim:      # NumPy assigns a value with extra leading 1s
-                dvalue = dvalue.reshape((1,) * (ctx.value_ndim - dvalue.ndim) + dvalue.shape)
+        dvalue = _value_grad(g[ctx.index], ctx.value_ndim) if ctx.needs_input_grad[1] else None
         return da, dvalue, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        ctx.saved_tensors
+        da = zero_at(dout, ctx.index) if ctx.needs_input_grad[0] else None
+        dvalue = _value_grad(sh.Index.apply(dout, ctx.index), ctx.value_ndim) if ctx.needs_input_grad[1] else None
+        return da, dvalue, None
+
+
+def zero_at(g, index):
+    """``g`` (a Tensor) with the positions ``index`` set to zero, as a differentiable op (``IndexPut``)."""
+    return IndexPut.apply(g, Tensor(np.zeros((), g.dtype)), index)
+
+
+def _value_grad(picked, value_ndim):
+    """The gradient of the value written by ``IndexPut``: ``picked`` (dout at the index, an ndarray or a
+    Tensor), with the leading 1s NumPy allowed the value to have; the engine sums it to the value's shape."""
+    if picked.ndim < value_ndim:
+        picked = picked.reshape((1,) * (value_ndim - picked.ndim) + tuple(picked.shape))
+    return picked
 
 
 # --------------------------------------------------------------------------- scatter family
@@ -335,7 +355,7 @@ def _scatter_positions(index, dim):
 
 def _src_part(src, index):
     """The part of ``src`` that ``index`` uses (``src`` may be larger than ``index``), as in PyTorch."""
-    return src[tuple(slice(0, n) for n in index.shape)]
+    return src[_corner(index.shape)]
 
 
 class Scatter(Function):
@@ -368,10 +388,28 @@ class Scatter(Function):
                 da[ctx.positions] = 0
         dsrc = None
         if ctx.needs_input_grad[1]:
-            dsrc = np.zeros(ctx.src_shape, g.dtype)
-            picked = g[ctx.positions]
-            dsrc[tuple(slice(0, n) for n in picked.shape)] = picked
+            picked = g[ctx.positions]                                       # index's shape
+            dsrc = sh.index_adjoint(picked, ctx.src_shape, _corner(picked.shape))
         return da, dsrc, None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        ctx.saved_tensors
+        da = None
+        if ctx.needs_input_grad[0]:
+            da = dout if ctx.add else zero_at(dout, ctx.positions)
+        dsrc = None
+        if ctx.needs_input_grad[1]:
+            picked = sh.Index.apply(dout, ctx.positions)                    # index's shape
+            dsrc = picked
+            if picked.shape != ctx.src_shape:                               # src larger than index: zero-padded
+                dsrc = sh.IndexAdjoint.apply(picked, ctx.src_shape, _corner(picked.shape))
+        return da, dsrc, None, None, None
+
+
+def _corner(shape):
+    """The index of the leading block of ``shape`` in a larger array."""
+    return tuple(slice(0, n) for n in shape)
 
 
 def _check_scatter(self, dim, index, src, name):
@@ -441,6 +479,13 @@ class IndexAdd(Function):
         dsource = ctx.alpha * np.take(dout._data, index, axis=ctx.dim) if ctx.needs_input_grad[1] else None
         return dout, dsource, None, None, None
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        from .index import IndexSelect   # index.py imports this module
+        (index,) = ctx.saved_tensors
+        dsource = ctx.alpha * IndexSelect.apply(dout, ctx.dim, index) if ctx.needs_input_grad[1] else None
+        return dout, dsource, None, None, None
+
 
 def _index_add_into(a, dim, index, source, alpha):
     moved = np.moveaxis(a, dim, 0)                                    # (n, ...) view of a
@@ -503,6 +548,8 @@ class Clone(Function):
     @staticmethod
     def backward(ctx, dout):
         return dout
+
+    graph_backward = backward
 
 
 def clone(input, *, memory_format=None):

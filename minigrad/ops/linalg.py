@@ -12,8 +12,11 @@ kernels accumulate half products in float.
 import numpy as np
 
 from ..autograd import Function
+from ..autograd.engine import NotDifferentiableTwice
 from ..dtypes import compute_dtype
+from ..tensor import Tensor
 from .elementwise import as_tensor_operand, check_broadcast, conj_if_complex
+from .shape import Index, IndexAdjoint
 
 
 # --------------------------------------------------------------------------- checks
@@ -102,6 +105,32 @@ class MatMul(Function):
                 db = db[..., 0]
         return da, db
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """The backward above with minigrad ops: the products are MatMuls again, so the gradients can be
+        differentiated to any order. A shared ``b``'s gradient is left per batch matrix, (*batch, k, p): the
+        engine sums the batch away."""
+        x, y = ctx.saved_tensors
+        g = dout.to(compute_dtype(dout.dtype))
+        if ctx.b_vector:
+            g = g.unsqueeze(-1)                # (*batch, n, 1)
+        if ctx.a_vector:
+            g = g.unsqueeze(-2)                # (*batch, 1, p)
+        da = db = None
+        if y is not None:
+            yb = ctx.input_tensor(1, y).conj()
+            yb = yb.unsqueeze(-1) if ctx.b_vector else yb
+            da = MatMul.apply(g, yb.transpose(-1, -2))          # (*batch, n, k)
+            if ctx.a_vector:
+                da = da.squeeze(-2)
+        if x is not None:
+            xa = ctx.input_tensor(0, x).conj()
+            xa = xa.unsqueeze(0) if ctx.a_vector else xa
+            db = MatMul.apply(xa.transpose(-1, -2), g)          # (*batch, k, p)
+            if ctx.b_vector:
+                db = db.squeeze(-1)
+        return da, db
+
 
 def matmul(input, other):
     """Matrix product with PyTorch's rules: 1-D operands get a dimension prepended (input) or appended
@@ -139,6 +168,19 @@ class Linear(Function):
         g2 = g.reshape(-1, g.shape[-1])                        # (M, out)
         dx = (g2 @ w).reshape(ctx.x_shape) if w is not None else None
         dw = g2.T @ x2 if x2 is not None else None             # (out, in)
+        return dx, dw, (dout if ctx.needs_input_grad[2] else None)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """The backward above with minigrad ops (MatMuls), differentiable to any order."""
+        x2, w = ctx.saved_tensors
+        g = dout.to(compute_dtype(dout.dtype))
+        g2 = g.reshape(-1, g.shape[-1])                        # (M, out)
+        dx = MatMul.apply(g2, ctx.input_tensor(1, w).conj()).reshape(ctx.x_shape) if w is not None else None
+        dw = None
+        if x2 is not None:
+            x = ctx.input_tensor(0, x2.reshape(ctx.x_shape)).conj()   # joined to the graph at x's own shape
+            dw = MatMul.apply(g2.transpose(0, 1), x.reshape(x2.shape))  # (out, in)
         return dx, dw, (dout if ctx.needs_input_grad[2] else None)
 
 
@@ -196,6 +238,16 @@ class Embedding(Function):
         if ctx.padding_idx is not None:
             dweight[ctx.padding_idx] = 0
         return dweight, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """dweight = zeros with dout's rows added at their indices (``IndexAdjoint``), the lookups of the
+        padding row left out."""
+        indices = ctx.indices
+        if ctx.padding_idx is not None:
+            keep = indices != ctx.padding_idx                                      # indices.shape
+            dout, indices = Index.apply(dout, keep), indices[keep]                 # (N, D), (N,)
+        return IndexAdjoint.apply(dout, ctx.weight_shape, indices), None, None
 
 
 def embedding(input, weight, padding_idx=None):
@@ -298,9 +350,17 @@ class Einsum(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        saved = ctx.saved_tensors
-        return tuple(_einsum_operand_grad(ctx, k, dout._data, saved) if need else None
-                     for k, need in enumerate(ctx.needs_input_grad))
+        operands = [None if t is None else t._data for t in ctx.saved_tensors]
+        return tuple(_einsum_operand_grad(ctx, k, dout._data, operands, _contract, np.broadcast_to, _place_diagonal)
+                     if need else None for k, need in enumerate(ctx.needs_input_grad))
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """The backward above with minigrad ops: the contraction is an Einsum again, the broadcast an expand and
+        the diagonal placement an ``IndexAdjoint``."""
+        operands = [None if t is None else ctx.input_tensor(i, t._data) for i, t in enumerate(ctx.saved_tensors)]
+        return tuple(_einsum_operand_grad(ctx, k, dout, operands, _contract_graph, _expand, IndexAdjoint.apply)
+                     if need else None for k, need in enumerate(ctx.needs_input_grad))
 
 
 def _contract(inputs, output, arrays):
@@ -312,20 +372,37 @@ def _contract(inputs, output, arrays):
     return out.sum(axis=tuple(range(out.ndim - len(output)))) if summed else out
 
 
-def _einsum_operand_grad(ctx, k, g, saved):
+def _contract_graph(inputs, output, tensors):
+    """``_contract`` of Tensors, recorded (an Einsum)."""
+    return Einsum.apply(*tensors, inputs=inputs, output=output)
+
+
+def _expand(tensor, shape):
+    return tensor.expand(shape)
+
+
+def _place_diagonal(full, shape, positions):
+    """zeros(shape) with ``full`` written at ``positions`` (which never repeat)."""
+    grad = np.zeros(shape, full.dtype)
+    grad[positions] = full
+    return grad
+
+
+def _einsum_operand_grad(ctx, k, g, operands, contract, broadcast, place):
+    """d operand_k (see ``Einsum``) from dout ``g`` and the other ``operands``: ndarrays, or Tensors under
+    create_graph. ``contract``, ``broadcast`` and ``place`` are the matching forms of ``_contract``,
+    ``np.broadcast_to`` and ``_place_diagonal``."""
     subs, shape = ctx.inputs[k], ctx.shapes[k]
-    others = [(s, t._data) for i, (s, t) in enumerate(zip(ctx.inputs, saved)) if i != k]
+    others = [(s, t) for i, (s, t) in enumerate(zip(ctx.inputs, operands)) if i != k]
     available = set(ctx.output).union(*(set(s) for s, _ in others))
     unique = "".join(dict.fromkeys(subs))                                  # s_k without repeats, in order
     target = "".join(c for c in unique if c in available)                  # what the other factors determine
-    partial = _contract([ctx.output] + [s for s, _ in others], target, [g] + [a for _, a in others])
+    partial = contract([ctx.output] + [s for s, _ in others], target, [g] + [a for _, a in others])
     sizes = _letter_sizes(subs, shape)
-    full = _broadcast_letters(partial, target, unique, sizes)              # shape of ``unique``
+    full = _broadcast_letters(partial, target, unique, sizes, broadcast)   # shape of ``unique``
     if len(unique) == len(subs):
         return full
-    grad = np.zeros(shape, g.dtype)                                        # repeated letters: the diagonal
-    grad[_diagonal_positions(subs, unique, sizes)] = full
-    return grad
+    return place(full, shape, _diagonal_positions(subs, unique, sizes))    # repeated letters: the diagonal
 
 
 def _letter_sizes(subs, shape):
@@ -348,32 +425,26 @@ def _letter_dims(c, sizes):
     return sizes["."] if c == "." else (sizes[c],)
 
 
-def _broadcast_letters(partial, target, unique, sizes):
-    """``partial`` (subscripts ``target``) brought to subscripts ``unique``: ellipsis dims summed down to
-    operand k's, missing letters inserted and broadcast to their size."""
-    pos = 0
-    for c in target:
-        if c == ".":
-            want = sizes["."]
-            have = partial.shape[pos:partial.ndim - (len(target) - target.index(".") - 1)]
-            lead = len(have) - len(want)
-            if lead < 0:  # operand k has more ellipsis dims than the others: they broadcast along them
-                partial = partial.reshape(partial.shape[:pos] + (1,) * -lead + partial.shape[pos:])
-                have, lead = (1,) * -lead + have, 0
-            axes = tuple(pos + i for i in range(lead)) + tuple(
-                pos + lead + i for i, w in enumerate(want) if w == 1 and have[lead + i] != 1)
-            partial = partial.sum(axis=axes, keepdims=True)
-            partial = partial.reshape(partial.shape[:pos] + partial.shape[pos + lead:])
-            pos += len(want)
-        else:
-            pos += 1
-    out = partial
-    for i, c in enumerate(unique):
-        if c not in target:
-            where = sum(len(_letter_dims(d, sizes)) for d in unique[:i])
-            out = np.expand_dims(out, tuple(range(where, where + len(_letter_dims(c, sizes)))))
+def _broadcast_letters(partial, target, unique, sizes, broadcast):
+    """``partial`` (subscripts ``target``; an ndarray or a Tensor) brought to subscripts ``unique``: its
+    ellipsis dims summed down to operand k's (extra leading dims, and dims where operand k has size 1),
+    then reshaped with 1s for the missing letters and ``broadcast`` to their sizes."""
+    kept = {c: _letter_dims(c, sizes) for c in target if c != "."}        # partial's dims per letter
+    if "." in target:
+        at = target.index(".")
+        width = partial.ndim - (len(target) - 1)                           # partial's ellipsis dims
+        have, want = tuple(partial.shape[at:at + width]), sizes["."]
+        lead = max(width - len(want), 0)
+        shared = width - lead                                              # dims lined up on the right
+        axes = tuple(range(at, at + lead)) + tuple(
+            at + lead + i for i, (h, w) in enumerate(zip(have[lead:], want[len(want) - shared:])) if w == 1 and h != 1)
+        if axes:
+            partial = partial.sum(axes)
+        aligned = (1,) * (len(want) - shared) + have[lead:]
+        kept["."] = tuple(h if h == w else 1 for h, w in zip(aligned, want))
+    shape = [n for c in unique for n in kept.get(c, (1,) * len(_letter_dims(c, sizes)))]
     full_shape = [n for c in unique for n in _letter_dims(c, sizes)]
-    return np.broadcast_to(out, full_shape)
+    return broadcast(partial.reshape(shape), full_shape)
 
 
 def _diagonal_positions(subs, unique, sizes):
@@ -413,18 +484,93 @@ class SingularValueNorm(Function):
     ``'sum'`` (nuclear) out = sum s, ``'max'`` (2) out = s_max, ``'min'`` (-2) out = s_min.
 
     Backward: ds/dA for singular value i is u_i v_i^T, so dA = dout * U diag(w) V^T with w all ones
-    (``'sum'``) or the indicator of the chosen singular value."""
+    (``'sum'``) or the indicator of the chosen singular value. Under create_graph, U diag(w) V^T is a
+    ``SingularValueNormGradient`` of A, so the gradient can be differentiated once more."""
 
     @staticmethod
     def forward(ctx, a, which):
         u, s, vt = np.linalg.svd(a._data, full_matrices=False)
-        ctx.save_for_backward(u, vt)
-        ctx.which, ctx.k = which, s.shape[-1]
+        ctx.save_for_backward(u, s, vt)
+        ctx.which = which
         return s.sum(-1) if which == "sum" else s[..., 0] if which == "max" else s[..., -1]
 
     @staticmethod
     def backward(ctx, dout):
-        u, vt = ctx.saved_tensors
-        w = np.zeros(ctx.k, dout.dtype)
-        w[slice(None) if ctx.which == "sum" else 0 if ctx.which == "max" else -1] = 1
-        return dout._data[..., None, None] * ((u * w) @ vt), None
+        u, s, vt = ctx.saved_tensors
+        return dout._data[..., None, None] * ((u * _norm_weights(ctx.which, s)) @ vt), None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        u, s, vt = ctx.saved_tensors
+        scale = dout.reshape(tuple(dout.shape) + (1, 1))                  # (*batch, 1, 1)
+        if u.dtype.kind == "c":   # the second-order formula below is for real matrices
+            return scale * _once_differentiable(ctx, Tensor((u * _norm_weights(ctx.which, s)) @ vt), dout), None
+        return scale * SingularValueNormGradient.apply(_place_of_input(ctx), u, s, vt, ctx.which), None
+
+
+def _norm_weights(which, s):
+    """w: the weight of each singular value in the norm (all ones, or the indicator of the largest/smallest)."""
+    w = np.zeros(s.shape[-1], s.dtype)
+    w[slice(None) if which == "sum" else 0 if which == "max" else -1] = 1
+    return w
+
+
+def _place_of_input(ctx):
+    """A Tensor at input 0's place in the graph (the leaf, or a tensor with its grad_fn) for an op whose forward
+    needs only where the input is, not its values (which were not saved): zeros broadcast to its shape."""
+    shape, dtype = ctx.input_meta[0]
+    return ctx.input_tensor(0, np.broadcast_to(np.zeros((), dtype), shape))
+
+
+def _once_differentiable(ctx, grad, dout):
+    """``grad`` (a Tensor without a graph) as a gradient that depends on ``dout`` and on input 0 but raises when
+    differentiated (``NotDifferentiableTwice``), rather than silently acting as a constant."""
+    return NotDifferentiableTwice.apply(grad, dout, _place_of_input(ctx), name=ctx.name())
+
+
+class SingularValueNormGradient(Function):
+    """G = U diag(w) V^T, the gradient of a singular-value norm of real A (``SingularValueNorm``), as an op of A.
+
+    Backward: the norm's Hessian applied to H (the Hessian is symmetric, so the vector-Jacobian product is the
+    derivative of G along H). With P = U^T H V and D = diag(w / s), from the derivatives of the singular vectors:
+
+        dG = U M V^T + (I - U U^T) H V D V^T + U D U^T H (I - V V^T)
+        M_ji = a_ji P_ji + b_ji P_ij  (M_ii = 0),
+        a_ji = (w_i s_i - w_j s_j) / (s_i^2 - s_j^2),   b_ji = (w_i s_j - w_j s_i) / (s_i^2 - s_j^2)
+
+    which are w / (s_i + s_j) and -w / (s_i + s_j) where w_i = w_j = w: finite at repeated singular values of
+    equal weight (0 where both weights are 0). The derivative is not differentiable again (third order raises).
+    """
+
+    @staticmethod
+    def forward(ctx, a, u, s, vt, which):
+        ctx.save_for_backward(u, s, vt)
+        ctx.which = which
+        return (u * _norm_weights(which, s)) @ vt
+
+    @staticmethod
+    def backward(ctx, dout):
+        u, s, vt = ctx.saved_tensors
+        h = dout._data                                                          # (*batch, m, n)
+        w = _norm_weights(ctx.which, s)                                         # (k,)
+        v, ut = np.swapaxes(vt, -1, -2), np.swapaxes(u, -1, -2)
+        p = ut @ h @ v                                                          # (*batch, k, k)
+        s_i, s_j = s[..., None, :], s[..., :, None]                             # column i, row j
+        w_i, w_j = w[None, :], w[:, None]
+        equal = np.broadcast_to(w_i == w_j, p.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            by_sum = np.where(w_i != 0, w_i / (s_i + s_j), 0)                    # where w_i = w_j
+            a = np.where(equal, by_sum, (w_i * s_i - w_j * s_j) / (s_i * s_i - s_j * s_j))
+            b = np.where(equal, -by_sum, (w_i * s_j - w_j * s_i) / (s_i * s_i - s_j * s_j))
+            d = np.where(w != 0, w / s, 0)                                      # (*batch, k)
+        m = a * p + b * np.swapaxes(p, -1, -2)
+        m[..., np.arange(m.shape[-1]), np.arange(m.shape[-1])] = 0
+        hv_d = h @ (v * d[..., None, :])                                        # H V D, (*batch, m, k)
+        ud_h = (u * d[..., None, :]) @ ut @ h                                   # U D U^T H, (*batch, m, n)
+        grad = u @ m @ vt + (hv_d - u @ (ut @ hv_d)) @ vt + ud_h - (ud_h @ v) @ vt
+        return grad, None, None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return _once_differentiable(ctx, Tensor(SingularValueNormGradient.backward(ctx, dout)[0]), dout), \
+            None, None, None, None

@@ -3,6 +3,11 @@ cat/stack, split/chunk, tril/triu.
 
 Most are views in NumPy; their backward moves the gradient back the same way
 (reshape back, inverse permutation, scatter-add for indexing).
+
+All of them are linear, so their ``graph_backward`` (create_graph=True) is the adjoint op applied to the
+Tensor dout, and each adjoint's own adjoint is the op again: ``Index`` and ``IndexAdjoint``, ``Diagonal``
+and ``DiagEmbed``, ``Cat`` and slicing, ``Repeat`` and a sum; ``Roll`` and ``Flip`` undo themselves.
+Gradients are then differentiable to any order.
 """
 import operator
 
@@ -235,21 +240,64 @@ class Index(Function):
     @staticmethod
     def forward(ctx, a, index):
         ctx.shape, ctx.dtype, ctx.index = a.shape, a.dtype, index
-        ctx.save_for_backward(*(p for p in _parts(index) if isinstance(p, np.ndarray)))  # checked for writes
-        out = a._data[index]
-        if not isinstance(out, np.ndarray):  # one element: a 0-d view instead of NumPy's scalar copy
-            out = a._data[_parts(index) + (Ellipsis,)]
-        return out
+        save_index_arrays(ctx, index)
+        return _read(a._data, index)
 
     @staticmethod
     def backward(ctx, dout):
         ctx.saved_tensors  # raises if an index array was written in place since the forward
-        grad = np.zeros(ctx.shape, dtype=dout.dtype)
-        if _is_basic(ctx.index):
-            grad[ctx.index] = dout._data            # basic indexing never repeats an element
-        else:
-            np.add.at(grad, ctx.index, dout._data)  # repeated integer indices accumulate
-        return grad, None
+        return index_adjoint(dout._data, ctx.shape, ctx.index), None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        ctx.saved_tensors
+        return IndexAdjoint.apply(dout, ctx.shape, ctx.index), None
+
+
+def save_index_arrays(ctx, index):
+    """Save the arrays inside ``index`` for backward, so that a write into one before backward is caught."""
+    ctx.save_for_backward(*(p for p in _parts(index) if isinstance(p, np.ndarray)))
+
+
+def _read(array, index):
+    """``array[index]``, a 0-d view rather than NumPy's scalar copy when one element is selected."""
+    out = array[index]
+    if not isinstance(out, np.ndarray):
+        out = array[_parts(index) + (Ellipsis,)]
+    return out
+
+
+def index_adjoint(g, shape, index):
+    """The adjoint of reading ``x[index]`` from an x of ``shape``: zeros with ``g`` added at ``index``
+    (repeated integer indices accumulate)."""
+    grad = np.zeros(shape, dtype=g.dtype)
+    if any(isinstance(p, np.ndarray) and p.dtype != np.bool_ for p in _parts(index)):
+        np.add.at(grad, index, g)   # integer arrays may repeat a position
+    else:
+        grad[index] = g             # slices, integers and masks never do
+    return grad
+
+
+class IndexAdjoint(Function):
+    """out = zeros(shape) with g added at ``index``: the gradient of ``x[index]`` (``Index``), as an op, so that
+    gradients computed with create_graph=True can be differentiated again. It is linear; its adjoint is
+    ``Index``: dg = dout[index]."""
+
+    @staticmethod
+    def forward(ctx, g, shape, index):
+        ctx.index = index
+        save_index_arrays(ctx, index)
+        return index_adjoint(g._data, shape, index)
+
+    @staticmethod
+    def backward(ctx, dout):
+        ctx.saved_tensors
+        return _read(dout._data, ctx.index), None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        ctx.saved_tensors
+        return Index.apply(dout, ctx.index), None, None
 
 
 def index(input, index):
@@ -291,9 +339,18 @@ class Repeat(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        interleaved = [n for r, s in zip(ctx.repeats, ctx.padded_shape) for n in (r, s)]  # (r0, s0, r1, s1, ...)
-        repeat_axes = tuple(range(0, len(interleaved), 2))
-        return dout._data.reshape(interleaved).sum(axis=repeat_axes).reshape(ctx.input_shape), None, None
+        return _sum_repeats(ctx, dout._data), None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return _sum_repeats(ctx, dout), None, None
+
+
+def _sum_repeats(ctx, g):
+    """Repeat's backward on ``g``, an ndarray or a Tensor (the same methods): the repeat axes summed away."""
+    interleaved = [n for r, s in zip(ctx.repeats, ctx.padded_shape) for n in (r, s)]  # (r0, s0, r1, s1, ...)
+    repeat_axes = tuple(range(0, len(interleaved), 2))
+    return g.reshape(interleaved).sum(repeat_axes).reshape(ctx.input_shape)
 
 
 def repeat(input, *sizes):
@@ -325,9 +382,20 @@ class Cat(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        pieces = iter(np.split(dout._data, ctx.offsets, axis=ctx.axis))
-        grads = [np.zeros(0, dout.dtype) if s else next(pieces) for s in ctx.skip]
-        return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
+        return _cat_grads(ctx, np.split(dout._data, ctx.offsets, axis=ctx.axis), np.zeros(0, dout.dtype))
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        bounds = [0, *ctx.offsets, dout.shape[ctx.axis]]
+        pieces = [_slice_along(dout, ctx.axis, int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+        return _cat_grads(ctx, pieces, Tensor(np.zeros(0, dout.dtype)))
+
+
+def _cat_grads(ctx, pieces, empty):
+    """One gradient per input of ``Cat``: the next of ``pieces`` (dout's slices), ``empty`` for a skipped input."""
+    pieces = iter(pieces)
+    grads = [empty if s else next(pieces) for s in ctx.skip]
+    return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
 
 
 def _tensor_list(name, tensors):
@@ -521,6 +589,10 @@ class Roll(Function):
     def backward(ctx, dout):
         return np.roll(dout._data, tuple(-s for s in ctx.shifts), ctx.axes), None, None
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return Roll.apply(dout, tuple(-s for s in ctx.shifts), ctx.axes), None, None
+
 
 def roll(input, shifts, dims=None):
     """Rotate ``input`` by ``shifts`` along ``dims`` (over the flattened tensor, shape kept, when ``dims`` is None)."""
@@ -546,6 +618,10 @@ class Flip(Function):
     @staticmethod
     def backward(ctx, dout):
         return np.flip(dout._data, ctx.axes), None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return Flip.apply(dout, ctx.axes), None
 
 
 def flip(input, dims):
@@ -594,7 +670,7 @@ def _diagonal_view(x, offset, d1, d2):
 
 class Diagonal(Function):
     """out = the diagonal ``offset`` of each (d1, d2) plane, as the last dim (a view).
-    Backward: dout written onto the same diagonal of a zero gradient."""
+    Backward: dout written onto the same diagonal of a zero gradient (``DiagEmbed`` into x's shape)."""
     view = True
 
     @staticmethod
@@ -604,9 +680,11 @@ class Diagonal(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        grad = np.zeros(ctx.shape, dout.dtype)
-        _diagonal_view(grad, *ctx.where)[...] = dout._data
-        return grad, None, None, None
+        return _embed_diagonal(dout._data, ctx.shape, *ctx.where), None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return DiagEmbed.apply(dout, ctx.shape, *ctx.where), None, None, None
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
@@ -615,29 +693,39 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return Diagonal.apply(input, operator.index(offset), d1, d2)
 
 
+def _embed_diagonal(a, shape, offset, d1, d2):
+    """zeros(shape) with ``a``'s last dim written on diagonal ``offset`` of the (d1, d2) planes."""
+    out = np.zeros(shape, a.dtype)
+    _diagonal_view(out, offset, d1, d2)[...] = a
+    return out
+
+
 class DiagEmbed(Function):
-    """out: zeros with x's last dim written on diagonal ``offset`` of new (d1, d2) planes.
-    Backward: dx = the same diagonal of dout."""
+    """out: zeros of ``shape`` with x's last dim written on diagonal ``offset`` of the (d1, d2) planes
+    (``diag_embed``, and the gradient of ``Diagonal``). Backward: dx = the same diagonal of dout (``Diagonal``)."""
 
     @staticmethod
-    def forward(ctx, a, offset, d1, d2):
+    def forward(ctx, a, shape, offset, d1, d2):
         ctx.where = (offset, d1, d2)
-        n = a.shape[-1] + abs(offset)
-        batch = iter(a.shape[:-1])
-        shape = tuple(n if i in (d1, d2) else next(batch) for i in range(a.ndim + 1))
-        out = np.zeros(shape, a.dtype)
-        _diagonal_view(out, offset, d1, d2)[...] = a._data
-        return out
+        return _embed_diagonal(a._data, shape, offset, d1, d2)
 
     @staticmethod
     def backward(ctx, dout):
-        return _diagonal_view(dout._data, *ctx.where), None, None, None
+        return _diagonal_view(dout._data, *ctx.where), None, None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return Diagonal.apply(dout, *ctx.where), None, None, None, None
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Matrices in the (``dim1``, ``dim2``) planes of a new tensor with ``input``'s last dim on diagonal ``offset``."""
     d1, d2 = _diagonal_axes(input.ndim + 1, offset, dim1, dim2, "diag_embed")
-    return DiagEmbed.apply(input, operator.index(offset), d1, d2)
+    offset = operator.index(offset)
+    n = input.shape[-1] + abs(offset)
+    batch = iter(input.shape[:-1])
+    shape = tuple(n if i in (d1, d2) else next(batch) for i in range(input.ndim + 1))
+    return DiagEmbed.apply(input, shape, offset, d1, d2)
 
 
 def diag(input, diagonal=0):
