@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import minigrad as mg
 from minigrad.autograd.gradcheck import GradcheckError
+from minigrad.ops.attention import Attention
 from minigrad.ops.softmax import Softmax
 
 from .mirror import assert_double_mirror, check_gradgrad, run_both, torch_or_skip
@@ -153,26 +154,38 @@ def test_the_fused_attention_is_what_is_checked():
     for name in [n for n in CASES if n.startswith("attention")]:
         f, arrays = CASES[name]
         out = f(mg, *[mg.tensor(a, requires_grad=True) for a in arrays])
-        assert type(out.grad_fn).__name__ == "Context" and out.grad_fn.fn.__name__ == "Attention", name
+        assert out.grad_fn.fn is Attention, name
 
 
-# Ops whose graph_backward is built only from ops that have one: their gradients can be differentiated
-# to any order. Checked at third order: gradgradcheck of the function that returns the first gradient.
-THIRD_ORDER = ["var_dim_keepdim", "std_dim", "logsumexp_dim", "cumsum", "cumprod_dim1", "cumprod_zeros_dim1",
-               "vector_norm_2_dim", "max_dim", "softmax_dim1", "log_softmax_dim1", "cross_entropy_weight_smoothing_ignore",
-               "cross_entropy_probabilities_with_grad", "huber", "kl_div_log_target_none"]
+# graph_backwards that use ops whose own graph_backward comes from other branches (issue 14 is split by file):
+# their second order is checked above; their third order raises NotDifferentiableTwice until those merge.
+NEEDS_OTHER_OPS = {
+    "attention": "MatMul", "attention_causal": "MatMul", "attention_bool_mask_scale": "MatMul",
+    "attention_float_mask": "MatMul", "binary_cross_entropy_target_grad_none": "Log, Log1p",
+    "binary_cross_entropy_with_logits": "Sigmoid, Softplus", "binary_cross_entropy_with_logits_pos_weight":
+    "Sigmoid, Softplus", "vector_norm_3": "Abs, Pow", "vector_norm_1.5": "Abs, Pow", "kl_div_target_grad": "Log",
+}
 
 
-@pytest.mark.parametrize("name", THIRD_ORDER)
+def third_order_case(name):
+    if name not in NEEDS_OTHER_OPS:
+        return name
+    reason = f"needs the graph_backward of {NEEDS_OTHER_OPS[name]} (elementwise/linalg branches of issue 14)"
+    return pytest.param(name, marks=pytest.mark.xfail(raises=RuntimeError, strict=False, reason=reason))
+
+
+@pytest.mark.parametrize("name", [third_order_case(n) for n in sorted(CASES)])
 def test_third_order(name):
+    """gradgradcheck of the function that returns the first gradients (create_graph): the double backward's
+    own gradients, i.e. graph_backward applied to graph_backward's graph."""
     f, arrays = CASES[name]
     u = np.random.default_rng(3).standard_normal(f(mg, *[mg.tensor(a) for a in arrays]).shape)
 
-    def first_gradients(*tensors):
-        out = f(mg, *tensors)
-        return mg.autograd.grad(out, tensors, mg.tensor(u), create_graph=True)
+    def first_gradients(*tensors_and_upstream):     # the upstream gradient is an input too
+        *tensors, upstream = tensors_and_upstream
+        return mg.autograd.grad(f(mg, *tensors), tensors, upstream, create_graph=True)
 
-    check_gradgrad(first_gradients, *arrays)
+    check_gradgrad(first_gradients, *arrays, u)
 
 
 @pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0")   # correction >= N: PyTorch's inf/nan values

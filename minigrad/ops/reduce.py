@@ -214,11 +214,10 @@ max_result = namedtuple("max", ["values", "indices"])  # like torch.return_types
 min_result = namedtuple("min", ["values", "indices"])
 
 
-def _tie_shares(selected, axes):
-    """selected / (the number selected in each slice over ``axes``): how the selected elements (the ties
-    for a max or min) share their slice's gradient (nan for a slice where nothing is selected)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return selected / selected.sum(axis=axes, keepdims=True)
+def _tie_count(selected, axes):
+    """How many elements are selected (the ties for a max or min) in each slice over ``axes``, keepdim
+    shape: each gets 1/count of its slice's gradient (nan for a slice where nothing is selected)."""
+    return selected.sum(axis=axes, keepdims=True)
 
 
 class Extremum(Function):
@@ -237,22 +236,25 @@ class Extremum(Function):
         return _reduced(out, axes, keepdim)
 
     @staticmethod
-    def _shares(ctx):
+    def _selected(ctx):
+        """The elements that get the gradient, their count per slice, and the keepdim shape."""
         a, out = ctx.saved_tensors
         selected = a._data == out
         if ctx.nan_ties:
             selected |= np.isnan(a._data) & np.isnan(out)
-        return _tie_shares(selected, ctx.axes), out.shape
+        return selected, _tie_count(selected, ctx.axes), out.shape
 
     @staticmethod
     def backward(ctx, dout):
-        shares, keep_shape = Extremum._shares(ctx)
-        return dout._data.reshape(keep_shape) * shares, None, None, None, None
+        selected, count, keep_shape = Extremum._selected(ctx)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return selected * (dout._data.reshape(keep_shape) / count), None, None, None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
-        shares, keep_shape = Extremum._shares(ctx)
-        return dout.reshape(keep_shape) * Tensor(shares), None, None, None, None
+        selected, count, keep_shape = Extremum._selected(ctx)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return dout.reshape(keep_shape) * Tensor(selected / count), None, None, None, None
 
 
 class SelectAlong(Function):
@@ -562,7 +564,8 @@ class VectorNorm(Function):
         if p == 0:
             return np.zeros_like(x), None, None, None
         if p in (np.inf, -np.inf):
-            return g * (np.sign(x) * _tie_shares(np.abs(x) == out, ctx.axes)), None, None, None
+            selected = np.abs(x) == out
+            return g * np.sign(x) * selected / _tie_count(selected, ctx.axes), None, None, None
         if p == 1:
             return g * np.sign(x), None, None, None
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -579,7 +582,8 @@ class VectorNorm(Function):
         if p == 0:
             return g * Tensor(np.zeros_like(x)), None, None, None
         if p in (np.inf, -np.inf):
-            return g * Tensor(np.sign(x) * _tie_shares(np.abs(x) == out, ctx.axes)), None, None, None
+            selected = np.abs(x) == out
+            return g * Tensor(np.sign(x) * selected / _tie_count(selected, ctx.axes)), None, None, None
         if p == 1:
             return g * Tensor(np.sign(x)), None, None, None
         x_t = ctx.input_tensor(0, x)
