@@ -23,7 +23,7 @@ from ..tensor import Tensor
 from .activation import dropout
 from .elementwise import as_tensor_operand, masked_fill
 from .linalg import matmul
-from .softmax import softmax
+from .softmax import Softmax, softmax, softmax_grad
 
 
 def _bias(attn_mask, is_causal, L, S, dtype):
@@ -45,6 +45,9 @@ class Attention(Function):
 
         dv = w^T g        dw = g v^T        ds = w * (dw - sum(dw * w, -1))    (softmax's backward)
         dq = ds k * scale                   dk = ds^T q * scale
+
+    Under create_graph the same formulas run on Tensors, with w recomputed as softmax(q k^T * scale + bias)
+    of the joined inputs (PyTorch's math path), so that they can be differentiated again.
     """
 
     @staticmethod
@@ -52,7 +55,7 @@ class Attention(Function):
         ctx.dtype, dtype = q.dtype, compute_dtype(q.dtype)
         q, k, v = (t._data.astype(dtype, copy=False) for t in (q, k, v))
         w = masked_softmax_(np.matmul(q, np.swapaxes(k, -1, -2)), scale, bias)   # (..., L, S)
-        ctx.scale = scale
+        ctx.scale, ctx.bias = scale, bias
         ctx.save_for_backward(q, k, v, w)
         return np.matmul(w, v).astype(ctx.dtype, copy=False)      # (..., L, Ev)
 
@@ -66,6 +69,23 @@ class Attention(Function):
         ds = softmax_backward_(np.matmul(g, np.swapaxes(v, -1, -2)), w, ctx.scale)   # (..., L, S)
         dq = np.matmul(ds, k) if ctx.needs_input_grad[0] else None
         dk = np.matmul(np.swapaxes(ds, -1, -2), q) if ctx.needs_input_grad[1] else None
+        return dq, dk, dv, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        q, k, v, _ = ctx.saved_tensors
+        q, k, v = (ctx.input_tensor(i, t) for i, t in enumerate((q, k, v)))          # in the compute dtype
+        dout = dout.to(q.dtype)
+        scores = matmul(q, k.mT) * ctx.scale                                       # (..., L, S)
+        if ctx.bias is not None:
+            scores = scores + Tensor(ctx.bias)
+        w = Softmax.apply(scores, scores.ndim - 1)
+        dv = matmul(w.mT, dout) if ctx.needs_input_grad[2] else None
+        if not (ctx.needs_input_grad[0] or ctx.needs_input_grad[1]):
+            return None, None, dv, None, None
+        ds = softmax_grad(matmul(dout, v.mT), w, lambda t: t.sum(-1, keepdim=True)) * ctx.scale
+        dq = matmul(ds, k) if ctx.needs_input_grad[0] else None
+        dk = matmul(ds.mT, q) if ctx.needs_input_grad[1] else None
         return dq, dk, dv, None, None
 
 

@@ -19,9 +19,13 @@ import warnings
 import numpy as np
 
 from ..autograd import Function
+from ..autograd.version import writes, writes_since
 from ..dtypes import result_type
-from .elementwise import as_tensor_operand, cast, check_broadcast, square, sub
-from .softmax import shifted_exp
+from ..tensor import Tensor
+from .activation import softplus
+from .elementwise import as_tensor_operand, cast, check_broadcast, clamp_min, square, sub
+from .reduce import Sum
+from .softmax import LogSoftmax, Softmax, shifted_exp
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -44,12 +48,21 @@ def _reduce_positions(loss, reduction, normaliser):
 
 def _upstream_per_position(g, reduction, normaliser, axis):
     """The upstream gradient of ``_reduce_positions`` as seen by each position, broadcastable along the
-    class ``axis``: dout itself ('none'), dout ('sum') or dout / normaliser ('mean', 0 if nothing counted)."""
+    class ``axis``: dout itself ('none'), dout ('sum') or dout / normaliser ('mean', 0 if nothing counted).
+    An ndarray, or a Tensor under create_graph."""
     if reduction == "none":
-        return np.expand_dims(g, axis)
+        return g.reshape(g.shape[:axis] + (1,) + g.shape[axis:])
     if reduction == "mean":
         return g / normaliser if normaliser else 0 * g
     return g
+
+
+def _scatter(shape, idx, values, axis, dtype):
+    """Zeros of ``shape`` with ``values`` (broadcast to idx's shape) at the class indices ``idx`` (N, 1, *d)
+    along the class ``axis``: a gradient that reaches the target classes only."""
+    out = np.zeros(shape, dtype=dtype)
+    np.put_along_axis(out, idx, values, axis)
+    return out
 
 
 # --------------------------------------------------------------------------- cross_entropy
@@ -83,6 +96,7 @@ class CrossEntropy(Function):
             normaliser = loss.size
             ctx.q, ctx.qsum = q, np.sum(q, axis=axis)
             ctx.logp = logp if ctx.needs_input_grad[1] else None
+            ctx.target = target._data                          # for graph_backward (no copy)
         else:                                                  # class indices, shape (N, *d)
             t = target._data
             valid = t != ignore_index
@@ -99,6 +113,7 @@ class CrossEntropy(Function):
             ctx.qsum = a if b is None else a + b * (n_classes if w is None else np.sum(w))
         ctx.p, ctx.w_b, ctx.axis, ctx.eps = p, w_b, axis, eps
         ctx.reduction, ctx.normaliser = reduction, normaliser
+        ctx.logits, ctx.inputs_at = logits._data, writes[0]    # for graph_backward (no copy)
 
         return _reduce_positions(loss, reduction, normaliser).astype(logits.dtype, copy=False)
 
@@ -121,6 +136,43 @@ class CrossEntropy(Function):
             if ctx.w_b is not None:
                 dtarget *= ctx.w_b
         return dx, dtarget, None, None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """The same gradients with p = softmax(logits) and log p = log_softmax(logits) recomputed as
+        differentiable functions of the logits, and q (hence sum_c q) of the target probabilities when
+        they require grad; for class indices q is a constant (a scatter of a plus b w)."""
+        axis, eps, w_b = ctx.axis, ctx.eps, ctx.w_b
+        _check_unwritten(ctx, "input", ctx.logits)
+        g = _upstream_per_position(dout, ctx.reduction, ctx.normaliser, axis)
+        logits = ctx.input_tensor(0, ctx.logits)
+        weights = 1 if w_b is None else Tensor(w_b)
+        if ctx.q is None:                                      # class indices
+            q = _scatter(ctx.p.shape, ctx.idx, np.expand_dims(ctx.a, axis), axis, ctx.p.dtype)
+            if ctx.b is not None:
+                q += np.expand_dims(ctx.b, axis) * (1 if w_b is None else w_b)
+            q, qsum = Tensor(q), Tensor(np.expand_dims(ctx.qsum, axis))
+        elif ctx.needs_input_grad[1]:                          # probabilities that require grad
+            _check_unwritten(ctx, "target", ctx.target)
+            q = ctx.input_tensor(1, ctx.target) * (1 - eps) + eps / ctx.p.shape[axis]
+            q = q * weights
+            qsum = Sum.apply(q, (axis,), True)
+        else:
+            q, qsum = Tensor(ctx.q), Tensor(np.expand_dims(ctx.qsum, axis))
+        dx = (Softmax.apply(logits, axis) * qsum - q) * g if ctx.needs_input_grad[0] else None
+        dtarget = None
+        if ctx.needs_input_grad[1]:
+            dtarget = -(1 - eps) * LogSoftmax.apply(logits, axis) * g * weights
+        return dx, dtarget, None, None, None, None
+
+
+def _check_unwritten(ctx, name, array):
+    """cross_entropy keeps its input and target arrays (not saved: the ordinary backward does not need them)
+    for its graph_backward; refuse to differentiate with values written in place since the forward."""
+    if writes_since(array, ctx.inputs_at):
+        raise RuntimeError(f"cross_entropy's {name} was modified by an inplace operation after the forward pass; "
+                           "create_graph=True needs its values as they were. Hint: clone() it before the inplace "
+                           "write, or write out of place.")
 
 
 def _check_cross_entropy(input, target, weight, ignore_index, label_smoothing):
@@ -255,9 +307,15 @@ class NllLoss(Function):
     @staticmethod
     def backward(ctx, dout):
         g = _upstream_per_position(dout._data, ctx.reduction, ctx.normaliser, ctx.axis)
-        dx = np.zeros(ctx.shape, dtype=dout.dtype)
-        np.put_along_axis(dx, ctx.idx, -np.expand_dims(ctx.w_t, ctx.axis) * g, ctx.axis)
+        dx = _scatter(ctx.shape, ctx.idx, -np.expand_dims(ctx.w_t, ctx.axis) * g, ctx.axis, dout.dtype)
         return dx, None, None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """dout (per position) times the constant -w_t at the target classes: linear in dout."""
+        g = _upstream_per_position(dout, ctx.reduction, ctx.normaliser, ctx.axis)
+        weights = _scatter(ctx.shape, ctx.idx, -np.expand_dims(ctx.w_t, ctx.axis), ctx.axis, dout.dtype)
+        return Tensor(weights) * g, None, None, None, None
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
@@ -292,13 +350,28 @@ class Huber(Function):
         quadratic = abs_d < delta
         loss = np.where(quadratic, 0.5 * d * d, delta * (abs_d - 0.5 * delta)) if delta else abs_d
         slope = np.clip(d, -delta, delta) if delta else np.sign(d)
-        ctx.save_for_backward(slope / scale if scale != 1 else slope)
+        ctx.delta, ctx.scale = delta, scale
+        ctx.save_for_backward(slope / scale if scale != 1 else slope, input._data, target._data)
         return (loss / scale if scale != 1 else loss).astype(d.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
-        (slope,) = ctx.saved_tensors
+        slope = ctx.saved_tensors[0]
         g = dout._data * slope
+        return g, -g, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """slope = d / scale where |d| < delta (a function of input and target), the constant clipped slope
+        elsewhere."""
+        slope, x, y = ctx.saved_tensors
+        quadratic = np.abs(x - y) < ctx.delta
+        if quadratic.any():
+            d = ctx.input_tensor(0, x) - ctx.input_tensor(1, y)
+            slope = d * Tensor(quadratic / ctx.scale) + Tensor(np.where(quadratic, 0, slope))
+        else:
+            slope = Tensor(slope)
+        g = dout * slope
         return g, -g, None, None
 
 
@@ -365,6 +438,23 @@ class BinaryCrossEntropy(Function):
         dy = g * (log_1mx - log_x) if ctx.needs_input_grad[1] else None
         return dx, dy
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """Where the floor 1e-12 is reached (x within ~1e-12 of 0 or 1) the double backward differentiates the
+        floored quotient (its floor as a constant); PyTorch's uses (x^2 - 2xy + y) / ((x + 1e-12)^2 (1 - x +
+        1e-12)^2) instead. Elsewhere the two agree to about 1e-12 / min(x, 1 - x), relatively."""
+        x, y = ctx.saved_tensors[:2]
+        x_t, y_t = ctx.input_tensor(0, x), ctx.input_tensor(1, y)
+        dx = dy = None
+        if ctx.needs_input_grad[0]:
+            spread = x_t * (1 - x_t)
+            if (x * (1 - x) < _BCE_EPS).any():                 # the floor is reached somewhere
+                spread = clamp_min(spread, _BCE_EPS)
+            dx = dout * (x_t - y_t) / spread
+        if ctx.needs_input_grad[1]:
+            dy = dout * ((-x_t).log1p() - x_t.log())
+        return dx, dy
+
 
 def _weighted_reduction(elements, weight, reduction):
     """Reduce per-element losses, each multiplied by ``weight`` (broadcast, as BCE takes it) if given;
@@ -417,6 +507,18 @@ class BinaryCrossEntropyWithLogits(Function):
         dx = g * ((1 - y) - l * sigmoid_neg) if ctx.needs_input_grad[0] else None
         dy = g * ((0 if pw is None else (pw - 1) * softplus_neg) - x) if ctx.needs_input_grad[1] else None
         dpw = g * y * softplus_neg if ctx.needs_input_grad[2] else None
+        return dx, dy, dpw
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        x, y, _ = ctx.saved_tensors
+        x_t, y_t = ctx.input_tensor(0, x), ctx.input_tensor(1, y)
+        pw = None if ctx.pos_weight is None else ctx.input_tensor(2, ctx.pos_weight)
+        softplus_neg = softplus(-x_t, threshold=float("inf"))   # log(1 + exp(-x)), never linearised
+        l = 1 if pw is None else 1 + (pw - 1) * y_t
+        dx = dout * ((1 - y_t) - l * (-x_t).sigmoid()) if ctx.needs_input_grad[0] else None
+        dy = dout * ((0 if pw is None else (pw - 1) * softplus_neg) - x_t) if ctx.needs_input_grad[1] else None
+        dpw = dout * y_t * softplus_neg if ctx.needs_input_grad[2] else None
         return dx, dy, dpw
 
 
@@ -473,6 +575,20 @@ class KLDiv(Function):
         dtarget = None
         if ctx.needs_input_grad[1]:
             dtarget = g * (log_p + 1 - x)
+            if ctx.log_target:
+                dtarget = dtarget * p
+        return dinput, dtarget, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        x, p, log_p = ctx.saved_tensors
+        x_t, t_t = ctx.input_tensor(0, x), ctx.input_tensor(1, log_p if ctx.log_target else p)
+        p = t_t.exp() if ctx.log_target else t_t
+        dinput = -dout * p if ctx.needs_input_grad[0] else None
+        dtarget = None
+        if ctx.needs_input_grad[1]:
+            log_p = t_t if ctx.log_target else t_t.log()
+            dtarget = dout * (log_p + 1 - x_t)
             if ctx.log_target:
                 dtarget = dtarget * p
         return dinput, dtarget, None

@@ -116,25 +116,39 @@ def _variance(ctx, name, a, axes, keepdim, correction, whole):
 
 
 def _variance_grad(ctx, centered, dvar):
-    """dx = dvar * 2 (x - mean) / (N - correction), with PyTorch's values when N - correction <= 0."""
+    """dx = dvar * 2 (x - mean) / (N - correction), with PyTorch's values when N - correction <= 0.
+    ndarrays, or Tensors under create_graph (``centered`` then a function of the input: see ``_centered``)."""
     g = dvar.reshape(ctx.keep_shape)
     if ctx.whole and ctx.dof <= 0:  # PyTorch: 2/0 times (x - mean) is nan where x == mean, inf elsewhere
-        return g * np.where(centered == 0, np.nan, np.inf)
+        values = centered._data if isinstance(centered, Tensor) else centered
+        return g * np.where(values == 0, np.nan, np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
         return (2 / ctx.dof if ctx.dof else np.inf) * g * centered
+
+
+def _centered(ctx, x):
+    """x - mean(x) over the reduced axes as a function of input 0 (for a graph_backward)."""
+    x = ctx.input_tensor(0, x)
+    return x - Mean.apply(x, ctx.axes, True)
 
 
 class Var(Function):
     @staticmethod
     def forward(ctx, a, axes, keepdim, correction, whole):
         var, centered = _variance(ctx, "var", a, axes, keepdim, correction, whole)
-        ctx.save_for_backward(centered)
+        ctx.axes = axes
+        ctx.save_for_backward(centered, a._data)
         return var
 
     @staticmethod
     def backward(ctx, dout):
-        (centered,) = ctx.saved_tensors
+        centered = ctx.saved_tensors[0]
         return _variance_grad(ctx, centered, dout._data), None, None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        _, x = ctx.saved_tensors
+        return _variance_grad(ctx, _centered(ctx, x), dout), None, None, None, None
 
 
 class Std(Function):
@@ -144,15 +158,26 @@ class Std(Function):
     def forward(ctx, a, axes, keepdim, correction, whole):
         var, centered = _variance(ctx, "std", a, axes, keepdim, correction, whole)
         std = np.sqrt(var)
-        ctx.save_for_backward(centered, std)
+        ctx.axes = axes
+        ctx.save_for_backward(centered, std, a._data)
         return std
 
     @staticmethod
     def backward(ctx, dout):
-        centered, std = ctx.saved_tensors
+        centered, std, _ = ctx.saved_tensors
         with np.errstate(divide="ignore", invalid="ignore"):
             dvar = np.where(std == 0, 0, dout._data / (2 * std)).astype(dout.dtype, copy=False)
         return _variance_grad(ctx, centered, dvar), None, None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        _, std, x = ctx.saved_tensors
+        std_t, zero = ctx.output_tensor(std), std == 0
+        if zero.any():   # dvar = 0 where std == 0: divide by 1 there and mask the quotient
+            dvar = dout * Tensor(~zero) / (2 * (std_t + Tensor(zero.astype(std.dtype))))
+        else:
+            dvar = dout / (2 * std_t)
+        return _variance_grad(ctx, _centered(ctx, x), dvar), None, None, None, None
 
 
 def _variance_op(fn, name, input, dim, unbiased, keepdim, correction):
@@ -189,11 +214,18 @@ max_result = namedtuple("max", ["values", "indices"])  # like torch.return_types
 min_result = namedtuple("min", ["values", "indices"])
 
 
+def _tie_count(selected, axes):
+    """How many elements are selected (the ties for a max or min) in each slice over ``axes``, keepdim
+    shape: each gets 1/count of its slice's gradient (nan for a slice where nothing is selected)."""
+    return selected.sum(axis=axes, keepdims=True)
+
+
 class Extremum(Function):
     """amax/amin over ``axes``: elements equal to the result (ties) share its gradient evenly.
 
     ``nan_ties``: a NaN result selects the NaN inputs (the no-``dim`` ``max``/``min``);
     otherwise nothing equals a NaN result and the slice's gradient is NaN (``amax``/``amin``).
+    The gradient is dout times constant shares, so its own derivative is those shares again.
     """
 
     @staticmethod
@@ -204,14 +236,25 @@ class Extremum(Function):
         return _reduced(out, axes, keepdim)
 
     @staticmethod
-    def backward(ctx, dout):
+    def _selected(ctx):
+        """The elements that get the gradient, their count per slice, and the keepdim shape."""
         a, out = ctx.saved_tensors
         selected = a._data == out
         if ctx.nan_ties:
             selected |= np.isnan(a._data) & np.isnan(out)
-        g = dout._data.reshape(out.shape)
+        return selected, _tie_count(selected, ctx.axes), out.shape
+
+    @staticmethod
+    def backward(ctx, dout):
+        selected, count, keep_shape = Extremum._selected(ctx)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return selected * (g / selected.sum(axis=ctx.axes, keepdims=True)), None, None, None, None
+            return selected * (dout._data.reshape(keep_shape) / count), None, None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        selected, count, keep_shape = Extremum._selected(ctx)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return dout.reshape(keep_shape) * Tensor(selected / count), None, None, None, None
 
 
 class SelectAlong(Function):
@@ -227,6 +270,13 @@ class SelectAlong(Function):
         grad = np.zeros(ctx.shape, dtype=dout.dtype)
         np.put_along_axis(grad, ctx.indices, dout._data.reshape(ctx.indices.shape), axis=ctx.dim)
         return grad, None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """dout (keepdim shape) times the one-hot mask of the selected indices: linear in dout."""
+        selected = np.zeros(ctx.shape, dtype=dout.dtype)
+        np.put_along_axis(selected, ctx.indices, 1, axis=ctx.dim)
+        return dout.reshape(ctx.indices.shape) * Tensor(selected), None, None, None
 
 
 def _check_nonempty(name, input, axes, dim_given):
@@ -333,7 +383,7 @@ class LogSumExp(Function):
         with np.errstate(divide="ignore", invalid="ignore"):
             out = np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m
         ctx.save_for_backward(a, out)
-        ctx.axes = axes
+        ctx.axes, ctx.keepdim = axes, keepdim
         return _reduced(out, axes, keepdim)
 
     @staticmethod
@@ -341,6 +391,12 @@ class LogSumExp(Function):
         a, out = ctx.saved_tensors
         with np.errstate(invalid="ignore"):
             return dout._data.reshape(out.shape) * np.exp(a._data - out), None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        a, out = ctx.saved_tensors
+        out_t = ctx.output_tensor(_reduced(out, ctx.axes, ctx.keepdim)).reshape(out.shape)
+        return dout.reshape(out.shape) * (ctx.input_tensor(0, a._data) - out_t).exp(), None, None
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -373,6 +429,12 @@ def _reverse_cumsum(g, axis):
     return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
 
 
+def _reverse_cumsum_graph(g, axis):
+    """``_reverse_cumsum`` of a Tensor with differentiable ops: sum_{i >= k} g_i = sum_i g_i - sum_{i < k} g_i
+    = total - cumsum(g)_k + g_k."""
+    return Sum.apply(g, (axis,), True) - CumSum.apply(g, axis) + g
+
+
 class CumSum(Function):
     """out_i = sum_{j <= i} x_j along ``dim``; dx_k = sum_{i >= k} dout_i (a reversed cumulative sum)."""
 
@@ -384,6 +446,10 @@ class CumSum(Function):
     @staticmethod
     def backward(ctx, dout):
         return _reverse_cumsum(dout._data, ctx.axis), None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return _reverse_cumsum_graph(dout, ctx.axis), None
 
 
 class CumProd(Function):
@@ -419,6 +485,23 @@ class CumProd(Function):
             grad[r, z] = before * np.sum(g[r, z:] * after)
         grad = grad.reshape(np.moveaxis(dout._data, ctx.axis, -1).shape)
         return np.moveaxis(grad, -1, ctx.axis).astype(dout.dtype, copy=False), None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """Without zeros: reverse_cumsum(dout * out) / x. With zeros, the defining sum itself, a polynomial
+        in x: with M[k, j] = x_j off the diagonal and 1 on it (..., n, n), P = cumprod(M) along j holds
+        P[k, i] = prod_{j <= i, j != k} x_j, and dx_k = sum_{i >= k} dout_i P[k, i] (O(n^2) per slice)."""
+        a, out = ctx.saved_tensors
+        x, axis = ctx.input_tensor(0, a._data), ctx.axis
+        if not (a._data == 0).any():
+            return _reverse_cumsum_graph(dout * ctx.output_tensor(out), axis) / x, None
+        n = a.shape[axis]
+        eye = np.eye(n, dtype=a.dtype)
+        m = x.movedim(axis, -1).unsqueeze(-2) * Tensor(1 - eye) + Tensor(eye)        # (..., n, n): [k, j]
+        prefix = CumProd.apply(m, m.ndim - 1)                                      # (..., n, n): [k, i]
+        later = Tensor(np.triu(np.ones((n, n), dtype=a.dtype)))                   # [k, i]: 1 where i >= k
+        grad = (prefix * dout.movedim(axis, -1).unsqueeze(-2) * later).sum(-1)     # (..., n)
+        return grad.movedim(-1, axis), None
 
 
 def _cumulative(fn, input, dim, dtype):
@@ -469,7 +552,7 @@ class VectorNorm(Function):
         else:
             with np.errstate(divide="ignore"):
                 out = (ax ** ord).sum(axis=axes, keepdims=True) ** (1 / ord)
-        ctx.ord, ctx.axes = ord, axes
+        ctx.ord, ctx.axes, ctx.keepdim = ord, axes, keepdim
         ctx.save_for_backward(a, out)
         return _reduced(out, axes, keepdim)
 
@@ -482,12 +565,41 @@ class VectorNorm(Function):
             return np.zeros_like(x), None, None, None
         if p in (np.inf, -np.inf):
             selected = np.abs(x) == out
-            return g * np.sign(x) * selected / selected.sum(axis=ctx.axes, keepdims=True), None, None, None
+            return g * np.sign(x) * selected / _tie_count(selected, ctx.axes), None, None, None
         if p == 1:
             return g * np.sign(x), None, None, None
         with np.errstate(divide="ignore", invalid="ignore"):
             grad = g * np.sign(x) * (np.abs(x) / out) ** (p - 1)
         return np.where((out == 0) | (x == 0), 0, grad), None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """The same formulas with Tensors: p = 0, 1, +-inf are dout times a constant; otherwise
+        g x |x|^(p-2) / out^(p-1) (g x / out for p = 2), where x == 0 or out == 0 divide by 1 and are masked."""
+        a, out = ctx.saved_tensors
+        x, p = a._data, ctx.ord
+        g = dout.reshape(out.shape)
+        if p == 0:
+            return g * Tensor(np.zeros_like(x)), None, None, None
+        if p in (np.inf, -np.inf):
+            selected = np.abs(x) == out
+            return g * Tensor(np.sign(x) * selected / _tie_count(selected, ctx.axes)), None, None, None
+        if p == 1:
+            return g * Tensor(np.sign(x)), None, None, None
+        x_t = ctx.input_tensor(0, x)
+        out_t = ctx.output_tensor(_reduced(out, ctx.axes, ctx.keepdim)).reshape(out.shape)
+        zero_out = out == 0
+        if zero_out.any():
+            g = g * Tensor(~zero_out)
+            out_t = out_t + Tensor(zero_out.astype(x.dtype))
+        if p == 2:
+            return x_t * (g / out_t), None, None, None
+        zero_x = x == 0
+        abs_x = x_t.abs()
+        if zero_x.any():
+            g = g * Tensor(~zero_x)
+            abs_x = abs_x + Tensor(zero_x.astype(x.dtype))
+        return g * x_t * abs_x ** (p - 2) / out_t ** (p - 1), None, None, None
 
 
 def _vector_norm(input, ord, dim, keepdim, dtype, name):

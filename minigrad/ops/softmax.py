@@ -14,6 +14,7 @@ import numpy as np
 from ..autograd import Function
 from ..dtypes import compute_dtype
 from .dims import normalize_dim
+from .reduce import Sum
 
 
 def shifted_exp(x, axis):
@@ -48,8 +49,22 @@ def _prepare(input, dim, dtype, name):
     return input, _axis(input, dim)
 
 
+def softmax_grad(g, y, total):
+    """dx = y * (g - sum(g * y)) = g y - y sum(g y), for ndarrays or Tensors; ``total`` sums along the
+    softmax's dim, keeping it."""
+    gy = g * y
+    return gy - y * total(gy)
+
+
+def _graph_total(axis):
+    """Sum along ``axis`` (None: every axis of a 0-d tensor), keeping it, with a differentiable op."""
+    return lambda t: Sum.apply(t, () if axis is None else (axis,), True)
+
+
 class Softmax(Function):
-    """y = exp(x - max) / sum(exp(x - max));  dx = y * (dout - sum(dout * y))."""
+    """y = exp(x - max) / sum(exp(x - max));  dx = y * (dout - sum(dout * y)).
+
+    Under create_graph y is this node's output, so the double backward differentiates through y again."""
 
     @staticmethod
     def forward(ctx, a, axis):
@@ -61,8 +76,12 @@ class Softmax(Function):
     def backward(ctx, dout):
         (y,) = ctx.saved_tensors
         g = dout._data.astype(y.dtype, copy=False)
-        gy = g * y
-        return gy - y * np.sum(gy, axis=ctx.axis, keepdims=True), None
+        return softmax_grad(g, y, lambda t: np.sum(t, axis=ctx.axis, keepdims=True)), None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (y,) = ctx.saved_tensors
+        return softmax_grad(dout, ctx.output_tensor(y), _graph_total(ctx.axis)), None
 
 
 class LogSoftmax(Function):
@@ -79,6 +98,11 @@ class LogSoftmax(Function):
         (out,) = ctx.saved_tensors
         g = dout._data.astype(out.dtype, copy=False)
         return g - np.exp(out) * np.sum(g, axis=ctx.axis, keepdims=True), None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (out,) = ctx.saved_tensors
+        return dout - ctx.output_tensor(out).exp() * _graph_total(ctx.axis)(dout), None
 
 
 def softmax(input, dim, dtype=None):
