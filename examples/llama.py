@@ -70,6 +70,12 @@ class LlamaConfig:
         shapes["head.weight"] = (v, d)
         return shapes
 
+    def num_parameters(self):
+        """The parameter count of ``parameter_shapes()``, in O(1) (a config may declare a million layers)."""
+        d, h, v = self.d_model, self.hidden_dim, self.vocab_size
+        norm = d if self.norm == "rmsnorm" else 2 * d
+        return 2 * v * d + self.n_layers * (2 * norm + 4 * d * d + 3 * h * d) + norm
+
 
 def rope_tables(seq_len, head_dim, base=10000.0):
     """cos and sin of the rotary angles, each (seq_len, head_dim // 2), in float64.

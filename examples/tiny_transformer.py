@@ -232,7 +232,7 @@ def check_config(cfg, max_params=LIMITS["max_params"], vocab_size=None):
         raise CheckpointError(f"config 'd_model' ({cfg['d_model']}) must be 'n_heads' ({cfg['n_heads']}) times an "
                               "even head size")
     if vocab_size is not None:
-        count = sum(math.prod(s) for s in model_config(cfg, vocab_size).parameter_shapes().values())
+        count = model_config(cfg, vocab_size).num_parameters()
         if count > max_params:
             raise CheckpointError(f"the config's model has {count:,} parameters, more than the limit of "
                                   f"{max_params:,} (--max-params)")
@@ -243,9 +243,10 @@ def _check_numbers(value, what, length=None):
         raise CheckpointError(f"{what} must be a list of{'' if length is None else f' {length}'} finite numbers")
 
 
-def check_checkpoint(meta, arrays, vocab_size):
-    """Refuse a checkpoint unless every field has the type and shape the run needs (meta's config already
-    checked): step, history, RNG state, the model's arrays, AdamW's state and the schedule's."""
+def check_checkpoint(meta, arrays, vocab_size, max_params=LIMITS["max_params"]):
+    """Refuse a checkpoint unless every field has the type and shape the run needs: the config (and its
+    model's size), step, history, RNG state, the model's arrays, AdamW's state and the schedule's."""
+    check_config(meta.get("config"), max_params, vocab_size)
     cfg, step = meta["config"], meta.get("step")
     if not _is_int(step) or not 0 <= step <= cfg["steps"]:
         raise CheckpointError(f"'step' must be an integer from 0 to the config's steps ({cfg['steps']}), got "
@@ -361,6 +362,8 @@ def restore(trainer, meta, arrays):
     """Put a trainer back into the state ``save_checkpoint`` recorded, after ``check_checkpoint`` has
     vetted every field: a refused checkpoint leaves the trainer as it was."""
     optimizer, scheduler = check_checkpoint(meta, arrays, trainer.model.cfg.vocab_size)
+    if meta["config"] != trainer.cfg:
+        raise CheckpointError("the checkpoint's config differs from the trainer's")
     lib = trainer.lib
     trainer.model.load_state_dict({k[len("model/"):]: lib.from_numpy(v.copy()) for k, v in arrays.items()
                                    if k.startswith("model/")})
@@ -501,7 +504,7 @@ def main(argv=None):
         task = make_task(cfg, args.max_text_bytes)
         check_config(cfg, args.max_params, len(task.vocab))   # the model's size, before it is built
         if meta is not None:
-            check_checkpoint(meta, arrays, len(task.vocab))
+            check_checkpoint(meta, arrays, len(task.vocab), args.max_params)
     except CheckpointError as err:
         raise SystemExit(f"{'--resume ' + args.resume if args.resume else 'config'}: {err}") from None
     model = make_model(cfg, len(task.vocab))

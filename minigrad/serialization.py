@@ -659,16 +659,35 @@ _ADMITTED_OPCODES = frozenset({
 })
 
 
+_STRING_OPCODES = ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8")
+_MEMO_OPCODES = ("MEMOIZE", "BINPUT", "LONG_BINPUT")
+
+
 def _check_opcodes(pickled):
     """Parse (never run) the pickle ``pickled`` and refuse it if it uses an opcode outside
-    ``_ADMITTED_OPCODES`` or a ``GLOBAL`` outside ``_ADMITTED``: checked before the unpickler starts."""
+    ``_ADMITTED_OPCODES`` or names a global outside ``_ADMITTED``: checked before the unpickler starts.
+
+    ``GLOBAL`` carries its names; ``STACK_GLOBAL`` (protocol 4+) takes them from the two values pushed
+    before it, which must be strings written there or fetched from the memo (as ``pickle`` writes them).
+    """
+    memo, recent = {}, [None, None]  # memo index -> its string (None: not a string); the last two pushed
     try:
         for opcode, arg, position in pickletools.genops(pickled):
-            if opcode.name not in _ADMITTED_OPCODES:
-                raise _refuse(f"its pickle uses the opcode {opcode.name} at byte {position}, which torch.save "
+            name = opcode.name
+            if name not in _ADMITTED_OPCODES:
+                raise _refuse(f"its pickle uses the opcode {name} at byte {position}, which torch.save "
                               "does not write")
-            if opcode.name == "GLOBAL":
+            if name == "GLOBAL":
                 _admitted_global(*arg.split(" ", 1))
+            elif name == "STACK_GLOBAL":
+                if None in recent:
+                    raise _refuse(f"its pickle names a global computed at run time (byte {position})")
+                _admitted_global(*recent)
+            if name in _MEMO_OPCODES:
+                memo[len(memo) if name == "MEMOIZE" else arg] = recent[-1]
+            elif name != "FRAME":
+                pushed = arg if name in _STRING_OPCODES else memo.get(arg) if name.endswith("BINGET") else None
+                recent = [recent[-1], pushed]
     except ValueError as err:  # pickletools' word for a truncated or malformed stream
         raise _refuse(f"its pickle is malformed ({err})") from None
 

@@ -606,3 +606,510 @@ def test_batchnorm_single_value_error_changes_nothing():
     """PyTorch counts the batch before refusing it; minigrad refuses first."""
     bn = nn.BatchNorm1d(3)
     raises_and_keeps(ValueError, lambda: module_state(bn), lambda: bn(mg.zeros(1, 3)))
+
+
+# =========================================================================== mg.load: files and sizes
+def in_thread(call, seconds=20):
+    """Run ``call`` in a thread; the exception it raised (it must finish: a FIFO opened for reading would
+    block it forever)."""
+    outcome = {}
+
+    def run():
+        try:
+            call()
+        except BaseException as err:  # noqa: BLE001
+            outcome["error"] = err
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "blocked: the file was opened for reading"
+    return outcome.get("error")
+
+
+def saved_file(tmp_path, obj=None):
+    path = tmp_path / "ok.mg"
+    mg.save({"w": mg.arange(12.0).reshape(3, 4), "n": 3} if obj is None else obj, path)
+    return path
+
+
+def make_fifo(tmp_path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this platform")
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    return path
+
+
+NOT_REGULAR = [
+    ("directory", lambda tmp: tmp, IsADirectoryError),
+    ("FIFO", make_fifo, OSError),
+    ("symlink to a FIFO", lambda tmp: (os.symlink(make_fifo(tmp), tmp / "link"), tmp / "link")[1], OSError),
+    ("character device", lambda tmp: Path(os.devnull), OSError),
+    ("missing file", lambda tmp: tmp / "absent.mg", FileNotFoundError),
+]
+
+
+@pytest.mark.parametrize("name, make, expected", NOT_REGULAR, ids=[c[0] for c in NOT_REGULAR])
+def test_load_refuses_what_is_not_a_regular_file_without_opening_it(name, make, expected, tmp_path):
+    path = make(tmp_path)
+    error = in_thread(lambda: mg.load(path))
+    assert isinstance(error, expected), repr(error)
+    if name != "missing file":
+        assert "mg.load" in str(error)
+
+
+def test_load_refuses_an_open_fifo_object(tmp_path):
+    path = make_fifo(tmp_path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        error = in_thread(lambda: mg.load(f))
+    assert isinstance(error, OSError) and "FIFO" in str(error)
+
+
+@pytest.mark.parametrize("source", ["path", "file", "bytesio"])
+def test_load_refuses_a_file_over_max_bytes(source, tmp_path):
+    path = saved_file(tmp_path)
+    size = path.stat().st_size
+    opened = {"path": lambda: path, "file": lambda: open(path, "rb"),
+              "bytesio": lambda: io.BytesIO(path.read_bytes())}[source]
+    f = opened()
+    with pytest.raises(ValueError, match="max_bytes"):
+        mg.load(f, max_bytes=size - 1)
+    assert mg.load(opened(), max_bytes=size)["n"] == 3
+
+
+def test_load_max_bytes_counts_what_is_read_and_has_a_settable_default(tmp_path, monkeypatch):
+    path = saved_file(tmp_path, {"big": mg.zeros(1000, dtype=mg.float64)})
+    with pytest.raises(ValueError, match="max_bytes=4000"):  # the file holds 8 kB of array data
+        mg.load(path, max_bytes=4000)
+    monkeypatch.setattr(serialization, "MAX_LOAD_BYTES", 100)
+    with pytest.raises(ValueError, match="MAX_LOAD_BYTES"):
+        mg.load(path)
+    assert mg.load(path, max_bytes=float("inf"))["big"].shape == (1000,)
+
+
+@pytest.mark.parametrize("bad", [-1, "1GB", True, float("nan"), [10]])
+def test_load_refuses_a_malformed_max_bytes(bad, tmp_path):
+    with pytest.raises(ValueError, match="max_bytes"):
+        mg.load(saved_file(tmp_path), max_bytes=bad)
+
+
+class _Unseekable(io.RawIOBase):
+    def __init__(self, data):
+        self.data = io.BytesIO(data)
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return False
+
+    def readinto(self, b):
+        return self.data.readinto(b)
+
+
+def test_load_refuses_an_unseekable_stream(tmp_path):
+    with pytest.raises(ValueError, match="seekable"):
+        mg.load(_Unseekable(saved_file(tmp_path).read_bytes()))
+
+
+# =========================================================================== mg.load: minigrad archives
+def archive(structure, arrays=(), raw=None):
+    """A minigrad archive holding ``structure`` (JSON) and the ``.npy`` files ``arrays`` (or raw bytes)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("minigrad/structure.json", json.dumps({"format": "minigrad", "version": 1, "root": structure}))
+        for index, array in enumerate(arrays):
+            entry = io.BytesIO()
+            np.save(entry, array, allow_pickle=True)
+            z.writestr(f"minigrad/arrays/{index}.npy", entry.getvalue())
+        for name, data in (raw or {}).items():
+            z.writestr(name, data)
+    buffer.seek(0)
+    return buffer
+
+
+def npy_header(shape, dtype="<f8"):
+    header = repr({"descr": dtype, "fortran_order": False, "shape": shape}).encode("latin1")
+    header += b" " * (63 - len(header) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header
+
+
+T = {"type": "tensor", "array": 0, "requires_grad": False}
+MINIGRAD_CASES = [
+    ("unknown node type", {"type": "function", "name": "os.system"}, [], None),
+    ("node not a dict", [[1, 2]], [], None),
+    ("negative array index", {**T, "array": -1}, [np.zeros(2)], None),
+    ("string array index", {**T, "array": "0"}, [np.zeros(2)], None),
+    ("missing array", {**T, "array": 3}, [np.zeros(2)], None),
+    ("object array", T, [np.array([{"a": 1}], dtype=object)], None),
+    ("string array", T, [np.array(["a", "b"])], None),
+    ("datetime array", T, [np.zeros(2, dtype="datetime64[s]")], None),
+    ("integer tensor that requires grad", {**T, "requires_grad": True}, [np.zeros(2, dtype=np.int64)], None),
+    ("numpy scalar of shape (2,)", {"type": "numpy_scalar", "array": 0}, [np.zeros(2)], None),
+    ("complex with string parts", {"type": "complex", "real": "1", "imag": 0.0}, [], None),
+    ("list without items", {"type": "list"}, [], None),
+    ("dict item not a pair", {"type": "dict", "items": [[1, 2, 3]]}, [], None),
+    ("dict key an array", {"type": "dict", "items": [[T, 1]]}, [np.zeros(2)], None),
+    ("header declaring 10**12 elements", T, [], {"minigrad/arrays/0.npy": npy_header((10 ** 12,)) + b"\0" * 64}),
+    ("header shorter than its data claims", T, [], {"minigrad/arrays/0.npy": npy_header((100,)) + b"\0" * 8}),
+    ("not a .npy entry", T, [], {"minigrad/arrays/0.npy": b"hello world, not numpy"}),
+    ("a valid array after a bad node", {"type": "list", "items": [T, {"type": "eval"}]}, [np.zeros(2)], None),
+]
+
+
+@pytest.mark.parametrize("name, structure, arrays, raw", MINIGRAD_CASES, ids=[c[0] for c in MINIGRAD_CASES])
+def test_load_refuses_malformed_minigrad_archives_before_reading_arrays(name, structure, arrays, raw, monkeypatch):
+    read = []
+    real_read_array = np.lib.format.read_array
+    monkeypatch.setattr(np.lib.format, "read_array", lambda *a, **k: read.append(1) or real_read_array(*a, **k))
+    with pytest.raises(RuntimeError, match="not a valid minigrad archive"):
+        mg.load(archive(structure, arrays, raw))
+    assert not read, "array data was read before the whole archive was checked"
+
+
+def test_load_refuses_deep_nesting_with_a_clear_error():
+    node = 0
+    for _ in range(100_000):
+        node = {"type": "list", "items": [node]}
+    text = json.dumps({"format": "minigrad", "version": 1, "root": node}) if False else None
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("minigrad/structure.json", '{"format": "minigrad", "version": 1, "root": '
+                   + '{"type": "list", "items": [' * 100_000 + "0" + "]}" * 100_000 + "}")
+    buffer.seek(0)
+    assert text is None
+    with pytest.raises(RuntimeError):
+        mg.load(buffer)
+
+
+def test_load_array_sizes_count_against_max_bytes_before_reading(tmp_path):
+    """A compressed archive (mg.save stores, but a file may compress): small on disk, large unpacked."""
+    stored = saved_file(tmp_path, [mg.zeros(1000, dtype=mg.float64), mg.zeros(1000, dtype=mg.float64)])
+    path = tmp_path / "deflated.mg"
+    with zipfile.ZipFile(stored) as old, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as new:
+        for name in old.namelist():
+            new.writestr(name, old.read(name))
+    assert path.stat().st_size < 2000
+    with pytest.raises(ValueError, match="would bring the data read"):
+        mg.load(path, max_bytes=10_000)
+    assert len(mg.load(path, max_bytes=20_000)) == 2
+
+
+# =========================================================================== mg.load: PyTorch's pickle
+def torch_archive(pickled, storages=None):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("archive/data.pkl", pickled)
+        z.writestr("archive/byteorder", "little")
+        for key, data in (storages or {}).items():
+            z.writestr(f"archive/data/{key}", data)
+    buffer.seek(0)
+    return buffer
+
+
+class _Boom:
+    def __reduce__(self):
+        return (os.system, ("echo pwned",))
+
+
+def _proto2(obj):
+    return pickle.dumps(obj, protocol=2)
+
+
+def _ops(*parts):
+    return b"".join(parts)
+
+
+PICKLE_CASES = [
+    ("REDUCE of os.system", pickle.dumps(_Boom(), protocol=2), "system"),
+    ("protocol 4 STACK_GLOBAL of os.system", pickle.dumps(_Boom(), protocol=4), "system"),
+    ("INST opcode", b"(ios\nsystem\nS'echo'\ntR.", "INST"),
+    ("OBJ opcode", b"(]o.", "OBJ"),
+    ("STACK_GLOBAL from memoized strings", b"\x80\x04\x8c\x02os\x94\x8c\x06system\x94h\x00h\x01\x93.", "os.system"),
+    ("STACK_GLOBAL of a computed name", b"\x80\x04\x8c\x02os\x94]\x93.", "computed"),
+    ("NEWOBJ opcode", b"\x80\x02ccollections\nOrderedDict\n)\x81.", "NEWOBJ"),
+    ("EXT1 opcode", b"\x80\x02\x82\x01.", "EXT1"),
+    ("text INT opcode", b"I1\n.", "INT"),
+    ("PERSID text opcode", b"P0\n.", "PERSID"),
+    ("builtins.eval", b"\x80\x02c__builtin__\neval\nX\x04\x00\x00\x00'hi'\x85R.", "eval"),
+    ("torch.load itself", b"\x80\x02ctorch\nload\n.", "torch.load"),
+    ("numpy reconstruct", b"\x80\x02cnumpy.core.multiarray\n_reconstruct\n.", "_reconstruct"),
+    ("truncated stream", b"\x80\x02}q\x00(X\x01\x00\x00\x00a", "malformed"),
+    ("empty stream", b"", "malformed"),
+]
+
+
+@pytest.mark.parametrize("name, pickled, message", PICKLE_CASES, ids=[c[0] for c in PICKLE_CASES])
+def test_load_refuses_pickles_outside_the_torch_subset_before_running_them(name, pickled, message, monkeypatch):
+    ran = []
+    monkeypatch.setattr(os, "system", lambda *a: ran.append(a))
+    monkeypatch.setattr(serialization._TorchUnpickler, "load", lambda self: ran.append("unpickler ran"))
+    with pytest.raises(pickle.UnpicklingError, match=message):
+        mg.load(torch_archive(pickled))
+    assert not ran
+
+
+def _tensor_pickle(numel, size, key="0", dtype="FloatStorage"):
+    """The pickle torch.save writes for one float tensor of ``size`` viewing storage ``key`` of ``numel``."""
+    return (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n(("
+            + b"X\x07\x00\x00\x00storagectorch\n" + dtype.encode() + b"\n"
+            + b"X" + struct.pack("<I", len(key)) + key.encode() + b"X\x03\x00\x00\x00cpu"
+            + b"J" + struct.pack("<i", numel) + b"tQK\x00"
+            + b"J" + struct.pack("<i", size) + b"\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR.")
+
+
+def test_hand_built_torch_pickle_loads(tmp_path):
+    """The builder above writes what mg.load reads (so the refusals below are about what they change)."""
+    loaded = mg.load(torch_archive(_tensor_pickle(3, 3), {"0": np.arange(3, dtype=np.float32).tobytes()}))
+    np.testing.assert_array_equal(loaded.numpy(), [0, 1, 2])
+
+
+TORCH_STORAGE_CASES = [
+    ("storage smaller than its elements", _tensor_pickle(1000, 3), {"0": b"\0" * 12}),
+    ("storage over max_bytes", _tensor_pickle(2000, 3), {"0": b"\0" * 8000}),
+    ("storage missing from the archive", _tensor_pickle(3, 3, key="9"), {"0": b"\0" * 12}),
+    ("view past the end of its storage", _tensor_pickle(3, 5), {"0": b"\0" * 12}),
+]
+
+
+@pytest.mark.parametrize("name, pickled, storages", TORCH_STORAGE_CASES, ids=[c[0] for c in TORCH_STORAGE_CASES])
+def test_load_refuses_torch_storages_that_do_not_fit(name, pickled, storages):
+    with pytest.raises((pickle.UnpicklingError, ValueError)):
+        mg.load(torch_archive(pickled, storages), max_bytes=4000)
+
+
+def test_load_of_a_real_torch_checkpoint_never_calls_pickle_load(tmp_path, monkeypatch):
+    torch = torch_or_skip()
+    model = torch.nn.Linear(3, 2)
+    optimizer = torch.optim.Adam(model.parameters())
+    model(torch.randn(4, 3)).sum().backward()
+    optimizer.step()
+    for protocol in (2, 4, 5):
+        path = tmp_path / f"p{protocol}.pt"
+        torch.save({"model": model.state_dict(), "optim": optimizer.state_dict(), "misc": [1, 2.5, "s", (1,)]},
+                   path, pickle_protocol=protocol)
+        for name in ("load", "loads"):
+            monkeypatch.setattr(pickle, name, lambda *a, **k: pytest.fail("pickle.load called"))
+        loaded = mg.load(path)
+        np.testing.assert_array_equal(loaded["model"]["weight"].numpy(), model.weight.detach().numpy())
+        assert loaded["misc"] == [1, 2.5, "s", (1,)]
+        opcodes = {op.name for op, _, _ in pickletools.genops(zipfile.ZipFile(path).read(
+            [n for n in zipfile.ZipFile(path).namelist() if n.endswith("data.pkl")][0]))}
+        assert opcodes <= serialization._ADMITTED_OPCODES
+
+
+# =========================================================================== tiny_transformer --resume
+TINY = ["--d-model", "16", "--n-layers", "1", "--n-heads", "2", "--batch-size", "2", "--eval-every", "0",
+        "--seq-len", "8"]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    tiny_transformer.main([*TINY, "--steps", "2", "--out", str(out)])
+    with np.load(out / "checkpoint.npz", allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    return json.loads(str(arrays.pop("meta"))), arrays
+
+
+def write_checkpoint(path, meta, arrays):
+    np.savez(path, **({} if meta is None else {"meta": np.array(json.dumps(meta))}), **arrays)
+    return path
+
+
+def _meta(*path, value):
+    def mutate(meta, arrays, tmp):
+        target = meta
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value(tmp) if callable(value) else value
+    return mutate
+
+
+def _skeleton_of(meta, *path):
+    node = meta
+    for key in path:
+        node = dict(node["dict"])[key] if isinstance(node, dict) and "dict" in node else node[key]
+    return node
+
+
+def _array(name, value):
+    def mutate(meta, arrays, tmp):
+        arrays[name] = value
+    return mutate
+
+
+def _moment(value):
+    def mutate(meta, arrays, tmp):
+        ref = _skeleton_of(meta, "optimizer", "state", 0, "exp_avg")["array"]
+        arrays[ref] = value
+    return mutate
+
+
+def _optimizer_step(value):
+    def mutate(meta, arrays, tmp):
+        entry = _skeleton_of(meta, "optimizer", "state", 0)
+        entry["dict"] = [[k, value if k == "step" else v] for k, v in entry["dict"]]
+    return mutate
+
+
+def _drop_meta(meta, arrays, tmp):
+    meta.clear()
+    meta["__drop__"] = True
+
+
+# (name, mutate(meta, arrays, tmp_path), a phrase the message must contain)
+RESUME_CASES = [
+    ("config declaring billions of parameters", _meta("config", "d_model", value=2 ** 20), "--max-params"),
+    ("config with 10**6 layers", _meta("config", "n_layers", value=10 ** 6), "--max-params"),
+    ("text path that is a FIFO", _meta("config", "text", value=lambda tmp: str(make_fifo(tmp))), "regular file"),
+    ("text path that is a directory", _meta("config", "text", value=lambda tmp: str(tmp)), "regular file"),
+    ("text path that does not exist", _meta("config", "text", value=lambda tmp: str(tmp / "gone.txt")),
+     "No such file"),
+    ("text path a number", _meta("config", "text", value=5), "'text'"),
+    ("string d_model", _meta("config", "d_model", value="16"), "'d_model'"),
+    ("float n_heads", _meta("config", "n_heads", value=2.0), "'n_heads'"),
+    ("bool batch_size", _meta("config", "batch_size", value=True), "'batch_size'"),
+    ("negative steps", _meta("config", "steps", value=-1), "'steps'"),
+    ("zero seq_len", _meta("config", "seq_len", value=0), "'seq_len'"),
+    ("NaN lr", _meta("config", "lr", value=float("nan")), "'lr'"),
+    ("string lr", _meta("config", "lr", value="0.1"), "'lr'"),
+    ("unknown norm", _meta("config", "norm", value="batchnorm"), "'norm'"),
+    ("d_model not a multiple of n_heads", _meta("config", "n_heads", value=3), "n_heads"),
+    ("config a list", _meta("config", value=[1, 2]), "'config'"),
+    ("config missing a key", lambda meta, arrays, tmp: meta["config"].pop("warmup"), "lacks"),
+    ("string step", _meta("step", value="2"), "'step'"),
+    ("step past the run's end", _meta("step", value=10 ** 6), "'step'"),
+    ("history loss of the wrong length", _meta("history", "loss", value=[1.0]), "loss"),
+    ("history not a dict", _meta("history", value="lost"), "'history'"),
+    ("RNG state garbage", _meta("rng", value={"bit_generator": "MT19937"}), "'rng'"),
+    ("optimizer moment of the wrong shape", _moment(np.zeros(3)), "exp_avg"),
+    ("optimizer moment a string array", _moment(np.array(["a"] * 3)), "dtype"),
+    ("optimizer step a string", _optimizer_step("7"), "'step'"),
+    ("optimizer step negative", _optimizer_step(-3.0), "'step'"),
+    ("optimizer with three groups", lambda meta, arrays, tmp: _skeleton_of(meta, "optimizer", "param_groups")
+     .append(_skeleton_of(meta, "optimizer", "param_groups")[0]), "two parameter groups"),
+    ("optimizer array reference missing", lambda meta, arrays, tmp: _skeleton_of(
+        meta, "optimizer", "state", 0, "exp_avg").update(array="nowhere"), "does not hold"),
+    ("scheduler last_epoch a string", lambda meta, arrays, tmp: _skeleton_of(meta, "scheduler")["dict"].append(
+        ["last_epoch", "3"]), "last_epoch"),
+    ("model array of the wrong shape", _array("model/head.weight", np.zeros((3, 3))), "head.weight"),
+    ("model array of strings", _array("model/head.weight", np.array([["a"] * 16] * 11)), "dtype"),
+    ("model array of ints", _array("model/head.weight", np.zeros((11, 16), dtype=np.int64)), "head.weight"),
+    ("model array missing", lambda meta, arrays, tmp: arrays.pop("model/norm.weight"), "missing"),
+    ("model array unexpected", _array("model/extra.weight", np.zeros(2)), "unexpected"),
+    ("plain .npz without metadata", _drop_meta, "no 'meta' entry"),
+]
+
+
+def run_resume(path, *extra):
+    """``main(--resume path)`` with model building forbidden: a refusal must come before it."""
+    def forbidden(*args):
+        raise AssertionError("the model was built before the checkpoint was refused")
+    original = tiny_transformer.make_model
+    tiny_transformer.make_model = forbidden
+    try:
+        return in_thread(lambda: tiny_transformer.main(["--resume", str(path), "--out", str(path.parent / "out"),
+                                                        *extra]))
+    finally:
+        tiny_transformer.make_model = original
+
+
+@pytest.mark.parametrize("name, mutate, phrase", RESUME_CASES, ids=[c[0] for c in RESUME_CASES])
+def test_resume_refuses_malformed_checkpoints_before_building_anything(name, mutate, phrase, checkpoint, tmp_path):
+    meta, arrays = copy.deepcopy(checkpoint[0]), dict(checkpoint[1])
+    mutate(meta, arrays, tmp_path)
+    path = write_checkpoint(tmp_path / "bad.npz", None if meta.get("__drop__") else meta, arrays)
+    error = run_resume(path)
+    assert isinstance(error, SystemExit), repr(error)
+    assert phrase in str(error) and str(error).startswith("--resume"), str(error)
+
+
+RESUME_FILE_CASES = [
+    ("checkpoint is a FIFO", lambda tmp, good: make_fifo(tmp), "regular file"),
+    ("checkpoint is a directory", lambda tmp, good: tmp, "regular file"),
+    ("checkpoint is missing", lambda tmp, good: tmp / "gone.npz", "No such file"),
+    ("checkpoint is a pickle", lambda tmp, good: (tmp / "p.npz").write_bytes(pickle.dumps({"a": 1}))
+     and tmp / "p.npz", "not a readable checkpoint"),
+    ("checkpoint is a plain .npy", lambda tmp, good: (np.save(tmp / "a.npy", np.zeros(3)), tmp / "a.npy")[1],
+     "not a readable checkpoint"),
+    ("checkpoint holds a pickled object array", lambda tmp, good: (np.savez(tmp / "o.npz", meta=np.array("{}"),
+     x=np.array([{}], dtype=object)), tmp / "o.npz")[1], "dtype object"),
+    ("checkpoint with a header declaring 10**12 elements", lambda tmp, good: _huge_header_npz(tmp),
+     "stored bytes"),
+    ("checkpoint meta not JSON", lambda tmp, good: (np.savez(tmp / "j.npz", meta=np.array("{oops")),
+                                                     tmp / "j.npz")[1], "not valid JSON"),
+    ("checkpoint meta a JSON list", lambda tmp, good: (np.savez(tmp / "l.npz", meta=np.array("[1]")),
+                                                        tmp / "l.npz")[1], "JSON object"),
+    ("checkpoint meta a number array", lambda tmp, good: (np.savez(tmp / "n.npz", meta=np.zeros(2)),
+                                                           tmp / "n.npz")[1], "one JSON string"),
+]
+
+
+def _huge_header_npz(tmp):
+    path = tmp / "huge.npz"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("meta.npy", io.BytesIO().getvalue() or _npy_bytes(np.array("{}")))
+        z.writestr("model/x.npy", npy_header((10 ** 12,)) + b"\0" * 64)
+    return path
+
+
+def _npy_bytes(array):
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("name, make, phrase", RESUME_FILE_CASES, ids=[c[0] for c in RESUME_FILE_CASES])
+def test_resume_refuses_unreadable_checkpoint_files(name, make, phrase, checkpoint, tmp_path):
+    path = make(tmp_path, checkpoint)
+    error = run_resume(Path(path))
+    assert isinstance(error, SystemExit), repr(error)
+    assert phrase in str(error), str(error)
+
+
+def test_resume_limits_are_visible_and_settable(checkpoint, tmp_path):
+    path = write_checkpoint(tmp_path / "ok.npz", *checkpoint)
+    help_text = tiny_transformer.build_parser().format_help()
+    for option in ("--max-checkpoint-bytes", "--max-params", "--max-text-bytes"):
+        assert option in help_text
+    error = run_resume(path, "--max-checkpoint-bytes", "1000")
+    assert isinstance(error, SystemExit) and "--max-checkpoint-bytes" in str(error)
+    error = run_resume(path, "--max-params", "100")
+    assert isinstance(error, SystemExit) and "--max-params" in str(error)
+    text = tmp_path / "t.txt"
+    text.write_text("abc\n" * 500)
+    error = in_thread(lambda: tiny_transformer.main([*TINY, "--text", str(text), "--max-text-bytes", "100",
+                                                     "--out", str(tmp_path / "o")]))
+    assert isinstance(error, SystemExit) and "--max-text-bytes" in str(error)
+
+
+def test_restore_of_a_bad_checkpoint_leaves_a_running_trainer_as_it_was(checkpoint):
+    meta, arrays = checkpoint
+    cfg = meta["config"]
+    task = tiny_transformer.make_task(cfg)
+    trainer = tiny_transformer.Trainer(mg, tiny_transformer.make_model(cfg, len(task.vocab)), task, cfg)
+    trainer.train_step()
+
+    def snapshot():
+        return (module_state(trainer.model), optimizer_state(trainer.optimizer), scheduler_state(trainer.scheduler),
+                trainer.step, frozen(trainer.history), frozen(mg.random.default_generator.get_state()))
+    for name, mutate, _ in RESUME_CASES:
+        if "text" in name:  # the text file is read by the task, before restore
+            continue
+        bad_meta, bad_arrays = copy.deepcopy(meta), dict(arrays)
+        mutate(bad_meta, bad_arrays, None)
+        raises_and_keeps(tiny_transformer.CheckpointError, snapshot,
+                         lambda: tiny_transformer.restore(trainer, bad_meta, bad_arrays))
+    tiny_transformer.restore(trainer, meta, arrays)  # the good one restores
+    assert trainer.step == meta["step"]
+
+
+def test_parameter_shapes_match_the_built_model():
+    from llama import Llama, LlamaConfig
+    for norm in ("rmsnorm", "layernorm"):
+        cfg = LlamaConfig(vocab_size=7, seq_len=8, d_model=24, n_layers=2, n_heads=2, norm=norm)
+        built = {name: tuple(p.shape) for name, p in Llama(cfg).state_dict().items()}
+        assert list(built.items()) == list(cfg.parameter_shapes().items())
