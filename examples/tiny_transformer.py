@@ -263,8 +263,9 @@ def check_checkpoint(meta, arrays, vocab_size, max_params=LIMITS["max_params"]):
     shapes = model_config(cfg, vocab_size).parameter_shapes()
     model_keys = {k[len("model/"):] for k in arrays if k.startswith("model/")}
     if model_keys != set(shapes):
-        raise CheckpointError(f"the model arrays do not match the config's model: missing "
-                              f"{sorted(set(shapes) - model_keys)[:5]}, unexpected {sorted(model_keys - set(shapes))[:5]}")
+        missing, unexpected = sorted(set(shapes) - model_keys)[:5], sorted(model_keys - set(shapes))[:5]
+        raise CheckpointError(f"the model arrays do not match the config's model: missing {missing}, "
+                              f"unexpected {unexpected}")
     for name, shape in shapes.items():
         array = arrays["model/" + name]
         if array.shape != shape or array.dtype.kind != "f":
