@@ -792,7 +792,7 @@ def _check_regular(mode, size, name, max_bytes):
 def _open_for_load(f, max_bytes):
     """``(binary file, whether we opened it)`` for ``load``, after checking that ``f`` is a regular file
     (a path is checked before it is opened, and its descriptor again after) within ``max_bytes``."""
-    if isinstance(f, (str, bytes, os.PathLike)) and not isinstance(f, bytes):
+    if isinstance(f, (str, os.PathLike)):
         path = os.fspath(f)
         before = os.stat(path)
         _check_regular(before.st_mode, before.st_size, path, max_bytes)
