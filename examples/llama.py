@@ -53,6 +53,29 @@ class LlamaConfig:
     def to_dict(self):
         return asdict(self)
 
+    def parameter_shapes(self):
+        """``{name: shape}`` of the model's parameters in ``named_parameters()`` order, computed without
+        building it: a checkpoint is checked against these before any array is allocated."""
+        d, h, v = self.d_model, self.hidden_dim, self.vocab_size
+        norm = ("weight",) if self.norm == "rmsnorm" else ("weight", "bias")
+        shapes = {"tok_emb.weight": (v, d)}
+        for i in range(self.n_layers):
+            block = f"blocks.{i}."
+            shapes.update({f"{block}attn_norm.{p}": (d,) for p in norm})
+            shapes.update({f"{block}attn.{proj}_proj.weight": (d, d) for proj in "qkvo"})
+            shapes.update({f"{block}mlp_norm.{p}": (d,) for p in norm})
+            shapes.update({f"{block}mlp.w1.weight": (h, d), f"{block}mlp.w2.weight": (d, h),
+                           f"{block}mlp.w3.weight": (h, d)})
+        shapes.update({f"norm.{p}": (d,) for p in norm})
+        shapes["head.weight"] = (v, d)
+        return shapes
+
+    def num_parameters(self):
+        """The parameter count of ``parameter_shapes()``, in O(1) (a config may declare a million layers)."""
+        d, h, v = self.d_model, self.hidden_dim, self.vocab_size
+        norm = d if self.norm == "rmsnorm" else 2 * d
+        return 2 * v * d + self.n_layers * (2 * norm + 4 * d * d + 3 * h * d) + norm
+
 
 def rope_tables(seq_len, head_dim, base=10000.0):
     """cos and sin of the rotary angles, each (seq_len, head_dim // 2), in float64.

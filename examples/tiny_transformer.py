@@ -22,8 +22,10 @@ import argparse
 import json
 import math
 import os
+import stat
 import sys
 import time
+import zipfile
 
 import numpy as np
 
@@ -44,6 +46,11 @@ DEFAULTS = {
 # What a checkpoint fixes: resuming with a different value of any of these is refused.
 RUN_KEYS = ("text", "batch_size", "seq_len", "d_model", "n_layers", "n_heads", "norm", "lr", "min_lr_ratio",
             "warmup", "weight_decay", "grad_clip", "seed")
+# What --resume and --text will read at most; each has its command-line option (see --help).
+LIMITS = {"max_checkpoint_bytes": 2 * 2 ** 30, "max_params": 100_000_000, "max_text_bytes": 2 ** 30}
+INT_KEYS = {"steps": 0, "batch_size": 1, "seq_len": 1, "d_model": 2, "n_layers": 1, "n_heads": 1, "warmup": 0,
+            "eval_every": 0, "seed": 0}                       # the config's integers and their least values
+REAL_KEYS = ("lr", "min_lr_ratio", "weight_decay", "grad_clip")  # finite, non-negative numbers
 
 
 # --------------------------------------------------------------------------- the training loop
@@ -102,20 +109,209 @@ class Trainer:
         return self.step == self.cfg["steps"] or (every > 0 and self.step % every == 0)
 
 
-def make_task(cfg):
+def make_task(cfg, max_text_bytes=LIMITS["max_text_bytes"]):
     if cfg["text"]:
+        check_regular_file(cfg["text"], max_text_bytes, "text file", "--max-text-bytes")
         return TextTask(cfg["text"], cfg["seq_len"], cfg["seed"])
     return SortTask(cfg["seq_len"], cfg["seed"])
+
+
+def model_config(cfg, vocab_size):
+    return LlamaConfig(vocab_size=vocab_size, seq_len=cfg["seq_len"], d_model=cfg["d_model"],
+                       n_layers=cfg["n_layers"], n_heads=cfg["n_heads"], norm=cfg["norm"])
 
 
 def make_model(cfg, vocab_size):
     """The minigrad model, initialized from ``cfg["seed"]`` (the PyTorch twin copies these weights)."""
     mg.manual_seed(cfg["seed"])
-    return Llama(LlamaConfig(vocab_size=vocab_size, seq_len=cfg["seq_len"], d_model=cfg["d_model"],
-                             n_layers=cfg["n_layers"], n_heads=cfg["n_heads"], norm=cfg["norm"]))
+    return Llama(model_config(cfg, vocab_size))
 
 
 # --------------------------------------------------------------------------- checkpoints
+class CheckpointError(ValueError):
+    """A checkpoint, or a file it names, that a run refuses; the message says what was wrong."""
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_real(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_regular_file(path, max_bytes, what, option):
+    """Refuse ``path`` unless it is a regular file of at most ``max_bytes`` (checked before opening it: a
+    FIFO would block the read, a device never end)."""
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        raise CheckpointError(f"{what} {path}: {err.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise CheckpointError(f"{what} {path} is not a regular file (a directory, FIFO or device): not reading it")
+    if info.st_size > max_bytes:
+        raise CheckpointError(f"{what} {path} has {info.st_size:,} bytes, more than the limit of {max_bytes:,} "
+                              f"({option})")
+
+
+def _check_npy_header(archive, name, max_bytes):
+    """A member of the .npz: a numeric array whose declared size its stored bytes hold (read before the data,
+    so a header declaring a huge shape allocates nothing)."""
+    with archive.open(name) as member:
+        version = np.lib.format.read_magic(member)
+        read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                       (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+        if read_header is None:
+            raise ValueError(f"{name}: .npy format version {version}")
+        shape, _, dtype = read_header(member)
+        data_bytes = archive.getinfo(name).file_size - member.tell()
+    if dtype.kind not in "biuf" or dtype.hasobject:
+        raise CheckpointError(f"entry {name} has dtype {dtype}: checkpoints hold numeric arrays only")
+    if math.prod(shape) * dtype.itemsize > min(data_bytes, max_bytes):
+        raise CheckpointError(f"entry {name} declares shape {list(shape)} of {dtype}, more than its "
+                              f"{data_bytes:,} stored bytes")
+
+
+def read_checkpoint(path, max_bytes=LIMITS["max_checkpoint_bytes"]):
+    """(meta dict, arrays dict) of a checkpoint: a regular file of at most ``max_bytes`` holding an .npz of
+    numeric arrays (their total within ``max_bytes``) and a JSON 'meta' entry; read without pickle."""
+    check_regular_file(path, max_bytes, "checkpoint", "--max-checkpoint-bytes")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            total = sum(m.file_size for m in members)
+            if total > max_bytes:
+                raise CheckpointError(f"checkpoint {path} unpacks to {total:,} bytes, more than the limit of "
+                                      f"{max_bytes:,} (--max-checkpoint-bytes)")
+            names = [m.filename for m in members]
+            if "meta.npy" not in names:
+                raise CheckpointError(f"{path} has no 'meta' entry: it is not a checkpoint written by "
+                                      "tiny_transformer.py (a plain .npz of arrays?)")
+            for name in names:
+                if name != "meta.npy":
+                    if not name.endswith(".npy"):
+                        raise CheckpointError(f"checkpoint {path} holds {name!r}, which is not an array")
+                    _check_npy_header(archive, name, max_bytes)
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        if isinstance(err, CheckpointError):
+            raise
+        raise CheckpointError(f"{path} is not a readable checkpoint (.npz of plain arrays): {err}") from None
+    meta = arrays.pop("meta")
+    if meta.dtype.kind != "U" or meta.shape != ():
+        raise CheckpointError(f"{path}: 'meta' must be one JSON string, got shape {list(meta.shape)} of {meta.dtype}")
+    try:
+        meta = json.loads(str(meta))
+    except ValueError as err:
+        raise CheckpointError(f"{path}: 'meta' is not valid JSON ({err})") from None
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{path}: 'meta' must be a JSON object, got {type(meta).__name__}")
+    return meta, arrays
+
+
+def check_config(cfg, max_params=LIMITS["max_params"], vocab_size=None):
+    """Refuse a config of wrong types or ranges, or whose model would exceed ``max_params`` parameters
+    (counted from the config alone, for ``vocab_size`` symbols: nothing is allocated)."""
+    if not isinstance(cfg, dict):
+        raise CheckpointError(f"'config' must be a dict, got {type(cfg).__name__}")
+    missing = sorted((set(INT_KEYS) | set(REAL_KEYS) | {"norm", "text"}) - set(cfg))
+    if missing:
+        raise CheckpointError(f"'config' lacks {missing}")
+    for key, least in INT_KEYS.items():
+        if not _is_int(cfg[key]) or cfg[key] < least:
+            raise CheckpointError(f"config {key!r} must be an integer >= {least}, got {cfg[key]!r:.60}")
+    for key in REAL_KEYS:
+        if not _is_real(cfg[key]) or cfg[key] < 0:
+            raise CheckpointError(f"config {key!r} must be a finite number >= 0, got {cfg[key]!r:.60}")
+    if cfg["norm"] not in ("rmsnorm", "layernorm"):
+        raise CheckpointError(f"config 'norm' must be 'rmsnorm' or 'layernorm', got {cfg['norm']!r:.60}")
+    if cfg["text"] is not None and not isinstance(cfg["text"], str):
+        raise CheckpointError(f"config 'text' must be a file name or null, got {cfg['text']!r:.60}")
+    if cfg["d_model"] % cfg["n_heads"] or (cfg["d_model"] // cfg["n_heads"]) % 2:
+        raise CheckpointError(f"config 'd_model' ({cfg['d_model']}) must be 'n_heads' ({cfg['n_heads']}) times an "
+                              "even head size")
+    if vocab_size is not None:
+        count = model_config(cfg, vocab_size).num_parameters()
+        if count > max_params:
+            raise CheckpointError(f"the config's model has {count:,} parameters, more than the limit of "
+                                  f"{max_params:,} (--max-params)")
+
+
+def _check_numbers(value, what, length=None):
+    if not isinstance(value, list) or not all(_is_real(v) for v in value) or length not in (None, len(value)):
+        raise CheckpointError(f"{what} must be a list of{'' if length is None else f' {length}'} finite numbers")
+
+
+def check_checkpoint(meta, arrays, vocab_size, max_params=LIMITS["max_params"]):
+    """Refuse a checkpoint unless every field has the type and shape the run needs: the config (and its
+    model's size), step, history, RNG state, the model's arrays, AdamW's state and the schedule's."""
+    check_config(meta.get("config"), max_params, vocab_size)
+    cfg, step = meta["config"], meta.get("step")
+    if not _is_int(step) or not 0 <= step <= cfg["steps"]:
+        raise CheckpointError(f"'step' must be an integer from 0 to the config's steps ({cfg['steps']}), got "
+                              f"{step!r:.60}")
+    history = meta.get("history")
+    if not isinstance(history, dict) or not isinstance(history.get("evals"), list) \
+            or not all(isinstance(e, dict) for e in history["evals"]):
+        raise CheckpointError("'history' must be a dict with 'loss' and 'evals' (a list of dicts)")
+    _check_numbers(history.get("loss"), "history 'loss'", step)
+    try:
+        np.random.PCG64().state = meta.get("rng")  # a throwaway generator: the real one is set by restore
+    except (TypeError, ValueError, KeyError) as err:
+        raise CheckpointError(f"'rng' is not a PCG64 state ({err})") from None
+    shapes = model_config(cfg, vocab_size).parameter_shapes()
+    model_keys = {k[len("model/"):] for k in arrays if k.startswith("model/")}
+    if model_keys != set(shapes):
+        missing, unexpected = sorted(set(shapes) - model_keys)[:5], sorted(model_keys - set(shapes))[:5]
+        raise CheckpointError(f"the model arrays do not match the config's model: missing {missing}, "
+                              f"unexpected {unexpected}")
+    for name, shape in shapes.items():
+        array = arrays["model/" + name]
+        if array.shape != shape or array.dtype.kind != "f":
+            raise CheckpointError(f"model array {name!r} has shape {list(array.shape)} and dtype {array.dtype}, "
+                                  f"expected shape {list(shape)} of floats")
+    optimizer = _unpack(meta.get("optimizer"), arrays, "optimizer")
+    matrices_then_vectors = sorted(shapes.values(), key=lambda shape: len(shape) < 2)  # the Trainer's groups
+    check_adamw_state(optimizer, matrices_then_vectors)
+    scheduler = _unpack(meta.get("scheduler"), arrays, "scheduler")
+    if not isinstance(scheduler, dict) or not _is_int(scheduler.get("last_epoch")):
+        raise CheckpointError("'scheduler' must be a LambdaLR state_dict with an integer 'last_epoch'")
+    for key in ("base_lrs", "_last_lr"):
+        _check_numbers(scheduler.get(key), f"scheduler {key!r}", 2)
+    return optimizer, scheduler
+
+
+def check_adamw_state(state_dict, param_shapes):
+    """AdamW's state_dict for the Trainer's two groups (matrices, then vectors; ``param_shapes`` in that
+    order): every started parameter has a numeric 'step' and moments of its parameter's shape."""
+    groups = state_dict.get("param_groups") if isinstance(state_dict, dict) else None
+    if not isinstance(groups, list) or len(groups) != 2 or not all(isinstance(g, dict) for g in groups):
+        raise CheckpointError("'optimizer' must be an AdamW state_dict with two parameter groups")
+    indices = [i for g in groups for i in (g.get("params") if isinstance(g.get("params"), list) else [None])]
+    if indices != list(range(len(param_shapes))):
+        raise CheckpointError(f"the optimizer's groups list the parameters {indices[:8]}..., expected 0 to "
+                              f"{len(param_shapes) - 1} in order")
+    state = state_dict.get("state")
+    if not isinstance(state, dict) or not set(state) <= set(indices):
+        raise CheckpointError("the optimizer's 'state' must map parameter indices to their state")
+    for index, entry in state.items():
+        step = entry.get("step") if isinstance(entry, dict) else entry
+        if isinstance(step, np.ndarray) and step.shape == () and step.dtype.kind in "iuf":
+            step = step.item()   # the 0-d tensor PyTorch's format keeps
+        if not _is_real(step) or step < 0:
+            raise CheckpointError(f"optimizer state {index} must hold a numeric 'step' >= 0, got {step!r:.60}")
+        for name in ("exp_avg", "exp_avg_sq"):
+            moment = entry.get(name)
+            if not isinstance(moment, np.ndarray) or moment.shape != param_shapes[index] or moment.dtype.kind != "f":
+                raise CheckpointError(f"optimizer state {index} {name!r} must be a float array of shape "
+                                      f"{list(param_shapes[index])}, got {_describe(moment)}")
+
+
+def _describe(value):
+    return f"shape {list(value.shape)} of {value.dtype}" if isinstance(value, np.ndarray) else type(value).__name__
+
+
 def _pack(obj, arrays, path):
     """A JSON-able skeleton of ``obj`` (an optimizer or scheduler state_dict); its arrays and tensors move
     into ``arrays`` under ``path``. Dicts become key/value pairs so integer keys survive."""
@@ -127,20 +323,26 @@ def _pack(obj, arrays, path):
         return obj.item()
     if hasattr(obj, "shape"):
         arrays[path] = np.array(obj)
-        return {"array": path, "tensor": not isinstance(obj, np.ndarray)}
+        return {"array": path}
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     raise TypeError(f"cannot store a {type(obj).__name__} in a checkpoint (at {path})")
 
 
-def _unpack(skeleton, arrays, lib):
+def _unpack(skeleton, arrays, path):
+    """The plain object (ndarrays for arrays) a ``_pack`` skeleton describes; refuses malformed skeletons."""
     if isinstance(skeleton, list):
-        return [_unpack(v, arrays, lib) for v in skeleton]
-    if isinstance(skeleton, dict) and "dict" in skeleton:
-        return {k: _unpack(v, arrays, lib) for k, v in skeleton["dict"]}
+        return [_unpack(v, arrays, f"{path}/{i}") for i, v in enumerate(skeleton)]
+    if isinstance(skeleton, dict) and set(skeleton) == {"dict"} and isinstance(skeleton["dict"], list):
+        pairs = skeleton["dict"]
+        if not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], (str, int)) for p in pairs):
+            raise CheckpointError(f"{path}: malformed dict entries")
+        return {k: _unpack(v, arrays, f"{path}/{k}") for k, v in pairs}
     if isinstance(skeleton, dict):
-        a = arrays[skeleton["array"]]
-        return lib.from_numpy(a.copy()) if skeleton["tensor"] else a
+        name = skeleton.get("array")
+        if not isinstance(name, str) or name not in arrays:
+            raise CheckpointError(f"{path}: refers to the array {name!r:.60}, which the checkpoint does not hold")
+        return arrays[name]
     return skeleton
 
 
@@ -157,20 +359,17 @@ def save_checkpoint(path, trainer):
     os.replace(tmp, path)   # a crash while writing never leaves a half-written checkpoint
 
 
-def read_checkpoint(path):
-    """(meta dict, arrays dict) of a checkpoint, read without pickle."""
-    with np.load(path, allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
-    return json.loads(str(arrays.pop("meta"))), arrays
-
-
 def restore(trainer, meta, arrays):
-    """Put a trainer back into the state ``save_checkpoint`` recorded."""
+    """Put a trainer back into the state ``save_checkpoint`` recorded, after ``check_checkpoint`` has
+    vetted every field: a refused checkpoint leaves the trainer as it was."""
+    optimizer, scheduler = check_checkpoint(meta, arrays, trainer.model.cfg.vocab_size)
+    if meta["config"] != trainer.cfg:
+        raise CheckpointError("the checkpoint's config differs from the trainer's")
     lib = trainer.lib
-    trainer.model.load_state_dict({k[len("model/"):]: lib.from_numpy(v) for k, v in arrays.items()
+    trainer.model.load_state_dict({k[len("model/"):]: lib.from_numpy(v.copy()) for k, v in arrays.items()
                                    if k.startswith("model/")})
-    trainer.optimizer.load_state_dict(_unpack(meta["optimizer"], arrays, lib))
-    trainer.scheduler.load_state_dict(_unpack(meta["scheduler"], arrays, lib))
+    trainer.optimizer.load_state_dict(optimizer)
+    trainer.scheduler.load_state_dict(scheduler)
     trainer.step, trainer.history = meta["step"], meta["history"]
     mg.random.default_generator.set_state(meta["rng"])
 
@@ -266,6 +465,12 @@ def build_parser():
         help="where the loss curve, history and checkpoints go (default: %(default)s)")
     arg("--save-every", type=int, default=0, help="also keep checkpoint_<step>.npz every this many steps")
     arg("--resume", metavar="CHECKPOINT", help="continue the run saved in this .npz")
+    arg("--max-checkpoint-bytes", type=int, default=LIMITS["max_checkpoint_bytes"], metavar="N",
+        help="refuse a --resume checkpoint larger than this, on disk or unpacked (default: %(default)s)")
+    arg("--max-params", type=int, default=LIMITS["max_params"], metavar="N",
+        help="refuse a model (given or resumed) with more parameters than this (default: %(default)s)")
+    arg("--max-text-bytes", type=int, default=LIMITS["max_text_bytes"], metavar="N",
+        help="refuse a --text file larger than this (default: %(default)s)")
     arg("--sample", type=int, default=0, metavar="N",
         help="after training, answer N new prompts (sort) or write N characters (text)")
     return p
@@ -273,12 +478,15 @@ def build_parser():
 
 def resolve_config(args):
     """The run's settings: the task defaults, overridden by the checkpoint when resuming, overridden by
-    the options given. Resuming with different data, model or optimizer settings is refused."""
+    the options given. Resuming with different data, model or optimizer settings is refused, and so is
+    a checkpoint that is not a regular file within ``--max-checkpoint-bytes`` or whose config is malformed
+    (checked before anything is built from it)."""
     given = {k: v for k, v in vars(args).items() if v is not None}
     cfg = {**DEFAULTS["common"], **DEFAULTS["text" if args.text else "sort"], "text": args.text}
     meta = arrays = None
     if args.resume:
-        meta, arrays = read_checkpoint(args.resume)
+        meta, arrays = read_checkpoint(args.resume, args.max_checkpoint_bytes)
+        check_config(meta.get("config"))
         saved = meta["config"]
         for key in RUN_KEYS:
             if key in given and given[key] != saved[key]:
@@ -291,8 +499,15 @@ def resolve_config(args):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    cfg, meta, arrays = resolve_config(args)
-    task = make_task(cfg)
+    try:
+        cfg, meta, arrays = resolve_config(args)
+        check_config(cfg)
+        task = make_task(cfg, args.max_text_bytes)
+        check_config(cfg, args.max_params, len(task.vocab))   # the model's size, before it is built
+        if meta is not None:
+            check_checkpoint(meta, arrays, len(task.vocab), args.max_params)
+    except CheckpointError as err:
+        raise SystemExit(f"{'--resume ' + args.resume if args.resume else 'config'}: {err}") from None
     model = make_model(cfg, len(task.vocab))
     trainer = Trainer(mg, model, task, cfg)
     if meta is not None:

@@ -12,12 +12,22 @@ freely:
   rebuild records, storage and dtype names, ``OrderedDict``, ``torch.Size``, ``set``, ``complex`` and
   plain containers and scalars) and refuses any other global before creating anything from it. The
   records it builds are inert placeholders; tensors are made from them only after the pickle is read.
+* ``load`` treats the file as untrusted: it refuses anything but a regular file (a directory, FIFO or
+  device) before opening it, refuses a file, and a total of entries to read, larger than ``max_bytes``
+  (``MAX_LOAD_BYTES`` unless given), checks PyTorch's pickle stream opcode by opcode against the few
+  opcodes ``torch.save`` writes before running it, and checks every entry's kind, dtype and size
+  before it reads any array data or builds any tensor.
 * ``save_safetensors``/``load_safetensors`` go through the ``safetensors`` package (the optional extra
   ``minigrad[safetensors]``).
 """
+import errno
+import io
 import json
+import math
 import os
 import pickle
+import pickletools
+import stat
 import zipfile
 from collections import OrderedDict
 
@@ -25,7 +35,12 @@ import numpy as np
 
 from .tensor import Tensor
 
-__all__ = ["save", "load", "save_safetensors", "load_safetensors"]
+__all__ = ["save", "load", "save_safetensors", "load_safetensors", "MAX_LOAD_BYTES"]
+
+#: ``load``'s default limit, in bytes, on the file's size and on the total size of the entries it reads
+#: (the arrays' data, the structure, PyTorch's pickle). Set it (``minigrad.serialization.MAX_LOAD_BYTES =
+#: 2**40``) or pass ``load(f, max_bytes=...)``; ``math.inf`` lifts it. minigrad's own name: PyTorch has none.
+MAX_LOAD_BYTES = 16 * 2 ** 30
 
 _STRUCTURE = "minigrad/structure.json"
 _FORMAT = "minigrad"
@@ -143,62 +158,143 @@ def _bad_archive(message):
     return RuntimeError(f"mg.load: not a valid minigrad archive: {message}")
 
 
-class _Decoder:
-    """Rebuilds the object ``_Encoder`` described, reading each array once."""
+class _Budget:
+    """The bytes ``load`` may still read: each entry's size is charged before it is read."""
 
-    def __init__(self, archive):
-        self.archive = archive
+    def __init__(self, max_bytes):
+        self.max_bytes, self.used = max_bytes, 0
+
+    def charge(self, nbytes, what):
+        self.used += nbytes
+        if self.used > self.max_bytes:
+            raise ValueError(f"mg.load: reading {what} would bring the data read to {self.used} bytes, more than "
+                             f"max_bytes={self.max_bytes} (pass a larger max_bytes, or set "
+                             "minigrad.serialization.MAX_LOAD_BYTES)")
+
+
+def _entry_size(archive, name):
+    try:
+        return archive.getinfo(name).file_size
+    except KeyError:
+        raise _bad_archive(f"{name} is missing") from None
+
+
+_NPY_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+
+
+class _Decoder:
+    """Rebuilds the object ``_Encoder`` described in two passes: ``check`` walks the whole description
+    (node kinds, fields, array indices, each array's ``.npy`` header: numeric dtype, a size its entry
+    holds, within the budget) without reading any array data; ``decode`` then builds, reading each array
+    once."""
+
+    _CONTAINERS = ("list", "tuple", "dict", "ordered_dict")
+
+    def __init__(self, archive, budget):
+        self.archive, self.budget = archive, budget
+        self.headers = {}  # array index -> (shape, fortran_order, dtype), from check
         self.arrays = {}
 
-    def array(self, index):
+    def check(self, node):
+        if node is None or type(node) in (bool, int, float, str):
+            return
+        if not isinstance(node, dict) or not isinstance(node.get("type"), str):
+            raise _bad_archive(f"unexpected node {node!r:.80}")
+        kind = node["type"]
+        if kind in ("tensor", "parameter", "ndarray", "numpy_scalar"):
+            shape, _, dtype = self.check_array(node.get("array"))
+            if kind == "numpy_scalar" and shape != ():
+                raise _bad_archive(f"a NumPy scalar stored with shape {list(shape)}")
+            if kind in ("tensor", "parameter") and node.get("requires_grad") is True and dtype.kind not in "fc":
+                raise _bad_archive(f"a {dtype} tensor that requires grad")
+        elif kind == "complex":
+            if not all(type(node.get(part)) in (int, float) for part in ("real", "imag")):
+                raise _bad_archive(f"a complex number {node!r:.80}")
+        elif kind in self._CONTAINERS:
+            items = node.get("items")
+            if not isinstance(items, list):
+                raise _bad_archive(f"a {kind} node without items")
+            for item in items:
+                if kind in ("dict", "ordered_dict"):
+                    if not isinstance(item, list) or len(item) != 2:
+                        raise _bad_archive(f"a dict item {item!r:.80}")
+                    self.check_key(item[0])
+                    self.check(item[1])
+                else:
+                    self.check(item)
+        else:
+            raise _bad_archive(f"unknown node type {kind!r}")
+
+    def check_key(self, node):
+        """Dict keys are plain values or tuples of them (what ``save`` writes), never arrays or lists."""
+        if isinstance(node, dict) and node.get("type") == "tuple" and isinstance(node.get("items"), list):
+            for item in node["items"]:
+                self.check_key(item)
+        elif isinstance(node, dict) and node.get("type") == "complex":
+            self.check(node)
+        elif not (node is None or type(node) in (bool, int, float, str)):
+            raise _bad_archive(f"a dict key {node!r:.80}")
+
+    def check_array(self, index):
         if type(index) is not int or index < 0:
             raise _bad_archive(f"array index {index!r}")
+        if index not in self.headers:
+            name = _array_name(index)
+            stored = _entry_size(self.archive, name)
+            self.budget.charge(stored, name)
+            with self.archive.open(name) as entry:
+                try:
+                    version = np.lib.format.read_magic(entry)
+                    read_header = _NPY_HEADER_READERS.get(version)
+                    if read_header is None:
+                        raise ValueError(f"the .npy format version {version} is not one mg.save writes")
+                    header = read_header(entry, max_header_size=10_000)
+                except ValueError as err:
+                    raise _bad_archive(f"{name}: {err}") from None
+                header_bytes = entry.tell()
+            shape, _, dtype = header
+            if dtype.kind not in _NUMERIC_KINDS or dtype.hasobject:
+                raise _bad_archive(f"{name} has the non-numeric dtype {dtype}")
+            if stored - header_bytes < math.prod(shape) * dtype.itemsize:
+                raise _bad_archive(f"{name} declares shape {list(shape)} of {dtype}, more than its "
+                                   f"{stored - header_bytes} bytes of data hold")
+            self.headers[index] = header
+        return self.headers[index]
+
+    def array(self, index):
         if index not in self.arrays:
-            try:
-                with self.archive.open(_array_name(index)) as entry:
-                    array = np.lib.format.read_array(entry, allow_pickle=False)
-            except KeyError:
-                raise _bad_archive(f"{_array_name(index)} is missing") from None
-            if array.dtype.kind not in _NUMERIC_KINDS:
-                raise _bad_archive(f"{_array_name(index)} has the non-numeric dtype {array.dtype}")
-            self.arrays[index] = array
+            with self.archive.open(_array_name(index)) as entry:
+                self.arrays[index] = np.lib.format.read_array(entry, allow_pickle=False)
         return self.arrays[index]
 
     def decode(self, node):
+        """The object ``node`` describes (``check`` has vetted it)."""
         if node is None or type(node) in (bool, int, float, str):
             return node
-        if not isinstance(node, dict) or not isinstance(node.get("type"), str):
-            raise _bad_archive(f"unexpected node {node!r}")
         kind = node["type"]
         if kind in ("tensor", "parameter"):
             from .nn.module import Parameter
 
-            tensor = Tensor(self.array(node.get("array")))
+            tensor = Tensor(self.array(node["array"]))
             requires_grad = node.get("requires_grad") is True
             return Parameter(tensor, requires_grad) if kind == "parameter" else tensor.requires_grad_(requires_grad)
         if kind == "ndarray":
-            return self.array(node.get("array"))
+            return self.array(node["array"])
         if kind == "numpy_scalar":
-            return self.array(node.get("array"))[()]
+            return self.array(node["array"])[()]
         if kind == "complex":
-            return complex(float(node.get("real")), float(node.get("imag")))
-        items = node.get("items")
-        if not isinstance(items, list):
-            raise _bad_archive(f"a {kind} node without items")
+            return complex(node["real"], node["imag"])
         if kind in ("list", "tuple"):
-            values = [self.decode(item) for item in items]
+            values = [self.decode(item) for item in node["items"]]
             return tuple(values) if kind == "tuple" else values
-        if kind in ("dict", "ordered_dict"):
-            result = OrderedDict() if kind == "ordered_dict" else {}
-            for pair in items:
-                if not isinstance(pair, list) or len(pair) != 2:
-                    raise _bad_archive(f"a dict item {pair!r}")
-                result[self.decode(pair[0])] = self.decode(pair[1])
-            return result
-        raise _bad_archive(f"unknown node type {kind!r}")
+        result = OrderedDict() if kind == "ordered_dict" else {}
+        for key, value in node["items"]:
+            result[self.decode(key)] = self.decode(value)
+        return result
 
 
-def _load_minigrad(archive):
+def _load_minigrad(archive, budget):
+    budget.charge(_entry_size(archive, _STRUCTURE), _STRUCTURE)
     try:
         structure = json.loads(archive.read(_STRUCTURE))
     except ValueError as err:
@@ -208,7 +304,9 @@ def _load_minigrad(archive):
     if structure.get("version") != _FORMAT_VERSION:
         raise RuntimeError(f"mg.load: this minigrad file has format version {structure.get('version')!r}; "
                            f"this minigrad reads version {_FORMAT_VERSION}")
-    return _Decoder(archive).decode(structure.get("root"))
+    decoder = _Decoder(archive, budget)
+    decoder.check(structure.get("root"))
+    return decoder.decode(structure.get("root"))
 
 
 # =========================================================================== PyTorch's zip format
@@ -377,6 +475,16 @@ def _admitted_globals():
 _ADMITTED = _admitted_globals()
 
 
+def _admitted_global(module, name):
+    """What the pickle's global ``module.name`` stands for, if admitted; else refuse the checkpoint."""
+    module = "builtins" if module == "__builtin__" else module  # protocol 2 spells it the Python 2 way
+    found = _ADMITTED.get((module, name))
+    if found is None:
+        hint = " (NumPy has no bfloat16: convert to float32 before saving)" if "bfloat16" in name.lower() else ""
+        raise _refuse(f"it names the global {module}.{name}, which is not admitted{hint}")
+    return found
+
+
 class _TorchUnpickler(pickle.Unpickler):
     """Reads ``data.pkl`` of a ``torch.save`` archive, admitting only ``_ADMITTED`` globals and storages."""
 
@@ -387,12 +495,7 @@ class _TorchUnpickler(pickle.Unpickler):
         self.storages = {}
 
     def find_class(self, module, name):
-        module = "builtins" if module == "__builtin__" else module  # protocol 2 spells it the Python 2 way
-        found = _ADMITTED.get((module, name))
-        if found is None:
-            hint = " (NumPy has no bfloat16: convert to float32 before saving)" if "bfloat16" in name.lower() else ""
-            raise _refuse(f"it names the global {module}.{name}, which is not admitted{hint}")
-        return found
+        return _admitted_global(module, name)
 
     def persistent_load(self, pid):
         """``('storage', storage_type, key, location, numel)``: the storage in ``data/<key>``."""
@@ -452,14 +555,21 @@ class _Materializer:
         self.archive, self.prefix, self.byteorder = archive, prefix, byteorder
         self.done, self.open = {}, set()
 
-    def storage_array(self, storage):
-        if storage.array is None:
+    def check_storages(self, storages, budget):
+        """Before any storage is read: each entry holds its elements, and all of them fit in the budget."""
+        for storage in storages:
             name = f"{self.prefix}data/{storage.key}"
             nbytes = storage.numel * storage.dtype.itemsize
             stored_bytes = self.archive.getinfo(name).file_size
             if stored_bytes < nbytes:
                 raise _refuse(f"the storage {storage.key!r} holds {stored_bytes} bytes, fewer than its "
                               f"{storage.numel} elements of {storage.dtype} need")
+            budget.charge(nbytes, name)
+
+    def storage_array(self, storage):
+        if storage.array is None:
+            name = f"{self.prefix}data/{storage.key}"
+            nbytes = storage.numel * storage.dtype.itemsize
             raw = bytearray(nbytes)  # read straight into one writable buffer, nothing past it
             with self.archive.open(name) as entry:
                 if entry.readinto(raw) != nbytes:
@@ -483,6 +593,28 @@ class _Materializer:
         if record.parameter:
             return Parameter(Tensor(array), requires_grad=record.requires_grad)
         return Tensor(array, requires_grad=record.requires_grad)
+
+    def check(self, root):
+        """Refuse the first value that is not a plain value, container, dtype or tensor record, before
+        ``convert`` builds anything (iterative: a deeply nested pickle cannot exhaust the stack)."""
+        pending, seen = [root], set()
+        while pending:
+            obj = pending.pop()
+            if obj is None or type(obj) in (bool, int, float, complex, str, bytes) or id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            if isinstance(obj, _TensorRecord) or (isinstance(obj, _Marker) and not obj.storage):
+                continue
+            if type(obj) in (list, tuple, set):
+                pending.extend(obj)
+            elif type(obj) in (dict, OrderedDict):
+                pending.extend(obj.keys())
+                pending.extend(obj.values())
+                metadata = getattr(obj, "_metadata", None)
+                if isinstance(metadata, dict):
+                    pending.append(metadata)
+            else:
+                raise _refuse(f"it holds {obj!r} as a value")
 
     def convert(self, obj):
         if obj is None or type(obj) in (bool, int, float, complex, str, bytes):
@@ -515,56 +647,183 @@ class _Materializer:
         raise _refuse(f"it holds {obj!r} as a value")
 
 
-def _load_torch(archive, pickle_name, map_location):
+# The opcodes torch.save writes (protocols 2 to 5) and nothing else: no INST/OBJ/NEWOBJ (instances of
+# arbitrary classes), no EXT* (the copyreg registry), no out-of-band buffers, no text-protocol opcodes.
+_ADMITTED_OPCODES = frozenset({
+    "PROTO", "FRAME", "STOP", "MARK", "MEMOIZE", "BINPUT", "LONG_BINPUT", "BINGET", "LONG_BINGET",
+    "GLOBAL", "STACK_GLOBAL", "REDUCE", "BUILD", "BINPERSID",
+    "NONE", "NEWTRUE", "NEWFALSE", "BININT", "BININT1", "BININT2", "LONG1", "BINFLOAT",
+    "SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "SHORT_BINBYTES", "BINBYTES", "BINBYTES8",
+    "EMPTY_TUPLE", "TUPLE", "TUPLE1", "TUPLE2", "TUPLE3", "EMPTY_LIST", "APPEND", "APPENDS",
+    "EMPTY_DICT", "SETITEM", "SETITEMS", "EMPTY_SET", "ADDITEMS",
+})
+
+
+_STRING_OPCODES = ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8")
+_MEMO_OPCODES = ("MEMOIZE", "BINPUT", "LONG_BINPUT")
+
+
+def _check_opcodes(pickled):
+    """Parse (never run) the pickle ``pickled`` and refuse it if it uses an opcode outside
+    ``_ADMITTED_OPCODES`` or names a global outside ``_ADMITTED``: checked before the unpickler starts.
+
+    ``GLOBAL`` carries its names; ``STACK_GLOBAL`` (protocol 4+) takes them from the two values pushed
+    before it, which must be strings written there or fetched from the memo (as ``pickle`` writes them).
+    """
+    memo, recent = {}, [None, None]  # memo index -> its string (None: not a string); the last two pushed
+    try:
+        for opcode, arg, position in pickletools.genops(pickled):
+            name = opcode.name
+            if name not in _ADMITTED_OPCODES:
+                raise _refuse(f"its pickle uses the opcode {name} at byte {position}, which torch.save "
+                              "does not write")
+            if name == "GLOBAL":
+                _admitted_global(*arg.split(" ", 1))
+            elif name == "STACK_GLOBAL":
+                if None in recent:
+                    raise _refuse(f"its pickle names a global computed at run time (byte {position})")
+                _admitted_global(*recent)
+            if name in _MEMO_OPCODES:
+                memo[len(memo) if name == "MEMOIZE" else arg] = recent[-1]
+            elif name != "FRAME":
+                pushed = arg if name in _STRING_OPCODES else memo.get(arg) if name.endswith("BINGET") else None
+                recent = [recent[-1], pushed]
+    except ValueError as err:  # pickletools' word for a truncated or malformed stream
+        raise _refuse(f"its pickle is malformed ({err})") from None
+
+
+def _load_torch(archive, pickle_name, map_location, budget):
     prefix = pickle_name[: -len("data.pkl")]
     names = set(archive.namelist())
     byteorder = archive.read(prefix + "byteorder").decode().strip() if prefix + "byteorder" in names else "little"
     if byteorder not in ("little", "big"):
         raise RuntimeError(f"mg.load: unknown byte order {byteorder!r} in {prefix}byteorder")
     storage_names = {name[len(prefix) + len("data/"):] for name in names if name.startswith(prefix + "data/")}
-    with archive.open(pickle_name) as pickled:
-        try:
-            loaded = _TorchUnpickler(pickled, storage_names, map_location).load()
-        except (TypeError, ValueError, AttributeError, KeyError, IndexError, EOFError) as err:
-            raise _refuse(f"its pickle is malformed ({type(err).__name__}: {err})") from None
-    return _Materializer(archive, prefix, "<" if byteorder == "little" else ">").convert(loaded)
+    budget.charge(archive.getinfo(pickle_name).file_size, pickle_name)
+    pickled = archive.read(pickle_name)
+    _check_opcodes(pickled)
+    unpickler = _TorchUnpickler(io.BytesIO(pickled), storage_names, map_location)
+    try:
+        loaded = unpickler.load()
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, EOFError, RecursionError) as err:
+        raise _refuse(f"its pickle is malformed ({type(err).__name__}: {err})") from None
+    materializer = _Materializer(archive, prefix, "<" if byteorder == "little" else ">")
+    materializer.check(loaded)
+    materializer.check_storages(unpickler.storages.values(), budget)
+    return materializer.convert(loaded)
 
 
 # =========================================================================== load
-def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None):
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, max_bytes=None):
     """Read what ``save`` wrote, or a checkpoint PyTorch's ``torch.save`` wrote, without running its code.
 
     ``f`` is a path or a binary file object. PyTorch files are read as ``torch.load(weights_only=True)``
     reads them, whatever ``weights_only`` says: tensors (as minigrad Tensors with their dtype, shape
     and strides; tensors viewing one storage share memory), state_dicts, optimizer states and plain
-    containers; any other global in the pickle is refused with ``pickle.UnpicklingError`` before
-    anything is built from it. ``map_location`` may be None, 'cpu', a CPU device or a dict mapping
-    saved locations to the CPU; other devices raise RuntimeError. ``mmap`` is accepted and the file is
-    read into memory. Files in PyTorch's legacy (pre-1.6, non-zip) format raise RuntimeError.
+    containers; any other global in the pickle, or any opcode ``torch.save`` does not write, is refused
+    with ``pickle.UnpicklingError`` before anything is built from it. ``map_location`` may be None,
+    'cpu', a CPU device or a dict mapping saved locations to the CPU; other devices raise RuntimeError.
+    ``mmap`` is accepted and the file is read into memory. Files in PyTorch's legacy (pre-1.6, non-zip)
+    format raise RuntimeError.
+
+    The file is untrusted input. A path that is not a regular file (a directory: IsADirectoryError; a
+    FIFO, socket or device: OSError) is refused before it is opened for reading. ``max_bytes``
+    (minigrad's own argument; default ``minigrad.serialization.MAX_LOAD_BYTES``, 16 GiB; ``math.inf``
+    for no limit) bounds the file's size and the total size of the entries read from it: a larger one
+    raises ValueError before the excess is read. Every entry's kind, dtype and size is checked before
+    any array is read or any tensor built; a malformed file raises RuntimeError (or
+    ``pickle.UnpicklingError`` for PyTorch's pickle) saying what was wrong.
     """
     if pickle_module is not None:
         raise RuntimeError("mg.load reads checkpoints with its own restricted unpickler; pickle_module is not "
                            "supported")
+    max_bytes = MAX_LOAD_BYTES if max_bytes is None else max_bytes
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, float)) or not max_bytes >= 0:
+        raise ValueError(f"mg.load: max_bytes must be a non-negative number of bytes (or math.inf), got "
+                         f"{max_bytes!r}")
     _check_map_location(map_location)
-    source, opened = _open(f, "rb")
+    source, opened = _open_for_load(f, max_bytes)
+    budget = _Budget(max_bytes)
     try:
         start = source.tell()
         head = source.read(8)
         source.seek(start)
         if not head.startswith(b"PK"):
             raise RuntimeError(_not_a_zip_message(head))
-        with zipfile.ZipFile(source) as archive:
+        try:
+            archive = zipfile.ZipFile(source)
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
+            raise RuntimeError(f"mg.load: the file is not a readable zip archive ({err})") from None
+        with archive:
             names = archive.namelist()
-            if _STRUCTURE in names:
-                return _load_minigrad(archive)
-            pickles = [name for name in names if name.endswith("/data.pkl") and name.count("/") == 1]
-            if len(pickles) != 1:
-                raise RuntimeError("mg.load: this zip archive was not written by mg.save or torch.save (it has no "
-                                   f"{_STRUCTURE} and no <name>/data.pkl)")
-            return _load_torch(archive, pickles[0], map_location)
+            try:
+                if _STRUCTURE in names:
+                    return _load_minigrad(archive, budget)
+                pickles = [name for name in names if name.endswith("/data.pkl") and name.count("/") == 1]
+                if len(pickles) != 1:
+                    raise RuntimeError("mg.load: this zip archive was not written by mg.save or torch.save (it has "
+                                       f"no {_STRUCTURE} and no <name>/data.pkl)")
+                return _load_torch(archive, pickles[0], map_location, budget)
+            except RecursionError:
+                raise RuntimeError("mg.load: the file nests containers too deeply to be read") from None
+            except (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile, NotImplementedError) as err:
+                raise RuntimeError(f"mg.load: a zip entry cannot be read ({type(err).__name__}: {err})") from None
     finally:
         if opened:
             source.close()
+
+
+_FILE_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _check_regular(mode, size, name, max_bytes):
+    """Refuse what is not a regular file of at most ``max_bytes`` bytes (``mode``, ``size``: its stat)."""
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, "mg.load: a directory, not a checkpoint file", name)
+    if not stat.S_ISREG(mode):
+        kind = next((label for test, label in _FILE_KINDS if test(mode)), "not a regular file")
+        raise OSError(errno.EINVAL, f"mg.load refuses to read {kind}: checkpoints must be regular files", name)
+    if size > max_bytes:
+        raise ValueError(f"mg.load: {name} has {size} bytes, more than max_bytes={max_bytes} (pass a larger "
+                         "max_bytes, or set minigrad.serialization.MAX_LOAD_BYTES)")
+
+
+def _open_for_load(f, max_bytes):
+    """``(binary file, whether we opened it)`` for ``load``, after checking that ``f`` is a regular file
+    (a path is checked before it is opened, and its descriptor again after) within ``max_bytes``."""
+    if isinstance(f, (str, os.PathLike)):
+        path = os.fspath(f)
+        before = os.stat(path)
+        _check_regular(before.st_mode, before.st_size, path, max_bytes)
+        # O_NONBLOCK: should the path have become a FIFO since the stat, opening it does not wait for a writer.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        try:
+            after = os.fstat(fd)
+            _check_regular(after.st_mode, after.st_size, path, max_bytes)
+        except BaseException:
+            os.close(fd)
+            raise
+        return os.fdopen(fd, "rb"), True
+    source, _ = _open(f, "rb")
+    try:
+        fileno = source.fileno()
+    except (AttributeError, OSError, ValueError):
+        fileno = None
+    name = getattr(source, "name", type(source).__name__)
+    if fileno is not None:
+        info = os.fstat(fileno)
+        _check_regular(info.st_mode, info.st_size, name, max_bytes)
+    if not (hasattr(source, "seek") and hasattr(source, "tell")) or not getattr(source, "seekable", lambda: True)():
+        raise ValueError(f"mg.load: f must be a seekable binary file (a zip archive is read from its end), got "
+                         f"{type(source).__name__}")
+    start = source.tell()
+    size = source.seek(0, os.SEEK_END) - start
+    source.seek(start)
+    if size > max_bytes:
+        raise ValueError(f"mg.load: the file has {size} bytes, more than max_bytes={max_bytes} (pass a larger "
+                         "max_bytes, or set minigrad.serialization.MAX_LOAD_BYTES)")
+    return source, False
 
 
 def _not_a_zip_message(head):

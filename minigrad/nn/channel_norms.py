@@ -89,8 +89,9 @@ class _BatchNorm(_NormBase):
             factor = self.momentum
         else:
             factor = 1.0 / (int(self.num_batches_tracked.item()) + 1) if counting else 0.0
-        # Buffers are passed when they are updated (training, tracked) or used (eval, present).
-        passed = not self.training or self.track_running_stats
+        # Buffers are passed when they are updated (training, tracked, a non-empty batch: an empty one has
+        # no statistics, and PyTorch leaves the buffers as they are) or used (eval, present).
+        passed = not self.training or (self.track_running_stats and input.numel() > 0)
         use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
         out = batch_norm(input, self.running_mean if passed else None, self.running_var if passed else None,
                          self.weight, self.bias, use_batch_stats, factor, self.eps)
@@ -146,7 +147,10 @@ class _InstanceNorm(_NormBase):
                           "warning by not passing in num_features, which is not used because affine=False",
                           stacklevel=2)
         unbatched = input.ndim == self._no_batch_dim
-        out = instance_norm(input.unsqueeze(0) if unbatched else input, self.running_mean, self.running_var,
+        # An empty input has no statistics: the running buffers stay as they are (PyTorch makes them NaN).
+        updates_empty = self.training and input.numel() == 0
+        running_mean, running_var = (None, None) if updates_empty else (self.running_mean, self.running_var)
+        out = instance_norm(input.unsqueeze(0) if unbatched else input, running_mean, running_var,
                             self.weight, self.bias, self.training or not self.track_running_stats,
                             self.momentum if self.momentum is not None else 0.0, self.eps)
         return out.squeeze(0) if unbatched else out

@@ -391,7 +391,8 @@ class Module:
         """
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, unexpected, errors, copies = [], [], [], []
+        missing, errors, copies = [], [], []
+        unexpected = [key for key in state_dict.keys() if not isinstance(key, str)]  # no module has such a key
         for prefix, module in self.named_modules(remove_duplicate=False):
             prefix = f"{prefix}." if prefix else ""
             local = dict(module._local_state())
@@ -406,7 +407,7 @@ class Module:
                 else:
                     copies.append((target, state_dict[key]))
             for key in state_dict.keys():
-                if not key.startswith(prefix):
+                if not isinstance(key, str) or not key.startswith(prefix):
                     continue
                 head, *rest = key[len(prefix):].split(".", 1)
                 if (head not in module._modules) if rest else (head not in local):
@@ -414,7 +415,7 @@ class Module:
         if strict:
             for label, keys in (("Unexpected", unexpected), ("Missing", missing)):
                 if keys:  # inserted in front: missing keys first, then unexpected, then the rest
-                    quoted = ", ".join(f'"{k}"' for k in keys)
+                    quoted = ", ".join(f'"{k}"' if isinstance(k, str) else repr(k) for k in keys)
                     errors.insert(0, f"{label} key(s) in state_dict: {quoted}. ")
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(self._get_name(),

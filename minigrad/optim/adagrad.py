@@ -34,6 +34,9 @@ class Adagrad(Optimizer):
     def _check_group(self, group):
         check_non_negative(group, "lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps")
 
+    def _required_state(self, group):
+        return ("step", "sum")
+
     def _init_state(self, p, group):
         state = self.state[p]
         if not state:
@@ -75,6 +78,9 @@ class Adadelta(Optimizer):
         if not 0.0 <= group["rho"] <= 1.0:
             raise ValueError(f"Invalid rho value: {group['rho']}")
         check_non_negative(group, "eps", "weight_decay")
+
+    def _required_state(self, group):
+        return ("step", "square_avg", "acc_delta")
 
     def _update_group(self, group, params):
         lr, rho, eps = group["lr"], group["rho"], group["eps"]

@@ -39,6 +39,9 @@ class Adam(Optimizer):
         check_betas(group)
         check_non_negative(group, "weight_decay")
 
+    def _required_state(self, group):
+        return ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+
     def _init_state(self, p, amsgrad):
         state = self.state[p]
         if not state:

@@ -19,6 +19,9 @@ class _AdamFamily(Optimizer):
         check_betas(group)
         check_non_negative(group, "weight_decay")
 
+    def _required_state(self, group):
+        return ("step", *self._state_names)
+
     def _state(self, p):
         state = self.state[p]
         if not state:
@@ -85,6 +88,9 @@ class NAdam(_AdamFamily):
     def _check_group(self, group):
         super()._check_group(group)
         check_non_negative(group, "momentum_decay")
+
+    def _required_state(self, group):
+        return ("step", "mu_product", *self._state_names)
 
     def _state(self, p):
         state = self.state[p]

@@ -9,10 +9,12 @@ forms (``CosineAnnealingLR``, ``StepLR``, ...), so they agree with PyTorch to th
 attributes saved by ``state_dict()`` have PyTorch's names.
 """
 import math
+import numbers
 import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Mapping
 
 from .optimizer import Optimizer
 
@@ -25,6 +27,37 @@ def _checked(optimizer):
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
     return optimizer
+
+
+def _is_number(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)  # NumPy's numbers too
+
+
+def _mismatch(current, loaded, path):
+    """Why ``loaded`` cannot replace the scheduler's ``current`` value at ``path`` (an exception), or None.
+
+    Values keep their kind: a number stays a number, a string a string, a bool a bool; lists keep their
+    length (one entry per parameter group, milestone ...) and are checked entry by entry, as are the
+    keys two dicts share. None and other values (functions, objects) accept anything.
+    """
+    for kind, test in (("a bool", lambda v: isinstance(v, bool)), ("a number", _is_number),
+                       ("a string", lambda v: isinstance(v, str))):
+        if test(current):
+            return None if test(loaded) else TypeError(f"{path} must be {kind}, got {type(loaded).__name__} "
+                                                       f"{loaded!r:.60}")
+    if isinstance(current, (list, tuple)):
+        if not isinstance(loaded, (list, tuple)):
+            return TypeError(f"{path} must be a list, got {type(loaded).__name__}")
+        if len(loaded) != len(current):
+            return ValueError(f"{path} must have {len(current)} entries, got {len(loaded)}")
+        return next((e for e in (_mismatch(c, v, f"{path}[{i}]") for i, (c, v) in enumerate(zip(current, loaded)))
+                     if e), None)
+    if isinstance(current, Mapping):
+        if not isinstance(loaded, Mapping):
+            return TypeError(f"{path} must be a dict, got {type(loaded).__name__}")
+        return next((e for e in (_mismatch(current[k], loaded[k], f"{path}[{k!r}]") for k in current if k in loaded)
+                     if e), None)
+    return None
 
 
 class LRScheduler:
@@ -87,6 +120,30 @@ class LRScheduler:
         return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
 
     def load_state_dict(self, state_dict):
+        """Restore what ``state_dict()`` saved. All or nothing: ``_check_state`` vets every entry first."""
+        self._check_state(state_dict)
+        self._apply_state(state_dict)
+
+    def _check_state(self, state_dict):
+        """Raise (TypeError for a wrong type, ValueError for a wrong length or value) unless every entry of
+        ``state_dict`` can replace the scheduler's own: same kinds and list lengths as ``state_dict()``.
+        Entries this scheduler does not have are accepted (as attributes, like PyTorch) unless they would
+        hide one of its methods."""
+        name = type(self).__name__
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"{name}.load_state_dict expects a dict, got {type(state_dict).__name__}")
+        current = self.state_dict()
+        for key, value in state_dict.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{name}.load_state_dict: keys must be strings, got {key!r}")
+            if key in current:
+                error = _mismatch(current[key], value, f"{name} state_dict[{key!r}]")
+                if error:
+                    raise error
+            elif hasattr(type(self), key):
+                raise ValueError(f"{name}.load_state_dict: the key {key!r} would replace the scheduler's {key}")
+
+    def _apply_state(self, state_dict):
         self.__dict__.update(state_dict)
 
 
@@ -110,9 +167,17 @@ class _LambdaScheduler(LRScheduler):
                                for fn in self.lr_lambdas]
         return state
 
-    def load_state_dict(self, state_dict):
+    def _check_state(self, state_dict):
+        super()._check_state(state_dict)
+        saved = state_dict.get("lr_lambdas", [None] * len(self.lr_lambdas))
+        for i, (fn, entry) in enumerate(zip(self.lr_lambdas, saved)):
+            if entry is not None and (not isinstance(entry, Mapping) or not hasattr(fn, "__dict__")):
+                raise TypeError(f"{type(self).__name__} state_dict['lr_lambdas'][{i}] must be None or the dict of "
+                                f"a callable object's attributes, got {type(entry).__name__}")
+
+    def _apply_state(self, state_dict):
         state = dict(state_dict)
-        lr_lambdas = state.pop("lr_lambdas")
+        lr_lambdas = state.pop("lr_lambdas", [None] * len(self.lr_lambdas))
         self.__dict__.update(state)
         for fn, saved in zip(self.lr_lambdas, lr_lambdas):
             if saved is not None:
@@ -242,12 +307,17 @@ class SequentialLR(LRScheduler):
         state["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return state
 
-    def load_state_dict(self, state_dict):
+    def _check_state(self, state_dict):
+        super()._check_state(state_dict)  # also checks that '_schedulers' has one entry per scheduler
+        for scheduler, saved in zip(self._schedulers, state_dict.get("_schedulers", ())):
+            scheduler._check_state(saved)
+
+    def _apply_state(self, state_dict):
         state = dict(state_dict)
-        saved = state.pop("_schedulers")
+        saved = state.pop("_schedulers", [{}] * len(self._schedulers))
         self.__dict__.update(state)
         for scheduler, s in zip(self._schedulers, saved):
-            scheduler.load_state_dict(s)
+            scheduler._apply_state(s)
 
 
 class StepLR(LRScheduler):
@@ -577,6 +647,13 @@ class ReduceLROnPlateau(LRScheduler):
             if old_lr - new_lr > self.eps:
                 group["lr"] = new_lr
 
-    def load_state_dict(self, state_dict):
+    def _check_state(self, state_dict):
+        super()._check_state(state_dict)
+        mode, threshold_mode = state_dict.get("mode", self.mode), state_dict.get("threshold_mode", self.threshold_mode)
+        if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"ReduceLROnPlateau state_dict: mode {mode!r} must be 'min' or 'max' and threshold_mode "
+                             f"{threshold_mode!r} 'rel' or 'abs'")
+
+    def _apply_state(self, state_dict):
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)

@@ -6,6 +6,7 @@ Subclasses implement ``step()``: for each group, for each parameter with a gradi
 import copy
 import warnings
 from collections import defaultdict
+from collections.abc import Mapping
 from itertools import chain
 
 import numpy as np
@@ -15,6 +16,36 @@ from ..autograd import enable_grad, no_grad
 from ..tensor import Tensor
 
 __all__ = ["Optimizer"]
+
+_SCALAR_STATE = ("step", "mu_product")  # per-parameter state entries that are one number, not a moment
+_KIND_NAMES = {"f": "floating-point", "c": "complex"}
+
+
+def _is_int(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _describe(value):
+    """A short description of a value for error messages: its type, and shape and dtype for arrays."""
+    array = value._data if isinstance(value, Tensor) else value
+    if isinstance(array, np.ndarray):
+        return f"a {type(value).__name__} of shape {list(array.shape)} and dtype {array.dtype}"
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def _scalar_value(value):
+    """The float in ``value`` (a real number, or a one-element real Tensor/ndarray) if finite and >= 0, else None."""
+    if isinstance(value, (Tensor, np.ndarray, np.generic)):
+        array = np.asarray(value._data if isinstance(value, Tensor) else value)
+        if array.size != 1 or array.dtype.kind not in "iuf":
+            return None
+        number = float(array.reshape(()))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    else:
+        return None
+    return number if np.isfinite(number) and number >= 0 else None
 
 
 def _scalar_tensor(value):
@@ -91,15 +122,72 @@ class Optimizer:
         return [p for p in group["params"] if p.grad is not None]
 
     def step(self, closure=None):
-        """Update every parameter that has a gradient; ``closure`` re-evaluates and returns the loss."""
+        """Update every parameter that has a gradient; ``closure`` re-evaluates and returns the loss.
+
+        All or nothing: every group's hyperparameters, every gradient (a Tensor of its parameter's shape
+        and dtype) and every parameter's existing state are checked before the first parameter, state
+        value or step count changes, so a failed step leaves the model and the optimizer as they were.
+        """
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        self._check_step_inputs()
         with no_grad():  # parameters change in place, outside the graph (each write bumps their version)
             for group in self.param_groups:
                 self._update_group(group, self._params_with_grad(group))
         return loss
+
+    def _check_step_inputs(self):
+        """Raise (TypeError for a non-Tensor gradient, RuntimeError otherwise) before ``step`` changes anything."""
+        for g, group in enumerate(self.param_groups):
+            self._check_group(group)  # hyperparameters may have been edited since construction
+            for i, param in enumerate(group["params"]):
+                where = f"param_groups[{g}]['params'][{i}]"
+                grad = param.grad
+                if grad is None:
+                    continue
+                if not isinstance(grad, Tensor):
+                    raise TypeError(f"optimizer step: the .grad of {where} must be a Tensor or None, got "
+                                    f"{type(grad).__name__}; nothing was updated")
+                if grad.shape != param.shape or grad.dtype != param.dtype:
+                    raise RuntimeError(f"optimizer step: the .grad of {where} has shape {list(grad.shape)} and "
+                                       f"dtype {grad.dtype}, but the parameter has shape {list(param.shape)} and "
+                                       f"dtype {param.dtype}; nothing was updated")
+                if param in self.state:
+                    error = self._state_error(param, self.state[param], group)
+                    if error:
+                        raise RuntimeError(f"optimizer step: the state of {where} {error}; nothing was updated")
+
+    def _required_state(self, group):
+        """The names a parameter's state must hold once its first step has made it (subclasses)."""
+        return ()
+
+    def _state_error(self, param, state, group):
+        """Why ``state`` cannot be the state of ``param`` in ``group`` (a phrase), or None if it can.
+
+        Scalar entries ('step', NAdam's 'mu_product') are one finite, non-negative real number; every
+        other array entry has the parameter's shape and a floating dtype of its kind (real or complex).
+        """
+        if not isinstance(state, dict):
+            return f"must be a dict, got {type(state).__name__}"
+        required = self._required_state(group) if state else ()
+        missing = [name for name in required if name not in state]
+        if missing:
+            return f"lacks {', '.join(repr(m) for m in missing)} (it holds {sorted(map(str, state))})"
+        for name, value in state.items():
+            if name in _SCALAR_STATE:
+                number = _scalar_value(value)
+                if number is None:
+                    return f"has {name!r} = {_describe(value)}, expected one finite non-negative real number"
+            elif isinstance(value, (Tensor, np.ndarray)):
+                array = value._data if isinstance(value, Tensor) else value
+                if array.shape != param.shape or array.dtype.kind != param._data.dtype.kind:
+                    return (f"has {name!r} of shape {list(array.shape)} and dtype {array.dtype}, expected shape "
+                            f"{list(param.shape)} and a {_KIND_NAMES[param._data.dtype.kind]} dtype")
+            elif name in required or not (value is None or isinstance(value, (bool, int, float, str))):
+                return f"has {name!r} = {_describe(value)}, expected a Tensor"
+        return None
 
     def _update_group(self, group, params):
         raise NotImplementedError
@@ -125,35 +213,65 @@ class Optimizer:
     def load_state_dict(self, state_dict):
         """Restore hyperparameters and state saved by ``state_dict()`` (values are copied, not shared).
 
-        Floating state tensors are cast to their parameter's dtype, except 'step'; values may be
-        Tensors or ndarrays.
+        All or nothing: the groups (count, sizes, parameter indices), the hyperparameters, and every
+        parameter's state (the entries its optimizer needs, each a numeric Tensor or ndarray of the
+        parameter's shape; 'step' one finite non-negative number) are checked before anything changes.
+        Missing 'state'/'param_groups' raise KeyError, wrong types TypeError, wrong sizes or values
+        ValueError. Floating state tensors are cast to their parameter's dtype, except 'step'.
         """
-        saved_groups = state_dict["param_groups"]
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Optimizer.load_state_dict expects a dict with 'state' and 'param_groups', got "
+                            f"{type(state_dict).__name__}")
+        saved_groups, saved_state = state_dict["param_groups"], state_dict["state"]
+        if not isinstance(saved_groups, (list, tuple)) or not all(isinstance(g, Mapping) for g in saved_groups):
+            raise TypeError(f"state_dict['param_groups'] must be a list of dicts, got {_describe(saved_groups)}")
+        if not isinstance(saved_state, Mapping):
+            raise TypeError(f"state_dict['state'] must be a dict, got {_describe(saved_state)}")
         if len(saved_groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
+        for i, saved in enumerate(saved_groups):
+            indices = saved["params"]
+            if not isinstance(indices, (list, tuple)) or not all(_is_int(k) for k in indices):
+                raise TypeError(f"state_dict['param_groups'][{i}]['params'] must be a list of ints, got "
+                                f"{_describe(indices)}")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(self.param_groups, saved_groups)):
             raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
                              "optimizer's group")
-        param_of = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
-                            chain.from_iterable(g["params"] for g in self.param_groups)))
-        state = defaultdict(dict)
-        for key, values in state_dict["state"].items():
-            if key in param_of:
-                param = param_of[key]
-                state[param] = {name: self._restore_value(param, name, v) for name, v in values.items()}
-            else:
-                state[key] = copy.deepcopy(values)
-        self.state = state
+        saved_indices = list(chain.from_iterable(g["params"] for g in saved_groups))
+        if len(set(saved_indices)) != len(saved_indices):
+            raise ValueError(f"loaded state dict lists a parameter index twice: {saved_indices}")
         # options missing from an older state_dict keep this optimizer's defaults (PyTorch's __setstate__)
-        self.param_groups = [{**self.defaults, **copy.deepcopy({k: v for k, v in saved.items() if k != "params"}),
-                              "params": group["params"]}
-                             for group, saved in zip(self.param_groups, saved_groups)]
+        groups = [{**self.defaults, **copy.deepcopy({k: v for k, v in saved.items() if k != "params"}),
+                   "params": group["params"]}
+                  for group, saved in zip(self.param_groups, saved_groups)]
+        for group in groups:
+            self._check_group(group)
+        param_of = dict(zip(saved_indices, chain.from_iterable(g["params"] for g in self.param_groups)))
+        group_of = {id(p): group for group in groups for p in group["params"]}
+        state = defaultdict(dict)
+        for key, values in saved_state.items():
+            if key not in param_of:
+                state[key] = copy.deepcopy(values)
+                continue
+            param = param_of[key]
+            if not isinstance(values, Mapping):
+                raise TypeError(f"state_dict['state'][{key!r}] must be a dict, got {_describe(values)}")
+            error = self._state_error(param, dict(values), group_of[id(param)])
+            if error:
+                raise ValueError(f"state_dict['state'][{key!r}] {error}")
+            state[param] = {name: self._restore_value(param, name, v) for name, v in values.items()}
+        self.state = state
+        self.param_groups = groups
 
     @staticmethod
     def _restore_value(param, name, value):
+        if name in _SCALAR_STATE:  # a 0-d tensor, also from the plain number older checkpoints hold
+            array = np.asarray(value._data if isinstance(value, Tensor) else value)
+            dtype = array.dtype if array.dtype.kind == "f" else _scalar_tensor(0.0).dtype
+            return Tensor(np.array(array.reshape(()), dtype=dtype))
         if isinstance(value, (Tensor, np.ndarray)):
             array = np.array(value._data if isinstance(value, Tensor) else value)  # a copy
-            if name != "step" and array.dtype.kind == "f":
+            if array.dtype.kind == "f":
                 array = array.astype(param._data.dtype, copy=False)
             return Tensor(array)
         return copy.deepcopy(value)

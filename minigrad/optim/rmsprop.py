@@ -34,14 +34,17 @@ class RMSprop(Optimizer):
     def _check_group(self, group):
         check_non_negative(group, "lr", "eps", "momentum", "weight_decay", "alpha")
 
+    def _required_state(self, group):
+        return ("step", "square_avg", *(["momentum_buffer"] if group["momentum"] > 0 else []),
+                *(["grad_avg"] if group["centered"] else []))
+
     def _update_group(self, group, params):
         lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
         for p in params:
             grad = effective_grad(group, p)
             state = self.state[p]
             if not state:
-                state.update(zeros_state(p, "square_avg", *(["momentum_buffer"] if momentum > 0 else []),
-                                         *(["grad_avg"] if group["centered"] else [])))
+                state.update(zeros_state(p, *self._required_state(group)[1:]))  # all but 'step'
             increment_step(state)
             square_avg = state["square_avg"]._data
             decay_square_(square_avg, grad, alpha)

@@ -36,7 +36,7 @@ class SGD(Optimizer):
                 grad = grad + weight_decay * p._data
             if momentum != 0:
                 state = self.state[p]
-                if "momentum_buffer" not in state:  # the first step starts the buffer at the gradient
+                if state.get("momentum_buffer") is None:  # the first step starts the buffer at the gradient
                     state["momentum_buffer"] = Tensor(np.array(grad, copy=True))
                 else:
                     state["momentum_buffer"]._data *= momentum
