@@ -168,6 +168,8 @@ class Sample(Function):
         zero = np.zeros_like(dout._data)  # at the broadcast output shape; the engine sums it down
         return (None,) + tuple(zero if needed else None for needed in ctx.needs_input_grad[1:])
 
+    graph_backward = backward   # a constant 0: no graph, every higher derivative is 0 too
+
 
 def _as_parameter(value, like):
     """``normal``'s mean or std as a Tensor (a Python number takes the other operand's dtype)."""
