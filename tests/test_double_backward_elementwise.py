@@ -213,6 +213,16 @@ def test_samples_have_zero_gradients_to_any_order():
     assert all(g is None or not g.numpy().any() for g in second)
 
 
+@pytest.mark.parametrize("op", ["floor", "angle", "normal"])
+def test_constant_zero_gradients_pass_through_a_graph(op):
+    """A zero gradient (no graph) reaching a node whose graph_backward uses Tensor methods (Sum's expand)."""
+    x = mg.tensor(np.array([0.3, 1.7, -0.6]), requires_grad=True)
+    total = x.sum(0, keepdim=True)
+    y = {"floor": mg.floor, "angle": mg.angle, "normal": lambda t: mg.normal(t, 1.0)}[op](total)
+    (g,) = mg.autograd.grad(y, x, mg.ones(1), create_graph=True)
+    np.testing.assert_array_equal(g.detach().numpy(), np.zeros(3))
+
+
 # --------------------------------------------------------------------------- third derivatives
 def _third(lib, f, arrays, weights):
     """d/d inputs of <w3, d/d inputs <w2, d/d inputs <w1, f>>>, three nested autograd.grad calls."""
