@@ -5,7 +5,8 @@ Each op: ``check_gradgrad`` (finite differences of the create_graph gradients, w
 ordinary ones) and ``assert_double_mirror`` (first and second-order gradients against PyTorch), float64,
 inputs away from the kinks; binary ops with both inputs requiring grad, also broadcasting. Then third
 derivatives of chains against PyTorch, ``backward(create_graph=True)`` giving Hessian-vector products, the
-conventions at the kinks against PyTorch, and a deliberately wrong ``graph_backward`` that the checks catch.
+conventions at the kinks against PyTorch, constant zero gradients inside a graph, the pointwise activations
+keeping their input (as PyTorch), and a deliberately wrong ``graph_backward`` that the checks catch.
 """
 import numpy as np
 import pytest
@@ -147,6 +148,20 @@ def test_parameter_sweep_double_mirror(alpha, beta, threshold, slope, exponent):
         return (nnf.elu(x, alpha) + nnf.softplus(x, beta, threshold) + nnf.leaky_relu(x, slope) * x
                 + lib.abs(x) ** exponent)
     assert_double_mirror(*run_both(f), x)
+
+
+@pytest.mark.parametrize("name", ["leaky_relu", "elu", "softplus", "mish", "hardswish"])
+def test_pointwise_activations_keep_their_input_like_pytorch(name):
+    """Their graph_backward differentiates f'(x), so x is saved: an in-place write into it before backward
+    raises, as in PyTorch (which saves x for these ops too)."""
+    torch = torch_or_skip()
+    for lib in (mg, torch):
+        x = lib.tensor(np.array([0.5, -1.0]), requires_grad=True)
+        h = x * 1
+        y = getattr(lib.nn.functional, name)(h)
+        h.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
 
 
 # --------------------------------------------------------------------------- complex inputs
