@@ -168,6 +168,11 @@ class Sample(Function):
         zero = np.zeros_like(dout._data)  # at the broadcast output shape; the engine sums it down
         return (None,) + tuple(zero if needed else None for needed in ctx.needs_input_grad[1:])
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """``backward``'s zeros as constant Tensors: every higher derivative is 0 too."""
+        return tuple(None if g is None else Tensor(g) for g in Sample.backward(ctx, dout))
+
 
 def _as_parameter(value, like):
     """``normal``'s mean or std as a Tensor (a Python number takes the other operand's dtype)."""

@@ -13,6 +13,8 @@ import numpy as np
 from ..autograd import Function
 from ..dtypes import compute_dtype, scalar_type_name
 from ..random import numpy_rng
+from ..tensor import Tensor
+from .elementwise import Exp, Routing, Sigmoid, Tanh, select
 from .inplace import write
 
 # --------------------------------------------------------------------------- erfc (Cody, 1969)
@@ -102,9 +104,26 @@ def normal_cdf(x):
                  lambda erfc_abs_z, z: (z > 0) - np.copysign(0.5 * erfc_abs_z, z))
 
 
+def normal_pdf(x):
+    """phi(x) = exp(-x^2/2) / sqrt(2 pi) of an ndarray, or of a Tensor (differentiable)."""
+    if isinstance(x, Tensor):
+        return _INV_SQRT_2PI * Exp.apply(-0.5 * x * x)
+    return _INV_SQRT_2PI * np.exp(-0.5 * x * x)
+
+
 # --------------------------------------------------------------------------- gelu
 _TANH_BETA = math.sqrt(2.0 / math.pi)
 _TANH_KAPPA = 0.044715
+
+
+def _tanh_gelu_slope(x, t):
+    """d/dx of x/2 (1 + t), t = tanh(u), u = sqrt(2/pi) (x + 0.044715 x^3) (ndarrays or Tensors)."""
+    du = _TANH_BETA * (1 + 3 * _TANH_KAPPA * x * x)
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du
+
+
+def _tanh_gelu_u(x):
+    return _TANH_BETA * (x + _TANH_KAPPA * x * x * x)
 
 
 class Gelu(Function):
@@ -119,7 +138,7 @@ class Gelu(Function):
     def forward(ctx, a, approximate):
         x = a._data.astype(compute_dtype(a.dtype), copy=False)
         if approximate == "tanh":
-            t = np.tanh(_TANH_BETA * (x + _TANH_KAPPA * x * x * x))
+            t = np.tanh(_tanh_gelu_u(x))
             ctx.save_for_backward(x, t)
             out = 0.5 * x * (1 + t)
         else:
@@ -133,11 +152,20 @@ class Gelu(Function):
     def backward(ctx, dout):
         x, s = ctx.saved_tensors  # s is tanh(u) or Phi(x)
         if ctx.approximate == "tanh":
-            du = _TANH_BETA * (1 + 3 * _TANH_KAPPA * x * x)
-            slope = 0.5 * (1 + s) + 0.5 * x * (1 - s * s) * du
+            slope = _tanh_gelu_slope(x, s)
         else:
-            slope = s + x * (_INV_SQRT_2PI * np.exp(-0.5 * x * x))
+            slope = s + x * normal_pdf(x)
         return dout._data * slope, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """``backward``'s slope with x in the graph; tanh(u) and Phi(x) are recomputed from it."""
+        x = ctx.input_tensor(0, ctx.saved_tensors[0])
+        if ctx.approximate == "tanh":
+            slope = _tanh_gelu_slope(x, Tanh.apply(_tanh_gelu_u(x)))
+        else:
+            slope = NormalCdf.apply(x) + x * normal_pdf(x)
+        return dout * slope, None
 
 
 def gelu(input, approximate="none"):
@@ -166,7 +194,17 @@ class Silu(Function):
     @staticmethod
     def backward(ctx, dout):
         x, s = ctx.saved_tensors
-        return dout._data * (s * (1 + x * (1 - s)))
+        return dout._data * _silu_slope(x, s)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        x = ctx.input_tensor(0, ctx.saved_tensors[0])
+        return dout * _silu_slope(x, Sigmoid.apply(x))
+
+
+def _silu_slope(x, s):
+    """d/dx x s(x) = s (1 + x (1 - s)), s = sigmoid(x) (ndarrays or Tensors)."""
+    return s * (1 + x * (1 - s))
 
 
 def silu(input, inplace=False):
@@ -180,7 +218,7 @@ def silu(input, inplace=False):
 
 
 # --------------------------------------------------------------------------- dropout
-class Dropout(Function):
+class Dropout(Routing):
     """y = x * mask / (1 - p) with mask ~ Bernoulli(1 - p), drawn once in forward; dx = dout * mask / (1 - p)."""
 
     @staticmethod
@@ -195,9 +233,9 @@ class Dropout(Function):
         return x * scale
 
     @staticmethod
-    def backward(ctx, dout):
+    def grads(ctx, g):
         (scale,) = ctx.saved_tensors
-        return dout._data * scale, None
+        return g * scale, None
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -216,24 +254,48 @@ def dropout(input, p=0.5, training=True, inplace=False):
 # --------------------------------------------------------------------------- pointwise activations
 class _Pointwise(Function):
     """An elementwise activation y = f(x) with dx = dout * f'(x): subclasses define ``value(x, *args)``
-    returning (y, f'(x)) on the compute-dtype array x; f'(x) is kept for backward."""
+    returning (y, f'(x)) on the compute-dtype array x; f'(x) is kept for backward. For create_graph,
+    ``graph_slope(x, slope, *args)`` gives f'(x) again as a Tensor differentiable in x (x a Tensor in the
+    graph, ``slope`` the saved array), so x is kept too, as PyTorch keeps it."""
 
     @staticmethod
     def value(x, *args):
+        raise NotImplementedError
+
+    @staticmethod
+    def graph_slope(x, slope, *args):
         raise NotImplementedError
 
     @classmethod
     def forward(cls, ctx, a, *args):
         x = a._data.astype(compute_dtype(a.dtype), copy=False)
         y, slope = cls.value(x, *args)
-        ctx.save_for_backward(slope)
-        ctx.n_args = len(args)
+        ctx.save_for_backward(slope, x)
+        ctx.args = args
         return y.astype(a.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
-        (slope,) = ctx.saved_tensors
-        return (dout._data * slope,) + (None,) * ctx.n_args
+        slope, _ = ctx.saved_tensors
+        return (dout._data * slope,) + (None,) * len(ctx.args)
+
+    @classmethod
+    def graph_backward(cls, ctx, dout):
+        slope, x = ctx.saved_tensors
+        return (dout * cls.graph_slope(ctx.input_tensor(0, x), slope, *ctx.args),) + (None,) * len(ctx.args)
+
+
+class NormalCdf(_Pointwise):
+    """Phi(x) (``normal_cdf``) as a Function, which exact GELU's graph_backward differentiates;
+    dx = dout * phi(x)."""
+
+    @staticmethod
+    def value(x):
+        return normal_cdf(x), normal_pdf(x)
+
+    @staticmethod
+    def graph_slope(x, slope):
+        return normal_pdf(x)
 
 
 def _maybe_inplace(fn, input, inplace, *args):
@@ -256,6 +318,10 @@ class LeakyRelu(_Pointwise):
         positive = x > 0
         return np.where(positive, x, x * negative_slope), np.where(positive, 1.0, negative_slope).astype(x.dtype)
 
+    @staticmethod
+    def graph_slope(x, slope, negative_slope):
+        return slope   # piecewise constant: the second derivative is 0 (at 0 too, as in PyTorch)
+
 
 class Elu(_Pointwise):
     """y = x if x > 0 else alpha (exp(x) - 1);  dx = dout * (1 if x > 0 else alpha exp(x))."""
@@ -265,6 +331,13 @@ class Elu(_Pointwise):
         positive = x > 0
         alpha_exp = alpha * np.exp(np.minimum(x, 0))
         return np.where(positive, x, alpha_exp - alpha), np.where(positive, 1.0, alpha_exp).astype(x.dtype)
+
+    @staticmethod
+    def graph_slope(x, slope, alpha):
+        """alpha exp(x) where x < 0, else the saved slope as a constant: at 0 the slope is alpha but its own
+        derivative 0 (PyTorch's conventions). exp of min(x, 0), as in value: the branch not taken stays
+        finite, so the zero gradient it gets stays zero."""
+        return select(x._data < 0, alpha * Exp.apply(x.clamp(max=0)), slope)
 
 
 class Softplus(_Pointwise):
@@ -278,6 +351,12 @@ class Softplus(_Pointwise):
         log1p_exp, sig = _softplus_parts(bx)
         return np.where(linear, x, log1p_exp / beta), np.where(linear, 1.0, sig).astype(x.dtype)
 
+    @staticmethod
+    def graph_slope(x, slope, beta, threshold):
+        """sigmoid(beta x) where beta x < threshold; the saved slope as a constant elsewhere (at the threshold
+        the slope is sigmoid's but its own derivative 0: PyTorch's conventions)."""
+        return select(x._data * beta < threshold, Sigmoid.apply(x * beta), slope)
+
 
 class Mish(_Pointwise):
     """y = x tanh(softplus(x));  dx = dout * (tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)),  sp = softplus(x)."""
@@ -286,7 +365,17 @@ class Mish(_Pointwise):
     def value(x):
         sp, sig = _softplus_parts(x)
         t = np.tanh(sp)
-        return x * t, t + x * sig * (1 - t * t)
+        return x * t, Mish.slope(x, t, sig)
+
+    @staticmethod
+    def graph_slope(x, slope):
+        t = Tanh.apply(Softplus.apply(x, 1.0, math.inf))   # no linear piece: softplus as in value
+        return Mish.slope(x, t, Sigmoid.apply(x))
+
+    @staticmethod
+    def slope(x, t, sig):
+        """f'(x) = t + x sigmoid(x) (1 - t^2), t = tanh(softplus(x)) (ndarrays or Tensors)."""
+        return t + x * sig * (1 - t * t)
 
 
 class Hardswish(_Pointwise):
@@ -298,6 +387,10 @@ class Hardswish(_Pointwise):
         y = x * np.clip(x + 3, 0, 6) / 6
         slope = np.where(x <= -3, 0.0, np.where(x < 3, x / 3 + 0.5, 1.0)).astype(x.dtype)
         return y, slope
+
+    @staticmethod
+    def graph_slope(x, slope):
+        return select((x._data > -3) & (x._data < 3), x / 3 + 0.5, slope)
 
 
 def _check_floating(name, input):

@@ -21,7 +21,8 @@ import numpy as np
 from ..autograd import Function
 from ..autograd.version import storage_of
 from ..dtypes import complex_of, get_default_dtype, scalar_type_name
-from .elementwise import _apply_broadcasting, cast
+from ..tensor import Tensor
+from .elementwise import _apply_broadcasting, array_of, cast, select
 
 
 def _real_dtype(dtype):
@@ -68,6 +69,10 @@ class Complex(Function):
     def backward(ctx, dout):
         return dout._data.real, dout._data.imag
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return dout.real if ctx.needs_input_grad[0] else None, dout.imag if ctx.needs_input_grad[1] else None
+
 
 def complex(real, imag):  # noqa: A001 - PyTorch's name
     """The complex tensor ``real + i imag`` (float32 parts give complex64, float64 complex128; broadcasts)."""
@@ -92,9 +97,22 @@ class Polar(Function):
     @staticmethod
     def backward(ctx, dout):
         phase, z = ctx.saved_tensors
-        g = dout._data
-        dabs = (g * np.conj(phase)).real if ctx.needs_input_grad[0] else None
-        dangle = (g * np.conj(1j * z)).real if ctx.needs_input_grad[1] else None
+        return Polar.grads(ctx, dout._data, phase, z)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """``backward``'s formulas with z (this node's output) and p in the graph. p depends on theta only:
+        p = polar(1, theta), theta recovered from the saved p (mod 2 pi, all that cos and sin see)."""
+        phase, z = ctx.saved_tensors
+        theta = ctx.input_tensor(1, np.angle(phase))
+        phase = Polar.apply(Tensor(np.ones(phase.shape, phase.real.dtype)), theta)
+        return Polar.grads(ctx, dout, phase, ctx.output_tensor(z))
+
+    @staticmethod
+    def grads(ctx, g, phase, z):
+        """(dL/dr, dL/dtheta) of the class docstring, for ndarrays or Tensors in a graph."""
+        dabs = (g * phase.conj()).real if ctx.needs_input_grad[0] else None
+        dangle = (g * (1j * z).conj()).real if ctx.needs_input_grad[1] else None
         return dabs, dangle
 
 
@@ -117,6 +135,10 @@ class ViewAsReal(Function):
     def backward(ctx, dout):
         return _as_complex(np.ascontiguousarray(dout._data))
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return ViewAsComplex.apply(dout if dout._data.flags.c_contiguous else dout.clone())
+
 
 class ViewAsComplex(Function):
     """Real pairs (..., 2) as complex numbers (...), same memory. Backward: the complex gradient's memory as
@@ -129,6 +151,10 @@ class ViewAsComplex(Function):
     @staticmethod
     def backward(ctx, dout):
         return _as_real_pairs(dout._data)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return ViewAsReal.apply(dout)
 
 
 def view_as_real(input):
@@ -180,6 +206,10 @@ class Conj(Function):
     def backward(ctx, dout):
         return np.conj(dout._data)
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return Conj.apply(dout)
+
 
 def conj(input):
     """The complex conjugate: a new tensor (PyTorch returns a lazy view; the values are the same). A real
@@ -215,12 +245,23 @@ class Angle(Function):
     @staticmethod
     def backward(ctx, dout):
         (z,) = ctx.saved_tensors
-        g = dout._data
         if z.dtype.kind != "c":
-            return np.zeros_like(g)
-        squared = (z * np.conj(z)).real                             # |z|^2
-        safe = np.where(squared == 0, 1, squared)
-        return np.where(squared == 0, 0, g * 1j * z / safe)
+            return np.zeros_like(dout._data)
+        return Angle.complex_grad(dout._data, z)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (z,) = ctx.saved_tensors
+        if z.dtype.kind != "c":
+            return Tensor(np.zeros_like(dout._data))    # a constant: every higher derivative is 0 too
+        return Angle.complex_grad(dout, ctx.input_tensor(0, z))
+
+    @staticmethod
+    def complex_grad(g, z):
+        """g * i z / |z|^2, 0 where |z|^2 = 0: ndarrays, or Tensors in a graph."""
+        squared = (z * z.conj()).real                               # |z|^2
+        zero = array_of(squared) == 0
+        return select(zero, 0, g * 1j * z / select(zero, 1, squared))
 
 
 def angle(input):

@@ -3,6 +3,7 @@
 Each Function returns gradients at the broadcast output shape; the engine
 (``autograd.engine.fit_gradient``) sums them down to each input's shape.
 """
+import math
 import warnings
 
 import numpy as np
@@ -70,6 +71,40 @@ def promoted(a, b):
         dt = result_type(x, y)
         x, y = x.astype(dt, copy=False), y.astype(dt, copy=False)
     return x, y
+
+
+def array_of(x):
+    """The ndarray of a Tensor, or ``x`` itself: for masks in formulas written for both."""
+    return x._data if isinstance(x, Tensor) else x
+
+
+def select(condition, a, b):
+    """``a`` where the boolean ndarray ``condition`` holds, else ``b``: ``np.where`` on ndarrays, the
+    differentiable ``Where`` if ``a`` or ``b`` is a Tensor. So one gradient formula serves a Function's
+    ``backward`` (ndarrays) and its ``graph_backward`` (Tensors in a graph)."""
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        a, b = _pair(a, b)
+        return Where.apply(Tensor(np.asarray(condition)), a, b)
+    return np.where(condition, a, b)
+
+
+class Routing(Function):
+    """A Function whose backward routes the upstream gradient g by constant masks or weights (clamp,
+    where, maximum, dropout, ...). Subclasses write ``grads(ctx, g)`` once, with operators, ``select`` and
+    constants: ``backward`` passes g as an ndarray, ``graph_backward`` (create_graph=True) as a Tensor in
+    a graph. The weights being constants, every second derivative is 0 and the gradient is linear in g."""
+
+    @classmethod
+    def backward(cls, ctx, dout):
+        return cls.grads(ctx, dout._data)
+
+    @classmethod
+    def graph_backward(cls, ctx, dout):
+        return cls.grads(ctx, dout)
+
+    @staticmethod
+    def grads(ctx, g):
+        raise NotImplementedError
 
 
 # --------------------------------------------------------------------------- arithmetic
@@ -178,6 +213,24 @@ class Pow(Function):
             dy = None
         return dx, dy
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """``backward``'s formulas and masks with x, y and out in the graph, grouped as PyTorch groups them
+        (which decides where a NaN from a masked-out 0 * inf reaches the second derivatives). A constant
+        exponent 0 (``x ** 0``) gives a constant zero gradient, as PyTorch's scalar-exponent formula does."""
+        x, y, out = ctx.saved_tensors
+        if y.ndim == 0 and y == 0 and not ctx.needs_input_grad[1]:
+            return Tensor(np.zeros(out.shape, out.dtype)), None
+        xt = ctx.input_tensor(0, x)
+        dx = dy = None
+        with np.errstate(divide="ignore", invalid="ignore"):   # log(0), 0 ** -1: masked as in backward
+            if ctx.needs_input_grad[0]:
+                yt = ctx.input_tensor(1, y)
+                dx = select(y == 0, 0.0, dout * (yt * xt ** (yt - 1)))
+            if ctx.needs_input_grad[1]:
+                dy = dout * select((x == 0) & (y >= 0), 0.0, ctx.output_tensor(out) * log(xt))
+        return dx, dy
+
 
 _BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
              "mask, use the `~` or `logical_not()` operator instead.")
@@ -256,8 +309,22 @@ class Abs(Function):
         x = a._data
         if x.dtype.kind != "c":
             return dout._data * np.sign(x)
-        magnitude = np.abs(x)
-        return np.where(magnitude == 0, 0, dout._data * x / np.where(magnitude == 0, 1, magnitude))
+        return Abs.complex_grad(dout._data, x, np.abs(x))
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """Real x: grad * sign(x), sign a constant (its derivative is 0, PyTorch's too, also at 0). Complex z:
+        sgn(z) = z / |z| depends on z, so z and |z| join the graph."""
+        (a,) = ctx.graph_saved()
+        if a._data.dtype.kind != "c":
+            return dout * np.sign(a._data)
+        return Abs.complex_grad(dout, a, Abs.apply(a))
+
+    @staticmethod
+    def complex_grad(g, z, magnitude):
+        """g * z / |z|, 0 where z = 0 (ndarrays, or Tensors in a graph)."""
+        zero = array_of(magnitude) == 0
+        return select(zero, 0, g * z / select(zero, 1, magnitude))
 
 
 class Exp(Function):
@@ -288,6 +355,11 @@ class Log(Function):
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
         return dout._data / a._data
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (a,) = ctx.graph_saved()
+        return dout / a
 
 
 class Sqrt(Function):
@@ -355,6 +427,11 @@ class Tanh(Function):
         (out,) = ctx.saved_tensors
         return dout._data * (1 - out * out)
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        out = ctx.output_tensor(ctx.saved_tensors[0])
+        return dout * (1 - out * out)
+
 
 class Sigmoid(Function):
     @staticmethod
@@ -371,6 +448,11 @@ class Sigmoid(Function):
         (out,) = ctx.saved_tensors
         return dout._data * out * (1 - out)
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        out = ctx.output_tensor(ctx.saved_tensors[0])
+        return dout * out * (1 - out)
+
 
 class Relu(Function):
     @staticmethod
@@ -384,6 +466,12 @@ class Relu(Function):
         (out,) = ctx.saved_tensors
         return dout._data * (out > 0)
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """grad * (out > 0), the mask a constant: relu's second derivative is 0 (at 0 too, as in PyTorch)."""
+        (out,) = ctx.saved_tensors
+        return dout * (out > 0)
+
 
 class Sin(Function):
     @staticmethod
@@ -396,6 +484,11 @@ class Sin(Function):
         (a,) = ctx.saved_tensors
         return dout._data * np.cos(a._data)
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (a,) = ctx.graph_saved()
+        return dout * Cos.apply(a)
+
 
 class Cos(Function):
     @staticmethod
@@ -407,6 +500,11 @@ class Cos(Function):
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
         return -dout._data * np.sin(a._data)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (a,) = ctx.graph_saved()
+        return -dout * Sin.apply(a)
 
 
 def _floating(input):
@@ -472,6 +570,11 @@ class Log1p(Function):
         (a,) = ctx.saved_tensors
         return dout._data / (1 + a._data)
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (a,) = ctx.graph_saved()
+        return dout / (1 + a)
+
 
 class Expm1(Function):
     """out = exp(x) - 1, accurate for small x; dx = dout * (out + 1)."""
@@ -487,6 +590,10 @@ class Expm1(Function):
         (out,) = ctx.saved_tensors
         return dout._data * (out + 1)
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return dout * (ctx.output_tensor(ctx.saved_tensors[0]) + 1)
+
 
 class LogBase(Function):
     """out = log_b(x) for b = 2 or 10 (``log_b`` NumPy's log2 or log10); dx = dout / (x ln b)."""
@@ -501,6 +608,11 @@ class LogBase(Function):
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
         return dout._data / (a._data * ctx.ln_b), None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (a,) = ctx.graph_saved()
+        return dout / (a * float(ctx.ln_b)), None, None
 
 
 class Reciprocal(Function):
@@ -518,6 +630,14 @@ class Reciprocal(Function):
         (out,) = ctx.saved_tensors
         return -dout._data * out * out
 
+    @staticmethod
+    def graph_backward(ctx, dout):
+        out = ctx.output_tensor(ctx.saved_tensors[0])
+        return -dout * out * out
+
+
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
 
 class Erf(Function):
     """out = erf(x) (Cody's rational approximations, ``ops/activation.py``); dx = dout * 2/sqrt(pi) exp(-x^2)."""
@@ -533,6 +653,11 @@ class Erf(Function):
         (a,) = ctx.saved_tensors
         x = a._data
         return dout._data * (2 / np.sqrt(np.pi)) * np.exp(-x * x)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (x,) = ctx.graph_saved()
+        return dout * _TWO_OVER_SQRT_PI * Exp.apply(-x * x)
 
 
 log1p = _unary(Log1p, floating=True)
@@ -562,6 +687,10 @@ class Piecewise(Function):
     @staticmethod
     def backward(ctx, dout):
         return np.zeros_like(dout._data), None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return Tensor(np.zeros_like(dout._data)), None   # a constant: every higher derivative is 0 too
 
 
 def _piecewise(name, fn):
@@ -621,7 +750,19 @@ class Atan2(Function):
     def backward(ctx, dout):
         y, x = ctx.saved_tensors
         with np.errstate(divide="ignore", invalid="ignore"):
-            scale = dout._data / (x * x + y * y)
+            return Atan2.grads(dout._data, y, x)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        y, x = ctx.saved_tensors
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dy, dx = Atan2.grads(dout, ctx.input_tensor(0, y), ctx.input_tensor(1, x))
+        return dy if ctx.needs_input_grad[0] else None, dx if ctx.needs_input_grad[1] else None
+
+    @staticmethod
+    def grads(g, y, x):
+        """The formulas of the class docstring (ndarrays, or Tensors in a graph)."""
+        scale = g / (x * x + y * y)
         return scale * x, -scale * y
 
 
@@ -669,7 +810,7 @@ def cast(input, dtype):
 
 
 # --------------------------------------------------------------------------- clamp, min/max, selection
-class Clamp(Function):
+class Clamp(Routing):
     """out = min(max(x, lo), hi): where lo > hi every element is hi, as in PyTorch. The bounds are numbers,
     tensors (broadcasting with x) or None. The gradient goes to what the output equals:
 
@@ -685,17 +826,18 @@ class Clamp(Function):
         return out if hi is None else np.minimum(out, hi)
 
     @staticmethod
-    def backward(ctx, dout):
+    def grads(ctx, g):
+        """``g`` routed as the class docstring says (the masks are constants: every second derivative is 0,
+        at the bounds too, as in PyTorch)."""
         x, lo, hi = ctx.saved_tensors
-        g = dout._data
         zero = np.zeros((), g.dtype)
         crossed = np.asarray(False) if lo is None or hi is None else np.asarray(lo > hi)
         in_range = np.asarray(True) if lo is None else x >= lo
         if hi is not None:
             in_range = in_range & (x <= hi)
-        dx = np.where(in_range, g, zero)
-        dlo = np.where((x < lo) & ~crossed, g, zero) if ctx.needs_input_grad[1] else None
-        dhi = np.where((x > hi) | crossed, g, zero) if ctx.needs_input_grad[2] else None
+        dx = select(in_range, g, zero)
+        dlo = select((x < lo) & ~crossed, g, zero) if ctx.needs_input_grad[1] else None
+        dhi = select((x > hi) | crossed, g, zero) if ctx.needs_input_grad[2] else None
         return dx, dlo, dhi
 
 
@@ -725,36 +867,34 @@ def _clamp_to_tensors(input, min, max):
 clip = clamp
 
 
-class Maximum(Function):
-    """Where the inputs tie, each gets half the gradient (PyTorch's convention)."""
+class _Extremum(Routing):
+    """maximum or minimum of a and b: the gradient goes to the input the output equals; where the inputs
+    tie, each gets half (PyTorch's convention), and a NaN gets all of it, as in PyTorch. The weights are
+    constants: every second derivative is 0."""
 
-    @staticmethod
-    def forward(ctx, a, b):
+    pick = None      # np.maximum or np.minimum
+    loses = None     # loses(x, y): where x is not picked over y (np.less for maximum, np.greater for minimum)
+
+    @classmethod
+    def forward(cls, ctx, a, b):
         x, y = promoted(a, b)
         ctx.save_for_backward(x, y)
-        return np.maximum(x, y)
+        return cls.pick(x, y)
 
-    @staticmethod
-    def backward(ctx, dout):
+    @classmethod
+    def grads(cls, ctx, g):
+        """(g to a, g to b)."""
         x, y = ctx.saved_tensors
-        g = dout._data
         share = np.where(x == y, 0.5, 1.0).astype(g.dtype)
-        return g * share * ~(x < y), g * share * ~(y < x)  # a NaN gets the gradient, as in PyTorch
+        return g * share * ~cls.loses(x, y), g * share * ~cls.loses(y, x)
 
 
-class Minimum(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        x, y = promoted(a, b)
-        ctx.save_for_backward(x, y)
-        return np.minimum(x, y)
+class Maximum(_Extremum):
+    pick, loses = staticmethod(np.maximum), staticmethod(np.less)
 
-    @staticmethod
-    def backward(ctx, dout):
-        x, y = ctx.saved_tensors
-        g = dout._data
-        share = np.where(x == y, 0.5, 1.0).astype(g.dtype)
-        return g * share * ~(x > y), g * share * ~(y > x)
+
+class Minimum(_Extremum):
+    pick, loses = staticmethod(np.minimum), staticmethod(np.greater)
 
 
 def _check_ordered(name, a, b):
@@ -772,7 +912,7 @@ def minimum(input, other):
     return _apply_broadcasting(Minimum, *_check_ordered("minimum", *_pair(input, other)))
 
 
-class Where(Function):
+class Where(Routing):
     @staticmethod
     def forward(ctx, cond, a, b):
         x, y = promoted(a, b)
@@ -780,11 +920,11 @@ class Where(Function):
         return np.where(cond._data, x, y)
 
     @staticmethod
-    def backward(ctx, dout):
+    def grads(ctx, g):
+        """g where the condition holds to the first input, elsewhere to the second."""
         (cond,) = ctx.saved_tensors
-        g = dout._data
         zero = np.zeros((), dtype=g.dtype)
-        return None, np.where(cond._data, g, zero), np.where(cond._data, zero, g)
+        return None, select(cond._data, g, zero), select(cond._data, zero, g)
 
 
 def where(condition, input, other):
@@ -794,18 +934,18 @@ def where(condition, input, other):
     return _apply_broadcasting(Where, condition, *_pair(input, other))
 
 
-class MaskedFill(Function):
+class MaskedFill(Routing):
     @staticmethod
     def forward(ctx, a, mask, value):
         ctx.save_for_backward(mask)
         return np.where(mask._data, value._data.astype(a._data.dtype), a._data)
 
     @staticmethod
-    def backward(ctx, dout):
+    def grads(ctx, g):
+        """The input keeps g where not masked; the value gets the sum of g over the mask."""
         (mask,) = ctx.saved_tensors
-        g = dout._data
-        dvalue = np.sum(g * mask._data) if ctx.needs_input_grad[2] else None
-        return np.where(mask._data, np.zeros((), g.dtype), g), None, dvalue
+        dvalue = (g * mask._data).sum() if ctx.needs_input_grad[2] else None
+        return select(mask._data, np.zeros((), g.dtype), g), None, dvalue
 
 
 def boolean_mask(mask, input, dtype_error):
