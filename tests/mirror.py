@@ -114,3 +114,14 @@ def check_gradgrad(fn, *arrays, **kwargs):
     inputs = [mg.tensor(np.array(a, dtype=np.float64), requires_grad=True)
               if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in arrays]
     assert mg.autograd.gradgradcheck(fn, inputs, **kwargs)
+
+
+def math_attention(lib):
+    """For PyTorch: its math attention kernel, the one with a double backward (2.13's fused CPU kernel has
+    none: "derivative for _scaled_dot_product_flash_attention_for_cpu_backward is not implemented").
+    For minigrad, nothing to choose."""
+    import contextlib
+    if lib is mg:
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    return sdpa_kernel(SDPBackend.MATH)

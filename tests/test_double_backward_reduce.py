@@ -157,24 +157,7 @@ def test_the_fused_attention_is_what_is_checked():
         assert out.grad_fn.fn is Attention, name
 
 
-# graph_backwards that use ops whose own graph_backward comes from other branches (issue 14 is split by file):
-# their second order is checked above; their third order raises NotDifferentiableTwice until those merge.
-NEEDS_OTHER_OPS = {
-    "attention": "MatMul", "attention_causal": "MatMul", "attention_bool_mask_scale": "MatMul",
-    "attention_float_mask": "MatMul", "binary_cross_entropy_target_grad_none": "Log, Log1p",
-    "binary_cross_entropy_with_logits": "Sigmoid, Softplus", "binary_cross_entropy_with_logits_pos_weight":
-    "Sigmoid, Softplus", "vector_norm_3": "Abs, Pow", "vector_norm_1.5": "Abs, Pow", "kl_div_target_grad": "Log",
-}
-
-
-def third_order_case(name):
-    if name not in NEEDS_OTHER_OPS:
-        return name
-    reason = f"needs the graph_backward of {NEEDS_OTHER_OPS[name]} (elementwise/linalg branches of issue 14)"
-    return pytest.param(name, marks=pytest.mark.xfail(raises=RuntimeError, strict=False, reason=reason))
-
-
-@pytest.mark.parametrize("name", [third_order_case(n) for n in sorted(CASES)])
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_third_order(name):
     """gradgradcheck of the function that returns the first gradients (create_graph): the double backward's
     own gradients, i.e. graph_backward applied to graph_backward's graph."""

@@ -10,7 +10,7 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as F
 
-from .mirror import torch_or_skip
+from .mirror import math_attention, torch_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
 for sub in ("examples", "bench"):
@@ -50,9 +50,10 @@ def test_hessian_vector_product_matches_pytorch(norm):
     results = []
     for lib, model, functional in ((mg, ours, F), (torch, theirs, torch.nn.functional)):
         params = dict(model.named_parameters())
-        loss = lm_loss(functional, model(lib.tensor(x)), lib.tensor(y))
-        hv = second_order.hessian_vector_product(lib, loss, [params[n] for n in names],
-                                                 [lib.tensor(vs[n]) for n in names])
+        with math_attention(lib):
+            loss = lm_loss(functional, model(lib.tensor(x)), lib.tensor(y))
+            hv = second_order.hessian_vector_product(lib, loss, [params[n] for n in names],
+                                                     [lib.tensor(vs[n]) for n in names])
         results.append([h.detach().numpy() for h in hv])
     for name, a, b in zip(names, *results):
         np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10, err_msg=name)
@@ -65,8 +66,9 @@ def test_sharpness_matches_pytorch():
     eigs = []
     for lib, model, functional in ((mg, ours, F), (torch, theirs, torch.nn.functional)):
         params = list(model.parameters())
-        eigs.append(second_order.sharpness(lib, lambda: lm_loss(functional, model(lib.tensor(x)), lib.tensor(y)),
-                                           params, iters=4))
+        with math_attention(lib):
+                eigs.append(second_order.sharpness(lib, lambda: lm_loss(functional, model(lib.tensor(x)), lib.tensor(y)),
+                                               params, iters=4))
     np.testing.assert_allclose(eigs[0], eigs[1], rtol=1e-8)
 
 
@@ -75,8 +77,9 @@ def test_gradient_penalty_gradients_match_pytorch():
     x, y = batch()
     grads = []
     for lib, model, functional in ((mg, ours, F), (torch, theirs, torch.nn.functional)):
-        loss = second_order.penalized_loss(lib, model, lib.tensor(x), lib.tensor(y), functional, lam=0.5)
-        loss.backward()
+        with math_attention(lib):
+            loss = second_order.penalized_loss(lib, model, lib.tensor(x), lib.tensor(y), functional, lam=0.5)
+            loss.backward()
         grads.append({n: p.grad.numpy().copy() for n, p in model.named_parameters()})
     for name in grads[0]:
         np.testing.assert_allclose(grads[0][name], grads[1][name], rtol=1e-8, atol=1e-11, err_msg=name)

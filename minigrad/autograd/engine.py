@@ -330,7 +330,7 @@ def _walk(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
             g, in_grads[i] = in_grads[i], None      # the engine holds the only reference it keeps
             if g is not None:
                 shape, dtype = node.input_meta[i]
-                if type(g) is not np.ndarray or g.shape != shape or g.dtype != dtype:   # else it fits already
+                if graph or type(g) is not np.ndarray or g.shape != shape or g.dtype != dtype:   # else it fits
                     g = fit_gradient(g._data if isinstance(g, Tensor) and not graph else g, node.input_meta[i],
                                      node, i)
                 pending[nxt] = g if nxt not in pending else pending[nxt] + g
