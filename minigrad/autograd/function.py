@@ -38,13 +38,12 @@ Tensor = None  # minigrad.tensor sets this once the class exists (importing it h
 class Context:
     """The ``ctx`` of one ``Function`` call, and that call's node in the backward graph."""
 
-    __slots__ = ("fn", "saved", "saved_at", "origins", "next_edges", "input_meta", "needs_input_grad",
+    __slots__ = ("fn", "saved", "saved_at", "next_edges", "input_meta", "needs_input_grad",
                  "pre_hooks", "retained", "freed", "__dict__", "__weakref__")
 
     def __init__(self, fn):
         self.fn = fn
         self.saved = ()
-        self.origins = None        # per saved Tensor that required grad: its grad_fn or leaf (for create_graph)
         self.next_edges = ()       # per input: its grad_fn Context, the leaf Tensor, or None
         self.input_meta = ()       # per input: (shape, dtype) the gradient must have
         self.needs_input_grad = ()
@@ -59,6 +58,7 @@ class Context:
         for t in tensors:  # a plain loop: most ops save ndarrays only, and then keep the tuple itself
             if isinstance(t, Tensor):
                 saved = tuple([t.detach() if isinstance(t, Tensor) else t for t in tensors])
+                # where each saved Tensor sits in the graph, for create_graph (in __dict__: most nodes have none)
                 self.origins = tuple([_origin(t) for t in tensors])
                 break
         self.saved = saved
@@ -105,7 +105,7 @@ class Context:
         """``saved_tensors`` with each saved Tensor that required grad joined to the graph again (what a
         user Function's ``backward`` sees under ``create_graph=True``, as in PyTorch)."""
         saved = self.saved_tensors
-        if self.origins is None:
+        if "origins" not in self.__dict__:
             return saved
         return tuple(_joined(t._data, o) if o is not None else t for t, o in zip(saved, self.origins))
 
