@@ -141,8 +141,10 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
     return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, gen_non_contig_grad_outputs=False,
-                  raise_exception=True, *, fast_mode=False, seed=0):
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0, check_undefined_grad=True,
+                  check_grad_dtypes=False, check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True,
+                  fast_mode=False, masked=False, seed=0):
     """Check second derivatives: ``gradcheck`` applied to the function that maps (inputs, v) to the
     gradients <v, d func / d inputs>, computed with ``create_graph=True`` (PyTorch's ``gradgradcheck``).
 
@@ -153,6 +155,11 @@ def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-
     """
     from ..tensor import Tensor
     from . import grad as autograd_grad
+    if check_batched_grad or check_fwd_over_rev or masked:
+        raise NotImplementedError("gradgradcheck: check_batched_grad, check_fwd_over_rev and masked need vmap, "
+                                  "forward-mode AD and masked tensors, which minigrad does not have")
+    if not check_rev_over_rev:
+        return True
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     if not diff_inputs:
