@@ -80,7 +80,6 @@ def _size(shape):
 def _grads(outputs, inputs, grad_outputs, create_graph, strict, what):
     """d<grad_outputs, outputs>/d inputs with zeros for unused inputs (an error under ``strict``)."""
     from . import grad
-    from ..tensor import Tensor
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
     if strict:
         for i, o in enumerate(outputs):
@@ -116,6 +115,19 @@ def _v_tuple(v, outputs, fn_name):
     return v
 
 
+def _v_for_inputs(v, inputs, fn_name):
+    """v checked against ``inputs`` (jvp, hvp, vhp); None only for a single one-element input."""
+    from ..tensor import Tensor
+    if v is None:
+        if len(inputs) != 1 or inputs[0].numel() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
+                               "single Tensor with a single element.")
+        return (Tensor(np.ones_like(inputs[0]._data)),)
+    _, v = _as_tuple(v, "v", fn_name)
+    _check_v(v, inputs, fn_name)
+    return v
+
+
 # --------------------------------------------------------------------------- products
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T J): the vector-Jacobian product, one backward pass."""
@@ -134,20 +146,9 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     upstream gradient, g(u) = u^T J is linear in u, and d<g(u), v>/du = J v."""
     from ..tensor import Tensor
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        _, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph)
-        if v is None:
-            if len(inputs) != 1 or inputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                                   "single Tensor with a single element.")
-            v = (Tensor(np.ones_like(inputs[0]._data)),)
-        else:
-            _, v = _as_tuple(v, "v", "jvp")
-            if len(v) != len(inputs):
-                raise RuntimeError(f"v is a tuple of invalid length: should be {len(inputs)} but got {len(v)}.")
-            for vi, t in zip(v, inputs):
-                if vi.shape != t.shape:
-                    raise RuntimeError(f"v has invalid size: should be {_size(t.shape)} but got {_size(vi.shape)}.")
+        v = _v_for_inputs(v, inputs, "jvp")
         out_tuple, outputs = _outputs(func(*inputs), "jvp")
         dummies = tuple(Tensor(np.zeros_like(o._data), requires_grad=True) for o in outputs)
         grads = _grads(outputs, inputs, dummies, True, strict, " for jvp")
@@ -178,8 +179,8 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def _hessian_product(func, inputs, v, create_graph, strict, name, transpose):
-    from . import grad
     from ..tensor import Tensor
+    from . import grad
     with enable_grad():
         in_tuple, inputs = _as_tuple(inputs, "inputs", name)
         inputs = _prepare(inputs, create_graph)
@@ -187,14 +188,7 @@ def _hessian_product(func, inputs, v, create_graph, strict, name, transpose):
         if out_tuple or outputs[0].numel() != 1:
             raise RuntimeError(f"The function given to {name} should return a single Tensor")
         out = outputs[0]
-        if v is None:
-            if len(inputs) != 1 or inputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                                   "single Tensor with a single element.")
-            v = (Tensor(np.ones_like(inputs[0]._data)),)
-        else:
-            _, v = _as_tuple(v, "v", name)
-            _check_v(v, inputs, name)
+        v = _v_for_inputs(v, inputs, name)
         first = _grads((out,), inputs, (Tensor(np.ones_like(out._data)),), True, strict, "")
         first = _zeros_if_none(first, inputs)
         if not transpose:       # v^T H = d<grad f, v>/dx
