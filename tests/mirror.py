@@ -125,3 +125,23 @@ def math_attention(lib):
         return contextlib.nullcontext()
     from torch.nn.attention import SDPBackend, sdpa_kernel
     return sdpa_kernel(SDPBackend.MATH)
+
+
+def rss_growth_kib(step, warmup, steps):
+    """How much the resident memory grows (KiB, from /proc) over ``steps`` calls of ``step`` after ``warmup``
+    calls, with the cycle collector off: what reference counting alone frees."""
+    import gc
+
+    def rss_kib():
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * 4
+    gc.disable()
+    try:
+        for _ in range(warmup):
+            step()
+        before = rss_kib()
+        for _ in range(steps):
+            step()
+        return rss_kib() - before
+    finally:
+        gc.enable()

@@ -9,7 +9,7 @@ import pytest
 import minigrad as mg
 from minigrad.autograd import Function, GradcheckError
 
-from .mirror import torch_or_skip
+from .mirror import rss_growth_kib, torch_or_skip
 
 
 def leaf(shape, seed=0, dtype=np.float64):
@@ -241,33 +241,19 @@ def test_graph_is_freed_without_reference_cycles():
         gc.enable()
 
 
-def _rss_kib():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * 4
-
-
 @pytest.mark.skipif(not __import__("os").path.exists("/proc/self/statm"), reason="needs /proc")
 def test_rss_stays_flat_over_10000_training_steps():
     rng = np.random.default_rng(5)
     w1, b1, w2 = (mg.tensor(rng.standard_normal(s), requires_grad=True) for s in [(8, 16), (16,), (16,)])
     x = mg.tensor(rng.standard_normal((8, 1)))
-    gc.disable()
-    try:
-        def step():
-            h = (x * w1 + b1).tanh()
-            loss = ((h * w2).mean(0) ** 2).mean()
-            loss.backward()
-            for p in (w1, b1, w2):
-                p.data.sub_(0.01 * p.grad)
-                p.grad = None
-        for _ in range(500):
-            step()
-        before = _rss_kib()
-        for _ in range(10_000):
-            step()
-        growth = _rss_kib() - before
-    finally:
-        gc.enable()
+    def step():
+        h = (x * w1 + b1).tanh()
+        loss = ((h * w2).mean(0) ** 2).mean()
+        loss.backward()
+        for p in (w1, b1, w2):
+            p.data.sub_(0.01 * p.grad)
+            p.grad = None
+    growth = rss_growth_kib(step, warmup=500, steps=10_000)
     assert growth < 2048, f"RSS grew by {growth} KiB over 10,000 steps"
 
 

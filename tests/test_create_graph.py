@@ -5,7 +5,6 @@ What the engine itself does (the ops' graph_backward are tested per family in te
 user Functions (saved tensors joined to the graph, as PyTorch; NotDifferentiableTwice otherwise),
 materialize_grads, gradgradcheck catching wrong double backwards, and memory over many steps.
 """
-import gc
 import warnings
 
 import numpy as np
@@ -14,7 +13,7 @@ import pytest
 import minigrad as mg
 from minigrad.autograd import Function, GradcheckError, gradgradcheck
 
-from .mirror import torch_or_skip
+from .mirror import rss_growth_kib, torch_or_skip
 
 rng = np.random.default_rng(7)
 A = rng.standard_normal(4)
@@ -235,31 +234,17 @@ def test_third_derivative_of_a_chain_matches_the_closed_form():
 
 
 # ----------------------------------------------------------------------------- memory
-def _rss_kib():
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * 4
-
-
 @pytest.mark.skipif(not __import__("os").path.exists("/proc/self/statm"), reason="needs /proc")
 def test_rss_stays_flat_over_many_double_backward_steps():
     """Hessian-vector-product steps with autograd.grad(create_graph=True), gc disabled: every graph the
     two backward passes build is freed by reference counting alone (no cycles)."""
     x = mg.tensor(rng.standard_normal((64, 64)), requires_grad=True)
     v = mg.tensor(rng.standard_normal((64, 64)))
-    gc.disable()
-    try:
-        def step():
-            y = (x * x.exp() / (1 + x * x)).sum()
-            (g,) = mg.autograd.grad(y, x, create_graph=True)
-            (hv,) = mg.autograd.grad((g * v).sum(), x)
-            with mg.no_grad():
-                v.copy_(hv / hv.abs().max())   # power iteration: the next direction
-        for _ in range(200):
-            step()
-        before = _rss_kib()
-        for _ in range(3000):
-            step()
-        growth = _rss_kib() - before
-    finally:
-        gc.enable()
+    def step():
+        y = (x * x.exp() / (1 + x * x)).sum()
+        (g,) = mg.autograd.grad(y, x, create_graph=True)
+        (hv,) = mg.autograd.grad((g * v).sum(), x)
+        with mg.no_grad():
+            v.copy_(hv / hv.abs().max())   # power iteration: the next direction
+    growth = rss_growth_kib(step, warmup=200, steps=3000)
     assert growth < 2048, f"RSS grew by {growth} KiB over 3,000 double-backward steps"
