@@ -89,7 +89,7 @@ def test_hooks_run_on_graph_gradients_and_are_differentiated():
 
 def test_materialize_grads_as_pytorch():
     for lib, x, y in both():
-        (gx, gy) = lib.autograd.grad((x * 2).sum(), (x, y), create_graph=True, materialize_grads=True)
+        (_, gy) = lib.autograd.grad((x * 2).sum(), (x, y), create_graph=True, materialize_grads=True)
         assert not gy.detach().numpy().any() and tuple(gy.shape) == (4,)
         with pytest.raises(ValueError, match="allow_unused"):
             lib.autograd.grad((x * 2).sum(), (x, y), materialize_grads=True, allow_unused=False)
