@@ -8,6 +8,7 @@ streams differ from PyTorch's: the same seed gives other numbers than in PyTorch
 """
 import numpy as np
 
+from ._checks import takes_tensors
 from .device import CPU, check_device
 
 _DEFAULT_SEED = 0
@@ -135,16 +136,19 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     return creation.new_tensor(permutation.astype(creation.dtype_or(dtype, dtypes.int64)), device, requires_grad)
 
 
+@takes_tensors("input")
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
     return rand(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
                 requires_grad=requires_grad)
 
 
+@takes_tensors("input")
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
     return randn(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
                  requires_grad=requires_grad)
 
 
+@takes_tensors("input")
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """``randint_like(input, high)`` or ``randint_like(input, low, high)``: ``input``'s shape and dtype."""
     if high is None:

@@ -208,10 +208,15 @@ class Tensor:
         return self._data.tolist()
 
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
+
+    def _scalar(self):
+        if self._data.size != 1:   # PyTorch: ValueError here, where item() raises RuntimeError
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __index__(self):
         if self._data.dtype.kind not in "iu" or self._data.size != 1:
@@ -473,10 +478,10 @@ class Tensor:
         return _ew.logical_not(self)
 
     def __and__(self, other):
-        return _ew.logical_and(self, other)
+        return _ew.logical_and(self, _ew.as_tensor_operand(other, self))
 
     def __or__(self, other):
-        return _ew.logical_or(self, other)
+        return _ew.logical_or(self, _ew.as_tensor_operand(other, self))
 
     def t(self):
         if self.ndim > 2:

@@ -276,7 +276,7 @@ class Dropout(Module):
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
-        if not 0 <= p <= 1:
+        if p < 0 or p > 1:   # as PyTorch: NaN passes here and is refused when the layer runs
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
