@@ -8,7 +8,7 @@ boundary may then assume valid input (a Tensor has ``_data``, a size is a non-ne
 * ``takes_tensors(*names, numbers=(), optional=())``: decorator; the named parameters must be Tensors (those in
   ``numbers`` may also be operands minigrad converts: Python/NumPy numbers and ndarrays; a parameter whose
   default is None, or listed in ``optional``, may be None).
-* ``int_arg``, ``float_arg``: one integer / real-number argument.
+* ``int_arg``, ``float_arg``: one integer / real-number argument; ``size_param``: a module's size argument.
 * ``size_arg``: a size (``zeros(2, 3)``, ``zeros((2, 3))``) as a tuple of non-negative ints.
 * ``dtype_arg``: a dtype argument as a NumPy dtype.
 """
@@ -87,6 +87,20 @@ def int_arg(value, fname, name, position=None):
         return int(value._data)
     where = f"argument '{name}'" + (f" (position {position})" if position else "")
     raise TypeError(f"{fname}(): {where} must be int, not {type_name(value)}")
+
+
+def size_param(value, cls, name):
+    """A module's size argument (``Linear``'s ``in_features``, ...): a non-negative Python or NumPy int (a 0-d
+    integer tensor too, as PyTorch takes it), as an int. TypeError for floats, bools, strings; RuntimeError
+    for a negative size, PyTorch's types."""
+    if isinstance(value, (bool, np.bool_)) or not (is_int(value) or (
+            isinstance(value, _tensor.Tensor) and value.ndim == 0 and value.dtype.kind in "iu")):
+        raise TypeError(f"{cls}: {name} must be an int, got {value!r} ({type_name(value)})")
+    size = int(value._data) if isinstance(value, _tensor.Tensor) else int(value)
+    if size < 0:
+        raise RuntimeError(f"{cls}: {name} must be non-negative, got {size} (Trying to create tensor with negative "
+                           f"dimension {size})")
+    return size
 
 
 def float_arg(value, fname, name, position=None):

@@ -92,7 +92,7 @@ def _print_options(data):
 class Tensor:
     """An n-dimensional array that can record the operations applied to it for backpropagation."""
 
-    __slots__ = ("_data", "requires_grad", "grad", "grad_fn", "_hooks", "_base", "_view_version", "_view_at",
+    __slots__ = ("_data", "requires_grad", "_grad", "grad_fn", "_hooks", "_base", "_view_version", "_view_at",
                  "__weakref__")
     __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected operator
 
@@ -108,7 +108,7 @@ class Tensor:
             self._data = legacy_array(data, sizes, dtypes.get_default_dtype(), "Tensor")
         if device is not None:
             check_device(device)
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self._hooks = ()  # a list once a hook is registered
         self._base = None  # for a view made in grad mode: the tensor whose memory it views (autograd/views.py)
@@ -188,6 +188,27 @@ class Tensor:
         return (self[i] for i in range(len(self)))
 
     # ----------------------------------------------------------------- conversion
+    @property
+    def grad(self):
+        """The accumulated gradient (a Tensor of this tensor's shape and dtype) or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        """As in PyTorch, only None or a Tensor of this tensor's shape and dtype can be assigned."""
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                                   f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                                   "the same size")
+            if value.dtype != self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
+                                   f"dtype '{self.dtype}'. The gradient must match the tensor's dtype")
+        self._grad = value
+
     def numpy(self):
         """The underlying ndarray (no copy). Like PyTorch, refuses a tensor that requires grad."""
         if self.requires_grad:

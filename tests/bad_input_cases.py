@@ -909,8 +909,9 @@ DOCUMENTED_DIFFERENCES = {
     "norm:batch_norm_0d": (RuntimeError, "as batch_norm_1d"),
     "attention:value_len_mismatch": (RuntimeError, "PyTorch's CPU kernel does not check value's sequence length "
                                                    "against key's and returns numbers; minigrad names the shapes"),
-    "constructor:LSTM_input:bool": (TypeError, "PyTorch refuses a bool size in some positions of its parameter "
-                                               "shapes and takes it in others; minigrad refuses bool sizes"),
+    **{f"constructor:{c}:bool": (TypeError, "PyTorch refuses a bool size in some positions of its parameter "
+                                            "shapes and takes it (as 1) in others; minigrad refuses bool sizes")
+       for c in ("LSTM_input", "Linear_in", "Embedding_dim")},
     "module_forward:lstm_h0_not_tuple": (RuntimeError, "PyTorch's IndexError comes from unpacking a tensor as the "
                                                        "(h_0, c_0) pair; minigrad names the shapes it expected"),
     "tensor:grad_not_tensor_outputs": (TypeError, "PyTorch asserts (AssertionError); minigrad raises the TypeError "
@@ -932,9 +933,6 @@ OPEN = {
     **{f"constructor:BatchNorm{d}:negative": _COLLEAGUE + " (buffers made with NumPy: its ValueError)"
        for d in ("1d", "2d")},
     "module:Parameter_list": _COLLEAGUE + " (nn/module.py: Parameter takes a list)",
-    **{f"tensor:set_grad_{what}": "open: assigning .grad is not validated (Tensor.grad is a plain slot, written by "
-                                  "the engine on every step)" for what in ("shape", "list", "dtype")},
-    "constructor:Embedding_num:bool": "open: PyTorch refuses a bool at the first position of a parameter shape",
     **{f"constructor:{c}:tensor": "open: PyTorch takes a 0-d integer Tensor as a size in these constructors"
        for c in ("GroupNorm_groups", "GroupNorm_channels", "GRU_layers", "MultiheadAttention_embed",
                  "MultiheadAttention_heads")},
