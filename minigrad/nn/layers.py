@@ -218,8 +218,8 @@ class Linear(Module):
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         check_device(device)
         super().__init__()
-        in_features, out_features = size_param(in_features, "Linear", "in_features"), size_param(out_features,
-                                                                                                "Linear", "out_features")
+        in_features = size_param(in_features, "Linear", "in_features")
+        out_features = size_param(out_features, "Linear", "out_features")
         self.in_features, self.out_features = in_features, out_features
         dtype = dtype or dtypes.get_default_dtype()
         self.weight = Parameter(empty(out_features, in_features, dtype=dtype))
