@@ -216,6 +216,7 @@ def _check_probabilities(p):
         raise RuntimeError("bernoulli: every probability must be in [0, 1], got values outside it")
 
 
+@takes_tensors("input")
 def bernoulli(input, p=None, *, generator=None):
     """1 with probability ``input`` (or ``p``, a number, for every element), else 0; ``input``'s shape and dtype."""
     probabilities = input._data if p is None else np.full(input.shape, p, dtype=input.dtype)
@@ -224,6 +225,7 @@ def bernoulli(input, p=None, *, generator=None):
     return Sample.apply(draws.astype(input.dtype), input)
 
 
+@takes_tensors("input")
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     """Indices drawn from the categorical distribution(s) whose unnormalized probabilities are ``input``'s
     last dimension: ``(num_samples,)`` for a vector, ``(rows, num_samples)`` for a matrix; int64.
@@ -259,6 +261,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     return Tensor(indices.reshape(weights.shape[:-1] + (num_samples,)).astype(np.int64))
 
 
+@takes_tensors("input")
 def poisson(input, generator=None):
     """Poisson counts with rates ``input``; ``input``'s shape and dtype."""
     rates = input._data

@@ -616,9 +616,15 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+def _checked_input(input, fname):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input
+
+
 def is_floating_point(input):
-    return input.is_floating_point()
+    return _checked_input(input, "is_floating_point").is_floating_point()
 
 
 def is_complex(input):
-    return input.is_complex()
+    return _checked_input(input, "is_complex").is_complex()

@@ -105,6 +105,30 @@ family("binary_bool_pair", [(n, lambda c, _, n=n: getattr(c.lib, n)(c.t(BOOL3), 
 family("binary_int_pair", [(n, lambda c, _, n=n: getattr(c.lib, n)(c.t(INT23), c.t(INT23[::-1].copy())))
                            for n in BINARY], [("ints", None)])
 
+# Every public function of minigrad and minigrad.nn.functional whose first parameter is a tensor and that PyTorch
+# has under the same name, called with a non-Tensor first argument (found by name: a new function is covered).
+def _tensor_first_functions(namespace, torch_namespace_name):
+    import inspect
+
+    import minigrad as mg
+    module = mg if namespace == "mg" else mg.nn.functional
+    names = []
+    for name in sorted(dir(module)):
+        f = getattr(module, name)
+        if name.startswith("_") or not inspect.isfunction(f):
+            continue
+        params = list(inspect.signature(f).parameters)
+        if params and params[0] in ("input", "tensor", "tensors", "condition", "real", "abs"):
+            names.append(name)
+    return [(f"{torch_namespace_name}.{n}", lambda c, x, n=n, ns=namespace: getattr(c.lib if ns == "mg" else c.F, n)(x))
+            for n in names]
+
+
+_NOT_TENSOR_FIRST = [("list", [1.0, 2.0]), ("None", None), ("str", "x")]
+family("public_first_arg", _tensor_first_functions("mg", "torch") + _tensor_first_functions("F", "F"),
+       _NOT_TENSOR_FIRST)
+
+
 # --------------------------------------------------------------------------- reductions and dims
 REDUCTIONS = ["sum", "mean", "amax", "amin", "argmax", "argmin", "logsumexp", "std", "var", "all", "any",
               "cumsum", "cumprod", "softmax", "log_softmax", "max", "min"]
@@ -658,6 +682,16 @@ FORWARD_INPUTS = NOT_TENSORS[:4] + [
     ("int_indices", lambda c: c.t(np.array([[0, 2], [1, 3]]))),
 ]
 family("forward", [(n, lambda c, x, m=m: m(c)(x)) for n, m in FORWARDS], FORWARD_INPUTS)
+LOSS_MODULES = ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss",
+                "NLLLoss", "SmoothL1Loss"]
+family("loss_module", [(n, lambda c, x, n=n: getattr(c.nn, n)()(x, c.t(np.array([0.25, 0.5, 0.75]))))
+                       for n in LOSS_MODULES],
+       NOT_TENSORS[:4] + [("int64", lambda c: c.t(np.array([0, 1, 1]))), ("wrong_shape", lambda c: c.t(np.ones(4) / 2)),
+                          ("0d", lambda c: c.t(SCALAR)), ("empty", lambda c: c.t(np.zeros(0)))])
+ACTIVATION_MODULES = ["ReLU", "GELU", "SiLU", "ELU", "LeakyReLU", "Softplus", "Mish", "Hardswish", "Sigmoid", "Tanh",
+                      "Identity"]
+family("activation_module", [(n, lambda c, x, n=n: getattr(c.nn, n)()(x)) for n in ACTIVATION_MODULES],
+       NOT_TENSORS[:4] + EDGE_TENSORS)
 RNN_CALLS = [
     ("rnn_wrong_features", lambda c: c.mod(c.nn.RNN(3, 2, dtype=c.lib.float64))(c.t(np.ones((2, 4))))),
     ("rnn_4d", lambda c: c.mod(c.nn.RNN(3, 2, dtype=c.lib.float64))(c.t(np.ones((1, 2, 2, 3))))),

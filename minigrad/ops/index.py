@@ -154,6 +154,7 @@ def argwhere(input):
 
 
 # --------------------------------------------------------------------------- one_hot
+@takes_tensors("tensor")
 def one_hot(tensor, num_classes=-1):
     """int64 (*tensor.shape, num_classes): 1 where the last index equals ``tensor``'s class (not differentiable).
     ``num_classes=-1`` takes the largest class + 1, as PyTorch."""

@@ -16,7 +16,7 @@ not at all.
 """
 import numpy as np
 
-from .._checks import check_tensor
+from .._checks import check_tensor, takes_tensors
 from ..autograd import Function, grad_mode
 from ..autograd.version import bump
 from ..autograd.views import WriteRegion, history, overlaps, refresh, region, set_view_history
@@ -509,6 +509,7 @@ class Clone(Function):
         return dout
 
 
+@takes_tensors("input")
 def clone(input, *, memory_format=None):
     """A copy with its own memory, differentiable (the gradient passes through unchanged)."""
     return Clone.apply(input)

@@ -136,8 +136,11 @@ def _check_class_targets(name, input, target, weight, ignore_index, probabilitie
     target of class indices of the input's shape without C (or probabilities of the input's shape)."""
     kernel = "log_softmax_lastdim_kernel_impl" if name == "cross_entropy" else "nll_loss_out_frame"
     check_floating_input(kernel, input)
-    if input.ndim == 0:
-        raise RuntimeError(f"{name}: input must have at least 1 dimension (C,) or (N, C, *d), got a 0-d tensor")
+    if input.ndim == 0:  # (nll_loss refused it already) a 0-d target is read as class probabilities, as PyTorch
+        if target.dtype.kind != "f":
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{scalar_type_name(target.dtype)}")
+        raise IndexError(f"{name}: input must have at least 1 dimension (C,) or (N, C, *d), got a 0-d tensor")
     axis = 1 if input.ndim > 1 else 0
     n_classes = input.shape[axis]
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
@@ -280,6 +283,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     target = as_tensor_operand(target)
+    if input.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
     if target.dtype.kind == "f":
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype} (nll_loss takes "
                            "class indices)")
@@ -348,6 +353,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (d = input - target), reduced; with
     ``weight`` (the input's shape) 'mean' is mean(w h(d)) (PyTorch's choice, unlike l1_loss and mse_loss)."""
     check_reduction(reduction)
+    if input.dtype.kind in "biu":
+        raise RuntimeError(f"result type Double can't be cast to the desired output type "
+                           f"{scalar_type_name(input.dtype)}")
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta (got delta={delta}).")
     return _elementwise_weighted(_huber_elements(input, target, float(delta), 1.0), input, weight, reduction,
@@ -452,6 +460,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     target = as_tensor_operand(target, input)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({_size(target)}) must be the same as input size ({_size(input)})")
+    check_floating_input("log_sigmoid_cpu", input)
     if target.dtype.kind not in "fc":
         raise RuntimeError(f"result type {scalar_type_name(input.dtype)} can't be cast to the desired output type "
                            f"{scalar_type_name(target.dtype)}")
@@ -518,6 +527,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       stacklevel=2)
     target = as_tensor_operand(target, input)
     check_broadcast(input.shape, target.shape)
+    if input.dtype.kind in "biu" or target.dtype.kind in "biu":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     input, target = _promoted(input, target)
     elements = KLDiv.apply(input, target, bool(log_target))
     if reduction == "batchmean":
