@@ -38,6 +38,16 @@ def is_int(value):
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def as_index(value):
+    """``value`` as an int if it is one: a Python or NumPy integer (not a bool) or a 0-d integer Tensor, as
+    PyTorch takes them for sizes and indices; None otherwise."""
+    if is_int(value):
+        return int(value)
+    if isinstance(value, _tensor.Tensor) and value.ndim == 0 and value.dtype.kind in "iu":
+        return int(value._data)
+    return None
+
+
 def check_tensor(value, fname, name, position, numbers_ok=False):
     """``value`` if it is a Tensor (or, with ``numbers_ok``, an operand minigrad converts: a number or an
     ndarray); TypeError naming the argument otherwise."""
@@ -54,7 +64,7 @@ def takes_tensors(*names, numbers=(), optional=(), fname=None):
     the parameter is listed in ``optional``)."""
     def decorate(fn):
         params = inspect.signature(fn).parameters
-        # (name, index among positional arguments or None for keyword-only, None allowed)
+        # (name, index among the positional arguments or None for keyword-only, None allowed, numbers allowed)
         checked = []
         for i, (pname, p) in enumerate(params.items()):
             if pname in names or pname in numbers or pname in optional:
@@ -80,11 +90,10 @@ def takes_tensors(*names, numbers=(), optional=(), fname=None):
 
 
 def int_arg(value, fname, name, position=None):
-    """``value`` as an int (Python or NumPy integer, or a 0-d integer Tensor); TypeError otherwise."""
-    if is_int(value):
-        return int(value)
-    if isinstance(value, _tensor.Tensor) and value.ndim == 0 and value.dtype.kind in "iu":
-        return int(value._data)
+    """``value`` as an int (``as_index``); TypeError otherwise."""
+    index = as_index(value)
+    if index is not None:
+        return index
     where = f"argument '{name}'" + (f" (position {position})" if position else "")
     raise TypeError(f"{fname}(): {where} must be int, not {type_name(value)}")
 
@@ -93,10 +102,9 @@ def size_param(value, cls, name):
     """A module's size argument (``Linear``'s ``in_features``, ...): a non-negative Python or NumPy int (a 0-d
     integer tensor too, as PyTorch takes it), as an int. TypeError for floats, bools, strings; RuntimeError
     for a negative size, PyTorch's types."""
-    if isinstance(value, (bool, np.bool_)) or not (is_int(value) or (
-            isinstance(value, _tensor.Tensor) and value.ndim == 0 and value.dtype.kind in "iu")):
+    size = as_index(value)
+    if size is None:
         raise TypeError(f"{cls}: {name} must be an int, got {value!r} ({type_name(value)})")
-    size = int(value._data) if isinstance(value, _tensor.Tensor) else int(value)
     if size < 0:
         raise RuntimeError(f"{cls}: {name} must be non-negative, got {size} (Trying to create tensor with negative "
                            f"dimension {size})")
@@ -113,7 +121,7 @@ def float_arg(value, fname, name, position=None):
     raise TypeError(f"{fname}(): {where} must be float, not {type_name(value)}")
 
 
-def size_arg(size, fname, name="size"):
+def size_arg(size, fname, name="size", position=1):
     """The shape asked for by ``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])`` (``size`` is the tuple of positional
     arguments), as a tuple of non-negative ints. Floats, bools and strings are TypeErrors; a negative size is
     PyTorch's RuntimeError."""
@@ -121,11 +129,14 @@ def size_arg(size, fname, name="size"):
         size = tuple(size[0])
     shape = []
     for pos, s in enumerate(size):
-        if is_int(s) or (isinstance(s, bool) and len(size) > 1) or (  # PyTorch: zeros(2, True), not zeros(True)
-                isinstance(s, _tensor.Tensor) and s.ndim == 0 and s.dtype.kind in "iu"):
-            shape.append(int(s._data) if isinstance(s, _tensor.Tensor) else int(s))
+        index = as_index(s)
+        if index is None and isinstance(s, bool) and len(size) > 1:  # PyTorch: zeros(2, True), not zeros(True)
+            index = int(s)
+        if index is not None:
+            shape.append(index)
         elif len(size) == 1:
-            raise TypeError(f"{fname}(): argument '{name}' (position 1) must be tuple of ints, not {type_name(s)}")
+            raise TypeError(f"{fname}(): argument '{name}' (position {position}) must be tuple of ints, not "
+                            f"{type_name(s)}")
         else:
             raise TypeError(f"{fname}(): argument '{name}' must be tuple of ints, but found element of type "
                             f"{type_name(s)} at pos {pos}")

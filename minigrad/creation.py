@@ -56,16 +56,24 @@ def _from_python(data, dtype):
     """A Python number or nested sequence of numbers as an array: PyTorch's dtype for it, or ``dtype``."""
     if data is None or isinstance(data, (dict, set)):
         raise RuntimeError(f"Could not infer dtype of {type_name(data)}")
-    if isinstance(data, int) and not -2 ** 63 <= data < 2 ** 64 or (
-            isinstance(data, (list, tuple)) and np.asarray(data, dtype=object).dtype == object
-            and any(isinstance(v, int) and not -2 ** 63 <= v < 2 ** 64 for v in np.ravel(np.asarray(data, object)))):
-        raise ValueError("Overflow when unpacking long long")
-    natural = dtypes.dtype_of_python(data)            # also refuses data that is not numbers
+    try:
+        natural = dtypes.dtype_of_python(data)        # also refuses data that is not numbers
+    except TypeError:
+        if _has_huge_int(data):                       # NumPy reads ints beyond 64 bits as objects
+            raise ValueError("Overflow when unpacking long long") from None
+        raise
     dtype = natural if dtype is None else dtype
     if dtype.kind in "biu" and natural.kind in "fc" and not np.isfinite(np.asarray(data, dtype=natural)).all():
         raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
     # straight to the asked dtype: 0.1 through float32 first would lose float64's digits
     return np.asarray(data, dtype=dtype)
+
+
+def _has_huge_int(data):
+    """Whether a Python int that no 64-bit integer holds occurs in ``data`` (a number or nested sequence)."""
+    if isinstance(data, (list, tuple)):
+        return any(_has_huge_int(item) for item in data)
+    return isinstance(data, int) and not -2 ** 63 <= data < 2 ** 64
 
 
 def as_tensor(data, dtype=None, device=None):

@@ -443,13 +443,14 @@ def _check_complex_grad(name, *operands):
 
 def _unary(fn, floating=False, bool_error=None):
     """The public function for the one-input Function ``fn``: ``floating`` computes integers and bools in the
-    default float dtype; ``bool_error`` is the exception PyTorch raises for a bool tensor, if it refuses them."""
+    default float dtype; ``bool_error`` is (exception class, message) PyTorch raises for a bool tensor, if it
+    refuses them."""
     complex_checked = fn not in (Neg, Abs)
 
     def op(input):
         check_tensor(input, op.__name__, "input", 1)
         if bool_error is not None and input._data.dtype.kind == "b":
-            raise type(bool_error)(*bool_error.args)
+            raise bool_error[0](bool_error[1])
         input = _floating(input) if floating else input
         if complex_checked and input.requires_grad and input._data.dtype.kind == "c":
             _check_complex_grad(op.__name__, input)
@@ -472,7 +473,7 @@ def neg(input):
 
 
 negative = neg
-abs = _unary(Abs, bool_error=NotImplementedError('"abs_cpu" not implemented for \'Bool\''))  # noqa: A001 - PyTorch's name
+abs = _unary(Abs, bool_error=(NotImplementedError, '"abs_cpu" not implemented for \'Bool\''))  # noqa: A001
 exp = _unary(Exp, floating=True)
 log = _unary(Log, floating=True)
 sqrt = _unary(Sqrt, floating=True)
@@ -488,7 +489,7 @@ def square(input):
 
 tanh = _unary(Tanh, floating=True)
 sigmoid = _unary(Sigmoid, floating=True)
-relu = _unary(Relu, bool_error=RuntimeError("Boolean inputs not supported for relu"))
+relu = _unary(Relu, bool_error=(RuntimeError, "Boolean inputs not supported for relu"))
 sin = _unary(Sin, floating=True)
 cos = _unary(Cos, floating=True)
 

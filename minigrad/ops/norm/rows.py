@@ -19,11 +19,11 @@ def as_normalized_shape(normalized_shape, fname="layer_norm"):
     """``normalized_shape`` as a tuple of ints; an int ``n`` means ``(n,)`` (as the PyTorch modules take it).
     Floats, strings and negative sizes are refused (``_checks.size_arg``)."""
     if is_int(normalized_shape):
-        return size_arg((normalized_shape,), fname, "normalized_shape")
+        return size_arg((normalized_shape,), fname, "normalized_shape", position=2)
     if not isinstance(normalized_shape, (tuple, list)):
         raise TypeError(f"{fname}(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
                         f"{type_name(normalized_shape)}")
-    return size_arg((tuple(normalized_shape),), fname, "normalized_shape")
+    return size_arg((tuple(normalized_shape),), fname, "normalized_shape", position=2)
 
 
 def functional_normalized_shape(normalized_shape, fname):
