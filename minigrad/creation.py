@@ -7,24 +7,22 @@ Every function takes PyTorch's ``dtype=``, ``device=`` (the CPU only: see ``devi
 import numpy as np
 
 from . import dtypes
+from ._checks import dtype_arg, int_arg, is_int, is_number, size_arg, takes_tensors, tensor_array, type_name
 from .device import check_device
 from .tensor import Tensor
 
 
-def size_of(size):
-    """The shape asked for by ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros([2, 3])``, as PyTorch reads it."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    shape = tuple(int(s) for s in size)
-    if any(s < 0 for s in shape):
-        negative = next(s for s in shape if s < 0)
-        raise RuntimeError(f"Trying to create tensor with negative dimension {negative}: {list(shape)}")
-    return shape
+def size_of(size, fname="empty"):
+    """The shape asked for by ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros([2, 3])``, as PyTorch reads it:
+    non-negative ints only (``_checks.size_arg``)."""
+    return size_arg(size, fname)
 
 
 def dtype_or(dtype, default=None):
     """``dtype`` as a NumPy dtype, else ``default``, else the default float dtype."""
-    return np.dtype(dtype) if dtype is not None else (default or dtypes.get_default_dtype())
+    if dtype is None:
+        return default or dtypes.get_default_dtype()
+    return dtype_arg(dtype, "tensor")
 
 
 def new_tensor(array, device, requires_grad):
@@ -38,19 +36,44 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
     ndarrays keep their dtype; Python floats become the default dtype (float32), ints int64, bools bool.
     """
+    if not isinstance(requires_grad, bool):
+        raise TypeError(f"tensor(): argument 'requires_grad' must be bool, not {type_name(requires_grad)}")
+    dtype = None if dtype is None else dtype_arg(dtype, "tensor")
     if isinstance(data, Tensor):
         arr = data._data.copy()
     elif isinstance(data, np.ndarray):
-        arr = data.copy()
+        arr = tensor_array(data, "tensor").copy()
     elif isinstance(data, np.generic):
         arr = np.asarray(data)
     else:
-        natural = dtypes.dtype_of_python(data)            # also refuses data that is not numbers
-        # straight to the asked dtype: 0.1 through float32 first would lose float64's digits
-        arr = np.asarray(data, dtype=natural if dtype is None else np.dtype(dtype))
+        arr = _from_python(data, dtype)
     if dtype is not None:
         arr = arr.astype(dtype, copy=False)
     return new_tensor(arr, device, requires_grad)
+
+
+def _from_python(data, dtype):
+    """A Python number or nested sequence of numbers as an array: PyTorch's dtype for it, or ``dtype``."""
+    if data is None or isinstance(data, (dict, set)):
+        raise RuntimeError(f"Could not infer dtype of {type_name(data)}")
+    try:
+        natural = dtypes.dtype_of_python(data)        # also refuses data that is not numbers
+    except TypeError:
+        if _has_huge_int(data):                       # NumPy reads ints beyond 64 bits as objects
+            raise ValueError("Overflow when unpacking long long") from None
+        raise
+    dtype = natural if dtype is None else dtype
+    if dtype.kind in "biu" and natural.kind in "fc" and not np.isfinite(np.asarray(data, dtype=natural)).all():
+        raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+    # straight to the asked dtype: 0.1 through float32 first would lose float64's digits
+    return np.asarray(data, dtype=dtype)
+
+
+def _has_huge_int(data):
+    """Whether a Python int that no 64-bit integer holds occurs in ``data`` (a number or nested sequence)."""
+    if isinstance(data, (list, tuple)):
+        return any(_has_huge_int(item) for item in data)
+    return isinstance(data, int) and not -2 ** 63 <= data < 2 ** 64
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -59,7 +82,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and (dtype is None or data.dtype == np.dtype(dtype)):
         return data
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == np.dtype(dtype)):
-        return Tensor(data)
+        return Tensor(tensor_array(data, "as_tensor"))
     return tensor(data, dtype=dtype)
 
 
@@ -67,7 +90,7 @@ def from_numpy(array):
     """A tensor sharing memory with ``array``."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    return Tensor(array)
+    return Tensor(tensor_array(array, "from_numpy"))
 
 
 def _filled(fill, shape, dtype, device, requires_grad):
@@ -75,11 +98,11 @@ def _filled(fill, shape, dtype, device, requires_grad):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(0, size_of(size), dtype_or(dtype), device, requires_grad)
+    return _filled(0, size_of(size, "zeros"), dtype_or(dtype), device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(1, size_of(size), dtype_or(dtype), device, requires_grad)
+    return _filled(1, size_of(size, "ones"), dtype_or(dtype), device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
@@ -92,57 +115,86 @@ def fill_dtype(fill_value):
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    return _filled(fill_value, size_of((size,)), dtype_or(dtype, fill_dtype(fill_value)), device, requires_grad)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type_name(size)}")
+    if not is_number(fill_value) and not (isinstance(fill_value, Tensor) and fill_value.ndim == 0):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type_name(fill_value)}")
+    return _filled(fill_value, size_of((size,), "full"), dtype_or(dtype, fill_dtype(fill_value)), device, requires_grad)
 
 
+@takes_tensors("input")
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
     return _filled(0, input.shape, dtype_or(dtype, input.dtype), device, requires_grad)
 
 
+@takes_tensors("input")
 def ones_like(input, *, dtype=None, device=None, requires_grad=False):
     return _filled(1, input.shape, dtype_or(dtype, input.dtype), device, requires_grad)
 
 
+@takes_tensors("input")
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
     return _filled(fill_value, input.shape, dtype_or(dtype, input.dtype), device, requires_grad)
 
 
+@takes_tensors("input")
 def empty_like(input, *, dtype=None, device=None, requires_grad=False):
     return new_tensor(np.empty(input.shape, dtype=dtype_or(dtype, input.dtype)), device, requires_grad)
+
+
+def _bound(value, name, position):
+    """An arange/linspace bound: a real number (or a one-element tensor) as a Python int or float."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    if is_number(value) and not isinstance(value, complex):
+        return int(value) if is_int(value) or isinstance(value, (bool, np.bool_)) else float(value)
+    raise TypeError(f"arange(): argument '{name}' (position {position}) must be Number, not {type_name(value)}")
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """``arange(end)`` or ``arange(start, end, step)``: int64 for integer bounds, else the default float."""
     if end is None:
-        start, end = 0, start
+        start, end = 0, _bound(start, "end", 1)
+    start, end, step = _bound(start, "start", 1), _bound(end, "end", 2), _bound(step, "step", 3)
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if not all(np.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
-        is_float = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
+        is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = dtypes.get_default_dtype() if is_float else dtypes.int64
-    return new_tensor(np.arange(start, end, step, dtype=np.dtype(dtype)), device, requires_grad)
+    dtype = dtype_arg(dtype, "arange")
+    if dtype.kind == "b":
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    return new_tensor(np.arange(start, end, step, dtype=dtype), device, requires_grad)
 
 
-def _check_steps(steps):
+def _check_steps(steps, fname):
+    steps = int_arg(steps, fname, "steps", 3)
     if steps < 0:
         raise RuntimeError(f"number of steps must be non-negative, got steps={steps}")
+    return steps
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    _check_steps(steps)
+    steps = _check_steps(steps, "linspace")
     return new_tensor(np.linspace(start, end, steps, dtype=dtype_or(dtype)), device, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """``base ** linspace(start, end, steps)``."""
-    _check_steps(steps)
+    steps = _check_steps(steps, "logspace")
     exponents = np.linspace(start, end, steps, dtype=np.float64)
     return new_tensor((float(base) ** exponents).astype(dtype_or(dtype)), device, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """The ``n x m`` (default ``n x n``) identity matrix."""
+    n = int_arg(n, "eye", "n", 1)
+    m = None if m is None else int_arg(m, "eye", "m", 2)
     for name, value in (("n", n), ("m", m)):
         if value is not None and value < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")

@@ -8,6 +8,7 @@ streams differ from PyTorch's: the same seed gives other numbers than in PyTorch
 """
 import numpy as np
 
+from ._checks import takes_tensors
 from .device import CPU, check_device
 
 _DEFAULT_SEED = 0
@@ -135,16 +136,19 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     return creation.new_tensor(permutation.astype(creation.dtype_or(dtype, dtypes.int64)), device, requires_grad)
 
 
+@takes_tensors("input")
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
     return rand(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
                 requires_grad=requires_grad)
 
 
+@takes_tensors("input")
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
     return randn(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
                  requires_grad=requires_grad)
 
 
+@takes_tensors("input")
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """``randint_like(input, high)`` or ``randint_like(input, low, high)``: ``input``'s shape and dtype."""
     if high is None:
@@ -217,6 +221,7 @@ def _check_probabilities(p):
         raise RuntimeError("bernoulli: every probability must be in [0, 1], got values outside it")
 
 
+@takes_tensors("input")
 def bernoulli(input, p=None, *, generator=None):
     """1 with probability ``input`` (or ``p``, a number, for every element), else 0; ``input``'s shape and dtype."""
     probabilities = input._data if p is None else np.full(input.shape, p, dtype=input.dtype)
@@ -225,6 +230,7 @@ def bernoulli(input, p=None, *, generator=None):
     return Sample.apply(draws.astype(input.dtype), input)
 
 
+@takes_tensors("input")
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     """Indices drawn from the categorical distribution(s) whose unnormalized probabilities are ``input``'s
     last dimension: ``(num_samples,)`` for a vector, ``(rows, num_samples)`` for a matrix; int64.
@@ -260,6 +266,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     return Tensor(indices.reshape(weights.shape[:-1] + (num_samples,)).astype(np.int64))
 
 
+@takes_tensors("input")
 def poisson(input, generator=None):
     """Poisson counts with rates ``input``; ``input``'s shape and dtype."""
     rates = input._data

@@ -92,7 +92,7 @@ def _print_options(data):
 class Tensor:
     """An n-dimensional array that can record the operations applied to it for backpropagation."""
 
-    __slots__ = ("_data", "requires_grad", "grad", "grad_fn", "_hooks", "_base", "_view_version", "_view_at",
+    __slots__ = ("_data", "requires_grad", "_grad", "grad_fn", "_hooks", "_base", "_view_version", "_view_at",
                  "__weakref__")
     __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected operator
 
@@ -108,7 +108,7 @@ class Tensor:
             self._data = legacy_array(data, sizes, dtypes.get_default_dtype(), "Tensor")
         if device is not None:
             check_device(device)
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self._hooks = ()  # a list once a hook is registered
         self._base = None  # for a view made in grad mode: the tensor whose memory it views (autograd/views.py)
@@ -188,6 +188,27 @@ class Tensor:
         return (self[i] for i in range(len(self)))
 
     # ----------------------------------------------------------------- conversion
+    @property
+    def grad(self):
+        """The accumulated gradient (a Tensor of this tensor's shape and dtype) or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        """As in PyTorch, only None or a Tensor of this tensor's shape and dtype can be assigned."""
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                                   f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                                   "the same size")
+            if value.dtype != self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
+                                   f"dtype '{self.dtype}'. The gradient must match the tensor's dtype")
+        self._grad = value
+
     def numpy(self):
         """The underlying ndarray (no copy). Like PyTorch, refuses a tensor that requires grad."""
         if self.requires_grad:
@@ -208,10 +229,15 @@ class Tensor:
         return self._data.tolist()
 
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
+
+    def _scalar(self):
+        if self._data.size != 1:   # PyTorch: ValueError here, where item() raises RuntimeError
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __index__(self):
         if self._data.dtype.kind not in "iu" or self._data.size != 1:
@@ -473,10 +499,10 @@ class Tensor:
         return _ew.logical_not(self)
 
     def __and__(self, other):
-        return _ew.logical_and(self, other)
+        return _ew.logical_and(self, _ew.as_tensor_operand(other, self))
 
     def __or__(self, other):
-        return _ew.logical_or(self, other)
+        return _ew.logical_or(self, _ew.as_tensor_operand(other, self))
 
     def t(self):
         if self.ndim > 2:
@@ -590,9 +616,15 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+def _checked_input(input, fname):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input
+
+
 def is_floating_point(input):
-    return input.is_floating_point()
+    return _checked_input(input, "is_floating_point").is_floating_point()
 
 
 def is_complex(input):
-    return input.is_complex()
+    return _checked_input(input, "is_complex").is_complex()

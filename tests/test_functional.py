@@ -449,9 +449,17 @@ def test_attention_dropout_keeps_the_expectation(rng):
     np.testing.assert_allclose(np.mean(draws, axis=0), expected, atol=0.05)
 
 
+@pytest.mark.parametrize("kind", ["bool", "float"])
+def test_attention_mask_and_causal_combine(rng, kind):
+    """PyTorch 2.13 combines an explicit mask with is_causal: the causal triangle and the mask both apply."""
+    mask = rng.random((3, 3)) > 0.3 if kind == "bool" else rng.standard_normal((3, 3))
+
+    def f(lib, q, k, v):
+        return lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=lib.tensor(mask), is_causal=True)
+    assert_mirror(*run_both(f), *(rng.standard_normal((1, 2, 3, 4)) for _ in range(3)))
+
+
 def test_attention_errors():
     q = mg.ones(2, 3, 4)
-    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
-        F.scaled_dot_product_attention(q, q, q, attn_mask=mg.ones(3, 3) > 0, is_causal=True)
     with pytest.raises(RuntimeError, match=r"got shapes \[2, 3, 4\], \[2, 3, 5\], \[2, 3, 4\]"):
         F.scaled_dot_product_attention(q, mg.ones(2, 3, 5), q)

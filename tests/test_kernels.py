@@ -596,3 +596,36 @@ def test_norm_outputs_on_reused_memory_are_independent_and_at_version_0(pool):
         y3 = F.layer_norm(x1, (1024,))
     assert y3._data.ctypes.data == address and y3._version == 0
     np.testing.assert_array_equal(y3._data, expected)
+
+
+ROW_NORMS = {"rms_norm": lambda t: F.rms_norm(t, (8,)), "layer_norm": lambda t: F.layer_norm(t, (8,)),
+             "rms_norm_partial": lambda t: F.rms_norm(t, (8,), partial=0.5),
+             "rms_norm_eps_outside": lambda t: F.rms_norm(t, (8,), eps_inside_sqrt=False)}
+CHANNEL_NORMS = {"group_norm": lambda t: F.group_norm(t, 3), "instance_norm": F.instance_norm,
+                 "batch_norm": lambda t: F.batch_norm(t, None, None, training=True)}
+
+
+@pytest.mark.parametrize("name, scale", [(n, s) for n in sorted(ROW_NORMS) + sorted(CHANNEL_NORMS)
+                                         for s in (1e19, 1e30) if not (n == "batch_norm" and s > 1e19)])
+def test_backends_agree_on_float32_near_the_range_limits(name, scale):
+    """float32 values near 1e19 or 1e30, whose squares overflow float32: the NumPy references form and
+    accumulate the squares in float64 as the numba kernels do, so both give the same finite output and
+    gradients (the output is scale-free, the gradient scales as 1/scale). BatchNorm's statistics kernel
+    returns the variance in the data's dtype on both backends (the kernels' shared signature), so its
+    variance of ~1e60 overflows on both: there only 1e19 is checked."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(0)
+    shape = (4, 8) if name in ROW_NORMS else (4, 6, 5)
+    x = (rng.standard_normal(shape) * scale).astype(np.float32)
+    results = []
+    for backend in ("numpy", "numba"):
+        with kernels.use_backend(backend):
+            t = mg.tensor(x, requires_grad=True)
+            y = {**ROW_NORMS, **CHANNEL_NORMS}[name](t)
+            y.backward(mg.tensor(np.cos(np.arange(y.numel())).reshape(y.shape).astype(np.float32)))
+            results.append((y.detach().numpy(), t.grad.numpy() * np.float32(scale)))
+    (y_np, g_np), (y_nb, g_nb) = results
+    assert np.isfinite(y_np).all() and np.isfinite(g_np).all()
+    assert np.abs(y_np).max() > 0.5                      # normalized values, not the zeros of an overflow
+    np.testing.assert_allclose(y_np, y_nb, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(g_np, g_nb, rtol=1e-3, atol=1e-4)

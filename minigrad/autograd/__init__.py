@@ -24,6 +24,11 @@ def _upstream(outputs, grad_outputs, create_graph=False):
     from ..tensor import Tensor
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"expected the outputs to differentiate to be Tensors, but got {type(out).__name__} "
+                            f"(element {i})")
+        if not (g is None or isinstance(g, (Tensor, np.ndarray))):
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         if not out.requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         if g is None:

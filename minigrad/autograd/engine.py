@@ -114,18 +114,28 @@ _ONE_HOLDER, _HELD_BY_ITS_VIEW = _calibrate()
 
 def run_hooks(hooks, grad):
     """Each hook sees the gradient as a Tensor; one that returns a value replaces it. A gradient that is
-    a Tensor (create_graph=True) stays one, so that what the hook computed is part of the graph."""
-    if isinstance(grad, Tensor):
-        for hook in hooks:
-            result = hook(grad)
-            if result is not None:
-                grad = result if isinstance(result, Tensor) else Tensor(np.asarray(result))
-        return grad
+    a Tensor (create_graph=True) stays one, so that what the hook computed is part of the graph. As in
+    PyTorch, a hook must return None or a Tensor of the gradient's shape and dtype."""
+    as_tensor = isinstance(grad, Tensor)
+    value = grad if as_tensor else Tensor(grad)
     for hook in hooks:
-        result = hook(Tensor(grad))
+        result = hook(value)
         if result is not None:
-            grad = np.asarray(result._data if isinstance(result, Tensor) else result)
-    return grad
+            value = _checked_hook_result(hook, result, value)
+    return value if as_tensor else value._data
+
+
+def _checked_hook_result(hook, result, grad):
+    """``result`` if it can replace ``grad``; PyTorch's errors for another type, shape or dtype."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Tensor, but hook returned '{type(result).__name__}'")
+    if result.shape != grad.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value (was {list(grad.shape)}, got "
+                           f"{list(result.shape)})")
+    if result.dtype != grad.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {grad.dtype} got {result.dtype})")
+    return result
 
 
 def accumulate(tensor, grad, alone=False):

@@ -110,7 +110,10 @@ class Context:
         return tuple(_joined(t._data, o) if o is not None else t for t, o in zip(saved, self.origins))
 
     def release(self):
-        """Drop what was saved for backward (called by the engine unless retain_graph=True)."""
+        """Drop what was saved for backward (called by the engine unless retain_graph=True). A node that saved
+        nothing keeps its state and may run again: PyTorch allows a second backward through such a graph."""
+        if all(item is None for item in self.saved):
+            return
         self.saved = ()
         self.__dict__.clear()
         self.freed = True

@@ -6,6 +6,7 @@ Each module stores its arguments and calls ``minigrad.nn.functional``; the maths
 import warnings
 
 from ..ops.dims import normalize_dim
+from ..ops.shape import flatten
 from . import functional as F
 from .layers import _Activation
 from .module import Module
@@ -117,7 +118,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input):
-        return input.flatten(self.start_dim, self.end_dim)
+        return flatten(input, self.start_dim, self.end_dim)
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

@@ -1,4 +1,5 @@
 """``minigrad.nn.functional``: stateless functions with PyTorch's names and signatures."""
+from .._checks import takes_tensors
 from ..ops.activation import dropout, elu, gelu, hardswish, leaky_relu, mish, silu, softplus  # noqa: F401
 from ..ops.attention import scaled_dot_product_attention  # noqa: F401
 from ..ops.elementwise import relu as _relu
@@ -11,6 +12,7 @@ from ..ops.norm import *  # noqa: F401,F403 - the norms listed in ops/norm/__ini
 from ..ops.softmax import log_softmax, softmax  # noqa: F401
 
 
+@takes_tensors("input")
 def relu(input, inplace=False):
     """max(x, 0); with ``inplace``, ``input.relu_()``."""
     return input.relu_() if inplace else _relu(input)

@@ -8,6 +8,7 @@ import operator
 from collections import OrderedDict
 
 from .. import dtypes
+from .._checks import size_param
 from ..autograd import no_grad
 from ..creation import empty
 from ..tensor import check_device
@@ -217,6 +218,8 @@ class Linear(Module):
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         check_device(device)
         super().__init__()
+        in_features = size_param(in_features, "Linear", "in_features")
+        out_features = size_param(out_features, "Linear", "out_features")
         self.in_features, self.out_features = in_features, out_features
         dtype = dtype or dtypes.get_default_dtype()
         self.weight = Parameter(empty(out_features, in_features, dtype=dtype))
@@ -248,6 +251,8 @@ class Embedding(Module):
         # keyword-only: PyTorch's third to tenth arguments (max_norm, sparse, ...) are not supported
         check_device(device)
         super().__init__()
+        num_embeddings = size_param(num_embeddings, "Embedding", "num_embeddings")
+        embedding_dim = size_param(embedding_dim, "Embedding", "embedding_dim")
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError("Padding_idx must be within num_embeddings")
@@ -276,7 +281,7 @@ class Dropout(Module):
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
-        if not 0 <= p <= 1:
+        if p < 0 or p > 1:   # as PyTorch: NaN passes here and is refused when the layer runs
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 

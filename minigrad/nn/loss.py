@@ -2,6 +2,7 @@
 the functions in ``minigrad.nn.functional``. Class or element weights are buffers, so they appear in
 ``state_dict()`` under PyTorch's keys (``weight``, ``pos_weight``) and follow ``Module.to``.
 """
+from .._checks import is_number
 from ..ops.loss import legacy_reduction
 from . import functional as F
 from .module import Module
@@ -56,6 +57,8 @@ class HuberLoss(_Loss):
 
     def __init__(self, reduction="mean", delta=1.0):
         super().__init__(reduction=reduction)
+        if not is_number(delta) or isinstance(delta, (bool, complex)):
+            raise TypeError(f"delta must be a float or int, got: {type(delta)}")
         self.delta = delta
 
     def forward(self, input, target):

@@ -21,6 +21,7 @@ import numbers
 import warnings
 
 from .. import dtypes
+from .._checks import check_tensor
 from ..creation import empty, zeros
 from ..ops.elementwise import relu, sigmoid, tanh
 from ..ops.linalg import linear
@@ -60,7 +61,7 @@ def _step(mode, gi, state, w_hh, b_hh):
 
 
 def _check_size(name, value, minimum=1):
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+    if not isinstance(value, int) or isinstance(value, bool):   # a Python int (not a bool, not a NumPy integer)
         raise TypeError(f"{name} should be of type int, got: {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be greater than zero")
@@ -81,10 +82,15 @@ class RNNBase(Module):
                  bidirectional=False, proj_size=0, device=None, dtype=None):
         check_device(device)
         super().__init__()
+        _check_size("input_size", input_size)
         _check_size("hidden_size", hidden_size)
-        if not isinstance(num_layers, numbers.Integral) or num_layers <= 0:
+        if not isinstance(num_layers, numbers.Integral):
+            raise TypeError(f"num_layers should be of type int, got: {type(num_layers).__name__}")
+        if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
-        if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1):
+        if not isinstance(dropout, numbers.Number):
+            dropout = float(dropout)   # as PyTorch: TypeError for None, ValueError for a non-numeric string
+        if isinstance(dropout, bool) or not 0 <= dropout <= 1:
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
                              "element being zeroed")
         if dropout > 0 and num_layers == 1:
@@ -144,6 +150,11 @@ class RNNBase(Module):
     # ------------------------------------------------------------------ argument checks
     def _check_input(self, input):
         name = "RNN" if self.mode.startswith("RNN") else self.mode
+        check_tensor(input, name, "input", 1)
+        weight = self.weight_ih_l0
+        if input.dtype != weight.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({weight.dtype}). Convert "
+                             f"input: input.to({weight.dtype}), or convert model: model.to({input.dtype})")
         if input.ndim not in (2, 3):
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D"
                              + (" tensor instead" if name == "RNN" else " instead"))

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .._checks import float_arg, takes_tensors
 from ..autograd import Function
 from ..dtypes import compute_dtype, scalar_type_name
 from ..random import numpy_rng
@@ -168,11 +169,12 @@ class Gelu(Function):
         return dout * slope, None
 
 
+@takes_tensors("input")
 def gelu(input, approximate="none"):
     """Gaussian Error Linear Unit, x Phi(x); ``approximate='tanh'`` uses the tanh approximation."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, but got {approximate!r}")
-    if input.dtype.kind == "c":
+    if input.dtype.kind != "f":
         raise NotImplementedError(f'"GeluKernelImpl" not implemented for \'{scalar_type_name(input.dtype)}\'')
     return Gelu.apply(input, approximate)
 
@@ -207,14 +209,17 @@ def _silu_slope(x, s):
     return s * (1 + x * (1 - s))
 
 
+@takes_tensors("input")
 def silu(input, inplace=False):
     """Sigmoid Linear Unit (swish): x * sigmoid(x); with ``inplace`` written into ``input`` (recorded like
     any in-place op, ``ops/inplace.py``)."""
     if input.dtype.kind == "c" and input.requires_grad:
         raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
-    if inplace:
-        return write(input, Silu.apply)
-    return Silu.apply(input)
+    if input.dtype.kind in "biu":
+        _check_floating("silu", input)
+    # the kernel works on arrays: a 0-d tensor goes through as one element
+    kernel = Silu.apply if input.ndim else (lambda x: Silu.apply(x.reshape(1)).reshape(()))
+    return write(input, kernel) if inplace else kernel(input)
 
 
 # --------------------------------------------------------------------------- dropout
@@ -238,14 +243,20 @@ class Dropout(Routing):
         return g * scale, None
 
 
+@takes_tensors("input")
 def dropout(input, p=0.5, training=True, inplace=False):
     """Inverted dropout: zero each element with probability p and scale the rest by 1/(1-p), so the
     expectation is unchanged; the identity when ``training`` is False or p == 0. With ``inplace`` the result
     is written into ``input`` (recorded like any in-place op)."""
+    if p != p:  # NaN passes PyTorch's Python-level check and is refused by its kernel
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
+    if input.dtype.kind not in "fc":
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{scalar_type_name(input.dtype)}")
     if inplace:
         return write(input, lambda old: Dropout.apply(old, p))
     return Dropout.apply(input, p)
@@ -328,7 +339,7 @@ class Elu(_Pointwise):
 
     @staticmethod
     def value(x, alpha):
-        positive = x > 0
+        positive = ~(x <= 0)   # NaN counts as positive: y = NaN with slope 1, as in PyTorch
         alpha_exp = alpha * np.exp(np.minimum(x, 0))
         return np.where(positive, x, alpha_exp - alpha), np.where(positive, 1.0, alpha_exp).astype(x.dtype)
 
@@ -396,33 +407,40 @@ class Hardswish(_Pointwise):
 def _check_floating(name, input):
     """PyTorch's error for an integer or bool input to an activation."""
     if input.dtype.kind != "f":
-        raise NotImplementedError(f'"{name}_cpu" not implemented for {input.dtype} (expected a floating-point input)')
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar_type_name(input.dtype)}\' (expected a '
+                                  'floating-point input)')
 
 
+@takes_tensors("input")
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope * x."""
     _check_floating("leaky_relu", input)
-    return _maybe_inplace(LeakyRelu, input, inplace, float(negative_slope))
+    return _maybe_inplace(LeakyRelu, input, inplace, float_arg(negative_slope, "leaky_relu", "negative_slope", 2))
 
 
+@takes_tensors("input")
 def elu(input, alpha=1.0, inplace=False):
     """Exponential Linear Unit: x where x > 0, else alpha (exp(x) - 1)."""
     _check_floating("elu", input)
-    return _maybe_inplace(Elu, input, inplace, float(alpha))
+    return _maybe_inplace(Elu, input, inplace, float_arg(alpha, "elu", "alpha", 2))
 
 
+@takes_tensors("input")
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta x)) / beta, switching to x where beta x > threshold (PyTorch's arguments)."""
     _check_floating("softplus", input)
-    return Softplus.apply(input, float(beta), float(threshold))
+    return Softplus.apply(input, float_arg(beta, "softplus", "beta", 2),
+                          float_arg(threshold, "softplus", "threshold", 3))
 
 
+@takes_tensors("input")
 def mish(input, inplace=False):
     """x tanh(softplus(x))."""
     _check_floating("mish", input)
     return _maybe_inplace(Mish, input, inplace)
 
 
+@takes_tensors("input")
 def hardswish(input, inplace=False):
     """x relu6(x + 3) / 6."""
     _check_floating("hardswish", input)

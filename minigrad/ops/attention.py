@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .._checks import takes_tensors
 from ..autograd import Function
 from ..dtypes import compute_dtype
 from ..kernels.fused import masked_softmax_, softmax_backward_
@@ -27,16 +28,20 @@ from .softmax import Softmax, softmax, softmax_grad
 
 
 def _bias(attn_mask, is_causal, L, S, dtype):
-    """The additive mask: a Tensor (a float attn_mask keeps its graph) or None for no mask."""
-    if is_causal:
-        # query i attends to keys 0..i (top-left aligned when L != S, as PyTorch)
-        return Tensor(np.where(np.tri(L, S, dtype=bool), 0, -np.inf).astype(dtype))   # (L, S)
+    """The additive mask: a Tensor (a float attn_mask keeps its graph) or None for no mask. With both
+    ``attn_mask`` and ``is_causal`` the two are combined, as in PyTorch 2.13: a key is kept where the causal
+    mask keeps it and ``attn_mask`` allows it (a float mask is added inside the causal triangle)."""
+    causal = np.tri(L, S, dtype=bool) if is_causal else None   # (L, S): query i sees keys 0..i (top-left aligned)
     if attn_mask is None:
-        return None
+        return None if causal is None else Tensor(np.where(causal, 0, -np.inf).astype(dtype))
     attn_mask = as_tensor_operand(attn_mask)
     if attn_mask.dtype.kind == "b":
-        return Tensor(np.where(attn_mask._data, 0, -np.inf).astype(dtype))
-    return attn_mask
+        keep = attn_mask._data if causal is None else attn_mask._data & causal
+        return Tensor(np.where(keep, 0, -np.inf).astype(dtype))
+    if attn_mask.dtype.kind != "f" and attn_mask.dtype != dtype:
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {attn_mask.dtype} and query.dtype: {dtype} instead.")
+    return attn_mask if causal is None else masked_fill(attn_mask, Tensor(~causal), -np.inf)
 
 
 class Attention(Function):
@@ -104,11 +109,12 @@ def _fusable(query, key, value, bias, dropout_p):
             and not np.all(bias._data == -np.inf, axis=-1).any())   # every query keeps a key
 
 
+@takes_tensors("query", "key", "value", numbers=("attn_mask",))
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
     """softmax(q k^T * scale + mask) v with PyTorch's arguments; ``scale`` defaults to 1/sqrt(E).
     ``dropout_p`` applies dropout to the attention weights (always: this function has no training flag)."""
-    if is_causal and attn_mask is not None:
-        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if dropout_p < 0:
+        raise RuntimeError(f"scaled_dot_product_attention: dropout_p must be in [0, 1], got {dropout_p}")
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise RuntimeError(f"scaled_dot_product_attention: query, key and value must have at least 2 dimensions "
                            f"(..., L, E), got shapes {list(query.shape)}, {list(key.shape)}, {list(value.shape)}")
@@ -117,6 +123,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(f"scaled_dot_product_attention: expected query (..., L, E), key (..., S, E) and value "
                            f"(..., S, Ev), got shapes {list(query.shape)}, {list(key.shape)}, {list(value.shape)}")
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if S == 0:  # no keys: every output row is 0 (PyTorch's value for a query that sees no key)
+        return matmul(matmul(query * scale, key.mT), value)
     bias = _bias(attn_mask, is_causal, L, S, query.dtype)
     if _fusable(query, key, value, bias, dropout_p):
         return Attention.apply(query, key, value, None if bias is None else bias._data, scale)
@@ -128,11 +136,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if blocked.any():
             # a finite row for softmax (its weights are zeroed below), so no nan reaches the gradient
             dead_rows = blocked
-            bias = masked_fill(bias, dead_rows, 0.0)
+            bias = masked_fill(bias, Tensor(dead_rows), 0.0)
         scores = scores + bias
     weights = softmax(scores, -1)
     if dead_rows is not None:
-        weights = masked_fill(weights, dead_rows, 0.0)
+        weights = masked_fill(weights, Tensor(dead_rows), 0.0)
     if dropout_p > 0:
         weights = dropout(weights, dropout_p)
     return matmul(weights, value)                                     # (..., L, Ev)

@@ -18,6 +18,7 @@ does not follow. ``conj`` is a copy, not PyTorch's lazy conjugate view (``is_con
 """
 import numpy as np
 
+from .._checks import takes_tensors
 from ..autograd import Function
 from ..autograd.version import storage_of
 from ..dtypes import complex_of, get_default_dtype, scalar_type_name
@@ -157,6 +158,7 @@ class ViewAsComplex(Function):
         return ViewAsReal.apply(dout)
 
 
+@takes_tensors("input")
 def view_as_real(input):
     """A real view (..., 2) of a complex tensor (...): real parts at ``[..., 0]``, imaginary at ``[..., 1]``."""
     if input.dtype.kind != "c":
@@ -164,6 +166,7 @@ def view_as_real(input):
     return ViewAsReal.apply(input)
 
 
+@takes_tensors("input")
 def view_as_complex(input):
     """A complex view (...) of a float32/float64 tensor (..., 2) whose last dimension has stride 1."""
     x = input._data
@@ -183,11 +186,13 @@ def view_as_complex(input):
 
 
 # --------------------------------------------------------------------------- parts of complex numbers
+@takes_tensors("input")
 def real(input):
     """The real parts, a view (``view_as_real(input)[..., 0]``); a real tensor itself, as in PyTorch."""
     return view_as_real(input)[..., 0] if input.dtype.kind == "c" else input
 
 
+@takes_tensors("input")
 def imag(input):
     """The imaginary parts, a view (``view_as_real(input)[..., 1]``); PyTorch refuses real tensors."""
     if input.dtype.kind != "c":
@@ -211,6 +216,7 @@ class Conj(Function):
         return Conj.apply(dout)
 
 
+@takes_tensors("input")
 def conj(input):
     """The complex conjugate: a new tensor (PyTorch returns a lazy view; the values are the same). A real
     tensor is returned as is."""
@@ -220,11 +226,13 @@ def conj(input):
 conj_physical = conj
 
 
+@takes_tensors("input")
 def resolve_conj(input):
     """``input`` itself: minigrad's conjugates are computed at once, never lazy."""
     return input
 
 
+@takes_tensors("input")
 def is_conj(input):
     """Always False: minigrad has no lazy conjugate views."""
     return False
@@ -264,6 +272,7 @@ class Angle(Function):
         return select(zero, 0, g * 1j * z / select(zero, 1, squared))
 
 
+@takes_tensors("input")
 def angle(input):
     """The argument of each complex element in radians (a real tensor); for real inputs 0 or pi."""
     if input.dtype.kind in "biu":

@@ -1,8 +1,11 @@
 """Dimension arguments as PyTorch takes them: negative indices, ints or tuples, range checks."""
+from .._checks import is_int, type_name
 
 
 def normalize_dim(dim, ndim):
     """One dimension index in [0, ndim); PyTorch's IndexError otherwise (a 0-d tensor accepts -1 and 0)."""
+    if not is_int(dim):
+        raise TypeError(f"dim must be int, not {type_name(dim)}")
     rank = max(ndim, 1)
     if not -rank <= dim < rank:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {dim})")

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
 from ..dtypes import get_default_dtype, result_type, scalar_dtype_for
 from ..tensor import Tensor
@@ -245,11 +246,13 @@ def _check_no_bool_sub(a, b):
         raise RuntimeError(_BOOL_SUB)
 
 
+@takes_tensors(numbers=("input", "other"))
 def add(input, other, *, alpha=1):
     a, b = _pair(input, other)
     return _apply_broadcasting(Add, a, b if alpha == 1 else mul(b, alpha))
 
 
+@takes_tensors(numbers=("input", "other"))
 def sub(input, other, *, alpha=1):
     if isinstance(input, bool) or isinstance(other, bool):  # a Python bool takes the tensor's dtype in _pair
         raise RuntimeError(_BOOL_SUB)
@@ -258,21 +261,38 @@ def sub(input, other, *, alpha=1):
     return _apply_broadcasting(Sub, a, b if alpha == 1 else mul(b, alpha))
 
 
+@takes_tensors(numbers=("input", "other"))
 def mul(input, other):
     return _apply_broadcasting(Mul, *_pair(input, other))
 
 
+@takes_tensors(numbers=("input", "other"))
 def div(input, other):
     return _apply_broadcasting(Div, *_pair(input, other))
 
 
+@takes_tensors(numbers=("input", "exponent"))
 def pow(input, exponent):
     a, b = _pair(input, exponent)
+    if a.dtype.kind == "b" and b.dtype.kind == "b":
+        raise NotImplementedError('"pow" not implemented for \'Bool\'')
     if b.ndim == 0 and not isinstance(exponent, Tensor) and a.dtype.kind in "biu" and b.dtype.kind in "iu" \
             and b._data < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if a.dtype.kind in "biu" and b.dtype.kind in "iu" and (b._data < 0).any():
+        return Tensor(_integer_pow(*promoted(a, b)))
     _check_complex_grad("pow", a, b)
     return _apply_broadcasting(Pow, a, b)
+
+
+def _integer_pow(x, y):
+    """x ** y for integer arrays where some y < 0, as PyTorch computes it: 1 ** y = 1, (-1) ** y = +-1, and
+    0 for every other base (the integer part of 1 / x ** |y|)."""
+    x, y = np.broadcast_arrays(x, y)
+    with np.errstate(all="ignore"):
+        powers = x ** np.maximum(y, 0)
+    minus_one = np.where(y % 2 == 0, 1, -1).astype(powers.dtype)
+    return np.where(y >= 0, powers, np.where(x == 1, 1, np.where(x == -1, minus_one, 0)).astype(powers.dtype))
 
 
 true_divide = divide = div
@@ -308,7 +328,7 @@ class Abs(Function):
         (a,) = ctx.saved_tensors
         x = a._data
         if x.dtype.kind != "c":
-            return dout._data * np.sign(x)
+            return dout._data * np.sign(np.nan_to_num(x))   # sign(NaN) = 0, as in PyTorch
         return Abs.complex_grad(dout._data, x, np.abs(x))
 
     @staticmethod
@@ -317,7 +337,7 @@ class Abs(Function):
         sgn(z) = z / |z| depends on z, so z and |z| join the graph."""
         (a,) = ctx.graph_saved()
         if a._data.dtype.kind != "c":
-            return dout * np.sign(a._data)
+            return dout * np.sign(np.nan_to_num(a._data))
         return Abs.complex_grad(dout, a, Abs.apply(a))
 
     @staticmethod
@@ -464,13 +484,13 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return dout._data * (out > 0)
+        return dout._data * ~(out <= 0)   # a NaN passes its gradient through, as in PyTorch
 
     @staticmethod
     def graph_backward(ctx, dout):
-        """grad * (out > 0), the mask a constant: relu's second derivative is 0 (at 0 too, as in PyTorch)."""
+        """grad * (out > 0 or NaN), the mask a constant: relu's second derivative is 0 (at 0 too, as in PyTorch)."""
         (out,) = ctx.saved_tensors
-        return dout * (out > 0)
+        return dout * ~(out <= 0)
 
 
 class Sin(Function):
@@ -519,10 +539,16 @@ def _check_complex_grad(name, *operands):
                                   "(complex tensors differentiate through + - * /, abs and ops/complex.py)")
 
 
-def _unary(fn, floating=False):
+def _unary(fn, floating=False, bool_error=None):
+    """The public function for the one-input Function ``fn``: ``floating`` computes integers and bools in the
+    default float dtype; ``bool_error`` is (exception class, message) PyTorch raises for a bool tensor, if it
+    refuses them."""
     complex_checked = fn not in (Neg, Abs)
 
     def op(input):
+        check_tensor(input, op.__name__, "input", 1)
+        if bool_error is not None and input._data.dtype.kind == "b":
+            raise bool_error[0](bool_error[1])
         input = _floating(input) if floating else input
         if complex_checked and input.requires_grad and input._data.dtype.kind == "c":
             _check_complex_grad(op.__name__, input)
@@ -537,6 +563,7 @@ _neg = _unary(Neg)
 
 def neg(input):
     """-input; like PyTorch, refuses a bool tensor (use ``~`` or ``logical_not`` to invert a mask)."""
+    check_tensor(input, "neg", "input", 1)
     if input.dtype.kind == "b":
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
                            "a mask, use the `~` or `logical_not()` operator instead.")
@@ -544,15 +571,23 @@ def neg(input):
 
 
 negative = neg
-abs = _unary(Abs)  # noqa: A001 - PyTorch's name
+abs = _unary(Abs, bool_error=(NotImplementedError, '"abs_cpu" not implemented for \'Bool\''))  # noqa: A001
 exp = _unary(Exp, floating=True)
 log = _unary(Log, floating=True)
 sqrt = _unary(Sqrt, floating=True)
 rsqrt = _unary(Rsqrt, floating=True)
-square = _unary(Square)
+_square = _unary(Square)
+
+
+def square(input):
+    """input * input; a bool tensor squares to int64, as in PyTorch."""
+    check_tensor(input, "square", "input", 1)
+    return _square(cast(input, np.dtype(np.int64)) if input._data.dtype.kind == "b" else input)
+
+
 tanh = _unary(Tanh, floating=True)
 sigmoid = _unary(Sigmoid, floating=True)
-relu = _unary(Relu)
+relu = _unary(Relu, bool_error=(RuntimeError, "Boolean inputs not supported for relu"))
 sin = _unary(Sin, floating=True)
 cos = _unary(Cos, floating=True)
 
@@ -666,11 +701,13 @@ reciprocal = _unary(Reciprocal, floating=True)
 erf = _unary(Erf, floating=True)
 
 
+@takes_tensors("input")
 def log2(input):
     """Elementwise base-2 logarithm (differentiable; see ``LogBase``)."""
     return LogBase.apply(_floating(input), np.log2, 2.0)
 
 
+@takes_tensors("input")
 def log10(input):
     """Elementwise base-10 logarithm (differentiable; see ``LogBase``)."""
     return LogBase.apply(_floating(input), np.log10, 10.0)
@@ -695,6 +732,9 @@ class Piecewise(Function):
 
 def _piecewise(name, fn):
     def op(input):
+        check_tensor(input, name, "input", 1)
+        if input.dtype.kind == "b" and name != "sign":
+            raise NotImplementedError(f'"{name}_vml_cpu" not implemented for \'Bool\'')
         if input.dtype.kind in "biu":  # integers are their own floor, ceil, ...; bools their own sign
             return Tensor(fn(input._data) if input.dtype.kind != "b" else input._data.copy())
         return Piecewise.apply(input, fn)
@@ -703,13 +743,14 @@ def _piecewise(name, fn):
     return op
 
 
-sign = _piecewise("sign", np.sign)
+sign = _piecewise("sign", lambda x: np.where(np.isnan(x), np.zeros((), x.dtype), np.sign(x)))  # sign(NaN) = 0
 floor = _piecewise("floor", np.floor)
 ceil = _piecewise("ceil", np.ceil)
 trunc = fix = _piecewise("trunc", np.trunc)
 _round_half_even = _piecewise("round", np.round)
 
 
+@takes_tensors("input")
 def round(input, *, decimals=0):  # noqa: A001 - PyTorch's name
     """Round half to even, to ``decimals`` decimal places (gradient 0)."""
     if decimals == 0:
@@ -725,6 +766,7 @@ def _type_name(dtype):
     return type_name(dtype)[len("minigrad."):-len("Tensor")]
 
 
+@takes_tensors("input")
 def frac(input):
     """x - trunc(x), the fractional part with x's sign; dx = dout."""
     if input.dtype.kind not in "f":
@@ -841,6 +883,7 @@ class Clamp(Routing):
         return dx, dlo, dhi
 
 
+@takes_tensors("input", numbers=("min", "max"))
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -904,10 +947,12 @@ def _check_ordered(name, a, b):
     return a, b
 
 
+@takes_tensors("input", "other")
 def maximum(input, other):
     return _apply_broadcasting(Maximum, *_check_ordered("maximum", *_pair(input, other)))
 
 
+@takes_tensors("input", "other")
 def minimum(input, other):
     return _apply_broadcasting(Minimum, *_check_ordered("minimum", *_pair(input, other)))
 
@@ -927,6 +972,7 @@ class Where(Routing):
         return None, select(cond._data, g, zero), select(cond._data, zero, g)
 
 
+@takes_tensors(numbers=("condition", "input", "other"))
 def where(condition, input, other):
     condition = as_tensor_operand(condition)
     if condition.dtype.kind != "b":
@@ -962,6 +1008,7 @@ def boolean_mask(mask, input, dtype_error):
     return mask
 
 
+@takes_tensors("input", numbers=("mask", "value"))
 def masked_fill(input, mask, value):
     mask = boolean_mask(mask, input, "masked_fill_ only supports boolean masks, but got mask with dtype {}")
     value = as_tensor_operand(value, input)
@@ -972,45 +1019,53 @@ def masked_fill(input, mask, value):
 
 
 # --------------------------------------------------------------------------- comparisons and logic (no gradient)
-def _compare(npfn):
+def _compare(npfn, name, numbers_ok=True):
+    """A comparison or logical op; ``numbers_ok``: its operands may be Python numbers (not for logical ops)."""
     def op(input, other):
+        check_tensor(input, op.__name__, "input", 1, numbers_ok)
+        check_tensor(other, op.__name__, "other", 2, numbers_ok)
         a, b = _pair(input, other)
         check_broadcast(a.shape, b.shape)
         return Tensor(npfn(*promoted(a, b)))
-    op.__name__ = npfn.__name__
+    op.__name__ = name
     return op
 
 
-eq = _compare(np.equal)
-ne = _compare(np.not_equal)
-lt = less = _compare(np.less)
-le = less_equal = _compare(np.less_equal)
-gt = greater = _compare(np.greater)
-ge = greater_equal = _compare(np.greater_equal)
-logical_and = _compare(np.logical_and)
-logical_or = _compare(np.logical_or)
+eq = _compare(np.equal, "eq")
+ne = _compare(np.not_equal, "ne")
+lt = less = _compare(np.less, "lt")
+le = less_equal = _compare(np.less_equal, "le")
+gt = greater = _compare(np.greater, "gt")
+ge = greater_equal = _compare(np.greater_equal, "ge")
+logical_and = _compare(np.logical_and, "logical_and", numbers_ok=False)
+logical_or = _compare(np.logical_or, "logical_or", numbers_ok=False)
 
 
+@takes_tensors("input")
 def logical_not(input):
     return Tensor(np.logical_not(input._data))
 
 
+@takes_tensors("input")
 def isnan(input):
     return Tensor(np.isnan(input._data))
 
 
+@takes_tensors("input")
 def isfinite(input):
     return Tensor(np.isfinite(input._data))
 
 
 not_equal = ne
-logical_xor = _compare(np.logical_xor)
+logical_xor = _compare(np.logical_xor, "logical_xor", numbers_ok=False)
 
 
+@takes_tensors("input")
 def isinf(input):
     return Tensor(np.isinf(input._data))
 
 
+@takes_tensors("input", "other")
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol * |other| elementwise (infinities equal only to themselves)."""
     a, b = _pair(input, other)
@@ -1025,6 +1080,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
 
+@takes_tensors("input", "other")
 def equal(input, other):
     """True if the tensors have the same shape and the same values (a Python bool)."""
     if input.shape != other.shape:

@@ -6,6 +6,7 @@ Gathering reads ``x`` at integer positions, so its backward adds ``dout`` back o
 """
 import numpy as np
 
+from .._checks import takes_tensors
 from ..autograd import Function
 from ..tensor import Tensor
 from .dims import normalize_dim
@@ -43,6 +44,7 @@ def _check_index_dtype(name, index):
         raise RuntimeError(f"{name}(): Expected dtype int32 or int64 for index, but got {got}")
 
 
+@takes_tensors("input")
 def gather(input, dim, index, *, sparse_grad=False):
     """``input``'s elements along ``dim`` at ``index`` (same number of dims as ``input``; no larger in the others)."""
     _check_index_dtype("gather", index)
@@ -63,12 +65,14 @@ def gather(input, dim, index, *, sparse_grad=False):
 
 
 # --------------------------------------------------------------------------- scatter, scatter_add
+@takes_tensors("input")
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """A copy of ``input`` with ``out[..., index[i], ...] = src[i]`` along ``dim`` (or ``value`` there):
     ``scatter_`` into a clone, so the gradient is that of ``Scatter`` (``ops/inplace.py``)."""
     return clone(input).scatter_(dim, index, src, value=value, reduce=reduce)
 
 
+@takes_tensors("input")
 def scatter_add(input, dim, index, src):
     """A copy of ``input`` with ``out[..., index[i], ...] += src[i]`` along ``dim``; repeats accumulate."""
     return clone(input).scatter_add_(dim, index, src)
@@ -99,6 +103,7 @@ class IndexSelect(Function):
         return IndexAdd.apply(Tensor(np.zeros(ctx.shape, dout.dtype)), dout, ctx.dim, index, 1), None, None
 
 
+@takes_tensors("input")
 def index_select(input, dim, index):
     """The slices of ``input`` along ``dim`` listed in the 1-D integer tensor ``index``."""
     _check_index_dtype("index_select", index)
@@ -109,7 +114,7 @@ def index_select(input, dim, index):
     idx = index._data.reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= x.shape[d]):
         bad = idx.max() if idx.max() >= x.shape[d] else idx.min()
-        raise IndexError(f"index_select(): index {int(bad)} is out of range for dimension {d} with size "
+        raise RuntimeError(f"index_select(): index {int(bad)} is out of range for dimension {d} with size "
                          f"{x.shape[d]}")
     out = IndexSelect.apply(x, d, idx)
     return out.reshape(()) if input.ndim == 0 else out
@@ -138,12 +143,14 @@ class MaskedSelect(Function):
         return IndexAdjoint.apply(dout, ctx.mask.shape, ctx.mask), None
 
 
+@takes_tensors("input")
 def masked_select(input, mask):
     """The elements of ``input`` where the boolean ``mask`` (broadcast together) is True, as a 1-D tensor."""
     mask = boolean_mask(mask, input, "masked_select: expected BoolTensor for mask, but got {}")
     return MaskedSelect.apply(input, mask)
 
 
+@takes_tensors("input")
 def nonzero(input, *, as_tuple=False):
     """Indices of the nonzero elements: an int64 (count, ndim) tensor, or with ``as_tuple`` one 1-D tensor per
     dim (a 0-d input counts as 1-D there, as in PyTorch)."""
@@ -153,12 +160,14 @@ def nonzero(input, *, as_tuple=False):
     return Tensor(positions)
 
 
+@takes_tensors("input")
 def argwhere(input):
     """The (count, ndim) int64 indices of the nonzero elements (``nonzero`` without ``as_tuple``)."""
     return nonzero(input)
 
 
 # --------------------------------------------------------------------------- one_hot
+@takes_tensors("tensor")
 def one_hot(tensor, num_classes=-1):
     """int64 (*tensor.shape, num_classes): 1 where the last index equals ``tensor``'s class (not differentiable).
     ``num_classes=-1`` takes the largest class + 1, as PyTorch."""

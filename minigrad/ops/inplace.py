@@ -16,6 +16,7 @@ not at all.
 """
 import numpy as np
 
+from .._checks import check_tensor, takes_tensors
 from ..autograd import Function, grad_mode
 from ..autograd.version import bump
 from ..autograd.views import WriteRegion, history, overlaps, refresh, region, set_view_history
@@ -31,7 +32,7 @@ _NAMES = {"b": "Bool", "i": "Long", "u": "Byte", "f": "Float", "c": "ComplexFloa
 # --------------------------------------------------------------------------- checks, before anything changes
 def check_writable(t):
     """PyTorch's errors for memory an in-place op must not write: shared by several elements (expanded)."""
-    if 0 in t._data.strides and overlaps(t._data):
+    if t._data.size and 0 in t._data.strides and overlaps(t._data):   # an empty tensor has nothing to share
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
     if not t._data.flags.writeable:
@@ -50,6 +51,8 @@ def check_leaf(t):
 
 def check_result(t, shape, dtype):
     """The result of an in-place op must fit ``t``: same shape after broadcasting, a dtype ``t`` can hold."""
+    if shape != t.shape:
+        ew.check_broadcast(t.shape, shape)   # PyTorch's error naming the sizes, for shapes that do not broadcast
     if shape != t.shape and shape != () and tuple(np.broadcast_shapes(t.shape, shape)) != t.shape:
         raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "
                            f"{list(np.broadcast_shapes(t.shape, shape))}")
@@ -144,6 +147,7 @@ def _new_values(t, make):
 
 # --------------------------------------------------------------------------- arithmetic
 def _binary(t, other, name, ufunc, outofplace, alpha=1):
+    check_tensor(other, f"{name}_", "other", 1, numbers_ok=True)
     o = other if isinstance(other, Tensor) else ew.as_tensor_operand(other, t)
     if o.shape != t.shape:
         _broadcast_error(t, o)
@@ -552,6 +556,7 @@ class Clone(Function):
     graph_backward = backward
 
 
+@takes_tensors("input")
 def clone(input, *, memory_format=None):
     """A copy with its own memory, differentiable (the gradient passes through unchanged)."""
     return Clone.apply(input)

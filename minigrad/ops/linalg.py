@@ -11,6 +11,7 @@ kernels accumulate half products in float.
 """
 import numpy as np
 
+from .._checks import takes_tensors
 from ..autograd import Function
 from ..autograd.engine import NotDifferentiableTwice
 from ..dtypes import compute_dtype
@@ -132,6 +133,7 @@ class MatMul(Function):
         return da, db
 
 
+@takes_tensors(numbers=("input", "other"))
 def matmul(input, other):
     """Matrix product with PyTorch's rules: 1-D operands get a dimension prepended (input) or appended
     (other) that is removed from the result; leading (batch) dimensions broadcast."""
@@ -139,7 +141,20 @@ def matmul(input, other):
     b = as_tensor_operand(other, a)
     _check_matmul_shapes(a.shape, b.shape)
     _check_same_dtype(a, b)
+    if a.shape[-1] == 0:
+        return _empty_inner_product(a, b)
     return MatMul.apply(a, b)
+
+
+def _empty_inner_product(a, b):
+    """a @ b when the inner dimension is 0: zeros of the product's shape, built from broadcasting ops so that
+    the gradients are the (empty) arrays of a's and b's shapes."""
+    x = a.unsqueeze(0) if a.ndim == 1 else a             # (*batch, n, 0)
+    y = b.unsqueeze(-1) if b.ndim == 1 else b            # (*batch, 0, p)
+    out = (x.unsqueeze(-1) * y.unsqueeze(-3)).sum(-2)    # (*batch, n, 0, p) summed over the 0 -> (*batch, n, p)
+    if a.ndim == 1:
+        out = out.squeeze(-2)
+    return out.squeeze(-1) if b.ndim == 1 else out
 
 
 # --------------------------------------------------------------------------- linear
@@ -184,10 +199,12 @@ class Linear(Function):
         return dx, dw, (dout if ctx.needs_input_grad[2] else None)
 
 
+@takes_tensors("input", "weight", "bias")
 def linear(input, weight, bias=None):
     """y = input @ weight^T + bias (PyTorch's ``F.linear``): input (*, in), weight (out, in) or (in,)."""
-    if weight.ndim == 1:  # a single output feature, removed from the result as matmul does
-        out = matmul(input, weight)
+    if weight.ndim == 1 or (weight.ndim == 2 and weight.shape[1] == 0 and input.ndim and input.shape[-1] == 0):
+        # a single output feature (removed from the result as matmul does), or no input features at all
+        out = matmul(input, weight if weight.ndim == 1 else weight.t())
         return out if bias is None else out + bias
     if weight.ndim != 2 or input.ndim == 0:
         raise RuntimeError(f"linear(): expected input of at least 1 dimension and a 1-D or 2-D weight, "
@@ -250,6 +267,7 @@ class Embedding(Function):
         return IndexAdjoint.apply(dout, ctx.weight_shape, indices), None, None
 
 
+@takes_tensors("input", "weight")
 def embedding(input, weight, padding_idx=None):
     """Look up rows of ``weight`` (num_embeddings, embedding_dim) for integer indices of any shape."""
     indices = as_tensor_operand(input)._data
@@ -269,6 +287,7 @@ def embedding(input, weight, padding_idx=None):
 
 
 # --------------------------------------------------------------------------- bmm, outer
+@takes_tensors("input", "mat2")
 def bmm(input, mat2):
     """Batched matrix product of (b, n, m) and (b, m, p) tensors (no broadcasting, as in PyTorch)."""
     for name, t in (("batch1", input), ("batch2", mat2)):
@@ -281,6 +300,7 @@ def bmm(input, mat2):
     return matmul(input, mat2)
 
 
+@takes_tensors("input", "vec2")
 def outer(input, vec2):
     """out[i, j] = input[i] * vec2[j] for 1-D tensors (gradients through the broadcast product)."""
     for name, t in (("self", input), ("vec2", vec2)):

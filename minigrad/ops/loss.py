@@ -18,9 +18,10 @@ import warnings
 
 import numpy as np
 
+from .._checks import takes_tensors
 from ..autograd import Function
 from ..autograd.version import writes, writes_since
-from ..dtypes import result_type
+from ..dtypes import result_type, scalar_type_name
 from ..tensor import Tensor
 from .activation import softplus
 from .elementwise import as_tensor_operand, cast, check_broadcast, clamp_min, square, sub
@@ -185,8 +186,13 @@ def _check_cross_entropy(input, target, weight, ignore_index, label_smoothing):
 def _check_class_targets(name, input, target, weight, ignore_index, probabilities_allowed):
     """Checks shared by cross_entropy and nll_loss: input (C,) or (N, C, *d), a weight per class, and a
     target of class indices of the input's shape without C (or probabilities of the input's shape)."""
-    if input.ndim == 0:
-        raise RuntimeError(f"{name}: input must have at least 1 dimension (C,) or (N, C, *d), got a 0-d tensor")
+    kernel = "log_softmax_lastdim_kernel_impl" if name == "cross_entropy" else "nll_loss_out_frame"
+    check_floating_input(kernel, input)
+    if input.ndim == 0:  # (nll_loss refused it already) a 0-d target is read as class probabilities, as PyTorch
+        if target.dtype.kind != "f":
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{scalar_type_name(target.dtype)}")
+        raise IndexError(f"{name}: input must have at least 1 dimension (C,) or (N, C, *d), got a 0-d tensor")
     axis = 1 if input.ndim > 1 else 0
     n_classes = input.shape[axis]
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
@@ -207,6 +213,12 @@ def _check_class_targets(name, input, target, weight, ignore_index, probabilitie
     _check_targets_in_range(target, n_classes, ignore_index)
 
 
+def check_floating_input(kernel, input):
+    """PyTorch's NotImplementedError for a loss on integer or bool input (its kernels are floating-point)."""
+    if input.dtype.kind not in "fc":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
+
+
 def _check_targets_in_range(target, n_classes, ignore_index):
     t = target._data
     bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
@@ -214,6 +226,7 @@ def _check_targets_in_range(target, n_classes, ignore_index):
         raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")
 
 
+@takes_tensors("input", "target", "weight")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """Cross-entropy between logits ``input`` (C,), (N, C) or (N, C, d1, ...) and ``target``: class
@@ -232,6 +245,7 @@ def apply_reduction(loss, reduction):
     return loss if reduction == "none" else loss.mean() if reduction == "mean" else loss.sum()
 
 
+@takes_tensors("input", "target", "weight")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """(input - target)^2, reduced; sizes that differ broadcast with PyTorch's warning. With ``weight`` (the
     input's shape) each squared error is weighted and 'mean' is sum(weight * error^2) / sum(weight)."""
@@ -239,6 +253,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     check_reduction(reduction)
     target = as_tensor_operand(target, input)
     _warn_if_broadcast(input, target)
+    check_floating_input("mse_cpu", _promoted(input, target)[0])
     return _elementwise_weighted(square(sub(input, target)), input, weight, reduction, mean_by_weight=True)
 
 
@@ -318,6 +333,7 @@ class NllLoss(Function):
         return Tensor(weights) * g, None, None, None, None
 
 
+@takes_tensors("input", "target", "weight")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input`` (C,), (N, C)
     or (N, C, d1, ...): -weight[t] * input[t] per position, reduced ('mean' is weighted by the class
@@ -325,6 +341,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     target = as_tensor_operand(target)
+    if input.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
     if target.dtype.kind == "f":
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype} (nll_loss takes "
                            "class indices)")
@@ -378,10 +396,12 @@ class Huber(Function):
 def _huber_elements(input, target, delta, scale):
     target = as_tensor_operand(target, input)
     _warn_if_broadcast(input, target)
+    check_broadcast(input.shape, target.shape)
     input, target = _promoted(input, target)
     return Huber.apply(input, target, delta, scale)
 
 
+@takes_tensors("input", "target", "weight")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """|input - target|, reduced; with ``weight`` (the input's shape) 'mean' is sum(w |d|) / sum(w)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -390,6 +410,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
                                  mean_by_weight=True)
 
 
+@takes_tensors("input", "target")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target), reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -400,10 +421,14 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return apply_reduction(_huber_elements(input, target, beta, beta or 1.0), reduction)
 
 
+@takes_tensors("input", "target", "weight")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (d = input - target), reduced; with
     ``weight`` (the input's shape) 'mean' is mean(w h(d)) (PyTorch's choice, unlike l1_loss and mse_loss)."""
     check_reduction(reduction)
+    if input.dtype.kind in "biu":
+        raise RuntimeError(f"result type Double can't be cast to the desired output type "
+                           f"{scalar_type_name(input.dtype)}")
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta (got delta={delta}).")
     return _elementwise_weighted(_huber_elements(input, target, float(delta), 1.0), input, weight, reduction,
@@ -464,6 +489,7 @@ def _weighted_reduction(elements, weight, reduction):
     return apply_reduction(elements, reduction)
 
 
+@takes_tensors("input", "target", "weight")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-w (y log x + (1 - y) log(1 - x)) for probabilities x = ``input`` and targets y in [0, 1], each log
     clamped at -100 as in PyTorch; ``weight`` broadcasts to the input's shape."""
@@ -473,9 +499,12 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({_size(target)}) that is different to the input size "
                          f"({_size(input)}) is deprecated. Please ensure they have the same size.")
-    x = input._data
-    if np.any((x < 0) | (x > 1)):
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {scalar_type_name(target.dtype)} but expected "
+                           f"{scalar_type_name(input.dtype)}")
+    for name, t in (("input", input), ("target", target)):
+        if not np.all((t._data >= 0) & (t._data <= 1)):  # NaN is refused too
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     input, target = _promoted(input, target)
     return _weighted_reduction(BinaryCrossEntropy.apply(input, target), weight, reduction)
 
@@ -522,6 +551,7 @@ class BinaryCrossEntropyWithLogits(Function):
         return dx, dy, dpw
 
 
+@takes_tensors("input", "target", "weight", "pos_weight")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Binary cross-entropy of sigmoid(input) against ``target``, computed from the logits without
@@ -532,6 +562,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     target = as_tensor_operand(target, input)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({_size(target)}) must be the same as input size ({_size(input)})")
+    check_floating_input("log_sigmoid_cpu", input)
+    if target.dtype.kind not in "fc":
+        raise RuntimeError(f"result type {scalar_type_name(input.dtype)} can't be cast to the desired output type "
+                           f"{scalar_type_name(target.dtype)}")
     if pos_weight is not None:
         pos_weight = as_tensor_operand(pos_weight, input)
         check_broadcast(input.shape, pos_weight.shape)
@@ -594,6 +628,7 @@ class KLDiv(Function):
         return dinput, dtarget, None
 
 
+@takes_tensors("input", "target")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || q) pointwise, for log-probabilities ``input`` = log q and probabilities ``target`` (or
     log-probabilities with ``log_target``). 'batchmean' divides the sum by the batch size input.size(0)
@@ -607,6 +642,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       stacklevel=2)
     target = as_tensor_operand(target, input)
+    check_broadcast(input.shape, target.shape)
+    if input.dtype.kind in "biu" or target.dtype.kind in "biu":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     input, target = _promoted(input, target)
     elements = KLDiv.apply(input, target, bool(log_target))
     if reduction == "batchmean":

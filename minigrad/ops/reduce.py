@@ -12,6 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._checks import takes_tensors
 from ..autograd import Function
 from ..dtypes import get_default_dtype
 from ..tensor import Tensor
@@ -72,6 +73,7 @@ class Mean(Function):
         return (dout.reshape(_keepdim_shape(ctx.shape, ctx.axes)) / n).expand(ctx.shape), None, None
 
 
+@takes_tensors("input")
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
@@ -92,6 +94,7 @@ def sum_to_size(input, *size):
     return out.reshape(size) if out.shape != size else out
 
 
+@takes_tensors("input")
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
@@ -196,6 +199,7 @@ def _variance_op(fn, name, input, dim, unbiased, keepdim, correction):
     return fn.apply(input, normalize_dims(dim, input.ndim), keepdim, correction, whole)
 
 
+@takes_tensors("input")
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim`` with ``correction`` (default 1, Bessel's; 0 gives the biased estimate).
 
@@ -204,6 +208,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _variance_op(Var, "var", input, dim, unbiased, keepdim, correction)
 
 
+@takes_tensors("input")
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation: ``sqrt(var(...))`` with the same arguments as ``var``."""
     return _variance_op(Std, "std", input, dim, unbiased, keepdim, correction)
@@ -319,11 +324,13 @@ def _max_or_min(name, input, dim, keepdim, other_fn, reduce, arg, result):
     return _extremum_with_indices(name, input, dim, keepdim, arg, result)
 
 
+@takes_tensors("input")
 def max(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
     """``max(x)``: the largest value (0-d); ``max(x, dim)``: ``(values, indices)``; ``max(x, other)``: maximum."""
     return _max_or_min("max", input, dim, keepdim, maximum, np.max, np.argmax, max_result)
 
 
+@takes_tensors("input")
 def min(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
     """``min(x)``: the smallest value (0-d); ``min(x, dim)``: ``(values, indices)``; ``min(x, other)``: minimum."""
     return _max_or_min("min", input, dim, keepdim, minimum, np.min, np.argmin, min_result)
@@ -335,17 +342,21 @@ def _amax_or_amin(name, input, dim, keepdim, reduce):
     return Extremum.apply(input, axes, keepdim, reduce, False)
 
 
+@takes_tensors("input")
 def amax(input, dim=(), keepdim=False):
     """Largest value over ``dim`` (all dims by default); tied elements share the gradient evenly."""
     return _amax_or_amin("amax", input, dim, keepdim, np.max)
 
 
+@takes_tensors("input")
 def amin(input, dim=(), keepdim=False):
     """Smallest value over ``dim`` (all dims by default); tied elements share the gradient evenly."""
     return _amax_or_amin("amin", input, dim, keepdim, np.min)
 
 
 def _arg_op(name, input, dim, keepdim, arg):
+    if input.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         _check_nonempty(name, input, (), False)
         index = np.asarray(arg(input._data), dtype=np.int64)  # into the flattened tensor
@@ -357,11 +368,13 @@ def _arg_op(name, input, dim, keepdim, arg):
     return Tensor(_reduced(_arg_extremum(input._data, d, arg), (d,), keepdim))
 
 
+@takes_tensors("input")
 def argmax(input, dim=None, keepdim=False):
     """Index of the first largest value (int64, no gradient); over the flattened tensor when ``dim`` is None."""
     return _arg_op("argmax", input, dim, keepdim, np.argmax)
 
 
+@takes_tensors("input")
 def argmin(input, dim=None, keepdim=False):
     """Index of the first smallest value (int64, no gradient); over the flattened tensor when ``dim`` is None."""
     return _arg_op("argmin", input, dim, keepdim, np.argmin)
@@ -399,6 +412,7 @@ class LogSumExp(Function):
         return dout.reshape(out.shape) * (ctx.input_tensor(0, a._data) - out_t).exp(), None, None
 
 
+@takes_tensors("input")
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(x))) over ``dim``, computed stably; integer inputs give the default float dtype."""
     if input.dtype.kind != "f":
@@ -413,11 +427,13 @@ def _logical_reduce(reduce, input, dim, keepdim):
     return Tensor(np.asarray(reduce(input._data, axis=axes, keepdims=keepdim)))
 
 
+@takes_tensors("input")
 def all(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
     """True where every element over ``dim`` is nonzero (bool, no gradient)."""
     return _logical_reduce(np.all, input, dim, keepdim)
 
 
+@takes_tensors("input")
 def any(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
     """True where some element over ``dim`` is nonzero (bool, no gradient)."""
     return _logical_reduce(np.any, input, dim, keepdim)
@@ -514,11 +530,13 @@ def _cumulative(fn, input, dim, dtype):
     return out.reshape(()) if input.ndim == 0 else out
 
 
+@takes_tensors("input")
 def cumsum(input, dim, *, dtype=None):
     """Running sums along ``dim``: out_i = x_0 + ... + x_i (integers and bools as int64)."""
     return _cumulative(CumSum, input, dim, dtype)
 
 
+@takes_tensors("input")
 def cumprod(input, dim, *, dtype=None):
     """Running products along ``dim``: out_i = x_0 * ... * x_i (integers and bools as int64)."""
     return _cumulative(CumProd, input, dim, dtype)
@@ -621,6 +639,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _vector_norm(x, ord, dim, keepdim, dtype, "linalg.vector_norm")
 
 
+@takes_tensors("input")
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """PyTorch's ``torch.norm``/``Tensor.norm``: ``'fro'`` or a number is a vector norm over ``dim`` (all elements
     by default); ``'nuc'`` is the nuclear norm of the matrices in ``dim`` (the last two by default)."""

@@ -9,10 +9,12 @@ Tensor dout, and each adjoint's own adjoint is the op again: ``Index`` and ``Ind
 and ``DiagEmbed``, ``Cat`` and slicing, ``Repeat`` and a sum; ``Roll`` and ``Flip`` undo themselves.
 Gradients are then differentiable to any order.
 """
+import math
 import operator
 
 import numpy as np
 
+from .._checks import int_arg, takes_tensors, type_name
 from ..autograd import Function
 from ..dtypes import result_type
 from ..tensor import Tensor
@@ -59,6 +61,7 @@ def _check_reshape(shape, n):
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {n}")
 
 
+@takes_tensors("input")
 def reshape(input, *shape):
     shape = _sizes(shape)
     _check_reshape(shape, input._data.size)
@@ -77,15 +80,18 @@ def view_as(input, other):
 reshape_as = view_as
 
 
+@takes_tensors("input")
 def flatten(input, start_dim=0, end_dim=-1):
+    start, end = normalize_dim(start_dim, input.ndim), normalize_dim(end_dim, input.ndim)
     if input.ndim == 0:
         return reshape(input, 1)
-    start, end = normalize_dim(start_dim, input.ndim), normalize_dim(end_dim, input.ndim)
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    return reshape(input, input.shape[:start] + (-1,) + input.shape[end + 1:])
+    merged = math.prod(input.shape[start:end + 1])   # explicit, not -1: a zero-size tensor has no -1 to infer
+    return reshape(input, input.shape[:start] + (merged,) + input.shape[end + 1:])
 
 
+@takes_tensors("input")
 def unsqueeze(input, dim):
     if not -input.ndim - 1 <= dim <= input.ndim:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim - 1}, {input.ndim}], "
@@ -94,6 +100,7 @@ def unsqueeze(input, dim):
     return reshape(input, input.shape[:dim] + (1,) + input.shape[dim:])
 
 
+@takes_tensors("input")
 def squeeze(input, dim=None):
     if dim is None:
         axes = [i for i, s in enumerate(input.shape) if s == 1]
@@ -124,6 +131,7 @@ class Permute(Function):
         return dout.permute(ctx.inverse), None
 
 
+@takes_tensors("input")
 def permute(input, *dims):
     dims = _sizes(dims)
     if len(dims) != input.ndim:
@@ -136,6 +144,7 @@ def permute(input, *dims):
     return Permute.apply(input, dims)
 
 
+@takes_tensors("input")
 def transpose(input, dim0, dim1):
     if input.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
         return input
@@ -162,6 +171,7 @@ class Expand(Function):
     graph_backward = backward
 
 
+@takes_tensors("input")
 def expand(input, *sizes):
     sizes = _sizes(sizes)
     lead = len(sizes) - input.ndim
@@ -189,6 +199,9 @@ def expand_as(input, other):
 
 # --------------------------------------------------------------------------- indexing
 def _to_numpy_part(part):
+    if isinstance(part, (str, bytes, dict, set)):
+        raise TypeError(f"invalid index of type {type(part).__name__}: a tensor is indexed by ints, slices, None, "
+                        "Ellipsis, and integer or boolean tensors")
     if isinstance(part, Tensor):
         integer = part._data.ndim == 0 and part._data.dtype.kind in "iu"
         return int(part._data) if integer else part._data  # PyTorch indexes with a 0-d integer tensor as with an int
@@ -353,6 +366,7 @@ def _sum_repeats(ctx, g):
     return g.reshape(interleaved).sum(repeat_axes).reshape(ctx.input_shape)
 
 
+@takes_tensors("input")
 def repeat(input, *sizes):
     """Tile ``input`` ``sizes[i]`` times along each dim (PyTorch's ``Tensor.repeat``, NumPy's ``tile``)."""
     repeats = _sizes(sizes)
@@ -402,6 +416,9 @@ def _tensor_list(name, tensors):
     if isinstance(tensors, Tensor) or not isinstance(tensors, (tuple, list)):
         raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         f"{type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type_name(t)}")
     return list(tensors)
 
 
@@ -493,6 +510,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return _split_sizes(tensor, axis, [step] * (pieces - 1) + [size - step * (pieces - 1)])
 
 
+@takes_tensors("input")
 def chunk(input, chunks, dim=0):
     """At most ``chunks`` views of ``input`` along ``dim``, each ``ceil(size / chunks)`` long (the last may be
     shorter)."""
@@ -514,17 +532,22 @@ def _keep_triangle(name, input, keep):
     return masked_fill(input, Tensor(~keep(rows, cols)), 0)
 
 
+@takes_tensors("input")
 def tril(input, diagonal=0):
     """The lower triangle of the last two dims (``j - i <= diagonal``); the rest is zero."""
+    diagonal = int_arg(diagonal, "tril", "diagonal", 2)
     return _keep_triangle("tril", input, lambda n, m: np.tri(n, m, diagonal, dtype=bool))
 
 
+@takes_tensors("input")
 def triu(input, diagonal=0):
     """The upper triangle of the last two dims (``j - i >= diagonal``); the rest is zero."""
+    diagonal = int_arg(diagonal, "triu", "diagonal", 2)
     return _keep_triangle("triu", input, lambda n, m: ~np.tri(n, m, diagonal - 1, dtype=bool))
 
 
 # --------------------------------------------------------------------------- unbind, narrow, movedim
+@takes_tensors("input")
 def unbind(input, dim=0):
     """The slices of ``input`` along ``dim``, each a view without that dim."""
     if input.ndim == 0:
@@ -533,6 +556,7 @@ def unbind(input, dim=0):
     return tuple(index(input, (slice(None),) * axis + (i,)) for i in range(input.shape[axis]))
 
 
+@takes_tensors("input")
 def narrow(input, dim, start, length):
     """The view ``input[..., start:start + length, ...]`` along ``dim`` (``start`` may be negative)."""
     axis = _split_axis("narrow", input, dim)
@@ -552,6 +576,7 @@ def _dim_list(dims):
     return [operator.index(d) for d in dims] if isinstance(dims, (tuple, list)) else [operator.index(dims)]
 
 
+@takes_tensors("input")
 def movedim(input, source, destination):
     """``input`` with its dims ``source`` moved to positions ``destination`` (the others keep their order): a view."""
     src, dst = _dim_list(source), _dim_list(destination)
@@ -594,6 +619,7 @@ class Roll(Function):
         return Roll.apply(dout, tuple(-s for s in ctx.shifts), ctx.axes), None, None
 
 
+@takes_tensors("input")
 def roll(input, shifts, dims=None):
     """Rotate ``input`` by ``shifts`` along ``dims`` (over the flattened tensor, shape kept, when ``dims`` is None)."""
     shifts = _dim_list(shifts)
@@ -624,6 +650,7 @@ class Flip(Function):
         return Flip.apply(dout, ctx.axes), None
 
 
+@takes_tensors("input")
 def flip(input, dims):
     """``input`` reversed along each of ``dims`` (a copy, as in PyTorch)."""
     axes = [normalize_dim(d, input.ndim) for d in _dim_list(dims)]
@@ -633,6 +660,7 @@ def flip(input, dims):
     return Flip.apply(input, tuple(axes))
 
 
+@takes_tensors("input")
 def fliplr(input):
     """``input`` reversed along dim 1 (left/right); needs at least 2 dims."""
     if input.ndim < 2:
@@ -640,6 +668,7 @@ def fliplr(input):
     return flip(input, 1)
 
 
+@takes_tensors("input")
 def flipud(input):
     """``input`` reversed along dim 0 (up/down); needs at least 1 dim."""
     if input.ndim < 1:
@@ -687,6 +716,7 @@ class Diagonal(Function):
         return DiagEmbed.apply(dout, ctx.shape, *ctx.where), None, None, None
 
 
+@takes_tensors("input")
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal ``offset`` of the planes spanned by ``dim1`` and ``dim2``, appended as the last dim: a view."""
     d1, d2 = _diagonal_axes(input.ndim, offset, dim1, dim2)
@@ -718,6 +748,7 @@ class DiagEmbed(Function):
         return Diagonal.apply(dout, *ctx.where), None, None, None, None
 
 
+@takes_tensors("input")
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Matrices in the (``dim1``, ``dim2``) planes of a new tensor with ``input``'s last dim on diagonal ``offset``."""
     d1, d2 = _diagonal_axes(input.ndim + 1, offset, dim1, dim2, "diag_embed")
@@ -728,6 +759,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return DiagEmbed.apply(input, shape, offset, d1, d2)
 
 
+@takes_tensors("input")
 def diag(input, diagonal=0):
     """1-D input: the square matrix with ``input`` on diagonal ``diagonal``; 2-D input: that diagonal (a copy)."""
     if input.ndim == 1:
@@ -739,6 +771,7 @@ def diag(input, diagonal=0):
 
 
 # --------------------------------------------------------------------------- repeat_interleave
+@takes_tensors("input")
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each element (slice along ``dim``; over the flattened tensor when ``dim`` is None) repeated ``repeats``
     times in place (an int, or a 1-D tensor of one count per slice). ``repeat_interleave(counts)`` alone gives

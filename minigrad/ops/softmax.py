@@ -9,8 +9,11 @@ Forward subtracts the maximum along ``dim`` before exponentiating, so exp never 
 (sums along ``dim``, kept for broadcasting). float16 input is computed in float32 and cast back, as
 PyTorch's CPU kernels do.
 """
+import warnings
+
 import numpy as np
 
+from .._checks import takes_tensors
 from ..autograd import Function
 from ..dtypes import compute_dtype
 from .dims import normalize_dim
@@ -36,7 +39,8 @@ def _keep_output(ctx, out, axis, dtype):
 
 
 def _axis(input, dim):
-    return normalize_dim(dim, input.ndim) if input.ndim else None
+    axis = normalize_dim(dim, input.ndim)  # validated for a 0-d tensor too
+    return axis if input.ndim else None
 
 
 def _prepare(input, dim, dtype, name):
@@ -44,8 +48,12 @@ def _prepare(input, dim, dtype, name):
     if dtype is not None:
         input = input.to(dtype)
     if input.dtype.kind != "f":
-        raise RuntimeError(f"{name}: expected a floating-point input, got {input.dtype} "
-                           f"(pass dtype=minigrad.float32 to compute in floating point)")
+        raise NotImplementedError(f"{name}: expected a floating-point input, got {input.dtype} "
+                                  f"(pass dtype=minigrad.float32 to compute in floating point)")
+    if dim is None:  # PyTorch's legacy implicit dim, with its warning
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                      "as an argument.", UserWarning, stacklevel=3)
+        dim = 0 if input.ndim in (0, 1, 3) else 1
     return input, _axis(input, dim)
 
 
@@ -105,12 +113,14 @@ class LogSoftmax(Function):
         return dout - ctx.output_tensor(out).exp() * _graph_total(ctx.axis)(dout), None
 
 
+@takes_tensors("input")
 def softmax(input, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` casts the input first (PyTorch's argument)."""
     input, axis = _prepare(input, dim, dtype, "softmax")
     return Softmax.apply(input, axis)
 
 
+@takes_tensors("input")
 def log_softmax(input, dim, dtype=None):
     """log(softmax(x)) along ``dim``, computed as x - max - log(sum(exp(x - max))) (never log of a 0)."""
     input, axis = _prepare(input, dim, dtype, "log_softmax")

@@ -9,6 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._checks import takes_tensors
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .index import gather
@@ -40,16 +41,19 @@ def _sorted_along(input, dim, descending, k=None):
     return gather(flat, axis, indices), indices
 
 
+@takes_tensors("input")
 def sort(input, dim=-1, descending=False, *, stable=False):
     """``(values, indices)``: ``input`` sorted along ``dim`` and where each value came from."""
     return sort_result(*_sorted_along(input, dim, descending))
 
 
+@takes_tensors("input")
 def argsort(input, dim=-1, descending=False, *, stable=False):
     """The int64 indices that sort ``input`` along ``dim`` (no gradient)."""
     return _sorted_along(input.detach(), dim, descending)[1]
 
 
+@takes_tensors("input")
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements along ``dim``, in order."""
     k = operator.index(k)

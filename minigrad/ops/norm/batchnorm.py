@@ -20,6 +20,7 @@ whose statistics step checks the arguments and updates the running buffers.
 """
 import numpy as np
 
+from ..._checks import takes_tensors
 from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
@@ -28,7 +29,7 @@ from .channels import (ChannelNormBackward, affine_channels, channel_affine, cha
                        channel_graph_backward, channel_operands, channel_param_grads, channels_view, check_channel_input,
                        check_param_dtypes, check_running_pair, per_channel, save_for_channel_backward,
                        update_running_stats, verify_batch_size)
-from .common import center, centered_dx, mean64, normalize
+from .common import center, centered_dx, normalize, square_mean64
 
 
 # --------------------------------------------------------------------------- NumPy reference, x (N, C, S)
@@ -36,7 +37,7 @@ def batch_norm_stats(x):
     """Per-channel mean and biased variance (two-pass) of x (N, C, S) over N and S: (mean (C,), var (C,))."""
     mean = x.mean(axis=(0, 2), dtype=np.float64)      # (C,)
     xc = center(x, mean[:, None])                     # (N, C, S)
-    return mean.astype(x.dtype), mean64(xc * xc, (0, 2))
+    return mean.astype(x.dtype), square_mean64(xc, "ncs->c").astype(x.dtype)   # squares in float64: no overflow
 
 
 def batch_norm_forward(x, mean, rstd, weight, bias):
@@ -137,6 +138,7 @@ def batch_norm_composite(input, running_mean, running_var, weight=None, bias=Non
 
 
 # --------------------------------------------------------------------------- the public form and its checks
+@takes_tensors("input", "weight", "bias", optional=("running_mean", "running_var"))
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """``F.batch_norm``: PyTorch's semantics (module docstring), the hand-derived backward."""
     mean, var = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,

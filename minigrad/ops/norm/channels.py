@@ -14,7 +14,7 @@ import numpy as np
 
 from ...autograd import Function
 from ...autograd.version import bump
-from ...dtypes import compute_dtype
+from ...dtypes import compute_dtype, scalar_type_name
 from ...kernels import kernel
 from .common import centered_second_order, centered_statistics, input_grads, second_order_grads, sum64
 
@@ -27,11 +27,18 @@ def check_channel_input(input, **per_channel):
     and each given per-channel tensor (weight, bias, running stats) holding C elements. Returns C."""
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    check_floating_channels("batch_norm", input)
     c = input.shape[1]
     for name, t in per_channel.items():
         if t is not None and t._data.size != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
     return c
+
+
+def check_floating_channels(kernel, input):
+    """PyTorch's NotImplementedError for integer or bool input to a channel norm (kernels are floating-point)."""
+    if input.dtype.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
 def check_param_dtypes(input, *params):

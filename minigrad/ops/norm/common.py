@@ -21,6 +21,8 @@ data's rounding even when |mean| >> std, where subtracting the mean rounded to f
 off by up to ulp(mean)/2 (5e-4 at a mean of 1e4). Variances are two-pass, mean((x - mean)^2),
 never E[x^2] - E[x]^2, which loses every digit when |mean| >> std.
 """
+import math
+
 import numpy as np
 
 
@@ -32,6 +34,16 @@ def sum64(a, axis, keepdims=False):
 def mean64(a, axis, keepdims=False):
     """a.mean(axis) accumulated in float64, returned in a's dtype."""
     return a.mean(axis=axis, dtype=np.float64, keepdims=keepdims).astype(a.dtype, copy=False)
+
+
+def square_mean64(a, subscripts):
+    """mean(a * a) over the axes the einsum reduction ``subscripts`` (such as ``"rd->r"``) removes, in float64:
+    the squares are formed in float64 too, so the result is finite for every finite a (float32 squares
+    overflow from |a| ~ 1.8e19 on), as the numba kernels compute it."""
+    inner, kept = subscripts.split("->")
+    count = math.prod(n for letter, n in zip(inner, a.shape) if letter not in kept)
+    with np.errstate(invalid="ignore", divide="ignore"):   # no elements: NaN, as the mean of nothing
+        return np.einsum(f"{inner},{inner}->{kept}", a, a, dtype=np.float64) / count
 
 
 def center(x, mean):

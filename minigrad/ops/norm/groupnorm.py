@@ -24,15 +24,16 @@ of the same names in minigrad/kernels/numba_kernels.py), the ``GroupNormFunction
 """
 import numpy as np
 
+from ..._checks import int_arg, takes_tensors
 from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
 from .batchnorm import batch_norm, batch_norm_composite, batch_norm_stats
 from .channels import (ChannelNormBackward, affine_channels, channel_affine, channel_backward, channel_graph_backward,
-                       channel_operands, channel_param_grads, channels_view, check_channel_input, check_param_dtypes,
-                       check_running_pair, save_for_channel_backward, update_running_stats, verify_batch_size,
-                       verify_spatial_size)
-from .common import center, centered_dx, exact_mean, mean64, normalize
+                       channel_operands, channel_param_grads, channels_view, check_channel_input,
+                       check_floating_channels, check_param_dtypes, check_running_pair, save_for_channel_backward,
+                       update_running_stats, verify_batch_size, verify_spatial_size)
+from .common import center, centered_dx, exact_mean, normalize, square_mean64
 
 
 # --------------------------------------------------------------------------- NumPy reference, x (N, C, S)
@@ -43,8 +44,8 @@ def group_norm_forward(x, num_groups, weight, bias, eps):
     xg = x.reshape(n, num_groups, -1)                        # (N, G, C/G*S)
     mean = xg.mean(axis=2, dtype=np.float64, keepdims=True)  # (N, G, 1), float64 for exact centering
     xc = center(xg, mean)                                    # (N, G, C/G*S)
-    var = mean64(xc * xc, 2, keepdims=True)                  # (N, G, 1), biased
-    rstd = 1.0 / np.sqrt(var + eps)
+    var = square_mean64(xc, "ngm->ng")[:, :, None]           # (N, G, 1) float64, biased: no overflow
+    rstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype)
     y = affine_channels((xc * rstd).reshape(n, c, s), weight, bias)
     return y, mean.reshape(n, num_groups).astype(x.dtype), rstd.reshape(n, num_groups)
 
@@ -149,12 +150,14 @@ def _group_norm_composite(input, num_groups, weight, bias, eps):
 
 
 # --------------------------------------------------------------------------- the public forms and their checks
+@takes_tensors("input", "weight", "bias")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """``F.group_norm``."""
     _check_group_norm(input, num_groups, weight, bias)
     return GroupNormFunction.apply(input, weight, bias, num_groups=num_groups, eps=eps)
 
 
+@takes_tensors("input", "running_mean", "running_var", "weight", "bias")
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
     """``F.instance_norm``: GroupNorm with G = C, or BatchNorm-eval on the running buffers."""
@@ -183,6 +186,8 @@ def _check_group_norm(input, num_groups, weight, bias):
     (not the group size). weight and bias must be vectors of C elements (BatchNorm only counts elements)."""
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    check_floating_channels("GroupNormKernelImpl", input)
+    num_groups = int_arg(num_groups, "group_norm", "num_groups", 2)
     n, c = input.shape[:2]
     verify_batch_size((n * c // num_groups, num_groups) + input.shape[2:])
     if num_groups <= 0:

@@ -20,13 +20,14 @@ import math
 
 import numpy as np
 
+from ..._checks import float_arg, takes_tensors
 from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
 from .common import (center, centered_dx, centered_second_order, centered_statistics, exact_mean, input_grads,
-                     normalize, second_order_grads)
-from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, row_affine, row_dims, row_operands,
-                   row_param, row_param_grads, rowdot, shaped_grads)
+                     normalize, second_order_grads, square_mean64)
+from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, functional_normalized_shape, row_affine,
+                   row_dims, row_operands, row_param, row_param_grads, shaped_grads)
 
 
 # --------------------------------------------------------------------------- NumPy reference, x (R, D)
@@ -35,9 +36,9 @@ def layer_norm_forward(x, weight, bias, eps):
     y = (x - mean) * rstd * weight + bias. Returns (y, mean (R,), rstd (R,))."""
     mean = x.mean(axis=1, dtype=np.float64)              # (R,), float64: centering below loses nothing
     xc = center(x, mean[:, None])                        # (R, D)
-    var = rowdot(xc, xc) / x.shape[1]                    # (R,), biased
+    var = square_mean64(xc, "rd->r")                     # (R,) float64, biased: finite for any finite x
     with np.errstate(divide="ignore"):                   # eps = 0 on a constant row: rstd = inf, as PyTorch
-        rstd = 1 / np.sqrt(var + eps)
+        rstd = (1 / np.sqrt(var + eps)).astype(x.dtype)
     with np.errstate(invalid="ignore"):
         xc *= rstd[:, None]                              # xhat, in place
     return affine_rows(xc, weight, bias), mean.astype(x.dtype), rstd
@@ -171,9 +172,13 @@ def layer_norm_composite(input, normalized_shape, weight=None, bias=None, eps=1e
 
 
 # --------------------------------------------------------------------------- the public form and its checks
+@takes_tensors("input", "weight", "bias")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """LayerNorm over the trailing ``normalized_shape`` dims (``torch.nn.functional.layer_norm``)."""
-    normalized_shape = _ln_options(input, normalized_shape, weight, bias)
+    normalized_shape = _ln_options(input, functional_normalized_shape(normalized_shape, "layer_norm"), weight, bias)
+    eps = float_arg(eps, "layer_norm", "eps", 5)
+    if input.numel() == 0:  # nothing to normalize: the composite gives the empty output and gradients
+        return layer_norm_composite(input, normalized_shape, weight, bias, eps)
     return LayerNormFunction.apply(input, weight, bias, normalized_shape=normalized_shape, eps=float(eps))
 
 

@@ -33,20 +33,20 @@ from numbers import Real
 
 import numpy as np
 
+from ..._checks import float_arg, takes_tensors
 from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
 from ...tensor import Tensor
-from .common import input_grads, normalize, sum64
-from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, row_affine, row_dims, row_operands,
-                   row_param, row_param_grads, rowdot, shaped_grads)
+from .common import input_grads, normalize, square_mean64, sum64
+from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, functional_normalized_shape, row_affine,
+                   row_dims, row_operands, row_param, row_param_grads, rowdot, shaped_grads)
 
 
 # --------------------------------------------------------------------------- NumPy reference, x (R, D)
 def mean_square(x, k):
     """mean(x[:, :k]**2) per row: the (partial) mean square of RMSNorm, (R,)."""
-    xk = x[:, :k]                                        # (R, k): the RMS subset
-    return rowdot(xk, xk) / k
+    return square_mean64(x[:, :k], "rd->r")              # (R,) float64 over the RMS subset (R, k): no overflow
 
 
 def rms_norm_forward(x, weight, bias, eps, k, eps_outside):
@@ -60,7 +60,7 @@ def rms_norm_forward(x, weight, bias, eps, k, eps_outside):
     """
     ms = mean_square(x, k)                               # (R,)
     with np.errstate(divide="ignore"):                   # eps = 0 on a zero row: rstd = inf, as PyTorch
-        rstd = 1 / (np.sqrt(ms) + eps) if eps_outside else 1 / np.sqrt(ms + eps)
+        rstd = (1 / (np.sqrt(ms) + eps) if eps_outside else 1 / np.sqrt(ms + eps)).astype(x.dtype)
     with np.errstate(invalid="ignore"):                  # 0 * inf = NaN, as PyTorch
         xhat = x * rstd[:, None]                         # (R, D)
     return affine_rows(xhat, weight, bias), rstd
@@ -82,7 +82,7 @@ def rms_norm_backward(dy, x, rstd, weight, eps, k, eps_outside, need_dx, need_dw
         gw = dy * weight if weight is not None else dy            # (R, D)
         proj = rowdot(gw, xhat) / k                               # sum_j(gw*xhat)/k, (R,)
         with np.errstate(divide="ignore"):
-            c = 1 / np.sqrt(mean_square(x, k)) if eps_outside else rstd  # (R,)
+            c = (1 / np.sqrt(mean_square(x, k))).astype(x.dtype) if eps_outside else rstd  # (R,)
         dx = gw.copy() if gw is dy else gw                        # never write into the caller's dy
         dx[:, :k] -= (c * proj)[:, None] * x[:, :k]               # only the RMS subset gets the correction
         dx *= rstd[:, None]
@@ -277,11 +277,17 @@ def rms_norm_composite(input, normalized_shape, weight=None, eps=None, *, bias=N
 
 
 # --------------------------------------------------------------------------- the public form and its checks
+@takes_tensors("input", "weight", "bias")
 def rms_norm(input, normalized_shape, weight=None, eps=None, *, bias=None, eps_inside_sqrt=True, partial=None):
     """RMSNorm over the trailing ``normalized_shape`` dims (``torch.nn.functional.rms_norm``).
 
     ``bias``, ``eps_inside_sqrt`` and ``partial`` are minigrad's variants (module docstring).
     """
+    normalized_shape = functional_normalized_shape(normalized_shape, "rms_norm")
+    eps = None if eps is None else float_arg(eps, "rms_norm", "eps", 4)
+    if input.numel() == 0:  # nothing to normalize: the composite gives the empty output and gradients
+        return rms_norm_composite(input, normalized_shape, weight, eps, bias=bias, eps_inside_sqrt=eps_inside_sqrt,
+                                  partial=partial)
     normalized_shape, eps, k = _rms_options(input, normalized_shape, weight, bias, eps, partial)
     return RMSNormFunction.apply(input, weight, bias, normalized_shape=normalized_shape, eps=eps, k=k,
                                  eps_outside=not eps_inside_sqrt)

@@ -9,16 +9,29 @@ arrays (R,), broadcast back over a row as ``stat[:, None]``.
 """
 import numpy as np
 
+from ..._checks import is_int, size_arg, type_name
 from ...dtypes import compute_dtype
 from .common import sum64
 
 
 # --------------------------------------------------------------------------- arguments
-def as_normalized_shape(normalized_shape):
-    """``normalized_shape`` as a tuple of ints; an int ``n`` means ``(n,)`` (as the PyTorch modules take it)."""
-    if isinstance(normalized_shape, (int, np.integer)):
-        return (int(normalized_shape),)
-    return tuple(map(int, normalized_shape))
+def as_normalized_shape(normalized_shape, fname="layer_norm"):
+    """``normalized_shape`` as a tuple of ints; an int ``n`` means ``(n,)`` (as the PyTorch modules take it).
+    Floats, strings and negative sizes are refused (``_checks.size_arg``)."""
+    if is_int(normalized_shape):
+        return size_arg((normalized_shape,), fname, "normalized_shape", position=2)
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError(f"{fname}(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+                        f"{type_name(normalized_shape)}")
+    return size_arg((tuple(normalized_shape),), fname, "normalized_shape", position=2)
+
+
+def functional_normalized_shape(normalized_shape, fname):
+    """``F.layer_norm``/``F.rms_norm`` take a tuple or list only (the modules also take an int)."""
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError(f"{fname}(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+                        f"{type_name(normalized_shape)}")
+    return as_normalized_shape(normalized_shape, fname)
 
 
 def check_row_norm_args(input, normalized_shape, weight=None, bias=None, *, rms=False):
@@ -27,7 +40,7 @@ def check_row_norm_args(input, normalized_shape, weight=None, bias=None, *, rms=
     ValueError for an input with fewer dims than ``normalized_shape``, and writes the expected shape
     as ``[*3, 4]`` where layer_norm writes ``[*, 3, 4]``.
     Returns ``normalized_shape`` as a tuple of ints (an int ``n`` means ``(n,)``)."""
-    shape = as_normalized_shape(normalized_shape)
+    shape = as_normalized_shape(normalized_shape, "rms_norm" if rms else "layer_norm")
     if len(shape) == 0:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
                            f"one element, but got normalized_shape = {list(shape)}")
