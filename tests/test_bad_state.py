@@ -259,8 +259,15 @@ def make_optimizer(lib, name, seed=0):
 
 
 def _grad_of_last(make):
+    """A corrupt .grad for the last parameter. Assigning one is refused (as in PyTorch), so a wrong tensor
+    goes in through ``.grad.data`` (PyTorch's back door too), anything else into the slot behind ``.grad``."""
     def corrupt(lib, optimizer, params):
-        params[-1].grad = make(lib, params[-1])
+        bad = make(lib, params[-1])
+        if isinstance(bad, lib.Tensor):
+            params[-1].grad = lib.zeros_like(params[-1])
+            params[-1].grad.data = bad
+        else:
+            params[-1]._grad = bad
     return corrupt
 
 

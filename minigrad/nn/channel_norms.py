@@ -14,7 +14,8 @@ from .. import dtypes
 from ..creation import tensor
 from ..ops.norm.batchnorm import batch_norm
 from ..ops.norm.groupnorm import group_norm, instance_norm
-from ..tensor import check_device
+from .._checks import as_index, check_tensor
+from ..tensor import Tensor, check_device
 from . import init
 from .module import Module, Parameter
 
@@ -46,6 +47,9 @@ class _NormBase(Module):
                  dtype=None, *, bias=True):
         super().__init__()
         check_device(device)
+        negative = as_index(num_features) is not None and as_index(num_features) < 0
+        if negative and (affine or track_running_stats):   # PyTorch's error for the parameters and buffers
+            raise RuntimeError(f"Trying to create tensor with negative dimension {num_features}: [{num_features}]")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         _register_affine(self, num_features, affine, bias, dtype)
@@ -83,6 +87,7 @@ class _BatchNorm(_NormBase):
         raise NotImplementedError
 
     def forward(self, input):
+        check_tensor(input, type(self).__name__ + ".forward", "input", 1)
         self._check_input_dim(input)
         counting = self.training and self.track_running_stats and self.num_batches_tracked is not None
         if self.momentum is not None:
@@ -137,6 +142,7 @@ class _InstanceNorm(_NormBase):
                              f"(got {input.ndim}D input)")
 
     def forward(self, input):
+        check_tensor(input, type(self).__name__ + ".forward", "input", 1)
         self._check_input_dim(input)
         feature_dim = input.ndim - self._no_batch_dim
         if input.shape[feature_dim] != self.num_features:
@@ -174,6 +180,8 @@ class GroupNorm(Module):
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
         super().__init__()
+        num_groups, num_channels = (as_index(n) if isinstance(n, Tensor) and as_index(n) is not None else n
+                                    for n in (num_groups, num_channels))   # a 0-d integer tensor, as PyTorch
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         check_device(device)

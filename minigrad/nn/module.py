@@ -33,7 +33,10 @@ class Parameter(Tensor):
     def __init__(self, data=None, requires_grad=True):
         if data is None:
             data = np.empty(0, dtype=dtypes.get_default_dtype())
-        array = data._data if isinstance(data, Tensor) else np.asarray(data)
+        if not isinstance(data, (Tensor, np.ndarray)):
+            raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__} (convert it with "
+                            "minigrad.tensor first)")
+        array = data._data if isinstance(data, Tensor) else data
         super().__init__(array, requires_grad=requires_grad)
 
     def __repr__(self):

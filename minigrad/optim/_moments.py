@@ -12,16 +12,19 @@ __all__ = ["lerp_", "decay_square_", "ratio", "effective_grad", "increment_step"
            "check_non_negative", "reject_unsupported"]
 
 
-def check_non_negative(group, *names):
-    """PyTorch's hyperparameter checks: 'Invalid learning rate: -1', 'Invalid momentum value: -1', ..."""
+def check_non_negative(group, *names, nan_ok=False):
+    """PyTorch's hyperparameter checks: 'Invalid learning rate: -1', 'Invalid momentum value: -1', ...
+    NaN fails them too (PyTorch's ``not 0.0 <= lr``), except where PyTorch tests ``lr < 0.0`` (SGD: ``nan_ok``)."""
     labels = {"lr": "learning rate", "eps": "epsilon value"}
     for name in names:
-        if group[name] < 0:
+        if group[name] < 0 or (not nan_ok and group[name] != group[name]):
             raise ValueError(f"Invalid {labels.get(name, name + ' value')}: {group[name]}")
 
 
 def check_betas(group):
-    """'Invalid beta parameter at index i: b' unless 0 <= b < 1."""
+    """'Invalid beta parameter at index i: b' unless 0 <= b < 1; betas must be a pair (PyTorch: IndexError)."""
+    if len(group["betas"]) != 2:
+        raise IndexError(f"betas must be a pair (beta1, beta2), got {tuple(group['betas'])!r}")
     for i, beta in enumerate(group["betas"]):
         if not 0.0 <= beta < 1.0:
             raise ValueError(f"Invalid beta parameter at index {i}: {beta}")

@@ -94,12 +94,17 @@ class LRScheduler:
         return self._last_lr
 
     def step(self, epoch=None):
-        self._step_count += 1
         if epoch is not None:
             warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
                           "where possible. Please use `scheduler.step()` to step the scheduler.", UserWarning,
                           stacklevel=2)
-        self._update_lr(epoch)
+        last_epoch = self.last_epoch
+        try:
+            self._update_lr(epoch)
+        except BaseException:       # e.g. OneCycleLR stepped past total_steps: nothing changed
+            self.last_epoch = last_epoch
+            raise
+        self._step_count += 1
 
     def _update_lr(self, epoch=None):
         if epoch is None:

@@ -23,7 +23,7 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _check_group(self, group):
-        check_non_negative(group, "lr", "momentum", "weight_decay")
+        check_non_negative(group, "lr", "momentum", "weight_decay", nan_ok=True)
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
