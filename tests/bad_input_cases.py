@@ -955,9 +955,4 @@ DOCUMENTED_DIFFERENCES = {
 }
 
 # Known open cases (xfail, strict: fixing one makes its test fail until it is removed from here): id -> reason.
-_COLLEAGUE = "open: file owned by the optimizer/scheduler/module-state work (issue 13 items 2-3)"
-OPEN = {
-    **{f"constructor:{c}:tensor": "open: PyTorch takes a 0-d integer Tensor as a size in these constructors"
-       for c in ("GRU_layers", "MultiheadAttention_embed",
-                 "MultiheadAttention_heads")},
-}
+OPEN = {}   # none left: every generated case raises PyTorch's exception type or computes its result

@@ -21,12 +21,12 @@ import numbers
 import warnings
 
 from .. import dtypes
-from .._checks import check_tensor
+from .._checks import as_index, check_tensor
 from ..creation import empty, zeros
 from ..ops.elementwise import relu, sigmoid, tanh
 from ..ops.linalg import linear
 from ..ops.shape import cat, stack
-from ..tensor import check_device
+from ..tensor import Tensor, check_device
 from . import functional as F
 from . import init
 from .module import Module, Parameter
@@ -84,6 +84,8 @@ class RNNBase(Module):
         super().__init__()
         _check_size("input_size", input_size)
         _check_size("hidden_size", hidden_size)
+        if isinstance(num_layers, Tensor) and as_index(num_layers) is not None:
+            num_layers = as_index(num_layers)   # a 0-d integer tensor, as PyTorch takes it
         if not isinstance(num_layers, numbers.Integral):
             raise TypeError(f"num_layers should be of type int, got: {type(num_layers).__name__}")
         if num_layers <= 0:

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .. import dtypes
+from .._checks import as_index
 from ..creation import empty, full
 from ..ops.elementwise import as_tensor_operand
 from ..ops.linalg import linear, matmul
@@ -68,6 +69,8 @@ class MultiheadAttention(Module):
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
                  kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
         check_device(device)
+        embed_dim, num_heads = (as_index(n) if isinstance(n, Tensor) and as_index(n) is not None else n
+                                for n in (embed_dim, num_heads))   # 0-d integer tensors, as PyTorch takes them
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
                              f"num_heads={num_heads} instead")
