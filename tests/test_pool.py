@@ -79,6 +79,11 @@ CASES = {
                                                                          align_corners=True), (1, 2, 3, 4)),
     "interpolate_linear": (lambda lib, x: F(lib).interpolate(x, size=7, mode="linear"), (2, 3, 4)),
     "interpolate_area": (lambda lib, x: F(lib).interpolate(x, size=(2, 3), mode="area"), (1, 2, 5, 7)),
+    "one_pixel_max_pool2d": (lambda lib, x: F(lib).max_pool2d(x, 2, 1, 1, ceil_mode=True), (1, 2, 1, 1)),
+    "one_pixel_avg_pool2d": (lambda lib, x: F(lib).avg_pool2d(x, 3, 1, 1, count_include_pad=False), (1, 1, 1)),
+    "one_pixel_adaptive_max": (lambda lib, x: F(lib).adaptive_max_pool2d(x, (2, 3)), (1, 2, 1, 1)),
+    "one_pixel_replicate": (lambda lib, x: F(lib).pad(x, (2, 1, 1, 2), mode="replicate"), (1, 1, 1, 1)),
+    "one_pixel_bilinear": (lambda lib, x: F(lib).interpolate(x, size=(3, 2), mode="bilinear"), (1, 2, 1, 1)),
     "pixel_shuffle": (lambda lib, x: F(lib).pixel_shuffle(x, 2), (2, 8, 2, 3)),
     "pixel_unshuffle": (lambda lib, x: F(lib).pixel_unshuffle(x, 2), (3, 4, 6)),
 }
@@ -399,6 +404,17 @@ def test_channel_dropout_zeroes_whole_channels(fn, shape):
     np.testing.assert_array_equal(fn(x, 1.0).detach().numpy(), 0.0)
 
 
+def test_channel_dropout_double_backward():
+    """The same mask in every call (a fixed seed): gradgradcheck through dropout2d and dropout1d."""
+    def seeded(fn):
+        def run(x):
+            mg.manual_seed(3)
+            return bend(fn(x, 0.5))
+        return run
+    check_gradgrad(seeded(F(mg).dropout2d), normal(2, 3, 2, 2))
+    check_gradgrad(seeded(F(mg).dropout1d), normal(3, 4))
+
+
 def test_dropout2d_keep_rate_and_inplace():
     mg.manual_seed(1)
     x = mg.ones(200, 50, 2, 2)
@@ -498,4 +514,32 @@ def test_inf_and_nan_stay_in_their_windows():
                lambda lib, t: F(lib).adaptive_avg_pool2d(t, (4, 3)),
                lambda lib, t: F(lib).interpolate(t, scale_factor=2, mode="bilinear"),
                lambda lib, t: F(lib).interpolate(t[:, :, 0], size=9, mode="linear", align_corners=True)):
+        _compare(fn, x)
+
+
+def test_integer_input():
+    """Max pooling and padding take integer tensors (no gradient); averages and resizing refuse them with
+    PyTorch's NotImplementedError."""
+    torch = torch_or_skip()
+    x = RNG.integers(-5, 5, (2, 2, 5, 4))
+    for fn in (lambda lib, t: F(lib).max_pool2d(t, 2, 1, 1, return_indices=True)[0],
+               lambda lib, t: F(lib).max_pool2d(t, 2, 1, 1, return_indices=True)[1],
+               lambda lib, t: F(lib).pad(t, (1, 2, 0, 1), value=3),
+               lambda lib, t: F(lib).pad(t, (1, 2, 0, 1), mode="reflect")):
+        ours, theirs = fn(mg, mg.tensor(x)), fn(torch, torch.tensor(x))
+        assert ours.dtype == np.int64
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    for fn in (lambda f, t: f.adaptive_avg_pool2d(t, 2), lambda f, t: f.adaptive_max_pool2d(t, 2),
+               lambda f, t: f.interpolate(t, scale_factor=2), lambda f, t: f.interpolate(t, size=3, mode="bilinear")):
+        with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+            fn(F(torch), torch.tensor(x))
+        with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+            fn(F(mg), mg.tensor(x))
+
+
+def test_empty_batch():
+    x = normal(0, 2, 5, 4)
+    for fn in (lambda lib, t: F(lib).max_pool2d(t, 2), lambda lib, t: F(lib).avg_pool2d(t, 3, 1, 1),
+               lambda lib, t: F(lib).adaptive_avg_pool2d(t, 3), lambda lib, t: F(lib).pad(t, (1, 1, 2, 2), "reflect"),
+               lambda lib, t: F(lib).interpolate(t, scale_factor=2, mode="bilinear")):
         _compare(fn, x)

@@ -5,9 +5,10 @@ Two linear building blocks carry all of them:
 
 * ``AxisMaps``: out = x ×_1 M_1 ×_2 M_2 ... , a small matrix M_a (out size × in size) applied along each of the
   last spatial axes. Average pooling (also adaptive), padding of every mode (constant padding is the zero
-  padding plus a constant) and nearest/(bi/tri)linear interpolation are all separable like this. Each M_a is
-  stored by rows as (column indices, weights) of its non-zeros, so applying it costs (rows × non-zeros per row)
-  per line (a gather and a weighted sum), never a dense product.
+  padding plus a constant) and nearest/(bi/tri)linear interpolation are all separable like this. A 0/1
+  selection (padding, nearest) is applied as a gather; other maps as a BLAS product with M_a on finite data
+  (fastest at a CNN's sizes), else as a weighted sum of k gathers from M_a's non-zeros (rows × k per line),
+  so that an inf or NaN reaches only the outputs whose windows hold it.
 * ``WindowMax``: out = x[..., index], a gather of one input element per output by a flat spatial index (the
   argmax of each pooling window, chosen in NumPy before the gather); its adjoint is a scatter-add.
 
@@ -23,6 +24,7 @@ import warnings
 import numpy as np
 
 from ..autograd import Function
+from ..dtypes import scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
 
@@ -158,15 +160,18 @@ class WindowMax(Function):
 
 def _take(x, index, size):
     """x[..., index]: x (*B, *size), index (*B, *O) flat positions in size -> (*B, *O)."""
-    rows = x.reshape(-1, math.prod(size))
-    return np.take_along_axis(rows, index.reshape(rows.shape[0], -1), axis=1).reshape(index.shape)
+    n_rows = math.prod(index.shape[:index.ndim - len(size)])
+    n_out = math.prod(index.shape[index.ndim - len(size):])
+    rows = x.reshape(n_rows, math.prod(size))
+    return np.take_along_axis(rows, index.reshape(n_rows, n_out), axis=1).reshape(index.shape)
 
 
 def _scatter_add(g, index, size):
     """zeros (*B, *size) with g (*B, *O) added at the flat positions ``index`` (*B, *O)."""
     batch = index.shape[:index.ndim - len(size)]
     n_rows, per_row = math.prod(batch), math.prod(size)
-    flat = (index.reshape(n_rows, -1) + (np.arange(n_rows) * per_row)[:, None]).ravel()  # positions in (*B, *size)
+    n_out = math.prod(index.shape[index.ndim - len(size):])
+    flat = (index.reshape(n_rows, n_out) + (np.arange(n_rows) * per_row)[:, None]).ravel()  # in (*B, *size)
 
     def add_at(values):
         return np.bincount(flat, values.ravel().astype(np.float64, copy=False), n_rows * per_row)
@@ -270,7 +275,8 @@ def _window_argmax(x, windows):
     d, nb = len(windows), x.ndim - len(windows)
     sizes = x.shape[nb:]
     out_shape = x.shape[:nb] + tuple(pos.shape[0] for pos, _ in windows)
-    best = np.full(out_shape, -np.inf, dtype=x.dtype)
+    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False
+    best = np.full(out_shape, lowest, dtype=x.dtype)
     index = np.full(out_shape, -1, dtype=np.int64)
     for offset in itertools.product(*(range(pos.shape[1]) for pos, _ in windows)):
         values, flat, valid = x, 0, True
@@ -280,7 +286,9 @@ def _window_argmax(x, windows):
             along = (-1,) + (1,) * (d - 1 - j)
             flat = flat * sizes[j] + column.reshape(along)
             valid = valid & ok[:, a].reshape(along)
-        better = valid & ((values > best) | np.isnan(values) | (index < 0))  # (*B, *O)
+        better = valid & ((values > best) | (index < 0))                    # (*B, *O)
+        if x.dtype.kind == "f":
+            better |= valid & np.isnan(values)
         np.copyto(best, values, where=better)
         np.copyto(index, np.broadcast_to(flat, out_shape), where=better)
     return index
@@ -318,7 +326,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 # =========================================================================== average pooling
-def _avg_matrix(size, out, k, s, p, ceil_mode, count_include_pad):
+def _avg_matrix(size, out, k, s, p, count_include_pad):
     """(out, size) weights of a 1-D average pooling: 1/count over each window's input elements, where count
     is the window's length inside the padded input (count_include_pad) or inside the input."""
     start = np.arange(out) * s - p
@@ -331,10 +339,11 @@ def _avg_matrix(size, out, k, s, p, ceil_mode, count_include_pad):
 
 def _avg_pool(name, d, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     kernel, stride, padding, _ = _pool_args(name, input, d, kernel_size, stride, padding, 1)
+    _check_floating(name, input)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{name}: divisor must be not zero, but got divisor_override={divisor_override}")
     sizes = _output_sizes(name, input, d, kernel, stride, padding, (1,) * d, ceil_mode)
-    matrices = [_avg_matrix(n, o, k, s, p, ceil_mode, count_include_pad or divisor_override is not None)
+    matrices = [_avg_matrix(n, o, k, s, p, count_include_pad or divisor_override is not None)
                 for n, o, k, s, p in zip(input.shape[-d:], sizes, kernel, stride, padding)]
     if divisor_override is not None:  # plain window sums over the divisor
         matrices = [(m != 0).astype(np.float64) for m in matrices]
@@ -357,10 +366,18 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 # =========================================================================== adaptive pooling
+def _check_floating(name, input):
+    """Averages and interpolations take floating-point input (integer average pooling, which PyTorch rounds,
+    is not implemented)."""
+    if input.dtype.kind not in "fc":
+        raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
+
+
 def _adaptive_sizes(name, input, d, output_size):
     if input.ndim not in (d + 1, d + 2) or any(s == 0 for s in input.shape[-d:]):
         raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor with non-empty spatial dims, but "
                            f"got: {list(input.shape)}")
+    _check_floating(name, input)
     sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * d
     if len(sizes) != d:
         raise RuntimeError(f"{name}: output_size must be {d}, but got {output_size}")
@@ -574,6 +591,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not implemented in minigrad")
     sizes, scales = _interpolate_sizes(input, d, size, scale_factor, recompute_scale_factor)
+    _check_floating(f"upsample_{mode}", input)
     if any(o < 1 for o in sizes) or any(n < 1 for n in input.shape[2:]):
         names = ("D", "H", "W")[3 - d:]
         raise RuntimeError("Input and output sizes should be greater than 0, but got input ("
