@@ -543,3 +543,28 @@ def test_empty_batch():
                lambda lib, t: F(lib).adaptive_avg_pool2d(t, 3), lambda lib, t: F(lib).pad(t, (1, 1, 2, 2), "reflect"),
                lambda lib, t: F(lib).interpolate(t, scale_factor=2, mode="bilinear")):
         _compare(fn, x)
+
+
+@settings(max_examples=30)
+@given(case=pool_case(2), ceil_mode=st.booleans(), data=st.data())
+def test_max_pool_scan_paths_agree(case, ceil_mode, data):
+    """The padded scan (strided pooling) and the masked scan (its reference, also used for adaptive windows
+    and for input holding -inf) pick the same elements, with ties (small integers) and NaN."""
+    size, kernel, stride, padding, dilation = case
+    x = RNG.integers(-2, 3, (2, 2) + size).astype(np.float64)
+    if data.draw(st.booleans()):
+        x[RNG.random(x.shape) < 0.2] = np.nan
+    out = tuple(P._pooled_size(*a, ceil_mode) for a in zip(size, kernel, stride, padding, dilation))
+    _, steps, strided = P._pool_plan(size, out, kernel, stride, padding, dilation)
+    shape = x.shape[:2] + out
+    has_nan = bool(np.isnan(x).any())
+    padded = P._padded_scan(x, strided, shape, -np.inf, has_nan, int(np.prod(kernel)))
+    np.testing.assert_array_equal(padded, P._masked_scan(x, steps, shape, -np.inf, has_nan))
+
+
+def test_max_pool_of_minus_inf_with_padding():
+    """-inf inside the input next to padding: the index is the first element inside the input, as PyTorch."""
+    x = normal(1, 2, 4, 5)
+    x[0, 0, :2, :2] = -np.inf
+    x[0, 1] = -np.inf
+    _compare(lambda lib, t: F(lib).max_pool2d(t, 3, 2, 1, return_indices=True), x, indices=True)

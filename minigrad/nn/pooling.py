@@ -103,34 +103,36 @@ class AvgPool2d(Module):
 
 # --------------------------------------------------------------------------- adaptive pooling
 class _AdaptivePool(Module):
-    def __init__(self, output_size, return_indices=False):
+    def __init__(self, output_size):
         super().__init__()
-        self.output_size, self.return_indices = output_size, return_indices
+        self.output_size = output_size
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
 
 
 class AdaptiveAvgPool1d(_AdaptivePool):
-    def __init__(self, output_size):
-        super().__init__(output_size)
-        del self.return_indices
-
     def forward(self, input):
         return P.adaptive_avg_pool1d(input, self.output_size)
 
 
-class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
+class AdaptiveAvgPool2d(_AdaptivePool):
     def forward(self, input):
         return P.adaptive_avg_pool2d(input, self.output_size)
 
 
-class AdaptiveMaxPool1d(_AdaptivePool):
+class _AdaptiveMaxPool(_AdaptivePool):
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPool):
     def forward(self, input):
         return P.adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
 
-class AdaptiveMaxPool2d(_AdaptivePool):
+class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     def forward(self, input):
         return P.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 

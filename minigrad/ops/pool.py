@@ -16,6 +16,7 @@ Both are linear in x, so ``backward`` is the adjoint (Mᵀ along each axis; the 
 ``graph_backward`` applies the adjoint as the same Function with transposed data, whose backward is the
 forward again: gradients are differentiable to any order.
 """
+import functools
 import itertools
 import math
 import operator
@@ -114,6 +115,12 @@ class AxisMaps(Function):
     @classmethod
     def graph_backward(cls, ctx, dout):
         return cls.apply(dout, _transposed(ctx.maps)), None
+
+
+def _cached(builder):
+    """Keep the maps and windows built for recent arguments (a training loop asks for the same ones every
+    step); what they hold is never written to."""
+    return functools.lru_cache(maxsize=512)(builder)
 
 
 def _transposed(maps):
@@ -266,51 +273,132 @@ def _adaptive_window(size, out):
     return pos, pos < end[:, None]
 
 
-def _window_argmax(x, windows):
+def _scan_plan(windows, sizes):
+    """What ``_window_argmax`` reads, for each kernel offset (row-major over the kernel): per spatial axis the
+    input positions of the windows' elements at that offset (a slice when they are evenly spaced and inside
+    the input, else a clipped index array), and which are inside the input (None: all). With the windows'
+    positions (per axis (O_j, k_j)), to turn the winning offsets into input positions."""
+    d = len(windows)
+    steps = []
+    for offset in itertools.product(*(range(pos.shape[1]) for pos, _ in windows)):
+        readers, valid = [], None
+        for j, ((pos, ok), a) in enumerate(zip(windows, offset)):
+            column, inside = pos[:, a], ok[:, a]                            # (O_j,) positions along axis j
+            step = column[1] - column[0] if len(column) > 1 else 1
+            if inside.all() and step > 0 and np.array_equal(column, column[0] + step * np.arange(len(column))):
+                readers.append(slice(column[0], column[-1] + 1, step))
+            else:
+                readers.append(np.clip(column, 0, sizes[j] - 1))
+            if not inside.all():
+                along = (-1,) + (1,) * (d - 1 - j)
+                valid = (True if valid is None else valid) & inside.reshape(along)
+        steps.append((readers, valid))
+    return tuple(pos for pos, _ in windows), steps
+
+
+def _window_argmax(x, plan):
     """Flat spatial index (*B, *O) into x's last d axes of each window's maximum, by PyTorch's CPU scan: over
     the kernel offsets in row-major order, an element replaces the best so far if it is greater or NaN (so the
-    first maximum wins a tie, the last NaN wins over numbers). ``windows``: per spatial axis, the positions
-    (O, k) of each window and whether they are inside the input (O, k). One pass per kernel offset over
-    output-sized arrays."""
-    d, nb = len(windows), x.ndim - len(windows)
-    sizes = x.shape[nb:]
-    out_shape = x.shape[:nb] + tuple(pos.shape[0] for pos, _ in windows)
+    first maximum wins a tie, the last NaN wins over numbers); the first element inside the input starts each
+    window. ``plan``: (positions, steps, strided) from ``_pool_plan`` / ``_adaptive_plan``. One pass per kernel
+    offset over output-sized arrays, keeping the winning offset."""
+    positions, steps, strided = plan
+    d = len(positions)
+    kernel = tuple(pos.shape[1] for pos in positions)
+    out_shape = x.shape[:x.ndim - d] + tuple(pos.shape[0] for pos in positions)
     lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False
+    has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    # padding with ``lowest`` is exact unless an input element equals it (PyTorch then takes the first element
+    # inside the input, not a padded one)
+    if strided is not None and not (any(any(p) for p in strided[0]) and (x == lowest).any()):
+        choice = _padded_scan(x, strided, out_shape, lowest, has_nan, math.prod(kernel))
+    else:
+        choice = _masked_scan(x, steps, out_shape, lowest, has_nan)
+    offsets = np.unravel_index(choice, kernel)
+    flat = 0
+    for j, (pos, a) in enumerate(zip(positions, offsets)):                # input position along axis j
+        flat = flat * x.shape[x.ndim - d + j] + pos[np.arange(pos.shape[0]).reshape((-1,) + (1,) * (d - 1 - j)), a]
+    return flat.astype(np.int64, copy=False)
+
+
+def _padded_scan(x, strided, out_shape, lowest, has_nan, n_offsets):
+    """The winning kernel offset per window of a strided pooling: x padded with ``lowest`` so that every
+    offset reads an evenly spaced slice; offsets only increase, so the winner is a running maximum."""
+    pads, slices = strided
+    nb = x.ndim - len(pads)
+    if any(any(p) for p in pads):
+        x = np.pad(x, [(0, 0)] * nb + list(pads), constant_values=lowest)
+    kind = np.int8 if n_offsets < 128 else np.int32
+    best = np.array(x[(Ellipsis,) + slices[0]])
+    choice = np.zeros(out_shape, dtype=kind)
+    for n, window in enumerate(slices[1:], 1):
+        values = x[(Ellipsis,) + window]
+        better = values > best
+        if has_nan:
+            better |= np.isnan(values)
+        np.maximum(best, values, out=best)                                 # keeps NaN, as the scan does
+        np.maximum(choice, better.astype(kind) * kind(n), out=choice)
+    return choice
+
+
+def _masked_scan(x, steps, out_shape, lowest, has_nan):
+    """The winning kernel offset per window, reading each offset's elements by index with a validity mask
+    (adaptive windows, or input holding the padding value)."""
+    d = len(steps[0][0])
     best = np.full(out_shape, lowest, dtype=x.dtype)
-    index = np.full(out_shape, -1, dtype=np.int64)
-    for offset in itertools.product(*(range(pos.shape[1]) for pos, _ in windows)):
-        values, flat, valid = x, 0, True
-        for j, ((pos, ok), a) in enumerate(zip(windows, offset)):
-            column = pos[:, a]                                              # (O_j,) positions along axis j
-            values = np.take(values, np.clip(column, 0, sizes[j] - 1), axis=nb + j)
-            along = (-1,) + (1,) * (d - 1 - j)
-            flat = flat * sizes[j] + column.reshape(along)
-            valid = valid & ok[:, a].reshape(along)
-        better = valid & ((values > best) | (index < 0))                    # (*B, *O)
-        if x.dtype.kind == "f":
-            better |= valid & np.isnan(values)
+    choice = np.full(out_shape, -1, dtype=np.int32)
+    for n, (readers, valid) in enumerate(steps):
+        values = x
+        for j, r in enumerate(readers):
+            values = values[(Ellipsis, r) + (slice(None),) * (d - 1 - j)]
+        better = (values > best) | (choice < 0)                           # (*B, *O)
+        if has_nan:
+            better |= np.isnan(values)
+        if valid is not None:
+            better &= valid
         np.copyto(best, values, where=better)
-        np.copyto(index, np.broadcast_to(flat, out_shape), where=better)
-    return index
+        np.copyto(choice, n, where=better)
+    return choice
 
 
-def _max_by_windows(input, windows, return_indices):
-    index = _window_argmax(input._data, windows)
-    out = WindowMax.apply(input, index, input.shape[input.ndim - len(windows):], False)
+def _max_by_windows(input, plan, return_indices):
+    index = _window_argmax(input._data, plan)
+    out = WindowMax.apply(input, index, input.shape[input.ndim - len(plan[0]):], False)
     return (out, Tensor(index)) if return_indices else out
+
+
+@_cached
+def _pool_plan(in_sizes, out_sizes, kernel, stride, padding, dilation):
+    """The scan plan of a strided max pooling (None if a window lies entirely in the padding): the masked
+    steps and, for the padded scan, the padding (left, right) per axis and each offset's slices into the
+    padded input."""
+    windows = [_pool_window(*args) for args in zip(in_sizes, out_sizes, kernel, stride, padding, dilation)]
+    if not all(ok.any(axis=1).all() for _, ok in windows):
+        return None
+    positions, steps = _scan_plan(windows, in_sizes)
+    pads = tuple((p, max((o - 1) * s + (k - 1) * dl + 1 - p - n, 0))
+                 for n, o, k, s, p, dl in zip(in_sizes, out_sizes, kernel, stride, padding, dilation))
+    slices = [tuple(slice(a * dl, a * dl + (o - 1) * s + 1, s) for a, o, s, dl in zip(offset, out_sizes, stride,
+                                                                                      dilation))
+              for offset in itertools.product(*(range(k) for k in kernel))]
+    return positions, steps, (pads, slices)
+
+
+@_cached
+def _adaptive_plan(in_sizes, out_sizes):
+    return _scan_plan([_adaptive_window(n, o) for n, o in zip(in_sizes, out_sizes)], in_sizes) + (None,)
 
 
 # =========================================================================== max pooling
 def _max_pool(name, d, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     kernel, stride, padding, dilation = _pool_args(name, input, d, kernel_size, stride, padding, dilation)
     sizes = _output_sizes(name, input, d, kernel, stride, padding, dilation, ceil_mode)
-    windows = [_pool_window(n, *args) for n, args in zip(input.shape[-d:], zip(sizes, kernel, stride, padding,
-                                                                               dilation))]
-    if not all(ok.any(axis=1).all() for _, ok in windows):
+    plan = _pool_plan(input.shape[-d:], sizes, kernel, stride, padding, dilation)
+    if plan is None:
         # PyTorch returns -inf there, with an index outside the input that its backward would write to
         raise RuntimeError(f"{name}: a pooling window lies entirely in the padding (kernel_size={kernel}, "
                            f"padding={padding}, dilation={dilation}, input size {tuple(input.shape[-d:])})")
-    return _max_by_windows(input, windows, return_indices)
+    return _max_by_windows(input, plan, return_indices)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -326,15 +414,16 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 # =========================================================================== average pooling
-def _avg_matrix(size, out, k, s, p, count_include_pad):
-    """(out, size) weights of a 1-D average pooling: 1/count over each window's input elements, where count
-    is the window's length inside the padded input (count_include_pad) or inside the input."""
+@_cached
+def _avg_map(size, out, k, s, p, count_include_pad, divisor):
+    """A 1-D average pooling, (out, size): 1/count over each window's input elements, where count is the
+    window's length inside the padded input (count_include_pad) or inside the input; 1/divisor if given."""
     start = np.arange(out) * s - p
     end = np.minimum(start + k, size + p)
     count = end - start if count_include_pad else np.minimum(end, size) - np.maximum(start, 0)
     cols = np.arange(size)[None, :]
     inside = (cols >= start[:, None]) & (cols < end[:, None])
-    return inside / np.maximum(count, 1)[:, None]
+    return AxisMap(inside / (np.maximum(count, 1)[:, None] if divisor is None else divisor))
 
 
 def _avg_pool(name, d, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -343,12 +432,11 @@ def _avg_pool(name, d, input, kernel_size, stride, padding, ceil_mode, count_inc
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{name}: divisor must be not zero, but got divisor_override={divisor_override}")
     sizes = _output_sizes(name, input, d, kernel, stride, padding, (1,) * d, ceil_mode)
-    matrices = [_avg_matrix(n, o, k, s, p, count_include_pad or divisor_override is not None)
-                for n, o, k, s, p in zip(input.shape[-d:], sizes, kernel, stride, padding)]
-    if divisor_override is not None:  # plain window sums over the divisor
-        matrices = [(m != 0).astype(np.float64) for m in matrices]
-        matrices[0] = matrices[0] / divisor_override
-    return AvgPool.apply(input, tuple(AxisMap(m) for m in matrices))
+    # with divisor_override: window sums along every axis, divided by it along the first
+    divisors = [None] * d if divisor_override is None else [divisor_override] + [1] * (d - 1)
+    maps = tuple(_avg_map(n, o, k, s, p, count_include_pad, q)
+                 for n, o, k, s, p, q in zip(input.shape[-d:], sizes, kernel, stride, padding, divisors))
+    return AvgPool.apply(input, maps)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -388,15 +476,16 @@ def _adaptive_sizes(name, input, d, output_size):
     return sizes
 
 
-def _adaptive_avg_matrix(size, out):
+@_cached
+def _adaptive_avg_map(size, out):
     start, end = _adaptive_bounds(size, out)
     cols = np.arange(size)[None, :]
-    return ((cols >= start[:, None]) & (cols < end[:, None])) / np.maximum(end - start, 1)[:, None]
+    return AxisMap(((cols >= start[:, None]) & (cols < end[:, None])) / np.maximum(end - start, 1)[:, None])
 
 
 def _adaptive_avg_pool(name, d, input, output_size):
     sizes = _adaptive_sizes(name, input, d, output_size)
-    maps = tuple(AxisMap(_adaptive_avg_matrix(n, o)) for n, o in zip(input.shape[-d:], sizes))
+    maps = tuple(_adaptive_avg_map(n, o) for n, o in zip(input.shape[-d:], sizes))
     return AdaptiveAvgPool.apply(input, maps)
 
 
@@ -412,8 +501,7 @@ def adaptive_avg_pool2d(input, output_size):
 
 def _adaptive_max_pool(name, d, input, output_size, return_indices):
     sizes = _adaptive_sizes(name, input, d, output_size)
-    windows = [_adaptive_window(n, o) for n, o in zip(input.shape[-d:], sizes)]
-    return _max_by_windows(input, windows, return_indices)
+    return _max_by_windows(input, _adaptive_plan(input.shape[-d:], sizes), return_indices)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
@@ -442,6 +530,11 @@ def _pad_source(size, left, right, mode):
     if mode == "circular":
         return pos % size
     return np.where((pos >= 0) & (pos < size), pos, -1)
+
+
+@_cached
+def _pad_map(size, left, right, mode):
+    return AxisMap(_selection_matrix(_pad_source(size, left, right, mode), size))
 
 
 def _selection_matrix(source, size):
@@ -500,7 +593,7 @@ def pad(input, pad, mode="constant", value=None):
         if (left, right) == (0, 0):
             maps.append(None)
             continue
-        maps.append(AxisMap(_selection_matrix(_pad_source(size, left, right, mode), size)))
+        maps.append(_pad_map(size, left, right, mode))
     maps = tuple(maps)
     out = Pad.apply(input, maps)
     if mode == "constant" and value is not None and value != 0:
@@ -515,14 +608,16 @@ _LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
 _INTERPOLATE_MODES = ("nearest", "nearest-exact", "area") + tuple(_LINEAR_MODES)
 
 
-def _nearest_matrix(size, out, scale, exact):
+@_cached
+def _nearest_map(size, out, scale, exact):
     """Nearest neighbour: output o reads floor(o * scale) (``nearest``) or floor((o + 0.5) * scale)
     (``nearest-exact``), clamped to the input, computed in float32 as PyTorch does."""
     step = np.float32(1 / scale) if scale is not None and scale > 0 else np.float32(size) / np.float32(out)
     where = np.arange(out, dtype=np.float32) + np.float32(0.5 if exact else 0)
-    return _selection_matrix(np.minimum(np.floor(where * step).astype(np.int64), size - 1), size)
+    return AxisMap(_selection_matrix(np.minimum(np.floor(where * step).astype(np.int64), size - 1), size))
 
 
+@_cached
 def _linear_map(size, out, scale, align_corners):
     """Linear interpolation: output o reads the input at x = o (size - 1) / (out - 1) (align_corners) or at
     x = max((o + 0.5) / scale - 0.5, 0), as (1 - t) in[floor x] + t in[floor x + 1] (clamped to the input)."""
@@ -603,8 +698,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in _LINEAR_MODES:
         maps = [_linear_map(n, o, s, bool(align_corners)) for n, o, s in zip(input.shape[2:], sizes, scales)]
     else:
-        maps = [AxisMap(_nearest_matrix(n, o, s, mode == "nearest-exact")) for n, o, s in zip(input.shape[2:], sizes,
-                                                                                                scales)]
+        maps = [_nearest_map(n, o, s, mode == "nearest-exact") for n, o, s in zip(input.shape[2:], sizes, scales)]
     return Interpolate.apply(input, tuple(maps))
 
 
