@@ -568,3 +568,13 @@ def test_max_pool_of_minus_inf_with_padding():
     x[0, 0, :2, :2] = -np.inf
     x[0, 1] = -np.inf
     _compare(lambda lib, t: F(lib).max_pool2d(t, 3, 2, 1, return_indices=True), x, indices=True)
+
+
+def test_writing_into_returned_indices_leaves_the_gradient_alone():
+    x = mg.tensor(normal(1, 2, 4, 4), requires_grad=True)
+    out, indices = F(mg).max_pool2d(x, 2, return_indices=True)
+    expected = np.zeros(16 * 2)
+    np.add.at(expected, (indices.numpy() + np.arange(2)[None, :, None, None] * 16).ravel(), 1)
+    indices.zero_()
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy().ravel(), expected)

@@ -364,7 +364,7 @@ def _masked_scan(x, steps, out_shape, lowest, has_nan):
 def _max_by_windows(input, plan, return_indices):
     index = _window_argmax(input._data, plan)
     out = WindowMax.apply(input, index, input.shape[input.ndim - len(plan[0]):], False)
-    return (out, Tensor(index)) if return_indices else out
+    return (out, Tensor(index.copy())) if return_indices else out   # a copy: backward keeps its own
 
 
 @_cached
