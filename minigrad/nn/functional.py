@@ -16,3 +16,6 @@ from ..ops.softmax import log_softmax, softmax  # noqa: F401
 def relu(input, inplace=False):
     """max(x, 0); with ``inplace``, ``input.relu_()``."""
     return input.relu_() if inplace else _relu(input)
+from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: F401,E402
+                        adaptive_max_pool2d, avg_pool1d, avg_pool2d, dropout1d, dropout2d, interpolate, max_pool1d,
+                        max_pool2d, pad, pixel_shuffle, pixel_unshuffle)

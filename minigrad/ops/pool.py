@@ -1,0 +1,787 @@
+"""Pooling, padding and resampling: ``max_pool1d/2d``, ``avg_pool1d/2d``, the adaptive poolings, ``pad``,
+``interpolate``, ``pixel_shuffle``/``pixel_unshuffle`` and the channel dropouts, with PyTorch's signatures.
+
+Two linear building blocks carry all of them:
+
+* ``AxisMaps``: out = x ×_1 M_1 ×_2 M_2 ... , a small matrix M_a (out size × in size) applied along each of the
+  last spatial axes. Average pooling (also adaptive), padding of every mode (constant padding is the zero
+  padding plus a constant) and nearest/(bi/tri)linear interpolation are all separable like this. A 0/1
+  selection (padding, nearest) is applied as a gather; other maps as a BLAS product with M_a on finite data
+  (fastest at a CNN's sizes), else as a weighted sum of k gathers from M_a's non-zeros (rows × k per line),
+  so that an inf or NaN reaches only the outputs whose windows hold it.
+* ``WindowMax``: out = x[..., index], a gather of one input element per output by a flat spatial index (the
+  argmax of each pooling window, chosen in NumPy before the gather); its adjoint is a scatter-add.
+
+Both are linear in x, so ``backward`` is the adjoint (Mᵀ along each axis; the scatter-add of the gather) and
+``graph_backward`` applies the adjoint as the same Function with transposed data, whose backward is the
+forward again: gradients are differentiable to any order.
+"""
+import functools
+import itertools
+import math
+import operator
+import warnings
+
+import numpy as np
+
+from ..autograd import Function
+from ..dtypes import scalar_type_name
+from ..random import numpy_rng
+from ..tensor import Tensor
+
+
+# =========================================================================== the linear building blocks
+class AxisMap:
+    """A linear map along one axis, given as a dense (n_out, n_in) matrix; kept by rows as the column
+    indices ``index`` (n_out, k) and ``weight`` (n_out, k) of each row's (up to k) non-zeros."""
+
+    def __init__(self, matrix, stencil=None):
+        """``stencil``: (index, weight) to use instead of the matrix's non-zeros, keeping explicit zero weights
+        (interpolation multiplies both neighbours, so an inf next to an exact grid point gives NaN, as in
+        PyTorch)."""
+        self.matrix = matrix
+        nonzero = matrix != 0
+        if stencil is not None:
+            self.index, self.weight = stencil
+            nonzero = np.ones(self.index.shape, dtype=bool)
+            k = self.index.shape[1]
+        else:
+            k = max(int(nonzero.sum(axis=1).max(initial=0)), 1)
+            order = np.argsort(~nonzero, axis=1, kind="stable")[:, :k]     # each row's non-zero columns first
+            self.index = order if matrix.shape[1] else np.zeros((matrix.shape[0], k), dtype=np.intp)
+            self.weight = np.take_along_axis(matrix, order, axis=1) if matrix.shape[1] else np.zeros(order.shape)
+        # a selection (each row copies one input element, or none: constant padding): a gather, no arithmetic
+        self.selection = k == 1 and bool(np.all((self.weight == 1) | (self.weight == 0)))
+        self.empty_rows = np.flatnonzero(~nonzero.any(axis=1))
+        count = nonzero.sum(axis=1)
+        self.short_rows = [np.flatnonzero(count <= j) for j in range(k)]  # rows without a j-th non-zero
+        self._transposed = None
+
+    @property
+    def T(self):
+        if self._transposed is None:
+            self._transposed = AxisMap(self.matrix.T)
+            self._transposed._transposed = self
+        return self._transposed
+
+    def apply(self, x, axis):
+        """x with ``axis`` (n_in long) replaced by this map's n_out outputs. A selection is a gather; else, on
+        the last two axes of finite data, a BLAS product with the dense matrix (fastest at the sizes of a CNN);
+        otherwise (inf or NaN must stay in their own windows) a weighted sum of k gathers."""
+        n_out, k = self.index.shape
+        if x.shape[axis] == 0:    # nothing to read (the adjoint of a crop to nothing)
+            return np.zeros(x.shape[:axis] + (n_out,) + x.shape[axis + 1:], dtype=x.dtype)
+        if self.selection:
+            out = np.take(x, self.index[:, 0], axis=axis)
+            if self.empty_rows.size:
+                out[(slice(None),) * axis + (self.empty_rows,)] = 0
+            return out
+        if axis >= x.ndim - 2 and x.dtype.kind in "fc" and np.isfinite(x).all():
+            matrix = self.matrix.astype(x.dtype, copy=False)
+            return x @ matrix.T if axis == x.ndim - 1 else matrix @ x
+        trailing = (1,) * (x.ndim - axis - 1)
+        out = 0
+        for j in range(k):        # out[.., o, ..] += weight[o, j] x[.., index[o, j], ..]
+            term = np.take(x, self.index[:, j], axis=axis)
+            with np.errstate(invalid="ignore"):   # 0 * inf: NaN, as PyTorch, without a warning
+                term *= self.weight[:, j].astype(x.dtype, copy=False).reshape((n_out,) + trailing)
+            term[(slice(None),) * axis + (self.short_rows[j],)] = 0   # not 0 * x: x may be inf
+            out = out + term
+        return out
+
+
+def apply_maps(x, maps):
+    """x with ``maps[i]`` applied along axis ``-len(maps) + i`` (None: that axis is left alone)."""
+    for i, m in enumerate(maps):
+        if m is not None:
+            x = m.apply(x, x.ndim - len(maps) + i)
+    return x
+
+
+class AxisMaps(Function):
+    """out = x ×_1 M_1 ... ×_d M_d over the last d axes (``maps``: one ``AxisMap`` or None per axis).
+    Linear: dx = dout ×_1 M_1ᵀ ... ×_d M_dᵀ, and the graph_backward is this Function with the transposed maps
+    (whose own backward transposes them back)."""
+
+    @staticmethod
+    def forward(ctx, a, maps):
+        ctx.maps = maps
+        return apply_maps(a._data, maps)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return apply_maps(dout._data, _transposed(ctx.maps)), None
+
+    @classmethod
+    def graph_backward(cls, ctx, dout):
+        return cls.apply(dout, _transposed(ctx.maps)), None
+
+
+def _cached(builder):
+    """Keep the maps and windows built for recent arguments (a training loop asks for the same ones every
+    step); what they hold is never written to."""
+    return functools.lru_cache(maxsize=512)(builder)
+
+
+def _transposed(maps):
+    return tuple(None if m is None else m.T for m in maps)
+
+
+# The ops built on AxisMaps, named for their grad_fn (``AvgPoolBackward``, ...).
+class AvgPool(AxisMaps):
+    pass
+
+
+class AdaptiveAvgPool(AxisMaps):
+    pass
+
+
+class Pad(AxisMaps):
+    pass
+
+
+class Interpolate(AxisMaps):
+    pass
+
+
+class WindowMax(Function):
+    """out = x[..., index]: ``index`` (*B, *O) holds flat positions in x's last d axes (x (*B, *S)), the max of
+    each pooling window, chosen before the call. Linear in x: dx = the scatter-add of dout at ``index``.
+    With ``scatter=True`` this Function is that scatter-add (into a spatial size S), whose adjoint is the
+    gather: the graph_backward of each is the other."""
+
+    @staticmethod
+    def forward(ctx, a, index, size, scatter):
+        ctx.index, ctx.size, ctx.scatter = index, size, scatter   # size: S, the gather's input spatial shape
+        return _scatter_add(a._data, index, size) if scatter else _take(a._data, index, size)
+
+    @staticmethod
+    def backward(ctx, dout):
+        adjoint = _take if ctx.scatter else _scatter_add
+        return adjoint(dout._data, ctx.index, ctx.size), None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return WindowMax.apply(dout, ctx.index, ctx.size, not ctx.scatter), None, None, None
+
+
+def _take(x, index, size):
+    """x[..., index]: x (*B, *size), index (*B, *O) flat positions in size -> (*B, *O)."""
+    n_rows = math.prod(index.shape[:index.ndim - len(size)])
+    n_out = math.prod(index.shape[index.ndim - len(size):])
+    rows = x.reshape(n_rows, math.prod(size))
+    return np.take_along_axis(rows, index.reshape(n_rows, n_out), axis=1).reshape(index.shape)
+
+
+def _scatter_add(g, index, size):
+    """zeros (*B, *size) with g (*B, *O) added at the flat positions ``index`` (*B, *O)."""
+    batch = index.shape[:index.ndim - len(size)]
+    n_rows, per_row = math.prod(batch), math.prod(size)
+    n_out = math.prod(index.shape[index.ndim - len(size):])
+    flat = (index.reshape(n_rows, n_out) + (np.arange(n_rows) * per_row)[:, None]).ravel()  # in (*B, *size)
+
+    def add_at(values):
+        return np.bincount(flat, values.ravel().astype(np.float64, copy=False), n_rows * per_row)
+    out = add_at(g.real) + 1j * add_at(g.imag) if g.dtype.kind == "c" else add_at(g)
+    return out.astype(g.dtype, copy=False).reshape(batch + tuple(size))
+
+
+# =========================================================================== arguments
+def _ntuple(value, d, what, name):
+    """``value`` (an int or a tuple of 1 or d ints) as a d-tuple; PyTorch's RuntimeError otherwise."""
+    if isinstance(value, (tuple, list)):
+        if len(value) == 1:
+            value = tuple(value) * d
+        if len(value) != d:
+            omitted = "be omitted, " if what == "stride" else ""
+            raise RuntimeError(f"{name}: {what} must either {omitted}be a single int, or a tuple of {d} ints, "
+                               f"but got {tuple(value)}")
+        return tuple(operator.index(v) for v in value)
+    return (operator.index(value),) * d
+
+
+def _check_ndim(input, d, name):
+    """Pooling takes (N, C, *S) or unbatched (C, *S) input with d spatial dims, none of them empty."""
+    if input.ndim not in (d + 1, d + 2) or any(s == 0 for s in input.shape[-d - 1:]):
+        raise RuntimeError(f"{name}: Expected {d + 1}D or {d + 2}D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input (non-empty spatial and channel dims), but got: {list(input.shape)}")
+
+
+def _pool_args(name, input, d, kernel_size, stride, padding, dilation):
+    """Checked (kernel, stride, padding, dilation) d-tuples of a max or average pooling."""
+    _check_ndim(input, d, name)
+    kernel = _ntuple(kernel_size, d, "kernel_size", name)
+    stride = kernel if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) else \
+        _ntuple(stride, d, "stride", name)
+    padding = _ntuple(padding, d, "padding", name)
+    dilation = _ntuple(dilation, d, "dilation", name)
+    if any(s == 0 for s in stride):
+        raise RuntimeError(f"{name}: stride should not be zero, but got stride={stride}")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"{name}: stride should be greater than zero, but got stride={stride}")
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(f"{name}: kernel size should be greater than zero, but got kernel_size={kernel}")
+    if any(v <= 0 for v in dilation):
+        raise RuntimeError(f"{name}: dilation should be greater than zero, but got dilation={dilation}")
+    if any(p < 0 for p in padding):
+        raise RuntimeError(f"{name}: pad must be non-negative, but got pad: {padding}")
+    for p, k in zip(padding, kernel):
+        if p > k // 2:
+            raise RuntimeError(f"{name}: pad should be at most half of kernel size, but got pad={p} and "
+                               f"kernel_size={k}")
+    return kernel, stride, padding, dilation
+
+
+def _pooled_size(size, k, s, p, dl, ceil_mode):
+    """Output length of a pooling: floor (or ceil) of (size + 2p - dl (k - 1) - 1) / s, plus 1; with ceil_mode
+    the last window must start inside the input or its left padding."""
+    span = size + 2 * p - dl * (k - 1) - 1
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _output_sizes(name, input, d, kernel, stride, padding, dilation, ceil_mode):
+    sizes = tuple(_pooled_size(n, k, s, p, dl, ceil_mode)
+                  for n, k, s, p, dl in zip(input.shape[-d:], kernel, stride, padding, dilation))
+    if any(o < 1 for o in sizes):
+        lead = (input.shape[-d - 1],)
+        raise RuntimeError(f"{name}: Given input size: ({'x'.join(map(str, lead + input.shape[-d:]))}). Calculated "
+                           f"output size: ({'x'.join(map(str, lead + sizes))}). Output size is too small")
+    return sizes
+
+
+# =========================================================================== windows
+def _pool_window(size, out, k, s, p, dl):
+    """Window positions (out, k) of a strided pooling along one axis (x index o s - p + j dl), and which are
+    inside the input."""
+    pos = np.arange(out)[:, None] * s - p + np.arange(k)[None, :] * dl
+    return pos, (pos >= 0) & (pos < size)
+
+
+def _adaptive_bounds(size, out):
+    """Adaptive window o covers [floor(o size / out), ceil((o + 1) size / out))."""
+    o = np.arange(out)
+    return (o * size) // out, -((-(o + 1) * size) // out)
+
+
+def _adaptive_window(size, out):
+    start, end = _adaptive_bounds(size, out)
+    k = max(int((end - start).max(initial=1)), 1)
+    pos = start[:, None] + np.arange(k)[None, :]
+    return pos, pos < end[:, None]
+
+
+def _scan_plan(windows, sizes):
+    """What ``_window_argmax`` reads, for each kernel offset (row-major over the kernel): per spatial axis the
+    input positions of the windows' elements at that offset (a slice when they are evenly spaced and inside
+    the input, else a clipped index array), and which are inside the input (None: all). With the windows'
+    positions (per axis (O_j, k_j)), to turn the winning offsets into input positions."""
+    d = len(windows)
+    steps = []
+    for offset in itertools.product(*(range(pos.shape[1]) for pos, _ in windows)):
+        readers, valid = [], None
+        for j, ((pos, ok), a) in enumerate(zip(windows, offset)):
+            column, inside = pos[:, a], ok[:, a]                            # (O_j,) positions along axis j
+            step = column[1] - column[0] if len(column) > 1 else 1
+            if inside.all() and step > 0 and np.array_equal(column, column[0] + step * np.arange(len(column))):
+                readers.append(slice(column[0], column[-1] + 1, step))
+            else:
+                readers.append(np.clip(column, 0, sizes[j] - 1))
+            if not inside.all():
+                along = (-1,) + (1,) * (d - 1 - j)
+                valid = (True if valid is None else valid) & inside.reshape(along)
+        steps.append((readers, valid))
+    return tuple(pos for pos, _ in windows), steps
+
+
+def _window_argmax(x, plan):
+    """Flat spatial index (*B, *O) into x's last d axes of each window's maximum, by PyTorch's CPU scan: over
+    the kernel offsets in row-major order, an element replaces the best so far if it is greater or NaN (so the
+    first maximum wins a tie, the last NaN wins over numbers); the first element inside the input starts each
+    window. ``plan``: (positions, steps, strided) from ``_pool_plan`` / ``_adaptive_plan``. One pass per kernel
+    offset over output-sized arrays, keeping the winning offset."""
+    positions, steps, strided = plan
+    d = len(positions)
+    kernel = tuple(pos.shape[1] for pos in positions)
+    out_shape = x.shape[:x.ndim - d] + tuple(pos.shape[0] for pos in positions)
+    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False
+    has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    # padding with ``lowest`` is exact unless an input element equals it (PyTorch then takes the first element
+    # inside the input, not a padded one)
+    if strided is not None and not (any(any(p) for p in strided[0]) and (x == lowest).any()):
+        choice = _padded_scan(x, strided, out_shape, lowest, has_nan, math.prod(kernel))
+    else:
+        choice = _masked_scan(x, steps, out_shape, lowest, has_nan)
+    offsets = np.unravel_index(choice, kernel)
+    flat = 0
+    for j, (pos, a) in enumerate(zip(positions, offsets)):                # input position along axis j
+        flat = flat * x.shape[x.ndim - d + j] + pos[np.arange(pos.shape[0]).reshape((-1,) + (1,) * (d - 1 - j)), a]
+    return flat.astype(np.int64, copy=False)
+
+
+def _padded_scan(x, strided, out_shape, lowest, has_nan, n_offsets):
+    """The winning kernel offset per window of a strided pooling: x padded with ``lowest`` so that every
+    offset reads an evenly spaced slice; offsets only increase, so the winner is a running maximum."""
+    pads, slices = strided
+    nb = x.ndim - len(pads)
+    if any(any(p) for p in pads):
+        x = np.pad(x, [(0, 0)] * nb + list(pads), constant_values=lowest)
+    kind = np.int8 if n_offsets < 128 else np.int32
+    best = np.array(x[(Ellipsis,) + slices[0]])
+    choice = np.zeros(out_shape, dtype=kind)
+    for n, window in enumerate(slices[1:], 1):
+        values = x[(Ellipsis,) + window]
+        better = values > best
+        if has_nan:
+            better |= np.isnan(values)
+        np.maximum(best, values, out=best)                                 # keeps NaN, as the scan does
+        np.maximum(choice, better.astype(kind) * kind(n), out=choice)
+    return choice
+
+
+def _masked_scan(x, steps, out_shape, lowest, has_nan):
+    """The winning kernel offset per window, reading each offset's elements by index with a validity mask
+    (adaptive windows, or input holding the padding value)."""
+    d = len(steps[0][0])
+    best = np.full(out_shape, lowest, dtype=x.dtype)
+    choice = np.full(out_shape, -1, dtype=np.int32)
+    for n, (readers, valid) in enumerate(steps):
+        values = x
+        for j, r in enumerate(readers):
+            values = values[(Ellipsis, r) + (slice(None),) * (d - 1 - j)]
+        better = (values > best) | (choice < 0)                           # (*B, *O)
+        if has_nan:
+            better |= np.isnan(values)
+        if valid is not None:
+            better &= valid
+        np.copyto(best, values, where=better)
+        np.copyto(choice, n, where=better)
+    return choice
+
+
+def _max_by_windows(input, plan, return_indices):
+    index = _window_argmax(input._data, plan)
+    out = WindowMax.apply(input, index, input.shape[input.ndim - len(plan[0]):], False)
+    return (out, Tensor(index.copy())) if return_indices else out   # a copy: backward keeps its own
+
+
+@_cached
+def _pool_plan(in_sizes, out_sizes, kernel, stride, padding, dilation):
+    """The scan plan of a strided max pooling (None if a window lies entirely in the padding): the masked
+    steps and, for the padded scan, the padding (left, right) per axis and each offset's slices into the
+    padded input."""
+    windows = [_pool_window(*args) for args in zip(in_sizes, out_sizes, kernel, stride, padding, dilation)]
+    if not all(ok.any(axis=1).all() for _, ok in windows):
+        return None
+    positions, steps = _scan_plan(windows, in_sizes)
+    pads = tuple((p, max((o - 1) * s + (k - 1) * dl + 1 - p - n, 0))
+                 for n, o, k, s, p, dl in zip(in_sizes, out_sizes, kernel, stride, padding, dilation))
+    slices = [tuple(slice(a * dl, a * dl + (o - 1) * s + 1, s) for a, o, s, dl in zip(offset, out_sizes, stride,
+                                                                                      dilation))
+              for offset in itertools.product(*(range(k) for k in kernel))]
+    return positions, steps, (pads, slices)
+
+
+@_cached
+def _adaptive_plan(in_sizes, out_sizes):
+    return _scan_plan([_adaptive_window(n, o) for n, o in zip(in_sizes, out_sizes)], in_sizes) + (None,)
+
+
+# =========================================================================== max pooling
+def _max_pool(name, d, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    kernel, stride, padding, dilation = _pool_args(name, input, d, kernel_size, stride, padding, dilation)
+    sizes = _output_sizes(name, input, d, kernel, stride, padding, dilation, ceil_mode)
+    plan = _pool_plan(input.shape[-d:], sizes, kernel, stride, padding, dilation)
+    if plan is None:
+        # PyTorch returns -inf there, with an index outside the input that its backward would write to
+        raise RuntimeError(f"{name}: a pooling window lies entirely in the padding (kernel_size={kernel}, "
+                           f"padding={padding}, dilation={dilation}, input size {tuple(input.shape[-d:])})")
+    return _max_by_windows(input, plan, return_indices)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over windows of ``kernel_size`` elements (spaced ``dilation`` apart, every ``stride``) of the last axis
+    of (N, C, L) or (C, L) input, padded by ``padding`` with -inf. dx: dout routed to each window's argmax."""
+    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over (kH, kW) windows of (N, C, H, W) or (C, H, W) input (see ``max_pool1d``); indices are flat
+    positions h W + w."""
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+# =========================================================================== average pooling
+@_cached
+def _avg_map(size, out, k, s, p, count_include_pad, divisor):
+    """A 1-D average pooling, (out, size): 1/count over each window's input elements, where count is the
+    window's length inside the padded input (count_include_pad) or inside the input; 1/divisor if given."""
+    start = np.arange(out) * s - p
+    end = np.minimum(start + k, size + p)
+    count = end - start if count_include_pad else np.minimum(end, size) - np.maximum(start, 0)
+    cols = np.arange(size)[None, :]
+    inside = (cols >= start[:, None]) & (cols < end[:, None])
+    return AxisMap(inside / (np.maximum(count, 1)[:, None] if divisor is None else divisor))
+
+
+def _avg_pool(name, d, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    kernel, stride, padding, _ = _pool_args(name, input, d, kernel_size, stride, padding, 1)
+    _check_floating(name, input)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError(f"{name}: divisor must be not zero, but got divisor_override={divisor_override}")
+    sizes = _output_sizes(name, input, d, kernel, stride, padding, (1,) * d, ceil_mode)
+    # with divisor_override: window sums along every axis, divided by it along the first
+    divisors = [None] * d if divisor_override is None else [divisor_override] + [1] * (d - 1)
+    maps = tuple(_avg_map(n, o, k, s, p, count_include_pad, q)
+                 for n, o, k, s, p, q in zip(input.shape[-d:], sizes, kernel, stride, padding, divisors))
+    return AvgPool.apply(input, maps)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over windows of the last axis of (N, C, L) or (C, L) input (zero padding counted in the mean
+    unless ``count_include_pad=False``). Linear: dx = dout spread evenly over each window."""
+    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over (kH, kW) windows of (N, C, H, W) or (C, H, W) input (see ``avg_pool1d``); with
+    ``divisor_override`` the window sums are divided by it instead."""
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+# =========================================================================== adaptive pooling
+def _check_floating(name, input):
+    """Averages and interpolations take floating-point input (integer average pooling, which PyTorch rounds,
+    is not implemented)."""
+    if input.dtype.kind not in "fc":
+        raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
+
+
+def _adaptive_sizes(name, input, d, output_size):
+    if input.ndim not in (d + 1, d + 2) or any(s == 0 for s in input.shape[-d:]):
+        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor with non-empty spatial dims, but "
+                           f"got: {list(input.shape)}")
+    _check_floating(name, input)
+    sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * d
+    if len(sizes) != d:
+        raise RuntimeError(f"{name}: output_size must be {d}, but got {output_size}")
+    sizes = tuple(n if o is None else operator.index(o) for o, n in zip(sizes, input.shape[-d:]))
+    if any(o < 0 for o in sizes):
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{output_size}")
+    return sizes
+
+
+@_cached
+def _adaptive_avg_map(size, out):
+    start, end = _adaptive_bounds(size, out)
+    cols = np.arange(size)[None, :]
+    return AxisMap(((cols >= start[:, None]) & (cols < end[:, None])) / np.maximum(end - start, 1)[:, None])
+
+
+def _adaptive_avg_pool(name, d, input, output_size):
+    sizes = _adaptive_sizes(name, input, d, output_size)
+    maps = tuple(_adaptive_avg_map(n, o) for n, o in zip(input.shape[-d:], sizes))
+    return AdaptiveAvgPool.apply(input, maps)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Mean over ``output_size`` windows [floor(o L / out), ceil((o + 1) L / out)) of the last axis. Linear."""
+    return _adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Mean over adaptive windows of the last two axes (``output_size`` an int, a pair, None keeps a size)."""
+    return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
+
+
+def _adaptive_max_pool(name, d, input, output_size, return_indices):
+    sizes = _adaptive_sizes(name, input, d, output_size)
+    return _max_by_windows(input, _adaptive_plan(input.shape[-d:], sizes), return_indices)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max over adaptive windows of the last axis (see ``adaptive_avg_pool1d``); dx: dout routed to each argmax."""
+    return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over adaptive windows of the last two axes; indices are flat positions h W + w."""
+    return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+# =========================================================================== padding
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _pad_source(size, left, right, mode):
+    """The input position each of the size + left + right output positions reads along one axis (-1: none,
+    constant padding): reflected about the end elements, clamped to them, or wrapped around."""
+    pos = np.arange(-left, size + right)
+    if mode == "reflect":
+        pos = np.abs(pos)
+        return (size - 1) - np.abs((size - 1) - pos)
+    if mode == "replicate":
+        return np.clip(pos, 0, size - 1)
+    if mode == "circular":
+        return pos % size
+    return np.where((pos >= 0) & (pos < size), pos, -1)
+
+
+@_cached
+def _pad_map(size, left, right, mode):
+    return AxisMap(_selection_matrix(_pad_source(size, left, right, mode), size))
+
+
+def _selection_matrix(source, size):
+    """(len(source), size) 0/1 matrix with row o picking input element source[o] (none where -1)."""
+    m = np.zeros((len(source), size))
+    rows = np.flatnonzero(source >= 0)
+    m[rows, source[rows]] = 1
+    return m
+
+
+def _check_pad(input, pad, mode, value):
+    if len(pad) % 2:
+        raise RuntimeError(f"Padding length must be divisible by 2, but got pad={tuple(pad)}")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.ndim}")
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode} (expected one of {', '.join(_PAD_MODES)})")
+    if mode == "constant":
+        return
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    n = len(pad) // 2
+    if n not in (1, 2, 3) or input.ndim not in (n + 1, n + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\nSupported combinations for "
+            "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
+            "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    for i in range(n):
+        dim = input.ndim - 1 - i
+        left, right, size = pad[2 * i], pad[2 * i + 1], input.shape[dim]
+        if mode == "reflect" and (left >= size or right >= size):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({left}, {right}) at dimension {dim} of input {list(input.shape)}")
+        if mode == "circular" and (left > size or right > size):
+            raise RuntimeError(f"Padding value causes wrapping around more than once: padding ({left}, {right}) at "
+                               f"dimension {dim} of input {list(input.shape)}")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last len(pad) // 2 dims, the last first: pad = (left_last, right_last, left_2nd_last, ...).
+    ``constant`` fills with ``value`` (negative padding crops; any dims), ``reflect`` mirrors about the edge
+    elements, ``replicate`` repeats them, ``circular`` wraps around (these three: the last 1-3 dims of a
+    batched or unbatched input). Linear up to the constant: dx = the sum of dout over every output position
+    that reads each input element."""
+    pad = tuple(operator.index(p) for p in pad)
+    _check_pad(input, pad, mode, value)
+    n = len(pad) // 2
+    maps = []
+    for i in reversed(range(n)):  # the last of the padded dims comes first in ``pad``
+        dim, (left, right) = input.ndim - 1 - i, pad[2 * i:2 * i + 2]
+        size = input.shape[dim]
+        if size + left + right < 0 or (mode != "constant" and size + left + right < 1):
+            raise RuntimeError(f"pad: padding ({left}, {right}) of dimension {dim} of input {list(input.shape)} "
+                               f"leaves {size + left + right} elements (expected at least {int(mode != 'constant')})")
+        if (left, right) == (0, 0):
+            maps.append(None)
+            continue
+        maps.append(_pad_map(size, left, right, mode))
+    maps = tuple(maps)
+    out = Pad.apply(input, maps)
+    if mode == "constant" and value is not None and value != 0:
+        inside = apply_maps(np.ones(input.shape[input.ndim - n:]), maps)       # 1 where the input was copied
+        fill = (np.asarray(value) * (1 - inside)).astype(input.dtype)
+        out = out + Tensor(fill)
+    return out
+
+
+# =========================================================================== interpolation
+_LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_INTERPOLATE_MODES = ("nearest", "nearest-exact", "area") + tuple(_LINEAR_MODES)
+
+
+@_cached
+def _nearest_map(size, out, scale, exact):
+    """Nearest neighbour: output o reads floor(o * scale) (``nearest``) or floor((o + 0.5) * scale)
+    (``nearest-exact``), clamped to the input, computed in float32 as PyTorch does."""
+    step = np.float32(1 / scale) if scale is not None and scale > 0 else np.float32(size) / np.float32(out)
+    where = np.arange(out, dtype=np.float32) + np.float32(0.5 if exact else 0)
+    return AxisMap(_selection_matrix(np.minimum(np.floor(where * step).astype(np.int64), size - 1), size))
+
+
+@_cached
+def _linear_map(size, out, scale, align_corners):
+    """Linear interpolation: output o reads the input at x = o (size - 1) / (out - 1) (align_corners) or at
+    x = max((o + 0.5) / scale - 0.5, 0), as (1 - t) in[floor x] + t in[floor x + 1] (clamped to the input)."""
+    if align_corners:
+        step = (size - 1) / (out - 1) if out > 1 else 0.0
+        x = np.arange(out) * step
+    else:
+        step = 1 / scale if scale is not None and scale > 0 else size / out
+        x = np.maximum((np.arange(out) + 0.5) * step - 0.5, 0)
+    lo = x.astype(np.int64)
+    hi = np.where(lo < size - 1, lo + 1, lo)
+    t = np.clip(x - lo, 0, 1)
+    index, weight = np.stack([lo, hi], axis=1), np.stack([1 - t, t], axis=1)
+    m = np.zeros((out, size))
+    np.add.at(m, (np.arange(out)[:, None], index), weight)
+    return AxisMap(m, (index, weight))
+
+
+def _per_axis(value, spatial, what, got, form, letter):
+    """``value`` for each spatial axis: a number for all of them, or a sequence of one per axis."""
+    if not isinstance(value, (tuple, list)):
+        return (value,) * len(spatial)
+    if len(value) != len(spatial):
+        raise ValueError(f"Input and {what} must have the same number of spatial dimensions, but got input with "
+                         f"spatial dimensions of {spatial} and {got} {value}. Please provide input tensor in (N, C, "
+                         f"d1, d2, ...,dK) format and {form} in ({letter}1, {letter}2, ...,{letter}K) format.")
+    return tuple(value)
+
+
+def _interpolate_sizes(input, d, size, scale_factor, recompute_scale_factor):
+    """Output sizes and the scales the kernels use (None: in/out)."""
+    spatial = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if size is not None:
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        sizes = _per_axis(size, spatial, "output", "output size of", "output size", "o")
+        return tuple(operator.index(s) for s in sizes), (None,) * d
+    factors = tuple(float(f) for f in _per_axis(scale_factor, spatial, "scale_factor", "scale_factor of shape",
+                                                    "scale_factor", "s"))
+    sizes = tuple(math.floor(n * f) for n, f in zip(spatial, factors))
+    return sizes, (None,) * d if recompute_scale_factor else factors
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resample the spatial dims of (N, C, *S) input (1 to 3 of them) to ``size`` or S * ``scale_factor``:
+    ``nearest`` / ``nearest-exact`` copies the nearest input element, ``linear``/``bilinear``/``trilinear``
+    interpolate along each axis in turn (``align_corners``: the corner elements of input and output are
+    aligned), ``area`` is an adaptive average pooling. Linear: dx = dout resampled by the transposed weights."""
+    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    d = input.ndim - 2
+    if mode not in _INTERPOLATE_MODES or d not in (1, 2, 3):
+        if mode == "bicubic" or (mode in _INTERPOLATE_MODES and d in (1, 2, 3)):
+            raise NotImplementedError(f"interpolate: mode {mode!r} is not implemented in minigrad")
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
+    if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != d:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D input")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not implemented in minigrad")
+    sizes, scales = _interpolate_sizes(input, d, size, scale_factor, recompute_scale_factor)
+    _check_floating(f"upsample_{mode}", input)
+    if any(o < 1 for o in sizes) or any(n < 1 for n in input.shape[2:]):
+        names = ("D", "H", "W")[3 - d:]
+        raise RuntimeError("Input and output sizes should be greater than 0, but got input ("
+                           + ", ".join(f"{a}: {n}" for a, n in zip(names, input.shape[2:])) + ") output ("
+                           + ", ".join(f"{a}: {n}" for a, n in zip(names, sizes)) + ")")
+    if mode == "area":
+        return adaptive_avg_pool1d(input, sizes) if d == 1 else \
+            _adaptive_avg_pool("adaptive_avg_pool", d, input, sizes)
+    if mode in _LINEAR_MODES:
+        maps = [_linear_map(n, o, s, bool(align_corners)) for n, o, s in zip(input.shape[2:], sizes, scales)]
+    else:
+        maps = [_nearest_map(n, o, s, mode == "nearest-exact") for n, o, s in zip(input.shape[2:], sizes, scales)]
+    return Interpolate.apply(input, tuple(maps))
+
+
+# =========================================================================== pixel (un)shuffle
+def _check_factor(name, input, factor, what):
+    if input.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input with {input.ndim} "
+                           "dimension(s)")
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r², H, W) -> (*, C, H r, W r): out[c, h r + i, w r + j] = in[c r² + i r + j, h, w]. A reshape and a
+    permutation, so its gradient is the inverse rearrangement (``pixel_unshuffle``)."""
+    r = operator.index(upscale_factor)
+    _check_factor("pixel_shuffle", input, r, "upscale_factor")
+    *batch, channels, h, w = input.shape
+    if channels % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={channels} is not divisible by {r * r}")
+    nb = len(batch)
+    x = input.reshape(*batch, channels // (r * r), r, r, h, w)             # (*, C, i, j, H, W)
+    x = x.permute(*range(nb), nb, nb + 3, nb + 1, nb + 4, nb + 2)           # (*, C, H, i, W, j)
+    return x.reshape(*batch, channels // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r², H, W), the inverse of ``pixel_shuffle``."""
+    r = operator.index(downscale_factor)
+    _check_factor("pixel_unshuffle", input, r, "downscale_factor")
+    *batch, channels, h, w = input.shape
+    for size, what, dim in ((h, "height", -2), (w, "width", -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {what} to be divisible by downscale_factor, but "
+                               f"input.size({dim})={size} is not divisible by {r}")
+    nb = len(batch)
+    x = input.reshape(*batch, channels, h // r, r, w // r, r)               # (*, C, H, i, W, j)
+    x = x.permute(*range(nb), nb, nb + 2, nb + 4, nb + 1, nb + 3)           # (*, C, i, j, H, W)
+    return x.reshape(*batch, channels * r * r, h // r, w // r)
+
+
+# =========================================================================== channel dropout
+def _feature_dropout(input, p, training, inplace, mask_shape):
+    """Zero whole channels: x * m / (1 - p) with one m ~ Bernoulli(1 - p) per entry of ``mask_shape`` (the
+    input's shape with 1 for every axis a channel spans), broadcast over the channel."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    dtype = input.dtype
+    if p == 1:
+        scale = np.zeros(mask_shape, dtype=dtype)
+    else:
+        keep = numpy_rng().random(mask_shape, dtype=np.float64 if dtype == np.float64 else np.float32) >= p
+        scale = keep.astype(dtype) * dtype.type(1 / (1 - p))
+    return input.mul_(Tensor(scale)) if inplace else input * Tensor(scale)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of (N, C, L) or (C, L) input: each channel is zeroed with probability p, the rest
+    scaled by 1 / (1 - p)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, input.shape[:-1] + (1,))
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of (N, C, H, W) input: each (n, c) feature map is zeroed with probability p, the
+    rest scaled by 1 / (1 - p). As PyTorch 2.13, 3-D input is taken as (N, C, L) with a warning, and other
+    ranks (deprecated) drop over the first two dims."""
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
+                      "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                      "3D or 4D inputs).", stacklevel=2)
+    elif input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, input.shape[:2] + (1,) * (input.ndim - 2))

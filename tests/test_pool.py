@@ -1,0 +1,580 @@
+"""Pooling, padding, resampling, pixel (un)shuffle and channel dropout (``minigrad/ops/pool.py``,
+``minigrad/nn/pooling.py``) against PyTorch.
+
+* a table of cases, one or more per function: float64 gradcheck, gradgradcheck, PyTorch mirror (forward and
+  gradient) and double-backward mirror;
+* hypothesis sweeps over kernel/stride/padding/dilation/ceil_mode/count_include_pad/mode/align_corners and
+  odd, even and one-pixel sizes: forward, gradient and the returned indices equal PyTorch's;
+* ties in max pooling (the gradient goes where PyTorch's index points), NaN windows;
+* the modules (output, gradient, repr);
+* bad input: PyTorch's exception type, a message naming the problem, the input unchanged.
+
+The ops are linear (max pooling piecewise linear), so the double-backward tests bend their output with a
+non-linear factor; ``assert_double_mirror`` also differentiates the first gradients with respect to the
+upstream gradient, which runs each op's adjoint's own backward.
+"""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minigrad as mg
+from minigrad.ops import pool as P
+
+from .mirror import (
+    assert_double_mirror,
+    assert_mirror,
+    check_grad,
+    check_gradgrad,
+    run_both,
+    torch_or_skip,
+)
+
+RNG = np.random.default_rng(12)
+
+
+def normal(*shape):
+    return RNG.standard_normal(shape)
+
+
+def F(lib):
+    return lib.nn.functional
+
+
+def bend(t):
+    """t * exp(t): non-linear, so that second-order terms through a linear op are not all zero."""
+    return t * t.exp()
+
+
+# --------------------------------------------------------------------------- the table of cases
+CASES = {
+    "max_pool2d": (lambda lib, x: F(lib).max_pool2d(x, 2), (2, 3, 4, 5)),
+    "max_pool2d_all": (lambda lib, x: F(lib).max_pool2d(x, (3, 2), (2, 1), (1, 1), (1, 2), True), (1, 2, 7, 6)),
+    "max_pool2d_unbatched": (lambda lib, x: F(lib).max_pool2d(x, 3, 1, 1), (2, 5, 4)),
+    "max_pool1d": (lambda lib, x: F(lib).max_pool1d(x, 3, 2, 1, 2, True), (2, 3, 9)),
+    "max_pool1d_unbatched": (lambda lib, x: F(lib).max_pool1d(x, 2), (3, 6)),
+    "avg_pool2d": (lambda lib, x: F(lib).avg_pool2d(x, 3, 2, 1, True, False), (2, 2, 6, 5)),
+    "avg_pool2d_include": (lambda lib, x: F(lib).avg_pool2d(x, (2, 3), 1, (1, 1), False, True), (1, 2, 3, 4)),
+    "avg_pool2d_divisor": (lambda lib, x: F(lib).avg_pool2d(x, 2, divisor_override=3), (2, 4, 5)),
+    "avg_pool1d": (lambda lib, x: F(lib).avg_pool1d(x, 4, 3, 2, True, False), (2, 3, 8)),
+    "adaptive_avg_pool2d": (lambda lib, x: F(lib).adaptive_avg_pool2d(x, (3, 2)), (2, 2, 7, 5)),
+    "adaptive_avg_pool2d_none": (lambda lib, x: F(lib).adaptive_avg_pool2d(x, (None, 3)), (2, 4, 4)),
+    "adaptive_avg_pool1d": (lambda lib, x: F(lib).adaptive_avg_pool1d(x, 3), (2, 3, 7)),
+    "adaptive_max_pool2d": (lambda lib, x: F(lib).adaptive_max_pool2d(x, (2, 3)), (2, 2, 5, 7)),
+    "adaptive_max_pool2d_unbatched": (lambda lib, x: F(lib).adaptive_max_pool2d(x, 4), (2, 5, 6)),
+    "pad_constant": (lambda lib, x: F(lib).pad(x, (1, 2, -1, 1, 0, 1), value=0.5), (2, 3, 4, 5)),
+    "pad_reflect": (lambda lib, x: F(lib).pad(x, (2, 1, 3, 0), mode="reflect"), (2, 2, 4, 3)),
+    "pad_reflect_1d": (lambda lib, x: F(lib).pad(x, (2, 3), mode="reflect"), (3, 4)),
+    "pad_replicate": (lambda lib, x: F(lib).pad(x, (2, 1, 1, 3), mode="replicate"), (1, 2, 3, 4)),
+    "pad_replicate_3d": (lambda lib, x: F(lib).pad(x, (1, 1, 0, 2, 1, 0), mode="replicate"), (1, 2, 2, 3, 2)),
+    "pad_circular": (lambda lib, x: F(lib).pad(x, (3, 1, 2, 2), mode="circular"), (2, 1, 3, 4)),
+    "interpolate_nearest": (lambda lib, x: F(lib).interpolate(x, size=(5, 3)), (2, 2, 3, 4)),
+    "interpolate_nearest_exact": (lambda lib, x: F(lib).interpolate(x, scale_factor=1.5, mode="nearest-exact"),
+                                  (1, 2, 3, 4)),
+    "interpolate_bilinear": (lambda lib, x: F(lib).interpolate(x, scale_factor=(1.7, 0.6), mode="bilinear"),
+                             (2, 2, 4, 5)),
+    "interpolate_bilinear_corners": (lambda lib, x: F(lib).interpolate(x, size=(6, 2), mode="bilinear",
+                                                                         align_corners=True), (1, 2, 3, 4)),
+    "interpolate_linear": (lambda lib, x: F(lib).interpolate(x, size=7, mode="linear"), (2, 3, 4)),
+    "interpolate_area": (lambda lib, x: F(lib).interpolate(x, size=(2, 3), mode="area"), (1, 2, 5, 7)),
+    "one_pixel_max_pool2d": (lambda lib, x: F(lib).max_pool2d(x, 2, 1, 1, ceil_mode=True), (1, 2, 1, 1)),
+    "one_pixel_avg_pool2d": (lambda lib, x: F(lib).avg_pool2d(x, 3, 1, 1, count_include_pad=False), (1, 1, 1)),
+    "one_pixel_adaptive_max": (lambda lib, x: F(lib).adaptive_max_pool2d(x, (2, 3)), (1, 2, 1, 1)),
+    "one_pixel_replicate": (lambda lib, x: F(lib).pad(x, (2, 1, 1, 2), mode="replicate"), (1, 1, 1, 1)),
+    "one_pixel_bilinear": (lambda lib, x: F(lib).interpolate(x, size=(3, 2), mode="bilinear"), (1, 2, 1, 1)),
+    "pixel_shuffle": (lambda lib, x: F(lib).pixel_shuffle(x, 2), (2, 8, 2, 3)),
+    "pixel_unshuffle": (lambda lib, x: F(lib).pixel_unshuffle(x, 2), (3, 4, 6)),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_gradcheck(name):
+    fn, shape = CASES[name]
+    check_grad(lambda x: fn(mg, x), normal(*shape))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_gradgradcheck(name):
+    fn, shape = CASES[name]
+    check_gradgrad(lambda x: bend(fn(mg, x)), normal(*shape))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_mirror(name):
+    fn, shape = CASES[name]
+    assert_mirror(*run_both(fn), normal(*shape))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_double_mirror(name):
+    fn, shape = CASES[name]
+    assert_double_mirror(*run_both(lambda lib, x: bend(fn(lib, x))), normal(*shape))
+
+
+def test_third_order_through_pooling():
+    """A third derivative through max pooling, average pooling and a resize equals PyTorch's."""
+    torch = torch_or_skip()
+    x = normal(1, 2, 5, 6)
+    results = []
+    for lib in (mg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = F(lib).interpolate(F(lib).avg_pool2d(F(lib).max_pool2d(t, 2, 1), 2, 1, 1), scale_factor=2,
+                               mode="bilinear")
+        (g,) = lib.autograd.grad(bend(y).sum(), t, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), t, create_graph=True)
+        (ggg,) = lib.autograd.grad((gg * g).sum(), t)
+        results.append(ggg.detach().numpy())
+    np.testing.assert_allclose(*results, rtol=1e-10, atol=1e-10)
+
+
+def test_a_wrong_graph_backward_is_caught(monkeypatch):
+    """The double-backward checks fail when the adjoint's graph_backward is off by a factor 2."""
+    fn, shape = CASES["avg_pool2d"]
+    x = normal(*shape)
+    right = P.AvgPool.graph_backward.__func__
+
+    def wrong(cls, ctx, dout):
+        g, _ = right(cls, ctx, dout)
+        return g * 2, None
+    monkeypatch.setattr(P.AvgPool, "graph_backward", classmethod(wrong))
+    with pytest.raises(AssertionError):
+        assert_double_mirror(*run_both(lambda lib, t: bend(fn(lib, t))), x)
+    with pytest.raises((AssertionError, mg.autograd.GradcheckError)):
+        check_gradgrad(lambda t: bend(fn(mg, t)), x, raise_exception=True)
+
+
+# --------------------------------------------------------------------------- sweeps
+def _compare(fn, x, indices=False):
+    """Forward, gradient (and indices, exactly) of fn(lib, x) in both libraries."""
+    torch = torch_or_skip()
+    if indices:
+        ours, theirs = fn(mg, mg.tensor(x))[1], fn(torch, torch.tensor(x))[1]
+        assert ours.dtype == np.int64
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+        assert_mirror(*run_both(lambda lib, t: fn(lib, t)[0]), x)
+    else:
+        assert_mirror(*run_both(fn), x)
+
+
+sides = st.integers(1, 7)
+
+
+def _windows_touch_input(n, k, s, p, dl):
+    """Every window (also the extra one of ceil_mode) has an element inside the input (else PyTorch returns an
+    index outside the input, which minigrad refuses)."""
+    starts = np.arange(0, n + p, s) - p
+    return all(any(0 <= a + j * dl < n for j in range(k)) for a in starts)
+
+
+@st.composite
+def pool_case(draw, d):
+    """Sizes, kernel, stride, padding and dilation of a valid d-dim pooling (output at least 1)."""
+    while True:
+        size = tuple(draw(sides) for _ in range(d))
+        kernel = tuple(draw(st.integers(1, 4)) for _ in range(d))
+        dilation = tuple(draw(st.integers(1, 2)) for _ in range(d))
+        stride = tuple(draw(st.integers(1, 3)) for _ in range(d))
+        padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
+        if all(n + 2 * p - dl * (k - 1) - 1 >= 0 and _windows_touch_input(n, k, s, p, dl)
+               for n, k, s, p, dl in zip(size, kernel, stride, padding, dilation)):
+            return size, kernel, stride, padding, dilation
+
+
+@settings(max_examples=50)
+@given(d=st.sampled_from([1, 2]), ceil_mode=st.booleans(), batch=st.sampled_from([(), (1,), (2,)]), data=st.data())
+def test_max_pool_sweep(d, ceil_mode, batch, data):
+    size, kernel, stride, padding, dilation = data.draw(pool_case(d))
+    _compare(lambda lib, t: getattr(F(lib), f"max_pool{d}d")(t, kernel, stride, padding, dilation, ceil_mode, True),
+             normal(*batch, 2, *size), indices=True)
+
+
+@settings(max_examples=40)
+@given(case=pool_case(2), ceil_mode=st.booleans(), count_include_pad=st.booleans(),
+       divisor=st.sampled_from([None, None, 1, 5]), batch=st.sampled_from([(), (1,), (2,)]))
+def test_avg_pool2d_sweep(case, ceil_mode, count_include_pad, divisor, batch):
+    size, kernel, stride, _, _ = case
+    padding = tuple(min(p, k // 2) for p, k in zip(case[3], kernel))    # average pooling: no dilation
+    if any(n + 2 * p - k < 0 for n, k, p in zip(size, kernel, padding)):
+        kernel = tuple(min(k, n + 2 * p) for n, k, p in zip(size, kernel, padding))
+        padding = tuple(min(p, k // 2) for p, k in zip(padding, kernel))
+    _compare(lambda lib, t: F(lib).avg_pool2d(t, kernel, stride, padding, ceil_mode, count_include_pad, divisor),
+             normal(*batch, 2, *size))
+
+
+@settings(max_examples=30)
+@given(case=pool_case(1), ceil_mode=st.booleans(), count_include_pad=st.booleans(),
+       batch=st.sampled_from([(), (1,), (3,)]))
+def test_avg_pool1d_sweep(case, ceil_mode, count_include_pad, batch):
+    (size,), (kernel,), stride, _, _ = case
+    kernel = min(kernel, size)
+    padding = RNG.integers(0, kernel // 2 + 1)
+    _compare(lambda lib, t: F(lib).avg_pool1d(t, kernel, stride, int(padding), ceil_mode, count_include_pad),
+             normal(*batch, 2, size))
+
+
+@settings(max_examples=30)
+@given(size=st.tuples(sides, sides), out=st.tuples(st.integers(1, 8), st.integers(1, 8)),
+       batch=st.sampled_from([(), (1,), (2,)]))
+def test_adaptive_pool2d_sweep(size, out, batch):
+    x = normal(*batch, 2, *size)
+    _compare(lambda lib, t: F(lib).adaptive_avg_pool2d(t, out), x)
+    _compare(lambda lib, t: F(lib).adaptive_max_pool2d(t, out, True), x, indices=True)
+
+
+@settings(max_examples=20)
+@given(size=sides, out=st.integers(1, 9), batch=st.sampled_from([(), (1,), (2,)]))
+def test_adaptive_pool1d_sweep(size, out, batch):
+    x = normal(*batch, 3, size)
+    _compare(lambda lib, t: F(lib).adaptive_avg_pool1d(t, out), x)
+    _compare(lambda lib, t: F(lib).adaptive_max_pool1d(t, out, True), x, indices=True)
+
+
+@settings(max_examples=40)
+@given(mode=st.sampled_from(["constant", "reflect", "replicate", "circular"]), n=st.integers(1, 3),
+       batched=st.booleans(), data=st.data())
+def test_pad_sweep(mode, n, batched, data):
+    size = tuple(data.draw(sides) for _ in range(n))
+    amounts = []
+    for s in reversed(size):           # (left, right) of the last dim first
+        if mode == "constant":
+            high = 3
+        else:
+            high = s - 1 if mode == "reflect" else s if mode == "circular" else 3
+        low = -(s // 2) if mode != "circular" else 0
+        left, right = data.draw(st.integers(low, high)), data.draw(st.integers(low, high))
+        if s + left + right < 1:
+            left = right = 0
+        amounts += [left, right]
+    x = normal(*(((2,) if batched else ()) + (2,) + size))
+    value = data.draw(st.sampled_from([None, 0.0, -1.5])) if mode == "constant" else None
+    _compare(lambda lib, t: F(lib).pad(t, tuple(amounts), mode=mode, value=value), x)
+
+
+def test_constant_pad_any_dims():
+    """Constant padding reaches every dim, the batch dim too, and crops with negative amounts."""
+    x = normal(2, 3, 4)
+    _compare(lambda lib, t: F(lib).pad(t, (1, 0, -1, 2, 1, 1), value=3.0), x)
+    _compare(lambda lib, t: F(lib).pad(t, (-4, 0)), x)                   # an empty result
+
+
+@settings(max_examples=40)
+@given(mode=st.sampled_from(["nearest", "nearest-exact", "bilinear", "area"]), align=st.booleans(),
+       size=st.tuples(sides, sides), data=st.data())
+def test_interpolate_2d_sweep(mode, align, size, data):
+    how = data.draw(st.sampled_from(["size", "scale", "scales", "recompute"]))
+    kwargs = {}
+    if how == "size":
+        kwargs["size"] = data.draw(st.tuples(st.integers(1, 9), st.integers(1, 9)))
+    else:
+        scale = data.draw(st.sampled_from([0.5, 1.0, 1.5, 2.0, 2.3, 3.0]))
+        kwargs["scale_factor"] = (scale, data.draw(st.sampled_from([0.7, 1.0, 2.0]))) if how == "scales" else scale
+        kwargs["recompute_scale_factor"] = True if how == "recompute" else None
+        if any(np.floor(np.multiply(size, kwargs["scale_factor"])) < 1):
+            kwargs["scale_factor"] = 2.0
+    if mode == "bilinear":
+        kwargs["align_corners"] = align
+    _compare(lambda lib, t: F(lib).interpolate(t, mode=mode, **kwargs), normal(data.draw(st.integers(1, 2)), 2,
+                                                                                 *size))
+
+
+@settings(max_examples=20)
+@given(mode=st.sampled_from(["nearest", "linear", "area"]), align=st.booleans(), size=sides,
+       out=st.integers(1, 12))
+def test_interpolate_1d_sweep(mode, align, size, out):
+    kwargs = {"align_corners": align} if mode == "linear" else {}
+    _compare(lambda lib, t: F(lib).interpolate(t, size=out, mode=mode, **kwargs), normal(2, 3, size))
+
+
+def test_interpolate_3d():
+    x = normal(1, 2, 3, 2, 4)
+    _compare(lambda lib, t: F(lib).interpolate(t, scale_factor=(1.5, 2, 0.5), mode="trilinear"), x)
+    _compare(lambda lib, t: F(lib).interpolate(t, size=(4, 3, 5), mode="nearest"), x)
+
+
+@settings(max_examples=15)
+@given(r=st.integers(1, 3), c=st.integers(1, 2), h=st.integers(1, 3), w=st.integers(1, 3),
+       batch=st.sampled_from([(), (2,), (1, 2)]))
+def test_pixel_shuffle_sweep(r, c, h, w, batch):
+    _compare(lambda lib, t: F(lib).pixel_shuffle(t, r), normal(*batch, c * r * r, h, w))
+    _compare(lambda lib, t: F(lib).pixel_unshuffle(t, r), normal(*batch, c, h * r, w * r))
+
+
+# --------------------------------------------------------------------------- ties and NaN
+def test_max_pool_ties_route_the_gradient_like_pytorch():
+    """Equal values in overlapping windows: the index, and so the gradient, is PyTorch's (the first maximum
+    in each window); a gradient accumulates where windows share their maximum."""
+    x = np.array([[[[1.0, 1.0, 2.0, 2.0], [1.0, 3.0, 3.0, 0.0], [1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]]]])
+    for fn in (lambda lib, t: F(lib).max_pool2d(t, 2, 1, return_indices=True),
+               lambda lib, t: F(lib).max_pool2d(t, 3, 2, 1, ceil_mode=True, return_indices=True),
+               lambda lib, t: F(lib).adaptive_max_pool2d(t, 3, return_indices=True),
+               lambda lib, t: F(lib).max_pool1d(t[0], 2, 1, return_indices=True)):
+        _compare(fn, x, indices=True)
+
+
+def test_max_pool_nan_wins_as_in_pytorch():
+    x = np.array([[[np.nan, 1.0, np.nan, 5.0, 2.0, np.nan]]])
+    torch = torch_or_skip()
+    ours = F(mg).max_pool1d(mg.tensor(x), 3, 3, return_indices=True)
+    theirs = F(torch).max_pool1d(torch.tensor(x), 3, 3, return_indices=True)
+    np.testing.assert_array_equal(ours[1].numpy(), theirs[1].numpy())
+    np.testing.assert_array_equal(ours[0].numpy(), theirs[0].numpy())
+
+
+def test_float32_keeps_dtype():
+    x = normal(2, 3, 5, 5).astype(np.float32)
+    for fn in (lambda t: F(mg).max_pool2d(t, 2), lambda t: F(mg).avg_pool2d(t, 3, 1, 1),
+               lambda t: F(mg).pad(t, (1, 1, 1, 1), mode="reflect"), lambda t: F(mg).pad(t, (1, 1), value=2),
+               lambda t: F(mg).interpolate(t, scale_factor=2, mode="bilinear")):
+        t = mg.tensor(x, requires_grad=True)
+        y = fn(t)
+        y.sum().backward()
+        assert y.dtype == np.float32 and t.grad.dtype == np.float32
+
+
+# --------------------------------------------------------------------------- modules
+MODULES = [
+    ("MaxPool2d", (3, 2, 1), {"ceil_mode": True}, (2, 2, 6, 7)),
+    ("MaxPool2d", (2,), {"return_indices": True}, (2, 4, 5)),
+    ("MaxPool1d", (3,), {"stride": 1, "dilation": 2, "padding": 1}, (2, 3, 8)),
+    ("AvgPool2d", (3,), {"stride": 2, "padding": 1, "count_include_pad": False, "ceil_mode": True}, (1, 2, 6, 5)),
+    ("AvgPool2d", (2,), {"divisor_override": 3}, (2, 4, 4)),
+    ("AvgPool1d", (3, 2, 1), {}, (2, 3, 7)),
+    ("AdaptiveAvgPool2d", ((2, None),), {}, (2, 3, 5, 4)),
+    ("AdaptiveAvgPool2d", (1,), {}, (2, 3, 5, 4)),
+    ("AdaptiveAvgPool1d", (3,), {}, (2, 3, 5)),
+    ("AdaptiveMaxPool2d", (3,), {"return_indices": True}, (2, 3, 5, 4)),
+    ("AdaptiveMaxPool1d", (2,), {}, (2, 3, 5)),
+    ("ZeroPad2d", ((1, 0, 2, 1),), {}, (2, 2, 3, 4)),
+    ("ZeroPad1d", (2,), {}, (2, 3)),
+    ("ConstantPad1d", (2, 3.5), {}, (2, 3, 4)),
+    ("ConstantPad2d", ((1, -1, 0, 2), -1.0), {}, (2, 3, 4)),
+    ("ConstantPad3d", (1, 0.5), {}, (1, 2, 2, 3)),
+    ("ReflectionPad1d", ((2, 1),), {}, (2, 3, 4)),
+    ("ReflectionPad2d", (2,), {}, (1, 2, 3, 4)),
+    ("ReplicationPad1d", (3,), {}, (3, 4)),
+    ("ReplicationPad2d", ((1, 2, 3, 0),), {}, (1, 2, 3, 4)),
+    ("CircularPad1d", (2,), {}, (2, 3, 4)),
+    ("CircularPad2d", ((1, 2, 3, 0),), {}, (1, 2, 3, 4)),
+    ("Upsample", (), {"scale_factor": 2}, (1, 2, 3, 4)),
+    ("Upsample", (), {"size": (5, 2), "mode": "bilinear", "align_corners": True}, (1, 2, 3, 4)),
+    ("Upsample", (), {"scale_factor": 1.5, "mode": "linear"}, (1, 2, 3)),
+    ("PixelShuffle", (2,), {}, (1, 8, 2, 3)),
+    ("PixelUnshuffle", (3,), {}, (1, 2, 6, 3)),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs, shape", MODULES, ids=[m[0] for m in MODULES])
+def test_module_mirror(name, args, kwargs, shape):
+    torch = torch_or_skip()
+    ours, theirs = getattr(mg.nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    assert repr(ours) == repr(theirs)
+    x = normal(*shape)
+    if kwargs.get("return_indices"):
+        np.testing.assert_array_equal(ours(mg.tensor(x))[1].numpy(), theirs(torch.tensor(x))[1].numpy())
+        assert_mirror(lambda t: ours(t)[0], lambda t: theirs(t)[0], x)
+    else:
+        assert_mirror(ours, theirs, x)
+    assert ours.state_dict().keys() == theirs.state_dict().keys()
+
+
+def test_module_reprs_of_defaults():
+    torch = torch_or_skip()
+    for name, args in (("MaxPool2d", (2,)), ("MaxPool1d", (3, 2, 1)), ("AvgPool2d", (2,)), ("AvgPool1d", (3,)),
+                       ("AdaptiveMaxPool2d", (3,)), ("Upsample", ((3, 4),)), ("Dropout2d", ()),
+                       ("Dropout1d", (0.2, True))):
+        assert repr(getattr(mg.nn, name)(*args)) == repr(getattr(torch.nn, name)(*args))
+
+
+# --------------------------------------------------------------------------- channel dropout
+@pytest.mark.parametrize("fn, shape", [(F(mg).dropout2d, (4, 6, 3, 5)), (F(mg).dropout1d, (4, 6, 5)),
+                                       (F(mg).dropout1d, (6, 5))])
+def test_channel_dropout_zeroes_whole_channels(fn, shape):
+    mg.manual_seed(0)
+    x = mg.tensor(normal(*shape), requires_grad=True)
+    y = fn(x, 0.4)
+    y.backward(mg.ones(shape))
+    scale = x.grad.numpy()                                                  # dx = mask / (1 - p), per element
+    per_channel = scale.reshape(shape[:-1 if len(shape) < 4 else -2] + (-1,))
+    np.testing.assert_array_equal(per_channel.min(-1), per_channel.max(-1))  # one factor per channel
+    np.testing.assert_allclose(np.unique(per_channel), [0.0, 1 / 0.6], rtol=1e-15)
+    np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy() * scale, rtol=1e-15)
+    assert fn(x, 0.4, training=False) is x and fn(x, 0.0) is x
+    np.testing.assert_array_equal(fn(x, 1.0).detach().numpy(), 0.0)
+
+
+def test_channel_dropout_double_backward():
+    """The same mask in every call (a fixed seed): gradgradcheck through dropout2d and dropout1d."""
+    def seeded(fn):
+        def run(x):
+            mg.manual_seed(3)
+            return bend(fn(x, 0.5))
+        return run
+    check_gradgrad(seeded(F(mg).dropout2d), normal(2, 3, 2, 2))
+    check_gradgrad(seeded(F(mg).dropout1d), normal(3, 4))
+
+
+def test_dropout2d_keep_rate_and_inplace():
+    mg.manual_seed(1)
+    x = mg.ones(200, 50, 2, 2)
+    kept = (F(mg).dropout2d(x, 0.3)[:, :, 0, 0].numpy() != 0).mean()
+    assert abs(kept - 0.7) < 0.02
+    h = mg.ones(2, 3, 2, 2, requires_grad=True) * 1
+    out = F(mg).dropout2d(h, 0.5, inplace=True)
+    assert out is h
+
+
+def test_dropout2d_module_and_warnings():
+    m = mg.nn.Dropout2d(0.5)
+    x = mg.tensor(normal(2, 3, 4, 4))
+    m.eval()
+    assert m(x) is x
+    with pytest.warns(UserWarning, match="3D input to dropout2d"):
+        F(mg).dropout2d(mg.ones(2, 3, 4), 0.5)
+    with pytest.warns(UserWarning, match="2-D input to dropout2d"):
+        F(mg).dropout2d(mg.ones(2, 3), 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        F(mg).dropout2d(mg.ones(2, 3, 4, 4), 0.5)
+
+
+# --------------------------------------------------------------------------- bad input
+BAD = [
+    (lambda f, x: f.max_pool2d(x, 2, padding=-1), (2, 3, 5, 5), "non-negative"),
+    (lambda f, x: f.max_pool2d(x, 2, padding=2), (2, 3, 5, 5), "half of"),
+    (lambda f, x: f.max_pool2d(x, 7), (2, 3, 5, 5), "too small"),
+    (lambda f, x: f.max_pool2d(x, 2), (5, 5), "4D"),
+    (lambda f, x: f.max_pool2d(x, 2), (2, 2, 2, 5, 5), "4D"),
+    (lambda f, x: f.max_pool2d(x, 2, stride=0), (2, 3, 5, 5), "stride"),
+    (lambda f, x: f.max_pool2d(x, 2, dilation=0), (2, 3, 5, 5), "dilation"),
+    (lambda f, x: f.max_pool2d(x, (2, 2, 2)), (2, 3, 5, 5), "kernel_size"),
+    (lambda f, x: f.max_pool1d(x, 2), (5,), "3D"),
+    (lambda f, x: f.max_pool1d(x, 2, padding=2), (2, 3, 5), "half"),
+    (lambda f, x: f.avg_pool2d(x, 2, padding=2), (2, 3, 5, 5), "half of"),
+    (lambda f, x: f.avg_pool2d(x, 7), (2, 3, 5, 5), "too small"),
+    (lambda f, x: f.avg_pool2d(x, 2), (2, 2, 2, 5, 5), "4D"),
+    (lambda f, x: f.avg_pool1d(x, 7), (2, 3, 5), "too small"),
+    (lambda f, x: f.avg_pool2d(x, 2, divisor_override=0), (2, 3, 5, 5), "divisor"),
+    (lambda f, x: f.adaptive_avg_pool2d(x, 2), (5, 5), "4D"),
+    (lambda f, x: f.adaptive_max_pool2d(x, 2), (5, 5), "4D"),
+    (lambda f, x: f.adaptive_avg_pool2d(x, (2, 3, 4)), (2, 3, 5, 5), "output_size must be 2"),
+    (lambda f, x: f.pad(x, (1, 2, 3)), (2, 3, 5, 5), "divisible by 2"),
+    (lambda f, x: f.pad(x, (1,) * 10), (2, 3, 5, 5), "two times the input dimension"),
+    (lambda f, x: f.pad(x, (1, 1), mode="reflect"), (2, 3, 5, 5), "not supported for 4D"),
+    (lambda f, x: f.pad(x, (5, 1), mode="reflect"), (2, 3, 5), "less than the corresponding input dimension"),
+    (lambda f, x: f.pad(x, (6, 1), mode="circular"), (2, 3, 5), "wrapping around more than once"),
+    (lambda f, x: f.pad(x, (-3, -3), mode="replicate"), (2, 3, 5), "leaves -1 elements"),
+    (lambda f, x: f.pad(x, (-6, 0)), (2, 3, 5), "leaves -1 elements"),
+    (lambda f, x: f.interpolate(x, scale_factor=(2, 3, 4)), (2, 3, 5, 5), "same number of spatial dimensions"),
+    (lambda f, x: f.interpolate(x, size=4, recompute_scale_factor=True), (2, 3, 5, 5), "not meaningful"),
+    (lambda f, x: f.max_pool2d(x, 2, 0), (2, 3, 5, 5), "stride should not be zero"),
+    (lambda f, x: f.adaptive_avg_pool1d(x, 2), (5,), "3D"),
+    (lambda f, x: f.pad(x, (1, 1), mode="foo"), (2, 3, 5), "foo"),
+    (lambda f, x: f.pad(x, (1, 1), mode="reflect", value=2.0), (2, 3, 5), "value"),
+    (lambda f, x: f.interpolate(x, size=3, scale_factor=2), (2, 3, 5, 5), "only one of size or scale_factor"),
+    (lambda f, x: f.interpolate(x), (2, 3, 5, 5), "either size or scale_factor"),
+    (lambda f, x: f.interpolate(x, scale_factor=2, mode="linear"), (2, 3, 5, 5), "linear mode needs 3D"),
+    (lambda f, x: f.interpolate(x, scale_factor=2, align_corners=True), (2, 3, 5, 5), "align_corners"),
+    (lambda f, x: f.interpolate(x, size=(0, 3)), (2, 3, 5, 5), "greater than 0"),
+    (lambda f, x: f.interpolate(x, size=(2, 3, 4)), (2, 3, 5, 5), "same number of spatial dimensions"),
+    (lambda f, x: f.interpolate(x, size=3), (5, 5), "Only 3D, 4D and 5D"),
+    (lambda f, x: f.interpolate(x, size=3, mode="foo"), (2, 3, 5, 5), "foo"),
+    (lambda f, x: f.pixel_shuffle(x, 2), (1, 5, 2, 2), "divisible by the square of upscale_factor"),
+    (lambda f, x: f.pixel_shuffle(x, 2), (4, 2), "at least 3 dimensions"),
+    (lambda f, x: f.pixel_unshuffle(x, 2), (1, 4, 3, 4), "height to be divisible"),
+    (lambda f, x: f.pixel_unshuffle(x, 2), (1, 4, 4, 3), "width to be divisible"),
+    (lambda f, x: f.dropout2d(x, 1.5), (2, 3, 4, 4), "between 0 and 1"),
+    (lambda f, x: f.dropout1d(x, 0.5), (2, 3, 4, 4), "Expected 2D or 3D input"),
+]
+
+
+@pytest.mark.parametrize("i", range(len(BAD)))
+def test_bad_input_raises_like_pytorch(i):
+    torch = torch_or_skip()
+    fn, shape, gist = BAD[i]
+    x = normal(*shape)
+    with pytest.raises(Exception) as theirs:
+        fn(F(torch), torch.tensor(x))
+    t = mg.tensor(x.copy(), requires_grad=True)
+    with pytest.raises(theirs.type, match=gist.replace("(", r"\(")) as ours:
+        fn(F(mg), t)
+    assert str(ours.value)
+    np.testing.assert_array_equal(t.detach().numpy(), x)                   # nothing changed
+    assert t.grad is None
+
+
+def test_inf_and_nan_stay_in_their_windows():
+    """Non-finite values reach only the outputs whose windows or stencils contain them (the dense product
+    the finite path uses would spread 0 * inf = NaN along the line)."""
+    x = normal(1, 2, 6, 7)
+    x[0, 0, 1, 2], x[0, 1, 4, 4] = np.inf, np.nan
+    for fn in (lambda lib, t: F(lib).avg_pool2d(t, 2),
+               lambda lib, t: F(lib).avg_pool2d(t, 3, 2, 1, count_include_pad=False),
+               lambda lib, t: F(lib).adaptive_avg_pool2d(t, (4, 3)),
+               lambda lib, t: F(lib).interpolate(t, scale_factor=2, mode="bilinear"),
+               lambda lib, t: F(lib).interpolate(t[:, :, 0], size=9, mode="linear", align_corners=True)):
+        _compare(fn, x)
+
+
+def test_integer_input():
+    """Max pooling and padding take integer tensors (no gradient); averages and resizing refuse them with
+    PyTorch's NotImplementedError."""
+    torch = torch_or_skip()
+    x = RNG.integers(-5, 5, (2, 2, 5, 4))
+    for fn in (lambda lib, t: F(lib).max_pool2d(t, 2, 1, 1, return_indices=True)[0],
+               lambda lib, t: F(lib).max_pool2d(t, 2, 1, 1, return_indices=True)[1],
+               lambda lib, t: F(lib).pad(t, (1, 2, 0, 1), value=3),
+               lambda lib, t: F(lib).pad(t, (1, 2, 0, 1), mode="reflect")):
+        ours, theirs = fn(mg, mg.tensor(x)), fn(torch, torch.tensor(x))
+        assert ours.dtype == np.int64
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    for fn in (lambda f, t: f.adaptive_avg_pool2d(t, 2), lambda f, t: f.adaptive_max_pool2d(t, 2),
+               lambda f, t: f.interpolate(t, scale_factor=2), lambda f, t: f.interpolate(t, size=3, mode="bilinear")):
+        with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+            fn(F(torch), torch.tensor(x))
+        with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+            fn(F(mg), mg.tensor(x))
+
+
+def test_empty_batch():
+    x = normal(0, 2, 5, 4)
+    for fn in (lambda lib, t: F(lib).max_pool2d(t, 2), lambda lib, t: F(lib).avg_pool2d(t, 3, 1, 1),
+               lambda lib, t: F(lib).adaptive_avg_pool2d(t, 3), lambda lib, t: F(lib).pad(t, (1, 1, 2, 2), "reflect"),
+               lambda lib, t: F(lib).interpolate(t, scale_factor=2, mode="bilinear")):
+        _compare(fn, x)
+
+
+@settings(max_examples=30)
+@given(case=pool_case(2), ceil_mode=st.booleans(), data=st.data())
+def test_max_pool_scan_paths_agree(case, ceil_mode, data):
+    """The padded scan (strided pooling) and the masked scan (its reference, also used for adaptive windows
+    and for input holding -inf) pick the same elements, with ties (small integers) and NaN."""
+    size, kernel, stride, padding, dilation = case
+    x = RNG.integers(-2, 3, (2, 2) + size).astype(np.float64)
+    if data.draw(st.booleans()):
+        x[RNG.random(x.shape) < 0.2] = np.nan
+    out = tuple(P._pooled_size(*a, ceil_mode) for a in zip(size, kernel, stride, padding, dilation))
+    _, steps, strided = P._pool_plan(size, out, kernel, stride, padding, dilation)
+    shape = x.shape[:2] + out
+    has_nan = bool(np.isnan(x).any())
+    padded = P._padded_scan(x, strided, shape, -np.inf, has_nan, int(np.prod(kernel)))
+    np.testing.assert_array_equal(padded, P._masked_scan(x, steps, shape, -np.inf, has_nan))
+
+
+def test_max_pool_of_minus_inf_with_padding():
+    """-inf inside the input next to padding: the index is the first element inside the input, as PyTorch."""
+    x = normal(1, 2, 4, 5)
+    x[0, 0, :2, :2] = -np.inf
+    x[0, 1] = -np.inf
+    _compare(lambda lib, t: F(lib).max_pool2d(t, 3, 2, 1, return_indices=True), x, indices=True)
+
+
+def test_writing_into_returned_indices_leaves_the_gradient_alone():
+    x = mg.tensor(normal(1, 2, 4, 4), requires_grad=True)
+    out, indices = F(mg).max_pool2d(x, 2, return_indices=True)
+    expected = np.zeros(16 * 2)
+    np.add.at(expected, (indices.numpy() + np.arange(2)[None, :, None, None] * 16).ravel(), 1)
+    indices.zero_()
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy().ravel(), expected)
