@@ -24,6 +24,7 @@ import warnings
 
 import numpy as np
 
+from .._checks import takes_tensors
 from ..autograd import Function
 from ..dtypes import scalar_type_name
 from ..random import numpy_rng
@@ -665,6 +666,7 @@ def _interpolate_sizes(input, d, size, scale_factor, recompute_scale_factor):
     return sizes, (None,) * d if recompute_scale_factor else factors
 
 
+@takes_tensors("input")
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resample the spatial dims of (N, C, *S) input (1 to 3 of them) to ``size`` or S * ``scale_factor``:
@@ -758,6 +760,7 @@ def _feature_dropout(input, p, training, inplace, mask_shape):
     return input.mul_(Tensor(scale)) if inplace else input * Tensor(scale)
 
 
+@takes_tensors("input")
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Channel-wise dropout of (N, C, L) or (C, L) input: each channel is zeroed with probability p, the rest
     scaled by 1 / (1 - p)."""
@@ -768,6 +771,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, input.shape[:-1] + (1,))
 
 
+@takes_tensors("input")
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Channel-wise dropout of (N, C, H, W) input: each (n, c) feature map is zeroed with probability p, the
     rest scaled by 1 / (1 - p). As PyTorch 2.13, 3-D input is taken as (N, C, L) with a warning, and other
