@@ -112,6 +112,12 @@ def _weight_rows(w, groups):
     return w.reshape(groups, w.shape[0] // groups, -1)
 
 
+def _product(a, b):
+    """a @ b per group, a (g, m, k), b (g, k, n); for k = 1 (depthwise: one channel per group) as a broadcast
+    product, which NumPy does 7x faster than its matmul loop over tiny matrices."""
+    return a * b if a.shape[2] == 1 else a @ b
+
+
 def _conv_from_columns(cols, w, n, geo):
     """C(x, w) from x's columns: (N, O, OH, OW)."""
     return _from_group_rows(_weight_rows(w, geo.groups) @ cols, n, geo.out_size)
@@ -128,12 +134,12 @@ def _conv_transpose(y, w, geo):
     n = y.shape[0]
     g, (kh, kw), (dh, dw), (sh, sw), (oh, ow) = geo.groups, geo.kernel, geo.dilation, geo.stride, geo.out_size
     cg = w.shape[1]
-    cols = _weight_rows(w, g).transpose(0, 2, 1) @ _group_rows(y, g)                # (g, Cg*kh*kw, N*OH*OW)
-    cols = cols.reshape(g, cg, kh, kw, n, oh, ow).transpose(4, 0, 1, 2, 3, 5, 6)     # (N, g, Cg, kh, kw, OH, OW)
-    xp = np.zeros((n, g, cg) + geo.padded, dtype=cols.dtype)
+    cols = _product(_weight_rows(w, g).transpose(0, 2, 1), _group_rows(y, g))       # (g, Cg*kh*kw, N*OH*OW)
+    cols = cols.reshape(g * cg, kh, kw, n, oh, ow)                                   # (C, kh, kw, N, OH, OW)
+    xp = np.zeros((g * cg, n) + geo.padded, dtype=cols.dtype)                        # (C, N, Hp, Wp): as cols
     for i, j in itertools.product(range(kh), range(kw)):
-        xp[:, :, :, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw] += cols[:, :, :, i, j]
-    return _crop(xp.reshape((n, g * cg) + geo.padded), geo)
+        xp[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw] += cols[:, i, j]
+    return np.ascontiguousarray(_crop(xp.transpose(1, 0, 2, 3), geo))
 
 
 def _arrays(*tensors):
