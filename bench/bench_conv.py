@@ -55,11 +55,11 @@ def worker(library, threads, quick):
         x = lib.tensor(rng.standard_normal(shape, dtype=np.float32), requires_grad=True)
         g = lib.tensor(rng.standard_normal((shape[0], out_channels) + shape[2:], dtype=np.float32))
 
-        def forward():
+        def forward(layer=layer, x=x):
             with lib.no_grad():
                 layer(x)
 
-        def step():
+        def step(layer=layer, x=x, g=g):
             layer(x).backward(g)
 
         for pass_name, fn in zip(PASSES, (forward, step)):

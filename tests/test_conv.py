@@ -109,6 +109,39 @@ def test_reference_against_pytorch():
                                atol=1e-12)
 
 
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), channels=st.integers(1, 3), multiplier=st.integers(1, 2),
+       kernel=st.tuples(st.integers(1, 3), st.integers(1, 3)), stride=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+       dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)), padding=st.integers(0, 2),
+       size=st.tuples(st.integers(5, 7), st.integers(5, 8)), dtype=st.sampled_from([np.float64, np.float32]))
+def test_depthwise_numba_kernels_equal_the_numpy_path(seed, channels, multiplier, kernel, stride, dilation, padding,
+                                                      size, dtype):
+    """Depthwise convolutions run numba kernels on the numba backend, im2col on the numpy backend: the
+    same forward and gradients (input, weight, bias), for conv2d and conv_transpose2d."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, channels) + size).astype(dtype)
+    w = rng.standard_normal((channels * multiplier, 1) + kernel).astype(dtype)
+    b = rng.standard_normal(channels * multiplier).astype(dtype)
+    y = rng.standard_normal((2, channels) + size).astype(dtype)
+    wt = rng.standard_normal((channels, multiplier) + kernel).astype(dtype)
+    calls = [(lambda *t: mg.nn.functional.conv2d(*t, stride=stride, padding=padding, dilation=dilation,
+                                                 groups=channels), (x, w, b)),
+             (lambda *t: mg.nn.functional.conv_transpose2d(*t, stride=stride, padding=min(padding, 1),
+                                                           dilation=dilation, groups=channels), (y, wt, b))]
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    for fn, arrays in calls:
+        results = []
+        for backend in ("numba", "numpy"):
+            with mg.kernels.use_backend(backend):
+                inputs = [mg.tensor(a, requires_grad=True) for a in arrays]
+                out = fn(*inputs)
+                out.backward(mg.tensor(np.cos(np.arange(out.numel())).reshape(out.shape).astype(dtype)))
+                results.append([out.detach().numpy()] + [t.grad.numpy() for t in inputs])
+        assert mg.kernels.get_backend() == "numba"
+        for ours, reference in zip(*results):
+            np.testing.assert_allclose(ours, reference, rtol=tol, atol=tol)
+
+
 # --------------------------------------------------------------------------- PyTorch mirrors and gradchecks
 @SWEEP
 @given(conv_cases())
@@ -199,7 +232,7 @@ def test_double_backward_sweep(case):
 
 def test_third_order_against_pytorch():
     """d/dx of <v, d/dw |g|^2> with g = d/dx <y, y>, y = conv(x, w): graph_backwards of graph_backwards."""
-    fn, x, w, _, kw = CASES["conv2d strided grouped dilated"]
+    _, x, w, _, kw = CASES["conv2d strided grouped dilated"]
     rng = np.random.default_rng(3)
 
     def third(lib, x, w):

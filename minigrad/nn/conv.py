@@ -130,32 +130,32 @@ class _ConvNd(Module):
         return text
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """Conv1d and Conv2d: PyTorch's signature; forward pads (other modes than zeros) and convolves."""
+
+    functional = None  # conv1d or conv2d
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, 0, groups, bias,
+                         padding_mode, device, dtype)
+
+    def forward(self, input):
+        x, padding = self._padded_input(input)
+        return type(self).functional(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class Conv1d(_Conv):
     """1-D convolution over (N, C_in, L) or (C_in, L); weight (C_out, C_in/groups, k), bias (C_out,)."""
 
     dims = 1
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, 0, groups, bias,
-                         padding_mode, device, dtype)
-
-    def forward(self, input):
-        x, padding = self._padded_input(input)
-        return conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+    functional = staticmethod(conv1d)
 
 
-class Conv2d(_ConvNd):
+class Conv2d(_Conv):
     """2-D convolution over (N, C_in, H, W) or (C_in, H, W); weight (C_out, C_in/groups, kh, kw), bias (C_out,)."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, 0, groups, bias,
-                         padding_mode, device, dtype)
-
-    def forward(self, input):
-        x, padding = self._padded_input(input)
-        return conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+    functional = staticmethod(conv2d)
 
 
 class ConvTranspose2d(_ConvNd):

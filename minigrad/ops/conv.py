@@ -22,6 +22,10 @@ cols[g, (c, i, j), (n, p, q)] = xpad[n, g*Cg + c, p*sh + i*dh, q*sw + j*dw] gath
 C is w_g @ cols_g, W is y_g @ cols_g^T, and T is w_g^T @ y_g scattered back onto x (col2im). The
 ``graph_backward``s use the three Functions themselves, so gradients of any order exist. ``conv1d`` is
 ``conv2d`` on a height-1 image. ``conv2d_reference`` is a direct-loop version for the tests.
+
+Depthwise convolutions (one input channel per group) run numba kernels on the numba backend
+(``kernels/conv_numba.py``: 1.5-2x faster than their im2col, whose matmuls are tiny); the im2col path
+stays their reference on the ``"numpy"`` backend, and the tests keep the two equal.
 """
 import itertools
 from dataclasses import dataclass, replace
@@ -142,6 +146,45 @@ def _conv_transpose(y, w, geo):
     return np.ascontiguousarray(_crop(xp.transpose(1, 0, 2, 3), geo))
 
 
+# --------------------------------------------------------------------------- depthwise: numba kernels
+def _depthwise_kernels(channels_per_group):
+    """The numba kernels (``kernels/conv_numba.py``) for a depthwise convolution (one input channel per group,
+    weight (O, 1, kh, kw)) on the numba backend; None otherwise: then the im2col path above, which is also the
+    reference the kernels are tested against."""
+    if channels_per_group != 1:
+        return None
+    from .. import kernels
+    if kernels.get_backend() != "numba":
+        return None
+    from ..kernels import conv_numba
+    return conv_numba
+
+
+def _conv(x, w, geo, cols=None):
+    """C(x, w): (N, O, OH, OW); ``cols`` x's columns if already made."""
+    fast = _depthwise_kernels(w.shape[1]) if cols is None else None
+    if fast is not None:
+        return fast.depthwise_conv(_pad_zeros(x, geo), w, geo.stride, geo.dilation, geo.out_size)
+    return _conv_from_columns(_columns(x, geo) if cols is None else cols, w, x.shape[0], geo)
+
+
+def _conv_weight(x, y, geo, cols=None):
+    """W(x, y): (O, Cg, kh, kw); ``cols`` x's columns if already made."""
+    fast = _depthwise_kernels(x.shape[1] // geo.groups) if cols is None else None
+    if fast is not None:
+        return fast.depthwise_conv_weight(_pad_zeros(x, geo), y, geo.stride, geo.dilation, geo.kernel)
+    return _weight_from_columns(_columns(x, geo) if cols is None else cols, y, geo)
+
+
+def _transpose(y, w, geo):
+    """T(y, w): (N, C, H, W)."""
+    fast = _depthwise_kernels(w.shape[1])
+    if fast is not None:
+        padded = fast.depthwise_conv_transpose(y, w, geo.stride, geo.dilation, (y.shape[0], geo.groups) + geo.padded)
+        return np.ascontiguousarray(_crop(padded, geo))
+    return _conv_transpose(y, w, geo)
+
+
 def _arrays(*tensors):
     """The tensors' arrays in their compute dtype (float16 is computed in float32); None stays None."""
     return [None if t is None else t._data.astype(compute_dtype(t.dtype), copy=False) for t in tensors]
@@ -169,18 +212,18 @@ class Conv(Function):
     @staticmethod
     def forward(ctx, x, w, b, geo):
         xa, wa, ba = _arrays(x, w, b)
-        cols = _columns(xa, geo)
+        cols = None if _depthwise_kernels(wa.shape[1]) else _columns(xa, geo)       # kept for dw
         ctx.geo, ctx.cols = geo, cols if ctx.needs_input_grad[1] else None
         ctx.save_for_backward(x._data if ctx.needs_input_grad[1] else None,
                               w._data if ctx.needs_input_grad[0] else None)
-        return _add_bias(_conv_from_columns(cols, wa, xa.shape[0], geo), ba).astype(x.dtype, copy=False)
+        return _add_bias(_conv(xa, wa, geo, cols), ba).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
-        _, w = ctx.saved_tensors
+        x, w = ctx.saved_tensors
         g, geo, needs = _arrays(dout)[0], ctx.geo, ctx.needs_input_grad
-        dx = _conv_transpose(g, w.astype(g.dtype, copy=False), geo) if needs[0] else None
-        dw = _weight_from_columns(ctx.cols, g, geo) if needs[1] else None
+        dx = _transpose(g, w.astype(g.dtype, copy=False), geo) if needs[0] else None
+        dw = _conv_weight(x.astype(g.dtype, copy=False), g, geo, ctx.cols) if needs[1] else None
         return dx, dw, _bias_grad(g) if needs[2] else None, None
 
     @staticmethod
@@ -206,15 +249,16 @@ class ConvTranspose(Function):
         ctx.geo = geo
         ctx.save_for_backward(y._data if ctx.needs_input_grad[1] else None,
                               w._data if ctx.needs_input_grad[0] else None)
-        return _add_bias(_conv_transpose(ya, wa, geo), ba).astype(y.dtype, copy=False)
+        return _add_bias(_transpose(ya, wa, geo), ba).astype(y.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
         y, w = ctx.saved_tensors
         g, geo, needs = _arrays(dout)[0], ctx.geo, ctx.needs_input_grad
-        cols = _columns(g, geo) if needs[0] or needs[1] else None
-        dy = _conv_from_columns(cols, w.astype(g.dtype, copy=False), g.shape[0], geo) if needs[0] else None
-        dw = _weight_from_columns(cols, y.astype(g.dtype, copy=False), geo) if needs[1] else None
+        depthwise = _depthwise_kernels(g.shape[1] // geo.groups)
+        cols = _columns(g, geo) if (needs[0] or needs[1]) and not depthwise else None    # shared by dy and dw
+        dy = _conv(g, w.astype(g.dtype, copy=False), geo, cols) if needs[0] else None
+        dw = _conv_weight(g, y.astype(g.dtype, copy=False), geo, cols) if needs[1] else None
         return dy, dw, _bias_grad(g) if needs[2] else None, None
 
     @staticmethod
@@ -239,14 +283,14 @@ class ConvWeight(Function):
         ctx.geo = geo
         ctx.save_for_backward(x._data if ctx.needs_input_grad[1] else None,
                               y._data if ctx.needs_input_grad[0] else None)
-        return _weight_from_columns(_columns(xa, geo), ya, geo).astype(x.dtype, copy=False)
+        return _conv_weight(xa, ya, geo).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
         x, y = ctx.saved_tensors
         g, geo, needs = _arrays(dout)[0], ctx.geo, ctx.needs_input_grad
-        dx = _conv_transpose(y.astype(g.dtype, copy=False), g, geo) if needs[0] else None
-        dy = _conv_from_columns(_columns(x.astype(g.dtype, copy=False), geo), g, x.shape[0], geo) if needs[1] else None
+        dx = _transpose(y.astype(g.dtype, copy=False), g, geo) if needs[0] else None
+        dy = _conv(x.astype(g.dtype, copy=False), g, geo) if needs[1] else None
         return dx, dy, None
 
     @staticmethod
