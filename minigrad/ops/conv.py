@@ -24,7 +24,7 @@ C is w_g @ cols_g, W is y_g @ cols_g^T, and T is w_g^T @ y_g scattered back onto
 ``conv2d`` on a height-1 image. ``conv2d_reference`` is a direct-loop version for the tests.
 
 Depthwise convolutions (one input channel per group) run numba kernels on the numba backend
-(``kernels/conv_numba.py``: 1.5-2x faster than their im2col, whose matmuls are tiny); the im2col path
+(``kernels/conv_numba.py``: about 3x faster than their im2col, whose matmuls are tiny); the im2col path
 stays their reference on the ``"numpy"`` backend, and the tests keep the two equal.
 """
 import itertools
