@@ -129,6 +129,7 @@ def test_depthwise_numba_kernels_equal_the_numpy_path(seed, channels, multiplier
              (lambda *t: mg.nn.functional.conv_transpose2d(*t, stride=stride, padding=min(padding, 1),
                                                            dilation=dilation, groups=channels), (y, wt, b))]
     tol = 1e-12 if dtype == np.float64 else 2e-5
+    chosen = mg.kernels.get_backend()
     for fn, arrays in calls:
         results = []
         for backend in ("numba", "numpy"):
@@ -137,31 +138,35 @@ def test_depthwise_numba_kernels_equal_the_numpy_path(seed, channels, multiplier
                 out = fn(*inputs)
                 out.backward(mg.tensor(np.cos(np.arange(out.numel())).reshape(out.shape).astype(dtype)))
                 results.append([out.detach().numpy()] + [t.grad.numpy() for t in inputs])
-        assert mg.kernels.get_backend() == "numba"
+        assert mg.kernels.get_backend() == chosen
         for ours, reference in zip(*results):
             np.testing.assert_allclose(ours, reference, rtol=tol, atol=tol)
 
 
 # --------------------------------------------------------------------------- PyTorch mirrors and gradchecks
+def assert_mirror_on_both_backends(name, x, weight, bias, kw):
+    """The mirror on the numba backend (depthwise: numba kernels) and on numpy (im2col throughout)."""
+    for backend in ("numba", "numpy"):
+        with mg.kernels.use_backend(backend):
+            assert_mirror(*functional(name, kw), *operands(x, weight, bias))
+
+
 @SWEEP
 @given(conv_cases())
 def test_conv2d_mirror(case):
-    x, weight, bias, kw = case
-    assert_mirror(*functional("conv2d", kw), *operands(x, weight, bias))
+    assert_mirror_on_both_backends("conv2d", *case)
 
 
 @SWEEP
 @given(conv_cases(dims=1))
 def test_conv1d_mirror(case):
-    x, weight, bias, kw = case
-    assert_mirror(*functional("conv1d", kw), *operands(x, weight, bias))
+    assert_mirror_on_both_backends("conv1d", *case)
 
 
 @SWEEP
 @given(conv_cases(transposed=True))
 def test_conv_transpose2d_mirror(case):
-    x, weight, bias, kw = case
-    assert_mirror(*functional("conv_transpose2d", kw), *operands(x, weight, bias))
+    assert_mirror_on_both_backends("conv_transpose2d", *case)
 
 
 RNG = np.random.default_rng(7)
