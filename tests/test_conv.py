@@ -92,10 +92,13 @@ def padding_pairs(padding, kernel, dilation):
 def test_fast_path_equals_direct_loops(case):
     x, weight, bias, kw = case
     stride = kw["stride"] if isinstance(kw["stride"], tuple) else (kw["stride"],) * 2
-    fast = mg.nn.functional.conv2d(mg.tensor(x), mg.tensor(weight), None if bias is None else mg.tensor(bias), **kw)
     slow = conv2d_reference(x, weight, bias, stride, padding_pairs(kw["padding"], weight.shape[2:], kw["dilation"]),
                             kw["dilation"], kw["groups"])
-    np.testing.assert_allclose(fast.numpy(), slow, rtol=1e-12, atol=1e-12)
+    for backend in ("numba", "numpy"):                  # depthwise: numba kernels, or im2col
+        with mg.kernels.use_backend(backend):
+            fast = mg.nn.functional.conv2d(mg.tensor(x), mg.tensor(weight), None if bias is None else mg.tensor(bias),
+                                           **kw)
+        np.testing.assert_allclose(fast.numpy(), slow, rtol=1e-12, atol=1e-12, err_msg=backend)
 
 
 def test_reference_against_pytorch():
