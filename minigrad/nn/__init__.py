@@ -13,3 +13,4 @@ from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBas
 from .transformer import (MultiheadAttention, Transformer, TransformerDecoder,  # noqa: F401
                           TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer)
 from .pooling import *  # noqa: F401,F403 - pooling, padding, resampling, channel dropout (pooling.py's __all__)
+from .conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401,E402

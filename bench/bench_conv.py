@@ -1,0 +1,118 @@
+"""Conv2d, forward and forward + backward: minigrad against PyTorch eager, each in its own fresh processes.
+
+    python bench/bench_conv.py                # 3 rounds at 1 and 2 threads (a few minutes on a busy 2-core machine)
+    python bench/bench_conv.py --quick        # 1 round, fewer samples: a check that it runs
+    python bench/bench_conv.py --json out.json
+
+Float32 ``nn.Conv2d`` layers with a 3x3 kernel, padding 1, bias, at the CNN shapes of issue 12:
+
+* 32x3x32x32 -> 32 channels (a first layer: few input channels, large images);
+* 32x64x16x16 -> 64 channels (a middle layer);
+* 32x64x16x16 depthwise (groups = 64, one 3x3 filter per channel).
+
+"fwd" is the layer under ``no_grad``; "fwd+bwd" the layer and ``y.backward(g)`` with a fixed random upstream
+gradient (input, weight and bias gradients). Each library runs in its own fresh processes (bench/common.py):
+per round and thread count one process per library, rounds alternating, thread counts set alike before
+import; each process warms every call up and reports its medians, the tables the medians over rounds.
+
+TODO (issue 12): the training step of a small BatchNorm/GroupNorm CNN on 32x3x32x32 batches (target: at most
+1.5x PyTorch's time on 2 cores) needs max pooling / adaptive pooling, which are being written separately;
+add it here as one more row once ``nn.MaxPool2d`` and ``nn.AdaptiveAvgPool2d`` exist.
+"""
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from common import (Worker, available, emit, environment, fmt_ms, machine_line, median_over_rounds,  # noqa: E402
+                    ratio, run_rounds, set_threads, spread, table, time_call, write_json)
+
+# name: (input shape N, C, H, W; out channels; groups)
+LAYERS = {
+    "32x3x32x32 -> 32, 3x3": ((32, 3, 32, 32), 32, 1),
+    "32x64x16x16 -> 64, 3x3": ((32, 64, 16, 16), 64, 1),
+    "32x64x16x16 depthwise 3x3": ((32, 64, 16, 16), 64, 64),
+}
+PASSES = ("fwd", "fwd+bwd")
+LIBRARIES = ("minigrad", "pytorch")
+
+
+def worker(library, threads, quick):
+    """Time every layer and pass with ``library`` (imported here, after the thread variables are set)."""
+    lib = __import__("minigrad" if library == "minigrad" else "torch")
+    set_threads(threads)
+    rng = np.random.default_rng(0)
+    result = {}
+    for name, (shape, out_channels, groups) in LAYERS.items():
+        lib.manual_seed(0)
+        layer = lib.nn.Conv2d(shape[1], out_channels, 3, padding=1, groups=groups)
+        x = lib.tensor(rng.standard_normal(shape, dtype=np.float32), requires_grad=True)
+        g = lib.tensor(rng.standard_normal((shape[0], out_channels) + shape[2:], dtype=np.float32))
+
+        def forward(layer=layer, x=x):
+            with lib.no_grad():
+                layer(x)
+
+        def step(layer=layer, x=x, g=g):
+            layer(x).backward(g)
+
+        for pass_name, fn in zip(PASSES, (forward, step)):
+            result[f"{name}|{pass_name}"] = time_call(fn, samples=5 if quick else 11, budget=0.5 if quick else 1.5)
+    emit(result)
+
+
+def report(results, thread_counts):
+    """The tables: per layer and pass, both libraries' times, minigrad/PyTorch ratio, and the rounds' spread."""
+    records = []
+    for threads in thread_counts:
+        medians = {lib: median_over_rounds(results[f"{lib} {threads}"]) for lib in LIBRARIES
+                   if f"{lib} {threads}" in results}
+        rows = []
+        for name in LAYERS:
+            for pass_name in PASSES:
+                key = f"{name}|{pass_name}"
+                times = {lib: m.get(key) for lib, m in medians.items()}
+                lo, hi = spread(results[f"minigrad {threads}"], key)
+                rows.append([name, pass_name, fmt_ms(times.get("minigrad")), fmt_ms(times.get("pytorch")),
+                             ratio(times.get("minigrad"), times.get("pytorch")), f"{fmt_ms(lo)}-{fmt_ms(hi)}"])
+                records.append({"layer": name, "pass": pass_name, "threads": threads, "median_s": times})
+        print(f"\n## {threads} thread{'s' * (threads > 1)}\n")
+        print(table(["Conv2d (float32)", "pass", "minigrad ms", "PyTorch ms", "minigrad / PyTorch",
+                     "minigrad over rounds"], rows))
+    return records
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="one round, fewer samples (a smoke test)")
+    parser.add_argument("--json", default=str(HERE / "results" / "conv.json"), help="where to write all numbers")
+    parser.add_argument("--rounds", type=int, default=None, help="fresh processes per library (default 3, quick 1)")
+    parser.add_argument("--worker", choices=LIBRARIES, help=argparse.SUPPRESS)
+    parser.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        return worker(args.worker, args.threads, args.quick)
+    rounds = args.rounds or (1 if args.quick else 3)
+    thread_counts = sorted({1, min(2, os.cpu_count() or 1)})
+    libraries = [lib for lib in LIBRARIES if available(lib)]
+    print(f"# Conv2d, float32: each library in its own fresh processes, median over {rounds} alternating rounds of "
+          f"each process's median after warm-up\n\n{machine_line()}; threads {thread_counts}. Times in ms.")
+    workers = [Worker(f"{lib} {threads}", ["--worker", lib] + ["--quick"] * args.quick, threads=threads)
+               for threads in thread_counts for lib in libraries]
+    start = time.perf_counter()
+    results = run_rounds(__file__, workers, rounds)
+    print(f"\n({time.perf_counter() - start:.0f} s of timing; load average after it {os.getloadavg()[0]:.2f}: above "
+          f"~0.5, other processes competed for the {os.cpu_count()} cores)")
+    records = report(results, thread_counts)
+    write_json(args.json, {"environment": environment(), "rounds": rounds, "records": records})
+    print(f"\njson: {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,505 @@
+"""Convolutions: ``conv1d``, ``conv2d`` and ``conv_transpose2d`` (PyTorch's ``F.conv*``), lowered onto BLAS.
+
+A 2-D convolution of x (N, C, H, W), zero-padded, with weight w (O, C/g, kh, kw) in g groups is
+
+    out[n, o, p, q] = sum_{c in o's group, i, j} w[o, c, i, j] * xpad[n, c, p*sh + i*dh, q*sw + j*dw]
+
+(a cross-correlation, as in PyTorch). Three bilinear maps carry everything, each the adjoint of another
+with respect to one argument (<a, b> is the sum of the elementwise product):
+
+    C(x, w)   the convolution                        out-shaped
+    T(y, w)   the transposed convolution, x-shaped:  <C(x, w), y> = <x, T(y, w)>
+    W(x, y)   the weight correlation, w-shaped:      <C(x, w), y> = <w, W(x, y)>
+
+so the gradients of each are the others:
+
+    C(x, w) + b:   dx = T(dout, w)    dw = W(x, dout)    db = sum of dout over (N, H, W)
+    T(y, w) + b:   dy = C(dout, w)    dw = W(dout, y)    db = sum of dout over (N, H, W)
+    W(x, y):       dx = T(y, dout)    dy = C(x, dout)
+
+The ndarray kernels lower each map to one batched matmul (one per group) by im2col: the *columns*
+cols[g, (c, i, j), (n, p, q)] = xpad[n, g*Cg + c, p*sh + i*dh, q*sw + j*dw] gather every window of x, so that
+C is w_g @ cols_g, W is y_g @ cols_g^T, and T is w_g^T @ y_g scattered back onto x (col2im). The
+``graph_backward``s use the three Functions themselves, so gradients of any order exist. ``conv1d`` is
+``conv2d`` on a height-1 image. ``conv2d_reference`` is a direct-loop version for the tests.
+
+Depthwise convolutions (one input channel per group) run numba kernels on the numba backend
+(``kernels/conv_numba.py``: about 3x faster than their im2col, whose matmuls are tiny); the im2col path
+stays their reference on the ``"numpy"`` backend, and the tests keep the two equal.
+"""
+import itertools
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..autograd import Function
+from ..dtypes import compute_dtype
+
+__all__ = ["conv1d", "conv2d", "conv_transpose2d"]
+
+
+# --------------------------------------------------------------------------- geometry
+@dataclass(frozen=True)
+class Geometry:
+    """Where the windows of one 2-D convolution sit. ``size`` is (H, W) of the convolution's input x (for a
+    transposed convolution: of its output), ``padding`` ((top, bottom), (left, right)) of zeros around x,
+    ``out_size`` (OH, OW) the windows used: all that fit (``fitting``), or fewer for a transposed convolution
+    whose output_padding is at least its stride (its last rows then receive nothing)."""
+    size: tuple
+    kernel: tuple
+    stride: tuple
+    padding: tuple
+    dilation: tuple
+    groups: int
+    out_size: tuple = None
+
+    @property
+    def padded(self):
+        return tuple(n + lo + hi for n, (lo, hi) in zip(self.size, self.padding))
+
+    @property
+    def span(self):
+        """The dilated kernel's extent (d * (k - 1) + 1 per dimension)."""
+        return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilation))
+
+    @property
+    def fitting(self):
+        """How many windows fit per dimension: (H + top + bottom - d*(k-1) - 1) // s + 1."""
+        return tuple((n - e) // s + 1 for n, e, s in zip(self.padded, self.span, self.stride))
+
+
+def _pad_zeros(x, geo):
+    """x (N, C, H, W) inside zeros: (N, C, H + top + bottom, W + left + right)."""
+    (top, bottom), (left, right) = geo.padding
+    if not (top or bottom or left or right):
+        return x
+    xp = np.zeros(x.shape[:2] + geo.padded, dtype=x.dtype)
+    xp[:, :, top:top + x.shape[2], left:left + x.shape[3]] = x
+    return xp
+
+
+def _crop(xp, geo):
+    """The inverse of ``_pad_zeros``: the (H, W) interior of a padded (N, C, Hp, Wp) array."""
+    (top, _), (left, _) = geo.padding
+    return xp[:, :, top:top + geo.size[0], left:left + geo.size[1]]
+
+
+# --------------------------------------------------------------------------- the ndarray kernels
+def _columns(x, geo):
+    """im2col: x (N, C, H, W) -> cols (g, Cg*kh*kw, N*OH*OW), rows ordered (c, i, j), columns (n, p, q)."""
+    n, c = x.shape[:2]
+    g, (kh, kw), (dh, dw), (sh, sw), (oh, ow) = geo.groups, geo.kernel, geo.dilation, geo.stride, geo.out_size
+    windows = sliding_window_view(_pad_zeros(x, geo), geo.span, axis=(2, 3))
+    windows = windows[:, :, :(oh - 1) * sh + 1:sh, :(ow - 1) * sw + 1:sw, ::dh, ::dw]     # (N, C, OH, OW, kh, kw)
+    windows = windows.reshape(n, g, c // g, oh, ow, kh, kw)
+    cols = np.ascontiguousarray(windows.transpose(1, 2, 5, 6, 0, 3, 4))                  # (g, Cg, kh, kw, N, OH, OW)
+    return cols.reshape(g, c // g * kh * kw, n * oh * ow)
+
+
+def _group_rows(y, groups):
+    """y (N, O, P, Q) -> (g, O/g, N*P*Q): each group's channels as rows over all positions."""
+    n, o = y.shape[:2]
+    rows = y.reshape(n, groups, o // groups, -1).transpose(1, 2, 0, 3)
+    return np.ascontiguousarray(rows).reshape(groups, o // groups, -1)
+
+
+def _from_group_rows(rows, n, size):
+    """The inverse of ``_group_rows``: (g, O/g, N*P*Q) -> (N, O, P, Q)."""
+    g, og = rows.shape[:2]
+    out = rows.reshape(g, og, n, -1).transpose(2, 0, 1, 3)
+    return np.ascontiguousarray(out).reshape((n, g * og) + tuple(size))
+
+
+def _weight_rows(w, groups):
+    """w (O, Cg, kh, kw) -> (g, O/g, Cg*kh*kw)."""
+    return w.reshape(groups, w.shape[0] // groups, -1)
+
+
+def _product(a, b):
+    """a @ b per group, a (g, m, k), b (g, k, n); for k = 1 (depthwise: one channel per group) as a broadcast
+    product, which NumPy does 7x faster than its matmul loop over tiny matrices."""
+    return a * b if a.shape[2] == 1 else a @ b
+
+
+def _conv_from_columns(cols, w, n, geo):
+    """C(x, w) from x's columns: (N, O, OH, OW)."""
+    return _from_group_rows(_weight_rows(w, geo.groups) @ cols, n, geo.out_size)
+
+
+def _weight_from_columns(cols, y, geo):
+    """W(x, y) from x's columns: (O, Cg, kh, kw) = y_g @ cols_g^T per group."""
+    dw = _group_rows(y, geo.groups) @ cols.transpose(0, 2, 1)                       # (g, O/g, Cg*kh*kw)
+    return dw.reshape((y.shape[1], -1) + tuple(geo.kernel))
+
+
+def _adjoint_geometry(geo):
+    """For stride 1, T(y, w) = C(y, w'), a convolution of y padded by d*(k-1) - before (after) with w' the
+    weight flipped in space and with its channel axes swapped per group: the geometry of that convolution,
+    or None when it does not exist (a stride, padding beyond d*(k-1), which crops, or an output_padding
+    whose last rows receive nothing)."""
+    if geo.stride != (1, 1) or geo.out_size != geo.fitting or any(max(pair) > e - 1
+                                                                    for pair, e in zip(geo.padding, geo.span)):
+        return None
+    padding = tuple((e - 1 - lo, e - 1 - hi) for (lo, hi), e in zip(geo.padding, geo.span))
+    return Geometry(geo.out_size, geo.kernel, geo.stride, padding, geo.dilation, geo.groups, geo.size)
+
+
+def _flipped(w, groups):
+    """w (O, Cg, kh, kw) -> w' (C, O/g, kh, kw): per group the channel axes swapped, the kernel turned 180 degrees."""
+    o, cg, kh, kw = w.shape
+    swapped = w.reshape(groups, o // groups, cg, kh, kw).transpose(0, 2, 1, 3, 4)
+    return np.ascontiguousarray(swapped[..., ::-1, ::-1]).reshape(groups * cg, o // groups, kh, kw)
+
+
+def _transpose_by_columns(y, w, geo):
+    """T(y, w): y (N, O, OH, OW) -> (N, C, H, W). With stride 1 and O <= C a convolution of y
+    (``_adjoint_geometry``: one im2col of y and a matmul, 1.2-1.6x faster at 64 -> 64 channels), else the
+    columns w_g^T @ y_g added back onto x (col2im: cheaper when x has fewer channels than y, as a first layer's)."""
+    adjoint = _adjoint_geometry(geo) if w.shape[0] <= geo.groups * w.shape[1] else None  # im2col of y: O <= C
+    if adjoint is not None:
+        return _conv_from_columns(_columns(y, adjoint), _flipped(w, geo.groups), y.shape[0], adjoint)
+    n = y.shape[0]
+    g, (kh, kw), (dh, dw), (sh, sw), (oh, ow) = geo.groups, geo.kernel, geo.dilation, geo.stride, geo.out_size
+    cg = w.shape[1]
+    cols = _product(_weight_rows(w, g).transpose(0, 2, 1), _group_rows(y, g))       # (g, Cg*kh*kw, N*OH*OW)
+    cols = cols.reshape(g * cg, kh, kw, n, oh, ow)                                   # (C, kh, kw, N, OH, OW)
+    xp = np.zeros((g * cg, n) + geo.padded, dtype=cols.dtype)                        # (C, N, Hp, Wp): as cols
+    for i, j in itertools.product(range(kh), range(kw)):
+        xp[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw] += cols[:, i, j]
+    return np.ascontiguousarray(_crop(xp.transpose(1, 0, 2, 3), geo))
+
+
+# --------------------------------------------------------------------------- depthwise: numba kernels
+def _depthwise_kernels(channels_per_group):
+    """The numba kernels (``kernels/conv_numba.py``) for a depthwise convolution (one input channel per group,
+    weight (O, 1, kh, kw)) on the numba backend; None otherwise: then the im2col path above, which is also the
+    reference the kernels are tested against."""
+    if channels_per_group != 1:
+        return None
+    from .. import kernels
+    if kernels.get_backend() != "numba":
+        return None
+    from ..kernels import conv_numba
+    return conv_numba
+
+
+def _conv(x, w, geo, cols=None):
+    """C(x, w): (N, O, OH, OW); ``cols`` x's columns if already made."""
+    fast = _depthwise_kernels(w.shape[1]) if cols is None else None
+    if fast is not None:
+        return fast.depthwise_conv(_pad_zeros(x, geo), w, geo.stride, geo.dilation, geo.out_size)
+    return _conv_from_columns(_columns(x, geo) if cols is None else cols, w, x.shape[0], geo)
+
+
+def _conv_weight(x, y, geo, cols=None):
+    """W(x, y): (O, Cg, kh, kw); ``cols`` x's columns if already made."""
+    fast = _depthwise_kernels(x.shape[1] // geo.groups) if cols is None else None
+    if fast is not None:
+        return fast.depthwise_conv_weight(_pad_zeros(x, geo), y, geo.stride, geo.dilation, geo.kernel)
+    return _weight_from_columns(_columns(x, geo) if cols is None else cols, y, geo)
+
+
+def _transpose(y, w, geo):
+    """T(y, w): (N, C, H, W)."""
+    fast = _depthwise_kernels(w.shape[1])
+    if fast is not None:
+        padded = fast.depthwise_conv_transpose(y, w, geo.stride, geo.dilation, (y.shape[0], geo.groups) + geo.padded)
+        return np.ascontiguousarray(_crop(padded, geo))
+    return _transpose_by_columns(y, w, geo)
+
+
+def _arrays(*tensors):
+    """The tensors' arrays in their compute dtype (float16 is computed in float32); None stays None."""
+    return [None if t is None else t._data.astype(compute_dtype(t.dtype), copy=False) for t in tensors]
+
+
+def _add_bias(out, b):
+    if b is not None:
+        out += b.reshape(1, -1, 1, 1)
+    return out
+
+
+def _bias_grad(dout):
+    return dout.sum((0, 2, 3))
+
+
+# --------------------------------------------------------------------------- the Functions
+class Conv(Function):
+    """out = C(x, w) + b (module docstring). Backward:
+
+        dx = T(dout, w)  (the transposed convolution of dout)
+        dw = W(x, dout)  (the correlation of x with dout: dw[o, c, i, j] = sum_{n,p,q} dout[n,o,p,q] xpad[n,c,p*sh+i*dh,q*sw+j*dw])
+        db = sum of dout over (N, OH, OW)
+    """
+
+    @staticmethod
+    def forward(ctx, x, w, b, geo):
+        xa, wa, ba = _arrays(x, w, b)
+        cols = None if _depthwise_kernels(wa.shape[1]) else _columns(xa, geo)       # kept for dw
+        ctx.geo, ctx.cols = geo, cols if ctx.needs_input_grad[1] else None
+        ctx.save_for_backward(x._data if ctx.needs_input_grad[1] else None,
+                              w._data if ctx.needs_input_grad[0] else None)
+        return _add_bias(_conv(xa, wa, geo, cols), ba).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, w = ctx.saved_tensors
+        g, geo, needs = _arrays(dout)[0], ctx.geo, ctx.needs_input_grad
+        dx = _transpose(g, w.astype(g.dtype, copy=False), geo) if needs[0] else None
+        dw = _conv_weight(x.astype(g.dtype, copy=False), g, geo, ctx.cols) if needs[1] else None
+        return dx, dw, _bias_grad(g) if needs[2] else None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        x, w = ctx.saved_tensors
+        geo, needs = ctx.geo, ctx.needs_input_grad
+        dx = ConvTranspose.apply(dout, ctx.input_tensor(1, w), None, geo) if needs[0] else None
+        dw = ConvWeight.apply(ctx.input_tensor(0, x), dout, geo) if needs[1] else None
+        return dx, dw, dout.sum((0, 2, 3)) if needs[2] else None, None
+
+
+class ConvTranspose(Function):
+    """out = T(y, w) + b, the adjoint of the convolution C(., w) whose input has ``geo.size``. Backward:
+
+        dy = C(dout, w)  (the convolution of dout)
+        dw = W(dout, y)  (the correlation of dout with y)
+        db = sum of dout over (N, H, W)
+    """
+
+    @staticmethod
+    def forward(ctx, y, w, b, geo):
+        ya, wa, ba = _arrays(y, w, b)
+        ctx.geo = geo
+        ctx.save_for_backward(y._data if ctx.needs_input_grad[1] else None,
+                              w._data if ctx.needs_input_grad[0] else None)
+        return _add_bias(_transpose(ya, wa, geo), ba).astype(y.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dout):
+        y, w = ctx.saved_tensors
+        g, geo, needs = _arrays(dout)[0], ctx.geo, ctx.needs_input_grad
+        depthwise = _depthwise_kernels(g.shape[1] // geo.groups)
+        cols = _columns(g, geo) if (needs[0] or needs[1]) and not depthwise else None    # shared by dy and dw
+        dy = _conv(g, w.astype(g.dtype, copy=False), geo, cols) if needs[0] else None
+        dw = _conv_weight(g, y.astype(g.dtype, copy=False), geo, cols) if needs[1] else None
+        return dy, dw, _bias_grad(g) if needs[2] else None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        y, w = ctx.saved_tensors
+        geo, needs = ctx.geo, ctx.needs_input_grad
+        dy = Conv.apply(dout, ctx.input_tensor(1, w), None, geo) if needs[0] else None
+        dw = ConvWeight.apply(dout, ctx.input_tensor(0, y), geo) if needs[1] else None
+        return dy, dw, dout.sum((0, 2, 3)) if needs[2] else None, None
+
+
+class ConvWeight(Function):
+    """out = W(x, y), the weight gradient of a convolution as an op of its own (for gradients of gradients).
+    Backward, with G = dout (weight-shaped):
+
+        dx = T(y, G)    dy = C(x, G)
+    """
+
+    @staticmethod
+    def forward(ctx, x, y, geo):
+        xa, ya = _arrays(x, y)
+        ctx.geo = geo
+        ctx.save_for_backward(x._data if ctx.needs_input_grad[1] else None,
+                              y._data if ctx.needs_input_grad[0] else None)
+        return _conv_weight(xa, ya, geo).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, y = ctx.saved_tensors
+        g, geo, needs = _arrays(dout)[0], ctx.geo, ctx.needs_input_grad
+        dx = _transpose(y.astype(g.dtype, copy=False), g, geo) if needs[0] else None
+        dy = _conv(x.astype(g.dtype, copy=False), g, geo) if needs[1] else None
+        return dx, dy, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        x, y = ctx.saved_tensors
+        geo, needs = ctx.geo, ctx.needs_input_grad
+        dx = ConvTranspose.apply(ctx.input_tensor(1, y), dout, None, geo) if needs[0] else None
+        dy = Conv.apply(ctx.input_tensor(0, x), dout, None, geo) if needs[1] else None
+        return dx, dy, None
+
+
+# --------------------------------------------------------------------------- arguments and checks
+def _expand(value, dims, name):
+    """An int or a sequence of 1 or ``dims`` ints as a ``dims``-tuple, PyTorch's error otherwise."""
+    values = [value] if isinstance(value, (int, np.integer)) else list(value)
+    if len(values) == 1:
+        values = values * dims
+    if len(values) != dims:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {dims} values to match the "
+                           f"convolution dimensions, but got {name}={list(values)}")
+    return tuple(int(v) for v in values)
+
+
+def same_padding(kernel, dilation):
+    """The (before, after) zeros per dimension keeping a stride-1 convolution's size: d*(k-1) in total,
+    the odd one after (as PyTorch)."""
+    return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation))
+
+
+def _padding(padding, kernel, stride, dilation, name):
+    """``padding`` (int, tuple, 'same', 'valid') as ((before, after), ...) per spatial dimension."""
+    dims = len(kernel)
+    if isinstance(padding, str):
+        if name.startswith("conv_transpose"):
+            raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+        if padding == "valid":
+            return ((0, 0),) * dims
+        if padding != "same":
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        return same_padding(kernel, dilation)
+    pads = _expand(padding, dims, "padding")
+    if any(p < 0 for p in pads):
+        raise RuntimeError("negative padding is not supported")
+    return tuple((p, p) for p in pads)
+
+
+def _shape(shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _check_operands(name, x, weight, bias, groups, dims, transposed):
+    """PyTorch's errors for the tensors of a convolution (x batched (N, C, *spatial))."""
+    if weight.ndim != dims + 2:
+        raise RuntimeError(f"{name}: expected weight to be {dims + 2}-dimensional (out_channels, in_channels/groups, "
+                           f"*kernel_size), but got weight of size {_shape(weight.shape)}")
+    for other, what in ((weight, "weight"), (bias, "bias")):
+        if other is not None and other.dtype != x.dtype:
+            raise RuntimeError(f"{name}: expected input and {what} to have the same dtype, but got: "
+                               f"{x.dtype} != {other.dtype}")
+    given = f"Given transposed=1, weight of size {_shape(weight.shape)}" if transposed else \
+        f"Given groups={groups}, weight of size {_shape(weight.shape)}"
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                           f"but got weight of size {_shape(weight.shape)} instead")
+    channels = weight.shape[0] if transposed else weight.shape[1] * groups
+    if x.shape[1] != channels:
+        raise RuntimeError(f"{given}, expected input{_shape(x.shape)} to have {channels} channels, but got "
+                           f"{x.shape[1]} channels instead")
+    out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(f"{given}, expected bias to be 1-dimensional with {out_channels} elements, but got "
+                           f"bias of size {_shape(bias.shape)} instead")
+
+
+def _positive(values, what):
+    if any(v <= 0 for v in values):
+        raise RuntimeError(f"non-positive {what} is not supported")
+
+
+def _batched(name, input, dims):
+    """(input with a batch dimension, whether one was added): PyTorch accepts unbatched (C, *spatial)."""
+    if input.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, but got "
+                           f"input of size: {_shape(input.shape)}")
+    return (input.unsqueeze(0), True) if input.ndim == dims + 1 else (input, False)
+
+
+def _as_2d(dims, *tensors):
+    """1-D convolutions run as 2-D ones on height-1 images: (N, C, L) -> (N, C, 1, L)."""
+    return [t if t is None or dims == 2 else t.unsqueeze(-2) for t in tensors]
+
+
+def _size_text(sizes):
+    return " x ".join(str(s) for s in sizes)
+
+
+def _convolution(name, input, weight, bias, stride, padding, dilation, groups, dims):
+    x, unbatched = _batched(name, input, dims)
+    stride, dilation = _expand(stride, dims, "stride"), _expand(dilation, dims, "dilation")
+    _positive(stride, "stride")
+    _positive(dilation, "dilation")
+    _positive([groups], "groups")
+    _check_operands(name, x, weight, bias, groups, dims, transposed=False)
+    kernel = tuple(weight.shape[2:])
+    pads = _padding(padding, kernel, stride, dilation, name)
+    if dims == 1:
+        stride, dilation, kernel, pads = (1,) + stride, (1,) + dilation, (1,) + kernel, ((0, 0),) + pads
+    x, w = _as_2d(dims, x, weight)
+    geo = Geometry(tuple(x.shape[2:]), kernel, stride, pads, dilation, groups)
+    geo = replace(geo, out_size=geo.fitting)
+    if any(n < e for n, e in zip(geo.padded, geo.span)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({_size_text(geo.padded[2 - dims:])}). "
+                           f"Kernel size: ({_size_text(geo.span[2 - dims:])}). Kernel size can't be greater than "
+                           "actual input size")
+    out = Conv.apply(x, w, bias, geo)
+    out = out.squeeze(-2) if dims == 1 else out
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation) of input (N, C, L) or (C, L) with weight (O, C/groups, k)."""
+    return _convolution("conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation) of input (N, C, H, W) or (C, H, W) with weight (O, C/groups, kh, kw);
+    padding an int, a pair, 'valid' (none) or 'same' (stride 1 only)."""
+    return _convolution("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def transposed_size(size, kernel, stride, padding, output_padding, dilation):
+    """The output size of a transposed convolution per dimension: (n-1)*s - 2p + d*(k-1) + output_padding + 1."""
+    return tuple((n - 1) * s - 2 * p + d * (k - 1) + op + 1
+                 for n, k, s, p, op, d in zip(size, kernel, stride, padding, output_padding, dilation))
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 2-D convolution of input (N, C_in, H, W) or unbatched with weight (C_in, C_out/groups, kh, kw):
+    the adjoint (input gradient) of ``conv2d`` with the same stride, padding, dilation and groups, whose
+    output is (N, C_out, (H-1)*s - 2p + d*(k-1) + output_padding + 1, ...)."""
+    name = "conv_transpose2d"
+    y, unbatched = _batched(name, input, 2)
+    stride, dilation = _expand(stride, 2, "stride"), _expand(dilation, 2, "dilation")
+    _positive(stride, "stride")
+    _positive(dilation, "dilation")
+    _positive([groups], "groups")
+    _check_operands(name, y, weight, bias, groups, 2, transposed=True)
+    kernel = tuple(weight.shape[2:])
+    pads = _padding(padding, kernel, stride, dilation, name)
+    output_padding = _expand(output_padding, 2, "output_padding")
+    if any(op < 0 for op in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(op >= max(s, d) for op, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                           f"output_padding_height: {output_padding[0]} output_padding_width: {output_padding[1]} "
+                           f"stride_height: {stride[0]} stride_width: {stride[1]} dilation_height: {dilation[0]} "
+                           f"dilation_width: {dilation[1]}")
+    size = transposed_size(y.shape[2:], kernel, stride, [p for p, _ in pads], output_padding, dilation)
+    if any(n < 1 for n in size):
+        raise RuntimeError(f"Given input size per channel: ({_size_text(y.shape[2:])}). Calculated output size per "
+                           f"channel: ({_size_text(size)}). Output size is too small")
+    out = ConvTranspose.apply(y, weight, bias, Geometry(size, kernel, stride, pads, dilation, groups,
+                                                              tuple(y.shape[2:])))
+    return out.squeeze(0) if unbatched else out
+
+
+# --------------------------------------------------------------------------- the reference
+def conv2d_reference(x, w, b=None, stride=(1, 1), padding=((0, 0), (0, 0)), dilation=(1, 1), groups=1):
+    """The 2-D convolution of ndarrays straight from its definition, one output element at a time: slow and
+    obviously right, for the tests. x (N, C, H, W), w (O, C/groups, kh, kw), padding ((top, bottom), (left, right))."""
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.zeros((n, c, h + sum(padding[0]), wd + sum(padding[1])), dtype=x.dtype)
+    xp[:, :, padding[0][0]:padding[0][0] + h, padding[1][0]:padding[1][0] + wd] = x
+    oh = (xp.shape[2] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (xp.shape[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    out = np.zeros((n, o, oh, ow), dtype=x.dtype)
+    per_group = o // groups
+    for b_, oc, p, q in itertools.product(range(n), range(o), range(oh), range(ow)):
+        first = oc // per_group * cg                     # the first input channel of oc's group
+        total = 0.0 if b is None else b[oc]
+        for ci, i, j in itertools.product(range(cg), range(kh), range(kw)):
+            total += w[oc, ci, i, j] * xp[b_, first + ci, p * stride[0] + i * dilation[0], q * stride[1] + j * dilation[1]]
+        out[b_, oc, p, q] = total
+    return out
+
