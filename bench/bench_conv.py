@@ -15,9 +15,12 @@ gradient (input, weight and bias gradients). Each library runs in its own fresh 
 per round and thread count one process per library, rounds alternating, thread counts set alike before
 import; each process warms every call up and reports its medians, the tables the medians over rounds.
 
-TODO (issue 12): the training step of a small BatchNorm/GroupNorm CNN on 32x3x32x32 batches (target: at most
-1.5x PyTorch's time on 2 cores) needs max pooling / adaptive pooling, which are being written separately;
-add it here as one more row once ``nn.MaxPool2d`` and ``nn.AdaptiveAvgPool2d`` exist.
+And one training step (zero_grad, forward, cross entropy, backward, SGD with momentum) of a small CNN on
+32x3x32x32 batches, with BatchNorm2d or GroupNorm(8) after each convolution (issue 12's target: at most
+1.5x PyTorch's time on 2 cores)::
+
+    conv 3x3 3->32, norm, ReLU, max pool 2;  conv 3x3 32->64, norm, ReLU, max pool 2;
+    conv 3x3 64->64, norm, ReLU, adaptive average pool to 1x1;  linear 64->10
 """
 import argparse
 import os
@@ -40,6 +43,7 @@ LAYERS = {
     "32x64x16x16 depthwise 3x3": ((32, 64, 16, 16), 64, 64),
 }
 PASSES = ("fwd", "fwd+bwd")
+CNN_NORMS = ("BatchNorm2d", "GroupNorm(8)")
 LIBRARIES = ("minigrad", "pytorch")
 
 
@@ -64,7 +68,31 @@ def worker(library, threads, quick):
 
         for pass_name, fn in zip(PASSES, (forward, step)):
             result[f"{name}|{pass_name}"] = time_call(fn, samples=5 if quick else 11, budget=0.5 if quick else 1.5)
+    for norm in CNN_NORMS:
+        result[f"CNN, {norm}|train step"] = time_call(cnn_step(lib, norm, rng), samples=5 if quick else 11,
+                                                      budget=0.5 if quick else 2.0)
     emit(result)
+
+
+def cnn_step(lib, norm, rng):
+    """One SGD step of the module docstring's CNN with ``norm`` after each convolution, as a closure."""
+    nn = lib.nn
+
+    def block(c_in, c_out):
+        layer_norm = nn.BatchNorm2d(c_out) if norm == "BatchNorm2d" else nn.GroupNorm(8, c_out)
+        return [nn.Conv2d(c_in, c_out, 3, padding=1), layer_norm, nn.ReLU()]
+    lib.manual_seed(0)
+    model = nn.Sequential(*block(3, 32), nn.MaxPool2d(2), *block(32, 64), nn.MaxPool2d(2), *block(64, 64),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = lib.tensor(rng.standard_normal((32, 3, 32, 32), dtype=np.float32))
+    y = lib.tensor(rng.integers(0, 10, 32))
+
+    def step():
+        opt.zero_grad()
+        lib.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    return step
 
 
 def report(results, thread_counts):
@@ -74,16 +102,16 @@ def report(results, thread_counts):
         medians = {lib: median_over_rounds(results[f"{lib} {threads}"]) for lib in LIBRARIES
                    if f"{lib} {threads}" in results}
         rows = []
-        for name in LAYERS:
-            for pass_name in PASSES:
-                key = f"{name}|{pass_name}"
-                times = {lib: m.get(key) for lib, m in medians.items()}
-                lo, hi = spread(results[f"minigrad {threads}"], key)
-                rows.append([name, pass_name, fmt_ms(times.get("minigrad")), fmt_ms(times.get("pytorch")),
-                             ratio(times.get("minigrad"), times.get("pytorch")), f"{fmt_ms(lo)}-{fmt_ms(hi)}"])
-                records.append({"layer": name, "pass": pass_name, "threads": threads, "median_s": times})
+        keys = [(name, p) for name in LAYERS for p in PASSES] + [(f"CNN, {n}", "train step") for n in CNN_NORMS]
+        for name, pass_name in keys:
+            key = f"{name}|{pass_name}"
+            times = {lib: m.get(key) for lib, m in medians.items()}
+            lo, hi = spread(results[f"minigrad {threads}"], key)
+            rows.append([name, pass_name, fmt_ms(times.get("minigrad")), fmt_ms(times.get("pytorch")),
+                         ratio(times.get("minigrad"), times.get("pytorch")), f"{fmt_ms(lo)}-{fmt_ms(hi)}"])
+            records.append({"layer": name, "pass": pass_name, "threads": threads, "median_s": times})
         print(f"\n## {threads} thread{'s' * (threads > 1)}\n")
-        print(table(["Conv2d (float32)", "pass", "minigrad ms", "PyTorch ms", "minigrad / PyTorch",
+        print(table(["Conv2d (float32) / CNN", "pass", "minigrad ms", "PyTorch ms", "minigrad / PyTorch",
                      "minigrad over rounds"], rows))
     return records
 
