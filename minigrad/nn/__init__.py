@@ -12,3 +12,4 @@ from .normalization import *  # noqa: F401,F403 - the norm modules (RMSNorm, ...
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .transformer import (MultiheadAttention, Transformer, TransformerDecoder,  # noqa: F401
                           TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer)
+from .sync_batchnorm import SyncBatchNorm  # noqa: F401
