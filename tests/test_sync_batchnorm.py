@@ -52,7 +52,7 @@ def run_mpi(program, ranks, **env):
                           env=env, capture_output=True, text=True, timeout=MPI_TIMEOUT)
 
 
-@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("ranks", [1, 2, 3])   # 1: an initialized group of one rank is BatchNorm
 def test_shards_equal_batchnorm_on_the_concatenated_batch(ranks):
     # forward, input/weight/bias gradients, running statistics, second order; unequal and empty shards, 1d and 2d
     result = run_mpi("tests/mpi/sync_batchnorm.py", ranks)

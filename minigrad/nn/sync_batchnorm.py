@@ -12,14 +12,13 @@ from .channel_norms import _BatchNorm
 __all__ = ["SyncBatchNorm"]
 
 
-def _sync_group(process_group):
-    """The group to reduce over, or None when there is nothing to synchronize with (no MPI, no process
-    group, or a single rank): then the module is plain BatchNorm."""
+def _needs_sync(process_group):
+    """Whether there is anything to synchronize with: MPI available, a process group initialized, and more
+    than one rank in ``process_group`` (None: the world). Otherwise the module is plain BatchNorm."""
     from .. import distributed as dist
     if not (dist.is_available() and dist.is_initialized()):
-        return None
-    group = dist.group.WORLD if process_group is None else process_group
-    return group if dist.get_world_size(group) > 1 else None
+        return False
+    return dist.get_world_size(dist.group.WORLD if process_group is None else process_group) > 1
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -46,8 +45,7 @@ class SyncBatchNorm(_BatchNorm):
         check_tensor(input, type(self).__name__ + ".forward", "input", 1)
         self._check_input_dim(input)
         self._check_non_zero_input_channels(input)
-        group = _sync_group(self.process_group) if self.training else None
-        if group is None:
+        if not (self.training and _needs_sync(self.process_group)):
             return super().forward(input)
         tracked = self.track_running_stats
         if self.momentum is not None:
@@ -55,7 +53,7 @@ class SyncBatchNorm(_BatchNorm):
         else:
             factor = 1.0 / (int(self.num_batches_tracked.item()) + 1) if tracked else 0.0
         out = sync_batch_norm(input, self.running_mean if tracked else None, self.running_var if tracked else None,
-                              self.weight, self.bias, factor, self.eps, group)
+                              self.weight, self.bias, factor, self.eps, self.process_group)
         if tracked:
             self.num_batches_tracked.add_(1)
         return out

@@ -47,7 +47,8 @@ def case(shape_tail, sizes, offset, momentum, affine, seed, failures, second_ord
     rng = np.random.default_rng(seed)
     total = sum(sizes)
     bn_cls = {1: mg.nn.BatchNorm1d, 2: mg.nn.BatchNorm1d, 3: mg.nn.BatchNorm2d}[len(shape_tail)]
-    sync = mg.nn.SyncBatchNorm(c, momentum=momentum, affine=affine, dtype=mg.float64)
+    group = dist.group.WORLD if seed % 2 else None                  # the world, named or by default
+    sync = mg.nn.SyncBatchNorm(c, momentum=momentum, affine=affine, process_group=group, dtype=mg.float64)
     ref = bn_cls(c, momentum=momentum, affine=affine, dtype=mg.float64)
     if affine:
         w, b = rng.normal(size=c), rng.normal(size=c)
