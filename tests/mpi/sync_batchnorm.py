@@ -107,6 +107,33 @@ def double_backward(sync, ref, x, g, lo, hi, label, failures, rng):
         check(f"{label}: second-order {name} gradient summed over ranks", allsum(a), b, failures)
 
 
+def float32_case(failures):
+    """float32 data (the default dtype): the same comparison at float32's tolerance."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    rng = np.random.default_rng(100)
+    sizes = [r + 3 for r in range(world)]
+    lo, hi = shard_bounds(sizes, rank)
+    x = (5.0 + rng.normal(size=(sum(sizes), 4, 3))).astype(np.float32)
+    g = rng.normal(size=x.shape).astype(np.float32)
+    sync, ref = mg.nn.SyncBatchNorm(4), mg.nn.BatchNorm1d(4)
+    x_full, x_mine = mg.tensor(x, requires_grad=True), mg.tensor(x[lo:hi].copy(), requires_grad=True)
+    y_full, y_mine = ref(x_full), sync(x_mine)
+    (y_full * mg.tensor(g)).sum().backward()
+    (y_mine * mg.tensor(g[lo:hi])).sum().backward()
+    w_grad = sync.weight.grad._data
+    for name, got, want in (("output", y_mine._data, y_full._data[lo:hi]),
+                            ("input gradient", x_mine.grad._data, x_full.grad._data[lo:hi]),
+                            ("weight gradient summed over ranks", allsum(w_grad).astype(w_grad.dtype),
+                             ref.weight.grad._data),
+                            ("running_var", sync.running_var._data, ref.running_var._data)):
+        if got.dtype != np.float32:
+            failures.append(f"float32: {name} has dtype {got.dtype}")
+        try:
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        except AssertionError as e:
+            failures.append(f"float32: {name}: {e}")
+
+
 def main():
     if os.environ.get("SYNC_BN_BREAK") == "1":
         from minigrad.ops.norm import channels, syncbatchnorm
@@ -129,6 +156,7 @@ def main():
     ]
     for seed, (tail, sizes, offset, momentum, affine, second) in enumerate(configs):
         case(tail, sizes, offset, momentum, affine, seed, failures, second)
+    float32_case(failures)
     if failures:
         print(f"rank {rank}/{world}: {len(failures)} mismatches", file=sys.stderr)
         for f in failures[:20]:
