@@ -14,3 +14,4 @@ from .transformer import (MultiheadAttention, Transformer, TransformerDecoder,  
                           TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer)
 from .pooling import *  # noqa: F401,F403 - pooling, padding, resampling, channel dropout (pooling.py's __all__)
 from .conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401,E402
+from .sync_batchnorm import SyncBatchNorm  # noqa: F401

@@ -151,9 +151,25 @@ def _check_statistics_and_update_running(input, running_mean, running_var, weigh
     """Check the arguments (before any state changes), then return the per-channel (mean, var)
     to normalize with: in training the batch's (after updating the running buffers, if given,
     with the unbiased variance), in eval the running buffers'. Arrays in the compute dtype."""
+    check_batch_norm_arguments(input, running_mean, running_var, weight, bias, training, eps)
+    dtype = compute_dtype(input.dtype)
+    if not training:
+        return channel_array(running_mean, dtype), channel_array(running_var, dtype)
+    x3 = channels_view(input._data)                                   # (N, C, S)
+    mean, var = kernel(batch_norm_stats)(x3)                  # (C,) each
+    if running_mean is not None:
+        n = x3.shape[0] * x3.shape[2]
+        update_running_stats(running_mean, running_var, mean, var * (n / (n - 1)), momentum)
+    return mean, var
+
+
+def check_batch_norm_arguments(input, running_mean, running_var, weight, bias, training, eps, check_batch_size=True):
+    """batch_norm's argument checks, in PyTorch's order (SyncBatchNorm checks its batch size over all ranks
+    itself: ``check_batch_size=False``)."""
     check_channel_input(input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias)
     if training:
-        verify_batch_size(input.shape)
+        if check_batch_size:
+            verify_batch_size(input.shape)
         if eps <= 0:
             raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
         check_running_pair(running_mean, running_var)
@@ -164,12 +180,3 @@ def _check_statistics_and_update_running(input, running_mean, running_var, weigh
             if t is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
     check_param_dtypes(input, weight, bias, running_mean, running_var)
-    dtype = compute_dtype(input.dtype)
-    if not training:
-        return channel_array(running_mean, dtype), channel_array(running_var, dtype)
-    x3 = channels_view(input._data)                                   # (N, C, S)
-    mean, var = kernel(batch_norm_stats)(x3)                  # (C,) each
-    if running_mean is not None:
-        n = x3.shape[0] * x3.shape[2]
-        update_running_stats(running_mean, running_var, mean, var * (n / (n - 1)), momentum)
-    return mean, var

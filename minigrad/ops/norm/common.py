@@ -60,16 +60,16 @@ def exact_mean(x, saved_mean, axis):
     return saved_mean.astype(np.float64) + (x - saved_mean).mean(axis=axis, dtype=np.float64, keepdims=True)
 
 
-def centered_dx(gw, xhat, rstd, axes):
+def centered_dx(gw, xhat, rstd, axes, means=None):
     """dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat)), A = ``axes``: every centered norm's backward.
 
     gw, xhat: rows (R, D) with A = 1 (LayerNorm; GroupNorm as rows (N*G, C/G*S)), or (N, C, S) with
     A = (0, 2) (BatchNorm). rstd and the two means hold one value per row or channel, (R,) or (C,), and
     ``[:, None]`` broadcasts them back. The two means are the projections of gw onto what normalization
     removes: shifts (the constant vector) and scalings (xhat itself). gw must be a fresh array: dx is
-    computed in place in its memory."""
-    mean_gw = mean64(gw, axes)                           # (R,) or (C,)
-    mean_gw_xhat = mean64(gw * xhat, axes)               # (R,) or (C,)
+    computed in place in its memory. ``means``: the two means given, as (mean_gw, mean_gw_xhat), instead of
+    taken over gw (SyncBatchNorm: over every rank's shard, one all-reduce)."""
+    mean_gw, mean_gw_xhat = means if means is not None else (mean64(gw, axes), mean64(gw * xhat, axes))   # (R,)/(C,)
     gw -= mean_gw[:, None]
     gw -= xhat * mean_gw_xhat[:, None]
     gw *= rstd[:, None]
