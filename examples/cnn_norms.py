@@ -158,10 +158,11 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--norms", nargs="+", choices=list(NORMS), default=list(NORMS))
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=None, help=f"default {list(BATCH_SIZES)}")
     parser.add_argument("--json", default=os.path.join(ROOT, "docs", "results", "cnn_norms.json"))
     parser.add_argument("--plot", default=os.path.join(ROOT, "docs", "results", "cnn_norms.png"))
     args = parser.parse_args(argv)
-    batch_sizes = (2, 32) if args.quick else BATCH_SIZES
+    batch_sizes = tuple(args.batch_sizes or ((2, 32) if args.quick else BATCH_SIZES))
     seeds, epochs = (1, 3) if args.quick else (args.seeds, args.epochs)
 
     results, seconds = run_study(args.norms, batch_sizes, seeds, epochs)
