@@ -4,7 +4,8 @@
     python bench/bench_conv.py --quick        # 1 round, fewer samples: a check that it runs
     python bench/bench_conv.py --json out.json
 
-Float32 ``nn.Conv2d`` layers with a 3x3 kernel, padding 1, bias, at the CNN shapes of issue 12:
+The channel norms (BatchNorm2d, GroupNorm(8), InstanceNorm2d, affine) forward + backward at the shapes a
+CNN gives them, from 2x16x8x8 to 32x32x32x32. Float32 ``nn.Conv2d`` layers with a 3x3 kernel, padding 1, bias, at the CNN shapes of issue 12:
 
 * 32x3x32x32 -> 32 channels (a first layer: few input channels, large images);
 * 32x64x16x16 -> 64 channels (a middle layer);
@@ -44,6 +45,9 @@ LAYERS = {
 }
 PASSES = ("fwd", "fwd+bwd")
 CNN_NORMS = ("BatchNorm2d", "GroupNorm(8)")
+# the channel norms at the shapes a CNN gives them (issue 12, item 4): (N, C, H, W) after a convolution
+NORM_SHAPES = [(2, 16, 8, 8), (8, 32, 16, 16), (32, 64, 8, 8), (32, 32, 32, 32)]
+NORM_LAYERS = ("BatchNorm2d", "GroupNorm(8)", "InstanceNorm2d")
 LIBRARIES = ("minigrad", "pytorch")
 
 
@@ -68,10 +72,28 @@ def worker(library, threads, quick):
 
         for pass_name, fn in zip(PASSES, (forward, step)):
             result[f"{name}|{pass_name}"] = time_call(fn, samples=5 if quick else 11, budget=0.5 if quick else 1.5)
+    for norm in NORM_LAYERS:
+        for shape in NORM_SHAPES:
+            result[f"{norm} {'x'.join(map(str, shape))}|fwd+bwd"] = time_call(
+                norm_step(lib, norm, shape, rng), samples=5 if quick else 11, budget=0.3 if quick else 1.0)
     for norm in CNN_NORMS:
         result[f"CNN, {norm}|train step"] = time_call(cnn_step(lib, norm, rng), samples=5 if quick else 11,
                                                       budget=0.5 if quick else 2.0)
     emit(result)
+
+
+def norm_step(lib, norm, shape, rng):
+    """Forward + backward of one channel norm layer (affine, float32) on ``shape``, as a closure."""
+    c = shape[1]
+    layer = {"BatchNorm2d": lambda: lib.nn.BatchNorm2d(c), "GroupNorm(8)": lambda: lib.nn.GroupNorm(8, c),
+             "InstanceNorm2d": lambda: lib.nn.InstanceNorm2d(c, affine=True)}[norm]()
+    x = lib.tensor(rng.standard_normal(shape, dtype=np.float32), requires_grad=True)
+    g = lib.tensor(rng.standard_normal(shape, dtype=np.float32))
+
+    def step():
+        x.grad = None
+        layer(x).backward(g)
+    return step
 
 
 def cnn_step(lib, norm, rng):
@@ -102,7 +124,9 @@ def report(results, thread_counts):
         medians = {lib: median_over_rounds(results[f"{lib} {threads}"]) for lib in LIBRARIES
                    if f"{lib} {threads}" in results}
         rows = []
-        keys = [(name, p) for name in LAYERS for p in PASSES] + [(f"CNN, {n}", "train step") for n in CNN_NORMS]
+        keys = ([(name, p) for name in LAYERS for p in PASSES]
+                + [(f"{n} {'x'.join(map(str, shape))}", "fwd+bwd") for n in NORM_LAYERS for shape in NORM_SHAPES]
+                + [(f"CNN, {n}", "train step") for n in CNN_NORMS])
         for name, pass_name in keys:
             key = f"{name}|{pass_name}"
             times = {lib: m.get(key) for lib, m in medians.items()}
