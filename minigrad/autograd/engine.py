@@ -168,6 +168,10 @@ class Accumulate:
                 accumulate(tensor, run_hooks(tensor._hooks, grad))
             else:
                 accumulate(tensor, grad, alone)
+            post_hooks = getattr(tensor, "_post_accumulate_hooks", None)   # unset unless one was registered
+            if post_hooks:
+                for hook in list(post_hooks):
+                    hook(tensor)
 
     def node(self, node, grad):
         if node.retained is not None:
@@ -201,6 +205,18 @@ class Capture:
 
     def result(self):
         return [self.grads[id(t)] for t in self.inputs]
+
+
+_callbacks = []   # one list per backward running (a hook may start another backward), innermost last
+
+
+def queue_callback(callback):
+    """Run ``callback()`` once the backward now running has finished its walk (every ``.grad`` accumulated),
+    as ``torch.autograd.Variable._execution_engine.queue_callback`` does; ``DistributedDataParallel`` waits
+    for its all-reduces there."""
+    if not _callbacks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _callbacks[-1].append(callback)
 
 
 def count_dependencies(starts):
@@ -315,6 +331,19 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None, create_graph=F
 
 
 def _walk(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
+    """``_walk_graph``, then the callbacks queued during it (``queue_callback``), in order."""
+    queued = []
+    _callbacks.append(queued)
+    try:
+        result = _walk_graph(tensors, grads, retain_graph, inputs, run_node, fit_gradient)
+        while queued:                               # a callback may queue another
+            queued.pop(0)()
+    finally:
+        _callbacks.pop()
+    return result
+
+
+def _walk_graph(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
     """The walk of the module docstring; ``run_node`` and ``fit_gradient`` are the array or graph forms."""
     graph = run_node is run_node_graph
     sink = Accumulate() if inputs is None else Capture(inputs)
