@@ -3,6 +3,9 @@
 The multi-rank checks are programs in tests/mpi/ run under ``mpiexec -n 2`` and ``-n 3`` (see mpi_launch.py);
 the single-process tests here need no MPI."""
 import datetime
+import json
+import os
+import subprocess
 import sys
 import time
 
@@ -17,7 +20,7 @@ from minigrad.autograd import engine
 from minigrad.nn.parallel import DistributedDataParallel
 from minigrad.utils.data import DistributedSampler
 from .mirror import torch_or_skip
-from .mpi_launch import assert_ran, run_mpi
+from .mpi_launch import ROOT, assert_ran, run_mpi
 
 NOT_INITIALIZED = "Default process group has not been initialized, please make sure to call init_process_group."
 
@@ -190,3 +193,26 @@ def test_distributed_sampler_bad_rank_is_pytorchs(rank):
     with pytest.raises(ValueError) as error:
         DistributedSampler(range(10), num_replicas=2, rank=rank)
     assert str(error.value) == str(expected.value)
+
+
+# --------------------------------------------------------------------------- the example
+def test_tiny_transformer_ddp_trains_as_one_process(tmp_path):
+    """``mpiexec -n 2 ... --ddp``: the same losses and weights as one process on the whole batches (float32:
+    the gradients are averaged in another order, so up to rounding); only rank 0 prints and saves."""
+    args = ["--d-model", "16", "--n-layers", "1", "--n-heads", "2", "--batch-size", "4", "--eval-every", "0",
+            "--seq-len", "8", "--steps", "3"]
+    parallel = run_mpi("../../examples/tiny_transformer.py", 2, *args, "--ddp", "--out", str(tmp_path / "ddp"))
+    assert parallel.returncode == 0, parallel.stdout + parallel.stderr
+    assert parallel.stdout.count("done: ") == 1 and "2 processes (DistributedDataParallel)" in parallel.stdout
+    single = subprocess.run([sys.executable, str(ROOT / "examples" / "tiny_transformer.py"), *args, "--out",
+                             str(tmp_path / "one")], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert single.returncode == 0, single.stderr
+    losses = [json.loads((tmp_path / d / "history.json").read_text())["loss"] for d in ("one", "ddp")]
+    assert len(losses[0]) == 3
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-6)
+    with np.load(tmp_path / "one" / "checkpoint.npz") as one, np.load(tmp_path / "ddp" / "checkpoint.npz") as ddp:
+        weights = [k for k in one.files if k.startswith("model/")]
+        assert weights and sorted(weights) == sorted(k for k in ddp.files if k.startswith("model/"))
+        for k in weights:
+            np.testing.assert_allclose(ddp[k], one[k], rtol=1e-5, atol=1e-7, err_msg=k)

@@ -81,26 +81,17 @@ for name, make_opt in OPTIMIZERS.items():
 # summed gradients, i.e. the one-process gradient of (loss on half 1) + (loss on half 2).
 reference, model = make(0), DDP(make(rank))
 x, y = batch(99)
-half = GLOBAL_BATCH // 2
-x1, y1, x2, y2 = x[:half], y[:half], x[half:], y[half:]
-n = half // world if half % world == 0 else None
-parts = [(x1, y1), (x2, y2)]
-for i, (xs, ys) in enumerate(parts):
-    per = xs.shape[0] // world
-    mine = slice(rank * per, (rank + 1) * per)
-    if per * world != xs.shape[0]:                   # 3 ranks, half of 12 = 6: still even; keep it general
-        raise AssertionError("uneven micro-batch")
-    if i == 0:
-        with model.no_sync():
-            loss_of(model, xs[mine], ys[mine]).backward()
-        local = [p.grad.numpy().copy() for p in model.parameters()]
-        everyone = [None] * world
-        dist.all_gather_object(everyone, local[0])
-        if world > 1:                                  # kept local: the ranks' gradients differ
-            assert not np.allclose(everyone[0], everyone[1]), "no_sync still averaged the gradients"
-    else:
-        loss_of(model, xs[mine], ys[mine]).backward()
-    loss_of(reference, xs, ys).backward()
+half = GLOBAL_BATCH // 2                         # two micro-batches of 6: 3 or 2 rows per rank
+per = half // world
+mine = slice(rank * per, (rank + 1) * per)
+with model.no_sync():
+    loss_of(model, x[:half][mine], y[:half][mine]).backward()
+everyone = [None] * world
+dist.all_gather_object(everyone, next(model.parameters()).grad.numpy().copy())
+assert not np.allclose(everyone[0], everyone[1]), f"rank {rank}: no_sync still averaged the gradients"
+loss_of(model, x[half:][mine], y[half:][mine]).backward()
+loss_of(reference, x[:half], y[:half]).backward()
+loss_of(reference, x[half:], y[half:]).backward()
 for (k, p), q in zip(model.module.named_parameters(), reference.parameters()):
     check(p.grad, q.grad, f"no_sync: accumulated grad of {k}")
 
