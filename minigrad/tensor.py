@@ -395,9 +395,7 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        hooks = getattr(self, "_post_accumulate_hooks", None)
-        if hooks is None:
-            hooks = self._post_accumulate_hooks = []
+        hooks = _engine.post_accumulate_hooks(self)
         hooks.append(hook)
         return _RemovableHandle(hooks, hook)
 

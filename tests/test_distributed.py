@@ -48,9 +48,10 @@ def test_a_rank_that_raises_and_stays_makes_the_others_time_out(ranks):
 def test_a_rank_that_raises_uncaught_aborts_the_job_at_once():
     start = time.monotonic()
     result = run_mpi("rank_raises.py", 2, "uncaught", timeout=60)
-    assert time.monotonic() - start < 30      # the others wait with a 60 s timeout: the abort ended them
-    assert result.returncode != 0
-    assert "rank failed on purpose" in result.stderr
+    output = f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
+    assert time.monotonic() - start < 30, output   # the others wait with a 60 s timeout: the abort ended them
+    assert result.returncode != 0, output
+    assert "rank failed on purpose" in result.stderr, output
 
 
 # --------------------------------------------------------------------------- in this process

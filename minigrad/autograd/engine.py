@@ -158,6 +158,20 @@ def accumulate(tensor, grad, alone=False):
         bump(tensor.grad._data)  # an in-place write into .grad, as PyTorch counts it
 
 
+_any_post_hooks = False   # whether any tensor ever had a post-accumulate-grad hook: else the sink skips the look-up
+
+
+def post_accumulate_hooks(tensor):
+    """The list of ``tensor``'s post-accumulate-grad hooks (``Tensor.register_post_accumulate_grad_hook``),
+    created on first use: each ``hook(tensor)`` runs after a backward accumulated into ``tensor.grad``."""
+    global _any_post_hooks
+    hooks = getattr(tensor, "_post_accumulate_hooks", None)
+    if hooks is None:
+        hooks = tensor._post_accumulate_hooks = []
+        _any_post_hooks = True
+    return hooks
+
+
 class Accumulate:
     """``backward()``: leaves receive their gradient in ``.grad`` (after their hooks); ``retain_grad``
     tensors receive a copy of their node's."""
@@ -168,7 +182,7 @@ class Accumulate:
                 accumulate(tensor, run_hooks(tensor._hooks, grad))
             else:
                 accumulate(tensor, grad, alone)
-            post_hooks = getattr(tensor, "_post_accumulate_hooks", None)   # unset unless one was registered
+            post_hooks = _any_post_hooks and getattr(tensor, "_post_accumulate_hooks", None)   # unset if none
             if post_hooks:
                 for hook in list(post_hooks):
                     hook(tensor)

@@ -39,6 +39,7 @@ default_pg_timeout = datetime.timedelta(minutes=30)   # PyTorch's default for th
 # How long ``Work.wait`` polls without sleeping: sleeping between polls stalls MPICH's progress (a 433 KB
 # all-reduce between 2 processes takes 0.07 ms polled, 0.7 ms with 1 ms sleeps); after this it sleeps.
 _SPIN_SECONDS = 0.05
+_FORWARD_SECONDS = 0.2   # the pause between printing an uncaught exception's traceback and aborting every rank
 _MISSING_MPI = ('minigrad.distributed runs over MPI and needs mpi4py, which is not installed: '
                 'pip install -e ".[distributed]" (that is: pip install mpi4py mpich)')
 _NOT_INITIALIZED = "Default process group has not been initialized, please make sure to call init_process_group."
@@ -124,6 +125,7 @@ def _abort_on_uncaught(kind, value, traceback):
     _excepthook(kind, value, traceback)
     if GroupMember.WORLD is not None:
         sys.stderr.flush()
+        time.sleep(_FORWARD_SECONDS)    # the launcher may drop output not yet forwarded when the abort lands
         _mpi().COMM_WORLD.Abort(1)
 
 

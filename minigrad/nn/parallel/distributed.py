@@ -22,7 +22,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ... import distributed as dist
-from ...autograd import engine
+from ...autograd import engine, grad_mode
 from ..module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -128,7 +128,7 @@ class DistributedDataParallel(Module):
         self.require_forward_param_sync = True
         self._world = self.process_group.size()
         self._buckets = _buckets(params[::-1], bucket_cap_mb * 1024 * 1024)
-        self._sync_this_backward = False            # set by forward from require_backward_grad_sync
+        self._sync_this_backward = False            # set by each forward (with grad enabled, outside no_sync)
         self._queued = False
         self._handles = []
         for bucket in self._buckets:
@@ -143,7 +143,7 @@ class DistributedDataParallel(Module):
             work.wait()
 
     def forward(self, *inputs, **kwargs):
-        self._sync_this_backward = self.require_backward_grad_sync and self.module.training
+        self._sync_this_backward = self.require_backward_grad_sync and grad_mode.is_grad_enabled()
         if self.broadcast_buffers and self.require_forward_param_sync:
             buffers = list(self.module.buffers())
             if buffers:
