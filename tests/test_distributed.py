@@ -100,6 +100,10 @@ def test_timeout_message_is_pytorchs():
 
 def test_without_mpi4py_import_works_and_init_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "mpi4py", None)     # import mpi4py now raises ImportError
+    assert not dist.is_available()
+    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
+        DistributedSampler(range(4))                     # PyTorch's error when distributed is unavailable
+    assert list(DistributedSampler(range(4), num_replicas=2, rank=1, shuffle=False)) == [1, 3]
     with pytest.raises(ImportError, match=r'pip install -e "\.\[distributed\]"'):
         dist.init_process_group(backend="mpi", timeout=datetime.timedelta(seconds=1))
     assert not dist.is_initialized()
