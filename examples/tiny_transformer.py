@@ -4,6 +4,7 @@
     python examples/tiny_transformer.py --text input.txt         # character-level LM on any text file
     python examples/tiny_transformer.py --norm layernorm         # the same model with LayerNorm
     python examples/tiny_transformer.py --resume runs/tiny_transformer/checkpoint.npz --sample 10
+    mpiexec -n 2 python examples/tiny_transformer.py --ddp     # data-parallel on 2 processes (MPI)
 
 The default task needs no files: the model reads a string of digits and writes it sorted
 (``31415926=11234569``), and is scored by exact match on held-out strings. With ``--text FILE`` it
@@ -14,6 +15,11 @@ Training: AdamW (weight decay on the matrices only), linear warmup then cosine d
 (``loss.png``, with matplotlib), the history (``history.json``) and checkpoints (``.npz``, read back
 with ``allow_pickle=False``). The batch of step s depends only on (seed, s), so ``--resume``
 continues with exactly the losses the uninterrupted run would have had.
+
+With ``--ddp`` (under ``mpiexec -n N``, ``pip install -e ".[distributed]"``) each process trains on its
+1/N of every global batch (the same global batch as one process; ``--batch-size`` must be a multiple of
+N) with the model wrapped in ``DistributedDataParallel``: the same steps as one process, up to rounding.
+Only rank 0 prints, evaluates and saves.
 
 The training loop (``Trainer``) and the tasks take the tensor library as an argument:
 ``bench/torch_llama.py`` runs the very same loop on the same batches with PyTorch.
@@ -72,8 +78,12 @@ class Trainer:
     ``grad_norm`` is the last step's gradient norm before clipping.
     """
 
-    def __init__(self, lib, model, task, cfg):
+    def __init__(self, lib, model, task, cfg, rank=0, world_size=1, wrap=None):
+        """``rank`` of ``world_size`` processes trains on its shard of every batch, through ``wrap(model)``
+        (``DistributedDataParallel``) if given; ``model`` itself is what is evaluated and saved."""
         self.lib, self.model, self.task, self.cfg = lib, model, task, cfg
+        self.rank, self.world_size = rank, world_size
+        self.train_model = model if wrap is None else wrap(model)
         matrices = [p for p in model.parameters() if p.ndim >= 2]
         vectors = [p for p in model.parameters() if p.ndim < 2]   # norm gains and biases: no weight decay
         self.optimizer = lib.optim.AdamW([{"params": matrices, "weight_decay": cfg["weight_decay"]},
@@ -87,13 +97,18 @@ class Trainer:
         """Forward, backward, clip, AdamW update and schedule on the batch of ``self.step``; returns the loss."""
         lib = self.lib
         x, y = self.task.batch(self.step, self.cfg["batch_size"])
-        loss = lm_loss(lib.nn.functional, self.model(lib.from_numpy(x)), lib.from_numpy(y))
+        n = len(x) // self.world_size                                   # rows of this rank's shard
+        x, y = x[self.rank * n:(self.rank + 1) * n], y[self.rank * n:(self.rank + 1) * n]
+        loss = lm_loss(lib.nn.functional, self.train_model(lib.from_numpy(x)), lib.from_numpy(y))
         self.optimizer.zero_grad()
         loss.backward()
         self.grad_norm = float(lib.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg["grad_clip"]))
         self.optimizer.step()
         self.scheduler.step()
         self.step += 1
+        if self.world_size > 1:                    # the loss on the whole batch: the mean of the shards'
+            loss = loss.detach()
+            lib.distributed.all_reduce(loss, op=lib.distributed.ReduceOp.AVG)
         self.history["loss"].append(loss.item())
         return self.history["loss"][-1]
 
@@ -471,6 +486,8 @@ def build_parser():
         help="refuse a model (given or resumed) with more parameters than this (default: %(default)s)")
     arg("--max-text-bytes", type=int, default=LIMITS["max_text_bytes"], metavar="N",
         help="refuse a --text file larger than this (default: %(default)s)")
+    arg("--ddp", action="store_true",
+        help="data-parallel over the processes of mpiexec -n N (DistributedDataParallel; needs mpi4py)")
     arg("--sample", type=int, default=0, metavar="N",
         help="after training, answer N new prompts (sort) or write N characters (text)")
     return p
@@ -481,7 +498,7 @@ def resolve_config(args):
     the options given. Resuming with different data, model or optimizer settings is refused, and so is
     a checkpoint that is not a regular file within ``--max-checkpoint-bytes`` or whose config is malformed
     (checked before anything is built from it)."""
-    given = {k: v for k, v in vars(args).items() if v is not None}
+    given = {k: v for k, v in vars(args).items() if v is not None and k != "ddp"}
     cfg = {**DEFAULTS["common"], **DEFAULTS["text" if args.text else "sort"], "text": args.text}
     meta = arrays = None
     if args.resume:
@@ -508,15 +525,28 @@ def main(argv=None):
             check_checkpoint(meta, arrays, len(task.vocab), args.max_params)
     except CheckpointError as err:
         raise SystemExit(f"{'--resume ' + args.resume if args.resume else 'config'}: {err}") from None
+    rank, world_size, wrap = 0, 1, None
+    if args.ddp:
+        import minigrad.distributed as dist
+        from minigrad.nn.parallel import DistributedDataParallel
+        if not dist.is_initialized():
+            dist.init_process_group(backend="mpi")
+        rank, world_size, wrap = dist.get_rank(), dist.get_world_size(), DistributedDataParallel
+        if cfg["batch_size"] % world_size:
+            raise SystemExit(f"--ddp: --batch-size {cfg['batch_size']} must be a multiple of the "
+                             f"{world_size} processes")
+    if rank:
+        return _follow(args, cfg, meta, arrays, task, rank, world_size, wrap)
     model = make_model(cfg, len(task.vocab))
-    trainer = Trainer(mg, model, task, cfg)
+    trainer = Trainer(mg, model, task, cfg, rank, world_size, wrap)
     if meta is not None:
         restore(trainer, meta, arrays)
     os.makedirs(args.out, exist_ok=True)
     n_params = sum(p.numel() for p in model.parameters())
     what = (f"sort {cfg['seq_len'] // 2} digits" if task.name == "sort"
             else f"text {cfg['text']} ({len(task.vocab)} symbols)")
-    print(f"{what} | {n_params:,} parameters ({cfg['n_layers']} layers, d_model {cfg['d_model']}, "
+    print(("" if world_size == 1 else f"{world_size} processes (DistributedDataParallel) | ") +
+          f"{what} | {n_params:,} parameters ({cfg['n_layers']} layers, d_model {cfg['d_model']}, "
           f"{cfg['n_heads']} heads, {cfg['norm']}) | {cfg['steps']} steps of {cfg['batch_size']}x{cfg['seq_len']} "
           f"tokens" + (f" | resumed at step {trainer.step}" if meta is not None else ""), flush=True)
 
@@ -555,6 +585,16 @@ def main(argv=None):
     print(f"done: {result} | train loss {trainer.history['loss'][-1]:.4f} | {trainer.step - first} steps in "
           f"{_duration(wall)} | saved {args.out}/checkpoint.npz" + (", loss.png" if plotted else ""))
     return {"config": cfg, "history": trainer.history, "final": final, "wall_time": wall}
+
+
+def _follow(args, cfg, meta, arrays, task, rank, world_size, wrap):
+    """A rank other than 0 under --ddp: the same training steps, silently (rank 0 evaluates and saves)."""
+    trainer = Trainer(mg, make_model(cfg, len(task.vocab)), task, cfg, rank, world_size, wrap)
+    if meta is not None:
+        restore(trainer, meta, arrays)
+    while trainer.step < cfg["steps"]:
+        trainer.train_step()
+    return None
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ class Tensor:
     """An n-dimensional array that can record the operations applied to it for backpropagation."""
 
     __slots__ = ("_data", "requires_grad", "_grad", "grad_fn", "_hooks", "_base", "_view_version", "_view_at",
-                 "__weakref__")
+                 "_post_accumulate_hooks", "__weakref__")   # the last one is set only when a hook is registered
     __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, data=_NO_DATA, *sizes, requires_grad=False, device=None):
@@ -384,6 +384,18 @@ class Tensor:
         if self.grad_fn is None and not self._hooks:
             self._hooks = []
         hooks = self._hooks if self.grad_fn is None else self.grad_fn.pre_hooks
+        hooks.append(hook)
+        return _RemovableHandle(hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(self)`` after a backward has accumulated this leaf's gradient into ``.grad`` (its
+        return value is ignored), as PyTorch 2.1+ does; ``DistributedDataParallel`` starts its gradient
+        all-reduce from it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        hooks = _engine.post_accumulate_hooks(self)
         hooks.append(hook)
         return _RemovableHandle(hooks, hook)
 

@@ -158,6 +158,20 @@ def accumulate(tensor, grad, alone=False):
         bump(tensor.grad._data)  # an in-place write into .grad, as PyTorch counts it
 
 
+_any_post_hooks = False   # whether any tensor ever had a post-accumulate-grad hook: else the sink skips the look-up
+
+
+def post_accumulate_hooks(tensor):
+    """The list of ``tensor``'s post-accumulate-grad hooks (``Tensor.register_post_accumulate_grad_hook``),
+    created on first use: each ``hook(tensor)`` runs after a backward accumulated into ``tensor.grad``."""
+    global _any_post_hooks
+    hooks = getattr(tensor, "_post_accumulate_hooks", None)
+    if hooks is None:
+        hooks = tensor._post_accumulate_hooks = []
+        _any_post_hooks = True
+    return hooks
+
+
 class Accumulate:
     """``backward()``: leaves receive their gradient in ``.grad`` (after their hooks); ``retain_grad``
     tensors receive a copy of their node's."""
@@ -168,6 +182,10 @@ class Accumulate:
                 accumulate(tensor, run_hooks(tensor._hooks, grad))
             else:
                 accumulate(tensor, grad, alone)
+            post_hooks = _any_post_hooks and getattr(tensor, "_post_accumulate_hooks", None)   # unset if none
+            if post_hooks:
+                for hook in list(post_hooks):
+                    hook(tensor)
 
     def node(self, node, grad):
         if node.retained is not None:
@@ -201,6 +219,18 @@ class Capture:
 
     def result(self):
         return [self.grads[id(t)] for t in self.inputs]
+
+
+_callbacks = []   # one list per backward running (a hook may start another backward), innermost last
+
+
+def queue_callback(callback):
+    """Run ``callback()`` once the backward now running has finished its walk (every ``.grad`` accumulated),
+    as ``torch.autograd.Variable._execution_engine.queue_callback`` does; ``DistributedDataParallel`` waits
+    for its all-reduces there."""
+    if not _callbacks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _callbacks[-1].append(callback)
 
 
 def count_dependencies(starts):
@@ -315,6 +345,19 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None, create_graph=F
 
 
 def _walk(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
+    """``_walk_graph``, then the callbacks queued during it (``queue_callback``), in order."""
+    queued = []
+    _callbacks.append(queued)
+    try:
+        result = _walk_graph(tensors, grads, retain_graph, inputs, run_node, fit_gradient)
+        while queued:                               # a callback may queue another
+            queued.pop(0)()
+    finally:
+        _callbacks.pop()
+    return result
+
+
+def _walk_graph(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
     """The walk of the module docstring; ``run_node`` and ``fit_gradient`` are the array or graph forms."""
     graph = run_node is run_node_graph
     sink = Accumulate() if inputs is None else Capture(inputs)

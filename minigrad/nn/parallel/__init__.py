@@ -1,6 +1,6 @@
-"""``minigrad.nn.parallel``: importable so that PyTorch programs that name it load unchanged.
+"""``minigrad.nn.parallel``: ``DistributedDataParallel``, data-parallel training over ``minigrad.distributed``
+(MPI). Importing it does not need mpi4py; constructing a ``DistributedDataParallel`` needs an initialised
+process group."""
+from .distributed import DistributedDataParallel
 
-minigrad runs in one process on the CPU, so there is nothing to parallelise yet. A later issue adds
-``DistributedDataParallel`` here; until then this package is deliberately empty.
-"""
-__all__ = []
+__all__ = ["DistributedDataParallel"]
