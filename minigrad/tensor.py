@@ -89,6 +89,9 @@ def _print_options(data):
     return {"formatter": {"float_kind": lambda x: f"{x:.4e}".rjust(width)}}
 
 
+_PLAIN_OPERANDS = set()   # Tensor, float, int: filled in once the class exists
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it for backpropagation."""
 
@@ -426,25 +429,41 @@ class Tensor:
     __hash__ = object.__hash__
 
     # ----------------------------------------------------------------- operators
+    # x * 2.0 or x * y: operands the public functions' argument check (``_checks.takes_tensors``) would pass
+    # anyway go straight to the function it wraps; anything else goes through the check.
     def __add__(self, other):
+        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
+            return _ew.add.__wrapped__(self, other)
         return _ew.add(self, other)
 
     def __radd__(self, other):
+        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
+            return _ew.add.__wrapped__(other, self)
         return _ew.add(other, self)
 
     def __sub__(self, other):
+        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
+            return _ew.sub.__wrapped__(self, other)
         return _ew.sub(self, other)
 
     def __rsub__(self, other):
+        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
+            return _ew.sub.__wrapped__(other, self)
         return _ew.sub(other, self)
 
     def __mul__(self, other):
+        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
+            return _ew.mul.__wrapped__(self, other)
         return _ew.mul(self, other)
 
     def __rmul__(self, other):
+        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
+            return _ew.mul.__wrapped__(other, self)
         return _ew.mul(other, self)
 
     def __truediv__(self, other):
+        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
+            return _ew.div.__wrapped__(self, other)
         return _ew.div(self, other)
 
     def __rtruediv__(self, other):
@@ -558,6 +577,8 @@ from . import random as _random  # noqa: E402
 from .ops import index as _index  # noqa: E402
 from .ops import sort as _sort  # noqa: E402
 from .ops import complex as _complex  # noqa: E402
+
+_PLAIN_OPERANDS.update((Tensor, float, int))
 
 # Methods defined in ops/, next to their Functions: Tensor.name(self, ...) == mg.name(tensor, ...).
 _METHODS = {

@@ -112,7 +112,10 @@ class Context:
     def release(self):
         """Drop what was saved for backward (called by the engine unless retain_graph=True). A node that saved
         nothing keeps its state and may run again: PyTorch allows a second backward through such a graph."""
-        if all(item is None for item in self.saved):
+        for item in self.saved:  # a plain loop, no generator: this runs once per node of every backward
+            if item is not None:
+                break
+        else:
             return
         self.saved = ()
         self.__dict__.clear()
