@@ -85,6 +85,9 @@ def takes_tensors(*names, numbers=(), optional=(), fname=None):
                 if not (isinstance(value, _tensor.Tensor) or (value is None and none_ok)):
                     check_tensor(value, label, pname, position, numbers_ok)
             return fn(*args, **kwargs)
+        # As a Tensor method the first argument is the tensor itself: when it is the only one checked, the
+        # method can be the unchecked function (tensor.py binds it so).
+        wrapper.checks_only_self = [(index, numbers_ok) for _, index, _, numbers_ok in checked] == [(0, False)]
         return wrapper
     return decorate
 

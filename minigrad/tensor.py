@@ -603,7 +603,10 @@ _METHODS = {
 }
 for _module, _names in _METHODS.items():
     for _name in _names:
-        setattr(Tensor, _name, getattr(_module, _name))
+        _function = getattr(_module, _name)
+        if getattr(_function, "checks_only_self", False):   # x.tanh(): x is a Tensor, nothing left to check
+            _function = _function.__wrapped__
+        setattr(Tensor, _name, _function)
 Tensor.clip = Tensor.clamp
 
 
