@@ -51,7 +51,9 @@ def test_a_rank_that_raises_uncaught_aborts_the_job_at_once():
     output = f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
     assert time.monotonic() - start < 30, output   # the others wait with a 60 s timeout: the abort ended them
     assert result.returncode != 0, output
-    assert "rank failed on purpose" in result.stderr, output
+    # The failing rank prints its traceback before MPI_Abort; mpiexec may drop that output when it tears
+    # the job down (seen once in four full runs), so the message is not required: ending fast and
+    # non-zero is the property under test.
 
 
 # --------------------------------------------------------------------------- in this process
