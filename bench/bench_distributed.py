@@ -16,7 +16,8 @@ overlap), and an SGD update. Models:
     transformer   examples/llama.py's model via tiny_transformer.make_model: d_model 64, 2 layers, 4 heads,
                   vocab 256, sequences of 32 tokens, global batch 16 sequences, float32
     bn-mlp        784 -> 512 -> SyncBatchNorm -> ReLU -> 512 -> SyncBatchNorm -> ReLU -> 10, global batch 256,
-                  float32 (a CNN needs Conv2d, which minigrad does not have yet: a BatchNorm MLP stands in)
+                  float32 (written before minigrad had Conv2d: a BatchNorm MLP stands in for the CNN of
+                  issue 17, which is still to add)
 
 Reported per configuration (medians over the timed steps, then over rounds): step time, samples per
 second, the gradient all-reduce time, and for bn-mlp the time inside SyncBatchNorm's own collectives.
