@@ -16,8 +16,9 @@ overlap), and an SGD update. Models:
     transformer   examples/llama.py's model via tiny_transformer.make_model: d_model 64, 2 layers, 4 heads,
                   vocab 256, sequences of 32 tokens, global batch 16 sequences, float32
     bn-mlp        784 -> 512 -> SyncBatchNorm -> ReLU -> 512 -> SyncBatchNorm -> ReLU -> 10, global batch 256,
-                  float32 (written before minigrad had Conv2d: a BatchNorm MLP stands in for the CNN of
-                  issue 17, which is still to add)
+                  float32
+    bn-cnn        conv 3x3 3->16, SyncBatchNorm, ReLU, max pool 2, conv 3x3 16->32, SyncBatchNorm, ReLU,
+                  adaptive average pool, linear 32->10; global batch 64 images of 3x32x32, float32
 
 Reported per configuration (medians over the timed steps, then over rounds): step time, samples per
 second, the gradient all-reduce time, and for bn-mlp the time inside SyncBatchNorm's own collectives.
@@ -41,7 +42,8 @@ sys.path.insert(0, HERE)
 
 from common import RESULT_TAG, emit, fmt_ms, machine_line, table, thread_env, write_json  # noqa: E402
 
-MODELS = ("transformer", "bn-mlp")
+MODELS = ("transformer", "bn-mlp", "bn-cnn")
+CNN_BATCH = 64
 RANKS = (1, 2)
 TRANSFORMER = dict(batch_size=16, seq_len=32, d_model=64, n_layers=2, n_heads=4)
 VOCAB = 256
@@ -106,6 +108,26 @@ def mlp_step(mg, rank, world):
     return model, loss, per_rank * world
 
 
+def cnn_step(mg, rank, world):
+    """(model, loss function of the step number, global batch size) for the SyncBatchNorm CNN."""
+    import numpy as np
+    nn = mg.nn
+    mg.manual_seed(0)
+    model = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(
+        nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        nn.Linear(32, 10)))
+    per_rank = CNN_BATCH // world
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(4, CNN_BATCH, 3, 32, 32)).astype(np.float32)[:, rank * per_rank:(rank + 1) * per_rank]
+    y = rng.integers(0, 10, size=(4, CNN_BATCH))[:, rank * per_rank:(rank + 1) * per_rank]
+
+    def loss(step):
+        i = step % len(x)
+        return mg.nn.functional.cross_entropy(model(mg.from_numpy(x[i])), mg.from_numpy(y[i]))
+    return model, loss, per_rank * world
+
+
 def worker(model_name, steps, warmup):
     import numpy as np
 
@@ -116,7 +138,8 @@ def worker(model_name, steps, warmup):
     rank, world = dist.get_rank(), dist.get_world_size()
     sync_clock, grad_clock = Clock(), Clock()
     syncbatchnorm.all_reduce_sum = sync_clock.wrap(syncbatchnorm.all_reduce_sum)
-    model, loss_of, global_batch = (transformer_step if model_name == "transformer" else mlp_step)(mg, rank, world)
+    build = {"transformer": transformer_step, "bn-mlp": mlp_step, "bn-cnn": cnn_step}[model_name]
+    model, loss_of, global_batch = build(mg, rank, world)
     params = list(model.parameters())
     optimizer = mg.optim.SGD(params, lr=1e-3)
     bucket = mg.zeros(sum(p.numel() for p in params))                  # every gradient, packed (float32)
@@ -299,7 +322,7 @@ def main():
         rows.append([model_name, ranks, runs[0]["global_batch"], f"{runs[0]['grad_bytes'] / 1e6:.2f}",
                      fmt_ms(med["step"]), f"{med['samples_per_s']:.0f}", f"{med['samples_per_s'] / base:.2f}x",
                      fmt_ms(med["grad_comm"]) if ranks > 1 else "—",
-                     fmt_ms(med["bn_comm"]) if ranks > 1 and model_name == "bn-mlp" else "—",
+                     fmt_ms(med["bn_comm"]) if ranks > 1 and model_name.startswith("bn-") else "—",
                      fmt_ms(med["step"] - med["grad_comm"] - med["bn_comm"])])
     print(f"\n{steps} timed steps per run (after {args.warmup} warm-up), median over {rounds} round(s); "
           "1 thread per rank\n")
