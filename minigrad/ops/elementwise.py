@@ -546,7 +546,8 @@ def _unary(fn, floating=False, bool_error=None):
     complex_checked = fn not in (Neg, Abs)
 
     def op(input):
-        check_tensor(input, op.__name__, "input", 1)
+        if input.__class__ is not Tensor:   # the check's call only when it can fail (a Parameter passes too)
+            check_tensor(input, op.__name__, "input", 1)
         if bool_error is not None and input._data.dtype.kind == "b":
             raise bool_error[0](bool_error[1])
         input = _floating(input) if floating else input
