@@ -322,6 +322,25 @@ def _window_argmax(x, plan):
     return flat.astype(np.int64, copy=False)
 
 
+def _tiled_argmax(x, kernel, out_sizes):
+    """``_window_argmax`` for windows that tile the input (stride = kernel, no padding, no dilation): the same
+    scan over the kernel offsets (``_padded_scan``, each offset an evenly spaced slice of x, so PyTorch's
+    rules for ties and NaN hold), and the flat index of each window's winner by arithmetic,
+    (o * k + offset) along each axis, instead of the general plan's position tables. (*B, *O) int64."""
+    d = len(kernel)
+    batch, sizes = x.shape[:x.ndim - d], x.shape[x.ndim - d:]
+    slices = [tuple(slice(a, a + (o - 1) * k + 1, k) for a, o, k in zip(offset, out_sizes, kernel))
+              for offset in itertools.product(*(range(k) for k in kernel))]
+    has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    choice = _padded_scan(x, (((0, 0),) * d, slices), batch + tuple(out_sizes), None, has_nan, len(slices))
+    offsets = np.unravel_index(choice, kernel)
+    flat = 0
+    for j in range(d):                          # input position along axis j: o * k + offset
+        along = (-1,) + (1,) * (d - 1 - j)
+        flat = flat * sizes[j] + (np.arange(out_sizes[j]) * kernel[j]).reshape(along) + offsets[j]
+    return np.asarray(flat, dtype=np.int64)
+
+
 def _padded_scan(x, strided, out_shape, lowest, has_nan, n_offsets):
     """The winning kernel offset per window of a strided pooling: x padded with ``lowest`` so that every
     offset reads an evenly spaced slice; offsets only increase, so the winner is a running maximum."""
@@ -394,6 +413,10 @@ def _adaptive_plan(in_sizes, out_sizes):
 def _max_pool(name, d, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     kernel, stride, padding, dilation = _pool_args(name, input, d, kernel_size, stride, padding, dilation)
     sizes = _output_sizes(name, input, d, kernel, stride, padding, dilation, ceil_mode)
+    if stride == kernel and not any(padding) and all(dl == 1 for dl in dilation):
+        index = _tiled_argmax(input._data, kernel, sizes)   # windows that tile the input: the common CNN case
+        out = WindowMax.apply(input, index, input.shape[input.ndim - d:], False)
+        return (out, Tensor(index.copy())) if return_indices else out
     plan = _pool_plan(input.shape[-d:], sizes, kernel, stride, padding, dilation)
     if plan is None:
         # PyTorch returns -inf there, with an index outside the input that its backward would write to
