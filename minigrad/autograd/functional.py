@@ -64,15 +64,6 @@ def _unpack(items, is_tuple):
     return items if is_tuple else items[0]
 
 
-def _check_v(v, outputs, what):
-    """v checked against ``outputs`` (one per output, same shapes)."""
-    if len(v) != len(outputs):
-        raise RuntimeError(f"v is a tuple of invalid length: should be {len(outputs)} but got {len(v)}.")
-    for vi, o in zip(v, outputs):
-        if vi.shape != o.shape:
-            raise RuntimeError(f"v has invalid size: should be {_size(o.shape)} but got {_size(vi.shape)}.")
-
-
 def _size(shape):
     return f"minigrad.Size({list(shape)})"
 
@@ -103,29 +94,26 @@ def _zeros_if_none(grads, inputs):
     return tuple(Tensor(np.zeros_like(t._data)) if g is None else g for g, t in zip(grads, inputs))
 
 
-def _v_tuple(v, outputs, fn_name):
+def _v_like(v, tensors, fn_name, whose):
+    """v checked against ``tensors`` (the outputs for vjp, the inputs for jvp/hvp/vhp): one per tensor, same
+    shapes; None only when there is a single one-element tensor (then v = 1). ``whose``: how PyTorch's
+    message names them."""
     from ..tensor import Tensor
     if v is None:
-        if not (len(outputs) == 1 and outputs[0].numel() == 1):
-            raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
-                               "Tensor with a single element.")
-        return (Tensor(np.ones_like(outputs[0]._data)),)
+        if len(tensors) != 1 or tensors[0].numel() != 1:
+            raise RuntimeError(f"The vector v can only be None if {whose} a single Tensor with a single element.")
+        return (Tensor(np.ones_like(tensors[0]._data)),)
     _, v = _as_tuple(v, "v", fn_name)
-    _check_v(v, outputs, fn_name)
+    if len(v) != len(tensors):
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(tensors)} but got {len(v)}.")
+    for vi, t in zip(v, tensors):
+        if vi.shape != t.shape:
+            raise RuntimeError(f"v has invalid size: should be {_size(t.shape)} but got {_size(vi.shape)}.")
     return v
 
 
-def _v_for_inputs(v, inputs, fn_name):
-    """v checked against ``inputs`` (jvp, hvp, vhp); None only for a single one-element input."""
-    from ..tensor import Tensor
-    if v is None:
-        if len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                               "single Tensor with a single element.")
-        return (Tensor(np.ones_like(inputs[0]._data)),)
-    _, v = _as_tuple(v, "v", fn_name)
-    _check_v(v, inputs, fn_name)
-    return v
+_OUTPUTS = "the user-provided function returns"
+_INPUTS = "the input to the user-provided function is"
 
 
 # --------------------------------------------------------------------------- products
@@ -135,7 +123,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         in_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _prepare(inputs, create_graph)
         out_tuple, outputs = _outputs(func(*inputs), "vjp")
-        v = _v_tuple(v, outputs, "vjp")
+        v = _v_like(v, outputs, "vjp", _OUTPUTS)
         grads = _zeros_if_none(_grads(outputs, inputs, v, create_graph, strict, ""), inputs)
     return (_unpack(tuple(_result(o, create_graph) for o in outputs), out_tuple),
             _unpack(tuple(_result(g, create_graph) for g in grads), in_tuple))
@@ -148,7 +136,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         _, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph)
-        v = _v_for_inputs(v, inputs, "jvp")
+        v = _v_like(v, inputs, "jvp", _INPUTS)
         out_tuple, outputs = _outputs(func(*inputs), "jvp")
         dummies = tuple(Tensor(np.zeros_like(o._data), requires_grad=True) for o in outputs)
         grads = _grads(outputs, inputs, dummies, True, strict, " for jvp")
@@ -188,7 +176,7 @@ def _hessian_product(func, inputs, v, create_graph, strict, name, transpose):
         if out_tuple or outputs[0].numel() != 1:
             raise RuntimeError(f"The function given to {name} should return a single Tensor")
         out = outputs[0]
-        v = _v_for_inputs(v, inputs, name)
+        v = _v_like(v, inputs, name, _INPUTS)
         first = _grads((out,), inputs, (Tensor(np.ones_like(out._data)),), True, strict, "")
         first = _zeros_if_none(first, inputs)
         if not transpose:       # v^T H = d<grad f, v>/dx
