@@ -180,8 +180,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
             grads = autograd_grad(outputs, wrt, args[n:], create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
-    with enable_grad():
-        outs = [o for o in _outputs(func, inputs) if isinstance(o, Tensor) and o.requires_grad]
+    with enable_grad():     # the ordinary backward of the first forward's graph
         plain = autograd_grad(outs, diff_inputs, grad_outputs, allow_unused=True)
     graph = first_order(*inputs, *grad_outputs)
     plain = [g for g in plain if g is not None]
