@@ -146,6 +146,48 @@ def test_depthwise_numba_kernels_equal_the_numpy_path(seed, channels, multiplier
             np.testing.assert_allclose(ours, reference, rtol=tol, atol=tol)
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), batch=st.integers(1, 3), groups=st.integers(1, 2),
+       channels=st.integers(2, 3), kernel=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       stride=st.tuples(st.integers(1, 3), st.integers(1, 3)), dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+       padding=st.tuples(st.tuples(st.integers(0, 2), st.integers(0, 2)), st.tuples(st.integers(0, 2), st.integers(0, 2))),
+       size=st.tuples(st.integers(1, 7), st.integers(1, 8)), dtype=st.sampled_from([np.float64, np.float32]),
+       parallel=st.booleans())
+def test_lowering_copy_kernels_equal_the_numpy_path(seed, batch, groups, channels, kernel, stride, dilation, padding,
+                                                    size, dtype, parallel):
+    """The im2col lowering's copies (columns, col2im, NCHW <-> rows with the bias) run numba kernels on the
+    numba backend and NumPy on the numpy backend: the same arrays (col2im's sums within rounding), on the
+    kernels' serial twins and, with the serial threshold at 0, on their parallel versions."""
+    from minigrad.kernels import numba_kernels
+    from minigrad.ops import conv
+    geo = conv.Geometry(size, kernel, stride, padding, dilation, groups)
+    if any(n < e for n, e in zip(geo.padded, geo.span)):
+        return
+    geo = conv.replace(geo, out_size=geo.fitting)
+    rng = np.random.default_rng(seed)
+    c = groups * channels
+    x = rng.standard_normal((batch, c) + size).astype(dtype)
+    cols = rng.standard_normal((groups, channels * kernel[0] * kernel[1], batch * geo.out_size[0] * geo.out_size[1]))
+    y = rng.standard_normal((batch, c) + geo.out_size).astype(dtype)
+    bias = rng.standard_normal(c).astype(dtype)
+    cols = cols.astype(dtype)
+    results = {}
+    for backend in ("numba", "numpy"):
+        with mg.kernels.use_backend(backend), pytest.MonkeyPatch.context() as patch:
+            if parallel:
+                patch.setattr(numba_kernels, "SERIAL_BELOW", 0)
+            rows = conv._group_rows(y, groups)
+            results[backend] = [conv._columns(x, geo), conv._add_columns(cols, batch, geo), rows,
+                                conv._from_group_rows(rows, batch, geo.out_size, bias),
+                                conv._from_group_rows(rows, batch, geo.out_size)]
+    (fast_cols, fast_x, fast_rows, fast_biased, fast_plain), reference = results["numba"], results["numpy"]
+    for exact, ref in zip((fast_cols, fast_rows, fast_biased, fast_plain), reference[:1] + reference[2:]):
+        assert exact.dtype == ref.dtype and exact.shape == ref.shape
+        np.testing.assert_array_equal(exact, ref)
+    np.testing.assert_allclose(fast_x, reference[1], rtol=1e-12 if dtype == np.float64 else 1e-5, atol=1e-12 if
+                               dtype == np.float64 else 1e-5)
+
+
 # --------------------------------------------------------------------------- PyTorch mirrors and gradchecks
 def assert_mirror_on_both_backends(name, x, weight, bias, kw):
     """The mirror on the numba backend (depthwise: numba kernels) and on numpy (im2col throughout)."""

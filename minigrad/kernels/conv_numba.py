@@ -1,4 +1,7 @@
-"""numba kernels of the depthwise convolution (one input channel per group: weight (O, 1, kh, kw)), the
+"""numba kernels of the convolutions: the depthwise convolution's own kernels, and the copies around the
+im2col lowering's matmuls (at the end of the file).
+
+The kernels of the depthwise convolution (one input channel per group: weight (O, 1, kh, kw)), the
 case the im2col lowering serves worst: its matmuls have an inner dimension of kh*kw (forward, weight
 gradient) or 1 (input gradient), far from what BLAS is fast at. They compute the same maps as
 ``minigrad/ops/conv.py``'s NumPy path (the reference on the ``"numpy"`` backend; tests keep the two equal):
@@ -16,6 +19,7 @@ scalar). Sums of W are accumulated in float64. Kernels below ``SERIAL_BELOW`` el
 import numpy as np
 from numba import prange
 
+from . import buffers
 from .numba_kernels import _kernel, _run
 
 
@@ -190,3 +194,94 @@ def depthwise_conv_weight(xp, dy, stride, dilation, kernel):
     else:
         _run(_weight_grad, work, xp, np.ascontiguousarray(dy), *stride, *dilation, dwt)
     return dwt
+
+
+
+# --------------------------------------------------------------------------- the im2col lowering's copies
+# The convolutions with more than one input channel per group run as matmuls on BLAS (ops/conv.py); these
+# kernels do the copies around them, which NumPy does on one thread and in several passes (zero padding, a
+# strided view, a transposing copy): the columns of x (im2col), their sum back onto x (col2im), and the
+# exchange of the channel and batch axes between NCHW arrays and the matmuls' (channels, N*OH*OW) rows.
+@_kernel
+def _im2col(xp, kh, kw, sh, sw, dh, dw, oh, ow, cols):
+    n_batch, n_in, _, wp = xp.shape                    # xp (N, C, Hp, Wp) zero-padded, cols (C*kh*kw, N*OH*OW)
+    per_image = oh * ow
+    for task in prange(n_batch * n_in):                # each task reads one plane of xp
+        n, c = task // n_in, task % n_in
+        plane = xp[n, c].reshape(-1)
+        for i in range(kh):
+            for j in range(kw):
+                part = cols[(c * kh + i) * kw + j, n * per_image:(n + 1) * per_image]   # (OH*OW,) of row (c, i, j)
+                for p in range(oh):
+                    x_run, out = plane[(p * sh + i * dh) * wp + j * dw:], part[p * ow:(p + 1) * ow]
+                    if sw == 1:
+                        for q in range(ow):
+                            out[q] = x_run[q]
+                    else:
+                        for q in range(ow):
+                            out[q] = x_run[q * sw]
+
+
+@_kernel
+def _col2im(cols, kh, kw, sh, sw, dh, dw, oh, ow, xp):
+    n_batch, n_in, _, wp = xp.shape                    # cols (C*kh*kw, N*OH*OW), xp (N, C, Hp, Wp) zeroed, summed into
+    per_image = oh * ow
+    for task in prange(n_batch * n_in):                # each task owns one plane of xp
+        n, c = task // n_in, task % n_in
+        plane = xp[n, c].reshape(-1)
+        for i in range(kh):
+            for j in range(kw):
+                part = cols[(c * kh + i) * kw + j, n * per_image:(n + 1) * per_image]
+                for p in range(oh):
+                    x_run, run = plane[(p * sh + i * dh) * wp + j * dw:], part[p * ow:(p + 1) * ow]
+                    if sw == 1:
+                        for q in range(ow):
+                            x_run[q] += run[q]
+                    else:
+                        for q in range(ow):
+                            x_run[q * sw] += run[q]
+
+
+@_kernel
+def _swap_leading(src, bias, dst):
+    a_len, b_len, length = src.shape                   # src (A, B, L) -> dst (B, A, L), plus bias[a] if given
+    for task in prange(a_len * b_len):
+        a, b = task // b_len, task % b_len
+        shift = bias[a] if bias.size else 0
+        row, out = src[a, b], dst[b, a]
+        for t in range(length):
+            out[t] = row[t] + shift
+
+
+def columns(xp, kernel, stride, dilation, out_size):
+    """im2col of the zero-padded xp (N, C, Hp, Wp): (C*kh*kw, N*OH*OW), rows (c, i, j), columns (n, p, q)."""
+    xp = np.ascontiguousarray(xp)
+    cols = buffers.empty((xp.shape[1] * kernel[0] * kernel[1], xp.shape[0] * out_size[0] * out_size[1]), xp.dtype)
+    _run(_im2col, cols.size, xp, *kernel, *stride, *dilation, *out_size, cols)
+    return cols
+
+
+def add_columns(cols, kernel, stride, dilation, out_size, padded_shape):
+    """col2im, the adjoint of ``columns``: a zero-padded x of ``padded_shape`` (N, C, Hp, Wp) with every column
+    element added back where it was read from (the caller crops the padding)."""
+    xp = np.zeros(padded_shape, dtype=cols.dtype)
+    _run(_col2im, cols.size, np.ascontiguousarray(cols), *kernel, *stride, *dilation, *out_size, xp)
+    return xp
+
+
+def from_rows(rows, n, size, bias=None):
+    """rows (O, N*P) -> (N, O, *size) (P = prod(size)), plus bias[o] if given."""
+    o = rows.shape[0]
+    out = buffers.empty((n, o) + tuple(size), rows.dtype)
+    bias = np.empty(0, rows.dtype) if bias is None else np.ascontiguousarray(bias, dtype=rows.dtype)
+    _run(_swap_leading, rows.size, np.ascontiguousarray(rows).reshape(o, n, -1), bias, out.reshape(n, o, -1))
+    return out
+
+
+def to_rows(y):
+    """y (N, O, *size) -> rows (O, N*P): channel o's values over the batch and positions, n-major."""
+    n, o = y.shape[:2]
+    rows = buffers.empty((o, y.size // max(o, 1)), y.dtype)
+    _run(_swap_leading, y.size, np.ascontiguousarray(y).reshape(n, o, -1), np.empty(0, y.dtype), rows.reshape(o, n, -1))
+    return rows
+

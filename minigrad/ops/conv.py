@@ -23,6 +23,12 @@ C is w_g @ cols_g, W is y_g @ cols_g^T, and T is w_g^T @ y_g scattered back onto
 ``graph_backward``s use the three Functions themselves, so gradients of any order exist. ``conv1d`` is
 ``conv2d`` on a height-1 image. ``conv2d_reference`` is a direct-loop version for the tests.
 
+On the numba backend the copies around the matmuls (the columns, col2im, and the exchange of the channel and
+batch axes between NCHW arrays and the matmuls' (channels, N*OH*OW) rows, with the bias added on the way) run
+numba kernels (``kernels/conv_numba.py``), one pass each instead of NumPy's padding, strided view and
+transposing copy; the NumPy code is their reference on the ``"numpy"`` backend. Backward makes dout's rows
+once, for dx, dw and db.
+
 Depthwise convolutions (one input channel per group) run numba kernels on the numba backend
 (``kernels/conv_numba.py``: about 3x faster than their im2col, whose matmuls are tiny); the im2col path
 stays their reference on the ``"numpy"`` backend, and the tests keep the two equal.
@@ -86,10 +92,24 @@ def _crop(xp, geo):
 
 
 # --------------------------------------------------------------------------- the ndarray kernels
+def _copy_kernels(a):
+    """The numba kernels of the lowering's copies (``kernels/conv_numba.py``: im2col, col2im, the NCHW <-> rows
+    exchange) for float32/float64 data on the numba backend, or None: then the NumPy code below, which is also
+    the reference the kernels are tested against. The matmuls are BLAS's on both."""
+    from .. import kernels
+    if a.dtype not in (np.float32, np.float64) or kernels.get_backend() != "numba":
+        return None
+    from ..kernels import conv_numba
+    return conv_numba
+
+
 def _columns(x, geo):
     """im2col: x (N, C, H, W) -> cols (g, Cg*kh*kw, N*OH*OW), rows ordered (c, i, j), columns (n, p, q)."""
     n, c = x.shape[:2]
     g, (kh, kw), (dh, dw), (sh, sw), (oh, ow) = geo.groups, geo.kernel, geo.dilation, geo.stride, geo.out_size
+    fast = _copy_kernels(x)
+    if fast is not None:
+        return fast.columns(_pad_zeros(x, geo), geo.kernel, geo.stride, geo.dilation, geo.out_size).reshape(g, -1, n * oh * ow)
     windows = sliding_window_view(_pad_zeros(x, geo), geo.span, axis=(2, 3))
     windows = windows[:, :, :(oh - 1) * sh + 1:sh, :(ow - 1) * sw + 1:sw, ::dh, ::dw]     # (N, C, OH, OW, kh, kw)
     windows = windows.reshape(n, g, c // g, oh, ow, kh, kw)
@@ -97,18 +117,43 @@ def _columns(x, geo):
     return cols.reshape(g, c // g * kh * kw, n * oh * ow)
 
 
+def _add_columns(cols, n, geo):
+    """col2im, the adjoint of ``_columns``: cols (g, Cg*kh*kw, N*OH*OW) -> x (N, C, H, W), each column element
+    added back where it was read from (reads of the zero padding are dropped)."""
+    g, (kh, kw), (dh, dw), (sh, sw), (oh, ow) = geo.groups, geo.kernel, geo.dilation, geo.stride, geo.out_size
+    c = g * cols.shape[1] // (kh * kw)
+    fast = _copy_kernels(cols)
+    if fast is not None:
+        xp = fast.add_columns(cols.reshape(c * kh * kw, -1), geo.kernel, geo.stride, geo.dilation, geo.out_size,
+                              (n, c) + geo.padded)
+        return np.ascontiguousarray(_crop(xp, geo))
+    cols = cols.reshape(c, kh, kw, n, oh, ow)
+    xp = np.zeros((c, n) + geo.padded, dtype=cols.dtype)                             # (C, N, Hp, Wp): as cols
+    for i, j in itertools.product(range(kh), range(kw)):
+        xp[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw] += cols[:, i, j]
+    return np.ascontiguousarray(_crop(xp.transpose(1, 0, 2, 3), geo))
+
+
 def _group_rows(y, groups):
     """y (N, O, P, Q) -> (g, O/g, N*P*Q): each group's channels as rows over all positions."""
     n, o = y.shape[:2]
+    fast = _copy_kernels(y)
+    if fast is not None:
+        return fast.to_rows(y).reshape(groups, o // groups, -1)
     rows = y.reshape(n, groups, o // groups, -1).transpose(1, 2, 0, 3)
     return np.ascontiguousarray(rows).reshape(groups, o // groups, -1)
 
 
-def _from_group_rows(rows, n, size):
-    """The inverse of ``_group_rows``: (g, O/g, N*P*Q) -> (N, O, P, Q)."""
+def _from_group_rows(rows, n, size, bias=None):
+    """The inverse of ``_group_rows``: (g, O/g, N*P*Q) -> (N, O, P, Q), plus ``bias`` (O,) per channel if given."""
     g, og = rows.shape[:2]
-    out = rows.reshape(g, og, n, -1).transpose(2, 0, 1, 3)
-    return np.ascontiguousarray(out).reshape((n, g * og) + tuple(size))
+    fast = _copy_kernels(rows)
+    if fast is not None:
+        return fast.from_rows(rows.reshape(g * og, -1), n, size, bias)
+    out = np.ascontiguousarray(rows.reshape(g, og, n, -1).transpose(2, 0, 1, 3))
+    if bias is not None and np.may_share_memory(out, rows):                      # N = 1: no copy was made
+        out = out.copy()
+    return _add_bias(out.reshape((n, g * og) + tuple(size)), bias)
 
 
 def _weight_rows(w, groups):
@@ -122,14 +167,15 @@ def _product(a, b):
     return a * b if a.shape[2] == 1 else a @ b
 
 
-def _conv_from_columns(cols, w, n, geo):
-    """C(x, w) from x's columns: (N, O, OH, OW)."""
-    return _from_group_rows(_weight_rows(w, geo.groups) @ cols, n, geo.out_size)
+def _conv_from_columns(cols, w, n, geo, bias=None):
+    """C(x, w) (+ bias) from x's columns: (N, O, OH, OW)."""
+    return _from_group_rows(_weight_rows(w, geo.groups) @ cols, n, geo.out_size, bias)
 
 
-def _weight_from_columns(cols, y, geo):
-    """W(x, y) from x's columns: (O, Cg, kh, kw) = y_g @ cols_g^T per group."""
-    dw = _group_rows(y, geo.groups) @ cols.transpose(0, 2, 1)                       # (g, O/g, Cg*kh*kw)
+def _weight_from_columns(cols, y, geo, rows=None):
+    """W(x, y) from x's columns: (O, Cg, kh, kw) = y_g @ cols_g^T per group (``rows``: y's, if already made)."""
+    rows = _group_rows(y, geo.groups) if rows is None else rows
+    dw = rows @ cols.transpose(0, 2, 1)                                              # (g, O/g, Cg*kh*kw)
     return dw.reshape((y.shape[1], -1) + tuple(geo.kernel))
 
 
@@ -152,22 +198,18 @@ def _flipped(w, groups):
     return np.ascontiguousarray(swapped[..., ::-1, ::-1]).reshape(groups * cg, o // groups, kh, kw)
 
 
-def _transpose_by_columns(y, w, geo):
+def _transpose_by_columns(y, w, geo, rows=None):
     """T(y, w): y (N, O, OH, OW) -> (N, C, H, W). With stride 1 and O <= C a convolution of y
     (``_adjoint_geometry``: one im2col of y and a matmul, 1.2-1.6x faster at 64 -> 64 channels), else the
-    columns w_g^T @ y_g added back onto x (col2im: cheaper when x has fewer channels than y, as a first layer's)."""
-    adjoint = _adjoint_geometry(geo) if w.shape[0] <= geo.groups * w.shape[1] else None  # im2col of y: O <= C
+    columns w_g^T @ y_g added back onto x (col2im: cheaper when x has fewer channels than y, as a first layer's,
+    or when y's ``rows`` are already made)."""
+    fewer = rows is None and w.shape[0] <= geo.groups * w.shape[1]
+    adjoint = _adjoint_geometry(geo) if fewer else None                            # im2col of y: O <= C
     if adjoint is not None:
         return _conv_from_columns(_columns(y, adjoint), _flipped(w, geo.groups), y.shape[0], adjoint)
-    n = y.shape[0]
-    g, (kh, kw), (dh, dw), (sh, sw), (oh, ow) = geo.groups, geo.kernel, geo.dilation, geo.stride, geo.out_size
-    cg = w.shape[1]
-    cols = _product(_weight_rows(w, g).transpose(0, 2, 1), _group_rows(y, g))       # (g, Cg*kh*kw, N*OH*OW)
-    cols = cols.reshape(g * cg, kh, kw, n, oh, ow)                                   # (C, kh, kw, N, OH, OW)
-    xp = np.zeros((g * cg, n) + geo.padded, dtype=cols.dtype)                        # (C, N, Hp, Wp): as cols
-    for i, j in itertools.product(range(kh), range(kw)):
-        xp[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw] += cols[:, i, j]
-    return np.ascontiguousarray(_crop(xp.transpose(1, 0, 2, 3), geo))
+    rows = _group_rows(y, geo.groups) if rows is None else rows
+    cols = _product(_weight_rows(w, geo.groups).transpose(0, 2, 1), rows)           # (g, Cg*kh*kw, N*OH*OW)
+    return _add_columns(cols, y.shape[0], geo)
 
 
 # --------------------------------------------------------------------------- depthwise: numba kernels
@@ -184,29 +226,29 @@ def _depthwise_kernels(channels_per_group):
     return conv_numba
 
 
-def _conv(x, w, geo, cols=None):
-    """C(x, w): (N, O, OH, OW); ``cols`` x's columns if already made."""
+def _conv(x, w, geo, cols=None, bias=None):
+    """C(x, w) (+ bias): (N, O, OH, OW); ``cols`` x's columns if already made."""
     fast = _depthwise_kernels(w.shape[1]) if cols is None else None
     if fast is not None:
-        return fast.depthwise_conv(_pad_zeros(x, geo), w, geo.stride, geo.dilation, geo.out_size)
-    return _conv_from_columns(_columns(x, geo) if cols is None else cols, w, x.shape[0], geo)
+        return _add_bias(fast.depthwise_conv(_pad_zeros(x, geo), w, geo.stride, geo.dilation, geo.out_size), bias)
+    return _conv_from_columns(_columns(x, geo) if cols is None else cols, w, x.shape[0], geo, bias)
 
 
-def _conv_weight(x, y, geo, cols=None):
-    """W(x, y): (O, Cg, kh, kw); ``cols`` x's columns if already made."""
+def _conv_weight(x, y, geo, cols=None, rows=None):
+    """W(x, y): (O, Cg, kh, kw); ``cols`` x's columns, ``rows`` y's, if already made."""
     fast = _depthwise_kernels(x.shape[1] // geo.groups) if cols is None else None
     if fast is not None:
         return fast.depthwise_conv_weight(_pad_zeros(x, geo), y, geo.stride, geo.dilation, geo.kernel)
-    return _weight_from_columns(_columns(x, geo) if cols is None else cols, y, geo)
+    return _weight_from_columns(_columns(x, geo) if cols is None else cols, y, geo, rows)
 
 
-def _transpose(y, w, geo):
-    """T(y, w): (N, C, H, W)."""
+def _transpose(y, w, geo, rows=None):
+    """T(y, w): (N, C, H, W); ``rows`` y's rows (``_group_rows``) if already made."""
     fast = _depthwise_kernels(w.shape[1])
     if fast is not None:
         padded = fast.depthwise_conv_transpose(y, w, geo.stride, geo.dilation, (y.shape[0], geo.groups) + geo.padded)
         return np.ascontiguousarray(_crop(padded, geo))
-    return _transpose_by_columns(y, w, geo)
+    return _transpose_by_columns(y, w, geo, rows)
 
 
 def _arrays(*tensors):
@@ -240,15 +282,17 @@ class Conv(Function):
         ctx.geo, ctx.cols = geo, cols if ctx.needs_input_grad[1] else None
         ctx.save_for_backward(x._data if ctx.needs_input_grad[1] else None,
                               w._data if ctx.needs_input_grad[0] else None)
-        return _add_bias(_conv(xa, wa, geo, cols), ba).astype(x.dtype, copy=False)
+        return _conv(xa, wa, geo, cols, ba).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
         x, w = ctx.saved_tensors
         g, geo, needs = _arrays(dout)[0], ctx.geo, ctx.needs_input_grad
-        dx = _transpose(g, w.astype(g.dtype, copy=False), geo) if needs[0] else None
-        dw = _conv_weight(x.astype(g.dtype, copy=False), g, geo, ctx.cols) if needs[1] else None
-        return dx, dw, _bias_grad(g) if needs[2] else None, None
+        rows = None if ctx.cols is None else _group_rows(g, geo.groups)      # im2col path: made once for dx, dw, db
+        dx = _transpose(g, w.astype(g.dtype, copy=False), geo, rows) if needs[0] else None
+        dw = _conv_weight(x.astype(g.dtype, copy=False), g, geo, ctx.cols, rows) if needs[1] else None
+        db = (_bias_grad(g) if rows is None else rows.sum(-1).reshape(-1)) if needs[2] else None
+        return dx, dw, db, None
 
     @staticmethod
     def graph_backward(ctx, dout):
