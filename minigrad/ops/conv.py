@@ -175,8 +175,10 @@ def _conv_from_columns(cols, w, n, geo, bias=None):
 def _weight_from_columns(cols, y, geo, rows=None):
     """W(x, y) from x's columns: (O, Cg, kh, kw) = y_g @ cols_g^T per group (``rows``: y's, if already made)."""
     rows = _group_rows(y, geo.groups) if rows is None else rows
-    dw = rows @ cols.transpose(0, 2, 1)                                              # (g, O/g, Cg*kh*kw)
-    return dw.reshape((y.shape[1], -1) + tuple(geo.kernel))
+    # (cols_g @ rows_g^T)^T: OpenBLAS makes the long-inner-dimension product 10-20% faster with the many
+    # column rows (Cg*kh*kw) as its output's rows than with the few channels (1 thread, this machine)
+    dw = (cols @ rows.transpose(0, 2, 1)).transpose(0, 2, 1)                         # (g, O/g, Cg*kh*kw)
+    return np.ascontiguousarray(dw).reshape((y.shape[1], -1) + tuple(geo.kernel))
 
 
 def _adjoint_geometry(geo):
