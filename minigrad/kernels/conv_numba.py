@@ -206,8 +206,8 @@ def depthwise_conv_weight(xp, dy, stride, dilation, kernel):
 def _im2col(xp, kh, kw, sh, sw, dh, dw, oh, ow, cols):
     n_batch, n_in, _, wp = xp.shape                    # xp (N, C, Hp, Wp) zero-padded, cols (C*kh*kw, N*OH*OW)
     per_image = oh * ow
-    for task in prange(n_batch * n_in):                # each task reads one plane of xp
-        n, c = task // n_in, task % n_in
+    for task in prange(n_in * n_batch):                # each task reads one plane of xp; n fastest, so that
+        c, n = task // n_batch, task % n_batch          # consecutive tasks write on along the same 9 rows of cols
         plane = xp[n, c].reshape(-1)
         for i in range(kh):
             for j in range(kw):
@@ -226,8 +226,8 @@ def _im2col(xp, kh, kw, sh, sw, dh, dw, oh, ow, cols):
 def _col2im(cols, kh, kw, sh, sw, dh, dw, oh, ow, xp):
     n_batch, n_in, _, wp = xp.shape                    # cols (C*kh*kw, N*OH*OW), xp (N, C, Hp, Wp) zeroed, summed into
     per_image = oh * ow
-    for task in prange(n_batch * n_in):                # each task owns one plane of xp
-        n, c = task // n_in, task % n_in
+    for task in prange(n_in * n_batch):                # each task owns one plane of xp; n fastest (as _im2col)
+        c, n = task // n_batch, task % n_batch
         plane = xp[n, c].reshape(-1)
         for i in range(kh):
             for j in range(kw):
