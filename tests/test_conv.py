@@ -358,6 +358,29 @@ def test_module_against_pytorch(name, args, kwargs, shape):
     assert_module_mirror(ours, theirs, shape)
 
 
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_empty_batch_against_pytorch(backend, transposed):
+    """A batch of 0 images: empty outputs and input gradients, zero weight and bias gradients (as PyTorch), on
+    both backends (grouped, so every reshape of the lowering sees a zero)."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((6, 2, 3, 3) if transposed else (6, 1, 3, 3))
+    b = rng.standard_normal(6 if not transposed else 6)
+    x = np.zeros((0, 6 if transposed else 3, 5, 5))
+    results = []
+    for lib in (mg, torch):
+        fn = lib.nn.functional.conv_transpose2d if transposed else lib.nn.functional.conv2d
+        tensors = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        with mg.kernels.use_backend(backend):
+            out = fn(*tensors, padding=1, groups=3)
+            out.backward(lib.ones_like(out))
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in tensors])
+    for ours, theirs in zip(*results):
+        assert ours.shape == theirs.shape
+        np.testing.assert_array_equal(ours, theirs)
+
+
 @settings(max_examples=20, deadline=None)
 @given(mode=st.sampled_from(["zeros", "reflect", "replicate", "circular"]), dims=st.sampled_from([1, 2]),
        padding=st.one_of(st.integers(0, 2), st.tuples(st.integers(0, 2), st.integers(0, 2)), st.just("same")),

@@ -16,6 +16,8 @@ below), otherwise along one output row. Inner loops index a slice view with the 
 knows the index is non-negative and vectorizes (indexing ``row[start + q]`` directly ran 2.6x slower,
 scalar). Sums of W are accumulated in float64. Kernels below ``SERIAL_BELOW`` elements run serially.
 """
+import math
+
 import numpy as np
 from numba import prange
 
@@ -274,14 +276,17 @@ def from_rows(rows, n, size, bias=None):
     o = rows.shape[0]
     out = buffers.empty((n, o) + tuple(size), rows.dtype)
     bias = np.empty(0, rows.dtype) if bias is None else np.ascontiguousarray(bias, dtype=rows.dtype)
-    _run(_swap_leading, rows.size, np.ascontiguousarray(rows).reshape(o, n, -1), bias, out.reshape(n, o, -1))
+    positions = math.prod(size)
+    _run(_swap_leading, rows.size, np.ascontiguousarray(rows).reshape(o, n, positions), bias,
+         out.reshape(n, o, positions))
     return out
 
 
 def to_rows(y):
     """y (N, O, *size) -> rows (O, N*P): channel o's values over the batch and positions, n-major."""
-    n, o = y.shape[:2]
-    rows = buffers.empty((o, y.size // max(o, 1)), y.dtype)
-    _run(_swap_leading, y.size, np.ascontiguousarray(y).reshape(n, o, -1), np.empty(0, y.dtype), rows.reshape(o, n, -1))
+    n, o, positions = y.shape[0], y.shape[1], math.prod(y.shape[2:])
+    rows = buffers.empty((o, n * positions), y.dtype)
+    _run(_swap_leading, y.size, np.ascontiguousarray(y).reshape(n, o, positions), np.empty(0, y.dtype),
+         rows.reshape(o, n, positions))
     return rows
 

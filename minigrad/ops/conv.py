@@ -34,6 +34,7 @@ Depthwise convolutions (one input channel per group) run numba kernels on the nu
 stays their reference on the ``"numpy"`` backend, and the tests keep the two equal.
 """
 import itertools
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -109,7 +110,8 @@ def _columns(x, geo):
     g, (kh, kw), (dh, dw), (sh, sw), (oh, ow) = geo.groups, geo.kernel, geo.dilation, geo.stride, geo.out_size
     fast = _copy_kernels(x)
     if fast is not None:
-        return fast.columns(_pad_zeros(x, geo), geo.kernel, geo.stride, geo.dilation, geo.out_size).reshape(g, -1, n * oh * ow)
+        cols = fast.columns(_pad_zeros(x, geo), geo.kernel, geo.stride, geo.dilation, geo.out_size)
+        return cols.reshape(g, c // g * kh * kw, n * oh * ow)
     windows = sliding_window_view(_pad_zeros(x, geo), geo.span, axis=(2, 3))
     windows = windows[:, :, :(oh - 1) * sh + 1:sh, :(ow - 1) * sw + 1:sw, ::dh, ::dw]     # (N, C, OH, OW, kh, kw)
     windows = windows.reshape(n, g, c // g, oh, ow, kh, kw)
@@ -124,7 +126,7 @@ def _add_columns(cols, n, geo):
     c = g * cols.shape[1] // (kh * kw)
     fast = _copy_kernels(cols)
     if fast is not None:
-        xp = fast.add_columns(cols.reshape(c * kh * kw, -1), geo.kernel, geo.stride, geo.dilation, geo.out_size,
+        xp = fast.add_columns(cols.reshape(c * kh * kw, n * oh * ow), geo.kernel, geo.stride, geo.dilation, geo.out_size,
                               (n, c) + geo.padded)
         return np.ascontiguousarray(_crop(xp, geo))
     cols = cols.reshape(c, kh, kw, n, oh, ow)
@@ -136,12 +138,12 @@ def _add_columns(cols, n, geo):
 
 def _group_rows(y, groups):
     """y (N, O, P, Q) -> (g, O/g, N*P*Q): each group's channels as rows over all positions."""
-    n, o = y.shape[:2]
+    n, o, positions = y.shape[0], y.shape[1], math.prod(y.shape[2:])      # explicit sizes: any of them may be 0
     fast = _copy_kernels(y)
     if fast is not None:
-        return fast.to_rows(y).reshape(groups, o // groups, -1)
-    rows = y.reshape(n, groups, o // groups, -1).transpose(1, 2, 0, 3)
-    return np.ascontiguousarray(rows).reshape(groups, o // groups, -1)
+        return fast.to_rows(y).reshape(groups, o // groups, n * positions)
+    rows = y.reshape(n, groups, o // groups, positions).transpose(1, 2, 0, 3)
+    return np.ascontiguousarray(rows).reshape(groups, o // groups, n * positions)
 
 
 def _from_group_rows(rows, n, size, bias=None):
@@ -149,8 +151,8 @@ def _from_group_rows(rows, n, size, bias=None):
     g, og = rows.shape[:2]
     fast = _copy_kernels(rows)
     if fast is not None:
-        return fast.from_rows(rows.reshape(g * og, -1), n, size, bias)
-    out = np.ascontiguousarray(rows.reshape(g, og, n, -1).transpose(2, 0, 1, 3))
+        return fast.from_rows(rows.reshape(g * og, rows.shape[2]), n, size, bias)
+    out = np.ascontiguousarray(rows.reshape(g, og, n, math.prod(size)).transpose(2, 0, 1, 3))
     if bias is not None and np.may_share_memory(out, rows):                      # N = 1: no copy was made
         out = out.copy()
     return _add_bias(out.reshape((n, g * og) + tuple(size)), bias)
@@ -158,7 +160,7 @@ def _from_group_rows(rows, n, size, bias=None):
 
 def _weight_rows(w, groups):
     """w (O, Cg, kh, kw) -> (g, O/g, Cg*kh*kw)."""
-    return w.reshape(groups, w.shape[0] // groups, -1)
+    return w.reshape(groups, w.shape[0] // groups, math.prod(w.shape[1:]))
 
 
 def _product(a, b):
@@ -178,7 +180,7 @@ def _weight_from_columns(cols, y, geo, rows=None):
     # (cols_g @ rows_g^T)^T: OpenBLAS makes the long-inner-dimension product 10-20% faster with the many
     # column rows (Cg*kh*kw) as its output's rows than with the few channels (1 thread, this machine)
     dw = (cols @ rows.transpose(0, 2, 1)).transpose(0, 2, 1)                         # (g, O/g, Cg*kh*kw)
-    return np.ascontiguousarray(dw).reshape((y.shape[1], -1) + tuple(geo.kernel))
+    return np.ascontiguousarray(dw).reshape((y.shape[1], dw.shape[2] // math.prod(geo.kernel)) + tuple(geo.kernel))
 
 
 def _adjoint_geometry(geo):
