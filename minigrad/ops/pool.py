@@ -347,9 +347,9 @@ def _window_argmax(x, plan):
 
 
 def _tiled_argmax(x, kernel, out_sizes):
-    """``_window_argmax`` for windows that tile the input (stride = kernel, no padding, no dilation): the same
-    scan over the kernel offsets (``_padded_scan``, each offset an evenly spaced slice of x, so PyTorch's
-    rules for ties and NaN hold), and the flat index of each window's winner by arithmetic,
+    """``_window_argmax`` for windows that tile the input (stride = kernel, no padding or dilation, every window
+    whole): the same scan over the kernel offsets (``_padded_scan``, each offset an evenly spaced slice of x,
+    so PyTorch's rules for ties and NaN hold), and the flat index of each window's winner by arithmetic,
     (o * k + offset) along each axis, instead of the general plan's position tables. (*B, *O) int64."""
     d = len(kernel)
     batch, sizes = x.shape[:x.ndim - d], x.shape[x.ndim - d:]
