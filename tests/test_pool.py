@@ -24,8 +24,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
-from minigrad.kernels import numba_kernels as NK
-from minigrad.kernels import pool_numba as K
 from minigrad.ops import pool as P
 
 from .mirror import (
@@ -636,8 +634,16 @@ def _added_in_order(g, index, size):
     return out.reshape(index.shape[:index.ndim - len(size)] + tuple(size))
 
 
+def _numba_modules():
+    """(numba_kernels, pool_numba), or skip the test where numba is not installed."""
+    pytest.importorskip("numba", reason="numba not installed: numba kernels skipped")
+    from minigrad.kernels import numba_kernels, pool_numba
+    return numba_kernels, pool_numba
+
+
 def _check_kernels(x, size, runs, plan, parallel):
     """The numba scan, gather and scatter-add against the NumPy reference on x (*B, *size)."""
+    NK, K = _numba_modules()
     with pytest.MonkeyPatch.context() as mp:
         if parallel:
             mp.setattr(NK, "SERIAL_BELOW", 0)          # the parallel kernels, also on small inputs
@@ -694,6 +700,7 @@ def test_numba_tiled_max_pool_equals_the_numpy_reference(parallel, d, dtype, spe
     x = _awkward((2, 3) + size, dtype, special)
     args = (size, out, kernel, kernel, (0,) * d, (1,) * d)
     values, index = _check_kernels(x, size, P._pool_runs(*args), P._pool_plan(*args), parallel)
+    NK, K = _numba_modules()
     with pytest.MonkeyPatch.context() as mp:
         if parallel:
             mp.setattr(NK, "SERIAL_BELOW", 0)
@@ -705,12 +712,14 @@ def test_numba_tiled_max_pool_equals_the_numpy_reference(parallel, d, dtype, spe
 
 @pytest.mark.parametrize("pool", [lambda f, t: f.max_pool2d(t, 2), lambda f, t: f.max_pool2d(t, 3, 2, 1),
                                   lambda f, t: f.max_pool1d(t.flatten(2), 4, 3, 1, 2, True),
-                                  lambda f, t: f.adaptive_max_pool2d(t, (7, 5)), lambda f, t: f.adaptive_max_pool2d(t, 1)],
+                                  lambda f, t: f.adaptive_max_pool2d(t, (7, 5)),
+                                  lambda f, t: f.adaptive_max_pool2d(t, 1)],
                          ids=["tiled", "3,2,1", "1d", "adaptive", "global"])
 def test_max_pool_backends_agree_above_the_serial_threshold(pool):
     """A float32 input above ``SERIAL_BELOW`` (the parallel kernels at the real threshold), with some NaN:
     values, indices and gradient of both backends agree (the gradient up to float32 rounding: the NumPy
     scatter adds in float64)."""
+    NK, _ = _numba_modules()
     x = RNG.standard_normal((3, 8, 110, 100)).astype(np.float32)
     x[RNG.random(x.shape) < 1e-4] = np.nan
     assert x.size >= NK.SERIAL_BELOW
@@ -732,6 +741,7 @@ def test_numba_max_pool_gradient_is_pytorchs_bit_for_bit():
     """Overlapping windows sharing their maximum (float32): the scatter-add adds in float32 in output order,
     as PyTorch's CPU backward does, so the gradient is PyTorch's exactly."""
     torch = torch_or_skip()
+    _numba_modules()
     x = RNG.standard_normal((4, 8, 33, 31)).astype(np.float32)
     x[:, :, ::3] = 1.0                                 # ties: one element wins several windows
     g = RNG.standard_normal((4, 8, 17, 16)).astype(np.float32)
@@ -745,6 +755,8 @@ def test_numba_max_pool_gradient_is_pytorchs_bit_for_bit():
 
 def test_numba_forward_takes_the_values_from_the_scan(monkeypatch):
     """On the numba backend the forward gathers nothing: the scan returned the values with the indices."""
+    _, K = _numba_modules()
+
     def no_gather(*args):
         raise AssertionError("a second pass over x")
     monkeypatch.setattr(K, "take", no_gather)
