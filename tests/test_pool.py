@@ -687,6 +687,17 @@ def test_numba_adaptive_max_pool_equals_the_numpy_reference(parallel, d, dtype, 
                    P._adaptive_plan(size, out), parallel)
 
 
+@pytest.mark.parametrize("special", ["none", "nan", "extremes"])
+@pytest.mark.parametrize("dtype", KERNEL_DTYPES)
+@pytest.mark.parametrize("size", [(1,), (7,), (1, 1), (3, 5), (6, 1)])
+def test_numba_global_max_pool_equals_the_numpy_reference(size, dtype, special):
+    """One window covering the whole plane (adaptive pooling to 1 or 1x1: NumPy's argmax, NaN planes fixed up)."""
+    out = (1,) * len(size)
+    x = _awkward((4, 3) + size, dtype, special)
+    x[0, 0] = np.nan if special == "nan" and x.dtype.kind == "f" else x[0, 0]   # a plane all NaN
+    _check_kernels(x, size, P._adaptive_runs(size, out), P._adaptive_plan(size, out), parallel=False)
+
+
 @pytest.mark.parametrize("parallel", [False, True])
 @settings(max_examples=30)
 @given(d=st.sampled_from([1, 2]), dtype=st.sampled_from(KERNEL_DTYPES), special=st.sampled_from(["none", "nan",

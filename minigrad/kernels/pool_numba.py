@@ -15,7 +15,10 @@ is a 2-D one of height 1. One parallel task per plane (each task owns the plane 
 axis as runs (``pool.py``'s ``_window_runs`` of its position tables, strided and adaptive windows alike):
 window o reads first[o] + t step, t < count[o], the positions inside the input (reading runs instead of the
 (O, k) position and inside tables measured ~20% faster). Windows that tile the input (stride = kernel, no
-padding or dilation, every window whole) have a kernel of their own, ~25% faster again.
+padding or dilation, every window whole) have a kernel of their own, ~25% faster again. A single window
+covering the whole plane (global max pooling) is NumPy's SIMD argmax of each plane, which picks the scan's
+element except in a plane holding NaN, fixed up afterwards (``_plane_max``): ~6x faster than the scan, whose
+running maximum is a chain of dependent compares (~1 ns an element here).
 
 Each task first checks its plane for NaN (one vectorized pass, ~0.15 ns an element): a plane without NaN is
 scanned with the plain ``v > best`` test, which the compiler turns into a loop ~2x faster than the one that
@@ -151,11 +154,27 @@ def window_max(x, runs):
     (h_first, h_count, h_step), (w_first, w_count, w_step) = runs
     planes = _planes(x, d)
     out_shape = x.shape[:x.ndim - d] + tuple(first.size for first, _, _ in runs[2 - d:])
+    if (h_count.size, w_count.size) == (1, 1) and (h_count[0], w_count[0]) == planes.shape[1:]:
+        best, index = _plane_max(planes.reshape(planes.shape[0], -1))      # one window: the whole plane
+        return best.reshape(out_shape), index.reshape(out_shape)
     best = np.empty((planes.shape[0], h_first.size, w_first.size), dtype=x.dtype)
     index = np.empty(best.shape, dtype=np.int64)
     work = planes.shape[0] * int(h_count.sum()) * int(w_count.sum())       # elements read
     _run(_scan, work, planes, h_first, h_count, h_step, w_first, w_count, w_step, best, index)
     return best.reshape(out_shape), index.reshape(out_shape)
+
+
+def _plane_max(rows):
+    """(values, index) (P,) of the maxima of rows (P, S) by the scan's rule, for a window that is the whole
+    plane (global max pooling). NumPy's SIMD argmax gives the first maximum, the rule's choice, unless a row
+    holds NaN: then it points at the row's first NaN, and those rows (only they) take their last NaN."""
+    index = np.argmax(rows, axis=1)                                        # (P,)
+    best = rows[np.arange(rows.shape[0]), index]
+    nan_rows = np.flatnonzero(best != best)
+    if nan_rows.size:
+        last = rows.shape[1] - 1 - np.argmax(np.isnan(rows[nan_rows, ::-1]), axis=1)
+        index[nan_rows], best[nan_rows] = last, rows[nan_rows, last]
+    return best, index.astype(np.int64, copy=False)
 
 
 def tiled_max(x, kernel, out_sizes):
