@@ -5,7 +5,9 @@
     python bench/bench_conv.py --json out.json
 
 The channel norms (BatchNorm2d, GroupNorm(8), InstanceNorm2d, affine) forward + backward at the shapes a
-CNN gives them, from 2x16x8x8 to 32x32x32x32. Float32 ``nn.Conv2d`` layers with a 3x3 kernel, padding 1, bias, at the CNN shapes of issue 12:
+CNN gives them, from 2x16x8x8 to 32x32x32x32. The max poolings (float32, forward + backward): MaxPool2d(2)
+as in the CNN below, an overlapping padded MaxPool2d(3, 2, 1) and AdaptiveMaxPool2d to 7x7 and to 1x1.
+Float32 ``nn.Conv2d`` layers with a 3x3 kernel, padding 1, bias, at the CNN shapes of issue 12:
 
 * 32x3x32x32 -> 32 channels (a first layer: few input channels, large images);
 * 32x64x16x16 -> 64 channels (a middle layer);
@@ -48,6 +50,14 @@ CNN_NORMS = ("BatchNorm2d", "GroupNorm(8)")
 # the channel norms at the shapes a CNN gives them (issue 12, item 4): (N, C, H, W) after a convolution
 NORM_SHAPES = [(2, 16, 8, 8), (8, 32, 16, 16), (32, 64, 8, 8), (32, 32, 32, 32)]
 NORM_LAYERS = ("BatchNorm2d", "GroupNorm(8)", "InstanceNorm2d")
+# the max poolings (issue 12): name -> (module arguments, input shape N, C, H, W)
+POOL_LAYERS = {
+    "MaxPool2d(2) 32x32x32x32": (("MaxPool2d", 2), (32, 32, 32, 32)),
+    "MaxPool2d(2) 32x64x16x16": (("MaxPool2d", 2), (32, 64, 16, 16)),
+    "MaxPool2d(3, 2, 1) 32x64x32x32": (("MaxPool2d", 3, 2, 1), (32, 64, 32, 32)),
+    "AdaptiveMaxPool2d((7, 7)) 32x64x32x32": (("AdaptiveMaxPool2d", (7, 7)), (32, 64, 32, 32)),
+    "AdaptiveMaxPool2d(1) 32x64x32x32": (("AdaptiveMaxPool2d", 1), (32, 64, 32, 32)),
+}
 LIBRARIES = ("minigrad", "pytorch")
 
 
@@ -76,6 +86,9 @@ def worker(library, threads, quick):
         for shape in NORM_SHAPES:
             result[f"{norm} {'x'.join(map(str, shape))}|fwd+bwd"] = time_call(
                 norm_step(lib, norm, shape, rng), samples=5 if quick else 11, budget=0.3 if quick else 1.0)
+    for name, (module, shape) in POOL_LAYERS.items():
+        result[f"{name}|fwd+bwd"] = time_call(pool_step(lib, module, shape, rng), samples=5 if quick else 11,
+                                              budget=0.3 if quick else 1.0)
     for norm in CNN_NORMS:
         result[f"CNN, {norm}|train step"] = time_call(cnn_step(lib, norm, rng), samples=5 if quick else 11,
                                                       budget=0.5 if quick else 2.0)
@@ -89,6 +102,20 @@ def norm_step(lib, norm, shape, rng):
              "InstanceNorm2d": lambda: lib.nn.InstanceNorm2d(c, affine=True)}[norm]()
     x = lib.tensor(rng.standard_normal(shape, dtype=np.float32), requires_grad=True)
     g = lib.tensor(rng.standard_normal(shape, dtype=np.float32))
+
+    def step():
+        x.grad = None
+        layer(x).backward(g)
+    return step
+
+
+def pool_step(lib, module, shape, rng):
+    """Forward + backward of one pooling layer ``module`` (its class name and arguments) on a float32 ``shape``,
+    as a closure."""
+    name, *args = module
+    layer = getattr(lib.nn, name)(*args)
+    x = lib.tensor(rng.standard_normal(shape, dtype=np.float32), requires_grad=True)
+    g = lib.tensor(rng.standard_normal(tuple(layer(x).shape), dtype=np.float32))
 
     def step():
         x.grad = None
@@ -126,6 +153,7 @@ def report(results, thread_counts):
         rows = []
         keys = ([(name, p) for name in LAYERS for p in PASSES]
                 + [(f"{n} {'x'.join(map(str, shape))}", "fwd+bwd") for n in NORM_LAYERS for shape in NORM_SHAPES]
+                + [(name, "fwd+bwd") for name in POOL_LAYERS]
                 + [(f"CNN, {n}", "train step") for n in CNN_NORMS])
         for name, pass_name in keys:
             key = f"{name}|{pass_name}"

@@ -7,7 +7,10 @@
   odd, even and one-pixel sizes: forward, gradient and the returned indices equal PyTorch's;
 * ties in max pooling (the gradient goes where PyTorch's index points), NaN windows;
 * the modules (output, gradient, repr);
-* bad input: PyTorch's exception type, a message naming the problem, the input unchanged.
+* bad input: PyTorch's exception type, a message naming the problem, the input unchanged;
+* max pooling on both kernel backends: the max-pooling cases and sweeps run with the numba kernels
+  (``minigrad/kernels/pool_numba.py``) and with the NumPy reference, and the kernels equal the reference
+  exactly (values and indices) over random windows, dtypes, NaN, ties and -inf, serial and parallel.
 
 The ops are linear (max pooling piecewise linear), so the double-backward tests bend their output with a
 non-linear factor; ``assert_double_mirror`` also differentiates the first gradients with respect to the
@@ -33,6 +36,14 @@ from .mirror import (
 )
 
 RNG = np.random.default_rng(12)
+BACKENDS = ("numba", "numpy")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    """Run the test on the numba kernels and on the NumPy reference."""
+    with mg.kernels.use_backend(request.param):
+        yield request.param
 
 
 def normal(*shape):
@@ -55,6 +66,7 @@ CASES = {
     "max_pool2d_unbatched": (lambda lib, x: F(lib).max_pool2d(x, 3, 1, 1), (2, 5, 4)),
     "max_pool1d": (lambda lib, x: F(lib).max_pool1d(x, 3, 2, 1, 2, True), (2, 3, 9)),
     "max_pool1d_unbatched": (lambda lib, x: F(lib).max_pool1d(x, 2), (3, 6)),
+    "max_pool2d_ceil_tiled": (lambda lib, x: F(lib).max_pool2d(x, 2, ceil_mode=True), (2, 2, 5, 7)),
     "avg_pool2d": (lambda lib, x: F(lib).avg_pool2d(x, 3, 2, 1, True, False), (2, 2, 6, 5)),
     "avg_pool2d_include": (lambda lib, x: F(lib).avg_pool2d(x, (2, 3), 1, (1, 1), False, True), (1, 2, 3, 4)),
     "avg_pool2d_divisor": (lambda lib, x: F(lib).avg_pool2d(x, 2, divisor_override=3), (2, 4, 5)),
@@ -89,28 +101,36 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_gradcheck(name):
+# max pooling runs on both backends; the other ops have no kernels of their own
+ON_BACKENDS = [(name, b) for name in CASES for b in (BACKENDS if "max" in name else BACKENDS[:1])]
+
+
+@pytest.mark.parametrize("name, kernels", ON_BACKENDS)
+def test_gradcheck(name, kernels):
     fn, shape = CASES[name]
-    check_grad(lambda x: fn(mg, x), normal(*shape))
+    with mg.kernels.use_backend(kernels):
+        check_grad(lambda x: fn(mg, x), normal(*shape))
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_gradgradcheck(name):
+@pytest.mark.parametrize("name, kernels", ON_BACKENDS)
+def test_gradgradcheck(name, kernels):
     fn, shape = CASES[name]
-    check_gradgrad(lambda x: bend(fn(mg, x)), normal(*shape))
+    with mg.kernels.use_backend(kernels):
+        check_gradgrad(lambda x: bend(fn(mg, x)), normal(*shape))
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_mirror(name):
+@pytest.mark.parametrize("name, kernels", ON_BACKENDS)
+def test_mirror(name, kernels):
     fn, shape = CASES[name]
-    assert_mirror(*run_both(fn), normal(*shape))
+    with mg.kernels.use_backend(kernels):
+        assert_mirror(*run_both(fn), normal(*shape))
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_double_mirror(name):
+@pytest.mark.parametrize("name, kernels", ON_BACKENDS)
+def test_double_mirror(name, kernels):
     fn, shape = CASES[name]
-    assert_double_mirror(*run_both(lambda lib, x: bend(fn(lib, x))), normal(*shape))
+    with mg.kernels.use_backend(kernels):
+        assert_double_mirror(*run_both(lambda lib, x: bend(fn(lib, x))), normal(*shape))
 
 
 def test_third_order_through_pooling():
@@ -182,12 +202,14 @@ def pool_case(draw, d):
             return size, kernel, stride, padding, dilation
 
 
+@pytest.mark.parametrize("kernels", BACKENDS)
 @settings(max_examples=50)
 @given(d=st.sampled_from([1, 2]), ceil_mode=st.booleans(), batch=st.sampled_from([(), (1,), (2,)]), data=st.data())
-def test_max_pool_sweep(d, ceil_mode, batch, data):
+def test_max_pool_sweep(kernels, d, ceil_mode, batch, data):
     size, kernel, stride, padding, dilation = data.draw(pool_case(d))
-    _compare(lambda lib, t: getattr(F(lib), f"max_pool{d}d")(t, kernel, stride, padding, dilation, ceil_mode, True),
-             normal(*batch, 2, *size), indices=True)
+    with mg.kernels.use_backend(kernels):
+        _compare(lambda lib, t: getattr(F(lib), f"max_pool{d}d")(t, kernel, stride, padding, dilation, ceil_mode,
+                                                                  True), normal(*batch, 2, *size), indices=True)
 
 
 @settings(max_examples=40)
@@ -214,21 +236,25 @@ def test_avg_pool1d_sweep(case, ceil_mode, count_include_pad, batch):
              normal(*batch, 2, size))
 
 
+@pytest.mark.parametrize("kernels", BACKENDS)
 @settings(max_examples=30)
 @given(size=st.tuples(sides, sides), out=st.tuples(st.integers(1, 8), st.integers(1, 8)),
        batch=st.sampled_from([(), (1,), (2,)]))
-def test_adaptive_pool2d_sweep(size, out, batch):
+def test_adaptive_pool2d_sweep(kernels, size, out, batch):
     x = normal(*batch, 2, *size)
-    _compare(lambda lib, t: F(lib).adaptive_avg_pool2d(t, out), x)
-    _compare(lambda lib, t: F(lib).adaptive_max_pool2d(t, out, True), x, indices=True)
+    with mg.kernels.use_backend(kernels):
+        _compare(lambda lib, t: F(lib).adaptive_avg_pool2d(t, out), x)
+        _compare(lambda lib, t: F(lib).adaptive_max_pool2d(t, out, True), x, indices=True)
 
 
+@pytest.mark.parametrize("kernels", BACKENDS)
 @settings(max_examples=20)
 @given(size=sides, out=st.integers(1, 9), batch=st.sampled_from([(), (1,), (2,)]))
-def test_adaptive_pool1d_sweep(size, out, batch):
+def test_adaptive_pool1d_sweep(kernels, size, out, batch):
     x = normal(*batch, 3, size)
-    _compare(lambda lib, t: F(lib).adaptive_avg_pool1d(t, out), x)
-    _compare(lambda lib, t: F(lib).adaptive_max_pool1d(t, out, True), x, indices=True)
+    with mg.kernels.use_backend(kernels):
+        _compare(lambda lib, t: F(lib).adaptive_avg_pool1d(t, out), x)
+        _compare(lambda lib, t: F(lib).adaptive_max_pool1d(t, out, True), x, indices=True)
 
 
 @settings(max_examples=40)
@@ -302,7 +328,7 @@ def test_pixel_shuffle_sweep(r, c, h, w, batch):
 
 
 # --------------------------------------------------------------------------- ties and NaN
-def test_max_pool_ties_route_the_gradient_like_pytorch():
+def test_max_pool_ties_route_the_gradient_like_pytorch(backend):
     """Equal values in overlapping windows: the index, and so the gradient, is PyTorch's (the first maximum
     in each window); a gradient accumulates where windows share their maximum."""
     x = np.array([[[[1.0, 1.0, 2.0, 2.0], [1.0, 3.0, 3.0, 0.0], [1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]]]])
@@ -313,7 +339,7 @@ def test_max_pool_ties_route_the_gradient_like_pytorch():
         _compare(fn, x, indices=True)
 
 
-def test_max_pool_nan_wins_as_in_pytorch():
+def test_max_pool_nan_wins_as_in_pytorch(backend):
     x = np.array([[[np.nan, 1.0, np.nan, 5.0, 2.0, np.nan]]])
     torch = torch_or_skip()
     ours = F(mg).max_pool1d(mg.tensor(x), 3, 3, return_indices=True)
@@ -322,7 +348,7 @@ def test_max_pool_nan_wins_as_in_pytorch():
     np.testing.assert_array_equal(ours[0].numpy(), theirs[0].numpy())
 
 
-def test_float32_keeps_dtype():
+def test_float32_keeps_dtype(backend):
     x = normal(2, 3, 5, 5).astype(np.float32)
     for fn in (lambda t: F(mg).max_pool2d(t, 2), lambda t: F(mg).avg_pool2d(t, 3, 1, 1),
                lambda t: F(mg).pad(t, (1, 1, 1, 1), mode="reflect"), lambda t: F(mg).pad(t, (1, 1), value=2),
@@ -517,7 +543,7 @@ def test_inf_and_nan_stay_in_their_windows():
         _compare(fn, x)
 
 
-def test_integer_input():
+def test_integer_input(backend):
     """Max pooling and padding take integer tensors (no gradient); averages and resizing refuse them with
     PyTorch's NotImplementedError."""
     torch = torch_or_skip()
@@ -537,11 +563,12 @@ def test_integer_input():
             fn(F(mg), mg.tensor(x))
 
 
-def test_empty_batch():
+def test_empty_batch(backend):
     x = normal(0, 2, 5, 4)
     for fn in (lambda lib, t: F(lib).max_pool2d(t, 2), lambda lib, t: F(lib).avg_pool2d(t, 3, 1, 1),
                lambda lib, t: F(lib).adaptive_avg_pool2d(t, 3), lambda lib, t: F(lib).pad(t, (1, 1, 2, 2), "reflect"),
-               lambda lib, t: F(lib).interpolate(t, scale_factor=2, mode="bilinear")):
+               lambda lib, t: F(lib).interpolate(t, scale_factor=2, mode="bilinear"),
+               lambda lib, t: F(lib).max_pool2d(t, 3, 2, 1), lambda lib, t: F(lib).adaptive_max_pool2d(t, (2, 3))):
         _compare(fn, x)
 
 
@@ -562,7 +589,7 @@ def test_max_pool_scan_paths_agree(case, ceil_mode, data):
     np.testing.assert_array_equal(padded, P._masked_scan(x, steps, shape, -np.inf, has_nan))
 
 
-def test_max_pool_of_minus_inf_with_padding():
+def test_max_pool_of_minus_inf_with_padding(backend):
     """-inf inside the input next to padding: the index is the first element inside the input, as PyTorch."""
     x = normal(1, 2, 4, 5)
     x[0, 0, :2, :2] = -np.inf
@@ -570,7 +597,7 @@ def test_max_pool_of_minus_inf_with_padding():
     _compare(lambda lib, t: F(lib).max_pool2d(t, 3, 2, 1, return_indices=True), x, indices=True)
 
 
-def test_writing_into_returned_indices_leaves_the_gradient_alone():
+def test_writing_into_returned_indices_leaves_the_gradient_alone(backend):
     x = mg.tensor(normal(1, 2, 4, 4), requires_grad=True)
     out, indices = F(mg).max_pool2d(x, 2, return_indices=True)
     expected = np.zeros(16 * 2)
@@ -578,3 +605,192 @@ def test_writing_into_returned_indices_leaves_the_gradient_alone():
     indices.zero_()
     out.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy().ravel(), expected)
+
+
+# --------------------------------------------------------------------------- numba kernels = NumPy reference
+KERNEL_DTYPES = (np.float32, np.float64, np.int64, np.int32, np.uint8)
+
+
+def _awkward(shape, dtype, special):
+    """Small values (many ties), with NaN or the extremes (-inf and inf; an integer type's min and max) in
+    about a tenth of the elements."""
+    dtype = np.dtype(dtype)
+    x = RNG.integers(0 if dtype.kind == "u" else -2, 3, shape).astype(dtype)
+    where = RNG.random(shape)
+    if special == "nan" and dtype.kind == "f":
+        x[where < 0.1] = np.nan
+    elif special == "extremes":
+        low, high = (-np.inf, np.inf) if dtype.kind == "f" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+        x[where < 0.1] = low
+        x[where > 0.97] = high
+    return x
+
+
+def _added_in_order(g, index, size):
+    """zeros (*B, *size) with g added at index one output after the other, in g's dtype (np.add.at)."""
+    n_planes = int(np.prod(index.shape[:index.ndim - len(size)]))
+    out = np.zeros((n_planes, int(np.prod(size))), dtype=g.dtype)
+    np.add.at(out, (np.arange(n_planes)[:, None], index.reshape(n_planes, -1)), g.reshape(n_planes, -1))
+    return out.reshape(index.shape[:index.ndim - len(size)] + tuple(size))
+
+
+def _numba_modules():
+    """(numba_kernels, pool_numba), or skip the test where numba is not installed."""
+    pytest.importorskip("numba", reason="numba not installed: numba kernels skipped")
+    from minigrad.kernels import numba_kernels, pool_numba
+    return numba_kernels, pool_numba
+
+
+def _check_kernels(x, size, runs, plan, parallel):
+    """The numba scan, gather and scatter-add against the NumPy reference on x (*B, *size)."""
+    NK, K = _numba_modules()
+    with pytest.MonkeyPatch.context() as mp:
+        if parallel:
+            mp.setattr(NK, "SERIAL_BELOW", 0)          # the parallel kernels, also on small inputs
+        values, index = K.window_max(x, runs)
+        expected = P._window_argmax(x, plan)
+        assert index.dtype == np.int64 and values.dtype == x.dtype
+        np.testing.assert_array_equal(index, expected)
+        np.testing.assert_array_equal(values, P._take(x, expected, size))
+        np.testing.assert_array_equal(K.take(x, index, size), values)
+        if x.dtype.kind == "f":
+            g = RNG.standard_normal(index.shape).astype(x.dtype)
+            dx = K.scatter_add(g, index, size)
+            assert dx.dtype == x.dtype
+            np.testing.assert_array_equal(dx, _added_in_order(g, index, size))
+            np.testing.assert_allclose(dx, P._scatter_add(g, index, size), rtol=1e-6, atol=1e-6)
+    return values, index
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@settings(max_examples=60)
+@given(d=st.sampled_from([1, 2]), dtype=st.sampled_from(KERNEL_DTYPES), ceil_mode=st.booleans(),
+       special=st.sampled_from(["none", "nan", "extremes"]), batch=st.sampled_from([(), (1,), (3,)]), data=st.data())
+def test_numba_max_pool_equals_the_numpy_reference(parallel, d, dtype, ceil_mode, special, batch, data):
+    """Strided windows (kernel, stride, padding, dilation, ceil_mode): the numba scan picks exactly the NumPy
+    scan's elements, with ties, NaN and the extremes; gather and scatter-add agree too."""
+    size, kernel, stride, padding, dilation = data.draw(pool_case(d))
+    out = tuple(P._pooled_size(*a, ceil_mode) for a in zip(size, kernel, stride, padding, dilation))
+    args = (size, out, kernel, stride, padding, dilation)
+    _check_kernels(_awkward(batch + (2,) + size, dtype, special), size, P._pool_runs(*args), P._pool_plan(*args),
+                   parallel)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@settings(max_examples=40)
+@given(d=st.sampled_from([1, 2]), dtype=st.sampled_from(KERNEL_DTYPES), special=st.sampled_from(["none", "nan",
+       "extremes"]), batch=st.sampled_from([(), (2,)]), data=st.data())
+def test_numba_adaptive_max_pool_equals_the_numpy_reference(parallel, d, dtype, special, batch, data):
+    size = tuple(data.draw(st.integers(1, 12)) for _ in range(d))
+    out = tuple(data.draw(st.integers(1, 9)) for _ in range(d))
+    _check_kernels(_awkward(batch + (3,) + size, dtype, special), size, P._adaptive_runs(size, out),
+                   P._adaptive_plan(size, out), parallel)
+
+
+@pytest.mark.parametrize("special", ["none", "nan", "extremes"])
+@pytest.mark.parametrize("dtype", KERNEL_DTYPES)
+@pytest.mark.parametrize("size", [(1,), (7,), (1, 1), (3, 5), (6, 1)])
+def test_numba_global_max_pool_equals_the_numpy_reference(size, dtype, special):
+    """One window covering the whole plane (adaptive pooling to 1 or 1x1: NumPy's argmax, NaN planes fixed up)."""
+    out = (1,) * len(size)
+    x = _awkward((4, 3) + size, dtype, special)
+    x[0, 0] = np.nan if special == "nan" and x.dtype.kind == "f" else x[0, 0]   # a plane all NaN
+    _check_kernels(x, size, P._adaptive_runs(size, out), P._adaptive_plan(size, out), parallel=False)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@settings(max_examples=30)
+@given(d=st.sampled_from([1, 2]), dtype=st.sampled_from(KERNEL_DTYPES), special=st.sampled_from(["none", "nan",
+       "extremes"]), data=st.data())
+def test_numba_tiled_max_pool_equals_the_numpy_reference(parallel, d, dtype, special, data):
+    """Windows that tile the input (stride = kernel, a remainder left over): the tiled kernel, the general
+    one and the NumPy reference agree."""
+    kernel = tuple(data.draw(st.integers(1, 4)) for _ in range(d))
+    size = tuple(data.draw(st.integers(k, 3 * k + 2)) for k in kernel)
+    out = tuple(n // k for n, k in zip(size, kernel))
+    x = _awkward((2, 3) + size, dtype, special)
+    args = (size, out, kernel, kernel, (0,) * d, (1,) * d)
+    values, index = _check_kernels(x, size, P._pool_runs(*args), P._pool_plan(*args), parallel)
+    NK, K = _numba_modules()
+    with pytest.MonkeyPatch.context() as mp:
+        if parallel:
+            mp.setattr(NK, "SERIAL_BELOW", 0)
+        tiled_values, tiled_index = K.tiled_max(x, kernel, out)
+    np.testing.assert_array_equal(tiled_index, P._tiled_argmax(x, kernel, out))
+    np.testing.assert_array_equal(tiled_index, index)
+    np.testing.assert_array_equal(tiled_values, values)
+
+
+@pytest.mark.parametrize("pool", [lambda f, t: f.max_pool2d(t, 2), lambda f, t: f.max_pool2d(t, 3, 2, 1),
+                                  lambda f, t: f.max_pool1d(t.flatten(2), 4, 3, 1, 2, True),
+                                  lambda f, t: f.adaptive_max_pool2d(t, (7, 5)),
+                                  lambda f, t: f.adaptive_max_pool2d(t, 1)],
+                         ids=["tiled", "3,2,1", "1d", "adaptive", "global"])
+def test_max_pool_backends_agree_above_the_serial_threshold(pool):
+    """A float32 input above ``SERIAL_BELOW`` (the parallel kernels at the real threshold), with some NaN:
+    values, indices and gradient of both backends agree (the gradient up to float32 rounding: the NumPy
+    scatter adds in float64)."""
+    NK, _ = _numba_modules()
+    x = RNG.standard_normal((3, 8, 110, 100)).astype(np.float32)
+    x[RNG.random(x.shape) < 1e-4] = np.nan
+    assert x.size >= NK.SERIAL_BELOW
+    results = []
+    for kernels in BACKENDS:
+        with mg.kernels.use_backend(kernels):
+            t = mg.tensor(x, requires_grad=True)
+            y = pool(F(mg), t)
+            index = y.grad_fn.index
+            y.backward(mg.tensor(np.cos(np.arange(y.numel(), dtype=np.float32)).reshape(y.shape)))
+            results.append((y.detach().numpy(), index, t.grad.numpy()))
+    (y1, i1, g1), (y2, i2, g2) = results
+    np.testing.assert_array_equal(i1, i2)
+    np.testing.assert_array_equal(y1, y2)
+    np.testing.assert_allclose(g1, g2, rtol=1e-6, atol=1e-6)
+
+
+def test_numba_max_pool_gradient_is_pytorchs_bit_for_bit():
+    """Overlapping windows sharing their maximum (float32): the scatter-add adds in float32 in output order,
+    as PyTorch's CPU backward does, so the gradient is PyTorch's exactly."""
+    torch = torch_or_skip()
+    _numba_modules()
+    x = RNG.standard_normal((4, 8, 33, 31)).astype(np.float32)
+    x[:, :, ::3] = 1.0                                 # ties: one element wins several windows
+    g = RNG.standard_normal((4, 8, 17, 16)).astype(np.float32)
+    with mg.kernels.use_backend("numba"):
+        ours = mg.tensor(x, requires_grad=True)
+        F(mg).max_pool2d(ours, 3, 2, 1).backward(mg.tensor(g))
+    theirs = torch.tensor(x, requires_grad=True)
+    F(torch).max_pool2d(theirs, 3, 2, 1).backward(torch.tensor(g))
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
+
+def test_numba_forward_takes_the_values_from_the_scan(monkeypatch):
+    """On the numba backend the forward gathers nothing: the scan returned the values with the indices."""
+    _, K = _numba_modules()
+
+    def no_gather(*args):
+        raise AssertionError("a second pass over x")
+    monkeypatch.setattr(K, "take", no_gather)
+    monkeypatch.setattr(P, "_take", no_gather)
+    x = mg.tensor(normal(2, 3, 8, 9), requires_grad=True)
+    with mg.kernels.use_backend("numba"):
+        for pool in (lambda t: F(mg).max_pool2d(t, 2), lambda t: F(mg).max_pool2d(t, 3, 2, 1, ceil_mode=True),
+                     lambda t: F(mg).adaptive_max_pool2d(t, 3)):
+            pool(x).sum().backward()
+
+
+def test_dtypes_without_kernels_keep_the_numpy_path():
+    """float16 (no numba kernel) pools the same on both backends."""
+    x = RNG.standard_normal((2, 3, 7, 6)).astype(np.float16)
+    for pool in (lambda t: F(mg).max_pool2d(t, 2, return_indices=True),
+                 lambda t: F(mg).max_pool2d(t, 3, 2, 1, return_indices=True)):
+        results = []
+        for kernels in BACKENDS:
+            with mg.kernels.use_backend(kernels):
+                t = mg.tensor(x, requires_grad=True)
+                y, index = pool(t)
+                y.sum().backward()
+                results.append((y.detach().numpy(), index.numpy(), t.grad.numpy()))
+        for ours, reference in zip(*results):
+            assert ours.dtype == reference.dtype
+            np.testing.assert_array_equal(ours, reference)

@@ -10,7 +10,12 @@ Two linear building blocks carry all of them:
   (fastest at a CNN's sizes), else as a weighted sum of k gathers from M_a's non-zeros (rows × k per line),
   so that an inf or NaN reaches only the outputs whose windows hold it.
 * ``WindowMax``: out = x[..., index], a gather of one input element per output by a flat spatial index (the
-  argmax of each pooling window, chosen in NumPy before the gather); its adjoint is a scatter-add.
+  argmax of each pooling window, chosen before the gather); its adjoint is a scatter-add.
+
+Max pooling's window scan (values and argmax in one pass), the gather and the scatter-add run as numba kernels
+(``minigrad/kernels/pool_numba.py``) on the ``"numba"`` backend, for the dtypes they take; the NumPy code here
+(``_window_argmax``, ``_tiled_argmax``, ``_take``, ``_scatter_add``) is the ``"numpy"`` backend and the
+reference the kernels are tested against.
 
 Both are linear in x, so ``backward`` is the adjoint (Mᵀ along each axis; the scatter-add of the gather) and
 ``graph_backward`` applies the adjoint as the same Function with transposed data, whose backward is the
@@ -149,21 +154,40 @@ class WindowMax(Function):
     """out = x[..., index]: ``index`` (*B, *O) holds flat positions in x's last d axes (x (*B, *S)), the max of
     each pooling window, chosen before the call. Linear in x: dx = the scatter-add of dout at ``index``.
     With ``scatter=True`` this Function is that scatter-add (into a spatial size S), whose adjoint is the
-    gather: the graph_backward of each is the other."""
+    gather: the graph_backward of each is the other. ``values``: the gather's result when the scan that
+    chose ``index`` already has it (the numba kernels), so that the forward does not read x again."""
 
     @staticmethod
-    def forward(ctx, a, index, size, scatter):
+    def forward(ctx, a, index, size, scatter, values):
         ctx.index, ctx.size, ctx.scatter = index, size, scatter   # size: S, the gather's input spatial shape
-        return _scatter_add(a._data, index, size) if scatter else _take(a._data, index, size)
+        return values if values is not None else _gather_or_scatter(scatter, a._data, index, size)
 
     @staticmethod
     def backward(ctx, dout):
-        adjoint = _take if ctx.scatter else _scatter_add
-        return adjoint(dout._data, ctx.index, ctx.size), None, None, None
+        return _gather_or_scatter(not ctx.scatter, dout._data, ctx.index, ctx.size), None, None, None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
-        return WindowMax.apply(dout, ctx.index, ctx.size, not ctx.scatter), None, None, None
+        return WindowMax.apply(dout, ctx.index, ctx.size, not ctx.scatter, None), None, None, None, None
+
+
+def _numba_pool(dtype, scatter=False):
+    """The numba kernels (``kernels/pool_numba.py``) on the numba backend if they take ``dtype`` (the scatter-add
+    only float32/float64); None otherwise: then the NumPy code here, which is also their reference."""
+    from .. import kernels
+    if kernels.get_backend() != "numba":
+        return None
+    from ..kernels import pool_numba
+    return pool_numba if dtype in (pool_numba.SCATTER_DTYPES if scatter else pool_numba.SCAN_DTYPES) else None
+
+
+def _gather_or_scatter(scatter, a, index, size):
+    """``_scatter_add(a, index, size)`` if ``scatter`` else ``_take(a, index, size)``, by the numba kernels
+    where they take a's dtype."""
+    fast = _numba_pool(a.dtype, scatter)
+    if scatter:
+        return (fast.scatter_add if fast else _scatter_add)(a, index, size)
+    return (fast.take if fast else _take)(a, index, size)
 
 
 def _take(x, index, size):
@@ -323,9 +347,9 @@ def _window_argmax(x, plan):
 
 
 def _tiled_argmax(x, kernel, out_sizes):
-    """``_window_argmax`` for windows that tile the input (stride = kernel, no padding, no dilation): the same
-    scan over the kernel offsets (``_padded_scan``, each offset an evenly spaced slice of x, so PyTorch's
-    rules for ties and NaN hold), and the flat index of each window's winner by arithmetic,
+    """``_window_argmax`` for windows that tile the input (stride = kernel, no padding or dilation, every window
+    whole): the same scan over the kernel offsets (``_padded_scan``, each offset an evenly spaced slice of x,
+    so PyTorch's rules for ties and NaN hold), and the flat index of each window's winner by arithmetic,
     (o * k + offset) along each axis, instead of the general plan's position tables. (*B, *O) int64."""
     d = len(kernel)
     batch, sizes = x.shape[:x.ndim - d], x.shape[x.ndim - d:]
@@ -381,21 +405,31 @@ def _masked_scan(x, steps, out_shape, lowest, has_nan):
     return choice
 
 
-def _max_by_windows(input, plan, return_indices):
-    index = _window_argmax(input._data, plan)
-    out = WindowMax.apply(input, index, input.shape[input.ndim - len(plan[0]):], False)
+def _max_output(input, d, values, index, return_indices):
+    """The pooled tensor (a ``WindowMax`` of input at ``index``, whose values the scan may already have), and
+    the indices if asked for."""
+    out = WindowMax.apply(input, index, input.shape[input.ndim - d:], False, values)
     return (out, Tensor(index.copy())) if return_indices else out   # a copy: backward keeps its own
 
 
 @_cached
+def _pool_windows(in_sizes, out_sizes, kernel, stride, padding, dilation):
+    """Per axis the positions (O, k) and inside (O, k) of a strided max pooling's windows; None if a window
+    lies entirely in the padding."""
+    windows = tuple(_pool_window(*args) for args in zip(in_sizes, out_sizes, kernel, stride, padding, dilation))
+    return windows if all(ok.any(axis=1).all() for _, ok in windows) else None
+
+
+@_cached
+def _pool_runs(in_sizes, out_sizes, kernel, stride, padding, dilation):
+    return _window_runs(_pool_windows(in_sizes, out_sizes, kernel, stride, padding, dilation))
+
+
+@_cached
 def _pool_plan(in_sizes, out_sizes, kernel, stride, padding, dilation):
-    """The scan plan of a strided max pooling (None if a window lies entirely in the padding): the masked
-    steps and, for the padded scan, the padding (left, right) per axis and each offset's slices into the
-    padded input."""
-    windows = [_pool_window(*args) for args in zip(in_sizes, out_sizes, kernel, stride, padding, dilation)]
-    if not all(ok.any(axis=1).all() for _, ok in windows):
-        return None
-    positions, steps = _scan_plan(windows, in_sizes)
+    """The scan plan of a strided max pooling (its windows must touch the input): the masked steps and, for
+    the padded scan, the padding (left, right) per axis and each offset's slices into the padded input."""
+    positions, steps = _scan_plan(_pool_windows(in_sizes, out_sizes, kernel, stride, padding, dilation), in_sizes)
     pads = tuple((p, max((o - 1) * s + (k - 1) * dl + 1 - p - n, 0))
                  for n, o, k, s, p, dl in zip(in_sizes, out_sizes, kernel, stride, padding, dilation))
     slices = [tuple(slice(a * dl, a * dl + (o - 1) * s + 1, s) for a, o, s, dl in zip(offset, out_sizes, stride,
@@ -405,24 +439,62 @@ def _pool_plan(in_sizes, out_sizes, kernel, stride, padding, dilation):
 
 
 @_cached
+def _adaptive_windows(in_sizes, out_sizes):
+    return tuple(_adaptive_window(n, o) for n, o in zip(in_sizes, out_sizes))
+
+
+@_cached
+def _adaptive_runs(in_sizes, out_sizes):
+    return _window_runs(_adaptive_windows(in_sizes, out_sizes))
+
+
+@_cached
 def _adaptive_plan(in_sizes, out_sizes):
-    return _scan_plan([_adaptive_window(n, o) for n, o in zip(in_sizes, out_sizes)], in_sizes) + (None,)
+    return _scan_plan(_adaptive_windows(in_sizes, out_sizes), in_sizes) + (None,)
+
+
+def _window_runs(windows):
+    """The windows (per axis positions and inside, (O, k)) as the numba scan takes them: per axis (first,
+    count, step), window o's inside positions being first[o] + t step for t < count[o]. Exact for pooling
+    and adaptive windows alike: along an axis the inside positions of a window are consecutive offsets,
+    ``step`` (the dilation; 1 for adaptive windows) apart."""
+    runs = []
+    for pos, inside in windows:
+        first = pos[np.arange(pos.shape[0]), inside.argmax(axis=1)]
+        step = int(pos[0, 1] - pos[0, 0]) if pos.shape[1] > 1 else 1
+        runs.append((first.astype(np.int64), inside.sum(axis=1).astype(np.int64), step))
+    return tuple(runs)
+
+
+def _windows_max(input, d, runs, plan, return_indices):
+    """Max pooling over windows along the last d axes: by the numba scan over ``runs()`` (``_window_runs``), or
+    by the NumPy scan over ``plan()`` (the same windows as a scan plan) and a gather."""
+    fast = _numba_pool(input.dtype)
+    if fast is not None:
+        values, index = fast.window_max(input._data, runs())
+    else:
+        values, index = None, _window_argmax(input._data, plan())
+    return _max_output(input, d, values, index, return_indices)
 
 
 # =========================================================================== max pooling
 def _max_pool(name, d, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     kernel, stride, padding, dilation = _pool_args(name, input, d, kernel_size, stride, padding, dilation)
     sizes = _output_sizes(name, input, d, kernel, stride, padding, dilation, ceil_mode)
-    if stride == kernel and not any(padding) and all(dl == 1 for dl in dilation):
-        index = _tiled_argmax(input._data, kernel, sizes)   # windows that tile the input: the common CNN case
-        out = WindowMax.apply(input, index, input.shape[input.ndim - d:], False)
-        return (out, Tensor(index.copy())) if return_indices else out
-    plan = _pool_plan(input.shape[-d:], sizes, kernel, stride, padding, dilation)
-    if plan is None:
+    in_sizes = input.shape[-d:]
+    if (stride == kernel and not any(padding) and all(dl == 1 for dl in dilation)
+            and all(o * k <= n for o, k, n in zip(sizes, kernel, in_sizes))):
+        # windows that tile the input, all whole (ceil_mode's partial last window takes the general path)
+        fast = _numba_pool(input.dtype)
+        values, index = fast.tiled_max(input._data, kernel, sizes) if fast is not None else \
+            (None, _tiled_argmax(input._data, kernel, sizes))
+        return _max_output(input, d, values, index, return_indices)
+    args = (in_sizes, sizes, kernel, stride, padding, dilation)
+    if _pool_windows(*args) is None:
         # PyTorch returns -inf there, with an index outside the input that its backward would write to
         raise RuntimeError(f"{name}: a pooling window lies entirely in the padding (kernel_size={kernel}, "
-                           f"padding={padding}, dilation={dilation}, input size {tuple(input.shape[-d:])})")
-    return _max_by_windows(input, plan, return_indices)
+                           f"padding={padding}, dilation={dilation}, input size {tuple(in_sizes)})")
+    return _windows_max(input, d, lambda: _pool_runs(*args), lambda: _pool_plan(*args), return_indices)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -525,7 +597,9 @@ def adaptive_avg_pool2d(input, output_size):
 
 def _adaptive_max_pool(name, d, input, output_size, return_indices):
     sizes = _adaptive_sizes(name, input, d, output_size)
-    return _max_by_windows(input, _adaptive_plan(input.shape[-d:], sizes), return_indices)
+    in_sizes = input.shape[-d:]
+    return _windows_max(input, d, lambda: _adaptive_runs(in_sizes, sizes), lambda: _adaptive_plan(in_sizes, sizes),
+                        return_indices)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
