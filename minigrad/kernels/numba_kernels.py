@@ -356,17 +356,25 @@ def _group_norm_backward(dy, x, mean, rstd, num_groups, w, dx, dw, db):
 
 
 @_kernel
-def _batch_norm_stats(x, mean, var):
+def _batch_norm_stats(x, eps, momentum, running_mean, running_var, mean, var, rstd):
     n_count, c_count, s_count = x.shape
     seg_mean, seg_m2 = np.empty((n_count, c_count)), np.empty((n_count, c_count))  # per (n, c) slice, float64
     for i in prange(n_count * c_count):
         n, c = i // c_count, i % c_count
         seg_mean[n, c] = _sum_dev(x[n, c], 0.0) / s_count              # x[n, c] (S,)
         seg_m2[n, c] = _sum_sq_dev(x[n, c], seg_mean[n, c])            # seg_m2, seg_mean (N, C)
+    one, eps_ = x.dtype.type(1.0), x.dtype.type(eps)
     for c in prange(c_count):                                          # merge the slices in n order
         m = _sum_dev(seg_mean[:, c], 0.0) / n_count                    # seg_mean[:, c] (N,)
         m2 = _sum_dev(seg_m2[:, c], 0.0) + s_count * _sum_sq_dev(seg_mean[:, c], m)  # total variance
         mean[c], var[c] = m, m2 / (n_count * s_count)                  # mean, var (C,)
+        rstd[c] = one / np.sqrt(var[c] + eps_)                         # in x's dtype, as the reference
+    if running_mean.size:                                              # the reference's blend, in x's dtype
+        count = n_count * s_count
+        mom, keep, unbias = x.dtype.type(momentum), x.dtype.type(1 - momentum), x.dtype.type(count / (count - 1))
+        for c in range(c_count):
+            running_mean[c] = mom * mean[c] + keep * running_mean[c]   # running_mean, running_var (C,)
+            running_var[c] = mom * (var[c] * unbias) + keep * running_var[c]
 
 
 @_kernel
@@ -495,10 +503,26 @@ def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw,
 
 def batch_norm_stats(x):
     """The numba twin of batch_norm_stats in minigrad/ops/norm/batchnorm.py."""
+    return _batch_norm_statistics(x, 0.0, 0.0, None, None)[:2]
+
+
+def batch_norm_train_stats(x, eps, momentum, running_mean, running_var):
+    """The numba twin of batch_norm_train_stats in minigrad/ops/norm/batchnorm.py."""
+    mean, _, rstd = _batch_norm_statistics(x, eps, momentum, running_mean, running_var)
+    return mean, rstd
+
+
+def _batch_norm_statistics(x, eps, momentum, running_mean, running_var):
+    """(mean, var, rstd) (C,) of x (N, C, S); the running buffers ((C,) arrays of x's dtype) blended in place
+    unless None."""
     x = np.ascontiguousarray(x)
-    mean, var = np.empty(x.shape[1], x.dtype), np.empty(x.shape[1], x.dtype)
-    _run(_batch_norm_stats, x.size, x, mean, var)
-    return mean, var
+    c = x.shape[1]
+    no_buffer = np.empty(0, x.dtype)
+    mean, var, rstd = np.empty(c, x.dtype), np.empty(c, x.dtype), np.empty(c, x.dtype)
+    _run(_batch_norm_stats, x.size, x, float(eps), float(momentum),
+         no_buffer if running_mean is None else running_mean, no_buffer if running_var is None else running_var,
+         mean, var, rstd)
+    return mean, var, rstd
 
 
 def batch_norm_forward(x, mean, rstd, weight, bias):

@@ -85,8 +85,27 @@ def update_running_stats(running_mean, running_var, mean, unbiased_var, momentum
     straight into the buffers' memory, whose version counter counts the write (as ``copy_`` would,
     at half its cost)."""
     for running, stat in ((running_mean, mean), (running_var, unbiased_var)):
-        np.copyto(running._data, momentum * stat + (1 - momentum) * running._data, casting="unsafe")
+        blend_running(running._data, stat, momentum)
         bump(running._data)
+
+
+def blend_running(running, statistic, momentum):
+    """running <- momentum * statistic + (1 - momentum) * running, into the ndarray ``running``'s memory."""
+    np.copyto(running, momentum * statistic + (1 - momentum) * running, casting="unsafe")
+
+
+def buffer_array(buffer, dtype):
+    """A running buffer (a Tensor of C elements) as the flat (C,) array of ``dtype`` that a kernel updates in
+    place: a view of its memory when it is contiguous and of that dtype, else a copy (``buffer_written``)."""
+    return np.ascontiguousarray(buffer._data.reshape(-1), dtype=dtype)
+
+
+def buffer_written(buffer, array):
+    """After a kernel updated ``array = buffer_array(buffer, ...)``: the values into the buffer's memory if
+    ``array`` is a copy (cast to the buffer's dtype), and the write counted in its version."""
+    if array.base is None:                          # a copy: a view of the buffer always has a base
+        np.copyto(buffer._data, array.reshape(buffer._data.shape), casting="unsafe")
+    bump(buffer._data)
 
 
 def count_batch(num_batches_tracked):
