@@ -24,7 +24,7 @@ How the kernels work (the formulas are derived in docs/derivations/*.md):
 * statistics and every sum are accumulated in float64, also for float32 data: a float32 row of
   65,536 elements with |mean| >> std stays within 1e-5 of a float64 reference; the variance is
   never E[x^2] - E[x]^2: two-pass, mean((x - mean)^2), for float64 data, and for float32 data
-  one pass of float64 sums around the slice's first element (``_mean_rstd`` bounds its error).
+  one pass of float64 sums around the slice's first element (``_moments`` bounds its error).
   The elementwise passes (y, dx) run in the data's dtype, as the NumPy kernels do, which for
   float32 doubles the SIMD width; a float64 mean enters them as hi + lo float32 parts, so
   centering loses nothing when |mean| >> std;
@@ -162,21 +162,28 @@ def _shifted_sums(a, k):
     return s1, s2
 
 
-@_helper
-def _mean_rstd(a, eps):
-    """float64 mean and 1/sqrt(biased var + eps) of the slice a (L,).
+@_inline
+def _moments(a):
+    """float64 mean and M2 = sum_j (a_j - mean)^2 of the slice a (L,).
 
-    float64 data: two passes, var = mean((a - mean)^2). float32 data: one pass of float64 sums around
-    k = a_0, var = mean((a - k)^2) - (mean - k)^2, 30% faster. Its rounding error relative to var is
-    about 2^-52 * (1 + (mean - k)^2 / var), and (mean - k)^2 <= L * var since a_0 is one of the
-    deviations, so it stays below float32's own rounding (2^-24) for every slice shorter than ~2^26."""
+    float64 data: two passes, M2 = sum((a - mean)^2). float32 data: one pass of float64 sums around
+    k = a_0, M2 = sum((a - k)^2) - L * (mean - k)^2: half the reads. Its rounding error relative to M2 is
+    about 2^-52 * (1 + L * (mean - k)^2 / M2), and (mean - k)^2 <= M2 since a_0 is one of the deviations,
+    so it stays below float32's own rounding (2^-24) for every slice shorter than ~2^26."""
     n = a.size
     if a.itemsize == 4:
         k = np.float64(a[0]) if n else 0.0
         s1, s2 = _shifted_sums(a, k)
-        return k + s1 / n, 1.0 / np.sqrt(max(s2 / n - (s1 / n) ** 2, 0.0) + eps)
+        return k + s1 / n, max(s2 - s1 * (s1 / n), 0.0)
     m = _sum_dev(a, 0.0) / n
-    return m, 1.0 / np.sqrt(_sum_sq_dev(a, m) / n + eps)
+    return m, _sum_sq_dev(a, m)
+
+
+@_inline
+def _mean_rstd(a, eps):
+    """float64 mean and 1/sqrt(biased var + eps) of the slice a (L,) (``_moments``)."""
+    m, m2 = _moments(a)
+    return m, 1.0 / np.sqrt(m2 / a.size + eps)
 
 
 @_inline
@@ -361,8 +368,7 @@ def _batch_norm_stats(x, eps, momentum, running_mean, running_var, mean, var, rs
     seg_mean, seg_m2 = np.empty((n_count, c_count)), np.empty((n_count, c_count))  # per (n, c) slice, float64
     for i in prange(n_count * c_count):
         n, c = i // c_count, i % c_count
-        seg_mean[n, c] = _sum_dev(x[n, c], 0.0) / s_count              # x[n, c] (S,)
-        seg_m2[n, c] = _sum_sq_dev(x[n, c], seg_mean[n, c])            # seg_m2, seg_mean (N, C)
+        seg_mean[n, c], seg_m2[n, c] = _moments(x[n, c])               # x[n, c] (S,); seg_mean, seg_m2 (N, C)
     one, eps_ = x.dtype.type(1.0), x.dtype.type(eps)
     for c in prange(c_count):                                          # merge the slices in n order
         m = _sum_dev(seg_mean[:, c], 0.0) / n_count                    # seg_mean[:, c] (N,)
