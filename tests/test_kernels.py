@@ -33,8 +33,8 @@ RTOL = {np.float32: 1e-6, np.float64: 1e-12}
 NEEDS = list(itertools.product([False, True], repeat=3))   # (need_dx, need_dw, need_db)
 NEED_IDS = ["".join(name for name, need in zip(("dx", "dw", "db"), n) if need) or "none" for n in NEEDS]
 KERNEL_NAMES = ("rms_norm_forward", "rms_norm_backward", "layer_norm_forward", "layer_norm_backward",
-                "group_norm_forward", "group_norm_backward", "batch_norm_stats", "batch_norm_forward",
-                "batch_norm_backward")
+                "group_norm_forward", "group_norm_backward", "batch_norm_stats", "batch_norm_train_stats",
+                "batch_norm_forward", "batch_norm_backward")
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -165,6 +165,32 @@ def test_numba_backward_matches_numpy(case, dtype, needs, nb):
     actual = c.backward(nb, a, stats, needs)
     assert [g is not None for g in actual] == list(needs)
     assert_same_outputs(actual, expected, RTOL[dtype], ["dx", "dw", "db"])
+
+
+@pytest.mark.parametrize("buffers", [True, False], ids=["buffers", "no-buffers"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_batch_norm_train_stats(kern, dtype, buffers):
+    """Training's statistics in one call: the mean as batch_norm_stats gives it, rstd = 1/sqrt(var + eps) and
+    the running buffers blended with the unbiased variance, against the float64 formulas; on one backend,
+    bit for bit what its batch_norm_stats followed by the NumPy rstd and blend give."""
+    a = arrays((5, 6, 7), 6, dtype)
+    x, eps, momentum, count = a["x"], 1e-3, 0.25, 5 * 7
+    running = (a["running_mean"].copy(), a["running_rstd"].copy()) if buffers else (None, None)
+    mean, rstd = kern.batch_norm_train_stats(x, eps, momentum, *running)
+    x64 = x.astype(np.float64)
+    mean64, var64 = x64.mean((0, 2)), x64.var((0, 2))
+    assert mean.dtype == rstd.dtype == dtype
+    assert_close(mean, mean64, RTOL[dtype], "mean")
+    assert_close(rstd, 1 / np.sqrt(var64 + eps), RTOL[dtype], "rstd")
+    stats_mean, stats_var = kern.batch_norm_stats(x)
+    np.testing.assert_array_equal(mean, stats_mean)
+    np.testing.assert_array_equal(rstd, 1.0 / np.sqrt(stats_var + eps))
+    if buffers:
+        for got, old, stat, stat64 in ((running[0], a["running_mean"], stats_mean, mean64),
+                                       (running[1], a["running_rstd"], stats_var * (count / (count - 1)),
+                                        var64 * count / (count - 1))):
+            np.testing.assert_array_equal(got, momentum * stat + (1 - momentum) * old)
+            assert_close(got, momentum * stat64 + (1 - momentum) * old.astype(np.float64), RTOL[dtype], "running")
 
 
 @pytest.mark.parametrize("eps", [0.0, 1e-6])

@@ -176,6 +176,19 @@ def test_mirror_functional_with_running_buffers(shape, momentum):
                  shape, params=[(w, tw), (b, tb)], state=state)
 
 
+def test_strided_running_buffers_are_updated_in_their_memory():
+    """Running buffers that are strided views of a larger tensor: the blend lands in that tensor's memory (the
+    kernel works on a contiguous copy, written back), element for element as PyTorch updates the same views."""
+    torch = torch_or_skip()
+    x, base = randn((4, 3, 5), 3), randn(12, 4)
+    ours, theirs = mg.tensor(base.copy()), torch.tensor(base.copy())
+    for _ in range(2):
+        F.batch_norm(mg.tensor(x), ours[::4], ours[1::4], training=True, momentum=0.3)
+        torch.nn.functional.batch_norm(torch.tensor(x), theirs[::4], theirs[1::4], training=True, momentum=0.3)
+    assert_close(ours._data, theirs.numpy(), "the tensor under the buffers", rtol=1e-12, atol=1e-12)
+    assert not np.allclose(ours._data[::4], base[::4]) and np.array_equal(ours._data[2::4], base[2::4])
+
+
 def test_mirror_constant_channel():
     """A channel with zero variance: xhat = 0, y = bias, rstd = 1/sqrt(eps); gradients stay finite."""
     torch = torch_or_skip()

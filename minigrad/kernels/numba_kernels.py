@@ -24,7 +24,7 @@ How the kernels work (the formulas are derived in docs/derivations/*.md):
 * statistics and every sum are accumulated in float64, also for float32 data: a float32 row of
   65,536 elements with |mean| >> std stays within 1e-5 of a float64 reference; the variance is
   never E[x^2] - E[x]^2: two-pass, mean((x - mean)^2), for float64 data, and for float32 data
-  one pass of float64 sums around the slice's first element (``_mean_rstd`` bounds its error).
+  one pass of float64 sums around the slice's first element (``_moments`` bounds its error).
   The elementwise passes (y, dx) run in the data's dtype, as the NumPy kernels do, which for
   float32 doubles the SIMD width; a float64 mean enters them as hi + lo float32 parts, so
   centering loses nothing when |mean| >> std;
@@ -62,6 +62,10 @@ from . import buffers
 _parallel = njit(parallel=True, cache=True, fastmath=False, error_model="numpy")  # prange loops on numba's threads
 _helper = njit(cache=True, fastmath=False, error_model="numpy")                   # called inside a task
 _sum = njit(cache=True, fastmath={"reassoc"}, error_model="numpy")                # float64 sums, SIMD lanes
+# The elementwise helpers of the channel kernels run once per (n, c) slice, often of 64 elements or fewer:
+# a call per slice cost more than its loop (BatchNorm2d forward at 32x64x8x8: 55 us called, 27 us inlined).
+# Inlined at numba's level, they take the caller's flags: only for code without sums (``_sum`` must stay a call).
+_inline = njit(cache=True, fastmath=False, error_model="numpy", inline="always")
 
 SERIAL_BELOW = 1 << 18
 """Work size (elements of x) below which a kernel runs serially on the calling thread: waking numba's
@@ -158,24 +162,31 @@ def _shifted_sums(a, k):
     return s1, s2
 
 
-@_helper
-def _mean_rstd(a, eps):
-    """float64 mean and 1/sqrt(biased var + eps) of the slice a (L,).
+@_inline
+def _moments(a):
+    """float64 mean and M2 = sum_j (a_j - mean)^2 of the slice a (L,).
 
-    float64 data: two passes, var = mean((a - mean)^2). float32 data: one pass of float64 sums around
-    k = a_0, var = mean((a - k)^2) - (mean - k)^2, 30% faster. Its rounding error relative to var is
-    about 2^-52 * (1 + (mean - k)^2 / var), and (mean - k)^2 <= L * var since a_0 is one of the
-    deviations, so it stays below float32's own rounding (2^-24) for every slice shorter than ~2^26."""
+    float64 data: two passes, M2 = sum((a - mean)^2). float32 data: one pass of float64 sums around
+    k = a_0, M2 = sum((a - k)^2) - L * (mean - k)^2: half the reads. Its rounding error relative to M2 is
+    about 2^-52 * (1 + L * (mean - k)^2 / M2), and (mean - k)^2 <= M2 since a_0 is one of the deviations,
+    so it stays below float32's own rounding (2^-24) for every slice shorter than ~2^26."""
     n = a.size
     if a.itemsize == 4:
         k = np.float64(a[0]) if n else 0.0
         s1, s2 = _shifted_sums(a, k)
-        return k + s1 / n, 1.0 / np.sqrt(max(s2 / n - (s1 / n) ** 2, 0.0) + eps)
+        return k + s1 / n, max(s2 - s1 * (s1 / n), 0.0)
     m = _sum_dev(a, 0.0) / n
-    return m, 1.0 / np.sqrt(_sum_sq_dev(a, m) / n + eps)
+    return m, _sum_sq_dev(a, m)
 
 
-@_helper
+@_inline
+def _mean_rstd(a, eps):
+    """float64 mean and 1/sqrt(biased var + eps) of the slice a (L,) (``_moments``)."""
+    m, m2 = _moments(a)
+    return m, 1.0 / np.sqrt(m2 / a.size + eps)
+
+
+@_inline
 def _hi_lo(m, like):
     """The float64 m as hi + lo in the dtype of the array ``like``: ((x - hi) - lo) centers x with nearly
     float64 accuracy in float32 arithmetic (x - hi is exact for x near m; lo is 0 for float64 data)."""
@@ -183,7 +194,7 @@ def _hi_lo(m, like):
     return hi, like.dtype.type(m - hi)
 
 
-@_helper
+@_inline
 def _affine_segment(xs, ys, m, s, wc, bc):
     """ys = (xs - m) * s * wc + bc on one slice (L,) with scalar statistics and parameters (GN, BN)."""
     m_hi, m_lo = _hi_lo(m, xs)
@@ -192,7 +203,7 @@ def _affine_segment(xs, ys, m, s, wc, bc):
         ys[t] = ((xs[t] - m_hi) - m_lo) * s_ * wc + bc  # xs, ys (L,)
 
 
-@_helper
+@_inline
 def _centered_dx_segment(dys, xs, dxs, wc, s, m, mean_gw, coef):
     """dxs = s * (wc*dys - mean_gw - (xs - m)*coef), coef = s * mean(gw * xhat): the centered dx on a slice (L,)."""
     m_hi, m_lo = _hi_lo(m, xs)
@@ -306,6 +317,16 @@ def _add_over_n(part_nc, out):
         out[c] = _sum_dev(part_nc[:, c], 0.0)                          # part_nc[:, c] (N,)
 
 
+@_inline
+def _split(i, inner):
+    """(i // inner, i % inner) for a task index i >= 0, in unsigned arithmetic: Python's floor division of signed
+    integers costs sign fix-ups, and indices that may be negative cost a wraparound check at every array
+    access (BatchNorm2d forward at 32x64x8x8: 26 -> 16 us)."""
+    u, d = np.uint64(i), np.uint64(inner)
+    q = u // d
+    return q, u - q * d
+
+
 @_kernel
 def _group_norm_forward(x, num_groups, w, b, eps, y, mean, rstd):
     n_count, c_count, s_count = x.shape
@@ -313,7 +334,7 @@ def _group_norm_forward(x, num_groups, w, b, eps, y, mean, rstd):
     size = cg * s_count                                                # elements per group
     samples = x.reshape(n_count, c_count * s_count)                    # (N, C*S): group g is one 1-D slice
     for i in prange(n_count * num_groups):
-        n, g = i // num_groups, i % num_groups
+        n, g = _split(i, num_groups)
         m, s = _mean_rstd(samples[n, g * size:(g + 1) * size], eps)   # the group (C/G*S,), contiguous, no copy
         mean[n, g], rstd[n, g] = m, s                                  # mean, rstd (N, G)
         for c in range(g * cg, (g + 1) * cg):
@@ -329,7 +350,7 @@ def _group_norm_backward(dy, x, mean, rstd, num_groups, w, dx, dw, db):
     need_x = need_dx or dw.size > 0
     dw_nc, db_nc = np.empty((n_count, c_count)), np.empty((n_count, c_count))   # per (n, c) slice
     for i in prange(n_count * num_groups):
-        n, g = i // num_groups, i % num_groups
+        n, g = _split(i, num_groups)
         s, m = np.float64(rstd[n, g]), np.float64(mean[n, g])          # rstd, mean (N, G)
         sum_gw = sum_gw_xc = sum_xc = 0.0                              # sums around the saved (rounded) mean m
         for c in range(g * cg, (g + 1) * cg):
@@ -352,24 +373,31 @@ def _group_norm_backward(dy, x, mean, rstd, num_groups, w, dx, dw, db):
 
 
 @_kernel
-def _batch_norm_stats(x, mean, var):
+def _batch_norm_stats(x, eps, momentum, running_mean, running_var, mean, var, rstd):
     n_count, c_count, s_count = x.shape
     seg_mean, seg_m2 = np.empty((n_count, c_count)), np.empty((n_count, c_count))  # per (n, c) slice, float64
     for i in prange(n_count * c_count):
-        n, c = i // c_count, i % c_count
-        seg_mean[n, c] = _sum_dev(x[n, c], 0.0) / s_count              # x[n, c] (S,)
-        seg_m2[n, c] = _sum_sq_dev(x[n, c], seg_mean[n, c])            # seg_m2, seg_mean (N, C)
+        n, c = _split(i, c_count)
+        seg_mean[n, c], seg_m2[n, c] = _moments(x[n, c])               # x[n, c] (S,); seg_mean, seg_m2 (N, C)
+    one, eps_ = x.dtype.type(1.0), x.dtype.type(eps)
     for c in prange(c_count):                                          # merge the slices in n order
         m = _sum_dev(seg_mean[:, c], 0.0) / n_count                    # seg_mean[:, c] (N,)
         m2 = _sum_dev(seg_m2[:, c], 0.0) + s_count * _sum_sq_dev(seg_mean[:, c], m)  # total variance
         mean[c], var[c] = m, m2 / (n_count * s_count)                  # mean, var (C,)
+        rstd[c] = one / np.sqrt(var[c] + eps_)                         # in x's dtype, as the reference
+    if running_mean.size:                                              # the reference's blend, in x's dtype
+        count = n_count * s_count
+        mom, keep, unbias = x.dtype.type(momentum), x.dtype.type(1 - momentum), x.dtype.type(count / (count - 1))
+        for c in range(c_count):
+            running_mean[c] = mom * mean[c] + keep * running_mean[c]   # running_mean, running_var (C,)
+            running_var[c] = mom * (var[c] * unbias) + keep * running_var[c]
 
 
 @_kernel
 def _batch_norm_forward(x, mean, rstd, w, b, y):
     n_count, c_count, s_count = x.shape
     for i in prange(n_count * c_count):
-        n, c = i // c_count, i % c_count
+        n, c = _split(i, c_count)
         _affine_segment(x[n, c], y[n, c], np.float64(mean[c]), np.float64(rstd[c]), w[c], b[c])  # (S,); (C,)
 
 
@@ -382,7 +410,7 @@ def _batch_norm_backward(dy, x, mean, rstd, w, training, dx, dw, db):
     if need_sums:
         dy_nc, dy_xc_nc = np.empty((n_count, c_count)), np.empty((n_count, c_count))   # per (n, c) slice
         for i in prange(n_count * c_count):
-            n, c = i // c_count, i % c_count
+            n, c = _split(i, c_count)
             _, dy_nc[n, c], dy_xc_nc[n, c] = _slice_sums(dy[n, c], x[n, c], np.float64(mean[c]))  # (S,); (N, C)
         _add_over_n(dy_nc, sum_dy)
         _add_over_n(dy_xc_nc, sum_dy_xhat)
@@ -391,7 +419,7 @@ def _batch_norm_backward(dy, x, mean, rstd, w, training, dx, dw, db):
     if need_dx:
         size = n_count * s_count                                       # elements per channel
         for i in prange(n_count * c_count):
-            n, c = i // c_count, i % c_count
+            n, c = _split(i, c_count)
             if training:
                 s = np.float64(rstd[c])                                # rstd (C,)
                 mean_gw, coef = w[c] * sum_dy[c] / size, s * w[c] * sum_dy_xhat[c] / size  # coef = s * mean(gw*xhat)
@@ -491,10 +519,26 @@ def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw,
 
 def batch_norm_stats(x):
     """The numba twin of batch_norm_stats in minigrad/ops/norm/batchnorm.py."""
+    return _batch_norm_statistics(x, 0.0, 0.0, None, None)[:2]
+
+
+def batch_norm_train_stats(x, eps, momentum, running_mean, running_var):
+    """The numba twin of batch_norm_train_stats in minigrad/ops/norm/batchnorm.py."""
+    mean, _, rstd = _batch_norm_statistics(x, eps, momentum, running_mean, running_var)
+    return mean, rstd
+
+
+def _batch_norm_statistics(x, eps, momentum, running_mean, running_var):
+    """(mean, var, rstd) (C,) of x (N, C, S); the running buffers ((C,) arrays of x's dtype) blended in place
+    unless None."""
     x = np.ascontiguousarray(x)
-    mean, var = np.empty(x.shape[1], x.dtype), np.empty(x.shape[1], x.dtype)
-    _run(_batch_norm_stats, x.size, x, mean, var)
-    return mean, var
+    c = x.shape[1]
+    no_buffer = np.empty(0, x.dtype)
+    mean, var, rstd = np.empty(c, x.dtype), np.empty(c, x.dtype), np.empty(c, x.dtype)
+    _run(_batch_norm_stats, x.size, x, float(eps), float(momentum),
+         no_buffer if running_mean is None else running_mean, no_buffer if running_var is None else running_var,
+         mean, var, rstd)
+    return mean, var, rstd
 
 
 def batch_norm_forward(x, mean, rstd, weight, bias):

@@ -13,6 +13,7 @@ import numpy as np
 from .. import dtypes
 from ..creation import tensor
 from ..ops.norm.batchnorm import batch_norm
+from ..ops.norm.channels import count_batch
 from ..ops.norm.groupnorm import group_norm, instance_norm
 from .._checks import as_index, check_tensor
 from ..tensor import Tensor, check_device
@@ -87,21 +88,24 @@ class _BatchNorm(_NormBase):
         raise NotImplementedError
 
     def forward(self, input):
-        check_tensor(input, type(self).__name__ + ".forward", "input", 1)
+        if not isinstance(input, Tensor):
+            check_tensor(input, type(self).__name__ + ".forward", "input", 1)
         self._check_input_dim(input)
-        counting = self.training and self.track_running_stats and self.num_batches_tracked is not None
+        running_mean, running_var, num_batches = self.running_mean, self.running_var, self.num_batches_tracked
+        training = self.training
+        counting = training and self.track_running_stats and num_batches is not None
         if self.momentum is not None:
             factor = self.momentum
         else:
-            factor = 1.0 / (int(self.num_batches_tracked.item()) + 1) if counting else 0.0
+            factor = 1.0 / (int(num_batches.item()) + 1) if counting else 0.0
         # Buffers are passed when they are updated (training, tracked, a non-empty batch: an empty one has
         # no statistics, and PyTorch leaves the buffers as they are) or used (eval, present).
-        passed = not self.training or (self.track_running_stats and input.numel() > 0)
-        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
-        out = batch_norm(input, self.running_mean if passed else None, self.running_var if passed else None,
+        passed = not training or (self.track_running_stats and input.numel() > 0)
+        use_batch_stats = training or (running_mean is None and running_var is None)
+        out = batch_norm(input, running_mean if passed else None, running_var if passed else None,
                          self.weight, self.bias, use_batch_stats, factor, self.eps)
         if counting:
-            self.num_batches_tracked.add_(1)
+            count_batch(num_batches)
         return out
 
 

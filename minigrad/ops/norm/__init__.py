@@ -16,7 +16,7 @@ exports every family's NumPy reference kernels: it is the ``"numpy"`` backend of
 __all__ = ["rms_norm", "layer_norm", "batch_norm", "instance_norm", "group_norm"]   # what nn.functional exports
 
 from .batchnorm import batch_norm, batch_norm_backward, batch_norm_composite, batch_norm_forward  # noqa: F401
-from .batchnorm import batch_norm_stats  # noqa: F401
+from .batchnorm import batch_norm_stats, batch_norm_train_stats  # noqa: F401
 from .groupnorm import group_norm, group_norm_backward, group_norm_composite, group_norm_forward  # noqa: F401
 from .groupnorm import instance_norm, instance_norm_composite  # noqa: F401
 from .layernorm import layer_norm, layer_norm_backward, layer_norm_composite, layer_norm_forward  # noqa: F401

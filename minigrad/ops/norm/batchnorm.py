@@ -25,10 +25,10 @@ from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
 from ...tensor import Tensor
-from .channels import (ChannelNormBackward, affine_channels, channel_affine, channel_array, channel_backward,
-                       channel_graph_backward, channel_operands, channel_param_grads, channels_view, check_channel_input,
-                       check_param_dtypes, check_running_pair, per_channel, save_for_channel_backward,
-                       update_running_stats, verify_batch_size)
+from .channels import (ChannelNormBackward, affine_channels, blend_running, buffer_array, buffer_written,
+                       channel_affine, channel_array, channel_backward, channel_graph_backward, channel_operands,
+                       channel_param_grads, channels_view, check_channel_input, check_param_dtypes, check_running_pair,
+                       per_channel, save_for_channel_backward, verify_batch_size)
 from .common import center, centered_dx, normalize, square_mean64
 
 
@@ -38,6 +38,18 @@ def batch_norm_stats(x):
     mean = x.mean(axis=(0, 2), dtype=np.float64)      # (C,)
     xc = center(x, mean[:, None])                     # (N, C, S)
     return mean.astype(x.dtype), square_mean64(xc, "ncs->c").astype(x.dtype)   # squares in float64: no overflow
+
+
+def batch_norm_train_stats(x, eps, momentum, running_mean, running_var):
+    """Training's statistics of x (N, C, S): (mean (C,), rstd (C,)), rstd = 1/sqrt(var + eps) in x's dtype. Given
+    running buffers ((C,) arrays of x's dtype, else None), also updates them in place with the unbiased
+    variance var * n/(n-1), n = N*S (``channels.blend_running``): one kernel call for the whole step."""
+    mean, var = batch_norm_stats(x)
+    if running_mean is not None:
+        n = x.shape[0] * x.shape[2]
+        blend_running(running_mean, mean, momentum)
+        blend_running(running_var, var * (n / (n - 1)), momentum)
+    return mean, 1.0 / np.sqrt(var + eps)
 
 
 def batch_norm_forward(x, mean, rstd, weight, bias):
@@ -127,13 +139,13 @@ class BatchNormBackward(ChannelNormBackward):
 def batch_norm_composite(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                          eps=1e-5):
     """``batch_norm`` written with ordinary ops (same arguments, checks and buffer updates)."""
-    mean, var = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,
-                                                     momentum, eps)
+    mean, rstd = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,
+                                                      momentum, eps)
     x = input.to(compute_dtype(input.dtype))
     if training:
         xhat = normalize(x, (0,) + tuple(range(2, x.ndim)), eps)
-    else:
-        xhat = (x - per_channel(Tensor(mean), x.ndim)) * (per_channel(Tensor(var), x.ndim) + eps).rsqrt()
+    else:                                                           # the running statistics: constants
+        xhat = (x - per_channel(Tensor(mean), x.ndim)) * per_channel(Tensor(rstd), x.ndim)
     return channel_affine(xhat, weight, bias).to(input.dtype)
 
 
@@ -141,26 +153,27 @@ def batch_norm_composite(input, running_mean, running_var, weight=None, bias=Non
 @takes_tensors("input", "weight", "bias", optional=("running_mean", "running_var"))
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """``F.batch_norm``: PyTorch's semantics (module docstring), the hand-derived backward."""
-    mean, var = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,
-                                                     momentum, eps)
-    return BatchNormFunction.apply(input, weight, bias, mean=mean, rstd=1.0 / np.sqrt(var + eps), training=training,
-                                   eps=eps)
+    mean, rstd = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,
+                                                      momentum, eps)
+    return BatchNormFunction.apply(input, weight, bias, mean=mean, rstd=rstd, training=training, eps=eps)
 
 
 def _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training, momentum, eps):
-    """Check the arguments (before any state changes), then return the per-channel (mean, var)
-    to normalize with: in training the batch's (after updating the running buffers, if given,
+    """Check the arguments (before any state changes), then return the per-channel (mean, rstd) to normalize
+    with, rstd = 1/sqrt(var + eps): in training the batch's (after updating the running buffers, if given,
     with the unbiased variance), in eval the running buffers'. Arrays in the compute dtype."""
     check_batch_norm_arguments(input, running_mean, running_var, weight, bias, training, eps)
     dtype = compute_dtype(input.dtype)
     if not training:
-        return channel_array(running_mean, dtype), channel_array(running_var, dtype)
+        return channel_array(running_mean, dtype), 1.0 / np.sqrt(channel_array(running_var, dtype) + eps)
     x3 = channels_view(input._data)                                   # (N, C, S)
-    mean, var = kernel(batch_norm_stats)(x3)                  # (C,) each
-    if running_mean is not None:
-        n = x3.shape[0] * x3.shape[2]
-        update_running_stats(running_mean, running_var, mean, var * (n / (n - 1)), momentum)
-    return mean, var
+    if running_mean is None:
+        return kernel(batch_norm_train_stats)(x3, eps, momentum, None, None)
+    buffers = buffer_array(running_mean, dtype), buffer_array(running_var, dtype)   # (C,) each
+    mean, rstd = kernel(batch_norm_train_stats)(x3, eps, momentum, *buffers)
+    buffer_written(running_mean, buffers[0])
+    buffer_written(running_var, buffers[1])
+    return mean, rstd
 
 
 def check_batch_norm_arguments(input, running_mean, running_var, weight, bias, training, eps, check_batch_size=True):

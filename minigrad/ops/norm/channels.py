@@ -45,8 +45,13 @@ def check_param_dtypes(input, *params):
     """PyTorch's CPU rule for the parameters and buffers of BatchNorm, InstanceNorm and GroupNorm (None
     skipped; PyTorch's order: weight, bias, running_mean, running_var): each has the input's dtype, or
     all are float32 under float16 input (mixed precision). Otherwise PyTorch's error for the case."""
+    for t in params:   # the common case first: every parameter has the input's dtype
+        if t is not None and t.dtype != input.dtype:
+            break
+    else:
+        return
     dtypes = [t.dtype for t in params if t is not None]
-    if all(d == input.dtype for d in dtypes) or (input.dtype == np.float16 and all(d == np.float32 for d in dtypes)):
+    if input.dtype == np.float16 and all(d == np.float32 for d in dtypes):
         return
     if dtypes[0] == input.dtype:
         found = next(d for d in dtypes if d != input.dtype)
@@ -80,8 +85,34 @@ def update_running_stats(running_mean, running_var, mean, unbiased_var, momentum
     straight into the buffers' memory, whose version counter counts the write (as ``copy_`` would,
     at half its cost)."""
     for running, stat in ((running_mean, mean), (running_var, unbiased_var)):
-        np.copyto(running._data, momentum * stat + (1 - momentum) * running._data, casting="unsafe")
+        blend_running(running._data, stat, momentum)
         bump(running._data)
+
+
+def blend_running(running, statistic, momentum):
+    """running <- momentum * statistic + (1 - momentum) * running, into the ndarray ``running``'s memory."""
+    np.copyto(running, momentum * statistic + (1 - momentum) * running, casting="unsafe")
+
+
+def buffer_array(buffer, dtype):
+    """A running buffer (a Tensor of C elements) as the flat (C,) array of ``dtype`` that a kernel updates in
+    place: a view of its memory when it is contiguous and of that dtype, else a copy (``buffer_written``)."""
+    return np.ascontiguousarray(buffer._data.reshape(-1), dtype=dtype)
+
+
+def buffer_written(buffer, array):
+    """After a kernel updated ``array = buffer_array(buffer, ...)``: the values into the buffer's memory if
+    ``array`` is a copy (cast to the buffer's dtype), and the write counted in its version."""
+    if array.base is None:                          # a copy: a view of the buffer always has a base
+        np.copyto(buffer._data, array.reshape(buffer._data.shape), casting="unsafe")
+    bump(buffer._data)
+
+
+def count_batch(num_batches_tracked):
+    """``num_batches_tracked += 1``, written as ``update_running_stats`` writes (one version bump): a fifth of
+    the cost of ``add_(1)``, which a small BatchNorm step notices."""
+    num_batches_tracked._data += 1
+    bump(num_batches_tracked._data)
 
 
 # --------------------------------------------------------------------------- the (N, C, S) view (Functions)
@@ -99,18 +130,21 @@ def channel_array(t, dtype):
 
 
 def channel_operands(x, weight, bias):
-    """x as (N, C, S) and weight/bias as (C,) arrays, all in the compute dtype of ``x``."""
+    """x as (N, C, S) and weight/bias as (C,) arrays, all in the compute dtype of ``x``. The weight is a copy
+    (the backward keeps it); the bias is read once, by the forward kernel: a view when it already has the
+    dtype."""
     x3 = channels_view(x._data)
-    return x3, channel_array(weight, x3.dtype), channel_array(bias, x3.dtype)
+    b = None if bias is None else np.ascontiguousarray(bias._data.reshape(-1), dtype=x3.dtype)
+    return x3, channel_array(weight, x3.dtype), b
 
 
 def save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, **options):
-    """What every channel backward reads: x, the statistics, the weight array w; the shapes of x, weight
-    and bias, which its gradients take; and the family's options, as ``ctx.<name>``."""
-    ctx.save_for_backward(x, mean, rstd, w)
-    ctx.shapes = tuple(None if t is None else t.shape for t in (x, weight, bias))
-    for name, value in options.items():
-        setattr(ctx, name, value)
+    """What every channel backward reads: x's array, the statistics, the weight array w (all ndarrays: nothing
+    to detach); the shapes of x, weight and bias, which its gradients take; and the family's options, as
+    ``ctx.<name>``."""
+    ctx.save_for_backward(x._data, mean, rstd, w)
+    ctx.shapes = (x.shape, None if weight is None else weight.shape, None if bias is None else bias.shape)
+    ctx.__dict__.update(options)
 
 
 def channel_backward(ctx, dout, backward_kernel, **options):
@@ -119,7 +153,7 @@ def channel_backward(ctx, dout, backward_kernel, **options):
     input, weight and bias."""
     x, mean, rstd, w = ctx.saved_tensors
     need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
-    dx, dw, db = kernel(backward_kernel)(channels_view(dout._data), channels_view(x._data), mean, rstd, weight=w,
+    dx, dw, db = kernel(backward_kernel)(channels_view(dout._data), channels_view(x), mean, rstd, weight=w,
                                          **options, need_dx=need_dx, need_dw=need_dw, need_db=need_db)
     x_shape, w_shape, b_shape = ctx.shapes
     return input_grads(ctx, None if dx is None else dx.reshape(x_shape), None if dw is None else dw.reshape(w_shape),
@@ -134,7 +168,7 @@ def channel_graph_backward(ctx, dout, dx_of, xhat_of):
     x, _, rstd, w = ctx.saved_tensors
     need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
     _, w_shape, b_shape = ctx.shapes
-    x_t = ctx.input_tensor(0, x._data)
+    x_t = ctx.input_tensor(0, x)
     g = dout.to(rstd.dtype)                                          # the compute dtype
     dims = (0,) + tuple(range(2, x.ndim))                            # N and the spatial axes
     dx = dw = db = None

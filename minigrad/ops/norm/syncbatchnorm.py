@@ -115,7 +115,7 @@ class SyncBatchNormFunction(Function):
         x, mean, rstd, w = ctx.saved_tensors
         need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
         x_shape, w_shape, b_shape = ctx.shapes
-        dy, x3 = channels_view(dout._data), channels_view(x._data)                # (N, C, S)
+        dy, x3 = channels_view(dout._data), channels_view(x)                      # (N, C, S)
         xhat = (x3 - mean[:, None]) * rstd[:, None]                               # (N, C, S)
         sum_dy = dy.sum(axis=(0, 2), dtype=np.float64)                            # (C,) local
         sum_dy_xhat = np.einsum("ncs,ncs->c", dy, xhat, dtype=np.float64)         # (C,) local
@@ -137,7 +137,7 @@ class SyncBatchNormFunction(Function):
         need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
         x_shape, w_shape, b_shape = ctx.shapes
         n, c = x.shape[:2]
-        x3 = ctx.input_tensor(0, x._data).to(rstd.dtype).reshape(n, c, -1)       # (N, C, S), compute dtype
+        x3 = ctx.input_tensor(0, x).to(rstd.dtype).reshape(n, c, -1)       # (N, C, S), compute dtype
         g = dout.to(rstd.dtype).reshape(n, c, -1)                                 # (N, C, S)
         xhat, rstd_t = sync_statistics_composite(x3, ctx.count, ctx.eps, ctx.group)
         sum_dy, sum_dy_xhat = g.sum((0, 2)), (g * xhat).sum((0, 2))               # (C,) local
