@@ -367,3 +367,43 @@ def test_where_and_masked_fill_errors():
         x.masked_fill(mg.ones(2, 3), 0.0)
     with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
         x.clamp()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("parallel", [False, True])
+def test_relu_backward_numba_twin_equals_the_reference(dtype, parallel, monkeypatch):
+    """ReLU's backward runs a numba kernel on the numba backend (float32/float64): bit for bit the NumPy
+    reference, with NaN outputs passing their gradient, zeros (also -0.0) and infinities, contiguous or not,
+    on the serial twin and (serial threshold 0) the parallel kernel."""
+    pytest.importorskip("numba")
+    from minigrad.kernels import elementwise_numba, numba_kernels
+    from minigrad.ops.elementwise import relu_backward
+    if parallel:
+        monkeypatch.setattr(numba_kernels, "SERIAL_BELOW", 0)
+    rng = np.random.default_rng(3)
+    out = np.maximum(rng.standard_normal((6, 7, 5)), 0).astype(dtype)
+    out.flat[[0, 5, 9]] = [np.nan, -0.0, np.inf]
+    dout = rng.standard_normal(out.shape).astype(dtype)
+    dout.flat[[1, 2, 3]] = [np.inf, -np.inf, np.nan]
+    bits = {np.float32: np.uint32, np.float64: np.uint64}[dtype]
+    for o, g in ((out, dout), (out.transpose(2, 0, 1), dout.transpose(2, 0, 1)), (out, np.abs(dout))):
+        expected = np.where((o > 0) | np.isnan(o), g, np.zeros((), dtype))          # PyTorch's threshold_backward
+        for dx in (elementwise_numba.relu_backward(o, g), relu_backward(o, g)):
+            assert dx.dtype == expected.dtype and dx.shape == expected.shape
+            np.testing.assert_array_equal(dx.view(bits), expected.view(bits))         # bit for bit: +0.0, NaN
+
+
+def test_relu_gradient_on_both_backends():
+    """mg.relu's gradient through the public API equals the reference's on the numba and numpy backends."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((40, 50)).astype(np.float32)
+    x[0, 0] = np.nan
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    grads = []
+    for backend in ("numba", "numpy"):
+        with mg.kernels.use_backend(backend):
+            t = mg.tensor(x, requires_grad=True)
+            mg.relu(t).backward(mg.tensor(g))
+            grads.append(t.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    np.testing.assert_array_equal(grads[0], np.where(x > 0, g, 0).astype(np.float32) + np.where(np.isnan(x), g, 0))

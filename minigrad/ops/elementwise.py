@@ -474,6 +474,27 @@ class Sigmoid(Function):
         return dout * out * (1 - out)
 
 
+def relu_backward(out, dout):
+    """ReLU's input gradient from its output, as PyTorch's: dout where out > 0 or out is NaN (a NaN passes
+    its gradient through), 0 elsewhere, also where dout is inf or NaN. The reference of
+    ``kernels/elementwise_numba.py``'s twin. A product with the mask when dout is finite (NumPy's masked
+    selections are 4x slower); + 0.0 turns the -0.0 of a negative gradient times 0 into PyTorch's 0.0."""
+    keep = ~(out <= 0)
+    if np.isfinite(dout).all():
+        return dout * keep + 0.0
+    return np.where(keep, dout, 0)
+
+
+def _relu_backward_kernel(out, dout):
+    """The numba twin for float32/float64 arrays on the numba backend, else this module's reference."""
+    if out.dtype in (np.float32, np.float64) and dout.dtype == out.dtype:
+        from .. import kernels
+        if kernels.get_backend() == "numba":
+            from ..kernels import elementwise_numba
+            return elementwise_numba.relu_backward
+    return relu_backward
+
+
 class Relu(Function):
     @staticmethod
     def forward(ctx, a):
@@ -484,7 +505,7 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return dout._data * ~(out <= 0)   # a NaN passes its gradient through, as in PyTorch
+        return _relu_backward_kernel(out, dout._data)(out, dout._data)
 
     @staticmethod
     def graph_backward(ctx, dout):
