@@ -407,3 +407,18 @@ def test_relu_gradient_on_both_backends():
             grads.append(t.grad.numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
     np.testing.assert_array_equal(grads[0], np.where(x > 0, g, 0).astype(np.float32) + np.where(np.isnan(x), g, 0))
+
+
+def test_relu_double_backward_zeroes_inactive_positions_like_pytorch():
+    """Under create_graph, relu's gradient is dout where the output is positive or NaN and 0 elsewhere, also
+    for an inf or NaN dout, and its own gradient routes the same way (PyTorch's threshold_backward)."""
+    torch = torch_or_skip()
+    results = []
+    for lib in (mg, torch):
+        x = lib.tensor([-1.0, -2.0, 1.0, np.nan, 0.0, 3.0], requires_grad=True)
+        g = lib.tensor([np.inf, np.nan, 2.0, 3.0, np.inf, -5.0], requires_grad=True)
+        (dx,) = lib.autograd.grad(lib.relu(x), x, g, create_graph=True)
+        (dg,) = lib.autograd.grad(dx, g, lib.tensor([np.inf, 1.0, 1.0, 1.0, np.nan, 2.0]))
+        results.append([dx.detach().numpy(), dg.numpy()])
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)

@@ -509,9 +509,10 @@ class Relu(Function):
 
     @staticmethod
     def graph_backward(ctx, dout):
-        """grad * (out > 0 or NaN), the mask a constant: relu's second derivative is 0 (at 0 too, as in PyTorch)."""
+        """``relu_backward`` with Tensors: dout where out > 0 or NaN, else 0 (also for an inf or NaN dout), the
+        mask a constant: relu's second derivative is 0 (at 0 too, as in PyTorch)."""
         (out,) = ctx.saved_tensors
-        return dout * ~(out <= 0)
+        return masked_fill(dout, Tensor(out <= 0), 0)
 
 
 class Sin(Function):
