@@ -370,16 +370,12 @@ def test_where_and_masked_fill_errors():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("parallel", [False, True])
-def test_relu_backward_numba_twin_equals_the_reference(dtype, parallel, monkeypatch):
-    """ReLU's backward runs a numba kernel on the numba backend (float32/float64): bit for bit the NumPy
-    reference, with NaN outputs passing their gradient, zeros (also -0.0) and infinities, contiguous or not,
-    on the serial twin and (serial threshold 0) the parallel kernel."""
-    pytest.importorskip("numba")
-    from minigrad.kernels import elementwise_numba, numba_kernels
-    from minigrad.ops.elementwise import relu_backward
-    if parallel:
-        monkeypatch.setattr(numba_kernels, "SERIAL_BELOW", 0)
+def test_relu_backward_numba_twin_equals_the_reference(dtype):
+    """ReLU's backward runs a numba twin on the numba backend (float32/float64, kernels/fused_numba.py): bit
+    for bit the NumPy reference and PyTorch's formula, with NaN outputs passing their gradient, zeros (also
+    -0.0) and infinities, contiguous or not."""
+    fused_numba = pytest.importorskip("minigrad.kernels.fused_numba")
+    from minigrad.kernels.fused import relu_backward_reference
     rng = np.random.default_rng(3)
     out = np.maximum(rng.standard_normal((6, 7, 5)), 0).astype(dtype)
     out.flat[[0, 5, 9]] = [np.nan, -0.0, np.inf]
@@ -388,7 +384,7 @@ def test_relu_backward_numba_twin_equals_the_reference(dtype, parallel, monkeypa
     bits = {np.float32: np.uint32, np.float64: np.uint64}[dtype]
     for o, g in ((out, dout), (out.transpose(2, 0, 1), dout.transpose(2, 0, 1)), (out, np.abs(dout))):
         expected = np.where((o > 0) | np.isnan(o), g, np.zeros((), dtype))          # PyTorch's threshold_backward
-        for dx in (elementwise_numba.relu_backward(o, g), relu_backward(o, g)):
+        for dx in (fused_numba.relu_backward(o, g), relu_backward_reference(o, g)):
             assert dx.dtype == expected.dtype and dx.shape == expected.shape
             np.testing.assert_array_equal(dx.view(bits), expected.view(bits))         # bit for bit: +0.0, NaN
 

@@ -19,6 +19,10 @@ give the same floats; the softmax twin sums differently (below).
   differ from NumPy's float32 pairwise sum in the last bit). The forward, ``masked_softmax_``, has no
   twin: a serial exp in numba is several times slower than NumPy's vectorized one, which outweighs
   the slow max and sum.
+* ``relu_backward(out, dout)``: ReLU's input gradient from its output, as PyTorch's threshold_backward:
+  dout where out > 0 or out is NaN, 0 elsewhere (also where dout is inf or NaN). NumPy makes a
+  comparison, its negation and a product with the mask (plus a fix-up pass for non-finite dout), the twin
+  one pass (0.74 -> 0.43 ms at 32x32x32x32 float32, 1 thread).
 """
 import numpy as np
 
@@ -100,3 +104,17 @@ def softmax_backward_(dw, w, scale):
     if not (dw.flags.c_contiguous and w.flags.c_contiguous and dw.shape == w.shape and w.ndim >= 1):
         return softmax_backward_reference_(dw, w, scale)
     return _twin(softmax_backward_reference_, dw, w)(dw, w, scale)
+
+
+def relu_backward_reference(out, dout):
+    """NumPy reference of ``relu_backward``: a product with the mask when dout is finite (NumPy's masked
+    selections are 4x slower); + 0.0 turns the -0.0 of a negative gradient times 0 into PyTorch's 0.0."""
+    keep = ~(out <= 0)                      # out > 0, or NaN: a NaN output passes its gradient
+    if np.isfinite(dout).all():
+        return dout * keep + 0.0
+    return np.where(keep, dout, 0)
+
+
+def relu_backward(out, dout):
+    """dx of relu from its output ``out`` and the upstream gradient ``dout`` (arrays of one shape)."""
+    return _twin(relu_backward_reference, out, dout)(out, dout)

@@ -70,3 +70,15 @@ def _softmax_backward(dw, w, scale):
 def softmax_backward_(dw, w, scale):
     _softmax_backward(dw.reshape(-1, dw.shape[-1]), w.reshape(-1, w.shape[-1]), w.dtype.type(1) * scale)
     return dw
+
+
+@_serial
+def _relu_backward(out, dout, dx):
+    for i in range(out.size):                             # all (N,) contiguous
+        dx[i] = 0 if out[i] <= 0 else dout[i]             # a NaN output passes its gradient
+
+
+def relu_backward(out, dout):
+    dx = np.empty(dout.shape, dtype=dout.dtype)
+    _relu_backward(np.ascontiguousarray(out).reshape(-1), np.ascontiguousarray(dout).reshape(-1), dx.reshape(-1))
+    return dx

@@ -11,6 +11,7 @@ import numpy as np
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
 from ..dtypes import get_default_dtype, result_type, scalar_dtype_for
+from ..kernels.fused import relu_backward
 from ..tensor import Tensor
 
 
@@ -474,27 +475,6 @@ class Sigmoid(Function):
         return dout * out * (1 - out)
 
 
-def relu_backward(out, dout):
-    """ReLU's input gradient from its output, as PyTorch's: dout where out > 0 or out is NaN (a NaN passes
-    its gradient through), 0 elsewhere, also where dout is inf or NaN. The reference of
-    ``kernels/elementwise_numba.py``'s twin. A product with the mask when dout is finite (NumPy's masked
-    selections are 4x slower); + 0.0 turns the -0.0 of a negative gradient times 0 into PyTorch's 0.0."""
-    keep = ~(out <= 0)
-    if np.isfinite(dout).all():
-        return dout * keep + 0.0
-    return np.where(keep, dout, 0)
-
-
-def _relu_backward_kernel(out, dout):
-    """The numba twin for float32/float64 arrays on the numba backend, else this module's reference."""
-    if out.dtype in (np.float32, np.float64) and dout.dtype == out.dtype:
-        from .. import kernels
-        if kernels.get_backend() == "numba":
-            from ..kernels import elementwise_numba
-            return elementwise_numba.relu_backward
-    return relu_backward
-
-
 class Relu(Function):
     @staticmethod
     def forward(ctx, a):
@@ -505,11 +485,11 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return _relu_backward_kernel(out, dout._data)(out, dout._data)
+        return relu_backward(out, dout._data)
 
     @staticmethod
     def graph_backward(ctx, dout):
-        """``relu_backward`` with Tensors: dout where out > 0 or NaN, else 0 (also for an inf or NaN dout), the
+        """``kernels.fused.relu_backward`` with Tensors: dout where out > 0 or NaN, else 0 (also for an inf or NaN dout), the
         mask a constant: relu's second derivative is 0 (at 0 too, as in PyTorch)."""
         (out,) = ctx.saved_tensors
         return masked_fill(dout, Tensor(out <= 0), 0)
