@@ -129,6 +129,12 @@ def kernel(reference):
     return reference if _active[0] == "numpy" else getattr(kernels, reference.__name__)
 
 
+def numba_module(name):
+    """The numba kernel module ``minigrad/kernels/<name>.py`` (``conv_numba``, ``pool_numba``, ``fused_numba``)
+    when the numba backend is in use, else None: the caller then runs its NumPy reference."""
+    return importlib.import_module(f"{__name__}.{name}") if get_backend() == "numba" else None
+
+
 def set_backend(name):
     """Use the ``"numpy"`` or ``"numba"`` kernels from now on (numba falls back to NumPy if it cannot be imported)."""
     global _active

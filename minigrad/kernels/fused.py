@@ -26,7 +26,7 @@ give the same floats; the softmax twin sums differently (below).
 """
 import numpy as np
 
-from . import get_backend
+from . import numba_module
 
 
 def rotate_pairs_reference(x, cos, sin):
@@ -79,10 +79,9 @@ def _twin(reference, *arrays):
     """The numba twin of ``reference`` when the numba backend is in use and it covers these arrays
     (one float dtype throughout), else the reference itself."""
     dtype = arrays[0].dtype
-    if get_backend() == "numba" and dtype in (np.float32, np.float64) and all(a.dtype == dtype for a in arrays):
-        from . import fused_numba
-        return getattr(fused_numba, reference.__name__.replace("_reference", ""))
-    return reference
+    fast = numba_module("fused_numba") if dtype in (np.float32, np.float64) and all(a.dtype == dtype for a in
+                                                                                     arrays) else None
+    return reference if fast is None else getattr(fast, reference.__name__.replace("_reference", ""))
 
 
 def rotate_pairs(x, cos, sin):

@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from .. import kernels
 from ..autograd import Function
 from ..dtypes import compute_dtype
 
@@ -97,11 +98,7 @@ def _copy_kernels(a):
     """The numba kernels of the lowering's copies (``kernels/conv_numba.py``: im2col, col2im, the NCHW <-> rows
     exchange) for float32/float64 data on the numba backend, or None: then the NumPy code below, which is also
     the reference the kernels are tested against. The matmuls are BLAS's on both."""
-    from .. import kernels
-    if a.dtype not in (np.float32, np.float64) or kernels.get_backend() != "numba":
-        return None
-    from ..kernels import conv_numba
-    return conv_numba
+    return kernels.numba_module("conv_numba") if a.dtype in (np.float32, np.float64) else None
 
 
 def _columns(x, geo):
@@ -222,13 +219,7 @@ def _depthwise_kernels(channels_per_group):
     """The numba kernels (``kernels/conv_numba.py``) for a depthwise convolution (one input channel per group,
     weight (O, 1, kh, kw)) on the numba backend; None otherwise: then the im2col path above, which is also the
     reference the kernels are tested against."""
-    if channels_per_group != 1:
-        return None
-    from .. import kernels
-    if kernels.get_backend() != "numba":
-        return None
-    from ..kernels import conv_numba
-    return conv_numba
+    return kernels.numba_module("conv_numba") if channels_per_group == 1 else None
 
 
 def _conv(x, w, geo, cols=None, bias=None):

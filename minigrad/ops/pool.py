@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 
+from .. import kernels
 from .._checks import takes_tensors
 from ..autograd import Function
 from ..dtypes import scalar_type_name
@@ -174,11 +175,8 @@ class WindowMax(Function):
 def _numba_pool(dtype, scatter=False):
     """The numba kernels (``kernels/pool_numba.py``) on the numba backend if they take ``dtype`` (the scatter-add
     only float32/float64); None otherwise: then the NumPy code here, which is also their reference."""
-    from .. import kernels
-    if kernels.get_backend() != "numba":
-        return None
-    from ..kernels import pool_numba
-    return pool_numba if dtype in (pool_numba.SCATTER_DTYPES if scatter else pool_numba.SCAN_DTYPES) else None
+    fast = kernels.numba_module("pool_numba")
+    return fast if fast is not None and dtype in (fast.SCATTER_DTYPES if scatter else fast.SCAN_DTYPES) else None
 
 
 def _gather_or_scatter(scatter, a, index, size):
