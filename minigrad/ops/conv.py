@@ -149,10 +149,9 @@ def _from_group_rows(rows, n, size, bias=None):
     fast = _copy_kernels(rows)
     if fast is not None:
         return fast.from_rows(rows.reshape(g * og, rows.shape[2]), n, size, bias)
-    out = np.ascontiguousarray(rows.reshape(g, og, n, math.prod(size)).transpose(2, 0, 1, 3))
-    if bias is not None and np.may_share_memory(out, rows):                      # N = 1: no copy was made
-        out = out.copy()
-    return _add_bias(out.reshape((n, g * og) + tuple(size)), bias)
+    out = rows.reshape(g, og, n, math.prod(size)).transpose(2, 0, 1, 3)              # (N, g, O/g, P)
+    out = np.ascontiguousarray(out) if bias is None else np.add(out, bias.reshape(g, og, 1), order="C")
+    return out.reshape((n, g * og) + tuple(size))
 
 
 def _weight_rows(w, groups):
