@@ -354,7 +354,8 @@ def test_parameter_and_buffer_dtypes_follow_pytorch(call, x_dtype, param_dtype, 
 
 
 # ----------------------------------------------------------------------------- modules
-MODULE_CASES = [("BatchNorm1d", (5, 3)), ("BatchNorm1d", (4, 3, 5)), ("BatchNorm2d", (3, 3, 2, 4))]
+MODULE_CASES = [("BatchNorm1d", (5, 3)), ("BatchNorm1d", (4, 3, 5)), ("BatchNorm2d", (3, 3, 2, 4)),
+                ("BatchNorm3d", (2, 3, 2, 3, 2))]
 
 
 @pytest.mark.parametrize("name, shape", MODULE_CASES)
@@ -423,7 +424,7 @@ def assert_same_fresh_module(module, torch_module):
 
 def test_module_defaults_repr_state_dict_and_resets():
     torch = torch_or_skip()
-    for name in ("BatchNorm1d", "BatchNorm2d"):
+    for name in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d"):
         for kwargs in (dict(), dict(momentum=None, affine=False), dict(track_running_stats=False, bias=False)):
             assert_same_fresh_module(getattr(nn, name)(4, **kwargs), getattr(torch.nn, name)(4, **kwargs))
     module = nn.BatchNorm1d(3, dtype=mg.float64)
@@ -438,7 +439,7 @@ def test_module_defaults_repr_state_dict_and_resets():
 
 def test_module_constructor_signatures_are_pytorchs():
     torch = torch_or_skip()
-    for name in ("BatchNorm1d", "BatchNorm2d"):
+    for name in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d"):
         assert constructor_parameters(getattr(nn, name)) == constructor_parameters(getattr(torch.nn, name))
 
 
@@ -466,7 +467,7 @@ def assert_unchanged(module, before):
 
 
 @pytest.mark.parametrize("name, shape", [("BatchNorm1d", (1, 3)), ("BatchNorm1d", (1, 3, 1)),
-                                         ("BatchNorm2d", (1, 3, 1, 1))])
+                                         ("BatchNorm2d", (1, 3, 1, 1)), ("BatchNorm3d", (1, 3, 1, 1, 1))])
 @pytest.mark.parametrize("momentum", [0.1, None])
 def test_module_one_value_per_channel_changes_nothing(name, shape, momentum):
     module = getattr(nn, name)(3, momentum=momentum, dtype=mg.float64)
@@ -484,6 +485,8 @@ def test_module_one_value_per_channel_changes_nothing(name, shape, momentum):
     ("BatchNorm1d", (3,), "expected 2D or 3D input (got 1D input)"),
     ("BatchNorm2d", (2, 3, 4), "expected 4D input (got 3D input)"),
     ("BatchNorm2d", (2, 3, 4, 4, 1), "expected 4D input (got 5D input)"),
+    ("BatchNorm3d", (2, 3, 4, 4), "expected 5D input (got 4D input)"),
+    ("BatchNorm3d", (2, 3, 4, 4, 1, 1), "expected 5D input (got 6D input)"),
 ])
 def test_module_wrong_input_dims(name, shape, message):
     module = getattr(nn, name)(3)

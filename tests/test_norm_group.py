@@ -133,7 +133,8 @@ def test_mirror_instance_norm_functional_with_running_buffers(momentum):
 
 
 INSTANCE_CASES = [("InstanceNorm1d", (3, 3, 5)), ("InstanceNorm1d", (3, 5)), ("InstanceNorm2d", (2, 3, 2, 3)),
-                  ("InstanceNorm2d", (3, 3, 2))]  # batched and unbatched
+                  ("InstanceNorm2d", (3, 3, 2)), ("InstanceNorm3d", (2, 3, 2, 3, 2)),
+                  ("InstanceNorm3d", (3, 2, 2, 3))]  # batched and unbatched
 
 
 @pytest.mark.parametrize("name, shape", INSTANCE_CASES)
@@ -156,7 +157,7 @@ def test_instance_norm_momentum_none_never_updates():
 def test_module_defaults_and_repr():
     torch = torch_or_skip()
     for args, kwargs in [((4,), dict()), ((4,), dict(affine=True, track_running_stats=True))]:
-        for name in ("InstanceNorm1d", "InstanceNorm2d"):
+        for name in ("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"):
             assert_same_fresh_module(getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs))
     for args, kwargs in [((2, 4), dict()), ((4, 4), dict(eps=1e-3, affine=False)), ((1, 4), dict(bias=False))]:
         assert_same_fresh_module(nn.GroupNorm(*args, **kwargs), torch.nn.GroupNorm(*args, **kwargs))
@@ -166,7 +167,7 @@ def test_module_defaults_and_repr():
 
 def test_module_constructor_signatures_are_pytorchs():
     torch = torch_or_skip()
-    for name in ("InstanceNorm1d", "InstanceNorm2d", "GroupNorm"):
+    for name in ("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "GroupNorm"):
         assert constructor_parameters(getattr(nn, name)) == constructor_parameters(getattr(torch.nn, name))
 
 
@@ -293,6 +294,7 @@ def test_group_norm_bias_error_names_the_bias_shape():
     ("InstanceNorm1d", (2, 3, 1), (2, 3, 4), [2, 3, 1]),
     ("InstanceNorm1d", (3, 1), (3, 4), [1, 3, 1]),  # unbatched: normalized as a batch of one
     ("InstanceNorm2d", (2, 3, 1, 1), (2, 3, 2, 2), [2, 3, 1, 1]),
+    ("InstanceNorm3d", (3, 1, 1, 1), (3, 2, 1, 2), [1, 3, 1, 1, 1]),
 ])
 def test_instance_norm_one_spatial_element_in_training_changes_nothing(name, shape, good_shape, size):
     module = getattr(nn, name)(3, affine=True, track_running_stats=True, dtype=mg.float64)
@@ -311,6 +313,8 @@ def test_instance_norm_one_spatial_element_in_training_changes_nothing(name, sha
     ("InstanceNorm2d", (3, 4), "expected 3D or 4D input (got 2D input)"),
     ("InstanceNorm1d", (2, 5, 4), "expected input's size at dim=1 to match num_features (3), but got: 5."),
     ("InstanceNorm2d", (5, 4, 4), "expected input's size at dim=0 to match num_features (3), but got: 5."),
+    ("InstanceNorm3d", (2, 3, 4), "expected 4D or 5D input (got 3D input)"),
+    ("InstanceNorm3d", (2, 5, 2, 2, 2), "expected input's size at dim=1 to match num_features (3), but got: 5."),
 ])
 def test_instance_norm_module_input_errors_change_nothing(name, shape, message):
     module = getattr(nn, name)(3, affine=True, track_running_stats=True)

@@ -1,4 +1,4 @@
-"""BatchNorm1d/2d, InstanceNorm1d/2d and GroupNorm: the channel-family normalization modules.
+"""BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d and GroupNorm: the channel-family normalization modules.
 
 Each holds its per-channel affine parameters and (BatchNorm, optionally InstanceNorm) running
 buffers, with PyTorch's signatures, defaults, ``state_dict`` keys and mode rules, and calls the
@@ -20,7 +20,8 @@ from ..tensor import Tensor, check_device
 from . import init
 from .module import Module, Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "GroupNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+           "GroupNorm"]
 
 
 def _factory_dtype(dtype):
@@ -125,6 +126,14 @@ class BatchNorm2d(_BatchNorm):
             raise ValueError(f"expected 4D input (got {input.ndim}D input)")
 
 
+class BatchNorm3d(_BatchNorm):
+    """BatchNorm over (N, C, D, H, W) input: statistics over N, D, H, W per channel."""
+
+    def _check_input_dim(self, input):
+        if input.ndim != 5:
+            raise ValueError(f"expected 5D input (got {input.ndim}D input)")
+
+
 class _InstanceNorm(_NormBase):
     """Normalizes each (sample, channel) over its spatial axes (docs/derivations/instancenorm.md).
 
@@ -176,6 +185,13 @@ class InstanceNorm2d(_InstanceNorm):
     """InstanceNorm over (N, C, H, W), or unbatched (C, H, W): statistics over H, W per sample and channel."""
 
     _no_batch_dim = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """InstanceNorm over (N, C, D, H, W), or unbatched (C, D, H, W): statistics over D, H, W per sample and
+    channel."""
+
+    _no_batch_dim = 4
 
 
 class GroupNorm(Module):
