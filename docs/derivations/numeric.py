@@ -19,6 +19,7 @@ from minigrad import viz
 from minigrad.ops.norm.batchnorm import batch_norm_composite
 from minigrad.ops.norm.groupnorm import group_norm_composite, instance_norm_composite
 from minigrad.ops.norm.layernorm import layer_norm_composite
+from minigrad.ops.norm.localresponse import local_response_norm_composite
 from minigrad.ops.norm.rmsnorm import rms_norm_composite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -792,3 +793,56 @@ def in_second_numbers():
 def in_second_order():
     numbers, v, h1 = in_second_numbers()
     return second_order_text(numbers, v, ("largest |H 1| (shift invariance of each feature map)", h1))
+
+
+# --------------------------------------------------------------------------- LocalResponseNorm
+LRN_X = np.array([[[1.0, -2.0], [0.5, 3.0], [-1.5, 0.0], [2.0, 1.0]]])     # (N, C, L) = (1, 4, 2)
+LRN_G = np.array([[[0.5, 1.0], [-1.0, 0.25], [2.0, -0.5], [0.0, 1.5]]])
+LRN_SIZE, LRN_ALPHA, LRN_BETA, LRN_K = 2, 1.0, 0.75, 1.0
+
+
+def lrn_by_loops(x, g):
+    """LocalResponseNorm's forward and backward with explicit loops over channels (the page's formulas)."""
+    c_count = x.shape[1]
+    lo, hi = LRN_SIZE // 2, (LRN_SIZE - 1) // 2
+    window = [range(max(0, c - lo), min(c_count, c + hi + 1)) for c in range(c_count)]        # W(c)
+    s = np.stack([sum(x[:, c2] ** 2 for c2 in window[c]) for c in range(c_count)], axis=1)
+    d = LRN_K + LRN_ALPHA / LRN_SIZE * s
+    scale = d ** -LRN_BETA
+    t = g * x * scale / d
+    mirrored = [[c for c in range(c_count) if j in window[c]] for j in range(c_count)]   # W'(j): windows holding j
+    u = np.stack([sum(t[:, c] for c in mirrored[j]) for j in range(c_count)], axis=1)
+    dx = g * scale - 2 * LRN_ALPHA * LRN_BETA / LRN_SIZE * x * u
+    return {"s": s, "d": d, "y": x * scale, "t": t, "u": u, "dx": dx,
+            "mirrored": [[c for c in m] for m in mirrored]}
+
+
+def _lrn():
+    options = (LRN_SIZE, LRN_ALPHA, LRN_BETA, LRN_K)
+    return (lambda x: F.local_response_norm(x, *options)), (lambda x: local_response_norm_composite(x, *options))
+
+
+@example("lrn.forward")
+def lrn_forward():
+    y, saved, _ = twins(*_lrn(), [LRN_X], LRN_G)
+    loops = lrn_by_loops(LRN_X, LRN_G)
+    same(saved[1], loops["d"], "d saved by LocalResponseNormFunction vs loops")
+    same(y, loops["y"], "y vs loops")
+    return text(("x (channels down, positions across)", LRN_X[0]), "",
+                ("s = x^2 summed over W(c) = [c - 1, c]", loops["s"][0]),
+                ("d = k + alpha/size * s", saved[1][0]),
+                ("y = x * d^-beta", y[0]))
+
+
+@example("lrn.backward")
+def lrn_backward():
+    _, _, (dx,) = twins(*_lrn(), [LRN_X], LRN_G)
+    loops = lrn_by_loops(LRN_X, LRN_G)
+    same(dx, loops["dx"], "dx: fused vs loops")
+    windows = ", ".join(f"W'({j}) = {m}" for j, m in enumerate(loops["mirrored"]))
+    return text(("g", LRN_G[0]), "",
+                ("t = g * x * d^-beta / d", loops["t"][0]),
+                f"mirrored windows: {windows}",
+                ("u = t summed over W'(j)", loops["u"][0]),
+                ("dx = g * d^-beta - 2 alpha beta / size * x * u", dx[0]), "",
+                "fused backward, autograd through the composite twin and the loops above agree to 1e-12")

@@ -1,4 +1,5 @@
-"""BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d and GroupNorm: the channel-family normalization modules.
+"""BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, GroupNorm and LocalResponseNorm: the channel-family normalization
+modules.
 
 Each holds its per-channel affine parameters and (BatchNorm, optionally InstanceNorm) running
 buffers, with PyTorch's signatures, defaults, ``state_dict`` keys and mode rules, and calls the
@@ -15,13 +16,14 @@ from ..creation import tensor
 from ..ops.norm.batchnorm import batch_norm
 from ..ops.norm.channels import count_batch
 from ..ops.norm.groupnorm import group_norm, instance_norm
+from ..ops.norm.localresponse import local_response_norm
 from .._checks import as_index, check_tensor
 from ..tensor import Tensor, check_device
 from . import init
 from .module import Module, Parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-           "GroupNorm"]
+           "GroupNorm", "LocalResponseNorm"]
 
 
 def _factory_dtype(dtype):
@@ -218,3 +220,19 @@ class GroupNorm(Module):
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class LocalResponseNorm(Module):
+    """Divides each value by a power of its neighbours' mean square across ``size`` channels (AlexNet's LRN,
+    docs/derivations/localresponsenorm.md): y = x * (k + alpha/size * windowed sum of x^2)^(-beta). No
+    parameters, no buffers."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

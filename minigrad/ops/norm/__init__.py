@@ -4,6 +4,7 @@
     layernorm.py   LayerNorm                             docs/derivations/layernorm.md
     batchnorm.py   BatchNorm                             docs/derivations/batchnorm.md
     groupnorm.py   GroupNorm and InstanceNorm (G = C)    docs/derivations/groupnorm.md, instancenorm.md
+    localresponse.py  LocalResponseNorm (AlexNet's LRN)  docs/derivations/localresponsenorm.md
 
 with what the row norms share in rows.py, what the channel norms share in channels.py, and what
 all share (float64 sums, the centered backward formula, the composite ``normalize``) in common.py.
@@ -13,11 +14,13 @@ The public forms (``rms_norm``, ...) are what ``minigrad.nn.functional`` and the
 autograd differentiates them (the teaching reference and the tests' oracle). This package also
 exports every family's NumPy reference kernels: it is the ``"numpy"`` backend of ``minigrad.kernels``.
 """
-__all__ = ["rms_norm", "layer_norm", "batch_norm", "instance_norm", "group_norm"]   # what nn.functional exports
+# what nn.functional exports
+__all__ = ["rms_norm", "layer_norm", "batch_norm", "instance_norm", "group_norm", "local_response_norm"]
 
 from .batchnorm import batch_norm, batch_norm_backward, batch_norm_composite, batch_norm_forward  # noqa: F401
 from .batchnorm import batch_norm_stats, batch_norm_train_stats  # noqa: F401
 from .groupnorm import group_norm, group_norm_backward, group_norm_composite, group_norm_forward  # noqa: F401
 from .groupnorm import instance_norm, instance_norm_composite  # noqa: F401
+from .localresponse import local_response_norm, local_response_norm_composite  # noqa: F401
 from .layernorm import layer_norm, layer_norm_backward, layer_norm_composite, layer_norm_forward  # noqa: F401
 from .rmsnorm import rms_norm, rms_norm_backward, rms_norm_composite, rms_norm_forward  # noqa: F401

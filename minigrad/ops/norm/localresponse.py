@@ -1,0 +1,113 @@
+"""Local response normalization (AlexNet's LRN, PyTorch's ``F.local_response_norm``), derived in
+docs/derivations/localresponsenorm.md.
+
+Each value of x (N, C, *spatial) is divided by a power of the mean square of its neighbours across channels::
+
+    s[c] = sum over c' in W(c) of x[c']^2        W(c) = [c - size//2, c + (size-1)//2], cut to the channels
+    d[c] = k + alpha / size * s[c]               (the divisor stays ``size`` at the edges, as in PyTorch)
+    y[c] = x[c] * d[c]^(-beta)
+
+y[c] depends on x[j] directly (j = c) and through d[c] for every c whose window holds j: c in the mirrored
+window W'(j) = [j - (size-1)//2, j + size//2]. With g the upstream gradient and scale = d^(-beta)::
+
+    dx[j] = g[j] * scale[j] - 2 * alpha * beta / size * x[j] * sum over c in W'(j) of g[c] * x[c] * scale[c] / d[c]
+
+There are no parameters and no running statistics. The formulas are written once (``_divisor``, ``_input_grad``)
+on ndarrays or Tensors alike: the Function's forward and backward run them on arrays; its ``graph_backward`` runs
+the backward on Tensors, so create_graph=True differentiates it again; ``local_response_norm_composite`` runs the
+forward on Tensors (autograd's derivative, the tests' oracle).
+"""
+import operator
+
+import numpy as np
+
+from ..._checks import takes_tensors
+from ...autograd import Function
+from ...dtypes import compute_dtype, get_default_dtype
+from ...tensor import Tensor
+from ..pool import pad
+
+
+def window_sum(a, before, after):
+    """out[:, c] = the sum of a[:, c'] over c' in [c - before, c + after] that are channels of a (N, C, ...)
+    (zeros stand outside); an ndarray or a Tensor."""
+    c = a.shape[1]
+    if isinstance(a, Tensor):
+        padded = pad(a, (0, 0) * (a.ndim - 2) + (before, after))      # F.pad's order: the last dim first
+    else:
+        padded = np.pad(a, [(0, 0), (before, after)] + [(0, 0)] * (a.ndim - 2))
+    return sum(padded[:, i:i + c] for i in range(before + after + 1))  # (N, C, ...)
+
+
+def _divisor(x, size, alpha, k):
+    """d = k + alpha / size * (sum of x^2 over the window W(c) = [c - size//2, c + (size-1)//2])."""
+    return k + alpha / size * window_sum(x * x, size // 2, (size - 1) // 2)
+
+
+def _input_grad(g, x, d, scale, size, alpha, beta):
+    """dx = g * scale - 2 alpha beta / size * x * (sum of g * x * scale / d over the mirrored window W')."""
+    return g * scale - 2 * alpha * beta / size * x * window_sum(g * x * scale / d, (size - 1) // 2, size // 2)
+
+
+class LocalResponseNormFunction(Function):
+    """y = x * d^(-beta), d = k + alpha/size * windowed sum of x^2 across channels (module docstring).
+    Saves x, d and scale = d^(-beta); backward is ``_input_grad``."""
+
+    @staticmethod
+    def forward(ctx, input, size, alpha, beta, k):
+        x = input._data.astype(compute_dtype(input.dtype), copy=False)   # (N, C, *spatial)
+        d = _divisor(x, size, alpha, k)
+        scale = d ** -beta
+        ctx.save_for_backward(x, d, scale)
+        ctx.options, ctx.k = (size, alpha, beta), k
+        return (x * scale).astype(input.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, d, scale = ctx.saved_tensors
+        return (_input_grad(dout._data, x, d, scale, *ctx.options),) + (None,) * 4
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        x, _, _ = ctx.saved_tensors
+        size, alpha, beta = ctx.options
+        x_t = ctx.input_tensor(0, x)
+        d = _divisor(x_t, size, alpha, ctx.k)
+        return (_input_grad(dout.to(x.dtype), x_t, d, d ** -beta, size, alpha, beta),) + (None,) * 4
+
+
+def _check_arguments(input, size):
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+        raise TypeError(f"local_response_norm(): argument 'size' must be int, not {type(size).__name__}")
+    if size <= 0:
+        raise RuntimeError(f"local_response_norm(): size should be greater than zero, but got size: {size}")
+
+
+@takes_tensors("input")
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """``F.local_response_norm``: PyTorch's semantics (module docstring), the hand-derived backward. An empty
+    input is returned as it is; integer input gives the default float dtype (PyTorch floors the window's mean
+    square of integers first, and so does this)."""
+    _check_arguments(input, size)
+    if input.numel() == 0:
+        return input
+    if input.dtype.kind in "iub":
+        return _integer_local_response_norm(input, operator.index(size), alpha, beta, k)
+    return LocalResponseNormFunction.apply(input, operator.index(size), float(alpha), float(beta), float(k))
+
+
+def _integer_local_response_norm(input, size, alpha, beta, k):
+    """PyTorch's result for integer input: the window's sum of squares divided by size in integer arithmetic."""
+    x = input._data.astype(np.int64)
+    mean_square = window_sum(x * x, size // 2, (size - 1) // 2) // size
+    dtype = get_default_dtype()
+    return Tensor((x / (mean_square * alpha + k) ** beta).astype(dtype))
+
+
+def local_response_norm_composite(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """``local_response_norm`` written with ordinary minigrad ops (float input), differentiated by autograd."""
+    _check_arguments(input, size)
+    x = input.to(compute_dtype(input.dtype))
+    return (x * _divisor(x, size, alpha, k) ** -beta).to(input.dtype)
