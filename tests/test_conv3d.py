@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import minigrad as mg
 from minigrad.ops.conv import conv_reference, same_padding
 
-from .mirror import assert_double_mirror, assert_mirror, check_grad, check_gradgrad, run_both, torch_or_skip
+from .mirror import assert_double_mirror, assert_mirror, check_grad, check_gradgrad, torch_or_skip
 from .test_conv import assert_module_mirror, conv_cases, functional, module_pair, operands, rand
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel:UserWarning")
@@ -204,7 +204,8 @@ def test_padding_modes_against_pytorch(mode, padding, kernel, dilation, size, ba
 def test_init_bounds():
     """weight ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (kaiming_uniform with a=sqrt(5)), bias the same bound; fan_in
     is weight.shape[1] * kernel volume (for the transposed layers, out_channels/groups * kernel volume)."""
-    for layer, fan_in in ((mg.nn.Conv3d(8, 64, 3, groups=2), 4 * 27), (mg.nn.ConvTranspose3d(8, 64, 2, groups=2), 32 * 8),
+    for layer, fan_in in ((mg.nn.Conv3d(8, 64, 3, groups=2), 4 * 27),
+                          (mg.nn.ConvTranspose3d(8, 64, 2, groups=2), 32 * 8),
                           (mg.nn.ConvTranspose1d(6, 200, 5), 200 * 5)):
         bound = 1 / math.sqrt(fan_in)
         for p in (layer.weight.detach().numpy(), layer.bias.detach().numpy()):
@@ -260,8 +261,8 @@ BAD_CALLS = {
     "wrong channel count, unbatched": lambda lib, F: F.conv3d(lib.tensor(X[0, :2]), lib.tensor(W)),
     "kernel larger than the padded input": lambda lib, F: F.conv3d(lib.tensor(X), lib.tensor(np.ones((4, 3, 6, 3, 3)))),
     "dilated kernel larger": lambda lib, F: F.conv3d(lib.tensor(X), lib.tensor(W), dilation=(1, 3, 1)),
-    "groups not dividing out channels": lambda lib, F: F.conv3d(lib.tensor(X[:, :2]), lib.tensor(np.ones((3, 1, 3, 3, 3))),
-                                                                groups=2),
+    "groups not dividing out channels": lambda lib, F: F.conv3d(lib.tensor(X[:, :2]),
+                                                                lib.tensor(np.ones((3, 1, 3, 3, 3))), groups=2),
     "groups not dividing in channels": lambda lib, F: F.conv3d(lib.tensor(X), lib.tensor(np.ones((4, 1, 3, 3, 3))),
                                                                groups=2),
     "negative padding": lambda lib, F: F.conv3d(lib.tensor(X), lib.tensor(W), padding=(0, -1, 0)),
@@ -285,7 +286,8 @@ BAD_CALLS = {
                                                                         padding=5),
     "transposed 1d negative padding": lambda lib, F: F.conv_transpose1d(lib.tensor(X1), lib.tensor(np.ones((3, 2, 3))),
                                                                         padding=-2),
-    "transposed 1d 4-D input": lambda lib, F: F.conv_transpose1d(lib.tensor(X[:, :, 0]), lib.tensor(np.ones((3, 2, 3)))),
+    "transposed 1d 4-D input": lambda lib, F: F.conv_transpose1d(lib.tensor(X[:, :, 0]),
+                                                                 lib.tensor(np.ones((3, 2, 3)))),
     "module: groups not dividing in_channels": lambda lib, F: lib.nn.Conv3d(3, 4, 3, groups=2),
     "module: transposed groups not dividing out_channels": lambda lib, F: lib.nn.ConvTranspose1d(4, 3, 3, groups=2),
     "module: transposed reflect": lambda lib, F: lib.nn.ConvTranspose3d(4, 4, 3, padding_mode="reflect"),

@@ -219,7 +219,8 @@ class ConvTranspose2d(_ConvTranspose):
 
 
 class ConvTranspose3d(_ConvTranspose):
-    """Transposed 3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (C_in, C_out/groups, kd, kh, kw)."""
+    """Transposed 3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight
+    (C_in, C_out/groups, kd, kh, kw)."""
 
     dims = 3
     functional = staticmethod(conv_transpose3d)
