@@ -15,3 +15,5 @@ from .transformer import (MultiheadAttention, Transformer, TransformerDecoder,  
 from .pooling import *  # noqa: F401,F403 - pooling, padding, resampling, channel dropout (pooling.py's __all__)
 from .conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401,E402
 from .sync_batchnorm import SyncBatchNorm  # noqa: F401
+from .conv import Conv3d, ConvTranspose1d, ConvTranspose3d  # noqa: F401,E402
+from .fold import Fold, Unfold  # noqa: F401,E402

@@ -1,4 +1,4 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d`` and ``ConvTranspose2d`` (the maths is in ``minigrad/ops/conv.py``).
+"""Convolution layers: ``Conv1d/2d/3d`` and ``ConvTranspose1d/2d/3d`` (the maths is in ``minigrad/ops/conv.py``).
 
 Parameter shapes, state_dict keys, initialization and reprs follow PyTorch: weight (out, in/groups, *kernel)
 (transposed: (in, out/groups, *kernel)) ~ kaiming_uniform(a=sqrt(5)), bias (out,) ~ U(-1/sqrt(fan_in),
@@ -11,12 +11,13 @@ import numpy as np
 
 from .. import dtypes
 from ..creation import empty
-from ..ops.conv import conv1d, conv2d, conv_transpose2d, same_padding, transposed_size
+from ..ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, same_padding,
+                        transposed_size)
 from ..tensor import Tensor, check_device
 from . import init
 from .module import Module, Parameter
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
@@ -131,9 +132,9 @@ class _ConvNd(Module):
 
 
 class _Conv(_ConvNd):
-    """Conv1d and Conv2d: PyTorch's signature; forward pads (other modes than zeros) and convolves."""
+    """Conv1d, Conv2d and Conv3d: PyTorch's signature; forward pads (other modes than zeros) and convolves."""
 
-    functional = None  # conv1d or conv2d
+    functional = None  # conv1d, conv2d or conv3d
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
@@ -158,11 +159,20 @@ class Conv2d(_Conv):
     functional = staticmethod(conv2d)
 
 
-class ConvTranspose2d(_ConvNd):
-    """Transposed 2-D convolution (the adjoint of Conv2d in its input); weight (C_in, C_out/groups, kh, kw).
+class Conv3d(_Conv):
+    """3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (C_out, C_in/groups, kd, kh, kw),
+    bias (C_out,)."""
+
+    dims = 3
+    functional = staticmethod(conv3d)
+
+
+class _ConvTranspose(_ConvNd):
+    """ConvTranspose1d/2d/3d, the adjoints of Conv1d/2d/3d in their input; weight (C_in, C_out/groups, *kernel).
     ``forward(input, output_size)`` picks the output_padding giving that size (a stride > 1 leaves a choice)."""
 
     transposed = True
+    functional = None  # conv_transpose1d, conv_transpose2d or conv_transpose3d
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
@@ -170,13 +180,19 @@ class ConvTranspose2d(_ConvNd):
                          bias, padding_mode, device, dtype)
 
     def _output_padding(self, input, output_size):
+        """The output_padding giving spatial size ``output_size`` (which may start with the batch and channel
+        sizes, or the channel size for unbatched input), between the smallest output and one stride more."""
         if output_size is None:
             return self.output_padding
-        size = list(output_size)[-2:] if len(output_size) in (3, 4) else list(output_size)
-        if len(size) != 2:
-            raise ValueError(f"ConvTranspose2d: output_size must have 2 or 4 elements (got {len(output_size)})")
-        spatial = tuple(input.shape[-2:])
-        smallest = transposed_size(spatial, self.kernel_size, self.stride, self.padding, (0, 0), self.dilation)
+        dims, size = self.dims, list(output_size)
+        leading = 2 if input.ndim == dims + 2 else 1                  # batch and channels, or channels
+        if len(size) == dims + leading:
+            size = size[leading:]
+        if len(size) != dims:
+            raise ValueError(f"ConvTranspose{dims}D: for {input.ndim}D input, output_size must have {dims} or "
+                             f"{dims + leading} elements (got {len(output_size)})")
+        spatial = tuple(input.shape[-dims:])
+        smallest = transposed_size(spatial, self.kernel_size, self.stride, self.padding, (0,) * dims, self.dilation)
         largest = [n + s - 1 for n, s in zip(smallest, self.stride)]
         if any(not lo <= n <= hi for n, lo, hi in zip(size, smallest, largest)):
             raise ValueError(f"requested an output size of {size}, but valid sizes range from {list(smallest)} to "
@@ -185,5 +201,26 @@ class ConvTranspose2d(_ConvNd):
 
     def forward(self, input, output_size=None):
         output_padding = self._output_padding(input, output_size)
-        return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
-                                self.groups, self.dilation)
+        return type(self).functional(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                                     self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTranspose):
+    """Transposed 1-D convolution over (N, C_in, L) or (C_in, L); weight (C_in, C_out/groups, k)."""
+
+    dims = 1
+    functional = staticmethod(conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTranspose):
+    """Transposed 2-D convolution over (N, C_in, H, W) or (C_in, H, W); weight (C_in, C_out/groups, kh, kw)."""
+
+    functional = staticmethod(conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """Transposed 3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight
+    (C_in, C_out/groups, kd, kh, kw)."""
+
+    dims = 3
+    functional = staticmethod(conv_transpose3d)

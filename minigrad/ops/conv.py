@@ -1,4 +1,5 @@
-"""Convolutions: ``conv1d``, ``conv2d`` and ``conv_transpose2d`` (PyTorch's ``F.conv*``), lowered onto BLAS.
+"""Convolutions: ``conv1d``, ``conv2d``, ``conv3d`` and ``conv_transpose1d/2d/3d`` (PyTorch's ``F.conv*``),
+lowered onto BLAS.
 
 A 2-D convolution of x (N, C, H, W), zero-padded, with weight w (O, C/g, kh, kw) in g groups is
 
@@ -20,8 +21,10 @@ so the gradients of each are the others:
 The ndarray kernels lower each map to one batched matmul (one per group) by im2col: the *columns*
 cols[g, (c, i, j), (n, p, q)] = xpad[n, g*Cg + c, p*sh + i*dh, q*sw + j*dw] gather every window of x, so that
 C is w_g @ cols_g, W is y_g @ cols_g^T, and T is w_g^T @ y_g scattered back onto x (col2im). The
-``graph_backward``s use the three Functions themselves, so gradients of any order exist. ``conv1d`` is
-``conv2d`` on a height-1 image. ``conv2d_reference`` is a direct-loop version for the tests.
+``graph_backward``s use the three Functions themselves, so gradients of any order exist. Everything above holds
+in any number of spatial dimensions (indices (p, q) and (i, j) become tuples): 3-D convolutions run the same
+Functions on the NumPy lowering; ``conv1d`` and ``conv_transpose1d`` are their 2-D versions on height-1 images.
+``conv_reference`` is a direct-loop version for the tests.
 
 On the numba backend the copies around the matmuls (the columns, col2im, and the exchange of the channel and
 batch axes between NCHW arrays and the matmuls' (channels, N*OH*OW) rows, with the bias added on the way) run
@@ -44,16 +47,17 @@ from .. import kernels
 from ..autograd import Function
 from ..dtypes import compute_dtype
 
-__all__ = ["conv1d", "conv2d", "conv_transpose2d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
 
 # --------------------------------------------------------------------------- geometry
 @dataclass(frozen=True)
 class Geometry:
-    """Where the windows of one 2-D convolution sit. ``size`` is (H, W) of the convolution's input x (for a
-    transposed convolution: of its output), ``padding`` ((top, bottom), (left, right)) of zeros around x,
-    ``out_size`` (OH, OW) the windows used: all that fit (``fitting``), or fewer for a transposed convolution
-    whose output_padding is at least its stride (its last rows then receive nothing)."""
+    """Where the windows of one convolution sit, one entry per spatial dimension (2-D: (H, W)). ``size`` is
+    the spatial size of the convolution's input x (for a transposed convolution: of its output), ``padding``
+    ((before, after), ...) of zeros around x (2-D: ((top, bottom), (left, right))), ``out_size`` (2-D: (OH, OW))
+    the windows used: all that fit (``fitting``), or fewer for a transposed convolution whose output_padding is
+    at least its stride (its last rows then receive nothing)."""
     size: tuple
     kernel: tuple
     stride: tuple
@@ -61,6 +65,11 @@ class Geometry:
     dilation: tuple
     groups: int
     out_size: tuple = None
+
+    @property
+    def dims(self):
+        """The number of spatial dimensions."""
+        return len(self.kernel)
 
     @property
     def padded(self):
@@ -77,66 +86,76 @@ class Geometry:
         return tuple((n - e) // s + 1 for n, e, s in zip(self.padded, self.span, self.stride))
 
 
+def _interior(geo):
+    """The index of x (N, C, *size) inside its padded array (N, C, *padded)."""
+    return (slice(None), slice(None)) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(geo.size, geo.padding))
+
+
 def _pad_zeros(x, geo):
-    """x (N, C, H, W) inside zeros: (N, C, H + top + bottom, W + left + right)."""
-    (top, bottom), (left, right) = geo.padding
-    if not (top or bottom or left or right):
+    """x (N, C, H, W) inside zeros: (N, C, H + top + bottom, W + left + right) (any number of spatial dimensions)."""
+    if not any(lo or hi for lo, hi in geo.padding):
         return x
     xp = np.zeros(x.shape[:2] + geo.padded, dtype=x.dtype)
-    xp[:, :, top:top + x.shape[2], left:left + x.shape[3]] = x
+    xp[_interior(geo)] = x
     return xp
 
 
 def _crop(xp, geo):
     """The inverse of ``_pad_zeros``: the (H, W) interior of a padded (N, C, Hp, Wp) array."""
-    (top, _), (left, _) = geo.padding
-    return xp[:, :, top:top + geo.size[0], left:left + geo.size[1]]
+    return xp[_interior(geo)]
 
 
 # --------------------------------------------------------------------------- the ndarray kernels
-def _copy_kernels(a):
+def _copy_kernels(a, dims):
     """The numba kernels of the lowering's copies (``kernels/conv_numba.py``: im2col, col2im, the NCHW <-> rows
-    exchange) for float32/float64 data on the numba backend, or None: then the NumPy code below, which is also
-    the reference the kernels are tested against. The matmuls are BLAS's on both."""
-    return kernels.numba_module("conv_numba") if a.dtype in (np.float32, np.float64) else None
+    exchange) for float32/float64 data of 2-D convolutions (``dims`` spatial dimensions) on the numba backend,
+    or None: then the NumPy code below, which is also the reference the kernels are tested against. The
+    matmuls are BLAS's on both."""
+    return kernels.numba_module("conv_numba") if dims == 2 and a.dtype in (np.float32, np.float64) else None
 
 
 def _columns(x, geo):
-    """im2col: x (N, C, H, W) -> cols (g, Cg*kh*kw, N*OH*OW), rows ordered (c, i, j), columns (n, p, q)."""
+    """im2col: x (N, C, H, W) -> cols (g, Cg*kh*kw, N*OH*OW), rows ordered (c, i, j), columns (n, p, q); in
+    d spatial dimensions rows (c, *kernel offset), columns (n, *window position)."""
     n, c = x.shape[:2]
-    g, (kh, kw), (dh, dw), (sh, sw), (oh, ow) = geo.groups, geo.kernel, geo.dilation, geo.stride, geo.out_size
-    fast = _copy_kernels(x)
+    g, dims, window_count = geo.groups, geo.dims, n * math.prod(geo.out_size)
+    fast = _copy_kernels(x, dims)
     if fast is not None:
         cols = fast.columns(_pad_zeros(x, geo), geo.kernel, geo.stride, geo.dilation, geo.out_size)
-        return cols.reshape(g, c // g * kh * kw, n * oh * ow)
-    windows = sliding_window_view(_pad_zeros(x, geo), geo.span, axis=(2, 3))
-    windows = windows[:, :, :(oh - 1) * sh + 1:sh, :(ow - 1) * sw + 1:sw, ::dh, ::dw]     # (N, C, OH, OW, kh, kw)
-    windows = windows.reshape(n, g, c // g, oh, ow, kh, kw)
-    cols = np.ascontiguousarray(windows.transpose(1, 2, 5, 6, 0, 3, 4))                  # (g, Cg, kh, kw, N, OH, OW)
-    return cols.reshape(g, c // g * kh * kw, n * oh * ow)
+        return cols.reshape(g, c // g * math.prod(geo.kernel), window_count)
+    windows = sliding_window_view(_pad_zeros(x, geo), geo.span, axis=tuple(range(2, 2 + dims)))
+    starts = tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(geo.out_size, geo.stride))   # the windows used
+    taps = tuple(slice(None, None, d) for d in geo.dilation)                        # the kernel's taps in a span
+    windows = windows[(slice(None), slice(None)) + starts + taps]                      # (N, C, OH, OW, kh, kw)
+    windows = windows.reshape((n, g, c // g) + geo.out_size + geo.kernel)              # (N, g, Cg, OH, OW, kh, kw)
+    positions, offsets = tuple(range(3, 3 + dims)), tuple(range(3 + dims, 3 + 2 * dims))
+    cols = np.ascontiguousarray(windows.transpose((1, 2) + offsets + (0,) + positions))  # (g, Cg, kh, kw, N, OH, OW)
+    return cols.reshape(g, c // g * math.prod(geo.kernel), window_count)
 
 
 def _add_columns(cols, n, geo):
     """col2im, the adjoint of ``_columns``: cols (g, Cg*kh*kw, N*OH*OW) -> x (N, C, H, W), each column element
     added back where it was read from (reads of the zero padding are dropped)."""
-    g, (kh, kw), (dh, dw), (sh, sw), (oh, ow) = geo.groups, geo.kernel, geo.dilation, geo.stride, geo.out_size
-    c = g * cols.shape[1] // (kh * kw)
-    fast = _copy_kernels(cols)
+    kernel_volume = math.prod(geo.kernel)
+    c = geo.groups * cols.shape[1] // kernel_volume
+    fast = _copy_kernels(cols, geo.dims)
     if fast is not None:
-        xp = fast.add_columns(cols.reshape(c * kh * kw, n * oh * ow), geo.kernel, geo.stride, geo.dilation, geo.out_size,
-                              (n, c) + geo.padded)
+        xp = fast.add_columns(cols.reshape(c * kernel_volume, n * math.prod(geo.out_size)), geo.kernel, geo.stride,
+                              geo.dilation, geo.out_size, (n, c) + geo.padded)
         return np.ascontiguousarray(_crop(xp, geo))
-    cols = cols.reshape(c, kh, kw, n, oh, ow)
+    cols = cols.reshape((c,) + geo.kernel + (n,) + geo.out_size)                     # (C, kh, kw, N, OH, OW)
     xp = np.zeros((c, n) + geo.padded, dtype=cols.dtype)                             # (C, N, Hp, Wp): as cols
-    for i, j in itertools.product(range(kh), range(kw)):
-        xp[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw] += cols[:, i, j]
-    return np.ascontiguousarray(_crop(xp.transpose(1, 0, 2, 3), geo))
+    for offset in itertools.product(*map(range, geo.kernel)):                        # (i, j): one tap of the kernel
+        reads = tuple(slice(i * d, i * d + (o - 1) * s + 1, s)
+                      for i, d, o, s in zip(offset, geo.dilation, geo.out_size, geo.stride))
+        xp[(slice(None), slice(None)) + reads] += cols[(slice(None),) + offset]
+    return np.ascontiguousarray(_crop(xp.swapaxes(0, 1), geo))
 
 
 def _group_rows(y, groups):
     """y (N, O, P, Q) -> (g, O/g, N*P*Q): each group's channels as rows over all positions."""
     n, o, positions = y.shape[0], y.shape[1], math.prod(y.shape[2:])      # explicit sizes: any of them may be 0
-    fast = _copy_kernels(y)
+    fast = _copy_kernels(y, y.ndim - 2)
     if fast is not None:
         return fast.to_rows(y).reshape(groups, o // groups, n * positions)
     rows = y.reshape(n, groups, o // groups, positions).transpose(1, 2, 0, 3)
@@ -146,7 +165,7 @@ def _group_rows(y, groups):
 def _from_group_rows(rows, n, size, bias=None):
     """The inverse of ``_group_rows``: (g, O/g, N*P*Q) -> (N, O, P, Q), plus ``bias`` (O,) per channel if given."""
     g, og = rows.shape[:2]
-    fast = _copy_kernels(rows)
+    fast = _copy_kernels(rows, len(size))
     if fast is not None:
         return fast.from_rows(rows.reshape(g * og, rows.shape[2]), n, size, bias)
     out = rows.reshape(g, og, n, math.prod(size)).transpose(2, 0, 1, 3)              # (N, g, O/g, P)
@@ -184,18 +203,20 @@ def _adjoint_geometry(geo):
     weight flipped in space and with its channel axes swapped per group: the geometry of that convolution,
     or None when it does not exist (a stride, padding beyond d*(k-1), which crops, or an output_padding
     whose last rows receive nothing)."""
-    if geo.stride != (1, 1) or geo.out_size != geo.fitting or any(max(pair) > e - 1
-                                                                    for pair, e in zip(geo.padding, geo.span)):
+    if any(s != 1 for s in geo.stride) or geo.out_size != geo.fitting or any(max(pair) > e - 1
+                                                                             for pair, e in zip(geo.padding, geo.span)):
         return None
     padding = tuple((e - 1 - lo, e - 1 - hi) for (lo, hi), e in zip(geo.padding, geo.span))
     return Geometry(geo.out_size, geo.kernel, geo.stride, padding, geo.dilation, geo.groups, geo.size)
 
 
 def _flipped(w, groups):
-    """w (O, Cg, kh, kw) -> w' (C, O/g, kh, kw): per group the channel axes swapped, the kernel turned 180 degrees."""
-    o, cg, kh, kw = w.shape
-    swapped = w.reshape(groups, o // groups, cg, kh, kw).transpose(0, 2, 1, 3, 4)
-    return np.ascontiguousarray(swapped[..., ::-1, ::-1]).reshape(groups * cg, o // groups, kh, kw)
+    """w (O, Cg, kh, kw) -> w' (C, O/g, kh, kw): per group the channel axes swapped, the kernel turned 180 degrees
+    (reversed along every spatial axis)."""
+    o, cg, kernel = w.shape[0], w.shape[1], w.shape[2:]
+    swapped = w.reshape((groups, o // groups, cg) + kernel).swapaxes(1, 2)             # (g, Cg, O/g, kh, kw)
+    reversed_kernel = (Ellipsis,) + (slice(None, None, -1),) * len(kernel)
+    return np.ascontiguousarray(swapped[reversed_kernel]).reshape((groups * cg, o // groups) + kernel)
 
 
 def _transpose_by_columns(y, w, geo, rows=None):
@@ -214,16 +235,16 @@ def _transpose_by_columns(y, w, geo, rows=None):
 
 
 # --------------------------------------------------------------------------- depthwise: numba kernels
-def _depthwise_kernels(channels_per_group):
-    """The numba kernels (``kernels/conv_numba.py``) for a depthwise convolution (one input channel per group,
-    weight (O, 1, kh, kw)) on the numba backend; None otherwise: then the im2col path above, which is also the
-    reference the kernels are tested against."""
-    return kernels.numba_module("conv_numba") if channels_per_group == 1 else None
+def _depthwise_kernels(channels_per_group, geo):
+    """The numba kernels (``kernels/conv_numba.py``) for a 2-D depthwise convolution (one input channel per
+    group, weight (O, 1, kh, kw)) on the numba backend; None otherwise: then the im2col path above, which is
+    also the reference the kernels are tested against."""
+    return kernels.numba_module("conv_numba") if channels_per_group == 1 and geo.dims == 2 else None
 
 
 def _conv(x, w, geo, cols=None, bias=None):
     """C(x, w) (+ bias): (N, O, OH, OW); ``cols`` x's columns if already made."""
-    fast = _depthwise_kernels(w.shape[1]) if cols is None else None
+    fast = _depthwise_kernels(w.shape[1], geo) if cols is None else None
     if fast is not None:
         return _add_bias(fast.depthwise_conv(_pad_zeros(x, geo), w, geo.stride, geo.dilation, geo.out_size), bias)
     return _conv_from_columns(_columns(x, geo) if cols is None else cols, w, x.shape[0], geo, bias)
@@ -231,7 +252,7 @@ def _conv(x, w, geo, cols=None, bias=None):
 
 def _conv_weight(x, y, geo, cols=None, rows=None):
     """W(x, y): (O, Cg, kh, kw); ``cols`` x's columns, ``rows`` y's, if already made."""
-    fast = _depthwise_kernels(x.shape[1] // geo.groups) if cols is None else None
+    fast = _depthwise_kernels(x.shape[1] // geo.groups, geo) if cols is None else None
     if fast is not None:
         return fast.depthwise_conv_weight(_pad_zeros(x, geo), y, geo.stride, geo.dilation, geo.kernel)
     return _weight_from_columns(_columns(x, geo) if cols is None else cols, y, geo, rows)
@@ -239,7 +260,7 @@ def _conv_weight(x, y, geo, cols=None, rows=None):
 
 def _transpose(y, w, geo, rows=None):
     """T(y, w): (N, C, H, W); ``rows`` y's rows (``_group_rows``) if already made."""
-    fast = _depthwise_kernels(w.shape[1])
+    fast = _depthwise_kernels(w.shape[1], geo)
     if fast is not None:
         padded = fast.depthwise_conv_transpose(y, w, geo.stride, geo.dilation, (y.shape[0], geo.groups) + geo.padded)
         return np.ascontiguousarray(_crop(padded, geo))
@@ -253,12 +274,17 @@ def _arrays(*tensors):
 
 def _add_bias(out, b):
     if b is not None:
-        out += b.reshape(1, -1, 1, 1)
+        out += b.reshape((1, -1) + (1,) * (out.ndim - 2))
     return out
 
 
+def _batch_and_space(ndim):
+    """The axes a bias gradient sums over: all but the channels (axis 1)."""
+    return (0,) + tuple(range(2, ndim))
+
+
 def _bias_grad(dout):
-    return dout.sum((0, 2, 3))
+    return dout.sum(_batch_and_space(dout.ndim))
 
 
 # --------------------------------------------------------------------------- the Functions
@@ -273,7 +299,7 @@ class Conv(Function):
     @staticmethod
     def forward(ctx, x, w, b, geo):
         xa, wa, ba = _arrays(x, w, b)
-        cols = None if _depthwise_kernels(wa.shape[1]) else _columns(xa, geo)       # kept for dw
+        cols = None if _depthwise_kernels(wa.shape[1], geo) else _columns(xa, geo)  # kept for dw
         ctx.geo, ctx.cols = geo, cols if ctx.needs_input_grad[1] else None
         ctx.save_for_backward(x._data if ctx.needs_input_grad[1] else None,
                               w._data if ctx.needs_input_grad[0] else None)
@@ -295,7 +321,7 @@ class Conv(Function):
         geo, needs = ctx.geo, ctx.needs_input_grad
         dx = ConvTranspose.apply(dout, ctx.input_tensor(1, w), None, geo) if needs[0] else None
         dw = ConvWeight.apply(ctx.input_tensor(0, x), dout, geo) if needs[1] else None
-        return dx, dw, dout.sum((0, 2, 3)) if needs[2] else None, None
+        return dx, dw, dout.sum(_batch_and_space(dout.ndim)) if needs[2] else None, None
 
 
 class ConvTranspose(Function):
@@ -318,7 +344,7 @@ class ConvTranspose(Function):
     def backward(ctx, dout):
         y, w = ctx.saved_tensors
         g, geo, needs = _arrays(dout)[0], ctx.geo, ctx.needs_input_grad
-        depthwise = _depthwise_kernels(g.shape[1] // geo.groups)
+        depthwise = _depthwise_kernels(g.shape[1] // geo.groups, geo)
         cols = _columns(g, geo) if (needs[0] or needs[1]) and not depthwise else None    # shared by dy and dw
         dy = _conv(g, w.astype(g.dtype, copy=False), geo, cols) if needs[0] else None
         dw = _conv_weight(g, y.astype(g.dtype, copy=False), geo, cols) if needs[1] else None
@@ -330,7 +356,7 @@ class ConvTranspose(Function):
         geo, needs = ctx.geo, ctx.needs_input_grad
         dy = Conv.apply(dout, ctx.input_tensor(1, w), None, geo) if needs[0] else None
         dw = ConvWeight.apply(dout, ctx.input_tensor(0, y), geo) if needs[1] else None
-        return dy, dw, dout.sum((0, 2, 3)) if needs[2] else None, None
+        return dy, dw, dout.sum(_batch_and_space(dout.ndim)) if needs[2] else None, None
 
 
 class ConvWeight(Function):
@@ -443,9 +469,35 @@ def _batched(name, input, dims):
     return (input.unsqueeze(0), True) if input.ndim == dims + 1 else (input, False)
 
 
+def _checked(name, input, weight, bias, stride, padding, dilation, groups, dims, transposed):
+    """The checked arguments of a convolution in ``dims`` spatial dimensions: (x batched, whether input was
+    unbatched, kernel, stride, padding ((before, after), ...), dilation)."""
+    x, unbatched = _batched(name, input, dims)
+    stride, dilation = _expand(stride, dims, "stride"), _expand(dilation, dims, "dilation")
+    _positive(stride, "stride")
+    _positive(dilation, "dilation")
+    _positive([groups], "groups")
+    _check_operands(name, x, weight, bias, groups, dims, transposed)
+    kernel = tuple(weight.shape[2:])
+    return x, unbatched, kernel, stride, _padding(padding, kernel, stride, dilation, name), dilation
+
+
 def _as_2d(dims, *tensors):
     """1-D convolutions run as 2-D ones on height-1 images: (N, C, L) -> (N, C, 1, L)."""
-    return [t if t is None or dims == 2 else t.unsqueeze(-2) for t in tensors]
+    return [t if t is None or dims != 1 else t.unsqueeze(-2) for t in tensors]
+
+
+def _height_one(dims, kernel, stride, padding, dilation):
+    """The geometry arguments of a 1-D convolution as those of the 2-D one on height-1 images."""
+    if dims != 1:
+        return kernel, stride, padding, dilation
+    return (1,) + kernel, (1,) + stride, ((0, 0),) + padding, (1,) + dilation
+
+
+def _unbatched(out, dims, unbatched):
+    """The 2-D result of a 1-D convolution back to 1-D, and without the batch dimension the input did not have."""
+    out = out.squeeze(-2) if dims == 1 else out
+    return out.squeeze(0) if unbatched else out
 
 
 def _size_text(sizes):
@@ -453,26 +505,16 @@ def _size_text(sizes):
 
 
 def _convolution(name, input, weight, bias, stride, padding, dilation, groups, dims):
-    x, unbatched = _batched(name, input, dims)
-    stride, dilation = _expand(stride, dims, "stride"), _expand(dilation, dims, "dilation")
-    _positive(stride, "stride")
-    _positive(dilation, "dilation")
-    _positive([groups], "groups")
-    _check_operands(name, x, weight, bias, groups, dims, transposed=False)
-    kernel = tuple(weight.shape[2:])
-    pads = _padding(padding, kernel, stride, dilation, name)
-    if dims == 1:
-        stride, dilation, kernel, pads = (1,) + stride, (1,) + dilation, (1,) + kernel, ((0, 0),) + pads
+    x, unbatched, *arguments = _checked(name, input, weight, bias, stride, padding, dilation, groups, dims, False)
+    kernel, stride, pads, dilation = _height_one(dims, *arguments)
     x, w = _as_2d(dims, x, weight)
     geo = Geometry(tuple(x.shape[2:]), kernel, stride, pads, dilation, groups)
     geo = replace(geo, out_size=geo.fitting)
     if any(n < e for n, e in zip(geo.padded, geo.span)):
-        raise RuntimeError(f"Calculated padded input size per channel: ({_size_text(geo.padded[2 - dims:])}). "
-                           f"Kernel size: ({_size_text(geo.span[2 - dims:])}). Kernel size can't be greater than "
+        raise RuntimeError(f"Calculated padded input size per channel: ({_size_text(geo.padded[-dims:])}). "
+                           f"Kernel size: ({_size_text(geo.span[-dims:])}). Kernel size can't be greater than "
                            "actual input size")
-    out = Conv.apply(x, w, bias, geo)
-    out = out.squeeze(-2) if dims == 1 else out
-    return out.squeeze(0) if unbatched else out
+    return _unbatched(Conv.apply(x, w, bias, geo), dims, unbatched)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -486,59 +528,90 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _convolution("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (cross-correlation) of input (N, C, D, H, W) or (C, D, H, W) with weight
+    (O, C/groups, kd, kh, kw); padding an int, a triple, 'valid' (none) or 'same' (stride 1 only)."""
+    return _convolution("conv3d", input, weight, bias, stride, padding, dilation, groups, 3)
+
+
 def transposed_size(size, kernel, stride, padding, output_padding, dilation):
     """The output size of a transposed convolution per dimension: (n-1)*s - 2p + d*(k-1) + output_padding + 1."""
     return tuple((n - 1) * s - 2 * p + d * (k - 1) + op + 1
                  for n, k, s, p, op, d in zip(size, kernel, stride, padding, output_padding, dilation))
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    """Transposed 2-D convolution of input (N, C_in, H, W) or unbatched with weight (C_in, C_out/groups, kh, kw):
-    the adjoint (input gradient) of ``conv2d`` with the same stride, padding, dilation and groups, whose
-    output is (N, C_out, (H-1)*s - 2p + d*(k-1) + output_padding + 1, ...)."""
-    name = "conv_transpose2d"
-    y, unbatched = _batched(name, input, 2)
-    stride, dilation = _expand(stride, 2, "stride"), _expand(dilation, 2, "dilation")
-    _positive(stride, "stride")
-    _positive(dilation, "dilation")
-    _positive([groups], "groups")
-    _check_operands(name, y, weight, bias, groups, 2, transposed=True)
-    kernel = tuple(weight.shape[2:])
-    pads = _padding(padding, kernel, stride, dilation, name)
-    output_padding = _expand(output_padding, 2, "output_padding")
+def _check_output_padding(output_padding, stride, dilation):
     if any(op < 0 for op in output_padding):
         raise RuntimeError("negative output_padding is not supported")
     if any(op >= max(s, d) for op, s, d in zip(output_padding, stride, dilation)):
-        raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
-                           f"output_padding_height: {output_padding[0]} output_padding_width: {output_padding[1]} "
-                           f"stride_height: {stride[0]} stride_width: {stride[1]} dilation_height: {dilation[0]} "
-                           f"dilation_width: {dilation[1]}")
+        axes = ("depth", "height", "width")[-len(stride):]
+        values = [f"{what}_{axis}: {v}" for what, given in (("output_padding", output_padding), ("stride", stride),
+                                                             ("dilation", dilation)) for axis, v in zip(axes, given)]
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got {' '.join(values)}")
+
+
+def _transposed_convolution(name, input, weight, bias, stride, padding, output_padding, groups, dilation, dims):
+    y, unbatched, *arguments = _checked(name, input, weight, bias, stride, padding, dilation, groups, dims, True)
+    # the checks below see a 1-D convolution as the 2-D one it runs as: PyTorch's messages do the same
+    kernel, stride, pads, dilation = _height_one(dims, *arguments)
+    output_padding = _expand(output_padding, dims, "output_padding")
+    output_padding = (0,) + output_padding if dims == 1 else output_padding
+    _check_output_padding(output_padding, stride, dilation)
+    y, w = _as_2d(dims, y, weight)
     size = transposed_size(y.shape[2:], kernel, stride, [p for p, _ in pads], output_padding, dilation)
     if any(n < 1 for n in size):
         raise RuntimeError(f"Given input size per channel: ({_size_text(y.shape[2:])}). Calculated output size per "
                            f"channel: ({_size_text(size)}). Output size is too small")
-    out = ConvTranspose.apply(y, weight, bias, Geometry(size, kernel, stride, pads, dilation, groups,
-                                                              tuple(y.shape[2:])))
-    return out.squeeze(0) if unbatched else out
+    geo = Geometry(size, kernel, stride, pads, dilation, groups, tuple(y.shape[2:]))
+    return _unbatched(ConvTranspose.apply(y, w, bias, geo), dims, unbatched)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 1-D convolution of input (N, C_in, L) or (C_in, L) with weight (C_in, C_out/groups, k): the
+    adjoint (input gradient) of ``conv1d``; output length (L-1)*s - 2p + d*(k-1) + output_padding + 1."""
+    return _transposed_convolution("conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups,
+                                   dilation, 1)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 2-D convolution of input (N, C_in, H, W) or unbatched with weight (C_in, C_out/groups, kh, kw):
+    the adjoint (input gradient) of ``conv2d`` with the same stride, padding, dilation and groups, whose
+    output is (N, C_out, (H-1)*s - 2p + d*(k-1) + output_padding + 1, ...)."""
+    return _transposed_convolution("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
+                                   dilation, 2)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 3-D convolution of input (N, C_in, D, H, W) or unbatched with weight
+    (C_in, C_out/groups, kd, kh, kw): the adjoint (input gradient) of ``conv3d``; output sizes as
+    ``conv_transpose2d``'s per dimension."""
+    return _transposed_convolution("conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,
+                                   dilation, 3)
 
 
 # --------------------------------------------------------------------------- the reference
-def conv2d_reference(x, w, b=None, stride=(1, 1), padding=((0, 0), (0, 0)), dilation=(1, 1), groups=1):
-    """The 2-D convolution of ndarrays straight from its definition, one output element at a time: slow and
-    obviously right, for the tests. x (N, C, H, W), w (O, C/groups, kh, kw), padding ((top, bottom), (left, right))."""
-    n, c, h, wd = x.shape
-    o, cg, kh, kw = w.shape
-    xp = np.zeros((n, c, h + sum(padding[0]), wd + sum(padding[1])), dtype=x.dtype)
-    xp[:, :, padding[0][0]:padding[0][0] + h, padding[1][0]:padding[1][0] + wd] = x
-    oh = (xp.shape[2] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
-    ow = (xp.shape[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
-    out = np.zeros((n, o, oh, ow), dtype=x.dtype)
+def conv_reference(x, w, b=None, stride=None, padding=None, dilation=None, groups=1):
+    """The convolution of ndarrays straight from its definition, one output element at a time: slow and
+    obviously right, for the tests. x (N, C, *spatial), w (O, C/groups, *kernel), any number of spatial
+    dimensions; stride and dilation per dimension (default 1), padding ((before, after), ...) (default none)."""
+    n, c, size = x.shape[0], x.shape[1], x.shape[2:]
+    o, cg, kernel = w.shape[0], w.shape[1], w.shape[2:]
+    dims = len(size)
+    stride, dilation = stride or (1,) * dims, dilation or (1,) * dims
+    padding = padding or ((0, 0),) * dims
+    xp = np.zeros((n, c) + tuple(m + lo + hi for m, (lo, hi) in zip(size, padding)), dtype=x.dtype)
+    xp[(slice(None), slice(None)) + tuple(slice(lo, lo + m) for m, (lo, _) in zip(size, padding))] = x
+    out_size = tuple((p - d * (k - 1) - 1) // s + 1 for p, k, s, d in zip(xp.shape[2:], kernel, stride, dilation))
+    out = np.zeros((n, o) + out_size, dtype=x.dtype)
     per_group = o // groups
-    for b_, oc, p, q in itertools.product(range(n), range(o), range(oh), range(ow)):
+    for sample, oc, *position in itertools.product(range(n), range(o), *map(range, out_size)):
         first = oc // per_group * cg                     # the first input channel of oc's group
         total = 0.0 if b is None else b[oc]
-        for ci, i, j in itertools.product(range(cg), range(kh), range(kw)):
-            total += w[oc, ci, i, j] * xp[b_, first + ci, p * stride[0] + i * dilation[0], q * stride[1] + j * dilation[1]]
-        out[b_, oc, p, q] = total
+        for ci, *offset in itertools.product(range(cg), *map(range, kernel)):
+            read = tuple(p * s + i * d for p, i, s, d in zip(position, offset, stride, dilation))
+            total += w[(oc, ci, *offset)] * xp[(sample, first + ci) + read]
+        out[(sample, oc, *position)] = total
     return out
 
+
+conv2d_reference = conv_reference                        # the name the 2-D tests know it by
