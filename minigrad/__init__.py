@@ -19,7 +19,8 @@ from .ops.elementwise import (abs, add, clamp, clip, cos, div, eq, exp, ge, gt, 
                               neg, pow, relu, rsqrt, sigmoid, sin, sqrt, square, sub, tanh, where)
 from .ops.complex import (angle, complex, conj, conj_physical, imag, is_conj, polar, real, resolve_conj,
                           view_as_complex, view_as_real)
-from .ops.inplace import clone
+from .ops.layout import (channels_last, channels_last_3d, clone, contiguous_format, memory_format,  # noqa: F401
+                         preserve_format)
 from .ops.linalg import matmul
 from .ops.reduce import all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, var
 from .ops.shape import (cat, chunk, expand, flatten, permute, repeat, reshape, split, squeeze, stack, transpose,

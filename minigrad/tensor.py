@@ -182,6 +182,14 @@ class Tensor:
     def element_size(self):
         return self._data.itemsize
 
+    @property
+    def itemsize(self):
+        return self._data.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
+
     def __len__(self):
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -257,11 +265,13 @@ class Tensor:
         as in PyTorch; a differentiable cast, and ``self`` when the dtype already matches (a copy if
         ``copy=True``). minigrad has one device, the CPU: any other device is an error."""
         from .ops.elementwise import cast
-        from .ops.inplace import clone
+        from .ops.layout import clone, relayout
         dtype = parse_to_args(args, dtype, device)
         if dtype is None or np.dtype(dtype) == self._data.dtype:
-            return clone(self) if copy else self
-        return cast(self, np.dtype(dtype))
+            out = clone(self) if copy else self
+        else:
+            out = cast(self, np.dtype(dtype))
+        return out if memory_format is None else relayout(out, memory_format)
 
     # ----------------------------------------------------------------- device (the CPU only)
     @property
@@ -577,6 +587,7 @@ from . import random as _random  # noqa: E402
 from .ops import index as _index  # noqa: E402
 from .ops import sort as _sort  # noqa: E402
 from .ops import complex as _complex  # noqa: E402
+from .ops import layout as _layout  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 
@@ -591,7 +602,7 @@ _METHODS = {
     _reduce: ["sum", "sum_to_size", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin", "logsumexp",
               "all", "any", "cumsum", "cumprod", "norm"],
     _shape: ["reshape", "view", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "expand",
-             "expand_as", "repeat", "contiguous", "split", "chunk", "tril", "triu", "view_as", "reshape_as",
+             "expand_as", "repeat", "split", "chunk", "tril", "triu", "view_as", "reshape_as",
              "unbind", "narrow", "swapaxes", "swapdims", "movedim", "moveaxis", "roll", "flip", "fliplr", "flipud",
              "diag", "diagonal", "diag_embed", "repeat_interleave"],
     _linalg: ["matmul", "bmm", "outer", "ger"],
@@ -599,6 +610,7 @@ _METHODS = {
     _sort: ["sort", "argsort", "topk"],
     _inplace: _inplace.METHODS,
     _complex: ["conj", "conj_physical", "resolve_conj", "is_conj", "angle"],
+    _layout: _layout.METHODS,
     _random: ["bernoulli", "multinomial"],
 }
 for _module, _names in _METHODS.items():

@@ -138,10 +138,15 @@ def _checked_hook_result(hook, result, grad):
     return result
 
 
+def _same_layout(grad, like):
+    """Whether ``grad`` is laid out as ``like`` is: both row-major, or both with the same strides."""
+    return grad.flags.c_contiguous if like.flags.c_contiguous else grad.strides == like.strides
+
+
 def accumulate(tensor, grad, alone=False):
     """Add ``grad`` (an ndarray) into ``tensor.grad``. The first time, ``.grad`` is ``grad`` itself if
-    ``alone`` (nothing else references it) and it is a writeable C-contiguous array of the tensor's dtype,
-    a copy otherwise.
+    ``alone`` (nothing else references it) and it is a writeable array of the tensor's dtype and layout
+    (C-contiguous for a C-contiguous tensor), a copy in the tensor's layout otherwise.
 
     A Tensor ``grad`` (create_graph=True) is kept with its graph: ``.grad`` becomes it, or ``.grad + grad``
     (out of place, as PyTorch does, so the sum is differentiable too)."""
@@ -149,10 +154,12 @@ def accumulate(tensor, grad, alone=False):
         tensor.grad = grad if tensor.grad is None else tensor.grad + grad
         return
     if tensor.grad is None:
-        if alone and grad.dtype == tensor._data.dtype and grad.flags.writeable and grad.flags.c_contiguous:
+        if alone and grad.dtype == tensor._data.dtype and grad.flags.writeable and _same_layout(grad, tensor._data):
             tensor.grad = Tensor(grad)
-        else:
-            tensor.grad = Tensor(np.array(grad, dtype=tensor._data.dtype, copy=True))
+        else:                                # laid out like the tensor (PyTorch's layout contract for .grad)
+            copy = np.empty_like(tensor._data)
+            copy[...] = grad
+            tensor.grad = Tensor(copy)
     else:
         tensor.grad._data += grad
         bump(tensor.grad._data)  # an in-place write into .grad, as PyTorch counts it

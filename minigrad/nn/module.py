@@ -17,6 +17,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import no_grad
 from ..device import check_device, cuda_device
+from ..ops import layout
 from ..tensor import Tensor, _RemovableHandle, parse_to_args
 
 __all__ = ["Module", "Parameter"]
@@ -322,8 +323,9 @@ class Module:
                 param.grad.zero_()
 
     # ------------------------------------------------------------------ dtype conversion
-    def to(self, *args, dtype=None, device=None, non_blocking=False):
-        """Cast floating-point parameters, their grads and floating buffers to ``dtype``, in place.
+    def to(self, *args, dtype=None, device=None, non_blocking=False, memory_format=None):
+        """Cast floating-point parameters, their grads and floating buffers to ``dtype``, in place; with
+        ``memory_format``, lay out the 4-D and 5-D ones in it (as PyTorch, for channels_last weights).
 
         Takes PyTorch's forms: ``to(dtype)``, ``to('cpu')``, ``to('cpu', dtype)``, ``to(tensor)`` (its
         dtype) and the keywords; the device must be the CPU (minigrad has no other).
@@ -332,18 +334,21 @@ class Module:
         their dtype, as in PyTorch.
         """
         dtype = parse_to_args(args, dtype, device)
-        if dtype is None:
-            return self
-        dtype = np.dtype(dtype)
-        if dtype.kind not in "fc":
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
-                            f"dtype={dtype}")
+        if dtype is not None:
+            dtype = np.dtype(dtype)
+            if dtype.kind not in "fc":
+                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                                f"dtype={dtype}")
+        if memory_format is not None:
+            layout.check_format(memory_format, "to")
         tensors = [t for _, t in self.named_parameters(remove_duplicate=True)]
         tensors += [p.grad for p in tensors if p.grad is not None]
         tensors += [b for _, b in self.named_buffers(remove_duplicate=True)]
         for tensor in tensors:
-            if tensor._data.dtype.kind == "f":
+            if dtype is not None and tensor._data.dtype.kind == "f":
                 tensor._data = tensor._data.astype(dtype, copy=False)
+            if memory_format is not None and tensor.ndim in (4, 5):
+                tensor._data = layout.laid_out(tensor._data, memory_format)
         return self
 
     def cpu(self):

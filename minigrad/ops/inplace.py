@@ -24,6 +24,7 @@ from ..dtypes import result_type
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
+from .layout import clone  # noqa: F401 - Tensor.clone is bound from METHODS below
 
 _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 _NAMES = {"b": "Bool", "i": "Long", "u": "Byte", "f": "Float", "c": "ComplexFloat"}
@@ -541,25 +542,6 @@ def exponential_(self, lambd=1.0, *, generator=None):
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     return _new_values(self, lambda: _generator(generator).exponential(1.0 / lambd, self.shape))
-
-
-# --------------------------------------------------------------------------- clone
-class Clone(Function):
-    @staticmethod
-    def forward(ctx, a):
-        return a._data.copy()
-
-    @staticmethod
-    def backward(ctx, dout):
-        return dout
-
-    graph_backward = backward
-
-
-@takes_tensors("input")
-def clone(input, *, memory_format=None):
-    """A copy with its own memory, differentiable (the gradient passes through unchanged)."""
-    return Clone.apply(input)
 
 
 METHODS = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "exp_", "sqrt_", "sigmoid_", "tanh_", "relu_", "clamp_",

@@ -110,10 +110,6 @@ def squeeze(input, dim=None):
     return reshape(input, tuple(s for i, s in enumerate(input.shape) if i not in axes))
 
 
-def contiguous(input):
-    return input
-
-
 class Permute(Function):
     view = True
 

@@ -1,0 +1,172 @@
+"""Memory layout: strides, contiguity and PyTorch's memory formats.
+
+A tensor's values live in a NumPy array, which, like a PyTorch tensor, walks its memory with one stride per
+dimension. ``stride()`` reports them in elements, as PyTorch does. A memory format names an order of the
+dimensions in memory, outermost first:
+
+    contiguous_format   (N, C, H, W): row-major, what every op returns unless said otherwise
+    channels_last       (N, H, W, C) for 4-D tensors: the C values of a pixel side by side
+    channels_last_3d    (N, D, H, W, C) for 5-D tensors
+    preserve_format     keep the layout of the tensor it is made from (``clone``, ``*_like``)
+
+A layout changes no value and no shape, only where each value sits in memory: ``x.to(memory_format=
+mg.channels_last)`` is an (N, C, H, W) tensor with strides (H*W*C, 1, W*C, C). minigrad's elementwise ops keep
+their input's layout (NumPy's ``order="K"``), as PyTorch's do; its convolutions, norms and pooling read any layout
+and return contiguous results (PyTorch keeps channels_last through them: README, "Where minigrad differs").
+"""
+import numpy as np
+
+from .._checks import takes_tensors
+from ..autograd import Function
+from ..autograd.version import storage_of
+
+__all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format"]
+
+
+class memory_format:
+    """A memory layout (module docstring); the four instances are minigrad's, as ``torch.channels_last``..."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"minigrad.{self._name}"
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+# a format's dimension order in memory, outermost first, and the rank it needs (None: any rank)
+_ORDERS = {channels_last: (4, (0, 2, 3, 1)), channels_last_3d: (5, (0, 2, 3, 4, 1))}
+
+
+def check_format(fmt, what):
+    if not isinstance(fmt, memory_format):
+        raise TypeError(f"{what}(): argument 'memory_format' must be minigrad.memory_format, not {type(fmt).__name__}")
+
+
+def memory_order(fmt, ndim):
+    """The dimension order of ``fmt`` for an ``ndim``-dim tensor, outermost first; PyTorch's error if the rank is
+    not the one the format needs."""
+    if fmt not in _ORDERS:
+        return tuple(range(ndim))
+    rank, order = _ORDERS[fmt]
+    if ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
+    return order
+
+
+def in_format(array, fmt):
+    """Whether ``array`` is laid out densely in ``fmt``'s order (dimensions of size 1 may have any stride, as in
+    PyTorch): its view in that order is row-major. False for a format of another rank."""
+    if fmt in _ORDERS and array.ndim != _ORDERS[fmt][0]:
+        return False
+    return array.transpose(memory_order(fmt, array.ndim)).flags.c_contiguous
+
+
+def as_format(array, fmt):
+    """A copy of ``array`` laid out in ``fmt`` (``preserve_format``: its own layout when that is dense)."""
+    if fmt is preserve_format:
+        return array.copy(order="K")
+    order = memory_order(fmt, array.ndim)
+    return np.ascontiguousarray(array.transpose(order)).transpose(np.argsort(order))
+
+
+class Relayout(Function):
+    """The values of ``a`` in new memory laid out in ``fmt``; the gradient passes through unchanged."""
+
+    @staticmethod
+    def forward(ctx, a, fmt):
+        return as_format(a._data, fmt)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return dout, None
+
+    graph_backward = backward
+
+
+# --------------------------------------------------------------------------- Tensor methods
+def stride(self, dim=None):
+    """The step in elements between neighbours along each dimension (or along ``dim``)."""
+    steps = tuple(s // self._data.itemsize for s in self._data.strides)
+    if dim is None:
+        return steps
+    ndim = max(self._data.ndim, 1)
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
+    return steps[dim] if steps else 1
+
+
+def is_contiguous(self, memory_format=contiguous_format):
+    """Whether the tensor is laid out densely in ``memory_format``'s order."""
+    check_format(memory_format, "is_contiguous")
+    return memory_format is preserve_format or in_format(self._data, memory_format)
+
+
+def contiguous(self, memory_format=contiguous_format):
+    """``self`` if it is laid out in ``memory_format`` already, else a differentiable copy that is."""
+    check_format(memory_format, "contiguous")
+    if memory_format is preserve_format or in_format(self._data, memory_format):
+        return self
+    return Relayout.apply(self, memory_format)           # a format of another rank raises PyTorch's error
+
+
+@takes_tensors("input")
+def clone(input, *, memory_format=preserve_format):
+    """A copy with its own memory, differentiable (the gradient passes through unchanged), laid out in
+    ``memory_format`` (``preserve_format``: as ``input``)."""
+    check_format(memory_format, "clone")
+    return Relayout.apply(input, memory_format)
+
+
+def suggested_format(array):
+    """The format whose dimension order ``array``'s strides follow (PyTorch's ``suggest_memory_format``):
+    channels_last(_3d) when, from the channels outwards through the positions to the batch, each stride is at
+    least the extent of the previous dimension (and the channels are not a trivial dimension strided like the
+    batch); else contiguous_format. It is about order, not density: a slice can follow an order."""
+    for fmt, (rank, order) in _ORDERS.items():
+        if array.ndim != rank or 0 in array.shape or array.strides[1] == 0:
+            continue
+        reach = 0                                                      # the extent covered so far, in bytes
+        for d in reversed(order):                                      # innermost first: C, then W, H, (D), N
+            stride = array.strides[d]
+            if stride < reach or (d == 0 and reach == array.strides[1]):
+                break
+            reach = stride * array.shape[d] if array.shape[d] > 1 else stride
+        else:
+            return fmt
+    return contiguous_format
+
+
+def _follows(array, fmt):
+    """Whether ``to(memory_format=fmt)`` returns ``array``'s tensor itself (PyTorch's rule)."""
+    return fmt is preserve_format or suggested_format(array) is fmt
+
+
+def relayout(tensor, memory_format):
+    """``tensor.to(memory_format=...)``: ``tensor`` itself if its strides follow that format's order already (as
+    PyTorch decides, ``suggested_format``), else a differentiable copy laid out in it."""
+    check_format(memory_format, "to")
+    return tensor if _follows(tensor._data, memory_format) else Relayout.apply(tensor, memory_format)
+
+
+def laid_out(array, fmt):
+    """``relayout`` for an array outside the graph (a Parameter's memory in ``Module.to``)."""
+    return array if _follows(array, fmt) else as_format(array, fmt)
+
+
+def storage_offset(self):
+    """Where the tensor's first element sits in its storage, in elements."""
+    start = self._data.__array_interface__["data"][0]
+    return (start - storage_of(self._data).__array_interface__["data"][0]) // self._data.itemsize
+
+
+def data_ptr(self):
+    """The address of the tensor's first element."""
+    return self._data.__array_interface__["data"][0]
+
+
+METHODS = ["stride", "is_contiguous", "contiguous", "storage_offset", "data_ptr"]

@@ -1,0 +1,133 @@
+"""Memory layout: stride(), is_contiguous(), contiguous(), memory formats through to/clone/Module.to, the layout
+of .grad, storage_offset/data_ptr/nbytes/itemsize, each against PyTorch."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+
+from .mirror import check_grad, torch_or_skip
+
+FORMATS = ["contiguous_format", "channels_last", "channels_last_3d", "preserve_format"]
+
+
+def randn(shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def both(shape, seed=0):
+    torch = torch_or_skip()
+    x = randn(shape, seed)
+    return mg.tensor(x), torch.tensor(x)
+
+
+def views(lib, t):
+    """Tensors of several layouts made from the 4-D ``t`` the same way in both libraries."""
+    return {"plain": t, "permuted": t.permute(0, 2, 3, 1), "sliced": t[:, 1:, ::2], "transposed": t.transpose(1, 3),
+            "channels_last": t.to(memory_format=lib.channels_last), "expanded": t[:1].expand(3, -1, -1, -1),
+            "one channel": t[:, :1]}
+
+
+@pytest.mark.parametrize("name", ["plain", "permuted", "sliced", "transposed", "channels_last", "expanded",
+                                  "one channel"])
+def test_strides_and_contiguity_equal_pytorchs(name):
+    torch = torch_or_skip()
+    ours, theirs = both((2, 3, 4, 5))
+    a, b = views(mg, ours)[name], views(torch, theirs)[name]
+    assert a.stride() == b.stride()
+    assert [a.stride(d) for d in range(-a.ndim, a.ndim)] == [b.stride(d) for d in range(-b.ndim, b.ndim)]
+    assert a.storage_offset() == b.storage_offset()
+    for fmt in ("contiguous_format", "channels_last"):
+        assert a.is_contiguous(memory_format=getattr(mg, fmt)) == b.is_contiguous(memory_format=getattr(torch, fmt))
+    assert a.is_contiguous() == b.is_contiguous()
+
+
+@pytest.mark.parametrize("fmt", ["contiguous_format", "channels_last"])
+@pytest.mark.parametrize("name", ["plain", "permuted", "sliced", "channels_last"])
+def test_contiguous_to_and_clone_lay_out_as_pytorch(fmt, name):
+    torch = torch_or_skip()
+    ours, theirs = both((2, 3, 4, 5))
+    a, b = views(mg, ours)[name], views(torch, theirs)[name]
+    for make in (lambda t, lib: t.contiguous(memory_format=getattr(lib, fmt)),
+                 lambda t, lib: t.to(memory_format=getattr(lib, fmt)),
+                 lambda t, lib: t.clone(memory_format=getattr(lib, fmt)),
+                 lambda t, lib: t.clone()):
+        if name in ("permuted", "sliced") and fmt == "channels_last":
+            continue    # a 4-D permuted or sliced view: PyTorch and minigrad both copy, checked by values only
+        out, expected = make(a, mg), make(b, torch)
+        assert out.stride() == expected.stride()
+        assert (out is a) == (expected is b)                # returned as it is exactly when PyTorch does
+        np.testing.assert_array_equal(out.numpy(), expected.numpy())
+
+
+def test_copies_own_their_memory_and_views_share_it():
+    x = mg.randn(2, 3, 4, 5)
+    y = x.to(memory_format=mg.channels_last)
+    assert y.data_ptr() != x.data_ptr() and x[:, 1].data_ptr() == x.data_ptr() + 20 * x.itemsize
+    y.zero_()
+    assert not y.numpy().any() and x.numpy().all()
+    assert x.nbytes == 120 * 4 and x.itemsize == 4 and mg.zeros(3, dtype=mg.float64).nbytes == 24
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: mg.randn(2, 3, 4).to(memory_format=mg.channels_last), RuntimeError,
+     "required rank 4 tensor to use channels_last format"),
+    (lambda: mg.randn(2, 3, 4).contiguous(memory_format=mg.channels_last), RuntimeError,
+     "required rank 4 tensor to use channels_last format"),
+    (lambda: mg.randn(2, 3, 4, 5).clone(memory_format=mg.channels_last_3d), RuntimeError,
+     "required rank 5 tensor to use channels_last_3d format"),
+    (lambda: mg.randn(2, 3, 4, 5).to(memory_format="channels_last"), TypeError,
+     "to(): argument 'memory_format' must be minigrad.memory_format, not str"),
+    (lambda: mg.randn(2, 3).stride(2), IndexError,
+     "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    (lambda: nn.Conv3d(2, 2, 1).to(memory_format=mg.channels_last), RuntimeError,
+     "required rank 4 tensor to use channels_last format"),
+])
+def test_bad_layout_requests_raise_pytorchs_errors(make, error, message):
+    with pytest.raises(error, match="^" + message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
+                       .replace("]", r"\]") + "$"):
+        make()
+
+
+def test_bad_layout_requests_raise_the_same_types_in_pytorch():
+    torch = torch_or_skip()
+    for make, error in [(lambda: torch.randn(2, 3, 4).to(memory_format=torch.channels_last), RuntimeError),
+                        (lambda: torch.randn(2, 3).stride(2), IndexError),
+                        (lambda: torch.nn.Conv3d(2, 2, 1).to(memory_format=torch.channels_last), RuntimeError)]:
+        with pytest.raises(error):
+            make()
+
+
+def test_relayout_is_differentiable():
+    check_grad(lambda x: (x.to(memory_format=mg.channels_last) * x.permute(0, 1, 3, 2).transpose(2, 3)).sum(1),
+               randn((2, 3, 2, 3)))
+    check_grad(lambda x: x.permute(0, 2, 3, 1).contiguous() ** 2, randn((2, 3, 2, 3)))
+
+
+@pytest.mark.parametrize("fmt", ["contiguous_format", "channels_last"])
+def test_module_to_memory_format_and_grad_layout_equal_pytorchs(fmt):
+    torch = torch_or_skip()
+    x = randn((2, 3, 6, 6), 1)
+    results = []
+    for lib in (mg, torch):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.Flatten(), lib.nn.Linear(64, 2))
+        model = model.double().to(memory_format=getattr(lib, fmt))
+        model.load_state_dict({k: lib.tensor(v) for k, v in results[0][0].items()} if results else model.state_dict())
+        model.to(memory_format=getattr(lib, fmt))
+        inp = lib.tensor(x).to(memory_format=getattr(lib, fmt)).requires_grad_()
+        model(inp).pow(2).sum().backward()
+        state = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+        results.append((state, [p.stride() for p in model.parameters()], [p.grad.stride() for p in model.parameters()],
+                        inp.grad.stride(), [p.grad.numpy().copy() for p in model.parameters()]))
+    (_, p_strides, g_strides, x_stride, grads), (_, tp_strides, tg_strides, tx_stride, tgrads) = results
+    assert p_strides == tp_strides and g_strides == tg_strides and x_stride == tx_stride
+    for ours, theirs in zip(grads, tgrads):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_memory_formats_are_named_like_pytorchs():
+    torch = torch_or_skip()
+    for fmt in FORMATS:
+        assert repr(getattr(mg, fmt)) == repr(getattr(torch, fmt)).replace("torch.", "minigrad.")
+        assert isinstance(getattr(mg, fmt), mg.memory_format)
