@@ -368,6 +368,8 @@ MODULES = [
     ("AdaptiveMaxPool1d", (2,), {}, (2, 3, 5)),
     ("ZeroPad3d", ((1, 0, 2, 1, 0, 1),), {}, (2, 2, 3, 4, 2)),
     ("ZeroPad3d", (1,), {}, (2, 3, 2, 2)),
+    ("ZeroPad3d", ((1, 2),), {}, (1, 2, 2, 2, 2)),                  # a sequence pads as many dims as it covers
+    ("ConstantPad1d", ([1, 2, 3, 4], 1.0), {}, (1, 2, 2, 2)),
     ("ZeroPad1d", (2,), {}, (2, 3)),
     ("ZeroPad2d", (1,), {}, (2, 3, 3)),
     ("ConstantPad3d", ((1, -1, 0, 2, 1, 1), -1.0), {}, (1, 2, 3, 4, 3)),
@@ -495,6 +497,8 @@ BAD = [
     (lambda lib, x: lib.nn.CircularPad3d(1)(x), (2, 3, 3), "expected 4D or 5D input"),
     (lambda lib, x: lib.nn.CircularPad1d(1)(x), (3,), "expected 2D or 3D input"),
     (lambda lib, x: lib.nn.ReflectionPad3d(2)(x), (1, 1, 2, 3, 3), "less than the corresponding"),
+    (lambda lib, x: lib.nn.ReflectionPad3d((1, 1))(x), (1, 1, 2, 3, 3), "not supported for 5D"),
+    (lambda lib, x: lib.nn.ReplicationPad2d((1, 1, 1))(x), (1, 1, 3, 3), "divisible by 2"),
     (lambda lib, x: F(lib).interpolate(x, scale_factor=2, mode="trilinear"), (2, 3, 5, 5), "trilinear mode"),
     (lambda lib, x: F(lib).interpolate(x, scale_factor=2, mode="bilinear"), (1, 2, 3, 5, 5), "bilinear mode"),
     (lambda lib, x: F(lib).interpolate(x, size=(2, 3)), (1, 2, 3, 5, 5), "same number of spatial dimensions"),

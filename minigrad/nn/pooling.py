@@ -217,12 +217,9 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
 # --------------------------------------------------------------------------- padding
 def _pairs(padding, d):
-    """An int pads both sides of the last d dims alike; else the 2d-tuple as given."""
-    if isinstance(padding, (tuple, list)):
-        if len(padding) != 2 * d:
-            raise ValueError(f"expected padding of length {2 * d} (or an int), got {tuple(padding)}")
-        return tuple(padding)
-    return (padding,) * (2 * d)
+    """An int pads both sides of the last d dims alike; a sequence is kept as given (as PyTorch: ``F.pad``
+    checks it when the module is called)."""
+    return tuple(padding) if isinstance(padding, (tuple, list)) else (padding,) * (2 * d)
 
 
 class _PadNd(Module):
