@@ -50,6 +50,7 @@ from .amp import autocast, is_autocast_enabled  # noqa: E402
 from . import viz  # noqa: E402
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
 from .ops.conv import conv3d, conv_transpose1d, conv_transpose3d  # noqa: E402
+from .ops.pool import channel_shuffle  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -22,3 +22,7 @@ from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_p
                         max_pool2d, pad, pixel_shuffle, pixel_unshuffle)
 from ..ops.conv import conv3d, conv_transpose1d, conv_transpose3d  # noqa: F401,E402
 from ..ops.fold import fold, unfold  # noqa: F401,E402
+from ..ops.pool import (adaptive_avg_pool3d, adaptive_max_pool1d_with_indices,  # noqa: F401,E402
+                        adaptive_max_pool2d_with_indices, adaptive_max_pool3d, adaptive_max_pool3d_with_indices,
+                        avg_pool3d, channel_shuffle, dropout3d, max_pool1d_with_indices, max_pool2d_with_indices,
+                        max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d)

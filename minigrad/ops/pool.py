@@ -1,5 +1,6 @@
-"""Pooling, padding and resampling: ``max_pool1d/2d``, ``avg_pool1d/2d``, the adaptive poolings, ``pad``,
-``interpolate``, ``pixel_shuffle``/``pixel_unshuffle`` and the channel dropouts, with PyTorch's signatures.
+"""Pooling, padding and resampling: ``max_pool1d/2d/3d``, ``avg_pool1d/2d/3d``, the adaptive poolings,
+``max_unpool1d/2d/3d``, ``pad``, ``interpolate``, ``pixel_shuffle``/``pixel_unshuffle``, ``channel_shuffle`` and
+the channel dropouts, with PyTorch's signatures.
 
 Two linear building blocks carry all of them:
 
@@ -10,18 +11,20 @@ Two linear building blocks carry all of them:
   (fastest at a CNN's sizes), else as a weighted sum of k gathers from M_a's non-zeros (rows × k per line),
   so that an inf or NaN reaches only the outputs whose windows hold it.
 * ``WindowMax``: out = x[..., index], a gather of one input element per output by a flat spatial index (the
-  argmax of each pooling window, chosen before the gather); its adjoint is a scatter-add.
+  argmax of each pooling window, chosen before the gather); its adjoint is a scatter-add. Max unpooling
+  (``MaxUnpool``) writes x at such indices, and its adjoint is this gather.
 
 Max pooling's window scan (values and argmax in one pass), the gather and the scatter-add run as numba kernels
-(``minigrad/kernels/pool_numba.py``) on the ``"numba"`` backend, for the dtypes they take; the NumPy code here
-(``_window_argmax``, ``_tiled_argmax``, ``_take``, ``_scatter_add``) is the ``"numpy"`` backend and the
-reference the kernels are tested against.
+(``minigrad/kernels/pool_numba.py``) on the ``"numba"`` backend, for the dtypes they take (the scan: over 1 or 2
+spatial axes); the NumPy code here (``_window_argmax``, ``_tiled_argmax``, ``_take``, ``_scatter_add``) is the
+``"numpy"`` backend and the reference the kernels are tested against.
 
 Both are linear in x, so ``backward`` is the adjoint (Mᵀ along each axis; the scatter-add of the gather) and
 ``graph_backward`` applies the adjoint as the same Function with transposed data, whose backward is the
 forward again: gradients are differentiable to any order.
 """
 import functools
+import inspect
 import itertools
 import math
 import operator
@@ -172,11 +175,14 @@ class WindowMax(Function):
         return WindowMax.apply(dout, ctx.index, ctx.size, not ctx.scatter, None), None, None, None, None
 
 
-def _numba_pool(dtype, scatter=False):
+def _numba_pool(dtype, scatter=False, scan_dims=None):
     """The numba kernels (``kernels/pool_numba.py``) on the numba backend if they take ``dtype`` (the scatter-add
-    only float32/float64); None otherwise: then the NumPy code here, which is also their reference."""
+    only float32/float64) and, for a window scan, its ``scan_dims`` spatial axes (1 or 2; the gather and the
+    scatter-add take any); None otherwise: then the NumPy code here, which is also their reference."""
     fast = kernels.numba_module("pool_numba")
-    return fast if fast is not None and dtype in (fast.SCATTER_DTYPES if scatter else fast.SCAN_DTYPES) else None
+    if fast is None or (scan_dims is not None and scan_dims > 2):
+        return None
+    return fast if dtype in (fast.SCATTER_DTYPES if scatter else fast.SCAN_DTYPES) else None
 
 
 def _gather_or_scatter(scatter, a, index, size):
@@ -467,7 +473,7 @@ def _window_runs(windows):
 def _windows_max(input, d, runs, plan, return_indices):
     """Max pooling over windows along the last d axes: by the numba scan over ``runs()`` (``_window_runs``), or
     by the NumPy scan over ``plan()`` (the same windows as a scan plan) and a gather."""
-    fast = _numba_pool(input.dtype)
+    fast = _numba_pool(input.dtype, scan_dims=d)
     if fast is not None:
         values, index = fast.window_max(input._data, runs())
     else:
@@ -483,7 +489,7 @@ def _max_pool(name, d, input, kernel_size, stride, padding, dilation, ceil_mode,
     if (stride == kernel and not any(padding) and all(dl == 1 for dl in dilation)
             and all(o * k <= n for o, k, n in zip(sizes, kernel, in_sizes))):
         # windows that tile the input, all whole (ceil_mode's partial last window takes the general path)
-        fast = _numba_pool(input.dtype)
+        fast = _numba_pool(input.dtype, scan_dims=d)
         values, index = fast.tiled_max(input._data, kernel, sizes) if fast is not None else \
             (None, _tiled_argmax(input._data, kernel, sizes))
         return _max_output(input, d, values, index, return_indices)
@@ -507,6 +513,132 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over (kD, kH, kW) windows of (N, C, D, H, W) or (C, D, H, W) input (see ``max_pool1d``); indices are
+    flat positions (d H + h) W + w. The window scan is the NumPy one (the numba scans take 1 or 2 axes)."""
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _returning_indices(pool):
+    """PyTorch's ``<pool>_with_indices``: ``pool`` (same signature) always returning (output, indices); its
+    ``return_indices`` argument is taken and ignored, as PyTorch does."""
+    signature = inspect.signature(pool)
+
+    def with_indices(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.arguments["return_indices"] = True
+        return pool(*bound.args, **bound.kwargs)
+    with_indices.__name__ = with_indices.__qualname__ = f"{pool.__name__}_with_indices"
+    with_indices.__signature__ = signature
+    with_indices.__doc__ = f"``{pool.__name__}`` returning (output, indices).\n\n{pool.__doc__}"
+    return with_indices
+
+
+max_pool1d_with_indices = _returning_indices(max_pool1d)
+max_pool2d_with_indices = _returning_indices(max_pool2d)
+max_pool3d_with_indices = _returning_indices(max_pool3d)
+
+
+# =========================================================================== max unpooling
+class MaxUnpool(Function):
+    """out = zeros (*B, *S) with x (*B, *O) written at the flat positions ``index`` (*B, *O) in S (where two
+    elements go to one position, the later one in row-major order stays, as in PyTorch's CPU loop).
+    Linear in x: dx = dout[..., index], ``WindowMax``'s gather (for every element, also an overwritten one, as
+    PyTorch); the graph_backward applies it as a ``WindowMax``, whose backward, the scatter-add, is its
+    adjoint."""
+
+    @staticmethod
+    def forward(ctx, a, index, size):
+        ctx.index, ctx.size = index, size
+        batch, pooled = index.shape[:index.ndim - len(size)], index.shape[index.ndim - len(size):]
+        flat = (math.prod(batch), math.prod(pooled))
+        rows = np.zeros((flat[0], math.prod(size)), dtype=a.dtype)                 # (B, prod S)
+        np.put_along_axis(rows, index.reshape(flat), a._data.reshape(flat), axis=1)
+        return rows.reshape(batch + tuple(size))
+
+    @staticmethod
+    def backward(ctx, dout):
+        return _gather_or_scatter(False, dout._data, ctx.index, ctx.size), None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return WindowMax.apply(dout, ctx.index, ctx.size, False, None), None, None
+
+
+def _unpool_sizes(input, kernel, stride, padding, output_size):
+    """The spatial output size: (L - 1) s + k - 2p along each axis, or ``output_size`` (d sizes, or d + 2 with
+    the batch and channel first) if it is within a stride of that."""
+    d = len(kernel)
+    default = tuple((n - 1) * s + k - 2 * p for n, k, s, p in zip(input.shape[-d:], kernel, stride, padding))
+    if output_size is None:
+        sizes = default
+    else:
+        sizes = tuple(operator.index(o) for o in output_size)
+        if len(sizes) == d + 2:
+            sizes = sizes[2:]
+        if len(sizes) != d:
+            raise ValueError(f"output_size should be a sequence containing {d} or {d + 2} elements, but it has a "
+                             f"length of '{len(sizes)}'")
+        for j, (o, n, s) in enumerate(zip(sizes, default, stride)):
+            if not n - s < o < n + s:
+                raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {j} must be between {n - s} '
+                                 f"and {n + s})")
+    for j, o in enumerate(sizes):
+        if o < 0:
+            raise ValueError("max_unpooling: output_size must contain non-negative spatial dimensions, but got "
+                             f"output_size[{j}]={o}")
+    return sizes
+
+
+def _max_unpool(name, d, input, indices, kernel_size, stride, padding, output_size):
+    if input.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"{name}: Expected {d + 1}D or {d + 2}D (batch mode) input, but got a tensor with "
+                           f"{input.ndim} dimensions: {list(input.shape)}")
+    if indices.dtype != np.int64:
+        raise RuntimeError(f"{name}: elements in indices should be type int64 but got: "
+                           f"{scalar_type_name(indices.dtype)}")
+    if indices.shape != input.shape:
+        raise RuntimeError(f"{name}: Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
+    if any(n == 0 for n in input.shape[-d - 1:]):
+        raise RuntimeError(f"{name}: Expected input to have non-zero size for non-batch dimensions, but got "
+                           f"{list(input.shape)}")
+    _check_floating(name, input)
+    kernel = _ntuple(kernel_size, d, "kernel_size", name)
+    stride = kernel if stride is None else _ntuple(stride, d, "stride", name)
+    padding = _ntuple(padding, d, "padding", name)
+    if any(s <= 0 for s in stride):
+        raise RuntimeError(f"{name}: strides should be greater than zero, but got stride: {list(stride)}")
+    sizes = _unpool_sizes(input, kernel, stride, padding, output_size)
+    index = np.array(indices._data)                                        # a copy: backward keeps its own
+    # also for an empty output, which PyTorch returns without this check (its backward then fails)
+    invalid = np.flatnonzero((index < 0) | (index >= math.prod(sizes)))
+    if invalid.size:
+        raise RuntimeError(f"{name}: Found an invalid max index: {index.flat[invalid[0]]} (output volumes are of "
+                           f"size {'x'.join(map(str, sizes))})")
+    return MaxUnpool.apply(input, index, sizes)
+
+
+@takes_tensors("input", "indices")
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool1d``: (N, C, L) or (C, L) input written at ``indices`` (from
+    ``max_pool1d(..., return_indices=True)``) into zeros of length (L - 1) stride + kernel_size - 2 padding, or
+    ``output_size``. dx = dout at the indices."""
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+@takes_tensors("input", "indices")
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool2d`` on (N, C, H, W) or (C, H, W) input (see ``max_unpool1d``)."""
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+@takes_tensors("input", "indices")
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool3d`` on (N, C, D, H, W) or (C, D, H, W) input (see ``max_unpool1d``)."""
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
+
+
 # =========================================================================== average pooling
 @_cached
 def _avg_map(size, out, k, s, p, count_include_pad, divisor):
@@ -525,6 +657,9 @@ def _avg_pool(name, d, input, kernel_size, stride, padding, ceil_mode, count_inc
     _check_floating(name, input)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{name}: divisor must be not zero, but got divisor_override={divisor_override}")
+    if d == 3 and any(n < k for n, k in zip(input.shape[-3:], kernel)):    # PyTorch's check for 3 axes only
+        raise RuntimeError(f"{name}: input image (T: {input.shape[-3]} H: {input.shape[-2]} W: {input.shape[-1]}) "
+                           f"smaller than kernel size (kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
     sizes = _output_sizes(name, input, d, kernel, stride, padding, (1,) * d, ceil_mode)
     # with divisor_override: window sums along every axis, divided by it along the first
     divisors = [None] * d if divisor_override is None else [divisor_override] + [1] * (d - 1)
@@ -544,6 +679,13 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     """Mean over (kH, kW) windows of (N, C, H, W) or (C, H, W) input (see ``avg_pool1d``); with
     ``divisor_override`` the window sums are divided by it instead."""
     return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over (kD, kH, kW) windows of (N, C, D, H, W) or (C, D, H, W) input (see ``avg_pool2d``)."""
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override)
 
 
@@ -593,6 +735,11 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
 
 
+def adaptive_avg_pool3d(input, output_size):
+    """Mean over adaptive windows of the last three axes (``output_size`` an int, a triple, None keeps a size)."""
+    return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
+
+
 def _adaptive_max_pool(name, d, input, output_size, return_indices):
     sizes = _adaptive_sizes(name, input, d, output_size)
     in_sizes = input.shape[-d:]
@@ -608,6 +755,16 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max over adaptive windows of the last two axes; indices are flat positions h W + w."""
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max over adaptive windows of the last three axes; indices are flat positions (d H + h) W + w."""
+    return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
+
+
+adaptive_max_pool1d_with_indices = _returning_indices(adaptive_max_pool1d)
+adaptive_max_pool2d_with_indices = _returning_indices(adaptive_max_pool2d)
+adaptive_max_pool3d_with_indices = _returning_indices(adaptive_max_pool3d)
 
 
 # =========================================================================== padding
@@ -838,6 +995,24 @@ def pixel_unshuffle(input, downscale_factor):
     return x.reshape(*batch, channels * r * r, h // r, w // r)
 
 
+@takes_tensors("input")
+def channel_shuffle(input, groups):
+    """(N, C, *) -> (N, C, *) with the channels, seen as (groups, C / groups), transposed:
+    out[:, j groups + g] = in[:, g (C / groups) + j]. A permutation, so dx is the inverse permutation of dout."""
+    groups = operator.index(groups)
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, channels, *rest = input.shape
+    if channels % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {channels} channels and {groups} "
+                           "groups.")
+    x = input.reshape(n, groups, channels // groups, *rest)                # (N, g, C / g, *)
+    return x.transpose(1, 2).reshape(input.shape)
+
+
 # =========================================================================== channel dropout
 def _feature_dropout(input, p, training, inplace, mask_shape):
     """Zero whole channels: x * m / (1 - p) with one m ~ Bernoulli(1 - p) per entry of ``mask_shape`` (the
@@ -866,17 +1041,22 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, input.shape[:-1] + (1,))
 
 
+def _warn_deprecated_rank(d, ndim):
+    """PyTorch's warning for ``dropout{d}d`` of an ``ndim``-D input that is neither (C, *S) nor (N, C, *S)."""
+    warnings.warn(f"dropout{d}d: Received a {ndim}-D input to dropout{d}d, which is deprecated and will result in "
+                  "an error in a future release. To retain the behavior and silence this warning, please use "
+                  f"dropout instead. Note that dropout{d}d exists to provide channel-wise dropout on inputs with {d} "
+                  "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                  f"{d + 1}D or {d + 2}D inputs).", stacklevel=3)
+
+
 @takes_tensors("input")
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Channel-wise dropout of (N, C, H, W) input: each (n, c) feature map is zeroed with probability p, the
     rest scaled by 1 / (1 - p). As PyTorch 2.13, 3-D input is taken as (N, C, L) with a warning, and other
     ranks (deprecated) drop over the first two dims."""
     if input.ndim not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will "
-                      "result in an error in a future release. To retain the behavior and silence this warning, "
-                      "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
-                      "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
-                      "3D or 4D inputs).", stacklevel=2)
+        _warn_deprecated_rank(2, input.ndim)
     elif input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
@@ -884,3 +1064,15 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
                       "switch to using dropout1d instead.", stacklevel=2)
     return _feature_dropout(input, p, training, inplace, input.shape[:2] + (1,) * (input.ndim - 2))
+
+
+@takes_tensors("input")
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of (N, C, D, H, W) or (C, D, H, W) input: each channel is zeroed with probability p,
+    the rest scaled by 1 / (1 - p). As PyTorch 2.13, other ranks (deprecated, with a warning) are taken as
+    unbatched: they drop over the first dim."""
+    if input.ndim not in (4, 5):
+        _warn_deprecated_rank(3, input.ndim)
+    channel_dims = 2 if input.ndim == 5 else 1
+    return _feature_dropout(input, p, training, inplace,
+                            input.shape[:channel_dims] + (1,) * (input.ndim - channel_dims))
