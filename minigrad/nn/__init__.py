@@ -15,3 +15,6 @@ from .transformer import (MultiheadAttention, Transformer, TransformerDecoder,  
 from .pooling import *  # noqa: F401,F403 - pooling, padding, resampling, channel dropout (pooling.py's __all__)
 from .conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401,E402
 from .sync_batchnorm import SyncBatchNorm  # noqa: F401
+from .activation import (CELU, GLU, Hardshrink, Hardsigmoid, Hardtanh, LogSigmoid, PReLU, ReLU6,  # noqa: F401,E402
+                         SELU, Softmax2d, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401,E402
