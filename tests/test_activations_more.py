@@ -1,6 +1,7 @@
 """The activations and distances CNN programs use beyond the basic ones: relu6, hardtanh, hardsigmoid, selu,
 celu, logsigmoid, softsign, softshrink, hardshrink, tanhshrink, threshold, softmin, glu, prelu (with their
-modules and in-place forms), Softmax2d, normalize, cosine_similarity, pairwise_distance.
+modules and in-place forms), Softmax2d, normalize, cosine_similarity, pairwise_distance, and the losses
+cosine_embedding_loss and triplet_margin_loss.
 
 Each function: a float64 gradcheck away from its kinks and a PyTorch mirror (forward and every input's
 gradient under a random upstream gradient) on inputs that include the kinks exactly (where PyTorch's
@@ -478,6 +479,88 @@ def test_distance_modules_mirror_pytorch(name, args, rng):
 def test_top_level_distances_mirror_pytorch(rng):
     x1, x2 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
     assert_mirror(*run_both(lambda lib, a, b: lib.cosine_similarity(a, b) * lib.pairwise_distance(a, b)), x1, x2)
+
+
+# --------------------------------------------------------------------------- distance losses
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("margin", [0.0, 0.3, -0.5])
+def test_cosine_embedding_loss_mirrors_pytorch(reduction, margin, rng):
+    x1, x2 = rng.standard_normal((6, 4)), rng.standard_normal((6, 4))
+    x1[0] *= 1e-7                                  # tiny and zero vectors: PyTorch's own epsilon (float32 1e-12)
+    x2[1] = 0.0
+    target = np.array([1, -1, 1, -1, 0, 2])        # targets other than +-1 contribute 0
+    fn = run_both(lambda lib, a, b, y: lib.nn.functional.cosine_embedding_loss(a, b, y, margin, reduction=reduction))
+    assert_mirror(*fn, x1, x2, target)
+    assert_mirror(*fn, x1[2], x2[2], np.array(-1))   # 1-d inputs with a 0-d target
+    check_grad(lambda a, b: F.cosine_embedding_loss(a, b, mg.tensor(target[:4]), margin, reduction=reduction),
+               x1[2:], x2[2:])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("p, swap", [(2.0, False), (1.0, True), (3.0, True)])
+def test_triplet_margin_loss_mirrors_pytorch(reduction, p, swap, rng):
+    anchor, positive, negative = (rng.standard_normal((5, 4)) for _ in range(3))
+    negative[0] = anchor[0] + 0.1                  # an active loss; the others mixed
+
+    def fn(lib, a, b, c):
+        return lib.nn.functional.triplet_margin_loss(a, b, c, margin=1.5, p=p, swap=swap, reduction=reduction)
+    assert_mirror(*run_both(fn), anchor, positive, negative)
+    assert_mirror(*run_both(fn), anchor[:, :2].reshape(5, 2, 1), positive[:, :2].reshape(5, 2, 1),
+                  negative[:, :2].reshape(5, 2, 1))
+    check_grad(lambda a, b, c: fn(mg, a, b, c), anchor, positive, negative)
+
+
+LOSS_MODULES = [("CosineEmbeddingLoss", (), {}), ("CosineEmbeddingLoss", (0.2,), {"reduction": "sum"}),
+                ("TripletMarginLoss", (), {}), ("TripletMarginLoss", (2.0, 1.0, 1e-3, True), {"reduction": "none"})]
+
+
+@pytest.mark.parametrize("name, args, kwargs", LOSS_MODULES, ids=[f"{n}{a}{k}" for n, a, k in LOSS_MODULES])
+def test_distance_loss_modules_mirror_pytorch(name, args, kwargs, rng):
+    torch = torch_or_skip()
+    ours, theirs = getattr(mg.nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    assert repr(ours) == repr(theirs)
+    assert {k: v for k, v in vars(ours).items() if not k.startswith("_") and k != "training"} == \
+        {k: v for k, v in vars(theirs).items() if not k.startswith("_") and k != "training"}
+    a, b, c = (rng.standard_normal((4, 3)) for _ in range(3))
+    third = np.array([1, -1, -1, 1]) if name == "CosineEmbeddingLoss" else c
+    assert_mirror(ours, theirs, a, b, third)
+
+
+def test_distance_losses_legacy_flags_warn_like_pytorch(rng):
+    a, b = mg.tensor(rng.standard_normal((3, 2))), mg.tensor(rng.standard_normal((3, 2)))
+    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
+        summed = F.cosine_embedding_loss(a, b, mg.tensor([1, -1, 1]), size_average=False)
+    np.testing.assert_allclose(summed.item(), F.cosine_embedding_loss(a, b, mg.tensor([1, -1, 1]),
+                                                                       reduction="sum").item(), rtol=1e-15)
+
+
+LOSS_BAD_CALLS = {
+    "target 2-d": lambda lib: lib.nn.functional.cosine_embedding_loss(lib.zeros(3, 4), lib.zeros(3, 4),
+                                                                      lib.ones(3, 1)),
+    "1-d target, 1-d inputs": lambda lib: lib.nn.functional.cosine_embedding_loss(lib.zeros(4), lib.zeros(4),
+                                                                                  lib.ones(1)),
+    "0-d target, 2-d inputs": lambda lib: lib.nn.functional.cosine_embedding_loss(lib.zeros(3, 4), lib.zeros(3, 4),
+                                                                                  lib.tensor(1)),
+    "target size": lambda lib: lib.nn.functional.cosine_embedding_loss(lib.zeros(3, 4), lib.zeros(3, 4),
+                                                                       lib.ones(2)),
+    "cosine reduction": lambda lib: lib.nn.functional.cosine_embedding_loss(lib.zeros(3, 4), lib.zeros(3, 4),
+                                                                            lib.ones(3), reduction="bad"),
+    "triplet dims": lambda lib: lib.nn.functional.triplet_margin_loss(lib.zeros(3, 4), lib.zeros(4),
+                                                                      lib.zeros(3, 4)),
+    "triplet reduction": lambda lib: lib.nn.functional.triplet_margin_loss(lib.zeros(3, 4), lib.zeros(3, 4),
+                                                                           lib.zeros(3, 4), reduction="bad"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOSS_BAD_CALLS))
+def test_distance_losses_bad_input_raise_pytorchs_errors(case):
+    torch = torch_or_skip()
+    with pytest.raises(Exception) as theirs:
+        LOSS_BAD_CALLS[case](torch)
+    with pytest.raises(theirs.type) as ours:
+        LOSS_BAD_CALLS[case](mg)
+    if "size" not in case:                         # the same message, up to PyTorch's "torch.Size" spelling
+        assert str(ours.value) == str(theirs.value)
 
 
 # --------------------------------------------------------------------------- double backward

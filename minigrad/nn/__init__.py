@@ -17,4 +17,4 @@ from .conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401,E402
 from .sync_batchnorm import SyncBatchNorm  # noqa: F401
 from .activation import (CELU, GLU, Hardshrink, Hardsigmoid, Hardtanh, LogSigmoid, PReLU, ReLU6,  # noqa: F401,E402
                          SELU, Softmax2d, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
-from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401,E402
+from .distance import CosineEmbeddingLoss, CosineSimilarity, PairwiseDistance, TripletMarginLoss  # noqa: F401,E402

@@ -23,5 +23,6 @@ from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_p
 from ..ops.activation import (celu, celu_, elu_, glu, hardshrink, hardsigmoid, hardtanh, hardtanh_,  # noqa: F401,E402
                               leaky_relu_, logsigmoid, prelu, relu6, relu_, selu, selu_, softshrink, softsign,
                               tanhshrink, threshold, threshold_)
-from ..ops.distance import cosine_similarity, normalize, pairwise_distance  # noqa: F401,E402
+from ..ops.distance import (cosine_embedding_loss, cosine_similarity, normalize, pairwise_distance,  # noqa: F401,E402
+                            triplet_margin_loss)
 from ..ops.softmax import softmin  # noqa: F401,E402

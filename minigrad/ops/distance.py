@@ -10,6 +10,8 @@ free. Where PyTorch guards a division with ``eps`` the rule differs per function
                           only, its gradient stays the unclamped norm's (PyTorch clamps in place under
                           no_grad), see ``ClampMinPassGradient``.
 * ``pairwise_distance``:  ||x1 - x2 + eps||_p along the last dimension.
+* ``cosine_embedding_loss``: its own cosine, <x1, x2> / sqrt((||x1||^2 + e)(||x2||^2 + e)) with e = 1e-12
+                          rounded to float32, as PyTorch computes it.
 """
 import numpy as np
 
@@ -17,7 +19,8 @@ from .._checks import float_arg, takes_tensors
 from ..autograd import is_grad_enabled
 from ..dtypes import result_type, scalar_type_name
 from .dims import normalize_dim
-from .elementwise import Routing, cast, check_broadcast, clamp_min
+from .elementwise import Routing, cast, check_broadcast, clamp_min, minimum, where
+from .loss import apply_reduction, check_reduction, legacy_reduction
 from .reduce import norm
 from .shape import expand
 
@@ -77,3 +80,46 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     eps = float_arg(eps, "pairwise_distance", "eps", 4)
     last = max(x1.ndim, x2.ndim) - 1
     return norm(x1 - x2 + eps, float_arg(p, "pairwise_distance", "p", 3), last, keepdim)
+
+
+_EMBEDDING_EPS = float(np.float32(1e-12))   # PyTorch's cosine_embedding_loss adds a float constant
+
+
+@takes_tensors("input1", "input2", "target")
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """Per pair (rows of 2-d inputs with a 1-d target, or 1-d inputs with a 0-d target): 1 - cos(x1, x2)
+    where target == 1, max(0, cos(x1, x2) - margin) where target == -1, 0 for any other target value."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if target.ndim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.ndim != target.ndim + 1 or input2.ndim != target.ndim + 1:
+        raise RuntimeError(f"{target.ndim}D target tensor expects {target.ndim + 1}D input tensors, but found inputs "
+                           f"with sizes {list(input1.shape)} and {list(input2.shape)}.")
+    margin = float_arg(margin, "cosine_embedding_loss", "margin", 4)
+    axis = target.ndim   # the vectors' dimension
+
+    def squared_norm(x):
+        return (x * x).sum(axis) + _EMBEDDING_EPS
+    cos = (input1 * input2).sum(axis) / (squared_norm(input1) * squared_norm(input2)).sqrt()
+    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, clamp_min(cos - margin, 0), 0.0)
+    return apply_reduction(loss, reduction)
+
+
+@takes_tensors("anchor", "positive", "negative")
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)) with d the ``pairwise_distance`` of order p;
+    with ``swap``, d(anchor, negative) is replaced by d(positive, negative) where that is smaller."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    margin = float_arg(margin, "triplet_margin_loss", "margin", 4)
+    distance_positive = pairwise_distance(anchor, positive, p, eps)
+    distance_negative = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        distance_negative = minimum(distance_negative, pairwise_distance(positive, negative, p, eps))
+    return apply_reduction(clamp_min(margin + distance_positive - distance_negative, 0), reduction)
