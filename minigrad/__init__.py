@@ -48,7 +48,8 @@ from . import (accelerator, amp, autograd, backends, compiler, cuda, linalg, nn,
 from .amp import autocast, is_autocast_enabled  # noqa: E402
 from . import viz  # noqa: E402
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
-from .ops.activation import celu, celu_, hardshrink, prelu, relu_, selu, selu_, threshold, threshold_  # noqa: E402
+from .ops.activation import (celu, celu_, hardshrink, prelu, relu_, rrelu, rrelu_, selu, selu_,  # noqa: E402
+                             threshold, threshold_)
 from .ops.distance import cosine_similarity, pairwise_distance  # noqa: E402
 
 __version__ = "0.1.0"

@@ -1,6 +1,6 @@
 """The activations and distances CNN programs use beyond the basic ones: relu6, hardtanh, hardsigmoid, selu,
-celu, logsigmoid, softsign, softshrink, hardshrink, tanhshrink, threshold, softmin, glu, prelu (with their
-modules and in-place forms), Softmax2d, normalize, cosine_similarity, pairwise_distance, and the losses
+celu, logsigmoid, softsign, softshrink, hardshrink, tanhshrink, threshold, softmin, glu, prelu, rrelu (with
+their modules and in-place forms), Softmax2d, normalize, cosine_similarity, pairwise_distance, and the losses
 cosine_embedding_loss and triplet_margin_loss.
 
 Each function: a float64 gradcheck away from its kinks and a PyTorch mirror (forward and every input's
@@ -221,7 +221,7 @@ def test_softmin_without_dim_warns_and_uses_pytorchs_legacy_choice(rng):
 def test_softmin_mirrors_pytorch(rng):
     x = rng.standard_normal((3, 4, 5))
     for dim in (0, 1, -1):
-        assert_mirror(*run_both(lambda lib, t: lib.nn.functional.softmin(t, dim)), x)
+        assert_mirror(*run_both(lambda lib, t, dim=dim: lib.nn.functional.softmin(t, dim)), x)
     assert_mirror(*run_both(lambda lib, t: lib.nn.functional.softmin(t, 1, dtype=lib.float64)),
                   x.astype(np.float32), rtol=1e-6, atol=1e-7)
     check_grad(lambda t: F.softmin(t, 1), x)
@@ -240,6 +240,57 @@ def test_module_arguments_checked_like_pytorch():
             mg.nn.Hardtanh(*args)
         with pytest.raises(AssertionError):
             torch.nn.Hardtanh(*args)
+
+
+# --------------------------------------------------------------------------- rrelu
+@pytest.mark.parametrize("lower, upper", [(1 / 8, 1 / 3), (0.0, 0.5), (0.3, 0.3)])
+def test_rrelu_in_evaluation_is_leaky_relu_with_the_mean_slope(lower, upper, rng):
+    x = np.concatenate([with_kinks(rng), [np.nan, np.inf, -np.inf]])
+    assert_mirror(*run_both(lambda lib, t: lib.nn.functional.rrelu(t, lower, upper)), x)
+    check_grad(lambda t: F.rrelu(t, lower, upper), away_from_kinks(rng, (3, 4)))
+
+
+def test_rrelu_in_training_draws_one_slope_per_negative_element(rng):
+    x = np.concatenate([rng.uniform(-4, 4, 2000), [0.0, np.nan]])
+    t = mg.tensor(x, requires_grad=True)
+    mg.manual_seed(3)
+    y = F.rrelu(t, 0.1, 0.4, training=True)
+    upstream = rng.standard_normal(x.shape)
+    y.backward(mg.tensor(upstream))
+    negative = x <= 0                              # 0 included: slope drawn, y = 0; NaN: kept, slope 1
+    slope = y.detach().numpy()[x < 0] / x[x < 0]
+    assert np.all((slope >= 0.1) & (slope <= 0.4)) and np.unique(slope).size == slope.size   # one per element
+    assert abs(slope.mean() - 0.25) < 0.02       # U(0.1, 0.4): mean 0.25, standard error ~0.002
+    np.testing.assert_allclose(t.grad.numpy()[x < 0], upstream[x < 0] * slope, rtol=1e-12)
+    np.testing.assert_array_equal(t.grad.numpy()[~negative], upstream[~negative])
+    np.testing.assert_array_equal(y.detach().numpy()[x > 0], x[x > 0])
+    assert 0.1 <= t.grad.numpy()[-2] / upstream[-2] <= 0.4 and np.isnan(y.detach().numpy()[-1])
+    mg.manual_seed(3)
+    np.testing.assert_array_equal(F.rrelu(mg.tensor(x), 0.1, 0.4, training=True).numpy(), y.detach().numpy())
+
+
+def test_rrelu_in_training_with_equal_bounds_mirrors_pytorch(rng):
+    x = np.concatenate([with_kinks(rng), [np.nan]])
+    fn = run_both(lambda lib, t: lib.nn.functional.rrelu(t, 0.2, 0.2, training=True))
+    assert_mirror(*fn, x)
+    check_grad(lambda t: F.rrelu(t, 0.2, 0.2, True), away_from_kinks(rng, (3, 4)))
+
+
+def test_rrelu_module_and_inplace_forms(rng):
+    torch = torch_or_skip()
+    for args in [(), (0.1, 0.3, True)]:
+        assert repr(mg.nn.RReLU(*args)) == repr(torch.nn.RReLU(*args))
+    module = mg.nn.RReLU(0.1, 0.3).eval()
+    x = rng.standard_normal((3, 4))
+    np.testing.assert_allclose(module(mg.tensor(x)).numpy(), np.where(x > 0, x, 0.2 * x), rtol=1e-15)
+    t = mg.tensor(x)
+    assert mg.rrelu_(t, 0.1, 0.3, training=True) is t
+    negative = x <= 0
+    assert np.all((t.numpy()[negative] / x[negative] >= 0.1) & (t.numpy()[negative] / x[negative] <= 0.3))
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal to the upper bound"):
+        F.rrelu(mg.tensor(x), 0.5, 0.2)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        F.rrelu(mg.tensor([1, 2]), training=True)
 
 
 # --------------------------------------------------------------------------- glu

@@ -16,5 +16,5 @@ from .pooling import *  # noqa: F401,F403 - pooling, padding, resampling, channe
 from .conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401,E402
 from .sync_batchnorm import SyncBatchNorm  # noqa: F401
 from .activation import (CELU, GLU, Hardshrink, Hardsigmoid, Hardtanh, LogSigmoid, PReLU, ReLU6,  # noqa: F401,E402
-                         SELU, Softmax2d, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
+                         RReLU, SELU, Softmax2d, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
 from .distance import CosineEmbeddingLoss, CosineSimilarity, PairwiseDistance, TripletMarginLoss  # noqa: F401,E402

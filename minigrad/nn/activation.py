@@ -1,6 +1,6 @@
 """Activation modules beyond the basic ones in ``layers.py`` (Softmax, LogSoftmax, Softmin, Softmax2d, LeakyReLU,
 ELU, SELU, CELU, Softplus, Mish, Hardswish, Hardtanh, ReLU6, Hardsigmoid, LogSigmoid, Softsign, Tanhshrink,
-Softshrink, Hardshrink, Threshold, GLU, PReLU) and the reshaping modules Flatten and Unflatten, with PyTorch's
+Softshrink, Hardshrink, Threshold, GLU, PReLU, RReLU) and the reshaping modules Flatten and Unflatten, with PyTorch's
 arguments and reprs.
 
 Each module stores its arguments and calls ``minigrad.nn.functional``; the maths is in ``ops/``.
@@ -18,9 +18,9 @@ from . import init
 from .layers import _Activation
 from .module import Module, Parameter
 
-__all__ = ["ELU", "Flatten", "Hardswish", "LeakyReLU", "LogSoftmax", "Mish", "Softmax", "Softplus", "Unflatten",
-           "CELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardtanh", "LogSigmoid", "PReLU", "ReLU6", "SELU", "Softmax2d",
-           "Softmin", "Softshrink", "Softsign", "Tanhshrink", "Threshold"]
+__all__ = ["CELU", "ELU", "Flatten", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU",
+           "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "RReLU", "ReLU6", "SELU", "Softmax", "Softmax2d", "Softmin",
+           "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "Unflatten"]
 
 
 class _AlongDim(Module):
@@ -277,6 +277,20 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(_Activation):
+    """Randomized leaky ReLU: negative slopes drawn from U(lower, upper) in training, their mean in eval."""
+
+    def __init__(self, lower=1 / 8, upper=1 / 3, inplace=False):
+        super().__init__(inplace)
+        self.lower, self.upper = lower, upper
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
 
 
 class Flatten(Module):

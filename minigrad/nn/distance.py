@@ -5,7 +5,7 @@ from . import functional as F
 from .loss import _Loss
 from .module import Module
 
-__all__ = ["CosineSimilarity", "PairwiseDistance", "CosineEmbeddingLoss", "TripletMarginLoss"]
+__all__ = ["CosineEmbeddingLoss", "CosineSimilarity", "PairwiseDistance", "TripletMarginLoss"]
 
 
 class CosineSimilarity(Module):

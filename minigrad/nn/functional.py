@@ -21,8 +21,8 @@ from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_p
                         adaptive_max_pool2d, avg_pool1d, avg_pool2d, dropout1d, dropout2d, interpolate, max_pool1d,
                         max_pool2d, pad, pixel_shuffle, pixel_unshuffle)
 from ..ops.activation import (celu, celu_, elu_, glu, hardshrink, hardsigmoid, hardtanh, hardtanh_,  # noqa: F401,E402
-                              leaky_relu_, logsigmoid, prelu, relu6, relu_, selu, selu_, softshrink, softsign,
-                              tanhshrink, threshold, threshold_)
+                              leaky_relu_, logsigmoid, prelu, relu6, relu_, rrelu, rrelu_, selu, selu_, softshrink,
+                              softsign, tanhshrink, threshold, threshold_)
 from ..ops.distance import (cosine_embedding_loss, cosine_similarity, normalize, pairwise_distance,  # noqa: F401,E402
                             triplet_margin_loss)
 from ..ops.softmax import softmin  # noqa: F401,E402

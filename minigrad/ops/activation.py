@@ -1,4 +1,6 @@
-"""Activations and dropout: gelu (exact and tanh), silu, dropout.
+"""Activations and dropout: gelu (exact and tanh), silu, dropout, the ELU family (elu, selu, celu), the
+piecewise-linear ones (leaky_relu, hardtanh, relu6, hardsigmoid, hardswish, shrinks, threshold), softplus,
+mish, logsigmoid, softsign, tanhshrink, prelu and glu.
 
 NumPy has no error function, and GELU needs the normal CDF Phi(x) = erfc(-x / sqrt(2)) / 2. ``erfc``
 below evaluates W. J. Cody's rational Chebyshev approximations ("Rational Chebyshev approximations for
@@ -297,6 +299,15 @@ class _Pointwise(Function):
         return (dout * cls.graph_slope(ctx.input_tensor(0, x), slope, *ctx.args),) + (None,) * len(ctx.args)
 
 
+class _PiecewiseLinear(_Pointwise):
+    """A _Pointwise whose slope is piecewise constant (leaky_relu, hardtanh, shrinks, ...): under create_graph
+    the saved slope is a constant, the second derivative 0 (at the kinks too, as in PyTorch)."""
+
+    @staticmethod
+    def graph_slope(x, slope, *args):
+        return slope
+
+
 class NormalCdf(_Pointwise):
     """Phi(x) (``normal_cdf``) as a Function, which exact GELU's graph_backward differentiates;
     dx = dout * phi(x)."""
@@ -322,17 +333,13 @@ def _softplus_parts(bx):
     return np.logaddexp(0, bx), np.exp(-np.logaddexp(0, -bx))
 
 
-class LeakyRelu(_Pointwise):
+class LeakyRelu(_PiecewiseLinear):
     """y = x if x > 0 else slope x;  dx = dout * (1 if x > 0 else slope)."""
 
     @staticmethod
     def value(x, negative_slope):
         positive = x > 0
         return np.where(positive, x, x * negative_slope), np.where(positive, 1.0, negative_slope).astype(x.dtype)
-
-    @staticmethod
-    def graph_slope(x, slope, negative_slope):
-        return slope   # piecewise constant: the second derivative is 0 (at 0 too, as in PyTorch)
 
 
 class Elu(_Pointwise):
@@ -453,7 +460,18 @@ def hardswish(input, inplace=False):
 
 
 # --------------------------------------------------------------------------- clamps, shrinks and thresholds
-class Hardtanh(_Pointwise):
+class RandomLeakyRelu(_PiecewiseLinear):
+    """Randomized leaky ReLU (training): y = x if x > 0 (or NaN) else a x, with a ~ U(lower, upper) drawn per
+    element in forward;  dx = dout * (1 or a)."""
+
+    @staticmethod
+    def value(x, lower, upper):
+        positive = ~(x <= 0)
+        slope = np.where(positive, 1.0, numpy_rng().uniform(lower, upper, x.shape)).astype(x.dtype)
+        return x * slope, slope
+
+
+class Hardtanh(_PiecewiseLinear):
     """y = clamp(x, min_val, max_val);  dx = dout * (1 if min_val < x < max_val else 0): 0 at the bounds
     themselves, 1 at NaN (PyTorch's choices)."""
 
@@ -462,12 +480,8 @@ class Hardtanh(_Pointwise):
         clipped = ~((x <= min_val) | (x >= max_val))
         return np.clip(x, min_val, max_val), clipped.astype(x.dtype)
 
-    @staticmethod
-    def graph_slope(x, slope, min_val, max_val):
-        return slope   # piecewise constant: the second derivative is 0
 
-
-class Hardsigmoid(_Pointwise):
+class Hardsigmoid(_PiecewiseLinear):
     """y = relu6(x + 3) / 6;  dx = dout * (1/6 if -3 < x < 3 else 0) (0 at +-3 and at NaN, as in PyTorch)."""
 
     @staticmethod
@@ -475,12 +489,8 @@ class Hardsigmoid(_Pointwise):
         inside = (x > -3) & (x < 3)
         return np.clip(x + 3, 0, 6) / 6, np.where(inside, 1 / 6, 0).astype(x.dtype)
 
-    @staticmethod
-    def graph_slope(x, slope):
-        return slope
 
-
-class Shrink(_Pointwise):
+class Shrink(_PiecewiseLinear):
     """Zero on [-lambd, lambd] (its ends included), elsewhere x - lambd sign(x) (``soft``) or x (hard);
     dx = dout * (0 on [-lambd, lambd], else 1). NaN stays NaN with slope 1, as in PyTorch."""
 
@@ -490,22 +500,14 @@ class Shrink(_Pointwise):
         kept = x - np.sign(x) * lambd if soft else x
         return np.where(dead, 0, kept), (~dead).astype(x.dtype)
 
-    @staticmethod
-    def graph_slope(x, slope, lambd, soft):
-        return slope
 
-
-class Threshold(_Pointwise):
+class Threshold(_PiecewiseLinear):
     """y = x if x > threshold else value;  dx = dout * (1 if x > threshold else 0) (NaN kept, slope 1)."""
 
     @staticmethod
     def value(x, threshold, value):
         kept = ~(x <= threshold)
         return np.where(kept, x, value), kept.astype(x.dtype)
-
-    @staticmethod
-    def graph_slope(x, slope, threshold, value):
-        return slope
 
 
 class LogSigmoid(_Pointwise):
@@ -527,11 +529,6 @@ def _integer_bound(value, input):
     return int(value) if input.dtype.kind in "iu" else value
 
 
-def _check_not_bool(name, input):
-    if input.dtype.kind == "b":
-        raise RuntimeError(f"Bool inputs not supported for {name}")
-
-
 @takes_tensors("input")
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """clamp(x, min_val, max_val); integer inputs keep their dtype (the bounds truncated to integers)."""
@@ -539,7 +536,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     max_val = float_arg(max_val, "hardtanh", "max_val", 3)
     if min_val > max_val:
         raise ValueError(f"min_val cannot be greater than max_val (got min_val={min_val}, max_val={max_val})")
-    _check_not_bool("hardtanh", input)
+    if input.dtype.kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     return _maybe_inplace(Hardtanh, input, inplace, _integer_bound(min_val, input), _integer_bound(max_val, input))
 
 
@@ -737,3 +735,23 @@ def glu(input, dim=-1):
         raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size {input.shape[axis]}")
     a, b = input.chunk(2, axis)
     return a * b.sigmoid()
+
+
+@takes_tensors("input")
+def rrelu(input, lower=1 / 8, upper=1 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: in training the negative side's slope is drawn per element from U(lower, upper);
+    in evaluation it is their mean, ``leaky_relu(x, (lower + upper) / 2)``."""
+    lower, upper = float_arg(lower, "rrelu", "lower", 2), float_arg(upper, "rrelu", "upper", 3)
+    if lower > upper:
+        raise RuntimeError(f"Lower bound should be less than or equal to the upper bound (got lower={lower}, "
+                           f"upper={upper})")
+    _check_floating("rrelu_with_noise_out", input)
+    if training:
+        return _maybe_inplace(RandomLeakyRelu, input, inplace, lower, upper)
+    return _maybe_inplace(LeakyRelu, input, inplace, (lower + upper) / 2)
+
+
+@takes_tensors("input")
+def rrelu_(input, lower=1 / 8, upper=1 / 3, training=False):
+    """``rrelu`` written into ``input``."""
+    return rrelu(input, lower, upper, training, inplace=True)
