@@ -679,3 +679,55 @@ def test_no_warning_with_an_explicit_dim(rng):
         warnings.simplefilter("error")
         F.softmin(mg.tensor(rng.standard_normal((2, 3))), 1)
         mg.nn.Softmin(0)(mg.tensor(rng.standard_normal((2, 3))))
+
+
+# --------------------------------------------------------------------------- in a CNN program
+def mobile_block(lib):
+    """A MobileNetV3-style block written once against ``lib``: ReLU6 and Hardswish, a squeeze-excitation gate
+    with Hardsigmoid, a PReLU per channel, a GLU, and an embedding head trained with a triplet loss on
+    normalized features."""
+    nn, F = lib.nn, lib.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.expand = nn.Conv2d(3, 8, 1)
+            self.act = nn.ReLU6(inplace=True)
+            self.depthwise = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+            self.squeeze, self.excite = nn.Conv2d(8, 4, 1), nn.Conv2d(4, 8, 1)
+            self.gate = nn.Hardsigmoid()
+            self.prelu = nn.PReLU(8)
+            self.glu = nn.GLU(1)
+            self.head = nn.Linear(4, 6)
+
+        def forward(self, x):
+            h = self.act(self.expand(x))
+            h = F.hardswish(self.depthwise(h))
+            s = self.gate(self.excite(F.selu(self.squeeze(h.mean((2, 3), keepdim=True)))))
+            h = self.glu(self.prelu(h * s))
+            return F.normalize(self.head(h.mean((2, 3))), dim=1)
+    return Block()
+
+
+def test_mobile_block_trains_like_pytorch(rng):
+    torch = torch_or_skip()
+    mg.manual_seed(0)
+    ours = mobile_block(mg).to(mg.float64)
+    theirs = mobile_block(torch).to(torch.float64)
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    assert "prelu.weight" in ours.state_dict()
+    triplets = [tuple(rng.standard_normal((4, 3, 6, 5)) for _ in range(3)) for _ in range(2)]
+    for lib, model in ((mg, ours), (torch, theirs)):
+        opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        for batch in triplets:
+            opt.zero_grad()
+            a, p, n = (model(lib.tensor(x)) for x in batch)
+            loss = lib.nn.functional.triplet_margin_loss(a, p, n, margin=0.5)
+            loss = loss + lib.nn.functional.cosine_embedding_loss(a, n, lib.tensor([1, -1, 1, -1]))
+            loss.backward()
+            opt.step()
+    ours_state, theirs_state = ours.state_dict(), theirs.state_dict()
+    assert list(ours_state) == list(theirs_state)
+    for key in ours_state:   # ~1e-13 apart: PyTorch's hardsigmoid slope is float32's 1/6
+        np.testing.assert_allclose(ours_state[key].numpy(), theirs_state[key].numpy(), rtol=1e-9, atol=1e-11,
+                                   err_msg=key)
