@@ -194,11 +194,17 @@ MODULES = [("ReLU6", ()), ("ReLU6", (True,)), ("Hardtanh", ()), ("Hardtanh", (-2
            ("Softmax2d", ())]
 
 
+def public_attributes(module):
+    """A module's own settings (``lambd``, ``min_val``, ``inplace``, ...), as PyTorch names them."""
+    return {k: v for k, v in vars(module).items() if not k.startswith("_") and k != "training"}
+
+
 @pytest.mark.parametrize("name, args", MODULES, ids=[f"{n}{a}" for n, a in MODULES])
 def test_modules_repr_and_mirror_pytorch(name, args, rng):
     torch = torch_or_skip()
     ours, theirs = getattr(mg.nn, name)(*args), getattr(torch.nn, name)(*args)
     assert repr(ours) == repr(theirs)
+    assert public_attributes(ours) == public_attributes(theirs)
     assert list(ours.state_dict()) == list(theirs.state_dict()) == []
 
     def non_leaf(module):                          # in-place modules need a non-leaf input
@@ -280,6 +286,7 @@ def test_rrelu_module_and_inplace_forms(rng):
     torch = torch_or_skip()
     for args in [(), (0.1, 0.3, True)]:
         assert repr(mg.nn.RReLU(*args)) == repr(torch.nn.RReLU(*args))
+        assert public_attributes(mg.nn.RReLU(*args)) == public_attributes(torch.nn.RReLU(*args))
     module = mg.nn.RReLU(0.1, 0.3).eval()
     x = rng.standard_normal((3, 4))
     np.testing.assert_allclose(module(mg.tensor(x)).numpy(), np.where(x > 0, x, 0.2 * x), rtol=1e-15)
@@ -326,6 +333,7 @@ def test_prelu_module_state_dict_init_and_repr_match_pytorch(rng):
         th_kwargs = {"dtype": torch.float64} if kwargs else {}
         ours, theirs = mg.nn.PReLU(*args, **kwargs), torch.nn.PReLU(*args, **th_kwargs)
         assert repr(ours) == repr(theirs)
+        assert public_attributes(ours) == public_attributes(theirs)
         assert list(ours.state_dict()) == list(theirs.state_dict()) == ["weight"]
         assert isinstance(ours.weight, mg.nn.Parameter) and ours.weight.requires_grad
         assert ours.weight.shape == tuple(theirs.weight.shape)
@@ -522,8 +530,7 @@ def test_distance_modules_mirror_pytorch(name, args, rng):
     torch = torch_or_skip()
     ours, theirs = getattr(mg.nn, name)(*args), getattr(torch.nn, name)(*args)
     assert repr(ours) == repr(theirs)
-    assert {k: v for k, v in vars(ours).items() if not k.startswith("_") and k != "training"} == \
-        {k: v for k, v in vars(theirs).items() if not k.startswith("_") and k != "training"}
+    assert public_attributes(ours) == public_attributes(theirs)
     assert_mirror(ours, theirs, rng.standard_normal((4, 5)), rng.standard_normal((4, 5)))
 
 
@@ -570,8 +577,7 @@ def test_distance_loss_modules_mirror_pytorch(name, args, kwargs, rng):
     torch = torch_or_skip()
     ours, theirs = getattr(mg.nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
     assert repr(ours) == repr(theirs)
-    assert {k: v for k, v in vars(ours).items() if not k.startswith("_") and k != "training"} == \
-        {k: v for k, v in vars(theirs).items() if not k.startswith("_") and k != "training"}
+    assert public_attributes(ours) == public_attributes(theirs)
     a, b, c = (rng.standard_normal((4, 3)) for _ in range(3))
     third = np.array([1, -1, -1, 1]) if name == "CosineEmbeddingLoss" else c
     assert_mirror(ours, theirs, a, b, third)
