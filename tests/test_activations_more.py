@@ -199,12 +199,18 @@ def public_attributes(module):
     return {k: v for k, v in vars(module).items() if not k.startswith("_") and k != "training"}
 
 
-@pytest.mark.parametrize("name, args", MODULES, ids=[f"{n}{a}" for n, a in MODULES])
-def test_modules_repr_and_mirror_pytorch(name, args, rng):
+def twin_modules(name, *args, **kwargs):
+    """``nn.<name>(*args, **kwargs)`` in minigrad and in PyTorch, checked to have the same repr and settings."""
     torch = torch_or_skip()
-    ours, theirs = getattr(mg.nn, name)(*args), getattr(torch.nn, name)(*args)
+    ours, theirs = getattr(mg.nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
     assert repr(ours) == repr(theirs)
     assert public_attributes(ours) == public_attributes(theirs)
+    return ours, theirs
+
+
+@pytest.mark.parametrize("name, args", MODULES, ids=[f"{n}{a}" for n, a in MODULES])
+def test_modules_repr_and_mirror_pytorch(name, args, rng):
+    ours, theirs = twin_modules(name, *args)
     assert list(ours.state_dict()) == list(theirs.state_dict()) == []
 
     def non_leaf(module):                          # in-place modules need a non-leaf input
@@ -527,10 +533,7 @@ DISTANCE_MODULES = [("CosineSimilarity", ()), ("CosineSimilarity", (0, 1e-3)), (
 
 @pytest.mark.parametrize("name, args", DISTANCE_MODULES, ids=[f"{n}{a}" for n, a in DISTANCE_MODULES])
 def test_distance_modules_mirror_pytorch(name, args, rng):
-    torch = torch_or_skip()
-    ours, theirs = getattr(mg.nn, name)(*args), getattr(torch.nn, name)(*args)
-    assert repr(ours) == repr(theirs)
-    assert public_attributes(ours) == public_attributes(theirs)
+    ours, theirs = twin_modules(name, *args)
     assert_mirror(ours, theirs, rng.standard_normal((4, 5)), rng.standard_normal((4, 5)))
 
 
@@ -574,10 +577,7 @@ LOSS_MODULES = [("CosineEmbeddingLoss", (), {}), ("CosineEmbeddingLoss", (0.2,),
 
 @pytest.mark.parametrize("name, args, kwargs", LOSS_MODULES, ids=[f"{n}{a}{k}" for n, a, k in LOSS_MODULES])
 def test_distance_loss_modules_mirror_pytorch(name, args, kwargs, rng):
-    torch = torch_or_skip()
-    ours, theirs = getattr(mg.nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
-    assert repr(ours) == repr(theirs)
-    assert public_attributes(ours) == public_attributes(theirs)
+    ours, theirs = twin_modules(name, *args, **kwargs)
     a, b, c = (rng.standard_normal((4, 3)) for _ in range(3))
     third = np.array([1, -1, -1, 1]) if name == "CosineEmbeddingLoss" else c
     assert_mirror(ours, theirs, a, b, third)
