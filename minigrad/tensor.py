@@ -588,6 +588,7 @@ from .ops import index as _index  # noqa: E402
 from .ops import sort as _sort  # noqa: E402
 from .ops import complex as _complex  # noqa: E402
 from .ops import layout as _layout  # noqa: E402
+from .ops import activation as _activation  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 
@@ -612,6 +613,7 @@ _METHODS = {
     _complex: ["conj", "conj_physical", "resolve_conj", "is_conj", "angle"],
     _layout: _layout.METHODS,
     _random: ["bernoulli", "multinomial"],
+    _activation: ["prelu", "hardshrink"],
 }
 for _module, _names in _METHODS.items():
     for _name in _names:

@@ -17,3 +17,6 @@ from .conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401,E402
 from .sync_batchnorm import SyncBatchNorm  # noqa: F401
 from .conv import Conv3d, ConvTranspose1d, ConvTranspose3d  # noqa: F401,E402
 from .fold import Fold, Unfold  # noqa: F401,E402
+from .activation import (CELU, GLU, Hardshrink, Hardsigmoid, Hardtanh, LogSigmoid, PReLU, ReLU6,  # noqa: F401,E402
+                         RReLU, SELU, Softmax2d, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
+from .distance import CosineEmbeddingLoss, CosineSimilarity, PairwiseDistance, TripletMarginLoss  # noqa: F401,E402

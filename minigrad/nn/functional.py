@@ -26,3 +26,9 @@ from ..ops.pool import (adaptive_avg_pool3d, adaptive_max_pool1d_with_indices,  
                         adaptive_max_pool2d_with_indices, adaptive_max_pool3d, adaptive_max_pool3d_with_indices,
                         avg_pool3d, channel_shuffle, dropout3d, max_pool1d_with_indices, max_pool2d_with_indices,
                         max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d)
+from ..ops.activation import (celu, celu_, elu_, glu, hardshrink, hardsigmoid, hardtanh, hardtanh_,  # noqa: F401,E402
+                              leaky_relu_, logsigmoid, prelu, relu6, relu_, rrelu, rrelu_, selu, selu_, softshrink,
+                              softsign, tanhshrink, threshold, threshold_)
+from ..ops.distance import (cosine_embedding_loss, cosine_similarity, normalize, pairwise_distance,  # noqa: F401,E402
+                            triplet_margin_loss)
+from ..ops.softmax import softmin  # noqa: F401,E402

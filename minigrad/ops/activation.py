@@ -1,4 +1,6 @@
-"""Activations and dropout: gelu (exact and tanh), silu, dropout.
+"""Activations and dropout: gelu (exact and tanh), silu, dropout, the ELU family (elu, selu, celu), the
+piecewise-linear ones (leaky_relu, hardtanh, relu6, hardsigmoid, hardswish, shrinks, threshold), softplus,
+mish, logsigmoid, softsign, tanhshrink, prelu and glu.
 
 NumPy has no error function, and GELU needs the normal CDF Phi(x) = erfc(-x / sqrt(2)) / 2. ``erfc``
 below evaluates W. J. Cody's rational Chebyshev approximations ("Rational Chebyshev approximations for
@@ -15,6 +17,7 @@ from ..autograd import Function
 from ..dtypes import compute_dtype, scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
+from .dims import normalize_dim
 from .elementwise import Exp, Routing, Sigmoid, Tanh, select
 from .inplace import write
 
@@ -296,6 +299,15 @@ class _Pointwise(Function):
         return (dout * cls.graph_slope(ctx.input_tensor(0, x), slope, *ctx.args),) + (None,) * len(ctx.args)
 
 
+class _PiecewiseLinear(_Pointwise):
+    """A _Pointwise whose slope is piecewise constant (leaky_relu, hardtanh, shrinks, ...): under create_graph
+    the saved slope is a constant, the second derivative 0 (at the kinks too, as in PyTorch)."""
+
+    @staticmethod
+    def graph_slope(x, slope, *args):
+        return slope
+
+
 class NormalCdf(_Pointwise):
     """Phi(x) (``normal_cdf``) as a Function, which exact GELU's graph_backward differentiates;
     dx = dout * phi(x)."""
@@ -321,7 +333,7 @@ def _softplus_parts(bx):
     return np.logaddexp(0, bx), np.exp(-np.logaddexp(0, -bx))
 
 
-class LeakyRelu(_Pointwise):
+class LeakyRelu(_PiecewiseLinear):
     """y = x if x > 0 else slope x;  dx = dout * (1 if x > 0 else slope)."""
 
     @staticmethod
@@ -329,26 +341,26 @@ class LeakyRelu(_Pointwise):
         positive = x > 0
         return np.where(positive, x, x * negative_slope), np.where(positive, 1.0, negative_slope).astype(x.dtype)
 
-    @staticmethod
-    def graph_slope(x, slope, negative_slope):
-        return slope   # piecewise constant: the second derivative is 0 (at 0 too, as in PyTorch)
-
 
 class Elu(_Pointwise):
-    """y = x if x > 0 else alpha (exp(x) - 1);  dx = dout * (1 if x > 0 else alpha exp(x))."""
+    """The ELU family (elu, selu, celu): with a = alpha, s = scale, c = input_scale,
+    y = s x if x > 0 else s a (exp(c x) - 1);  dx = dout * (s if x > 0 else s a c exp(c x)).
+    elu is (alpha, 1, 1), selu (1.6733..., 1.0507..., 1), celu (alpha, 1, 1/alpha)."""
 
     @staticmethod
-    def value(x, alpha):
-        positive = ~(x <= 0)   # NaN counts as positive: y = NaN with slope 1, as in PyTorch
-        alpha_exp = alpha * np.exp(np.minimum(x, 0))
-        return np.where(positive, x, alpha_exp - alpha), np.where(positive, 1.0, alpha_exp).astype(x.dtype)
+    def value(x, alpha, scale, input_scale):
+        positive = ~(x <= 0)   # NaN counts as positive: y = NaN with slope s, as in PyTorch
+        scaled_exp = (scale * alpha) * np.exp(input_scale * np.minimum(x, 0))   # s a exp(c x), finite
+        y = np.where(positive, scale * x, scaled_exp - scale * alpha)
+        return y, np.where(positive, scale, input_scale * scaled_exp).astype(x.dtype)
 
     @staticmethod
-    def graph_slope(x, slope, alpha):
-        """alpha exp(x) where x < 0, else the saved slope as a constant: at 0 the slope is alpha but its own
-        derivative 0 (PyTorch's conventions). exp of min(x, 0), as in value: the branch not taken stays
+    def graph_slope(x, slope, alpha, scale, input_scale):
+        """s a c exp(c x) where x < 0, else the saved slope as a constant: at 0 the slope is s a c but its
+        own derivative 0 (PyTorch's conventions). exp of min(x, 0), as in value: the branch not taken stays
         finite, so the zero gradient it gets stays zero."""
-        return select(x._data < 0, alpha * Exp.apply(x.clamp(max=0)), slope)
+        negative_slope = (scale * alpha * input_scale) * Exp.apply(input_scale * x.clamp(max=0))
+        return select(x._data < 0, negative_slope, slope)
 
 
 class Softplus(_Pointwise):
@@ -422,7 +434,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 def elu(input, alpha=1.0, inplace=False):
     """Exponential Linear Unit: x where x > 0, else alpha (exp(x) - 1)."""
     _check_floating("elu", input)
-    return _maybe_inplace(Elu, input, inplace, float_arg(alpha, "elu", "alpha", 2))
+    return _maybe_inplace(Elu, input, inplace, float_arg(alpha, "elu", "alpha", 2), 1.0, 1.0)
 
 
 @takes_tensors("input")
@@ -445,3 +457,301 @@ def hardswish(input, inplace=False):
     """x relu6(x + 3) / 6."""
     _check_floating("hardswish", input)
     return _maybe_inplace(Hardswish, input, inplace)
+
+
+# --------------------------------------------------------------------------- clamps, shrinks and thresholds
+class RandomLeakyRelu(_PiecewiseLinear):
+    """Randomized leaky ReLU (training): y = x if x > 0 (or NaN) else a x, with a ~ U(lower, upper) drawn per
+    element in forward;  dx = dout * (1 or a)."""
+
+    @staticmethod
+    def value(x, lower, upper):
+        positive = ~(x <= 0)
+        slope = np.where(positive, 1.0, numpy_rng().uniform(lower, upper, x.shape)).astype(x.dtype)
+        return x * slope, slope
+
+
+class Hardtanh(_PiecewiseLinear):
+    """y = clamp(x, min_val, max_val);  dx = dout * (1 if min_val < x < max_val else 0): 0 at the bounds
+    themselves, 1 at NaN (PyTorch's choices)."""
+
+    @staticmethod
+    def value(x, min_val, max_val):
+        clipped = ~((x <= min_val) | (x >= max_val))
+        return np.clip(x, min_val, max_val), clipped.astype(x.dtype)
+
+
+class Hardsigmoid(_PiecewiseLinear):
+    """y = relu6(x + 3) / 6;  dx = dout * (1/6 if -3 < x < 3 else 0) (0 at +-3 and at NaN, as in PyTorch)."""
+
+    @staticmethod
+    def value(x):
+        inside = (x > -3) & (x < 3)
+        return np.clip(x + 3, 0, 6) / 6, np.where(inside, 1 / 6, 0).astype(x.dtype)
+
+
+class Shrink(_PiecewiseLinear):
+    """Zero on [-lambd, lambd] (its ends included), elsewhere x - lambd sign(x) (``soft``) or x (hard);
+    dx = dout * (0 on [-lambd, lambd], else 1). NaN stays NaN with slope 1, as in PyTorch."""
+
+    @staticmethod
+    def value(x, lambd, soft):
+        dead = (x >= -lambd) & (x <= lambd)
+        kept = x - np.sign(x) * lambd if soft else x
+        return np.where(dead, 0, kept), (~dead).astype(x.dtype)
+
+
+class Threshold(_PiecewiseLinear):
+    """y = x if x > threshold else value;  dx = dout * (1 if x > threshold else 0) (NaN kept, slope 1)."""
+
+    @staticmethod
+    def value(x, threshold, value):
+        kept = ~(x <= threshold)
+        return np.where(kept, x, value), kept.astype(x.dtype)
+
+
+class LogSigmoid(_Pointwise):
+    """y = log(sigmoid(x)) = -softplus(-x);  dx = dout * sigmoid(-x)."""
+
+    @staticmethod
+    def value(x):
+        with np.errstate(invalid="ignore"):   # NaN in, NaN out
+            softplus_neg, sigmoid_neg = _softplus_parts(-x)
+        return -softplus_neg, sigmoid_neg
+
+    @staticmethod
+    def graph_slope(x, slope):
+        return Sigmoid.apply(-x)
+
+
+def _integer_bound(value, input):
+    """A float bound as an integer input's dtype holds it (truncated toward zero, as PyTorch casts it)."""
+    return int(value) if input.dtype.kind in "iu" else value
+
+
+@takes_tensors("input")
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """clamp(x, min_val, max_val); integer inputs keep their dtype (the bounds truncated to integers)."""
+    min_val = float_arg(min_val, "hardtanh", "min_val", 2)
+    max_val = float_arg(max_val, "hardtanh", "max_val", 3)
+    if min_val > max_val:
+        raise ValueError(f"min_val cannot be greater than max_val (got min_val={min_val}, max_val={max_val})")
+    if input.dtype.kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    return _maybe_inplace(Hardtanh, input, inplace, _integer_bound(min_val, input), _integer_bound(max_val, input))
+
+
+@takes_tensors("input")
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """``hardtanh`` written into ``input``."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+@takes_tensors("input")
+def relu6(input, inplace=False):
+    """min(max(x, 0), 6): ``hardtanh(x, 0, 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+@takes_tensors("input")
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6."""
+    _check_floating("hardsigmoid", input)
+    return _maybe_inplace(Hardsigmoid, input, inplace)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@takes_tensors("input")
+def selu(input, inplace=False):
+    """Scaled ELU: scale * elu(x, alpha) with Klambauer et al.'s alpha = 1.6733 and scale = 1.0507."""
+    _check_floating("elu", input)
+    return _maybe_inplace(Elu, input, inplace, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+@takes_tensors("input")
+def selu_(input):
+    """``selu`` written into ``input``."""
+    return selu(input, inplace=True)
+
+
+@takes_tensors("input")
+def celu(input, alpha=1.0, inplace=False):
+    """Continuously differentiable ELU: max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
+    alpha = float_arg(alpha, "celu", "alpha", 2)
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    _check_floating("elu", input)
+    return _maybe_inplace(Elu, input, inplace, alpha, 1.0, 1 / alpha)
+
+
+@takes_tensors("input")
+def celu_(input, alpha=1.0):
+    """``celu`` written into ``input``."""
+    return celu(input, alpha, inplace=True)
+
+
+@takes_tensors("input")
+def relu_(input):
+    """max(x, 0) written into ``input``: ``input.relu_()``."""
+    return input.relu_()
+
+
+@takes_tensors("input")
+def elu_(input, alpha=1.0):
+    """``elu`` written into ``input``."""
+    return elu(input, alpha, inplace=True)
+
+
+@takes_tensors("input")
+def leaky_relu_(input, negative_slope=0.01):
+    """``leaky_relu`` written into ``input``."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+@takes_tensors("input")
+def logsigmoid(input):
+    """log(sigmoid(x)), computed as -softplus(-x) (finite for large |x|)."""
+    _check_floating("log_sigmoid", input)
+    return LogSigmoid.apply(input)
+
+
+@takes_tensors("input")
+def softsign(input):
+    """x / (1 + |x|) (composed of differentiable ops, as in PyTorch: integers give float32)."""
+    return input / (input.abs() + 1)
+
+
+@takes_tensors("input")
+def tanhshrink(input):
+    """x - tanh(x) (composed of differentiable ops, as in PyTorch)."""
+    return input - input.tanh()
+
+
+def _shrink(input, lambd, soft, name):
+    lambd = float_arg(lambd, name, "lambd", 2)
+    _check_floating(name, input)
+    if soft and not 0 <= lambd <= np.finfo(input.dtype).max:   # NaN fails too
+        raise RuntimeError(f"lambda must be in range [0, {np.finfo(input.dtype).max:g}] for input dtype "
+                           f"{scalar_type_name(input.dtype)}, but found {lambd:g}")
+    return Shrink.apply(input, lambd, soft)
+
+
+@takes_tensors("input")
+def softshrink(input, lambd=0.5):
+    """0 for |x| <= lambd, else x - lambd sign(x); lambd must be non-negative."""
+    return _shrink(input, lambd, True, "softshrink")
+
+
+@takes_tensors("input")
+def hardshrink(input, lambd=0.5):
+    """0 for |x| <= lambd, else x."""
+    return _shrink(input, lambd, False, "hardshrink")
+
+
+def _threshold(input, threshold, value, inplace):
+    threshold = float_arg(threshold, "threshold", "threshold", 2)
+    value = float_arg(value, "threshold", "value", 3)
+    if input.dtype.kind == "b":
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+    return _maybe_inplace(Threshold, input, inplace, _integer_bound(threshold, input), _integer_bound(value, input))
+
+
+@takes_tensors("input")
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else value; integer inputs keep their dtype (threshold and value truncated)."""
+    return _threshold(input, threshold, value, inplace)
+
+
+@takes_tensors("input")
+def threshold_(input, threshold, value):
+    """``threshold`` written into ``input``."""
+    return _threshold(input, threshold, value, True)
+
+
+# --------------------------------------------------------------------------- gates with weights
+class PRelu(Function):
+    """y = x if x > 0 else w x, with w already shaped to broadcast against x (one weight per channel);
+    dx = dout * (1 if x > 0 else w),  dw = dout * (0 if x > 0 else x), summed to w's shape by the engine.
+    At x == 0 the negative side is taken (dx = w, dw = 0), at NaN too (dw = NaN), as in PyTorch. The double
+    backward differentiates these same formulas, so at x == 0 it stays on the negative side (PyTorch's double
+    backward switches to the positive side there, inconsistent with its own first gradient)."""
+
+    @staticmethod
+    def forward(ctx, a, w):
+        x = a._data
+        ctx.save_for_backward(x, w._data)
+        return np.where(x > 0, x, w._data * x)
+
+    @staticmethod
+    def grads(positive, x, w, g):
+        """(dx, dw) from ndarrays, or Tensors in a graph (``select`` serves both)."""
+        return select(positive, g, g * w), select(positive, 0.0, g * x)
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, w = ctx.saved_tensors
+        return PRelu.grads(x > 0, x, w, dout._data)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        x, w = ctx.saved_tensors
+        return PRelu.grads(x > 0, ctx.input_tensor(0, x), ctx.input_tensor(1, w), dout)
+
+
+@takes_tensors("input", "weight")
+def prelu(input, weight):
+    """x where x > 0, else weight * x; ``weight`` holds one slope, or one per channel (dim 1 of ``input``)."""
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    if input.dtype.kind != "f":
+        raise NotImplementedError(f'"prelu_cpu" not implemented for \'{scalar_type_name(input.dtype)}\'')
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {scalar_type_name(input.dtype)} and "
+                           f"{scalar_type_name(weight.dtype)}")
+    if weight.numel() == 1:
+        return PRelu.apply(input, weight.reshape(()))
+    if input.ndim == 0:
+        raise RuntimeError("Not allow zero-dim input tensor.")
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{weight.numel()} and channel size = {channels}.")
+    # weight (C,) -> (C, 1, ..., 1): broadcasts along dim 1 of x (N, C, *)
+    return PRelu.apply(input, weight.reshape((channels,) + (1,) * (input.ndim - 2)))
+
+
+@takes_tensors("input")
+def glu(input, dim=-1):
+    """Gated linear unit: a * sigmoid(b), a and b the two halves of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if input.dtype.kind != "f":
+        raise NotImplementedError(f'"glu_cpu" not implemented for \'{scalar_type_name(input.dtype)}\'')
+    axis = normalize_dim(dim, input.ndim)
+    if input.shape[axis] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size {input.shape[axis]}")
+    a, b = input.chunk(2, axis)
+    return a * b.sigmoid()
+
+
+@takes_tensors("input")
+def rrelu(input, lower=1 / 8, upper=1 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: in training the negative side's slope is drawn per element from U(lower, upper);
+    in evaluation it is their mean, ``leaky_relu(x, (lower + upper) / 2)``."""
+    lower, upper = float_arg(lower, "rrelu", "lower", 2), float_arg(upper, "rrelu", "upper", 3)
+    if lower > upper:
+        raise RuntimeError(f"Lower bound should be less than or equal to the upper bound (got lower={lower}, "
+                           f"upper={upper})")
+    _check_floating("rrelu_with_noise_out", input)
+    if training:
+        return _maybe_inplace(RandomLeakyRelu, input, inplace, lower, upper)
+    return _maybe_inplace(LeakyRelu, input, inplace, (lower + upper) / 2)
+
+
+@takes_tensors("input")
+def rrelu_(input, lower=1 / 8, upper=1 / 3, training=False):
+    """``rrelu`` written into ``input``."""
+    return rrelu(input, lower, upper, training, inplace=True)

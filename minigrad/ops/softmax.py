@@ -125,3 +125,10 @@ def log_softmax(input, dim, dtype=None):
     """log(softmax(x)) along ``dim``, computed as x - max - log(sum(exp(x - max))) (never log of a 0)."""
     input, axis = _prepare(input, dim, dtype, "log_softmax")
     return LogSoftmax.apply(input, axis)
+
+
+@takes_tensors("input")
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-x) along ``dim``: exp(-x) / sum(exp(-x)); without ``dim``, PyTorch's legacy choice and warning."""
+    input, axis = _prepare(input, dim, dtype, "softmin")
+    return Softmax.apply(-input, axis)

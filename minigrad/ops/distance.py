@@ -1,0 +1,125 @@
+"""Distances and similarities between vectors along one dimension: normalize, cosine_similarity,
+pairwise_distance, and the losses built on them (cosine_embedding_loss, triplet_margin_loss).
+
+All are composed of differentiable minigrad ops (norms, products, sums), so double backward comes for
+free. Where PyTorch guards a division with ``eps`` the rule differs per function, and is matched:
+
+* ``normalize``:          x / max(||x||_p, eps); the clamp is differentiable (no gradient through the
+                          norm where ||x||_p < eps, so a zero vector gets dx = dout / eps).
+* ``cosine_similarity``:  <x1 / max(||x1||, eps), x2 / max(||x2||, eps)>; each norm is clamped in value
+                          only, its gradient stays the unclamped norm's (PyTorch clamps in place under
+                          no_grad), see ``ClampMinPassGradient``.
+* ``pairwise_distance``:  ||x1 - x2 + eps||_p along the last dimension.
+* ``cosine_embedding_loss``: its own cosine, <x1, x2> / sqrt((||x1||^2 + e)(||x2||^2 + e)) with e = 1e-12
+                          rounded to float32, as PyTorch computes it.
+"""
+import numpy as np
+
+from .._checks import float_arg, takes_tensors
+from ..autograd import is_grad_enabled
+from ..dtypes import result_type, scalar_type_name
+from .dims import normalize_dim
+from .elementwise import Routing, cast, check_broadcast, clamp_min, minimum, where
+from .loss import apply_reduction, check_reduction, legacy_reduction
+from .reduce import norm
+from .shape import expand
+
+
+class ClampMinPassGradient(Routing):
+    """y = max(x, eps) in value, dx = dout everywhere (the identity's gradient): a clamp made under
+    no_grad, which changes what later ops see but not how the gradient reaches x."""
+
+    @staticmethod
+    def forward(ctx, a, eps):
+        return np.maximum(a._data, a._data.dtype.type(eps))
+
+    @staticmethod
+    def grads(ctx, g):
+        return g, None
+
+
+@takes_tensors("input", "out")
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p, eps) along ``dim`` (an int or a tuple of ints): unit vectors, zero vectors stay 0.
+
+    With ``out``, the result is also copied into ``out`` (same shape and dtype), which cannot be recorded:
+    as in PyTorch, that is refused when a gradient would be needed."""
+    eps = float_arg(eps, "normalize", "eps", 4)
+    denom = clamp_min(norm(input, p, dim, keepdim=True), eps)
+    if out is None:
+        return input / denom
+    if is_grad_enabled() and input.requires_grad:
+        raise RuntimeError("div(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    return out.copy_(input / denom)
+
+
+@takes_tensors("x1", "x2")
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """<x1, x2> / (max(||x1||, eps) max(||x2||, eps)) along ``dim``, x1 and x2 broadcast together first.
+
+    Computed as the sum of the products of the two normalized vectors (each divided by its clamped norm),
+    which keeps the result within [-1, 1]; integer inputs are converted to their common floating dtype."""
+    eps = float_arg(eps, "cosine_similarity", "eps", 4)
+    dtype = result_type(x1._data, x2._data)
+    if dtype.kind != "f":
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{scalar_type_name(dtype)}")
+    x1, x2 = (cast(x, dtype) if x.dtype.kind in "biu" else x for x in (x1, x2))
+    shape = tuple(check_broadcast(x1.shape, x2.shape))
+    x1, x2 = expand(x1, shape), expand(x2, shape)
+    axis = normalize_dim(dim, len(shape))
+    unit1, unit2 = (x / ClampMinPassGradient.apply(norm(x, 2, axis, keepdim=True), eps) for x in (x1, x2))
+    return (unit1 * unit2).sum(axis)
+
+
+@takes_tensors("x1", "x2")
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p along the last dimension (of the broadcast shape); ``eps`` keeps the norm's
+    gradient finite when x1 == x2."""
+    eps = float_arg(eps, "pairwise_distance", "eps", 4)
+    last = max(x1.ndim, x2.ndim) - 1
+    return norm(x1 - x2 + eps, float_arg(p, "pairwise_distance", "p", 3), last, keepdim)
+
+
+_EMBEDDING_EPS = float(np.float32(1e-12))   # PyTorch's cosine_embedding_loss adds a float constant
+
+
+@takes_tensors("input1", "input2", "target")
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """Per pair (rows of 2-d inputs with a 1-d target, or 1-d inputs with a 0-d target): 1 - cos(x1, x2)
+    where target == 1, max(0, cos(x1, x2) - margin) where target == -1, 0 for any other target value."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if target.ndim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.ndim != target.ndim + 1 or input2.ndim != target.ndim + 1:
+        raise RuntimeError(f"{target.ndim}D target tensor expects {target.ndim + 1}D input tensors, but found inputs "
+                           f"with sizes {list(input1.shape)} and {list(input2.shape)}.")
+    margin = float_arg(margin, "cosine_embedding_loss", "margin", 4)
+    axis = target.ndim   # the vectors' dimension
+
+    def squared_norm(x):
+        return (x * x).sum(axis) + _EMBEDDING_EPS
+    cos = (input1 * input2).sum(axis) / (squared_norm(input1) * squared_norm(input2)).sqrt()
+    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, clamp_min(cos - margin, 0), 0.0)
+    return apply_reduction(loss, reduction)
+
+
+@takes_tensors("anchor", "positive", "negative")
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)) with d the ``pairwise_distance`` of order p;
+    with ``swap``, d(anchor, negative) is replaced by d(positive, negative) where that is smaller."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    margin = float_arg(margin, "triplet_margin_loss", "margin", 4)
+    distance_positive = pairwise_distance(anchor, positive, p, eps)
+    distance_negative = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        distance_negative = minimum(distance_negative, pairwise_distance(positive, negative, p, eps))
+    return apply_reduction(clamp_min(margin + distance_positive - distance_negative, 0), reduction)
