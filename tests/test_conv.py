@@ -238,6 +238,37 @@ CASES = {
     "conv_transpose2d one pixel": ("conv_transpose2d", rand(RNG, 1, 2, 1, 1), rand(RNG, 2, 2, 3, 3), None, {}),
 }
 
+# the 3-d and transposed 1-d cases (tests/test_conv3d.py has their sweeps, modules and bad input)
+R3D = np.random.default_rng(11)
+CASES.update({
+    "conv3d strided grouped dilated": ("conv3d", rand(R3D, 2, 4, 5, 4, 3), rand(R3D, 4, 2, 2, 2, 1), rand(R3D, 4),
+                                       dict(stride=(2, 1, 1), padding=(1, 0, 1), dilation=(1, 2, 1), groups=2)),
+    "conv3d depthwise same even kernel": ("conv3d", rand(R3D, 1, 2, 3, 4, 3), rand(R3D, 4, 1, 2, 1, 2), rand(R3D, 4),
+                                          dict(padding="same", groups=2)),
+    "conv3d kernel larger than input, padded": ("conv3d", rand(R3D, 1, 2, 2, 1, 3), rand(R3D, 2, 2, 3, 3, 4), None,
+                                                dict(padding=(1, 1, 1))),
+    "conv3d one voxel": ("conv3d", rand(R3D, 2, 1, 1, 1, 1), rand(R3D, 2, 1, 3, 3, 3), rand(R3D, 2), dict(padding=1)),
+    "conv3d unbatched valid": ("conv3d", rand(R3D, 2, 4, 3, 5), rand(R3D, 3, 2, 2, 2, 3), rand(R3D, 3),
+                               dict(padding="valid", stride=2)),
+    "conv_transpose3d strided grouped": ("conv_transpose3d", rand(R3D, 2, 4, 2, 3, 2), rand(R3D, 4, 1, 3, 2, 2),
+                                         rand(R3D, 2), dict(stride=(2, 1, 2), padding=1, output_padding=(1, 0, 0),
+                                                            groups=2)),
+    "conv_transpose3d dilated unbatched": ("conv_transpose3d", rand(R3D, 2, 2, 3, 2), rand(R3D, 2, 2, 2, 2, 2),
+                                           rand(R3D, 2), dict(dilation=2, output_padding=(1, 0, 1),
+                                                              stride=(1, 1, 2))),
+    # stride 1, in_channels <= out_channels: T runs as a convolution of y with the flipped weight
+    "conv_transpose3d stride 1, the adjoint convolution": ("conv_transpose3d", rand(R3D, 2, 2, 3, 2, 4),
+                                                           rand(R3D, 2, 3, 3, 2, 2), rand(R3D, 3),
+                                                           dict(padding=(1, 0, 1), dilation=(1, 2, 1))),
+    "conv_transpose3d one voxel": ("conv_transpose3d", rand(R3D, 1, 2, 1, 1, 1), rand(R3D, 2, 1, 2, 3, 2), None, {}),
+    "conv_transpose1d strided grouped": ("conv_transpose1d", rand(R3D, 2, 4, 5), rand(R3D, 4, 3, 3), rand(R3D, 6),
+                                         dict(stride=3, padding=1, output_padding=2, groups=2, dilation=2)),
+    "conv_transpose1d unbatched": ("conv_transpose1d", rand(R3D, 3, 4), rand(R3D, 3, 2, 4), rand(R3D, 2),
+                                   dict(padding=2)),
+    "conv_transpose1d kernel larger than input": ("conv_transpose1d", rand(R3D, 1, 2, 1), rand(R3D, 2, 3, 5), None,
+                                                  dict(padding=1, stride=2, output_padding=1)),
+})
+
 
 @pytest.mark.parametrize("name", CASES)
 def test_mirror_cases(name):
@@ -267,7 +298,8 @@ def test_double_backward_mirror(name):
 
 
 @pytest.mark.parametrize("name", ["conv2d strided grouped dilated", "conv1d strided grouped",
-                                  "conv_transpose2d strided", "conv2d depthwise same even kernel"])
+                                  "conv_transpose2d strided", "conv2d depthwise same even kernel",
+                                  "conv3d strided grouped dilated", "conv_transpose1d strided grouped"])
 def test_gradgradcheck(name):
     fn, x, w, b, kw = CASES[name]
     check_gradgrad(lambda *t: getattr(mg.nn.functional, fn)(*t, **kw), *operands(x, w, b))

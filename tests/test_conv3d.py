@@ -23,7 +23,7 @@ import minigrad as mg
 from minigrad.ops.conv import conv_reference, same_padding
 
 from .mirror import assert_double_mirror, assert_mirror, check_grad, check_gradgrad, torch_or_skip
-from .test_conv import assert_module_mirror, conv_cases, functional, module_pair, operands, rand
+from .test_conv import CASES, assert_module_mirror, conv_cases, functional, module_pair, operands, rand
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel:UserWarning")
 SWEEP = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -86,71 +86,14 @@ def test_conv_transpose1d_mirror(case):
             assert_mirror(*functional("conv_transpose1d", case[3]), *operands(*case[:3]))
 
 
-# --------------------------------------------------------------------------- fixed cases: mirrors and gradchecks
-RNG = np.random.default_rng(11)
-# name: (function name, x, weight, bias, kwargs)
-CASES = {
-    "conv3d strided grouped dilated": ("conv3d", rand(RNG, 2, 4, 5, 4, 3), rand(RNG, 4, 2, 2, 2, 1), rand(RNG, 4),
-                                       dict(stride=(2, 1, 1), padding=(1, 0, 1), dilation=(1, 2, 1), groups=2)),
-    "conv3d depthwise same even kernel": ("conv3d", rand(RNG, 1, 2, 3, 4, 3), rand(RNG, 4, 1, 2, 1, 2), rand(RNG, 4),
-                                          dict(padding="same", groups=2)),
-    "conv3d kernel larger than input, padded": ("conv3d", rand(RNG, 1, 2, 2, 1, 3), rand(RNG, 2, 2, 3, 3, 4), None,
-                                                dict(padding=(1, 1, 1))),
-    "conv3d one voxel": ("conv3d", rand(RNG, 2, 1, 1, 1, 1), rand(RNG, 2, 1, 3, 3, 3), rand(RNG, 2), dict(padding=1)),
-    "conv3d unbatched valid": ("conv3d", rand(RNG, 2, 4, 3, 5), rand(RNG, 3, 2, 2, 2, 3), rand(RNG, 3),
-                               dict(padding="valid", stride=2)),
-    "conv_transpose3d strided grouped": ("conv_transpose3d", rand(RNG, 2, 4, 2, 3, 2), rand(RNG, 4, 1, 3, 2, 2),
-                                         rand(RNG, 2), dict(stride=(2, 1, 2), padding=1, output_padding=(1, 0, 0),
-                                                            groups=2)),
-    "conv_transpose3d dilated unbatched": ("conv_transpose3d", rand(RNG, 2, 2, 3, 2), rand(RNG, 2, 2, 2, 2, 2),
-                                           rand(RNG, 2), dict(dilation=2, output_padding=(1, 0, 1),
-                                                              stride=(1, 1, 2))),
-    # stride 1, in_channels <= out_channels: T runs as a convolution of y with the flipped weight
-    "conv_transpose3d stride 1, the adjoint convolution": ("conv_transpose3d", rand(RNG, 2, 2, 3, 2, 4),
-                                                           rand(RNG, 2, 3, 3, 2, 2), rand(RNG, 3),
-                                                           dict(padding=(1, 0, 1), dilation=(1, 2, 1))),
-    "conv_transpose3d one voxel": ("conv_transpose3d", rand(RNG, 1, 2, 1, 1, 1), rand(RNG, 2, 1, 2, 3, 2), None, {}),
-    "conv_transpose1d strided grouped": ("conv_transpose1d", rand(RNG, 2, 4, 5), rand(RNG, 4, 3, 3), rand(RNG, 6),
-                                         dict(stride=3, padding=1, output_padding=2, groups=2, dilation=2)),
-    "conv_transpose1d unbatched": ("conv_transpose1d", rand(RNG, 3, 4), rand(RNG, 3, 2, 4), rand(RNG, 2),
-                                   dict(padding=2)),
-    "conv_transpose1d kernel larger than input": ("conv_transpose1d", rand(RNG, 1, 2, 1), rand(RNG, 2, 3, 5), None,
-                                                  dict(padding=1, stride=2, output_padding=1)),
-}
-
-
-@pytest.mark.parametrize("name", CASES)
-def test_mirror_cases(name):
-    fn, x, w, b, kw = CASES[name]
-    assert_mirror(*functional(fn, kw), *operands(x, w, b))
-
-
-@pytest.mark.parametrize("name", CASES)
-def test_gradcheck_cases(name):
-    fn, x, w, b, kw = CASES[name]
-    check_grad(lambda *t: getattr(mg.nn.functional, fn)(*t, **kw), *operands(x, w, b))
-
-
+# --------------------------------------------------------------------------- fixed cases (in test_conv.py's CASES,
+# which mirrors and gradchecks each of them)
 @pytest.mark.parametrize("name", ["conv3d strided grouped dilated", "conv_transpose3d strided grouped",
                                   "conv_transpose1d strided grouped"])
 def test_float32_forward_and_gradients(name):
     fn, x, w, b, kw = CASES[name]
     out = assert_mirror(*functional(fn, kw), *[a.astype(np.float32) for a in operands(x, w, b)], rtol=1e-5, atol=1e-5)
     assert out.dtype == mg.float32
-
-
-# --------------------------------------------------------------------------- double backward
-@pytest.mark.parametrize("name", ["conv3d strided grouped dilated", "conv_transpose1d strided grouped"])
-def test_gradgradcheck(name):
-    fn, x, w, b, kw = CASES[name]
-    check_gradgrad(lambda *t: getattr(mg.nn.functional, fn)(*t, **kw), *operands(x, w, b))
-
-
-@pytest.mark.parametrize("name", ["conv3d strided grouped dilated", "conv_transpose1d strided grouped",
-                                  "conv_transpose3d strided grouped"])
-def test_double_backward_mirror(name):
-    fn, x, w, b, kw = CASES[name]
-    assert_double_mirror(*functional(fn, kw), *operands(x, w, b))
 
 
 # --------------------------------------------------------------------------- modules
@@ -253,6 +196,7 @@ def test_top_level_names():
 
 
 # --------------------------------------------------------------------------- bad input
+RNG = np.random.default_rng(11)
 X = RNG.standard_normal((2, 3, 4, 5, 5))
 X1 = X[:, :, 0, 0]                                                                   # (2, 3, 5)
 W = RNG.standard_normal((4, 3, 3, 3, 3))
