@@ -49,6 +49,8 @@ from .amp import autocast, is_autocast_enabled  # noqa: E402
 from . import viz  # noqa: E402
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
 
+from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
+
 __version__ = "0.1.0"
 
 _malloc.keep_freed_memory()   # freed arrays' pages serve the next arrays: no page faults (see _malloc.py)
