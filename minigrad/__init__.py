@@ -55,6 +55,8 @@ from .ops.activation import (celu, celu_, hardshrink, prelu, relu_, rrelu, rrelu
                              threshold, threshold_)
 from .ops.distance import cosine_similarity, pairwise_distance  # noqa: E402
 
+from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
+
 __version__ = "0.1.0"
 
 _malloc.keep_freed_memory()   # freed arrays' pages serve the next arrays: no page faults (see _malloc.py)

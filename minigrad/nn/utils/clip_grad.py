@@ -4,9 +4,9 @@ import math
 
 import numpy as np
 
-from ..autograd import no_grad
-from ..ops.shape import cat
-from ..tensor import Tensor
+from ...autograd import no_grad
+from ...ops.shape import cat
+from ...tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
 
