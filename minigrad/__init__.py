@@ -56,6 +56,7 @@ from .ops.activation import (celu, celu_, hardshrink, prelu, relu_, rrelu, rrelu
 from .ops.distance import cosine_similarity, pairwise_distance  # noqa: E402
 from .ops.distance import cdist  # noqa: E402
 from .ops.shape import cartesian_prod, meshgrid  # noqa: E402
+from . import testing  # noqa: E402
 
 __version__ = "0.1.0"
 
