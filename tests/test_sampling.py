@@ -5,10 +5,10 @@
   the image;
 * float64 gradchecks (random upstream projections) of both inputs, on grids kept away from the kinks of the
   interpolation (points on pixel centres, the borders, the reflection points); gradgradchecks through the
-  graph_backward (create_graph=True);
+  graph_backward (create_graph=True), and the double backward mirrored against PyTorch's;
 * affine_grid against PyTorch (4-D and 5-D sizes, both align_corners) with theta's gradient, and gradchecked;
 * a spatial transformer (affine_grid then grid_sample) whose forward and gradients of theta and the image
-  equal PyTorch's;
+  equal PyTorch's, a small STN's loss and gradients, and the tutorial's model (localisation net, identity start);
 * float32, zero batch, the align_corners=None warnings;
 * bad input: PyTorch's exception types with clear messages, nothing changed.
 """
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import minigrad as mg
 import minigrad.nn.functional as F
 
-from .mirror import assert_mirror, check_grad, check_gradgrad, run_both, torch_or_skip
+from .mirror import assert_double_mirror, assert_mirror, check_grad, check_gradgrad, run_both, torch_or_skip
 
 SWEEP = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MODES = ("bilinear", "nearest")
@@ -118,6 +118,18 @@ def test_grid_sample_gradgradcheck(padding_mode, d):
         check_gradgrad(lambda a, g: F.grid_sample(a, g, "bilinear", padding_mode, align_corners), x, grid)
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("d", [2, 3])
+def test_grid_sample_double_backward_mirror(mode, d):
+    """The gradients computed with create_graph=True, and the gradients of a function of them with respect to
+    input, grid and the upstream gradient, equal PyTorch's double backward."""
+    rng = np.random.default_rng(19)
+    in_size, out_size = ((3, 4), (2, 3)) if d == 2 else ((2, 3, 3), (1, 2, 2))
+    for padding_mode, align_corners in itertools.product(PADDING_MODES, (False, True)):
+        x, grid = rng.standard_normal((2, 2) + in_size), grid_off_kinks(rng, 2, out_size, in_size, align_corners)
+        assert_double_mirror(*sample_both(mode, padding_mode, align_corners), x, grid)
+
+
 def test_grid_sample_nearest_grid_gradient_is_zero():
     torch = torch_or_skip()
     rng = np.random.default_rng(2)
@@ -205,6 +217,47 @@ def test_spatial_transformer_network_step():
 
     for ours, theirs in zip(step(mg), step(torch)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_spatial_transformer_tutorial_model():
+    """The PyTorch tutorial's STN shape: a convolutional localisation net whose last Linear starts at zero weight
+    and the identity bias, then affine_grid/grid_sample, then a classifier. Same parameters in both libraries
+    (copied through state_dict); the loss and every parameter's gradient equal PyTorch's."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(23)
+    images, target = rng.standard_normal((4, 1, 12, 12)), np.array([0, 1, 2, 1])
+
+    def build(lib):
+        nn = lib.nn
+        lib.manual_seed(0)
+        model = nn.ModuleDict({
+            "localization": nn.Sequential(nn.Conv2d(1, 4, 3), nn.MaxPool2d(2), nn.ReLU(True)),   # (4, 5, 5)
+            "fc_loc": nn.Sequential(nn.Linear(4 * 5 * 5, 8), nn.ReLU(True), nn.Linear(8, 6)),
+            "classifier": nn.Linear(12 * 12, 3),
+        }).double()
+        return model
+
+    def run(lib, model):
+        F_ = lib.nn.functional
+        x = lib.tensor(images)
+        theta = model["fc_loc"](model["localization"](x).flatten(1)).view(-1, 2, 3)
+        warped = F_.grid_sample(x, F_.affine_grid(theta, x.size(), align_corners=False), align_corners=False)
+        loss = F_.cross_entropy(model["classifier"](warped.flatten(1)), lib.tensor(target))
+        loss.backward()
+        return loss
+
+    theirs = build(torch)
+    with torch.no_grad():                       # the tutorial's start: the identity transform
+        theirs["fc_loc"][2].weight.zero_()
+        theirs["fc_loc"][2].bias.copy_(torch.tensor([1.0, 0, 0, 0, 1, 0], dtype=torch.float64))
+        theirs["fc_loc"][2].weight.add_(0.01 * torch.tensor(rng.standard_normal((6, 8))))   # and off it a little
+    ours = build(mg)
+    ours.load_state_dict({k: mg.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    np.testing.assert_allclose(run(mg, ours).item(), run(torch, theirs).item(), rtol=1e-12)
+    their_grads = dict(theirs.named_parameters())
+    for name, p in ours.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), their_grads[name].grad.numpy(), rtol=1e-9, atol=1e-12,
+                                   err_msg=name)
 
 
 # --------------------------------------------------------------------------- dtypes, shapes, warnings
