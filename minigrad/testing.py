@@ -102,9 +102,10 @@ def _tensor_message(mismatched, integral, a, e, rtol, atol, exact):
     count, total = int(mismatched.sum()), mismatched.size
     verb = "equal" if exact else "close"
     (abs_value, abs_at), (rel_value, rel_at) = worst(absolute), worst(relative)
+    abs_value = int(abs_value) if integral else float(abs_value)
     allowed = ("", "") if exact else (f" (up to {atol} allowed)", f" (up to {rtol} allowed)")
     return (f"Tensor-likes are not {verb}!\n\nMismatched elements: {count} / {total} ({100 * count / total:.1f}%)\n"
-            f"Greatest absolute difference: {int(abs_value) if integral else float(abs_value)!r} at index {abs_at}{allowed[0]}\n"
+            f"Greatest absolute difference: {abs_value!r} at index {abs_at}{allowed[0]}\n"
             f"Greatest relative difference: {float(rel_value)!r} at index {rel_at}{allowed[1]}")
 
 

@@ -73,11 +73,13 @@ def test_grid_sample_mirror(case, mode, padding_mode, align_corners, seed):
     assert out.shape == shape[:2] + out_size
 
 
+@pytest.mark.parametrize("shape", [(2, 3, 5, 4), (1, 2, 1, 3), (2, 1, 3, 1), (1, 1, 1, 1)])
 @pytest.mark.parametrize("mode", MODES)
-def test_grid_sample_mirror_uniform_grid(mode):
-    """Points drawn uniformly over [-1.5, 1.5] (no care for kinks: both libraries take the same side of them)."""
+def test_grid_sample_mirror_uniform_grid(mode, shape):
+    """Points drawn uniformly over [-1.5, 1.5] (no care for kinks: both libraries take the same side of them),
+    images with sizes of 1 among them."""
     rng = np.random.default_rng(3)
-    x, grid = rng.standard_normal((2, 3, 5, 4)), rng.uniform(-1.5, 1.5, (2, 6, 7, 2))
+    x, grid = rng.standard_normal(shape), rng.uniform(-1.5, 1.5, (shape[0], 6, 7, 2))
     for padding_mode, align_corners in itertools.product(PADDING_MODES, (False, True)):
         assert_mirror(*sample_both(mode, padding_mode, align_corners), x, grid)
 
@@ -115,7 +117,7 @@ def test_grid_sample_gradgradcheck(padding_mode, d):
     x = rng.standard_normal((1, 2) + in_size)
     for align_corners in (False, True):
         grid = grid_off_kinks(rng, 1, out_size, in_size, align_corners)
-        check_gradgrad(lambda a, g: F.grid_sample(a, g, "bilinear", padding_mode, align_corners), x, grid)
+        check_gradgrad(lambda a, g, align=align_corners: F.grid_sample(a, g, "bilinear", padding_mode, align), x, grid)
 
 
 @pytest.mark.parametrize("mode", MODES)
