@@ -32,3 +32,4 @@ from ..ops.activation import (celu, celu_, elu_, glu, hardshrink, hardsigmoid, h
 from ..ops.distance import (cosine_embedding_loss, cosine_similarity, normalize, pairwise_distance,  # noqa: F401,E402
                             triplet_margin_loss)
 from ..ops.softmax import softmin  # noqa: F401,E402
+from ..ops.sampling import affine_grid, grid_sample  # noqa: F401,E402

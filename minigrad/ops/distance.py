@@ -1,8 +1,9 @@
 """Distances and similarities between vectors along one dimension: normalize, cosine_similarity,
-pairwise_distance, and the losses built on them (cosine_embedding_loss, triplet_margin_loss).
+pairwise_distance, cdist (every pair of rows of two sets), and the losses built on them (cosine_embedding_loss,
+triplet_margin_loss).
 
-All are composed of differentiable minigrad ops (norms, products, sums), so double backward comes for
-free. Where PyTorch guards a division with ``eps`` the rule differs per function, and is matched:
+All but cdist are composed of differentiable minigrad ops (norms, products, sums), so double backward comes
+for free. Where PyTorch guards a division with ``eps`` the rule differs per function, and is matched:
 
 * ``normalize``:          x / max(||x||_p, eps); the clamp is differentiable (no gradient through the
                           norm where ||x||_p < eps, so a zero vector gets dx = dout / eps).
@@ -10,19 +11,25 @@ free. Where PyTorch guards a division with ``eps`` the rule differs per function
                           only, its gradient stays the unclamped norm's (PyTorch clamps in place under
                           no_grad), see ``ClampMinPassGradient``.
 * ``pairwise_distance``:  ||x1 - x2 + eps||_p along the last dimension.
+* ``cdist``:              ||x1_i - x2_j||_p for every pair of rows, a Function whose backward is written with
+                          minigrad ops (so it is its own graph_backward); no eps, a zero distance gets a zero
+                          gradient as in PyTorch.
 * ``cosine_embedding_loss``: its own cosine, <x1, x2> / sqrt((||x1||^2 + e)(||x2||^2 + e)) with e = 1e-12
                           rounded to float32, as PyTorch computes it.
 """
+import math
+
 import numpy as np
 
 from .._checks import float_arg, takes_tensors
-from ..autograd import is_grad_enabled
+from ..autograd import Function, is_grad_enabled, no_grad
 from ..dtypes import result_type, scalar_type_name
 from .dims import normalize_dim
 from .elementwise import Routing, cast, check_broadcast, clamp_min, minimum, where
 from .loss import apply_reduction, check_reduction, legacy_reduction
 from .reduce import norm
 from .shape import expand
+from ..tensor import Tensor
 
 
 class ClampMinPassGradient(Routing):
@@ -123,3 +130,104 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if swap:
         distance_negative = minimum(distance_negative, pairwise_distance(positive, negative, p, eps))
     return apply_reduction(clamp_min(margin + distance_positive - distance_negative, 0), reduction)
+
+
+# --------------------------------------------------------------------------- cdist
+_COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+
+
+def _pair_differences(x1, x2):
+    """diff[..., i, j, :] = x1[..., i, :] - x2[..., j, :]: (*B, P, R, M) from (*B, P, M) and (*B, R, M) (ndarrays
+    or Tensors)."""
+    return x1[..., :, None, :] - x2[..., None, :, :]
+
+
+def _p_distance(diff, p):
+    """The p-norm of ``diff`` (an ndarray) along its last axis: the count of non-zeros for p = 0, the largest
+    magnitude for p = inf."""
+    magnitude = np.abs(diff)
+    if p == 0:
+        return (magnitude != 0).sum(-1).astype(diff.dtype)
+    if p == math.inf:
+        return magnitude.max(-1, initial=0)
+    if p == 1:
+        return magnitude.sum(-1)
+    if p == 2:
+        return np.sqrt((magnitude * magnitude).sum(-1))
+    return (magnitude ** p).sum(-1) ** (1 / p)
+
+
+def _distance_slope(diff, dist, p):
+    """d dist / d diff (*B, P, R, M), from Tensors ``diff`` and ``dist`` (*B, P, R, 1):
+
+        p = 0: 0;   p = 1: sign(diff);   p = inf: sign(diff) where |diff| = dist (every tied coordinate), else 0;
+        otherwise sign(diff) |diff|^(p-1) / dist^(p-1), which is diff / dist for p = 2,
+
+    taken as 0 where dist = 0 (a point paired with itself) and, for p < 1, where diff = 0, as PyTorch does."""
+    sign = diff.sign()
+    if p == 0:
+        return diff * 0
+    if p == 1:
+        return sign
+    if p == math.inf:
+        return where(diff.abs() == dist, sign, 0.0)
+    zero = (dist == 0) | (diff == 0)
+    safe_dist = where(dist == 0, 1.0, dist)                 # keeps 0/0 and 0^(p-1) out of the gradient (and its graph)
+    ratio = diff / safe_dist if p == 2 else sign * (where(zero, 1.0, diff.abs()) / safe_dist) ** (p - 1)
+    return where(zero, 0.0, ratio)
+
+
+class Cdist(Function):
+    """out[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p. Backward, with s = d dist / d diff (``_distance_slope``):
+    dx1[..., i, :] = sum_j dout[..., i, j] s[..., i, j, :],  dx2[..., j, :] = -sum_i dout[..., i, j] s[..., i, j, :]
+    (written with minigrad ops, so it is also the graph_backward)."""
+
+    @staticmethod
+    def forward(ctx, x1, x2, p):
+        ctx.p = p
+        ctx.save_for_backward(x1._data, x2._data)
+        dist = _p_distance(_pair_differences(x1._data, x2._data), p)
+        ctx.dist = dist
+        return dist
+
+    @staticmethod
+    def backward(ctx, dout):
+        x1, x2 = ctx.saved_tensors
+        with no_grad():
+            return _cdist_grads(Tensor(x1), Tensor(x2), Tensor(ctx.dist), dout, ctx.p)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        x1, x2 = ctx.saved_tensors
+        return _cdist_grads(ctx.input_tensor(0, x1), ctx.input_tensor(1, x2), ctx.output_tensor(ctx.dist), dout,
+                            ctx.p)
+
+
+def _cdist_grads(x1, x2, dist, dout, p):
+    """(dx1, dx2, None) at the broadcast batch shape (the engine sums broadcast batch dimensions away)."""
+    share = dout[..., None] * _distance_slope(_pair_differences(x1, x2), dist[..., None], p)   # (*B, P, R, M)
+    return share.sum(-2), -share.sum(-3), None
+
+
+@takes_tensors("x1", "x2")
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distances between every row of x1 (*B, P, M) and every row of x2 (*B, R, M): (*B, P, R), the
+    batch dimensions broadcast. p >= 0 (0 counts the differing coordinates, inf takes the largest difference).
+    Always computed from the differences (``compute_mode`` is checked, but the matrix-product shortcut for p = 2
+    is not taken: it is less accurate and gives the same values up to rounding)."""
+    p = float_arg(p, "cdist", "p", 3)
+    if compute_mode not in _COMPUTE_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+        if x.dtype.kind != "f":
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {scalar_type_name(x.dtype)}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"cdist(): expected X1 and X2 to have the same dtype, but got {x1.dtype} and {x2.dtype}")
+    if not p >= 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got p={p}")
+    check_broadcast(x1.shape[:-2], x2.shape[:-2])
+    return Cdist.apply(x1, x2, p)

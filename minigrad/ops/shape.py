@@ -1,16 +1,18 @@
 """Shape and movement ops: reshape/view, permute/transpose, (un)squeeze, expand, indexing, repeat,
-cat/stack, split/chunk, tril/triu.
+cat/stack, split/chunk, tril/triu, unfold (sliding windows), meshgrid/cartesian_prod.
 
 Most are views in NumPy; their backward moves the gradient back the same way
 (reshape back, inverse permutation, scatter-add for indexing).
 
 All of them are linear, so their ``graph_backward`` (create_graph=True) is the adjoint op applied to the
 Tensor dout, and each adjoint's own adjoint is the op again: ``Index`` and ``IndexAdjoint``, ``Diagonal``
-and ``DiagEmbed``, ``Cat`` and slicing, ``Repeat`` and a sum; ``Roll`` and ``Flip`` undo themselves.
+and ``DiagEmbed``, ``Unfold`` and ``UnfoldAdjoint``, ``Cat`` and slicing, ``Repeat`` and a sum; ``Roll`` and
+``Flip`` undo themselves.
 Gradients are then differentiable to any order.
 """
 import math
 import operator
+import warnings
 
 import numpy as np
 
@@ -802,3 +804,132 @@ def _repeat_counts(counts, n, axis):
         raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
                            f"{counts.size} and input.size({axis}) = {n}")
     return counts
+
+
+# --------------------------------------------------------------------------- unfold (sliding windows)
+def _windows(array, axis, size, step):
+    """The view of ``array``'s windows of ``size`` elements every ``step`` along ``axis``: that axis becomes the
+    window count, a new last axis of ``size`` walks within a window. window[..., w, ..., j] = array[..., w*step + j,
+    ...]."""
+    count = (array.shape[axis] - size) // step + 1
+    shape = array.shape[:axis] + (count,) + array.shape[axis + 1:] + (size,)
+    strides = array.strides[:axis] + (array.strides[axis] * step,) + array.strides[axis + 1:] + (array.strides[axis],)
+    return np.lib.stride_tricks.as_strided(array, shape, strides)
+
+
+def _add_windows(g, shape, axis, size, step):
+    """The adjoint of ``_windows``: zeros of ``shape`` with each window of ``g`` added back where it was read
+    (overlapping windows accumulate). Offset j of every window reads positions j, j + step, ... along ``axis``."""
+    grad = np.zeros(shape, g.dtype)
+    count = g.shape[axis]
+    for j in range(size):
+        positions = (slice(None),) * axis + (slice(j, j + step * (count - 1) + 1, step),)
+        grad[positions] += g[..., j]
+    return grad
+
+
+class Unfold(Function):
+    """out[..., w, ..., j] = x[..., w*step + j, ...]: the windows along one axis, a view.
+    Backward: dx[..., i, ...] = sum of dout[..., w, ..., j] over the windows w and offsets j with w*step + j = i."""
+    view = True
+
+    @staticmethod
+    def forward(ctx, a, axis, size, step):
+        ctx.shape, ctx.where = a.shape, (axis, size, step)
+        return _windows(a._data, axis, size, step)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return _add_windows(dout._data, ctx.shape, *ctx.where), None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return UnfoldAdjoint.apply(dout, ctx.shape, *ctx.where), None, None, None
+
+
+class UnfoldAdjoint(Function):
+    """The gradient of ``Unfold`` as an op (for create_graph=True): windows added back into an array of ``shape``.
+    It is linear; its adjoint is ``Unfold``: dg = the windows of dout."""
+
+    @staticmethod
+    def forward(ctx, g, shape, axis, size, step):
+        ctx.where = (axis, size, step)
+        return _add_windows(g._data, shape, axis, size, step)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return _windows(dout._data, *ctx.where), None, None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return Unfold.apply(dout, *ctx.where), None, None, None, None
+
+
+@takes_tensors("self")
+def unfold(self, dimension, size, step):
+    """``Tensor.unfold``: the windows of ``size`` elements, one every ``step``, along ``dimension``, as a view
+    whose ``dimension`` counts the windows ((n - size) // step + 1 of them) and whose new last dimension of
+    ``size`` runs through each window."""
+    axis = normalize_dim(int_arg(dimension, "unfold", "dimension", 1), self.ndim)
+    size, step = int_arg(size, "unfold", "size", 2), int_arg(step, "unfold", "step", 3)
+    length = self.shape[axis] if self.ndim else 1
+    if size < 0:
+        raise RuntimeError(f"unfold(): size is {size} but must be >= 0")
+    if size > length:
+        raise RuntimeError(f"unfold(): maximum size for tensor at dimension {axis} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"unfold(): step is {step} but must be > 0")
+    if self.ndim == 0:   # PyTorch's 0-d case: the element itself as a window (or no element for size 0)
+        return _slice_along(reshape(self, 1), 0, 0, size)
+    return Unfold.apply(self, axis, size, step)
+
+
+# --------------------------------------------------------------------------- meshgrid, cartesian_prod
+_MESHGRID_WARNING = ("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.")
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids of the 1-D (or 0-D: one element) ``tensors``: output i holds tensor i's values along
+    dimension i and is constant along the others (``indexing='ij'``, the default), or with the first two
+    dimensions swapped (``'xy'``, Cartesian: x along columns). Each output is an expanded view."""
+    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+        tensors = tensors[0]
+    tensors = _tensor_list("meshgrid", tensors)
+    if indexing is None:
+        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a {t.ndim}-D "
+                               f"tensor of shape {list(t.shape)} at position {i}")
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError(f"meshgrid expects all tensors to have the same dtype, but got {tensors[0].dtype} at "
+                               f"position 0 and {t.dtype} at position {i}")
+    order = list(range(len(tensors)))                    # order[k]: the output dimension that tensor k runs along
+    if indexing == "xy" and len(tensors) > 1:
+        order[0], order[1] = 1, 0
+    shape = [0] * len(tensors)
+    for k, t in enumerate(tensors):
+        shape[order[k]] = t._data.size
+    grids = []
+    for k, t in enumerate(tensors):
+        along = [1] * len(tensors)
+        along[order[k]] = -1
+        grids.append(expand(reshape(t, along), shape))
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors):
+    """Every combination of one element from each 1-D tensor, as rows (n1*n2*..., k) in row-major order (the last
+    tensor varies fastest); one tensor is returned as it is."""
+    tensors = _tensor_list("cartesian_prod", list(tensors))
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([flatten(g) for g in meshgrid(*tensors, indexing="ij")], 1)
