@@ -522,20 +522,28 @@ BAD_CALLS = {
 }
 
 
-@pytest.mark.parametrize("name", BAD_CALLS)
-def test_bad_input_raises_like_pytorch(name):
+# a bad call's message names what was wrong with one of these words
+MESSAGE_WORDS = {"channels", "Kernel size", "divisible", "padding", "input", "stride", "dilation", "groups", "bias",
+                 "dtype", "output padding", "output_padding", "Output size", "padding_mode", "wrapping"}
+
+
+def assert_raises_like_pytorch(call, *arrays):
+    """``call(lib, F)`` raises in minigrad the exception type it raises in PyTorch, with a message naming what
+    was wrong, and leaves ``arrays`` (the data it was given) unchanged."""
     torch = torch_or_skip()
-    call = BAD_CALLS[name]
     with pytest.raises(Exception) as theirs:
         call(torch, torch.nn.functional)
-    before = X.copy()
+    before = [a.copy() for a in arrays]
     with pytest.raises(type(theirs.value)) as ours:
         call(mg, mg.nn.functional)
-    np.testing.assert_array_equal(X, before)
-    assert str(ours.value)                                   # a message, naming what was wrong
-    words = {"channels", "Kernel size", "divisible", "padding", "input", "stride", "dilation", "groups", "bias",
-             "dtype", "output padding", "padding_mode", "wrapping"}
-    assert any(w in str(ours.value) for w in words), str(ours.value)
+    for array, copy in zip(arrays, before):
+        np.testing.assert_array_equal(array, copy)
+    assert any(w in str(ours.value) for w in MESSAGE_WORDS), str(ours.value)
+
+
+@pytest.mark.parametrize("name", BAD_CALLS)
+def test_bad_input_raises_like_pytorch(name):
+    assert_raises_like_pytorch(BAD_CALLS[name], X, W)
 
 
 def test_bad_input_leaves_the_module_unchanged():
