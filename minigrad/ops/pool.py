@@ -858,7 +858,8 @@ def pad(input, pad, mode="constant", value=None):
 
 # =========================================================================== interpolation
 _LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
-_INTERPOLATE_MODES = ("nearest", "nearest-exact", "area") + tuple(_LINEAR_MODES)
+_INTERPOLATING_DIMS = dict(_LINEAR_MODES, bicubic=2, lanczos=2)   # the spatial dims each interpolating mode takes
+_INTERPOLATE_MODES = ("nearest", "nearest-exact", "area") + tuple(_INTERPOLATING_DIMS)
 
 
 @_cached
@@ -874,12 +875,7 @@ def _nearest_map(size, out, scale, exact):
 def _linear_map(size, out, scale, align_corners):
     """Linear interpolation: output o reads the input at x = o (size - 1) / (out - 1) (align_corners) or at
     x = max((o + 0.5) / scale - 0.5, 0), as (1 - t) in[floor x] + t in[floor x + 1] (clamped to the input)."""
-    if align_corners:
-        step = (size - 1) / (out - 1) if out > 1 else 0.0
-        x = np.arange(out) * step
-    else:
-        step = 1 / scale if scale is not None and scale > 0 else size / out
-        x = np.maximum((np.arange(out) + 0.5) * step - 0.5, 0)
+    x = np.maximum(_source_positions(size, out, scale, align_corners), 0)
     lo = x.astype(np.int64)
     hi = np.where(lo < size - 1, lo + 1, lo)
     t = np.clip(x - lo, 0, 1)
@@ -887,6 +883,87 @@ def _linear_map(size, out, scale, align_corners):
     m = np.zeros((out, size))
     np.add.at(m, (np.arange(out)[:, None], index), weight)
     return AxisMap(m, (index, weight))
+
+
+_CUBIC_A = -0.75   # the cubic convolution kernel's parameter (Keys, 1981), as PyTorch's bicubic mode
+
+
+def _cubic_weights(t, a):
+    """The 4 weights of taps floor(x) - 1 .. floor(x) + 2 at the fraction t = x - floor(x), from Keys' cubic
+    convolution kernel: |s| <= 1: ((a + 2)|s| - (a + 3)) s^2 + 1;  1 < |s| < 2: ((a|s| - 5a)|s| + 8a)|s| - 4a."""
+    def near(s):
+        return ((a + 2) * s - (a + 3)) * s * s + 1
+
+    def far(s):
+        return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
+    return np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], axis=1)
+
+
+def _source_positions(size, out, scale, align_corners):
+    """Where output o reads the input (PyTorch's source index, before any clamping): o (size - 1) / (out - 1)
+    with align_corners, else (o + 0.5) / scale - 0.5 (scale = out / size unless given)."""
+    if align_corners:
+        return np.arange(out) * ((size - 1) / (out - 1) if out > 1 else 0.0)
+    step = 1 / scale if scale is not None and scale > 0 else size / out
+    return (np.arange(out) + 0.5) * step - 0.5
+
+
+@_cached
+def _cubic_map(size, out, scale, align_corners):
+    """Bicubic interpolation along one axis: output o reads taps floor(x) - 1 .. floor(x) + 2 around its source
+    position x (``_source_positions``, not clamped), each clamped to the input, with ``_cubic_weights``."""
+    x = _source_positions(size, out, scale, align_corners)
+    base = np.floor(x).astype(np.int64)
+    index = np.clip(base[:, None] + np.arange(-1, 3), 0, size - 1)                # (out, 4)
+    weight = _cubic_weights(x - base, _CUBIC_A)                                    # (out, 4)
+    m = np.zeros((out, size))
+    np.add.at(m, (np.arange(out)[:, None], index), weight)
+    return AxisMap(m, (index, weight))
+
+
+# antialiased resampling: each mode's filter and its support (in input pixels at scale 1)
+def _triangle(s):
+    return np.maximum(1 - np.abs(s), 0)
+
+
+def _cubic_aa(s, a=-0.5):
+    """Keys' kernel with a = -0.5 (as PIL's and PyTorch's antialiased bicubic), 0 beyond |s| = 2."""
+    s = np.abs(s)
+    return np.where(s < 1, ((a + 2) * s - (a + 3)) * s * s + 1,
+                    np.where(s < 2, ((a * s - 5 * a) * s + 8 * a) * s - 4 * a, 0.0))
+
+
+def _lanczos3(s):
+    """sinc(s) sinc(s / 3) for |s| < 3, else 0 (the Lanczos-3 windowed sinc)."""
+    return np.where(np.abs(s) < 3, np.sinc(s) * np.sinc(s / 3), 0.0)
+
+
+_ANTIALIAS_FILTERS = {"bilinear": (_triangle, 1.0), "bicubic": (_cubic_aa, 2.0), "lanczos": (_lanczos3, 3.0)}
+
+
+@_cached
+def _antialias_map(size, out, scale, align_corners, mode):
+    """Resampling with a filter widened by the downscaling factor (PIL's and PyTorch's antialias): output o
+    averages the inputs j within ``support`` of its centre c = step (o + 0.5), each weighted by
+    filter((j + 0.5 - c) / max(step, 1)), the weights normalized to sum to 1 (step = in/out, or PyTorch's scale
+    for align_corners and a given scale_factor)."""
+    kernel, half_width = _ANTIALIAS_FILTERS[mode]
+    if align_corners:
+        step = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        step = 1 / scale if scale is not None and scale > 0 else size / out
+    stretch = max(step, 1.0)                                       # widen the filter only when downsampling
+    support = half_width * stretch
+    centre = step * (np.arange(out) + 0.5)
+    first = np.maximum((centre - support + 0.5).astype(np.int64), 0)
+    last = np.minimum((centre + support + 0.5).astype(np.int64), size)          # exclusive
+    m = np.zeros((out, size))
+    for o in range(out):
+        taps = np.arange(first[o], last[o])
+        weight = kernel((taps - centre[o] + 0.5) / stretch)
+        total = weight.sum()
+        m[o, taps] = weight / total if total != 0 else weight
+    return AxisMap(m)
 
 
 def _per_axis(value, spatial, what, got, form, letter):
@@ -924,21 +1001,27 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """Resample the spatial dims of (N, C, *S) input (1 to 3 of them) to ``size`` or S * ``scale_factor``:
     ``nearest`` / ``nearest-exact`` copies the nearest input element, ``linear``/``bilinear``/``trilinear``
     interpolate along each axis in turn (``align_corners``: the corner elements of input and output are
-    aligned), ``area`` is an adaptive average pooling. Linear: dx = dout resampled by the transposed weights."""
+    aligned), ``bicubic`` with Keys' cubic kernel over 4 taps, ``area`` is an adaptive average pooling; with
+    ``antialias`` (bilinear, bicubic, lanczos; 4-D input) the filter widens by the downscaling factor. Every
+    mode is a linear map along each axis: dx = dout resampled by the transposed weights."""
     if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
     d = input.ndim - 2
     if mode not in _INTERPOLATE_MODES or d not in (1, 2, 3):
-        if mode == "bicubic" or (mode in _INTERPOLATE_MODES and d in (1, 2, 3)):
-            raise NotImplementedError(f"interpolate: mode {mode!r} is not implemented in minigrad")
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
                                   f"nearest-exact (got {mode})")
-    if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != d:
-        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D input")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not implemented in minigrad")
+    if mode in _INTERPOLATING_DIMS and _INTERPOLATING_DIMS[mode] != d:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_INTERPOLATING_DIMS[mode] + 2}D "
+                                  "input")
+    if mode == "lanczos" and not antialias:
+        raise ValueError("Lanczos mode requires antialias=True")
+    if antialias and (mode not in _ANTIALIAS_FILTERS or input.ndim != 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
+    if mode == "lanczos" and align_corners:
+        raise ValueError("Lanczos mode does not support align_corners=True")
     sizes, scales = _interpolate_sizes(input, d, size, scale_factor, recompute_scale_factor)
     _check_floating(f"upsample_{mode}", input)
     if any(o < 1 for o in sizes) or any(n < 1 for n in input.shape[2:]):
@@ -949,8 +1032,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "area":
         return adaptive_avg_pool1d(input, sizes) if d == 1 else \
             _adaptive_avg_pool("adaptive_avg_pool", d, input, sizes)
-    if mode in _LINEAR_MODES:
+    if antialias:
+        maps = [_antialias_map(n, o, s, bool(align_corners), mode) for n, o, s in zip(input.shape[2:], sizes, scales)]
+    elif mode in _LINEAR_MODES:
         maps = [_linear_map(n, o, s, bool(align_corners)) for n, o, s in zip(input.shape[2:], sizes, scales)]
+    elif mode == "bicubic":
+        maps = [_cubic_map(n, o, s, bool(align_corners)) for n, o, s in zip(input.shape[2:], sizes, scales)]
     else:
         maps = [_nearest_map(n, o, s, mode == "nearest-exact") for n, o, s in zip(input.shape[2:], sizes, scales)]
     return Interpolate.apply(input, tuple(maps))
