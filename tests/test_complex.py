@@ -527,3 +527,19 @@ def test_activations_on_complex_inputs_as_pytorch():
     for lib in (torch, mg):
         with pytest.raises(NotImplementedError, match="GeluKernelImpl"):
             lib.nn.functional.gelu(lib.tensor(z))
+
+
+def test_view_as_real_double_backward_with_the_pair_axis_moved():
+    """create_graph=True through view_as_real when the upstream gradient's pair axis is not the innermost in
+    memory (a permute after view_as_real): the gradient is read back as complex numbers from a contiguous copy,
+    and equals the first-order one."""
+    rng = np.random.default_rng(3)
+    z_value, w = rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3)), rng.standard_normal((2, 2, 3))
+    grads = []
+    for create_graph in (False, True):
+        z = mg.tensor(z_value, requires_grad=True)
+        y = (mg.view_as_real(z).permute(2, 0, 1) * mg.tensor(w)).sum()
+        (g,) = mg.autograd.grad(y, z, create_graph=create_graph)
+        grads.append(g.detach().numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=0, atol=0)
+    np.testing.assert_allclose(grads[0], w[0] + 1j * w[1], rtol=1e-15)

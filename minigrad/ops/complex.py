@@ -138,7 +138,7 @@ class ViewAsReal(Function):
 
     @staticmethod
     def graph_backward(ctx, dout):
-        return ViewAsComplex.apply(dout if dout._data.flags.c_contiguous else dout.clone())
+        return ViewAsComplex.apply(dout.contiguous())      # pairs along a contiguous last axis
 
 
 class ViewAsComplex(Function):
