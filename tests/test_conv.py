@@ -358,6 +358,16 @@ MODULES = [
     ("ConvTranspose2d", (4, 6, 3), dict(stride=2, padding=1, output_padding=1, groups=2), (2, 4, 3, 4)),
     ("ConvTranspose2d", (2, 3, (2, 3)), dict(dilation=2, bias=False), (2, 3, 3)),         # unbatched
 ]
+MODULES += [
+    ("Conv3d", (4, 6, 3), dict(stride=1, padding=1, groups=2), (2, 4, 3, 4, 5)),
+    ("Conv3d", (3, 4, (2, 3, 1)), dict(stride=(2, 1, 1), padding=(1, 2, 0), dilation=(1, 2, 1)), (1, 3, 4, 5, 3)),
+    ("Conv3d", (2, 2, 2), dict(padding="same", groups=2, bias=False), (2, 3, 4, 3)),               # unbatched
+    ("Conv3d", (2, 3, 2), dict(padding="valid"), (1, 2, 3, 3, 2)),
+    ("ConvTranspose3d", (4, 6, 3), dict(stride=2, padding=1, output_padding=1, groups=2), (2, 4, 2, 3, 2)),
+    ("ConvTranspose3d", (2, 3, (2, 1, 3)), dict(dilation=2, bias=False), (2, 3, 2, 2)),          # unbatched
+    ("ConvTranspose1d", (4, 6, 3), dict(stride=2, padding=1, output_padding=1, groups=2), (2, 4, 5)),
+    ("ConvTranspose1d", (2, 3, 4), dict(dilation=3, stride=2, output_padding=2, bias=False), (2, 3)),  # unbatched
+]
 
 
 def module_pair(name, args, kwargs):
@@ -447,16 +457,21 @@ def test_parameters_and_repr_like_pytorch(name, args, kwargs, shape):
     theirs = getattr(torch.nn, name)(*args, **kwargs)
     ours = getattr(mg.nn, name)(*args, **kwargs)
     assert repr(ours) == repr(theirs)
-    assert ours.padding == theirs.padding and ours.kernel_size == theirs.kernel_size
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    for attribute in ("kernel_size", "stride", "padding", "dilation", "output_padding", "groups", "padding_mode"):
+        assert getattr(ours, attribute) == getattr(theirs, attribute), attribute
     assert ours._reversed_padding_repeated_twice == list(theirs._reversed_padding_repeated_twice)
     for (n, p), (m, q) in zip(ours.named_parameters(), theirs.named_parameters()):
         assert n == m and p.shape == tuple(q.shape) and p.dtype == mg.float32
 
 
 def test_init_bounds():
-    """weight ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (kaiming_uniform with a=sqrt(5)), bias the same bound."""
+    """weight ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (kaiming_uniform with a=sqrt(5)), bias the same bound; fan_in
+    is weight.shape[1] * kernel volume (for the transposed layers, out_channels/groups * kernel volume)."""
     for layer, fan_in in ((mg.nn.Conv2d(8, 64, 3, groups=2), 4 * 9), (mg.nn.ConvTranspose2d(8, 64, 3, groups=2), 32 * 9),
-                          (mg.nn.Conv1d(6, 200, 5), 6 * 5)):
+                          (mg.nn.Conv1d(6, 200, 5), 6 * 5), (mg.nn.Conv3d(8, 64, 3, groups=2), 4 * 27),
+                          (mg.nn.ConvTranspose3d(8, 64, 2, groups=2), 32 * 8),
+                          (mg.nn.ConvTranspose1d(6, 200, 5), 200 * 5)):
         bound = 1 / math.sqrt(fan_in)
         for p in (layer.weight.detach().numpy(), layer.bias.detach().numpy()):
             assert np.abs(p).max() <= bound

@@ -5,15 +5,12 @@ nn.ConvTranspose1d, nn.ConvTranspose3d.
   against PyTorch;
 * PyTorch mirrors (forward, input, weight and bias gradients, float64) over stride, padding (ints, triples,
   'same', 'valid'), dilation, groups (depthwise included), output_padding, bias, odd and even sizes, swept with
-  hypothesis; fixed cases for kernels larger than the input with padding, batch size 1 and unbatched input,
-  each also gradchecked;
-* double backward of conv3d and conv_transpose1d (gradgradcheck and PyTorch mirrors);
-* the modules against PyTorch's from one state_dict (every padding_mode for Conv3d; output_size); parameter
-  shapes, state_dict keys, init bounds and repr;
+  hypothesis; the fixed cases (kernels larger than the input with padding, batch size 1, unbatched input)
+  are in test_conv.py's CASES, which mirrors, gradchecks and double-backward checks them;
+* the modules: every padding_mode for Conv3d, output_size, here; their parameter shapes, state_dict keys,
+  init bounds and repr with the other convolutions' in test_conv.py (MODULES);
 * bad input: PyTorch's exception types, nothing changed.
 """
-import math
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,7 +19,7 @@ from hypothesis import strategies as st
 import minigrad as mg
 from minigrad.ops.conv import conv_reference, same_padding
 
-from .mirror import assert_double_mirror, assert_mirror, check_grad, check_gradgrad, torch_or_skip
+from .mirror import assert_mirror, torch_or_skip
 from .test_conv import (CASES, assert_module_mirror, assert_raises_like_pytorch, conv_cases, functional, module_pair,
                         operands, rand)
 
@@ -97,40 +94,8 @@ def test_float32_forward_and_gradients(name):
     assert out.dtype == mg.float32
 
 
-# --------------------------------------------------------------------------- modules
-MODULES = [
-    ("Conv3d", (4, 6, 3), dict(stride=1, padding=1, groups=2), (2, 4, 3, 4, 5)),
-    ("Conv3d", (3, 4, (2, 3, 1)), dict(stride=(2, 1, 1), padding=(1, 2, 0), dilation=(1, 2, 1)), (1, 3, 4, 5, 3)),
-    ("Conv3d", (2, 2, 2), dict(padding="same", groups=2, bias=False), (2, 3, 4, 3)),               # unbatched
-    ("Conv3d", (2, 3, 2), dict(padding="valid"), (1, 2, 3, 3, 2)),
-    ("ConvTranspose3d", (4, 6, 3), dict(stride=2, padding=1, output_padding=1, groups=2), (2, 4, 2, 3, 2)),
-    ("ConvTranspose3d", (2, 3, (2, 1, 3)), dict(dilation=2, bias=False), (2, 3, 2, 2)),          # unbatched
-    ("ConvTranspose1d", (4, 6, 3), dict(stride=2, padding=1, output_padding=1, groups=2), (2, 4, 5)),
-    ("ConvTranspose1d", (2, 3, 4), dict(dilation=3, stride=2, output_padding=2, bias=False), (2, 3)),  # unbatched
-]
-
-
-@pytest.mark.parametrize("name, args, kwargs, shape", MODULES)
-def test_module_against_pytorch(name, args, kwargs, shape):
-    ours, theirs = module_pair(name, args, kwargs)
-    assert list(ours.state_dict()) == list(theirs.state_dict())
-    assert_module_mirror(ours, theirs, shape)
-
-
-@pytest.mark.parametrize("name, args, kwargs, shape", MODULES)
-def test_parameters_and_repr_like_pytorch(name, args, kwargs, shape):
-    torch = torch_or_skip()
-    theirs = getattr(torch.nn, name)(*args, **kwargs)
-    ours = getattr(mg.nn, name)(*args, **kwargs)
-    assert repr(ours) == repr(theirs)
-    assert list(ours.state_dict()) == list(theirs.state_dict())
-    for attribute in ("kernel_size", "stride", "padding", "dilation", "output_padding", "groups", "padding_mode"):
-        assert getattr(ours, attribute) == getattr(theirs, attribute), attribute
-    assert ours._reversed_padding_repeated_twice == list(theirs._reversed_padding_repeated_twice)
-    for (n, p), (m, q) in zip(ours.named_parameters(), theirs.named_parameters()):
-        assert n == m and p.shape == tuple(q.shape) and p.dtype == mg.float32
-
-
+# --------------------------------------------------------------------------- modules (their cases, init and repr
+# checks are in test_conv.py's MODULES and tests)
 @settings(max_examples=15, deadline=None)
 @given(mode=st.sampled_from(["zeros", "reflect", "replicate", "circular"]),
        padding=st.one_of(st.integers(0, 2), st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 2)),
@@ -143,19 +108,6 @@ def test_padding_modes_against_pytorch(mode, padding, kernel, dilation, size, ba
     spatial = tuple(max(n, span) for n in (size, size - 1, size))              # the kernel fits without padding
     shape = (batch,) * (batch > 0) + (2,) + spatial                            # batch 0: unbatched
     assert_module_mirror(ours, theirs, shape, seed)
-
-
-def test_init_bounds():
-    """weight ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (kaiming_uniform with a=sqrt(5)), bias the same bound; fan_in
-    is weight.shape[1] * kernel volume (for the transposed layers, out_channels/groups * kernel volume)."""
-    for layer, fan_in in ((mg.nn.Conv3d(8, 64, 3, groups=2), 4 * 27),
-                          (mg.nn.ConvTranspose3d(8, 64, 2, groups=2), 32 * 8),
-                          (mg.nn.ConvTranspose1d(6, 200, 5), 200 * 5)):
-        bound = 1 / math.sqrt(fan_in)
-        for p in (layer.weight.detach().numpy(), layer.bias.detach().numpy()):
-            assert np.abs(p).max() <= bound
-            assert np.abs(p).max() > 0.7 * bound and abs(p.mean()) < 0.3 * bound
-        assert layer.weight.detach().numpy().std() == pytest.approx(bound / math.sqrt(3), rel=0.15)
 
 
 @pytest.mark.parametrize("name, shape, sizes", [
