@@ -263,15 +263,16 @@ class Tensor:
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
         """``to(dtype)``, ``to(other)`` (other's dtype), ``to('cpu')``, ``to('cpu', dtype)`` or the keywords,
         as in PyTorch; a differentiable cast, and ``self`` when the dtype already matches (a copy if
-        ``copy=True``). minigrad has one device, the CPU: any other device is an error."""
+        ``copy=True``), laid out in ``memory_format`` if given. minigrad has one device, the CPU: any other
+        device is an error."""
         from .ops.elementwise import cast
-        from .ops.layout import clone, relayout
+        from .ops.layout import clone, preserve_format, relayout
         dtype = parse_to_args(args, dtype, device)
+        layout = preserve_format if memory_format is None else memory_format
         if dtype is None or np.dtype(dtype) == self._data.dtype:
-            out = clone(self) if copy else self
-        else:
-            out = cast(self, np.dtype(dtype))
-        return out if memory_format is None else relayout(out, memory_format)
+            return clone(self, memory_format=layout) if copy else relayout(self, layout)
+        # a new tensor is made anyway: laid out in the format asked for (the cast keeps its input's layout)
+        return cast(self if memory_format is None else self.contiguous(memory_format), np.dtype(dtype))
 
     # ----------------------------------------------------------------- device (the CPU only)
     @property

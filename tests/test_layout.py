@@ -51,6 +51,8 @@ def test_contiguous_to_and_clone_lay_out_as_pytorch(fmt, name):
     for make in (lambda t, lib: t.contiguous(memory_format=getattr(lib, fmt)),
                  lambda t, lib: t.to(memory_format=getattr(lib, fmt)),
                  lambda t, lib: t.clone(memory_format=getattr(lib, fmt)),
+                 lambda t, lib: t.to(copy=True, memory_format=getattr(lib, fmt)),
+                 lambda t, lib: t.to(lib.float32, memory_format=getattr(lib, fmt)),
                  lambda t, lib: t.clone()):
         if name in ("permuted", "sliced") and fmt == "channels_last":
             continue    # a 4-D permuted or sliced view: PyTorch and minigrad both copy, checked by values only
