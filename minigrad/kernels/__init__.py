@@ -66,6 +66,8 @@ import importlib
 import os
 import warnings
 
+import numpy as np
+
 BACKENDS = ("numpy", "numba")
 ENV_VAR = "MINIGRAD_BACKEND"
 
@@ -88,19 +90,24 @@ def _numba_kernels():
     return None if isinstance(_numba, ImportError) else _numba
 
 
+SPIN_COUNT = "30000"
+"""libgomp's GOMP_SPINCOUNT for numba's workers: how long they spin after a parallel region before they
+sleep (module docstring; about 0.8 ms of one core on the 2-core Xeon)."""
+
+
 def _choose_threading_layer():
-    """Start numba's threads now, with ``OMP_WAIT_POLICY=PASSIVE`` in the environment only while its OpenMP
-    runtime loads and reads it (module docstring): numba's idle workers sleep, and a PyTorch imported
-    later does not see the setting. Nothing changes if numba's threads already run or the user set
-    the policy."""
-    if os.environ.get("OMP_WAIT_POLICY") is not None:
+    """Start numba's threads now, with ``GOMP_SPINCOUNT=SPIN_COUNT`` in the environment only while its
+    OpenMP runtime loads and reads it (module docstring): numba's idle workers spin briefly, then sleep,
+    and a PyTorch imported later does not see the setting. Nothing changes if numba's threads already run
+    or the user set ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT``."""
+    if os.environ.get("OMP_WAIT_POLICY") is not None or os.environ.get("GOMP_SPINCOUNT") is not None:
         return
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    os.environ["GOMP_SPINCOUNT"] = SPIN_COUNT
     try:
         from numba.np.ufunc import parallel
         parallel._launch_threads()
     finally:
-        del os.environ["OMP_WAIT_POLICY"]
+        del os.environ["GOMP_SPINCOUNT"]
 
 
 def _resolve(name, source):
@@ -133,6 +140,14 @@ def numba_module(name):
     """The numba kernel module ``minigrad/kernels/<name>.py`` (``conv_numba``, ``pool_numba``, ``fused_numba``)
     when the numba backend is in use, else None: the caller then runs its NumPy reference."""
     return importlib.import_module(f"{__name__}.{name}") if get_backend() == "numba" else None
+
+
+def matmul(a, b):
+    """``np.matmul(a, b)``; on the numba backend large float products run on numba's threads, each thread
+    calling NumPy's OpenBLAS for its block (matmul_numba.py), so that OpenBLAS's pool does not compete
+    with numba's for the cores."""
+    fast = numba_module("matmul_numba")
+    return np.matmul(a, b) if fast is None else fast.matmul(a, b)
 
 
 def set_backend(name):

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .. import kernels
 from .._checks import takes_tensors
 from ..autograd import Function
 from ..dtypes import compute_dtype
@@ -59,21 +60,21 @@ class Attention(Function):
     def forward(ctx, q, k, v, bias, scale):
         ctx.dtype, dtype = q.dtype, compute_dtype(q.dtype)
         q, k, v = (t._data.astype(dtype, copy=False) for t in (q, k, v))
-        w = masked_softmax_(np.matmul(q, np.swapaxes(k, -1, -2)), scale, bias)   # (..., L, S)
+        w = masked_softmax_(kernels.matmul(q, np.swapaxes(k, -1, -2)), scale, bias)   # (..., L, S)
         ctx.scale, ctx.bias = scale, bias
         ctx.save_for_backward(q, k, v, w)
-        return np.matmul(w, v).astype(ctx.dtype, copy=False)      # (..., L, Ev)
+        return kernels.matmul(w, v).astype(ctx.dtype, copy=False)      # (..., L, Ev)
 
     @staticmethod
     def backward(ctx, dout):
         q, k, v, w = ctx.saved_tensors
         g = dout._data.astype(w.dtype, copy=False)
-        dv = np.matmul(np.swapaxes(w, -1, -2), g) if ctx.needs_input_grad[2] else None
+        dv = kernels.matmul(np.swapaxes(w, -1, -2), g) if ctx.needs_input_grad[2] else None
         if not (ctx.needs_input_grad[0] or ctx.needs_input_grad[1]):
             return None, None, dv, None, None
-        ds = softmax_backward_(np.matmul(g, np.swapaxes(v, -1, -2)), w, ctx.scale)   # (..., L, S)
-        dq = np.matmul(ds, k) if ctx.needs_input_grad[0] else None
-        dk = np.matmul(np.swapaxes(ds, -1, -2), q) if ctx.needs_input_grad[1] else None
+        ds = softmax_backward_(kernels.matmul(g, np.swapaxes(v, -1, -2)), w, ctx.scale)   # (..., L, S)
+        dq = kernels.matmul(ds, k) if ctx.needs_input_grad[0] else None
+        dk = kernels.matmul(np.swapaxes(ds, -1, -2), q) if ctx.needs_input_grad[1] else None
         return dq, dk, dv, None, None
 
     @staticmethod

@@ -181,12 +181,12 @@ def _weight_rows(w, groups):
 def _product(a, b):
     """a @ b per group, a (g, m, k), b (g, k, n); for k = 1 (depthwise: one channel per group) as a broadcast
     product, which NumPy does 7x faster than its matmul loop over tiny matrices."""
-    return a * b if a.shape[2] == 1 else a @ b
+    return a * b if a.shape[2] == 1 else kernels.matmul(a, b)
 
 
 def _conv_from_columns(cols, w, n, geo, bias=None):
     """C(x, w) (+ bias) from x's columns: (N, O, OH, OW)."""
-    return _from_group_rows(_weight_rows(w, geo.groups) @ cols, n, geo.out_size, bias)
+    return _from_group_rows(kernels.matmul(_weight_rows(w, geo.groups), cols), n, geo.out_size, bias)
 
 
 def _weight_from_columns(cols, y, geo, rows=None):
@@ -194,7 +194,7 @@ def _weight_from_columns(cols, y, geo, rows=None):
     rows = _group_rows(y, geo.groups) if rows is None else rows
     # (cols_g @ rows_g^T)^T: OpenBLAS makes the long-inner-dimension product 10-20% faster with the many
     # column rows (Cg*kh*kw) as its output's rows than with the few channels (1 thread, this machine)
-    dw = (cols @ rows.transpose(0, 2, 1)).transpose(0, 2, 1)                         # (g, O/g, Cg*kh*kw)
+    dw = kernels.matmul(cols, rows.transpose(0, 2, 1)).transpose(0, 2, 1)             # (g, O/g, Cg*kh*kw)
     return np.ascontiguousarray(dw).reshape((y.shape[1], dw.shape[2] // math.prod(geo.kernel)) + tuple(geo.kernel))
 
 

@@ -11,6 +11,7 @@ kernels accumulate half products in float.
 """
 import numpy as np
 
+from .. import kernels
 from .._checks import takes_tensors
 from ..autograd import Function
 from ..autograd.engine import NotDifferentiableTwice
@@ -56,8 +57,8 @@ def _check_matmul_shapes(sa, sb):
 def _mm(x, y):
     """x @ y; a batched x times a matrix y becomes one (rows, k) @ (k, p) product (one BLAS call)."""
     if x.ndim > 2 and y.ndim == 2:
-        return (x.reshape(-1, x.shape[-1]) @ y).reshape(x.shape[:-1] + (y.shape[-1],))
-    return np.matmul(x, y)
+        return kernels.matmul(x.reshape(-1, x.shape[-1]), y).reshape(x.shape[:-1] + (y.shape[-1],))
+    return kernels.matmul(x, y)
 
 
 def _in_compute_dtype(t):
@@ -99,9 +100,9 @@ class MatMul(Function):
             if ctx.b_matrix:
                 # b is one matrix shared by the whole batch: db = sum over the batch of xa^T @ dout,
                 # which is a single (k, rows) @ (rows, p) product once the batch is folded into the rows
-                db = xa.reshape(-1, xa.shape[-1]).T @ g.reshape(-1, g.shape[-1])  # (k, p)
+                db = kernels.matmul(xa.reshape(-1, xa.shape[-1]).T, g.reshape(-1, g.shape[-1]))  # (k, p)
             else:
-                db = np.matmul(np.swapaxes(xa, -1, -2), g)                        # (*batch, k, p)
+                db = _mm(np.swapaxes(xa, -1, -2), g)                              # (*batch, k, p)
             if ctx.b_vector:
                 db = db[..., 0]
         return da, db
@@ -171,7 +172,7 @@ class Linear(Function):
         w = _in_compute_dtype(weight)                          # (out, in)
         ctx.x_shape = x.shape
         ctx.save_for_backward(x2 if ctx.needs_input_grad[1] else None, w if ctx.needs_input_grad[0] else None)
-        out = (x2 @ w.T).reshape(x.shape[:-1] + (w.shape[0],))   # (*, out)
+        out = kernels.matmul(x2, w.T).reshape(x.shape[:-1] + (w.shape[0],))   # (*, out)
         if bias is not None:
             out += bias._data
         return out.astype(x.dtype, copy=False)
@@ -181,8 +182,8 @@ class Linear(Function):
         x2, w = (None if t is None else conj_if_complex(t) for t in ctx.saved_tensors)  # complex: conj(x), conj(W)
         g = dout._data.astype(compute_dtype(dout.dtype), copy=False)
         g2 = g.reshape(-1, g.shape[-1])                        # (M, out)
-        dx = (g2 @ w).reshape(ctx.x_shape) if w is not None else None
-        dw = g2.T @ x2 if x2 is not None else None             # (out, in)
+        dx = kernels.matmul(g2, w).reshape(ctx.x_shape) if w is not None else None
+        dw = kernels.matmul(g2.T, x2) if x2 is not None else None  # (out, in)
         return dx, dw, (dout if ctx.needs_input_grad[2] else None)
 
     @staticmethod
