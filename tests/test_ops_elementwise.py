@@ -389,6 +389,28 @@ def test_relu_backward_numba_twin_equals_the_reference(dtype):
             np.testing.assert_array_equal(dx.view(bits), expected.view(bits))         # bit for bit: +0.0, NaN
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_numba_twins_equal_the_references(dtype, parallel, monkeypatch):
+    """ReLU forward and backward on numba's threads (above SERIAL_BELOW; forced here for small arrays) and
+    serially: bit for bit the NumPy references (NaN kept, -0.0 to 0.0, infinities), contiguous or not."""
+    fused_numba = pytest.importorskip("minigrad.kernels.fused_numba")
+    from minigrad.kernels import numba_kernels
+    from minigrad.kernels.fused import relu_backward_reference, relu_reference
+    monkeypatch.setattr(numba_kernels, "SERIAL_BELOW", 0 if parallel else 1 << 40)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((9, 8, 7)).astype(dtype)
+    x.flat[[0, 1, 2, 3, 4]] = [np.nan, -0.0, 0.0, np.inf, -np.inf]
+    g = rng.standard_normal(x.shape).astype(dtype)
+    bits = {np.float32: np.uint32, np.float64: np.uint64}[dtype]
+    for xv, gv in ((x, g), (x.transpose(2, 0, 1), g.transpose(2, 0, 1))):
+        y = fused_numba.relu(xv)
+        assert y.shape == xv.shape and y.dtype == xv.dtype
+        np.testing.assert_array_equal(y.view(bits), relu_reference(xv).view(bits))
+        np.testing.assert_array_equal(fused_numba.relu_backward(y, gv).view(bits),
+                                      relu_backward_reference(y, gv).view(bits))
+
+
 def test_relu_gradient_on_both_backends():
     """mg.relu's gradient through the public API equals the reference's on the numba and numpy backends."""
     rng = np.random.default_rng(4)

@@ -23,6 +23,8 @@ give the same floats; the softmax twin sums differently (below).
   dout where out > 0 or out is NaN, 0 elsewhere (also where dout is inf or NaN). NumPy makes a
   comparison, its negation and a product with the mask (plus a fix-up pass for non-finite dout), the twin
   one pass (0.74 -> 0.43 ms at 32x32x32x32 float32, 1 thread).
+* ``relu(x)``: np.maximum(x, 0) (NaN stays NaN, -0.0 becomes 0.0); the twin is the same pass split over
+  numba's threads (NumPy's runs on one).
 """
 import numpy as np
 
@@ -103,6 +105,16 @@ def softmax_backward_(dw, w, scale):
     if not (dw.flags.c_contiguous and w.flags.c_contiguous and dw.shape == w.shape and w.ndim >= 1):
         return softmax_backward_reference_(dw, w, scale)
     return _twin(softmax_backward_reference_, dw, w)(dw, w, scale)
+
+
+def relu_reference(x):
+    """NumPy reference of ``relu``."""
+    return np.maximum(x, 0)
+
+
+def relu(x):
+    """max(x, 0) elementwise, NaN kept (NumPy's maximum), for an array of any dtype."""
+    return _twin(relu_reference, x)(x)
 
 
 def relu_backward_reference(out, dout):

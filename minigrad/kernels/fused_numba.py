@@ -1,6 +1,7 @@
 """numba twins of the NumPy references in fused.py (same names, signatures and floats; see its docstring).
 
-Serial kernels (no ``prange``: at these sizes a second thread measured no faster), compiled without
+Serial kernels (no ``prange``: at these sizes a second thread measured no faster), except ReLU's two
+(elementwise over whole CNN activations: parallel above ``SERIAL_BELOW``, numba_kernels.py), compiled without
 fastmath: each output element is the reference's expression in the reference's order. The one
 exception is the row dot product of the softmax backward (``_dot``), compiled with
 ``fastmath={"reassoc"}`` so that LLVM keeps several float64 partial sums in SIMD lanes (3x faster); its
@@ -8,7 +9,9 @@ order is still fixed by the code and the row length. The wrappers allocate the o
 numba_kernels.py) and make the inputs contiguous where the kernel walks them flat.
 """
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+from .numba_kernels import _kernel, _run
 
 _serial = njit(cache=True, fastmath=False, error_model="numpy")
 _sum = njit(cache=True, fastmath={"reassoc"}, error_model="numpy")
@@ -72,13 +75,27 @@ def softmax_backward_(dw, w, scale):
     return dw
 
 
-@_serial
+@_kernel
+def _relu(x, y):
+    for i in prange(x.size):                              # both (N,) contiguous
+        v = x[i]
+        y[i] = v if v > 0 or v != v else 0                # np.maximum(x, 0): NaN stays, -0.0 becomes 0.0
+
+
+def relu(x):
+    y = np.empty(x.shape, dtype=x.dtype)
+    _run(_relu, x.size, np.ascontiguousarray(x).reshape(-1), y.reshape(-1))
+    return y
+
+
+@_kernel
 def _relu_backward(out, dout, dx):
-    for i in range(out.size):                             # all (N,) contiguous
+    for i in prange(out.size):                            # all (N,) contiguous
         dx[i] = 0 if out[i] <= 0 else dout[i]             # a NaN output passes its gradient
 
 
 def relu_backward(out, dout):
     dx = np.empty(dout.shape, dtype=dout.dtype)
-    _relu_backward(np.ascontiguousarray(out).reshape(-1), np.ascontiguousarray(dout).reshape(-1), dx.reshape(-1))
+    _run(_relu_backward, out.size, np.ascontiguousarray(out).reshape(-1), np.ascontiguousarray(dout).reshape(-1),
+         dx.reshape(-1))
     return dx

@@ -11,7 +11,7 @@ further and reuses the memory of a y that has died (``buffers.py``: no page faul
 
 Every kernel is compiled twice from one source (``_kernel``): in parallel, its prange loops split
 over numba's threads, and as a serial twin on the calling thread. The wrapper runs the twin below
-``SERIAL_BELOW`` elements of x, where waking the sleeping workers costs more than they save, and the
+``SERIAL_BELOW`` elements of x, where a second thread costs more than it saves, and the
 parallel kernel above. Both give the same results, bit for bit, except the row backwards' dw and db,
 whose partial sums per chunk depend on the number of threads (below).
 
@@ -67,14 +67,14 @@ _sum = njit(cache=True, fastmath={"reassoc"}, error_model="numpy")              
 # Inlined at numba's level, they take the caller's flags: only for code without sums (``_sum`` must stay a call).
 _inline = njit(cache=True, fastmath=False, error_model="numpy", inline="always")
 
-SERIAL_BELOW = 1 << 18
-"""Work size (elements of x) below which a kernel runs serially on the calling thread: waking numba's
-sleeping workers costs more than they save there. With the OpenMP layer and passive waiting (the
-default here), 2 threads on this 2-core Intel Xeon, forward + backward through the public API, serial
-against parallel: LayerNorm 128x256 0.067 against 0.230 ms, 512x256 0.19 against 0.32 ms, 1024x255
-0.38 against 0.50 ms, 2048x256 0.76 against 0.73 ms (about even); BatchNorm2d 8x32x16x16 0.13 against
-0.58 ms, 32x64x8x8 0.32 against 0.61 ms, 32x32x32x32 (1M elements) 1.34 against 1.30 ms. (An earlier
-measurement with the workqueue layer put the crossing near 16,384 elements.)"""
+SERIAL_BELOW = 1 << 14
+"""Work size (elements of x) below which a kernel runs serially on the calling thread: there a second
+thread costs more than it saves. numba's workers spin for a while after each parallel region (kernels/
+__init__.py), so in a program that runs kernels back to back the team is awake. Forward + backward
+through the public API, 2 threads on this 2-core Intel Xeon, float32, median us with the threshold at
+2**18 / 2**14 / 0: BatchNorm2d 2x16x8x8 (2,048 elements) 55 / 55 / 69, 8x32x16x16 104 / 90 / 94,
+32x64x8x8 192 / 148 / 145; GroupNorm(8) 32x64x8x8 159 / 98 / 98; InstanceNorm2d 32x64x8x8 223 / 122 /
+121. (With sleeping workers, before the spin, the crossing was near 2**18: waking them cost ~85 us.)"""
 
 
 def _kernel(fn):

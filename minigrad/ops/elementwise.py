@@ -11,7 +11,7 @@ import numpy as np
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
 from ..dtypes import get_default_dtype, result_type, scalar_dtype_for
-from ..kernels.fused import relu_backward
+from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor
 
 
@@ -478,7 +478,7 @@ class Sigmoid(Function):
 class Relu(Function):
     @staticmethod
     def forward(ctx, a):
-        out = np.maximum(a._data, 0)
+        out = relu_array(a._data)
         ctx.save_for_backward(out)
         return out
 
