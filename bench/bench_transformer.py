@@ -165,9 +165,11 @@ CATEGORIES = [   # (category, substrings of "path::Qualname"), first match wins
                                         "ops/dims.py")),
     ("engine (graph, Tensor, Module calls)", ("autograd/", "minigrad/tensor.py", "nn/module.py", "minigrad/dtypes.py",
                                               "minigrad/creation.py")),
-    ("optimizer (AdamW, clipping, schedule)", ("optim/", "nn/utils.py")),
+    ("optimizer (AdamW, clipping, schedule)", ("optim/", "nn/utils/")),
 ]
 OTHER = CATEGORIES[0][0]
+# minigrad's np.matmul (kernels.matmul and its numba twin): charged to the op that multiplies, like NumPy's
+STAND_INS = ("kernels/matmul_numba.py::", "kernels/__init__.py::matmul")
 
 
 @functools.lru_cache(maxsize=None)
@@ -192,7 +194,8 @@ def _qualnames(path):
 
 
 def _label(func):
-    """'path::Qualname' of a profiled function, or None when it is not Python source of this project."""
+    """'path::Qualname' of a profiled function, or None when it is not Python source of this project (or
+    one of its STAND_INS)."""
     path, line, name = func
     path = path.replace(os.sep, "/")
     if "/minigrad/" not in path and not path.endswith("llama.py") and "tiny_transformer" not in path:
@@ -201,7 +204,8 @@ def _label(func):
     for first, last, q in _qualnames(path):
         if first <= line <= last:
             qual = q
-    return f"{path}::{qual}"
+    label = f"{path}::{qual}"
+    return None if any(stand_in in label for stand_in in STAND_INS) else label
 
 
 def _own_category(label):

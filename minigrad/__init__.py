@@ -13,7 +13,7 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
 from .device import device, get_default_device, set_default_device
 from .dtypes import (bool, cdouble, cfloat, complex64, complex128, double, float, float16, float32, float64,
                      get_default_dtype, half, int32, int64, long, set_default_dtype)
-from .kernels import get_backend, set_backend
+from .kernels import get_backend, get_num_threads, set_backend, set_num_threads
 from .ops.elementwise import (abs, add, clamp, clip, cos, div, eq, exp, ge, gt, isfinite, isnan, le, log,
                               logical_and, logical_not, logical_or, lt, masked_fill, maximum, minimum, mul, ne,
                               neg, pow, relu, rsqrt, sigmoid, sin, sqrt, square, sub, tanh, where)

@@ -7,7 +7,8 @@
   empty operands, small products, one thread, the "numpy" backend;
 * OpenBLAS's thread count is restored after each product; a gemm whose results are wrong is refused
   by the start-up check (the check can fail);
-* the OpenMP spin setting minigrad uses while numba starts is gone from the environment afterwards.
+* the OpenMP spin setting minigrad uses while numba starts is gone from the environment afterwards;
+* ``mg.set_num_threads`` / ``get_num_threads``: PyTorch's errors, and the count reaches kernels and products.
 """
 import os
 import subprocess
@@ -175,3 +176,29 @@ def test_spin_setting_not_left_in_environment():
     out = subprocess.run([sys.executable, "-c", code], env=dict(env, GOMP_SPINCOUNT="123"), capture_output=True,
                          text=True, check=True).stdout
     assert out.split() == ["123", "None"]
+
+
+def test_set_num_threads_like_pytorch():
+    """mg.set_num_threads / get_num_threads: PyTorch's errors for bad counts (state unchanged), and the count
+    reaches the kernels and the products (one thread: no parallel product); a count above numba's own is
+    capped at it."""
+    import minigrad as mg
+    from minigrad.kernels import numba_kernels
+    before = mg.get_num_threads()
+    try:
+        for bad, message in ((0, "set_num_threads expects a positive integer"),
+                             (-1, "set_num_threads expects a positive integer"),
+                             (2.5, "set_num_threads expects an int, but got float"),
+                             ("2", "set_num_threads expects an int, but got str"),
+                             (True, "set_num_threads expects an int, but got bool")):
+            with pytest.raises(RuntimeError, match=message):
+                mg.set_num_threads(bad)
+            assert mg.get_num_threads() == before
+        mg.set_num_threads(1)
+        assert mg.get_num_threads() == 1 == numba.get_num_threads() == numba_kernels.team_size(1 << 30)
+        a = np.ones((300, 300))
+        assert not matmul_numba.usable(a, a)
+        mg.set_num_threads(10_000)
+        assert mg.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+    finally:
+        mg.set_num_threads(before)

@@ -24,43 +24,35 @@ What a kernel may assume (the callers in ``minigrad/ops/norm`` guarantee it):
 numba is imported lazily, when the numba backend is first used, so ``import minigrad`` stays
 fast. If numba cannot be imported, minigrad uses the NumPy kernels and warns once.
 
-Threads, and living next to PyTorch in one process. The tiny Transformer's training step
-(bench/bench_transformer.py, 2 threads, a shared 2-core Xeon VM, each case in a fresh process):
+Threads: one pool. The norm and copy kernels run on numba's threads, and so do the large matrix
+products: on the numba backend ``matmul`` below cuts a product into one block per numba thread and each
+thread calls NumPy's own OpenBLAS (reached through ctypes, ``openblas.py``) for its block, with
+OpenBLAS set to one thread meanwhile (``matmul_numba.py``). With a single pool its workers can spin
+between kernels instead of sleeping: ``_choose_threading_layer`` puts ``GOMP_SPINCOUNT=SPIN_COUNT`` in
+the environment only while numba's OpenMP runtime (libgomp) loads and reads it, then removes it, so a
+PyTorch imported later, with its own libgomp, keeps its defaults; a user's ``OMP_WAIT_POLICY`` or
+``GOMP_SPINCOUNT`` is left as it is, and ``NUMBA_THREADING_LAYER`` still chooses another layer.
+Kernels on fewer than ``numba_kernels.SERIAL_BELOW`` elements run as serial twins on the calling
+thread. The thread count is numba's (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``).
 
-=====================================================  =============  ======================================
-numba threading layer, wait policy                     minigrad step  PyTorch step after minigrad's steps
-=====================================================  =============  ======================================
-workqueue                                              158 ms         88.9 ms (88.5 ms without them)
-workqueue, PyTorch imported and run first              157 ms
-omp, OMP_WAIT_POLICY unset                             272 ms         88.4 ms
-omp, OMP_WAIT_POLICY=PASSIVE (in the environment)    160 ms         135 ms
-=====================================================  =============  ======================================
+Why (2 threads on the 2-core Xeon VM, each case in a fresh process). Before, numba's workers slept
+after each kernel (``OMP_WAIT_POLICY=PASSIVE`` while numba started) and OpenBLAS ran the products on
+its own pool. Its workers spin for about 0.1 s after each product, so the numba kernels between two
+products found the second core taken, and waking a sleeping numba worker cost about 85 us: the CNN
+step of bench/bench_conv.py scaled 1.2x from 1 to 2 threads (PyTorch: 1.9-2x). Letting numba's
+workers spin while OpenBLAS kept its pool was worse (the two pools took turns stealing the cores:
+CNN step 31-34 ms against 26-28, the Transformer step 125-129 ms against 111-117). With one pool and
+spinning workers: CNN step (GroupNorm) 23.3-24.5 -> 16.5-18 ms, Transformer step unchanged (109-110
+against 110-114 ms); products alone run as fast as OpenBLAS's two threads did (within 5%).
 
-OpenMP (libgomp) workers spin for a while after each parallel region, and between the norms OpenBLAS
-runs the matmuls on the same two cores: numba's spinning workers steal them (272 ms). minigrad used to
-set ``OMP_WAIT_POLICY=PASSIVE`` in ``os.environ`` for good; a PyTorch imported afterwards read it too
-and lost a third of its speed (135 ms). workqueue avoids both, but on a loaded machine it stalls: its
-caller waits while the workers queue for a core (LayerNorm 256x256 on 2 threads with other processes
-running: median 241 us against 34 us on OpenMP). So minigrad now
-
-* keeps numba's default layer (OpenMP here) and sets ``OMP_WAIT_POLICY=PASSIVE`` only while numba
-  starts its threads (``_choose_threading_layer``: numba's libgomp reads it then), removing it right
-  after, so a PyTorch imported later, with its own libgomp, never sees it; if the user set the
-  variable, it is left as it is. ``NUMBA_THREADING_LAYER`` still chooses another layer;
-* runs a kernel on fewer than ``numba_kernels.SERIAL_BELOW`` elements as its serial twin on the
-  calling thread, waking no worker: on small tensors a wake-up costs more than the work. The thread
-  count is numba's (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``).
-
-The table's last row is this choice except for the scope of the variable (there it stayed in the
-environment, which is what slowed PyTorch); with the variable removed after numba's start, PyTorch's
-runtime reads the default. Measured after the change only under heavy load from other processes,
-too noisy to quote.
-Neither library slows the other by more than 1% in the table's measurements. One case remains:
-minigrad and PyTorch steps *alternating* in one process (as an in-process benchmark does) slow
-PyTorch's step to 180 ms, because NumPy's OpenBLAS workers spin after each matmul and steal the cores
-PyTorch's next op needs; ``OPENBLAS_THREAD_TIMEOUT=4`` in the environment before NumPy is first
-imported makes them sleep sooner (PyTorch 88 ms, minigrad unchanged). minigrad leaves that to the
-user: it is a process-wide setting of NumPy's library, often loaded before minigrad anyway. """
+Living next to PyTorch in one process (bench/bench_coexistence.py, Transformer steps): minigrad's
+step with PyTorch loaded first is no slower than alone (it was +59% with the two pools), PyTorch's
+with minigrad loaded first +12% (was +50%), either loaded after the other's warm-up within 2%. An
+idle spinning worker holds a core for about 0.8 ms after minigrad's last kernel (SPIN_COUNT), the
+price of the cheap wake-ups. Two things minigrad does not change for the rest of the process:
+OpenBLAS's own thread count is restored after every product (a product of another Python thread
+that starts meanwhile runs on one thread), and ``OPENBLAS_THREAD_TIMEOUT`` (how long OpenBLAS's
+workers spin after NumPy's own products, outside minigrad) stays the user's. """
 import contextlib
 import importlib
 import os
@@ -160,6 +152,27 @@ def get_backend():
     """The name of the backend in use: ``"numpy"`` or ``"numba"``."""
     backend()
     return _active[0]
+
+
+def set_num_threads(num_threads):
+    """``torch.set_num_threads``: how many threads minigrad's kernels and (numba backend) matrix products use
+    from now on, in this Python thread; numba's count, which cannot exceed the threads it started with
+    (``NUMBA_NUM_THREADS``, by default the number of CPUs): a larger request gets that many."""
+    if type(num_threads) is not int:
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(num_threads).__name__}")
+    if num_threads <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    if _numba_kernels() is not None:
+        import numba
+        numba.set_num_threads(min(num_threads, numba.config.NUMBA_NUM_THREADS))
+
+
+def get_num_threads():
+    """``torch.get_num_threads``: the thread count ``set_num_threads`` set (1 without numba)."""
+    if _numba_kernels() is None:
+        return 1
+    import numba
+    return numba.get_num_threads()
 
 
 @contextlib.contextmanager
