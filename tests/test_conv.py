@@ -112,38 +112,53 @@ def test_reference_against_pytorch():
                                atol=1e-12)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2 ** 32 - 1), channels=st.integers(1, 3), multiplier=st.integers(1, 2),
        kernel=st.tuples(st.integers(1, 3), st.integers(1, 3)), stride=st.tuples(st.integers(1, 2), st.integers(1, 2)),
-       dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)), padding=st.integers(0, 2),
-       size=st.tuples(st.integers(5, 7), st.integers(5, 8)), dtype=st.sampled_from([np.float64, np.float32]))
+       dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)), padding=st.sampled_from([0, 1, 2, (2, 0), "same"]),
+       size=st.tuples(st.integers(5, 7), st.integers(5, 8)), dtype=st.sampled_from([np.float64, np.float32]),
+       bias=st.booleans(), output_padding=st.integers(0, 1), parallel=st.booleans())
 def test_depthwise_numba_kernels_equal_the_numpy_path(seed, channels, multiplier, kernel, stride, dilation, padding,
-                                                      size, dtype):
+                                                      size, dtype, bias, output_padding, parallel):
     """Depthwise convolutions run numba kernels on the numba backend, im2col on the numpy backend: the
-    same forward and gradients (input, weight, bias), for conv2d and conv_transpose2d."""
+    same forward and gradients (input, weight, bias), for conv2d and conv_transpose2d, with and without
+    bias, symmetric, one-sided and 'same' padding (uneven for an even kernel), an output_padding, on the
+    kernels' serial twins and, with the serial threshold at 0, on their parallel versions."""
+    if padding == "same":
+        stride = (1, 1)                                 # PyTorch allows 'same' only without a stride
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((2, channels) + size).astype(dtype)
     w = rng.standard_normal((channels * multiplier, 1) + kernel).astype(dtype)
-    b = rng.standard_normal(channels * multiplier).astype(dtype)
+    b = rng.standard_normal(channels * multiplier).astype(dtype) if bias else None
     y = rng.standard_normal((2, channels) + size).astype(dtype)
     wt = rng.standard_normal((channels, multiplier) + kernel).astype(dtype)
-    calls = [(lambda *t: mg.nn.functional.conv2d(*t, stride=stride, padding=padding, dilation=dilation,
-                                                 groups=channels), (x, w, b)),
-             (lambda *t: mg.nn.functional.conv_transpose2d(*t, stride=stride, padding=min(padding, 1),
-                                                           dilation=dilation, groups=channels), (y, wt, b))]
+    out_pad = tuple(min(output_padding, max(s, d) - 1) for s, d in zip(stride, dilation))
+    t_pad = 1 if padding == "same" else np.minimum(padding, 1)
+    t_pad = t_pad if np.ndim(t_pad) == 0 else tuple(int(p) for p in t_pad)
+    calls = [(lambda x_, w_, b_=None: mg.nn.functional.conv2d(x_, w_, b_, stride=stride, padding=padding,
+                                                              dilation=dilation, groups=channels), (x, w, b)),
+             (lambda y_, w_, b_=None: mg.nn.functional.conv_transpose2d(
+                 y_, w_, b_, stride=stride, padding=t_pad, output_padding=out_pad, dilation=dilation,
+                 groups=channels), (y, wt, b))]
     tol = 1e-12 if dtype == np.float64 else 2e-5
     chosen = mg.kernels.get_backend()
-    for fn, arrays in calls:
-        results = []
-        for backend in ("numba", "numpy"):
-            with mg.kernels.use_backend(backend):
-                inputs = [mg.tensor(a, requires_grad=True) for a in arrays]
-                out = fn(*inputs)
-                out.backward(mg.tensor(np.cos(np.arange(out.numel())).reshape(out.shape).astype(dtype)))
-                results.append([out.detach().numpy()] + [t.grad.numpy() for t in inputs])
-        assert mg.kernels.get_backend() == chosen
-        for ours, reference in zip(*results):
-            np.testing.assert_allclose(ours, reference, rtol=tol, atol=tol)
+    numba_kernels = pytest.importorskip("minigrad.kernels.numba_kernels")
+    threshold = numba_kernels.SERIAL_BELOW
+    try:
+        numba_kernels.SERIAL_BELOW = 0 if parallel else 1 << 40
+        for fn, arrays in calls:
+            results = []
+            for backend in ("numba", "numpy"):
+                with mg.kernels.use_backend(backend):
+                    inputs = [None if a is None else mg.tensor(a, requires_grad=True) for a in arrays]
+                    out = fn(*inputs)
+                    out.backward(mg.tensor(np.cos(np.arange(out.numel())).reshape(out.shape).astype(dtype)))
+                    results.append([out.detach().numpy()] + [t.grad.numpy() for t in inputs if t is not None])
+            assert mg.kernels.get_backend() == chosen
+            for ours, reference in zip(*results):
+                np.testing.assert_allclose(ours, reference, rtol=tol, atol=tol)
+    finally:
+        numba_kernels.SERIAL_BELOW = threshold
 
 
 @settings(max_examples=40, deadline=None)

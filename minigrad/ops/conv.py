@@ -246,7 +246,7 @@ def _conv(x, w, geo, cols=None, bias=None):
     """C(x, w) (+ bias): (N, O, OH, OW); ``cols`` x's columns if already made."""
     fast = _depthwise_kernels(w.shape[1], geo) if cols is None else None
     if fast is not None:
-        return _add_bias(fast.depthwise_conv(_pad_zeros(x, geo), w, geo.stride, geo.dilation, geo.out_size), bias)
+        return fast.depthwise_conv(x, w, bias, geo.padding, geo.stride, geo.dilation, geo.out_size)
     return _conv_from_columns(_columns(x, geo) if cols is None else cols, w, x.shape[0], geo, bias)
 
 
@@ -254,7 +254,7 @@ def _conv_weight(x, y, geo, cols=None, rows=None):
     """W(x, y): (O, Cg, kh, kw); ``cols`` x's columns, ``rows`` y's, if already made."""
     fast = _depthwise_kernels(x.shape[1] // geo.groups, geo) if cols is None else None
     if fast is not None:
-        return fast.depthwise_conv_weight(_pad_zeros(x, geo), y, geo.stride, geo.dilation, geo.kernel)
+        return fast.depthwise_conv_weight(x, y, geo.padding, geo.stride, geo.dilation, geo.kernel)
     return _weight_from_columns(_columns(x, geo) if cols is None else cols, y, geo, rows)
 
 
@@ -262,8 +262,7 @@ def _transpose(y, w, geo, rows=None):
     """T(y, w): (N, C, H, W); ``rows`` y's rows (``_group_rows``) if already made."""
     fast = _depthwise_kernels(w.shape[1], geo)
     if fast is not None:
-        padded = fast.depthwise_conv_transpose(y, w, geo.stride, geo.dilation, (y.shape[0], geo.groups) + geo.padded)
-        return np.ascontiguousarray(_crop(padded, geo))
+        return fast.depthwise_conv_transpose(y, w, geo.groups, geo.padding, geo.stride, geo.dilation, geo.size)
     return _transpose_by_columns(y, w, geo, rows)
 
 
