@@ -33,7 +33,7 @@ the environment only while numba's OpenMP runtime (libgomp) loads and reads it, 
 PyTorch imported later, with its own libgomp, keeps its defaults; a user's ``OMP_WAIT_POLICY`` or
 ``GOMP_SPINCOUNT`` is left as it is, and ``NUMBA_THREADING_LAYER`` still chooses another layer.
 Kernels on fewer than ``numba_kernels.SERIAL_BELOW`` elements run as serial twins on the calling
-thread. The thread count is numba's (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``).
+thread. The thread count is numba's (``NUMBA_NUM_THREADS``; ``set_num_threads`` below, or numba's own).
 
 Why (2 threads on the 2-core Xeon VM, each case in a fresh process). Before, numba's workers slept
 after each kernel (``OMP_WAIT_POLICY=PASSIVE`` while numba started) and OpenBLAS ran the products on
@@ -43,11 +43,11 @@ step of bench/bench_conv.py scaled 1.2x from 1 to 2 threads (PyTorch: 1.9-2x). L
 workers spin while OpenBLAS kept its pool was worse (the two pools took turns stealing the cores:
 CNN step 31-34 ms against 26-28, the Transformer step 125-129 ms against 111-117). With one pool and
 spinning workers: CNN step (GroupNorm) 23.3-24.5 -> 16.5-18 ms, Transformer step unchanged (109-110
-against 110-114 ms); products alone run as fast as OpenBLAS's two threads did (within 5%).
+against 110-114 ms); a product alone takes 0.6-1.3x the time OpenBLAS's own two threads take.
 
 Living next to PyTorch in one process (bench/bench_coexistence.py, Transformer steps): minigrad's
 step with PyTorch loaded first is no slower than alone (it was +59% with the two pools), PyTorch's
-with minigrad loaded first +12% (was +50%), either loaded after the other's warm-up within 2%. An
+with minigrad loaded first +12-15% (was +50%), either loaded after the other's warm-up within 2%. An
 idle spinning worker holds a core for about 0.8 ms after minigrad's last kernel (SPIN_COUNT), the
 price of the cheap wake-ups. Two things minigrad does not change for the rest of the process:
 OpenBLAS's own thread count is restored after every product (a product of another Python thread
