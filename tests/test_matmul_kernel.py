@@ -98,7 +98,7 @@ def test_equals_numpy(two_threads, m, n, k, long_inner, batch, dtype, layouts, s
 def test_each_cut(two_threads, shape_a, shape_b, cut):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
-    tasks, out_shape = matmul_numba._tasks(a, b, 2)
+    tasks, out_shape = matmul_numba._tasks(a, b, matmul_numba._layouts(a, b, 0), 2)
     rows, cols, inner = tasks[:, 2], tasks[:, 3], tasks[:, 4]
     m, n, k = shape_a[-2], shape_b[-1], shape_a[-1]
     expected = {"matrices": (len(tasks) == shape_a[0] and (rows == m).all() and (cols == n).all()),

@@ -192,14 +192,6 @@ def _weight_grad_unit(x, dy, top, left, hp, wp, dh, dw, dwt):
                 dwt[o, 0, i, j] = lanes[i, j].sum()
 
 
-def _pad(x, padding):
-    """x (N, C, H, W) inside zeros: (N, C, H + top + bottom, W + left + right)."""
-    (top, bottom), (left, right) = padding
-    xp = np.zeros(x.shape[:2] + (x.shape[2] + top + bottom, x.shape[3] + left + right), dtype=x.dtype)
-    xp[:, :, top:top + x.shape[2], left:left + x.shape[3]] = x
-    return xp
-
-
 def depthwise_conv(x, w, bias, padding, stride, dilation, out_size):
     """C (+ bias) of x (N, C, H, W) zero-padded by ``padding`` ((top, bottom), (left, right)): (N, O, OH, OW)."""
     x, w = np.ascontiguousarray(x), np.ascontiguousarray(w)
@@ -212,7 +204,7 @@ def depthwise_conv(x, w, bias, padding, stride, dilation, out_size):
              x.shape[3] + left + right, *dilation, y)
         return y
     y = np.zeros(x.shape[:1] + w.shape[:1] + tuple(out_size), dtype=x.dtype)
-    _run(_forward, work, _pad(x, padding), w, *stride, *dilation, y)
+    _run(_forward, work, np.pad(x, ((0, 0), (0, 0)) + tuple(padding)), w, *stride, *dilation, y)
     if bias is not None:
         y += bias.reshape(1, -1, 1, 1)
     return y
@@ -241,7 +233,7 @@ def depthwise_conv_weight(x, dy, padding, stride, dilation, kernel):
         _run(_weight_grad_unit, work, x, dy, top, left, x.shape[2] + top + bottom, x.shape[3] + left + right,
              *dilation, dwt)
     else:
-        _run(_weight_grad, work, _pad(x, padding), dy, *stride, *dilation, dwt)
+        _run(_weight_grad, work, np.pad(x, ((0, 0), (0, 0)) + tuple(padding)), dy, *stride, *dilation, dwt)
     return dwt
 
 

@@ -105,12 +105,12 @@ def _cuts(size, parts):
     return [0] + [min(size, -(-size * p // parts) // SPLIT_ALIGN * SPLIT_ALIGN) for p in range(1, parts)] + [size]
 
 
-def _tasks(a, b, threads):
+def _tasks(a, b, layouts, threads):
     """The cblas calls of a @ b (module docstring) as a (T, 11) int64 array, the output's address column (9)
     holding byte offsets into the output; and the output's shape: (g, m, n), or (g, parts, m, n) when the
-    inner dimension is cut (the parts are summed afterwards)."""
+    inner dimension is cut (the parts are summed afterwards). ``layouts``: a's and b's ``_layout``."""
     (m, k), n, it = a.shape[-2:], b.shape[-1], a.itemsize
-    (ta, lda), (tb, ldb) = _layout(a.shape[-2:], a.strides[-2:], it), _layout(b.shape[-2:], b.strides[-2:], it)
+    (ta, lda), (tb, ldb) = layouts
     a0, b0 = a.ctypes.data, b.ctypes.data
     offsets_a, offsets_b = (_batch_offsets(a), _batch_offsets(b)) if a.ndim > 2 else ((0,), (0,))
     g = len(offsets_a)
@@ -144,24 +144,30 @@ def _tasks(a, b, threads):
     return np.array(rows, dtype=np.int64), ((g, threads, m, n) if inner_cut else (g, m, n))
 
 
-def usable(a, b, min_work=MIN_WORK):
-    """Whether ``matmul`` computes a @ b on numba's threads rather than handing it to np.matmul."""
+def _layouts(a, b, min_work):
+    """a's and b's ``_layout`` when ``matmul`` computes a @ b on numba's threads, else None."""
     if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim >= 2 and a.ndim == b.ndim
             and a.dtype == b.dtype and a.dtype in (np.float32, np.float64) and a.shape[:-2] == b.shape[:-2]
             and a.shape[-1] == b.shape[-2] and a.size and b.size):
-        return False
+        return None
     if a.size // a.shape[-1] * b.shape[-1] * a.shape[-1] < min_work or numba.get_num_threads() < 2:
-        return False
+        return None
     it = a.itemsize
-    return (_layout(a.shape[-2:], a.strides[-2:], it) is not None and _layout(b.shape[-2:], b.strides[-2:], it)
-            is not None and available())
+    layouts = _layout(a.shape[-2:], a.strides[-2:], it), _layout(b.shape[-2:], b.strides[-2:], it)
+    return layouts if None not in layouts and available() else None
+
+
+def usable(a, b, min_work=MIN_WORK):
+    """Whether ``matmul`` computes a @ b on numba's threads rather than handing it to np.matmul."""
+    return _layouts(a, b, min_work) is not None
 
 
 def matmul(a, b, min_work=MIN_WORK):
     """np.matmul(a, b); on numba's threads when ``usable`` (module docstring)."""
-    if not usable(a, b, min_work):
+    layouts = _layouts(a, b, min_work)
+    if layouts is None:
         return np.matmul(a, b)
-    tasks, out_shape = _tasks(a, b, numba.get_num_threads())
+    tasks, out_shape = _tasks(a, b, layouts, numba.get_num_threads())
     out = (np.zeros if len(out_shape) == 4 else np.empty)(out_shape, dtype=a.dtype)   # zeros: a part may be empty
     tasks[:, 9] += out.ctypes.data
     blas, run = _state["blas"], _run(a.dtype)
