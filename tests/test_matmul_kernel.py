@@ -202,3 +202,18 @@ def test_set_num_threads_like_pytorch():
         assert mg.get_num_threads() == numba.config.NUMBA_NUM_THREADS
     finally:
         mg.set_num_threads(before)
+
+
+@needs_blas
+def test_thread_cap(two_threads, monkeypatch):
+    """With more numba threads than MAX_THREADS, a product runs on MAX_THREADS of them (OpenBLAS's buffers for
+    concurrent callers are limited) and the caller's thread count is restored; the result is unchanged."""
+    monkeypatch.setattr(matmul_numba, "MAX_THREADS", 1)
+    seen = []
+    real_tasks = matmul_numba._tasks
+    monkeypatch.setattr(matmul_numba, "_tasks", lambda a, b, layouts, team: seen.append(team) or
+                        real_tasks(a, b, layouts, team))
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((64, 300)), rng.standard_normal((300, 200))
+    np.testing.assert_allclose(matmul_numba.matmul(a, b, min_work=0), a @ b, rtol=1e-12, atol=1e-12)
+    assert seen == [1] and numba.get_num_threads() == 2

@@ -32,6 +32,9 @@ LONG_INNER = 8
 """The inner dimension is cut when it is at least this many times the longer side of the output."""
 SPLIT_ALIGN = 16
 """Cuts fall on multiples of this many elements (a 64-byte cache line of float32)."""
+MAX_THREADS = 32
+"""At most this many numba threads call OpenBLAS at once: its memory buffers for concurrent callers are
+sized by its build's thread limit (64 in NumPy's wheels), which a many-core machine can exceed."""
 
 _state = {}                     # "blas": the Blas, "run": {dtype: compiled runner}; empty until first use
 _lock = threading.Lock()        # one product at a time sets OpenBLAS's thread count and restores it
@@ -112,7 +115,7 @@ def _tasks(a, b, layouts, threads):
     (m, k), n, it = a.shape[-2:], b.shape[-1], a.itemsize
     (ta, lda), (tb, ldb) = layouts
     a0, b0 = a.ctypes.data, b.ctypes.data
-    offsets_a, offsets_b = (_batch_offsets(a), _batch_offsets(b)) if a.ndim > 2 else ((0,), (0,))
+    offsets_a, offsets_b = _batch_offsets(a), _batch_offsets(b)     # (g,) each; g = 1 for matrices
     g = len(offsets_a)
     if g >= threads:                                   # whole matrices, shared out by prange
         tasks = np.empty((g, 11), dtype=np.int64)
@@ -167,17 +170,21 @@ def matmul(a, b, min_work=MIN_WORK):
     layouts = _layouts(a, b, min_work)
     if layouts is None:
         return np.matmul(a, b)
-    tasks, out_shape = _tasks(a, b, layouts, numba.get_num_threads())
+    threads = numba.get_num_threads()
+    team = min(threads, MAX_THREADS)
+    tasks, out_shape = _tasks(a, b, layouts, team)
     out = (np.zeros if len(out_shape) == 4 else np.empty)(out_shape, dtype=a.dtype)   # zeros: a part may be empty
     tasks[:, 9] += out.ctypes.data
     blas, run = _state["blas"], _run(a.dtype)
     with _lock:
-        threads = blas.get_threads()
+        blas_threads = blas.get_threads()
         blas.set_threads(1)
+        numba.set_num_threads(team)
         try:
             run(tasks)                       # writes out through the addresses in tasks
         finally:
-            blas.set_threads(threads)
+            numba.set_num_threads(threads)
+            blas.set_threads(blas_threads)
     if len(out_shape) == 4:
         out = out.sum(axis=1)                # the inner dimension's parts
     return out.reshape(a.shape[:-1] + b.shape[-1:])
