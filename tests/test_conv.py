@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
@@ -112,6 +112,15 @@ def test_reference_against_pytorch():
                                atol=1e-12)
 
 
+# every stride pattern with taps in more than one row and column phase, explicitly (hypothesis favours stride 1)
+@example(seed=1, channels=2, multiplier=2, kernel=(3, 3), stride=(2, 2), dilation=(1, 1), padding=1, size=(7, 8),
+         dtype=np.float64, bias=True, output_padding=1, parallel=True)
+@example(seed=2, channels=1, multiplier=1, kernel=(3, 2), stride=(2, 1), dilation=(1, 2), padding=(2, 0), size=(6, 7),
+         dtype=np.float64, bias=False, output_padding=0, parallel=False)
+@example(seed=3, channels=3, multiplier=1, kernel=(2, 3), stride=(1, 2), dilation=(2, 1), padding=0, size=(5, 8),
+         dtype=np.float32, bias=True, output_padding=1, parallel=True)
+@example(seed=4, channels=2, multiplier=1, kernel=(2, 2), stride=(1, 1), dilation=(1, 1), padding="same", size=(5, 6),
+         dtype=np.float64, bias=True, output_padding=0, parallel=False)
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2 ** 32 - 1), channels=st.integers(1, 3), multiplier=st.integers(1, 2),
        kernel=st.tuples(st.integers(1, 3), st.integers(1, 3)), stride=st.tuples(st.integers(1, 2), st.integers(1, 2)),

@@ -28,163 +28,119 @@ from . import buffers
 from .numba_kernels import _inline, _kernel, _run
 
 
-@_kernel
-def _forward(xp, w, sh, sw, dh, dw, y):
-    n_batch, n_out, oh, ow = y.shape                   # xp (N, C, Hp, Wp), w (O, 1, kh, kw), y (N, O, OH, OW)
-    m = n_out // xp.shape[1]
-    for task in prange(n_batch * n_out):
-        n, o = task // n_out, task % n_out
-        c = o // m
-        for p in range(oh):
-            y_row = y[n, o, p]                         # (OW,): stays in cache over the kh*kw taps
-            for i in range(w.shape[2]):
-                x_row = xp[n, c, p * sh + i * dh]      # (Wp,)
-                for j in range(w.shape[3]):
-                    wij, start = w[o, 0, i, j], j * dw
-                    if sw == 1:                        # apart, on a view, so that numba vectorizes it
-                        x_run = x_row[start:start + ow]
-                        for q in range(ow):
-                            y_row[q] += wij * x_run[q]
-                    else:
-                        for q in range(ow):
-                            y_row[q] += wij * x_row[start + q * sw]
-
-
-@_kernel
-def _input_grad(dy, w, sh, sw, dh, dw, dxp):
-    n_batch, n_in = dxp.shape[:2]                      # dy (N, O, OH, OW), w (O, 1, kh, kw), dxp (N, C, Hp, Wp)
-    oh, ow = dy.shape[2], dy.shape[3]
-    m = dy.shape[1] // n_in
-    for task in prange(n_batch * n_in):
-        n, c = task // n_in, task % n_in
-        for o in range(c * m, (c + 1) * m):
-            for p in range(oh):
-                dy_row = dy[n, o, p]                   # (OW,)
-                for i in range(w.shape[2]):
-                    dx_row = dxp[n, c, p * sh + i * dh]
-                    for j in range(w.shape[3]):
-                        wij, start = w[o, 0, i, j], j * dw
-                        if sw == 1:
-                            dx_run = dx_row[start:start + ow]
-                            for q in range(ow):
-                                dx_run[q] += wij * dy_row[q]
-                        else:
-                            for q in range(ow):
-                                dx_row[start + q * sw] += wij * dy_row[q]
-
-
-@_kernel
-def _weight_grad(xp, dy, sh, sw, dh, dw, dwt):
-    n_batch, n_out, oh, ow = dy.shape                  # xp (N, C, Hp, Wp), dy (N, O, OH, OW), dwt (O, 1, kh, kw)
-    kh, kw = dwt.shape[2], dwt.shape[3]
-    m = n_out // xp.shape[1]
-    for o in prange(n_out):
-        c = o // m
-        total = np.zeros((kh, kw))                     # float64 sums
-        for n in range(n_batch):
-            for p in range(oh):
-                dy_row = dy[n, o, p]
-                for i in range(kh):
-                    x_row = xp[n, c, p * sh + i * dh]
-                    for j in range(kw):
-                        start, part = j * dw, 0.0
-                        if sw == 1:
-                            for q in range(ow):
-                                part += dy_row[q] * x_row[start + q]
-                        else:
-                            for q in range(ow):
-                                part += dy_row[q] * x_row[start + q * sw]
-                        total[i, j] += part
-        for i in range(kh):
-            for j in range(kw):
-                dwt[o, 0, i, j] = total[i, j]
-
-
-# Stride 1: each image plane is walked as one flat run. Output row p starts at p * Wp in a "wide" plane
-# (OH, Wp) (the padded row width), so that tap (i, j) reads the flat padded plane at i*dh*Wp + j*dw onwards:
-# one loop of L = (OH - 1) * Wp + Wp - (kw - 1) * dw steps per tap instead of OH short rows. Columns q >= OW
-# of a wide row are junk in the forward (never copied out) and zeros in the backward's wide dy. Each task
-# builds the planes it needs in its own small arrays (the padded x plane, the wide y or dy plane): the
-# unpadded x, y, dx and dy are read and written once, with no padded or wide copy of the whole batch.
+# Each task works on its own image plane, zero-padded and dealt out by phase into a small flat array:
+# planes[fr, fc, v, u] = xpad[v*sh + fr, u*sw + fc] (for stride 1, the padded plane itself). Tap (i, j) of
+# output (p, q) reads xpad[p*sh + i*dh, q*sw + j*dw] = planes[fr, fc, p + vi, q + uj] with vi, fr =
+# divmod(i*dh, sh) and uj, fc = divmod(j*dw, sw): in the phase plane (fr, fc), rows of Pw, that is position
+# start + p*Pw + q with start = vi*Pw + uj. So each tap is one loop over a flat run of L = (OH - 1)*Pw + OW
+# positions of a "wide" output plane (OH, Pw), long enough to vectorize, instead of OH short rows or a strided
+# gather; columns q >= OW of a wide row are junk (never copied out; zeros in the backward's wide dy). x, y,
+# dx and dy are read and written once: no padded or wide copy of the whole batch.
 @_inline
-def _padded_plane(src, top, left, wp, plane):
-    """plane (Hp*Wp,) <- the plane src (H, W) inside zeros, its row r at row r + top, column q at q + left."""
-    plane[:] = 0
-    for r in range(src.shape[0]):
-        row = plane[(r + top) * wp + left:(r + top) * wp + left + src.shape[1]]
-        for q in range(src.shape[1]):
-            row[q] = src[r, q]
+def _phase_range(size, before, stride, phase, count):
+    """The range of phase indices u < ``count`` whose position u*stride + phase - before falls inside 0..size-1."""
+    first = (before - phase + stride - 1) // stride
+    last = (size - 1 + before - phase) // stride + 1 if size - 1 + before - phase >= 0 else 0
+    return first, min(max(last, first), count)
 
 
 @_inline
-def _wide_plane(src, wp, wide):
-    """wide (OH*Wp,) <- src (OH, OW) in rows of Wp, zeros beyond OW."""
+def _phase_copy(image, top, left, sh, sw, hv, pw, planes, into_planes):
+    """Between a plane ``image`` (H, W) and its zero-padded, phase-split copy ``planes`` (sh*sw*Hv*Pw,), flat
+    (module comment above; image row r at padded row r + top, column q at q + left): ``into_planes``, planes <-
+    the padded image (zeros around it); otherwise image <- the interior of the padded plane in ``planes``."""
+    if into_planes:
+        planes[:] = 0
+    for fr in range(sh):
+        v0, v1 = _phase_range(image.shape[0], top, sh, fr, hv)
+        for fc in range(sw):
+            u0, u1 = _phase_range(image.shape[1], left, sw, fc, pw)
+            for v in range(v0, v1):
+                at = ((fr * sw + fc) * hv + v) * pw
+                flat_run, image_run = planes[at + u0:at + u1], image[v * sh + fr - top, u0 * sw + fc - left:]
+                if into_planes:                        # on views, indexed by the loop counter: no index checks
+                    for u in range(u1 - u0):
+                        flat_run[u] = image_run[u * sw]
+                else:
+                    for u in range(u1 - u0):
+                        image_run[u * sw] = flat_run[u]
+
+
+@_inline
+def _tap_start(row, col, sh, sw, hv, pw):
+    """Where the run of the tap at offset (row, col) = (i*dh, j*dw) starts in the flattened planes."""
+    return ((row % sh * sw + col % sw) * hv + row // sh) * pw + col // sw
+
+
+@_inline
+def _wide_plane(src, pw, wide):
+    """wide (OH*Pw,) <- src (OH, OW) in rows of Pw, zeros beyond OW."""
     wide[:] = 0
     for p in range(src.shape[0]):
-        row = wide[p * wp:p * wp + src.shape[1]]
+        row = wide[p * pw:p * pw + src.shape[1]]
         for q in range(src.shape[1]):
             row[q] = src[p, q]
 
 
 @_kernel
-def _forward_unit(x, w, bias, has_bias, top, left, hp, wp, dh, dw, y):
+def _forward(x, w, bias, has_bias, top, left, hp, wp, sh, sw, dh, dw, y):
     n_batch, n_out, oh, ow = y.shape                   # x (N, C, H, W), w (O, 1, kh, kw), bias (O,), y (N, O, OH, OW)
     m = n_out // x.shape[1]
-    length = (oh - 1) * wp + wp - (w.shape[3] - 1) * dw
+    hv, pw = -(-hp // sh), -(-wp // sw)
+    length = (oh - 1) * pw + ow
     for task in prange(n_batch * n_out):
         n, o = task // n_out, task % n_out
-        plane, wide = np.empty(hp * wp, x.dtype), np.zeros(oh * wp, y.dtype)   # padded x (Hp*Wp,), wide y (OH*Wp,)
-        _padded_plane(x[n, o // m], top, left, wp, plane)
+        flat, wide = np.empty(sh * sw * hv * pw, x.dtype), np.zeros(oh * pw, y.dtype)   # padded x, wide y
+        _phase_copy(x[n, o // m], top, left, sh, sw, hv, pw, flat, True)
         for i in range(w.shape[2]):
             for j in range(w.shape[3]):
-                wij, start = w[o, 0, i, j], i * dh * wp + j * dw
-                x_run = plane[start:start + length]    # a view: indices from range() vectorize
+                wij, start = w[o, 0, i, j], _tap_start(i * dh, j * dw, sh, sw, hv, pw)
+                x_run = flat[start:start + length]     # a view: indices from range() vectorize
                 for t in range(length):
                     wide[t] += wij * x_run[t]
         for p in range(oh):
-            y_row, wide_row = y[n, o, p], wide[p * wp:p * wp + ow]
+            y_row, wide_row = y[n, o, p], wide[p * pw:p * pw + ow]
             for q in range(ow):
                 y_row[q] = wide_row[q] + bias[o] if has_bias else wide_row[q]
 
 
 @_kernel
-def _input_grad_unit(dy, w, top, left, hp, wp, dh, dw, dx):
-    n_batch, n_in, h, wd = dx.shape                    # dy (N, O, OH, OW), w (O, 1, kh, kw), dx (N, C, H, W)
-    oh, m = dy.shape[2], dy.shape[1] // n_in
-    length = (oh - 1) * wp + wp - (w.shape[3] - 1) * dw
+def _input_grad(dy, w, top, left, hp, wp, sh, sw, dh, dw, dx):
+    n_batch, n_in = dx.shape[:2]                       # dy (N, O, OH, OW), w (O, 1, kh, kw), dx (N, C, H, W)
+    oh, ow, m = dy.shape[2], dy.shape[3], dy.shape[1] // n_in
+    hv, pw = -(-hp // sh), -(-wp // sw)
+    length = (oh - 1) * pw + ow
     for task in prange(n_batch * n_in):
         n, c = task // n_in, task % n_in
-        dx_flat, wide = np.zeros(hp * wp, dx.dtype), np.empty(oh * wp, dy.dtype)   # padded dx, wide dy
+        flat, wide = np.zeros(sh * sw * hv * pw, dx.dtype), np.empty(oh * pw, dy.dtype)   # padded dx, wide dy
         for o in range(c * m, (c + 1) * m):
-            _wide_plane(dy[n, o], wp, wide)
+            _wide_plane(dy[n, o], pw, wide)
             for i in range(w.shape[2]):
                 for j in range(w.shape[3]):
-                    wij, start = w[o, 0, i, j], i * dh * wp + j * dw
-                    dx_run = dx_flat[start:start + length]
+                    wij, start = w[o, 0, i, j], _tap_start(i * dh, j * dw, sh, sw, hv, pw)
+                    dx_run = flat[start:start + length]
                     for t in range(length):
                         dx_run[t] += wij * wide[t]
-        for r in range(h):                             # the interior: sums on the padding are dropped
-            dx_row, padded_row = dx[n, c, r], dx_flat[(r + top) * wp + left:(r + top) * wp + left + wd]
-            for q in range(wd):
-                dx_row[q] = padded_row[q]
+        _phase_copy(dx[n, c], top, left, sh, sw, hv, pw, flat, False)   # sums on the padding are dropped
 
 
 @_kernel
-def _weight_grad_unit(x, dy, top, left, hp, wp, dh, dw, dwt):
-    n_batch, n_out, oh, _ = dy.shape                   # x (N, C, H, W), dy (N, O, OH, OW), dwt (O, 1, kh, kw)
+def _weight_grad(x, dy, top, left, hp, wp, sh, sw, dh, dw, dwt):
+    n_batch, n_out, oh, ow = dy.shape                  # x (N, C, H, W), dy (N, O, OH, OW), dwt (O, 1, kh, kw)
     kh, kw = dwt.shape[2], dwt.shape[3]
     m = n_out // x.shape[1]
-    length = (oh - 1) * wp + wp - (kw - 1) * dw
+    hv, pw = -(-hp // sh), -(-wp // sw)
+    length = (oh - 1) * pw + ow
     for o in prange(n_out):
         lanes = np.zeros((kh, kw, length))             # float64 partial sums per position: no reduction in the loop
-        plane, wide = np.empty(hp * wp, x.dtype), np.empty(oh * wp, dy.dtype)   # padded x, wide dy
+        flat, wide = np.empty(sh * sw * hv * pw, x.dtype), np.empty(oh * pw, dy.dtype)   # padded x, wide dy
         for n in range(n_batch):
-            _padded_plane(x[n, o // m], top, left, wp, plane)
-            _wide_plane(dy[n, o], wp, wide)
+            _phase_copy(x[n, o // m], top, left, sh, sw, hv, pw, flat, True)
+            _wide_plane(dy[n, o], pw, wide)
             for i in range(kh):
                 for j in range(kw):
-                    start = i * dh * wp + j * dw
-                    x_run, lane = plane[start:start + length], lanes[i, j]
+                    start = _tap_start(i * dh, j * dw, sh, sw, hv, pw)
+                    x_run, lane = flat[start:start + length], lanes[i, j]
                     for t in range(length):
                         lane[t] += wide[t] * x_run[t]
         for i in range(kh):
@@ -196,46 +152,31 @@ def depthwise_conv(x, w, bias, padding, stride, dilation, out_size):
     """C (+ bias) of x (N, C, H, W) zero-padded by ``padding`` ((top, bottom), (left, right)): (N, O, OH, OW)."""
     x, w = np.ascontiguousarray(x), np.ascontiguousarray(w)
     work = x.shape[0] * w.shape[0] * out_size[0] * out_size[1] * w.shape[2] * w.shape[3]
-    if stride == (1, 1):
-        (top, bottom), (left, right) = padding
-        y = np.empty(x.shape[:1] + w.shape[:1] + tuple(out_size), dtype=x.dtype)
-        b = np.empty(0, x.dtype) if bias is None else np.ascontiguousarray(bias.reshape(-1), dtype=x.dtype)
-        _run(_forward_unit, work, x, w, b, bias is not None, top, left, x.shape[2] + top + bottom,
-             x.shape[3] + left + right, *dilation, y)
-        return y
-    y = np.zeros(x.shape[:1] + w.shape[:1] + tuple(out_size), dtype=x.dtype)
-    _run(_forward, work, np.pad(x, ((0, 0), (0, 0)) + tuple(padding)), w, *stride, *dilation, y)
-    if bias is not None:
-        y += bias.reshape(1, -1, 1, 1)
+    (top, bottom), (left, right) = padding
+    y = np.empty(x.shape[:1] + w.shape[:1] + tuple(out_size), dtype=x.dtype)
+    b = np.empty(0, x.dtype) if bias is None else np.ascontiguousarray(bias.reshape(-1), dtype=x.dtype)
+    _run(_forward, work, x, w, b, bias is not None, top, left, x.shape[2] + top + bottom, x.shape[3] + left + right,
+         *stride, *dilation, y)
     return y
 
 
 def depthwise_conv_transpose(dy, w, channels, padding, stride, dilation, size):
     """T: dx (N, channels, H, W) of spatial ``size``; the sums that fall on x's zero padding are dropped."""
     (top, bottom), (left, right) = padding
-    hp, wp = size[0] + top + bottom, size[1] + left + right
     dy, w, work = np.ascontiguousarray(dy), np.ascontiguousarray(w), dy.size * w.shape[2] * w.shape[3]
-    if stride == (1, 1):
-        dx = np.empty((dy.shape[0], channels) + tuple(size), dtype=dy.dtype)
-        _run(_input_grad_unit, work, dy, w, top, left, hp, wp, *dilation, dx)
-        return dx
-    dxp = np.zeros((dy.shape[0], channels, hp, wp), dtype=dy.dtype)
-    _run(_input_grad, work, dy, w, *stride, *dilation, dxp)
-    return np.ascontiguousarray(dxp[:, :, top:top + size[0], left:left + size[1]])
+    dx = np.empty((dy.shape[0], channels) + tuple(size), dtype=dy.dtype)
+    _run(_input_grad, work, dy, w, top, left, size[0] + top + bottom, size[1] + left + right, *stride, *dilation, dx)
+    return dx
 
 
 def depthwise_conv_weight(x, dy, padding, stride, dilation, kernel):
     """W: (O, 1, kh, kw) from x (zero-padded by ``padding``) and dy."""
     dwt = np.empty(dy.shape[1:2] + (1,) + tuple(kernel), dtype=dy.dtype)
     x, dy, work = np.ascontiguousarray(x), np.ascontiguousarray(dy), dy.size * kernel[0] * kernel[1]
-    if stride == (1, 1):
-        (top, bottom), (left, right) = padding
-        _run(_weight_grad_unit, work, x, dy, top, left, x.shape[2] + top + bottom, x.shape[3] + left + right,
-             *dilation, dwt)
-    else:
-        _run(_weight_grad, work, np.pad(x, ((0, 0), (0, 0)) + tuple(padding)), dy, *stride, *dilation, dwt)
+    (top, bottom), (left, right) = padding
+    _run(_weight_grad, work, x, dy, top, left, x.shape[2] + top + bottom, x.shape[3] + left + right, *stride,
+         *dilation, dwt)
     return dwt
-
 
 
 # --------------------------------------------------------------------------- the im2col lowering's copies
