@@ -11,7 +11,8 @@ Float32 ``nn.Conv2d`` layers with a 3x3 kernel, padding 1, bias, at the CNN shap
 
 * 32x3x32x32 -> 32 channels (a first layer: few input channels, large images);
 * 32x64x16x16 -> 64 channels (a middle layer);
-* 32x64x16x16 depthwise (groups = 64, one 3x3 filter per channel).
+* 32x64x16x16 depthwise (groups = 64, one 3x3 filter per channel), and 32x64x32x32 depthwise at stride 2
+  (the downsampling layer of MobileNet-style networks).
 
 "fwd" is the layer under ``no_grad``; "fwd+bwd" the layer and ``y.backward(g)`` with a fixed random upstream
 gradient (input, weight and bias gradients). Each library runs in its own fresh processes (bench/common.py):
@@ -39,11 +40,12 @@ sys.path.insert(0, str(HERE))
 from common import (Worker, available, emit, environment, fmt_ms, machine_line, median_over_rounds,  # noqa: E402
                     ratio, run_rounds, set_threads, spread, table, time_call, write_json)
 
-# name: (input shape N, C, H, W; out channels; groups)
+# name: (input shape N, C, H, W; out channels; groups; stride)
 LAYERS = {
-    "32x3x32x32 -> 32, 3x3": ((32, 3, 32, 32), 32, 1),
-    "32x64x16x16 -> 64, 3x3": ((32, 64, 16, 16), 64, 1),
-    "32x64x16x16 depthwise 3x3": ((32, 64, 16, 16), 64, 64),
+    "32x3x32x32 -> 32, 3x3": ((32, 3, 32, 32), 32, 1, 1),
+    "32x64x16x16 -> 64, 3x3": ((32, 64, 16, 16), 64, 1, 1),
+    "32x64x16x16 depthwise 3x3": ((32, 64, 16, 16), 64, 64, 1),
+    "32x64x32x32 depthwise 3x3, stride 2": ((32, 64, 32, 32), 64, 64, 2),
 }
 PASSES = ("fwd", "fwd+bwd")
 CNN_NORMS = ("BatchNorm2d", "GroupNorm(8)")
@@ -67,11 +69,12 @@ def worker(library, threads, quick):
     set_threads(threads)
     rng = np.random.default_rng(0)
     result = {}
-    for name, (shape, out_channels, groups) in LAYERS.items():
+    for name, (shape, out_channels, groups, stride) in LAYERS.items():
         lib.manual_seed(0)
-        layer = lib.nn.Conv2d(shape[1], out_channels, 3, padding=1, groups=groups)
+        layer = lib.nn.Conv2d(shape[1], out_channels, 3, stride=stride, padding=1, groups=groups)
         x = lib.tensor(rng.standard_normal(shape, dtype=np.float32), requires_grad=True)
-        g = lib.tensor(rng.standard_normal((shape[0], out_channels) + shape[2:], dtype=np.float32))
+        out_size = tuple((n - 1) // stride + 1 for n in shape[2:])          # 3x3, padding 1
+        g = lib.tensor(rng.standard_normal((shape[0], out_channels) + out_size, dtype=np.float32))
 
         def forward(layer=layer, x=x):
             with lib.no_grad():

@@ -10,14 +10,14 @@ gradient) or 1 (input gradient), far from what BLAS is fast at. They compute the
     T:  dxpad[n, c, ...] = the same sum scattered back: += w[o, 0, i, j] dy[n, o, p, q] for o in c's group
     W:  dw[o, 0, i, j]  = sum_{n,p,q} dy[n, o, p, q] xpad[n, o // m, p*sh + i*dh, q*sw + j*dw]
 
-One parallel task per (n, o) for C, per (n, c) for T (each task owns what it writes), per o for W. With stride
-1 (the common case) the innermost loop runs over a whole image plane at once (``_forward_unit`` below), each
-task padding its own plane in a small array (the whole-batch zero padding, wide copies and crops that NumPy
-made around the kernels took twice as long as the kernels; bench/bench_conv.py, 32x64x16x16 3x3 forward +
-backward at 2 threads: 4.3 -> 1.8 ms), otherwise along one output row. Inner loops index a slice view with the
-loop counter: numba then knows the index is non-negative and vectorizes (indexing ``row[start + q]`` directly
-ran 2.6x slower, scalar). Sums of W are accumulated in float64. Kernels below ``SERIAL_BELOW`` elements run
-serially.
+One parallel task per (n, o) for C, per (n, c) for T (each task owns what it writes), per o for W. Each task
+pads its own image plane in a small array and deals it out by row and column phase (the comment before the
+kernels), so that every tap, at any stride, is one loop over a flat run (NumPy's whole-batch zero padding,
+widening and cropping around the kernels took twice as long as the kernels; bench/bench_conv.py, 2 threads,
+forward + backward: 32x64x16x16 4.3 -> 1.95 ms, at stride 2 from 32x32 3.6 ms, against 8.6 ms before, timed
+outside the benchmark). Inner loops index a slice view with the loop counter: numba then knows the index is
+non-negative and vectorizes (indexing ``row[start + q]`` directly ran 2.6x slower, scalar). Sums of W are
+accumulated in float64. Kernels below ``SERIAL_BELOW`` elements run serially.
 """
 import math
 
