@@ -31,10 +31,13 @@ def mpiexec_or_skip():
     return found
 
 
-def run_mpi(program, ranks, *args, timeout=120):
-    """Run ``tests/mpi/<program>`` on ``ranks`` processes (one thread each); the CompletedProcess."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+def run_mpi(program, ranks, *args, timeout=120, threads="1"):
+    """Run ``tests/mpi/<program>`` on ``ranks`` processes (``threads`` each, by the thread variables; None:
+    those variables unset); the CompletedProcess."""
+    names = ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    env = {k: v for k, v in os.environ.items() if k not in names}
+    env.update({name: threads for name in names} if threads is not None else {})
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     command = [mpiexec_or_skip(), "-n", str(ranks), sys.executable, str(PROGRAMS / program), *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 

@@ -5,6 +5,7 @@ the single-process tests here need no MPI."""
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -34,6 +35,17 @@ def test_collectives_against_numpy(ranks):
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_ddp_equals_one_process_on_the_whole_batch(ranks):
     assert_ran(run_mpi("ddp.py", ranks), ranks, "DistributedDataParallel OK")
+
+
+@pytest.mark.parametrize("threads", [None, "2"])
+def test_ranks_share_the_cores(threads):
+    """Without a thread count in the environment, init_process_group gives each of the 2 ranks on this
+    machine max(1, cpus // 2) threads (torchrun's rule); a count the user set stays."""
+    result = run_mpi("threads.py", 2, threads=threads)
+    assert_ran(result, 2, "THREADS")
+    for rank_threads, cpus in re.findall(r"THREADS rank=\d threads=(\d+) cpus=(\d+)", result.stdout):
+        expected = max(1, int(cpus) // 2) if threads is None else 2      # NUMBA_NUM_THREADS=2 kept
+        assert int(rank_threads) == expected, result.stdout
 
 
 @pytest.mark.parametrize("ranks", [2, 3])

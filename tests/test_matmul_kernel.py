@@ -4,7 +4,7 @@
   dtypes and layouts (C order, transposed views, wider leading dimensions, broadcast batch strides),
   1e-5 relative in float32 and 1e-12 in float64 (the inner cut adds its parts in another order);
 * what goes to np.matmul unchanged (bit for bit): 1-D operands, broadcast batch shapes, other dtypes,
-  empty operands, small products, one thread, the "numpy" backend;
+  empty operands, small products, the "numpy" backend; one numba thread: one gemm on one OpenBLAS thread;
 * OpenBLAS's thread count is restored after each product; a gemm whose results are wrong is refused
   by the start-up check (the check can fail);
 * the OpenMP spin setting minigrad uses while numba starts is gone from the environment afterwards;
@@ -125,12 +125,33 @@ def test_other_products_go_to_numpy(two_threads, make):
     np.testing.assert_array_equal(matmul_numba.matmul(a, b, min_work=0), np.matmul(a, b))
 
 
-def test_small_products_and_one_thread_go_to_numpy(two_threads):
+def test_small_products_go_to_numpy(two_threads):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((40, 50)), rng.standard_normal((50, 40))
     assert not matmul_numba.usable(a, b)                   # 80,000 multiply-adds < MIN_WORK
+    assert matmul_numba.usable(a, b, min_work=0)
+
+
+@needs_blas
+def test_one_thread_is_one_gemm_on_one_openblas_thread(two_threads, monkeypatch):
+    """With one numba thread a product is one gemm call per matrix, OpenBLAS set to one thread meanwhile (so
+    set_num_threads(1) leaves no OpenBLAS worker running); OpenBLAS's own count is restored after."""
+    blas = matmul_numba._state["blas"]
+    seen = []
+    real_tasks, real_run = matmul_numba._tasks, matmul_numba._run
+
+    def run_and_record(dtype):
+        run = real_run(dtype)
+        return lambda tasks: seen.append(("threads", blas.get_threads(), len(tasks))) or run(tasks)
+    monkeypatch.setattr(matmul_numba, "_run", run_and_record)
+    monkeypatch.setattr(matmul_numba, "_tasks", lambda a, b, layouts, team: seen.append(("team", team)) or
+                        real_tasks(a, b, layouts, team))
     numba.set_num_threads(1)
-    assert not matmul_numba.usable(a, b, min_work=0)
+    before = blas.get_threads()
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((300, 200)), rng.standard_normal((200, 100))
+    np.testing.assert_allclose(matmul_numba.matmul(a, b), a @ b, rtol=1e-12, atol=1e-12)
+    assert seen == [("team", 1), ("threads", 1, 1)] and blas.get_threads() == before
 
 
 def test_numpy_backend_is_np_matmul():
@@ -180,8 +201,8 @@ def test_spin_setting_not_left_in_environment():
 
 def test_set_num_threads_like_pytorch():
     """mg.set_num_threads / get_num_threads: PyTorch's errors for bad counts (state unchanged), and the count
-    reaches the kernels and the products (one thread: no parallel product); a count above numba's own is
-    capped at it."""
+    reaches the kernels (the products: test_one_thread_is_one_gemm_on_one_openblas_thread); a count above
+    numba's own is capped at it."""
     import minigrad as mg
     from minigrad.kernels import numba_kernels
     before = mg.get_num_threads()
@@ -196,8 +217,6 @@ def test_set_num_threads_like_pytorch():
             assert mg.get_num_threads() == before
         mg.set_num_threads(1)
         assert mg.get_num_threads() == 1 == numba.get_num_threads() == numba_kernels.team_size(1 << 30)
-        a = np.ones((300, 300))
-        assert not matmul_numba.usable(a, a)
         mg.set_num_threads(10_000)
         assert mg.get_num_threads() == numba.config.NUMBA_NUM_THREADS
     finally:

@@ -15,7 +15,8 @@ floats up to OpenBLAS's own blocking; the inner cut adds the parts' sums in anot
 then differ from np.matmul's in the last bits, and depend on the thread count). Products below
 ``MIN_WORK`` multiply-adds, other dtypes, broadcast batches, 1-D operands, empty ones and layouts
 without a unit stride go to ``np.matmul``, as does everything when NumPy's BLAS is not an OpenBLAS this
-module can reach or numba runs one thread.
+module can reach. With one numba thread a product is one gemm call with OpenBLAS set to one thread:
+``set_num_threads(1)`` makes minigrad's products single-threaded too.
 """
 import threading
 
@@ -153,7 +154,7 @@ def _layouts(a, b, min_work):
             and a.dtype == b.dtype and a.dtype in (np.float32, np.float64) and a.shape[:-2] == b.shape[:-2]
             and a.shape[-1] == b.shape[-2] and a.size and b.size):
         return None
-    if a.size // a.shape[-1] * b.shape[-1] * a.shape[-1] < min_work or numba.get_num_threads() < 2:
+    if a.size // a.shape[-1] * b.shape[-1] * a.shape[-1] < min_work:
         return None
     it = a.itemsize
     layouts = _layout(a.shape[-2:], a.strides[-2:], it), _layout(b.shape[-2:], b.strides[-2:], it)
