@@ -14,7 +14,7 @@ One parallel task per (n, o) for C, per (n, c) for T (each task owns what it wri
 pads its own image plane in a small array and deals it out by row and column phase (the comment before the
 kernels), so that every tap, at any stride, is one loop over a flat run (NumPy's whole-batch zero padding,
 widening and cropping around the kernels took twice as long as the kernels; bench/bench_conv.py, 2 threads,
-forward + backward: 32x64x16x16 4.3 -> 1.95 ms, at stride 2 from 32x32 3.6 ms, against 8.6 ms before, timed
+forward + backward: 32x64x16x16 4.3 -> 1.9 ms, at stride 2 from 32x32 3.7 ms, against 8.6 ms before, timed
 outside the benchmark). Inner loops index a slice view with the loop counter: numba then knows the index is
 non-negative and vectorizes (indexing ``row[start + q]`` directly ran 2.6x slower, scalar). Sums of W are
 accumulated in float64. Kernels below ``SERIAL_BELOW`` elements run serially.
