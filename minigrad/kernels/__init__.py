@@ -44,6 +44,9 @@ workers spin while OpenBLAS kept its pool was worse (the two pools took turns st
 CNN step 31-34 ms against 26-28, the Transformer step 125-129 ms against 111-117). With one pool and
 spinning workers: CNN step (GroupNorm) 23.3-24.5 -> 16.5-18 ms, Transformer step unchanged (109-110
 against 110-114 ms); a product alone takes 0.6-1.3x the time OpenBLAS's own two threads take.
+numba's workqueue layer, which never spins, is no way out: on a loaded machine its caller waits while
+the workers queue for a core (LayerNorm 256x256 on 2 threads with other processes running: median
+241 us against 34 us on OpenMP).
 
 Living next to PyTorch in one process (bench/bench_coexistence.py, Transformer steps): minigrad's
 step with PyTorch loaded first is no slower than alone (it was +59% with the two pools), PyTorch's
