@@ -180,11 +180,13 @@ def matmul(a, b, min_work=MIN_WORK):
     with _lock:
         blas_threads = blas.get_threads()
         blas.set_threads(1)
-        numba.set_num_threads(team)
+        if team < threads:
+            numba.set_num_threads(team)
         try:
             run(tasks)                       # writes out through the addresses in tasks
         finally:
-            numba.set_num_threads(threads)
+            if team < threads:
+                numba.set_num_threads(threads)
             blas.set_threads(blas_threads)
     if len(out_shape) == 4:
         out = out.sum(axis=1)                # the inner dimension's parts
