@@ -1,0 +1,228 @@
+"""PyTorch's own operator database (OpInfo) as a test oracle.
+
+``torch.testing._internal.common_methods_invocations.op_db`` lists, for each PyTorch op, sample inputs
+(``SampleInput``: an input, positional args, keyword args), and for many ops inputs that must raise
+(``ErrorInput``). These helpers convert a sample to minigrad (tensors, dtypes, sizes, devices), run it in both
+libraries and compare what comes out: values, dtypes, and the float64 gradients of a random upstream gradient.
+
+    for op in opinfos("tan"):
+        for sample in samples(op):
+            compare_sample(op, sample, resolve(op))
+"""
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+from .mirror import torch_or_skip
+
+_DB = []
+
+
+def op_db():
+    """PyTorch's OpInfo list (it imports ``expecttest``, which the test extra installs)."""
+    if not _DB:
+        torch_or_skip()
+        from torch.testing._internal.common_methods_invocations import op_db as db
+        _DB.extend(db)
+    return _DB
+
+
+def opinfos(name, variant=None):
+    """The OpInfos named ``name`` (all variants, or the one whose ``variant_test_name`` is ``variant``)."""
+    found = [op for op in op_db() if op.name == name and (variant is None or op.variant_test_name == variant)]
+    assert found, f"no OpInfo named {name!r} (variant {variant!r})"
+    return found
+
+
+def resolve(op, kind="function"):
+    """minigrad's callable for an OpInfo: ``kind`` is ``"function"`` (``mg.linalg.inv``, ``mg.nn.functional.x``,
+    or a Tensor method called as ``Tensor.name(input, ...)`` when PyTorch's op is a method only), ``"method"``
+    or ``"inplace"``. None when minigrad lacks it."""
+    name = op.name
+    if kind == "method":
+        return getattr(mg.Tensor, name, None)
+    if kind == "inplace":
+        return getattr(mg.Tensor, name + "_", None) if not name.endswith("_") else getattr(mg.Tensor, name, None)
+    obj = mg
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            break
+    if obj is None and "." not in name:
+        obj = getattr(mg.Tensor, name, None)
+    return obj
+
+
+def samples(op, dtype=None, requires_grad=None, limit=None):
+    """``op``'s sample inputs in ``dtype`` (float64 by default), with ``requires_grad`` set when the op
+    supports autograd and the dtype is floating; at most ``limit`` of them (spread over the list)."""
+    torch = torch_or_skip()
+    dtype = torch.float64 if dtype is None else dtype
+    if requires_grad is None:
+        requires_grad = bool(op.supports_autograd) and (dtype.is_floating_point or dtype.is_complex)
+    found = list(op.sample_inputs("cpu", dtype, requires_grad=requires_grad))
+    if limit is not None and len(found) > limit:
+        step = len(found) / limit
+        found = [found[int(i * step)] for i in range(limit)]
+    return found
+
+
+def error_inputs(op):
+    """``op``'s inputs that PyTorch refuses (``ErrorInput``: ``.sample_input``, ``.error_type``, ``.error_regex``)."""
+    torch_or_skip()
+    if op.error_inputs_func is None:
+        return []
+    return list(op.error_inputs("cpu"))
+
+
+# --------------------------------------------------------------------------- conversion
+def dtype_to_mg(dtype):
+    """minigrad's dtype of a torch dtype (``torch.float64`` -> ``mg.float64``), by name."""
+    name = str(dtype).rpartition(".")[2]
+    found = getattr(mg, name, None)
+    if found is None:
+        pytest.skip(f"minigrad has no dtype {name}")
+    return found
+
+
+def to_mg(obj, memo=None):
+    """``obj`` with every torch object replaced by minigrad's: tensors (values copied, ``requires_grad`` kept;
+    one torch tensor used twice becomes one minigrad tensor), dtypes, ``Size`` (a tuple), devices (``'cpu'``),
+    memory formats and layouts (by name), inside lists, tuples and dicts."""
+    torch = torch_or_skip()
+    memo = {} if memo is None else memo
+    if isinstance(obj, torch.Tensor):
+        if id(obj) not in memo:
+            if obj.dtype in (torch.bfloat16, torch.complex32) or obj.layout != torch.strided or obj.is_quantized:
+                pytest.skip(f"sample tensor of dtype {obj.dtype}, layout {obj.layout}")
+            array = obj.detach().resolve_conj().resolve_neg().numpy().copy()
+            t = mg.tensor(array, dtype=dtype_to_mg(obj.dtype))
+            if obj.requires_grad:
+                t.requires_grad_(True)
+            memo[id(obj)] = (obj, t)   # the torch tensor kept alive: its id cannot be reused meanwhile
+        return memo[id(obj)][1]
+    if isinstance(obj, torch.dtype):
+        return dtype_to_mg(obj)
+    if isinstance(obj, torch.Size):
+        return tuple(obj)
+    if isinstance(obj, torch.device):
+        return str(obj)
+    if isinstance(obj, (torch.memory_format, torch.layout)):
+        name = str(obj).rpartition(".")[2]
+        found = getattr(mg, name, None)
+        if found is None:
+            pytest.skip(f"minigrad has no {name}")
+        return found
+    if isinstance(obj, torch.Generator):
+        pytest.skip("sample passes a torch.Generator")
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+        return type(obj)(to_mg(o, memo) for o in obj)
+    if isinstance(obj, dict):
+        return {k: to_mg(v, memo) for k, v in obj.items()}
+    return obj
+
+
+def convert_sample(sample):
+    """(input, args, kwargs, memo) of a ``SampleInput`` in minigrad; ``memo`` maps torch tensors to minigrad's."""
+    memo = {}
+    return to_mg(sample.input, memo), to_mg(sample.args, memo), to_mg(sample.kwargs, memo), memo
+
+
+# --------------------------------------------------------------------------- comparison
+def flat_outputs(out):
+    """The tensors of an op's output (a tensor, or a tuple, list or named tuple of them) in order, and numbers."""
+    if isinstance(out, (list, tuple)):
+        return [leaf for o in out for leaf in flat_outputs(o)]
+    return [out]
+
+
+def _values(t):
+    torch = torch_or_skip()
+    if isinstance(t, torch.Tensor):
+        return t.detach().resolve_conj().resolve_neg().numpy()
+    if isinstance(t, mg.Tensor):
+        return t.detach().numpy()
+    return np.asarray(t)
+
+
+def _dtype_name(t):
+    return str(t.dtype).rpartition(".")[2]
+
+
+def assert_same_outputs(out_mg, out_th, rtol=1e-7, atol=1e-7, what="forward"):
+    """Every output tensor has PyTorch's shape, dtype (by name) and values (NaNs where PyTorch has them)."""
+    torch = torch_or_skip()
+    got, want = flat_outputs(out_mg), flat_outputs(out_th)
+    assert len(got) == len(want), f"{what}: {len(got)} outputs, PyTorch gives {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        if isinstance(w, torch.Tensor):
+            assert isinstance(g, mg.Tensor), f"{what} output {i}: a {type(g).__name__}, PyTorch gives a Tensor"
+            assert tuple(g.shape) == tuple(w.shape), f"{what} output {i}: shape {tuple(g.shape)}, PyTorch {tuple(w.shape)}"
+            assert _dtype_name(g) == _dtype_name(w), f"{what} output {i}: dtype {g.dtype}, PyTorch {w.dtype}"
+        gv, wv = _values(g), _values(w)
+        if gv.dtype.kind in "fc" or wv.dtype.kind in "fc":
+            np.testing.assert_allclose(gv, wv, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{what} output {i}")
+        else:
+            np.testing.assert_array_equal(gv, wv, err_msg=f"{what} output {i}")
+
+
+def _differentiable(outputs):
+    torch = torch_or_skip()
+    return [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad and o.dtype.is_floating_point]
+
+
+def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6, gradients=True, seed=0):
+    """Run ``sample`` through PyTorch's ``op.op`` and minigrad's ``fn``; compare outputs and, for float outputs of
+    inputs that require grad, the gradients of every input for one random upstream gradient per output.
+
+    ``fn`` is called as PyTorch's function is: ``fn(input, *args, **kwargs)`` (a method works the same way)."""
+    torch = torch_or_skip()
+    x, args, kwargs, memo = convert_sample(sample)
+    out_th = op.op(sample.input, *sample.args, **sample.kwargs)
+    out_mg = fn(x, *args, **kwargs)
+    assert_same_outputs(out_mg, out_th, rtol, atol)
+    if not gradients or not op.supports_autograd:
+        return
+    leaves = [(th, m) for th, m in memo.values() if th.requires_grad]
+    if not leaves:
+        return
+    try:
+        processed_th = sample.output_process_fn_grad(out_th)
+        processed_mg = sample.output_process_fn_grad(out_mg)
+    except Exception as error:    # a torch-only post-processing lambda: compare the raw outputs
+        pytest.skip(f"output_process_fn_grad does not apply to minigrad outputs: {error!r}")
+    outs_th = flat_outputs(processed_th)
+    outs_mg = flat_outputs(processed_mg)
+    pairs = [(m, t) for m, t in zip(outs_mg, outs_th) if t in _differentiable([t])]
+    if not pairs:
+        return
+    rng = np.random.default_rng(seed)
+    ups = [rng.standard_normal(t.shape) for _, t in pairs]
+    th_inputs = [th for th, _ in leaves]
+    grads_th = torch.autograd.grad([t for _, t in pairs], th_inputs,
+                                   [torch.tensor(u, dtype=t.dtype) for u, (_, t) in zip(ups, pairs)],
+                                   allow_unused=True)
+    mg_outs = [m for m, _ in pairs]
+    for m in mg_outs:
+        assert m.requires_grad, "minigrad's output does not require grad where PyTorch's does"
+    grads_mg = mg.autograd.grad(mg_outs, [m for _, m in leaves],
+                                [mg.tensor(u, dtype=m.dtype) for u, m in zip(ups, mg_outs)], allow_unused=True)
+    for i, (gm, gt) in enumerate(zip(grads_mg, grads_th)):
+        if gt is None:
+            assert gm is None or not np.any(gm.detach().numpy()), f"gradient of input {i}: PyTorch has none"
+            continue
+        assert gm is not None, f"gradient of input {i}: minigrad gives none, PyTorch does"
+        np.testing.assert_allclose(gm.detach().numpy(), gt.numpy(), rtol=grad_rtol, atol=grad_atol,
+                                   err_msg=f"gradient of input {i}")
+
+
+def assert_raises_like(op, error, fn):
+    """The ``ErrorInput`` ``error`` raises in minigrad too, with PyTorch's exception type."""
+    x, args, kwargs, _ = convert_sample(error.sample_input)
+    with pytest.raises(error.error_type):
+        fn(x, *args, **kwargs)
+
+
+__all__ = ["op_db", "opinfos", "resolve", "samples", "error_inputs", "to_mg", "convert_sample", "compare_sample",
+           "assert_same_outputs", "assert_raises_like", "flat_outputs", "dtype_to_mg"]
