@@ -55,7 +55,7 @@ from .ops.activation import (celu, celu_, hardshrink, prelu, relu_, rrelu, rrelu
                              threshold, threshold_)
 from .ops.distance import cosine_similarity, pairwise_distance  # noqa: E402
 from .ops.distance import cdist  # noqa: E402
-from .ops.shape import cartesian_prod, meshgrid  # noqa: E402
+from .ops.shape import cartesian_prod, meshgrid, select  # noqa: E402
 from . import testing  # noqa: E402
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402

@@ -12,6 +12,8 @@ import weakref
 import numpy as np
 
 from . import dtypes
+from .autograd import version as _version
+from .autograd import views as _views
 from .autograd.function import type_name
 from .autograd.version import version_of
 from .device import CPU, check_device, cuda_device
@@ -95,8 +97,8 @@ _PLAIN_OPERANDS = set()   # Tensor, float, int: filled in once the class exists
 class Tensor:
     """An n-dimensional array that can record the operations applied to it for backpropagation."""
 
-    __slots__ = ("_data", "requires_grad", "_grad", "grad_fn", "_hooks", "_base", "_view_version", "_view_at",
-                 "_post_accumulate_hooks", "__weakref__")   # the last one is set only when a hook is registered
+    __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_hooks", "_base", "_view_version", "_view_at",
+                 "_view_kind", "_post_accumulate_hooks", "__weakref__")   # the last ones are set only when used
     __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, data=_NO_DATA, *sizes, requires_grad=False, device=None):
@@ -112,10 +114,10 @@ class Tensor:
         if device is not None:
             check_device(device)
         self._grad = None
-        self.grad_fn = None
+        self._grad_fn = None
         self._hooks = ()  # a list once a hook is registered
-        self._base = None  # for a view made in grad mode: the tensor whose memory it views (autograd/views.py)
-        self.requires_grad = False
+        self._base = None  # for a view: the tensor whose memory it views (autograd/views.py)
+        self._requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
 
@@ -150,9 +152,33 @@ class Tensor:
     def ndim(self):
         return self._data.ndim
 
+    # grad_fn and requires_grad are read through properties so that a view whose base was written in place
+    # since (``base.mul_(w)``) reports the base's new history, as PyTorch's views do (``autograd/views.py``).
+    @property
+    def grad_fn(self):
+        """The node of the backward graph that produced this tensor (None for a leaf)."""
+        if self._base is not None and self._view_at != _version.writes[0]:
+            _views.sync(self)
+        return self._grad_fn
+
+    @property
+    def requires_grad(self):
+        if self._base is None:
+            return self._requires_grad
+        return self._requires_grad or self._grad_fn is not None or self._base._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        """``t.requires_grad = flag``: ``requires_grad_(flag)``'s checks (only a leaf's flag can change)."""
+        self.requires_grad_(value)
+
     @property
     def is_leaf(self):
         return self.grad_fn is None
+
+    def _is_view(self):
+        """Whether this tensor is a view of another's memory (``_base``), as PyTorch's ``_is_view()``."""
+        return self._base is not None
 
     def dim(self):
         return self._data.ndim
@@ -361,7 +387,7 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "
                                "var_no_grad = var.detach().")
-        self.requires_grad = bool(requires_grad)
+        self._requires_grad = bool(requires_grad)
         return self
 
     def detach(self):
@@ -376,8 +402,8 @@ class Tensor:
                                "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
                                "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
                                "function in torch/optim/optimizer.py as the solution.")
-        self.grad_fn = None
-        self.requires_grad = False
+        self._grad_fn = None
+        self._requires_grad = False
         return self
 
     def retain_grad(self):
@@ -605,7 +631,7 @@ _METHODS = {
               "all", "any", "cumsum", "cumprod", "norm"],
     _shape: ["reshape", "view", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "expand",
              "expand_as", "repeat", "split", "chunk", "tril", "triu", "view_as", "reshape_as",
-             "unbind", "narrow", "swapaxes", "swapdims", "movedim", "moveaxis", "roll", "flip", "fliplr", "flipud",
+             "unbind", "select", "narrow", "swapaxes", "swapdims", "movedim", "moveaxis", "roll", "flip", "fliplr", "flipud",
              "diag", "diagonal", "diag_embed", "repeat_interleave", "unfold"],
     _linalg: ["matmul", "bmm", "outer", "ger"],
     _index: ["gather", "scatter", "scatter_add", "index_select", "masked_select", "nonzero", "argwhere"],

@@ -6,12 +6,14 @@ import numpy as np
 from .engine import accumulate, run_backward
 from . import function as _function
 from .function import Context, Function, once_differentiable
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (detect_anomaly, enable_grad, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                        is_grad_enabled, no_grad, set_detect_anomaly, set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import functional  # noqa: E402  (jacobian, hessian, vjp, jvp, vhp, hvp)
 
-__all__ = ["Context", "Function", "functional", "GradcheckError", "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck",
-           "is_grad_enabled", "no_grad", "once_differentiable", "set_grad_enabled"]
+__all__ = ["Context", "Function", "functional", "GradcheckError", "backward", "detect_anomaly", "enable_grad", "grad",
+           "gradcheck", "gradgradcheck", "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled",
+           "no_grad", "once_differentiable", "set_detect_anomaly", "set_grad_enabled"]
 
 
 def _as_tuple(x):
@@ -108,6 +110,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for i, t in enumerate(inputs):
         if not t.requires_grad:
             raise RuntimeError(f"One of the differentiated Tensors does not require grad (input {i})")

@@ -28,6 +28,7 @@ memory it views. Skipping the copy saves a pass over each parameter-sized gradie
 input gradient on 2 cores).
 """
 import sys
+import threading
 
 import numpy as np
 
@@ -223,21 +224,31 @@ class Capture:
     def node(self, node, grad):
         if node in self.at_node:
             self._add(self.at_node[node], grad)
+        if node.retained is not None:               # retain_grad() tensors get their .grad here too, as in PyTorch
+            Accumulate.node(self, node, grad)
 
     def result(self):
         return [self.grads[id(t)] for t in self.inputs]
 
 
-_callbacks = []   # one list per backward running (a hook may start another backward), innermost last
+class _Running(threading.local):
+    """Per thread: one list of queued callbacks per backward running (a hook may start another backward),
+    innermost last. Threads run their own backward passes independently."""
+
+    def __init__(self):
+        self.callbacks = []
+
+
+_running = _Running()
 
 
 def queue_callback(callback):
     """Run ``callback()`` once the backward now running has finished its walk (every ``.grad`` accumulated),
     as ``torch.autograd.Variable._execution_engine.queue_callback`` does; ``DistributedDataParallel`` waits
     for its all-reduces there."""
-    if not _callbacks:
+    if not _running.callbacks:
         raise RuntimeError("Final callbacks can only be installed during backward pass.")
-    _callbacks[-1].append(callback)
+    _running.callbacks[-1].append(callback)
 
 
 def count_dependencies(starts):
@@ -268,9 +279,21 @@ def run_node(node, grad, sink, retain_graph):
     if len(in_grads) != len(node.next_edges):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(node.next_edges)}, got {len(in_grads)})")
+    if grad_mode._state.anomaly:
+        check_nan(node, in_grads)
     if not retain_graph:
         node.release()
     return in_grads
+
+
+def check_nan(node, in_grads):
+    """Anomaly detection (``detect_anomaly``): PyTorch's error when a backward function returned NaN."""
+    if not grad_mode._state.anomaly_check_nan:
+        return
+    for i, g in enumerate(in_grads):
+        array = g._data if isinstance(g, Tensor) else g
+        if isinstance(array, np.ndarray) and array.dtype.kind in "fc" and np.isnan(array).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
 class NotDifferentiableTwice(Function):
@@ -300,7 +323,7 @@ def _stand_ins(node):
             out.append(edge)
         elif edge is not None:
             t = Tensor(np.broadcast_to(np.zeros((), meta[1]), meta[0]))
-            t.grad_fn, t.requires_grad = edge, True
+            t._grad_fn, t._requires_grad = edge, True
             out.append(t)
     return out
 
@@ -329,6 +352,8 @@ def run_node_graph(node, grad, sink, retain_graph):
     if len(in_grads) != len(node.next_edges):
         raise RuntimeError(f"function {node.name()} returned an invalid number of gradients "
                            f"(expected {len(node.next_edges)}, got {len(in_grads)})")
+    if grad_mode._state.anomaly:
+        check_nan(node, in_grads)
     if graph_backward is None:   # what a plain backward returned is right but may not be differentiable
         for i, g in enumerate(in_grads):
             if g is not None and not (isinstance(g, Tensor) and g.requires_grad):
@@ -354,13 +379,14 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None, create_graph=F
 def _walk(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
     """``_walk_graph``, then the callbacks queued during it (``queue_callback``), in order."""
     queued = []
-    _callbacks.append(queued)
+    callbacks = _running.callbacks
+    callbacks.append(queued)
     try:
         result = _walk_graph(tensors, grads, retain_graph, inputs, run_node, fit_gradient)
         while queued:                               # a callback may queue another
             queued.pop(0)()
     finally:
-        _callbacks.pop()
+        callbacks.pop()
     return result
 
 

@@ -30,9 +30,10 @@ import numpy as np
 
 from ..dtypes import scalar_type_name
 from . import grad_mode
-from .version import version_of, writes, writes_since
+from .version import storage_of, version_of, writes, writes_since
 
 Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
+mark_view = None  # views.py (which imports this module) sets it to views.mark_view
 
 
 class Context:
@@ -146,7 +147,7 @@ def _joined(array, origin):
             return origin.to(array.dtype)   # a promoted copy of the leaf: the cast is part of the graph
         raise RuntimeError(f"internal: saved array of shape {array.shape} is not the leaf's {origin._data.shape}")
     t = Tensor(array)
-    t.grad_fn, t.requires_grad = origin, True
+    t._grad_fn, t._requires_grad = origin, True
     return t
 
 
@@ -186,15 +187,15 @@ class Function:
             needs.append(isinstance(a, Tensor) and a.requires_grad)
         needs = tuple(needs)
         state = grad_mode._state
-        prev = state["enabled"]
+        prev = state.enabled
         record = prev and True in needs
         ctx.needs_input_grad = needs if record else (False,) * len(args)
 
-        state["enabled"] = False
+        state.enabled = False
         try:
             out = cls.forward(ctx, *args, **kwargs)
         finally:
-            state["enabled"] = prev
+            state.enabled = prev
 
         if type(out) is np.ndarray:  # the common case first
             out = Tensor(out)
@@ -205,10 +206,8 @@ class Function:
             out = Tensor(np.asarray(out))
         elif any(out is a for a in args):
             out = Tensor(out._data)  # never turn an input into this Function's output
-        if cls.view and prev and np.may_share_memory(out._data, args[0]._data):
-            source = args[0]
-            out._base = source if source._base is None else source._base
-            out._view_version, out._view_at = version_of(out._data), writes[0]
+        if cls.view and storage_of(out._data) is storage_of(args[0]._data):   # a view (an empty one too)
+            mark_view(out, args[0])
 
         if record:
             if out._data.dtype.kind not in "fc":
@@ -217,17 +216,17 @@ class Function:
             edges, meta = [], []
             for a, n in zip(args, needs):
                 if n:
-                    if a._base is not None and a._view_at != writes[0]:
-                        from .views import refresh  # views.py subclasses Function: imported when first needed
-                        refresh(a)  # memory written since the view's grad_fn was set
-                    edges.append(a if a.grad_fn is None else a.grad_fn)
+                    node = a.grad_fn     # a view brings its grad_fn up to date here (views.sync)
+                    # a tensor with no grad_fn is a leaf only if it requires grad itself; a view that requires
+                    # grad only through its base, with no grad_fn yet, has no edge (as in PyTorch)
+                    edges.append(node if node is not None else a if a._requires_grad else None)
                     meta.append((a._data.shape, a._data.dtype))
                 else:
                     edges.append(None)
                     meta.append(None)
             ctx.next_edges, ctx.input_meta = tuple(edges), tuple(meta)
-            out.grad_fn = ctx
-            out.requires_grad = True
+            out._grad_fn = ctx
+            out._requires_grad = True
         return out
 
 

@@ -23,9 +23,14 @@ _KEPT_STAMPS = 64
 
 
 def storage_of(array):
-    """The ndarray that owns ``array``'s memory (``array`` itself if it owns it)."""
+    """The ndarray that owns ``array``'s memory (``array`` itself if it owns it). NumPy's ``as_strided`` puts a
+    small wrapper between a view and its array (``DummyArray``, whose ``.base`` is the array): it is followed too."""
     base = array.base
-    while isinstance(base, np.ndarray):
+    while base is not None:
+        if not isinstance(base, np.ndarray):
+            base = getattr(base, "base", None)      # as_strided's DummyArray
+            if not isinstance(base, np.ndarray):
+                break
         array, base = base, base.base
     return array
 

@@ -1,24 +1,31 @@
-"""Differentiable views: how a write into ``x[0]`` (or ``x.T``, ``x.view(-1)``) reaches ``x``'s gradient.
+"""Views as PyTorch has them: how a write into ``x[0]`` (or ``x.T``, ``x.view(-1)``) reaches ``x``'s gradient.
 
-A view op (indexing with slices, reshape/view, permute/transpose, expand, split, ...) returns a tensor
-whose array is a NumPy view into its input's memory. Made while grad mode is on, the view remembers its
-*base* (the tensor at the root of a chain of views, ``view._base``), as PyTorch's views do. Two things
-then need the base:
+A view op (indexing with slices, reshape/view, permute/transpose, expand, split, select, diagonal, ...) returns a
+**new** tensor whose array is a NumPy view into its input's memory (never the input object itself, even for a
+view to the same shape). The view remembers its *base*, the tensor at the root of a chain of views
+(``view._base``), whatever the grad mode, and how it was made (``_view_kind``): normally, under ``no_grad``
+or ``inference_mode``, or as one of several outputs (``unbind``/``split``/``chunk``). Base and views share one
+version counter, because it belongs to the memory (``version.py``).
 
 * **Writing through a view** (``v = h[:, 0]; v.mul_(2)``) changes the base's values, so the base's history
-  must change too: the base gets a new ``grad_fn``, :class:`WriteRegion`, whose backward routes the part of
-  the gradient that falls on the written region into the in-place op's graph, and the rest to the base's
-  old history. The view's own ``grad_fn`` becomes a :class:`ReadRegion` of the new base.
-* **A view whose base changed since it was made** (``v = h[0]; h.mul_(2); v.sum()``) has a stale
-  ``grad_fn``: before the view is used in a new op (or backward starts from it), :func:`refresh` makes it
-  a :class:`ReadRegion` of the base as the base is now.
+  must change too: the base gets a new ``grad_fn``, :class:`WriteRegion` (PyTorch's ``CopySlices``), whose
+  backward routes the part of the gradient that falls on the written region into the in-place op's graph, and
+  the rest to the base's old history. The view's own ``grad_fn`` becomes a :class:`ReadRegion` of the new base
+  (PyTorch's ``AsStridedBackward``).
+* **A view whose base (or another view of it) was written since** (``v = h[0]; h.mul_(2); v.sum()``) has a stale
+  ``grad_fn``: reading ``grad_fn`` (as every op does) first makes it a :class:`ReadRegion` of the base as the base
+  is now (:func:`sync`). That is also how a view made before its base required grad (``v = x.view(4);
+  x.mul_(w)``) comes to require grad.
+* **What PyTorch refuses** (:func:`check_rebase`): writing in place, with grad recorded, into one of several
+  outputs of one op, or into a view made under ``no_grad``/``inference_mode``; and using such a view after its
+  base was written. Its ``requires_grad`` is its base's, as in PyTorch.
 
 Where the view lies inside the base is found from memory, not from the op that made it: the *region* is,
 for every element of the view, its flat (C-order) position in the base. One rule covers every view op.
 """
 import numpy as np
 
-from . import version
+from . import function, version
 from .function import Function
 
 
@@ -51,19 +58,19 @@ class ReadRegion(Function):
     """A view of ``base``: the elements at ``positions`` (the view's ``region`` in the base).
 
     Forward returns the view's existing array (no copy). Backward: the base's gradient is zero except
-    at ``positions``, which receive the view's gradient (summed where positions repeat, as in an
-    expanded view)."""
+    at ``positions``, which receive the view's gradient, summed where positions repeat (an expanded view)."""
 
     @staticmethod
     def forward(ctx, base, view_array, positions):
         ctx.base_shape, ctx.positions = base.shape, positions
+        ctx.repeats = overlaps(view_array)
         return view_array
 
     @staticmethod
     def backward(ctx, dview):
         dbase = np.zeros(ctx.base_shape, dtype=dview.dtype)             # base.shape
         flat = dbase.reshape(-1)
-        if overlaps(ctx.positions):
+        if ctx.repeats:
             np.add.at(flat, ctx.positions.reshape(-1), dview._data.reshape(-1))
         else:
             flat[ctx.positions] = dview._data
@@ -115,23 +122,101 @@ def history(tensor):
         return tensor
     from ..tensor import Tensor
     stand_in = Tensor(tensor._data)
-    stand_in.grad_fn, stand_in.requires_grad = tensor.grad_fn, True
+    stand_in._grad_fn, stand_in._requires_grad = tensor.grad_fn, True
     return stand_in
 
 
-def refresh(view):
-    """Give ``view`` a ``grad_fn`` that reads its base as the base is now, if the base's memory was
-    written since the view's ``grad_fn`` was set (see the module docstring)."""
-    now = version.version_of(view._data)
-    if now != view._view_version and view._base.requires_grad:
-        set_view_history(view)
-    view._view_version, view._view_at = now, version.writes[0]
+# --------------------------------------------------------------------------- how a view was made
+def mark_view(out, source):
+    """Record that ``out`` (a new tensor) views ``source``'s memory: its base, the memory's version now, and how
+    it was made (under ``no_grad``/``inference_mode``, or inherited from a view ``source`` that was)."""
+    from . import grad_mode
+    base = source if source._base is None else source._base
+    out._base = base
+    out._view_version, out._view_at = version.version_of(out._data), version.writes[0]
+    modes = grad_mode._state
+    if modes.inference:
+        kind = ("inference",)
+    elif not modes.enabled:
+        kind = ("no_grad",)
+    else:
+        kind = source._view_kind if source._base is not None else None
+    out._view_kind = kind
+
+
+def mark_multi_output(pieces, op):
+    """``pieces`` are the outputs of one op (``unbind``, ``split``, ``chunk``): PyTorch forbids writing into them
+    in place with grad recorded (the op's backward could not see the write). Returns ``pieces``."""
+    for i, piece in enumerate(pieces):
+        if piece._base is not None and piece._view_kind is None:
+            piece._view_kind = ("multi_output", op, i)
+    return pieces
+
+
+_NO_GRAD_HINT = ("Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+                 "by moving both the view and the inplace either both inside the no_grad block (if you don't want "
+                 "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+def check_rebase(view, indirect):
+    """PyTorch's errors for a view whose history cannot follow a write: written in place with grad recorded
+    (``indirect=False``), or used after its base or another view of it was (``indirect=True``)."""
+    kind = view._view_kind
+    if kind is None:
+        return
+    what = ("its base or another view of its base has been modified inplace" if indirect
+            else "is being modified inplace")
+    if kind[0] == "multi_output":
+        raise RuntimeError(f"Output {kind[2]} of {kind[1]} is a view and {what}. This view is the output of a "
+                           "function that returns multiple views. Such functions do not allow the output views to "
+                           "be modified inplace. You should replace the inplace operation by an out-of-place one.")
+    mode = "inference mode" if kind[0] == "inference" else "no_grad mode"
+    raise RuntimeError(f"A view was created in {mode} and {what} with grad mode enabled. {_NO_GRAD_HINT}")
+
+
+# --------------------------------------------------------------------------- a view's history
+def sync(view):
+    """Bring ``view.grad_fn`` up to date (``Tensor.grad_fn`` calls this when anything was written in place since
+    the view's last check): if the view's memory was written since its ``grad_fn`` was set, and its base takes
+    part in autograd, the view becomes a :class:`ReadRegion` of the base as the base is now."""
+    if version.version_of(view._data) == view._view_version:
+        view._view_at = version.writes[0]
+        return
+    if view._grad_fn is None and not view._base._requires_grad:
+        return          # nothing to differentiate yet; looked at again next time (the base may come to need it)
+    check_rebase(view, indirect=True)
+    set_view_history(view)
 
 
 def set_view_history(view):
-    """Make ``view.grad_fn`` a :class:`ReadRegion` of its base's current history."""
+    """Make ``view``'s ``grad_fn`` a :class:`ReadRegion` of its base's current history (recorded whatever the
+    grad mode, as PyTorch regenerates a view's ``grad_fn`` when it is read)."""
+    from . import grad_mode
     base = view._base
-    read = ReadRegion.apply(history(base), view._data, region(base._data, view._data))
-    view.grad_fn, view.requires_grad = read.grad_fn, True
+    dead_end = not base._requires_grad    # the view had a history, its base has none now (detach_)
+    source = history(base) if not dead_end else _stand_in(base)
+    with grad_mode.enable_grad():
+        read = ReadRegion.apply(source, view._data, region(base._data, view._data))
+    if dead_end:
+        read._grad_fn.next_edges = (None, None, None)     # a node leading nowhere, as PyTorch's
+    move_retained(view._grad_fn, read._grad_fn)
+    view._grad_fn, view._requires_grad = read._grad_fn, True
     view._view_version, view._view_at = version.version_of(view._data), version.writes[0]
 
+
+def _stand_in(base):
+    """A tensor over ``base``'s memory that requires grad, so that a node can be recorded on it."""
+    from ..tensor import Tensor
+    stand_in = Tensor(base._data)
+    stand_in._requires_grad = True
+    return stand_in
+
+
+def move_retained(old, new):
+    """``retain_grad()`` follows a tensor to its new ``grad_fn`` after an in-place write (PyTorch moves the
+    retains-grad hook): the gradient kept is that of the tensor's current values."""
+    if old is not None and old.retained is not None and new is not None:
+        new.retained, old.retained = old.retained, None
+
+
+function.mark_view = mark_view

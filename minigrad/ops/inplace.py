@@ -19,7 +19,7 @@ import numpy as np
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function, grad_mode
 from ..autograd.version import bump
-from ..autograd.views import WriteRegion, history, overlaps, refresh, region, set_view_history
+from ..autograd.views import WriteRegion, check_rebase, history, move_retained, overlaps, region, set_view_history
 from ..dtypes import result_type
 from ..tensor import Tensor
 from . import elementwise as ew
@@ -42,12 +42,53 @@ def check_writable(t):
 
 
 def check_leaf(t):
-    """PyTorch refuses, in grad mode, to overwrite a leaf that requires grad or a view of one."""
-    if t.grad_fn is None and t.requires_grad and t._base is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    """PyTorch's checks before a recorded in-place write: a view whose history cannot follow the write (one of
+    several outputs of one op, or made under no_grad) is refused, then a view of a leaf that requires grad, then
+    a leaf that requires grad (in that order, as PyTorch's ``check_inplace``)."""
     base = t._base
-    if base is not None and base.grad_fn is None and base.requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if base is not None:
+        check_rebase(t, indirect=False)
+        if base._grad_fn is None and t.requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if t.requires_grad and t._grad_fn is None:    # as PyTorch: a stale view's grad_fn is not brought up to date here
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _dense_range(array):
+    """The [start, end) byte range of ``array``'s memory if its elements fill it without gaps or repeats (some
+    permutation of a contiguous array), else None: PyTorch checks overlap only between such tensors."""
+    if array.size == 0:
+        return None
+    if not (array.flags.c_contiguous or array.flags.f_contiguous):
+        dims = sorted((abs(st), n) for n, st in zip(array.shape, array.strides) if n != 1)
+        expected = array.itemsize
+        for stride, n in dims:
+            if stride != expected:
+                return None
+            expected *= n
+    low = array.__array_interface__["data"][0]
+    low += sum((n - 1) * st for n, st in zip(array.shape, array.strides) if st < 0)
+    return low, low + array.nbytes
+
+
+def check_no_overlap(array, operands, full_ok=True):
+    """PyTorch's error when an operand's memory partly overlaps ``array``, the memory written in place
+    (``x[1:].add_(x[:-1])``; with ``full_ok=False``, as ``index_put_`` checks, also the very same memory:
+    ``x[idx] = x``). As PyTorch, only tensors whose elements fill their memory densely are compared."""
+    target = _dense_range(array)
+    if target is None:
+        return
+    for o in operands:
+        if not isinstance(o, Tensor):
+            continue
+        other = _dense_range(o._data)
+        if other is None or other[1] <= target[0] or target[1] <= other[0]:
+            continue
+        if full_ok and other == target and o._data.strides == array.strides:
+            continue
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                           "refer to a single memory location. Please clone() the tensor before performing the "
+                           "operation.")
 
 
 def check_result(t, shape, dtype):
@@ -70,9 +111,9 @@ def _broadcast_error(t, other):
 
 
 def _records(t, operands):
-    if not grad_mode._state["enabled"]:
+    if not grad_mode._state.enabled:
         return False
-    if t.requires_grad or (t._base is not None and t._base.requires_grad):
+    if t.requires_grad:
         return True
     return any(isinstance(o, Tensor) and o.requires_grad for o in operands)
 
@@ -95,13 +136,20 @@ class Overwrite(Function):
         return (Tensor(np.zeros_like(dout._data)) if ctx.needs_input_grad[0] else None), dout
 
 
-def write(t, compute, operands=(), fast=None):
+def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial", written=None):
     """``t`` becomes ``compute(t)``, in place; returns ``t``.
 
     ``compute`` is the out-of-place twin (Tensors in, a Tensor out). ``fast(array)``, if given, writes
     the same result into ``t``'s array with NumPy; it is used when nothing is recorded. The caller has
-    checked the arguments, so an error here leaves ``t`` unchanged."""
-    check_writable(t)
+    checked the arguments, and everything that can be refused is refused here before anything is written,
+    so an error leaves ``t`` unchanged. As in PyTorch: ``shared_ok``, the op may write into memory several
+    elements share (``fill_``, ``zero_``); ``overlap``, how an operand may overlap ``written`` (the memory
+    written, ``t``'s by default): ``"partial"`` is refused but the very same memory allowed (``x.add_(x)``),
+    ``"any"`` refuses both (``index_put_``), None checks nothing (a value read as a number first)."""
+    if not shared_ok or not t._data.flags.writeable:
+        check_writable(t)
+    if overlap is not None and operands:
+        check_no_overlap(t._data if written is None else written, operands, overlap == "partial")
     if not _records(t, operands):
         if fast is not None:
             fast(t._data)
@@ -110,12 +158,10 @@ def write(t, compute, operands=(), fast=None):
         bump(t._data)
         return t
     check_leaf(t)
-    if t._base is not None:
-        refresh(t)
-    old = history(t)
-    old_values = Tensor(t._data.copy())          # the op may save its input: it must not see the write
-    old_values.grad_fn, old_values.requires_grad = old.grad_fn, old.requires_grad
-    value = compute(old_values)
+    old = history(t)                              # reading t.grad_fn brings a stale view up to date first
+    old_values = Tensor(t._data.copy())           # the op may save its input: it must not see the write
+    old_values._grad_fn, old_values._requires_grad = old.grad_fn, old.requires_grad
+    value = _compute_on_copies(compute, old_values, t, operands)
     if value.dtype != t.dtype:
         value = ew.cast(value, t.dtype)
     if value.shape != t.shape:
@@ -128,14 +174,30 @@ def write(t, compute, operands=(), fast=None):
     return t
 
 
+def _compute_on_copies(compute, old_values, t, operands):
+    """``compute(old_values)`` with every operand that shares ``t``'s memory (``x.mul_(x)``) read from a copy of
+    its values, so that what the op saves for backward is not overwritten by the write that follows."""
+    aliased = [(o, o._data) for o in operands if isinstance(o, Tensor) and np.may_share_memory(o._data, t._data)]
+    for o, array in aliased:
+        o._data = array.copy()
+    try:
+        return compute(old_values)
+    finally:
+        for o, array in aliased:
+            o._data = array
+
+
 def _set_history(t, value):
-    """``t``'s history after the write is ``value``'s; a view's base records the write too."""
+    """``t``'s history after the write is ``value``'s; a view's base records the write too. A tensor that kept
+    its gradient (``retain_grad``) keeps that of its new values."""
     if t._base is None:
-        t.grad_fn, t.requires_grad = value.grad_fn, value.requires_grad
+        move_retained(t._grad_fn, value.grad_fn)
+        t._grad_fn, t._requires_grad = value.grad_fn, value.requires_grad
         return
     base = t._base
     new_base = WriteRegion.apply(history(base), value, base._data, region(base._data, t._data))
-    base.grad_fn, base.requires_grad = new_base.grad_fn, new_base.requires_grad
+    move_retained(base._grad_fn, new_base._grad_fn)
+    base._grad_fn, base._requires_grad = new_base._grad_fn, new_base._requires_grad
     set_view_history(t)
 
 
@@ -143,7 +205,7 @@ def _new_values(t, make):
     """Write ``make()`` (an ndarray of ``t``'s shape or a number, not depending on ``t``) into ``t``."""
     def compute(old):
         return Overwrite.apply(old, Tensor(np.asarray(make(), dtype=t.dtype)))
-    return write(t, compute, fast=lambda a: a.__setitem__(Ellipsis, make()))
+    return write(t, compute, fast=lambda a: a.__setitem__(Ellipsis, make()), shared_ok=True)
 
 
 # --------------------------------------------------------------------------- arithmetic
@@ -247,7 +309,9 @@ def lerp_(self, end, weight):
 # --------------------------------------------------------------------------- overwriting
 def copy_(self, src, non_blocking=False):
     """Copy ``src`` (broadcast to this shape, cast to this dtype) into this tensor; returns ``self``."""
-    if not isinstance(src, Tensor):
+    if isinstance(src, (bool, int, float, complex, np.number, np.bool_)):
+        src = ew.as_tensor_operand(src, self)       # PyTorch accepts a Python number as the source
+    elif not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
     check_result(self, src.shape, self.dtype)
     return write(self, lambda old: Overwrite.apply(old, src), (src,),
@@ -261,7 +325,8 @@ def fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
                                "dimensions.")
         return write(self, lambda old: Overwrite.apply(old, value), (value,),
-                     lambda a: a.__setitem__(Ellipsis, value._data))
+                     lambda a: a.__setitem__(Ellipsis, value._data), shared_ok=True,
+                     overlap=None)
     return _new_values(self, lambda: value)
 
 
@@ -287,7 +352,7 @@ def masked_fill_(self, mask, value):
 
     def fast(a):
         np.copyto(a, v._data, where=mask._data, casting="unsafe")
-    return write(self, lambda old: ew.masked_fill(old, mask, v), (v,), fast)
+    return write(self, lambda old: ew.masked_fill(old, mask, v), (v,), fast, overlap=None)
 
 
 def setitem(self, index, value):
@@ -303,7 +368,10 @@ def setitem(self, index, value):
 
     def fast(a):
         a[index] = v._data
-    write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast)
+    if sh._is_basic(index):     # PyTorch copies into the view self[index]: compared with that view's memory
+        write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, written=target)
+    else:                       # index_put_ refuses any overlap with self
+        write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, overlap="any")
 
 
 class IndexPut(Function):

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._checks import int_arg, takes_tensors, type_name
 from ..autograd import Function
+from ..autograd.views import mark_multi_output
 from ..dtypes import result_type
 from ..tensor import Tensor
 from .dims import normalize_dim
@@ -65,21 +66,57 @@ def _check_reshape(shape, n):
 
 @takes_tensors("input")
 def reshape(input, *shape):
+    """``input`` in ``shape``: a view when the memory allows it (to the same shape too: a new tensor), else a copy."""
     shape = _sizes(shape)
     _check_reshape(shape, input._data.size)
-    if shape == input.shape:
-        return input
     return Reshape.apply(input, shape)
 
 
-view = reshape
+@takes_tensors("input")
+def view(input, *shape):
+    """``input`` in ``shape`` sharing its memory, or PyTorch's error when the strides do not allow it (use
+    ``reshape``). ``view(dtype)`` reinterprets the bytes as another dtype (not differentiable)."""
+    if len(shape) == 1 and (isinstance(shape[0], np.dtype) or
+                            (isinstance(shape[0], type) and issubclass(shape[0], np.generic))):
+        return _view_dtype(input, shape[0])
+    shape = _sizes(shape)
+    _check_reshape(shape, input._data.size)
+    probe = input._data.view()
+    try:
+        probe.shape = shape                       # NumPy refuses exactly when no strides fit without a copy
+    except AttributeError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+    return Reshape.apply(input, shape)
+
+
+def _view_dtype(input, dtype):
+    """``x.view(dtype)``: the same bytes read as ``dtype`` (the last dim rescaled by the itemsizes), a view."""
+    dtype = np.dtype(dtype)
+    if dtype == input._data.dtype:
+        return Reshape.apply(input, input.shape)
+    old, new = input._data.itemsize, dtype.itemsize
+    if new != old:
+        if input.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 to view {input.dtype} as {dtype} (different element sizes)")
+        if input._data.strides[-1] != old and input.shape[-1] != 1:
+            raise RuntimeError("self.stride(-1) must be 1 to view " f"{input.dtype} as {dtype} (different element "
+                               "sizes), but got " f"{input._data.strides[-1] // old}")
+        if new > old and (input.shape[-1] * old) % new:
+            raise RuntimeError(f"self.size(-1) must be divisible by {new // old} to view {input.dtype} as {dtype} "
+                               f"(different element sizes), but got {input.shape[-1]}")
+    out = Tensor(input._data.view(dtype))
+    from ..autograd.views import mark_view
+    mark_view(out, input)
+    return out
 
 
 def view_as(input, other):
+    return view(input, other.shape)
+
+
+def reshape_as(input, other):
     return reshape(input, other.shape)
-
-
-reshape_as = view_as
 
 
 @takes_tensors("input")
@@ -87,6 +124,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     start, end = normalize_dim(start_dim, input.ndim), normalize_dim(end_dim, input.ndim)
     if input.ndim == 0:
         return reshape(input, 1)
+    if input.ndim == 1:
+        return input     # PyTorch returns a 1-d tensor itself, not a view
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     merged = math.prod(input.shape[start:end + 1])   # explicit, not -1: a zero-size tensor has no -1 to infer
@@ -131,6 +170,8 @@ class Permute(Function):
 
 @takes_tensors("input")
 def permute(input, *dims):
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _sizes(dims)
     if len(dims) != input.ndim:
         raise RuntimeError(f"permute(): number of dimensions in the tensor input does not match the length of the "
@@ -145,7 +186,7 @@ def permute(input, *dims):
 @takes_tensors("input")
 def transpose(input, dim0, dim1):
     if input.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
-        return input
+        return Permute.apply(input, tuple(range(input.ndim)))    # a view of the same shape: a new tensor
     dims = list(range(input.ndim))
     d0, d1 = normalize_dim(dim0, input.ndim), normalize_dim(dim1, input.ndim)
     dims[d0], dims[d1] = dims[d1], dims[d0]
@@ -160,7 +201,10 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, a, shape):
-        return np.broadcast_to(a._data, shape)
+        x = a._data                      # a writable view (np.broadcast_to's are read-only): PyTorch writes into an
+        lead = len(shape) - x.ndim       # expand that only adds size-1 dims, and fill_ writes even shared memory
+        strides = (0,) * lead + tuple(0 if n != m else st for n, m, st in zip(x.shape, shape[lead:], x.strides))
+        return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
 
     @staticmethod
     def backward(ctx, dout):
@@ -171,6 +215,8 @@ class Expand(Function):
 
 @takes_tensors("input")
 def expand(input, *sizes):
+    if not sizes:
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
     sizes = _sizes(sizes)
     lead = len(sizes) - input.ndim
     if lead < 0:
@@ -186,8 +232,6 @@ def expand(input, *sizes):
             raise RuntimeError(f"The expanded size of the tensor ({shape[lead + i]}) must match the existing size "
                                f"({s}) at non-singleton dimension {lead + i}.  Target sizes: {list(sizes)}.  "
                                f"Tensor sizes: {list(input.shape)}")
-    if shape == input.shape:
-        return input
     return Expand.apply(input, shape)
 
 
@@ -473,9 +517,12 @@ def _slice_along(input, axis, start, stop):
     return index(input, (slice(None),) * axis + (slice(start, stop),))
 
 
-def _split_sizes(input, axis, sizes):
+def _split_sizes(input, axis, sizes, op="Split"):
+    """Views of ``input`` along ``axis`` of the given sizes: outputs of one op (``op``, PyTorch's node name), so
+    PyTorch's rule for such views holds (no recorded in-place write into them)."""
     bounds = np.cumsum([0] + list(sizes))
-    return tuple(_slice_along(input, axis, int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
+    pieces = tuple(_slice_along(input, axis, int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
+    return mark_multi_output(pieces, op)
 
 
 def _split_axis(name, input, dim):
@@ -497,7 +544,7 @@ def split(tensor, split_size_or_sections, dim=0):
         if np.sum(sizes) != size:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
                                f"size at dimension {axis}), but got split_sizes={sizes}")
-        return _split_sizes(tensor, axis, sizes)
+        return _split_sizes(tensor, axis, sizes, "SplitWithSizes")
     step = operator.index(split_size_or_sections)
     if step < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
@@ -551,7 +598,22 @@ def unbind(input, dim=0):
     if input.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     axis = normalize_dim(dim, input.ndim)
-    return tuple(index(input, (slice(None),) * axis + (i,)) for i in range(input.shape[axis]))
+    return mark_multi_output(tuple(index(input, (slice(None),) * axis + (i,)) for i in range(input.shape[axis])),
+                             "Unbind")
+
+
+@takes_tensors("input")
+def select(input, dim, index):
+    """The view ``input[..., index, ...]`` with ``index`` on ``dim``, which the result no longer has."""
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    axis = normalize_dim(dim, input.ndim)
+    index = operator.index(index)
+    size = input.shape[axis]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {axis}")
+    return _apply_index(input, (slice(None),) * axis + (index % size,))
 
 
 @takes_tensors("input")

@@ -1,0 +1,369 @@
+"""A differential fuzzer for autograd's hardest corners: views, in-place writes, hooks, ``retain_grad``,
+``detach``, ``no_grad`` and double backward, run as the same random short program in minigrad and in PyTorch.
+
+A program is a list of statements ``(op, i, j, k, no_grad)``: ``op`` names a statement below, ``i`` and ``j``
+pick its operands among the tensors made so far (modulo their number), ``k`` picks its parameters from the
+operand's shape (a dim, a start, a shape to view as...), and ``no_grad`` runs it inside ``no_grad()``. The
+program starts from three tensors: ``a`` (2, 3) and ``w`` (3,), leaves that require grad, and ``v0`` (2, 3),
+a plain tensor. Every statement's parameters depend only on shapes, so both libraries run the same program as
+long as they agree; the first disagreement is reported.
+
+What is compared, after each statement: whether it raised (and the exception's type, then the program stops),
+whether it returned its operand itself (in-place ops do), and the new tensor's shape, dtype, values,
+``requires_grad`` and ``is_leaf`` (which may raise too). At the end: every tensor's values, then a backward of a
+random-weighted sum of every tensor that requires grad (optionally through ``autograd.grad(create_graph=True)``
+and a second backward), and the ``.grad`` of every leaf and every tensor that retains its gradient.
+
+``describe(program)`` prints a program as Python, to paste into a regression test or a bug report.
+"""
+import numpy as np
+
+SHAPE_A, SHAPE_W, SHAPE_V = (2, 3), (3,), (2, 3)
+
+
+def _dim(x, k):
+    return k % max(x.ndim, 1)
+
+
+def _constant(lib, shape, k):
+    """A fixed random float64 tensor of ``shape`` (the same in both libraries)."""
+    rng = np.random.default_rng(k)
+    return lib.tensor(rng.standard_normal(shape))
+
+
+def _factorizations(n):
+    out = [(n,)]
+    for p in range(2, n + 1):
+        if n % p == 0:
+            out += [(p, n // p), (n // p, p), (1, n // p, p)]
+    return out
+
+
+def _slice_index(x, k):
+    """A basic index of ``x``: slices (with steps), an integer, None or Ellipsis, from ``k``."""
+    if x.ndim == 0:
+        return (None, Ellipsis)[k % 2]
+    d = _dim(x, k)
+    n = x.shape[d]
+    kind = (k // 7) % 4
+    if kind == 0:
+        part = slice(k % (n + 1), None)
+    elif kind == 1:
+        part = slice(None, None, 1 + k % 2)
+    elif kind == 2 and n:
+        part = (k // 3) % n
+    else:
+        part = slice(0, 0) if k % 5 == 0 else slice(None, max(n - 1, 0))
+    return (slice(None),) * d + (part,)
+
+
+# --------------------------------------------------------------------------- statements
+# Each takes (lib, x, y, k) and returns a tensor (a new one, or x itself for an in-place op), or None.
+def _view(lib, x, y, k):
+    shapes = _factorizations(x.numel()) if x.numel() else [(0,), (0, 1)]
+    return x.view(shapes[k % len(shapes)])
+
+
+def _reshape(lib, x, y, k):
+    shapes = _factorizations(x.numel()) if x.numel() else [(0,)]
+    return x.reshape(shapes[k % len(shapes)])
+
+
+def _expand(lib, x, y, k):
+    if k % 3 == 0:
+        return x.expand(2, *x.shape)
+    shape = tuple(3 if s == 1 and (k >> i) & 1 else s for i, s in enumerate(x.shape))
+    return x.expand(*shape) if shape else x.expand(())
+
+
+def _narrow(lib, x, y, k):
+    d = _dim(x, k)
+    n = x.shape[d] if x.ndim else 0
+    start = (k // 5) % (n + 1)
+    return x.narrow(d, start, (k // 11) % (n - start + 1))
+
+
+def _select(lib, x, y, k):
+    d = _dim(x, k)
+    n = x.shape[d] if x.ndim else 1
+    return x.select(d, (k // 5) % max(n, 1))
+
+
+def _diagonal(lib, x, y, k):
+    if x.ndim < 2:
+        return x.diagonal()     # raises in both
+    return x.diagonal((k % 3) - 1, 0, x.ndim - 1)
+
+
+def _piece(lib, x, y, k):
+    d = _dim(x, k)
+    kind = k % 3
+    pieces = x.unbind(d) if kind == 0 else x.split(1, d) if kind == 1 else x.chunk(2, d)
+    return pieces[(k // 3) % len(pieces)] if len(pieces) else x
+
+
+def _permute(lib, x, y, k):
+    dims = list(range(x.ndim))
+    rng = np.random.default_rng(k)
+    rng.shuffle(dims)
+    return x.permute(*dims) if dims else x.permute(())
+
+
+def _setitem_number(lib, x, y, k):
+    x[_slice_index(x, k)] = float(k % 7) - 3.0
+    return x
+
+
+def _setitem_tensor(lib, x, y, k):
+    target = x[_slice_index(x, k)]
+    if y.shape != target.shape and y.numel() == 1:
+        y = y.reshape(())
+    value = y if y.numel() == 1 or y.shape == target.shape else y.sum()
+    if _undefined_alias(target, value):
+        return SKIPPED
+    x[_slice_index(x, k)] = value
+    return x
+
+
+def _hook(lib, x, y, k):
+    factor = 1.0 + (k % 3)
+    x.grad_fn       # PyTorch 2.13 crashes (segmentation fault) hooking a view whose grad_fn is stale: read it first
+    x.register_hook(lambda g: g * factor)
+    return None
+
+
+def _retain(lib, x, y, k):
+    x.retain_grad()
+    return None
+
+
+def _undefined_alias(x, y):
+    """Whether an in-place write into ``x`` reading ``y`` has no defined result: they share memory and one of them
+    does not fill its memory densely, so PyTorch neither refuses it nor defines the order of reads and writes."""
+    xa, ya = x.detach().numpy(), y.detach().numpy()
+    if not np.shares_memory(xa, ya):
+        return False
+    return not (_dense(xa) and _dense(ya))
+
+
+def _dense(a):
+    steps = sorted((abs(st), n) for n, st in zip(a.shape, a.strides) if n != 1)
+    expected = a.itemsize
+    for stride, n in steps:
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _inplace_binary(method, reduce):
+    def statement(lib, x, y, k):
+        operand = y if _broadcasts_into(y.shape, x.shape) else reduce(y)
+        if _undefined_alias(x, operand):
+            return SKIPPED
+        return getattr(x, method)(operand)
+    return statement
+
+
+SKIPPED = "skipped"   # a statement whose result is undefined in PyTorch itself: neither library runs it
+
+
+def _broadcasts_into(small, big):
+    if len(small) > len(big):
+        return False
+    return all(s in (1, b) for s, b in zip(small[::-1], big[::-1]))
+
+
+def _binary(lib, x, y, k):
+    try:
+        np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        y = y.sum()
+    return x * y if k % 2 else x + y
+
+
+STATEMENTS = {
+    # views
+    "view": _view,
+    "reshape": _reshape,
+    "t": lambda lib, x, y, k: x.t(),
+    "transpose": lambda lib, x, y, k: x.transpose(0, -1) if x.ndim else x.t(),
+    "permute": _permute,
+    "unsqueeze": lambda lib, x, y, k: x.unsqueeze(k % (x.ndim + 1)),
+    "squeeze": lambda lib, x, y, k: x.squeeze() if k % 2 else x.squeeze(_dim(x, k)) if x.ndim else x.squeeze(),
+    "expand": _expand,
+    "narrow": _narrow,
+    "select": _select,
+    "diagonal": _diagonal,
+    "index": lambda lib, x, y, k: x[_slice_index(x, k)],
+    "piece": _piece,
+    "flatten": lambda lib, x, y, k: x.flatten(),
+    "view_as_self": lambda lib, x, y, k: x.view_as(x),
+    "detach": lambda lib, x, y, k: x.detach(),
+    # out of place
+    "mul_const": lambda lib, x, y, k: x * _constant(lib, x.shape, k),
+    "times_one": lambda lib, x, y, k: x * 1,
+    "binary": _binary,
+    "tanh": lambda lib, x, y, k: x.tanh(),
+    "clone": lambda lib, x, y, k: x.clone(),
+    "sum_dim": lambda lib, x, y, k: x.sum(_dim(x, k), keepdim=bool(k % 2)) if x.ndim else x.sum(),
+    # in place
+    "mul_number_": lambda lib, x, y, k: x.mul_(1.5 + k % 3),
+    "add_": _inplace_binary("add_", lambda y: y.sum()),
+    "mul_": _inplace_binary("mul_", lambda y: y.mean()),
+    "copy_": _inplace_binary("copy_", lambda y: y.sum()),
+    "fill_": lambda lib, x, y, k: x.fill_(float(k % 5) - 2.0),
+    "zero_": lambda lib, x, y, k: x.zero_(),
+    "clamp_": lambda lib, x, y, k: x.clamp_(-0.5, 0.5),
+    "tanh_": lambda lib, x, y, k: x.tanh_(),
+    "setitem_number": _setitem_number,
+    "setitem_tensor": _setitem_tensor,
+    "requires_grad_": lambda lib, x, y, k: x.requires_grad_(),
+    "detach_": lambda lib, x, y, k: x.detach_(),
+    # autograd state
+    "hook": _hook,
+    "retain_grad": _retain,
+}
+NAMES = sorted(STATEMENTS)
+
+
+# --------------------------------------------------------------------------- running
+class Stop(Exception):
+    """The program stopped at a statement that raised."""
+
+
+def _state(lib, t):
+    """What is compared of a tensor: shape, dtype name, values, requires_grad, is_leaf (or the error reading it)."""
+    try:
+        leaf = t.is_leaf
+    except Exception as error:     # PyTorch refuses to read the grad_fn of some stale views
+        leaf = type(error).__name__
+    return (tuple(t.shape), str(t.dtype).rpartition(".")[2], t.detach().numpy().copy(), t.requires_grad, leaf)
+
+
+def run(lib, program, create_graph=False, loss_seed=0):
+    """Run ``program`` with ``lib`` (``torch`` or ``minigrad``); returns the list of observations."""
+    env = [lib.tensor(np.random.default_rng(1).standard_normal(SHAPE_A), requires_grad=True),
+           lib.tensor(np.random.default_rng(2).standard_normal(SHAPE_W), requires_grad=True),
+           lib.tensor(np.random.default_rng(3).standard_normal(SHAPE_V))]
+    leaves = list(env[:2])
+    seen = []
+    for step, (op, i, j, k, no_grad) in enumerate(program):
+        x, y = env[i % len(env)], env[j % len(env)]
+        try:
+            if no_grad:
+                with lib.no_grad():
+                    out = STATEMENTS[op](lib, x, y, k)
+            else:
+                out = STATEMENTS[op](lib, x, y, k)
+        except Exception as error:
+            seen.append((step, "raised", type(error).__name__))
+            return seen
+        if out is None or out is SKIPPED:
+            seen.append((step, "none" if out is None else SKIPPED))
+            continue
+        same = out is x
+        seen.append((step, "same" if same else "new", _state(lib, out)))
+        if op == "requires_grad_":
+            leaves.append(out)
+        if not same:
+            env.append(out)
+    seen.append(("values", [t.detach().numpy().copy() for t in env]))
+    try:
+        seen.extend(_backward(lib, env, leaves, create_graph, loss_seed))
+    except Exception as error:
+        seen.append(("backward raised", type(error).__name__))
+    return seen
+
+
+def _backward(lib, env, leaves, create_graph, seed):
+    terms = [(t * _constant(lib, t.shape, seed + n)).sum() for n, t in enumerate(env)
+             if t.requires_grad and t.is_floating_point()]
+    if not terms:
+        return [("no loss",)]
+    loss = terms[0]
+    for term in terms[1:]:
+        loss = loss + term
+    if create_graph:
+        wanted = [t for t in leaves if t.requires_grad]
+        grads = lib.autograd.grad(loss, wanted, create_graph=True, allow_unused=True)
+        second = [(g * _constant(lib, g.shape, seed + 100 + n)).sum() for n, g in enumerate(grads)
+                  if g is not None and g.requires_grad]
+        if not second:
+            return [("first order only", [None if g is None else g.detach().numpy().copy() for g in grads])]
+        total = second[0]
+        for s in second[1:]:
+            total = total + s
+        total.backward()
+    else:
+        loss.backward()
+    out = []
+    for n, t in enumerate(env):
+        keeps = t.is_leaf or t.retains_grad
+        out.append(("grad", n, None if not keeps or t.grad is None else t.grad.detach().numpy().copy()))
+    return out
+
+
+def differences(torch, mg, program, create_graph=False, rtol=1e-9, atol=1e-9):
+    """The first place where minigrad's run of ``program`` differs from PyTorch's, as a string, or None."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = run(torch, program, create_graph)
+        got = run(mg, program, create_graph)
+    for w, g in zip(want, got):
+        problem = _compare(w, g, rtol, atol)
+        if problem:
+            return f"{problem}\n  PyTorch:  {_short(w)}\n  minigrad: {_short(g)}"
+    if len(want) != len(got):
+        return f"PyTorch made {len(want)} observations, minigrad {len(got)}: {_short(want[-1])} / {_short(got[-1])}"
+    return None
+
+
+def _compare(w, g, rtol, atol):
+    if type(w) is not type(g):
+        return "different kinds"
+    if isinstance(w, np.ndarray):
+        if w.shape != g.shape:
+            return f"shapes {w.shape} / {g.shape}"
+        if w.dtype.kind in "fc":
+            if not np.allclose(w, g, rtol=rtol, atol=atol, equal_nan=True):
+                return "values differ"
+        elif not np.array_equal(w, g):
+            return "values differ"
+        return None
+    if isinstance(w, (list, tuple)):
+        if len(w) != len(g):
+            return f"lengths {len(w)} / {len(g)}"
+        for a, b in zip(w, g):
+            problem = _compare(a, b, rtol, atol)
+            if problem:
+                return problem
+        return None
+    if w != g:
+        return f"{w!r} / {g!r}"
+    return None
+
+
+def _short(obs):
+    text = repr(obs)
+    return text if len(text) < 400 else text[:400] + "..."
+
+
+# --------------------------------------------------------------------------- making and printing programs
+def random_program(rng, length=None):
+    """A random program (for seeded batches; hypothesis draws its own)."""
+    length = int(rng.integers(1, 9)) if length is None else length
+    return [(NAMES[int(rng.integers(len(NAMES)))], int(rng.integers(64)), int(rng.integers(64)),
+             int(rng.integers(1 << 16)), bool(rng.random() < 0.15)) for _ in range(length)]
+
+
+def describe(program, create_graph=False):
+    """The program as Python-like lines (``t3 = view(t1, k=5)``), with its starting tensors."""
+    lines = ["t0 = a (2, 3), leaf requiring grad; t1 = w (3,), leaf requiring grad; t2 = v0 (2, 3), plain"]
+    n = 3
+    for op, i, j, k, no_grad in program:
+        lines.append(f"{'[no_grad] ' if no_grad else ''}t{n}? = {op}(t{i % n}, t{j % n}, k={k})")
+        n += 1
+    lines.append(f"backward of sum(t * R) over tensors requiring grad{' (create_graph, then again)' if create_graph else ''}")
+    return "\n".join(lines)
