@@ -144,14 +144,18 @@ def check(exercise, backward, seed=0):
     refs = [exercise.reference(c) for c in cases]
     outs, wrong = [], {}                     # wrong: grad name -> [case index] where it fails
     problems = []                            # exceptions, shapes, None, in-place writes: said first
+    raised = {}                              # "Type: message" -> its place in problems: said once
     for case, ref in zip(cases, refs):
         out = {}
         try:
             out, changed = _call(exercise, backward, case)
         except Exception as e:  # the student's code raised: show where, on this case
-            tb = traceback.format_exception(type(e), e, e.__traceback__)
-            problems.append(f"Your backward raised {type(e).__name__} on case '{case.label}' "
-                            f"({_shapes(case)}):\n" + _indent("".join(tb[-2:]).rstrip()))
+            key = f"{type(e).__name__}: {e}"
+            if key not in raised:
+                tb = traceback.format_exception(type(e), e, e.__traceback__)
+                raised[key] = len(problems)
+                problems.append(f"Your backward raised {type(e).__name__} on case '{case.label}' "
+                                f"({_shapes(case)}):\n" + _indent("".join(tb[-2:]).rstrip()))
             changed = []
         if changed:
             problems.append(f"Your backward changed its input(s) {', '.join(changed)} in place (case "
