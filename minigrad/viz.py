@@ -282,3 +282,9 @@ def text_tree(tensor_or_graph, params=None):
 def render(tensor_or_graph, path, format=None, params=None):
     """Draw a Graph, or a tensor's graph traced now, to ``path`` (see ``Graph.render``)."""
     return _traced_without_hooks(tensor_or_graph, params).render(path, format)
+
+
+# The backward pass as a page to step through, and plain SVG drawings: minigrad/viz_backward.py.
+from .viz_backward import BackwardRecording, record_backward, to_html, to_svg  # noqa: E402,F401
+
+__all__ += ["BackwardRecording", "record_backward", "to_html", "to_svg"]
