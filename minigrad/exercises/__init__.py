@@ -41,6 +41,7 @@ def names():
 
 
 def exercise(name):
+    """The ``Exercise`` called ``name`` (its cases, reference and catalogue)."""
     table = _exercises()
     if name not in table:
         raise ValueError(f"no exercise named {name!r}; the exercises are: {', '.join(table)}")

@@ -309,6 +309,9 @@ def _structure(exercise, name, case, got, exp):
     err = got - exp
     scale = float(np.max(np.abs(exp))) or 1.0
     ref_sq = float(np.sum(exp * exp))
+    if np.max(np.abs(got)) <= 1e-12 * scale:
+        out.append(f"{name} is all zeros (a sum() loss, or a uniform upstream gradient, hides this mistake).")
+        return out
     if ref_sq > 0:
         c = float(np.sum(got * exp) / ref_sq)
         if np.max(np.abs(got - c * exp)) <= 1e-6 * scale:
@@ -318,9 +321,6 @@ def _structure(exercise, name, case, got, exp):
                 out.append(f"{name} is the right answer times a constant factor {c:.6g}"
                            + (" (a missing or extra 1/n: compare with the sizes of the case)." if c > 0 else "."))
             return out
-    if np.max(np.abs(got)) <= 1e-12 * scale:
-        out.append(f"{name} is all zeros (a sum() loss, or a uniform upstream gradient, hides this mistake).")
-        return out
     if exercise.rows is not None:
         view = exercise.rows(case, name, err)
         if view is not None:

@@ -422,7 +422,7 @@ BATCH_NORM = _exercise(
              "yours: mean = x.mean(axis=1), var = x.var(axis=1)   (that is LayerNorm)",
              _with_norm(_LayerNorm(), ROWS3)),
      Variant("eval_formula", "mean and variance treated as constants (the eval-mode formula dx = rstd * gw)",
-             "right (training): " + CENTERED + "\nyours:            dx = rstd * gw\n"
+             "right: " + CENTERED + "   (training)\nyours: dx = rstd * gw\n"
              "In training the batch statistics depend on every sample: their derivatives give the two mean terms.",
              lambda case: {"dx": _BatchNorm().kernel(case, *_right_stats(_BatchNorm(), case), case.args["weight"],
                                                      training=False)[0]})],
