@@ -18,7 +18,7 @@ gradients come from minigrad's own NumPy reference kernels (norms) or from autog
 failing gradient is compared with a catalogue of known wrong formulas (``exercises.catalogue(name)``);
 when none matches, the report says which gradient, which rows and columns, what the error looks like
 (a constant offset per row, a multiple of xhat, a factor) and prints the smallest failing case.
-Worked solutions live in ``minigrad/exercises/solutions/``, apart from the stubs.
+Worked solutions live in ``minigrad/exercises/solutions/``, apart from the stubs (``stub(name)``).
 """
 from pathlib import Path
 
@@ -64,10 +64,28 @@ def check(name, backward, seed=0):
     return run_check(exercise(name), backward, seed)
 
 
+_STUB = '''"""Exercise {name}: write the backward pass by hand, in NumPy.
+
+{forward}
+
+Check it:  python -m minigrad.exercises check {name} {name}.py
+       or  from minigrad import exercises; print(exercises.check("{name}", backward))
+Arrays are float64 NumPy arrays; return NumPy arrays of the shapes of what they are gradients of.
+"""
+import numpy as np
+
+
+def {call}:
+    # recompute what the forward computed (statistics, normalized values, ...), then apply the chain rule
+    raise NotImplementedError("write the backward: return {returns}")
+'''
+
+
 def stub(name):
-    """The text of a file to start exercise ``name`` from: the forward spelled out, ``backward`` to write."""
-    exercise(name)
-    return (_HERE / "stubs" / f"{name}.py").read_text()
+    """The text of a file to start exercise ``name`` from: the forward spelled out, ``backward`` to write
+    (no solution in it; the worked solutions are files of ``minigrad/exercises/solutions/``)."""
+    ex = exercise(name)
+    return _STUB.format(name=name, forward=ex.description, call=ex.signature.split(" ->")[0], returns=ex.returns)
 
 
 def solution_path(name):

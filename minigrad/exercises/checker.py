@@ -52,7 +52,8 @@ class Exercise:
     reference: object           # case -> {grad name: array}
     variants: list
     rows: object = None         # (case, grad name, array) -> (2-D array, {basis name: 2-D array}, row word)
-    description: str = ""
+    description: str = ""       # the forward, spelled out for the stub
+    returns: str = ""           # what backward returns, with shapes: "dx (N, D), dweight (D,)"
 
 
 @dataclass

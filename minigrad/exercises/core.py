@@ -65,7 +65,8 @@ TANH = Exercise(
                    "tanh' = 1 - tanh^2: tanh saturates, its slope goes to 0.", lambda g, x, t: g * (1 + t * t)),
      _tanh_variant("sech_not_squared", "sech(x) where sech(x)^2 was meant", "dx = dout / cosh(x)",
                    "tanh' = 1 / cosh(x)^2.", lambda g, x, t: g / np.cosh(x))],
-    None, "y = tanh(x), elementwise.")
+    None, ("Forward: y = tanh(x), elementwise. dout has x's shape."),
+    "dx (x's shape)")
 
 
 # --------------------------------------------------------------------------- matmul
@@ -99,7 +100,8 @@ MATMUL = Exercise(
                  lambda g, a, b: g.T @ a),
      _mm_variant("operands_swapped", "da and db computed from the wrong operands (da = dout @ a.T)",
                  "da = dout @ a.T", "da = dout @ b.T", "da", lambda g, a, b: g @ a.T)],
-    None, "out = a @ b, a (n, k), b (k, m).")
+    None, ('Forward: out = a @ b with a (n, k), b (k, m). dout (n, m) is the gradient of the loss with respect to out.'),
+    'da (n, k), db (k, m)')
 
 
 # --------------------------------------------------------------------------- softmax + cross-entropy
@@ -155,7 +157,10 @@ SOFTMAX_CROSS_ENTROPY = Exercise(
                  "Chain rule: multiply by the gradient arriving from above (here a number, not 1).",
                  lambda g, p, y, z: (p - y) / len(z))],
     _rows_basis(_ce_pieces),
-    "loss = mean over the N rows of -log softmax(logits)[n, target[n]]; logits (N, C), target (N,) ints.")
+    ('Forward: p = softmax(logits) over the classes (axis 1), logits (N, C), target (N,) class indices;\n'
+     '    loss = mean over the N rows of -log p[n, target[n]]   (a number)\n'
+     'dloss is the gradient of the final result with respect to loss (a number, not necessarily 1).'),
+    'dlogits (N, C)')
 
 
 # --------------------------------------------------------------------------- attention
@@ -205,7 +210,9 @@ ATTENTION = Exercise(
                         "dS = P * (dP - colsum(P * dP))", "softmax normalizes each row (over the keys): sum over axis 1.",
                         lambda g, q, k, v, s, P, dP, dS: _with_dS(P * (dP - (P * dP).sum(0, keepdims=True)),
                                                                   g, q, k, s, P))],
-    None, "out = softmax(q k^T / sqrt(d)) v; q (L, d), k (S, d), v (S, e).")
+    None, ('Forward: scores = q @ k.T / sqrt(d);  P = softmax(scores) over each row (the keys);  out = P @ v\n'
+     'with q (L, d), k (S, d), v (S, e). dout (L, e) is the gradient of the loss with respect to out.'),
+    'dq (L, d), dk (S, d), dv (S, e)')
 
 
 def _with_dS(dS, g, q, k, s, P):

@@ -216,7 +216,7 @@ def _right_stats(norm, case):
 
 
 def _pieces(norm, case):
-    """rstd, xhat and gw as rows (R, M), and the reference rstd: what the terms are made of."""
+    """rstd (broadcast), xhat and gw = dy * weight as rows (R, M): what the terms of the formula are made of."""
     x, dy = case.args["x"], case.args["dy"]
     mean, var, n = norm.stats(case)
     rstd = _rstd(var, n, case.args["eps"])
@@ -247,7 +247,10 @@ def _grads(names, values):
 def _catalogue(norm, names, formula):
     """The mistakes every norm shares, built on the norm's reference kernel."""
     row = norm.row
-    right = lambda case, **kw: _grads(names, norm.kernel(case, *_right_stats(norm, case), case.args["weight"], **kw))
+    stat = "var" if norm.centered else "mean(x^2)"
+
+    def right(case):
+        return _grads(names, norm.kernel(case, *_right_stats(norm, case), case.args["weight"]))
 
     def with_rstd(how):
         def grads(case):
@@ -263,8 +266,12 @@ def _catalogue(norm, names, formula):
             return {"dx": dx + norm.unrows(term(rstd, xhat, gw), dx)}
         return grads
 
-    mean_term = lambda rstd, xhat, gw: rstd * gw.mean(1, keepdims=True)
-    proj_term = lambda rstd, xhat, gw: rstd * xhat * (gw * xhat).mean(1, keepdims=True)
+    def mean_term(rstd, xhat, gw):
+        return rstd * gw.mean(1, keepdims=True)
+
+    def proj_term(rstd, xhat, gw):
+        return rstd * xhat * (gw * xhat).mean(1, keepdims=True)
+
     where = WHERE.format(row=row) if norm.centered else f"gw = dy * weight; xhat = x * rstd; means over each {row}"
 
     def said(yours, note):
@@ -286,9 +293,10 @@ def _catalogue(norm, names, formula):
                 "default); only BatchNorm's running_var stores the unbiased one." if norm.centered else
                 "right: ms = mean(x^2) = sum(x^2) / n\nyours: ms = sum(x^2) / (n - 1)",
                 with_rstd("unbiased")),
-        Variant("eps_outside_sqrt", "eps outside the square root: 1 / (sqrt(var) + eps) instead of 1 / sqrt(var + eps)",
-                "right: rstd = 1 / sqrt(var + eps)\nyours: rstd = 1 / (sqrt(var) + eps)\n"
-                "eps is added to the variance, under the root (it only shows when eps is not tiny next to var).",
+        Variant("eps_outside_sqrt", f"eps outside the square root: 1 / (sqrt({stat}) + eps) instead of "
+                f"1 / sqrt({stat} + eps)",
+                f"right: rstd = 1 / sqrt({stat} + eps)\nyours: rstd = 1 / (sqrt({stat}) + eps)\n"
+                f"eps is added to {stat}, under the root (it only shows when eps is not tiny next to {stat}).",
                 with_rstd("eps_outside")),
         Variant("forgot_weight", "the weight is missing from dx (gw = dy where gw = dy * weight was meant)",
                 said(formula.replace("gw", "dy"), "y = xhat * weight: the gradient reaching xhat is dy * weight."),
@@ -369,7 +377,7 @@ def _interleaved_groups(names):
 
 
 # --------------------------------------------------------------------------- the exercises
-def _exercise(name, norm, signature, names, cases, extra_variants=(), description=""):
+def _exercise(name, norm, signature, names, cases, extra_variants, description, returns):
     grad_of = {"dx": "x", "dweight": "weight", "dbias": "bias"}
     formula = CENTERED if norm.centered else UNCENTERED
     variants, right = _catalogue(norm, names, formula)
@@ -385,7 +393,7 @@ def _exercise(name, norm, signature, names, cases, extra_variants=(), descriptio
         return norm.rows(err, case), basis, norm.row
 
     return Exercise(name, signature, names, {n: grad_of[n] for n in names}, cases, right, variants, rows,
-                    description)
+                    description, returns)
 
 
 ROWS3 = ("dx", "dweight", "dbias")
@@ -399,7 +407,11 @@ RMS_NORM = _exercise(
              lambda case: _grads(("dx", "dweight"), _RMSNorm().kernel(
                  case, None, _rstd(_RMSNorm().stats(case)[1], 0, case.args["eps"], "eps_outside"),
                  case.args["weight"], eps_outside=True)))],
-    "RMSNorm over each row of x (N, D): y = x * rstd * weight, rstd = 1 / sqrt(mean(x^2) + eps).")
+    ('Forward, per row of x (N, D):\n'
+     '    rstd = 1 / sqrt(mean(x**2 over the row) + eps)\n'
+     '    y = x * rstd * weight                     weight (D,)\n'
+     'dy (N, D) is the gradient of the loss with respect to y.'),
+    'dx (N, D), dweight (D,)')
 
 LAYER_NORM = _exercise(
     "layer_norm", _LayerNorm(), "backward(dy, x, weight, bias, eps) -> (dx, dweight, dbias)", ROWS3,
@@ -408,7 +420,12 @@ LAYER_NORM = _exercise(
              "right: mean = x.mean(axis=1), var = x.var(axis=1)   (each sample's own features)\n"
              "yours: mean = x.mean(axis=0), var = x.var(axis=0)   (that is BatchNorm)",
              _with_norm(_BatchNorm(), ROWS3))],
-    "LayerNorm over each row of x (N, D): y = (x - mean) * rstd * weight + bias, rstd = 1 / sqrt(var + eps).")
+    ('Forward, per row of x (N, D):\n'
+     '    mean = mean of the row;  var = mean((x - mean)**2) over the row (divided by D)\n'
+     '    rstd = 1 / sqrt(var + eps);  xhat = (x - mean) * rstd\n'
+     '    y = xhat * weight + bias                  weight, bias (D,)\n'
+     'dy (N, D) is the gradient of the loss with respect to y.'),
+    'dx (N, D), dweight (D,), dbias (D,)')
 
 BATCH_NORM = _exercise(
     "batch_norm", _BatchNorm(), "backward(dy, x, weight, bias, eps) -> (dx, dweight, dbias)", ROWS3,
@@ -426,7 +443,12 @@ BATCH_NORM = _exercise(
              "In training the batch statistics depend on every sample: their derivatives give the two mean terms.",
              lambda case: {"dx": _BatchNorm().kernel(case, *_right_stats(_BatchNorm(), case), case.args["weight"],
                                                      training=False)[0]})],
-    "BatchNorm in training on x (N, C): each channel normalized over the batch, y = xhat * weight + bias.")
+    ('Forward in training mode, x (N, C): each channel c normalized over the batch:\n'
+     '    mean_c = mean of x[:, c];  var_c = mean((x[:, c] - mean_c)**2) (divided by N)\n'
+     '    rstd_c = 1 / sqrt(var_c + eps);  xhat = (x - mean) * rstd\n'
+     '    y = xhat * weight + bias                  weight, bias (C,)\n'
+     'dy (N, C) is the gradient of the loss with respect to y.'),
+    'dx (N, C), dweight (C,), dbias (C,)')
 
 GROUP_NORM = _exercise(
     "group_norm", _GroupNorm(), "backward(dy, x, num_groups, weight, bias, eps) -> (dx, dweight, dbias)", ROWS3,
@@ -446,7 +468,12 @@ GROUP_NORM = _exercise(
      Variant("per_sample_statistics", "statistics over all channels of a sample (one group) instead of per group",
              "right: mean, var over the C/G channels of a group and all positions\n"
              "yours: mean, var over all C channels (num_groups ignored)", _with_norm(_GroupNorm(1), ROWS3))],
-    "GroupNorm on x (N, C, *spatial): each (sample, group of C/G channels) normalized, weight and bias per channel.")
+    ('Forward, x (N, C, *spatial), C divisible by num_groups = G:\n'
+     '    the channels are split into G consecutive groups of C/G channels; for each sample n and group g,\n'
+     "    mean and var (divided by the count) are taken over the group's channels and all positions;\n"
+     '    xhat = (x - mean) / sqrt(var + eps);  y = xhat * weight[c] + bias[c]     weight, bias (C,)\n'
+     "dy has x's shape."),
+    "dx (x's shape), dweight (C,), dbias (C,)")
 
 INSTANCE_NORM = _exercise(
     "instance_norm", _GroupNorm("C"), "backward(dy, x, weight, bias, eps) -> (dx, dweight, dbias)", ROWS3,
@@ -464,6 +491,10 @@ INSTANCE_NORM = _exercise(
              "right: mean, var over each (sample, channel)'s positions\n"
              "yours: mean, var over all channels and positions of a sample (GroupNorm with one group)",
              _with_norm(_GroupNorm(1), ROWS3))],
-    "InstanceNorm on x (N, C, *spatial): each (sample, channel) normalized over its positions.")
+    ('Forward, x (N, C, *spatial): each (sample, channel) normalized over its positions:\n'
+     '    mean, var (divided by the count) over the spatial axes;  xhat = (x - mean) / sqrt(var + eps)\n'
+     '    y = xhat * weight[c] + bias[c]            weight, bias (C,)\n'
+     "dy has x's shape."),
+    "dx (x's shape), dweight (C,), dbias (C,)")
 
 NORMS = {e.name: e for e in (RMS_NORM, LAYER_NORM, BATCH_NORM, GROUP_NORM, INSTANCE_NORM)}
