@@ -181,3 +181,21 @@ def test_clicking_through_the_backward_in_chromium(browser, tmp_path):
     assert browser.text("#step-title") == "Before backward"
     browser.click("#last")
     assert browser.text("#counter") == "step 5 / 5"
+
+
+def test_an_input_used_twice_gets_both_shares():
+    """y = x * x + exp(x): MulBackward sends x two shares (one per input slot), whose sum with exp's share is
+    x.grad, and the Jacobian of the product with respect to each slot is diag(x)."""
+    rng = np.random.default_rng(3)
+    x = mg.tensor(rng.standard_normal(3), requires_grad=True)
+    g = rng.standard_normal(3)
+    rec = viz.record_backward(x * x + x.exp(), g)
+    assert [n["name"] for n in rec.nodes] == ["AddBackward", "MulBackward", "leaf", "ExpBackward"]
+    mul = next(s for s in rec.steps if s["node"] == 1)
+    exp = next(s for s in rec.steps if s["node"] == 3)
+    shares = [values(l["grad"]) for l in mul["leaving"]] + [values(exp["leaving"][0]["grad"])]
+    xv = x.detach().numpy()
+    np.testing.assert_allclose(sum(shares), g * (2 * xv + np.exp(xv)), rtol=1e-12)
+    np.testing.assert_allclose(values(rec.nodes[2]["grad"]), x.grad.numpy(), rtol=1e-12)
+    for j in mul["jacobians"]:
+        np.testing.assert_allclose(values(j["matrix"]), np.diag(xv), rtol=1e-12)
