@@ -136,7 +136,8 @@ def test_unexplained_error_is_localised():
     text = exercises.check("layer_norm", offset).diagnosis
     assert "dx is wrong in 6 of 6 cases" in text
     assert "the error of dx has the form c_row" in text and "constant offset per row" in text
-    assert "Smallest failing case, 'small (2, 4)'" in text and "expected dx" in text and "your dx" in text
+    assert "Smallest failing case, 'small (2, 4)', row 0 alone:" in text     # shrunk to one row
+    assert "expected dx" in text and "your dx" in text and "difference" in text
 
     def scaled(dy, x, weight, bias, eps):
         dx, dw, db = right(dy, x, weight, bias, eps)
@@ -149,6 +150,13 @@ def test_unexplained_error_is_localised():
         xhat = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + eps)
         return dx + 0.1 * xhat * dy[:, :1], dw, db
     assert "a_row * xhat" in exercises.check("layer_norm", proportional).diagnosis
+
+    def one_channel(dy, x, weight, bias, eps):
+        dx, dw, db = solution("batch_norm")(dy, x, weight, bias, eps)
+        dx[:, 0] *= 1.01
+        return dx, dw, db
+    text = exercises.check("batch_norm", one_channel).diagnosis
+    assert "along axis 1 [0] (1 of" in text and "channel 0 alone:" in text
 
 
 def test_only_large_means_failing_gets_the_cancellation_hint():

@@ -54,6 +54,7 @@ class Exercise:
     rows: object = None         # (case, grad name, array) -> (2-D array, {basis name: 2-D array}, row word)
     description: str = ""       # the forward, spelled out for the stub
     returns: str = ""           # what backward returns, with shapes: "dx (N, D), dweight (D,)"
+    shrink: object = None       # case -> [(what was kept, smaller Case)]: the minimal failing example
 
 
 @dataclass
@@ -175,7 +176,7 @@ def check(exercise, backward, seed=0):
         outs.append(out)
     if not wrong and not problems:
         return CheckResult(exercise, True, "", cases_run=len(cases))
-    findings = [_diagnose(exercise, name, wrong[name], cases, refs, outs) for name in exercise.grad_names
+    findings = [_diagnose(exercise, backward, name, wrong[name], cases, refs, outs) for name in exercise.grad_names
                 if name in wrong]
     parts = list(dict.fromkeys(problems))[:4]
     if findings:
@@ -203,7 +204,7 @@ def _shape_hint(got, expected):
     return "."
 
 
-def _diagnose(exercise, name, failing, cases, refs, outs):
+def _diagnose(exercise, backward, name, failing, cases, refs, outs):
     """The variants whose ``name`` gradient equals the student's in every case (and differs from the
     reference in at least one); else a localisation of the error."""
     found = []
@@ -226,7 +227,7 @@ def _diagnose(exercise, name, failing, cases, refs, outs):
             found.append(variant)
     if found:
         return Finding(name, found)
-    return Finding(name, [], _localise(exercise, name, failing, cases, refs, outs))
+    return Finding(name, [], _localise(exercise, backward, name, failing, cases, refs, outs))
 
 
 def _report(exercise, findings, wrong, cases, refs, outs):
@@ -248,18 +249,19 @@ def _report(exercise, findings, wrong, cases, refs, outs):
         else:
             text = f.text
             head, sep, example = text.partition("Smallest failing case, ")
-            label = example.split("':", 1)[0]
+            label = example.split("\n", 1)[0]                # "'case label', row 0 alone:"
             if sep and label in examples:          # the inputs were printed for an earlier gradient: not again
                 lines = example.splitlines()
-                text = head + sep + lines[0] + " (inputs above)\n" + "\n".join(
-                    line for line in lines if line.lstrip().startswith(("expected", "your")) or line.startswith(" " * 14))
+                text = head + sep + lines[0].rstrip(":") + " (inputs above):\n" + "\n".join(
+                    line for line in lines if line.lstrip().startswith(("expected", "your", "difference"))
+                    or line.startswith(" " * 14))
             examples.add(label)
             parts.append(where + "\n" + text)
     return "\n\n".join(parts)
 
 
 # --------------------------------------------------------------------------- localisation
-def _localise(exercise, name, failing, cases, refs, outs):
+def _localise(exercise, backward, name, failing, cases, refs, outs):
     """Where the error of gradient ``name`` lives and what it looks like, and the smallest failing case."""
     lines = []
     passing = [c.label for i, c in enumerate(cases)
@@ -271,11 +273,31 @@ def _localise(exercise, name, failing, cases, refs, outs):
             lines.append(hint)
     i = max(failing, key=lambda j: _rel_err(outs[j][name], refs[j][name]))
     got, exp = outs[i][name], refs[i][name]
-    lines.append(f"Largest relative error {_rel_err(got, exp):.3g} on case '{cases[i].label}'.")
+    worst = _rel_err(got, exp)
+    lines.append(f"Largest relative error {worst:.3g} on case '{cases[i].label}'.")
+    if worst < 1e-4:
+        lines.append("That is small: rounding rather than a wrong term (computing in float32? a variance as "
+                     "E[x^2] - E[x]^2?). The checker expects float64 accuracy.")
     lines += _structure(exercise, name, cases[i], got, exp)
     small = min(failing, key=lambda j: (exp_size(cases[j]), j))
-    lines.append(_example(exercise, name, cases[small], outs[small][name], refs[small][name]))
+    case, got, exp, kept = _shrunk(exercise, backward, name, cases[small], outs[small][name], refs[small][name])
+    lines.append(_example(exercise, name, case, got, exp, kept))
     return "\n".join(lines)
+
+
+def _shrunk(exercise, backward, name, case, got, exp):
+    """The first of the exercise's smaller versions of ``case`` (one row, one channel, ...) on which the
+    student's ``name`` is still wrong, as (case, got, expected, what was kept); else ``case`` itself."""
+    for kept, small in (exercise.shrink(case) if exercise.shrink else []):
+        try:
+            out, _ = _call(exercise, backward, small)
+        except Exception:  # noqa: BLE001 - the smaller case is only an offer; the full one is shown then
+            continue
+        ref = exercise.reference(small)[name]
+        mine = _usable(out, name, ref)
+        if mine is not None and not _close(mine, ref, ref, RTOL):
+            return small, mine, ref, kept
+    return case, got, exp, ""
 
 
 def exp_size(case):
@@ -330,8 +352,8 @@ def _structure(exercise, name, case, got, exp):
     if err.ndim >= 2:
         rows = np.flatnonzero(flat.reshape(flat.shape[0], -1).any(1))
         cols = np.flatnonzero(flat.reshape(flat.shape[0], flat.shape[1], -1).any((0, 2)))
-        out.append(f"Wrong entries: rows {_which(rows, err.shape[0])} and columns {_which(cols, err.shape[1])} "
-                   f"of {name} (shape {err.shape}).")
+        out.append(f"Wrong entries of {name} (shape {err.shape}): index along axis 0 {_which(rows, err.shape[0])}; "
+                   f"along axis 1 {_which(cols, err.shape[1])}.")
     else:
         out.append(f"Wrong entries: {_which(np.flatnonzero(flat), err.size)} of {name} (shape {err.shape}).")
     return out
@@ -393,14 +415,18 @@ def _basis_meaning(subset):
     return " ".join(_MEANINGS.get(b, "") for b in subset).strip()
 
 
-def _example(exercise, name, case, got, exp):
+def _example(exercise, name, case, got, exp, kept=""):
     """The smallest failing case written out: inputs, expected and obtained ``name``."""
-    lines = [f"Smallest failing case, '{case.label}':"]
+    lines = [f"Smallest failing case, '{case.label}'" + (f", {kept}" if kept else "") + ":"]
     for k, v in case.args.items():
         lines.append(f"  {k} = " + (_fmt(v).replace("\n", "\n" + " " * (5 + len(k))) if isinstance(v, np.ndarray)
                                     else repr(v)))
     lines.append(f"  expected {name} = " + _fmt(exp).replace("\n", "\n" + " " * (14 + len(name))))
     lines.append(f"  your {name}     = " + _fmt(got).replace("\n", "\n" + " " * (14 + len(name))))
+    with np.errstate(invalid="ignore"):
+        diff = np.array2string(got - exp, formatter={"float_kind": lambda v: f"{v:.2e}"}, max_line_width=100,
+                               threshold=60, edgeitems=3)
+    lines.append("  " + "difference".ljust(9 + len(name)) + " = " + diff.replace("\n", "\n" + " " * (14 + len(name))))
     return "\n".join(lines)
 
 

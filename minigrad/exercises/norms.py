@@ -48,6 +48,10 @@ class _Norm:
         """weight broadcast against x (None without weight)."""
         raise NotImplementedError
 
+    def shrink(self, case):
+        """Smaller cases that keep what one statistic sees: [(what was kept, Case)], for the minimal example."""
+        return []
+
 
 def _rstd(var, n, eps, how="right"):
     if how == "unbiased":
@@ -68,6 +72,9 @@ class _Rows(_Norm):
 
     def weight_b(self, case):
         return case.args["weight"]
+
+    def shrink(self, case):
+        return [(f"row {r} alone", _slice(case, np.s_[r:r + 1], None)) for r in range(len(case.args["x"]))]
 
 
 class _LayerNorm(_Rows):
@@ -109,6 +116,10 @@ class _Channels(_Norm):
 class _BatchNorm(_Channels):
     row = "channel"
 
+    def shrink(self, case):
+        return [(f"channel {c} alone", _slice(case, np.s_[:, c:c + 1], np.s_[c:c + 1]))
+                for c in range(case.args["x"].shape[1])]
+
     def stats(self, case):
         x = self.ncs(case.args["x"])
         mean, var = batch_norm_stats(x)
@@ -136,6 +147,13 @@ class _GroupNorm(_Channels):
         self.fixed = groups
         self.row = "(sample, channel)" if groups == "C" else "(sample, group)"
 
+    def shrink(self, case):
+        x = case.args["x"]
+        if self.fixed == "C":     # one (sample, channel)
+            return [(f"sample {n}, channel {c} alone", _slice(case, np.s_[n:n + 1, c:c + 1], np.s_[c:c + 1]))
+                    for n in range(x.shape[0]) for c in range(x.shape[1])]
+        return [(f"sample {n} alone", _slice(case, np.s_[n:n + 1], None)) for n in range(x.shape[0])]
+
     def groups(self, case):
         if self.fixed == "C":
             return case.args["x"].shape[1]
@@ -162,6 +180,14 @@ class _GroupNorm(_Channels):
 
 
 # --------------------------------------------------------------------------- cases
+def _slice(case, data, params):
+    """``case`` with x and dy cut to ``data`` and, if given, weight and bias to ``params``."""
+    args = dict(case.args, x=case.args["x"][data], dy=case.args["dy"][data])
+    if params is not None:
+        args.update({k: case.args[k][params] for k in ("weight", "bias") if k in args})
+    return Case(case.label, args)
+
+
 def _weights(rng, n):
     return 1 + 0.5 * rng.standard_normal(n)     # random, some far from 1, never all equal
 
@@ -393,7 +419,7 @@ def _exercise(name, norm, signature, names, cases, extra_variants, description, 
         return norm.rows(err, case), basis, norm.row
 
     return Exercise(name, signature, names, {n: grad_of[n] for n in names}, cases, right, variants, rows,
-                    description, returns)
+                    description, returns, norm.shrink)
 
 
 ROWS3 = ("dx", "dweight", "dbias")
