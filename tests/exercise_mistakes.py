@@ -80,7 +80,9 @@ def rms_norm_student(dy, x, weight, eps, *, ddof=0, eps_outside=False, proj="mea
     xhat = x * rstd
     gw = dy * weight if use_weight else dy
     coef = (gw * xhat).mean(axis=1, keepdims=True) if proj == "mean" else (gw * xhat).sum(axis=1, keepdims=True)
-    dx = gw - (gw.mean(axis=1, keepdims=True) if mean_term else 0) - (xhat * coef if proj else 0)
+    # eps outside, differentiated exactly: d rstd / dx = -rstd^2 x / (D sqrt(ms)), so x / sqrt(ms) replaces xhat
+    direction = x / np.sqrt(ms) if eps_outside == "exact" else xhat
+    dx = gw - (gw.mean(axis=1, keepdims=True) if mean_term else 0) - (direction * coef if proj else 0)
     dx = rstd * dx if rstd_factor else dx
     dw = {"xhat": dy * xhat, "none": dy, "x": dy * x}[dweight].sum(axis=0)
     return dx, dw
@@ -103,7 +105,7 @@ MISTAKES = {
     "rms_norm": (rms_norm_student, [
         (dict(proj=None), "missing_projection"), (dict(proj="sum"), "projection_sum"),
         (dict(ddof=1), "unbiased_variance"), (dict(eps_outside=True), "eps_outside_sqrt"),
-        (dict(use_weight=False), "forgot_weight"), (dict(rstd_factor=False), "missing_rstd"),
+        (dict(eps_outside="exact"), "eps_outside_exact"), (dict(use_weight=False), "forgot_weight"), (dict(rstd_factor=False), "missing_rstd"),
         (dict(mean_term=True), "extra_mean_term"), (dict(dweight="none"), "dweight_without_xhat"),
         (dict(dweight="x"), "dweight_with_x")]),
     "layer_norm": (layer_norm_student, CENTERED_MISTAKES + [(dict(axes=(0,)), "wrong_axis")]),
@@ -119,3 +121,60 @@ MISTAKES = {
 
 def student(name, **knobs):
     return functools.partial(MISTAKES[name][0], **knobs)
+
+
+# --------------------------------------------------------------------------- core ops: one wrong line each
+def softmax(z, axis=1):
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def cross_entropy_student(dloss, logits, target, *, axis=1, onehot=True, mean=True, sign=1, upstream=True):
+    p = softmax(logits, axis)
+    if onehot:
+        p[np.arange(len(p)), target] -= 1
+    grad = sign * p / (len(p) if mean else 1)
+    return dloss * grad if upstream else grad
+
+
+def matmul_student(dout, a, b, *, da="dout @ b.T", db="a.T @ dout"):
+    forms = {"dout @ b.T": lambda: dout @ b.T, "dout @ b": lambda: dout @ b, "b @ dout.T": lambda: b @ dout.T,
+             "dout @ a.T": lambda: dout @ a.T, "a.T @ dout": lambda: a.T @ dout, "a @ dout": lambda: a @ dout,
+             "dout.T @ a": lambda: dout.T @ a}
+    return forms[da](), forms[db]()
+
+
+def tanh_student(dout, x, *, derivative="1 - y^2", upstream=True):
+    y = np.tanh(x)
+    local = {"1 - y^2": 1 - y * y, "1 - y": 1 - y, "1 - x^2": 1 - x * x, "1 + y^2": 1 + y * y,
+             "1 / cosh": 1 / np.cosh(x)}[derivative]
+    return dout * local if upstream else local
+
+
+def attention_student(dout, q, k, v, *, diagonal=False, scale=True, dv_transposed=True, dk_transposed=True,
+                      softmax_axis=1):
+    s = 1 / np.sqrt(q.shape[1])
+    P = softmax(q @ k.T * s)
+    dP = dout @ v.T
+    dS = P * dP if diagonal else P * (dP - (P * dP).sum(axis=softmax_axis, keepdims=True))
+    f = s if scale else 1.0
+    return dS @ k * f, (dS.T if dk_transposed else dS) @ q * f, (P.T if dv_transposed else P) @ dout
+
+
+MISTAKES.update({
+    "softmax_cross_entropy": (cross_entropy_student, [
+        (dict(mean=False), "sum_not_mean"), (dict(onehot=False), "missing_onehot"), (dict(sign=-1), "sign_flipped"),
+        (dict(axis=0), "softmax_wrong_axis"), (dict(upstream=False), "forgot_upstream")]),
+    "matmul": (matmul_student, [
+        (dict(da="dout @ b"), "da_b_not_transposed"), (dict(da="b @ dout.T"), "da_transposed"),
+        (dict(db="a @ dout"), "db_a_not_transposed"), (dict(db="dout.T @ a"), "db_transposed"),
+        (dict(da="dout @ a.T"), "operands_swapped")]),
+    "tanh": (tanh_student, [
+        (dict(derivative="1 - y"), "not_squared"), (dict(derivative="1 - x^2"), "x_for_tanh"),
+        (dict(upstream=False), "forgot_upstream"), (dict(derivative="1 + y^2"), "plus_sign"),
+        (dict(derivative="1 / cosh"), "sech_not_squared")]),
+    "attention": (attention_student, [
+        (dict(diagonal=True), "softmax_diagonal"), (dict(scale=False), "missing_scale"),
+        (dict(dv_transposed=False), "dv_not_transposed"), (dict(dk_transposed=False), "dk_not_transposed"),
+        (dict(softmax_axis=0), "softmax_wrong_axis")]),
+})
