@@ -73,16 +73,16 @@ def group_norm_student(dy, x, num_groups, weight, bias, eps, grouping="consecuti
 
 
 def rms_norm_student(dy, x, weight, eps, *, ddof=0, eps_outside=False, proj="mean", mean_term=False,
-                     use_weight=True, rstd_factor=True, dweight="xhat"):
-    d = x.shape[1]
-    ms = (x * x).sum(axis=1, keepdims=True) / (d - ddof)
+                     use_weight=True, rstd_factor=True, dweight="xhat", axis=1):
+    d = x.shape[axis]
+    ms = (x * x).sum(axis=axis, keepdims=True) / (d - ddof)
     rstd = 1 / (np.sqrt(ms) + eps) if eps_outside else 1 / np.sqrt(ms + eps)
     xhat = x * rstd
     gw = dy * weight if use_weight else dy
-    coef = (gw * xhat).mean(axis=1, keepdims=True) if proj == "mean" else (gw * xhat).sum(axis=1, keepdims=True)
+    coef = (gw * xhat).mean(axis=axis, keepdims=True) if proj == "mean" else (gw * xhat).sum(axis=axis, keepdims=True)
     # eps outside, differentiated exactly: d rstd / dx = -rstd^2 x / (D sqrt(ms)), so x / sqrt(ms) replaces xhat
     direction = x / np.sqrt(ms) if eps_outside == "exact" else xhat
-    dx = gw - (gw.mean(axis=1, keepdims=True) if mean_term else 0) - (direction * coef if proj else 0)
+    dx = gw - (gw.mean(axis=axis, keepdims=True) if mean_term else 0) - (direction * coef if proj else 0)
     dx = rstd * dx if rstd_factor else dx
     dw = {"xhat": dy * xhat, "none": dy, "x": dy * x}[dweight].sum(axis=0)
     return dx, dw
@@ -107,7 +107,7 @@ MISTAKES = {
         (dict(ddof=1), "unbiased_variance"), (dict(eps_outside=True), "eps_outside_sqrt"),
         (dict(eps_outside="exact"), "eps_outside_exact"), (dict(use_weight=False), "forgot_weight"), (dict(rstd_factor=False), "missing_rstd"),
         (dict(mean_term=True), "extra_mean_term"), (dict(dweight="none"), "dweight_without_xhat"),
-        (dict(dweight="x"), "dweight_with_x")]),
+        (dict(dweight="x"), "dweight_with_x"), (dict(axis=0), "wrong_axis")]),
     "layer_norm": (layer_norm_student, CENTERED_MISTAKES + [(dict(axes=(0,)), "wrong_axis")]),
     "batch_norm": (batch_norm_student, CENTERED_MISTAKES + [(dict(axes=(1,)), "wrong_axis"),
                                                            (dict(eval_mode=True), "eval_formula")]),

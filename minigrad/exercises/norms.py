@@ -402,6 +402,15 @@ def _interleaved_groups(names):
     return grads
 
 
+def _rms_over_batch(case):
+    """RMSNorm with the mean square of each column (feature over the batch): the reference kernel on x^T, whose
+    rows are then the features; the weight, per feature, is folded into the upstream gradient."""
+    x, dy, w, eps = (case.args[k] for k in ("x", "dy", "weight", "eps"))
+    rstd = 1 / np.sqrt((x * x).mean(0) + eps)                                         # (D,)
+    dx_t, _, _ = rms_norm_backward((dy * w).T, x.T, rstd, None, eps, x.shape[0], False, True, False, False)
+    return {"dx": dx_t.T, "dweight": (dy * x * rstd).sum(0)}
+
+
 # --------------------------------------------------------------------------- the exercises
 def _exercise(name, norm, signature, names, cases, extra_variants, description, returns):
     grad_of = {"dx": "x", "dweight": "weight", "dbias": "bias"}
@@ -432,7 +441,10 @@ RMS_NORM = _exercise(
              "exactly)\nPyTorch's rms_norm adds eps to the mean square, under the root.",
              lambda case: _grads(("dx", "dweight"), _RMSNorm().kernel(
                  case, None, _rstd(_RMSNorm().stats(case)[1], 0, case.args["eps"], "eps_outside"),
-                 case.args["weight"], eps_outside=True)))],
+                 case.args["weight"], eps_outside=True))),
+     Variant("wrong_axis", "the mean square over the batch (axis 0) instead of over each row",
+             "right: ms = mean(x**2, axis=1)   (each sample's own features)\n"
+             "yours: ms = mean(x**2, axis=0)   (each feature over the batch)", _rms_over_batch)],
     ('Forward, per row of x (N, D):\n'
      '    rstd = 1 / sqrt(mean(x**2 over the row) + eps)\n'
      '    y = x * rstd * weight                     weight (D,)\n'
