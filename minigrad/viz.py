@@ -20,6 +20,10 @@ for a leaf, the gradient delivered to it. Gradients from several backward passes
 several uses) are summed, as ``.grad`` sums them. Leaving the ``with`` block, or
 ``graph.remove_hooks()``, removes the hooks; do it before training on, or parameters keep them.
 ``to_dot``, ``text_tree`` and ``render`` also accept a Tensor and trace it on the spot.
+
+Without Graphviz: ``to_svg(tensor_or_graph)`` draws the graph as plain SVG, and ``to_html(tensor, path,
+gradient=g)`` runs the backward pass and writes one self-contained page that steps through it node by node
+(gradient arriving, saved tensors, local Jacobian, gradients leaving; minigrad/viz_backward.py).
 """
 import shutil
 from dataclasses import dataclass, field
@@ -282,3 +286,9 @@ def text_tree(tensor_or_graph, params=None):
 def render(tensor_or_graph, path, format=None, params=None):
     """Draw a Graph, or a tensor's graph traced now, to ``path`` (see ``Graph.render``)."""
     return _traced_without_hooks(tensor_or_graph, params).render(path, format)
+
+
+# The backward pass as a page to step through, and plain SVG drawings: minigrad/viz_backward.py.
+from .viz_backward import BackwardRecording, record_backward, to_html, to_svg  # noqa: E402,F401
+
+__all__ += ["BackwardRecording", "record_backward", "to_html", "to_svg"]
