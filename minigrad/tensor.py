@@ -410,7 +410,7 @@ class Tensor:
         """Keep ``.grad`` for this non-leaf tensor after backward (a no-op on leaves)."""
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:      # as PyTorch, a view whose grad_fn is stale counts as a leaf here
             self.grad_fn.retained = weakref.ref(self)
 
     @property

@@ -251,10 +251,11 @@ def queue_callback(callback):
     _running.callbacks[-1].append(callback)
 
 
-def count_dependencies(starts):
-    """How many edges point at each node and leaf reachable from ``starts`` (explicit stack, no recursion)."""
+def count_dependencies(starts, needed=None):
+    """How many edges point at each node and leaf reachable from ``starts`` (explicit stack, no recursion); with
+    ``needed``, only the edges leaving nodes in it count (a pruned walk, see ``needed_nodes``)."""
     deps = {}
-    stack = [s for s in starts if isinstance(s, Context)]
+    stack = [s for s in starts if isinstance(s, Context) and (needed is None or s in needed)]
     roots = set(stack)
     while stack:
         for nxt in stack.pop().next_edges:
@@ -262,9 +263,33 @@ def count_dependencies(starts):
                 continue
             count = deps.get(nxt, 0)
             deps[nxt] = count + 1
-            if not count and isinstance(nxt, Context) and nxt not in roots:   # reached for the first time
-                stack.append(nxt)
+            if not count and isinstance(nxt, Context) and nxt not in roots and (needed is None or nxt in needed):
+                stack.append(nxt)   # reached for the first time
     return deps
+
+
+def needed_nodes(starts, targets):
+    """The nodes whose backward must run for gradients to reach ``targets`` (leaves, or the nodes of non-leaf
+    inputs): those with a path to one. ``autograd.grad`` and ``backward(inputs=...)`` run only these, as PyTorch
+    does, so a node on no such path never runs (nor raises). Depth first, post-order, without recursion."""
+    needed, done = set(), set()
+    for start in starts:
+        if not isinstance(start, Context) or start in done:
+            continue
+        stack = [(start, iter(start.next_edges))]
+        done.add(start)
+        while stack:
+            node, edges = stack[-1]
+            for nxt in edges:
+                if isinstance(nxt, Context) and nxt not in done:
+                    done.add(nxt)
+                    stack.append((nxt, iter(nxt.next_edges)))
+                    break
+            else:
+                stack.pop()
+                if any(e is not None and (e in targets or e in needed) for e in node.next_edges):
+                    needed.add(node)
+    return needed
 
 
 def run_node(node, grad, sink, retain_graph):
@@ -398,7 +423,10 @@ def _walk_graph(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
     for t, g in zip(tensors, grads):
         key = t if t.grad_fn is None else t.grad_fn
         pending[key] = g if key not in pending else pending[key] + g
-    deps = count_dependencies(list(pending))
+    needed = None
+    if inputs is not None:
+        needed = needed_nodes(list(pending), set(sink.at_node) | {t for t in inputs if t.grad_fn is None})
+    deps = count_dependencies(list(pending), needed)
     ready = []
     for key in [k for k in pending if deps.get(k, 0) == 0]:
         if isinstance(key, Context):
@@ -409,6 +437,10 @@ def _walk_graph(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
     while ready:
         node = ready.pop()
         grad = pending.pop(node, None)
+        if needed is not None and node not in needed:   # an input's own node, or a root on no path to an input
+            if grad is not None:
+                sink.node(node, run_hooks(node.pre_hooks, grad) if node.pre_hooks else grad)
+            continue
         in_grads = run_node(node, grad, sink, retain_graph) if grad is not None else [None] * len(node.next_edges)
         for i, nxt in enumerate(node.next_edges):
             if nxt is None:

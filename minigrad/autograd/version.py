@@ -17,9 +17,11 @@ import weakref
 
 import numpy as np
 
-_versions = {}   # id(storage) -> [version, stamps of its latest writes, weakref that drops the entry with it]
+_versions = {}   # id(storage) -> (counter, since, weakref that drops the entry with the storage)
 writes = [0]     # in-place writes ever made, anywhere: the stamp of the latest one
 _KEPT_STAMPS = 64
+# A counter is [version, stamps of its latest writes]. Several storages share one after ``alias``; ``since`` is the
+# stamp before which a storage's entry ignores its counter's writes (0 for a storage's own counter).
 
 
 def storage_of(array):
@@ -37,25 +39,47 @@ def storage_of(array):
 
 def version_of(array):
     entry = _versions.get(id(storage_of(array)))
-    return 0 if entry is None else entry[0]
+    return 0 if entry is None else entry[0][0]
 
 
 def writes_since(array, stamp):
     """How many in-place writes ``array``'s memory has seen after the global count was ``stamp``."""
     entry = _versions.get(id(storage_of(array)))
-    return 0 if entry is None else sum(1 for s in entry[1] if s > stamp)
+    if entry is None:
+        return 0
+    after = max(stamp, entry[1])
+    return sum(1 for s in entry[0][1] if s > after)
+
+
+def _entry(owner, counter, since):
+    key = id(owner)
+    _versions[key] = (counter, since, weakref.ref(owner, lambda _, key=key: _versions.pop(key, None)))
+    return _versions[key]
 
 
 def bump(array):
     """Record an in-place write into ``array``'s memory."""
     writes[0] += 1
     owner = storage_of(array)
-    key = id(owner)
-    entry = _versions.get(key)
+    entry = _versions.get(id(owner))
     if entry is None:
-        _versions[key] = [1, [writes[0]], weakref.ref(owner, lambda _, key=key: _versions.pop(key, None))]
-    else:
-        entry[0] += 1
-        entry[1].append(writes[0])
-        if len(entry[1]) > _KEPT_STAMPS:
-            del entry[1][0]
+        _entry(owner, [1, [writes[0]]], 0)
+        return
+    counter = entry[0]
+    counter[0] += 1
+    counter[1].append(writes[0])
+    if len(counter[1]) > _KEPT_STAMPS:
+        del counter[1][0]
+
+
+def alias(array, target):
+    """From now on ``array``'s memory counts ``target``'s writes as its own (writes already made do not count).
+
+    An in-place op computes its result in a new array, which its backward may have saved (``tanh_`` saves its
+    output), then copies it into the tensor: in PyTorch that output *is* the tensor, so a later write into the
+    tensor must make that backward raise. Aliasing the new array to the tensor's memory does so."""
+    owner, target_owner = storage_of(array), storage_of(target)
+    if owner is target_owner:
+        return
+    entry = _versions.get(id(target_owner)) or _entry(target_owner, [0, []], 0)
+    _entry(owner, entry[0], writes[0])

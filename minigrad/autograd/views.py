@@ -91,28 +91,38 @@ class WriteRegion(Function):
     region, so it receives the gradient there."""
 
     @staticmethod
-    def forward(ctx, base, value, base_array, positions):
-        ctx.positions = positions
+    def forward(ctx, base, value, base_array, positions, shared=False):
+        ctx.positions, ctx.shared = positions, shared
         return base_array
 
     @staticmethod
     def backward(ctx, dbase):
+        _refuse_shared(ctx)
         g = dbase._data
         dvalue = g.reshape(-1)[ctx.positions] if ctx.needs_input_grad[1] else None   # the view's shape
         dold = None
         if ctx.needs_input_grad[0]:
             dold = g.copy()
             dold.reshape(-1)[ctx.positions] = 0
-        return dold, dvalue, None, None
+        return dold, dvalue, None, None, None
 
     @staticmethod
     def graph_backward(ctx, dbase):
+        _refuse_shared(ctx)
         from ..ops.inplace import zero_at   # the ops import this module
         from ..ops.shape import Index
         flat = dbase.reshape(-1)
         dvalue = Index.apply(flat, ctx.positions) if ctx.needs_input_grad[1] else None
         dold = zero_at(flat, ctx.positions).reshape(dbase.shape) if ctx.needs_input_grad[0] else None
-        return dold, dvalue, None, None
+        return dold, dvalue, None, None, None
+
+
+def _refuse_shared(ctx):
+    """A write through a view whose elements share memory (``fill_`` of an expanded tensor) has no gradient to
+    give back per element: PyTorch's backward raises this, and so does minigrad's."""
+    if ctx.shared:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
 
 
 def history(tensor):

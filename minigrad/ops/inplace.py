@@ -18,7 +18,7 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function, grad_mode
-from ..autograd.version import bump
+from ..autograd.version import alias, bump, storage_of
 from ..autograd.views import WriteRegion, check_rebase, history, move_retained, overlaps, region, set_view_history
 from ..dtypes import result_type
 from ..tensor import Tensor
@@ -31,12 +31,12 @@ _NAMES = {"b": "Bool", "i": "Long", "u": "Byte", "f": "Float", "c": "ComplexFloa
 
 
 # --------------------------------------------------------------------------- checks, before anything changes
-def check_writable(t):
+def check_writable(array):
     """PyTorch's errors for memory an in-place op must not write: shared by several elements (expanded)."""
-    if t._data.size and 0 in t._data.strides and overlaps(t._data):   # an empty tensor has nothing to share
+    if array.size and 0 in array.strides and overlaps(array):   # an empty tensor has nothing to share
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
-    if not t._data.flags.writeable:
+    if not array.flags.writeable:
         raise RuntimeError("the tensor's memory is read-only (it views a read-only NumPy array); clone() it "
                            "before writing into it in place")
 
@@ -147,7 +147,7 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
     written, ``t``'s by default): ``"partial"`` is refused but the very same memory allowed (``x.add_(x)``),
     ``"any"`` refuses both (``index_put_``), None checks nothing (a value read as a number first)."""
     if not shared_ok or not t._data.flags.writeable:
-        check_writable(t)
+        check_writable(t._data if written is None else written)
     if overlap is not None and operands:
         check_no_overlap(t._data if written is None else written, operands, overlap == "partial")
     if not _records(t, operands):
@@ -161,30 +161,19 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
     old = history(t)                              # reading t.grad_fn brings a stale view up to date first
     old_values = Tensor(t._data.copy())           # the op may save its input: it must not see the write
     old_values._grad_fn, old_values._requires_grad = old.grad_fn, old.requires_grad
-    value = _compute_on_copies(compute, old_values, t, operands)
+    value = compute(old_values)
     if value.dtype != t.dtype:
         value = ew.cast(value, t.dtype)
     if value.shape != t.shape:
         value = sh.expand(value, t.shape)
     np.copyto(t._data, value._data)
     bump(t._data)
+    if not any(isinstance(o, Tensor) and storage_of(o._data) is storage_of(value._data) for o in operands):
+        alias(value._data, t._data)              # what the op saved of its result is t now (later writes count)
     if not value.requires_grad:                  # e.g. fill_ of a constant into a tensor with a history
         value = Overwrite.apply(old_values, value) if old_values.requires_grad else value
     _set_history(t, value)
     return t
-
-
-def _compute_on_copies(compute, old_values, t, operands):
-    """``compute(old_values)`` with every operand that shares ``t``'s memory (``x.mul_(x)``) read from a copy of
-    its values, so that what the op saves for backward is not overwritten by the write that follows."""
-    aliased = [(o, o._data) for o in operands if isinstance(o, Tensor) and np.may_share_memory(o._data, t._data)]
-    for o, array in aliased:
-        o._data = array.copy()
-    try:
-        return compute(old_values)
-    finally:
-        for o, array in aliased:
-            o._data = array
 
 
 def _set_history(t, value):
@@ -195,7 +184,7 @@ def _set_history(t, value):
         t._grad_fn, t._requires_grad = value.grad_fn, value.requires_grad
         return
     base = t._base
-    new_base = WriteRegion.apply(history(base), value, base._data, region(base._data, t._data))
+    new_base = WriteRegion.apply(history(base), value, base._data, region(base._data, t._data), overlaps(t._data))
     move_retained(base._grad_fn, new_base._grad_fn)
     base._grad_fn, base._requires_grad = new_base._grad_fn, new_base._requires_grad
     set_view_history(t)
@@ -358,8 +347,10 @@ def masked_fill_(self, mask, value):
 def setitem(self, index, value):
     """``self[index] = value``: basic slices, integer arrays and masks, differentiable in self and value."""
     index = sh.to_numpy_index(index)
+    if sh._is_basic(index) and index is not Ellipsis and self._base is not None:
+        self.grad_fn     # PyTorch writes through a view of self[index], whose making brings a stale self up to date
     v = ew.as_tensor_operand(value, self)
-    target = self._data[index]      # raises IndexError for a bad index before anything is written
+    target = sh._read(self._data, index)   # raises IndexError for a bad index before anything is written
     try:
         np.broadcast_shapes(target.shape, v.shape)
     except ValueError:
