@@ -98,7 +98,7 @@ class Tensor:
     """An n-dimensional array that can record the operations applied to it for backpropagation."""
 
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_hooks", "_base", "_view_version", "_view_at",
-                 "_view_kind", "_post_accumulate_hooks", "__weakref__")   # the last ones are set only when used
+                 "_view_kind", "_versionless", "_post_accumulate_hooks", "__weakref__")   # the last ones: set when used
     __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, data=_NO_DATA, *sizes, requires_grad=False, device=None):
@@ -125,8 +125,12 @@ class Tensor:
     @property
     def data(self):
         """A tensor sharing this one's memory that does not require grad and is not recorded (PyTorch's
-        ``.data``): ``p.data.add_(...)`` changes ``p`` without autograd seeing it."""
-        return Tensor(self._data)
+        ``.data``): ``p.data.add_(...)`` changes ``p`` without autograd seeing it, not even its version counter
+        (so a backward that saved ``p`` uses the new values without an error, as in PyTorch; ``detach()`` is the
+        safe form, which shares the counter)."""
+        out = Tensor(self._data)
+        out._versionless = True
+        return out
 
     @data.setter
     def data(self, other):

@@ -200,6 +200,8 @@ STATEMENTS = {
     "flatten": lambda lib, x, y, k: x.flatten(),
     "view_as_self": lambda lib, x, y, k: x.view_as(x),
     "detach": lambda lib, x, y, k: x.detach(),
+    "data": lambda lib, x, y, k: x.data,
+    "contiguous": lambda lib, x, y, k: x.contiguous(),
     # out of place
     "mul_const": lambda lib, x, y, k: x * _constant(lib, x.shape, k),
     "times_one": lambda lib, x, y, k: x * 1,
@@ -209,6 +211,7 @@ STATEMENTS = {
     "sum_dim": lambda lib, x, y, k: x.sum(_dim(x, k), keepdim=bool(k % 2)) if x.ndim else x.sum(),
     # in place
     "mul_number_": lambda lib, x, y, k: x.mul_(1.5 + k % 3),
+    "data_mul_": lambda lib, x, y, k: x.data.mul_(1.5 + k % 3),
     "add_": _inplace_binary("add_", lambda y: y.sum()),
     "mul_": _inplace_binary("mul_", lambda y: y.sum() * 0.5),
     "copy_": _inplace_binary("copy_", lambda y: y.sum()),
@@ -219,7 +222,9 @@ STATEMENTS = {
     "setitem_number": _setitem_number,
     "setitem_tensor": _setitem_tensor,
     "requires_grad_": lambda lib, x, y, k: x.requires_grad_(),
-    "detach_": lambda lib, x, y, k: x.detach_(),
+    "detach_": lambda lib, x, y, k: x.detach_() if x.grad_fn is None else SKIPPED,
+    # (detach_() of a non-leaf: PyTorch refuses to use it later where an op saved it, "Trying to use a saved tensor
+    # that has been detached in-place"; minigrad's ops save arrays, not tensors, and cannot tell: not compared)
     # autograd state
     "hook": _hook,
     "retain_grad": _retain,

@@ -185,6 +185,8 @@ class Accumulate:
     tensors receive a copy of their node's."""
 
     def leaf(self, tensor, grad, alone):
+        if tensor._grad_fn is not None:             # written in place since it was used as a leaf
+            raise RuntimeError("leaf variable has been moved into the graph interior")
         if tensor.requires_grad:
             if tensor._hooks:                       # a hook may keep the array: never hand it over
                 accumulate(tensor, run_hooks(tensor._hooks, grad))

@@ -96,6 +96,10 @@ class Context:
         leaf itself, or a tensor whose ``grad_fn`` is the node that produced the input. A ``graph_backward``
         builds its gradient from these, so that the gradient can be differentiated with respect to them."""
         edge = self.next_edges[i] if self.next_edges else None
+        if edge is None and self.needs_input_grad[i]:   # required grad but leads nowhere (a view made under
+            stand_in = Tensor(array)                     # no_grad): the gradient still depends on it, as in PyTorch
+            stand_in._requires_grad = True
+            return stand_in
         return _joined(array, edge)
 
     def output_tensor(self, array):

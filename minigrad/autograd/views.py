@@ -144,6 +144,8 @@ def mark_view(out, source):
     base = source if source._base is None else source._base
     out._base = base
     out._view_version, out._view_at = version.version_of(out._data), version.writes[0]
+    if getattr(source, "_versionless", False):   # a view of .data writes without versions too
+        out._versionless = True
     modes = grad_mode._state
     if modes.inference:
         kind = ("inference",)

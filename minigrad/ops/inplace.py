@@ -155,7 +155,8 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
             fast(t._data)
         else:
             np.copyto(t._data, compute(t)._data, casting="unsafe")
-        bump(t._data)
+        if not getattr(t, "_versionless", False):     # t.data.add_(...) is invisible to autograd (Tensor.data)
+            bump(t._data)
         return t
     check_leaf(t)
     old = history(t)                              # reading t.grad_fn brings a stale view up to date first
@@ -167,7 +168,8 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
     if value.shape != t.shape:
         value = sh.expand(value, t.shape)
     np.copyto(t._data, value._data)
-    bump(t._data)
+    if not getattr(t, "_versionless", False):
+        bump(t._data)
     if not any(isinstance(o, Tensor) and storage_of(o._data) is storage_of(value._data) for o in operands):
         alias(value._data, t._data)              # what the op saved of its result is t now (later writes count)
     if not value.requires_grad:                  # e.g. fill_ of a constant into a tensor with a history
