@@ -3,12 +3,11 @@
 ``vector_norm`` is one differentiable op (``ops/reduce.py``). ``matrix_norm`` builds the norms of the
 matrices in two dims: Frobenius as the vector 2-norm over them, the 1/inf norms as the largest (smallest)
 absolute column/row sum, and the nuclear and spectral (2, -2) norms from singular values
-(``ops/linalg.py::SingularValueNorm``).
+(``svdvals``: the largest, smallest or their sum, as PyTorch composes them).
 """
 import numpy as np
 
 from .ops.dims import normalize_dim
-from .ops.linalg import SingularValueNorm
 from .ops.reduce import amax, amin, vector_norm
 from .ops.shape import movedim, unsqueeze
 
@@ -40,8 +39,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         sums = vector_norm(A, 1, summed, keepdim=True)
         out = (amax if ord > 0 else amin)(sums, across, keepdim=True)
         return out if keepdim else out.squeeze((rows, cols))
-    which = "sum" if ord == "nuc" else "max" if ord == 2 else "min"
-    out = SingularValueNorm.apply(movedim(A, (rows, cols), (-2, -1)), which)   # batch dims in order
+    S = svdvals(movedim(A, (rows, cols), (-2, -1)))         # batch dims in order; PyTorch's composition, so
+    out = S.sum(-1) if ord == "nuc" else (amax if ord == 2 else amin)(S, -1)   # tied singular values share
     if keepdim:
         for d in sorted((rows, cols)):
             out = unsqueeze(out, d)
@@ -444,10 +443,11 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
         LU_ = _ew.add(_sh.cat([_ew.sub(L, Tensor(np.eye(m, dtype=A.dtype))),
                                Tensor(np.zeros(A.shape[:-2] + (m, n - k), A.dtype))], -1), U)
     _, pivots = dc.lu_factor_arrays(A._data)
-    info = np.diagonal(U._data, 0, -2, -1) == 0 if k else np.zeros(A.shape[:-2] + (0,), bool)
-    info = np.where(info.any(-1), info.argmax(-1) + 1, 0).astype(np.int32)
-    _raise_if(info, LinAlgError("torch.linalg.lu_factor: U[{0},{0}] is zero and using it on lu_solve would "
-                                "result in a division by zero.".format(int(info.max()))), check_errors)
+    zero = np.diagonal(U._data, 0, -2, -1) == 0
+    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
+    if check_errors and np.any(info):
+        raise LinAlgError(f"torch.linalg.lu_factor_ex: U[{info.max()},{info.max()}] is zero and using it on "
+                          "lu_solve would result in a division by zero.")
     return LUFactorExResult(LU_, Tensor(pivots), Tensor(info))
 
 
@@ -516,8 +516,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
         r = _ew.sub(_mm(A, X), Bm)
         residuals = (r * r.conj() if r.dtype.kind == "c" else r * r).sum(-2)
         residuals = _real_part(residuals)
-    else:
-        residuals = Tensor(np.zeros((0,), real_dtype))
+    else:   # empty, but part of the graph as PyTorch's is
+        residuals = _real_part(X.reshape(-1)[:0])
     rank_t = Tensor(np.zeros((0,), np.int64) if driver == "gels" else rank.astype(np.int64))
     sv = Tensor(s.astype(real_dtype) if driver in ("gelsd", "gelss") else np.zeros((0,), real_dtype))
     return LstsqResult(X.squeeze(-1) if vector else X, residuals, rank_t, sv)
@@ -562,7 +562,7 @@ def householder_product(A, tau, *, out=None):
         raise RuntimeError(f"{fname}: Expected tau to have one dimension less than input, but got tau.ndim "
                            f"equal to {tau.ndim} and input.ndim is equal to {A.ndim}")
     _check_same_dtype(fname, A, tau, ("input", "tau"))
-    identity = Tensor(np.broadcast_to(np.eye(m, n, dtype=A.dtype), A.shape[:-2] + (m, n)).copy())
+    identity = _ew.add(_ew.masked_fill(A, Tensor(np.ones((), bool)), 0), Tensor(np.eye(m, n, dtype=A.dtype)))
     return _apply_reflectors(_reflectors(A, tau.shape[-1]), tau, identity, left=True, adjoint=False)
 
 
@@ -572,7 +572,7 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     _check_matrices(A, "torch.linalg.ldl_factor_ex", square=True)
     lapack = dc.scipy_linalg().lapack
     a = A._data
-    flat = a.reshape((-1,) + a.shape[-2:])
+    flat = dc.batched(a)
     LD = np.zeros(flat.shape, a.dtype)
     pivots = np.zeros(flat.shape[:-1], np.int32)
     info = np.zeros(flat.shape[0], np.int32)
@@ -599,9 +599,9 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     _check_matrices(B, "torch.linalg.ldl_solve", name="B")
     lapack = dc.scipy_linalg().lapack
     batch = np.broadcast_shapes(LD.shape[:-2], B.shape[:-2])
-    ld = np.broadcast_to(LD._data, batch + LD.shape[-2:]).reshape((-1,) + LD.shape[-2:])
-    piv = np.broadcast_to(pivots._data, batch + pivots.shape[-1:]).reshape(-1, pivots.shape[-1])
-    b = np.broadcast_to(B._data, batch + B.shape[-2:]).reshape((-1,) + B.shape[-2:])
+    ld = dc.batched(np.broadcast_to(LD._data, batch + LD.shape[-2:]))
+    piv = dc.batched(np.broadcast_to(pivots._data, batch + pivots.shape[-1:]), 1)
+    b = dc.batched(np.broadcast_to(B._data, batch + B.shape[-2:]))
     X = np.zeros(b.shape, np.result_type(ld, b))
     if X.size:
         name = "hetrs" if hermitian and ld.dtype.kind == "c" else "sytrs"

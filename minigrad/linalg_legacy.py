@@ -139,7 +139,7 @@ def geqrf(input):
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     a = input._data
     m, n = a.shape[-2:]
-    flat = a.reshape((-1, m, n))
+    flat = dc.batched(a)
     qr_ = np.zeros(flat.shape, a.dtype)
     tau = np.zeros((flat.shape[0], min(m, n)), a.dtype)
     if flat.size:

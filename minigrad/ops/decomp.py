@@ -74,6 +74,13 @@ def _all_zero(g):
 
 
 # --------------------------------------------------------------------------- the multi-output Function base
+def batched(a, tail=2):
+    """``a`` as (B, *last ``tail`` dims), B the product of the leading dims (explicit: an empty batch cannot
+    be reshaped with -1)."""
+    lead = a.shape[:a.ndim - tail]
+    return a.reshape((int(np.prod(lead, dtype=np.int64)),) + a.shape[a.ndim - tail:])
+
+
 def _flat(a, batch):
     return a.reshape(tuple(batch) + (int(np.prod(a.shape[len(batch):], dtype=np.int64)),))
 
@@ -316,7 +323,7 @@ def _not_positive_definite(fname, A, upper):
 def cholesky_info(A, upper=False):
     """LAPACK potrf's ``info`` per matrix: 0, or the order of the first leading minor not positive-definite."""
     lapack = scipy_linalg().lapack
-    flat = A.reshape((-1,) + A.shape[-2:])
+    flat = batched(A)
     potrf = lapack.get_lapack_funcs("potrf", (flat,))
     info = [potrf(m, lower=not upper)[1] for m in flat] if flat.size else []
     return np.array(info, np.int32).reshape(A.shape[:-2])
@@ -558,7 +565,7 @@ def lu_factor_arrays(A):
             LU, piv = scipy_linalg().lu_factor(A, check_finite=False)
         else:
             getrf = scipy_linalg().lapack.get_lapack_funcs("getrf", (A,))
-            flat = A.reshape((-1, m, n))
+            flat = batched(A)
             found = [getrf(a)[:2] for a in flat]
             LU = np.stack([f[0] for f in found]).reshape(A.shape)
             piv = np.stack([f[1] for f in found]).reshape(A.shape[:-2] + (k,))
@@ -568,8 +575,8 @@ def lu_factor_arrays(A):
 def permutation_of(pivots, m):
     """The permutation matrices P (*, m, m) of LAPACK pivots (1-based row swaps) with A = P L U."""
     batch = pivots.shape[:-1]
-    perm = np.broadcast_to(np.arange(m), batch + (m,)).reshape(-1, m).copy()   # (B, m): row perm[i] of A ...
-    swaps = pivots.reshape(-1, pivots.shape[-1]) - 1                          # ... is row i of L U
+    perm = batched(np.broadcast_to(np.arange(m), batch + (m,)), 1).copy()   # (B, m): row perm[i] of A ...
+    swaps = batched(pivots, 1) - 1                                            # ... is row i of L U
     batch_index = np.arange(perm.shape[0])
     for i in range(swaps.shape[-1]):      # one swap per pivot, vectorised over the batch
         j = swaps[:, i]

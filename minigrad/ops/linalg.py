@@ -100,7 +100,8 @@ class MatMul(Function):
             if ctx.b_matrix:
                 # b is one matrix shared by the whole batch: db = sum over the batch of xa^T @ dout,
                 # which is a single (k, rows) @ (rows, p) product once the batch is folded into the rows
-                db = kernels.matmul(xa.reshape(-1, xa.shape[-1]).T, g.reshape(-1, g.shape[-1]))  # (k, p)
+                rows = int(np.prod(g.shape[:-1], dtype=np.int64))   # not -1: a reshape of an empty array needs it
+                db = kernels.matmul(xa.reshape(rows, xa.shape[-1]).T, g.reshape(rows, g.shape[-1]))  # (k, p)
             else:
                 db = _mm(np.swapaxes(xa, -1, -2), g)                              # (*batch, k, p)
             if ctx.b_vector:

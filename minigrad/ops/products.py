@@ -10,6 +10,8 @@ so its gradient is the chain rule through those, to any order. For example, with
 and for the cross product c = a x b, c_i = a_{i+1} b_{i+2} - a_{i+2} b_{i+1} (indices mod 3): dc/da is the
 product with b rolled, which ``roll`` and ``mul`` give.
 """
+import functools
+
 import numpy as np
 
 from .._checks import check_tensor, takes_tensors
@@ -23,11 +25,9 @@ from .inplace import check_result, write
 from .linalg import _check_same_dtype, bmm, matmul, outer
 
 
-def _require_dim(t, ndim, fname, name):
-    if t.ndim != ndim:
-        what = {1: "1D", 2: "2D", 3: "3D"}[ndim]
-        raise RuntimeError(f"{fname}: Expected {what} tensor for argument '{name}', but got {t.ndim}D "
-                           f"tensor of shape {list(t.shape)}")
+def _promoted(tensors):
+    """PyTorch's promoted dtype of several tensors."""
+    return functools.reduce(lambda d, t: result_type(np.empty(0, d), t._data), tensors[1:], tensors[0].dtype)
 
 
 # --------------------------------------------------------------------------- plain products
@@ -158,7 +158,7 @@ def _inplace_fused(outofplace):
     def op(self, *args, beta=1, alpha=1):
         product_shape = outofplace(self.detach(), *[a.detach() if isinstance(a, Tensor) else a for a in args],
                                    beta=beta, alpha=alpha).shape
-        check_result(self, product_shape, result_type(self._data, *[a._data for a in args]))
+        check_result(self, product_shape, _promoted([self, *args]))
         return write(self, lambda old: outofplace(old, *args, beta=beta, alpha=alpha), args)
     op.__name__ = outofplace.__name__ + "_"
     op.__doc__ = f"In-place ``{outofplace.__name__}``; returns ``self``."
@@ -211,7 +211,11 @@ def tensordot(a, b, dims=2, out=None):
                            f"{len(dims_b)}")
     dims_a = [normalize_dim(d, a.ndim) for d in dims_a]
     dims_b = [normalize_dim(d, b.ndim) for d in dims_b]
-    for da, db in zip(dims_a, dims_b):
+    for da, db in zip(dims_a, dims_b):   # a contracted dim of size 1 broadcasts against the other
+        if a.shape[da] == 1 and b.shape[db] != 1:
+            a = sh.expand(a, tuple(b.shape[db] if d == da else s for d, s in enumerate(a.shape)))
+        elif b.shape[db] == 1 and a.shape[da] != 1:
+            b = sh.expand(b, tuple(a.shape[da] if d == db else s for d, s in enumerate(b.shape)))
         if a.shape[da] != b.shape[db]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in dim "
                                f"{da} and second has size {b.shape[db]} in dim {db}")
@@ -268,7 +272,7 @@ def block_diag(*tensors):
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
                                f"{t.ndim} dimensions")
         blocks.append(t.reshape(1, 1) if t.ndim == 0 else t.reshape(1, -1) if t.ndim == 1 else t)
-    dtype = result_type(*[b._data for b in blocks]) if blocks else np.dtype(np.float32)
+    dtype = _promoted(blocks) if blocks else np.dtype(np.float32)
     blocks = [b if b.dtype == dtype else ew.cast(b, dtype) for b in blocks]
     cols = sum(b.shape[1] for b in blocks)
     rows, before = [], 0
@@ -333,7 +337,7 @@ def vander(x, N=None):
     """``linalg.vander``: the powers x^0, x^1, ..., x^(N-1) along a new last dim (N defaults to x's last size),
     built as a running product so that the gradient at x = 0 is finite (as in PyTorch)."""
     if x.ndim == 0:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+        x = x.reshape(1)
     n = x.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
