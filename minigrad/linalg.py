@@ -23,7 +23,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         A = A.to(dtype)
     if A.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
-    if A.dtype.kind != "f":
+    if A.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {A.dtype}")
     if not isinstance(dim, (tuple, list)) or len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
@@ -283,7 +283,8 @@ def det(A, *, out=None):
 def slogdet(A, *, out=None):
     """``(sign, logabsdet)`` with det A = sign * exp(logabsdet) (sign 0 and logabsdet -inf when singular)."""
     _check_matrices(A, "linalg.slogdet", square=True)
-    return SlogdetResult(*dc.run(dc.SlogDet, A))
+    sign, logabsdet = dc.run(dc.SlogDet, A)
+    return SlogdetResult(sign, _real_part(logabsdet))
 
 
 # --------------------------------------------------------------------------- Cholesky

@@ -179,7 +179,7 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     """``svd_lowrank`` of A (centered over its rows with ``center``), q defaulting to min(6, m, n)."""
     m, n = A.shape[-2:]
     q = min(6, m, n) if q is None else q
-    X = ew.sub(A, rd.mean(A, -2, keepdim=True)) if center else A
+    X = ew.sub(A, ew.div(rd.sum(A, -2, keepdim=True), m)) if center else A
     return svd_lowrank(X, q, niter)
 
 
