@@ -446,9 +446,12 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     _, pivots = dc.lu_factor_arrays(A._data)
     zero = np.diagonal(U._data, 0, -2, -1) == 0
     info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
-    if check_errors and np.any(info):
-        raise LinAlgError(f"torch.linalg.lu_factor_ex: U[{info.max()},{info.max()}] is zero and using it on "
-                          "lu_solve would result in a division by zero.")
+    if check_errors and np.any(info):   # PyTorch raises a plain RuntimeError here, not LinAlgError
+        first = int(np.argmax(info.reshape(-1) > 0))
+        batch = "" if A.ndim == 2 else f"(Batch element {first}): "
+        raise RuntimeError(f"torch.linalg.lu_factor_ex: {batch}U[{info.reshape(-1)[first]},"
+                           f"{info.reshape(-1)[first]}] is zero and using it on lu_solve would result in a "
+                           "division by zero.")
     return LUFactorExResult(LU_, Tensor(pivots), Tensor(info))
 
 

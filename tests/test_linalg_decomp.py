@@ -258,3 +258,66 @@ def test_a_wrong_backward_is_caught(monkeypatch):
     assert not mg.gradcheck(fn, _inputs(make), eps=1e-6, atol=1e-6, rtol=1e-5, raise_exception=False)
     compared, failures = run_samples("linalg.cholesky", "")
     assert failures and compared
+
+
+# --------------------------------------------------------------------------- degenerate inputs, as PyTorch has them
+SINGULAR = [np.array([[1., 2.], [2., 4.]]), np.stack([np.diag([1., 2., 0.]), 2 * np.eye(3)])]
+
+
+@pytest.mark.parametrize("which", ["det", "slogdet"])
+@pytest.mark.parametrize("case", range(len(SINGULAR)))
+def test_singular_determinant_gradients_match_pytorch(which, case):
+    """det of an exactly singular matrix: PyTorch's gradient is zero there (not the cofactor matrix); slogdet's
+    is the infs and NaNs of the solve with a zero pivot. minigrad gives the same, and does not raise."""
+    torch = torch_or_skip()
+    a = SINGULAR[case]
+    g = np.random.default_rng(case).standard_normal(a.shape[:-2])
+    t, m = torch.tensor(a, requires_grad=True), mg.tensor(a, requires_grad=True)
+    pick_t = (lambda r: r) if which == "det" else (lambda r: r[1])
+    pick_t(getattr(torch.linalg, which)(t)).backward(torch.tensor(g))
+    pick_t(getattr(mg.linalg, which)(m)).backward(mg.tensor(g))
+    np.testing.assert_allclose(m.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+def _singular_and_indefinite():
+    singular = np.stack([np.eye(3), np.diag([1., 0., 2.])])
+    indefinite = np.stack([np.eye(3), np.diag([1., -1., 2.])])
+    return singular, indefinite
+
+
+@pytest.mark.parametrize("name", ["inv_ex", "solve_ex", "cholesky_ex", "lu_factor_ex"])
+def test_ex_variants_report_info_like_pytorch(name):
+    """The ``_ex`` forms return LAPACK's ``info`` per matrix instead of raising; with ``check_errors=True``
+    they raise ``LinAlgError`` (a RuntimeError), as do the plain forms."""
+    torch = torch_or_skip()
+    singular, indefinite = _singular_and_indefinite()
+    a = indefinite if name == "cholesky_ex" else singular
+    args_t, args_m = [torch.tensor(a)], [mg.tensor(a)]
+    if name == "solve_ex":
+        b = np.ones((2, 3, 1))
+        args_t.append(torch.tensor(b))
+        args_m.append(mg.tensor(b))
+    info_t = getattr(torch.linalg, name)(*args_t)[-1]
+    info_m = getattr(mg.linalg, name)(*args_m)[-1]
+    assert str(info_m.dtype).endswith(str(info_t.dtype).rpartition(".")[2])
+    np.testing.assert_array_equal(info_m.numpy(), info_t.numpy())
+    with pytest.raises(RuntimeError) as want:
+        getattr(torch.linalg, name)(*args_t, check_errors=True)
+    expected = mg.linalg.LinAlgError if isinstance(want.value, torch.linalg.LinAlgError) else RuntimeError
+    with pytest.raises(expected) as got:
+        getattr(mg.linalg, name)(*args_m, check_errors=True)
+    assert isinstance(got.value, mg.linalg.LinAlgError) == (expected is mg.linalg.LinAlgError)
+    assert issubclass(mg.linalg.LinAlgError, RuntimeError)
+
+
+@pytest.mark.parametrize("name", ["inv", "cholesky", "solve"])
+def test_failures_raise_linalg_error(name):
+    torch = torch_or_skip()
+    singular, indefinite = _singular_and_indefinite()
+    a = indefinite if name == "cholesky" else singular
+    extra = [np.ones((2, 3))] if name == "solve" else []
+    with pytest.raises(torch.linalg.LinAlgError) as want:
+        getattr(torch.linalg, name)(torch.tensor(a), *[torch.tensor(e) for e in extra])
+    with pytest.raises(mg.linalg.LinAlgError) as got:
+        getattr(mg.linalg, name)(mg.tensor(a), *[mg.tensor(e) for e in extra])
+    assert "Batch element 1" in str(want.value) and "Batch element 1" in str(got.value)

@@ -183,7 +183,7 @@ class Solve(Factorization):
     Right: dX = -X dA A^-1 + dB A^-1, so gB = G A^-H and gA = -X^H gB."""
 
     @staticmethod
-    def compute(A, B, left=True):
+    def compute(A, B, left=True, quiet=False):
         batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
         if A.size == 0 or B.size == 0:
             shape = batch + ((A.shape[-1], B.shape[-1]) if left else (B.shape[-2], A.shape[-2]))
@@ -191,10 +191,13 @@ class Solve(Factorization):
         try:
             return [_solve_arrays(A, B, left)], batch
         except np.linalg.LinAlgError:
-            raise _singular_error("linalg.solve", np.broadcast_to(A, batch + A.shape[-2:])) from None
+            if not quiet:
+                raise _singular_error("linalg.solve", np.broadcast_to(A, batch + A.shape[-2:])) from None
+            return [_solve_singular(np.broadcast_to(A, batch + A.shape[-2:]),
+                                    np.broadcast_to(B, batch + B.shape[-2:]), left)], batch
 
     @staticmethod
-    def gradient(ctx, grads, inputs, outputs, left=True):
+    def gradient(ctx, grads, inputs, outputs, left=True, quiet=False):
         (G,), (A, B), (X,) = grads, inputs, outputs
         gB = solve(mH(A), G, left)
         gA = None
@@ -203,14 +206,27 @@ class Solve(Factorization):
         return gA, (gB if ctx.needs_input_grad[1] else None)
 
 
-def solve(A, B, left=True):
-    """Solve for batches of matrices B (no checks: the public functions check)."""
-    return run(Solve, A, B, left=left)[0]
+def _solve_singular(A, B, left):
+    """The LU solve LAPACK's getrs does for a singular A (a gradient's solve does not raise in PyTorch): the
+    division by the zero pivot gives infs and NaNs."""
+    if not left:
+        return np.swapaxes(_solve_singular(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2), True), -1, -2)
+    sl = scipy_linalg()
+    import warnings
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return sl.lu_solve(sl.lu_factor(A, check_finite=False), B, check_finite=False)
 
 
-def inv(A):
+def solve(A, B, left=True, quiet=False):
+    """Solve for batches of matrices B (no checks: the public functions check). ``quiet``: a singular A gives
+    infs and NaNs instead of raising (for gradients, as in PyTorch)."""
+    return run(Solve, A, B, left=left, quiet=quiet)[0]
+
+
+def inv(A, quiet=False):
     """A^-1 as the solve A X = I: its gradient is then -A^-H G A^-H."""
-    return solve(A, Tensor(np.eye(A.shape[-1], dtype=A.dtype)))
+    return solve(A, Tensor(np.eye(A.shape[-1], dtype=A.dtype)), quiet=quiet)
 
 
 # --------------------------------------------------------------------------- triangular solve
@@ -275,7 +291,9 @@ def solve_triangular(A, B, upper, left=True, unitriangular=False):
 
 # --------------------------------------------------------------------------- determinants
 class Det(Factorization):
-    """det A. d det = det tr(A^-1 dA), so gA = (G conj(det)) A^-H."""
+    """det A. d det = det tr(A^-1 dA), so gA = (G conj(det)) A^-H. An exactly singular A (a zero pivot in its
+    LU factorization, det A = 0) gets a zero gradient, as PyTorch gives it: its inverse is replaced by I's
+    and the factor det A is 0."""
 
     @staticmethod
     def compute(A):
@@ -284,6 +302,11 @@ class Det(Factorization):
     @staticmethod
     def gradient(ctx, grads, inputs, outputs):
         (G,), (A,), (d,) = grads, inputs, outputs
+        singular = lu_info(A._data) > 0                                        # (*batch)
+        if np.any(singular):
+            identity = Tensor(np.eye(A.shape[-1], dtype=A.dtype))
+            A = ew.where(Tensor(singular[..., None, None]), identity, A)
+            d = ew.where(Tensor(singular), zeros_of(d), d)
         scale = ew.mul(G, d.conj() if d.dtype.kind == "c" else d)
         return ew.mul(scale.unsqueeze(-1).unsqueeze(-1), mH(inv(A)))
 
@@ -308,7 +331,7 @@ class SlogDet(Factorization):
         if A.dtype.kind == "c" and g_sign is not None:
             from .complex import imag
             h = ew.add(real(h), ew.mul(imag(ew.mul(sign.conj(), g_sign)), 1j))
-        return ew.mul(h.unsqueeze(-1).unsqueeze(-1), mH(inv(A)))
+        return ew.mul(h.unsqueeze(-1).unsqueeze(-1), mH(inv(A, quiet=True)))
 
 
 # --------------------------------------------------------------------------- Cholesky
