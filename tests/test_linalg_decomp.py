@@ -321,3 +321,14 @@ def test_failures_raise_linalg_error(name):
     with pytest.raises(mg.linalg.LinAlgError) as got:
         getattr(mg.linalg, name)(mg.tensor(a), *[mg.tensor(e) for e in extra])
     assert "Batch element 1" in str(want.value) and "Batch element 1" in str(got.value)
+
+
+def test_scipy_missing_names_the_extra(monkeypatch):
+    """LU, LDL, geqrf and the matrix exponential need SciPy (the optional ``linalg`` extra): without it, an
+    ImportError says what to install."""
+    import sys
+    monkeypatch.setitem(sys.modules, "scipy.linalg", None)
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    with pytest.raises(ImportError, match=r'pip install "minigrad\[linalg\]"'):
+        mg.linalg.matrix_exp(mg.eye(2, dtype=mg.float64))
+    assert mg.linalg.inv(mg.eye(2, dtype=mg.float64)).shape == (2, 2)    # NumPy's LAPACK needs no SciPy
