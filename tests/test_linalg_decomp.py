@@ -211,7 +211,23 @@ GRADCHECKS = {
                          lambda rng: (rng.standard_normal((3, 3)) + 3 * np.eye(3), rng.standard_normal((3, 2)))),
     "householder_product": (lambda A, tau: mg.linalg.householder_product(A, tau),
                             lambda rng: (rng.standard_normal((4, 3)), rng.standard_normal(3))),
+    "svd_wide": (_gauge_free_svd, lambda rng: rng.standard_normal((2, 4))),
+    "eig": (lambda A: tuple(mg.real(t) for t in _gauge_free_eig(A)), lambda rng: rng.standard_normal((3, 3))),
+    "lu_solve": (lambda LU, B: mg.linalg.lu_solve(LU, _PIVOTS, B, adjoint=True),
+                 lambda rng: (rng.standard_normal((3, 3)) + 3 * np.eye(3), rng.standard_normal((3, 2)))),
+    "lstsq": (lambda A, B: mg.linalg.lstsq(A, B).solution, lambda rng: (rng.standard_normal((4, 3)),
+                                                                        rng.standard_normal((4, 2)))),
+    "cholesky_solve": (lambda B, L: mg.cholesky_solve(B, L), lambda rng: (rng.standard_normal((3, 2)),
+                                                                          np.tril(_spd(3, rng)))),
 }
+
+
+def _gauge_free_eig(A):
+    L, V = mg.linalg.eig(A)
+    return L, mg.abs(V)                 # |V| does not depend on the eigenvectors' phases
+
+
+_PIVOTS = mg.tensor(np.array([1, 3, 3], np.int32))      # a row permutation (LAPACK's 1-based swaps)
 
 
 def _inputs(make, seed=0):
@@ -225,8 +241,8 @@ def test_gradcheck(name):
     assert mg.gradcheck(fn, _inputs(make), eps=1e-6, atol=1e-6, rtol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["inv", "slogdet", "cholesky", "qr", "eigh", "svd", "lu", "matrix_exp", "pinv",
-                                  "solve_triangular"])
+@pytest.mark.parametrize("name", ["inv", "slogdet", "det", "cholesky", "qr", "eigh", "svd", "lu", "matrix_exp",
+                                  "pinv", "solve_triangular", "eig", "lu_solve"])
 def test_gradgradcheck(name):
     fn, make = GRADCHECKS[name]
     assert mg.gradgradcheck(fn, _inputs(make, seed=1), eps=1e-6, atol=1e-5, rtol=1e-4)

@@ -146,8 +146,12 @@ def run(cls, *args, **options):
 
 # --------------------------------------------------------------------------- errors of LAPACK
 def _singular_error(fname, A):
-    """PyTorch's error for a singular matrix, naming the first zero pivot of its LU factorization."""
-    info = lu_info(A)
+    """PyTorch's error for a singular matrix, naming the first zero pivot of its LU factorization (which needs
+    SciPy; without it the message names no element)."""
+    try:
+        info = lu_info(A)
+    except ImportError:
+        return LinAlgError(f"{fname}: The solve could not be completed because the input matrix is singular.")
     first = int(info[info > 0].min()) if np.any(info > 0) else 0
     batch = "" if A.ndim == 2 else f"(Batch element {int(np.argmax(info.reshape(-1) > 0))}): "
     return LinAlgError(f"{fname}: {batch}The diagonal element {first} is zero, the solve could not be completed "
@@ -291,8 +295,8 @@ def solve_triangular(A, B, upper, left=True, unitriangular=False):
 
 # --------------------------------------------------------------------------- determinants
 class Det(Factorization):
-    """det A. d det = det tr(A^-1 dA), so gA = (G conj(det)) A^-H. An exactly singular A (a zero pivot in its
-    LU factorization, det A = 0) gets a zero gradient, as PyTorch gives it: its inverse is replaced by I's
+    """det A. d det = det tr(A^-1 dA), so gA = (G conj(det)) A^-H. An exactly singular A (det A = 0: a zero
+    pivot in its LU factorization) gets a zero gradient, as PyTorch gives it: its inverse is replaced by I's
     and the factor det A is 0."""
 
     @staticmethod
@@ -302,7 +306,7 @@ class Det(Factorization):
     @staticmethod
     def gradient(ctx, grads, inputs, outputs):
         (G,), (A,), (d,) = grads, inputs, outputs
-        singular = lu_info(A._data) > 0                                        # (*batch)
+        singular = d._data == 0                                                # (*batch)
         if np.any(singular):
             identity = Tensor(np.eye(A.shape[-1], dtype=A.dtype))
             A = ew.where(Tensor(singular[..., None, None]), identity, A)
@@ -336,7 +340,11 @@ class SlogDet(Factorization):
 
 # --------------------------------------------------------------------------- Cholesky
 def _not_positive_definite(fname, A, upper):
-    info = cholesky_info(A, upper)
+    try:
+        info = cholesky_info(A, upper)
+    except ImportError:   # the order of the minor needs SciPy's potrf
+        return LinAlgError(f"{fname}: The factorization could not be completed because the input is not "
+                           "positive-definite.")
     order = int(info[info > 0].min())
     batch = "" if A.ndim == 2 else f"(Batch element {int(np.argmax(info.reshape(-1) > 0))}): "
     return LinAlgError(f"{fname}: {batch}The factorization could not be completed because the input is not "
@@ -447,7 +455,7 @@ class Eigh(Factorization):
     gA = V (diag(gL) + skew(V^H gV) / E) V^H, skew(M) = (M - M^H) / 2 (its diagonal dropped)."""
 
     @staticmethod
-    def compute(A, UPLO="L", eigenvectors=True):
+    def compute(A, UPLO="L"):
         batch = A.shape[:-2]
         if A.size == 0:
             L = np.zeros(A.shape[:-1], np.empty(0, A.dtype).real.dtype)
@@ -456,11 +464,9 @@ class Eigh(Factorization):
         return [L.astype(A.dtype), V], batch
 
     @staticmethod
-    def gradient(ctx, grads, inputs, outputs, UPLO="L", eigenvectors=True):
+    def gradient(ctx, grads, inputs, outputs, UPLO="L"):
         (gL, gV), _, (L, V) = grads, inputs, outputs
         if gV is not None:
-            if not eigenvectors:
-                raise RuntimeError("linalg.eigvalsh: eigenvectors were not computed")
             VhgV = matmul(mH(V), gV)
             _check_gauge(diag(VhgV), "linalg_eigh_backward")
             inner = off_diagonal(ew.div(ew.mul(ew.sub(VhgV, mH(VhgV)), 0.5), gap_matrix(real(L))))
