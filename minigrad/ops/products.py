@@ -77,7 +77,7 @@ def vdot(input, other):
 
 @takes_tensors("input", "other")
 def inner(input, other):
-    """The sum over the last dimensions of both (a 0-d operand multiplies): out[i.., j..] = sum_k a[i.., k] b[j.., k]."""
+    """The sum over the last dims of both (a 0-d operand multiplies): out[i.., j..] = sum_k a[i.., k] b[j.., k]."""
     if input.ndim == 0 or other.ndim == 0:
         return ew.mul(input, other)
     if input.shape[-1] != other.shape[-1]:
@@ -154,22 +154,26 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _fused("addbmm", input, rd.sum(bmm(batch1, batch2), 0), beta, alpha)
 
 
-def _inplace_fused(outofplace):
+def _inplace_fused(outofplace, product_shape):
+    """The in-place form of a fused product: ``product_shape(a, b)`` (from the operands' shapes, checked by the
+    out-of-place op) must be ``self``'s shape after broadcasting, and its dtype one ``self`` can hold."""
     def op(self, *args, beta=1, alpha=1):
-        product_shape = outofplace(self.detach(), *[a.detach() if isinstance(a, Tensor) else a for a in args],
-                                   beta=beta, alpha=alpha).shape
-        check_result(self, product_shape, _promoted([self, *args]))
+        for i, a in enumerate(args):
+            check_tensor(a, outofplace.__name__ + "_", ("mat1", "mat2")[i], i + 1)
+        if all(a.ndim == n for a, n in zip(args, _OPERAND_DIMS[outofplace.__name__])):
+            check_result(self, product_shape(*args), _promoted([self, *args]))
         return write(self, lambda old: outofplace(old, *args, beta=beta, alpha=alpha), args)
     op.__name__ = outofplace.__name__ + "_"
     op.__doc__ = f"In-place ``{outofplace.__name__}``; returns ``self``."
     return op
 
 
-addmm_ = _inplace_fused(addmm)
-addmv_ = _inplace_fused(addmv)
-addr_ = _inplace_fused(addr)
-baddbmm_ = _inplace_fused(baddbmm)
-addbmm_ = _inplace_fused(addbmm)
+_OPERAND_DIMS = {"addmm": (2, 2), "addmv": (2, 1), "addr": (1, 1), "baddbmm": (3, 3), "addbmm": (3, 3)}
+addmm_ = _inplace_fused(addmm, lambda a, b: (a.shape[0], b.shape[1]))
+addmv_ = _inplace_fused(addmv, lambda a, b: (a.shape[0],))
+addr_ = _inplace_fused(addr, lambda a, b: (a.shape[0], b.shape[0]))
+baddbmm_ = _inplace_fused(baddbmm, lambda a, b: (a.shape[0], a.shape[1], b.shape[2]))
+addbmm_ = _inplace_fused(addbmm, lambda a, b: (a.shape[1], b.shape[2]))
 
 
 # --------------------------------------------------------------------------- trace, kron, tensordot
