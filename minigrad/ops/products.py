@@ -158,9 +158,10 @@ def _inplace_fused(outofplace, product_shape):
     """The in-place form of a fused product: ``product_shape(a, b)`` (from the operands' shapes, checked by the
     out-of-place op) must be ``self``'s shape after broadcasting, and its dtype one ``self`` can hold."""
     def op(self, *args, beta=1, alpha=1):
-        for i, a in enumerate(args):
-            check_tensor(a, outofplace.__name__ + "_", ("mat1", "mat2")[i], i + 1)
-        if all(a.ndim == n for a, n in zip(args, _OPERAND_DIMS[outofplace.__name__])):
+        operands = _OPERANDS[outofplace.__name__]
+        for i, (a, (name, _)) in enumerate(zip(args, operands)):
+            check_tensor(a, outofplace.__name__ + "_", name, i + 1)
+        if all(a.ndim == ndim for a, (_, ndim) in zip(args, operands)):
             check_result(self, product_shape(*args), _promoted([self, *args]))
         return write(self, lambda old: outofplace(old, *args, beta=beta, alpha=alpha), args)
     op.__name__ = outofplace.__name__ + "_"
@@ -168,7 +169,8 @@ def _inplace_fused(outofplace, product_shape):
     return op
 
 
-_OPERAND_DIMS = {"addmm": (2, 2), "addmv": (2, 1), "addr": (1, 1), "baddbmm": (3, 3), "addbmm": (3, 3)}
+_OPERANDS = {"addmm": (("mat1", 2), ("mat2", 2)), "addmv": (("mat", 2), ("vec", 1)), "addr": (("vec1", 1), ("vec2", 1)),
+             "baddbmm": (("batch1", 3), ("batch2", 3)), "addbmm": (("batch1", 3), ("batch2", 3))}   # (name, ndim)
 addmm_ = _inplace_fused(addmm, lambda a, b: (a.shape[0], b.shape[1]))
 addmv_ = _inplace_fused(addmv, lambda a, b: (a.shape[0],))
 addr_ = _inplace_fused(addr, lambda a, b: (a.shape[0], b.shape[0]))
