@@ -123,11 +123,6 @@ def _check_same_dtype(fname, A, B, names=("A", "B")):
                            f"{scalar_type_name(B.dtype)} instead")
 
 
-def _raise_if(info, error, check_errors):
-    if check_errors and np.any(info._data if isinstance(info, Tensor) else info):
-        raise error
-
-
 def _info(batch, values=None):
     return Tensor(np.zeros(batch, np.int32) if values is None else np.asarray(values, np.int32))
 
@@ -140,41 +135,47 @@ def _is_vector_rhs(A, B):
 
 def solve(A, B, *, left=True, out=None):
     """X with A X = B (``left``) or X A = B; B a matrix, a batch of them, or vectors (see ``_is_vector_rhs``)."""
-    _check_matrices(A, "linalg.solve", square=True)
+    return _solve(A, B, left, "linalg.solve")
+
+
+def _solve(A, B, left, fname, quiet=False):
+    _check_matrices(A, fname, square=True)
     if not isinstance(B, Tensor):
-        raise TypeError(f"linalg.solve(): argument 'B' (position 2) must be Tensor, not {type(B).__name__}")
-    _check_same_dtype("linalg.solve", A, B)
+        raise TypeError(f"{fname}(): argument 'B' (position 2) must be Tensor, not {type(B).__name__}")
+    _check_same_dtype(fname, A, B)
     vector = left and _is_vector_rhs(A, B)
     Bm = B.unsqueeze(-1) if vector else B
     if Bm.ndim < 2:
-        raise RuntimeError("linalg.solve: The input tensor B must have at least 1 dimension.")
+        raise RuntimeError(f"{fname}: The input tensor B must have at least 1 dimension.")
     n = A.shape[-1]
     if (Bm.shape[-2] if left else Bm.shape[-1]) != n:
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+        raise RuntimeError(f"{fname}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{n} and "
                            f"{Bm.shape[-2]}x{Bm.shape[-1]})")
     try:
         np.broadcast_shapes(A.shape[:-2], Bm.shape[:-2])
     except ValueError:
-        raise RuntimeError(f"linalg.solve: the batch dimensions of A {list(A.shape[:-2])} and B "
+        raise RuntimeError(f"{fname}: the batch dimensions of A {list(A.shape[:-2])} and B "
                            f"{list(Bm.shape[:-2])} do not broadcast") from None
-    X = dc.solve(A, Bm, left)
+    X = dc.solve(A, Bm, left, quiet=quiet)
     return X.squeeze(-1) if vector else X
 
 
+def _singular_info(A, X, check_errors, fname):
+    """LAPACK getrf's ``info`` per matrix of A (an LU factorization only when the solve X is not finite: a
+    singular A); with ``check_errors`` a singular one raises LinAlgError."""
+    finite = np.all(np.isfinite(X._data))
+    info = np.zeros(A.shape[:-2], np.int32) if finite else dc.lu_info(A._data)
+    if check_errors and np.any(info):
+        raise dc.singular_error(fname, A._data)
+    return Tensor(info)
+
+
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
-    """``(result, info)``: ``solve`` that reports a singular A in ``info`` (the 1-based zero pivot)."""
-    try:
-        X = solve(A, B, left=left)
-    except LinAlgError:
-        if check_errors:
-            raise
-        info = dc.lu_info(np.broadcast_to(A._data, A.shape))
-        X = Tensor(np.full(np.broadcast_shapes(A.shape[:-1], B.shape[:-1] if _is_vector_rhs(A, B) else
-                                               B.shape[:-2] + (1,))[:-1] + (
-            (A.shape[-1],) if _is_vector_rhs(A, B) else (A.shape[-1], B.shape[-1])), np.nan, A.dtype))
-        return SolveExResult(X, _info(info.shape, info))
-    return SolveExResult(X, _info(A.shape[:-2]))
+    """``(result, info)``: ``solve`` that reports a singular A in ``info`` (the 1-based zero pivot) and returns
+    the infs and NaNs of its LU solve instead of raising."""
+    X = _solve(A, B, left, "linalg.solve_ex", quiet=True)
+    return SolveExResult(X, _singular_info(A, X, check_errors, "linalg.solve_ex"))
 
 
 def inv(A, *, out=None):
@@ -182,21 +183,16 @@ def inv(A, *, out=None):
     _check_matrices(A, "linalg.inv", square=True)
     try:
         return dc.inv(A)
-    except LinAlgError as error:
-        raise LinAlgError(str(error).replace("linalg.solve", "linalg.inv").replace(
-            "the solve could not be completed", "the inversion could not be completed")) from None
+    except LinAlgError:
+        raise dc.singular_error("linalg.inv", A._data, "inversion") from None
 
 
 def inv_ex(A, *, check_errors=False, out=None):
-    """``(inverse, info)``: ``inv`` reporting a singular matrix in ``info`` instead of raising."""
+    """``(inverse, info)``: ``inv`` reporting a singular matrix in ``info`` (and returning the infs and NaNs of
+    its LU solve) instead of raising."""
     _check_matrices(A, "linalg.inv_ex", square=True)
-    try:
-        return InvExResult(inv(A), _info(A.shape[:-2]))
-    except LinAlgError:
-        if check_errors:
-            raise
-        info = dc.lu_info(A._data)
-        return InvExResult(Tensor(np.full(A.shape, np.nan, A.dtype)), _info(info.shape, info))
+    X = dc.inv(A, quiet=True)
+    return InvExResult(X, _singular_info(A, X, check_errors, "linalg.inv_ex"))
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
@@ -239,8 +235,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
 
 def matrix_power(A, n, *, out=None):
     """A^n by repeated squaring; A^0 is the identity (zero gradient) and n < 0 powers A^-1."""
-    _check_matrices(A, "linalg.matrix_power", square=True) if A.ndim >= 2 else None
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:   # integer matrices are fine for n >= 0
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{A.shape[-2] if A.ndim >= 2 else 1} by {A.shape[-1] if A.ndim else 1} matrices")
     if n == 0:
@@ -586,7 +581,9 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
         for i, m in enumerate(flat):      # LAPACK factors one matrix per call
             ldu, ipiv, info[i] = sytrf(m, lower=1)[:3] if name == "sytrf" else sytrf(m, lower=1)[:3]
             LD[i], pivots[i] = np.tril(ldu), ipiv
-    _raise_if(info, LinAlgError("torch.linalg.ldl_factor_ex: the factorization failed"), check_errors)
+    if check_errors and np.any(info):
+        raise LinAlgError(f"torch.linalg.ldl_factor_ex: The factorization could not be completed because the "
+                          f"input is singular (info {int(info[info != 0][0])}).")
     return LDLFactorExResult(Tensor(LD.reshape(a.shape)), Tensor(pivots.reshape(a.shape[:-1])),
                              Tensor(info.reshape(a.shape[:-2])))
 

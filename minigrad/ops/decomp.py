@@ -145,17 +145,17 @@ def run(cls, *args, **options):
 
 
 # --------------------------------------------------------------------------- errors of LAPACK
-def _singular_error(fname, A):
+def singular_error(fname, A, what="solve"):
     """PyTorch's error for a singular matrix, naming the first zero pivot of its LU factorization (which needs
     SciPy; without it the message names no element)."""
     try:
         info = lu_info(A)
     except ImportError:
-        return LinAlgError(f"{fname}: The solve could not be completed because the input matrix is singular.")
+        return LinAlgError(f"{fname}: The {what} could not be completed because the input matrix is singular.")
     first = int(info[info > 0].min()) if np.any(info > 0) else 0
     batch = "" if A.ndim == 2 else f"(Batch element {int(np.argmax(info.reshape(-1) > 0))}): "
-    return LinAlgError(f"{fname}: {batch}The diagonal element {first} is zero, the solve could not be completed "
-                       "because the input matrix is singular.")
+    return LinAlgError(f"{fname}: {batch}The diagonal element {first} is zero, the {what} could not be "
+                       "completed because the input matrix is singular.")
 
 
 def lu_info(A):
@@ -196,7 +196,7 @@ class Solve(Factorization):
             return [_solve_arrays(A, B, left)], batch
         except np.linalg.LinAlgError:
             if not quiet:
-                raise _singular_error("linalg.solve", np.broadcast_to(A, batch + A.shape[-2:])) from None
+                raise singular_error("linalg.solve", np.broadcast_to(A, batch + A.shape[-2:])) from None
             return [_solve_singular(np.broadcast_to(A, batch + A.shape[-2:]),
                                     np.broadcast_to(B, batch + B.shape[-2:]), left)], batch
 
