@@ -1,9 +1,14 @@
-"""``minigrad.linalg``: PyTorch's ``torch.linalg`` norms.
+"""``minigrad.linalg``: PyTorch's ``torch.linalg``.
 
-``vector_norm`` is one differentiable op (``ops/reduce.py``). ``matrix_norm`` builds the norms of the
+Norms: ``vector_norm`` is one differentiable op (``ops/reduce.py``). ``matrix_norm`` builds the norms of the
 matrices in two dims: Frobenius as the vector 2-norm over them, the 1/inf norms as the largest (smallest)
 absolute column/row sum, and the nuclear and spectral (2, -2) norms from singular values
 (``svdvals``: the largest, smallest or their sum, as PyTorch composes them).
+
+Factorizations and solves (second half of this file): PyTorch's signatures, argument checks and named tuples
+around the differentiable ops of ``ops/decomp.py`` (inv, solve, det, slogdet, cholesky, qr, eigh, eig, svd,
+lu, pinv, matrix_exp) and compositions of them (lstsq, lu_solve, tensorinv, tensorsolve, matrix_power, cond,
+householder_product). LU, LDL and the matrix exponential need SciPy (the ``linalg`` extra).
 """
 import numpy as np
 
