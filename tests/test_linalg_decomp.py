@@ -28,8 +28,8 @@ OVERRIDES = {
 }
 
 # at most this many samples of an op (spread over its list), to keep the file fast
-LIMITS = {"linalg.pinv": 24, "lu": 15, "linalg.lu": 12, "linalg.lu_factor": 12, "linalg.lu_factor_ex": 12,
-          "linalg.solve_triangular": 48, "linalg.lu_solve": 36, "linalg.svd": 72, "svd": 72, "ormqr": 48,
+LIMITS = {"linalg.pinv": 12, "lu": 10, "linalg.lu": 10, "linalg.lu_factor": 10, "linalg.lu_factor_ex": 10,
+          "linalg.solve_triangular": 32, "linalg.lu_solve": 36, "linalg.svd": 72, "svd": 72, "ormqr": 48,
           "lu_solve": 27, "linalg.vector_norm": 60, "linalg.norm": 50, "linalg.matrix_norm": 40,
           "linalg.matrix_rank": 24}
 
