@@ -418,7 +418,7 @@ class QR(Factorization):
         (gQ, gR), (A,), (Q, R) = grads, inputs, outputs
         m, n = A.shape[-2:]
         if mode == "complete" and m > n:
-            raise NotImplementedError("The QR decomposition is not differentiable when mode='complete' and "
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
                                       "nrows > ncols.")
         gQ = zeros_of(Q) if gQ is None else gQ
         gR = zeros_of(R) if gR is None else gR
