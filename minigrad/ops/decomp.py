@@ -419,7 +419,7 @@ class QR(Factorization):
         m, n = A.shape[-2:]
         if mode == "complete" and m > n:
             raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
-                                      "nrows > ncols.")
+                               "nrows > ncols.")
         gQ = zeros_of(Q) if gQ is None else gQ
         gR = zeros_of(R) if gR is None else gR
         if m >= n:
