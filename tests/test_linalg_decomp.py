@@ -356,3 +356,35 @@ def test_scipy_missing_names_the_extra(monkeypatch):
     with pytest.raises(ImportError, match=r'pip install "minigrad\[linalg\]"'):
         mg.linalg.matrix_exp(mg.eye(2, dtype=mg.float64))
     assert mg.linalg.inv(mg.eye(2, dtype=mg.float64)).shape == (2, 2)    # NumPy's LAPACK needs no SciPy
+
+
+ALIASES = {   # names without an OpInfo of their own: the same values and gradients as PyTorch's
+    "det": lambda lib, a, b: lib.det(a),
+    "slogdet": lambda lib, a, b: lib.slogdet(a).logabsdet * lib.slogdet(a)[0],
+    "inverse": lambda lib, a, b: lib.inverse(a),
+    "matrix_power": lambda lib, a, b: lib.matrix_power(a, -2),
+    "linalg.matrix_exp": lambda lib, a, b: lib.linalg.matrix_exp(a),
+    "chain_matmul": lambda lib, a, b: lib.chain_matmul(a, b, a),
+    "Tensor.mH": lambda lib, a, b: lib.matmul(a.mH, b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALIASES))
+def test_aliases_without_opinfo(name):
+    torch = torch_or_skip()
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((2, 3, 3)) + 2 * np.eye(3), rng.standard_normal((2, 3, 3))
+    if name == "chain_matmul":
+        a, b = a[0], b[0]
+    ts = [torch.tensor(x, requires_grad=True) for x in (a, b)]
+    ms = [mg.tensor(x, requires_grad=True) for x in (a, b)]
+    out_t, out_m = ALIASES[name](torch, *ts), ALIASES[name](mg, *ms)
+    np.testing.assert_allclose(out_m.detach().numpy(), out_t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    g = rng.standard_normal(out_t.shape)
+    grads_t = torch.autograd.grad(out_t, ts, torch.tensor(g), allow_unused=True)
+    grads_m = mg.autograd.grad([out_m], ms, [mg.tensor(g)], allow_unused=True)
+    for gt, gm in zip(grads_t, grads_m):
+        if gt is None:
+            assert gm is None or not np.any(gm.numpy())
+        else:
+            np.testing.assert_allclose(gm.numpy(), gt.numpy(), rtol=1e-9, atol=1e-11)
