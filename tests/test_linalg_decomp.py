@@ -388,3 +388,18 @@ def test_aliases_without_opinfo(name):
             assert gm is None or not np.any(gm.numpy())
         else:
             np.testing.assert_allclose(gm.numpy(), gt.numpy(), rtol=1e-9, atol=1e-11)
+
+
+COMPLEX_CASES = ["linalg.inv", "linalg.solve", "linalg.det", "linalg.slogdet", "linalg.cholesky", "linalg.qr",
+                 "linalg.eigh", "linalg.eig", "linalg.svd", "linalg.pinv", "linalg.lstsq", "linalg.lu_factor",
+                 "linalg.householder_product", "matrix_exp", "linalg.vector_norm",
+                 "linalg.matrix_norm", "linalg.vecdot", "vdot", "ormqr"]
+
+
+@pytest.mark.parametrize("name", COMPLEX_CASES)
+def test_opinfo_complex_samples(name):
+    """Complex inputs: a few complex128 samples of each (values, dtypes, and the gradients of a real loss,
+    PyTorch's conjugate convention), including the phase checks of eigh/eig/svd on gauge-free losses."""
+    torch = torch_or_skip()
+    compared, failures = run_samples(name, "", dtype=torch.complex128, limit=6)
+    assert compared and not failures, f"{name}: {len(failures)} of {compared} samples differ\n{_describe(failures)}"
