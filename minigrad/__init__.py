@@ -57,6 +57,11 @@ from .ops.distance import cosine_similarity, pairwise_distance  # noqa: E402
 from .ops.distance import cdist  # noqa: E402
 from .ops.shape import cartesian_prod, meshgrid, select  # noqa: E402
 from . import testing  # noqa: E402
+from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, block_diag, chain_matmul, cross, dot,  # noqa: E402
+                           inner, kron, mm, mv, tensordot, trace, vdot)
+from .linalg_legacy import (cholesky, cholesky_inverse, cholesky_solve, det, geqrf, inverse, logdet, lu,  # noqa: E402
+                            lu_solve, lu_unpack, matrix_exp, matrix_power, ormqr, pca_lowrank, pinverse, qr,
+                            slogdet, svd, svd_lowrank, triangular_solve)
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 

@@ -600,6 +600,17 @@ class Tensor:
     def mT(self):
         return _shape.transpose(self, -2, -1)
 
+    @property
+    def mH(self):
+        """The conjugate transpose of the matrices in the last two dims."""
+        return _decomp.mH(self)
+
+    @property
+    def H(self):
+        if self.ndim != 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
+        return _decomp.mH(self)
+
 
 # autograd wraps arrays in Tensors but cannot import this module while it loads (circular): tell it here.
 from .autograd import engine as _engine  # noqa: E402
@@ -620,6 +631,9 @@ from .ops import sort as _sort  # noqa: E402
 from .ops import complex as _complex  # noqa: E402
 from .ops import layout as _layout  # noqa: E402
 from .ops import activation as _activation  # noqa: E402
+from .ops import decomp as _decomp  # noqa: E402
+from .ops import products as _products  # noqa: E402
+from . import linalg_legacy as _linalg_legacy  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 
@@ -645,6 +659,8 @@ _METHODS = {
     _layout: _layout.METHODS,
     _random: ["bernoulli", "multinomial"],
     _activation: ["prelu", "hardshrink"],
+    _products: _products.METHODS,
+    _linalg_legacy: _linalg_legacy.METHODS,
 }
 for _module, _names in _METHODS.items():
     for _name in _names:

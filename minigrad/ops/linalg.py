@@ -14,7 +14,6 @@ import numpy as np
 from .. import kernels
 from .._checks import takes_tensors
 from ..autograd import Function
-from ..autograd.engine import NotDifferentiableTwice
 from ..dtypes import compute_dtype
 from ..tensor import Tensor
 from .elementwise import as_tensor_operand, check_broadcast, conj_if_complex
@@ -100,7 +99,8 @@ class MatMul(Function):
             if ctx.b_matrix:
                 # b is one matrix shared by the whole batch: db = sum over the batch of xa^T @ dout,
                 # which is a single (k, rows) @ (rows, p) product once the batch is folded into the rows
-                db = kernels.matmul(xa.reshape(-1, xa.shape[-1]).T, g.reshape(-1, g.shape[-1]))  # (k, p)
+                rows = int(np.prod(g.shape[:-1], dtype=np.int64))   # not -1: a reshape of an empty array needs it
+                db = kernels.matmul(xa.reshape(rows, xa.shape[-1]).T, g.reshape(rows, g.shape[-1]))  # (k, p)
             else:
                 db = _mm(np.swapaxes(xa, -1, -2), g)                              # (*batch, k, p)
             if ctx.b_vector:
@@ -497,101 +497,3 @@ def einsum(equation, *operands):
         return Einsum.apply(*operands, inputs=inputs, output=output)
     except ValueError as e:
         raise RuntimeError(f"einsum(): operands do not match the equation {equation!r}: {e}") from None
-
-
-# --------------------------------------------------------------------------- singular-value norms
-class SingularValueNorm(Function):
-    """Norms of the matrices in the last two dims from their singular values s (A = U diag(s) V^T):
-    ``'sum'`` (nuclear) out = sum s, ``'max'`` (2) out = s_max, ``'min'`` (-2) out = s_min.
-
-    Backward: ds/dA for singular value i is u_i v_i^T, so dA = dout * U diag(w) V^T with w all ones
-    (``'sum'``) or the indicator of the chosen singular value. Under create_graph, U diag(w) V^T is a
-    ``SingularValueNormGradient`` of A, so the gradient can be differentiated once more."""
-
-    @staticmethod
-    def forward(ctx, a, which):
-        u, s, vt = np.linalg.svd(a._data, full_matrices=False)
-        ctx.save_for_backward(u, s, vt)
-        ctx.which = which
-        return s.sum(-1) if which == "sum" else s[..., 0] if which == "max" else s[..., -1]
-
-    @staticmethod
-    def backward(ctx, dout):
-        u, s, vt = ctx.saved_tensors
-        return dout._data[..., None, None] * ((u * _norm_weights(ctx.which, s)) @ vt), None
-
-    @staticmethod
-    def graph_backward(ctx, dout):
-        u, s, vt = ctx.saved_tensors
-        scale = dout.reshape(tuple(dout.shape) + (1, 1))                  # (*batch, 1, 1)
-        if u.dtype.kind == "c":   # the second-order formula below is for real matrices
-            return scale * _once_differentiable(ctx, Tensor((u * _norm_weights(ctx.which, s)) @ vt), dout), None
-        return scale * SingularValueNormGradient.apply(_place_of_input(ctx), u, s, vt, ctx.which), None
-
-
-def _norm_weights(which, s):
-    """w: the weight of each singular value in the norm (all ones, or the indicator of the largest/smallest)."""
-    w = np.zeros(s.shape[-1], s.dtype)
-    w[slice(None) if which == "sum" else 0 if which == "max" else -1] = 1
-    return w
-
-
-def _place_of_input(ctx):
-    """A Tensor at input 0's place in the graph (the leaf, or a tensor with its grad_fn) for an op whose forward
-    needs only where the input is, not its values (which were not saved): zeros broadcast to its shape."""
-    shape, dtype = ctx.input_meta[0]
-    return ctx.input_tensor(0, np.broadcast_to(np.zeros((), dtype), shape))
-
-
-def _once_differentiable(ctx, grad, dout):
-    """``grad`` (a Tensor without a graph) as a gradient that depends on ``dout`` and on input 0 but raises when
-    differentiated (``NotDifferentiableTwice``), rather than silently acting as a constant."""
-    return NotDifferentiableTwice.apply(grad, dout, _place_of_input(ctx), name=ctx.name())
-
-
-class SingularValueNormGradient(Function):
-    """G = U diag(w) V^T, the gradient of a singular-value norm of real A (``SingularValueNorm``), as an op of A.
-
-    Backward: the norm's Hessian applied to H (the Hessian is symmetric, so the vector-Jacobian product is the
-    derivative of G along H). With P = U^T H V and D = diag(w / s), from the derivatives of the singular vectors:
-
-        dG = U M V^T + (I - U U^T) H V D V^T + U D U^T H (I - V V^T)
-        M_ji = a_ji P_ji + b_ji P_ij  (M_ii = 0),
-        a_ji = (w_i s_i - w_j s_j) / (s_i^2 - s_j^2),   b_ji = (w_i s_j - w_j s_i) / (s_i^2 - s_j^2)
-
-    which are w / (s_i + s_j) and -w / (s_i + s_j) where w_i = w_j = w: finite at repeated singular values of
-    equal weight (0 where both weights are 0). The derivative is not differentiable again (third order raises).
-    """
-
-    @staticmethod
-    def forward(ctx, a, u, s, vt, which):
-        ctx.save_for_backward(u, s, vt)
-        ctx.which = which
-        return (u * _norm_weights(which, s)) @ vt
-
-    @staticmethod
-    def backward(ctx, dout):
-        u, s, vt = ctx.saved_tensors
-        h = dout._data                                                          # (*batch, m, n)
-        w = _norm_weights(ctx.which, s)                                         # (k,)
-        v, ut = np.swapaxes(vt, -1, -2), np.swapaxes(u, -1, -2)
-        p = ut @ h @ v                                                          # (*batch, k, k)
-        s_i, s_j = s[..., None, :], s[..., :, None]                             # column i, row j
-        w_i, w_j = w[None, :], w[:, None]
-        equal = np.broadcast_to(w_i == w_j, p.shape)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            by_sum = np.where(w_i != 0, w_i / (s_i + s_j), 0)                    # where w_i = w_j
-            a = np.where(equal, by_sum, (w_i * s_i - w_j * s_j) / (s_i * s_i - s_j * s_j))
-            b = np.where(equal, -by_sum, (w_i * s_j - w_j * s_i) / (s_i * s_i - s_j * s_j))
-            d = np.where(w != 0, w / s, 0)                                      # (*batch, k)
-        m = a * p + b * np.swapaxes(p, -1, -2)
-        m[..., np.arange(m.shape[-1]), np.arange(m.shape[-1])] = 0
-        hv_d = h @ (v * d[..., None, :])                                        # H V D, (*batch, m, k)
-        ud_h = (u * d[..., None, :]) @ ut @ h                                   # U D U^T H, (*batch, m, n)
-        grad = u @ m @ vt + (hv_d - u @ (ut @ hv_d)) @ vt + ud_h - (ud_h @ v) @ vt
-        return grad, None, None, None, None
-
-    @staticmethod
-    def graph_backward(ctx, dout):
-        return _once_differentiable(ctx, Tensor(SingularValueNormGradient.backward(ctx, dout)[0]), dout), \
-            None, None, None, None

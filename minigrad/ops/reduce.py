@@ -623,6 +623,8 @@ class VectorNorm(Function):
 def _vector_norm(input, ord, dim, keepdim, dtype, name):
     if dtype is not None:
         input = input.to(dtype)
+    if input.dtype.kind == "c":     # the norm of complex numbers is the norm of their moduli
+        input = abs(input)
     if input.dtype.kind != "f":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {input.dtype}")
     if isinstance(ord, bool) or not isinstance(ord, (int, float, np.number)):

@@ -1,0 +1,187 @@
+"""PyTorch's top-level linear-algebra functions (``torch.det``, ``torch.svd``, ``torch.lu``, ``torch.geqrf``, ...):
+their older signatures and named tuples, built on ``minigrad.linalg`` (whose ops carry the gradients). They
+are also Tensor methods (``A.det()``, ``A.svd()``, ``b.lu_solve(LU, pivots)``)."""
+from collections import namedtuple
+
+import numpy as np
+
+from . import linalg
+from .ops import decomp as dc
+from .ops import elementwise as ew
+from .ops import reduce as rd
+from .ops import shape as sh
+from .tensor import Tensor
+
+__all__ = ["det", "slogdet", "logdet", "inverse", "cholesky", "cholesky_inverse", "cholesky_solve", "qr", "svd",
+           "pinverse", "matrix_power", "matrix_exp", "lu", "lu_solve", "lu_unpack", "triangular_solve", "geqrf",
+           "ormqr", "svd_lowrank", "pca_lowrank"]
+
+slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
+qr_result = namedtuple("qr", ["Q", "R"])
+svd_result = namedtuple("svd", ["U", "S", "V"])
+lu_unpack_result = namedtuple("lu_unpack", ["P", "L", "U"])
+triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+geqrf_result = namedtuple("geqrf", ["a", "tau"])
+
+
+def det(input):
+    return linalg.det(input)
+
+
+def slogdet(input):
+    return slogdet_result(*linalg.slogdet(input))
+
+
+def logdet(input):
+    """log det A: NaN where det A < 0, -inf where it is 0 (the log of |det| where det > 0)."""
+    sign, logabsdet = linalg.slogdet(input)
+    if input.dtype.kind == "c":
+        from .ops.complex import angle
+        return ew.add(logabsdet, ew.mul(angle(sign), 1j))
+    return ew.where(Tensor(sign._data < 0), Tensor(np.array(np.nan, input.dtype)), logabsdet)
+
+
+def inverse(input):
+    return linalg.inv(input)
+
+
+def matrix_power(input, n):
+    return linalg.matrix_power(input, n)
+
+
+def matrix_exp(input):
+    return linalg.matrix_exp(input)
+
+
+def cholesky(input, upper=False):
+    return linalg.cholesky(input, upper=upper)
+
+
+def cholesky_solve(input, input2, upper=False):
+    """X with A X = B for A = L L^H (``input2`` = L, or U with A = U^H U): solved as (L L^H) X = B, whose
+    gradient for L, -(gB X^H + X gB^H) L, is PyTorch's (all of L, not only its triangle)."""
+    if input.ndim < 2 or input2.ndim < 2:
+        raise RuntimeError("cholesky_solve: b and A should have at least 2 dimensions")
+    A = sh.transpose(input2, -2, -1).conj() if upper else input2
+    return linalg.solve(_mm(A, dc.mH(A)), input)
+
+
+def _mm(a, b):
+    from .ops.linalg import matmul
+    return matmul(a, b)
+
+
+def cholesky_inverse(input, upper=False):
+    """(L L^H)^-1 (or (U^H U)^-1), the inverse of the matrix whose Cholesky factor is ``input``."""
+    if input.ndim < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
+    L = dc.mH(input) if upper else input
+    return linalg.inv(_mm(L, dc.mH(L)))
+
+
+def qr(input, some=True):
+    return qr_result(*linalg.qr(input, "reduced" if some else "complete"))
+
+
+def svd(input, some=True, compute_uv=True):
+    """``(U, S, V)`` with A = U diag(S) V^H (V, not V^H); without ``compute_uv``, U and V are zeros (m x m, n x n)."""
+    if not compute_uv:
+        m, n = input.shape[-2:]
+        S = linalg.svdvals(input)
+        return svd_result(Tensor(np.zeros(input.shape[:-2] + (m, m), input.dtype)), S,
+                          Tensor(np.zeros(input.shape[:-2] + (n, n), input.dtype)))
+    U, S, Vh = linalg.svd(input, full_matrices=not some)
+    return svd_result(U, S, dc.mH(Vh))
+
+
+def pinverse(input, rcond=1e-15):
+    return linalg.pinv(input, rtol=rcond)
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """``(LU, pivots)`` (and ``infos`` with ``get_infos``) of ``linalg.lu_factor_ex``."""
+    LU_, pivots, infos = linalg.lu_factor_ex(A, pivot=pivot)
+    return (LU_, pivots, infos) if get_infos else (LU_, pivots)
+
+
+def lu_solve(b, LU_data, LU_pivots):
+    return linalg.lu_solve(LU_data, LU_pivots, b)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """``(P, L, U)`` of a packed LU: L = tril(LU, -1) + I (m x k), U = triu(LU) (k x n), P from the pivots."""
+    m, n = LU_data.shape[-2:]
+    k = min(m, n)
+    P = Tensor(dc.permutation_of(LU_pivots._data, m).astype(LU_data.dtype)) if unpack_pivots else \
+        Tensor(np.zeros((0,), LU_data.dtype))
+    if not unpack_data:
+        empty = Tensor(np.zeros((0,), LU_data.dtype))
+        return lu_unpack_result(P, empty, empty)
+    L = ew.add(sh.tril(LU_data[..., :, :k], -1), Tensor(np.eye(m, k, dtype=LU_data.dtype)))
+    U = sh.triu(LU_data[..., :k, :])
+    return lu_unpack_result(P, L, U)
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """``(solution, cloned_coefficient)``: X with A X = b (A^T X = b with ``transpose``) and a copy of A."""
+    if b.ndim < 2 or A.ndim < 2:
+        raise RuntimeError(f"triangular_solve: expected b and A to have at least 2 dimensions, but got "
+                           f"{b.ndim} and {A.ndim}")
+    coefficient = A.mT if transpose else A
+    X = linalg.solve_triangular(coefficient, b, upper=upper != transpose, unitriangular=unitriangular)
+    return triangular_solve_result(X, A.clone())
+
+
+def geqrf(input):
+    """``(a, tau)``: LAPACK geqrf's QR in Householder form (R on and above the diagonal of ``a``, the reflectors
+    below it, their scales in ``tau``); not differentiable, as in PyTorch."""
+    if input.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    a = input._data
+    m, n = a.shape[-2:]
+    flat = dc.batched(a)
+    qr_ = np.zeros(flat.shape, a.dtype)
+    tau = np.zeros((flat.shape[0], min(m, n)), a.dtype)
+    if flat.size:
+        geqrf_ = dc.scipy_linalg().lapack.get_lapack_funcs("geqrf", (flat,))
+        for i, matrix in enumerate(flat):     # LAPACK factors one matrix per call
+            qr_[i], tau[i] = geqrf_(matrix)[:2]
+    return geqrf_result(Tensor(qr_.reshape(a.shape)), Tensor(tau.reshape(a.shape[:-2] + (min(m, n),))))
+
+
+def ormqr(input, input2, input3, left=True, transpose=False):
+    """Q C, Q^H C (``transpose``), C Q or C Q^H (not ``left``) for Q = H_1 ... H_k of geqrf's (``input``,
+    ``input2`` = tau), without forming Q: one rank-1 update per reflector, differentiable in all three."""
+    A, tau, C = input, input2, input3
+    if A.ndim < 2:
+        raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
+    if C.ndim < 2:
+        raise RuntimeError("torch.ormqr: other must have at least 2 dimensions.")
+    m = C.shape[-2] if left else C.shape[-1]
+    if tau.shape[-1] > min(m, A.shape[-1]):
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be less than or equal to min(other.shape"
+                           f"[{-2 if left else -1}], input.shape[-1])")
+    if A.shape[-2] != m:
+        raise RuntimeError(f"torch.ormqr: input.shape[-2] must be equal to other.shape[{-2 if left else -1}]")
+    return linalg._apply_reflectors(linalg._reflectors(A, tau.shape[-1]), tau, C, left, transpose)
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """``(U, S, V)`` of the rank-q truncated SVD of A - M. Computed exactly (a full SVD, truncated) rather than
+    by PyTorch's randomized range finder: the same factors when A - M has rank <= q, up to the signs of the
+    singular vectors."""
+    X = A if M is None else ew.sub(A, M)
+    U, S, Vh = linalg.svd(X, full_matrices=False)
+    return U[..., :, :q], S[..., :q], dc.mH(Vh[..., :q, :])
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """``svd_lowrank`` of A (centered over its rows with ``center``), q defaulting to min(6, m, n)."""
+    m, n = A.shape[-2:]
+    q = min(6, m, n) if q is None else q
+    X = ew.sub(A, ew.div(rd.sum(A, -2, keepdim=True), m)) if center else A
+    return svd_lowrank(X, q, niter)
+
+
+METHODS = ["det", "slogdet", "logdet", "inverse", "cholesky", "cholesky_inverse", "cholesky_solve", "qr", "svd",
+           "pinverse", "matrix_power", "matrix_exp", "lu", "lu_solve", "triangular_solve", "geqrf", "ormqr"]
