@@ -1,0 +1,162 @@
+"""PyTorch's module database (``common_modules.module_db``) as an oracle for ``minigrad.nn``.
+
+For every ModuleInfo (114 in PyTorch 2.13), in training and in eval mode, each of a spread of its
+``ModuleInput``s is run through both libraries:
+
+* the module is constructed from the same (converted) constructor arguments, PyTorch's cast to float64 as
+  PyTorch's own module tests do; minigrad's state_dict keys must be PyTorch's, and PyTorch's parameter and
+  buffer values are copied into minigrad's by name;
+* forward: every output's shape, dtype and values;
+* backward: one random float64 upstream gradient per differentiable output; the gradients of every input
+  that requires grad and of every parameter;
+* afterwards every buffer (running statistics, ``num_batches_tracked``) agrees.
+
+Lazy modules are materialised by a first forward without grad in both libraries, then PyTorch's parameters
+are copied and the comparison runs as for any module. A module minigrad lacks, or an input it does not
+support, fails unless it is listed in ``SKIP_MODULES`` / ``SKIP_INPUTS`` with the reason.
+"""
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+from .mirror import torch_or_skip
+from .opinfo_util import assert_same_outputs, flat_outputs, to_mg
+
+try:   # the parametrization needs the database at collection time
+    import torch
+    from torch.testing._internal.common_modules import module_db as _MODULE_DB
+except ImportError:   # pragma: no cover - without PyTorch (or expecttest) the tests skip
+    torch, _MODULE_DB = None, []
+
+INPUTS_PER_MODULE = 6   # a fixed spread of each module's inputs (per mode), to keep the file fast
+
+# Whole modules minigrad does not compare, with the reason (reviewed; never a silent skip).
+SKIP_MODULES = {
+}
+
+# (module name, input desc) -> reason: single inputs skipped.
+SKIP_INPUTS = {
+}
+
+
+def _name(info):
+    return info.module_cls.__name__
+
+
+def _spread(items, limit):
+    if len(items) <= limit:
+        return items
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+def _params():
+    seen = {}
+    for info in _MODULE_DB:
+        name = _name(info)
+        seen[name] = seen.get(name, 0) + 1
+        ident = name if seen[name] == 1 else f"{name}-{seen[name]}"
+        for training in (True, False):
+            yield pytest.param(info, training, id=f"{ident}-{'train' if training else 'eval'}")
+
+
+def _copy_state(m_th, m_mg):
+    """PyTorch's parameters and buffers into minigrad's, by name; the names must be the same."""
+    state_th = m_th.state_dict()
+    state_mg = m_mg.state_dict()
+    assert list(state_mg.keys()) == list(state_th.keys()), "state_dict keys differ from PyTorch's"
+    m_mg.load_state_dict({k: v.detach().numpy().copy() for k, v in state_th.items()})
+    buffers_mg = dict(m_mg.named_buffers())
+    for name, b in m_th.named_buffers():   # non-persistent buffers too
+        assert name in buffers_mg, f"minigrad lacks buffer {name}"
+        if b is not None:
+            buffers_mg[name]._data = b.detach().numpy().copy()
+
+
+def _construct(info, module_input):
+    cls_mg = getattr(mg.nn, _name(info))
+    c = module_input.constructor_input
+    torch.manual_seed(0)
+    m_th = info.module_cls(*c.args, **c.kwargs).to(torch.float64)
+    m_mg = cls_mg(*to_mg(c.args), **to_mg(c.kwargs)).to(mg.float64)
+    return m_th, m_mg
+
+
+def _materialise(info, m_th, m_mg, f):
+    """A lazy module's parameters exist after its first forward: run one without grad in both libraries."""
+    if not info.is_lazy:
+        return
+    with torch.no_grad():
+        m_th(*f.args, **f.kwargs)
+    with mg.no_grad():
+        m_mg(*to_mg(f.args), **to_mg(f.kwargs))
+    assert not any(isinstance(p, torch.nn.parameter.UninitializedParameter) for p in m_th.parameters())
+
+
+def compare_module(info, module_input, training, rtol=1e-7, atol=1e-7, seed=0):
+    """One ModuleInput through both libraries: forward outputs, gradients of inputs and parameters for a random
+    upstream, buffers after the step."""
+    m_th, m_mg = _construct(info, module_input)
+    m_th.train(training)
+    m_mg.train(training)
+    f = module_input.forward_input
+    _materialise(info, m_th, m_mg, f)
+    _copy_state(m_th, m_mg)
+
+    memo = {}
+    args, kwargs = to_mg(f.args, memo), to_mg(f.kwargs, memo)
+    out_th = m_th(*f.args, **f.kwargs)
+    out_mg = m_mg(*args, **kwargs)
+    assert_same_outputs(out_mg, out_th, rtol, atol)
+
+    buffers_mg = dict(m_mg.named_buffers())
+    for name, b in m_th.named_buffers():
+        if b is not None:
+            np.testing.assert_allclose(buffers_mg[name].numpy(), b.detach().numpy(), rtol=rtol, atol=atol,
+                                       err_msg=f"buffer {name} after forward")
+
+    params_th = [p for _, p in m_th.named_parameters() if p.requires_grad]
+    params_mg = [p for _, p in m_mg.named_parameters() if p.requires_grad]
+    assert len(params_mg) == len(params_th)
+    leaves = [(th, m) for th, m in memo.values() if th.requires_grad]
+    wrt_th = [th for th, _ in leaves] + params_th
+    wrt_mg = [m for _, m in leaves] + params_mg
+    outs = [(m, t) for m, t in zip(flat_outputs(out_mg), flat_outputs(out_th))
+            if isinstance(t, torch.Tensor) and t.requires_grad and t.dtype.is_floating_point]
+    if not outs or not wrt_th:
+        return
+    rng = np.random.default_rng(seed)
+    ups = [rng.standard_normal(tuple(t.shape)) for _, t in outs]
+    grads_th = torch.autograd.grad([t for _, t in outs], wrt_th, [torch.tensor(u) for u in ups], allow_unused=True)
+    for m, _ in outs:
+        assert isinstance(m, mg.Tensor) and m.requires_grad, "minigrad's output does not require grad"
+    grads_mg = mg.autograd.grad([m for m, _ in outs], wrt_mg, [mg.tensor(u) for u in ups], allow_unused=True)
+    names = [f"input {i}" for i in range(len(leaves))] + [n for n, p in m_th.named_parameters() if p.requires_grad]
+    for name, gm, gt in zip(names, grads_mg, grads_th):
+        if gt is None:
+            assert gm is None or not np.any(gm.numpy()), f"gradient of {name}: PyTorch has none"
+            continue
+        assert gm is not None, f"gradient of {name}: minigrad gives none, PyTorch does"
+        np.testing.assert_allclose(gm.numpy(), gt.numpy(), rtol=rtol * 10, atol=atol * 10,
+                                   err_msg=f"gradient of {name}")
+
+
+@pytest.mark.parametrize("info, training", list(_params()) or [pytest.param(None, None, id="no-torch")])
+def test_module(info, training):
+    torch_or_skip()
+    if info is None:
+        pytest.skip("PyTorch's module database (torch, expecttest) not importable")
+    name = _name(info)
+    if name in SKIP_MODULES:
+        pytest.skip(f"{name}: {SKIP_MODULES[name]}")
+    assert hasattr(mg.nn, name), f"minigrad.nn has no {name}"
+    inputs = [mi for mi in info.module_inputs_func(info, device="cpu", dtype=torch.float64, requires_grad=True,
+                                                   training=training) if mi.forward_input is not None]
+    inputs = [mi for mi in inputs if (name, mi.desc) not in SKIP_INPUTS]
+    assert inputs, f"{name}: every input skipped"
+    for module_input in _spread(inputs, INPUTS_PER_MODULE):
+        try:
+            compare_module(info, module_input, training)
+        except Exception as error:
+            raise AssertionError(f"{name} input {module_input.desc!r}: {type(error).__name__}: {error}") from error
