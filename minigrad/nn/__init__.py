@@ -20,3 +20,4 @@ from .fold import Fold, Unfold  # noqa: F401,E402
 from .activation import (CELU, GLU, Hardshrink, Hardsigmoid, Hardtanh, LogSigmoid, PReLU, ReLU6,  # noqa: F401,E402
                          RReLU, SELU, Softmax2d, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
 from .distance import CosineEmbeddingLoss, CosineSimilarity, PairwiseDistance, TripletMarginLoss  # noqa: F401,E402
+from .loss_more import *  # noqa: F401,F403,E402 - margin, ranking, likelihood and CTC losses (loss_more.py's __all__)
