@@ -15,6 +15,8 @@ Lazy modules are materialised by a first forward without grad in both libraries,
 are copied and the comparison runs as for any module. A module minigrad lacks, or an input it does not
 support, fails unless it is listed in ``SKIP_MODULES`` / ``SKIP_INPUTS`` with the reason.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -29,7 +31,8 @@ try:   # the parametrization needs the database at collection time
 except ImportError:   # pragma: no cover - without PyTorch (or expecttest) the tests skip
     torch, _MODULE_DB = None, []
 
-INPUTS_PER_MODULE = 6   # a fixed spread of each module's inputs (per mode), to keep the file fast
+# a fixed spread of each module's inputs (per mode), to keep the file fast; MINIGRAD_MODINFO_ALL=1 runs every input
+INPUTS_PER_MODULE = 10**9 if os.environ.get("MINIGRAD_MODINFO_ALL") == "1" else 6
 
 # Whole modules minigrad does not compare, with the reason (reviewed; never a silent skip).
 SKIP_MODULES = {

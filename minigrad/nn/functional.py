@@ -34,3 +34,4 @@ from ..ops.distance import (cosine_embedding_loss, cosine_similarity, normalize,
 from ..ops.softmax import softmin  # noqa: F401,E402
 from ..ops.sampling import affine_grid, grid_sample  # noqa: F401,E402
 from ..ops.loss_more import *  # noqa: F401,F403,E402 - margin, ranking and likelihood losses (loss_more.py's __all__)
+from ..ops.ctc import ctc_loss  # noqa: F401,E402

@@ -6,7 +6,7 @@ from . import functional as F
 from .layers import Linear
 from .loss import _Loss, _WeightedLoss
 
-__all__ = ["GaussianNLLLoss", "HingeEmbeddingLoss", "LinearCrossEntropyLoss", "MarginRankingLoss",
+__all__ = ["CTCLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "LinearCrossEntropyLoss", "MarginRankingLoss",
            "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss",
            "SoftMarginLoss", "TripletMarginWithDistanceLoss"]
 
@@ -133,3 +133,15 @@ class LinearCrossEntropyLoss(_WeightedLoss):
                                       linear_bias=bias, weight=self.weight, reduction=self.reduction,
                                       ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
                                       options=self.options)
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss of log-probabilities (T, N, C) against label sequences."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(None, None, reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
