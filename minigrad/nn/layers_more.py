@@ -1,0 +1,87 @@
+"""Bilinear and EmbeddingBag layers (the maths is in ``minigrad/ops/bilinear.py`` and ``ops/embedding_bag.py``)."""
+import math
+
+from .. import dtypes
+from ..autograd import no_grad
+from ..creation import empty
+from ..tensor import check_device
+from . import functional as F
+from . import init
+from .module import Module, Parameter
+
+__all__ = ["Bilinear", "EmbeddingBag"]
+
+
+class Bilinear(Module):
+    """y = x1^T W x2 + b per output feature: weight (out, in1, in2), bias (out,), both ~ U(-1/sqrt(in1), 1/sqrt(in1))
+    as in PyTorch."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        check_device(device)
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        dtype = dtype or dtypes.get_default_dtype()
+        self.weight = Parameter(empty(out_features, in1_features, in2_features, dtype=dtype))
+        self.bias = Parameter(empty(out_features, dtype=dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embeddings: ``forward(input, offsets, per_sample_weights)``; weight
+    (num_embeddings, embedding_dim) ~ N(0, 1), the ``padding_idx`` row zero."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
+                 dtype=None):
+        check_device(device)
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype or dtypes.get_default_dtype()))
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx] = 0
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset,
+                               self.padding_idx)
+
+    def extra_repr(self):
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            text += ", scale_grad_by_freq=True"
+        text += f", mode='{self.mode}'"
+        return text + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
