@@ -38,3 +38,4 @@ from ..ops.ctc import ctc_loss  # noqa: F401,E402
 from ..ops.pool_more import *  # noqa: F401,F403,E402 - lp_pool, fractional_max_pool, upsample_* (pool_more.py's __all__)
 from ..ops.bilinear import bilinear  # noqa: F401,E402
 from ..ops.embedding_bag import embedding_bag  # noqa: F401,E402
+from ..ops.mha import multi_head_attention_forward  # noqa: F401,E402
