@@ -39,3 +39,5 @@ from ..ops.pool_more import *  # noqa: F401,F403,E402 - lp_pool, fractional_max_
 from ..ops.bilinear import bilinear  # noqa: F401,E402
 from ..ops.embedding_bag import embedding_bag  # noqa: F401,E402
 from ..ops.mha import multi_head_attention_forward  # noqa: F401,E402
+from ..ops.distance import pdist  # noqa: F401,E402
+from ..ops.dropout_alpha import alpha_dropout, feature_alpha_dropout  # noqa: F401,E402

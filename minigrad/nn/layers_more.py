@@ -9,7 +9,7 @@ from . import functional as F
 from . import init
 from .module import Module, Parameter
 
-__all__ = ["Bilinear", "EmbeddingBag"]
+__all__ = ["AlphaDropout", "Bilinear", "EmbeddingBag", "FeatureAlphaDropout"]
 
 
 class Bilinear(Module):
@@ -85,3 +85,31 @@ class EmbeddingBag(Module):
             text += ", scale_grad_by_freq=True"
         text += f", mode='{self.mode}'"
         return text + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+
+
+class _AlphaDropoutBase(Module):
+    functional = None
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return type(self).functional(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class AlphaDropout(_AlphaDropoutBase):
+    """Alpha dropout in training (keeps a SELU network's mean and variance), the identity in eval."""
+
+    functional = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(_AlphaDropoutBase):
+    """Alpha dropout of whole channels in training, the identity in eval."""
+
+    functional = staticmethod(F.feature_alpha_dropout)
