@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from .._checks import float_arg, takes_tensors
-from ..autograd import no_grad
+from ..dtypes import scalar_type_name
 from ..tensor import Tensor
 from .activation import logsigmoid
 from .distance import ClampMinPassGradient, pairwise_distance
@@ -105,12 +105,15 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     x = input.reshape(1, -1) if single else input                        # (N, C)
     n, classes = x.shape
     if not (target.ndim <= 1 and target.numel() == n):
-        raise RuntimeError(f"inconsistent target size, expected {n} but got {_size(target)}")
-    t = target._data.reshape(n).astype(np.int64)
-    if np.any((t < 0) | (t >= classes)):
-        raise IndexError("Target is out of bounds")   # PyTorch: "target out of range"
+        raise RuntimeError(f"target tensor should be 1-D with size equal to the batch size (or 0-D for one sample). "
+                           f"Expected target size [{n}], but got {_size(target)}")
     if weight is not None and weight.shape[0] != classes:
         raise RuntimeError(f"inconsistent weight size, expected {classes} but got {_size(weight)}")
+    if target.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {scalar_type_name(target.dtype)}")
+    t = target._data.reshape(n)
+    if np.any((t < 0) | (t >= classes)):
+        raise IndexError("Target is out of bounds")   # PyTorch: "target out of range"
     x_t = x.gather(1, Tensor(t.reshape(n, 1)))                             # (N, 1)
     others = np.arange(classes)[None, :] != t[:, None]                     # (N, C): i != t
     z = clamp_min(margin - x_t + x, 0)
@@ -188,11 +191,10 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     else:
         loss = input - target * (input + eps).log()
     if full:
-        y = target.detach()
-        with no_grad():
-            safe = where(y > 1, y, 1.0)
-        stirling = target * safe.log() - target + 0.5 * (2 * math.pi * safe).log()
-        loss = loss + where(y > 1, stirling, 0.0)
+        above = target.detach() > 1
+        safe = where(above, target, 1.0)                   # the logs see targets > 1 only (no 0 * -inf)
+        stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
+        loss = loss + where(above, stirling, 0.0)
     return apply_reduction(loss, reduction)
 
 

@@ -107,12 +107,16 @@ def _fractional_max_pool(name, d, input, kernel_size, output_size, output_ratio,
         shape[2 + axis], shape[2 + d + axis] = out[axis], kernel[axis]
         flat = flat + positions.reshape(shape) * place
         place *= spatial[axis]
-    windows = flat.reshape(n, c, -1, int(np.prod(kernel)))                            # (N, C, prod out, prod k)
-    plane = x._data.reshape(n, c, -1)
-    values = np.take_along_axis(plane, windows.reshape(n, c, -1), axis=2).reshape(windows.shape)
-    best = np.argmax(np.where(np.isnan(values), np.inf, values), axis=3)[..., None]   # a NaN wins, as a max
-    indices = np.take_along_axis(windows, best, axis=3).reshape((n, c) + out)
-    y = x.flatten(2).gather(2, Tensor(indices.reshape(n, c, -1))).reshape((n, c) + out)
+    outputs, window = int(np.prod(out)), int(np.prod(kernel))
+    windows = flat.reshape(n, c, outputs, window)                                     # (N, C, prod out, prod k)
+    plane = x._data.reshape(n, c, int(np.prod(spatial)))
+    values = np.take_along_axis(plane, windows.reshape(n, c, outputs * window), axis=2).reshape(windows.shape)
+    if window:
+        best = np.argmax(np.where(np.isnan(values), np.inf, values), axis=3)[..., None]   # a NaN wins, as a max
+        indices = np.take_along_axis(windows, best, axis=3).reshape((n, c) + out)
+    else:
+        indices = np.zeros((n, c) + out, dtype=np.int64)
+    y = x.flatten(2).gather(2, Tensor(indices.reshape(n, c, outputs))).reshape((n, c) + out)
     if not batched:
         y, indices = y.squeeze(0), indices[0]
     return (y, Tensor(indices)) if return_indices else y
