@@ -43,6 +43,70 @@ SKIP_INPUTS = {
 }
 
 
+def _extra_module_infos():
+    """ModuleInfos in PyTorch's format for minigrad modules the database does not list (lazy linear and norm
+    layers, EmbeddingBag, Embedding's max_norm and scale_grad_by_freq, TripletMarginWithDistanceLoss, the alpha
+    dropouts in eval), compared the same way."""
+    if torch is None:
+        return []
+    from torch.testing._internal.common_modules import FunctionInput, ModuleInfo, ModuleInput
+
+    def inputs(*cases):
+        def module_inputs_func(module_info, device, dtype, requires_grad, training, **kwargs):
+            gen = torch.Generator().manual_seed(0)
+
+            def x(*shape):
+                return torch.randn(*shape, generator=gen, dtype=dtype).requires_grad_(requires_grad)
+            return [ModuleInput(FunctionInput(*c_args, **c_kwargs), FunctionInput(*f(x)), desc=desc)
+                    for desc, c_args, c_kwargs, f in cases]
+        return module_inputs_func
+
+    def idx(*rows):
+        return torch.tensor(rows)
+
+    nn = torch.nn
+    norm_cases = [("affine", (), {}, None), ("no_stats", (), {"track_running_stats": False}, None),
+                  ("no_affine", (), {"affine": False}, None)]
+
+    def norm_inputs(shape):
+        cases = norm_cases + [("no_bias", (), {"bias": False}, None)]
+        return inputs(*[(d, a, k, lambda x, shape=shape: (x(*shape),)) for d, a, k, _ in cases])
+
+    bags = idx(1, 2, 4, 5, 4, 3, 2, 9)
+    return [
+        ModuleInfo(nn.LazyLinear, module_inputs_func=inputs(
+            ("", (3,), {}, lambda x: (x(4, 5),)), ("no_bias", (3,), {"bias": False}, lambda x: (x(2, 4, 5),)))),
+        ModuleInfo(nn.LazyBatchNorm1d, module_inputs_func=norm_inputs((4, 3))),
+        ModuleInfo(nn.LazyBatchNorm2d, module_inputs_func=norm_inputs((2, 3, 4, 4))),
+        ModuleInfo(nn.LazyBatchNorm3d, module_inputs_func=norm_inputs((2, 3, 2, 3, 2))),
+        ModuleInfo(nn.LazyInstanceNorm1d, module_inputs_func=norm_inputs((2, 3, 5))),
+        ModuleInfo(nn.LazyInstanceNorm2d, module_inputs_func=norm_inputs((2, 3, 4, 4))),
+        ModuleInfo(nn.LazyInstanceNorm3d, module_inputs_func=norm_inputs((2, 3, 2, 3, 2))),
+        ModuleInfo(nn.EmbeddingBag, module_inputs_func=inputs(
+            ("mean_offsets", (10, 3), {}, lambda x: (bags, idx(0, 4, 4, 6))),
+            ("sum_2d_padding", (10, 3), {"mode": "sum", "padding_idx": 2}, lambda x: (idx([1, 2, 4], [4, 3, 2]),)),
+            ("max", (10, 3), {"mode": "max"}, lambda x: (bags, idx(0, 3, 5))),
+            ("per_sample_weights", (10, 3), {"mode": "sum"}, lambda x: (bags, idx(0, 2), x(8))),
+            ("include_last_offset", (10, 3), {"mode": "sum", "include_last_offset": True},
+             lambda x: (bags, idx(0, 4, 8))),
+            ("max_norm", (10, 3), {"max_norm": 1.0}, lambda x: (bags, idx(0, 5))))),
+        ModuleInfo(nn.Embedding, module_inputs_func=inputs(
+            ("max_norm", (6, 3), {"max_norm": 1.0, "norm_type": 1.0}, lambda x: (idx([0, 2, 2], [5, 2, 1]),)),
+            ("scale_grad_by_freq", (6, 3), {"scale_grad_by_freq": True, "padding_idx": 1},
+             lambda x: (idx([0, 2, 2], [5, 2, 1]),)))),
+        ModuleInfo(nn.TripletMarginWithDistanceLoss, module_inputs_func=inputs(
+            ("default", (), {}, lambda x: (x(4, 5), x(4, 5), x(4, 5))),
+            ("swap_margin", (), {"swap": True, "margin": 2.0, "reduction": "none"},
+             lambda x: (x(4, 5), x(4, 5), x(4, 5))))),
+        ModuleInfo(nn.AlphaDropout, module_inputs_func=inputs(("eval", (0.3,), {}, lambda x: (x(4, 5),)))),
+        ModuleInfo(nn.FeatureAlphaDropout, module_inputs_func=inputs(("eval", (0.3,), {}, lambda x: (x(2, 4, 5),)))),
+    ]
+
+
+# Extra modules that are random in training mode: compared in eval only (the formula: test_functional_more.py).
+EVAL_ONLY = {"AlphaDropout", "FeatureAlphaDropout"}
+
+
 def _name(info):
     return info.module_cls.__name__
 
@@ -54,14 +118,15 @@ def _spread(items, limit):
     return [items[int(i * step)] for i in range(limit)]
 
 
-def _params():
+def _params(infos, prefix=""):
     seen = {}
-    for info in _MODULE_DB:
+    for info in infos:
         name = _name(info)
         seen[name] = seen.get(name, 0) + 1
-        ident = name if seen[name] == 1 else f"{name}-{seen[name]}"
+        ident = prefix + (name if seen[name] == 1 else f"{name}-{seen[name]}")
         for training in (True, False):
-            yield pytest.param(info, training, id=f"{ident}-{'train' if training else 'eval'}")
+            if not (training and name in EVAL_ONLY):
+                yield pytest.param(info, training, id=f"{ident}-{'train' if training else 'eval'}")
 
 
 def _copy_state(m_th, m_mg):
@@ -141,6 +206,7 @@ def compare_module(info, module_input, training, rtol=1e-7, atol=1e-7, seed=0):
     args, kwargs = to_mg(f.args, memo), to_mg(f.kwargs, memo)
     out_th = m_th(*f.args, **f.kwargs)
     out_mg = m_mg(*args, **kwargs)
+    assert type(m_mg).__name__ == type(m_th).__name__, "a lazy module did not become its eager class"
     assert_same_outputs(out_mg, out_th, rtol, atol)
 
     buffers_mg = dict(m_mg.named_buffers())
@@ -175,7 +241,8 @@ def compare_module(info, module_input, training, rtol=1e-7, atol=1e-7, seed=0):
                                    err_msg=f"gradient of {name}")
 
 
-@pytest.mark.parametrize("info, training", list(_params()) or [pytest.param(None, None, id="no-torch")])
+@pytest.mark.parametrize("info, training", list(_params(_MODULE_DB)) + list(_params(_extra_module_infos(), "extra-"))
+                         or [pytest.param(None, None, id="no-torch")])
 def test_module(info, training):
     torch_or_skip()
     if info is None:

@@ -182,12 +182,14 @@ class _LazyNorm(LazyModuleMixin):
 
     size_name = "num_features"
 
-    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
-        super().__init__(0, eps, momentum, False, False, device, dtype)
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = UninitializedParameter(dtype=dtype)
-            self.bias = UninitializedParameter(dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(dtype=dtype)
         if track_running_stats:
             self.running_mean = UninitializedBuffer(dtype=dtype)
             self.running_var = UninitializedBuffer(dtype=dtype)
@@ -199,21 +201,17 @@ class _LazyNorm(LazyModuleMixin):
         self._materialize_all({name: shape for name in ("weight", "bias", "running_mean", "running_var")})
 
 
-def _lazy_norm(eager, instance):
-    name = "Lazy" + eager.__name__
+def _lazy_norm(eager):
+    """The lazy twin of a norm class. As in PyTorch, the lazy InstanceNorms default to affine=True and
+    track_running_stats=True too (their eager classes to False)."""
     doc = f"{eager.__name__} whose ``num_features`` is the channel size of its first input."
-    attrs = {"cls_to_become": eager, "__doc__": doc, "__module__": __name__}
-    if instance:   # InstanceNorm's defaults: no affine map, no running statistics
-        def __init__(self, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
-                     dtype=None):
-            _LazyNorm.__init__(self, eps, momentum, affine, track_running_stats, device, dtype)
-        attrs["__init__"] = __init__
-    return type(name, (_LazyNorm, eager), attrs)
+    return type("Lazy" + eager.__name__, (_LazyNorm, eager), {"cls_to_become": eager, "__doc__": doc,
+                                                              "__module__": __name__})
 
 
-LazyBatchNorm1d = _lazy_norm(BatchNorm1d, False)
-LazyBatchNorm2d = _lazy_norm(BatchNorm2d, False)
-LazyBatchNorm3d = _lazy_norm(BatchNorm3d, False)
-LazyInstanceNorm1d = _lazy_norm(InstanceNorm1d, True)
-LazyInstanceNorm2d = _lazy_norm(InstanceNorm2d, True)
-LazyInstanceNorm3d = _lazy_norm(InstanceNorm3d, True)
+LazyBatchNorm1d = _lazy_norm(BatchNorm1d)
+LazyBatchNorm2d = _lazy_norm(BatchNorm2d)
+LazyBatchNorm3d = _lazy_norm(BatchNorm3d)
+LazyInstanceNorm1d = _lazy_norm(InstanceNorm1d)
+LazyInstanceNorm2d = _lazy_norm(InstanceNorm2d)
+LazyInstanceNorm3d = _lazy_norm(InstanceNorm3d)
