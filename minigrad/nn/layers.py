@@ -279,17 +279,17 @@ class Embedding(Module):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
 
+    def _lookup_options(self):
+        """The repr of the options other than ``padding_idx`` and ``sparse`` (shared with EmbeddingBag)."""
+        text = "" if self.max_norm is None else f", max_norm={self.max_norm}"
+        text += "" if self.norm_type == 2 else f", norm_type={self.norm_type}"
+        return text + (", scale_grad_by_freq=True" if self.scale_grad_by_freq else "")
+
     def extra_repr(self):
         text = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            text += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            text += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            text += ", scale_grad_by_freq=True"
-        return text + (", sparse=True" if self.sparse else "")
+        return text + self._lookup_options() + (", sparse=True" if self.sparse else "")
 
 
 # ---------------------------------------------------------------------- dropout and activations

@@ -2,11 +2,11 @@
 import math
 
 from .. import dtypes
-from ..autograd import no_grad
 from ..creation import empty
 from ..tensor import check_device
 from . import functional as F
 from . import init
+from .layers import Dropout, Embedding
 from .module import Module, Parameter
 
 __all__ = ["AlphaDropout", "Bilinear", "EmbeddingBag", "FeatureAlphaDropout"]
@@ -39,36 +39,18 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-class EmbeddingBag(Module):
+class EmbeddingBag(Embedding):
     """Sums, means or maxima of bags of embeddings: ``forward(input, offsets, per_sample_weights)``; weight
-    (num_embeddings, embedding_dim) ~ N(0, 1), the ``padding_idx`` row zero."""
+    (num_embeddings, embedding_dim) ~ N(0, 1), the ``padding_idx`` row zero (Embedding's parameter and options)."""
 
     def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
                  mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
                  dtype=None):
-        check_device(device)
-        super().__init__()
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("padding_idx must be within num_embeddings")
-            padding_idx %= num_embeddings
-        self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype or dtypes.get_default_dtype()))
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight)
-        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
-
-    def reset_parameters(self):
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx] = 0
+        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
+            raise AssertionError("padding_idx must be within num_embeddings")
+        super().__init__(num_embeddings, embedding_dim, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                         _weight, False, device, dtype)
+        self.mode, self.include_last_offset = mode, include_last_offset
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
@@ -76,40 +58,19 @@ class EmbeddingBag(Module):
                                self.padding_idx)
 
     def extra_repr(self):
-        text = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            text += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            text += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            text += ", scale_grad_by_freq=True"
-        text += f", mode='{self.mode}'"
+        text = f"{self.num_embeddings}, {self.embedding_dim}{self._lookup_options()}, mode='{self.mode}'"
         return text + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
 
 
-class _AlphaDropoutBase(Module):
-    functional = None
-
-    def __init__(self, p=0.5, inplace=False):
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
-
-    def forward(self, input):
-        return type(self).functional(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self):
-        return f"p={self.p}, inplace={self.inplace}"
-
-
-class AlphaDropout(_AlphaDropoutBase):
+class AlphaDropout(Dropout):
     """Alpha dropout in training (keeps a SELU network's mean and variance), the identity in eval."""
 
-    functional = staticmethod(F.alpha_dropout)
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)
 
 
-class FeatureAlphaDropout(_AlphaDropoutBase):
+class FeatureAlphaDropout(Dropout):
     """Alpha dropout of whole channels in training, the identity in eval."""
 
-    functional = staticmethod(F.feature_alpha_dropout)
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)

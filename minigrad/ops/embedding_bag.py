@@ -15,7 +15,7 @@ import numpy as np
 
 from .._checks import takes_tensors
 from ..tensor import Tensor
-from .linalg import embedding, embedding_renorm_
+from .linalg import check_lookup, embedding, embedding_renorm_
 from .shape import IndexAdjoint
 
 _MODES = ("sum", "mean", "max")
@@ -73,13 +73,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
-    num, dim = weight.shape
-    if padding_idx is not None:
-        if not -num <= padding_idx < num:
-            raise AssertionError("padding_idx must be within num_embeddings")
-        padding_idx %= num
-    if indices.size and (indices.min() < 0 or indices.max() >= num):
-        raise IndexError("index out of range in self")
+    dim = weight.shape[1]
+    padding_idx = check_lookup(indices, weight.shape[0], padding_idx, "padding_idx")
     if max_norm is not None:
         embedding_renorm_(weight, indices, max_norm, norm_type)
     keep = bag_of >= 0 if padding_idx is None else (bag_of >= 0) & (indices != padding_idx)   # (M,) counted

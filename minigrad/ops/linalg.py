@@ -295,6 +295,18 @@ def embedding_renorm_(weight, indices, max_norm, norm_type=2.0):
     return weight
 
 
+def check_lookup(indices, num, padding_idx, padding_name):
+    """``padding_idx`` in [0, num) (negative ones counted from the end), after checking it and every index
+    against the table's ``num`` rows as PyTorch does."""
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise AssertionError(f"{padding_name} must be within num_embeddings")
+        padding_idx %= num
+    if indices.size and (indices.min() < 0 or indices.max() >= num):
+        raise IndexError("index out of range in self")
+    return padding_idx
+
+
 @takes_tensors("input", "weight")
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
@@ -308,13 +320,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
                            f"Long, Int; but got {indices.dtype} instead (while checking arguments for embedding)")
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
-    num = weight.shape[0]
-    if padding_idx is not None:
-        if not -num <= padding_idx < num:
-            raise AssertionError("Padding_idx must be within num_embeddings")
-        padding_idx %= num
-    if indices.size and (indices.min() < 0 or indices.max() >= num):
-        raise IndexError("index out of range in self")
+    padding_idx = check_lookup(indices, weight.shape[0], padding_idx, "Padding_idx")
     if sparse:
         raise NotImplementedError("minigrad has no sparse gradients: embedding(sparse=True) is not supported")
     if max_norm is not None:
