@@ -84,8 +84,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 
 # --------------------------------------------------------------------------- class margins
-def _check_margin_shapes(name, input, target):
-    """(input as (N, C), target as (N, ...), whether the input was one sample) after PyTorch's shape checks."""
+def _check_margin_shapes(input):
+    """Whether ``input`` is one sample (C,) rather than a batch (N, C), after PyTorch's shape checks."""
     if input.ndim > 2 or (input.ndim == 2 and input.shape[1] == 0) or (input.ndim < 2 and input.numel() == 0):
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{_size(input)}")
@@ -101,7 +101,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
-    single = _check_margin_shapes("multi_margin_loss", input, target)
+    single = _check_margin_shapes(input)
     x = input.reshape(1, -1) if single else input                        # (N, C)
     n, classes = x.shape
     if not (target.ndim <= 1 and target.numel() == n):
@@ -131,7 +131,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     """Per sample with target classes T (the target row up to its first -1): the hinge max(0, 1 - x_j + x_i)
     of every target j against every non-target i, summed and divided by C."""
     reduction = _reduction(size_average, reduce, reduction)
-    single = _check_margin_shapes("multilabel_margin_loss", input, target)
+    single = _check_margin_shapes(input)
     if tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(f"inconsistent target size: {_size(target)} for input of size: {_size(input)}")
     x = input.reshape(1, -1) if single else input                        # (N, C)
