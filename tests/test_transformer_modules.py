@@ -110,8 +110,8 @@ def test_multihead_attention_initialization():
 def test_multihead_attention_errors():
     with pytest.raises(AssertionError, match="embed_dim must be divisible by num_heads"):
         mg.nn.MultiheadAttention(6, 4)
-    with pytest.raises(NotImplementedError, match="add_bias_kv=False"):
-        mg.nn.MultiheadAttention(4, 2, add_bias_kv=True)
+    with_bias_kv = mg.nn.MultiheadAttention(4, 2, add_bias_kv=True)   # supported now: compared in test_modinfo.py
+    assert with_bias_kv.bias_k.shape == with_bias_kv.bias_v.shape == (1, 1, 4)
     mha = mg.nn.MultiheadAttention(4, 2)
     x = mg.zeros(3, 2, 4)
     with pytest.raises(RuntimeError, match="Need attn_mask if specifying the is_causal hint"):

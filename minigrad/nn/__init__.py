@@ -20,3 +20,7 @@ from .fold import Fold, Unfold  # noqa: F401,E402
 from .activation import (CELU, GLU, Hardshrink, Hardsigmoid, Hardtanh, LogSigmoid, PReLU, ReLU6,  # noqa: F401,E402
                          RReLU, SELU, Softmax2d, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
 from .distance import CosineEmbeddingLoss, CosineSimilarity, PairwiseDistance, TripletMarginLoss  # noqa: F401,E402
+from .loss_more import *  # noqa: F401,F403,E402 - margin, ranking, likelihood and CTC losses (loss_more.py's __all__)
+from .lazy import *  # noqa: F401,F403,E402 - Lazy* modules and the uninitialized placeholders (lazy.py's __all__)
+from .pooling_more import *  # noqa: F401,F403,E402 - LPPool1d/2d/3d, FractionalMaxPool2d/3d (pooling_more.py's __all__)
+from .layers_more import AlphaDropout, Bilinear, EmbeddingBag, FeatureAlphaDropout  # noqa: F401,E402

@@ -33,3 +33,11 @@ from ..ops.distance import (cosine_embedding_loss, cosine_similarity, normalize,
                             triplet_margin_loss)
 from ..ops.softmax import softmin  # noqa: F401,E402
 from ..ops.sampling import affine_grid, grid_sample  # noqa: F401,E402
+from ..ops.loss_more import *  # noqa: F401,F403,E402 - margin, ranking and likelihood losses (loss_more.py's __all__)
+from ..ops.ctc import ctc_loss  # noqa: F401,E402
+from ..ops.pool_more import *  # noqa: F401,F403,E402 - lp_pool, fractional_max_pool, upsample_* (pool_more.py's __all__)
+from ..ops.bilinear import bilinear  # noqa: F401,E402
+from ..ops.embedding_bag import embedding_bag  # noqa: F401,E402
+from ..ops.mha import multi_head_attention_forward  # noqa: F401,E402
+from ..ops.distance import pdist  # noqa: F401,E402
+from ..ops.dropout_alpha import alpha_dropout, feature_alpha_dropout  # noqa: F401,E402

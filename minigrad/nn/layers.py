@@ -247,8 +247,8 @@ class Embedding(Module):
     no gradient.
     """
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, *, device=None, dtype=None):
-        # keyword-only: PyTorch's third to tenth arguments (max_norm, sparse, ...) are not supported
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         check_device(device)
         super().__init__()
         num_embeddings = size_param(num_embeddings, "Embedding", "num_embeddings")
@@ -258,8 +258,16 @@ class Embedding(Module):
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx %= num_embeddings
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
-        self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype or dtypes.get_default_dtype()))
-        self.reset_parameters()
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        self.sparse = sparse
+        if _weight is None:
+            self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype or dtypes.get_default_dtype()),
+                                    requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self):
         init.normal_(self.weight)
@@ -268,11 +276,20 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+    def _lookup_options(self):
+        """The repr of the options other than ``padding_idx`` and ``sparse`` (shared with EmbeddingBag)."""
+        text = "" if self.max_norm is None else f", max_norm={self.max_norm}"
+        text += "" if self.norm_type == 2 else f", norm_type={self.norm_type}"
+        return text + (", scale_grad_by_freq=True" if self.scale_grad_by_freq else "")
 
     def extra_repr(self):
         text = f"{self.num_embeddings}, {self.embedding_dim}"
-        return text if self.padding_idx is None else f"{text}, padding_idx={self.padding_idx}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        return text + self._lookup_options() + (", sparse=True" if self.sparse else "")
 
 
 # ---------------------------------------------------------------------- dropout and activations

@@ -7,7 +7,7 @@ along the first dimension of each weight. With gi = x W_ih^T + b_ih and gh = h W
 
     RNN    h' = tanh(gi + gh)                     (or relu)
     LSTM   i, f, g, o = chunks of gi + gh         i, f, o = sigmoid(.), g = tanh(.)
-           c' = f c + i g,   h' = o tanh(c')
+           c' = f c + i g,   h' = o tanh(c')        (with proj_size P: h' = (o tanh(c')) W_hr^T, (N, P))
     GRU    r, z, n parts of gi and gh             r = sigmoid(gi_r + gh_r), z = sigmoid(gi_z + gh_z)
            n = tanh(gi_n + r gh_n)                (b_hn inside the product with r, as in PyTorch)
            h' = (1 - z) n + z h
@@ -38,14 +38,16 @@ _NONLINEARITY = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
 
 
 # ---------------------------------------------------------------------- one time step
-def _step(mode, gi, state, w_hh, b_hh):
+def _step(mode, gi, state, w_hh, b_hh, w_hr=None):
     """One recurrent step from the input projection ``gi`` (N, gates*H) and the previous ``state``:
-    h (N, H), or (h, c) for an LSTM. Returns the new state in the same form."""
+    h (N, H), or (h, c) for an LSTM (h (N, P) projected by ``w_hr`` (P, H) when given). Returns the new state in
+    the same form."""
     if mode == "LSTM":
         h, c = state
         i, f, g, o = (gi + linear(h, w_hh, b_hh)).chunk(4, -1)
         c = sigmoid(f) * c + sigmoid(i) * tanh(g)
-        return sigmoid(o) * tanh(c), c
+        h = sigmoid(o) * tanh(c)
+        return (h if w_hr is None else linear(h, w_hr)), c
     gh = linear(state, w_hh, b_hh)
     if mode == "GRU":
         gi_r, gi_z, gi_n = gi.chunk(3, -1)
@@ -105,22 +107,22 @@ class RNNBase(Module):
             raise ValueError("proj_size has to be smaller than hidden_size")
         if proj_size and mode != "LSTM":
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-        if proj_size:
-            raise NotImplementedError(f"minigrad's LSTM does not support projections (got proj_size={proj_size}); "
-                                      "only proj_size=0")
         self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
         self.bidirectional, self.proj_size = bidirectional, proj_size
         num_directions = 2 if bidirectional else 1
         gate_size = _GATES[mode] * hidden_size
+        real_hidden = proj_size or hidden_size                    # the size of h (the output features)
         dtype = dtype or dtypes.get_default_dtype()
         self._flat_weights_names = []
         for layer in range(num_layers):
-            layer_input_size = input_size if layer == 0 else hidden_size * num_directions
+            layer_input_size = input_size if layer == 0 else real_hidden * num_directions
             for suffix in ("", "_reverse")[:num_directions]:
-                shapes = {"weight_ih": (gate_size, layer_input_size), "weight_hh": (gate_size, hidden_size)}
+                shapes = {"weight_ih": (gate_size, layer_input_size), "weight_hh": (gate_size, real_hidden)}
                 if bias:
                     shapes.update(bias_ih=(gate_size,), bias_hh=(gate_size,))
+                if proj_size:
+                    shapes.update(weight_hr=(proj_size, hidden_size))
                 for kind, shape in shapes.items():
                     name = f"{kind}_l{layer}{suffix}"
                     self.register_parameter(name, Parameter(empty(*shape, dtype=dtype)))
@@ -139,15 +141,16 @@ class RNNBase(Module):
 
     @property
     def all_weights(self):
-        """The parameters grouped per layer and direction: [[w_ih, w_hh, b_ih, b_hh], ...]."""
-        per = 4 if self.bias else 2
+        """The parameters grouped per layer and direction: [[w_ih, w_hh, b_ih, b_hh(, w_hr)], ...]."""
+        per = (4 if self.bias else 2) + (1 if self.proj_size else 0)
         weights = self._flat_weights
         return [weights[i:i + per] for i in range(0, len(weights), per)]
 
     def _weights(self, layer, suffix):
-        """(w_ih, w_hh, b_ih, b_hh) of one layer and direction (biases None without ``bias``)."""
+        """(w_ih, w_hh, b_ih, b_hh, w_hr) of one layer and direction (biases None without ``bias``, w_hr None
+        without ``proj_size``)."""
         return tuple(getattr(self, f"{kind}_l{layer}{suffix}", None)
-                     for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+                     for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
     # ------------------------------------------------------------------ argument checks
     def _check_input(self, input):
@@ -189,11 +192,12 @@ class RNNBase(Module):
         elif self.batch_first:
             input = input.transpose(0, 1)                         # (L, N, H_in)
         num_directions = 2 if self.bidirectional else 1
-        expected = (self.num_layers * num_directions, input.shape[1], self.hidden_size)
+        expected = [(self.num_layers * num_directions, input.shape[1], size)   # h (projected), then c
+                    for size in (self.proj_size or self.hidden_size, self.hidden_size)[:2 if is_lstm else 1]]
         if states is None:
-            states = tuple(zeros(*expected, dtype=input.dtype) for _ in range(2 if is_lstm else 1))
-        for k, s in enumerate(states):
-            self._check_hidden(s, expected, f"hidden[{k}]" if is_lstm else "hidden")
+            states = tuple(zeros(*shape, dtype=input.dtype) for shape in expected)
+        for k, (s, shape) in enumerate(zip(states, expected)):
+            self._check_hidden(s, shape, f"hidden[{k}]" if is_lstm else "hidden")
 
         final = []                                                # per (layer, direction): h_n or (h_n, c_n)
         for layer in range(self.num_layers):
@@ -222,12 +226,12 @@ class RNNBase(Module):
 
     def _run_direction(self, input, state, weights, reverse):
         """One layer in one direction over all time steps: (output (L, N, H), final state)."""
-        w_ih, w_hh, b_ih, b_hh = weights
+        w_ih, w_hh, b_ih, b_hh, w_hr = weights
         gi = linear(input, w_ih, b_ih)                            # (L, N, gates*H), all steps at once
         steps = range(input.shape[0] - 1, -1, -1) if reverse else range(input.shape[0])
         hs = [None] * input.shape[0]
         for t in steps:
-            state = _step(self.mode, gi[t], state, w_hh, b_hh)
+            state = _step(self.mode, gi[t], state, w_hh, b_hh, w_hr)
             hs[t] = state[0] if self.mode == "LSTM" else state
         return stack(hs), state
 

@@ -21,6 +21,7 @@ from .._checks import as_index
 from ..creation import empty, full
 from ..ops.elementwise import as_tensor_operand
 from ..ops.linalg import linear, matmul
+from ..ops.mha import multi_head_attention_forward
 from ..ops.shape import triu
 from ..tensor import Tensor, check_device
 from . import functional as F
@@ -33,37 +34,14 @@ __all__ = ["MultiheadAttention", "Transformer", "TransformerDecoder", "Transform
            "TransformerEncoder", "TransformerEncoderLayer"]
 
 
-def _additive_mask(mask, dtype, name):
-    """A mask as a float Tensor to add to the scores: a bool mask gives -inf where True (not attended),
-    a float mask is used as it is (keeping its graph)."""
-    if mask is None:
-        return None
-    mask = as_tensor_operand(mask)
-    if mask.dtype.kind == "b":
-        return Tensor(np.where(mask._data, -np.inf, 0.0).astype(dtype))
-    if mask.dtype.kind != "f":
-        raise AssertionError(f"only bool and floating types of {name} are supported, got {mask.dtype}")
-    return mask
-
-
-def _check_attn_mask(mask, shape_3d, batched):
-    """PyTorch's shape errors for an attn_mask: (L, S), or (N*H, L, S) ((H, L, S) unbatched)."""
-    if mask.ndim == 2 and mask.shape != shape_3d[1:]:
-        raise RuntimeError(f"The shape of the 2D attn_mask is {list(mask.shape)}, but should be {shape_3d[1:]}.")
-    if mask.ndim == 3 and mask.shape != shape_3d:
-        raise RuntimeError(f"The shape of the 3D attn_mask is {list(mask.shape)}, but should be {shape_3d}.")
-    if mask.ndim not in (2, 3):
-        raise AssertionError(f"For {'batched (3-D)' if batched else 'unbatched (2-D)'} `query`, expected "
-                             f"`attn_mask` to be `None`, 2-D or 3-D but found {mask.ndim}-D tensor instead")
-
-
 class MultiheadAttention(Module):
-    """Multi-head attention as ``torch.nn.MultiheadAttention`` (``add_bias_kv``/``add_zero_attn`` only False).
+    """Multi-head attention as ``torch.nn.MultiheadAttention`` (the computation: ``multi_head_attention_forward``).
 
     Parameters: ``in_proj_weight`` (3E, E) holding W_q, W_k, W_v stacked (or ``q_proj_weight``,
     ``k_proj_weight`` (E, kdim), ``v_proj_weight`` (E, vdim) when kdim or vdim differ from E),
-    ``in_proj_bias`` (3E,) and ``out_proj`` (a Linear E -> E). Initialization as PyTorch: xavier-uniform
-    projections, zero biases, ``out_proj.weight`` as a Linear's.
+    ``in_proj_bias`` (3E,), ``bias_k`` and ``bias_v`` (1, 1, E) with ``add_bias_kv``, and ``out_proj`` (a Linear
+    E -> E). Initialization as PyTorch: xavier-uniform projections, zero biases, xavier-normal bias_k and bias_v,
+    ``out_proj.weight`` as a Linear's.
     """
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
@@ -74,9 +52,6 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
                              f"num_heads={num_heads} instead")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("minigrad's MultiheadAttention supports add_bias_kv=False and "
-                                      "add_zero_attn=False only")
         if embed_dim % num_heads:
             raise AssertionError(f"embed_dim must be divisible by num_heads (got embed_dim={embed_dim}, "
                                  f"num_heads={num_heads})")
@@ -99,8 +74,12 @@ class MultiheadAttention(Module):
             self.register_parameter("in_proj_weight", None)
         self.in_proj_bias = Parameter(empty(3 * embed_dim, dtype=dtype)) if bias else None
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
-        self.bias_k = self.bias_v = None
-        self.add_zero_attn = False
+        if add_bias_kv:
+            self.bias_k = Parameter(empty(1, 1, embed_dim, dtype=dtype))
+            self.bias_v = Parameter(empty(1, 1, embed_dim, dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
     def _reset_parameters(self):
@@ -112,73 +91,27 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
-
-    def _projections(self):
-        """(W_q, W_k, W_v) and (b_q, b_k, b_v) (Nones without bias)."""
-        if self._qkv_same_embed_dim:
-            weights = self.in_proj_weight.chunk(3)
-        else:
-            weights = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
-        biases = (None,) * 3 if self.in_proj_bias is None else self.in_proj_bias.chunk(3)
-        return weights, biases
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
         """query (L, N, E), key (S, N, kdim), value (S, N, vdim) ((N, L, E) ... with batch_first, or unbatched
         (L, E) ...). Returns (output (L, N, E), weights (N, L, S) averaged over heads, (N, H, L, S) with
         ``average_attn_weights=False``, or None with ``need_weights=False``)."""
-        if is_causal and attn_mask is None:
-            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer "
-                               "module method `generate_square_subsequent_mask` to create this mask.")
-        batched = query.ndim == 3
-        if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
-            raise AssertionError(f"query, key and value should be all 2-D (unbatched) or all 3-D (batched), got "
-                                 f"shapes {list(query.shape)}, {list(key.shape)}, {list(value.shape)}")
-        if query.shape[-1] != self.embed_dim:
-            raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but got {query.shape[-1]}")
-        if not batched:                                        # a batch of one, in the middle: (L, 1, E)
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = as_tensor_operand(key_padding_mask).unsqueeze(0)
-        elif self.batch_first:                                 # to (L, N, E)
+        if query.ndim == 3 and self.batch_first:             # to (L, N, E)
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-
-        L, N, E = query.shape
-        S, H, d = key.shape[0], self.num_heads, self.head_dim
-        (w_q, w_k, w_v), (b_q, b_k, b_v) = self._projections()
-
-        def heads(x, w, b):                                    # (T, N, *) -> (N, H, T, d)
-            return linear(x, w, b).reshape(x.shape[0], N, H, d).permute(1, 2, 0, 3)
-
-        q, k, v = heads(query, w_q, b_q), heads(key, w_k, b_k), heads(value, w_v, b_v)
-        scores = matmul(q * (1 / math.sqrt(d)), k.mT)          # (N, H, L, S)
-        mask = _additive_mask(attn_mask, scores.dtype, "attn_mask")
-        if mask is not None:
-            _check_attn_mask(mask, (N * H if batched else H, L, S), batched)
-            if mask.ndim == 3:                                 # (N*H, L, S) per batch element and head
-                mask = mask.reshape(N, H, L, S)
-            scores = scores + mask
-        padding = _additive_mask(key_padding_mask, scores.dtype, "key_padding_mask")
-        if padding is not None:
-            if padding.shape != (N, S):
-                raise AssertionError(f"expecting key_padding_mask shape of {(N, S) if batched else (S,)}, but got "
-                                     f"{list(padding.shape[batched ^ 1:])}")
-            scores = scores + padding.reshape(N, 1, 1, S)
-        weights = F.softmax(scores, -1)
-        if self.training and self.dropout > 0:
-            weights = F.dropout(weights, self.dropout)
-        heads_out = matmul(weights, v)                         # (N, H, L, d)
-        output = linear(heads_out.permute(2, 0, 1, 3).reshape(L, N, E), self.out_proj.weight, self.out_proj.bias)
-
-        if not batched:
-            output = output.squeeze(1)                         # (L, E)
-        elif self.batch_first:
+        output, weights = multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if query.ndim == 3 and self.batch_first:
             output = output.transpose(0, 1)                    # (N, L, E)
-        if not need_weights:
-            return output, None
-        if average_attn_weights:
-            weights = weights.mean(1)                          # (N, L, S)
-        return output, (weights if batched else weights.squeeze(0))
+        return output, weights
 
 
 def _get_activation(activation):

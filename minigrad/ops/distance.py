@@ -231,3 +231,19 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"cdist only supports non-negative p values, got p={p}")
     check_broadcast(x1.shape[:-2], x2.shape[:-2])
     return Cdist.apply(x1, x2, p)
+
+
+@takes_tensors("input")
+def pdist(input, p=2):
+    """The p-norm distances between every pair of rows i < j of ``input`` (N, M), in row-major order of the
+    pairs: (N (N - 1) / 2,). The upper triangle of ``cdist(input, input, p)``, so its gradient is cdist's
+    (reaching row i through the first operand and row j through the second), zero at a zero distance."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if input.dtype.kind != "f":
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    p = float_arg(p, "pdist", "p", 2)
+    if not p >= 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    rows, cols = np.triu_indices(input.shape[0], 1)
+    return cdist(input, input, p)[Tensor(rows), Tensor(cols)]

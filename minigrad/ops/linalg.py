@@ -235,12 +235,14 @@ class Embedding(Function):
     Backward scatters dout back onto the rows: dweight[i] = sum of dout over the positions holding index i;
     the ``padding_idx`` row gets no gradient. The positions are sorted by index (stably, so each row's
     terms are added in the order of the positions) and each run of equal indices summed with one
-    ``np.add.reduceat``: 3x faster than ``np.add.at`` on a batch of tokens.
+    ``np.add.reduceat``: 3x faster than ``np.add.at`` on a batch of tokens. With ``scale_grad_by_freq`` each
+    row's gradient is divided by the number of times its index occurs in ``indices``.
     """
 
     @staticmethod
-    def forward(ctx, weight, indices, padding_idx):
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq=False):
         ctx.indices, ctx.padding_idx, ctx.weight_shape = indices, padding_idx, weight.shape
+        ctx.frequencies = _index_frequencies(indices) if scale_grad_by_freq else None
         return weight._data[indices]
 
     @staticmethod
@@ -253,38 +255,77 @@ class Embedding(Function):
             starts = np.flatnonzero(np.r_[True, sorted_indices[1:] != sorted_indices[:-1]])  # first of each run
             rows = dout._data.reshape(-1, ctx.weight_shape[1])[order]             # (N, D) in index order
             dweight[sorted_indices[starts]] = np.add.reduceat(rows, starts, axis=0)
+            if ctx.frequencies is not None:
+                counts = np.diff(np.r_[starts, indices.size])                      # occurrences of each index
+                dweight[sorted_indices[starts]] /= counts[:, None]
         if ctx.padding_idx is not None:
             dweight[ctx.padding_idx] = 0
-        return dweight, None, None
+        return dweight, None, None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
         """dweight = zeros with dout's rows added at their indices (``IndexAdjoint``), the lookups of the
         padding row left out."""
         indices = ctx.indices
+        if ctx.frequencies is not None:                                            # dout / count of its index
+            dout = dout / Tensor(ctx.frequencies.astype(dout.dtype)[..., None])
         if ctx.padding_idx is not None:
             keep = indices != ctx.padding_idx                                      # indices.shape
             dout, indices = Index.apply(dout, keep), indices[keep]                 # (N, D), (N,)
-        return IndexAdjoint.apply(dout, ctx.weight_shape, indices), None, None
+        return IndexAdjoint.apply(dout, ctx.weight_shape, indices), None, None, None
+
+
+def _index_frequencies(indices):
+    """For each position of ``indices``, how many times its index occurs in the whole array (indices.shape)."""
+    _, inverse, counts = np.unique(indices.reshape(-1), return_inverse=True, return_counts=True)
+    return counts[inverse].reshape(indices.shape)
+
+
+def embedding_renorm_(weight, indices, max_norm, norm_type=2.0):
+    """Rescale in place (no gradient recorded) the rows of ``weight`` that ``indices`` look up and whose
+    ``norm_type``-norm exceeds ``max_norm``, to norm max_norm (divided by norm + 1e-7, as PyTorch)."""
+    rows = np.unique(indices.reshape(-1))
+    norms = np.linalg.norm(weight._data[rows].astype(np.float64), ord=norm_type, axis=1)
+    over = norms > max_norm
+    if np.any(over):
+        from ..autograd import no_grad
+        scale = (max_norm / (norms[over] + 1e-7)).astype(weight.dtype)[:, None]
+        with no_grad():
+            weight[Tensor(rows[over])] = Tensor(weight._data[rows[over]] * scale)
+    return weight
+
+
+def check_lookup(indices, num, padding_idx, padding_name):
+    """``padding_idx`` in [0, num) (negative ones counted from the end), after checking it and every index
+    against the table's ``num`` rows as PyTorch does."""
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise AssertionError(f"{padding_name} must be within num_embeddings")
+        padding_idx %= num
+    if indices.size and (indices.min() < 0 or indices.max() >= num):
+        raise IndexError("index out of range in self")
+    return padding_idx
 
 
 @takes_tensors("input", "weight")
-def embedding(input, weight, padding_idx=None):
-    """Look up rows of ``weight`` (num_embeddings, embedding_dim) for integer indices of any shape."""
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """Look up rows of ``weight`` (num_embeddings, embedding_dim) for integer indices of any shape. With
+    ``max_norm``, the rows looked up are first renormalised in place (``embedding_renorm_``); with
+    ``scale_grad_by_freq``, each row's gradient is divided by its index's count in ``input``. ``sparse``
+    gradients are not supported (minigrad has dense tensors only)."""
     indices = as_tensor_operand(input)._data
     if indices.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {indices.dtype} instead (while checking arguments for embedding)")
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
-    num = weight.shape[0]
-    if padding_idx is not None:
-        if not -num <= padding_idx < num:
-            raise AssertionError("Padding_idx must be within num_embeddings")
-        padding_idx %= num
-    if indices.size and (indices.min() < 0 or indices.max() >= num):
-        raise IndexError("index out of range in self")
-    return Embedding.apply(weight, indices, padding_idx)
+    padding_idx = check_lookup(indices, weight.shape[0], padding_idx, "Padding_idx")
+    if sparse:
+        raise NotImplementedError("minigrad has no sparse gradients: embedding(sparse=True) is not supported")
+    if max_norm is not None:
+        embedding_renorm_(weight, indices, max_norm, norm_type)
+    return Embedding.apply(weight, indices, padding_idx, bool(scale_grad_by_freq))
 
 
 # --------------------------------------------------------------------------- bmm, outer
