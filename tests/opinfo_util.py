@@ -213,7 +213,7 @@ def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_at
             assert gm is None or not np.any(gm.detach().numpy()), f"gradient of input {i}: PyTorch has none"
             continue
         assert gm is not None, f"gradient of input {i}: minigrad gives none, PyTorch does"
-        np.testing.assert_allclose(gm.detach().numpy(), gt.numpy(), rtol=grad_rtol, atol=grad_atol,
+        np.testing.assert_allclose(gm.detach().numpy(), _values(gt), rtol=grad_rtol, atol=grad_atol,
                                    err_msg=f"gradient of input {i}")
 
 

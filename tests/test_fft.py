@@ -1,0 +1,187 @@
+"""minigrad.fft against PyTorch's OpInfo samples (forward, dtypes, float64 gradients, error inputs), complex
+gradients of complex outputs, finite differences of complex-to-real compositions, and a mutant."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.fft as mfft
+
+from .mirror import torch_or_skip
+from .opinfo_util import (assert_raises_like, compare_sample, convert_sample, error_inputs, flat_outputs, opinfos,
+                          resolve, samples)
+
+torch = torch_or_skip()
+
+NAMES = ["fft.fft", "fft.ifft", "fft.fft2", "fft.ifft2", "fft.fftn", "fft.ifftn", "fft.rfft", "fft.irfft",
+         "fft.rfft2", "fft.irfft2", "fft.rfftn", "fft.irfftn", "fft.hfft", "fft.ihfft", "fft.hfft2", "fft.ihfft2",
+         "fft.hfftn", "fft.ihfftn", "fft.fftshift", "fft.ifftshift"]
+
+
+def _op(name):
+    (op,) = opinfos(name)
+    return op
+
+
+def compare_complex_gradients(op, sample, fn, seed=1):
+    """For a complex output (which ``compare_sample`` leaves out of its gradient check): the gradients of every
+    input for one random complex upstream gradient, PyTorch's and minigrad's."""
+    x, args, kwargs, memo = convert_sample(sample)
+    out_th = op.op(sample.input, *sample.args, **sample.kwargs)
+    out_mg = fn(x, *args, **kwargs)
+    leaves = [(th, m) for th, m in memo.values() if th.requires_grad]
+    outs = [(m, t) for m, t in zip(flat_outputs(out_mg), flat_outputs(out_th)) if t.dtype.is_complex]
+    if not leaves or not outs:
+        return False
+    rng = np.random.default_rng(seed)
+    ups = [rng.standard_normal(t.shape) + 1j * rng.standard_normal(t.shape) for _, t in outs]
+    grads_th = torch.autograd.grad([t for _, t in outs], [th for th, _ in leaves],
+                                   [torch.tensor(u, dtype=t.dtype) for u, (_, t) in zip(ups, outs)])
+    grads_mg = mg.autograd.grad([m for m, _ in outs], [m for _, m in leaves],
+                                [mg.tensor(u, dtype=m.dtype) for u, (m, _) in zip(ups, outs)])
+    for i, (gm, gt) in enumerate(zip(grads_mg, grads_th)):
+        assert gm.dtype == gt.detach().numpy().dtype, f"gradient {i}: dtype {gm.dtype}, PyTorch {gt.dtype}"
+        np.testing.assert_allclose(gm.numpy(), gt.resolve_conj().numpy(), rtol=1e-9, atol=1e-9,
+                                   err_msg=f"gradient of input {i}")
+    return True
+
+
+REAL_ONLY = ("fft.rfft", "fft.rfft2", "fft.rfftn", "fft.ihfft", "fft.ihfft2", "fft.ihfftn")
+
+
+@pytest.mark.parametrize("name, dtype", [(n, d) for n in NAMES for d in ("float64", "complex128")
+                                         if d == "float64" or n not in REAL_ONLY])
+def test_opinfo_samples(name, dtype):
+    op = _op(name)
+    fn = resolve(op)
+    assert fn is not None, f"minigrad has no {name}"
+    compared_complex = 0
+    for sample in samples(op, getattr(torch, dtype)):
+        compare_sample(op, sample, fn, rtol=1e-10, atol=1e-10, grad_rtol=1e-9, grad_atol=1e-9)
+        compared_complex += compare_complex_gradients(op, sample, fn)
+    complex_out = name not in ("fft.irfft", "fft.irfft2", "fft.irfftn", "fft.hfft", "fft.hfft2", "fft.hfftn")
+    if complex_out and (dtype == "complex128" or "shift" not in name):
+        assert compared_complex, "no complex gradient was compared"
+
+
+@pytest.mark.parametrize("name", ["fft.fft", "fft.rfft2", "fft.irfftn", "fft.hfft", "fft.ihfftn"])
+def test_single_precision_dtypes(name):
+    """float32 in, complex64 (or float32) out, as PyTorch; values to float32 accuracy."""
+    op = _op(name)
+    for sample in samples(op, torch.float32, requires_grad=False, limit=3):
+        compare_sample(op, sample, resolve(op), rtol=1e-4, atol=1e-4)
+
+
+def test_integer_input_is_transformed_in_the_default_dtype():
+    x = np.arange(6)
+    assert mfft.fft(mg.tensor(x)).dtype == mg.complex64
+    assert mfft.irfft(mg.tensor(x)).dtype == mg.float32
+    np.testing.assert_allclose(mfft.rfft(mg.tensor(x)).numpy(), np.fft.rfft(x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if "shift" not in n])
+def test_error_inputs(name):
+    op = _op(name)
+    found = error_inputs(op)
+    assert found
+    for error in found:
+        assert_raises_like(op, error, resolve(op))
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda x, z: mfft.fft(x, n=0), RuntimeError),
+    (lambda x, z: mfft.fft(x, norm="bad"), RuntimeError),
+    (lambda x, z: mfft.fft(x, dim=2), IndexError),
+    (lambda x, z: mfft.fftn(x, s=(3,), dim=(0, 1)), RuntimeError),
+    (lambda x, z: mfft.fftn(x, dim=(0, 0)), RuntimeError),
+    (lambda x, z: mfft.fftn(x, s=(2, 3, 4)), RuntimeError),
+    (lambda x, z: mfft.rfft(z), RuntimeError),
+    (lambda x, z: mfft.ihfft(z), RuntimeError),
+    (lambda x, z: mfft.irfft(x[:, :1]), RuntimeError),
+    (lambda x, z: mfft.fft(x.half()), RuntimeError),
+    (lambda x, z: mfft.fft(x, n=3.5), TypeError),
+    (lambda x, z: mfft.fftfreq(5, dtype=mg.int64), RuntimeError),
+])
+def test_bad_arguments_raise_pytorchs_exception(call, error):
+    """Each raises in PyTorch too (the same call on torch tensors), with the same exception type."""
+    x, z = np.random.default_rng(0).standard_normal((2, 4, 5))
+    with pytest.raises(error):
+        call(mg.tensor(x), mg.tensor(z + 1j * x))
+    with pytest.raises(error):
+        _on_torch(call)(torch.tensor(x), torch.tensor(z + 1j * x))
+
+
+def _on_torch(call):
+    """``call`` with ``mfft``/``mg`` swapped for ``torch.fft``/``torch`` (the same lambda, PyTorch's names)."""
+    import types
+    globals_ = dict(call.__globals__, mfft=torch.fft, mg=torch)
+    return types.FunctionType(call.__code__, globals_)
+
+
+@pytest.mark.parametrize("n, d, dtype", [(5, 1.0, None), (6, 0.1, "float64"), (0, 1.0, None), (1, 2.0, "float64")])
+def test_fftfreq_rfftfreq(n, d, dtype):
+    for name in ("fftfreq", "rfftfreq"):
+        got = getattr(mfft, name)(n, d, dtype=getattr(mg, dtype) if dtype else None)
+        want = getattr(torch.fft, name)(n, d, dtype=getattr(torch, dtype) if dtype else None)
+        assert str(got.dtype) == str(want.dtype).rpartition(".")[2]
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    assert mfft.fftfreq(4, requires_grad=True).requires_grad
+
+
+# --------------------------------------------------------------------------- finite differences, double backward
+def _complex_input(shape, seed=0):
+    """A real float64 leaf (..., 2) and the complex tensor it views: gradcheck perturbs real numbers."""
+    pairs = mg.tensor(np.random.default_rng(seed).standard_normal(shape + (2,)), requires_grad=True)
+    return pairs
+
+
+COMPOSITIONS = {
+    # real -> complex -> real
+    "abs rfft": (lambda x: mfft.rfft(x, n=7, norm="ortho").abs(), (2, 6), False),
+    "irfft of rfft times a filter": (lambda x: mfft.irfft(mfft.rfft(x) * mg.tensor(np.linspace(0.5, 2, 4)), n=7),
+                                     (3, 7), False),
+    "hfft2": (lambda z: mfft.hfft2(mg.view_as_complex(z), s=(3, 6)), (3, 4), True),
+    "irfftn, odd length": (lambda z: mfft.irfftn(mg.view_as_complex(z), s=(4, 5), norm="forward"), (3, 4), True),
+    "real part of ifftn": (lambda z: mg.view_as_real(mfft.ifftn(mg.view_as_complex(z), s=(5, 2))), (4, 3), True),
+    "ihfft then irfft": (lambda x: mfft.irfft(mfft.ihfft(x), n=6), (2, 6), False),
+}
+
+
+@pytest.mark.parametrize("name", list(COMPOSITIONS))
+def test_gradcheck_complex_to_real(name):
+    fn, shape, is_complex = COMPOSITIONS[name]
+    x = _complex_input(shape) if is_complex else mg.tensor(np.random.default_rng(0).standard_normal(shape),
+                                                          requires_grad=True)
+    assert mg.gradcheck(fn, (x,), eps=1e-6, atol=1e-7, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["abs rfft", "hfft2", "irfftn, odd length"])
+def test_gradgradcheck(name):
+    fn, shape, is_complex = COMPOSITIONS[name]
+    x = _complex_input(shape, seed=2) if is_complex else mg.tensor(np.random.default_rng(2).standard_normal(shape),
+                                                                  requires_grad=True)
+    if name == "abs rfft":
+        fn = (lambda f: lambda x: f(x) ** 2)(fn)    # |.| has a kink at 0; its square is smooth
+    assert mg.gradgradcheck(fn, (x,), atol=1e-6, rtol=1e-5)
+
+
+def test_mutant_without_hermitian_doubling_is_caught(monkeypatch):
+    """C2R's backward without PyTorch's doubling of the mirrored bins: finite differences and PyTorch both
+    disagree with it."""
+    fn, shape, _ = COMPOSITIONS["irfftn, odd length"]
+    x = _complex_input(shape, seed=3)
+    assert mg.gradcheck(fn, (x,), atol=1e-7, rtol=1e-6)
+    monkeypatch.setattr(mfft, "_hermitian_weights", lambda half, n_last, dim, ndim, dtype: np.ones(1, dtype))
+    assert not mg.gradcheck(fn, (x,), atol=1e-7, rtol=1e-6, raise_exception=False)
+    op = _op("fft.irfft")
+    with pytest.raises(AssertionError, match="gradient"):
+        for sample in samples(op):
+            compare_sample(op, sample, resolve(op))
+
+
+def test_inputs_are_not_modified():
+    x = mg.tensor(np.random.default_rng(4).standard_normal((3, 5)), requires_grad=True)
+    before = x.detach().numpy().copy()
+    for f in (mfft.fft, mfft.rfft, mfft.irfft, mfft.hfft, mfft.ihfft, mfft.fftshift):
+        y = f(x)
+        y.backward(mg.tensor(np.ones(y.shape, y.dtype)))
+    np.testing.assert_array_equal(x.detach().numpy(), before)
