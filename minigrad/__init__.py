@@ -58,6 +58,8 @@ from .ops.distance import cdist  # noqa: E402
 from .ops.shape import cartesian_prod, meshgrid  # noqa: E402
 from . import testing  # noqa: E402
 from . import fft  # noqa: E402
+from . import special  # noqa: E402
+from .ops.special import erfc, erfinv, exp2, i0, igamma, igammac, logit, sinc, xlogy  # noqa: E402
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 
