@@ -591,6 +591,7 @@ from .ops import complex as _complex  # noqa: E402
 from .ops import layout as _layout  # noqa: E402
 from .ops import activation as _activation  # noqa: E402
 from .ops import special as _special  # noqa: E402
+from .ops import spectral as _spectral  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 
@@ -617,6 +618,7 @@ _METHODS = {
     _random: ["bernoulli", "multinomial"],
     _activation: ["prelu", "hardshrink"],
     _special: _special.METHODS,
+    _spectral: _spectral.METHODS,
 }
 for _module, _names in _METHODS.items():
     for _name in _names:

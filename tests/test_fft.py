@@ -185,3 +185,70 @@ def test_inputs_are_not_modified():
         y = f(x)
         y.backward(mg.tensor(np.ones(y.shape, y.dtype)))
     np.testing.assert_array_equal(x.detach().numpy(), before)
+
+
+# --------------------------------------------------------------------------- stft, istft
+def _fresh_leaves(sample):
+    """``sample`` with every tensor a fresh leaf (same values and requires_grad). istft's last sample passes a
+    window made as a no-grad view of a complex leaf, for which PyTorch's autograd returns no gradient at all;
+    a fresh leaf of the same values gets PyTorch's (correct, finite-difference-checked) gradient."""
+    from torch.testing._internal.opinfo.core import SampleInput
+
+    def fresh(t):
+        return t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t
+    return SampleInput(fresh(sample.input), args=tuple(fresh(a) for a in sample.args),
+                       kwargs={k: fresh(v) for k, v in sample.kwargs.items()})
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name, dtype", [("stft", "float64"), ("stft", "complex128"), ("istft", "complex128")])
+def test_stft_istft_opinfo_samples(name, dtype):
+    (op,) = opinfos(name)
+    compared_complex = 0
+    for sample in samples(op, getattr(torch, dtype)):
+        sample = _fresh_leaves(sample)
+        for fn in (resolve(op), resolve(op, "method")):
+            compare_sample(op, sample, fn, rtol=1e-10, atol=1e-10, grad_rtol=1e-9, grad_atol=1e-9)
+        compared_complex += compare_complex_gradients(op, sample, resolve(op))
+    assert compared_complex >= (2 if name == "istft" else 5)   # istft is real unless return_complex
+
+
+def test_stft_istft_round_trip():
+    x = np.random.default_rng(5).standard_normal((2, 50))
+    window = mg.hann_window(16, dtype=mg.float64)
+    spec = mg.stft(mg.tensor(x), 16, hop_length=4, window=window, return_complex=True)
+    np.testing.assert_allclose(mg.istft(spec, 16, hop_length=4, window=window, length=50).numpy(), x, atol=1e-12)
+
+
+def test_stft_istft_gradcheck():
+    """Finite differences through stft (signal and window) and istft (spectrum and window)."""
+    rng = np.random.default_rng(6)
+    x = mg.tensor(rng.standard_normal(20), requires_grad=True)
+    w = mg.tensor(rng.uniform(0.5, 1.5, 6), requires_grad=True)
+    assert mg.gradcheck(lambda x, w: mg.view_as_real(mg.stft(x, 8, 3, 6, w, return_complex=True)), (x, w))
+    pairs = _complex_input((5, 7), seed=7)
+    assert mg.gradcheck(lambda z, w: mg.istft(mg.view_as_complex(z), 8, 2, 6, w), (pairs, w))
+    assert mg.gradgradcheck(lambda z, w: mg.istft(mg.view_as_complex(z), 8, 2, 6, w), (pairs, w),
+                            atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("call", [
+    lambda lib, x, z: lib.stft(x, 8),
+    lambda lib, x, z: lib.stft(x, 8, hop_length=0, return_complex=True),
+    lambda lib, x, z: lib.stft(x, 8, win_length=9, return_complex=True),
+    lambda lib, x, z: lib.stft(x, 8, window=lib.ones(5, dtype=lib.float64), return_complex=True),
+    lambda lib, x, z: lib.stft(x[None], 8, return_complex=True),
+    lambda lib, x, z: lib.stft(x * (1 + 0j), 8, onesided=True, return_complex=True),
+    lambda lib, x, z: lib.istft(z.real.contiguous(), 16),
+    lambda lib, x, z: lib.istft(z, 10),
+    lambda lib, x, z: lib.istft(z, 16, window=lib.zeros(16, dtype=lib.float64)),
+    lambda lib, x, z: lib.istft(z, 8, return_complex=True, onesided=True),
+])
+def test_stft_istft_errors_like_pytorch(call):
+    rng = np.random.default_rng(8)
+    x, z = rng.standard_normal((2, 20)), rng.standard_normal((9, 5)) + 1j * rng.standard_normal((9, 5))
+    with pytest.raises(Exception) as raised:
+        call(torch, torch.tensor(x), torch.tensor(z))
+    with pytest.raises(raised.type):
+        call(mg, mg.tensor(x), mg.tensor(z))
