@@ -284,103 +284,66 @@ def _c2r(input, axes, sizes, norm, fname):
     return C2R.apply(z, axes, n_last, _scale(norm, n, False))
 
 
-def fft(input, n=None, dim=-1, norm=None):
-    """The 1-D discrete Fourier transform along ``dim`` (complex output; ``n`` cuts or zero-pads first)."""
-    return _c2c(input, *_one_dim(input, n, dim, "fft"), norm, True, "fft")
+def _forward(input, axes, sizes, norm, fname):
+    return _c2c(input, axes, sizes, norm, True, fname)
 
 
-def ifft(input, n=None, dim=-1, norm=None):
-    """The 1-D inverse discrete Fourier transform along ``dim``."""
-    return _c2c(input, *_one_dim(input, n, dim, "ifft"), norm, False, "ifft")
+def _inverse(input, axes, sizes, norm, fname):
+    return _c2c(input, axes, sizes, norm, False, fname)
 
 
-def fftn(input, s=None, dim=None, norm=None):
-    """The n-D discrete Fourier transform over ``dim`` (all dimensions by default) with sizes ``s``."""
-    return _c2c(input, *_n_dims(input, s, dim, "fftn"), norm, True, "fftn")
+def _hermitian(input, axes, sizes, norm, fname):
+    """hfft*: the forward transform of a Hermitian signal given by its first half = irfft*(conj x), ``norm``'s
+    direction swapped."""
+    return _c2r(conj(_transformable(input, fname)), axes, sizes, _SWAPPED[_norm(norm)], fname)
 
 
-def ifftn(input, s=None, dim=None, norm=None):
-    """The n-D inverse discrete Fourier transform."""
-    return _c2c(input, *_n_dims(input, s, dim, "ifftn"), norm, False, "ifftn")
+def _inverse_hermitian(input, axes, sizes, norm, fname):
+    """ihfft*: the inverse transform of a real signal, bins 0 .. n//2 = conj(rfft*(x)), ``norm``'s direction
+    swapped."""
+    return conj(_r2c(input, axes, sizes, _SWAPPED[_norm(norm)], fname))
 
 
-def fft2(input, s=None, dim=(-2, -1), norm=None):
-    """``fftn`` over the last two dimensions by default."""
-    return _c2c(input, *_n_dims(input, s, dim, "fft2"), norm, True, "fft2")
+def _one_dimensional(name, transform, doc):
+    def op(input, n=None, dim=-1, norm=None):
+        return transform(input, *_one_dim(input, n, dim, name), norm, name)
+    op.__name__, op.__qualname__, op.__doc__ = name, name, doc
+    return op
 
 
-def ifft2(input, s=None, dim=(-2, -1), norm=None):
-    """``ifftn`` over the last two dimensions by default."""
-    return _c2c(input, *_n_dims(input, s, dim, "ifft2"), norm, False, "ifft2")
+def _n_dimensional(name, transform, doc, default_dim=None):
+    def op(input, s=None, dim=default_dim, norm=None):
+        return transform(input, *_n_dims(input, s, dim, name), norm, name)
+    op.__name__, op.__qualname__, op.__doc__ = name, name, doc
+    return op
 
 
-def rfft(input, n=None, dim=-1, norm=None):
-    """The transform of a real signal: bins 0 .. n//2 along ``dim`` (the others are their conjugates)."""
-    return _r2c(input, *_one_dim(input, n, dim, "rfft"), norm, "rfft")
-
-
-def rfftn(input, s=None, dim=None, norm=None):
-    """The n-D transform of a real signal, one-sided on the last of ``dim``."""
-    return _r2c(input, *_n_dims(input, s, dim, "rfftn"), norm, "rfftn")
-
-
-def rfft2(input, s=None, dim=(-2, -1), norm=None):
-    """``rfftn`` over the last two dimensions by default."""
-    return _r2c(input, *_n_dims(input, s, dim, "rfft2"), norm, "rfft2")
-
-
-def irfft(input, n=None, dim=-1, norm=None):
-    """The inverse of ``rfft``: a real signal of length ``n`` (default 2 (m - 1)) from its m bins 0 .. n//2."""
-    return _c2r(input, *_one_dim(input, n, dim, "irfft"), norm, "irfft")
-
-
-def irfftn(input, s=None, dim=None, norm=None):
-    """The inverse of ``rfftn``."""
-    return _c2r(input, *_n_dims(input, s, dim, "irfftn"), norm, "irfftn")
-
-
-def irfft2(input, s=None, dim=(-2, -1), norm=None):
-    """``irfftn`` over the last two dimensions by default."""
-    return _c2r(input, *_n_dims(input, s, dim, "irfft2"), norm, "irfft2")
-
-
-def hfft(input, n=None, dim=-1, norm=None):
-    """The transform of a Hermitian signal given by its first half: real, length ``n`` (default 2 (m - 1)).
-    hfft(x) = irfft(conj(x)) with ``norm``'s direction swapped."""
-    axes, sizes = _one_dim(input, n, dim, "hfft")
-    return _c2r(_conj_of(input, "hfft"), axes, sizes, _SWAPPED[_norm(norm)], "hfft")
-
-
-def hfftn(input, s=None, dim=None, norm=None):
-    """The n-D ``hfft``: Hermitian (half-given) on the last of ``dim``."""
-    axes, sizes = _n_dims(input, s, dim, "hfftn")
-    return _c2r(_conj_of(input, "hfftn"), axes, sizes, _SWAPPED[_norm(norm)], "hfftn")
-
-
-def hfft2(input, s=None, dim=(-2, -1), norm=None):
-    """``hfftn`` over the last two dimensions by default."""
-    axes, sizes = _n_dims(input, s, dim, "hfft2")
-    return _c2r(_conj_of(input, "hfft2"), axes, sizes, _SWAPPED[_norm(norm)], "hfft2")
-
-
-def ihfft(input, n=None, dim=-1, norm=None):
-    """The inverse of ``hfft``: bins 0 .. n//2 of the inverse transform of a real signal,
-    conj(rfft(x)) with ``norm``'s direction swapped."""
-    return conj(_r2c(input, *_one_dim(input, n, dim, "ihfft"), _SWAPPED[_norm(norm)], "ihfft"))
-
-
-def ihfftn(input, s=None, dim=None, norm=None):
-    """The inverse of ``hfftn``."""
-    return conj(_r2c(input, *_n_dims(input, s, dim, "ihfftn"), _SWAPPED[_norm(norm)], "ihfftn"))
-
-
-def ihfft2(input, s=None, dim=(-2, -1), norm=None):
-    """``ihfftn`` over the last two dimensions by default."""
-    return conj(_r2c(input, *_n_dims(input, s, dim, "ihfft2"), _SWAPPED[_norm(norm)], "ihfft2"))
-
-
-def _conj_of(input, fname):
-    return conj(_transformable(input, fname))
+_LAST_TWO = (-2, -1)
+fft = _one_dimensional("fft", _forward, "The 1-D discrete Fourier transform along ``dim`` (complex output; ``n`` "
+                                        "cuts or zero-pads first).")
+ifft = _one_dimensional("ifft", _inverse, "The 1-D inverse discrete Fourier transform along ``dim``.")
+fftn = _n_dimensional("fftn", _forward, "The n-D discrete Fourier transform over ``dim`` (all dimensions by "
+                                        "default, the last len(s) when only ``s`` is given) with sizes ``s``.")
+ifftn = _n_dimensional("ifftn", _inverse, "The n-D inverse discrete Fourier transform.")
+fft2 = _n_dimensional("fft2", _forward, "``fftn`` over the last two dimensions by default.", _LAST_TWO)
+ifft2 = _n_dimensional("ifft2", _inverse, "``ifftn`` over the last two dimensions by default.", _LAST_TWO)
+rfft = _one_dimensional("rfft", _r2c, "The transform of a real signal: bins 0 .. n//2 along ``dim`` (the others "
+                                      "are their conjugates).")
+rfftn = _n_dimensional("rfftn", _r2c, "The n-D transform of a real signal, one-sided on the last of ``dim``.")
+rfft2 = _n_dimensional("rfft2", _r2c, "``rfftn`` over the last two dimensions by default.", _LAST_TWO)
+irfft = _one_dimensional("irfft", _c2r, "The inverse of ``rfft``: a real signal of length ``n`` (default 2 (m - 1)) "
+                                        "from its m bins 0 .. n//2.")
+irfftn = _n_dimensional("irfftn", _c2r, "The inverse of ``rfftn``.")
+irfft2 = _n_dimensional("irfft2", _c2r, "``irfftn`` over the last two dimensions by default.", _LAST_TWO)
+hfft = _one_dimensional("hfft", _hermitian, "The transform of a Hermitian signal given by its first half: real, "
+                                            "length ``n`` (default 2 (m - 1)).")
+hfftn = _n_dimensional("hfftn", _hermitian, "The n-D ``hfft``: Hermitian (half given) on the last of ``dim``.")
+hfft2 = _n_dimensional("hfft2", _hermitian, "``hfftn`` over the last two dimensions by default.", _LAST_TWO)
+ihfft = _one_dimensional("ihfft", _inverse_hermitian, "The inverse of ``hfft``: bins 0 .. n//2 of the inverse "
+                                                      "transform of a real signal.")
+ihfftn = _n_dimensional("ihfftn", _inverse_hermitian, "The inverse of ``hfftn``.")
+ihfft2 = _n_dimensional("ihfft2", _inverse_hermitian, "``ihfftn`` over the last two dimensions by default.",
+                        _LAST_TWO)
 
 
 # --------------------------------------------------------------------------- shifts and frequencies

@@ -236,13 +236,16 @@ class Entr(Special):
         return -(1 + log(x))
 
 
+def _named(op, name, doc):
+    op.__name__, op.__qualname__, op.__doc__ = name, name, doc
+    return op
+
+
 def _special_unary(fn, name):
     def op(input):
         check_tensor(input, name, "input", 1)
         return fn.apply(_floating(input))
-    op.__name__ = name
-    op.__doc__ = f"Elementwise {name} (differentiable; see ``{fn.__name__}``)."
-    return op
+    return _named(op, name, f"Elementwise {name} (differentiable; see ``{fn.__name__}``).")
 
 
 erfc = _special_unary(Erfc, "erfc")
@@ -417,9 +420,7 @@ def _binary(fn, name, numbers=True):
             check_tensor(other, name, "other", 2)
         a, b = _float_pair(input, other, name)
         return ew._apply_broadcasting(fn, a, b)
-    op.__name__ = name
-    op.__doc__ = f"Elementwise {name} (broadcasting; see ``{fn.__name__}``)."
-    return op
+    return _named(op, name, f"Elementwise {name} (broadcasting; see ``{fn.__name__}``).")
 
 
 xlogy = _binary(Xlogy, "xlogy")
@@ -436,9 +437,7 @@ def _constant_unary(fn, name):
     def op(input):
         check_tensor(input, name, "input", 1)
         return Tensor(_computed(fn, _floating(input)._data))
-    op.__name__ = name
-    op.__doc__ = f"Elementwise {name} (no gradient, as in PyTorch)."
-    return op
+    return _named(op, name, f"Elementwise {name} (no gradient, as in PyTorch).")
 
 
 airy_ai = _constant_unary(lambda x: scipy_special().airy(x)[0], "airy_ai")
@@ -485,9 +484,8 @@ def _constant_binary(value, name):
         a, b = _float_pair(input, n, name)
         a, b = np.broadcast_arrays(a._data, b._data)
         return Tensor(_computed(value, a, b))
-    op.__name__ = name
-    op.__doc__ = f"The polynomial {name} of degree n (truncated to an integer; 0 for n < 0) at x; no gradient."
-    return op
+    return _named(op, name, f"The polynomial {name} of degree n (truncated to an integer; 0 for n < 0) at x; no "
+                            "gradient.")
 
 
 _chebyshev_v = _chebyshev_third_or_fourth(-1)
@@ -523,9 +521,7 @@ def _inplace_binary(name, outofplace):
         def ufunc(a, y, out, casting):
             np.copyto(out, outofplace(Tensor(a), Tensor(np.asarray(y)))._data, casting=casting)
         return _binary(self, other, name, ufunc, outofplace)
-    op.__name__ = name + "_"
-    op.__doc__ = f"In-place ``{name}``; returns ``self``."
-    return op
+    return _named(op, name + "_", f"In-place ``{name}``; returns ``self``.")
 
 
 erfc_ = _inplace_unary("erfc", erfc)
