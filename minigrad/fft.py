@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ._checks import int_arg, is_int, takes_tensors, type_name
+from ._checks import check_tensor, int_arg, is_int, takes_tensors
 from .autograd import Function
 from .creation import dtype_or, new_tensor
 from .dtypes import complex_of, get_default_dtype, scalar_type_name
@@ -231,8 +231,6 @@ def _n_dims(input, s, dim, fname):
 def _transformable(input, fname, real=False):
     """``input`` in a dtype the transforms take: integers and bools in the default float dtype; refused:
     float16 (as on PyTorch's CPU) and, where ``real``, complex tensors."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"fft_{fname}(): argument 'input' (position 1) must be Tensor, not {type_name(input)}")
     kind = input.dtype.kind
     if real and kind == "c":
         raise RuntimeError(f"{fname} expects a real input tensor, but got {scalar_type_name(input.dtype)}")
@@ -257,8 +255,8 @@ def _filled_sizes(x, axes, sizes):
 def _c2c(input, axes, sizes, norm, forward, fname):
     x = _transformable(input, fname)
     norm = _norm(norm)
-    if not axes:
-        return cast(x, complex_of(x.dtype))
+    if not axes:                                 # fftn of a 0-d tensor: itself, as complex numbers
+        return cast(x, complex_of(x.dtype)) if x.dtype.kind != "c" else x.clone()
     x = _resized(x, axes, sizes)
     return C2C.apply(x, axes, forward, _scale(norm, math.prod(_filled_sizes(x, axes, sizes)), forward))
 
@@ -306,6 +304,7 @@ def _inverse_hermitian(input, axes, sizes, norm, fname):
 
 def _one_dimensional(name, transform, doc):
     def op(input, n=None, dim=-1, norm=None):
+        check_tensor(input, f"fft_{name}", "input", 1)
         return transform(input, *_one_dim(input, n, dim, name), norm, name)
     op.__name__, op.__qualname__, op.__doc__ = name, name, doc
     return op
@@ -313,6 +312,7 @@ def _one_dimensional(name, transform, doc):
 
 def _n_dimensional(name, transform, doc, default_dim=None):
     def op(input, s=None, dim=default_dim, norm=None):
+        check_tensor(input, f"fft_{name}", "input", 1)
         return transform(input, *_n_dims(input, s, dim, name), norm, name)
     op.__name__, op.__qualname__, op.__doc__ = name, name, doc
     return op

@@ -7,7 +7,7 @@ import minigrad as mg
 import minigrad.fft as mfft
 
 from .mirror import torch_or_skip
-from .opinfo_util import (assert_raises_like, compare_sample, convert_sample, error_inputs, flat_outputs, opinfos,
+from .opinfo_util import (assert_raises_like, compare_complex_gradients, compare_sample, error_inputs, opinfos,
                           resolve, samples)
 
 torch = torch_or_skip()
@@ -20,29 +20,6 @@ NAMES = ["fft.fft", "fft.ifft", "fft.fft2", "fft.ifft2", "fft.fftn", "fft.ifftn"
 def _op(name):
     (op,) = opinfos(name)
     return op
-
-
-def compare_complex_gradients(op, sample, fn, seed=1):
-    """For a complex output (which ``compare_sample`` leaves out of its gradient check): the gradients of every
-    input for one random complex upstream gradient, PyTorch's and minigrad's."""
-    x, args, kwargs, memo = convert_sample(sample)
-    out_th = op.op(sample.input, *sample.args, **sample.kwargs)
-    out_mg = fn(x, *args, **kwargs)
-    leaves = [(th, m) for th, m in memo.values() if th.requires_grad]
-    outs = [(m, t) for m, t in zip(flat_outputs(out_mg), flat_outputs(out_th)) if t.dtype.is_complex]
-    if not leaves or not outs:
-        return False
-    rng = np.random.default_rng(seed)
-    ups = [rng.standard_normal(t.shape) + 1j * rng.standard_normal(t.shape) for _, t in outs]
-    grads_th = torch.autograd.grad([t for _, t in outs], [th for th, _ in leaves],
-                                   [torch.tensor(u, dtype=t.dtype) for u, (_, t) in zip(ups, outs)])
-    grads_mg = mg.autograd.grad([m for m, _ in outs], [m for _, m in leaves],
-                                [mg.tensor(u, dtype=m.dtype) for u, (m, _) in zip(ups, outs)])
-    for i, (gm, gt) in enumerate(zip(grads_mg, grads_th)):
-        assert gm.dtype == gt.detach().numpy().dtype, f"gradient {i}: dtype {gm.dtype}, PyTorch {gt.dtype}"
-        np.testing.assert_allclose(gm.numpy(), gt.resolve_conj().numpy(), rtol=1e-9, atol=1e-9,
-                                   err_msg=f"gradient of input {i}")
-    return True
 
 
 REAL_ONLY = ("fft.rfft", "fft.rfft2", "fft.rfftn", "fft.ihfft", "fft.ihfft2", "fft.ihfftn")

@@ -11,7 +11,8 @@ import minigrad as mg
 from minigrad.ops import special as ops_special
 
 from .mirror import torch_or_skip
-from .opinfo_util import assert_raises_like, compare_sample, error_inputs, op_db, opinfos, resolve, samples
+from .opinfo_util import (assert_raises_like, compare_complex_gradients, compare_sample, error_inputs, op_db, opinfos,
+                          resolve, samples)
 
 torch = torch_or_skip()
 
@@ -59,6 +60,19 @@ def test_single_precision_and_integer_samples(name):
         if dtype in op.supported_dtypes("cpu"):
             for sample in samples(op, dtype, requires_grad=False, limit=4):
                 compare_sample(op, sample, resolve(op), rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("name", ["exp2", "sinc"])
+def test_complex_samples(name):
+    """exp2 and sinc take complex numbers, as in PyTorch: values, and gradients grad * conj(f'(z))."""
+    (op,) = opinfos(name)
+    compared = 0
+    for sample in samples(op, torch.complex128):
+        compare_sample(op, sample, resolve(op), rtol=1e-10, atol=1e-10)
+        compared += compare_complex_gradients(op, sample, resolve(op))
+    assert compared
+    with pytest.raises(NotImplementedError):
+        mg.special.erfc(mg.tensor([0.5 + 1j]))
 
 
 def _alias_opinfos():

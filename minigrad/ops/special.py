@@ -17,7 +17,7 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import compute_dtype, get_default_dtype, result_type
+from ..dtypes import compute_dtype, get_default_dtype, result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
 
@@ -62,8 +62,11 @@ _xlog1py = _dispatch(_scipy("xlog1py"), lambda x, y: xlog1py(x, y))
 _zeta = _dispatch(_scipy("zeta"), lambda x, q: zeta(x, q))
 
 
-def _floating(input):
-    """``input`` in a float dtype: integers and bools in the default one (PyTorch computes these there)."""
+def _floating(input, name, complex_ok=False):
+    """``input`` in a float dtype: integers and bools in the default one (PyTorch computes these there); complex
+    tensors refused as PyTorch refuses them, unless ``complex_ok``."""
+    if input.dtype.kind == "c" and not complex_ok:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{scalar_type_name(input.dtype)}'")
     return ew.cast(input, get_default_dtype()) if input.dtype.kind in "biu" else input
 
 
@@ -78,8 +81,9 @@ def _computed(fn, *arrays):
 
 # --------------------------------------------------------------------------- one-input functions
 class Special(Function):
-    """out = f(x) elementwise for the f of a subclass (``value``, on ndarrays); dx = dout * f'(x, out)
-    (``derivative``, written once for ndarrays and Tensors)."""
+    """out = f(x) elementwise for the f of a subclass (``value``, on ndarrays); dx = dout * conj(f'(x, out))
+    (``derivative``, written once for ndarrays and Tensors; the conjugate is PyTorch's convention for the
+    holomorphic ones that take complex numbers, ``exp2`` and ``sinc``)."""
 
     @classmethod
     def forward(cls, ctx, x):
@@ -91,13 +95,13 @@ class Special(Function):
     def backward(cls, ctx, dout):
         x, out = ctx.saved_tensors
         with np.errstate(all="ignore"):
-            return dout._data * cls.derivative(x, out)
+            return dout._data * ew.conj_if_complex(cls.derivative(x, out))
 
     @classmethod
     def graph_backward(cls, ctx, dout):
         x, out = ctx.saved_tensors
         with np.errstate(all="ignore"):
-            return dout * cls.derivative(ctx.input_tensor(0, x), ctx.output_tensor(out))
+            return dout * cls.derivative(ctx.input_tensor(0, x), ctx.output_tensor(out)).conj()
 
     @staticmethod
     def value(x):
@@ -242,9 +246,11 @@ def _named(op, name, doc):
 
 
 def _special_unary(fn, name):
+    complex_ok = fn in (Exp2, Sinc)
+
     def op(input):
         check_tensor(input, name, "input", 1)
-        return fn.apply(_floating(input))
+        return fn.apply(_floating(input, name, complex_ok))
     return _named(op, name, f"Elementwise {name} (differentiable; see ``{fn.__name__}``).")
 
 
@@ -300,7 +306,7 @@ class Logit(Function):
 @takes_tensors("input")
 def logit(input, eps=None):
     """log(p / (1 - p)); with ``eps``, p is first clamped to [eps, 1 - eps]."""
-    return Logit.apply(_floating(input), None if eps is None else float(eps))
+    return Logit.apply(_floating(input, "logit"), None if eps is None else float(eps))
 
 
 # --------------------------------------------------------------------------- two-input functions
@@ -315,7 +321,7 @@ def _float_pair(input, other, fname):
     if a.dtype != b.dtype:
         dtype = result_type(a._data, b._data)
         a, b = ew.cast(a, dtype), ew.cast(b, dtype)
-    return _floating(a), _floating(b)
+    return _floating(a, fname), _floating(b, fname)
 
 
 class Binary(Function):
@@ -324,19 +330,18 @@ class Binary(Function):
 
     @classmethod
     def forward(cls, ctx, x, y):
-        out = _computed(cls.value, x._data, y._data)
-        ctx.save_for_backward(x._data, y._data, out)
-        return out
+        ctx.save_for_backward(x._data, y._data)
+        return _computed(cls.value, x._data, y._data)
 
     @classmethod
     def backward(cls, ctx, dout):
-        x, y, out = ctx.saved_tensors
+        x, y = ctx.saved_tensors
         with np.errstate(all="ignore"):
             return cls.grads(ctx, dout._data, x, y, x, y)
 
     @classmethod
     def graph_backward(cls, ctx, dout):
-        x, y, out = ctx.saved_tensors
+        x, y = ctx.saved_tensors
         with np.errstate(all="ignore"):
             return cls.grads(ctx, dout, x, y, ctx.input_tensor(0, x), ctx.input_tensor(1, y))
 
@@ -436,7 +441,7 @@ def _constant_unary(fn, name):
     """A function PyTorch does not differentiate: its output never requires grad."""
     def op(input):
         check_tensor(input, name, "input", 1)
-        return Tensor(_computed(fn, _floating(input)._data))
+        return Tensor(_computed(fn, _floating(input, name)._data))
     return _named(op, name, f"Elementwise {name} (no gradient, as in PyTorch).")
 
 
