@@ -251,3 +251,43 @@ def test_missing_scipy_names_the_extra(monkeypatch):
     with pytest.raises(ImportError, match=r"minigrad\[special\]"):
         mg.special.erfcx(mg.tensor([0.5]))
     np.testing.assert_allclose(mg.special.sinc(mg.tensor([0.5])).numpy(), np.sinc([0.5]))   # NumPy's: no SciPy
+
+
+# --------------------------------------------------------------------------- edge values
+# Where SciPy's values and PyTorch's differ by design (checked in test_deliberate_differences): PyTorch's own
+# approximations of J0, J1, Y0, Y1 and Ai (errors to ~2e-6), its NaN where a sum underflows (zeta) or a
+# recurrence overflows (laguerre, legendre; SciPy gives the +-inf of the overflow), SciPy's NaN for Ai below
+# about -2e6 (PyTorch's asymptotic value)
+DIFFERENT_AT_EDGES = ("special.bessel_j0", "special.bessel_j1", "special.bessel_y0", "special.bessel_y1",
+                      "special.airy_ai", "special.zeta", "special.laguerre_polynomial_l",
+                      "special.legendre_polynomial_p")
+
+
+@pytest.mark.parametrize("name", [n for n in SPECIAL + TOP_LEVEL if n not in DIFFERENT_AT_EDGES])
+def test_reference_inputs(name):
+    """PyTorch's reference inputs (extremal values: +-inf, NaN, huge, tiny, zeros; broadcasting), the larger
+    ones left out for time: values and dtypes."""
+    (op,) = opinfos(name)
+    compared = 0
+    for sample in op.reference_inputs("cpu", torch.float64, requires_grad=False):
+        if max(t.numel() for t in (sample.input, *sample.args) if isinstance(t, torch.Tensor)) > 5000:
+            continue
+        compare_sample(op, sample, resolve(op), rtol=1e-9, atol=1e-12, gradients=False)
+        compared += 1
+    assert compared >= 2
+
+
+def test_deliberate_differences():
+    """The values DIFFERENT_AT_EDGES refers to, SciPy's kept: finite where the math is."""
+    t = torch.special
+    assert np.isnan(t.zeta(torch.tensor(1e20, dtype=torch.float64), torch.tensor(1e20, dtype=torch.float64)).item())
+    assert mg.special.zeta(mg.tensor(1e20, dtype=mg.float64), mg.tensor(1e20, dtype=mg.float64)).item() == 0.0
+    x, n = np.array([501.0]), np.array([501.0])
+    assert np.isnan(t.legendre_polynomial_p(torch.tensor(x), torch.tensor(n)).item())
+    assert mg.special.legendre_polynomial_p(mg.tensor(x), mg.tensor(n)).item() == np.inf
+    mpmath = pytest.importorskip("mpmath")
+    for fn, exact in (("bessel_j0", lambda v: mpmath.besselj(0, v)), ("airy_ai", mpmath.airyai)):
+        v = -2.2671 if fn == "airy_ai" else -5.715
+        ours = getattr(mg.special, fn)(mg.tensor([v], dtype=mg.float64)).item()
+        theirs = getattr(t, fn)(torch.tensor([v], dtype=torch.float64)).item()
+        assert abs(ours - float(exact(v))) < 1e-14 < 1e-8 < abs(theirs - float(exact(v)))

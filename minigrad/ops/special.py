@@ -396,11 +396,28 @@ def _gammaln(a):
     return scipy_special().gammaln(a)
 
 
+def _incomplete_gamma(lower):
+    """SciPy's regularized incomplete gamma P(a, x) (``lower``) or Q(a, x), with PyTorch's values at the edges,
+    the first rule that applies winning: NaN for a < 0 or x < 0; at a = 0, P = 1 (Q = 0) for x > 0, else NaN;
+    at x = 0, P = 0; for an infinite a, P = 0 (NaN if x is infinite too); for an infinite x, P = 1. (PyTorch
+    applies these before looking at NaNs: P(inf, NaN) = 0.)"""
+    def value(a, x):
+        p = getattr(scipy_special(), "gammainc" if lower else "gammaincc")(a, x)
+        one, zero = (1.0, 0.0) if lower else (0.0, 1.0)        # P's value, and Q = 1 - P's
+        edges = [((a < 0) | (x < 0), np.nan),
+                 (a == 0, np.where(x > 0, one, np.nan)),
+                 (x == 0, zero),
+                 (np.isinf(a), np.where(np.isinf(x), np.nan, zero)),
+                 (np.isinf(x), one)]
+        return np.select([c for c, _ in edges], [np.broadcast_to(v, p.shape) for _, v in edges], p)
+    return value
+
+
 class Igamma(Binary):
     """The regularized lower incomplete gamma P(a, x) = int_0^x t^{a-1} e^{-t} dt / Gamma(a) (``igammac``:
     Q = 1 - P). dP/dx = x^{a-1} e^{-x} / Gamma(a) = exp((a - 1) log x - x - lgamma(a)), dQ/dx = -dP/dx;
     d/da is not implemented (PyTorch raises). lgamma(a) is a constant here: a does not require grad."""
-    value = staticmethod(_scipy("gammainc"))
+    value = staticmethod(_incomplete_gamma(lower=True))
     sign = 1.0
     name = "igamma"
 
@@ -413,7 +430,7 @@ class Igamma(Binary):
 
 
 class Igammac(Igamma):
-    value = staticmethod(_scipy("gammaincc"))
+    value = staticmethod(_incomplete_gamma(lower=False))
     sign = -1.0
     name = "igammac"
 
