@@ -197,6 +197,21 @@ def test_stft_istft_round_trip():
     np.testing.assert_allclose(mg.istft(spec, 16, hop_length=4, window=window, length=50).numpy(), x, atol=1e-12)
 
 
+@pytest.mark.parametrize("n_fft, hop, win, length", [(8, 4, 6, 20), (8, 3, 4, 23), (6, 2, 6, 11)])
+def test_stft_align_to_window(n_fft, hop, win, length):
+    x = np.random.default_rng(9).standard_normal((2, length))
+    w = np.random.default_rng(10).uniform(0.5, 1.5, win)
+    for align in (True, False):
+        want = torch.stft(torch.tensor(x), n_fft, hop, win, torch.tensor(w), center=False, return_complex=True,
+                          align_to_window=align)
+        got = mg.stft(mg.tensor(x), n_fft, hop, win, mg.tensor(w), center=False, return_complex=True,
+                      align_to_window=align)
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(RuntimeError):
+        mg.stft(mg.tensor(x), n_fft, return_complex=True, align_to_window=True)
+
+
 def test_stft_istft_gradcheck():
     """Finite differences through stft (signal and window) and istft (spectrum and window)."""
     rng = np.random.default_rng(6)

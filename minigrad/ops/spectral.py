@@ -69,8 +69,10 @@ def _lengths(n_fft, hop_length, win_length, fname):
 
 @takes_tensors("input", "window")
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
-         normalized=False, onesided=None, return_complex=None):
-    """The short-time Fourier transform of a signal (L) or a batch (B, L): (B?, n_fft//2 + 1 or n_fft, frames)."""
+         normalized=False, onesided=None, return_complex=None, align_to_window=None):
+    """The short-time Fourier transform of a signal (L) or a batch (B, L): (B?, n_fft//2 + 1 or n_fft, frames).
+    ``align_to_window`` (``center=False`` only): frames start where the window's ``win_length`` points start,
+    not where its n_fft-point zero-padded form does."""
     from .. import fft
     is_complex = input.dtype.kind == "c" or (window is not None and window.dtype.kind == "c")
     if return_complex is None:
@@ -83,12 +85,17 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     onesided = not is_complex if onesided is None else onesided
     if onesided and is_complex:
         raise RuntimeError("Cannot have onesided output if window or input is complex")
+    if center and align_to_window is not None:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
     x = input if input.ndim == 2 else sh.unsqueeze(input, 0)              # (B, L)
     if center:
         x = _pad(x, (n_fft // 2, n_fft // 2), mode=pad_mode)
     if not 0 < n_fft <= x.shape[-1]:
         raise RuntimeError(f"stft: expected 0 < n_fft < {x.shape[-1]}, but got n_fft={n_fft}")
     hop, win = _lengths(n_fft, hop_length, win_length, "stft")
+    if align_to_window and win < n_fft:          # frame t reads x[t hop : t hop + win] through the window's points
+        left = (n_fft - win) // 2
+        x = _pad(x, (left, n_fft - win - left))
     frames = x.unfold(-1, n_fft, hop) * _window_of(window, win, n_fft, x, "stft")    # (B, T, n_fft)
     norm = "ortho" if normalized else "backward"
     spectrum = fft.rfft(frames, norm=norm) if onesided else fft.fft(frames, norm=norm)
