@@ -27,7 +27,7 @@ def _check(fname, M, dtype, layout):
         raise ValueError(f"{fname} is implemented for strided tensors only, got: {layout}")
     dtype = get_default_dtype() if dtype is None else dtype_or(dtype)
     if dtype not in (np.float32, np.float64):
-        raise ValueError(f"{fname} expects float32 or float64 dtypes, got: torch.{dtype.name}")
+        raise ValueError(f"{fname} expects float32 or float64 dtypes, got: minigrad.{dtype.name}")
     return dtype
 
 
@@ -155,7 +155,7 @@ def _check_length(fname, window_length, dtype):
         raise RuntimeError(f"{fname} requires non-negative window_length, got window_length={window_length}")
     dtype = dtype_or(dtype)
     if dtype.kind != "f":
-        raise RuntimeError(f"{fname} expects floating point dtypes, got: {dtype}")
+        raise RuntimeError(f"{fname} expects floating point dtypes, got: minigrad.{dtype.name}")
     return dtype
 
 
