@@ -403,12 +403,12 @@ def _incomplete_gamma(lower):
     applies these before looking at NaNs: P(inf, NaN) = 0.)"""
     def value(a, x):
         p = getattr(scipy_special(), "gammainc" if lower else "gammaincc")(a, x)
-        one, zero = (1.0, 0.0) if lower else (0.0, 1.0)        # P's value, and Q = 1 - P's
+        at_infinity, at_zero = (1.0, 0.0) if lower else (0.0, 1.0)     # the limits x -> inf and x -> 0
         edges = [((a < 0) | (x < 0), np.nan),
-                 (a == 0, np.where(x > 0, one, np.nan)),
-                 (x == 0, zero),
-                 (np.isinf(a), np.where(np.isinf(x), np.nan, zero)),
-                 (np.isinf(x), one)]
+                 (a == 0, np.where(x > 0, at_infinity, np.nan)),
+                 (x == 0, at_zero),
+                 (np.isinf(a), np.where(np.isinf(x), np.nan, at_zero)),
+                 (np.isinf(x), at_infinity)]
         return np.select([c for c, _ in edges], [np.broadcast_to(v, p.shape) for _, v in edges], p)
     return value
 
