@@ -190,6 +190,17 @@ def test_stft_istft_opinfo_samples(name, dtype):
     assert compared_complex >= (2 if name == "istft" else 5)   # istft is real unless return_complex
 
 
+@pytest.mark.parametrize("count, size, hop", [(5, 8, 3), (7, 6, 6), (4, 5, 1), (1, 8, 4), (3, 4, 7)])
+def test_overlap_add(count, size, hop):
+    """The blockwise overlap-add against its definition, one frame element at a time (np.add.at)."""
+    from minigrad.ops.spectral import overlap_add
+    frames = np.random.default_rng(11).standard_normal((2, count, size))
+    positions = np.arange(count)[:, None] * hop + np.arange(size)
+    want = np.zeros((2, size + hop * (count - 1)))
+    np.add.at(want, (Ellipsis, positions), frames)
+    np.testing.assert_allclose(overlap_add(frames, hop), want, rtol=1e-14, atol=1e-14)
+
+
 def test_stft_istft_round_trip():
     x = np.random.default_rng(5).standard_normal((2, 50))
     window = mg.hann_window(16, dtype=mg.float64)

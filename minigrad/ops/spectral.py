@@ -22,24 +22,34 @@ from .complex import view_as_real
 from .pool import pad as _pad
 
 
+def overlap_add(frames, hop):
+    """y[..., t hop + k] = sum of frames[..., t, k] (T frames of N points): the frames laid ``hop`` apart and
+    summed. Vectorised over the frames: one pass per block of ``hop`` columns, ceil(N / hop) passes."""
+    count, size = frames.shape[-2:]
+    lead = frames.shape[:-2]
+    blocks = -(-size // hop)
+    out = np.zeros(lead + (hop * (count + blocks - 1),), frames.dtype)     # room for whole blocks
+    for j in range(blocks):
+        block = frames[..., j * hop:(j + 1) * hop]                        # (..., T, <= hop)
+        # the output from j hop on, seen as (T, hop): row t starts at t hop + j hop (a view of out)
+        rows = out[..., j * hop:(j + count) * hop].reshape(lead + (count, hop))
+        rows[..., :block.shape[-1]] += block
+    return out[..., :size + hop * (count - 1)].copy()
+
+
 class OverlapAdd(Function):
     """y[b, t hop + k] = sum over the frames (t, k) landing there of frames[b, t, k]: y = A f with A^T the
     framing (unfold) of a signal. Backward: dframes = A^T g, g's frames: dframes[b, t, k] = g[b, t hop + k]."""
 
     @staticmethod
     def forward(ctx, frames, hop):
-        f = frames._data                                   # (B, T, N)
-        count, size = f.shape[-2:]
-        ctx.hop, ctx.size = hop, size
-        positions = np.arange(count)[:, None] * hop + np.arange(size)   # (T, N): where each frame element lands
-        out = np.zeros(f.shape[:-2] + (size + hop * (count - 1),), f.dtype)
-        np.add.at(out, (Ellipsis, positions), f)
-        ctx.positions = positions
-        return out
+        ctx.hop, ctx.size = hop, frames.shape[-1]
+        return overlap_add(frames._data, hop)
 
     @staticmethod
     def backward(ctx, dout):
-        return dout._data[..., ctx.positions], None       # fancy indexing: a fresh (B, T, N) array
+        frames = np.lib.stride_tricks.sliding_window_view(dout._data, ctx.size, axis=-1)[..., ::ctx.hop, :]
+        return frames.copy(), None                         # (B, T, N), fresh
 
     @staticmethod
     def graph_backward(ctx, dout):
