@@ -201,6 +201,24 @@ def test_overlap_add(count, size, hop):
     np.testing.assert_allclose(overlap_add(frames, hop), want, rtol=1e-14, atol=1e-14)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular", "constant"])
+@pytest.mark.parametrize("n_fft", [1, 2, 9, 16])
+def test_stft_pad_modes(mode, n_fft):
+    """center=True pads n_fft//2 points at each end in ``pad_mode``: values and gradients of a random complex
+    upstream, against PyTorch."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 20))
+    a, b = torch.tensor(x, requires_grad=True), mg.tensor(x, requires_grad=True)
+    want = torch.stft(a, n_fft, 2, pad_mode=mode, return_complex=True)
+    got = mg.stft(b, n_fft, 2, pad_mode=mode, return_complex=True)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12, atol=1e-12)
+    up = rng.standard_normal(want.shape) + 1j * rng.standard_normal(want.shape)
+    want.backward(torch.tensor(up))
+    got.backward(mg.tensor(up))
+    np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
 def test_stft_istft_round_trip():
     x = np.random.default_rng(5).standard_normal((2, 50))
     window = mg.hann_window(16, dtype=mg.float64)
@@ -247,6 +265,9 @@ def test_stft_istft_gradcheck():
     lambda lib, x, z: lib.istft(z, 10),
     lambda lib, x, z: lib.istft(z, 16, window=lib.zeros(16, dtype=lib.float64)),
     lambda lib, x, z: lib.istft(z, 8, return_complex=True, onesided=True),
+    lambda lib, x, z: lib.stft(x, 40, 2, return_complex=True),
+    lambda lib, x, z: lib.stft(x, 44, 2, pad_mode="circular", return_complex=True),
+    lambda lib, x, z: lib.stft(x, 8, 2, pad_mode="bogus", return_complex=True),
 ])
 def test_stft_istft_errors_like_pytorch(call):
     rng = np.random.default_rng(8)

@@ -56,6 +56,26 @@ class OverlapAdd(Function):
         return dout.unfold(-1, ctx.size, ctx.hop), None
 
 
+def _pad_ends(x, p, mode):
+    """The signals x (B, L) extended by p points at both ends for ``center``: mirrored about the end points
+    (``"reflect"``), the end points repeated (``"replicate"``), wrapped around (``"circular"``) or zeros
+    (``"constant"``). Built from slices and a ``cat``, so each copied point's gradient flows back to its
+    source; anything else (unknown mode, padding longer than the signal allows) goes to ``F.pad``, which
+    raises PyTorch's error."""
+    L = x.shape[-1]
+    if mode == "reflect" and p < L:
+        left, right = sh.flip(x[..., 1:p + 1], (-1,)), sh.flip(x[..., L - p - 1:L - 1], (-1,))
+    elif mode == "replicate" and L > 0:
+        left, right = sh.expand(x[..., :1], x.shape[:-1] + (p,)), sh.expand(x[..., L - 1:], x.shape[:-1] + (p,))
+    elif mode == "circular" and p <= L:
+        left, right = x[..., L - p:], x[..., :p]
+    elif mode == "constant":
+        left = right = Tensor(np.zeros(x.shape[:-1] + (p,), x.dtype))
+    else:
+        return _pad(x, (p, p), mode=mode)
+    return sh.cat([left, x, right], -1)
+
+
 def _window_of(window, win_length, n_fft, like, fname):
     """The window as n_fft points: ``window`` (or ones, the rectangular window) zero-padded in the middle."""
     if window is None:
@@ -98,8 +118,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
     x = input if input.ndim == 2 else sh.unsqueeze(input, 0)              # (B, L)
-    if center:
-        x = _pad(x, (n_fft // 2, n_fft // 2), mode=pad_mode)
+    if center and n_fft // 2:
+        x = _pad_ends(x, n_fft // 2, pad_mode)
     if not 0 < n_fft <= x.shape[-1]:
         raise RuntimeError(f"stft: expected 0 < n_fft < {x.shape[-1]}, but got n_fft={n_fft}")
     hop, win = _lengths(n_fft, hop_length, win_length, "stft")
