@@ -62,6 +62,13 @@ from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, block_diag, chai
 from .linalg_legacy import (cholesky, cholesky_inverse, cholesky_solve, det, geqrf, inverse, logdet, lu,  # noqa: E402
                             lu_solve, lu_unpack, matrix_exp, matrix_power, ormqr, pca_lowrank, pinverse, qr,
                             slogdet, svd, svd_lowrank, triangular_solve)
+from . import fft  # noqa: E402
+from . import special  # noqa: E402
+from . import signal  # noqa: E402
+from .signal.windows import (bartlett_window, blackman_window, hamming_window, hann_window,  # noqa: E402
+                             kaiser_window)
+from .ops.special import erfc, erfinv, exp2, i0, igamma, igammac, logit, sinc, xlogy  # noqa: E402
+from .ops.spectral import istft, stft  # noqa: E402
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 

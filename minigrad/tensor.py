@@ -634,6 +634,8 @@ from .ops import activation as _activation  # noqa: E402
 from .ops import decomp as _decomp  # noqa: E402
 from .ops import products as _products  # noqa: E402
 from . import linalg_legacy as _linalg_legacy  # noqa: E402
+from .ops import special as _special  # noqa: E402
+from .ops import spectral as _spectral  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 
@@ -661,6 +663,8 @@ _METHODS = {
     _activation: ["prelu", "hardshrink"],
     _products: _products.METHODS,
     _linalg_legacy: _linalg_legacy.METHODS,
+    _special: _special.METHODS,
+    _spectral: _spectral.METHODS,
 }
 for _module, _names in _METHODS.items():
     for _name in _names:

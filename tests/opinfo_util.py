@@ -213,8 +213,32 @@ def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_at
             assert gm is None or not np.any(gm.detach().numpy()), f"gradient of input {i}: PyTorch has none"
             continue
         assert gm is not None, f"gradient of input {i}: minigrad gives none, PyTorch does"
-        np.testing.assert_allclose(gm.detach().numpy(), gt.numpy(), rtol=grad_rtol, atol=grad_atol,
+        np.testing.assert_allclose(gm.detach().numpy(), _values(gt), rtol=grad_rtol, atol=grad_atol,
                                    err_msg=f"gradient of input {i}")
+
+
+def compare_complex_gradients(op, sample, fn, rtol=1e-9, atol=1e-9, seed=1):
+    """For complex outputs, which ``compare_sample`` leaves out of its gradient check: the gradients of every
+    input that requires grad for one random complex upstream gradient per complex output, PyTorch's and
+    minigrad's (dtype and values). False when the sample has no such output or input."""
+    torch = torch_or_skip()
+    x, args, kwargs, memo = convert_sample(sample)
+    out_th = op.op(sample.input, *sample.args, **sample.kwargs)
+    out_mg = fn(x, *args, **kwargs)
+    leaves = [(th, m) for th, m in memo.values() if th.requires_grad]
+    outs = [(m, t) for m, t in zip(flat_outputs(out_mg), flat_outputs(out_th)) if t.dtype.is_complex]
+    if not leaves or not outs:
+        return False
+    rng = np.random.default_rng(seed)
+    ups = [rng.standard_normal(t.shape) + 1j * rng.standard_normal(t.shape) for _, t in outs]
+    grads_th = torch.autograd.grad([t for _, t in outs], [th for th, _ in leaves],
+                                   [torch.tensor(u, dtype=t.dtype) for u, (_, t) in zip(ups, outs)])
+    grads_mg = mg.autograd.grad([m for m, _ in outs], [m for _, m in leaves],
+                                [mg.tensor(u, dtype=m.dtype) for u, (m, _) in zip(ups, outs)])
+    for i, (gm, gt) in enumerate(zip(grads_mg, grads_th)):
+        assert _dtype_name(gm) == _dtype_name(gt), f"gradient of input {i}: dtype {gm.dtype}, PyTorch {gt.dtype}"
+        np.testing.assert_allclose(gm.numpy(), _values(gt), rtol=rtol, atol=atol, err_msg=f"gradient of input {i}")
+    return True
 
 
 def assert_raises_like(op, error, fn):
@@ -225,4 +249,4 @@ def assert_raises_like(op, error, fn):
 
 
 __all__ = ["op_db", "opinfos", "resolve", "samples", "error_inputs", "to_mg", "convert_sample", "compare_sample",
-           "assert_same_outputs", "assert_raises_like", "flat_outputs", "dtype_to_mg"]
+           "assert_same_outputs", "assert_raises_like", "compare_complex_gradients", "flat_outputs", "dtype_to_mg"]

@@ -903,3 +903,44 @@ def wn_backward():
                 ("dv = g / n * (t - v * dg / n)", dv), "",
                 "largest |sum(dv * v)| per row: below 1e-12 (dv is orthogonal to v)",
                 "fused backward, autograd through the composite twin and the loops above agree to 1e-12")
+
+
+# --------------------------------------------------------------------------- fft.md: the Fourier transforms
+FFT_Z = np.array([0.6, -1.2, 0.3, 0.8]) + 1j * np.array([0.5, 0.4, -0.7, -0.2])   # 4 bins of a signal of n = 6
+FFT_G = np.array([1.0, -0.5, 0.25, 2.0, -1.0, 0.5])                                # dL/dy for the 6 points
+
+
+def _irfft_by_definition(z, n):
+    """y_t = (1/n) sum over all n bins of Z_k e^{2 pi i k t / n}, Z the Hermitian extension of the given bins
+    (Z_{n-k} = conj(z_k)); the real part (Im z_0 and, n even, Im z_{n/2} do not count)."""
+    full = np.zeros(n, complex)
+    full[:len(z)] = z
+    for k in range(1, n - len(z) + 1):
+        full[n - k] = np.conj(z[k])
+    full[0], full[n // 2] = full[0].real, (full[n // 2].real if n % 2 == 0 else full[n // 2])
+    t = np.arange(n)
+    return np.real(np.exp(2j * np.pi * np.outer(t, np.arange(n)) / n) @ full) / n
+
+
+@example("fft.c2r")
+def fft_c2r():
+    n = len(FFT_G)
+    zt = mg.tensor(FFT_Z, requires_grad=True)
+    y = mg.fft.irfft(zt, n=n)
+    y.backward(mg.tensor(FFT_G))
+    dz = zt.grad.numpy()
+    same(y.detach().numpy(), _irfft_by_definition(FFT_Z, n), "irfft vs its definition")
+    # L = sum(g * y) is linear in (Re z, Im z): one difference per coordinate is exact up to rounding
+    base = FFT_G @ _irfft_by_definition(FFT_Z, n)
+    fd = np.array([FFT_G @ _irfft_by_definition(FFT_Z + e, n) - base for e in np.eye(4)]) \
+        + 1j * np.array([FFT_G @ _irfft_by_definition(FFT_Z + 1j * e, n) - base for e in np.eye(4)])
+    same(dz.real, fd.real, "Re dz vs differences", tol=1e-12)
+    same(dz.imag, fd.imag, "Im dz vs differences", tol=1e-12)
+    undoubled = np.fft.rfft(FFT_G) / n
+    same(dz.real, np.array([1, 2, 2, 1]) * undoubled.real, "Re dz = c * Re rfft(g) / n")
+    same(dz.imag, np.array([1, 2, 2, 1]) * undoubled.imag, "Im dz = c * Im rfft(g) / n")
+    return text(("Re z", FFT_Z.real), ("Im z", FFT_Z.imag), ("g = dL/dy", FFT_G), "",
+                ("Re dz (minigrad)", dz.real), ("Im dz (minigrad)", dz.imag),
+                ("Re dz (differences of L)", fd.real), ("Im dz (differences of L)", fd.imag), "",
+                ("Re rfft(g) / n", undoubled.real), ("Im rfft(g) / n", undoubled.imag),
+                "c = [1, 2, 2, 1]: the bins 1 and 2 have mirrors (5 and 4) that are not given")

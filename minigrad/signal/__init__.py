@@ -1,0 +1,2 @@
+"""``minigrad.signal``: PyTorch's ``torch.signal`` (its ``windows`` module)."""
+from . import windows  # noqa: F401
