@@ -15,7 +15,6 @@ from . import dtypes
 from .autograd import version as _version
 from .autograd import views as _views
 from .autograd.function import type_name
-from .autograd.version import version_of
 from .device import CPU, check_device, cuda_device
 from .device import device as Device
 
@@ -98,7 +97,7 @@ class Tensor:
     """An n-dimensional array that can record the operations applied to it for backpropagation."""
 
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_hooks", "_base", "_view_version", "_view_at",
-                 "_view_kind", "_versionless", "_post_accumulate_hooks", "__weakref__")   # the last ones: set when used
+                 "_view_kind", "_own_counter", "_post_accumulate_hooks", "__weakref__")   # the last ones: set when used
     __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, data=_NO_DATA, *sizes, requires_grad=False, device=None):
@@ -129,7 +128,7 @@ class Tensor:
         (so a backward that saved ``p`` uses the new values without an error, as in PyTorch; ``detach()`` is the
         safe form, which shares the counter)."""
         out = Tensor(self._data)
-        out._versionless = True
+        out._own_counter = [0]
         return out
 
     @data.setter
@@ -142,7 +141,7 @@ class Tensor:
     @property
     def _version(self):
         """How many in-place writes this tensor's memory has seen (shared with its views)."""
-        return version_of(self._data)
+        return _version.tensor_version(self)
 
     @property
     def shape(self):

@@ -377,3 +377,34 @@ def describe(program, create_graph=False):
         n += 1
     lines.append(f"backward of sum(t * R) over tensors requiring grad{' (create_graph, then again)' if create_graph else ''}")
     return "\n".join(lines)
+
+
+def main(argv=None):
+    """``python -m tests.view_fuzz --programs N --start S``: run N seeded programs against PyTorch (for long hunts
+    beyond what CI runs) and print how many differ, with the first program of each kind of difference."""
+    import argparse
+    import collections
+    import torch
+    import minigrad as mg
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--programs", type=int, default=10000)
+    parser.add_argument("--start", type=int, default=100000, help="first seed (CI runs seeds 0-2999)")
+    args = parser.parse_args(argv)
+    kinds, first = collections.Counter(), {}
+    for seed in range(args.start, args.start + args.programs):
+        rng = np.random.default_rng(seed)
+        program, create_graph = random_program(rng), bool(rng.random() < 0.2)
+        problem = differences(torch, mg, program, create_graph)
+        if problem:
+            kind = problem.splitlines()[0]
+            kinds[kind] += 1
+            first.setdefault(kind, (seed, program, create_graph, problem))
+    print(f"{args.programs} programs (seeds {args.start}-{args.start + args.programs - 1}): "
+          f"{sum(kinds.values())} differ from PyTorch")
+    for kind, count in kinds.most_common():
+        seed, program, create_graph, problem = first[kind]
+        print(f"\n{count} x {kind}; first at seed {seed}:\n{describe(program, create_graph)}\n{problem}")
+
+
+if __name__ == "__main__":
+    main()

@@ -83,3 +83,20 @@ def alias(array, target):
         return
     entry = _versions.get(id(target_owner)) or _entry(target_owner, [0, []], 0)
     _entry(owner, entry[0], writes[0])
+
+
+def tensor_version(t):
+    """The version a tensor sees: its memory's, or for a ``.data`` tensor (and its views) a counter of its own,
+    as PyTorch gives ``.data`` a fresh version counter."""
+    counter = getattr(t, "_own_counter", None)
+    return version_of(t._data) if counter is None else counter[0]
+
+
+def bump_tensor(t):
+    """Record an in-place write into ``t``: into its memory's counter, or its own (``.data``)."""
+    counter = getattr(t, "_own_counter", None)
+    if counter is None:
+        bump(t._data)
+    else:
+        writes[0] += 1
+        counter[0] += 1

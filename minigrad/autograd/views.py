@@ -143,9 +143,10 @@ def mark_view(out, source):
     from . import grad_mode
     base = source if source._base is None else source._base
     out._base = base
-    out._view_version, out._view_at = version.version_of(out._data), version.writes[0]
-    if getattr(source, "_versionless", False):   # a view of .data writes without versions too
-        out._versionless = True
+    counter = getattr(source, "_own_counter", None)
+    if counter is not None:                      # a view of .data shares its counter
+        out._own_counter = counter
+    out._view_version, out._view_at = version.tensor_version(out), version.writes[0]
     modes = grad_mode._state
     if modes.inference:
         kind = ("inference",)
@@ -191,7 +192,7 @@ def sync(view):
     """Bring ``view.grad_fn`` up to date (``Tensor.grad_fn`` calls this when anything was written in place since
     the view's last check): if the view's memory was written since its ``grad_fn`` was set, and its base takes
     part in autograd, the view becomes a :class:`ReadRegion` of the base as the base is now."""
-    if version.version_of(view._data) == view._view_version:
+    if version.tensor_version(view) == view._view_version:
         view._view_at = version.writes[0]
         return
     if view._grad_fn is None and not view._base._requires_grad:
@@ -213,7 +214,7 @@ def set_view_history(view):
         read._grad_fn.next_edges = (None, None, None)     # a node leading nowhere, as PyTorch's
     move_retained(view._grad_fn, read._grad_fn)
     view._grad_fn, view._requires_grad = read._grad_fn, True
-    view._view_version, view._view_at = version.version_of(view._data), version.writes[0]
+    view._view_version, view._view_at = version.tensor_version(view), version.writes[0]
 
 
 def _stand_in(base):

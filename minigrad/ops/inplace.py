@@ -16,9 +16,9 @@ not at all.
 """
 import numpy as np
 
-from .._checks import check_tensor, takes_tensors
+from .._checks import check_tensor
 from ..autograd import Function, grad_mode
-from ..autograd.version import alias, bump, storage_of
+from ..autograd.version import alias, bump_tensor, storage_of
 from ..autograd.views import WriteRegion, check_rebase, history, move_retained, overlaps, region, set_view_history
 from ..dtypes import result_type
 from ..tensor import Tensor
@@ -155,8 +155,7 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
             fast(t._data)
         else:
             np.copyto(t._data, compute(t)._data, casting="unsafe")
-        if not getattr(t, "_versionless", False):     # t.data.add_(...) is invisible to autograd (Tensor.data)
-            bump(t._data)
+        bump_tensor(t)          # t.data.add_(...) counts on .data's own counter (invisible to t's users)
         return t
     check_leaf(t)
     old = history(t)                              # reading t.grad_fn brings a stale view up to date first
@@ -168,8 +167,7 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
     if value.shape != t.shape:
         value = sh.expand(value, t.shape)
     np.copyto(t._data, value._data)
-    if not getattr(t, "_versionless", False):
-        bump(t._data)
+    bump_tensor(t)
     if not any(isinstance(o, Tensor) and storage_of(o._data) is storage_of(value._data) for o in operands):
         alias(value._data, t._data)              # what the op saved of its result is t now (later writes count)
     if not value.requires_grad:                  # e.g. fill_ of a constant into a tensor with a history
