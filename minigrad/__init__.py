@@ -58,6 +58,7 @@ from .ops.distance import cdist  # noqa: E402
 from .ops.shape import cartesian_prod, meshgrid  # noqa: E402
 from . import testing  # noqa: E402
 from .ops.gamma import digamma, lgamma, mvlgamma, polygamma  # noqa: E402
+from . import distributions  # noqa: E402
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 

@@ -1,0 +1,239 @@
+"""The differentiable pieces the distributions need that minigrad's ops do not have yet: Cholesky factors and
+triangular solves (MultivariateNormal), erfinv (Normal.icdf), and the samples of Gamma and Dirichlet
+distributions with their implicit reparameterisation gradients (Gamma, Beta, Dirichlet ``rsample``).
+
+Implicit reparameterisation (Figurnov, Mohamed & Mnih, 2018): a sample x with CDF F(x; a) is a fixed point of
+F(x; a) = u for its uniform u. Holding u fixed, dF = 0 gives
+
+    dx/da = -(dF/da) / (dF/dx) = -(dF/da)(x; a) / pdf(x; a).
+
+For the standard gamma, F is the regularised lower incomplete gamma P(a, x) (``scipy.special.gammainc``); its
+derivative in the shape a has no closed form, so it is taken by a five-point central difference of SciPy's
+P (or of the upper tail Q = 1 - P where P > 1/2, which keeps the tail's digits), error O(h^4) with h = a / 1000.
+For the Dirichlet PyTorch differentiates each coordinate through its Beta(a_i, a_0 - a_i) marginal (the other
+concentrations fixed) and spreads the change over the simplex (see ``DirichletSample``).
+"""
+import math
+
+import numpy as np
+
+from ..autograd import Function, once_differentiable
+from ..ops.gamma import scipy_special
+from ..random import numpy_rng
+from ..tensor import Tensor
+
+
+# --------------------------------------------------------------------------- linear algebra
+def _solve(A, B):
+    """A^{-1} B for square matrices A (..., n, n) and B (..., n, k), batched, as a fresh array."""
+    return np.linalg.solve(A, B)
+
+
+class SolveTriangular(Function):
+    """X = A^{-1} B for a lower (``upper=False``) or upper triangular A (..., n, n); B (..., n, k).
+
+    Backward: from A X = B, dA X + A dX = dB, so <G, dX> = <A^{-T} G, dB - dA X>:
+        dB = A^{-T} G (a solve with the transposed, oppositely triangular A),  dA = -tri(dB X^T),
+    tri keeping A's triangle. Written with minigrad ops, so the same code differentiates again."""
+
+    @staticmethod
+    def forward(ctx, A, B, upper):
+        X = _solve(A._data, B._data)
+        ctx.upper = upper
+        ctx.save_for_backward(A._data, X)
+        return X
+
+    @staticmethod
+    def backward(ctx, dout):
+        A, X = ctx.saved_tensors
+        return SolveTriangular.gradients(ctx, Tensor(A), Tensor(X), dout)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        A, X = ctx.saved_tensors
+        return SolveTriangular.gradients(ctx, ctx.input_tensor(0, A), ctx.output_tensor(X), dout)
+
+    @staticmethod
+    def gradients(ctx, A, X, G):
+        dB = SolveTriangular.apply(A.mT, G, not ctx.upper)
+        dA = -(dB @ X.mT)
+        dA = dA.triu() if ctx.upper else dA.tril()
+        return (dA if ctx.needs_input_grad[0] else None), (dB if ctx.needs_input_grad[1] else None), None
+
+
+def solve_triangular(A, B, *, upper):
+    """``torch.linalg.solve_triangular(A, B, upper=upper)`` (left side): A^{-1} B, differentiable in A and B."""
+    return SolveTriangular.apply(A, B, upper)
+
+
+class Cholesky(Function):
+    """L = cholesky(A), lower triangular with A = L L^T.
+
+    Backward (Murray, 2016): with Phi(M) = the lower triangle of M with its diagonal halved,
+        S = L^{-T} Phi(L^T G) L^{-1},   dA = (S + S^T) / 2   (A is symmetric: the gradient is symmetrised)."""
+
+    @staticmethod
+    def forward(ctx, A):
+        try:
+            L = np.linalg.cholesky(A._data)
+        except np.linalg.LinAlgError:
+            raise RuntimeError(_not_positive_definite(A._data)) from None
+        ctx.save_for_backward(L)
+        return L
+
+    @staticmethod
+    def backward(ctx, dout):
+        (L,) = ctx.saved_tensors
+        return Cholesky.gradient(Tensor(L), dout)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        (L,) = ctx.saved_tensors
+        return Cholesky.gradient(ctx.output_tensor(L), dout)
+
+    @staticmethod
+    def gradient(L, G):
+        P = (L.mT @ G).tril()
+        P = P - P.diagonal(dim1=-2, dim2=-1).diag_embed() / 2             # Phi(L^T G)
+        Y = solve_triangular(L.mT, P, upper=True)                          # L^{-T} Phi
+        S = solve_triangular(L.mT, Y.mT, upper=True).mT                   # L^{-T} Phi L^{-1}
+        return (S + S.mT) / 2
+
+
+def _not_positive_definite(A):
+    """PyTorch's message, naming the first leading minor that is not positive-definite."""
+    n = A.shape[-1]
+    order = n
+    for k in range(1, n + 1):
+        minors = A[..., :k, :k].reshape(-1, k, k)
+        if not all(np.all(np.linalg.eigvalsh(m) > 0) for m in minors):
+            order = k
+            break
+    return (f"linalg.cholesky: The factorization could not be completed because the input is not positive-definite "
+            f"(the leading minor of order {order} is not positive-definite).")
+
+
+def cholesky(A):
+    """The lower Cholesky factor of the symmetric positive-definite matrices A (..., n, n), differentiable."""
+    return Cholesky.apply(A)
+
+
+# --------------------------------------------------------------------------- erfinv
+class Erfinv(Function):
+    """y = erfinv(x). Backward: x = erf(y) gives dx = 2/sqrt(pi) exp(-y^2) dy, so dy/dx = sqrt(pi)/2 exp(y^2)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = np.asarray(scipy_special().erfinv(x._data)).astype(x._data.dtype)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dout):
+        (y,) = ctx.saved_tensors
+        return dout._data * (math.sqrt(math.pi) / 2 * np.exp(y * y))
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        y = ctx.output_tensor(ctx.saved_tensors[0])
+        return dout * ((y * y).exp() * (math.sqrt(math.pi) / 2))
+
+
+def erfinv(x):
+    return Erfinv.apply(x)
+
+
+# --------------------------------------------------------------------------- implicit reparameterisation
+def _shape_derivative(cdf, ccdf, a, *others):
+    """d/da of a CDF (``cdf(a, *others)``, its complement ``ccdf``) by a five-point central difference,
+    h = a / 1000; from the upper tail where the CDF exceeds 1/2."""
+    h = a * 1e-3
+    lower = cdf(a, *others) <= 0.5
+
+    def stencil(f):
+        return (8 * (f(a + h, *others) - f(a - h, *others)) - (f(a + 2 * h, *others) - f(a - 2 * h, *others))) / (12 * h)
+    with np.errstate(all="ignore"):
+        return np.where(lower, stencil(cdf), -stencil(ccdf))
+
+
+def standard_gamma_grad(x, alpha):
+    """dx/dalpha of a standard gamma sample x ~ Gamma(alpha, 1), holding its uniform fixed:
+    -(dP(alpha, x)/dalpha) / pdf(x; alpha), pdf = x^(alpha-1) e^(-x) / Gamma(alpha)."""
+    special = scipy_special()
+    x64, a64 = x.astype(np.float64), alpha.astype(np.float64)
+    dP = _shape_derivative(special.gammainc, special.gammaincc, a64, x64)
+    with np.errstate(all="ignore"):
+        log_pdf = (a64 - 1) * np.log(x64) - x64 - special.gammaln(a64)
+        return (-dP / np.exp(log_pdf)).astype(x.dtype)
+
+
+def dirichlet_grad(x, alpha, total):
+    """PyTorch's ``_dirichlet_grad``: for x ~ Beta(alpha, beta), beta = total - alpha held fixed,
+    (dx/dalpha) / (1 - x) = -(dI_x(alpha, beta)/dalpha) / pdf(x; alpha, beta) / (1 - x)."""
+    special = scipy_special()
+    x64, a64, b64 = x.astype(np.float64), alpha.astype(np.float64), (total - alpha).astype(np.float64)
+
+    def cdf(a, b, x):
+        return special.betainc(a, b, x)
+
+    def ccdf(a, b, x):
+        return special.betaincc(a, b, x)
+    dI = _shape_derivative(cdf, ccdf, a64, b64, x64)
+    with np.errstate(all="ignore"):
+        log_pdf = (a64 - 1) * np.log(x64) + (b64 - 1) * np.log1p(-x64) - special.betaln(a64, b64)
+        return (-dI / np.exp(log_pdf) / (1 - x64)).astype(x.dtype)
+
+
+class StandardGamma(Function):
+    """A Gamma(alpha, 1) sample, differentiable in alpha by implicit reparameterisation:
+    d(sample)/d(alpha) = ``standard_gamma_grad`` (PyTorch's ``_standard_gamma``). Its gradient is a number from
+    SciPy, not a formula in minigrad ops, so it cannot be differentiated again (as in PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, alpha, generator):
+        a = alpha._data
+        x = np.asarray(numpy_rng(generator).standard_gamma(a)).astype(a.dtype)
+        x = np.maximum(x, np.finfo(a.dtype).tiny)       # PyTorch clamps the sample away from 0
+        ctx.save_for_backward(x, a)
+        return x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dout):
+        x, a = ctx.saved_tensors
+        return dout._data * standard_gamma_grad(x, a), None
+
+
+def standard_gamma(alpha, generator=None):
+    return StandardGamma.apply(alpha, generator)
+
+
+class DirichletSample(Function):
+    """A Dirichlet(alpha) sample x = g / sum(g), g_i ~ Gamma(alpha_i, 1), over the last dim.
+
+    Backward (PyTorch's ``_Dirichlet_backward``): with D_i = ``dirichlet_grad``(x_i, alpha_i, sum(alpha)),
+        d alpha_i = D_i (G_i - sum_j x_j G_j):
+    x_i moves by D_i (1 - x_i) and the others make room in proportion to their size. Not differentiable again."""
+
+    @staticmethod
+    def forward(ctx, alpha, generator):
+        a = alpha._data
+        gammas = np.asarray(numpy_rng(generator).standard_gamma(a)).astype(a.dtype)
+        gammas = np.maximum(gammas, np.finfo(a.dtype).tiny)
+        x = gammas / gammas.sum(-1, keepdims=True)
+        x = np.clip(x, np.finfo(a.dtype).tiny, 1 - np.finfo(a.dtype).eps)
+        ctx.save_for_backward(x, a)
+        return x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dout):
+        x, a = ctx.saved_tensors
+        G = dout._data
+        total = np.broadcast_to(a.sum(-1, keepdims=True), a.shape)
+        D = dirichlet_grad(x, a, total)
+        return D * (G - (x * G).sum(-1, keepdims=True)), None
+
+
+def dirichlet_sample(alpha, generator=None):
+    return DirichletSample.apply(alpha, generator)

@@ -1,0 +1,443 @@
+"""Invertible maps between supports (``torch.distributions.transforms``), with the log |det J| of the forward
+map that ``TransformedDistribution.log_prob`` subtracts (change of variables: p_Y(y) = p_X(x) / |det dy/dx|).
+
+    ExpTransform        y = exp x                 log|J| = x
+    AffineTransform     y = loc + scale x         log|J| = log|scale|   (summed over event_dim dims)
+    SigmoidTransform    y = sigmoid x             log|J| = -softplus(-x) - softplus(x)
+    TanhTransform       y = tanh x                log|J| = 2 (log 2 - x - softplus(-2x))
+    SoftmaxTransform    y = softmax x (last dim)  not bijective: no log|J|
+    ComposeTransform    the parts in order        the sum of the parts', each summed to the composite's event dims
+
+``t.inv`` is the inverse transform; ``cache_size=1`` remembers the last (x, y) pair so that ``t.inv(t(x))``
+returns x itself (exactly, with x's gradient history).
+"""
+import math
+import numbers
+import weakref
+
+import numpy as np
+
+from ..nn import functional as F
+from ..tensor import Tensor
+from . import constraints
+from .utils import sum_rightmost
+
+__all__ = ["Transform", "ComposeTransform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
+           "SoftmaxTransform", "identity_transform"]
+
+
+class Transform:
+    """An invertible (``bijective``) or at least computable map with ``domain`` and ``codomain`` constraints."""
+
+    bijective = False
+    domain = constraints.real
+    codomain = constraints.real
+
+    def __init__(self, cache_size=0):
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
+        self._cache_size = cache_size
+        self._inv = None
+        self._cached_x_y = None, None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_inv"] = None
+        return state
+
+    @property
+    def event_dim(self):
+        if self.domain.event_dim == self.codomain.event_dim:
+            return self.domain.event_dim
+        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
+
+    @property
+    def inv(self):
+        inv = self._inv() if self._inv is not None else None
+        if inv is None:
+            inv = _InverseTransform(self)
+            self._inv = weakref.ref(inv)
+        return inv
+
+    @property
+    def sign(self):
+        raise NotImplementedError
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        if type(self).__init__ is Transform.__init__:
+            return type(self)(cache_size=cache_size)
+        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+
+    def __call__(self, x):
+        if self._cache_size == 0:
+            return self._call(x)
+        x_old, y_old = self._cached_x_y
+        if x is x_old:
+            return y_old
+        y = self._call(x)
+        self._cached_x_y = x, y
+        return y
+
+    def _inv_call(self, y):
+        if self._cache_size == 0:
+            return self._inverse(y)
+        x_old, y_old = self._cached_x_y
+        if y is y_old:
+            return x_old
+        x = self._inverse(y)
+        self._cached_x_y = x, y
+        return x
+
+    def _call(self, x):
+        raise NotImplementedError
+
+    def _inverse(self, y):
+        raise NotImplementedError
+
+    def log_abs_det_jacobian(self, x, y):
+        raise NotImplementedError
+
+    def forward_shape(self, shape):
+        return tuple(shape)
+
+    def inverse_shape(self, shape):
+        return tuple(shape)
+
+    def __repr__(self):
+        return type(self).__name__ + "()"
+
+
+class _InverseTransform(Transform):
+    """The inverse of a transform: its call is the other's inverse, its log|J| the other's negated."""
+
+    def __init__(self, transform):
+        super().__init__(cache_size=transform._cache_size)
+        self._inv = transform
+
+    @property
+    def domain(self):
+        return self._inv.codomain
+
+    @property
+    def codomain(self):
+        return self._inv.domain
+
+    @property
+    def bijective(self):
+        return self._inv.bijective
+
+    @property
+    def sign(self):
+        return self._inv.sign
+
+    @property
+    def inv(self):
+        return self._inv
+
+    def with_cache(self, cache_size=1):
+        return self.inv.with_cache(cache_size).inv
+
+    def __eq__(self, other):
+        return isinstance(other, _InverseTransform) and self._inv == other._inv
+
+    __hash__ = Transform.__hash__
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._inv!r})"
+
+    def __call__(self, x):
+        return self._inv._inv_call(x)
+
+    def log_abs_det_jacobian(self, x, y):
+        return -self._inv.log_abs_det_jacobian(y, x)
+
+    def forward_shape(self, shape):
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self._inv.forward_shape(shape)
+
+
+class ComposeTransform(Transform):
+    """``parts`` applied in order; an empty list is the identity."""
+
+    def __init__(self, parts, cache_size=0):
+        if cache_size:
+            parts = [part.with_cache(cache_size) for part in parts]
+        super().__init__(cache_size=cache_size)
+        self.parts = list(parts)
+
+    def __eq__(self, other):
+        return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    __hash__ = Transform.__hash__
+
+    @property
+    def domain(self):
+        if not self.parts:
+            return constraints.real
+        domain = self.parts[0].domain
+        event_dim = self.parts[-1].codomain.event_dim       # the event dims every part's input must cover
+        for part in reversed(self.parts):
+            event_dim = max(event_dim + part.domain.event_dim - part.codomain.event_dim, part.domain.event_dim)
+        if event_dim > domain.event_dim:
+            domain = constraints.independent(domain, event_dim - domain.event_dim)
+        return domain
+
+    @property
+    def codomain(self):
+        if not self.parts:
+            return constraints.real
+        codomain = self.parts[-1].codomain
+        event_dim = self.parts[0].domain.event_dim
+        for part in self.parts:
+            event_dim = max(event_dim + part.codomain.event_dim - part.domain.event_dim, part.codomain.event_dim)
+        if event_dim > codomain.event_dim:
+            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
+        return codomain
+
+    @property
+    def bijective(self):
+        return all(p.bijective for p in self.parts)
+
+    @property
+    def sign(self):
+        sign = 1
+        for p in self.parts:
+            sign = sign * p.sign
+        return sign
+
+    @property
+    def inv(self):
+        inv = self._inv() if self._inv is not None else None
+        if inv is None:
+            inv = ComposeTransform([p.inv for p in reversed(self.parts)])
+            self._inv = weakref.ref(inv)
+            inv._inv = weakref.ref(self)
+        return inv
+
+    def with_cache(self, cache_size=1):
+        return self if self._cache_size == cache_size else ComposeTransform(self.parts, cache_size=cache_size)
+
+    def __call__(self, x):
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def log_abs_det_jacobian(self, x, y):
+        if not self.parts:
+            return x * 0
+        xs = [x]
+        for part in self.parts[:-1]:
+            xs.append(part(xs[-1]))
+        xs.append(y)
+        total, event_dim = 0, self.domain.event_dim
+        for part, x_in, y_out in zip(self.parts, xs[:-1], xs[1:]):
+            total = total + sum_rightmost(part.log_abs_det_jacobian(x_in, y_out), event_dim - part.domain.event_dim)
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+        return total
+
+    def forward_shape(self, shape):
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return tuple(shape)
+
+    def inverse_shape(self, shape):
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return tuple(shape)
+
+    def __repr__(self):
+        inner = ",\n    ".join(repr(p) for p in self.parts)
+        return f"{type(self).__name__}(\n    {inner}\n)"
+
+
+identity_transform = ComposeTransform([])
+
+
+class ExpTransform(Transform):
+    """y = exp(x)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, ExpTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        return x.exp()
+
+    def _inverse(self, y):
+        return y.log()
+
+    def log_abs_det_jacobian(self, x, y):
+        return x
+
+
+def _clipped_sigmoid(x):
+    """sigmoid(x) kept inside [tiny, 1 - eps] of x's dtype, so that its inverse stays finite."""
+    info = np.finfo(x.dtype)
+    return x.sigmoid().clamp(min=float(info.tiny), max=1.0 - float(info.eps))
+
+
+class SigmoidTransform(Transform):
+    """y = sigmoid(x) = 1 / (1 + exp(-x))."""
+
+    domain = constraints.real
+    codomain = constraints.unit_interval
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, SigmoidTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        return _clipped_sigmoid(x)
+
+    def _inverse(self, y):
+        info = np.finfo(y.dtype)
+        y = y.clamp(min=float(info.tiny), max=1.0 - float(info.eps))
+        return y.log() - (-y).log1p()
+
+    def log_abs_det_jacobian(self, x, y):
+        """log sigmoid'(x) = log sigmoid(x) + log sigmoid(-x) = -softplus(-x) - softplus(x)."""
+        return -F.softplus(-x) - F.softplus(x)
+
+
+class TanhTransform(Transform):
+    """y = tanh(x)."""
+
+    domain = constraints.real
+    codomain = constraints.interval(-1.0, 1.0)
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, TanhTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        return x.tanh()
+
+    def _inverse(self, y):
+        """atanh(y) = (log1p(y) - log1p(-y)) / 2."""
+        return (y.log1p() - (-y).log1p()) / 2
+
+    def log_abs_det_jacobian(self, x, y):
+        """log(1 - tanh^2 x) = 2 (log 2 - x - softplus(-2x)), stable for large |x|."""
+        return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+
+
+class AffineTransform(Transform):
+    """y = loc + scale * x, over events of ``event_dim`` dims."""
+
+    bijective = True
+
+    def __init__(self, loc, scale, event_dim=0, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.loc, self.scale, self._event_dim = loc, scale, event_dim
+
+    @property
+    def event_dim(self):
+        return self._event_dim
+
+    @property
+    def domain(self):
+        return constraints.real if self._event_dim == 0 else constraints.independent(constraints.real,
+                                                                                      self._event_dim)
+
+    codomain = domain
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return AffineTransform(self.loc, self.scale, self._event_dim, cache_size=cache_size)
+
+    def __eq__(self, other):
+        if not isinstance(other, AffineTransform):
+            return False
+        return _same(self.loc, other.loc) and _same(self.scale, other.scale)
+
+    __hash__ = Transform.__hash__
+
+    @property
+    def sign(self):
+        if isinstance(self.scale, numbers.Real):
+            return 1 if float(self.scale) > 0 else -1 if float(self.scale) < 0 else 0
+        return self.scale.sign()
+
+    def _call(self, x):
+        return self.loc + self.scale * x
+
+    def _inverse(self, y):
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x, y):
+        shape = tuple(x.shape)
+        if isinstance(self.scale, numbers.Real):
+            result = Tensor(np.full(shape, math.log(abs(self.scale)), dtype=x.dtype))
+        else:
+            result = self.scale.abs().log()
+        if self._event_dim:
+            result = result.reshape(tuple(result.shape[:result.ndim - self._event_dim]) + (-1,)).sum(-1)
+            shape = shape[:len(shape) - self._event_dim]
+        return result.expand(shape)
+
+    def forward_shape(self, shape):
+        return tuple(np.broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())))
+
+    def inverse_shape(self, shape):
+        return self.forward_shape(shape)
+
+
+def _same(a, b):
+    if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
+        return a == b
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return a.shape == b.shape and bool((a == b)._data.all())
+    return False
+
+
+class SoftmaxTransform(Transform):
+    """y = softmax(x) over the last dim (exp(x - max x) normalised); its inverse log y is one of many
+    preimages, so it is not bijective and has no log|J|."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other):
+        return isinstance(other, SoftmaxTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        probs = (x - x.amax(-1, keepdim=True)).exp()
+        return probs / probs.sum(-1, keepdim=True)
+
+    def _inverse(self, y):
+        return y.log()
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape)
+
+    inverse_shape = forward_shape
+

@@ -1,0 +1,101 @@
+"""Helpers shared by the distributions (``torch.distributions.utils``): broadcasting parameters, probabilities
+and logits, lazily computed properties."""
+import numbers
+
+import numpy as np
+
+from .. import dtypes
+from ..random import numpy_rng
+from ..tensor import Tensor
+
+__all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property",
+           "euler_constant"]
+
+euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
+
+
+def broadcast_shapes(*shapes):
+    return tuple(np.broadcast_shapes(*shapes))
+
+
+def broadcast_all(*values):
+    """``values`` (Tensors and numbers) as Tensors of one broadcast shape; numbers take the first Tensor's dtype
+    (the default dtype if there is none)."""
+    if not all(isinstance(v, (Tensor, numbers.Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of Number, torch.Tensor or objects implementing "
+                         "__torch_function__.")
+    dtype = next((v.dtype for v in values if isinstance(v, Tensor)), dtypes.get_default_dtype())
+    tensors = [v if isinstance(v, Tensor) else Tensor(np.asarray(v, dtype=dtype)) for v in values]
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t if t.shape == shape else t.expand(shape) for t in tensors)
+
+
+def standard_normal(shape, dtype, generator=None):
+    """N(0, 1) noise of ``shape`` from minigrad's generator (a constant Tensor)."""
+    return Tensor(numpy_rng(generator).standard_normal(shape).astype(dtype))
+
+
+def uniform(shape, dtype, low=0.0, high=1.0, generator=None):
+    """U[low, high) noise of ``shape`` from minigrad's generator (a constant Tensor)."""
+    return Tensor(numpy_rng(generator).uniform(low, high, shape).astype(dtype))
+
+
+def sum_rightmost(value, dim):
+    """``value`` summed over its ``dim`` rightmost dims."""
+    if dim == 0:
+        return value
+    return value.reshape(value.shape[:value.ndim - dim] + (-1,)).sum(-1)
+
+
+def logits_to_probs(logits, is_binary=False):
+    """Probabilities of logits: sigmoid for a binary event, softmax over the last dim otherwise."""
+    if is_binary:
+        return logits.sigmoid()
+    return logits.softmax(-1)
+
+
+def clamp_probs(probs):
+    """``probs`` clamped into [eps, 1 - eps] (eps of their dtype), away from 0 and 1."""
+    eps = float(np.finfo(probs.dtype).eps)
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs, is_binary=False):
+    """Log-odds (binary) or log-probabilities of clamped probabilities."""
+    clamped = clamp_probs(probs)
+    if is_binary:
+        return clamped.log() - (-clamped).log1p()
+    return clamped.log()
+
+
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0 (also where y == 0)."""
+    from ..ops.elementwise import where
+    zero = x == 0
+    return where(zero, 0.0, x * where(zero, 1.0, y).log())
+
+
+class lazy_property:
+    """A property computed once, on first access, and then stored as the instance's attribute."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        self.__doc__ = wrapped.__doc__
+        self.__name__ = wrapped.__name__
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return _lazy_property_and_property(self.wrapped)
+        from ..autograd import enable_grad
+        with enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+class _lazy_property_and_property(lazy_property, property):
+    """What a ``lazy_property`` looks like on the class: a property too, for documentation tools."""
+
+    def __init__(self, wrapped):
+        property.__init__(self, wrapped)
+        lazy_property.__init__(self, wrapped)
