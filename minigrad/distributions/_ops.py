@@ -237,3 +237,34 @@ class DirichletSample(Function):
 
 def dirichlet_sample(alpha, generator=None):
     return DirichletSample.apply(alpha, generator)
+
+
+class RegularizedGamma(Function):
+    """P(a, x), the regularised lower incomplete gamma function (the standard gamma CDF, PyTorch's
+    ``special.gammainc``). Backward in x: dP/dx = x^(a-1) e^(-x) / Gamma(a), the density; in a there is no
+    closed form and PyTorch refuses it, as minigrad does."""
+
+    @staticmethod
+    def forward(ctx, a, x):
+        ctx.save_for_backward(a._data, x._data)
+        return np.asarray(scipy_special().gammainc(a._data, x._data)).astype(x._data.dtype)
+
+    @staticmethod
+    def backward(ctx, dout):
+        a, x = ctx.saved_tensors
+        return RegularizedGamma.gradients(ctx, Tensor(a), Tensor(x), dout)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        a, x = ctx.saved_tensors
+        return RegularizedGamma.gradients(ctx, ctx.input_tensor(0, a), ctx.input_tensor(1, x), dout)
+
+    @staticmethod
+    def gradients(ctx, a, x, dout):
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+        return None, dout * ((a - 1) * x.log() - x - a.lgamma()).exp()
+
+
+def gammainc(a, x):
+    return RegularizedGamma.apply(a, x)

@@ -144,16 +144,16 @@ class Laplace(Distribution):
 class Uniform(Distribution):
     """U[low, high)."""
 
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
         shape = () if isinstance(low, numbers.Number) and isinstance(high, numbers.Number) else self.low.shape
         super().__init__(shape, validate_args=validate_args)
-        if self._validate_args and not (self.low < self.high)._data.all():
-            raise ValueError("Uniform is not defined when low>= high")
+
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
 
     def expand(self, batch_shape, _instance=None):
         return _expanded(self, Uniform, batch_shape, _instance, ("low", "high"))

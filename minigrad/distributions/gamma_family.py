@@ -8,7 +8,7 @@ import numpy as np
 from ..ops.shape import stack
 from ..tensor import Tensor
 from . import constraints
-from ._ops import dirichlet_sample, standard_gamma
+from ._ops import dirichlet_sample, gammainc, standard_gamma
 from .continuous import _expanded
 from .distribution import Distribution, ExponentialFamily
 from .utils import broadcast_all, xlogy
@@ -67,9 +67,7 @@ class Gamma(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        from ..ops.gamma import scipy_special
-        x = (self.rate * value)._data
-        return Tensor(np.asarray(scipy_special().gammainc(self.concentration._data, x)).astype(x.dtype))
+        return gammainc(self.concentration, self.rate * value)
 
 
 class Dirichlet(ExponentialFamily):

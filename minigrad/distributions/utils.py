@@ -69,10 +69,9 @@ def probs_to_logits(probs, is_binary=False):
 
 
 def xlogy(x, y):
-    """x * log(y), 0 where x == 0 (also where y == 0)."""
+    """x * log(y), 0 where x == y == 0 (PyTorch's ``xlogy``); its gradients are log(y) in x and x / y in y."""
     from ..ops.elementwise import where
-    zero = x == 0
-    return where(zero, 0.0, x * where(zero, 1.0, y).log())
+    return x * where((x == 0) & (y == 0), 1.0, y).log()
 
 
 class lazy_property:
