@@ -12,9 +12,10 @@ from . import lr_scheduler
 from .adagrad import Adadelta, Adagrad
 from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Optimizer",
-           "lr_scheduler"]
+           "lr_scheduler", "LBFGS"]
