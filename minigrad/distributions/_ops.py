@@ -23,18 +23,38 @@ from ..random import numpy_rng
 from ..tensor import Tensor
 
 
+class TensorFormula(Function):
+    """A Function whose gradient is one formula in minigrad ops, ``gradients(ctx, *saved, dout)``: ``backward``
+    runs it on the saved arrays as constants, ``graph_backward`` on them joined to the graph (so the gradient
+    can be differentiated again). ``roles`` names each saved array: an input's position, or ``"out"``."""
+
+    roles = ()
+
+    @classmethod
+    def backward(cls, ctx, dout):
+        return cls.gradients(ctx, *[Tensor(a) for a in ctx.saved_tensors], dout)
+
+    @classmethod
+    def graph_backward(cls, ctx, dout):
+        saved = [ctx.output_tensor(a) if role == "out" else ctx.input_tensor(role, a)
+                 for role, a in zip(cls.roles, ctx.saved_tensors)]
+        return cls.gradients(ctx, *saved, dout)
+
+
 # --------------------------------------------------------------------------- linear algebra
 def _solve(A, B):
     """A^{-1} B for square matrices A (..., n, n) and B (..., n, k), batched, as a fresh array."""
     return np.linalg.solve(A, B)
 
 
-class SolveTriangular(Function):
+class SolveTriangular(TensorFormula):
     """X = A^{-1} B for a lower (``upper=False``) or upper triangular A (..., n, n); B (..., n, k).
 
     Backward: from A X = B, dA X + A dX = dB, so <G, dX> = <A^{-T} G, dB - dA X>:
         dB = A^{-T} G (a solve with the transposed, oppositely triangular A),  dA = -tri(dB X^T),
-    tri keeping A's triangle. Written with minigrad ops, so the same code differentiates again."""
+    tri keeping A's triangle."""
+
+    roles = (0, "out")
 
     @staticmethod
     def forward(ctx, A, B, upper):
@@ -42,16 +62,6 @@ class SolveTriangular(Function):
         ctx.upper = upper
         ctx.save_for_backward(A._data, X)
         return X
-
-    @staticmethod
-    def backward(ctx, dout):
-        A, X = ctx.saved_tensors
-        return SolveTriangular.gradients(ctx, Tensor(A), Tensor(X), dout)
-
-    @staticmethod
-    def graph_backward(ctx, dout):
-        A, X = ctx.saved_tensors
-        return SolveTriangular.gradients(ctx, ctx.input_tensor(0, A), ctx.output_tensor(X), dout)
 
     @staticmethod
     def gradients(ctx, A, X, G):
@@ -66,11 +76,13 @@ def solve_triangular(A, B, *, upper):
     return SolveTriangular.apply(A, B, upper)
 
 
-class Cholesky(Function):
+class Cholesky(TensorFormula):
     """L = cholesky(A), lower triangular with A = L L^T.
 
     Backward (Murray, 2016): with Phi(M) = the lower triangle of M with its diagonal halved,
         S = L^{-T} Phi(L^T G) L^{-1},   dA = (S + S^T) / 2   (A is symmetric: the gradient is symmetrised)."""
+
+    roles = ("out",)
 
     @staticmethod
     def forward(ctx, A):
@@ -82,17 +94,7 @@ class Cholesky(Function):
         return L
 
     @staticmethod
-    def backward(ctx, dout):
-        (L,) = ctx.saved_tensors
-        return Cholesky.gradient(Tensor(L), dout)
-
-    @staticmethod
-    def graph_backward(ctx, dout):
-        (L,) = ctx.saved_tensors
-        return Cholesky.gradient(ctx.output_tensor(L), dout)
-
-    @staticmethod
-    def gradient(L, G):
+    def gradients(ctx, L, G):
         P = (L.mT @ G).tril()
         P = P - P.diagonal(dim1=-2, dim2=-1).diag_embed() / 2             # Phi(L^T G)
         Y = solve_triangular(L.mT, P, upper=True)                          # L^{-T} Phi
@@ -184,6 +186,12 @@ def dirichlet_grad(x, alpha, total):
         return (-dI / np.exp(log_pdf) / (1 - x64)).astype(x.dtype)
 
 
+def _gamma_draws(a, generator):
+    """Gamma(a, 1) draws from minigrad's generator in a's dtype, kept away from 0 as PyTorch keeps them."""
+    g = np.asarray(numpy_rng(generator).standard_gamma(a)).astype(a.dtype)
+    return np.maximum(g, np.finfo(a.dtype).tiny)
+
+
 class StandardGamma(Function):
     """A Gamma(alpha, 1) sample, differentiable in alpha by implicit reparameterisation:
     d(sample)/d(alpha) = ``standard_gamma_grad`` (PyTorch's ``_standard_gamma``). Its gradient is a number from
@@ -192,8 +200,7 @@ class StandardGamma(Function):
     @staticmethod
     def forward(ctx, alpha, generator):
         a = alpha._data
-        x = np.asarray(numpy_rng(generator).standard_gamma(a)).astype(a.dtype)
-        x = np.maximum(x, np.finfo(a.dtype).tiny)       # PyTorch clamps the sample away from 0
+        x = _gamma_draws(a, generator)
         ctx.save_for_backward(x, a)
         return x
 
@@ -218,8 +225,7 @@ class DirichletSample(Function):
     @staticmethod
     def forward(ctx, alpha, generator):
         a = alpha._data
-        gammas = np.asarray(numpy_rng(generator).standard_gamma(a)).astype(a.dtype)
-        gammas = np.maximum(gammas, np.finfo(a.dtype).tiny)
+        gammas = _gamma_draws(a, generator)
         x = gammas / gammas.sum(-1, keepdims=True)
         x = np.clip(x, np.finfo(a.dtype).tiny, 1 - np.finfo(a.dtype).eps)
         ctx.save_for_backward(x, a)
@@ -239,25 +245,17 @@ def dirichlet_sample(alpha, generator=None):
     return DirichletSample.apply(alpha, generator)
 
 
-class RegularizedGamma(Function):
+class RegularizedGamma(TensorFormula):
     """P(a, x), the regularised lower incomplete gamma function (the standard gamma CDF, PyTorch's
     ``special.gammainc``). Backward in x: dP/dx = x^(a-1) e^(-x) / Gamma(a), the density; in a there is no
     closed form and PyTorch refuses it, as minigrad does."""
+
+    roles = (0, 1)
 
     @staticmethod
     def forward(ctx, a, x):
         ctx.save_for_backward(a._data, x._data)
         return np.asarray(scipy_special().gammainc(a._data, x._data)).astype(x._data.dtype)
-
-    @staticmethod
-    def backward(ctx, dout):
-        a, x = ctx.saved_tensors
-        return RegularizedGamma.gradients(ctx, Tensor(a), Tensor(x), dout)
-
-    @staticmethod
-    def graph_backward(ctx, dout):
-        a, x = ctx.saved_tensors
-        return RegularizedGamma.gradients(ctx, ctx.input_tensor(0, a), ctx.input_tensor(1, x), dout)
 
     @staticmethod
     def gradients(ctx, a, x, dout):

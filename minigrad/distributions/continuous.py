@@ -31,21 +31,17 @@ def _batch_shape_of(value):
     return () if isinstance(value, numbers.Number) else tuple(value.shape)
 
 
-class Normal(ExponentialFamily):
-    """N(loc, scale^2)."""
+class _LocationScale:
+    """What Normal and Laplace share: real ``loc`` (the mean and mode) and positive ``scale``, broadcast."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-    _mean_carrier_measure = 0
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
         shape = () if isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number) else self.loc.shape
-        super().__init__(shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return _expanded(self, Normal, batch_shape, _instance, ("loc", "scale"))
+        Distribution.__init__(self, shape, validate_args=validate_args)
 
     @property
     def mean(self):
@@ -54,6 +50,13 @@ class Normal(ExponentialFamily):
     @property
     def mode(self):
         return self.loc
+
+
+class Normal(_LocationScale, ExponentialFamily):
+    """N(loc, scale^2)."""
+
+    def expand(self, batch_shape, _instance=None):
+        return _expanded(self, Normal, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def stddev(self):
@@ -86,28 +89,11 @@ class Normal(ExponentialFamily):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
 
 
-class Laplace(Distribution):
+class Laplace(_LocationScale, Distribution):
     """Laplace(loc, scale): density exp(-|x - loc| / scale) / (2 scale)."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        shape = () if isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number) else self.loc.shape
-        super().__init__(shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return _expanded(self, Laplace, batch_shape, _instance, ("loc", "scale"))
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -40,7 +40,24 @@ def _expanded_probs_or_logits(self, cls, batch_shape, _instance, event_shape=(),
     return new
 
 
-class Bernoulli(ExponentialFamily):
+class BinaryParameters:
+    """A success probability given as ``probs`` or as ``logits`` (log-odds), the other computed on first use
+    (Bernoulli, Binomial, LogitRelaxedBernoulli); ``_param`` is the one given."""
+
+    @property
+    def param_shape(self):
+        return tuple(self._param.shape)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
+class Bernoulli(BinaryParameters, ExponentialFamily):
     """1 with probability ``probs`` (= sigmoid(``logits``)), else 0."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -59,18 +76,6 @@ class Bernoulli(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         return _expanded_probs_or_logits(self, Bernoulli, batch_shape, _instance)
-
-    @property
-    def param_shape(self):
-        return tuple(self._param.shape)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self):
@@ -198,7 +203,28 @@ class Categorical(Distribution):
         return values.expand((self._num_events,) + self._batch_shape) if expand else values
 
 
-class OneHotCategorical(Distribution):
+class CategoricalParameters:
+    """``probs``, ``logits`` and ``param_shape`` of the Categorical ``_categorical`` a distribution wraps
+    (OneHotCategorical, ExpRelaxedCategorical)."""
+
+    @property
+    def _param(self):
+        return self._categorical._param
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+
+class OneHotCategorical(CategoricalParameters, Distribution):
     """A Categorical whose samples are one-hot vectors of length K (the event shape)."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -217,22 +243,6 @@ class OneHotCategorical(Distribution):
         Distribution.__init__(new, tuple(batch_shape), self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @property
-    def _param(self):
-        return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     @property
     def mean(self):
@@ -269,7 +279,7 @@ class OneHotCategorical(Distribution):
         return values.expand((n,) + self._batch_shape + (n,)) if expand else values
 
 
-class Binomial(Distribution):
+class Binomial(BinaryParameters, Distribution):
     """The number of successes in ``total_count`` Bernoulli(``probs``) trials."""
 
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
@@ -293,18 +303,6 @@ class Binomial(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return tuple(self._param.shape)
 
     @property
     def mean(self):

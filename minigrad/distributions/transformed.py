@@ -10,12 +10,11 @@ from ..autograd import no_grad
 from ..tensor import Tensor
 from . import constraints
 from .continuous import Normal
-from .discrete import Categorical
+from .discrete import BinaryParameters, Categorical, CategoricalParameters
 from .distribution import Distribution
 from .multivariate import Independent
 from .transforms import ComposeTransform, ExpTransform, SigmoidTransform, Transform
-from .utils import (broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits, sum_rightmost,
-                    uniform)
+from .utils import broadcast_all, clamp_probs, sum_rightmost, uniform
 
 __all__ = ["TransformedDistribution", "LogNormal", "LogitRelaxedBernoulli", "RelaxedBernoulli",
            "ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
@@ -181,7 +180,7 @@ def _temperature_tensor(temperature, like):
     return Tensor(np.asarray(temperature, dtype=like.dtype))
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryParameters, Distribution):
     """The logit of a RelaxedBernoulli sample: (logit(u) + logits) / temperature, u ~ U(0, 1)."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -206,18 +205,6 @@ class LogitRelaxedBernoulli(Distribution):
         new.temperature = self.temperature
         return new
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return tuple(self._param.shape)
-
     has_rsample = True
 
     def rsample(self, sample_shape=()):
@@ -235,20 +222,8 @@ class LogitRelaxedBernoulli(Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """A continuous relaxation of Bernoulli on (0, 1): sigmoid of a LogitRelaxedBernoulli sample."""
-
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedBernoulli, _instance)
-        return super().expand(batch_shape, _instance=new)
+class _Relaxed(TransformedDistribution):
+    """The relaxed distributions' parameters are their base distribution's."""
 
     @property
     def temperature(self):
@@ -263,7 +238,24 @@ class RelaxedBernoulli(TransformedDistribution):
         return self.base_dist.probs
 
 
-class ExpRelaxedCategorical(Distribution):
+class RelaxedBernoulli(_Relaxed):
+    """A continuous relaxation of Bernoulli on (0, 1): sigmoid of a LogitRelaxedBernoulli sample."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(RelaxedBernoulli, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+
+
+class ExpRelaxedCategorical(CategoricalParameters, Distribution):
     """The log of a RelaxedOneHotCategorical sample: log_softmax((logits + Gumbel noise) / temperature)."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -284,18 +276,6 @@ class ExpRelaxedCategorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         u = clamp_probs(uniform(shape, self.logits.dtype))
@@ -315,7 +295,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed):
     """A continuous relaxation of OneHotCategorical on the simplex: exp of an ExpRelaxedCategorical sample."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -329,15 +309,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
