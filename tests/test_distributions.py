@@ -83,6 +83,33 @@ CASES = {
                           [np.array(0.7), real(4)], RNG.uniform(0.05, 0.95, (2, 4))),
     "relaxed_one_hot": (lambda lib, D, t, logits: D.RelaxedOneHotCategorical(t, logits=logits),
                         [np.array(0.6), real(2, 4)], simplex(3, 2, 4)),
+    "cauchy": (lambda lib, D, loc, scale: D.Cauchy(loc, scale), [real(3), positive(3)], real(2, 3)),
+    "gumbel": (lambda lib, D, loc, scale: D.Gumbel(loc, scale), [real(3), positive(3)], real(2, 3)),
+    "half_normal": (lambda lib, D, scale: D.HalfNormal(scale), [positive(3)], np.abs(real(2, 3))),
+    "chi2": (lambda lib, D, df: D.Chi2(df), [positive(3, low=1.0, high=5.0)], positive(2, 3)),
+    "student_t": (lambda lib, D, df, loc, scale: D.StudentT(df, loc, scale),
+                  [np.array([0.8, 1.5, 3.0, 6.0]), real(4), positive(4)], real(2, 4)),
+    "geometric_probs": (lambda lib, D, p: D.Geometric(probs=p), [RNG.uniform(0.2, 0.9, 4)],
+                        RNG.integers(0, 5, (2, 4)).astype(float)),
+    "geometric_logits": (lambda lib, D, logits: D.Geometric(logits=logits), [real(4)],
+                         RNG.integers(0, 5, (2, 4)).astype(float)),
+    "multinomial": (lambda lib, D, logits: D.Multinomial(5, logits=logits), [real(2, 3)],
+                    np.array([[[1.0, 2.0, 2.0], [0.0, 5.0, 0.0]], [[3.0, 1.0, 1.0], [2.0, 2.0, 1.0]]])),
+    "one_hot_straight_through": (lambda lib, D, logits: D.OneHotCategoricalStraightThrough(logits=logits),
+                                 [real(2, 4)], np.eye(4)[RNG.integers(0, 4, (3, 2))]),
+    "mixture_normal": (lambda lib, D, logits, loc, scale: D.MixtureSameFamily(
+        D.Categorical(logits=logits), D.Normal(loc, scale)), [real(2, 3), real(2, 3), positive(2, 3)], real(4, 2)),
+    "mixture_mvn": (lambda lib, D, logits, loc: D.MixtureSameFamily(
+        D.Categorical(logits=logits), D.Independent(D.Normal(loc, loc * 0 + 1.5), 1)),
+        [real(3), real(3, 2)], real(4, 2)),
+    "transformed_power_softplus": (
+        lambda lib, D, loc, scale: D.TransformedDistribution(
+            D.Normal(loc, scale), [D.transforms.SoftplusTransform(), D.transforms.PowerTransform(2.0)]),
+        [real(3), positive(3)], positive(2, 3)),
+    "transformed_independent_exp": (
+        lambda lib, D, loc, scale: D.TransformedDistribution(
+            D.Normal(loc, scale), D.transforms.IndependentTransform(D.transforms.ExpTransform(), 1)),
+        [real(2, 3), positive(2, 3)], positive(2, 3)),
     "transformed_affine_tanh": (
         lambda lib, D, loc, scale, shift, gain: D.TransformedDistribution(
             D.Normal(loc, scale), [D.transforms.AffineTransform(shift, gain), D.transforms.TanhTransform()]),
@@ -94,7 +121,7 @@ CASES = {
         [real(3), positive(3)], RNG.uniform(0.1, 0.9, (2, 3))),
 }
 # PyTorch's trigamma is accurate to about 5e-10 (tests/test_gamma_ops.py): the gradients of digamma terms
-GAMMA_FAMILY = {"gamma", "beta", "dirichlet"}
+GAMMA_FAMILY = {"gamma", "beta", "dirichlet", "student_t", "chi2"}
 METHODS = ["log_prob", "entropy", "cdf", "icdf", "mean", "mode", "variance", "stddev"]
 
 
@@ -261,6 +288,9 @@ RSAMPLE = {   # name: (minigrad module, noise function, noise from PyTorch's sam
     "lognormal": ("continuous", "standard_normal", lambda d, x: _noise_normal(d.base_dist, np.log(x))),
     "relaxed_bernoulli": ("transformed", "uniform", lambda d, x: _noise_relaxed_bernoulli(d.base_dist, x)),
     "relaxed_one_hot": ("transformed", "uniform", lambda d, x: _noise_relaxed_one_hot(d.base_dist, x)),
+    "cauchy": ("continuous", "uniform", lambda d, x: np.arctan(_noise_normal(d, x)) / np.pi + 0.5),
+    "gumbel": ("continuous", "uniform", lambda d, x: np.exp(-np.exp(-_noise_normal(d, x)))),
+    "half_normal": ("continuous", "standard_normal", lambda d, x: x / d.scale),
     "transformed_affine_tanh": ("continuous", "standard_normal", lambda d, x: _noise_normal(
         d.base_dist, (np.arctanh(x) - d.transforms[0].loc) / d.transforms[0].scale)),
 }
@@ -362,7 +392,8 @@ def test_implicit_gradients_match_mpmath():
 # --------------------------------------------------------------------------- samples, statistically
 STATISTICS = ["normal", "laplace", "uniform", "exponential", "gamma", "beta", "bernoulli_probs", "poisson",
               "binomial_probs", "lognormal", "mvn_covariance", "dirichlet", "categorical_logits",
-              "one_hot_categorical"]
+              "one_hot_categorical", "gumbel", "half_normal", "chi2", "geometric_probs", "multinomial",
+              "mixture_normal"]
 
 
 @pytest.mark.parametrize("name", STATISTICS)
@@ -431,12 +462,20 @@ KL_CASES = [
     ("Uniform", [np.array([0.2, 0.5]), np.array([0.8, 3.0])], "Gamma", [positive(2), positive(2)]),
     ("Uniform", [np.array([0.2, -0.5]), np.array([0.8, 3.0])], "Exponential", [positive(2)]),
     ("Uniform", [np.array([0.2, 0.5]), np.array([0.8, 0.9])], "Beta", [positive(2), positive(2)]),
+    ("Cauchy", [real(3), positive(3)], "Cauchy", [real(3), positive(3)]),
+    ("Gumbel", [real(3), positive(3)], "Gumbel", [real(3), positive(3)]),
+    ("HalfNormal", [positive(3)], "HalfNormal", [positive(3)]),
+    ("Normal", [real(3), positive(3)], "Gumbel", [real(3), positive(3)]),
+    ("Gumbel", [real(3), positive(3)], "Normal", [real(3), positive(3)]),
+    ("Gumbel", [real(3), positive(3)], "Gamma", [positive(3), positive(3)]),
+    ("Uniform", [np.array([0.2, -0.5]), np.array([0.8, 3.0])], "Gumbel", [real(2), positive(2)]),
 ]
 KL_NAMED = [  # pairs built through CASES' builders (probabilities, matrices, wrappers)
     ("bernoulli_logits", "bernoulli_probs"), ("categorical_logits", "categorical_probs"),
     ("one_hot_categorical", "one_hot_categorical"), ("mvn_covariance", "mvn_scale_tril"),
     ("mvn_precision", "mvn_covariance"), ("independent_normal", "independent_normal"),
     ("lognormal", "lognormal"), ("binomial_probs", "binomial_probs"), ("bernoulli_probs", "poisson"),
+    ("geometric_probs", "geometric_logits"),
 ]
 
 

@@ -11,20 +11,25 @@ rsample for the same noise) follows PyTorch's formulas. Gamma, Beta and Dirichle
 (``pip install "minigrad[special]"``) for lgamma/digamma and their implicit reparameterisation gradients.
 """
 from . import constraints, transforms
-from .continuous import Exponential, Laplace, Normal, Uniform
-from .discrete import Bernoulli, Binomial, Categorical, OneHotCategorical, Poisson
+from .continuous import Cauchy, Exponential, Gumbel, Laplace, Normal, Uniform
+from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, OneHotCategorical,
+                       OneHotCategoricalStraightThrough, Poisson)
 from .distribution import Distribution, ExponentialFamily
-from .gamma_family import Beta, Dirichlet, Gamma
+from .gamma_family import Beta, Chi2, Dirichlet, Gamma, StudentT
 from .kl import kl_divergence, register_kl
+from .mixture import MixtureSameFamily
 from .multivariate import Independent, MultivariateNormal
-from .transformed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, LogNormal, RelaxedBernoulli,
+from .transformed import (ExpRelaxedCategorical, HalfNormal, LogitRelaxedBernoulli, LogNormal, RelaxedBernoulli,
                           RelaxedOneHotCategorical, TransformedDistribution)
-from .transforms import (AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, SoftmaxTransform,
-                         TanhTransform, Transform, identity_transform)
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
+                         PowerTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform, TanhTransform,
+                         Transform, identity_transform)
 
-__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Dirichlet", "Distribution", "ExpRelaxedCategorical",
-           "Exponential", "ExponentialFamily", "Gamma", "Independent", "Laplace", "LogNormal",
-           "LogitRelaxedBernoulli", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
-           "RelaxedBernoulli", "RelaxedOneHotCategorical", "TransformedDistribution", "Uniform", "kl_divergence",
-           "register_kl", "constraints", "transforms", "AffineTransform", "ComposeTransform", "ExpTransform",
-           "SigmoidTransform", "SoftmaxTransform", "TanhTransform", "Transform", "identity_transform"]
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
+           "ExpRelaxedCategorical", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfNormal",
+           "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily", "Multinomial",
+           "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
+           "kl_divergence", "register_kl", "constraints", "transforms", "AbsTransform", "AffineTransform",
+           "ComposeTransform", "ExpTransform", "IndependentTransform", "PowerTransform", "SigmoidTransform",
+           "SoftmaxTransform", "SoftplusTransform", "TanhTransform", "Transform", "identity_transform"]

@@ -6,12 +6,13 @@ import numbers
 
 import numpy as np
 
+from ..ops.elementwise import atan2
 from . import constraints
 from ._ops import erfinv
 from .distribution import Distribution, ExponentialFamily
-from .utils import broadcast_all, standard_normal, uniform
+from .utils import broadcast_all, euler_constant, standard_normal, uniform
 
-__all__ = ["Normal", "Laplace", "Uniform", "Exponential"]
+__all__ = ["Normal", "Laplace", "Cauchy", "Gumbel", "Uniform", "Exponential"]
 
 _LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
 
@@ -125,6 +126,93 @@ class Laplace(_LocationScale, Distribution):
 
     def entropy(self):
         return 1 + (2 * self.scale).log()
+
+
+def _tan(x):
+    return x.sin() / x.cos()
+
+
+def _atan(x):
+    return atan2(x, x * 0 + 1)
+
+
+class Cauchy(_LocationScale, Distribution):
+    """Cauchy(loc, scale): density 1 / (pi scale (1 + ((x - loc) / scale)^2)); no mean or variance."""
+
+    def expand(self, batch_shape, _instance=None):
+        return _expanded(self, Cauchy, batch_shape, _instance, ("loc", "scale"))
+
+    @property
+    def mean(self):
+        return self.loc * float("nan")
+
+    @property
+    def variance(self):
+        return self.loc * 0 + float("inf")
+
+    def rsample(self, sample_shape=()):
+        """loc + scale tan(pi (u - 1/2)), u ~ U(0, 1)."""
+        u = uniform(self._extended_shape(sample_shape), self.loc.dtype)
+        return self.loc + _tan((u - 0.5) * math.pi) * self.scale
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return _atan((value - self.loc) / self.scale) / math.pi + 0.5
+
+    def icdf(self, value):
+        return _tan((value - 0.5) * math.pi) * self.scale + self.loc
+
+    def entropy(self):
+        return math.log(4 * math.pi) + self.scale.log()
+
+
+class Gumbel(_LocationScale, Distribution):
+    """Gumbel(loc, scale): the distribution of maxima, CDF exp(-exp(-(x - loc) / scale))."""
+
+    def expand(self, batch_shape, _instance=None):
+        return _expanded(self, Gumbel, batch_shape, _instance, ("loc", "scale"))
+
+    @property
+    def mean(self):
+        return self.loc + self.scale * euler_constant
+
+    @property
+    def stddev(self):
+        return (math.pi / math.sqrt(6)) * self.scale
+
+    @property
+    def variance(self):
+        return self.stddev.pow(2)
+
+    def rsample(self, sample_shape=()):
+        """loc - scale log(-log u), u ~ U(tiny, 1 - eps)."""
+        info = np.finfo(self.loc.dtype)
+        u = uniform(self._extended_shape(sample_shape), self.loc.dtype, float(info.tiny), 1 - float(info.eps))
+        return self.loc - self.scale * (-(u.log())).log()
+
+    def log_prob(self, value):
+        """z - exp(z) - log scale, z = (loc - x) / scale."""
+        if self._validate_args:
+            self._validate_sample(value)
+        z = (self.loc - value) / self.scale
+        return (z - z.exp()) - self.scale.log()
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return (-((self.loc - value) / self.scale).exp()).exp()
+
+    def icdf(self, value):
+        return self.loc - self.scale * (-(value.log())).log()
+
+    def entropy(self):
+        return self.scale.log() + (1 + euler_constant)
 
 
 class Uniform(Distribution):

@@ -2,6 +2,7 @@
 
 Those with probabilities take exactly one of ``probs`` and ``logits``; the other is computed when first asked
 for (a ``lazy_property``), so gradients flow to whichever was given. Samples are drawn outside autograd."""
+import math
 import numbers
 
 import numpy as np
@@ -17,7 +18,8 @@ from .continuous import _batch_shape_of, _expanded
 from .distribution import Distribution, ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, xlogy
 
-__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "Binomial", "Poisson"]
+__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Binomial",
+           "Poisson", "Geometric", "Multinomial"]
 
 
 def _one_of(probs, logits):
@@ -391,3 +393,139 @@ class Poisson(ExponentialFamily):
         rate, value = broadcast_all(self.rate, value)
         return xlogy(value, rate) - rate - (value + 1).lgamma()
 
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose ``rsample`` is the straight-through estimator (Bengio et al., 2013): the one-hot
+    sample in the forward pass, the gradient of ``probs`` in the backward pass (sample + probs - probs.detach())."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())
+
+
+class Geometric(BinaryParameters, Distribution):
+    """The number of failures before the first success in Bernoulli(``probs``) trials: P(k) = (1 - p)^k p."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        _one_of(probs, logits)
+        if probs is not None:
+            (self.probs,) = broadcast_all(probs)
+        else:
+            (self.logits,) = broadcast_all(logits)
+        given = probs if probs is not None else logits
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(_batch_shape_of(given), validate_args=validate_args)
+        if self._validate_args and probs is not None and not (self.probs._data > 0).all():
+            invalid = Tensor(self.probs._data[~(self.probs._data > 0)])
+            raise ValueError(f"Expected parameter probs ({type(self.probs).__name__} of shape "
+                             f"{tuple(self.probs.shape)}) of distribution {self!r} to be positive but found "
+                             f"invalid values:\n{invalid}")
+
+    def expand(self, batch_shape, _instance=None):
+        return _expanded_probs_or_logits(self, Geometric, batch_shape, _instance)
+
+    @property
+    def mean(self):
+        return 1.0 / self.probs - 1.0
+
+    @property
+    def mode(self):
+        return self.probs * 0
+
+    @property
+    def variance(self):
+        return (1.0 / self.probs - 1.0) / self.probs
+
+    def sample(self, sample_shape=()):
+        """floor(log u / log(1 - p)), u ~ U(tiny, 1): the inverse CDF."""
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            probs = np.broadcast_to(self.probs._data, shape)
+            u = numpy_rng(None).uniform(np.finfo(probs.dtype).tiny, 1, shape)
+            with np.errstate(divide="ignore"):
+                return Tensor(np.floor(np.log(u) / np.log1p(-probs)).astype(probs.dtype))
+
+    def log_prob(self, value):
+        """k log(1 - p) + log p (0 log 0 = 0 at p = 1, k = 0)."""
+        if self._validate_args:
+            self._validate_sample(value)
+        value, probs = broadcast_all(value, self.probs)
+        probs = where((probs == 1) & (value == 0), 0.0, probs)
+        return value * (-probs).log1p() + self.probs.log()
+
+    def entropy(self):
+        return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none") / self.probs
+
+
+class Multinomial(CategoricalParameters, Distribution):
+    """Counts of ``total_count`` draws from a Categorical over the last dim."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        if not isinstance(total_count, int):
+            raise NotImplementedError("inhomogeneous total_count is not supported")
+        self.total_count = total_count
+        self._categorical = Categorical(probs=probs, logits=logits)
+        self._binomial = Binomial(total_count=total_count, probs=self.probs)
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Multinomial, _instance)
+        new.total_count = self.total_count
+        new._categorical = self._categorical.expand(batch_shape)
+        new._binomial = Binomial(total_count=self.total_count, probs=new._categorical.probs)
+        Distribution.__init__(new, tuple(batch_shape), self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=True, event_dim=1)
+    def support(self):
+        return constraints.multinomial(self.total_count)
+
+    @property
+    def mean(self):
+        return self.probs * self.total_count
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()):
+        """``total_count`` category draws, counted per category."""
+        sample_shape = tuple(sample_shape)
+        draws = self._categorical.sample((self.total_count,) + sample_shape)._data     # (n, *sample, *batch)
+        k = self._num_events
+        counts = (draws[..., None] == np.arange(k)).sum(0)                           # (*sample, *batch, k)
+        return Tensor(counts.astype(self.probs.dtype))
+
+    @property
+    def _num_events(self):
+        return self._categorical._num_events
+
+    def log_prob(self, value):
+        """log n! - sum log x_i! + sum x_i logits_i (0 * -inf = 0)."""
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        log_factorial_n = (value.sum(-1) + 1).lgamma()
+        log_factorial_xs = (value + 1).lgamma().sum(-1)
+        logits = where((value == 0) & (logits == float("-inf")), 0.0, logits)
+        return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)
+
+    def entropy(self):
+        n = self.total_count
+        # PyTorch takes lgamma(n + 1) of an int64 tensor, which it computes in float32: rounded the same way here
+        term1 = n * self._categorical.entropy() - float(np.float32(math.lgamma(n + 1)))
+        support = self._binomial.enumerate_support(expand=False)[1:]
+        binomial_probs = self._binomial.log_prob(support).exp()
+        weights = (support + 1).lgamma()
+        return term1 + (binomial_probs * weights).sum((0, -1))

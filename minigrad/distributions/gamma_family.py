@@ -1,19 +1,21 @@
 """The distributions built on gamma variates: Gamma, Dirichlet (normalised gammas) and Beta (a two-category
 Dirichlet). Their ``rsample`` is differentiable in the concentrations by implicit reparameterisation
 (``_ops.py``); log_prob and entropy are written with lgamma and digamma (``minigrad/ops/gamma.py``)."""
+import math
 import numbers
 
 import numpy as np
 
+from ..ops.elementwise import where
 from ..ops.shape import stack
 from ..tensor import Tensor
 from . import constraints
 from ._ops import dirichlet_sample, gammainc, standard_gamma
 from .continuous import _expanded
 from .distribution import Distribution, ExponentialFamily
-from .utils import broadcast_all, xlogy
+from .utils import broadcast_all, standard_normal, xlogy
 
-__all__ = ["Gamma", "Dirichlet", "Beta"]
+__all__ = ["Gamma", "Chi2", "StudentT", "Dirichlet", "Beta"]
 
 
 class Gamma(ExponentialFamily):
@@ -68,6 +70,74 @@ class Gamma(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         return gammainc(self.concentration, self.rate * value)
+
+
+class Chi2(Gamma):
+    """Chi-squared with ``df`` degrees of freedom: Gamma(df / 2, 1 / 2)."""
+
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df, validate_args=None):
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Chi2, _instance)
+        return super().expand(batch_shape, new)
+
+    @property
+    def df(self):
+        return self.concentration * 2
+
+
+class StudentT(Distribution):
+    """Student's t with ``df`` degrees of freedom, location ``loc`` and scale ``scale``."""
+
+    arg_constraints = {"df": constraints.positive, "loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
+        self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
+        self._chi2 = Chi2(self.df)
+        super().__init__(tuple(self.df.shape), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = _expanded(self, StudentT, batch_shape, _instance, ("df", "loc", "scale"))
+        new._chi2 = self._chi2.expand(tuple(batch_shape))
+        return new
+
+    @property
+    def mean(self):
+        return where(self.df <= 1, float("nan"), self.loc)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        """scale^2 df / (df - 2) for df > 2, inf for 1 < df <= 2, undefined (NaN) for df <= 1."""
+        finite = self.scale.pow(2) * self.df / where(self.df > 2, self.df - 2, 1.0)
+        return where(self.df > 2, finite, where(self.df > 1, float("inf"), float("nan")))
+
+    def rsample(self, sample_shape=()):
+        """loc + scale X / sqrt(Z / df), X ~ N(0, 1), Z ~ Chi2(df)."""
+        X = standard_normal(self._extended_shape(sample_shape), self.df.dtype)
+        Z = self._chi2.rsample(sample_shape)
+        return self.loc + self.scale * (X * (Z / self.df).rsqrt())
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        y = (value - self.loc) / self.scale
+        Z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi) + (0.5 * self.df).lgamma()
+             - (0.5 * (self.df + 1.0)).lgamma())
+        return -0.5 * (self.df + 1.0) * (y ** 2.0 / self.df).log1p() - Z
+
+    def entropy(self):
+        lbeta = (0.5 * self.df).lgamma() + math.lgamma(0.5) - (0.5 * (self.df + 1)).lgamma()
+        return (self.scale.log() + 0.5 * (self.df + 1) * ((0.5 * (self.df + 1)).digamma() - (0.5 * self.df).digamma())
+                + 0.5 * self.df.log() + lbeta)
 
 
 class Dirichlet(ExponentialFamily):

@@ -6,6 +6,10 @@ map that ``TransformedDistribution.log_prob`` subtracts (change of variables: p_
     SigmoidTransform    y = sigmoid x             log|J| = -softplus(-x) - softplus(x)
     TanhTransform       y = tanh x                log|J| = 2 (log 2 - x - softplus(-2x))
     SoftmaxTransform    y = softmax x (last dim)  not bijective: no log|J|
+    AbsTransform        y = |x|                   not bijective
+    PowerTransform      y = x^k (x > 0)           log|J| = log|k y / x|
+    SoftplusTransform   y = log(1 + e^x)          log|J| = -softplus(-x)
+    IndependentTransform  a transform whose log|J| is summed over more rightmost dims
     ComposeTransform    the parts in order        the sum of the parts', each summed to the composite's event dims
 
 ``t.inv`` is the inverse transform; ``cache_size=1`` remembers the last (x, y) pair so that ``t.inv(t(x))``
@@ -23,7 +27,8 @@ from . import constraints
 from .utils import sum_rightmost
 
 __all__ = ["Transform", "ComposeTransform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
-           "SoftmaxTransform", "identity_transform"]
+           "SoftmaxTransform", "AbsTransform", "PowerTransform", "SoftplusTransform", "IndependentTransform",
+           "identity_transform"]
 
 
 class Transform:
@@ -441,3 +446,137 @@ class SoftmaxTransform(Transform):
 
     inverse_shape = forward_shape
 
+
+
+class AbsTransform(Transform):
+    """y = |x| (its ``inv`` returns y, one of the two preimages)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
+
+
+class PowerTransform(Transform):
+    """y = x ** exponent on the positive reals."""
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        from .utils import broadcast_all
+        (self.exponent,) = broadcast_all(exponent)
+
+    def with_cache(self, cache_size=1):
+        return self if self._cache_size == cache_size else PowerTransform(self.exponent, cache_size=cache_size)
+
+    @property
+    def sign(self):
+        return self.exponent.sign()
+
+    def __eq__(self, other):
+        return isinstance(other, PowerTransform) and _same(self.exponent, other.exponent)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        return x.pow(self.exponent)
+
+    def _inverse(self, y):
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape):
+        return tuple(np.broadcast_shapes(shape, tuple(self.exponent.shape)))
+
+    inverse_shape = forward_shape
+
+
+class SoftplusTransform(Transform):
+    """y = log(1 + exp(x)); inverse x = y + log(1 - exp(-y))."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        return F.softplus(x)
+
+    def _inverse(self, y):
+        return (-((-y).expm1())).log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        """log sigmoid(x) = -softplus(-x)."""
+        return -F.softplus(-x)
+
+
+class IndependentTransform(Transform):
+    """``base_transform`` with ``reinterpreted_batch_ndims`` more rightmost dims in each event: the same map,
+    its log|J| summed over those dims."""
+
+    def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size)
+
+    @property
+    def domain(self):
+        return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
+
+    @property
+    def codomain(self):
+        return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self):
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    def _call(self, x):
+        if x.ndim < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        if y.ndim < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y), self.reinterpreted_batch_ndims)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
