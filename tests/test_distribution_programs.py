@@ -136,3 +136,29 @@ def test_categorical_samples_drive_the_same_update():
     theirs = reinforce_program(torch, weights, [(states, actions, rewards)])
     for a, b in zip(ours[0][1], theirs[0][1]):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def sac_actor_loss(lib, mu, log_std, alpha):
+    """Soft actor-critic's actor: a tanh-squashed Gaussian (TanhTransform with cache_size=1, as SAC code writes
+    it), the log-density of the reparameterised action, a stand-in critic -|a|^2."""
+    D = lib.distributions
+    policy = D.TransformedDistribution(D.Normal(mu, log_std.exp()), [D.transforms.TanhTransform(cache_size=1)])
+    action = policy.rsample()
+    log_prob = policy.log_prob(action).sum(-1)
+    return (alpha * log_prob + (action ** 2).sum(-1)).mean()
+
+
+def test_sac_actor_gradients_match_pytorch(monkeypatch):
+    rng = np.random.default_rng(4)
+    mu, log_std, eps = rng.standard_normal((6, 2)), 0.3 * rng.standard_normal((6, 2)), rng.standard_normal((6, 2))
+    monkeypatch.setattr("minigrad.distributions.continuous.standard_normal",
+                        lambda shape, dtype, generator=None: mg.tensor(eps))
+    monkeypatch.setattr("torch.distributions.normal._standard_normal",
+                        lambda shape, dtype, device: torch.tensor(eps, dtype=dtype))
+    results = []
+    for lib in (mg, torch):
+        params = [lib.tensor(mu, requires_grad=True), lib.tensor(log_std, requires_grad=True)]
+        loss = sac_actor_loss(lib, *params, 0.2)
+        results.append([loss.detach().numpy()] + [g.numpy() for g in lib.autograd.grad(loss, params)])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
