@@ -110,6 +110,10 @@ CASES = {
         lambda lib, D, loc, scale: D.TransformedDistribution(
             D.Normal(loc, scale), D.transforms.IndependentTransform(D.transforms.ExpTransform(), 1)),
         [real(2, 3), positive(2, 3)], positive(2, 3)),
+    "transformed_stick_breaking": (
+        lambda lib, D, loc, scale: D.TransformedDistribution(D.Normal(loc, scale),
+                                                             D.transforms.StickBreakingTransform()),
+        [real(2, 3), positive(2, 3)], simplex(2, 4)),
     "transformed_affine_tanh": (
         lambda lib, D, loc, scale, shift, gain: D.TransformedDistribution(
             D.Normal(loc, scale), [D.transforms.AffineTransform(shift, gain), D.transforms.TanhTransform()]),
@@ -172,12 +176,12 @@ def compare_outputs_and_gradients(mg_out, mg_inputs, th_out, th_inputs, rtol, at
     finite = np.isfinite(th_out.detach().numpy())
     upstream = np.where(finite, upstream, 0.0)
     try:
-        g_th = torch.autograd.grad(th_out, th_inputs, torch.tensor(upstream), allow_unused=True)
+        g_th = torch.autograd.grad(th_out, th_inputs, torch.tensor(upstream), allow_unused=True, retain_graph=True)
     except NotImplementedError as error:      # a derivative PyTorch does not have: minigrad refuses it too
         with pytest.raises(NotImplementedError, match=str(error).replace("(", r"\(").replace(")", r"\)")):
-            mg.autograd.grad(mg_out, mg_inputs, mg.tensor(upstream), allow_unused=True)
+            mg.autograd.grad(mg_out, mg_inputs, mg.tensor(upstream), allow_unused=True, retain_graph=True)
         return
-    g_mg = mg.autograd.grad(mg_out, mg_inputs, mg.tensor(upstream), allow_unused=True)
+    g_mg = mg.autograd.grad(mg_out, mg_inputs, mg.tensor(upstream), allow_unused=True, retain_graph=True)
     for i, (a, b) in enumerate(zip(g_mg, g_th)):
         if b is None:
             assert a is None or not np.any(a.numpy()), f"{what}: gradient {i}, PyTorch has none"
@@ -532,6 +536,45 @@ def test_register_kl_picks_the_most_specific_pair():
         kl._KL_MEMOIZE.clear()
     with pytest.raises(TypeError):
         MD.register_kl(int, MD.Normal)
+
+
+# --------------------------------------------------------------------------- biject_to / transform_to
+REGISTRY = [
+    ("biject_to", lambda C: C.real, (3,)), ("biject_to", lambda C: C.positive, (3,)),
+    ("biject_to", lambda C: C.greater_than(-1.5), (3,)), ("biject_to", lambda C: C.less_than(2.0), (3,)),
+    ("biject_to", lambda C: C.unit_interval, (3,)), ("biject_to", lambda C: C.interval(-2.0, 3.0), (3,)),
+    ("biject_to", lambda C: C.simplex, (2, 3)), ("biject_to", lambda C: C.independent(C.positive, 1), (2, 3)),
+    ("transform_to", lambda C: C.simplex, (2, 3)), ("transform_to", lambda C: C.lower_cholesky, (3, 3)),
+    ("transform_to", lambda C: C.nonnegative, (3,)),
+]
+
+
+@pytest.mark.parametrize("registry, constraint, shape", REGISTRY, ids=range(len(REGISTRY)))
+def test_constraint_registry_matches_pytorch(registry, constraint, shape):
+    """The same transform (by repr), the same image of a random point, its inverse, log|det J|, and their
+    gradients."""
+    x = RNG.standard_normal(shape)
+    outputs = {}
+    for lib, D in ((mg, MD), (torch, TD)):
+        t = getattr(D, registry)(constraint(D.constraints))
+        xt = lib.tensor(x, requires_grad=True)
+        y = t(xt)
+        parts = [y]
+        if t.bijective:
+            parts += [t.inv(y), t.log_abs_det_jacobian(xt, y)]
+        outputs[lib] = (repr(t), parts, xt)
+    assert _normalized(outputs[mg][0]) == _normalized(outputs[torch][0])
+    for i, (a, b) in enumerate(zip(outputs[mg][1], outputs[torch][1])):
+        compare_outputs_and_gradients(a, [outputs[mg][2]], b, [outputs[torch][2]], 1e-10, 1e-10, f"part {i}",
+                                      seed=i)
+
+
+def test_constraint_registry_refuses_what_pytorch_refuses():
+    for lib, D in ((mg, MD), (torch, TD)):
+        with pytest.raises(NotImplementedError, match="Cannot transform _LowerCholesky constraints"):
+            D.biject_to(D.constraints.lower_cholesky)
+        with pytest.raises(TypeError):
+            D.biject_to.register(int, lambda c: None)
 
 
 # --------------------------------------------------------------------------- validation

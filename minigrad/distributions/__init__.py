@@ -11,6 +11,7 @@ rsample for the same noise) follows PyTorch's formulas. Gamma, Beta and Dirichle
 (``pip install "minigrad[special]"``) for lgamma/digamma and their implicit reparameterisation gradients.
 """
 from . import constraints, transforms
+from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Gumbel, Laplace, Normal, Uniform
 from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, OneHotCategorical,
                        OneHotCategoricalStraightThrough, Poisson)
@@ -22,8 +23,8 @@ from .multivariate import Independent, MultivariateNormal
 from .transformed import (ExpRelaxedCategorical, HalfNormal, LogitRelaxedBernoulli, LogNormal, RelaxedBernoulli,
                           RelaxedOneHotCategorical, TransformedDistribution)
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
-                         PowerTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform, TanhTransform,
-                         Transform, identity_transform)
+                         LowerCholeskyTransform, PowerTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
+                         StickBreakingTransform, TanhTransform, Transform, identity_transform)
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
            "ExpRelaxedCategorical", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfNormal",
@@ -32,4 +33,5 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
            "kl_divergence", "register_kl", "constraints", "transforms", "AbsTransform", "AffineTransform",
            "ComposeTransform", "ExpTransform", "IndependentTransform", "PowerTransform", "SigmoidTransform",
-           "SoftmaxTransform", "SoftplusTransform", "TanhTransform", "Transform", "identity_transform"]
+           "SoftmaxTransform", "SoftplusTransform", "TanhTransform", "Transform", "identity_transform",
+           "LowerCholeskyTransform", "StickBreakingTransform", "biject_to", "transform_to"]

@@ -10,6 +10,8 @@ map that ``TransformedDistribution.log_prob`` subtracts (change of variables: p_
     PowerTransform      y = x^k (x > 0)           log|J| = log|k y / x|
     SoftplusTransform   y = log(1 + e^x)          log|J| = -softplus(-x)
     IndependentTransform  a transform whose log|J| is summed over more rightmost dims
+    StickBreakingTransform  R^(K-1) -> the K-simplex, bijective (stick-breaking with sigmoids)
+    LowerCholeskyTransform  square matrices -> lower triangular with exp of the diagonal
     ComposeTransform    the parts in order        the sum of the parts', each summed to the composite's event dims
 
 ``t.inv`` is the inverse transform; ``cache_size=1`` remembers the last (x, y) pair so that ``t.inv(t(x))``
@@ -28,7 +30,7 @@ from .utils import sum_rightmost
 
 __all__ = ["Transform", "ComposeTransform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
            "SoftmaxTransform", "AbsTransform", "PowerTransform", "SoftplusTransform", "IndependentTransform",
-           "identity_transform"]
+           "StickBreakingTransform", "LowerCholeskyTransform", "identity_transform"]
 
 
 class Transform:
@@ -580,3 +582,64 @@ class IndependentTransform(Transform):
 
     def inverse_shape(self, shape):
         return self.base_transform.inverse_shape(shape)
+
+
+class StickBreakingTransform(Transform):
+    """R^(K-1) onto the K-simplex: z_k = sigmoid(x_k - log(K - k)) (the offset maps x = 0 to the centre),
+    y_k = z_k prod_{j<k} (1 - z_j), the last coordinate the stick that remains."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, StickBreakingTransform)
+
+    __hash__ = Transform.__hash__
+
+    @staticmethod
+    def _offset(n, like):
+        """log(n, n - 1, ..., 1) as a constant of ``like``'s dtype."""
+        return Tensor(np.log(np.arange(n, 0, -1, dtype=like.dtype)))
+
+    def _call(self, x):
+        z = _clipped_sigmoid(x - self._offset(x.shape[-1], x))
+        z_cumprod = (1 - z).cumprod(-1)
+        return F.pad(z, [0, 1], value=1) * F.pad(z_cumprod, [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        remaining = (1 - y_crop.cumsum(-1)).clamp(min=float(np.finfo(y.dtype).tiny))
+        return y_crop.log() - remaining.log() + self._offset(y_crop.shape[-1], y)
+
+    def log_abs_det_jacobian(self, x, y):
+        x = x - self._offset(x.shape[-1], x)
+        return (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+class LowerCholeskyTransform(Transform):
+    """A square matrix to a lower Cholesky factor: its strict lower triangle, exp of its diagonal."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other):
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
