@@ -13,7 +13,7 @@ import minigrad as mg
 from minigrad.autograd.gradcheck import GradcheckError
 from minigrad.distributions import _ops
 
-from .mirror import check_grad, check_gradgrad, torch_or_skip
+from .mirror import check_grad, check_gradgrad
 
 torch = pytest.importorskip("torch", reason="PyTorch not installed: the distributions are mirrored against it")
 pytest.importorskip("scipy", reason="the gamma-family distributions need SciPy (the 'special' extra)")

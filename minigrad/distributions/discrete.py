@@ -46,6 +46,16 @@ class BinaryParameters:
     """A success probability given as ``probs`` or as ``logits`` (log-odds), the other computed on first use
     (Bernoulli, Binomial, LogitRelaxedBernoulli); ``_param`` is the one given."""
 
+    def _take(self, probs, logits):
+        """Keep whichever of ``probs`` and ``logits`` is given (exactly one must be); returns the batch shape."""
+        _one_of(probs, logits)
+        if probs is not None:
+            (self.probs,) = broadcast_all(probs)
+        else:
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        return _batch_shape_of(probs if probs is not None else logits)
+
     @property
     def param_shape(self):
         return tuple(self._param.shape)
@@ -67,14 +77,7 @@ class Bernoulli(BinaryParameters, ExponentialFamily):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        given = probs if probs is not None else logits
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(_batch_shape_of(given), validate_args=validate_args)
+        super().__init__(self._take(probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return _expanded_probs_or_logits(self, Bernoulli, batch_shape, _instance)
@@ -414,14 +417,7 @@ class Geometric(BinaryParameters, Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        given = probs if probs is not None else logits
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(_batch_shape_of(given), validate_args=validate_args)
+        super().__init__(self._take(probs, logits), validate_args=validate_args)
         if self._validate_args and probs is not None and not (self.probs._data > 0).all():
             invalid = Tensor(self.probs._data[~(self.probs._data > 0)])
             raise ValueError(f"Expected parameter probs ({type(self.probs).__name__} of shape "

@@ -237,17 +237,9 @@ class LogitRelaxedBernoulli(BinaryParameters, Distribution):
     support = constraints.real
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
+        batch_shape = self._take(probs, logits)
         self.temperature = _temperature_tensor(temperature, self._param)
-        shape = () if isinstance(given, numbers.Number) else tuple(self._param.shape)
-        super().__init__(shape, validate_args=validate_args)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         from .discrete import _expanded_probs_or_logits
