@@ -180,11 +180,14 @@ class Categorical(Distribution):
         n = int(np.prod(sample_shape, dtype=np.int64))
         with no_grad():
             rows = self.probs._data.reshape(-1, self._num_events).astype(np.float64)   # (R, K)
+        R, K = rows.shape
         cumulative = np.cumsum(rows, axis=1)
         cumulative /= cumulative[:, -1:]
-        u = numpy_rng(None).random((n, rows.shape[0], 1))                              # (n, R, 1)
-        indices = (u >= cumulative).sum(-1)                                              # (n, R)
-        indices = np.minimum(indices, self._num_events - 1)
+        # one sorted search for every row at once: row r's CDF shifted to [r, r + 1]
+        offsets = np.arange(R, dtype=np.float64)
+        u = numpy_rng(None).random((n, R))                                              # (n, R)
+        positions = np.searchsorted((cumulative + offsets[:, None]).ravel(), u + offsets, side="right")
+        indices = np.clip(positions - np.arange(R) * K, 0, K - 1)                       # (n, R)
         return Tensor(indices.reshape(self._extended_shape(sample_shape)).astype(np.int64))
 
     def log_prob(self, value):
@@ -500,7 +503,9 @@ class Multinomial(CategoricalParameters, Distribution):
         sample_shape = tuple(sample_shape)
         draws = self._categorical.sample((self.total_count,) + sample_shape)._data     # (n, *sample, *batch)
         k = self._num_events
-        counts = (draws[..., None] == np.arange(k)).sum(0)                           # (*sample, *batch, k)
+        cells = int(np.prod(draws.shape[1:], dtype=np.int64))
+        flat = (np.arange(cells) * k + draws.reshape(self.total_count, cells)).ravel()
+        counts = np.bincount(flat, minlength=cells * k).reshape(draws.shape[1:] + (k,))   # (*sample, *batch, k)
         return Tensor(counts.astype(self.probs.dtype))
 
     @property
