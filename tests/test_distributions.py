@@ -702,3 +702,22 @@ def test_log_prob_is_differentiable_twice():
                          lambda m, c, v: TD.MultivariateNormal(m, covariance_matrix=(c + c.mT) / 2).log_prob(v),
                          real(3), cov, real(3), rtol=1e-8, atol=1e-8)
     assert math.isfinite(1.0)
+
+
+def test_pytorchs_module_paths_import():
+    """``from torch.distributions.normal import Normal`` and the like, with minigrad for torch."""
+    import importlib
+    for name in ["bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2", "dirichlet", "exponential",
+                 "gamma", "geometric", "gumbel", "half_normal", "independent", "laplace", "log_normal",
+                 "mixture_same_family", "multinomial", "multivariate_normal", "normal", "one_hot_categorical",
+                 "poisson", "relaxed_bernoulli", "relaxed_categorical", "studentT", "transformed_distribution",
+                 "uniform", "kl", "utils", "constraints", "transforms", "constraint_registry", "distribution",
+                 "exp_family"]:
+        ours = importlib.import_module(f"minigrad.distributions.{name}")
+        theirs = importlib.import_module(f"torch.distributions.{name}")
+        missing = [n for n in getattr(theirs, "__all__", []) if not hasattr(ours, n)]
+        allowed = {"kl": set(), "utils": {"tril_matrix_to_vec", "vec_to_tril_matrix"},
+                   "transforms": {"CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+                                  "PositiveDefiniteTransform", "ReshapeTransform", "StackTransform"},
+                   "constraints": set(), "exp_family": set()}
+        assert set(missing) <= allowed.get(name, set()), (name, missing)

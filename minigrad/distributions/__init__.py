@@ -35,3 +35,32 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "ComposeTransform", "ExpTransform", "IndependentTransform", "PowerTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "TanhTransform", "Transform", "identity_transform",
            "LowerCholeskyTransform", "StickBreakingTransform", "biject_to", "transform_to"]
+
+
+def _pytorch_module_names():
+    """PyTorch's submodules of ``torch.distributions`` (``torch.distributions.normal`` holds ``Normal``, ...), so
+    that ``from minigrad.distributions.normal import Normal`` works as programs write it for PyTorch."""
+    import sys
+    import types
+    names = {"bernoulli": "Bernoulli", "beta": "Beta", "binomial": "Binomial", "categorical": "Categorical",
+             "cauchy": "Cauchy", "chi2": "Chi2", "dirichlet": "Dirichlet", "exponential": "Exponential",
+             "exp_family": "ExponentialFamily", "gamma": "Gamma", "geometric": "Geometric", "gumbel": "Gumbel",
+             "half_normal": "HalfNormal", "independent": "Independent", "laplace": "Laplace", "log_normal": "LogNormal",
+             "mixture_same_family": "MixtureSameFamily", "multinomial": "Multinomial",
+             "multivariate_normal": "MultivariateNormal", "normal": "Normal",
+             "one_hot_categorical": ("OneHotCategorical", "OneHotCategoricalStraightThrough"), "poisson": "Poisson",
+             "relaxed_bernoulli": ("LogitRelaxedBernoulli", "RelaxedBernoulli"),
+             "relaxed_categorical": ("ExpRelaxedCategorical", "RelaxedOneHotCategorical"), "studentT": "StudentT",
+             "transformed_distribution": "TransformedDistribution", "uniform": "Uniform"}
+    package = globals()
+    for module_name, classes in names.items():
+        classes = (classes,) if isinstance(classes, str) else classes
+        module = types.ModuleType(f"{__name__}.{module_name}", f"PyTorch's module name for {', '.join(classes)}.")
+        for name in classes:
+            setattr(module, name, package[name])
+        module.__all__ = list(classes)
+        sys.modules[module.__name__] = module
+        package.setdefault(module_name, module)
+
+
+_pytorch_module_names()

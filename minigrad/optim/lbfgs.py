@@ -230,7 +230,8 @@ class LBFGS(Optimizer):
                         old_stps.append(s)
                         ro.append(1.0 / ys)
                         H_diag = ys / y.dot(y)
-                    d = _two_loop(-flat_grad, old_dirs, old_stps, ro, H_diag)
+                    al = state.setdefault("al", [None] * history_size)
+                    d = _two_loop(-flat_grad, old_dirs, old_stps, ro, H_diag, al)
                 prev_flat_grad = flat_grad.copy()
                 prev_loss = loss
                 if state["n_iter"] == 1:
@@ -304,10 +305,10 @@ def _array_or_none(value):
     return None if value is None else (value._data if isinstance(value, Tensor) else np.asarray(value))
 
 
-def _two_loop(q, old_dirs, old_stps, ro, H_diag):
+def _two_loop(q, old_dirs, old_stps, ro, H_diag, al):
     """H q by the two-loop recursion: q is projected back through the stored pairs (newest first), scaled by
-    H_0 = H_diag I, and corrected forward through them (oldest first)."""
-    al = [None] * len(old_dirs)
+    H_0 = H_diag I, and corrected forward through them (oldest first). ``al`` (kept in the state, as PyTorch
+    keeps it) receives the first loop's coefficients."""
     for i in range(len(old_dirs) - 1, -1, -1):
         al[i] = old_stps[i].dot(q) * ro[i]
         q = q - al[i] * old_dirs[i]
