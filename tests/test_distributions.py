@@ -86,6 +86,15 @@ CASES = {
     "cauchy": (lambda lib, D, loc, scale: D.Cauchy(loc, scale), [real(3), positive(3)], real(2, 3)),
     "gumbel": (lambda lib, D, loc, scale: D.Gumbel(loc, scale), [real(3), positive(3)], real(2, 3)),
     "half_normal": (lambda lib, D, scale: D.HalfNormal(scale), [positive(3)], np.abs(real(2, 3))),
+    "half_cauchy": (lambda lib, D, scale: D.HalfCauchy(scale), [positive(3)], np.abs(real(2, 3))),
+    "pareto": (lambda lib, D, scale, alpha: D.Pareto(scale, alpha), [positive(3), positive(3, low=2.5, high=4)],
+               positive(2, 3, low=2.6, high=5.0)),
+    "weibull": (lambda lib, D, scale, k: D.Weibull(scale, k), [positive(3), positive(3, low=1.2, high=3.0)],
+                positive(2, 3)),
+    "inverse_gamma": (lambda lib, D, a, b: D.InverseGamma(a, b), [positive(4, low=0.5, high=4.0), positive(4)],
+                      positive(2, 4)),
+    "logistic_normal": (lambda lib, D, loc, scale: D.LogisticNormal(loc, scale), [real(2, 3), positive(2, 3)],
+                        simplex(2, 4)),
     "chi2": (lambda lib, D, df: D.Chi2(df), [positive(3, low=1.0, high=5.0)], positive(2, 3)),
     "student_t": (lambda lib, D, df, loc, scale: D.StudentT(df, loc, scale),
                   [np.array([0.8, 1.5, 3.0, 6.0]), real(4), positive(4)], real(2, 4)),
@@ -125,7 +134,7 @@ CASES = {
         [real(3), positive(3)], RNG.uniform(0.1, 0.9, (2, 3))),
 }
 # PyTorch's trigamma is accurate to about 5e-10 (tests/test_gamma_ops.py): the gradients of digamma terms
-GAMMA_FAMILY = {"gamma", "beta", "dirichlet", "student_t", "chi2"}
+GAMMA_FAMILY = {"gamma", "beta", "dirichlet", "student_t", "chi2", "inverse_gamma", "weibull"}
 METHODS = ["log_prob", "entropy", "cdf", "icdf", "mean", "mode", "variance", "stddev"]
 
 
@@ -397,7 +406,7 @@ def test_implicit_gradients_match_mpmath():
 STATISTICS = ["normal", "laplace", "uniform", "exponential", "gamma", "beta", "bernoulli_probs", "poisson",
               "binomial_probs", "lognormal", "mvn_covariance", "dirichlet", "categorical_logits",
               "one_hot_categorical", "gumbel", "half_normal", "chi2", "geometric_probs", "multinomial",
-              "mixture_normal"]
+              "mixture_normal", "weibull", "inverse_gamma", "pareto"]
 
 
 @pytest.mark.parametrize("name", STATISTICS)
@@ -414,6 +423,8 @@ def test_sample_moments_match_the_distribution(name):
     assert x.shape == (n,) + tuple(d_th.batch_shape) + tuple(d_th.event_shape)
     if name == "lognormal":      # heavy tails: check log x ~ Normal(loc, scale)
         x, d_th = np.log(x), d_th.base_dist
+    if name == "inverse_gamma":  # no variance for concentration <= 2: check 1 / x ~ Gamma
+        x, d_th = 1 / x, d_th.base_dist
     if name.startswith("categorical"):
         x = np.eye(d_th.probs.shape[-1])[x.astype(int)]
         mean, variance = d_th.probs.numpy(), (d_th.probs * (1 - d_th.probs)).numpy()
@@ -473,6 +484,12 @@ KL_CASES = [
     ("Gumbel", [real(3), positive(3)], "Normal", [real(3), positive(3)]),
     ("Gumbel", [real(3), positive(3)], "Gamma", [positive(3), positive(3)]),
     ("Uniform", [np.array([0.2, -0.5]), np.array([0.8, 3.0])], "Gumbel", [real(2), positive(2)]),
+    ("Pareto", [positive(3), positive(3, low=2.5, high=4)], "Pareto", [positive(3) * 0.5, positive(3)]),
+    ("Pareto", [positive(3), np.array([0.5, 1.5, 3.0])], "Exponential", [positive(3)]),
+    ("Pareto", [positive(3), np.array([0.5, 1.5, 3.0])], "Gamma", [positive(3), positive(3)]),
+    ("Pareto", [positive(3), np.array([1.5, 2.5, 3.0])], "Normal", [real(3), positive(3)]),
+    ("Uniform", [np.array([0.2, 1.5]), np.array([0.8, 3.0])], "Pareto", [np.array([0.5, 1.0]), positive(2)]),
+    ("Normal", [real(3), positive(3)], "Pareto", [positive(3), positive(3)]),
 ]
 KL_NAMED = [  # pairs built through CASES' builders (probabilities, matrices, wrappers)
     ("bernoulli_logits", "bernoulli_probs"), ("categorical_logits", "categorical_probs"),
@@ -708,6 +725,7 @@ def test_pytorchs_module_paths_import():
     """``from torch.distributions.normal import Normal`` and the like, with minigrad for torch."""
     import importlib
     for name in ["bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2", "dirichlet", "exponential",
+                 "half_cauchy", "pareto", "weibull", "inverse_gamma", "logistic_normal",
                  "gamma", "geometric", "gumbel", "half_normal", "independent", "laplace", "log_normal",
                  "mixture_same_family", "multinomial", "multivariate_normal", "normal", "one_hot_categorical",
                  "poisson", "relaxed_bernoulli", "relaxed_categorical", "studentT", "transformed_distribution",

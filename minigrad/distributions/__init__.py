@@ -15,12 +15,13 @@ from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Gumbel, Laplace, Normal, Uniform
 from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, OneHotCategorical,
                        OneHotCategoricalStraightThrough, Poisson)
+from .derived import HalfCauchy, HalfNormal, InverseGamma, LogisticNormal, Pareto, Weibull
 from .distribution import Distribution, ExponentialFamily
 from .gamma_family import Beta, Chi2, Dirichlet, Gamma, StudentT
 from .kl import kl_divergence, register_kl
 from .mixture import MixtureSameFamily
 from .multivariate import Independent, MultivariateNormal
-from .transformed import (ExpRelaxedCategorical, HalfNormal, LogitRelaxedBernoulli, LogNormal, RelaxedBernoulli,
+from .transformed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, LogNormal, RelaxedBernoulli,
                           RelaxedOneHotCategorical, TransformedDistribution)
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
                          LowerCholeskyTransform, PowerTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
@@ -34,7 +35,8 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "kl_divergence", "register_kl", "constraints", "transforms", "AbsTransform", "AffineTransform",
            "ComposeTransform", "ExpTransform", "IndependentTransform", "PowerTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "TanhTransform", "Transform", "identity_transform",
-           "LowerCholeskyTransform", "StickBreakingTransform", "biject_to", "transform_to"]
+           "LowerCholeskyTransform", "StickBreakingTransform", "biject_to", "transform_to", "HalfCauchy",
+           "InverseGamma", "LogisticNormal", "Pareto", "Weibull"]
 
 
 def _pytorch_module_names():
@@ -45,7 +47,8 @@ def _pytorch_module_names():
     names = {"bernoulli": "Bernoulli", "beta": "Beta", "binomial": "Binomial", "categorical": "Categorical",
              "cauchy": "Cauchy", "chi2": "Chi2", "dirichlet": "Dirichlet", "exponential": "Exponential",
              "exp_family": "ExponentialFamily", "gamma": "Gamma", "geometric": "Geometric", "gumbel": "Gumbel",
-             "half_normal": "HalfNormal", "independent": "Independent", "laplace": "Laplace", "log_normal": "LogNormal",
+             "half_normal": "HalfNormal", "half_cauchy": "HalfCauchy", "pareto": "Pareto", "weibull": "Weibull",
+             "inverse_gamma": "InverseGamma", "logistic_normal": "LogisticNormal", "independent": "Independent", "laplace": "Laplace", "log_normal": "LogNormal",
              "mixture_same_family": "MixtureSameFamily", "multinomial": "Multinomial",
              "multivariate_normal": "MultivariateNormal", "normal": "Normal",
              "one_hot_categorical": ("OneHotCategorical", "OneHotCategoricalStraightThrough"), "poisson": "Poisson",

@@ -7,17 +7,16 @@ import numbers
 import numpy as np
 
 from ..autograd import no_grad
-from ..ops.elementwise import where
 from ..tensor import Tensor
 from . import constraints
 from .continuous import Normal
 from .discrete import BinaryParameters, Categorical, CategoricalParameters
 from .distribution import Distribution
 from .multivariate import Independent
-from .transforms import AbsTransform, ComposeTransform, ExpTransform, SigmoidTransform, Transform
+from .transforms import ComposeTransform, ExpTransform, SigmoidTransform, Transform
 from .utils import broadcast_all, clamp_probs, sum_rightmost, uniform
 
-__all__ = ["TransformedDistribution", "LogNormal", "HalfNormal", "LogitRelaxedBernoulli", "RelaxedBernoulli",
+__all__ = ["TransformedDistribution", "LogNormal", "LogitRelaxedBernoulli", "RelaxedBernoulli",
            "ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
@@ -173,55 +172,6 @@ class LogNormal(TransformedDistribution):
 
     def entropy(self):
         return self.base_dist.entropy() + self.loc
-
-
-class HalfNormal(TransformedDistribution):
-    """|X| for X ~ Normal(0, scale)."""
-
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
-
-    @property
-    def mean(self):
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
-    def mode(self):
-        return self.scale * 0
-
-    @property
-    def variance(self):
-        return self.scale.pow(2) * (1 - 2 / math.pi)
-
-    def log_prob(self, value):
-        """The Normal's log density doubled (+ log 2) on x >= 0, -inf below."""
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return where(value >= 0, log_prob, float("-inf"))
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
 
 
 def _temperature_tensor(temperature, like):
