@@ -69,6 +69,11 @@ CASES = {
                        RNG.integers(0, 7, (2, 4)).astype(float)),
     "binomial_logits": (lambda lib, D, n, logits: D.Binomial(n, logits=logits),
                         [np.array([2.0, 5.0, 7.0, 3.0]), real(4)], np.array([[0.0, 3.0, 7.0, 1.0]])),
+    "negative_binomial": (lambda lib, D, n, logits: D.NegativeBinomial(n, logits=logits),
+                          [positive(4, low=1.0, high=4.0), real(4) * 0.5], RNG.integers(0, 6, (2, 4)).astype(float)),
+    "negative_binomial_probs": (lambda lib, D, n, p: D.NegativeBinomial(n, probs=p),
+                                [positive(4, low=1.0, high=4.0), RNG.uniform(0.1, 0.7, 4)],
+                                RNG.integers(0, 6, (2, 4)).astype(float)),
     "poisson": (lambda lib, D, rate: D.Poisson(rate), [positive(4)], RNG.integers(0, 6, (2, 4)).astype(float)),
     "mvn_covariance": (lambda lib, D, loc, cov: D.MultivariateNormal(loc, covariance_matrix=cov),
                        [real(3), spd(2, 3, 3)], real(4, 2, 3)),
@@ -134,7 +139,8 @@ CASES = {
         [real(3), positive(3)], RNG.uniform(0.1, 0.9, (2, 3))),
 }
 # PyTorch's trigamma is accurate to about 5e-10 (tests/test_gamma_ops.py): the gradients of digamma terms
-GAMMA_FAMILY = {"gamma", "beta", "dirichlet", "student_t", "chi2", "inverse_gamma", "weibull"}
+GAMMA_FAMILY = {"gamma", "beta", "dirichlet", "student_t", "chi2", "inverse_gamma", "weibull", "negative_binomial",
+                "negative_binomial_probs"}
 METHODS = ["log_prob", "entropy", "cdf", "icdf", "mean", "mode", "variance", "stddev"]
 
 
@@ -406,7 +412,7 @@ def test_implicit_gradients_match_mpmath():
 STATISTICS = ["normal", "laplace", "uniform", "exponential", "gamma", "beta", "bernoulli_probs", "poisson",
               "binomial_probs", "lognormal", "mvn_covariance", "dirichlet", "categorical_logits",
               "one_hot_categorical", "gumbel", "half_normal", "chi2", "geometric_probs", "multinomial",
-              "mixture_normal", "weibull", "inverse_gamma", "pareto"]
+              "mixture_normal", "weibull", "inverse_gamma", "pareto", "negative_binomial"]
 
 
 @pytest.mark.parametrize("name", STATISTICS)
@@ -725,7 +731,7 @@ def test_pytorchs_module_paths_import():
     """``from torch.distributions.normal import Normal`` and the like, with minigrad for torch."""
     import importlib
     for name in ["bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2", "dirichlet", "exponential",
-                 "half_cauchy", "pareto", "weibull", "inverse_gamma", "logistic_normal",
+                 "half_cauchy", "pareto", "weibull", "inverse_gamma", "logistic_normal", "negative_binomial",
                  "gamma", "geometric", "gumbel", "half_normal", "independent", "laplace", "log_normal",
                  "mixture_same_family", "multinomial", "multivariate_normal", "normal", "one_hot_categorical",
                  "poisson", "relaxed_bernoulli", "relaxed_categorical", "studentT", "transformed_distribution",

@@ -13,7 +13,7 @@ rsample for the same noise) follows PyTorch's formulas. Gamma, Beta and Dirichle
 from . import constraints, transforms
 from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Gumbel, Laplace, Normal, Uniform
-from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, OneHotCategorical,
+from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial, OneHotCategorical,
                        OneHotCategoricalStraightThrough, Poisson)
 from .derived import HalfCauchy, HalfNormal, InverseGamma, LogisticNormal, Pareto, Weibull
 from .distribution import Distribution, ExponentialFamily
@@ -36,7 +36,7 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "ComposeTransform", "ExpTransform", "IndependentTransform", "PowerTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "TanhTransform", "Transform", "identity_transform",
            "LowerCholeskyTransform", "StickBreakingTransform", "biject_to", "transform_to", "HalfCauchy",
-           "InverseGamma", "LogisticNormal", "Pareto", "Weibull"]
+           "InverseGamma", "LogisticNormal", "Pareto", "Weibull", "NegativeBinomial"]
 
 
 def _pytorch_module_names():
@@ -49,7 +49,7 @@ def _pytorch_module_names():
              "exp_family": "ExponentialFamily", "gamma": "Gamma", "geometric": "Geometric", "gumbel": "Gumbel",
              "half_normal": "HalfNormal", "half_cauchy": "HalfCauchy", "pareto": "Pareto", "weibull": "Weibull",
              "inverse_gamma": "InverseGamma", "logistic_normal": "LogisticNormal", "independent": "Independent", "laplace": "Laplace", "log_normal": "LogNormal",
-             "mixture_same_family": "MixtureSameFamily", "multinomial": "Multinomial",
+             "mixture_same_family": "MixtureSameFamily", "multinomial": "Multinomial", "negative_binomial": "NegativeBinomial",
              "multivariate_normal": "MultivariateNormal", "normal": "Normal",
              "one_hot_categorical": ("OneHotCategorical", "OneHotCategoricalStraightThrough"), "poisson": "Poisson",
              "relaxed_bernoulli": ("LogitRelaxedBernoulli", "RelaxedBernoulli"),

@@ -19,7 +19,7 @@ from .distribution import Distribution, ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, xlogy
 
 __all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Binomial",
-           "Poisson", "Geometric", "Multinomial"]
+           "NegativeBinomial", "Poisson", "Geometric", "Multinomial"]
 
 
 def _one_of(probs, logits):
@@ -55,6 +55,15 @@ class BinaryParameters:
             (self.logits,) = broadcast_all(logits)
         self._param = self.probs if probs is not None else self.logits
         return _batch_shape_of(probs if probs is not None else logits)
+
+    def _take_with_count(self, total_count, probs, logits):
+        """``_take`` with a ``total_count`` broadcast against the parameter and cast to its dtype."""
+        _one_of(probs, logits)
+        name, given = ("probs", probs) if probs is not None else ("logits", logits)
+        count, param = broadcast_all(total_count, given)
+        setattr(self, name, param)
+        self.total_count, self._param = count.type_as(param), param
+        return tuple(param.shape)
 
     @property
     def param_shape(self):
@@ -295,15 +304,7 @@ class Binomial(BinaryParameters, Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(tuple(self._param.shape), validate_args=validate_args)
+        super().__init__(self._take_with_count(total_count, probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return _expanded_probs_or_logits(self, Binomial, batch_shape, _instance, extra=("total_count",))
@@ -358,6 +359,49 @@ class Binomial(BinaryParameters, Distribution):
         values = Tensor(np.arange(1 + total_count, dtype=self._param.dtype)
                         .reshape((-1,) + (1,) * len(self._batch_shape)))
         return values.expand((1 + total_count,) + self._batch_shape) if expand else values
+
+
+class NegativeBinomial(BinaryParameters, Distribution):
+    """The number of successes before ``total_count`` failures in Bernoulli(``probs``) trials (a Poisson whose
+    rate is Gamma(total_count, exp(-logits)) distributed)."""
+
+    arg_constraints = {"total_count": constraints.greater_than_eq(0),
+                       "probs": constraints.half_open_interval(0.0, 1.0), "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        super().__init__(self._take_with_count(total_count, probs, logits), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return _expanded_probs_or_logits(self, NegativeBinomial, batch_shape, _instance, extra=("total_count",))
+
+    @property
+    def mean(self):
+        return self.total_count * self.logits.exp()
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / (-self.logits).sigmoid()
+
+    def sample(self, sample_shape=()):
+        """A Poisson count with a Gamma(total_count, exp(-logits)) rate."""
+        from .gamma_family import Gamma
+        with no_grad():
+            rate = Gamma(self.total_count, (-self.logits).exp(), validate_args=False).sample(sample_shape)
+            return Tensor(numpy_rng(None).poisson(rate._data).astype(rate._data.dtype))
+
+    def log_prob(self, value):
+        """n log sigmoid(-logits) + k log sigmoid(logits) + lgamma(n + k) - lgamma(1 + k) - lgamma(n)."""
+        if self._validate_args:
+            self._validate_sample(value)
+        log_unnormalized_prob = self.total_count * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
+        log_normalization = -(self.total_count + value).lgamma() + (1.0 + value).lgamma() + self.total_count.lgamma()
+        log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
+        return log_unnormalized_prob - log_normalization
 
 
 class Poisson(ExponentialFamily):
