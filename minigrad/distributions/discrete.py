@@ -42,7 +42,26 @@ def _expanded_probs_or_logits(self, cls, batch_shape, _instance, event_shape=(),
     return new
 
 
-class BinaryParameters:
+class ProbsOrLogits:
+    """A distribution given by ``probs`` or by ``logits``, the other computed on first use from the one given
+    (``_param``): log-odds of one event (``_binary``) or log-probabilities over the last dim."""
+
+    _binary = True
+
+    @property
+    def param_shape(self):
+        return tuple(self._param.shape)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=self._binary)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=self._binary)
+
+
+class BinaryParameters(ProbsOrLogits):
     """A success probability given as ``probs`` or as ``logits`` (log-odds), the other computed on first use
     (Bernoulli, Binomial, LogitRelaxedBernoulli); ``_param`` is the one given."""
 
@@ -65,17 +84,6 @@ class BinaryParameters:
         self.total_count, self._param = count.type_as(param), param
         return tuple(param.shape)
 
-    @property
-    def param_shape(self):
-        return tuple(self._param.shape)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
 
 class Bernoulli(BinaryParameters, ExponentialFamily):
@@ -125,11 +133,12 @@ class Bernoulli(BinaryParameters, ExponentialFamily):
         return values.expand((2,) + self._batch_shape) if expand else values
 
 
-class Categorical(Distribution):
+class Categorical(ProbsOrLogits, Distribution):
     """One of K categories (0 .. K-1) with probabilities ``probs`` (normalised over the last dim) or
     log-probabilities ``logits`` (normalised by their logsumexp)."""
 
     has_enumerate_support = True
+    _binary = False
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
 
@@ -158,18 +167,6 @@ class Categorical(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits)
-
-    @property
-    def param_shape(self):
-        return tuple(self._param.shape)
 
     @property
     def mean(self):
