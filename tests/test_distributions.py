@@ -81,6 +81,8 @@ CASES = {
                       [real(2, 3), spd(3, 3)], real(2, 3)),
     "mvn_scale_tril": (lambda lib, D, loc, L: D.MultivariateNormal(loc, scale_tril=L),
                        [real(3), lower_cholesky(2, 3, 3)], real(2, 3)),
+    "mvn_low_rank": (lambda lib, D, loc, W, diag: D.LowRankMultivariateNormal(loc, W, diag),
+                     [real(3), real(2, 3, 2), positive(3)], real(4, 2, 3)),
     "independent_normal": (lambda lib, D, loc, scale: D.Independent(D.Normal(loc, scale), 1),
                            [real(2, 3), positive(2, 3)], real(4, 2, 3)),
     "lognormal": (lambda lib, D, loc, scale: D.LogNormal(loc, scale), [real(3), positive(3)], positive(2, 3)),
@@ -412,7 +414,7 @@ def test_implicit_gradients_match_mpmath():
 STATISTICS = ["normal", "laplace", "uniform", "exponential", "gamma", "beta", "bernoulli_probs", "poisson",
               "binomial_probs", "lognormal", "mvn_covariance", "dirichlet", "categorical_logits",
               "one_hot_categorical", "gumbel", "half_normal", "chi2", "geometric_probs", "multinomial",
-              "mixture_normal", "weibull", "inverse_gamma", "pareto", "negative_binomial"]
+              "mixture_normal", "weibull", "inverse_gamma", "pareto", "negative_binomial", "mvn_low_rank"]
 
 
 @pytest.mark.parametrize("name", STATISTICS)
@@ -501,6 +503,7 @@ KL_NAMED = [  # pairs built through CASES' builders (probabilities, matrices, wr
     ("bernoulli_logits", "bernoulli_probs"), ("categorical_logits", "categorical_probs"),
     ("one_hot_categorical", "one_hot_categorical"), ("mvn_covariance", "mvn_scale_tril"),
     ("mvn_precision", "mvn_covariance"), ("independent_normal", "independent_normal"),
+    ("mvn_low_rank", "mvn_low_rank"), ("mvn_covariance", "mvn_low_rank"), ("mvn_low_rank", "mvn_scale_tril"),
     ("lognormal", "lognormal"), ("binomial_probs", "binomial_probs"), ("bernoulli_probs", "poisson"),
     ("geometric_probs", "geometric_logits"),
 ]
@@ -735,7 +738,7 @@ def test_pytorchs_module_paths_import():
                  "gamma", "geometric", "gumbel", "half_normal", "independent", "laplace", "log_normal",
                  "mixture_same_family", "multinomial", "multivariate_normal", "normal", "one_hot_categorical",
                  "poisson", "relaxed_bernoulli", "relaxed_categorical", "studentT", "transformed_distribution",
-                 "uniform", "kl", "utils", "constraints", "transforms", "constraint_registry", "distribution",
+                 "uniform", "lowrank_multivariate_normal", "kl", "utils", "constraints", "transforms", "constraint_registry", "distribution",
                  "exp_family"]:
         ours = importlib.import_module(f"minigrad.distributions.{name}")
         theirs = importlib.import_module(f"torch.distributions.{name}")

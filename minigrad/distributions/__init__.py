@@ -20,7 +20,7 @@ from .distribution import Distribution, ExponentialFamily
 from .gamma_family import Beta, Chi2, Dirichlet, Gamma, StudentT
 from .kl import kl_divergence, register_kl
 from .mixture import MixtureSameFamily
-from .multivariate import Independent, MultivariateNormal
+from .multivariate import Independent, LowRankMultivariateNormal, MultivariateNormal
 from .transformed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, LogNormal, RelaxedBernoulli,
                           RelaxedOneHotCategorical, TransformedDistribution)
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
@@ -36,7 +36,8 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "ComposeTransform", "ExpTransform", "IndependentTransform", "PowerTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "TanhTransform", "Transform", "identity_transform",
            "LowerCholeskyTransform", "StickBreakingTransform", "biject_to", "transform_to", "HalfCauchy",
-           "InverseGamma", "LogisticNormal", "Pareto", "Weibull", "NegativeBinomial"]
+           "InverseGamma", "LogisticNormal", "Pareto", "Weibull", "NegativeBinomial",
+           "LowRankMultivariateNormal"]
 
 
 def _pytorch_module_names():
@@ -50,7 +51,8 @@ def _pytorch_module_names():
              "half_normal": "HalfNormal", "half_cauchy": "HalfCauchy", "pareto": "Pareto", "weibull": "Weibull",
              "inverse_gamma": "InverseGamma", "logistic_normal": "LogisticNormal", "independent": "Independent", "laplace": "Laplace", "log_normal": "LogNormal",
              "mixture_same_family": "MixtureSameFamily", "multinomial": "Multinomial", "negative_binomial": "NegativeBinomial",
-             "multivariate_normal": "MultivariateNormal", "normal": "Normal",
+             "multivariate_normal": "MultivariateNormal",
+             "lowrank_multivariate_normal": "LowRankMultivariateNormal", "normal": "Normal",
              "one_hot_categorical": ("OneHotCategorical", "OneHotCategoricalStraightThrough"), "poisson": "Poisson",
              "relaxed_bernoulli": ("LogitRelaxedBernoulli", "RelaxedBernoulli"),
              "relaxed_categorical": ("ExpRelaxedCategorical", "RelaxedOneHotCategorical"), "studentT": "StudentT",

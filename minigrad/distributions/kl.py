@@ -14,7 +14,8 @@ from .continuous import Cauchy, Exponential, Gumbel, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson
 from .distribution import Distribution
 from .gamma_family import Beta, Dirichlet, Gamma
-from .multivariate import Independent, MultivariateNormal, _batch_mahalanobis
+from .multivariate import (Independent, LowRankMultivariateNormal, MultivariateNormal, _batch_lowrank_logdet,
+                           _batch_lowrank_mahalanobis, _batch_mahalanobis)
 from .derived import HalfNormal, Pareto
 from .transformed import TransformedDistribution
 from ._ops import solve_triangular
@@ -172,9 +173,7 @@ def _kl_laplace_laplace(p, q):
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_multivariatenormal_multivariatenormal(p, q):
     """log det L_q - log det L_p + (|L_q^{-1} L_p|_F^2 + |L_q^{-1}(mu_q - mu_p)|^2 - n) / 2."""
-    if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be "
-                         "computed")
+    _check_event_shapes(p, q, "Multivariate Normals")
     Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     half_term1 = Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1) - Lp.diagonal(dim1=-2, dim2=-1).log().sum(-1)
     n = p.event_shape[0]
@@ -182,6 +181,60 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     term2 = _batch_trace_XXT(solve_triangular(Lq.expand(batch + (n, n)), Lp.expand(batch + (n, n)), upper=False))
     term3 = _batch_mahalanobis(Lq, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+def _check_event_shapes(p, q, what):
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"KL-divergence between two {what} with different event shapes cannot be computed")
+
+
+def _lowrank_parts(d):
+    return d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag, d._capacitance_tril
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p, q):
+    """(log det S_q - log det S_p + tr(S_q^{-1} S_p) + |mu_q - mu_p|^2_{S_q^{-1}} - n) / 2, with every
+    determinant, inverse and trace through the capacitance matrices."""
+    _check_event_shapes(p, q, "Low Rank Multivariate Normals")
+    (pW, pD, pC), (qW, qD, qC) = _lowrank_parts(p), _lowrank_parts(q)
+    term1 = _batch_lowrank_logdet(qW, qD, qC) - _batch_lowrank_logdet(pW, pD, pC)
+    term3 = _batch_lowrank_mahalanobis(qW, qD, q.loc - p.loc, qC)
+    A = solve_triangular(qC, qW.mT / qD.unsqueeze(-2), upper=False)
+    term21 = (pD / qD).sum(-1)
+    term22 = _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_XXT(A @ pW)
+    return 0.5 * (term1 + term21 + term22 - term23 - term24 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrank(p, q):
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    qW, qD, qC = _lowrank_parts(q)
+    Lp = p._unbroadcasted_scale_tril
+    term1 = _batch_lowrank_logdet(qW, qD, qC) - 2 * Lp.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term3 = _batch_lowrank_mahalanobis(qW, qD, q.loc - p.loc, qC)
+    A = solve_triangular(qC, qW.mT / qD.unsqueeze(-2), upper=False)
+    term21 = _batch_trace_XXT(Lp * qD.rsqrt().unsqueeze(-1))
+    term22 = _batch_trace_XXT(A @ Lp)
+    return 0.5 * (term1 + term21 - term22 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_multivariatenormal(p, q):
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    pW, pD, pC = _lowrank_parts(p)
+    Lq = q._unbroadcasted_scale_tril
+    term1 = 2 * Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1) - _batch_lowrank_logdet(pW, pD, pC)
+    term3 = _batch_mahalanobis(Lq, q.loc - p.loc)
+    n, m = p.event_shape[0], pW.shape[-1]
+    batch = broadcast_shapes(Lq.shape[:-2], pW.shape[:-2])
+    q_scale_tril = Lq.expand(batch + (n, n))
+    term21 = _batch_trace_XXT(solve_triangular(q_scale_tril, pW.expand(batch + (n, m)), upper=False))
+    term22 = _batch_trace_XXT(solve_triangular(q_scale_tril, pD.sqrt().diag_embed().expand(batch + (n, n)),
+                                               upper=False))
+    return 0.5 * (term1 + term21 + term22 + term3 - n)
 
 
 @register_kl(Normal, Normal)

@@ -5,10 +5,10 @@ import math
 from ..creation import eye
 from . import constraints
 from ._ops import cholesky, solve_triangular
-from .distribution import Distribution
+from .distribution import Distribution, _show
 from .utils import broadcast_shapes, lazy_property, standard_normal, sum_rightmost
 
-__all__ = ["MultivariateNormal", "Independent"]
+__all__ = ["MultivariateNormal", "LowRankMultivariateNormal", "Independent"]
 
 
 def _batch_mv(matrices, vectors):
@@ -131,6 +131,128 @@ class MultivariateNormal(Distribution):
     def entropy(self):
         """n (1 + log(2 pi)) / 2 + log det L."""
         H = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+        return H if not self._batch_shape else H.expand(self._batch_shape)
+
+
+def _with_identity(K):
+    """K + I for a batch of square matrices."""
+    return K + eye(K.shape[-1], dtype=K.dtype)
+
+
+def _batch_capacitance_tril(W, D):
+    """The Cholesky factor of the capacitance matrix I + W^T D^{-1} W (m x m for a rank-m factor W)."""
+    Wt_Dinv = W.mT / D.unsqueeze(-2)
+    return cholesky(_with_identity(Wt_Dinv @ W))
+
+
+def _batch_lowrank_logdet(W, D, capacitance_tril):
+    """log det(W W^T + D) = log det(capacitance) + log det D (the matrix determinant lemma)."""
+    return 2 * capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) + D.log().sum(-1)
+
+
+def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
+    """x^T (W W^T + D)^{-1} x by the Woodbury identity: x^T D^{-1} x - |C^{-1} W^T D^{-1} x|^2."""
+    Wt_Dinv = W.mT / D.unsqueeze(-2)
+    return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(capacitance_tril, _batch_mv(Wt_Dinv, x))
+
+
+class LowRankMultivariateNormal(Distribution):
+    """N(loc, W W^T + diag(D)) with a low-rank ``cov_factor`` W (n x m) and ``cov_diag`` D: densities and
+    samples cost O(n m^2) through the m x m capacitance matrix instead of O(n^3)."""
+
+    arg_constraints = {"loc": constraints.real_vector, "cov_factor": constraints.independent(constraints.real, 2),
+                       "cov_diag": constraints.independent(constraints.positive, 1)}
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
+        if loc.ndim < 1:
+            raise ValueError("loc must be at least one-dimensional.")
+        n = loc.shape[-1]
+        if cov_factor.ndim < 2:
+            raise ValueError("cov_factor must be at least two-dimensional, with optional leading batch dimensions")
+        if cov_factor.shape[-2] != n:
+            raise ValueError(f"cov_factor must be a batch of matrices with shape {n} x m")
+        if cov_diag.shape[-1:] != (n,):
+            raise ValueError(f"cov_diag must be a batch of vectors with shape minigrad.Size([{n}])")
+        try:
+            shape = broadcast_shapes(loc.shape + (1,), cov_factor.shape, cov_diag.shape + (1,))
+        except ValueError:
+            raise ValueError(f"Incompatible batch shapes: loc {_show(loc.shape)}, cov_factor "
+                             f"{_show(cov_factor.shape)}, cov_diag {_show(cov_diag.shape)}") from None
+        self.cov_factor = cov_factor.expand(shape)
+        self.loc, self.cov_diag = loc.expand(shape[:-1]), cov_diag.expand(shape[:-1])
+        self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag = cov_factor, cov_diag
+        self._capacitance_tril = _batch_capacitance_tril(cov_factor, cov_diag)
+        super().__init__(shape[:-2], (n,), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
+        loc_shape = tuple(batch_shape) + self._event_shape
+        new.loc, new.cov_diag = self.loc.expand(loc_shape), self.cov_diag.expand(loc_shape)
+        new.cov_factor = self.cov_factor.expand(loc_shape + self.cov_factor.shape[-1:])
+        new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
+        new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
+        new._capacitance_tril = self._capacitance_tril
+        Distribution.__init__(new, tuple(batch_shape), self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @lazy_property
+    def variance(self):
+        return (self._unbroadcasted_cov_factor.pow(2).sum(-1) + self._unbroadcasted_cov_diag).expand(
+            self._batch_shape + self._event_shape)
+
+    def _matrix_shape(self):
+        return self._batch_shape + self._event_shape + self._event_shape
+
+    @lazy_property
+    def scale_tril(self):
+        """D^(1/2) chol(I + D^(-1/2) W W^T D^(-1/2))."""
+        sqrt_diag = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
+        Dinvsqrt_W = self._unbroadcasted_cov_factor / sqrt_diag
+        return (sqrt_diag * cholesky(_with_identity(Dinvsqrt_W @ Dinvsqrt_W.mT))).expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        W = self._unbroadcasted_cov_factor
+        return (W @ W.mT + self._unbroadcasted_cov_diag.diag_embed()).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self):
+        """D^{-1} - A^T A with A = C^{-1} W^T D^{-1} (Woodbury)."""
+        Wt_Dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
+        A = solve_triangular(self._capacitance_tril, Wt_Dinv, upper=False)
+        return (self._unbroadcasted_cov_diag.reciprocal().diag_embed() - A.mT @ A).expand(self._matrix_shape())
+
+    def rsample(self, sample_shape=()):
+        """loc + W eps_W + sqrt(D) eps_D."""
+        shape = self._extended_shape(sample_shape)
+        eps_W = standard_normal(shape[:-1] + self.cov_factor.shape[-1:], self.loc.dtype)
+        eps_D = standard_normal(shape, self.loc.dtype)
+        return self.loc + _batch_mv(self._unbroadcasted_cov_factor, eps_W) + self._unbroadcasted_cov_diag.sqrt() * eps_D
+
+    def _log_det(self):
+        return _batch_lowrank_logdet(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag,
+                                     self._capacitance_tril)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        M = _batch_lowrank_mahalanobis(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag,
+                                       value - self.loc, self._capacitance_tril)
+        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + self._log_det() + M)
+
+    def entropy(self):
+        H = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + self._log_det())
         return H if not self._batch_shape else H.expand(self._batch_shape)
 
 
