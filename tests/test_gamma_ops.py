@@ -147,6 +147,22 @@ def test_errors_match_pytorch_and_change_nothing(call, error):
     np.testing.assert_array_equal(x.numpy(), values)
 
 
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.lgamma(lib.tensor([1 + 1j])),
+    lambda lib: lib.digamma(lib.tensor([1 + 1j], dtype=lib.complex128)),
+    lambda lib: lib.polygamma(1, lib.tensor([1 + 1j])),
+    lambda lib: lib.polygamma(1, 2.0),
+    lambda lib: lib.lgamma([1.0]),
+])
+def test_refusals_have_pytorchs_type_and_text(call):
+    torch = torch_or_skip()
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(theirs.type) as ours:
+        call(mg)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_missing_scipy_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "scipy.special", None)
     monkeypatch.setitem(sys.modules, "scipy", None)

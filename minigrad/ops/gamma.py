@@ -73,10 +73,15 @@ class Polygamma(Function):
         return dout * Polygamma.apply(ctx.input_tensor(0, x), ctx.n + 1), None
 
 
-def _apply(name, input, n):
-    check_tensor(input, name, "input", 1)
+_KERNELS = {-1: "lgamma_vml_cpu", 0: "digamma", 1: "trigamma"}   # PyTorch's kernel names, in its errors
+
+
+def _apply(name, input, n, position=1):
+    check_tensor(input, name, "input", position)
     if input.dtype.kind == "c":
-        raise NotImplementedError(f"\"{name}\" not implemented for complex tensors")
+        from ..autograd.function import type_name
+        word = type_name(input.dtype)[len("minigrad."):-len("Tensor")]
+        raise NotImplementedError(f"\"{_KERNELS.get(n, 'polygamma')}\" not implemented for '{word}'")
     return Polygamma.apply(_floating(input), n)
 
 
@@ -100,7 +105,7 @@ def _check_order(n):
 
 def polygamma(n, input):
     """The n-th derivative of digamma at ``input`` (n = 0: digamma itself)."""
-    return _apply("polygamma", input, _check_order(n))
+    return _apply("polygamma", input, _check_order(n), position=2)
 
 
 def _polygamma_method(self, n):
