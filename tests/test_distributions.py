@@ -102,6 +102,11 @@ CASES = {
                       positive(2, 4)),
     "logistic_normal": (lambda lib, D, loc, scale: D.LogisticNormal(loc, scale), [real(2, 3), positive(2, 3)],
                         simplex(2, 4)),
+    "fisher_snedecor": (lambda lib, D, d1, d2: D.FisherSnedecor(d1, d2),
+                        [np.array([1.5, 3.0, 5.0, 8.0]), np.array([1.5, 3.0, 5.0, 9.0])], positive(2, 4)),
+    "kumaraswamy": (lambda lib, D, a, b: D.Kumaraswamy(a, b), [positive(4, low=0.6, high=3.0),
+                                                               positive(4, low=0.6, high=3.0)],
+                    RNG.uniform(0.1, 0.9, (2, 4))),
     "chi2": (lambda lib, D, df: D.Chi2(df), [positive(3, low=1.0, high=5.0)], positive(2, 3)),
     "student_t": (lambda lib, D, df, loc, scale: D.StudentT(df, loc, scale),
                   [np.array([0.8, 1.5, 3.0, 6.0]), real(4), positive(4)], real(2, 4)),
@@ -142,6 +147,7 @@ CASES = {
 }
 # PyTorch's trigamma is accurate to about 5e-10 (tests/test_gamma_ops.py): the gradients of digamma terms
 GAMMA_FAMILY = {"gamma", "beta", "dirichlet", "student_t", "chi2", "inverse_gamma", "weibull", "negative_binomial",
+                "fisher_snedecor", "kumaraswamy",
                 "negative_binomial_probs"}
 METHODS = ["log_prob", "entropy", "cdf", "icdf", "mean", "mode", "variance", "stddev"]
 
@@ -414,7 +420,8 @@ def test_implicit_gradients_match_mpmath():
 STATISTICS = ["normal", "laplace", "uniform", "exponential", "gamma", "beta", "bernoulli_probs", "poisson",
               "binomial_probs", "lognormal", "mvn_covariance", "dirichlet", "categorical_logits",
               "one_hot_categorical", "gumbel", "half_normal", "chi2", "geometric_probs", "multinomial",
-              "mixture_normal", "weibull", "inverse_gamma", "pareto", "negative_binomial", "mvn_low_rank"]
+              "mixture_normal", "weibull", "inverse_gamma", "pareto", "negative_binomial", "mvn_low_rank",
+              "kumaraswamy"]
 
 
 @pytest.mark.parametrize("name", STATISTICS)
@@ -735,6 +742,7 @@ def test_pytorchs_module_paths_import():
     import importlib
     for name in ["bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2", "dirichlet", "exponential",
                  "half_cauchy", "pareto", "weibull", "inverse_gamma", "logistic_normal", "negative_binomial",
+                 "fishersnedecor", "kumaraswamy",
                  "gamma", "geometric", "gumbel", "half_normal", "independent", "laplace", "log_normal",
                  "mixture_same_family", "multinomial", "multivariate_normal", "normal", "one_hot_categorical",
                  "poisson", "relaxed_bernoulli", "relaxed_categorical", "studentT", "transformed_distribution",

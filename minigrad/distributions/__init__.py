@@ -15,9 +15,9 @@ from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Gumbel, Laplace, Normal, Uniform
 from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial, OneHotCategorical,
                        OneHotCategoricalStraightThrough, Poisson)
-from .derived import HalfCauchy, HalfNormal, InverseGamma, LogisticNormal, Pareto, Weibull
+from .derived import HalfCauchy, HalfNormal, InverseGamma, Kumaraswamy, LogisticNormal, Pareto, Weibull
 from .distribution import Distribution, ExponentialFamily
-from .gamma_family import Beta, Chi2, Dirichlet, Gamma, StudentT
+from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
 from .kl import kl_divergence, register_kl
 from .mixture import MixtureSameFamily
 from .multivariate import Independent, LowRankMultivariateNormal, MultivariateNormal
@@ -37,7 +37,7 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "SoftmaxTransform", "SoftplusTransform", "TanhTransform", "Transform", "identity_transform",
            "LowerCholeskyTransform", "StickBreakingTransform", "biject_to", "transform_to", "HalfCauchy",
            "InverseGamma", "LogisticNormal", "Pareto", "Weibull", "NegativeBinomial",
-           "LowRankMultivariateNormal"]
+           "LowRankMultivariateNormal", "FisherSnedecor", "Kumaraswamy"]
 
 
 def _pytorch_module_names():
@@ -49,7 +49,7 @@ def _pytorch_module_names():
              "cauchy": "Cauchy", "chi2": "Chi2", "dirichlet": "Dirichlet", "exponential": "Exponential",
              "exp_family": "ExponentialFamily", "gamma": "Gamma", "geometric": "Geometric", "gumbel": "Gumbel",
              "half_normal": "HalfNormal", "half_cauchy": "HalfCauchy", "pareto": "Pareto", "weibull": "Weibull",
-             "inverse_gamma": "InverseGamma", "logistic_normal": "LogisticNormal", "independent": "Independent", "laplace": "Laplace", "log_normal": "LogNormal",
+             "inverse_gamma": "InverseGamma", "fishersnedecor": "FisherSnedecor", "kumaraswamy": "Kumaraswamy", "logistic_normal": "LogisticNormal", "independent": "Independent", "laplace": "Laplace", "log_normal": "LogNormal",
              "mixture_same_family": "MixtureSameFamily", "multinomial": "Multinomial", "negative_binomial": "NegativeBinomial",
              "multivariate_normal": "MultivariateNormal",
              "lowrank_multivariate_normal": "LowRankMultivariateNormal", "normal": "Normal",

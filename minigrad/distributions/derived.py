@@ -6,18 +6,21 @@
     Weibull                  scale * E^(1/concentration), E ~ Exponential(1)
     InverseGamma             1 / G, G ~ Gamma(concentration, rate)
     LogisticNormal           stick-breaking of X ~ Normal(loc, scale) onto the simplex
+    Kumaraswamy              (1 - U^(1/b))^(1/a), U ~ Uniform(0, 1)
 """
 import math
 
+import numpy as np
+
 from ..ops.elementwise import where
 from . import constraints
-from .continuous import Cauchy, Exponential, Normal
+from .continuous import Cauchy, Exponential, Normal, Uniform
 from .gamma_family import Gamma
 from .transformed import TransformedDistribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform, StickBreakingTransform
 from .utils import broadcast_all, euler_constant
 
-__all__ = ["HalfNormal", "HalfCauchy", "Pareto", "Weibull", "InverseGamma", "LogisticNormal"]
+__all__ = ["HalfNormal", "HalfCauchy", "Pareto", "Weibull", "InverseGamma", "LogisticNormal", "Kumaraswamy"]
 
 
 class _Folded(TransformedDistribution):
@@ -232,3 +235,52 @@ class LogisticNormal(TransformedDistribution):
     @property
     def scale(self):
         return self.base_dist.base_dist.scale
+
+
+def _kumaraswamy_moment(a, b, n):
+    """E[X^n] = b B(1 + n / a, b) = b exp(lgamma(1 + n / a) + lgamma(b) - lgamma(1 + n / a + b))."""
+    arg1 = 1 + n / a
+    return b * (arg1.lgamma() + b.lgamma() - (arg1 + b).lgamma()).exp()
+
+
+class Kumaraswamy(TransformedDistribution):
+    """Kumaraswamy(a = concentration1, b = concentration0) on [0, 1]: density a b x^(a-1) (1 - x^a)^(b-1)."""
+
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        zeros = self.concentration0 * 0
+        super().__init__(Uniform(zeros, zeros + 1, validate_args=validate_args),
+                         [PowerTransform(exponent=self.concentration0.reciprocal()),
+                          AffineTransform(loc=1.0, scale=-1.0),
+                          PowerTransform(exponent=self.concentration1.reciprocal())], validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Kumaraswamy, _instance)
+        new.concentration1 = self.concentration1.expand(tuple(batch_shape))
+        new.concentration0 = self.concentration0.expand(tuple(batch_shape))
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self):
+        return _kumaraswamy_moment(self.concentration1, self.concentration0, 1)
+
+    @property
+    def mode(self):
+        a, b = self.concentration1, self.concentration0
+        with np.errstate(invalid="ignore"):                              # NaN where PyTorch has NaN, silently
+            log_mode = b.reciprocal() * (-b).log1p() - (-b * a).log1p()  # PyTorch's expression, as it is
+        return where((b < 1) | (a < 1), float("nan"), log_mode).exp()
+
+    @property
+    def variance(self):
+        return _kumaraswamy_moment(self.concentration1, self.concentration0, 2) - self.mean.pow(2)
+
+    def entropy(self):
+        t1 = 1 - self.concentration1.reciprocal()
+        t0 = 1 - self.concentration0.reciprocal()
+        H0 = (self.concentration0 + 1).digamma() + euler_constant
+        return t0 + t1 * H0 - self.concentration1.log() - self.concentration0.log()

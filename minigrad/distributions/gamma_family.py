@@ -15,7 +15,7 @@ from .continuous import _expanded
 from .distribution import Distribution, ExponentialFamily
 from .utils import broadcast_all, standard_normal, xlogy
 
-__all__ = ["Gamma", "Chi2", "StudentT", "Dirichlet", "Beta"]
+__all__ = ["Gamma", "Chi2", "StudentT", "FisherSnedecor", "Dirichlet", "Beta"]
 
 
 class Gamma(ExponentialFamily):
@@ -138,6 +138,58 @@ class StudentT(Distribution):
         lbeta = (0.5 * self.df).lgamma() + math.lgamma(0.5) - (0.5 * (self.df + 1)).lgamma()
         return (self.scale.log() + 0.5 * (self.df + 1) * ((0.5 * (self.df + 1)).digamma() - (0.5 * self.df).digamma())
                 + 0.5 * self.df.log() + lbeta)
+
+
+class FisherSnedecor(Distribution):
+    """Fisher-Snedecor F(df1, df2): the ratio (X1 / df1) / (X2 / df2) of chi-squared variables, drawn as the ratio
+    of Gamma(df / 2, df) variates."""
+
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None):
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        self._gamma1, self._gamma2 = Gamma(self.df1 * 0.5, self.df1), Gamma(self.df2 * 0.5, self.df2)
+        both_numbers = isinstance(df1, numbers.Number) and isinstance(df2, numbers.Number)
+        super().__init__(() if both_numbers else tuple(self.df1.shape), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = _expanded(self, FisherSnedecor, batch_shape, _instance, ("df1", "df2"))
+        new._gamma1, new._gamma2 = self._gamma1.expand(batch_shape), self._gamma2.expand(batch_shape)
+        return new
+
+    @property
+    def mean(self):
+        return where(self.df2 <= 2, float("nan"), self.df2 / (self.df2 - 2))
+
+    @property
+    def mode(self):
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return where(self.df1 <= 2, float("nan"), mode)
+
+    @property
+    def variance(self):
+        df2 = where(self.df2 <= 4, float("nan"), self.df2)
+        return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        X1 = self._gamma1.rsample(sample_shape).reshape(shape)
+        X2 = self._gamma2.rsample(sample_shape).reshape(shape)
+        tiny = float(np.finfo(X2.dtype).tiny)
+        Y = X1 / X2.clamp(min=tiny)
+        np.maximum(Y._data, tiny, out=Y._data)            # as PyTorch's clamp_ outside autograd
+        return Y
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        ct1, ct2, ct3 = self.df1 * 0.5, self.df2 * 0.5, self.df1 / self.df2
+        t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
+        t2 = ct1 * ct3.log() + (ct1 - 1) * value.log()
+        t3 = (ct1 + ct2) * (ct3 * value).log1p()
+        return t1 + t2 - t3
 
 
 class Dirichlet(ExponentialFamily):
