@@ -65,6 +65,10 @@ CASES = {
                            RNG.integers(0, 4, (3, 2))),
     "one_hot_categorical": (lambda lib, D, logits: D.OneHotCategorical(logits=logits), [real(2, 4)],
                             np.eye(4)[RNG.integers(0, 4, (3, 2))]),
+    "continuous_bernoulli_probs": (lambda lib, D, p: D.ContinuousBernoulli(probs=p),
+                                   [np.array([0.1, 0.4995, 0.5, 0.7, 0.95])], RNG.uniform(0.05, 0.95, (2, 5))),
+    "continuous_bernoulli_logits": (lambda lib, D, logits: D.ContinuousBernoulli(logits=logits),
+                                    [np.array([-2.0, -0.001, 0.0, 0.5, 3.0])], RNG.uniform(0.05, 0.95, (2, 5))),
     "binomial_probs": (lambda lib, D, p: D.Binomial(6, probs=p), [RNG.uniform(0.1, 0.9, 4)],
                        RNG.integers(0, 7, (2, 4)).astype(float)),
     "binomial_logits": (lambda lib, D, n, logits: D.Binomial(n, logits=logits),
@@ -318,6 +322,8 @@ RSAMPLE = {   # name: (minigrad module, noise function, noise from PyTorch's sam
     "cauchy": ("continuous", "uniform", lambda d, x: np.arctan(_noise_normal(d, x)) / np.pi + 0.5),
     "gumbel": ("continuous", "uniform", lambda d, x: np.exp(-np.exp(-_noise_normal(d, x)))),
     "half_normal": ("continuous", "standard_normal", lambda d, x: x / d.scale),
+    "continuous_bernoulli_probs": ("continuous_bernoulli", "uniform",
+                                   lambda d, x: d.d.cdf(torch.tensor(x)).detach().numpy()),
     "transformed_affine_tanh": ("continuous", "standard_normal", lambda d, x: _noise_normal(
         d.base_dist, (np.arctanh(x) - d.transforms[0].loc) / d.transforms[0].scale)),
 }
@@ -421,7 +427,7 @@ STATISTICS = ["normal", "laplace", "uniform", "exponential", "gamma", "beta", "b
               "binomial_probs", "lognormal", "mvn_covariance", "dirichlet", "categorical_logits",
               "one_hot_categorical", "gumbel", "half_normal", "chi2", "geometric_probs", "multinomial",
               "mixture_normal", "weibull", "inverse_gamma", "pareto", "negative_binomial", "mvn_low_rank",
-              "kumaraswamy"]
+              "kumaraswamy", "continuous_bernoulli_probs"]
 
 
 @pytest.mark.parametrize("name", STATISTICS)
@@ -505,6 +511,11 @@ KL_CASES = [
     ("Pareto", [positive(3), np.array([1.5, 2.5, 3.0])], "Normal", [real(3), positive(3)]),
     ("Uniform", [np.array([0.2, 1.5]), np.array([0.8, 3.0])], "Pareto", [np.array([0.5, 1.0]), positive(2)]),
     ("Normal", [real(3), positive(3)], "Pareto", [positive(3), positive(3)]),
+    ("ContinuousBernoulli", [RNG.uniform(0.1, 0.9, 3)], "Normal", [real(3), positive(3)]),
+    ("ContinuousBernoulli", [RNG.uniform(0.1, 0.9, 3)], "Exponential", [positive(3)]),
+    ("Beta", [positive(3), positive(3)], "ContinuousBernoulli", [RNG.uniform(0.1, 0.9, 3)]),
+    ("Uniform", [np.array([0.2, -0.5]), np.array([0.8, 0.5])], "ContinuousBernoulli", [RNG.uniform(0.1, 0.9, 2)]),
+    ("ContinuousBernoulli", [RNG.uniform(0.1, 0.9, 2)], "Uniform", [np.array([-0.1, 0.5]), np.array([1.2, 0.9])]),
 ]
 KL_NAMED = [  # pairs built through CASES' builders (probabilities, matrices, wrappers)
     ("bernoulli_logits", "bernoulli_probs"), ("categorical_logits", "categorical_probs"),
@@ -512,7 +523,7 @@ KL_NAMED = [  # pairs built through CASES' builders (probabilities, matrices, wr
     ("mvn_precision", "mvn_covariance"), ("independent_normal", "independent_normal"),
     ("mvn_low_rank", "mvn_low_rank"), ("mvn_covariance", "mvn_low_rank"), ("mvn_low_rank", "mvn_scale_tril"),
     ("lognormal", "lognormal"), ("binomial_probs", "binomial_probs"), ("bernoulli_probs", "poisson"),
-    ("geometric_probs", "geometric_logits"),
+    ("geometric_probs", "geometric_logits"), ("continuous_bernoulli_probs", "continuous_bernoulli_logits"),
 ]
 
 
@@ -742,7 +753,7 @@ def test_pytorchs_module_paths_import():
     import importlib
     for name in ["bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2", "dirichlet", "exponential",
                  "half_cauchy", "pareto", "weibull", "inverse_gamma", "logistic_normal", "negative_binomial",
-                 "fishersnedecor", "kumaraswamy",
+                 "fishersnedecor", "kumaraswamy", "continuous_bernoulli",
                  "gamma", "geometric", "gumbel", "half_normal", "independent", "laplace", "log_normal",
                  "mixture_same_family", "multinomial", "multivariate_normal", "normal", "one_hot_categorical",
                  "poisson", "relaxed_bernoulli", "relaxed_categorical", "studentT", "transformed_distribution",

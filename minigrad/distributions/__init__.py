@@ -15,6 +15,7 @@ from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Gumbel, Laplace, Normal, Uniform
 from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial, OneHotCategorical,
                        OneHotCategoricalStraightThrough, Poisson)
+from .continuous_bernoulli import ContinuousBernoulli
 from .derived import HalfCauchy, HalfNormal, InverseGamma, Kumaraswamy, LogisticNormal, Pareto, Weibull
 from .distribution import Distribution, ExponentialFamily
 from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
@@ -37,7 +38,8 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "SoftmaxTransform", "SoftplusTransform", "TanhTransform", "Transform", "identity_transform",
            "LowerCholeskyTransform", "StickBreakingTransform", "biject_to", "transform_to", "HalfCauchy",
            "InverseGamma", "LogisticNormal", "Pareto", "Weibull", "NegativeBinomial",
-           "LowRankMultivariateNormal", "FisherSnedecor", "Kumaraswamy"]
+           "LowRankMultivariateNormal", "FisherSnedecor", "Kumaraswamy",
+           "ContinuousBernoulli"]
 
 
 def _pytorch_module_names():
@@ -46,7 +48,7 @@ def _pytorch_module_names():
     import sys
     import types
     names = {"bernoulli": "Bernoulli", "beta": "Beta", "binomial": "Binomial", "categorical": "Categorical",
-             "cauchy": "Cauchy", "chi2": "Chi2", "dirichlet": "Dirichlet", "exponential": "Exponential",
+             "cauchy": "Cauchy", "continuous_bernoulli": "ContinuousBernoulli", "chi2": "Chi2", "dirichlet": "Dirichlet", "exponential": "Exponential",
              "exp_family": "ExponentialFamily", "gamma": "Gamma", "geometric": "Geometric", "gumbel": "Gumbel",
              "half_normal": "HalfNormal", "half_cauchy": "HalfCauchy", "pareto": "Pareto", "weibull": "Weibull",
              "inverse_gamma": "InverseGamma", "fishersnedecor": "FisherSnedecor", "kumaraswamy": "Kumaraswamy", "logistic_normal": "LogisticNormal", "independent": "Independent", "laplace": "Laplace", "log_normal": "LogNormal",
