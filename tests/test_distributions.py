@@ -139,6 +139,14 @@ CASES = {
         lambda lib, D, loc, scale: D.TransformedDistribution(D.Normal(loc, scale),
                                                              D.transforms.StickBreakingTransform()),
         [real(2, 3), positive(2, 3)], simplex(2, 4)),
+    "transformed_reshape": (
+        lambda lib, D, loc, scale: D.TransformedDistribution(
+            D.Independent(D.Normal(loc, scale), 1), D.transforms.ReshapeTransform((6,), (2, 3))),
+        [real(6), positive(6)], real(4, 2, 3)),
+    "transformed_cdf": (
+        lambda lib, D, loc, scale: D.TransformedDistribution(
+            D.Normal(loc * 0, scale * 0 + 1), D.transforms.CumulativeDistributionTransform(D.Normal(loc, scale))),
+        [real(3), positive(3)], RNG.uniform(0.1, 0.9, (2, 3))),
     "transformed_affine_tanh": (
         lambda lib, D, loc, scale, shift, gain: D.TransformedDistribution(
             D.Normal(loc, scale), [D.transforms.AffineTransform(shift, gain), D.transforms.TanhTransform()]),
@@ -589,7 +597,7 @@ REGISTRY = [
     ("biject_to", lambda C: C.unit_interval, (3,)), ("biject_to", lambda C: C.interval(-2.0, 3.0), (3,)),
     ("biject_to", lambda C: C.simplex, (2, 3)), ("biject_to", lambda C: C.independent(C.positive, 1), (2, 3)),
     ("transform_to", lambda C: C.simplex, (2, 3)), ("transform_to", lambda C: C.lower_cholesky, (3, 3)),
-    ("transform_to", lambda C: C.nonnegative, (3,)),
+    ("transform_to", lambda C: C.nonnegative, (3,)), ("transform_to", lambda C: C.positive_definite, (2, 3, 3)),
 ]
 
 
@@ -763,7 +771,6 @@ def test_pytorchs_module_paths_import():
         theirs = importlib.import_module(f"torch.distributions.{name}")
         missing = [n for n in getattr(theirs, "__all__", []) if not hasattr(ours, n)]
         allowed = {"kl": set(), "utils": {"tril_matrix_to_vec", "vec_to_tril_matrix"},
-                   "transforms": {"CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
-                                  "PositiveDefiniteTransform", "ReshapeTransform", "StackTransform"},
+                   "transforms": {"CatTransform", "CorrCholeskyTransform", "StackTransform"},
                    "constraints": set(), "exp_family": set()}
         assert set(missing) <= allowed.get(name, set()), (name, missing)

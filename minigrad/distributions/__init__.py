@@ -24,8 +24,9 @@ from .mixture import MixtureSameFamily
 from .multivariate import Independent, LowRankMultivariateNormal, MultivariateNormal
 from .transformed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, LogNormal, RelaxedBernoulli,
                           RelaxedOneHotCategorical, TransformedDistribution)
-from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
-                         LowerCholeskyTransform, PowerTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, CumulativeDistributionTransform,
+                         ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+                         PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
                          StickBreakingTransform, TanhTransform, Transform, identity_transform)
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
@@ -39,7 +40,8 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "LowerCholeskyTransform", "StickBreakingTransform", "biject_to", "transform_to", "HalfCauchy",
            "InverseGamma", "LogisticNormal", "Pareto", "Weibull", "NegativeBinomial",
            "LowRankMultivariateNormal", "FisherSnedecor", "Kumaraswamy",
-           "ContinuousBernoulli"]
+           "ContinuousBernoulli", "CumulativeDistributionTransform", "PositiveDefiniteTransform",
+           "ReshapeTransform"]
 
 
 def _pytorch_module_names():

@@ -12,6 +12,9 @@ map that ``TransformedDistribution.log_prob`` subtracts (change of variables: p_
     IndependentTransform  a transform whose log|J| is summed over more rightmost dims
     StickBreakingTransform  R^(K-1) -> the K-simplex, bijective (stick-breaking with sigmoids)
     LowerCholeskyTransform  square matrices -> lower triangular with exp of the diagonal
+    PositiveDefiniteTransform  square matrices -> L L^T with L the LowerCholeskyTransform of the input
+    ReshapeTransform    the event reshaped (log|J| = 0)
+    CumulativeDistributionTransform  y = F(x) of a distribution (log|J| = its log density)
     ComposeTransform    the parts in order        the sum of the parts', each summed to the composite's event dims
 
 ``t.inv`` is the inverse transform; ``cache_size=1`` remembers the last (x, y) pair so that ``t.inv(t(x))``
@@ -30,7 +33,8 @@ from .utils import sum_rightmost
 
 __all__ = ["Transform", "ComposeTransform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
            "SoftmaxTransform", "AbsTransform", "PowerTransform", "SoftplusTransform", "IndependentTransform",
-           "StickBreakingTransform", "LowerCholeskyTransform", "identity_transform"]
+           "StickBreakingTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
+           "CumulativeDistributionTransform", "identity_transform"]
 
 
 class Transform:
@@ -643,3 +647,102 @@ class LowerCholeskyTransform(Transform):
 
     def _inverse(self, y):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """A square matrix to the positive-definite L L^T, L its LowerCholeskyTransform; inverse by Cholesky."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        L = LowerCholeskyTransform()(x)
+        return L @ L.mT
+
+    def _inverse(self, y):
+        from ._ops import cholesky
+        return LowerCholeskyTransform().inv(cholesky(y))
+
+
+class ReshapeTransform(Transform):
+    """The rightmost ``in_shape`` dims reshaped to ``out_shape`` (same number of elements); volume-preserving."""
+
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size=0):
+        self.in_shape, self.out_shape = tuple(in_shape), tuple(out_shape)
+        if math.prod(self.in_shape) != math.prod(self.out_shape):
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @property
+    def domain(self):
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @property
+    def codomain(self):
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size=1):
+        return self if self._cache_size == cache_size else ReshapeTransform(self.in_shape, self.out_shape,
+                                                                            cache_size=cache_size)
+
+    def _call(self, x):
+        return x.reshape(tuple(x.shape[:x.ndim - len(self.in_shape)]) + self.out_shape)
+
+    def _inverse(self, y):
+        return y.reshape(tuple(y.shape[:y.ndim - len(self.out_shape)]) + self.in_shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        return Tensor(np.zeros(x.shape[:x.ndim - len(self.in_shape)], dtype=x.dtype))
+
+    @staticmethod
+    def _reshaped(shape, old, new):
+        shape = tuple(shape)
+        if len(shape) < len(old):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(old)
+        if shape[cut:] != old:
+            raise ValueError(f"Shape mismatch: expected minigrad.Size({list(shape[cut:])}) but got "
+                             f"minigrad.Size({list(old)})")
+        return shape[:cut] + new
+
+    def forward_shape(self, shape):
+        return self._reshaped(shape, self.in_shape, self.out_shape)
+
+    def inverse_shape(self, shape):
+        return self._reshaped(shape, self.out_shape, self.in_shape)
+
+
+class CumulativeDistributionTransform(Transform):
+    """y = F(x), the CDF of ``distribution``: onto (0, 1), with log|J| = log p(x)."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size=1):
+        return self if self._cache_size == cache_size else CumulativeDistributionTransform(self.distribution,
+                                                                                            cache_size=cache_size)
