@@ -10,7 +10,7 @@ from ..ops.elementwise import atan2
 from . import constraints
 from ._ops import erfinv
 from .distribution import Distribution, ExponentialFamily
-from .utils import broadcast_all, euler_constant, standard_normal, uniform
+from .utils import CenteredAtLoc, broadcast_all, euler_constant, standard_normal, uniform
 
 __all__ = ["Normal", "Laplace", "Cauchy", "Gumbel", "Uniform", "Exponential"]
 
@@ -32,7 +32,7 @@ def _batch_shape_of(value):
     return () if isinstance(value, numbers.Number) else tuple(value.shape)
 
 
-class _LocationScale:
+class _LocationScale(CenteredAtLoc):
     """What Normal and Laplace share: real ``loc`` (the mean and mode) and positive ``scale``, broadcast."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
@@ -43,14 +43,6 @@ class _LocationScale:
         self.loc, self.scale = broadcast_all(loc, scale)
         shape = () if isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number) else self.loc.shape
         Distribution.__init__(self, shape, validate_args=validate_args)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
 
 class Normal(_LocationScale, ExponentialFamily):

@@ -237,6 +237,10 @@ class CategoricalParameters:
     def param_shape(self):
         return self._categorical.param_shape
 
+    @property
+    def _num_events(self):
+        return self._categorical._num_events
+
 
 class OneHotCategorical(CategoricalParameters, Distribution):
     """A Categorical whose samples are one-hot vectors of length K (the event shape)."""
@@ -274,10 +278,6 @@ class OneHotCategorical(CategoricalParameters, Distribution):
     def sample(self, sample_shape=()):
         indices = self._categorical.sample(sample_shape)
         return one_hot(indices, self._num_events).to(self.probs.dtype)
-
-    @property
-    def _num_events(self):
-        return self._categorical._num_events
 
     def log_prob(self, value):
         if self._validate_args:
@@ -548,10 +548,6 @@ class Multinomial(CategoricalParameters, Distribution):
         flat = (np.arange(cells) * k + draws.reshape(self.total_count, cells)).ravel()
         counts = np.bincount(flat, minlength=cells * k).reshape(draws.shape[1:] + (k,))   # (*sample, *batch, k)
         return Tensor(counts.astype(self.probs.dtype))
-
-    @property
-    def _num_events(self):
-        return self._categorical._num_events
 
     def log_prob(self, value):
         """log n! - sum log x_i! + sum x_i logits_i (0 * -inf = 0)."""

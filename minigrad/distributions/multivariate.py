@@ -6,7 +6,7 @@ from ..creation import eye
 from . import constraints
 from ._ops import cholesky, solve_triangular
 from .distribution import Distribution, _show
-from .utils import broadcast_shapes, lazy_property, standard_normal, sum_rightmost
+from .utils import CenteredAtLoc, broadcast_shapes, lazy_property, standard_normal, sum_rightmost
 
 __all__ = ["MultivariateNormal", "LowRankMultivariateNormal", "Independent"]
 
@@ -33,7 +33,7 @@ def _precision_to_scale_tril(P):
     return solve_triangular(L_inv, identity.expand(L_inv.shape), upper=False)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(CenteredAtLoc, Distribution):
     """N(loc, Sigma) over vectors of the last dim; Sigma = L L^T from ``scale_tril`` L, the Cholesky factor of
     ``covariance_matrix``, or of the inverse of ``precision_matrix``."""
 
@@ -101,14 +101,6 @@ class MultivariateNormal(Distribution):
         return (L_inv.mT @ L_inv).expand(self._matrix_shape())
 
     @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
-
-    @property
     def variance(self):
         return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(self._batch_shape + self._event_shape)
 
@@ -156,7 +148,7 @@ def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
     return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(capacitance_tril, _batch_mv(Wt_Dinv, x))
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(CenteredAtLoc, Distribution):
     """N(loc, W W^T + diag(D)) with a low-rank ``cov_factor`` W (n x m) and ``cov_diag`` D: densities and
     samples cost O(n m^2) through the m x m capacitance matrix instead of O(n^3)."""
 
@@ -197,14 +189,6 @@ class LowRankMultivariateNormal(Distribution):
         Distribution.__init__(new, tuple(batch_shape), self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @lazy_property
     def variance(self):

@@ -74,6 +74,18 @@ def xlogy(x, y):
     return x * where((x == 0) & (y == 0), 1.0, y).log()
 
 
+class CenteredAtLoc:
+    """For distributions whose mean and mode are their ``loc`` (Normal, Laplace, the multivariate normals)."""
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+
 class lazy_property:
     """A property computed once, on first access, and then stored as the instance's attribute."""
 
