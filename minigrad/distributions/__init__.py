@@ -22,6 +22,7 @@ from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
 from .kl import kl_divergence, register_kl
 from .mixture import MixtureSameFamily
 from .multivariate import Independent, LowRankMultivariateNormal, MultivariateNormal
+from .von_mises import VonMises
 from .transformed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, LogNormal, RelaxedBernoulli,
                           RelaxedOneHotCategorical, TransformedDistribution)
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, CumulativeDistributionTransform,
@@ -41,7 +42,7 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "InverseGamma", "LogisticNormal", "Pareto", "Weibull", "NegativeBinomial",
            "LowRankMultivariateNormal", "FisherSnedecor", "Kumaraswamy",
            "ContinuousBernoulli", "CumulativeDistributionTransform", "PositiveDefiniteTransform",
-           "ReshapeTransform"]
+           "ReshapeTransform", "VonMises"]
 
 
 def _pytorch_module_names():
@@ -60,7 +61,7 @@ def _pytorch_module_names():
              "one_hot_categorical": ("OneHotCategorical", "OneHotCategoricalStraightThrough"), "poisson": "Poisson",
              "relaxed_bernoulli": ("LogitRelaxedBernoulli", "RelaxedBernoulli"),
              "relaxed_categorical": ("ExpRelaxedCategorical", "RelaxedOneHotCategorical"), "studentT": "StudentT",
-             "transformed_distribution": "TransformedDistribution", "uniform": "Uniform"}
+             "transformed_distribution": "TransformedDistribution", "uniform": "Uniform", "von_mises": "VonMises"}
     package = globals()
     for module_name, classes in names.items():
         classes = (classes,) if isinstance(classes, str) else classes

@@ -266,3 +266,75 @@ class RegularizedGamma(TensorFormula):
 
 def gammainc(a, x):
     return RegularizedGamma.apply(a, x)
+
+
+# --------------------------------------------------------------------------- modified Bessel functions
+def _bessel_ratio(k):
+    """A(k) = I1(k) / I0(k) of an ndarray, from SciPy's exponentially scaled i1e / i0e (no overflow)."""
+    special = scipy_special()
+    return (special.i1e(k) / special.i0e(k)).astype(k.dtype)
+
+
+def _log_i0(k):
+    """log I0(k): log(i0e(k)) + |k|, and below |k| = 1 log1p of the series I0(k) - 1 = sum_j (k^2/4)^j / (j!)^2,
+    14 terms (the first form loses digits to cancellation as log I0(k) -> k^2 / 4)."""
+    quarter_sq = k * k / 4
+    series = np.zeros_like(k)
+    term = np.ones_like(k)
+    for j in range(1, 15):
+        term = term * quarter_sq / (j * j)
+        series = series + term
+    with np.errstate(divide="ignore"):
+        large = np.log(scipy_special().i0e(k)) + np.abs(k)
+    return np.where(np.abs(k) < 1, np.log1p(series), large)
+
+
+class LogBesselI0(Function):
+    """out = log I0(k), the modified Bessel function of order 0 (the von Mises normaliser), k >= 0.
+    Backward: d log I0 / dk = I1(k) / I0(k) = A(k)."""
+
+    @staticmethod
+    def forward(ctx, k):
+        x = k._data
+        ctx.save_for_backward(x)
+        return _log_i0(x.astype(np.float64)).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return dout._data * _bessel_ratio(ctx.saved_tensors[0])
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return dout * BesselRatio.apply(ctx.input_tensor(0, ctx.saved_tensors[0]))
+
+
+class BesselRatio(TensorFormula):
+    """A(k) = I1(k) / I0(k). Backward: from I0' = I1 and I1' = I0 - I1 / k, A'(k) = 1 - A / k - A^2
+    (A / k -> 1/2 as k -> 0, where A'(0) = 1/2)."""
+
+    roles = (0, "out")
+
+    @staticmethod
+    def forward(ctx, k):
+        A = _bessel_ratio(k._data)
+        ctx.save_for_backward(k._data, A)
+        return A
+
+    @staticmethod
+    def gradients(ctx, k, A, dout):
+        small = k._data < 1e-4
+        A_over_k = _select(small, 0.5 - k * k / 16, A / _select(small, 1.0, k))
+        return dout * (1 - A_over_k - A * A)
+
+
+def _select(condition, a, b):
+    from ..ops.elementwise import select
+    return select(condition, a, b)
+
+
+def log_bessel_i0(k):
+    return LogBesselI0.apply(k)
+
+
+def bessel_ratio(k):
+    return BesselRatio.apply(k)
