@@ -7,8 +7,19 @@
 
 Samples come from minigrad's generator (``minigrad.manual_seed``), so they differ from PyTorch's; everything
 computed from given values (log_prob, entropy, cdf, mean, variance, kl_divergence, and the gradients of
-rsample for the same noise) follows PyTorch's formulas. Gamma, Beta and Dirichlet need SciPy
-(``pip install "minigrad[special]"``) for lgamma/digamma and their implicit reparameterisation gradients.
+rsample for the same noise) follows PyTorch's formulas. Whatever uses lgamma/digamma (Gamma, Beta, Dirichlet,
+StudentT, Binomial, Poisson, ...), the implicit reparameterisation gradients or Bessel functions (VonMises)
+needs SciPy: ``pip install "minigrad[special]"``.
+
+Where things are: ``distribution.py`` (the base class and validation), ``constraints.py``, ``transforms.py``,
+``constraint_registry.py`` (biject_to/transform_to), ``continuous.py`` (location-scale families, Uniform,
+Exponential), ``discrete.py``, ``gamma_family.py`` (Gamma, Chi2, StudentT, FisherSnedecor, Dirichlet, Beta),
+``multivariate.py`` (MultivariateNormal, LowRankMultivariateNormal, Independent), ``transformed.py``
+(TransformedDistribution, LogNormal, the relaxed distributions), ``derived.py`` (the other transformed ones),
+``mixture.py``, ``continuous_bernoulli.py``, ``von_mises.py``, ``kl.py``, and ``_ops.py`` (the Functions the
+distributions need: Cholesky, triangular solves, erfinv, gamma and Dirichlet samples with their implicit
+gradients, the regularised incomplete gamma, log I0). PyTorch's module paths (``.normal``, ``.categorical``,
+...) are registered at the bottom of this file.
 """
 from . import constraints, transforms
 from .constraint_registry import biject_to, transform_to
