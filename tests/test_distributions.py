@@ -409,6 +409,24 @@ def test_implicit_reparameterisation_gradients_match_pytorch(name, monkeypatch):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=5e-3, atol=1e-6)
 
 
+@pytest.mark.parametrize("name, error", [("gamma", NotImplementedError), ("dirichlet", RuntimeError)])
+def test_implicit_gradients_refuse_a_second_derivative_as_pytorch(name, error):
+    """PyTorch has no derivative of the implicit slopes: differentiating the create_graph gradient in the
+    concentration raises NotImplementedError for Gamma (same text here) and, Dirichlet's backward being
+    once-differentiable, a RuntimeError."""
+    _, arrays, _ = CASES[name]
+    errors = []
+    for lib in (mg, torch):
+        params = [lib.tensor(a, requires_grad=True) for a in arrays]
+        x = _build(lib, name, params).rsample()
+        (g,) = lib.autograd.grad(x, params[:1], lib.tensor(np.ones(x.shape)), create_graph=True)
+        with pytest.raises(error) as raised:
+            lib.autograd.grad(g.sum(), params[:1])
+        errors.append(str(raised.value))
+    if error is NotImplementedError:
+        assert errors[0] == errors[1]
+
+
 def test_implicit_gradients_match_mpmath():
     """d(sample)/d(alpha) = -(dF/dalpha) / pdf with F the regularised incomplete gamma (beta) function,
     computed by mpmath to 30 digits: minigrad's to 1e-8 relative over shapes 0.05 .. 50."""

@@ -186,6 +186,22 @@ def dirichlet_grad(x, alpha, total):
         return (-dI / np.exp(log_pdf) / (1 - x64)).astype(x.dtype)
 
 
+class _NoDerivative(Function):
+    """``values`` (a constant computed from ``input``) as a function of ``input`` whose derivative PyTorch does
+    not implement: differentiating through it raises PyTorch's NotImplementedError naming ``name``."""
+
+    @staticmethod
+    def forward(ctx, input, values, name):
+        ctx.missing = name
+        return values
+
+    @staticmethod
+    def backward(ctx, dout):
+        raise NotImplementedError(f"the derivative for '{ctx.missing}' is not implemented.")
+
+    graph_backward = backward
+
+
 def _gamma_draws(a, generator):
     """Gamma(a, 1) draws from minigrad's generator in a's dtype, kept away from 0 as PyTorch keeps them."""
     g = np.asarray(numpy_rng(generator).standard_gamma(a)).astype(a.dtype)
@@ -194,8 +210,10 @@ def _gamma_draws(a, generator):
 
 class StandardGamma(Function):
     """A Gamma(alpha, 1) sample, differentiable in alpha by implicit reparameterisation:
-    d(sample)/d(alpha) = ``standard_gamma_grad`` (PyTorch's ``_standard_gamma``). Its gradient is a number from
-    SciPy, not a formula in minigrad ops, so it cannot be differentiated again (as in PyTorch)."""
+    d(sample)/d(alpha) = ``standard_gamma_grad`` (PyTorch's ``_standard_gamma``). That gradient is a number from
+    SciPy, not a formula in minigrad ops: differentiating it again raises PyTorch's NotImplementedError (minigrad's
+    engine visits every node that leads to a leaf requiring grad, so this also happens when only the derivative
+    in the upstream gradient is asked for, which PyTorch computes)."""
 
     @staticmethod
     def forward(ctx, alpha, generator):
@@ -205,10 +223,15 @@ class StandardGamma(Function):
         return x
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, dout):
         x, a = ctx.saved_tensors
         return dout._data * standard_gamma_grad(x, a), None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        x, a = ctx.saved_tensors
+        slope = _NoDerivative.apply(ctx.input_tensor(0, a), standard_gamma_grad(x, a), "_standard_gamma_grad")
+        return dout * slope, None
 
 
 def standard_gamma(alpha, generator=None):
@@ -220,7 +243,8 @@ class DirichletSample(Function):
 
     Backward (PyTorch's ``_Dirichlet_backward``): with D_i = ``dirichlet_grad``(x_i, alpha_i, sum(alpha)),
         d alpha_i = D_i (G_i - sum_j x_j G_j):
-    x_i moves by D_i (1 - x_i) and the others make room in proportion to their size. Not differentiable again."""
+    x_i moves by D_i (1 - x_i) and the others make room in proportion to their size. Once differentiable, as
+    PyTorch's ``_Dirichlet`` is."""
 
     @staticmethod
     def forward(ctx, alpha, generator):
@@ -236,9 +260,12 @@ class DirichletSample(Function):
     def backward(ctx, dout):
         x, a = ctx.saved_tensors
         G = dout._data
-        total = np.broadcast_to(a.sum(-1, keepdims=True), a.shape)
-        D = dirichlet_grad(x, a, total)
-        return D * (G - (x * G).sum(-1, keepdims=True)), None
+        return DirichletSample.slope(x, a) * (G - (x * G).sum(-1, keepdims=True)), None
+
+    @staticmethod
+    def slope(x, a):
+        """D_i = dirichlet_grad(x_i, alpha_i, sum(alpha))."""
+        return dirichlet_grad(x, a, np.broadcast_to(a.sum(-1, keepdims=True), a.shape))
 
 
 def dirichlet_sample(alpha, generator=None):
