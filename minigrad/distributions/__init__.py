@@ -36,10 +36,10 @@ from .multivariate import Independent, LowRankMultivariateNormal, MultivariateNo
 from .von_mises import VonMises
 from .transformed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, LogNormal, RelaxedBernoulli,
                           RelaxedOneHotCategorical, TransformedDistribution)
-from .transforms import (AbsTransform, AffineTransform, ComposeTransform, CumulativeDistributionTransform,
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CumulativeDistributionTransform,
                          ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
                          PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
-                         StickBreakingTransform, TanhTransform, Transform, identity_transform)
+                         StackTransform, StickBreakingTransform, TanhTransform, Transform, identity_transform)
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
            "ExpRelaxedCategorical", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfNormal",
@@ -53,7 +53,7 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "InverseGamma", "LogisticNormal", "Pareto", "Weibull", "NegativeBinomial",
            "LowRankMultivariateNormal", "FisherSnedecor", "Kumaraswamy",
            "ContinuousBernoulli", "CumulativeDistributionTransform", "PositiveDefiniteTransform",
-           "ReshapeTransform", "VonMises"]
+           "ReshapeTransform", "VonMises", "CatTransform", "StackTransform"]
 
 
 def _pytorch_module_names():

@@ -15,6 +15,7 @@ map that ``TransformedDistribution.log_prob`` subtracts (change of variables: p_
     PositiveDefiniteTransform  square matrices -> L L^T with L the LowerCholeskyTransform of the input
     ReshapeTransform    the event reshaped (log|J| = 0)
     CumulativeDistributionTransform  y = F(x) of a distribution (log|J| = its log density)
+    CatTransform, StackTransform  different transforms for consecutive pieces / the slices of one dim
     ComposeTransform    the parts in order        the sum of the parts', each summed to the composite's event dims
 
 ``t.inv`` is the inverse transform; ``cache_size=1`` remembers the last (x, y) pair so that ``t.inv(t(x))``
@@ -34,7 +35,7 @@ from .utils import sum_rightmost
 __all__ = ["Transform", "ComposeTransform", "ExpTransform", "AffineTransform", "SigmoidTransform", "TanhTransform",
            "SoftmaxTransform", "AbsTransform", "PowerTransform", "SoftplusTransform", "IndependentTransform",
            "StickBreakingTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
-           "CumulativeDistributionTransform", "identity_transform"]
+           "CumulativeDistributionTransform", "CatTransform", "StackTransform", "identity_transform"]
 
 
 class Transform:
@@ -746,3 +747,125 @@ class CumulativeDistributionTransform(Transform):
     def with_cache(self, cache_size=1):
         return self if self._cache_size == cache_size else CumulativeDistributionTransform(self.distribution,
                                                                                             cache_size=cache_size)
+
+
+def _check_dim(dim, t, what, size, expected, name):
+    if not -t.ndim <= dim < t.ndim:
+        raise AssertionError(f"dim {dim} out of range for {what} with {t.ndim} dimensions")
+    if t.shape[dim] != expected:
+        raise AssertionError(f"{name}.size({dim}) = {t.shape[dim]} must equal {size} {expected}")
+
+
+class CatTransform(Transform):
+    """``tseq[i]`` applied to the i-th piece (``lengths[i]`` long) of ``dim``; the results concatenated."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})")
+        self.dim = dim
+
+    @property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self):
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        return self if self._cache_size == cache_size else CatTransform(self.transforms, self.dim, self.lengths,
+                                                                        cache_size)
+
+    def _pieces(self, t):
+        start = 0
+        for transform, length in zip(self.transforms, self.lengths):
+            yield transform, t.narrow(self.dim, start, length)
+            start += length
+
+    def _call(self, x):
+        from ..ops.shape import cat
+        _check_dim(self.dim, x, "tensor", "length", self.length, "x")
+        return cat([transform(piece) for transform, piece in self._pieces(x)], self.dim)
+
+    def _inverse(self, y):
+        from ..ops.shape import cat
+        _check_dim(self.dim, y, "tensor", "length", self.length, "y")
+        return cat([transform.inv(piece) for transform, piece in self._pieces(y)], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        from ..ops.shape import cat
+        _check_dim(self.dim, x, "x", "length", self.length, "x")
+        _check_dim(self.dim, y, "y", "length", self.length, "y")
+        terms = []
+        for (transform, x_piece), (_, y_piece) in zip(self._pieces(x), self._pieces(y)):
+            term = transform.log_abs_det_jacobian(x_piece, y_piece)
+            if transform.event_dim < self.event_dim:
+                term = sum_rightmost(term, self.event_dim - transform.event_dim)
+            terms.append(term)
+        dim = (self.dim - x.ndim if self.dim >= 0 else self.dim) + self.event_dim
+        return cat(terms, dim) if dim < 0 else sum(terms)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """``tseq[i]`` applied to slice i of ``dim``; the results stacked again."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms, self.dim = list(tseq), dim
+
+    def with_cache(self, cache_size=1):
+        return self if self._cache_size == cache_size else StackTransform(self.transforms, self.dim, cache_size)
+
+    def _map(self, t, name, how):
+        from ..ops.shape import stack
+        _check_dim(self.dim, t, "tensor", "len(transforms)", len(self.transforms), name)
+        return stack([how(transform, piece) for transform, piece in zip(self.transforms, t.unbind(self.dim))],
+                     self.dim)
+
+    def _call(self, x):
+        return self._map(x, "x", lambda transform, piece: transform(piece))
+
+    def _inverse(self, y):
+        return self._map(y, "y", lambda transform, piece: transform.inv(piece))
+
+    def log_abs_det_jacobian(self, x, y):
+        from ..ops.shape import stack
+        _check_dim(self.dim, x, "tensor", "len(transforms)", len(self.transforms), "x")
+        _check_dim(self.dim, y, "tensor", "len(transforms)", len(self.transforms), "y")
+        return stack([transform.log_abs_det_jacobian(x_piece, y_piece) for transform, x_piece, y_piece
+                      in zip(self.transforms, x.unbind(self.dim), y.unbind(self.dim))], self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)

@@ -9,7 +9,7 @@ from ..random import numpy_rng
 from ..tensor import Tensor
 
 __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property",
-           "euler_constant"]
+           "euler_constant", "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
 
@@ -110,3 +110,31 @@ class _lazy_property_and_property(lazy_property, property):
     def __init__(self, wrapped):
         property.__init__(self, wrapped)
         lazy_property.__init__(self, wrapped)
+
+
+def _tril_selection(n, diag, dtype):
+    """(k, n * n) 0/1 matrix picking, row by row, the k entries of an n x n matrix on or below diagonal ``diag``."""
+    rows, cols = np.nonzero(np.arange(n) < np.arange(n)[:, None] + (diag + 1))
+    selection = np.zeros((rows.size, n * n), dtype=dtype)
+    selection[np.arange(rows.size), rows * n + cols] = 1
+    return Tensor(selection)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The entries of ``mat`` (..., n, n) on and below diagonal ``diag``, row by row, as vectors (..., k)."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    flat = mat.reshape(tuple(mat.shape[:-2]) + (n * n,))
+    return flat @ _tril_selection(n, diag, mat.dtype).mT
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The inverse of ``tril_matrix_to_vec``: (..., k) vectors into (..., n, n) lower triangles (zeros above)."""
+    k = vec.shape[-1]
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * k + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > np.finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {k} which cannot be expressed as the lower triangular "
+                         "part of a square D x D matrix.")
+    n = round(n)
+    return (vec @ _tril_selection(n, diag, vec.dtype)).reshape(tuple(vec.shape[:-1]) + (n, n))
