@@ -69,6 +69,8 @@ from .signal.windows import (bartlett_window, blackman_window, hamming_window, h
                              kaiser_window)
 from .ops.special import erfc, erfinv, exp2, i0, igamma, igammac, logit, sinc, xlogy  # noqa: E402
 from .ops.spectral import istft, stft  # noqa: E402
+from .ops.gamma import digamma, lgamma, mvlgamma, polygamma  # noqa: E402
+from . import distributions  # noqa: E402
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 

@@ -672,6 +672,9 @@ for _module, _names in _METHODS.items():
             _function = _function.__wrapped__
         setattr(Tensor, _name, _function)
 Tensor.clip = Tensor.clamp
+from .ops import gamma as _gamma  # noqa: E402
+for _name, _function in _gamma.METHODS.items():   # lgamma, digamma, polygamma (order first), mvlgamma, in place
+    setattr(Tensor, _name, _function)
 
 
 # --------------------------------------------------------------------------- legacy tensor types

@@ -20,8 +20,10 @@ from ..autograd import no_grad
 from ..random import numpy_rng
 from ..tensor import Tensor
 
-__all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
-           "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
+__all__ = ["calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_",
+           "ones_", "orthogonal_", "sparse_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_",
+           "zeros_", "uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal",
+           "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"]
 
 _UNIT_GAIN = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "sigmoid")
@@ -72,32 +74,58 @@ def _fill(tensor, values):
     return tensor
 
 
+def _check_uniform_bounds(a, b):
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
+
+
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with U(a, b)."""
+    _check_uniform_bounds(a, b)
     return _fill(tensor, numpy_rng(generator).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with N(mean, std**2)."""
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     return _fill(tensor, numpy_rng(generator).normal(mean, std, tensor.shape))
 
 
+def _normal_cdf(x):
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with N(mean, std**2) conditioned on [a, b] (absolute bounds, as in PyTorch), by rejection."""
-    if not a < b:
-        raise ValueError(f"trunc_normal_: expected a < b, got a={a}, b={b}")
+    """Fill with N(mean, std**2) conditioned on [a, b] (absolute bounds, as in PyTorch), by rejection:
+    from normal draws when the window holds more than 30% of the mass, else from uniform draws on [a, b]
+    accepted with probability pdf(x) / pdf(mode) (so a window far in the tails costs no more than a wide one)."""
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    generator = numpy_rng(generator)
-    values = generator.normal(mean, std, tensor.shape)
-    outside = (values < a) | (values > b)
-    for _ in range(1000):  # each round keeps at least P([a, b]) of the remaining draws
-        if not outside.any():
-            break
-        values[outside] = generator.normal(mean, std, int(outside.sum()))
-        outside = (values < a) | (values > b)
-    return _fill(tensor, np.clip(values, a, b))  # the clip only matters for a window far in the tails
+    rng = numpy_rng(generator)
+    mass = _normal_cdf((b - mean) / std) - _normal_cdf((a - mean) / std)
+    if mass > 0.3:
+        lo, hi = (np.asarray(bound, dtype=tensor._data.dtype).item() for bound in (a, b))  # the tensor's bounds
+        values = rng.normal(mean, std, tensor.shape)
+        outside = (values < lo) | (values > hi)
+        while outside.any():   # each round keeps at least 30% of the remaining draws
+            values[outside] = rng.normal(mean, std, int(outside.sum()))
+            outside = (values < lo) | (values > hi)
+        return _fill(tensor, values)
+    _check_uniform_bounds(a, b)
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+    values = np.empty(tensor.shape)
+    pending = np.ones(tensor.shape, dtype=bool)
+    while pending.any():
+        candidates = rng.uniform(a, b, int(pending.sum()))
+        log_ratio = -0.5 * ((candidates - mean) / std) ** 2 - log_peak         # log pdf(x) / pdf(mode) <= 0
+        accepted = np.log(rng.random(candidates.size)) <= log_ratio
+        index = np.flatnonzero(pending)[accepted]
+        values.reshape(-1)[index] = candidates[accepted]
+        pending.reshape(-1)[index] = False
+    return _fill(tensor, values)
 
 
 def constant_(tensor, val):
@@ -144,3 +172,90 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     if std is None:
         return tensor
     return normal_(tensor, 0.0, std, generator)
+
+
+def eye_(tensor):
+    """The identity matrix (ones on the main diagonal of a 2-D tensor, not necessarily square)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, np.eye(*tensor.shape))
+
+
+def dirac_(tensor, groups=1):
+    """The Dirac delta of a convolution weight (out, in, *kernel): output channel d of each group copies input
+    channel d (a 1 at the kernel's centre), for d < min(out / groups, in); a convolution with it is the identity
+    on those channels."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    out_channels, in_channels = tensor.shape[:2]
+    if out_channels % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = out_channels // groups
+    d = np.arange(min(per_group, in_channels))
+    outs = (np.arange(groups)[:, None] * per_group + d).reshape(-1)            # (groups * min_dim,)
+    ins = np.tile(d, groups)
+    centre = tuple(size // 2 for size in tensor.shape[2:])
+    values = np.zeros(tensor.shape)
+    values[(outs, ins) + centre] = 1
+    return _fill(tensor, values)
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix (Saxe et al., 2013) over the first dim and the rest flattened: the Q of the QR
+    factorisation of a Gaussian matrix, its columns' signs fixed by R's diagonal so that Q is Haar-distributed
+    (Mezzadri, 2007), times ``gain``."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flattened = numpy_rng(generator).normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flattened = flattened.T
+    q, r = np.linalg.qr(flattened)                    # (max, min) with orthonormal columns
+    q = q * np.sign(np.diagonal(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (q * gain).reshape(tensor.shape))
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """N(0, std**2) entries with ceil(sparsity * rows) of each column set to zero, at random rows (Martens,
+    2010)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    rng = numpy_rng(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    zero_rows = rng.random((rows, cols)).argsort(axis=0)[:num_zeros]             # (num_zeros, cols)
+    values[zero_rows, np.arange(cols)] = 0
+    return _fill(tensor, values)
+
+
+def _make_deprecate(method):
+    """PyTorch's old name of an initialiser (without the trailing underscore): the same, with a FutureWarning."""
+    new_name = method.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
+                      stacklevel=2)
+        return method(*args, **kwargs)
+    deprecated_init.__name__ = old_name
+    deprecated_init.__doc__ = f"{old_name}(...): deprecated in favor of ``nn.init.{new_name}``."
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)

@@ -9,7 +9,7 @@ from ..tensor import Tensor
 from .optimizer import _scalar_tensor
 
 __all__ = ["lerp_", "decay_square_", "ratio", "effective_grad", "increment_step", "zeros_state", "check_betas",
-           "check_non_negative", "reject_unsupported"]
+           "check_non_negative", "speed_flags"]
 
 
 def check_non_negative(group, *names, nan_ok=False):
@@ -30,13 +30,17 @@ def check_betas(group):
             raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
 
 
-def reject_unsupported(**flags):
-    """``capturable``/``differentiable``/``fused`` exist for CUDA graphs, autograd through the step and fused
-    kernels; minigrad steps on the CPU outside autograd, so only their off values are accepted."""
-    for name, value in flags.items():
-        if value:
-            raise ValueError(f"{name}={value!r} is not supported: minigrad's optimizers step on the CPU, outside "
-                             f"autograd; expected {name}=False")
+def speed_flags(**flags):
+    """PyTorch's implementation flags, checked as PyTorch checks them and kept in the defaults (so in every
+    group and state_dict) as PyTorch keeps them. On the CPU, PyTorch 2.13 runs ``foreach`` and ``fused``
+    (SGD, Adam, AdamW, Adagrad) with the same update as the single-tensor loop minigrad has, so they change
+    nothing here; ``capturable=True`` fails at the step, and so does ``differentiable=True`` on leaf parameters
+    that require grad (``Optimizer._check_flags``)."""
+    if flags.get("fused") and flags.get("foreach"):
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if flags.get("fused") and flags.get("differentiable"):
+        raise RuntimeError("`fused` does not support `differentiable`")
+    return flags
 
 
 def lerp_(avg, target, weight):

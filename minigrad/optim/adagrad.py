@@ -4,7 +4,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._moments import (check_non_negative, decay_square_, effective_grad, increment_step, ratio,
-                       reject_unsupported, zeros_state)
+                       speed_flags, zeros_state)
 from .optimizer import Optimizer
 
 __all__ = ["Adagrad", "Adadelta"]
@@ -23,9 +23,9 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
-        reject_unsupported(differentiable=differentiable, fused=fused)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, maximize=maximize)
+                        initial_accumulator_value=initial_accumulator_value, maximize=maximize,
+                        **speed_flags(foreach=foreach, differentiable=differentiable, fused=fused))
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
@@ -67,10 +67,12 @@ class Adadelta(Optimizer):
         p = p - lr * delta
     """
 
+    _capturable_devices = "['cuda', 'xpu', 'hpu', 'privateuseone']"   # PyTorch's list for Adadelta
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):
-        reject_unsupported(capturable=capturable, differentiable=differentiable)
-        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                        **speed_flags(foreach=foreach, capturable=capturable, differentiable=differentiable))
         super().__init__(params, defaults)
 
     def _check_group(self, group):

@@ -3,7 +3,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .optimizer import Optimizer, _scalar_tensor
-from ._moments import check_betas, check_non_negative
+from ._moments import check_betas, check_non_negative, speed_flags
 
 __all__ = ["Adam", "AdamW"]
 
@@ -29,9 +29,12 @@ class Adam(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
-                 maximize=False, decoupled_weight_decay=False):
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                        maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+                        maximize=maximize, **speed_flags(foreach=foreach, capturable=capturable,
+                                                         differentiable=differentiable, fused=fused),
+                        decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
     def _check_group(self, group):
@@ -96,6 +99,7 @@ class AdamW(Adam):
     """Adam with decoupled weight decay: p shrinks by ``lr * weight_decay * p`` before the Adam step."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 maximize=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize, foreach=foreach,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)

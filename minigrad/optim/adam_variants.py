@@ -4,7 +4,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._moments import (check_betas, check_non_negative, decay_square_, decay_weights_, effective_grad,
-                       increment_step, lerp_, ratio, reject_unsupported, zeros_state)
+                       increment_step, lerp_, ratio, speed_flags, zeros_state)
 from .optimizer import Optimizer, _scalar_tensor
 
 __all__ = ["Adamax", "NAdam", "RAdam"]
@@ -48,8 +48,9 @@ class Adamax(_AdamFamily):
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
-        reject_unsupported(capturable=capturable, differentiable=differentiable)
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize))
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                                      **speed_flags(foreach=foreach, capturable=capturable,
+                                                    differentiable=differentiable)))
 
     def _update_group(self, group, params):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
@@ -77,13 +78,15 @@ class NAdam(_AdamFamily):
     in that dtype as in PyTorch.
     """
 
+    _capturable_state = "params, mu_products and state_steps"
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):
-        reject_unsupported(capturable=capturable, differentiable=differentiable)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
-                                      maximize=maximize))
+                                      maximize=maximize, **speed_flags(foreach=foreach, capturable=capturable,
+                                                                       differentiable=differentiable)))
 
     def _check_group(self, group):
         super()._check_group(group)
@@ -132,8 +135,9 @@ class RAdam(_AdamFamily):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):
-        reject_unsupported(capturable=capturable, differentiable=differentiable)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                                      **speed_flags(foreach=foreach, capturable=capturable,
+                                                    differentiable=differentiable),
                                       decoupled_weight_decay=decoupled_weight_decay))
 
     def _update_group(self, group, params):

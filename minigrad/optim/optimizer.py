@@ -92,6 +92,9 @@ class Optimizer:
             if not isinstance(param, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(param).__name__}")
             if param.grad_fn is not None:
+                if param_group.get("differentiable", self.defaults.get("differentiable")):
+                    raise NotImplementedError("differentiable=True with a non-leaf parameter (autograd through the "
+                                              "optimizer step) is not implemented in minigrad")
                 raise ValueError("can't optimize a non-leaf Tensor")
         if len({id(p) for p in params}) != len(params):
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
@@ -142,6 +145,7 @@ class Optimizer:
         """Raise (TypeError for a non-Tensor gradient, RuntimeError otherwise) before ``step`` changes anything."""
         for g, group in enumerate(self.param_groups):
             self._check_group(group)  # hyperparameters may have been edited since construction
+            self._check_flags(group)
             for i, param in enumerate(group["params"]):
                 where = f"param_groups[{g}]['params'][{i}]"
                 grad = param.grad
@@ -158,6 +162,21 @@ class Optimizer:
                     error = self._state_error(param, self.state[param], group)
                     if error:
                         raise RuntimeError(f"optimizer step: the state of {where} {error}; nothing was updated")
+
+    # what PyTorch 2.13 on the CPU says about the flags when a step runs
+    _capturable_state = "params and state_steps"
+    _capturable_devices = "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']"
+
+    def _check_flags(self, group):
+        """``capturable=True`` needs an accelerator (PyTorch's AssertionError); ``differentiable=True`` makes
+        the step an in-place write recorded by autograd (PyTorch turns grad mode on for it, even under no_grad),
+        refused on leaves that require grad."""
+        params = self._params_with_grad(group)
+        if group.get("capturable") and params:
+            raise AssertionError(f"If capturable=True, {self._capturable_state} must be on supported devices: "
+                                 f"{self._capturable_devices}.")
+        if group.get("differentiable") and any(p.requires_grad for p in params):
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
     def _required_state(self, group):
         """The names a parameter's state must hold once its first step has made it (subclasses)."""

@@ -3,7 +3,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._moments import (check_non_negative, decay_square_, effective_grad, increment_step, lerp_, ratio,
-                       reject_unsupported, zeros_state)
+                       speed_flags, zeros_state)
 from .optimizer import Optimizer
 
 __all__ = ["RMSprop"]
@@ -26,9 +26,9 @@ class RMSprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
-        reject_unsupported(capturable=capturable, differentiable=differentiable)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
-                        weight_decay=weight_decay, maximize=maximize)
+                        weight_decay=weight_decay, maximize=maximize,
+                        **speed_flags(capturable=capturable, foreach=foreach, differentiable=differentiable))
         super().__init__(params, defaults)
 
     def _check_group(self, group):

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..tensor import Tensor
-from ._moments import check_non_negative
+from ._moments import check_non_negative, speed_flags
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
@@ -17,9 +17,11 @@ class SGD(Optimizer):
         p = p - lr * g
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False, fused=None):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                        nesterov=nesterov, maximize=maximize)
+                        nesterov=nesterov, maximize=maximize,
+                        **speed_flags(foreach=foreach, differentiable=differentiable, fused=fused))
         super().__init__(params, defaults)
 
     def _check_group(self, group):

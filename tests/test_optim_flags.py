@@ -1,0 +1,72 @@
+"""PyTorch's implementation flags (``foreach``, ``fused``, ``capturable``, ``differentiable``, ``maximize``) on
+every optimizer, as PyTorch 2.13 treats them on the CPU: the same signature, the same construction and step
+outcome (values after three steps, or the exception type and message), and the same keys in each group."""
+import inspect
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+torch = pytest.importorskip("torch", reason="PyTorch not installed: the flags are mirrored against it")
+
+NAMES = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"]
+FLAGS = ["foreach", "fused", "capturable", "differentiable", "maximize"]
+CASES = [(name, flag, value) for name in NAMES for flag in FLAGS for value in (True, False)
+         if flag in inspect.signature(getattr(torch.optim, name).__init__).parameters]
+CASES += [("SGD", "fused+foreach", True), ("Adam", "fused+differentiable", True), ("RMSprop", "fused", True),
+          ("AdamW", "foreach", None), ("Adam", "fused", None)]
+
+
+def outcome(lib, name, flag, value, grad_mode=True):
+    """('ok', parameter values after 3 steps, group keys) or ('error', type name, message)."""
+    kwargs = {f: value for f in flag.split("+")}
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(4)
+    param = (mg.nn.Parameter(mg.tensor(w)) if lib is mg else torch.nn.Parameter(torch.tensor(w)))
+    try:
+        optimizer = getattr(lib.optim, name)([param], lr=0.1, **kwargs)
+        for _ in range(3):
+            param.grad = lib.tensor(rng.standard_normal(4))
+            if grad_mode:
+                optimizer.step()
+            else:
+                with lib.no_grad():
+                    optimizer.step()
+    except Exception as error:          # the outcome compared is the exception itself
+        return "error", type(error).__name__, str(error)
+    return "ok", param.detach().numpy().copy(), sorted(optimizer.param_groups[0])
+
+
+@pytest.mark.parametrize("name, flag, value", CASES, ids=[f"{n}-{f}-{v}" for n, f, v in CASES])
+def test_flags_behave_as_pytorch_on_the_cpu(name, flag, value):
+    theirs, ours = outcome(torch, name, flag, value), outcome(mg, name, flag, value)
+    assert ours[0] == theirs[0], (ours, theirs)
+    if theirs[0] == "error":
+        assert ours[1] == theirs[1], (ours, theirs)
+        if theirs[1] != "TypeError":          # unexpected-keyword messages name the class differently
+            assert ours[2] == theirs[2]
+        return
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12, atol=1e-14)
+    assert ours[2] == theirs[2]
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop"])
+def test_differentiable_steps_refuse_leaves_also_under_no_grad(name):
+    """PyTorch turns grad mode on for a differentiable step: a leaf that requires grad is refused even when the
+    step is called under no_grad."""
+    theirs, ours = outcome(torch, name, "differentiable", True, False), outcome(mg, name, "differentiable", True,
+                                                                                   False)
+    assert ours == theirs and theirs[0] == "error"
+
+
+def test_signatures_take_pytorchs_flags():
+    for name in NAMES + ["LBFGS"]:
+        theirs = inspect.signature(getattr(torch.optim, name).__init__).parameters
+        ours = inspect.signature(getattr(mg.optim, name).__init__).parameters
+        for flag in FLAGS:
+            assert (flag in ours) == (flag in theirs), (name, flag)
+            if flag in theirs:
+                assert ours[flag].default == theirs[flag].default, (name, flag)
+                assert (ours[flag].kind == inspect.Parameter.KEYWORD_ONLY) == (
+                    theirs[flag].kind == inspect.Parameter.KEYWORD_ONLY), (name, flag)
