@@ -775,12 +775,15 @@ def test_cholesky_error_matches_pytorch():
 def test_a_wrong_cholesky_backward_is_caught(monkeypatch):
     """Mutant: Murray's formula without halving the diagonal of Phi. The MultivariateNormal mirror and the
     finite-difference check both fail; with the right formula both pass (tests above)."""
-    def wrong(ctx, L, G):
+    from minigrad.ops import decomp
+
+    def wrong(ctx, grads, inputs, outputs, upper=False):
+        (G,), _, (L,) = grads, inputs, outputs
         P = (L.mT @ G).tril()
         Y = _ops.solve_triangular(L.mT, P, upper=True)
         S = _ops.solve_triangular(L.mT, Y.mT, upper=True).mT
         return (S + S.mT) / 2
-    monkeypatch.setattr(_ops.Cholesky, "gradients", staticmethod(wrong))
+    monkeypatch.setattr(decomp.Cholesky, "gradient", staticmethod(wrong))
     with pytest.raises(AssertionError):
         test_methods_and_gradients_match_pytorch("mvn_covariance")
     with pytest.raises(GradcheckError):

@@ -1,6 +1,6 @@
-"""The differentiable pieces the distributions need that minigrad's ops do not have yet: Cholesky factors and
-triangular solves (MultivariateNormal), erfinv (Normal.icdf), and the samples of Gamma and Dirichlet
-distributions with their implicit reparameterisation gradients (Gamma, Beta, Dirichlet ``rsample``).
+"""The differentiable pieces the distributions need: Cholesky factors and triangular solves (MultivariateNormal)
+and erfinv (Normal.icdf), from minigrad's public ops; and the samples of Gamma and Dirichlet distributions with
+their implicit reparameterisation gradients (Gamma, Beta, Dirichlet ``rsample``).
 
 Implicit reparameterisation (Figurnov, Mohamed & Mnih, 2018): a sample x with CDF F(x; a) is a fixed point of
 F(x; a) = u for its uniform u. Holding u fixed, dF = 0 gives
@@ -13,7 +13,6 @@ P (or of the upper tail Q = 1 - P where P > 1/2, which keeps the tail's digits),
 For the Dirichlet PyTorch differentiates each coordinate through its Beta(a_i, a_0 - a_i) marginal (the other
 concentrations fixed) and spreads the change over the simplex (see ``DirichletSample``).
 """
-import math
 
 import numpy as np
 
@@ -41,108 +40,22 @@ class TensorFormula(Function):
         return cls.gradients(ctx, *saved, dout)
 
 
-# --------------------------------------------------------------------------- linear algebra
-def _solve(A, B):
-    """A^{-1} B for square matrices A (..., n, n) and B (..., n, k), batched, as a fresh array."""
-    return np.linalg.solve(A, B)
-
-
-class SolveTriangular(TensorFormula):
-    """X = A^{-1} B for a lower (``upper=False``) or upper triangular A (..., n, n); B (..., n, k).
-
-    Backward: from A X = B, dA X + A dX = dB, so <G, dX> = <A^{-T} G, dB - dA X>:
-        dB = A^{-T} G (a solve with the transposed, oppositely triangular A),  dA = -tri(dB X^T),
-    tri keeping A's triangle."""
-
-    roles = (0, "out")
-
-    @staticmethod
-    def forward(ctx, A, B, upper):
-        X = _solve(A._data, B._data)
-        ctx.upper = upper
-        ctx.save_for_backward(A._data, X)
-        return X
-
-    @staticmethod
-    def gradients(ctx, A, X, G):
-        dB = SolveTriangular.apply(A.mT, G, not ctx.upper)
-        dA = -(dB @ X.mT)
-        dA = dA.triu() if ctx.upper else dA.tril()
-        return (dA if ctx.needs_input_grad[0] else None), (dB if ctx.needs_input_grad[1] else None), None
-
-
+# --------------------------------------------------------------------------- from the public ops
 def solve_triangular(A, B, *, upper):
     """``torch.linalg.solve_triangular(A, B, upper=upper)`` (left side): A^{-1} B, differentiable in A and B."""
-    return SolveTriangular.apply(A, B, upper)
-
-
-class Cholesky(TensorFormula):
-    """L = cholesky(A), lower triangular with A = L L^T.
-
-    Backward (Murray, 2016): with Phi(M) = the lower triangle of M with its diagonal halved,
-        S = L^{-T} Phi(L^T G) L^{-1},   dA = (S + S^T) / 2   (A is symmetric: the gradient is symmetrised)."""
-
-    roles = ("out",)
-
-    @staticmethod
-    def forward(ctx, A):
-        try:
-            L = np.linalg.cholesky(A._data)
-        except np.linalg.LinAlgError:
-            raise RuntimeError(_not_positive_definite(A._data)) from None
-        ctx.save_for_backward(L)
-        return L
-
-    @staticmethod
-    def gradients(ctx, L, G):
-        P = (L.mT @ G).tril()
-        P = P - P.diagonal(dim1=-2, dim2=-1).diag_embed() / 2             # Phi(L^T G)
-        Y = solve_triangular(L.mT, P, upper=True)                          # L^{-T} Phi
-        S = solve_triangular(L.mT, Y.mT, upper=True).mT                   # L^{-T} Phi L^{-1}
-        return (S + S.mT) / 2
-
-
-def _not_positive_definite(A):
-    """PyTorch's message, naming the first leading minor that is not positive-definite."""
-    n = A.shape[-1]
-    order = n
-    for k in range(1, n + 1):
-        minors = A[..., :k, :k].reshape(-1, k, k)
-        if not all(np.all(np.linalg.eigvalsh(m) > 0) for m in minors):
-            order = k
-            break
-    return (f"linalg.cholesky: The factorization could not be completed because the input is not positive-definite "
-            f"(the leading minor of order {order} is not positive-definite).")
+    from ..linalg import solve_triangular as solve
+    return solve(A, B, upper=upper)
 
 
 def cholesky(A):
     """The lower Cholesky factor of the symmetric positive-definite matrices A (..., n, n), differentiable."""
-    return Cholesky.apply(A)
-
-
-# --------------------------------------------------------------------------- erfinv
-class Erfinv(Function):
-    """y = erfinv(x). Backward: x = erf(y) gives dx = 2/sqrt(pi) exp(-y^2) dy, so dy/dx = sqrt(pi)/2 exp(y^2)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        y = np.asarray(scipy_special().erfinv(x._data)).astype(x._data.dtype)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, dout):
-        (y,) = ctx.saved_tensors
-        return dout._data * (math.sqrt(math.pi) / 2 * np.exp(y * y))
-
-    @staticmethod
-    def graph_backward(ctx, dout):
-        y = ctx.output_tensor(ctx.saved_tensors[0])
-        return dout * ((y * y).exp() * (math.sqrt(math.pi) / 2))
+    from ..linalg import cholesky as factor
+    return factor(A)
 
 
 def erfinv(x):
-    return Erfinv.apply(x)
+    from ..ops.special import erfinv as inverse
+    return inverse(x)
 
 
 # --------------------------------------------------------------------------- implicit reparameterisation
