@@ -57,6 +57,12 @@ from .ops.distance import cosine_similarity, pairwise_distance  # noqa: E402
 from .ops.distance import cdist  # noqa: E402
 from .ops.shape import cartesian_prod, meshgrid  # noqa: E402
 from . import testing  # noqa: E402
+from .ops.shape_more import (alias_copy, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,  # noqa: E402
+                             broadcast_tensors, broadcast_to, column_stack, combinations, diagflat, diagonal_copy,
+                             dsplit, dstack, expand_copy, hsplit, hstack, narrow_copy, permute_copy, ravel,
+                             resolve_neg, rot90, row_stack, split_with_sizes, split_with_sizes_copy, squeeze_copy,
+                             t_copy, tensor_split, tile, transpose_copy, unbind_copy, unflatten, unfold_copy,
+                             unsafe_chunk, unsafe_split, unsqueeze_copy, view_copy, vsplit, vstack)
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 

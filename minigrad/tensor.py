@@ -590,6 +590,7 @@ from .ops import sort as _sort  # noqa: E402
 from .ops import complex as _complex  # noqa: E402
 from .ops import layout as _layout  # noqa: E402
 from .ops import activation as _activation  # noqa: E402
+from .ops import shape_more as _shape_more  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 
@@ -615,6 +616,7 @@ _METHODS = {
     _layout: _layout.METHODS,
     _random: ["bernoulli", "multinomial"],
     _activation: ["prelu", "hardshrink"],
+    _shape_more: _shape_more.METHODS,
 }
 for _module, _names in _METHODS.items():
     for _name in _names:

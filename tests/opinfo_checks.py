@@ -1,0 +1,130 @@
+"""Run every sample of one OpInfo through minigrad (function, method and in-place variants, several dtypes) and
+every error input, collecting the failures: the shared body of ``test_ops_index_more.py``,
+``test_ops_shape_more.py`` and ``test_creation_more.py``.
+
+    failures = check_opinfo("take_along_dim")            # [] when every sample agrees with PyTorch
+
+Run as a script it prints, for a list of names, how many samples agree and what the failures are:
+``python -m tests.opinfo_checks take put index_put``.
+"""
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+from .mirror import torch_or_skip
+from .opinfo_util import assert_raises_like, compare_sample, error_inputs, opinfos, resolve, samples
+
+FORWARD_DTYPES = ("float32", "int64", "bool")
+STATS = {"compared": 0, "skipped": 0, "errors": 0}   # samples and error inputs run by check_opinfo, for main()
+
+
+def _variant(op, kind):
+    """(PyTorch's callable, minigrad's callable) of ``kind`` ("function", "method", "inplace"); None when PyTorch
+    has no such variant, minigrad's None when minigrad lacks it."""
+    theirs = {"function": op.op, "method": op.method_variant, "inplace": op.inplace_variant}[kind]
+    if theirs is None:
+        return None
+    return theirs, resolve(op, kind)
+
+
+def _cloned(fn):
+    """``fn`` applied to a clone of its input (an in-place op on a leaf that requires grad, differentiated)."""
+    return lambda x, *args, **kwargs: fn(x.clone(), *args, **kwargs)
+
+
+def _run(op, sample, theirs, ours, gradients):
+    """One sample; None if it agrees, 'skip: reason' or the failure's text otherwise."""
+    shim = types.SimpleNamespace(op=theirs, supports_autograd=op.supports_autograd)
+    try:
+        compare_sample(shim, sample, ours, gradients=gradients)
+    except pytest.skip.Exception as skip:
+        return f"skip: {skip}"
+    except Exception as error:   # noqa: BLE001 - every failure of a sample is reported, not raised
+        return f"{type(error).__name__}: {str(error).strip()[:300]}"
+    return None
+
+
+def _torch_accepts(theirs, sample):
+    """Whether PyTorch itself runs ``sample`` (an in-place op refuses inputs it would have to resize)."""
+    try:
+        theirs(sample.input.clone(), *sample.args, **sample.kwargs)
+    except Exception:   # noqa: BLE001
+        return False
+    return True
+
+
+def check_opinfo(name, variant=None, kinds=("function", "method", "inplace"), dtypes=FORWARD_DTYPES,
+                 errors=True, limit=None):
+    """Failures of OpInfo ``name`` (``variant``) in minigrad, as a list of (where, sample index, what): float64
+    samples with gradients and ``dtypes`` forward only, for each variant kind PyTorch has, then the error inputs.
+    A variant PyTorch has and minigrad lacks is one failure."""
+    torch = torch_or_skip()
+    failures = []
+    for op in opinfos(name, variant):
+        supported = op.supported_dtypes("cpu")
+        for kind in kinds:
+            pair = _variant(op, kind)
+            if pair is None:
+                continue
+            theirs, ours = pair
+            if ours is None:
+                failures.append((kind, -1, "missing"))
+                continue
+            for dtype_name in ("float64",) + tuple(dtypes):
+                dtype = getattr(torch, dtype_name)
+                if dtype not in supported:
+                    continue
+                grads = dtype_name == "float64"
+                if kind == "inplace":
+                    theirs_k, ours_k = _cloned(theirs), _cloned(ours)
+                else:
+                    theirs_k, ours_k = theirs, ours
+                for i, sample in enumerate(samples(op, dtype, limit=limit,
+                                                   requires_grad=None if dtype_name == "float64" else False)):
+                    if kind == "inplace" and not _torch_accepts(theirs, sample):
+                        continue
+                    result = _run(op, sample, theirs_k, ours_k, grads)
+                    STATS["skipped" if result and result.startswith("skip") else "compared"] += 1
+                    if result is not None and not result.startswith("skip"):
+                        failures.append((f"{kind} {dtype_name}", i, result))
+        if errors:
+            fn = resolve(op)
+            for i, error in enumerate(error_inputs(op)):
+                if fn is None:
+                    failures.append(("error", i, "missing"))
+                    break
+                STATS["errors"] += 1
+                try:
+                    assert_raises_like(op, error, fn)
+                except pytest.skip.Exception:
+                    pass
+                except BaseException as failure:   # noqa: BLE001 - pytest.raises' Failed is a BaseException
+                    failures.append(("error", i, f"{error.error_type.__name__} expected: {str(failure)[:200]}"))
+    return failures
+
+
+def assert_opinfo(name, variant=None, **kwargs):
+    failures = check_opinfo(name, variant, **kwargs)
+    assert not failures, "\n".join(f"{where} sample {i}: {what}" for where, i, what in failures)
+
+
+def main(names):
+    import warnings
+    warnings.filterwarnings("ignore")
+    for name in names:
+        base, _, variant = name.partition(":")
+        before = dict(STATS)
+        failures = check_opinfo(base, variant or None)
+        counts = ", ".join(f"{k} {STATS[k] - before[k]}" for k in STATS)
+        print(f"{name}: {len(failures)} failures ({counts})")
+        for where, i, what in failures[:8]:
+            print(f"    {where} #{i}: {what}")
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main(sys.argv[1:])
