@@ -63,6 +63,8 @@ from .ops.shape_more import (alias_copy, atleast_1d, atleast_2d, atleast_3d, bro
                              resolve_neg, rot90, row_stack, split_with_sizes, split_with_sizes_copy, squeeze_copy,
                              t_copy, tensor_split, tile, transpose_copy, unbind_copy, unflatten, unfold_copy,
                              unsafe_chunk, unsafe_split, unsqueeze_copy, view_copy, vsplit, vstack)
+from .ops.index_more import (as_strided_scatter, diagonal_scatter, index_add, index_copy, index_fill,  # noqa: E402
+                             index_put, masked_scatter, put, select_scatter, slice_scatter, take, take_along_dim)
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 

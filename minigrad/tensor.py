@@ -591,6 +591,7 @@ from .ops import complex as _complex  # noqa: E402
 from .ops import layout as _layout  # noqa: E402
 from .ops import activation as _activation  # noqa: E402
 from .ops import shape_more as _shape_more  # noqa: E402
+from .ops import index_more as _index_more  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 
@@ -617,6 +618,7 @@ _METHODS = {
     _random: ["bernoulli", "multinomial"],
     _activation: ["prelu", "hardshrink"],
     _shape_more: _shape_more.METHODS,
+    _index_more: _index_more.METHODS,
 }
 for _module, _names in _METHODS.items():
     for _name in _names:

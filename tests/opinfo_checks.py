@@ -19,7 +19,7 @@ from .mirror import torch_or_skip
 from .opinfo_util import assert_raises_like, compare_sample, error_inputs, opinfos, resolve, samples
 
 FORWARD_DTYPES = ("float32", "int64", "bool")
-STATS = {"compared": 0, "skipped": 0, "errors": 0}   # samples and error inputs run by check_opinfo, for main()
+STATS = {"compared": 0, "skipped": 0, "errors": 0, "out=": 0}   # samples and error inputs run by check_opinfo, for main()
 
 
 def _variant(op, kind):
@@ -46,6 +46,13 @@ def _run(op, sample, theirs, ours, gradients):
     except Exception as error:   # noqa: BLE001 - every failure of a sample is reported, not raised
         return f"{type(error).__name__}: {str(error).strip()[:300]}"
     return None
+
+
+def gradient_known_wrong(op):
+    """Whether PyTorch's OpInfo marks its own backward as failing gradcheck (``test_fn_grad`` an expected
+    failure or skipped, as for ``as_strided_scatter``): then only forward values are compared, and the test
+    file checks minigrad's gradient with finite differences instead."""
+    return any(d.test_name == "test_fn_grad" for d in op.decorators if d.cls_name == "TestBwdGradients")
 
 
 def _torch_accepts(theirs, sample):
@@ -78,7 +85,7 @@ def check_opinfo(name, variant=None, kinds=("function", "method", "inplace"), dt
                 dtype = getattr(torch, dtype_name)
                 if dtype not in supported:
                     continue
-                grads = dtype_name == "float64"
+                grads = dtype_name == "float64" and not gradient_known_wrong(op)
                 if kind == "inplace":
                     theirs_k, ours_k = _cloned(theirs), _cloned(ours)
                 else:
@@ -94,6 +101,9 @@ def check_opinfo(name, variant=None, kinds=("function", "method", "inplace"), dt
         if errors:
             fn = resolve(op)
             for i, error in enumerate(error_inputs(op)):
+                if "out" in error.sample_input.kwargs:
+                    STATS["out="] += 1          # minigrad has no out= arguments: these are counted, not run
+                    continue
                 if fn is None:
                     failures.append(("error", i, "missing"))
                     break
