@@ -592,6 +592,7 @@ from .ops import layout as _layout  # noqa: E402
 from .ops import activation as _activation  # noqa: E402
 from .ops import shape_more as _shape_more  # noqa: E402
 from .ops import index_more as _index_more  # noqa: E402
+from .ops import scatter_reduce as _scatter_reduce  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 
@@ -619,6 +620,7 @@ _METHODS = {
     _activation: ["prelu", "hardshrink"],
     _shape_more: _shape_more.METHODS,
     _index_more: _index_more.METHODS,
+    _scatter_reduce: _scatter_reduce.METHODS,
 }
 for _module, _names in _METHODS.items():
     for _name in _names:
