@@ -66,6 +66,8 @@ from .ops.shape_more import (alias_copy, atleast_1d, atleast_2d, atleast_3d, bro
 from .ops.index_more import (as_strided_scatter, diagonal_scatter, index_add, index_copy, index_fill,  # noqa: E402
                              index_put, masked_scatter, put, select_scatter, slice_scatter, take, take_along_dim)
 from .ops.scatter_reduce import index_reduce, scatter_reduce  # noqa: E402
+from .ops.counting import (bincount, bucketize, histc, histogram, histogramdd, isin, searchsorted,  # noqa: E402
+                           unique, unique_consecutive)
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 
