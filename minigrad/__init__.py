@@ -68,6 +68,8 @@ from .ops.index_more import (as_strided_scatter, diagonal_scatter, index_add, in
 from .ops.scatter_reduce import index_reduce, scatter_reduce  # noqa: E402
 from .ops.counting import (bincount, bucketize, histc, histogram, histogramdd, isin, searchsorted,  # noqa: E402
                            unique, unique_consecutive)
+from .creation_more import (empty_permuted, empty_strided, fill, scalar_tensor, tril_indices,  # noqa: E402
+                            triu_indices, unravel_index)
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 

@@ -594,6 +594,7 @@ from .ops import shape_more as _shape_more  # noqa: E402
 from .ops import index_more as _index_more  # noqa: E402
 from .ops import scatter_reduce as _scatter_reduce  # noqa: E402
 from .ops import counting as _counting  # noqa: E402
+from . import creation_more as _creation_more  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 
@@ -623,6 +624,7 @@ _METHODS = {
     _index_more: _index_more.METHODS,
     _scatter_reduce: _scatter_reduce.METHODS,
     _counting: _counting.METHODS,
+    _creation_more: _creation_more.METHODS,
 }
 for _module, _names in _METHODS.items():
     for _name in _names:

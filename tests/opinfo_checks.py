@@ -16,9 +16,11 @@ import pytest
 import minigrad as mg
 
 from .mirror import torch_or_skip
-from .opinfo_util import assert_raises_like, compare_sample, error_inputs, opinfos, resolve, samples
+from .opinfo_util import (assert_raises_like, compare_sample, convert_sample, error_inputs, flat_outputs, opinfos,
+                          resolve, samples)
 
 FORWARD_DTYPES = ("float32", "int64", "bool")
+RANDOM = ("uniform", "cauchy", "exponential", "geometric", "log_normal")   # OpInfos of the in-place random fills
 STATS = {"compared": 0, "skipped": 0, "errors": 0, "out=": 0}   # samples and error inputs run by check_opinfo, for main()
 
 
@@ -36,11 +38,24 @@ def _cloned(fn):
     return lambda x, *args, **kwargs: fn(x.clone(), *args, **kwargs)
 
 
-def _run(op, sample, theirs, ours, gradients):
+def compare_meta(op, sample, fn):
+    """Shapes and dtypes only: for ops whose values are uninitialized memory (``empty*``) or random draws."""
+    x, args, kwargs, _ = convert_sample(sample)
+    got, want = flat_outputs(fn(x, *args, **kwargs)), flat_outputs(op.op(sample.input, *sample.args, **sample.kwargs))
+    assert len(got) == len(want), f"{len(got)} outputs, PyTorch gives {len(want)}"
+    for g, w in zip(got, want):
+        assert tuple(g.shape) == tuple(w.shape), f"shape {tuple(g.shape)}, PyTorch {tuple(w.shape)}"
+        assert str(g.dtype).rpartition(".")[2] == str(w.dtype).rpartition(".")[2], f"dtype {g.dtype}, PyTorch {w.dtype}"
+
+
+def _run(op, sample, theirs, ours, gradients, values=True):
     """One sample; None if it agrees, 'skip: reason' or the failure's text otherwise."""
     shim = types.SimpleNamespace(op=theirs, supports_autograd=op.supports_autograd)
     try:
-        compare_sample(shim, sample, ours, gradients=gradients)
+        if values:
+            compare_sample(shim, sample, ours, gradients=gradients)
+        else:
+            compare_meta(shim, sample, ours)
     except pytest.skip.Exception as skip:
         return f"skip: {skip}"
     except Exception as error:   # noqa: BLE001 - every failure of a sample is reported, not raised
@@ -67,10 +82,10 @@ def _torch_accepts(theirs, sample):
 
 
 def check_opinfo(name, variant=None, kinds=("function", "method", "inplace"), dtypes=FORWARD_DTYPES,
-                 errors=True, limit=None):
+                 errors=True, limit=None, values=True):
     """Failures of OpInfo ``name`` (``variant``) in minigrad, as a list of (where, sample index, what): float64
     samples with gradients and ``dtypes`` forward only, for each variant kind PyTorch has, then the error inputs.
-    A variant PyTorch has and minigrad lacks is one failure."""
+    A variant PyTorch has and minigrad lacks is one failure. ``values=False`` compares shapes and dtypes only."""
     torch = torch_or_skip()
     failures = []
     for op in opinfos(name, variant):
@@ -96,12 +111,12 @@ def check_opinfo(name, variant=None, kinds=("function", "method", "inplace"), dt
                                                    requires_grad=None if dtype_name == "float64" else False)):
                     if kind == "inplace" and not _torch_accepts(theirs, sample):
                         continue
-                    result = _run(op, sample, theirs_k, ours_k, grads)
+                    result = _run(op, sample, theirs_k, ours_k, grads, values)
                     STATS["skipped" if result and result.startswith("skip") else "compared"] += 1
                     if result is not None and not result.startswith("skip"):
                         failures.append((f"{kind} {dtype_name}", i, result))
         if errors:
-            fn = resolve(op)
+            fn = resolve(op) or (resolve(op, "inplace") if "function" not in kinds else None)
             for i, error in enumerate(error_inputs(op)):
                 if "out" in error.sample_input.kwargs:
                     STATS["out="] += 1          # minigrad has no out= arguments: these are counted, not run
@@ -129,8 +144,11 @@ def main(names):
     warnings.filterwarnings("ignore")
     for name in names:
         base, _, variant = name.partition(":")
+        values = not base.endswith("?")            # name? : shapes and dtypes only
+        base = base.rstrip("?")
+        kinds = ("inplace",) if base in RANDOM else ("function", "method", "inplace")
         before = dict(STATS)
-        failures = check_opinfo(base, variant or None)
+        failures = check_opinfo(base, variant or None, kinds=kinds, values=values)
         counts = ", ".join(f"{k} {STATS[k] - before[k]}" for k in STATS)
         print(f"{name}: {len(failures)} failures ({counts})")
         for where, i, what in failures[:8]:
