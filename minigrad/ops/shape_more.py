@@ -280,6 +280,37 @@ def resolve_neg(input):
     return input
 
 
+# --------------------------------------------------------------------------- in-place shape changes
+def _reshaped_in_place(name, outofplace):
+    """``t.squeeze_()`` and the like: ``t`` takes the shape (and, when recorded, the history) of ``outofplace(t)``,
+    a view of its own memory, so nothing is copied and no value changes."""
+    def op(self, *args, **kwargs):
+        from .inplace import _records, check_leaf
+        result = outofplace(self, *args, **kwargs)         # checks the arguments first
+        if _records(self, ()):
+            check_leaf(self)
+            self.grad_fn, self.requires_grad = result.grad_fn, result.requires_grad
+        self._data = result._data
+        return self
+    op.__name__ = name
+    op.__doc__ = f"In-place ``{name[:-1]}``: this tensor's shape changes; returns ``self``."
+    return op
+
+
+squeeze_ = _reshaped_in_place("squeeze_", sh.squeeze)
+unsqueeze_ = _reshaped_in_place("unsqueeze_", sh.unsqueeze)
+transpose_ = _reshaped_in_place("transpose_", sh.transpose)
+
+
+def _t_checked(input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return sh.transpose(input, 0, -1) if input.ndim == 2 else input
+
+
+t_ = _reshaped_in_place("t_", _t_checked)
+
+
 # --------------------------------------------------------------------------- the *_copy ops: the op, then a copy
 def _copied(op, doc):
     def copy_op(input, *args, **kwargs):
@@ -306,19 +337,13 @@ def _narrow(input, dim, start, length):
     return sh.narrow(input, dim, start, length)
 
 
-def _t(input):
-    if input.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return sh.transpose(input, 0, -1) if input.ndim == 2 else input
-
-
 alias_copy = _copied(lambda input: input, "A copy of ``input``.")
 diagonal_copy = _copied(sh.diagonal, "A copy of ``diagonal(input, offset, dim1, dim2)``.")
 expand_copy = _copied(_expand, "A copy of ``input.expand(size)``.")
 narrow_copy = _copied(_narrow, "A copy of ``narrow(input, dim, start, length)``.")
 permute_copy = _copied(sh.permute, "A copy of ``permute(input, dims)``.")
 squeeze_copy = _copied(sh.squeeze, "A copy of ``squeeze(input, dim)``.")
-t_copy = _copied(_t, "A copy of ``t(input)``.")
+t_copy = _copied(_t_checked, "A copy of ``t(input)``.")
 transpose_copy = _copied(sh.transpose, "A copy of ``transpose(input, dim0, dim1)``.")
 unbind_copy = _copied(sh.unbind, "Copies of ``unbind(input, dim)``.")
 unfold_copy = _copied(sh.unfold, "A copy of ``input.unfold(dimension, size, step)``.")
@@ -327,4 +352,5 @@ view_copy = _copied(_view, "A copy of ``input.view(shape)``.")
 split_with_sizes_copy = _copied(split_with_sizes, "Copies of ``split_with_sizes(input, split_sizes, dim)``.")
 
 METHODS = ["tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk",
-           "tile", "ravel", "unflatten", "rot90", "diagflat", "resolve_neg", "broadcast_to", "narrow_copy"]
+           "tile", "ravel", "unflatten", "rot90", "diagflat", "resolve_neg", "broadcast_to", "narrow_copy", "squeeze_",
+           "unsqueeze_", "transpose_", "t_"]
