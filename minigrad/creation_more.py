@@ -68,7 +68,7 @@ def _strided(size, stride, dtype):
     """An uninitialized array of ``size`` laid out with ``stride`` (in elements) over a fresh buffer."""
     size, stride = sh._sizes((size,)), sh._sizes((stride,))
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError(f"mismatch in length of strides and shape: size {list(size)}, stride {list(stride)}")
     span = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
     buffer = np.empty(max(span, 1), dtype)
     return np.lib.stride_tricks.as_strided(buffer, size, tuple(s * buffer.itemsize for s in stride))

@@ -13,15 +13,13 @@ import types
 import numpy as np
 import pytest
 
-import minigrad as mg
-
 from .mirror import torch_or_skip
 from .opinfo_util import (assert_raises_like, compare_sample, convert_sample, error_inputs, flat_outputs, opinfos,
                           resolve, samples)
 
 FORWARD_DTYPES = ("float32", "int64", "bool")
 RANDOM = ("uniform", "cauchy", "exponential", "geometric", "log_normal")   # OpInfos of the in-place random fills
-STATS = {"compared": 0, "skipped": 0, "errors": 0, "out=": 0}   # samples and error inputs run by check_opinfo, for main()
+STATS = {"compared": 0, "skipped": 0, "errors": 0, "out=": 0}   # what check_opinfo ran, for main()
 
 
 def _variant(op, kind):

@@ -356,7 +356,6 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     return sh.reshape(flat, input.shape)
 
 
-METHODS = ["index_put", "index_put_", "index_fill", "index_fill_", "index_copy", "index_copy_", "index_add", "index_add_",
-           "take",
-           "put", "put_", "take_along_dim", "masked_scatter", "masked_scatter_", "select_scatter", "slice_scatter",
+METHODS = ["index_put", "index_put_", "index_fill", "index_fill_", "index_copy", "index_copy_", "index_add",
+           "index_add_", "take", "put", "put_", "take_along_dim", "masked_scatter", "masked_scatter_", "select_scatter", "slice_scatter",
            "diagonal_scatter", "as_strided_scatter"]

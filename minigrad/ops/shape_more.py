@@ -312,23 +312,16 @@ t_ = _reshaped_in_place("t_", _t_checked)
 
 
 # --------------------------------------------------------------------------- the *_copy ops: the op, then a copy
-def _copied(op, doc):
+def _copied(name, op, doc):
     def copy_op(input, *args, **kwargs):
         out = op(input, *args, **kwargs)
         return tuple(clone(o) for o in out) if isinstance(out, (tuple, list)) else clone(out)
-    copy_op.__doc__ = doc
-    return copy_op
+    copy_op.__name__, copy_op.__doc__ = name, doc
+    return takes_tensors("input")(copy_op)
 
 
 def _expand(input, size, *, implicit=False):
     return sh.expand(input, size)
-
-
-def _view(input, *shape):
-    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):   # view(dtype)
-        from ..tensor import Tensor as T
-        return T.view(input, shape[0])
-    return sh.reshape(input, *shape)
 
 
 def _narrow(input, dim, start, length):
@@ -337,19 +330,20 @@ def _narrow(input, dim, start, length):
     return sh.narrow(input, dim, start, length)
 
 
-alias_copy = _copied(lambda input: input, "A copy of ``input``.")
-diagonal_copy = _copied(sh.diagonal, "A copy of ``diagonal(input, offset, dim1, dim2)``.")
-expand_copy = _copied(_expand, "A copy of ``input.expand(size)``.")
-narrow_copy = _copied(_narrow, "A copy of ``narrow(input, dim, start, length)``.")
-permute_copy = _copied(sh.permute, "A copy of ``permute(input, dims)``.")
-squeeze_copy = _copied(sh.squeeze, "A copy of ``squeeze(input, dim)``.")
-t_copy = _copied(_t_checked, "A copy of ``t(input)``.")
-transpose_copy = _copied(sh.transpose, "A copy of ``transpose(input, dim0, dim1)``.")
-unbind_copy = _copied(sh.unbind, "Copies of ``unbind(input, dim)``.")
-unfold_copy = _copied(sh.unfold, "A copy of ``input.unfold(dimension, size, step)``.")
-unsqueeze_copy = _copied(sh.unsqueeze, "A copy of ``unsqueeze(input, dim)``.")
-view_copy = _copied(_view, "A copy of ``input.view(shape)``.")
-split_with_sizes_copy = _copied(split_with_sizes, "Copies of ``split_with_sizes(input, split_sizes, dim)``.")
+alias_copy = _copied("alias_copy", lambda input: input, "A copy of ``input``.")
+diagonal_copy = _copied("diagonal_copy", sh.diagonal, "A copy of ``diagonal(input, offset, dim1, dim2)``.")
+expand_copy = _copied("expand_copy", _expand, "A copy of ``input.expand(size)``.")
+narrow_copy = _copied("narrow_copy", _narrow, "A copy of ``narrow(input, dim, start, length)``.")
+permute_copy = _copied("permute_copy", sh.permute, "A copy of ``permute(input, dims)``.")
+squeeze_copy = _copied("squeeze_copy", sh.squeeze, "A copy of ``squeeze(input, dim)``.")
+t_copy = _copied("t_copy", _t_checked, "A copy of ``t(input)``.")
+transpose_copy = _copied("transpose_copy", sh.transpose, "A copy of ``transpose(input, dim0, dim1)``.")
+unbind_copy = _copied("unbind_copy", sh.unbind, "Copies of ``unbind(input, dim)``.")
+unfold_copy = _copied("unfold_copy", sh.unfold, "A copy of ``input.unfold(dimension, size, step)``.")
+unsqueeze_copy = _copied("unsqueeze_copy", sh.unsqueeze, "A copy of ``unsqueeze(input, dim)``.")
+view_copy = _copied("view_copy", sh.reshape, "A copy of ``input.view(shape)``.")
+split_with_sizes_copy = _copied("split_with_sizes_copy", split_with_sizes,
+                                "Copies of ``split_with_sizes(input, split_sizes, dim)``.")
 
 METHODS = ["tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk",
            "tile", "ravel", "unflatten", "rot90", "diagflat", "resolve_neg", "broadcast_to", "narrow_copy", "squeeze_",
