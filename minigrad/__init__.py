@@ -66,8 +66,10 @@ from .ops.shape_more import (alias_copy, atleast_1d, atleast_2d, atleast_3d, bro
 from .ops.index_more import (as_strided_scatter, diagonal_scatter, index_add, index_copy, index_fill,  # noqa: E402
                              index_put, masked_scatter, put, select_scatter, slice_scatter, take, take_along_dim)
 from .ops.scatter_reduce import index_reduce, scatter_reduce  # noqa: E402
-from .ops.counting import (bincount, bucketize, histc, histogram, histogramdd, isin, searchsorted,  # noqa: E402
-                           unique, unique_consecutive)
+from .ops.counting import (bincount, bucketize, histc, histogram, histogramdd, isin, nonzero_static,  # noqa: E402
+                           searchsorted, unique, unique_consecutive)
+from .ops.index_more import _unsafe_masked_index, _unsafe_masked_index_put_accumulate  # noqa: E402
+from .ops.shape_more import _chunk_cat  # noqa: E402
 from .creation_more import (empty_permuted, empty_strided, fill, scalar_tensor, tril_indices,  # noqa: E402
                             triu_indices, unravel_index)
 

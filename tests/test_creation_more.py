@@ -13,7 +13,8 @@ from .mirror import torch_or_skip
 from .opinfo_checks import RANDOM, assert_opinfo
 
 VALUE_OPS = ["tril_indices", "triu_indices", "unravel_index", "scalar_tensor", "fill", "bincount", "bucketize",
-             "searchsorted", "histc", "histogram", "histogramdd", "unique", "unique_consecutive", "isin"]
+             "searchsorted", "histc", "histogram", "histogramdd", "unique", "unique_consecutive", "isin",
+             "nonzero_static"]
 SHAPE_ONLY_OPS = ["empty", "empty_strided", "new_empty_strided", "empty_permuted"]
 
 

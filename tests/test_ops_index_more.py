@@ -18,7 +18,7 @@ INDEX_OPS = ["index_put", "index_fill", "index_copy", "index_add", "index_reduce
              "index_reduce:amax", "index_reduce:amin", "scatter_reduce:sum", "scatter_reduce:prod",
              "scatter_reduce:mean", "scatter_reduce:amax", "scatter_reduce:amin", "scatter", "scatter_add", "gather",
              "index_select", "masked_scatter", "put", "take", "take_along_dim", "select_scatter", "slice_scatter",
-             "diagonal_scatter", "as_strided_scatter"]
+             "diagonal_scatter", "as_strided_scatter", "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate"]
 
 
 @pytest.mark.parametrize("name", INDEX_OPS)

@@ -18,7 +18,7 @@ SHAPE_OPS = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broa
              "combinations", "alias_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
              "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy",
              "split_with_sizes_copy", "resize_", "resize_as_", "resolve_neg", "tril", "triu", "squeeze",
-             "squeeze:multiple", "unsqueeze", "t", "transpose"]
+             "squeeze:multiple", "unsqueeze", "t", "transpose", "_chunk_cat"]
 
 
 @pytest.mark.parametrize("name", SHAPE_OPS)

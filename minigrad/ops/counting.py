@@ -291,4 +291,16 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     return Tensor(np.isin(a, b, assume_unique=assume_unique, invert=invert))
 
 
-METHODS = ["bincount", "histc", "histogram", "unique", "unique_consecutive"]
+@takes_tensors("input")
+def nonzero_static(input, *, size, fill_value=-1):
+    """``nonzero(input)`` with exactly ``size`` rows: the first ``size`` coordinates, then rows of ``fill_value``."""
+    size = operator.index(size)
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got {size}")
+    found = np.argwhere(input._data)[:size]                              # (count, ndim)
+    out = np.full((size, input.ndim), fill_value, dtype=np.int64)
+    out[:len(found)] = found
+    return Tensor(out)
+
+
+METHODS = ["nonzero_static", "bincount", "histc", "histogram", "unique", "unique_consecutive"]

@@ -356,6 +356,27 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     return sh.reshape(flat, input.shape)
 
 
+# --------------------------------------------------------------------------- the masked index ops of compilers
+def _clamped(input, indices):
+    """``indices`` (integer tensors) clamped into range for their dims: the unsafe ops read or write an element
+    even where the mask is False, and that element must exist."""
+    return tuple(Tensor(np.clip(i._data, -n, n - 1)) for i, n in zip(indices, input.shape))
+
+
+@takes_tensors("input", "mask")
+def _unsafe_masked_index(input, mask, indices, fill):
+    """``input[indices]`` where ``mask``, ``fill`` elsewhere (indices out of range where the mask is False)."""
+    picked = sh.index(input, _clamped(input, indices))
+    return ew.masked_fill(picked, ew.logical_not(mask), fill)
+
+
+@takes_tensors("input", "mask", "values")
+def _unsafe_masked_index_put_accumulate(input, mask, indices, values):
+    """``input`` with ``values`` added at ``indices`` where ``mask`` (nothing added elsewhere)."""
+    kept = ew.masked_fill(values, ew.logical_not(mask), 0)
+    return index_put(input, _clamped(input, indices), kept, accumulate=True)
+
+
 METHODS = ["index_put", "index_put_", "index_fill", "index_fill_", "index_copy", "index_copy_", "index_add",
            "index_add_", "take", "put", "put_", "take_along_dim", "masked_scatter", "masked_scatter_", "select_scatter", "slice_scatter",
            "diagonal_scatter", "as_strided_scatter"]

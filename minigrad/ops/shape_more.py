@@ -274,6 +274,38 @@ def combinations(input, r=2, with_replacement=False):
     return sh.index(input, Tensor(positions))
 
 
+def _chunk_cat(tensors, dim, num_chunks):
+    """Each tensor cut into ``num_chunks`` chunks along ``dim`` (zero-padded to a multiple of it), each chunk
+    flattened from ``dim`` on, and chunk k of every tensor joined: (*leading dims, num_chunks, total)."""
+    tensors = sh._tensor_list("_chunk_cat", list(tensors))
+    if not tensors:
+        raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
+    if num_chunks < 1:
+        raise RuntimeError(f"_chunk_cat expects positive num_chunks, got {num_chunks}")
+    if any(t.dtype != tensors[0].dtype for t in tensors):
+        raise RuntimeError("_chunk_cat expects all input tensors with the same dtype")
+    if any(t.numel() == 0 for t in tensors):
+        raise RuntimeError("_chunk_cat expects non-empty tensor")
+    same_ndim = all(t.ndim == tensors[0].ndim for t in tensors)
+    if dim < 0 and not same_ndim:
+        raise RuntimeError("_chunk_cat expects non-negative dim when input tensors have different ndims")
+    d = normalize_dim(dim, tensors[0].ndim) if same_ndim else dim
+    if any(d >= t.ndim for t in tensors):
+        raise RuntimeError("_chunk_cat expects dim < ndim for all input tensors")
+    lead = tensors[0].shape[:d]
+    if any(t.shape[:d] != lead for t in tensors):
+        raise RuntimeError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all tensors")
+    pieces = []
+    for t in tensors:
+        size = t.shape[d]
+        padding = -size % num_chunks
+        if padding:
+            zeros = Tensor(np.zeros(t.shape[:d] + (padding,) + t.shape[d + 1:], t.dtype))
+            t = sh.cat([t, zeros], d)
+        pieces.append(sh.reshape(t, lead + (num_chunks, -1)))             # (*lead, num_chunks, chunk numel)
+    return sh.cat(pieces, d + 1)
+
+
 @takes_tensors("input")
 def resolve_neg(input):
     """``input`` itself: minigrad has no lazily negated tensors."""
