@@ -378,5 +378,5 @@ def _unsafe_masked_index_put_accumulate(input, mask, indices, values):
 
 
 METHODS = ["index_put", "index_put_", "index_fill", "index_fill_", "index_copy", "index_copy_", "index_add",
-           "index_add_", "take", "put", "put_", "take_along_dim", "masked_scatter", "masked_scatter_", "select_scatter", "slice_scatter",
-           "diagonal_scatter", "as_strided_scatter"]
+           "index_add_", "take", "put", "put_", "take_along_dim", "masked_scatter", "masked_scatter_", "select_scatter",
+           "slice_scatter", "diagonal_scatter", "as_strided_scatter"]
