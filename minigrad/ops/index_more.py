@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from .._checks import int_arg, takes_tensors
-from ..autograd import Function
+from ..autograd import Function, grad_mode
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -62,7 +62,8 @@ def put_at(input, index, value, accumulate=False):
 def _in_place(name, outofplace):
     """The in-place form of an out-of-place write ``outofplace(input, ...)``: same checks, result written back."""
     def op(self, *args, **kwargs):
-        result = outofplace(self, *args, **kwargs)          # checks the arguments; raises before any write
+        with grad_mode.no_grad():                           # checks the arguments; raises before any write
+            result = outofplace(self, *args, **kwargs)
         if result.shape != self.shape:
             raise RuntimeError(f"{name}(): output with shape {list(self.shape)} doesn't match the broadcast shape "
                                f"{list(result.shape)}")
