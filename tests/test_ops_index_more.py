@@ -100,3 +100,36 @@ def test_a_wrong_backward_is_caught(monkeypatch):
     monkeypatch.setattr(sr, "_grads", mean_without_division)
     failures = check_opinfo("scatter_reduce", "mean", kinds=("function",), dtypes=(), errors=False, limit=6)
     assert failures and all("gradient of input" in what for _, _, what in failures)
+
+
+INT32_CASES = {
+    "scatter_reduce": lambda lib, x, i, s: lib.scatter_reduce(x, 0, i, s, "sum"),
+    "scatter": lambda lib, x, i, s: lib.scatter(x, 0, i, s),
+    "scatter_add": lambda lib, x, i, s: lib.scatter_add(x, 0, i, s),
+    "gather": lambda lib, x, i, s: lib.gather(x, 0, i),
+    "index_fill": lambda lib, x, i, s: lib.index_fill(x, 0, i[0], 1.0),
+    "index_copy": lambda lib, x, i, s: lib.index_copy(x, 1, i[0], s.expand(3, 3)),
+    "index_add": lambda lib, x, i, s: lib.index_add(x, 1, i[0], s.expand(3, 3)),
+    "index_reduce": lambda lib, x, i, s: lib.index_reduce(x, 1, i[0], s.expand(3, 3), "amax"),
+    "index_select": lambda lib, x, i, s: lib.index_select(x, 1, i[0]),
+    "take": lambda lib, x, i, s: lib.take(x, i),
+    "put": lambda lib, x, i, s: lib.put(x, i, s),
+    "take_along_dim": lambda lib, x, i, s: lib.take_along_dim(x, i, 1),
+    "index_put": lambda lib, x, i, s: lib.index_put(x, (i[0],), s[0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INT32_CASES))
+def test_int32_index_accepted_or_refused_as_pytorch_does(name):
+    torch = torch_or_skip()
+    outcomes = []
+    for lib in (torch, mg):
+        x, i, s = lib.zeros(3, 3), lib.tensor(np.array([[0, 2, 1]], np.int32)), lib.ones(1, 3)
+        try:
+            outcomes.append(INT32_CASES[name](lib, x, i, s).numpy())
+        except Exception as error:  # noqa: BLE001 - the exception type is what is compared
+            outcomes.append(type(error))
+    if isinstance(outcomes[0], type):
+        assert outcomes[1] is outcomes[0]
+    else:
+        np.testing.assert_array_equal(outcomes[1], outcomes[0])

@@ -76,11 +76,12 @@ def _in_place(name, outofplace):
     return op
 
 
-def _integer_index(name, index, what="index"):
+def _integer_index(name, index, what="index", int32=False, error=RuntimeError):
+    """``index``'s array: int64 (or int32 where PyTorch takes it) or PyTorch's ``error``."""
     if not isinstance(index, Tensor):
         raise TypeError(f"{name}(): argument '{what}' must be Tensor, not {type(index).__name__}")
-    if index.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for {what}, but got {index.dtype}")
+    if index.dtype != np.int64 and not (int32 and index.dtype == np.int32):
+        raise error(f"{name}(): Expected a long tensor for {what}, but got {index.dtype}")
     return index._data
 
 
@@ -139,10 +140,10 @@ def _along(d, positions):
     return (slice(None),) * d + (positions,)
 
 
-def _index_vector(name, input, dim, index):
+def _index_vector(name, input, dim, index, int32=False, error=RuntimeError):
     """(dim, 1-D positions) for the ``index_*`` ops; a 0-d input counts as 1-D."""
     d = normalize_dim(dim, max(input.ndim, 1))
-    positions = _integer_index(name, index)
+    positions = _integer_index(name, index, int32=int32, error=error)
     if positions.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     positions = positions.reshape(-1).astype(np.int64)
@@ -163,7 +164,7 @@ def _as_1d(fn):
 def index_fill(input, dim, index, value):
     """A copy of ``input`` with the slices ``index`` along ``dim`` set to ``value`` (a number or a 0-d tensor,
     which receives the sum of their gradients)."""
-    d, positions = _index_vector("index_fill", input, dim, index)
+    d, positions = _index_vector("index_fill", input, dim, index, error=IndexError)
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
@@ -193,7 +194,7 @@ def _check_slices(name, input, d, positions, source):
 @takes_tensors("input", "source")
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of ``input`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``; repeats add up."""
-    d, positions = _index_vector("index_add", input, dim, index)
+    d, positions = _index_vector("index_add", input, dim, index, int32=True)
     if source.ndim and input.ndim and source.shape[:d] + source.shape[d + 1:] != input.shape[:d] + input.shape[d + 1:]:
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
