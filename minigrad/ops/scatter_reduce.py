@@ -213,8 +213,6 @@ def scatter_legacy_reduce(input, d, index, src, reduce):
     a product including self (``src`` a Tensor already of the index's part)."""
     if reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
-    if src.dtype != input.dtype:
-        src = ew.cast(src, input.dtype)
     d, idx, used = _check_like_scatter("scatter", input, d, index, src)
     return _reduce_into(input, _scatter_positions(idx, d), used, "sum" if reduce == "add" else "prod", True)
 
