@@ -46,6 +46,18 @@ def test_in_place_shape_change_keeps_history_and_refuses_leaves():
     assert x.shape == (2, 3)
 
 
+def test_in_place_shape_change_of_a_view_stays_a_view_of_its_base():
+    for lib in (mg, torch_or_skip()):
+        base = lib.zeros(2, 3)
+        row = base[1]
+        assert row.unsqueeze_(0).shape == (1, 3)
+        row.fill_(2.0)
+        x = lib.zeros(2, 3)
+        x.t_().fill_(1.0)
+        np.testing.assert_array_equal(base.numpy(), [[0, 0, 0], [2, 2, 2]], err_msg=lib.__name__)
+        assert x.shape == (3, 2) and x._base is None
+
+
 def test_unflatten_method_and_composed_gradients_differentiate_twice():
     rng = np.random.default_rng(1)
     x = mg.tensor(rng.standard_normal((2, 6)), requires_grad=True)

@@ -313,16 +313,33 @@ def resolve_neg(input):
 
 
 # --------------------------------------------------------------------------- in-place shape changes
+_OWN_SLOTS = ("_grad", "_hooks", "_post_accumulate_hooks", "__weakref__")   # what a tensor keeps when it changes shape
+
+
+def _become(self, view):
+    """``self`` takes the memory and autograd state (history, view links) of ``view``, a view of ``self`` or of
+    its base, keeping its own ``.grad`` and hooks. A tensor that was not a view does not become one (as in
+    PyTorch, ``x.t_()`` changes ``x``'s shape, not what ``x`` is)."""
+    was_view = self._base is not None
+    for slot in type(self).__slots__:
+        if slot in _OWN_SLOTS:
+            continue
+        if hasattr(view, slot):
+            setattr(self, slot, getattr(view, slot))
+        elif hasattr(self, slot):
+            delattr(self, slot)
+    if not was_view:
+        self._base = None
+
+
 def _reshaped_in_place(name, outofplace):
-    """``t.squeeze_()`` and the like: ``t`` takes the shape (and, when recorded, the history) of ``outofplace(t)``,
-    a view of its own memory, so nothing is copied and no value changes."""
+    """``t.squeeze_()`` and the like: ``t`` becomes ``outofplace(t)``, a view of its own memory, so nothing is
+    copied and no value changes; its history (when recorded) is that view's."""
     def op(self, *args, **kwargs):
         from .inplace import _records, check_leaf
-        result = outofplace(self, *args, **kwargs)         # checks the arguments first
         if _records(self, ()):
             check_leaf(self)
-            self.grad_fn, self.requires_grad = result.grad_fn, result.requires_grad
-        self._data = result._data
+        _become(self, outofplace(self, *args, **kwargs))   # outofplace checks the arguments first
         return self
     op.__name__ = name
     op.__doc__ = f"In-place ``{name[:-1]}``: this tensor's shape changes; returns ``self``."
