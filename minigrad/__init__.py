@@ -57,6 +57,9 @@ from .ops.distance import cosine_similarity, pairwise_distance  # noqa: E402
 from .ops.distance import cdist  # noqa: E402
 from .ops.shape import cartesian_prod, meshgrid  # noqa: E402
 from . import testing  # noqa: E402
+
+from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
+# indexing, shape, creation and counting (the op-database work)
 from .ops.shape_more import (alias_copy, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,  # noqa: E402
                              broadcast_tensors, broadcast_to, column_stack, combinations, diagflat, diagonal_copy,
                              dsplit, dstack, expand_copy, hsplit, hstack, narrow_copy, permute_copy, ravel,
@@ -70,10 +73,6 @@ from .ops.counting import (bincount, bucketize, histc, histogram, histogramdd, i
                            searchsorted, unique, unique_consecutive)
 from .ops.index_more import _unsafe_masked_index, _unsafe_masked_index_put_accumulate  # noqa: E402
 from .ops.shape_more import _chunk_cat  # noqa: E402
-from .creation_more import (empty_permuted, empty_strided, fill, scalar_tensor, tril_indices,  # noqa: E402
-                            triu_indices, unravel_index)
-
-from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -590,11 +590,6 @@ from .ops import sort as _sort  # noqa: E402
 from .ops import complex as _complex  # noqa: E402
 from .ops import layout as _layout  # noqa: E402
 from .ops import activation as _activation  # noqa: E402
-from .ops import shape_more as _shape_more  # noqa: E402
-from .ops import index_more as _index_more  # noqa: E402
-from .ops import scatter_reduce as _scatter_reduce  # noqa: E402
-from .ops import counting as _counting  # noqa: E402
-from . import creation_more as _creation_more  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 
@@ -620,11 +615,6 @@ _METHODS = {
     _layout: _layout.METHODS,
     _random: ["bernoulli", "multinomial"],
     _activation: ["prelu", "hardshrink"],
-    _shape_more: _shape_more.METHODS,
-    _index_more: _index_more.METHODS,
-    _scatter_reduce: _scatter_reduce.METHODS,
-    _counting: _counting.METHODS,
-    _creation_more: _creation_more.METHODS,
 }
 for _module, _names in _METHODS.items():
     for _name in _names:
@@ -633,6 +623,18 @@ for _module, _names in _METHODS.items():
             _function = _function.__wrapped__
         setattr(Tensor, _name, _function)
 Tensor.clip = Tensor.clamp
+
+# The indexing, shape, creation and counting ops of the op-database work list their methods themselves; bound
+# after the table above, whose in-place methods some of them extend (index_add_ on 0-d tensors, uniform_'s checks).
+from .ops import shape_more as _shape_more  # noqa: E402
+from .ops import index_more as _index_more  # noqa: E402
+from .ops import scatter_reduce as _scatter_reduce  # noqa: E402
+from .ops import counting as _counting  # noqa: E402
+from . import creation_more as _creation_more  # noqa: E402
+for _module in (_shape_more, _index_more, _scatter_reduce, _counting, _creation_more):
+    for _name in _module.METHODS:
+        _function = getattr(_module, _name)
+        setattr(Tensor, _name, _function.__wrapped__ if getattr(_function, "checks_only_self", False) else _function)
 
 
 # --------------------------------------------------------------------------- legacy tensor types
