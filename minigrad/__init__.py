@@ -71,6 +71,8 @@ from .ops.index_more import (as_strided_scatter, diagonal_scatter, index_add, in
 from .ops.scatter_reduce import index_reduce, scatter_reduce  # noqa: E402
 from .ops.counting import (bincount, bucketize, histc, histogram, histogramdd, isin, nonzero_static,  # noqa: E402
                            searchsorted, unique, unique_consecutive)
+from .creation_more import (empty_permuted, empty_strided, fill, scalar_tensor, tril_indices,  # noqa: E402
+                            triu_indices, unravel_index)
 from .ops.index_more import _unsafe_masked_index, _unsafe_masked_index_put_accumulate  # noqa: E402
 from .ops.shape_more import _chunk_cat  # noqa: E402
 
