@@ -73,6 +73,22 @@ from .ops.gamma import digamma, lgamma, mvlgamma, polygamma  # noqa: E402
 from . import distributions  # noqa: E402
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
+# indexing, shape, creation and counting (the op-database work)
+from .ops.shape_more import (alias_copy, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,  # noqa: E402
+                             broadcast_tensors, broadcast_to, column_stack, combinations, diagflat, diagonal_copy,
+                             dsplit, dstack, expand_copy, hsplit, hstack, narrow_copy, permute_copy, ravel,
+                             resolve_neg, rot90, row_stack, split_with_sizes, split_with_sizes_copy, squeeze_copy,
+                             t_copy, tensor_split, tile, transpose_copy, unbind_copy, unflatten, unfold_copy,
+                             unsafe_chunk, unsafe_split, unsqueeze_copy, view_copy, vsplit, vstack)
+from .ops.index_more import (as_strided_scatter, diagonal_scatter, index_add, index_copy, index_fill,  # noqa: E402
+                             index_put, masked_scatter, put, select_scatter, slice_scatter, take, take_along_dim)
+from .ops.scatter_reduce import index_reduce, scatter_reduce  # noqa: E402
+from .ops.counting import (bincount, bucketize, histc, histogram, histogramdd, isin, nonzero_static,  # noqa: E402
+                           searchsorted, unique, unique_consecutive)
+from .creation_more import (empty_permuted, empty_strided, fill, scalar_tensor, tril_indices,  # noqa: E402
+                            triu_indices, unravel_index)
+from .ops.index_more import _unsafe_masked_index, _unsafe_masked_index_put_accumulate  # noqa: E402
+from .ops.shape_more import _chunk_cat  # noqa: E402
 
 __version__ = "0.1.0"
 

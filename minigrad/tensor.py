@@ -676,6 +676,18 @@ from .ops import gamma as _gamma  # noqa: E402
 for _name, _function in _gamma.METHODS.items():   # lgamma, digamma, polygamma (order first), mvlgamma, in place
     setattr(Tensor, _name, _function)
 
+# The indexing, shape, creation and counting ops of the op-database work list their methods themselves; bound
+# after the table above, whose in-place methods some of them extend (index_add_ on 0-d tensors, uniform_'s checks).
+from .ops import shape_more as _shape_more  # noqa: E402
+from .ops import index_more as _index_more  # noqa: E402
+from .ops import scatter_reduce as _scatter_reduce  # noqa: E402
+from .ops import counting as _counting  # noqa: E402
+from . import creation_more as _creation_more  # noqa: E402
+for _module in (_shape_more, _index_more, _scatter_reduce, _counting, _creation_more):
+    for _name in _module.METHODS:
+        _function = getattr(_module, _name)
+        setattr(Tensor, _name, _function.__wrapped__ if getattr(_function, "checks_only_self", False) else _function)
+
 
 # --------------------------------------------------------------------------- legacy tensor types
 class LegacyTensorType(type):

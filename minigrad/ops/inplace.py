@@ -478,8 +478,11 @@ def _corner(shape):
 
 def _check_scatter(self, dim, index, src, name):
     from .dims import normalize_dim
-    if not isinstance(index, Tensor) or index.dtype != np.int64:
+    if not isinstance(index, Tensor) or index.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if src is not None and src.dtype != self.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype, but got {self.dtype} and "
+                           f"{src.dtype}")
     d = normalize_dim(dim, max(self.ndim, 1))
     if index.ndim != self.ndim or (src is not None and src.ndim != index.ndim):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
@@ -488,21 +491,21 @@ def _check_scatter(self, dim, index, src, name):
             raise RuntimeError(f"Size does not match at dimension {i} expected index {list(index.shape)} to be "
                                f"smaller than self {list(self.shape)} apart from dimension {d} and to be smaller "
                                f"size than src {list(src.shape if src is not None else self.shape)}")
-    if index.numel() and (index._data.min() < -self.shape[d] or index._data.max() >= self.shape[d]):
-        raise RuntimeError(f"index {int(index._data.max())} is out of bounds for dimension {d} with size "
-                           f"{self.shape[d]}")
+    size = self.shape[d] if self.ndim else 1      # a 0-d tensor has one position
+    if index.numel() and (index._data.min() < -size or index._data.max() >= size):
+        raise RuntimeError(f"index {int(index._data.max())} is out of bounds for dimension {d} with size {size}")
     return d
 
 
 def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     """``self[..., index[i], ...] = src[i]`` along ``dim`` (or ``value`` everywhere ``index`` points)."""
-    if reduce is not None:
-        raise NotImplementedError("scatter_(reduce=...) is deprecated in PyTorch and not supported by minigrad; "
-                                  "use scatter_add_ or scatter_reduce_")
     if src is None and value is None:
         raise TypeError("scatter_() missing required argument 'src' or 'value'")
     if not isinstance(src, Tensor):
         src = Tensor(np.full(index.shape, src if value is None else value, dtype=self.dtype))
+    if reduce is not None:   # deprecated in PyTorch, still sampled by its op database
+        from .scatter_reduce import scatter_legacy_reduce
+        return write(self, lambda old: scatter_legacy_reduce(old, dim, index, src, reduce), (src,))
     d = _check_scatter(self, dim, index, src, "scatter")
     return _scatter(self, d, index, src, add=False)
 
@@ -514,6 +517,10 @@ def scatter_add_(self, dim, index, src):
 
 
 def _scatter(self, d, index, src, add):
+    if self.ndim == 0:    # a 0-d scatter writes the one element: scatter into the 1-element view
+        def compute(old):
+            return sh.reshape(Scatter.apply(sh.reshape(old, 1), sh.reshape(src, 1), 0, index._data.reshape(1), add), ())
+        return write(self, compute, (src,))
     positions = _scatter_positions(index._data, d)
 
     def fast(a):
