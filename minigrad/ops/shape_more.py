@@ -321,7 +321,7 @@ def _become(self, view):
     its base, keeping its own ``.grad`` and hooks. A tensor that was not a view does not become one (as in
     PyTorch, ``x.t_()`` changes ``x``'s shape, not what ``x`` is)."""
     was_view = self._base is not None
-    for slot in type(self).__slots__:
+    for slot in Tensor.__slots__:           # (a subclass such as Parameter adds no slots of its own)
         if slot in _OWN_SLOTS:
             continue
         if hasattr(view, slot):
