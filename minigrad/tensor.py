@@ -590,6 +590,8 @@ from .ops import sort as _sort  # noqa: E402
 from .ops import complex as _complex  # noqa: E402
 from .ops import layout as _layout  # noqa: E402
 from .ops import activation as _activation  # noqa: E402
+from .ops import trig as _trig  # noqa: E402
+from .ops import inplace_more as _inplace_more  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 
@@ -615,6 +617,8 @@ _METHODS = {
     _layout: _layout.METHODS,
     _random: ["bernoulli", "multinomial"],
     _activation: ["prelu", "hardshrink"],
+    _trig: _trig.METHODS,
+    _inplace_more: _inplace_more.METHODS,
 }
 for _module, _names in _METHODS.items():
     for _name in _names:
