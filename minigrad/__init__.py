@@ -58,6 +58,10 @@ from .ops.distance import cdist  # noqa: E402
 from .ops.shape import cartesian_prod, meshgrid  # noqa: E402
 from . import testing  # noqa: E402
 from .ops.trig import *  # noqa: E402,F401,F403 - the names in trig.__all__
+from .ops.elementwise_more import *  # noqa: E402,F401,F403
+from .ops.floats import *  # noqa: E402,F401,F403
+from .ops.division import *  # noqa: E402,F401,F403
+from .ops.bitwise import *  # noqa: E402,F401,F403
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 

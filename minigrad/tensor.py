@@ -350,6 +350,24 @@ class Tensor:
     def bool(self):
         return self.to(dtypes.bool)
 
+    def byte(self):
+        return self.to(np.dtype(np.uint8))
+
+    def char(self):
+        return self.to(np.dtype(np.int8))
+
+    def short(self):
+        return self.to(np.dtype(np.int16))
+
+    def int(self):
+        return self.to(np.dtype(np.int32))
+
+    def cfloat(self):
+        return self.to(dtypes.complex64)
+
+    def cdouble(self):
+        return self.to(dtypes.complex128)
+
     def type_as(self, other):
         return self.to(other.dtype)
 
@@ -538,13 +556,79 @@ class Tensor:
         return _ew.ge(self, other)
 
     def __invert__(self):
-        return _ew.logical_not(self)
+        return _bitwise.bitwise_not(self)
 
     def __and__(self, other):
-        return _ew.logical_and(self, _ew.as_tensor_operand(other, self))
+        return _bitwise.bitwise_and(self, other)
 
     def __or__(self, other):
-        return _ew.logical_or(self, _ew.as_tensor_operand(other, self))
+        return _bitwise.bitwise_or(self, other)
+
+    # bitwise, modulus and floor-division operators (ops/bitwise.py, ops/division.py), as PyTorch defines them
+    def __xor__(self, other):
+        return _bitwise.bitwise_xor(self, other)
+
+    def __rand__(self, other):
+        return _bitwise.bitwise_and(other, self)
+
+    def __ror__(self, other):
+        return _bitwise.bitwise_or(other, self)
+
+    def __rxor__(self, other):
+        return _bitwise.bitwise_xor(other, self)
+
+    def __lshift__(self, other):
+        return _bitwise.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other):
+        return _bitwise.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other):
+        return _bitwise.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other):
+        return _bitwise.bitwise_right_shift(other, self)
+
+    def __mod__(self, other):
+        return _division.remainder(self, other)
+
+    def __rmod__(self, other):
+        return _division.remainder(other, self)
+
+    def __floordiv__(self, other):
+        return _division.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return _division.floor_divide(other, self)
+
+    def __rdiv__(self, other):
+        return _ew.div(other, self)
+
+    __div__ = __truediv__
+
+    def __iand__(self, other):
+        return self.bitwise_and_(other)
+
+    def __ior__(self, other):
+        return self.bitwise_or_(other)
+
+    def __ixor__(self, other):
+        return self.bitwise_xor_(other)
+
+    def __ilshift__(self, other):
+        return self.bitwise_left_shift_(other)
+
+    def __irshift__(self, other):
+        return self.bitwise_right_shift_(other)
+
+    def __imod__(self, other):
+        return self.remainder_(other)
+
+    def __ifloordiv__(self, other):
+        return self.floor_divide_(other)
+
+    def __ipow__(self, other):
+        return self.pow_(other)
 
     def t(self):
         if self.ndim > 2:
@@ -591,6 +675,10 @@ from .ops import complex as _complex  # noqa: E402
 from .ops import layout as _layout  # noqa: E402
 from .ops import activation as _activation  # noqa: E402
 from .ops import trig as _trig  # noqa: E402
+from .ops import elementwise_more as _ew_more  # noqa: E402
+from .ops import floats as _floats  # noqa: E402
+from .ops import division as _division  # noqa: E402
+from .ops import bitwise as _bitwise  # noqa: E402
 from .ops import inplace_more as _inplace_more  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
@@ -618,6 +706,10 @@ _METHODS = {
     _random: ["bernoulli", "multinomial"],
     _activation: ["prelu", "hardshrink"],
     _trig: _trig.METHODS,
+    _ew_more: _ew_more.METHODS,
+    _floats: _floats.METHODS,
+    _division: _division.METHODS,
+    _bitwise: _bitwise.METHODS,
     _inplace_more: _inplace_more.METHODS,
 }
 for _module, _names in _METHODS.items():

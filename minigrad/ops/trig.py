@@ -13,7 +13,7 @@ import numpy as np
 
 from .._checks import takes_tensors
 from . import elementwise as ew
-from .unary import UnaryMath, on_both, public_unary
+from .pointwise import UnaryMath, on_both, public_unary
 
 
 class Tan(UnaryMath):

@@ -1,0 +1,89 @@
+"""Rounding divisions: remainder (Python's %, the divisor's sign), fmod (C's, the dividend's sign) and
+floor_divide (Python's //).
+
+    remainder(a, b) = a - b floor(a / b):   d/da = 1,   d/db = -floor(a / b)
+    fmod(a, b)      = a - b trunc(a / b):   d/da = 1,   d/db = -trunc(a / b)
+
+The quotients are constants of the inputs (their derivative is 0 almost everywhere, PyTorch's too), so the
+gradients are dout times constants (``Routing``). Integer division by zero raises, as in PyTorch.
+"""
+import numpy as np
+
+from .._checks import check_tensor, takes_tensors
+from ..tensor import Tensor
+from . import elementwise as ew
+
+
+class _RoundedRemainder(ew.Routing):
+    """a - b * round(a / b) for the rounding ``quotient``; the gradient: dout to a, -dout * quotient to b."""
+
+    reduce = None     # np.remainder or np.fmod
+    quotient = None   # floor or trunc of a / b
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        x, y = ew.promoted(a, b)
+        with np.errstate(all="ignore"):
+            out = cls.reduce(x, y)
+            if ctx.needs_input_grad[1]:
+                ctx.quotient = cls.quotient(x, y)
+        return out
+
+    @classmethod
+    def grads(cls, ctx, g):
+        db = -g * ctx.quotient if ctx.needs_input_grad[1] else None
+        return g, db
+
+
+class Remainder(_RoundedRemainder):
+    reduce = staticmethod(np.remainder)
+    quotient = staticmethod(lambda x, y: np.floor(x / y))
+
+
+class Fmod(_RoundedRemainder):
+    reduce = staticmethod(np.fmod)
+    quotient = staticmethod(lambda x, y: np.trunc(x / y))
+
+
+def _operands(name, input, other):
+    """The two operands as Tensors (numbers take PyTorch's dtype next to the tensor), checked for PyTorch's
+    errors: complex, bool division, integer division by zero."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): expected at least one Tensor argument")
+    check_tensor(input, name, "input", 1, numbers_ok=True)
+    check_tensor(other, name, "other", 2, numbers_ok=True)
+    a, b = ew._pair(input, other)
+    for t in (a, b):
+        if t.dtype.kind == "c":
+            raise RuntimeError(f"{name} does not support complex inputs")
+    x, y = ew.promoted(a, b)
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Bool'")
+    if x.dtype.kind in "iu" and np.any(y == 0):
+        raise RuntimeError("ZeroDivisionError")
+    ew.check_broadcast(a.shape, b.shape)
+    return a, b
+
+
+@takes_tensors(numbers=("input", "other"))
+def remainder(input, other):
+    """Python's modulus: input - other * floor(input / other), with other's sign."""
+    return ew._apply_broadcasting(Remainder, *_operands("remainder", input, other))
+
+
+@takes_tensors("input", numbers=("other",))
+def fmod(input, other):
+    """C's modulus: input - other * trunc(input / other), with input's sign."""
+    return ew._apply_broadcasting(Fmod, *_operands("fmod", input, other))
+
+
+@takes_tensors(numbers=("input", "other"))
+def floor_divide(input, other):
+    """floor(input / other) elementwise, in the operands' promoted dtype (no gradient)."""
+    a, b = _operands("floor_divide", input, other)
+    with np.errstate(all="ignore"):
+        return Tensor(np.asarray(np.floor_divide(*ew.promoted(a, b))))
+
+
+__all__ = ["remainder", "fmod", "floor_divide"]
+METHODS = __all__

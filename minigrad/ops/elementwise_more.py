@@ -1,0 +1,211 @@
+"""Elementwise arithmetic beside ``elementwise.py``: exp2, logaddexp/logaddexp2, hypot, copysign, float_power,
+ldexp, lerp, addcmul/addcdiv, rsub, positive, sgn.
+
+Derivatives (written once for ndarrays and Tensors, ``pointwise.py``):
+
+    exp2' = 2^x ln 2
+    logaddexp:   d/da = e^a / (e^a + e^b) = exp(a - out),    d/db = exp(b - out)
+    logaddexp2:  d/da = 2^(a - out),                          d/db = 2^(b - out)
+    hypot:       d/dx = x / out,   d/dy = y / out
+    copysign:    d/dx = out / x (the sign it was given; 0 at x = 0, PyTorch's choice),   d/dy = 0
+
+The rest are compositions of differentiable ops (their gradients follow from the parts).
+"""
+import math
+
+import numpy as np
+
+from .._checks import check_tensor, takes_tensors
+from ..dtypes import float64, get_default_dtype
+from ..tensor import Tensor
+from . import elementwise as ew
+from .pointwise import BinaryMath, UnaryMath, binary, on_both, public_unary
+
+_LN2 = math.log(2.0)
+
+
+class Exp2(UnaryMath):
+    f = staticmethod(np.exp2)
+
+    @staticmethod
+    def derivative(x, out):
+        return out * _LN2
+
+
+exp2 = public_unary(Exp2, floating=True)
+_exp = on_both(np.exp, ew.exp)
+_exp2 = on_both(np.exp2, exp2)
+
+
+class LogAddExp(BinaryMath):
+    """out = log(e^a + e^b), computed as max + log1p(exp(-|a - b|)) (no overflow)."""
+
+    @staticmethod
+    def f(x, y):
+        return np.logaddexp(x, y)
+
+    @staticmethod
+    def partials(x, y, out, need):
+        return _exp(x - out) if need[0] else None, _exp(y - out) if need[1] else None
+
+
+class LogAddExp2(BinaryMath):
+    """out = log2(2^a + 2^b)."""
+
+    @staticmethod
+    def f(x, y):
+        return np.logaddexp2(x, y)
+
+    @staticmethod
+    def partials(x, y, out, need):
+        return _exp2(x - out) if need[0] else None, _exp2(y - out) if need[1] else None
+
+
+class Hypot(BinaryMath):
+    """out = sqrt(x^2 + y^2) without overflow."""
+
+    @staticmethod
+    def f(x, y):
+        return np.hypot(x, y)
+
+    @staticmethod
+    def partials(x, y, out, need):
+        return x / out if need[0] else None, y / out if need[1] else None
+
+
+class CopySign(BinaryMath):
+    """out = |x| with the sign of y."""
+
+    @staticmethod
+    def f(x, y):
+        return np.copysign(x, y)
+
+    @staticmethod
+    def partials(x, y, out, need):
+        dx = None
+        if need[0]:
+            zero = ew.array_of(x) == 0
+            dx = ew.select(zero, 0.0, out / ew.select(zero, 1.0, x))
+        dy = (out * 0 if isinstance(out, Tensor) else np.zeros_like(out)) if need[1] else None
+        return dx, dy
+
+
+def _real_only(name, *operands):
+    for t in operands:
+        if isinstance(t, Tensor) and t.dtype.kind == "c":
+            raise RuntimeError(f"{name} does not support complex inputs")
+
+
+_logaddexp = binary(LogAddExp, "logaddexp")
+_logaddexp2 = binary(LogAddExp2, "logaddexp2")
+_hypot = binary(Hypot, "hypot")
+_copysign = binary(CopySign, "copysign")
+
+
+@takes_tensors("input", numbers=("other",))
+def copysign(input, other):
+    """|input| with the sign of other (integers give the default float dtype)."""
+    return _copysign(input, other)
+
+
+@takes_tensors("input", "other")
+def logaddexp(input, other):
+    """log(exp(input) + exp(other)) elementwise, without overflow."""
+    return _logaddexp(input, other)
+
+
+@takes_tensors("input", "other")
+def logaddexp2(input, other):
+    """log2(2**input + 2**other) elementwise, without overflow."""
+    _real_only("logaddexp2", input, other)
+    return _logaddexp2(input, other)
+
+
+@takes_tensors("input", "other")
+def hypot(input, other):
+    """sqrt(input**2 + other**2) elementwise (floating-point tensors)."""
+    if input.dtype.kind != "f" or other.dtype.kind != "f":
+        raise RuntimeError(f"\"hypot_cpu\" not implemented for '{ew._type_name(input.dtype)}'")
+    return _hypot(input, other)
+
+
+# --------------------------------------------------------------------------- compositions
+def _operand(value, like):
+    return value if isinstance(value, Tensor) else ew.as_tensor_operand(value, like)
+
+
+@takes_tensors(numbers=("input", "exponent"))
+def float_power(input, exponent):
+    """input ** exponent computed in double precision (complex128 if either is complex)."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError("float_power(): expected at least one Tensor argument")
+    complex_ = any(isinstance(v, complex) or (isinstance(v, Tensor) and v.dtype.kind == "c")
+                   for v in (input, exponent))
+    dtype = np.dtype(np.complex128) if complex_ else float64
+    a = ew.cast(input, dtype) if isinstance(input, Tensor) else Tensor(np.asarray(input, dtype))
+    b = ew.cast(exponent, dtype) if isinstance(exponent, Tensor) else Tensor(np.asarray(exponent, dtype))
+    return ew.pow(a, b)
+
+
+@takes_tensors("input", "other")
+def ldexp(input, other):
+    """input * 2 ** other (integer inputs give the default float dtype)."""
+    return ew.mul(ew._floating(input), exp2(other))
+
+
+@takes_tensors("input", "end", numbers=("weight",))
+def lerp(input, end, weight):
+    """input + weight * (end - input): the linear interpolation from ``input`` to ``end``."""
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t.dtype != input.dtype:
+            raise RuntimeError(f"expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
+    return ew.add(input, ew.mul(_operand(weight, input), ew.sub(end, input)))
+
+
+@takes_tensors("input", "tensor1", "tensor2")
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2."""
+    return ew.add(input, ew.mul(ew.mul(tensor1, tensor2), value))
+
+
+@takes_tensors("input", "tensor1", "tensor2")
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2 (floating point: PyTorch refuses integer division here)."""
+    if tensor1.dtype.kind in "biu" and tensor2.dtype.kind in "biu":
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
+                           "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
+                           "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+                           "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+                           "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+                           "for all dtypes.")
+    return ew.add(input, ew.mul(ew.div(tensor1, tensor2), value))
+
+
+@takes_tensors("input", numbers=("other",))
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    return ew.sub(other, input, alpha=alpha)
+
+
+@takes_tensors("input")
+def positive(input):
+    """``input`` itself (``+x``); PyTorch refuses a bool tensor."""
+    if input.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+@takes_tensors("input")
+def sgn(input):
+    """z / |z| for complex z (0 at 0), sign(x) for real x (gradient 0)."""
+    if input.dtype.kind != "c":
+        return ew.sign(input)
+    magnitude = ew.abs(input)
+    return ew.Abs.complex_grad(1, input, magnitude)
+
+
+absolute = ew.abs
+
+__all__ = ["absolute", "exp2", "logaddexp", "logaddexp2", "hypot", "copysign", "float_power", "ldexp", "lerp", "addcmul",
+           "addcdiv", "rsub", "positive", "sgn"]
+METHODS = [n for n in __all__ if n != "rsub"]

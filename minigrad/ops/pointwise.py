@@ -1,0 +1,117 @@
+"""What the elementwise math functions added beside ``elementwise.py`` share (``trig.py``,
+``elementwise_more.py``, ``floats.py``, ``division.py``).
+
+``UnaryMath``: out = f(x) elementwise, with f'(x) written once (``derivative(x, out)``) from operators and
+``on_both`` functions, so that one formula serves ``backward`` (ndarrays) and ``graph_backward`` (Tensors in
+the graph, for ``create_graph=True``); the gradient is dout * conj(f'(x)), PyTorch's convention for complex
+inputs. ``BinaryMath``: the same for out = f(x, y), with both partial derivatives.
+"""
+import numpy as np
+
+from .._checks import check_tensor
+from ..autograd import Function
+from ..dtypes import get_default_dtype
+from ..tensor import Tensor
+from .elementwise import _apply_broadcasting, _check_complex_grad, _pair, conj_if_complex, promoted
+from .elementwise import _unary as public_unary  # noqa: F401 - for the op files
+
+
+def on_both(array_fn, tensor_fn):
+    """One function of ndarrays (``array_fn``) and of Tensors (``tensor_fn``, differentiable)."""
+    def fn(v):
+        return tensor_fn(v) if isinstance(v, Tensor) else array_fn(v)
+    return fn
+
+
+class UnaryMath(Function):
+    """out = f(x); dx = dout * conj(f'(x)). Subclasses set ``f`` (NumPy's ufunc) and ``derivative(x, out)``."""
+
+    @staticmethod
+    def f(x):
+        raise NotImplementedError
+
+    @staticmethod
+    def derivative(x, out):
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx, a):
+        with np.errstate(all="ignore"):     # NaN/inf outside the domain, as PyTorch returns them silently
+            out = cls.f(a._data)
+        ctx.save_for_backward(a._data, out)
+        return out
+
+    @classmethod
+    def backward(cls, ctx, dout):
+        x, out = ctx.saved_tensors
+        with np.errstate(all="ignore"):
+            return dout._data * conj_if_complex(np.asarray(cls.derivative(x, out)))
+
+    @classmethod
+    def graph_backward(cls, ctx, dout):
+        x, out = ctx.saved_tensors
+        with np.errstate(all="ignore"):
+            d = cls.derivative(ctx.input_tensor(0, x), ctx.output_tensor(out))
+        return dout * (d.conj() if d.dtype.kind == "c" else d)
+
+
+def _conj(d):
+    return (d.conj() if d.dtype.kind == "c" else d) if isinstance(d, Tensor) else conj_if_complex(np.asarray(d))
+
+
+class BinaryMath(Function):
+    """out = f(x, y) on the promoted operands (integers in the default float dtype when ``floating``);
+    dx = dout * conj(df/dx), dy = dout * conj(df/dy). Subclasses set ``f`` and ``partials(x, y, out)``, which
+    returns (df/dx, df/dy), either None when that input needs no gradient (``need``)."""
+
+    floating = True
+
+    @staticmethod
+    def f(x, y):
+        raise NotImplementedError
+
+    @staticmethod
+    def partials(x, y, out, need):
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        x, y = promoted(a, b)
+        if cls.floating and x.dtype.kind not in "fc":
+            x, y = x.astype(get_default_dtype()), y.astype(get_default_dtype())
+        with np.errstate(all="ignore"):
+            out = cls.f(x, y)
+        ctx.save_for_backward(x, y, out)
+        return out
+
+    @classmethod
+    def backward(cls, ctx, dout):
+        x, y, out = ctx.saved_tensors
+        with np.errstate(all="ignore"):
+            parts = cls.partials(x, y, out, ctx.needs_input_grad)
+        return tuple(None if d is None else dout._data * _conj(d) for d in parts)
+
+    @classmethod
+    def graph_backward(cls, ctx, dout):
+        x, y, out = ctx.saved_tensors
+        with np.errstate(all="ignore"):
+            parts = cls.partials(ctx.input_tensor(0, x), ctx.input_tensor(1, y), ctx.output_tensor(out),
+                                 ctx.needs_input_grad)
+        return tuple(None if d is None else dout * _conj(d) for d in parts)
+
+
+def binary(fn, name):
+    """The public function of the two-input Function ``fn``: Tensor or number operands (not both numbers),
+    broadcast together."""
+    def op(input, other):
+        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+            raise TypeError(f"{name}(): expected at least one Tensor argument, got {type(input).__name__} and "
+                            f"{type(other).__name__}")
+        for position, (arg, value) in enumerate((("input", input), ("other", other)), 1):
+            check_tensor(value, name, arg, position, numbers_ok=True)
+        a, b = _pair(input, other)
+        _check_complex_grad(name, a, b)
+        return _apply_broadcasting(fn, a, b)
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name} (differentiable; see ``{fn.__name__}``)."
+    return op
