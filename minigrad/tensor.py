@@ -335,38 +335,38 @@ class Tensor:
         return _creation.full(size, fill_value, dtype=dtype or self._data.dtype, device=device,
                               requires_grad=requires_grad)
 
-    def float(self):
-        return self.to(dtypes.float32)
+    def float(self, memory_format=None):
+        return self.to(dtypes.float32, memory_format=memory_format)
 
-    def double(self):
-        return self.to(dtypes.float64)
+    def double(self, memory_format=None):
+        return self.to(dtypes.float64, memory_format=memory_format)
 
-    def half(self):
-        return self.to(dtypes.float16)
+    def half(self, memory_format=None):
+        return self.to(dtypes.float16, memory_format=memory_format)
 
-    def long(self):
-        return self.to(dtypes.int64)
+    def long(self, memory_format=None):
+        return self.to(dtypes.int64, memory_format=memory_format)
 
-    def bool(self):
-        return self.to(dtypes.bool)
+    def bool(self, memory_format=None):
+        return self.to(dtypes.bool, memory_format=memory_format)
 
-    def byte(self):
-        return self.to(np.dtype(np.uint8))
+    def byte(self, memory_format=None):
+        return self.to(np.dtype(np.uint8), memory_format=memory_format)
 
-    def char(self):
-        return self.to(np.dtype(np.int8))
+    def char(self, memory_format=None):
+        return self.to(np.dtype(np.int8), memory_format=memory_format)
 
-    def short(self):
-        return self.to(np.dtype(np.int16))
+    def short(self, memory_format=None):
+        return self.to(np.dtype(np.int16), memory_format=memory_format)
 
-    def int(self):
-        return self.to(np.dtype(np.int32))
+    def int(self, memory_format=None):
+        return self.to(np.dtype(np.int32), memory_format=memory_format)
 
-    def cfloat(self):
-        return self.to(dtypes.complex64)
+    def cfloat(self, memory_format=None):
+        return self.to(dtypes.complex64, memory_format=memory_format)
 
-    def cdouble(self):
-        return self.to(dtypes.complex128)
+    def cdouble(self, memory_format=None):
+        return self.to(dtypes.complex128, memory_format=memory_format)
 
     def type_as(self, other):
         return self.to(other.dtype)

@@ -486,6 +486,8 @@ class CumProd(Function):
     @staticmethod
     def backward(ctx, dout):
         a, out = ctx.saved_tensors
+        if a._data.size == 0:
+            return np.zeros(a.shape, dout.dtype), None
         x = np.moveaxis(a._data, ctx.axis, -1)                     # (..., n)
         n = x.shape[-1]
         x, p = x.reshape(-1, n), np.moveaxis(out, ctx.axis, -1).reshape(-1, n)
