@@ -680,6 +680,7 @@ from .ops import floats as _floats  # noqa: E402
 from .ops import division as _division  # noqa: E402
 from .ops import bitwise as _bitwise  # noqa: E402
 from .ops import order_stats as _order_stats  # noqa: E402
+from .ops import cumulative as _cumulative  # noqa: E402
 from .ops import inplace_more as _inplace_more  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
@@ -712,6 +713,7 @@ _METHODS = {
     _division: _division.METHODS,
     _bitwise: _bitwise.METHODS,
     _order_stats: _order_stats.METHODS,
+    _cumulative: _cumulative.METHODS,
     _inplace_more: _inplace_more.METHODS,
 }
 for _module, _names in _METHODS.items():
