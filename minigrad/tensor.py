@@ -681,6 +681,7 @@ from .ops import division as _division  # noqa: E402
 from .ops import bitwise as _bitwise  # noqa: E402
 from .ops import order_stats as _order_stats  # noqa: E402
 from .ops import cumulative as _cumulative  # noqa: E402
+from .ops import reduce_more as _reduce_more  # noqa: E402
 from .ops import inplace_more as _inplace_more  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
@@ -714,6 +715,7 @@ _METHODS = {
     _bitwise: _bitwise.METHODS,
     _order_stats: _order_stats.METHODS,
     _cumulative: _cumulative.METHODS,
+    _reduce_more: _reduce_more.METHODS,
     _inplace_more: _inplace_more.METHODS,
 }
 for _module, _names in _METHODS.items():

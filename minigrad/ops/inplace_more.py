@@ -11,7 +11,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
-from . import bitwise, division, elementwise_more, floats, reduce, trig
+from . import bitwise, division, elementwise_more, floats, reduce, reduce_more, trig
 from . import elementwise as ew
 from .inplace import check_result, write
 
@@ -49,6 +49,7 @@ _TWINS = {
     bitwise: ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
               "gcd", "lcm"],
     reduce: ["cumsum", "cumprod"],
+    reduce_more: ["renorm"],
 }
 _OPS = {name + "_": in_place(name + "_", getattr(module, name))
         for module, names in _TWINS.items() for name in names if hasattr(module, name)}
