@@ -205,7 +205,8 @@ def sgn(input):
 
 
 absolute = ew.abs
+divide, multiply, subtract, negative, true_divide = ew.divide, ew.multiply, ew.subtract, ew.negative, ew.true_divide
 
-__all__ = ["absolute", "exp2", "logaddexp", "logaddexp2", "hypot", "copysign", "float_power", "ldexp", "lerp", "addcmul",
+__all__ = ["absolute", "divide", "multiply", "subtract", "negative", "true_divide", "exp2", "logaddexp", "logaddexp2", "hypot", "copysign", "float_power", "ldexp", "lerp", "addcmul",
            "addcdiv", "rsub", "positive", "sgn"]
 METHODS = [n for n in __all__ if n != "rsub"]
