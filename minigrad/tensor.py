@@ -556,6 +556,8 @@ class Tensor:
         return _ew.ge(self, other)
 
     def __invert__(self):
+        if self._data.dtype.kind not in "biu":
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return _bitwise.bitwise_not(self)
 
     def __and__(self, other):

@@ -1,5 +1,5 @@
 """Bitwise ops on integer and bool tensors (``&``, ``|``, ``^``, ``~``, ``<<``, ``>>``) and gcd/lcm. None has a
-gradient. Floating-point operands raise PyTorch's "not implemented for 'Float'" error; a Python int takes the
+gradient. Floating-point operands raise PyTorch's NotImplementedError ("not implemented for 'Float'"); a Python int takes the
 tensor's dtype.
 
 Shifts as PyTorch defines them past the width: ``a << b`` is 0 for b < 0 or b >= the bit width; ``a >> b`` for
@@ -10,6 +10,7 @@ import numpy as np
 from .._checks import check_tensor, takes_tensors
 from ..tensor import Tensor
 from . import elementwise as ew
+from .pointwise import not_implemented
 
 
 def _integer_operands(name, input, other, bools=True):
@@ -21,7 +22,7 @@ def _integer_operands(name, input, other, bools=True):
     a, b = ew._pair(input, other)
     x, y = ew.promoted(a, b)
     if x.dtype.kind not in ("biu" if bools else "iu"):
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{ew._type_name(x.dtype)}'")
+        raise not_implemented(f"{name}_cpu", x.dtype)
     ew.check_broadcast(a.shape, b.shape)
     return x, y
 
@@ -49,7 +50,7 @@ def bitwise_not(input):
     """~input: every bit flipped (logical not for bool tensors)."""
     x = input._data
     if x.dtype.kind not in "biu":
-        raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{ew._type_name(x.dtype)}'")
+        raise not_implemented("bitwise_not_cpu", x.dtype)
     return Tensor(np.invert(x))
 
 

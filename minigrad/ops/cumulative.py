@@ -22,6 +22,7 @@ from ..tensor import Tensor
 from . import elementwise as ew
 from .dims import normalize_dim
 from .index import gather
+from .pointwise import not_implemented
 from .reduce import cumsum, sum as reduce_sum
 from .shape import cat, narrow
 
@@ -43,7 +44,9 @@ def _running_arg(x, axis, accumulate):
     return np.maximum.accumulate(np.where(reached, position, 0), axis=axis).astype(np.int64)
 
 
-def _cumulative_extremum(input, dim, accumulate, result):
+def _cumulative_extremum(name, input, dim, accumulate, result):
+    if input.dtype.kind == "c":
+        raise not_implemented(f"{name}_cpu", input.dtype)
     flat = input.reshape(1) if input.ndim == 0 else input
     axis = normalize_dim(dim, flat.ndim)
     if flat.numel() == 0:
@@ -58,13 +61,13 @@ def _cumulative_extremum(input, dim, accumulate, result):
 @takes_tensors("input")
 def cummax(input, dim):
     """(values, indices): the running maximum along ``dim`` and the index where it was last reached."""
-    return _cumulative_extremum(input, dim, np.maximum.accumulate, cummax_result)
+    return _cumulative_extremum("cummax", input, dim, np.maximum.accumulate, cummax_result)
 
 
 @takes_tensors("input")
 def cummin(input, dim):
     """(values, indices): the running minimum along ``dim`` and the index where it was last reached."""
-    return _cumulative_extremum(input, dim, np.minimum.accumulate, cummin_result)
+    return _cumulative_extremum("cummin", input, dim, np.minimum.accumulate, cummin_result)
 
 
 # --------------------------------------------------------------------------- logcumsumexp
@@ -116,7 +119,7 @@ def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along ``dim``, computed stably (floating-point inputs)."""
     axis = normalize_dim(dim, input.ndim)
     if input.dtype.kind not in "f":
-        raise RuntimeError(f"\"logcumsumexp_out_cpu\" not implemented for '{ew._type_name(input.dtype)}'")
+        raise not_implemented("logcumsumexp_out_cpu", input.dtype)
     if input.ndim == 0:
         return LogCumSumExp.apply(input.reshape(1), 0).reshape(())
     return LogCumSumExp.apply(input, axis)

@@ -12,6 +12,7 @@ import numpy as np
 from .._checks import check_tensor, takes_tensors
 from ..tensor import Tensor
 from . import elementwise as ew
+from .pointwise import not_implemented
 
 
 class _RoundedRemainder(ew.Routing):
@@ -45,20 +46,17 @@ class Fmod(_RoundedRemainder):
     quotient = staticmethod(lambda x, y: np.trunc(x / y))
 
 
-def _operands(name, input, other):
+def _operands(name, input, other, kernel):
     """The two operands as Tensors (numbers take PyTorch's dtype next to the tensor), checked for PyTorch's
-    errors: complex, bool division, integer division by zero."""
+    errors: complex or bool operands (``kernel`` names PyTorch's missing kernel), integer division by zero."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"{name}(): expected at least one Tensor argument")
     check_tensor(input, name, "input", 1, numbers_ok=True)
     check_tensor(other, name, "other", 2, numbers_ok=True)
     a, b = ew._pair(input, other)
-    for t in (a, b):
-        if t.dtype.kind == "c":
-            raise RuntimeError(f"{name} does not support complex inputs")
     x, y = ew.promoted(a, b)
-    if x.dtype.kind == "b":
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Bool'")
+    if x.dtype.kind in "bc":
+        raise not_implemented(kernel, x.dtype)
     if x.dtype.kind in "iu" and np.any(y == 0):
         raise RuntimeError("ZeroDivisionError")
     ew.check_broadcast(a.shape, b.shape)
@@ -68,19 +66,19 @@ def _operands(name, input, other):
 @takes_tensors(numbers=("input", "other"))
 def remainder(input, other):
     """Python's modulus: input - other * floor(input / other), with other's sign."""
-    return ew._apply_broadcasting(Remainder, *_operands("remainder", input, other))
+    return ew._apply_broadcasting(Remainder, *_operands("remainder", input, other, "remainder_cpu"))
 
 
 @takes_tensors("input", numbers=("other",))
 def fmod(input, other):
     """C's modulus: input - other * trunc(input / other), with input's sign."""
-    return ew._apply_broadcasting(Fmod, *_operands("fmod", input, other))
+    return ew._apply_broadcasting(Fmod, *_operands("fmod", input, other, "fmod_cpu"))
 
 
 @takes_tensors(numbers=("input", "other"))
 def floor_divide(input, other):
     """floor(input / other) elementwise, in the operands' promoted dtype (no gradient)."""
-    a, b = _operands("floor_divide", input, other)
+    a, b = _operands("floor_divide", input, other, "div_floor_cpu")
     with np.errstate(all="ignore"):
         return Tensor(np.asarray(np.floor_divide(*ew.promoted(a, b))))
 

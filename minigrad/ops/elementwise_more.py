@@ -19,7 +19,7 @@ from .._checks import check_tensor, takes_tensors
 from ..dtypes import float64, get_default_dtype
 from ..tensor import Tensor
 from . import elementwise as ew
-from .pointwise import BinaryMath, UnaryMath, binary, on_both, public_unary
+from .pointwise import BinaryMath, UnaryMath, binary, not_implemented, on_both, public_unary
 
 _LN2 = math.log(2.0)
 
@@ -90,10 +90,11 @@ class CopySign(BinaryMath):
         return dx, dy
 
 
-def _real_only(name, *operands):
+def _floating_only(kernel, *operands):
+    """logaddexp, logaddexp2, hypot: PyTorch has no integer or bool kernels (``logaddexp2`` no complex one)."""
     for t in operands:
-        if isinstance(t, Tensor) and t.dtype.kind == "c":
-            raise RuntimeError(f"{name} does not support complex inputs")
+        if isinstance(t, Tensor) and (t.dtype.kind in "biu" or (t.dtype.kind == "c" and kernel != "logaddexp_cpu")):
+            raise not_implemented(kernel, t.dtype)
 
 
 _logaddexp = binary(LogAddExp, "logaddexp")
@@ -105,27 +106,30 @@ _copysign = binary(CopySign, "copysign")
 @takes_tensors("input", numbers=("other",))
 def copysign(input, other):
     """|input| with the sign of other (integers give the default float dtype)."""
+    for t in (input, other):
+        if isinstance(t, Tensor) and t.dtype.kind == "c":
+            raise not_implemented("copysign_cpu", t.dtype)
     return _copysign(input, other)
 
 
 @takes_tensors("input", "other")
 def logaddexp(input, other):
     """log(exp(input) + exp(other)) elementwise, without overflow."""
+    _floating_only("logaddexp_cpu", input, other)
     return _logaddexp(input, other)
 
 
 @takes_tensors("input", "other")
 def logaddexp2(input, other):
     """log2(2**input + 2**other) elementwise, without overflow."""
-    _real_only("logaddexp2", input, other)
+    _floating_only("logaddexp2_cpu", input, other)
     return _logaddexp2(input, other)
 
 
 @takes_tensors("input", "other")
 def hypot(input, other):
     """sqrt(input**2 + other**2) elementwise (floating-point tensors)."""
-    if input.dtype.kind != "f" or other.dtype.kind != "f":
-        raise RuntimeError(f"\"hypot_cpu\" not implemented for '{ew._type_name(input.dtype)}'")
+    _floating_only("hypot_cpu", input, other)
     return _hypot(input, other)
 
 
@@ -156,6 +160,9 @@ def ldexp(input, other):
 @takes_tensors("input", "end", numbers=("weight",))
 def lerp(input, end, weight):
     """input + weight * (end - input): the linear interpolation from ``input`` to ``end``."""
+    if input.dtype.kind not in "fc":
+        raise not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor) else "lerp_kernel_tensor",
+                              input.dtype)
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t.dtype != input.dtype:
             raise RuntimeError(f"expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")

@@ -16,6 +16,7 @@ from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
 from ..tensor import Tensor
 from . import elementwise as ew
+from .pointwise import not_implemented
 
 frexp_result = namedtuple("frexp", ["mantissa", "exponent"])  # like torch.return_types.frexp
 
@@ -66,7 +67,7 @@ def nextafter(input, other):
     a, b = ew._pair(input, other)
     if a.dtype.kind != "f" or b.dtype.kind != "f":
         wrong = a.dtype if a.dtype.kind != "f" else b.dtype
-        raise RuntimeError(f"\"nextafter_cpu\" not implemented for '{ew._type_name(wrong)}'")
+        raise not_implemented("nextafter_cpu", wrong)
     return ew._apply_broadcasting(NextAfter, a, b)
 
 
@@ -99,7 +100,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 def signbit(input):
     """True where the sign bit is set (-0.0 and negative NaNs included); bool."""
     if input.dtype.kind == "c":
-        raise RuntimeError("signbit is not implemented for complex tensors.")
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
     x = input._data
     return Tensor(np.signbit(x) if x.dtype.kind == "f" else x < 0)
 

@@ -18,6 +18,7 @@ from ..tensor import Tensor
 from . import elementwise as ew
 from .dims import normalize_dim, normalize_dims
 from .index import gather
+from .pointwise import not_implemented
 from .reduce import Extremum, SelectAlong, _check_nonempty, amax, amin
 from .sort import sort
 
@@ -99,11 +100,13 @@ def _whole(input, find_indices):
     return Extremum.apply(input, normalize_dims(None, input.ndim), False, reduce, True)
 
 
+_KERNELS = {"median": "median_out", "nanmedian": "nanmedian_out", "kthvalue": "kthvalue_cpu", "mode": "mode_cpu"}
+
+
 def _check_sortable(name, input):
-    if input.dtype.kind == "c":
-        raise RuntimeError(f"{name}() does not support complex inputs")
-    if input.dtype.kind == "b" and name in ("median", "nanmedian", "kthvalue"):
-        raise RuntimeError(f"\"{name}_out\" not implemented for 'Bool'")
+    """PyTorch's kernels order neither complex numbers nor (but for mode) bools."""
+    if input.dtype.kind == "c" or (input.dtype.kind == "b" and name != "mode"):
+        raise not_implemented(_KERNELS[name], input.dtype)
 
 
 @takes_tensors("input")

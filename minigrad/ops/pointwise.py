@@ -16,6 +16,13 @@ from .elementwise import _apply_broadcasting, _check_complex_grad, _pair, conj_i
 from .elementwise import _unary as public_unary  # noqa: F401 - for the op files
 
 
+def not_implemented(kernel, dtype):
+    """PyTorch's error for a dtype its kernel ``kernel`` has no implementation for: NotImplementedError
+    '"hypot_cpu" not implemented for 'Long''."""
+    from .elementwise import _type_name
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(dtype)}'")
+
+
 def on_both(array_fn, tensor_fn):
     """One function of ndarrays (``array_fn``) and of Tensors (``tensor_fn``, differentiable)."""
     def fn(v):

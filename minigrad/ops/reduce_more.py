@@ -107,7 +107,7 @@ def _without_nans(input):
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` treating NaN as 0."""
     if input.dtype.kind == "c":
-        raise RuntimeError("nansum does not support complex inputs")
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     return reduce_sum(_without_nans(input)[0], dim, keepdim, dtype=dtype)
 
 
