@@ -12,6 +12,22 @@ from .opinfo_util import (assert_raises_like, assert_same_outputs, compare_sampl
 # float64 samples (and their float64 results) to 1e-7; every other dtype's float results are float32 (ints and
 # bools are computed in the default float dtype), compared to 2e-5: a few float32 ulps between two libms
 TOLERANCE = {"float64": 1e-7}
+_SAMPLES = {}
+
+
+def spread(op, dtype, limit=None, requires_grad=None):
+    """``opinfo_util.samples``, generated once per (op, dtype, requires_grad) for the whole session (several
+    tests read the same samples; none changes them) and thinned to ``limit`` spread over the list."""
+    if requires_grad is None:
+        requires_grad = bool(op.supports_autograd) and (dtype.is_floating_point or dtype.is_complex)
+    key = (op.name, op.variant_test_name, str(dtype), requires_grad)
+    if key not in _SAMPLES:
+        _SAMPLES[key] = samples(op, dtype, requires_grad=requires_grad)
+    found = _SAMPLES[key]
+    if limit is not None and len(found) > limit:
+        step = len(found) / limit
+        found = [found[int(i * step)] for i in range(limit)]
+    return found
 
 
 def _dtypes(op):
@@ -32,7 +48,7 @@ def check_function(name, kind="function", limit=None, other_dtypes=3, gradients=
         primary, *others = _dtypes(op)
         for dtype, count in [(primary, limit)] + [(d, other_dtypes) for d in others if other_dtypes]:
             tol = TOLERANCE.get(str(dtype).rpartition(".")[2], 2e-5)
-            for sample in samples(op, dtype, limit=count):
+            for sample in spread(op, dtype, count):
                 compare_sample(op, sample, fn, rtol=tol, atol=tol,
                                gradients=gradients and dtype == torch.float64)
                 compared += 1
@@ -49,7 +65,7 @@ def check_inplace(name, limit=3, gradients=True):
             continue
         fn = resolve(op, "inplace")
         assert fn is not None, f"minigrad has no in-place variant of {name}"
-        for sample in samples(op, _dtypes(op)[0], requires_grad=False, limit=limit):
+        for sample in spread(op, _dtypes(op)[0], limit, requires_grad=False):
             if not isinstance(sample.input, torch.Tensor):
                 continue
             x, args, kwargs, _ = convert_sample(sample)
@@ -70,7 +86,7 @@ def check_inplace(name, limit=3, gradients=True):
 def _inplace_gradient(op, fn, limit):
     torch = torch_or_skip()
     import minigrad as mg
-    for sample in samples(op, torch.float64, requires_grad=True, limit=limit):
+    for sample in spread(op, torch.float64, limit, requires_grad=True):
         if not isinstance(sample.input, torch.Tensor) or sample.broadcasts_input:
             continue
         x, args, kwargs, _ = convert_sample(sample)
