@@ -1,6 +1,6 @@
 """Bitwise ops on integer and bool tensors (``&``, ``|``, ``^``, ``~``, ``<<``, ``>>``) and gcd/lcm. None has a
-gradient. Floating-point operands raise PyTorch's NotImplementedError ("not implemented for 'Float'"); a Python int takes the
-tensor's dtype.
+gradient. Floating-point operands raise PyTorch's NotImplementedError ("not implemented for 'Float'"); a Python int
+takes the tensor's dtype.
 
 Shifts as PyTorch defines them past the width: ``a << b`` is 0 for b < 0 or b >= the bit width; ``a >> b`` for
 b < 0 or b >= the width (minus the sign bit) is the sign fill (0 or -1).
@@ -10,16 +10,12 @@ import numpy as np
 from .._checks import check_tensor, takes_tensors
 from ..tensor import Tensor
 from . import elementwise as ew
-from .pointwise import not_implemented
+from .pointwise import not_implemented, tensor_pair
 
 
 def _integer_operands(name, input, other, bools=True):
     """(x, y): the operands' arrays in their promoted integer (or bool) dtype, broadcast-checked."""
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError(f"{name}(): expected at least one Tensor argument")
-    check_tensor(input, name, "input", 1, numbers_ok=True)
-    check_tensor(other, name, "other", 2, numbers_ok=True)
-    a, b = ew._pair(input, other)
+    a, b = tensor_pair(name, input, other)
     x, y = ew.promoted(a, b)
     if x.dtype.kind not in ("biu" if bools else "iu"):
         raise not_implemented(f"{name}_cpu", x.dtype)
@@ -60,9 +56,7 @@ def _shift_width(dtype):
 
 
 def bitwise_left_shift(input, other):
-    """input << other (0 where other < 0 or other >= the bit width); floats: input * 2 ** other."""
-    if isinstance(input, Tensor) and input.dtype.kind == "f" or isinstance(other, Tensor) and other.dtype.kind == "f":
-        return _float_shift(input, other, 1)
+    """input << other (0 where other < 0 or other >= the bit width)."""
     x, y = _integer_operands("lshift", input, other, bools=False)
     out_of_range = (y < 0) | (y >= x.dtype.itemsize * 8)
     with np.errstate(all="ignore"):
@@ -71,9 +65,7 @@ def bitwise_left_shift(input, other):
 
 
 def bitwise_right_shift(input, other):
-    """input >> other (the sign fill where other < 0 or other >= the width); floats: input / 2 ** other."""
-    if isinstance(input, Tensor) and input.dtype.kind == "f" or isinstance(other, Tensor) and other.dtype.kind == "f":
-        return _float_shift(input, other, -1)
+    """input >> other (the sign fill where other < 0 or other >= the width)."""
     x, y = _integer_operands("rshift", input, other, bools=False)
     width = _shift_width(x.dtype)
     saturated = (y < 0) | (y >= width)
@@ -83,12 +75,6 @@ def bitwise_right_shift(input, other):
     if x.dtype.kind == "u":
         shifted = np.where(saturated, np.zeros((), x.dtype), shifted)
     return Tensor(np.asarray(shifted))
-
-
-def _float_shift(input, other, direction):
-    """PyTorch's shifts of floating-point tensors: multiplication or division by 2 ** other."""
-    scale = ew.pow(2.0, other) if isinstance(other, Tensor) else 2.0 ** other
-    return ew.mul(input, scale) if direction > 0 else ew.div(input, scale)
 
 
 __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",

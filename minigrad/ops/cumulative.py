@@ -17,7 +17,6 @@ import numpy as np
 
 from .._checks import takes_tensors
 from ..autograd import Function
-from ..dtypes import get_default_dtype
 from ..tensor import Tensor
 from . import elementwise as ew
 from .dims import normalize_dim

@@ -9,10 +9,10 @@ gradients are dout times constants (``Routing``). Integer division by zero raise
 """
 import numpy as np
 
-from .._checks import check_tensor, takes_tensors
+from .._checks import takes_tensors
 from ..tensor import Tensor
 from . import elementwise as ew
-from .pointwise import not_implemented
+from .pointwise import not_implemented, tensor_pair
 
 
 class _RoundedRemainder(ew.Routing):
@@ -49,11 +49,7 @@ class Fmod(_RoundedRemainder):
 def _operands(name, input, other, kernel):
     """The two operands as Tensors (numbers take PyTorch's dtype next to the tensor), checked for PyTorch's
     errors: complex or bool operands (``kernel`` names PyTorch's missing kernel), integer division by zero."""
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError(f"{name}(): expected at least one Tensor argument")
-    check_tensor(input, name, "input", 1, numbers_ok=True)
-    check_tensor(other, name, "other", 2, numbers_ok=True)
-    a, b = ew._pair(input, other)
+    a, b = tensor_pair(name, input, other)
     x, y = ew.promoted(a, b)
     if x.dtype.kind in "bc":
         raise not_implemented(kernel, x.dtype)

@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from .._checks import check_tensor, takes_tensors
-from ..dtypes import float64, get_default_dtype
+from .._checks import takes_tensors
+from ..dtypes import float64
 from ..tensor import Tensor
 from . import elementwise as ew
 from .pointwise import BinaryMath, UnaryMath, binary, not_implemented, on_both, public_unary
@@ -38,27 +38,20 @@ _exp2 = on_both(np.exp2, exp2)
 
 
 class LogAddExp(BinaryMath):
-    """out = log(e^a + e^b), computed as max + log1p(exp(-|a - b|)) (no overflow)."""
+    """out = log_b(b^x + b^y) for base b = e (``LogAddExp2``: 2), computed as max + log_b(1 + b^-|x - y|) (no
+    overflow); d/dx = b^(x - out), d/dy = b^(y - out)."""
 
-    @staticmethod
-    def f(x, y):
-        return np.logaddexp(x, y)
+    f = staticmethod(np.logaddexp)
+    power = staticmethod(_exp)                     # b^v, for ndarrays and Tensors
 
-    @staticmethod
-    def partials(x, y, out, need):
-        return _exp(x - out) if need[0] else None, _exp(y - out) if need[1] else None
+    @classmethod
+    def partials(cls, x, y, out, need):
+        return cls.power(x - out) if need[0] else None, cls.power(y - out) if need[1] else None
 
 
-class LogAddExp2(BinaryMath):
-    """out = log2(2^a + 2^b)."""
-
-    @staticmethod
-    def f(x, y):
-        return np.logaddexp2(x, y)
-
-    @staticmethod
-    def partials(x, y, out, need):
-        return _exp2(x - out) if need[0] else None, _exp2(y - out) if need[1] else None
+class LogAddExp2(LogAddExp):
+    f = staticmethod(np.logaddexp2)
+    power = staticmethod(_exp2)
 
 
 class Hypot(BinaryMath):
@@ -214,6 +207,6 @@ def sgn(input):
 absolute = ew.abs
 divide, multiply, subtract, negative, true_divide = ew.divide, ew.multiply, ew.subtract, ew.negative, ew.true_divide
 
-__all__ = ["absolute", "divide", "multiply", "subtract", "negative", "true_divide", "exp2", "logaddexp", "logaddexp2", "hypot", "copysign", "float_power", "ldexp", "lerp", "addcmul",
-           "addcdiv", "rsub", "positive", "sgn"]
+__all__ = ["absolute", "divide", "multiply", "subtract", "negative", "true_divide", "exp2", "logaddexp", "logaddexp2",
+           "hypot", "copysign", "float_power", "ldexp", "lerp", "addcmul", "addcdiv", "rsub", "positive", "sgn"]
 METHODS = [n for n in __all__ if n != "rsub"]

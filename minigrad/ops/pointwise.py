@@ -107,16 +107,22 @@ class BinaryMath(Function):
         return tuple(None if d is None else dout * _conj(d) for d in parts)
 
 
+def tensor_pair(name, input, other):
+    """The operands of the binary op ``name`` as two Tensors: Tensors or numbers, not both numbers (a number
+    takes PyTorch's dtype next to the tensor); TypeError otherwise."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): expected at least one Tensor argument, got {type(input).__name__} and "
+                        f"{type(other).__name__}")
+    check_tensor(input, name, "input", 1, numbers_ok=True)
+    check_tensor(other, name, "other", 2, numbers_ok=True)
+    return _pair(input, other)
+
+
 def binary(fn, name):
     """The public function of the two-input Function ``fn``: Tensor or number operands (not both numbers),
     broadcast together."""
     def op(input, other):
-        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-            raise TypeError(f"{name}(): expected at least one Tensor argument, got {type(input).__name__} and "
-                            f"{type(other).__name__}")
-        for position, (arg, value) in enumerate((("input", input), ("other", other)), 1):
-            check_tensor(value, name, arg, position, numbers_ok=True)
-        a, b = _pair(input, other)
+        a, b = tensor_pair(name, input, other)
         _check_complex_grad(name, a, b)
         return _apply_broadcasting(fn, a, b)
     op.__name__ = name
