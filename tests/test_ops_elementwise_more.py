@@ -23,7 +23,8 @@ OPERATORS = ["__rand__", "__rdiv__", "__rmod__", "__rxor__", "__ror__", "__rpow_
 # ops minigrad had whose method or in-place variants are new
 EXISTING = ["abs", "atan2", "ceil", "floor", "frac", "round", "sign", "square", "trunc", "clamp_min", "clamp_max",
             "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not", "cos",
-            "sin", "log", "log1p", "expm1", "log2", "log10", "reciprocal", "rsqrt", "erf"]
+            "sin", "log", "log1p", "expm1", "log2", "log10", "reciprocal", "rsqrt", "erf", "conj_physical", "tril",
+            "triu"]
 CONVERSIONS = ["byte", "char", "short", "int", "cfloat", "cdouble"]
 # PyTorch's gradient of these is not comparable through the helper (see the dedicated tests below)
 FORWARD_ONLY = {"nextafter": "PyTorch's output requires grad but its backward is not implemented",

@@ -196,7 +196,8 @@ class Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted(a, b)
-        out = x ** y
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):   # NaN/inf silently, as PyTorch
+            out = x ** y
         ctx.save_for_backward(x, y, out)
         return out
 

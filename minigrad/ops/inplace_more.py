@@ -1,6 +1,7 @@
-"""In-place variants (``tan_``, ``abs_``, ``remainder_``, ``bitwise_and_``, ``cumsum_``, ...) of elementwise and
-cumulative ops, each its out-of-place twin written back through ``inplace.write`` (``inplace.py``: NumPy writes
-straight into the memory when nothing is recorded, the twin's history is taken over otherwise).
+"""In-place variants (``tan_``, ``abs_``, ``remainder_``, ``bitwise_and_``, ``cumsum_``, ``tril_``, ...) of
+elementwise, cumulative and masking ops, each its out-of-place twin written back through ``inplace.write``
+(``inplace.py``: NumPy writes straight into the memory when nothing is recorded, the twin's history is taken
+over otherwise).
 
 ``in_place(name, twin)`` first runs the twin on the current values, unrecorded: that checks the arguments and
 gives the result's dtype and shape, which must fit the tensor (PyTorch's "result type Float can't be cast to
@@ -11,7 +12,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
-from . import bitwise, division, elementwise_more, floats, reduce, reduce_more, trig
+from . import bitwise, complex, division, elementwise_more, floats, reduce, reduce_more, shape, trig
 from . import elementwise as ew
 from .inplace import check_result, write
 
@@ -50,6 +51,8 @@ _TWINS = {
               "gcd", "lcm"],
     reduce: ["cumsum", "cumprod"],
     reduce_more: ["renorm"],
+    complex: ["conj_physical"],
+    shape: ["tril", "triu"],
 }
 _OPS = {name + "_": in_place(name + "_", getattr(module, name))
         for module, names in _TWINS.items() for name in names if hasattr(module, name)}
