@@ -65,6 +65,7 @@ from .ops.bitwise import *  # noqa: E402,F401,F403
 from .ops.order_stats import *  # noqa: E402,F401,F403
 from .ops.cumulative import *  # noqa: E402,F401,F403
 from .ops.reduce_more import *  # noqa: E402,F401,F403
+from .ops.counting import *  # noqa: E402,F401,F403
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 

@@ -684,6 +684,7 @@ from .ops import bitwise as _bitwise  # noqa: E402
 from .ops import order_stats as _order_stats  # noqa: E402
 from .ops import cumulative as _cumulative  # noqa: E402
 from .ops import reduce_more as _reduce_more  # noqa: E402
+from .ops import counting as _counting  # noqa: E402
 from .ops import inplace_more as _inplace_more  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
@@ -718,6 +719,7 @@ _METHODS = {
     _order_stats: _order_stats.METHODS,
     _cumulative: _cumulative.METHODS,
     _reduce_more: _reduce_more.METHODS,
+    _counting: _counting.METHODS,
     _inplace_more: _inplace_more.METHODS,
 }
 for _module, _names in _METHODS.items():

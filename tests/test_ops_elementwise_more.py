@@ -17,7 +17,8 @@ NEW = ["tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
        "floor_divide", "true_divide", "float_power", "logaddexp", "logaddexp2", "copysign", "lerp", "hypot",
        "heaviside", "fmax", "fmin", "frexp", "ldexp", "gcd", "lcm", "nan_to_num", "signbit", "positive",
        "rad2deg", "deg2rad", "isneginf", "isposinf", "isreal", "bitwise_and", "bitwise_or", "bitwise_xor",
-       "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "addcmul", "addcdiv", "rsub"]
+       "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "addcmul", "addcdiv", "rsub", "fill",
+       "resolve_neg"]
 OPERATORS = ["__rand__", "__rdiv__", "__rmod__", "__rxor__", "__ror__", "__rpow__", "__rsub__", "__radd__",
              "__rmul__"]
 # ops minigrad had whose method or in-place variants are new

@@ -1,4 +1,4 @@
-"""The reductions beside ``reduce.py`` (reduce_more.py, order_stats.py, cumulative.py) against PyTorch's own
+"""The reductions beside ``reduce.py`` (reduce_more.py, order_stats.py, cumulative.py, counting.py) against PyTorch's own
 OpInfo database: every sample's values, dtypes, (values, indices) tuples and float64 gradients for a random
 upstream, method and in-place variants, error inputs. Plus double backward by finite differences, PyTorch's
 gradient conventions at zeros and ties, and a wrong backward the comparison is shown to catch."""
@@ -14,7 +14,8 @@ from .opinfo_util import compare_sample, convert_sample, opinfos, resolve, sampl
 
 NEW = ["prod", "median", "nanmedian", "mode", "nansum", "nanmean", "var_mean", "std_mean", "cummax", "cummin",
        "logcumsumexp", "count_nonzero", "aminmax", "quantile", "nanquantile", "msort", "diff", "trapezoid",
-       "trapz", "cumulative_trapezoid", "cov", "corrcoef", "renorm", "dist"]
+       "trapz", "cumulative_trapezoid", "cov", "corrcoef", "renorm", "dist", "unique", "unique_consecutive",
+       "bincount", "histc", "isin"]
 # kthvalue's index among tied values is whatever PyTorch's selection algorithm leaves there: compared apart
 TIES = ["kthvalue"]
 IN_PLACE = ["renorm", "cumsum", "cumprod"]

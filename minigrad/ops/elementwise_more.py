@@ -204,9 +204,24 @@ def sgn(input):
     return ew.Abs.complex_grad(1, input, magnitude)
 
 
+@takes_tensors("input")
+def fill(input, value):
+    """A tensor like ``input`` with every element ``value`` (a number or a 0-d tensor, whose gradient is the sum
+    of the output's; input's gradient is 0)."""
+    from .layout import clone
+    return clone(input).fill_(value)
+
+
+@takes_tensors("input")
+def resolve_neg(input):
+    """``input`` itself: minigrad never holds a lazily negated tensor."""
+    return input
+
+
 absolute = ew.abs
 divide, multiply, subtract, negative, true_divide = ew.divide, ew.multiply, ew.subtract, ew.negative, ew.true_divide
 
 __all__ = ["absolute", "divide", "multiply", "subtract", "negative", "true_divide", "exp2", "logaddexp", "logaddexp2",
-           "hypot", "copysign", "float_power", "ldexp", "lerp", "addcmul", "addcdiv", "rsub", "positive", "sgn"]
-METHODS = [n for n in __all__ if n != "rsub"]
+           "hypot", "copysign", "float_power", "ldexp", "lerp", "addcmul", "addcdiv", "rsub", "positive", "sgn",
+           "fill", "resolve_neg"]
+METHODS = [n for n in __all__ if n not in ("rsub", "fill")]

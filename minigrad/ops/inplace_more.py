@@ -12,7 +12,8 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..tensor import Tensor
-from . import bitwise, complex, division, elementwise_more, floats, reduce, reduce_more, shape, trig
+from . import bitwise, division, elementwise_more, floats, reduce, reduce_more, shape, trig
+from . import complex as complex_ops
 from . import elementwise as ew
 from .inplace import check_result, write
 
@@ -51,7 +52,7 @@ _TWINS = {
               "gcd", "lcm"],
     reduce: ["cumsum", "cumprod"],
     reduce_more: ["renorm"],
-    complex: ["conj_physical"],
+    complex_ops: ["conj_physical"],
     shape: ["tril", "triu"],
 }
 _OPS = {name + "_": in_place(name + "_", getattr(module, name))
