@@ -134,8 +134,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if input.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     axis = normalize_dim(dim, input.ndim)
-    if n == 0:                      # PyTorch: the input as it is, prepend and append ignored
-        return input
+    if n == 0:                      # PyTorch: a copy of the input, prepend and append ignored
+        return input.clone()
     parts = [t for t in (prepend, input, append) if t is not None]
     for t in parts:
         if t.ndim != input.ndim:
