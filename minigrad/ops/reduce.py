@@ -77,7 +77,7 @@ class Mean(Function):
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.kind in "bi":
+    elif input.dtype.kind in "biu":
         input = input.to(np.int64)  # PyTorch sums integers and bools as int64
     return Sum.apply(input, normalize_dims(dim, input.ndim), keepdim)
 
@@ -525,7 +525,7 @@ class CumProd(Function):
 def _cumulative(fn, input, dim, dtype):
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.kind in "bi":
+    elif input.dtype.kind in "biu":
         input = input.to(np.int64)  # PyTorch accumulates integers and bools as int64
     flat = input.reshape(1) if input.ndim == 0 else input
     out = fn.apply(flat, normalize_dim(dim, flat.ndim))
