@@ -1,9 +1,8 @@
-"""Elementwise arithmetic beside ``elementwise.py``: exp2, logaddexp/logaddexp2, hypot, copysign, float_power,
-ldexp, lerp, addcmul/addcdiv, rsub, positive, sgn.
+"""Elementwise arithmetic beside ``elementwise.py``: logaddexp/logaddexp2, hypot, copysign, float_power, ldexp,
+lerp, addcmul/addcdiv, rsub, positive, sgn, fill (exp2 is with the special functions, ``ops/special.py``).
 
 Derivatives (written once for ndarrays and Tensors, ``pointwise.py``):
 
-    exp2' = 2^x ln 2
     logaddexp:   d/da = e^a / (e^a + e^b) = exp(a - out),    d/db = exp(b - out)
     logaddexp2:  d/da = 2^(a - out),                          d/db = 2^(b - out)
     hypot:       d/dx = x / out,   d/dy = y / out
@@ -11,30 +10,16 @@ Derivatives (written once for ndarrays and Tensors, ``pointwise.py``):
 
 The rest are compositions of differentiable ops (their gradients follow from the parts).
 """
-import math
-
 import numpy as np
 
 from .._checks import takes_tensors
 from ..dtypes import float64
 from ..tensor import Tensor
 from . import elementwise as ew
-from .pointwise import BinaryMath, UnaryMath, binary, not_implemented, on_both, public_unary
+from .pointwise import BinaryMath, binary, not_implemented, on_both
 
-_LN2 = math.log(2.0)
-
-
-class Exp2(UnaryMath):
-    f = staticmethod(np.exp2)
-
-    @staticmethod
-    def derivative(x, out):
-        return out * _LN2
-
-
-exp2 = public_unary(Exp2, floating=True)
 _exp = on_both(np.exp, ew.exp)
-_exp2 = on_both(np.exp2, exp2)
+_exp2 = on_both(np.exp2, lambda t: ew.pow(2.0, t))    # 2^t, differentiable in t
 
 
 class LogAddExp(BinaryMath):
@@ -147,7 +132,7 @@ def float_power(input, exponent):
 @takes_tensors("input", "other")
 def ldexp(input, other):
     """input * 2 ** other (integer inputs give the default float dtype)."""
-    return ew.mul(ew._floating(input), exp2(other))
+    return ew.mul(ew._floating(input), _exp2(ew._floating(other)))
 
 
 @takes_tensors("input", "end", numbers=("weight",))
@@ -221,7 +206,7 @@ def resolve_neg(input):
 absolute = ew.abs
 divide, multiply, subtract, negative, true_divide = ew.divide, ew.multiply, ew.subtract, ew.negative, ew.true_divide
 
-__all__ = ["absolute", "divide", "multiply", "subtract", "negative", "true_divide", "exp2", "logaddexp", "logaddexp2",
+__all__ = ["absolute", "divide", "multiply", "subtract", "negative", "true_divide", "logaddexp", "logaddexp2",
            "hypot", "copysign", "float_power", "ldexp", "lerp", "addcmul", "addcdiv", "rsub", "positive", "sgn",
            "fill", "resolve_neg"]
 METHODS = [n for n in __all__ if n not in ("rsub", "fill")]

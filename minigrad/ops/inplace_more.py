@@ -45,7 +45,7 @@ _TWINS = {
          "eq", "ne", "lt", "le", "gt", "ge", "less", "less_equal", "greater", "greater_equal", "not_equal",
          "logical_and", "logical_or", "logical_xor", "logical_not", "absolute", "negative", "multiply", "divide",
          "subtract", "true_divide"],
-    elementwise_more: ["absolute", "exp2", "hypot", "copysign", "float_power", "ldexp", "sgn"],
+    elementwise_more: ["absolute", "hypot", "copysign", "float_power", "ldexp", "sgn"],
     floats: ["nextafter", "nan_to_num", "heaviside"],
     division: ["remainder", "fmod", "floor_divide"],
     bitwise: ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
