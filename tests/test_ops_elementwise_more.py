@@ -189,3 +189,18 @@ def test_a_wrong_derivative_is_caught(monkeypatch):
     monkeypatch.setattr(trig.Tan, "derivative", staticmethod(lambda x, out: 1 + out))
     with pytest.raises(AssertionError, match="gradient"):
         compare_sample(op, sample, resolve(op))
+
+
+@pytest.mark.parametrize("name", ["tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh"])
+def test_trig_gradients_for_complex_inputs_as_pytorch(name):
+    """dout * conj(f'(z)) for a complex upstream, on both sides of the branch cuts (acosh' on its own branch)."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(5)
+    z = rng.standard_normal(12) * 2 + 1j * rng.standard_normal(12)
+    upstream = rng.standard_normal(12) + 1j * rng.standard_normal(12)
+    x, t = mg.tensor(z, requires_grad=True), torch.tensor(z, requires_grad=True)
+    out, want = getattr(mg, name)(x), getattr(torch, name)(t)
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+    (got,) = mg.autograd.grad(out, x, mg.tensor(upstream))
+    (expected,) = torch.autograd.grad(want, t, torch.tensor(upstream))
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-10, atol=1e-12)

@@ -12,8 +12,7 @@ from .._checks import check_tensor
 from ..autograd import Function
 from ..dtypes import get_default_dtype
 from ..tensor import Tensor
-from .elementwise import _apply_broadcasting, _check_complex_grad, _pair, conj_if_complex, promoted
-from .elementwise import _unary as public_unary  # noqa: F401 - for the op files
+from .elementwise import _apply_broadcasting, _check_complex_grad, _floating, _pair, conj_if_complex, promoted
 
 
 def not_implemented(kernel, dtype):
@@ -21,6 +20,18 @@ def not_implemented(kernel, dtype):
     '"hypot_cpu" not implemented for 'Long''."""
     from .elementwise import _type_name
     return NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(dtype)}'")
+
+
+def public_unary(fn):
+    """The public function of the ``UnaryMath`` ``fn``: integers and bools computed in the default float dtype;
+    complex inputs differentiable (the backward takes conj(f'(z)))."""
+    def op(input):
+        if input.__class__ is not Tensor:
+            check_tensor(input, op.__name__, "input", 1)
+        return fn.apply(_floating(input))
+    op.__name__ = fn.__name__.lower()
+    op.__doc__ = f"Elementwise {op.__name__} (differentiable; see ``{fn.__name__}``)."
+    return op
 
 
 def on_both(array_fn, tensor_fn):

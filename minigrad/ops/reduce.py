@@ -98,7 +98,7 @@ def sum_to_size(input, *size):
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
-    if input.dtype.kind != "f":
+    if input.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {input.dtype}")
     return Mean.apply(input, normalize_dims(dim, input.ndim), keepdim)

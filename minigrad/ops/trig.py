@@ -1,11 +1,12 @@
 """Trigonometric and hyperbolic functions beside sin/cos/tanh (``elementwise.py``), their inverses, and
-degree/radian conversions. Integers and bools are computed in the default float dtype, as in PyTorch.
+degree/radian conversions. Integers and bools are computed in the default float dtype, as in PyTorch; complex
+inputs are differentiable (dout * conj(f'(z))).
 
 Each derivative is written once (``UnaryMath.derivative``) for ndarrays and Tensors:
 
     tan' = 1 + tan^2        sinh' = cosh        cosh' = sinh
     asin' = (1 - x^2)^(-1/2)    acos' = -(1 - x^2)^(-1/2)    atan' = 1 / (1 + x^2)
-    asinh' = (x^2 + 1)^(-1/2)   acosh' = (x^2 - 1)^(-1/2)    atanh' = 1 / (1 - x^2)
+    asinh' = (x^2 + 1)^(-1/2)   acosh' = (x - 1)^(-1/2) (x + 1)^(-1/2)    atanh' = 1 / (1 - x^2)
 """
 import math
 
@@ -81,7 +82,7 @@ class Acosh(UnaryMath):
 
     @staticmethod
     def derivative(x, out):
-        return (x * x - 1) ** -0.5
+        return (x - 1) ** -0.5 * (x + 1) ** -0.5     # not (x^2 - 1)^(-1/2): the branch for complex x
 
 
 class Atanh(UnaryMath):
@@ -92,15 +93,15 @@ class Atanh(UnaryMath):
         return 1 / (1 - x * x)
 
 
-tan = public_unary(Tan, floating=True)
-sinh = public_unary(Sinh, floating=True)
-cosh = public_unary(Cosh, floating=True)
-asin = arcsin = public_unary(Asin, floating=True)
-acos = arccos = public_unary(Acos, floating=True)
-atan = arctan = public_unary(Atan, floating=True)
-asinh = arcsinh = public_unary(Asinh, floating=True)
-acosh = arccosh = public_unary(Acosh, floating=True)
-atanh = arctanh = public_unary(Atanh, floating=True)
+tan = public_unary(Tan)
+sinh = public_unary(Sinh)
+cosh = public_unary(Cosh)
+asin = arcsin = public_unary(Asin)
+acos = arccos = public_unary(Acos)
+atan = arctan = public_unary(Atan)
+asinh = arcsinh = public_unary(Asinh)
+acosh = arccosh = public_unary(Acosh)
+atanh = arctanh = public_unary(Atanh)
 
 
 @takes_tensors("input")
