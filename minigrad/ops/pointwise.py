@@ -1,10 +1,11 @@
-"""What the elementwise math functions added beside ``elementwise.py`` share (``trig.py``,
-``elementwise_more.py``, ``floats.py``, ``division.py``).
+"""What the ops added beside ``elementwise.py`` and ``reduce.py`` share (``trig.py``, ``elementwise_more.py``,
+``floats.py``, ``division.py``, ``bitwise.py``, ``order_stats.py``, ``cumulative.py``, ``counting.py``).
 
 ``UnaryMath``: out = f(x) elementwise, with f'(x) written once (``derivative(x, out)``) from operators and
 ``on_both`` functions, so that one formula serves ``backward`` (ndarrays) and ``graph_backward`` (Tensors in
 the graph, for ``create_graph=True``); the gradient is dout * conj(f'(x)), PyTorch's convention for complex
-inputs. ``BinaryMath``: the same for out = f(x, y), with both partial derivatives.
+inputs. ``BinaryMath``: the same for out = f(x, y), with both partial derivatives. ``tensor_pair``: a binary
+op's operands checked and made Tensors; ``not_implemented``: PyTorch's error for a dtype it has no kernel for.
 """
 import numpy as np
 
@@ -12,13 +13,13 @@ from .._checks import check_tensor
 from ..autograd import Function
 from ..dtypes import get_default_dtype
 from ..tensor import Tensor
-from .elementwise import _apply_broadcasting, _check_complex_grad, _floating, _pair, conj_if_complex, promoted
+from .elementwise import (_apply_broadcasting, _check_complex_grad, _floating, _pair, _type_name, conj_if_complex,
+                          promoted)
 
 
 def not_implemented(kernel, dtype):
     """PyTorch's error for a dtype its kernel ``kernel`` has no implementation for: NotImplementedError
     '"hypot_cpu" not implemented for 'Long''."""
-    from .elementwise import _type_name
     return NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(dtype)}'")
 
 
