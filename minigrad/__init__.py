@@ -71,6 +71,14 @@ from .ops.special import erfc, erfinv, exp2, i0, igamma, igammac, logit, sinc, x
 from .ops.spectral import istft, stft  # noqa: E402
 from .ops.gamma import digamma, lgamma, mvlgamma, polygamma  # noqa: E402
 from . import distributions  # noqa: E402
+from .ops.trig import *  # noqa: E402,F401,F403 - the names in trig.__all__
+from .ops.elementwise_more import *  # noqa: E402,F401,F403
+from .ops.floats import *  # noqa: E402,F401,F403
+from .ops.division import *  # noqa: E402,F401,F403
+from .ops.bitwise import *  # noqa: E402,F401,F403
+from .ops.order_stats import *  # noqa: E402,F401,F403
+from .ops.cumulative import *  # noqa: E402,F401,F403
+from .ops.reduce_more import *  # noqa: E402,F401,F403
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 # indexing, shape, creation and counting (the op-database work)

@@ -364,20 +364,38 @@ class Tensor:
         return _creation.full(size, fill_value, dtype=dtype or self._data.dtype, device=device,
                               requires_grad=requires_grad)
 
-    def float(self):
-        return self.to(dtypes.float32)
+    def float(self, memory_format=None):
+        return self.to(dtypes.float32, memory_format=memory_format)
 
-    def double(self):
-        return self.to(dtypes.float64)
+    def double(self, memory_format=None):
+        return self.to(dtypes.float64, memory_format=memory_format)
 
-    def half(self):
-        return self.to(dtypes.float16)
+    def half(self, memory_format=None):
+        return self.to(dtypes.float16, memory_format=memory_format)
 
-    def long(self):
-        return self.to(dtypes.int64)
+    def long(self, memory_format=None):
+        return self.to(dtypes.int64, memory_format=memory_format)
 
-    def bool(self):
-        return self.to(dtypes.bool)
+    def bool(self, memory_format=None):
+        return self.to(dtypes.bool, memory_format=memory_format)
+
+    def byte(self, memory_format=None):
+        return self.to(np.dtype(np.uint8), memory_format=memory_format)
+
+    def char(self, memory_format=None):
+        return self.to(np.dtype(np.int8), memory_format=memory_format)
+
+    def short(self, memory_format=None):
+        return self.to(np.dtype(np.int16), memory_format=memory_format)
+
+    def int(self, memory_format=None):
+        return self.to(np.dtype(np.int32), memory_format=memory_format)
+
+    def cfloat(self, memory_format=None):
+        return self.to(dtypes.complex64, memory_format=memory_format)
+
+    def cdouble(self, memory_format=None):
+        return self.to(dtypes.complex128, memory_format=memory_format)
 
     def type_as(self, other):
         return self.to(other.dtype)
@@ -567,13 +585,81 @@ class Tensor:
         return _ew.ge(self, other)
 
     def __invert__(self):
-        return _ew.logical_not(self)
+        if self._data.dtype.kind not in "biu":
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+        return _bitwise.bitwise_not(self)
 
     def __and__(self, other):
-        return _ew.logical_and(self, _ew.as_tensor_operand(other, self))
+        return _bitwise.bitwise_and(self, other)
 
     def __or__(self, other):
-        return _ew.logical_or(self, _ew.as_tensor_operand(other, self))
+        return _bitwise.bitwise_or(self, other)
+
+    # bitwise, modulus and floor-division operators (ops/bitwise.py, ops/division.py), as PyTorch defines them
+    def __xor__(self, other):
+        return _bitwise.bitwise_xor(self, other)
+
+    def __rand__(self, other):
+        return _bitwise.bitwise_and(other, self)
+
+    def __ror__(self, other):
+        return _bitwise.bitwise_or(other, self)
+
+    def __rxor__(self, other):
+        return _bitwise.bitwise_xor(other, self)
+
+    def __lshift__(self, other):
+        return _bitwise.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other):
+        return _bitwise.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other):
+        return _bitwise.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other):
+        return _bitwise.bitwise_right_shift(other, self)
+
+    def __mod__(self, other):
+        return _division.remainder(self, other)
+
+    def __rmod__(self, other):
+        return _division.remainder(other, self)
+
+    def __floordiv__(self, other):
+        return _division.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return _division.floor_divide(other, self)
+
+    def __rdiv__(self, other):
+        return _ew.div(other, self)
+
+    __div__ = __truediv__
+
+    def __iand__(self, other):
+        return self.bitwise_and_(other)
+
+    def __ior__(self, other):
+        return self.bitwise_or_(other)
+
+    def __ixor__(self, other):
+        return self.bitwise_xor_(other)
+
+    def __ilshift__(self, other):
+        return self.bitwise_left_shift_(other)
+
+    def __irshift__(self, other):
+        return self.bitwise_right_shift_(other)
+
+    def __imod__(self, other):
+        return self.remainder_(other)
+
+    def __ifloordiv__(self, other):
+        return self.floor_divide_(other)
+
+    def __ipow__(self, other):
+        return self.pow_(other)
 
     def t(self):
         if self.ndim > 2:
@@ -635,6 +721,15 @@ from .ops import products as _products  # noqa: E402
 from . import linalg_legacy as _linalg_legacy  # noqa: E402
 from .ops import special as _special  # noqa: E402
 from .ops import spectral as _spectral  # noqa: E402
+from .ops import trig as _trig  # noqa: E402
+from .ops import elementwise_more as _ew_more  # noqa: E402
+from .ops import floats as _floats  # noqa: E402
+from .ops import division as _division  # noqa: E402
+from .ops import bitwise as _bitwise  # noqa: E402
+from .ops import order_stats as _order_stats  # noqa: E402
+from .ops import cumulative as _cumulative  # noqa: E402
+from .ops import reduce_more as _reduce_more  # noqa: E402
+from .ops import inplace_more as _inplace_more  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 
@@ -664,6 +759,15 @@ _METHODS = {
     _linalg_legacy: _linalg_legacy.METHODS,
     _special: _special.METHODS,
     _spectral: _spectral.METHODS,
+    _trig: _trig.METHODS,
+    _ew_more: _ew_more.METHODS,
+    _floats: _floats.METHODS,
+    _division: _division.METHODS,
+    _bitwise: _bitwise.METHODS,
+    _order_stats: _order_stats.METHODS,
+    _cumulative: _cumulative.METHODS,
+    _reduce_more: _reduce_more.METHODS,
+    _inplace_more: _inplace_more.METHODS,
 }
 for _module, _names in _METHODS.items():
     for _name in _names:
@@ -681,7 +785,6 @@ for _name, _function in _gamma.METHODS.items():   # lgamma, digamma, polygamma (
 from .ops import shape_more as _shape_more  # noqa: E402
 from .ops import index_more as _index_more  # noqa: E402
 from .ops import scatter_reduce as _scatter_reduce  # noqa: E402
-from .ops import counting as _counting  # noqa: E402
 from . import creation_more as _creation_more  # noqa: E402
 for _module in (_shape_more, _index_more, _scatter_reduce, _counting, _creation_more):
     for _name in _module.METHODS:

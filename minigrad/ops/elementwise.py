@@ -196,7 +196,8 @@ class Pow(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted(a, b)
-        out = x ** y
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):   # NaN/inf silently, as PyTorch
+            out = x ** y
         ctx.save_for_backward(x, y, out)
         return out
 
@@ -1025,7 +1026,7 @@ def masked_fill(input, mask, value):
 def _compare(npfn, name, numbers_ok=True):
     """A comparison or logical op; ``numbers_ok``: its operands may be Python numbers (not for logical ops)."""
     def op(input, other):
-        check_tensor(input, op.__name__, "input", 1, numbers_ok)
+        check_tensor(input, op.__name__, "input", 1)   # PyTorch: eq(2, t) is a TypeError
         check_tensor(other, op.__name__, "other", 2, numbers_ok)
         a, b = _pair(input, other)
         check_broadcast(a.shape, b.shape)

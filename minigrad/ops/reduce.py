@@ -77,7 +77,7 @@ class Mean(Function):
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.kind in "bi":
+    elif input.dtype.kind in "biu":
         input = input.to(np.int64)  # PyTorch sums integers and bools as int64
     return Sum.apply(input, normalize_dims(dim, input.ndim), keepdim)
 
@@ -98,7 +98,7 @@ def sum_to_size(input, *size):
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
-    if input.dtype.kind != "f":
+    if input.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {input.dtype}")
     return Mean.apply(input, normalize_dims(dim, input.ndim), keepdim)
@@ -486,6 +486,8 @@ class CumProd(Function):
     @staticmethod
     def backward(ctx, dout):
         a, out = ctx.saved_tensors
+        if a._data.size == 0:
+            return np.zeros(a.shape, dout.dtype), None
         x = np.moveaxis(a._data, ctx.axis, -1)                     # (..., n)
         n = x.shape[-1]
         x, p = x.reshape(-1, n), np.moveaxis(out, ctx.axis, -1).reshape(-1, n)
@@ -523,7 +525,7 @@ class CumProd(Function):
 def _cumulative(fn, input, dim, dtype):
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.kind in "bi":
+    elif input.dtype.kind in "biu":
         input = input.to(np.int64)  # PyTorch accumulates integers and bools as int64
     flat = input.reshape(1) if input.ndim == 0 else input
     out = fn.apply(flat, normalize_dim(dim, flat.ndim))

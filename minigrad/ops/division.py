@@ -1,0 +1,83 @@
+"""Rounding divisions: remainder (Python's %, the divisor's sign), fmod (C's, the dividend's sign) and
+floor_divide (Python's //).
+
+    remainder(a, b) = a - b floor(a / b):   d/da = 1,   d/db = -floor(a / b)
+    fmod(a, b)      = a - b trunc(a / b):   d/da = 1,   d/db = -trunc(a / b)
+
+The quotients are constants of the inputs (their derivative is 0 almost everywhere, PyTorch's too), so the
+gradients are dout times constants (``Routing``). Integer division by zero raises, as in PyTorch.
+"""
+import numpy as np
+
+from .._checks import takes_tensors
+from ..tensor import Tensor
+from . import elementwise as ew
+from .pointwise import not_implemented, tensor_pair
+
+
+class _RoundedRemainder(ew.Routing):
+    """a - b * round(a / b) for the rounding ``quotient``; the gradient: dout to a, -dout * quotient to b."""
+
+    reduce = None     # np.remainder or np.fmod
+    quotient = None   # floor or trunc of a / b
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        x, y = ew.promoted(a, b)
+        with np.errstate(all="ignore"):
+            out = cls.reduce(x, y)
+            if ctx.needs_input_grad[1]:
+                ctx.quotient = cls.quotient(x, y)
+        return out
+
+    @classmethod
+    def grads(cls, ctx, g):
+        db = -g * ctx.quotient if ctx.needs_input_grad[1] else None
+        return g, db
+
+
+class Remainder(_RoundedRemainder):
+    reduce = staticmethod(np.remainder)
+    quotient = staticmethod(lambda x, y: np.floor(x / y))
+
+
+class Fmod(_RoundedRemainder):
+    reduce = staticmethod(np.fmod)
+    quotient = staticmethod(lambda x, y: np.trunc(x / y))
+
+
+def _operands(name, input, other, kernel):
+    """The two operands as Tensors (numbers take PyTorch's dtype next to the tensor), checked for PyTorch's
+    errors: complex or bool operands (``kernel`` names PyTorch's missing kernel), integer division by zero."""
+    a, b = tensor_pair(name, input, other)
+    x, y = ew.promoted(a, b)
+    if x.dtype.kind in "bc":
+        raise not_implemented(kernel, x.dtype)
+    if x.dtype.kind in "iu" and np.any(y == 0):
+        raise RuntimeError("ZeroDivisionError")
+    ew.check_broadcast(a.shape, b.shape)
+    return a, b
+
+
+@takes_tensors(numbers=("input", "other"))
+def remainder(input, other):
+    """Python's modulus: input - other * floor(input / other), with other's sign."""
+    return ew._apply_broadcasting(Remainder, *_operands("remainder", input, other, "remainder_cpu"))
+
+
+@takes_tensors("input", numbers=("other",))
+def fmod(input, other):
+    """C's modulus: input - other * trunc(input / other), with input's sign."""
+    return ew._apply_broadcasting(Fmod, *_operands("fmod", input, other, "fmod_cpu"))
+
+
+@takes_tensors(numbers=("input", "other"))
+def floor_divide(input, other):
+    """floor(input / other) elementwise, in the operands' promoted dtype (no gradient)."""
+    a, b = _operands("floor_divide", input, other, "div_floor_cpu")
+    with np.errstate(all="ignore"):
+        return Tensor(np.asarray(np.floor_divide(*ew.promoted(a, b))))
+
+
+__all__ = ["remainder", "fmod", "floor_divide"]
+METHODS = __all__

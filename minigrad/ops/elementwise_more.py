@@ -1,0 +1,212 @@
+"""Elementwise arithmetic beside ``elementwise.py``: logaddexp/logaddexp2, hypot, copysign, float_power, ldexp,
+lerp, addcmul/addcdiv, rsub, positive, sgn, fill (exp2 is with the special functions, ``ops/special.py``).
+
+Derivatives (written once for ndarrays and Tensors, ``pointwise.py``):
+
+    logaddexp:   d/da = e^a / (e^a + e^b) = exp(a - out),    d/db = exp(b - out)
+    logaddexp2:  d/da = 2^(a - out),                          d/db = 2^(b - out)
+    hypot:       d/dx = x / out,   d/dy = y / out
+    copysign:    d/dx = out / x (the sign it was given; 0 at x = 0, PyTorch's choice),   d/dy = 0
+
+The rest are compositions of differentiable ops (their gradients follow from the parts).
+"""
+import numpy as np
+
+from .._checks import takes_tensors
+from ..dtypes import float64
+from ..tensor import Tensor
+from . import elementwise as ew
+from .pointwise import BinaryMath, binary, not_implemented, on_both
+
+_exp = on_both(np.exp, ew.exp)
+_exp2 = on_both(np.exp2, lambda t: ew.pow(2.0, t))    # 2^t, differentiable in t
+
+
+class LogAddExp(BinaryMath):
+    """out = log_b(b^x + b^y) for base b = e (``LogAddExp2``: 2), computed as max + log_b(1 + b^-|x - y|) (no
+    overflow); d/dx = b^(x - out), d/dy = b^(y - out)."""
+
+    f = staticmethod(np.logaddexp)
+    power = staticmethod(_exp)                     # b^v, for ndarrays and Tensors
+
+    @classmethod
+    def partials(cls, x, y, out, need):
+        return cls.power(x - out) if need[0] else None, cls.power(y - out) if need[1] else None
+
+
+class LogAddExp2(LogAddExp):
+    f = staticmethod(np.logaddexp2)
+    power = staticmethod(_exp2)
+
+
+class Hypot(BinaryMath):
+    """out = sqrt(x^2 + y^2) without overflow."""
+
+    @staticmethod
+    def f(x, y):
+        return np.hypot(x, y)
+
+    @staticmethod
+    def partials(x, y, out, need):
+        return x / out if need[0] else None, y / out if need[1] else None
+
+
+class CopySign(BinaryMath):
+    """out = |x| with the sign of y."""
+
+    @staticmethod
+    def f(x, y):
+        return np.copysign(x, y)
+
+    @staticmethod
+    def partials(x, y, out, need):
+        dx = None
+        if need[0]:
+            zero = ew.array_of(x) == 0
+            dx = ew.select(zero, 0.0, out / ew.select(zero, 1.0, x))
+        dy = (out * 0 if isinstance(out, Tensor) else np.zeros_like(out)) if need[1] else None
+        return dx, dy
+
+
+def _floating_only(kernel, *operands):
+    """logaddexp, logaddexp2, hypot: PyTorch has no integer or bool kernels (``logaddexp2`` no complex one)."""
+    for t in operands:
+        if isinstance(t, Tensor) and (t.dtype.kind in "biu" or (t.dtype.kind == "c" and kernel != "logaddexp_cpu")):
+            raise not_implemented(kernel, t.dtype)
+
+
+_logaddexp = binary(LogAddExp, "logaddexp")
+_logaddexp2 = binary(LogAddExp2, "logaddexp2")
+_hypot = binary(Hypot, "hypot")
+_copysign = binary(CopySign, "copysign")
+
+
+@takes_tensors("input", numbers=("other",))
+def copysign(input, other):
+    """|input| with the sign of other (integers give the default float dtype)."""
+    for t in (input, other):
+        if isinstance(t, Tensor) and t.dtype.kind == "c":
+            raise not_implemented("copysign_cpu", t.dtype)
+    return _copysign(input, other)
+
+
+@takes_tensors("input", "other")
+def logaddexp(input, other):
+    """log(exp(input) + exp(other)) elementwise, without overflow."""
+    _floating_only("logaddexp_cpu", input, other)
+    return _logaddexp(input, other)
+
+
+@takes_tensors("input", "other")
+def logaddexp2(input, other):
+    """log2(2**input + 2**other) elementwise, without overflow."""
+    _floating_only("logaddexp2_cpu", input, other)
+    return _logaddexp2(input, other)
+
+
+@takes_tensors("input", "other")
+def hypot(input, other):
+    """sqrt(input**2 + other**2) elementwise (floating-point tensors)."""
+    _floating_only("hypot_cpu", input, other)
+    return _hypot(input, other)
+
+
+# --------------------------------------------------------------------------- compositions
+def _operand(value, like):
+    return value if isinstance(value, Tensor) else ew.as_tensor_operand(value, like)
+
+
+@takes_tensors(numbers=("input", "exponent"))
+def float_power(input, exponent):
+    """input ** exponent computed in double precision (complex128 if either is complex)."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError("float_power(): expected at least one Tensor argument")
+    complex_ = any(isinstance(v, complex) or (isinstance(v, Tensor) and v.dtype.kind == "c")
+                   for v in (input, exponent))
+    dtype = np.dtype(np.complex128) if complex_ else float64
+    a = ew.cast(input, dtype) if isinstance(input, Tensor) else Tensor(np.asarray(input, dtype))
+    b = ew.cast(exponent, dtype) if isinstance(exponent, Tensor) else Tensor(np.asarray(exponent, dtype))
+    return ew.pow(a, b)
+
+
+@takes_tensors("input", "other")
+def ldexp(input, other):
+    """input * 2 ** other (integer inputs give the default float dtype)."""
+    return ew.mul(ew._floating(input), _exp2(ew._floating(other)))
+
+
+@takes_tensors("input", "end", numbers=("weight",))
+def lerp(input, end, weight):
+    """input + weight * (end - input): the linear interpolation from ``input`` to ``end``."""
+    if input.dtype.kind not in "fc":
+        raise not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor) else "lerp_kernel_tensor",
+                              input.dtype)
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t.dtype != input.dtype:
+            raise RuntimeError(f"expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
+    return ew.add(input, ew.mul(_operand(weight, input), ew.sub(end, input)))
+
+
+@takes_tensors("input", "tensor1", "tensor2")
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2."""
+    return ew.add(input, ew.mul(ew.mul(tensor1, tensor2), value))
+
+
+@takes_tensors("input", "tensor1", "tensor2")
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2 (floating point: PyTorch refuses integer division here)."""
+    if tensor1.dtype.kind in "biu" and tensor2.dtype.kind in "biu":
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
+                           "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
+                           "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+                           "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+                           "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+                           "for all dtypes.")
+    return ew.add(input, ew.mul(ew.div(tensor1, tensor2), value))
+
+
+@takes_tensors("input", numbers=("other",))
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    return ew.sub(other, input, alpha=alpha)
+
+
+@takes_tensors("input")
+def positive(input):
+    """``input`` itself (``+x``); PyTorch refuses a bool tensor."""
+    if input.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+@takes_tensors("input")
+def sgn(input):
+    """z / |z| for complex z (0 at 0), sign(x) for real x (gradient 0)."""
+    if input.dtype.kind != "c":
+        return ew.sign(input)
+    magnitude = ew.abs(input)
+    return ew.Abs.complex_grad(1, input, magnitude)
+
+
+@takes_tensors("input")
+def fill(input, value):
+    """A tensor like ``input`` with every element ``value`` (a number or a 0-d tensor, whose gradient is the sum
+    of the output's; input's gradient is 0)."""
+    from .layout import clone
+    return clone(input).fill_(value)
+
+
+@takes_tensors("input")
+def resolve_neg(input):
+    """``input`` itself: minigrad never holds a lazily negated tensor."""
+    return input
+
+
+absolute = ew.abs
+divide, multiply, subtract, negative, true_divide = ew.divide, ew.multiply, ew.subtract, ew.negative, ew.true_divide
+
+__all__ = ["absolute", "divide", "multiply", "subtract", "negative", "true_divide", "logaddexp", "logaddexp2",
+           "hypot", "copysign", "float_power", "ldexp", "lerp", "addcmul", "addcdiv", "rsub", "positive", "sgn",
+           "fill", "resolve_neg"]
+METHODS = [n for n in __all__ if n not in ("rsub", "fill")]

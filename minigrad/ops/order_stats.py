@@ -1,0 +1,246 @@
+"""Order statistics: median, nanmedian, kthvalue, mode, quantile, nanquantile, msort, aminmax.
+
+With ``dim`` the first four return ``(values, indices)`` named tuples, and the gradient of each value goes to the
+element at its index (``reduce.SelectAlong``, as ``max(dim)``). Without ``dim``, ``median``/``nanmedian`` return
+the value alone and, as PyTorch does, share its gradient evenly among the elements equal to it (the NaNs when it
+is NaN: ``reduce.Extremum``). Quantiles interpolate between two sorted values, so their gradient is the
+interpolation weights routed back through the sort.
+
+Where values tie, which index PyTorch reports depends on its selection algorithm; minigrad reports the tied
+element a stable sort puts at the rank (``mode``: the last occurrence, as PyTorch does).
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from .._checks import takes_tensors
+from ..tensor import Tensor
+from . import elementwise as ew
+from .dims import normalize_dim, normalize_dims
+from .index import gather
+from .pointwise import not_implemented
+from .reduce import Extremum, SelectAlong, _check_nonempty, amax, amin
+from .sort import sort
+
+median_result = namedtuple("median", ["values", "indices"])          # like torch.return_types.median
+nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
+kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
+mode_result = namedtuple("mode", ["values", "indices"])
+aminmax_result = namedtuple("aminmax", ["min", "max"])
+
+
+# --------------------------------------------------------------------------- selecting one element per slice
+def _stable_order(x, axis):
+    """Indices sorting ``x`` along ``axis`` (stable: ties keep their order; NaN last)."""
+    return np.argsort(x.view(np.uint8) if x.dtype.kind == "b" else x, axis=axis, kind="stable")
+
+
+def _rank_indices(x, axis, rank):
+    """The index (keepdim shape, int64) of the element of rank ``rank`` along ``axis`` (``rank``: an int, or an
+    array of keepdim shape, one rank per slice)."""
+    order = _stable_order(x, axis)
+    rank = np.broadcast_to(np.asarray(rank), np.take(order, [0], axis).shape)
+    return np.take_along_axis(order, rank.astype(np.int64), axis).astype(np.int64)
+
+
+def _first_nan(x, axis):
+    """Per slice: whether it holds a NaN, and the index of its first NaN (keepdim shapes)."""
+    nan = np.isnan(x) if x.dtype.kind in "fc" else np.zeros(x.shape, bool)
+    return nan.any(axis=axis, keepdims=True), np.expand_dims(np.argmax(nan, axis=axis), axis).astype(np.int64)
+
+
+def _median_indices(x, axis):
+    """median(dim): the lower middle element; a slice holding a NaN gives its first NaN."""
+    has_nan, first_nan = _first_nan(x, axis)
+    return np.where(has_nan, first_nan, _rank_indices(x, axis, (x.shape[axis] - 1) // 2))
+
+
+def _nanmedian_indices(x, axis):
+    """nanmedian(dim): the lower middle of the non-NaN elements (the first element if all are NaN)."""
+    count = (~np.isnan(x)).sum(axis=axis, keepdims=True) if x.dtype.kind == "f" else x.shape[axis]
+    return _rank_indices(x, axis, np.maximum((count - 1) // 2, 0))
+
+
+def _mode_indices(x, axis):
+    """mode(dim): the most frequent value (the smallest of equally frequent ones; NaNs each count once), at its
+    last occurrence."""
+    moved = np.moveaxis(x, axis, -1)                                  # (..., n)
+    s = np.sort(moved, axis=-1)
+    n = s.shape[-1]
+    position = np.arange(n)
+    new_run = np.concatenate([np.ones(s.shape[:-1] + (1,), bool), s[..., 1:] != s[..., :-1]], axis=-1)
+    run_start = np.maximum.accumulate(np.where(new_run, position, 0), axis=-1)
+    count = position - run_start + 1                                  # (..., n): length of the run so far
+    winner = np.argmax(count == count.max(axis=-1, keepdims=True), axis=-1)[..., None]   # smallest such value
+    value = np.take_along_axis(s, winner, -1)                         # (..., 1)
+    equal = (moved == value) | (np.isnan(moved) & np.isnan(value)) if x.dtype.kind == "f" else moved == value
+    last = n - 1 - np.argmax(equal[..., ::-1], axis=-1)
+    return np.moveaxis(last[..., None], -1, axis).astype(np.int64)
+
+
+def _select(name, result, input, dim, keepdim, find_indices):
+    """(values, indices) of the element ``find_indices(x, axis)`` picks in each slice along ``dim``."""
+    flat = input.reshape(1) if input.ndim == 0 else input       # a 0-d tensor is one slice of one element
+    d = normalize_dim(dim, flat.ndim)
+    _check_nonempty(name, flat, (d,), True)
+    indices = find_indices(flat._data, d)
+    values = SelectAlong.apply(flat, indices, d, keepdim and input.ndim > 0)
+    if input.ndim == 0:
+        return result(values.reshape(()), Tensor(indices.reshape(())))
+    return result(values, Tensor(indices if keepdim else np.squeeze(indices, d)))
+
+
+def _whole(input, find_indices):
+    """The value ``find_indices`` picks over all elements; its gradient shared among the elements equal to it."""
+    def reduce(x, axis, keepdims):
+        flat = x.reshape(-1)
+        if flat.size == 0:
+            return np.full((1,) * x.ndim, np.nan, x.dtype)
+        return flat[find_indices(flat, 0)].reshape((1,) * x.ndim)
+    return Extremum.apply(input, normalize_dims(None, input.ndim), False, reduce, True)
+
+
+_KERNELS = {"median": "median_out", "nanmedian": "nanmedian_out", "kthvalue": "kthvalue_cpu", "mode": "mode_cpu"}
+
+
+def _check_sortable(name, input):
+    """PyTorch's kernels order neither complex numbers nor (but for mode) bools."""
+    if input.dtype.kind == "c" or (input.dtype.kind == "b" and name != "mode"):
+        raise not_implemented(_KERNELS[name], input.dtype)
+
+
+@takes_tensors("input")
+def median(input, dim=None, keepdim=False):
+    """The lower of the two middle values (NaN if there is a NaN): over everything (a value), or along ``dim``
+    (``(values, indices)``)."""
+    _check_sortable("median", input)
+    if dim is None:
+        return _whole(input, _median_indices)
+    return _select("median", median_result, input, dim, keepdim, _median_indices)
+
+
+@takes_tensors("input")
+def nanmedian(input, dim=None, keepdim=False):
+    """``median`` ignoring NaNs (NaN only where every element is NaN)."""
+    _check_sortable("nanmedian", input)
+    if dim is None:
+        return _whole(input, _nanmedian_indices)
+    return _select("nanmedian", nanmedian_result, input, dim, keepdim, _nanmedian_indices)
+
+
+@takes_tensors("input")
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The ``k``-th smallest element along ``dim`` (k from 1), ``(values, indices)``; NaN is the largest."""
+    _check_sortable("kthvalue", input)
+    size = input.shape[normalize_dim(dim, input.ndim)] if input.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    return _select("kthvalue", kthvalue_result, input, dim, keepdim, lambda x, axis: _rank_indices(x, axis, k - 1))
+
+
+@takes_tensors("input")
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along ``dim`` (the smallest of a tie) and the index of its last occurrence."""
+    _check_sortable("mode", input)
+    if input.numel() == 0:
+        raise IndexError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
+    return _select("mode", mode_result, input, dim, keepdim, _mode_indices)
+
+
+@takes_tensors("input")
+def msort(input):
+    """``input`` sorted along its first dimension (the values of ``sort(input, 0)``)."""
+    return sort(input, 0).values
+
+
+@takes_tensors("input")
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` over ``dim`` (everything by default), each with ``amin``/``amax``'s gradient."""
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        if keepdim:
+            return aminmax_result(amin(input, (), True), amax(input, (), True))
+        return aminmax_result(amin(input), amax(input))
+    d = normalize_dim(dim, input.ndim)
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(f"aminmax(): Expected reduction dim {d} to have non-zero size.")
+    return aminmax_result(amin(input, d, keepdim), amax(input, d, keepdim))
+
+
+# --------------------------------------------------------------------------- quantiles
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
+    """The sorted slice at rank q (n - 1) (n: the non-NaN count for nanquantile), interpolated between the
+    neighbouring ranks; the result has q's dimension first when q is a 1-D tensor."""
+    if input.dtype.kind != "f" or input.dtype.itemsize < 4:
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    q_tensor = isinstance(q, Tensor)
+    if q_tensor:
+        if q.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+    qs = np.asarray(q._data if q_tensor else q, dtype=input.dtype).reshape(-1)          # (Q,)
+    if np.any((qs < 0) | (qs > 1)):
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
+                           f"Found {interpolation}")
+    if input.numel() == 0 and dim is not None:
+        raise IndexError(f"{name}() input tensor must be non-empty")
+    x = input.reshape(-1) if dim is None else input
+    axis = 0 if dim is None else normalize_dim(dim, x.ndim)
+    x = x.reshape(1) if x.ndim == 0 else x
+    moved = x.movedim(axis, -1) if x.ndim > 1 else x                                  # (..., n)
+    values = sort(moved, -1).values
+    a = values._data
+    n = a.shape[-1]
+    nan = np.isnan(a)
+    count = (n - nan.sum(-1, keepdims=True)) if ignore_nan else np.full(a.shape[:-1] + (1,), n)
+    ranks = qs * np.maximum(count - 1, 0)                                              # (..., Q)
+    if not ignore_nan:
+        ranks = np.where(nan.any(-1, keepdims=True), n - 1, ranks)                      # a NaN's slice gives NaN
+    if interpolation == "nearest":
+        ranks = np.round(ranks)
+    below = np.floor(ranks) if interpolation != "higher" else np.ceil(ranks)
+    above = np.ceil(ranks) if interpolation != "lower" else np.floor(ranks)
+    if interpolation == "linear" and q_tensor and q.requires_grad:   # the weight is differentiable in q
+        weight = ew.sub(ew.mul(q.reshape(-1), Tensor(np.maximum(count - 1, 0).astype(a.dtype))),
+                        Tensor(below.astype(a.dtype)))
+    else:
+        weight = Tensor(({"midpoint": np.where(above > below, 0.5, 0.0)}.get(interpolation, ranks - below))
+                        .astype(a.dtype))
+    below = np.minimum(below, n - 1).astype(np.int64)
+    above = np.minimum(above, n - 1).astype(np.int64)
+    low, high = gather(values, -1, Tensor(below)), gather(values, -1, Tensor(above))
+    out = ew.add(low, ew.mul(weight, ew.sub(high, low)))                                 # (..., Q)
+    if ignore_nan:
+        out = ew.masked_fill(out, Tensor(count == 0), float("nan"))
+    out = out.movedim(-1, 0) if out.ndim > 1 else out                                  # (Q, ...)
+    if keepdim:
+        shape = (1,) * input.ndim if dim is None else tuple(1 if i == axis else s for i, s in enumerate(input.shape))
+        out = out.reshape((len(qs),) + shape)
+    if not q_tensor or q.ndim == 0:
+        out = out.reshape(out.shape[1:])
+    return out
+
+
+@takes_tensors("input")
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The ``q``-quantiles (a number or a 1-D tensor in [0, 1]) over ``dim`` (all elements by default); NaN
+    where a slice holds a NaN."""
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+@takes_tensors("input")
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """``quantile`` ignoring NaNs (NaN only where a slice is all NaN)."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+__all__ = ["median", "nanmedian", "kthvalue", "mode", "msort", "aminmax", "quantile", "nanquantile"]
+METHODS = __all__

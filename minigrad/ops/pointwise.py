@@ -1,0 +1,142 @@
+"""What the ops added beside ``elementwise.py`` and ``reduce.py`` share (``trig.py``, ``elementwise_more.py``,
+``floats.py``, ``division.py``, ``bitwise.py``, ``order_stats.py``, ``cumulative.py``, ``counting.py``).
+
+``UnaryMath``: out = f(x) elementwise, with f'(x) written once (``derivative(x, out)``) from operators and
+``on_both`` functions, so that one formula serves ``backward`` (ndarrays) and ``graph_backward`` (Tensors in
+the graph, for ``create_graph=True``); the gradient is dout * conj(f'(x)), PyTorch's convention for complex
+inputs. ``BinaryMath``: the same for out = f(x, y), with both partial derivatives. ``tensor_pair``: a binary
+op's operands checked and made Tensors; ``not_implemented``: PyTorch's error for a dtype it has no kernel for.
+"""
+import numpy as np
+
+from .._checks import check_tensor
+from ..autograd import Function
+from ..dtypes import get_default_dtype
+from ..tensor import Tensor
+from .elementwise import (_apply_broadcasting, _check_complex_grad, _floating, _pair, _type_name, conj_if_complex,
+                          promoted)
+
+
+def not_implemented(kernel, dtype):
+    """PyTorch's error for a dtype its kernel ``kernel`` has no implementation for: NotImplementedError
+    '"hypot_cpu" not implemented for 'Long''."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(dtype)}'")
+
+
+def public_unary(fn):
+    """The public function of the ``UnaryMath`` ``fn``: integers and bools computed in the default float dtype;
+    complex inputs differentiable (the backward takes conj(f'(z)))."""
+    def op(input):
+        if input.__class__ is not Tensor:
+            check_tensor(input, op.__name__, "input", 1)
+        return fn.apply(_floating(input))
+    op.__name__ = fn.__name__.lower()
+    op.__doc__ = f"Elementwise {op.__name__} (differentiable; see ``{fn.__name__}``)."
+    return op
+
+
+def on_both(array_fn, tensor_fn):
+    """One function of ndarrays (``array_fn``) and of Tensors (``tensor_fn``, differentiable)."""
+    def fn(v):
+        return tensor_fn(v) if isinstance(v, Tensor) else array_fn(v)
+    return fn
+
+
+class UnaryMath(Function):
+    """out = f(x); dx = dout * conj(f'(x)). Subclasses set ``f`` (NumPy's ufunc) and ``derivative(x, out)``."""
+
+    @staticmethod
+    def f(x):
+        raise NotImplementedError
+
+    @staticmethod
+    def derivative(x, out):
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx, a):
+        with np.errstate(all="ignore"):     # NaN/inf outside the domain, as PyTorch returns them silently
+            out = cls.f(a._data)
+        ctx.save_for_backward(a._data, out)
+        return out
+
+    @classmethod
+    def backward(cls, ctx, dout):
+        x, out = ctx.saved_tensors
+        with np.errstate(all="ignore"):
+            return dout._data * conj_if_complex(np.asarray(cls.derivative(x, out)))
+
+    @classmethod
+    def graph_backward(cls, ctx, dout):
+        x, out = ctx.saved_tensors
+        with np.errstate(all="ignore"):
+            d = cls.derivative(ctx.input_tensor(0, x), ctx.output_tensor(out))
+        return dout * (d.conj() if d.dtype.kind == "c" else d)
+
+
+def _conj(d):
+    return (d.conj() if d.dtype.kind == "c" else d) if isinstance(d, Tensor) else conj_if_complex(np.asarray(d))
+
+
+class BinaryMath(Function):
+    """out = f(x, y) on the promoted operands (integers in the default float dtype when ``floating``);
+    dx = dout * conj(df/dx), dy = dout * conj(df/dy). Subclasses set ``f`` and ``partials(x, y, out)``, which
+    returns (df/dx, df/dy), either None when that input needs no gradient (``need``)."""
+
+    floating = True
+
+    @staticmethod
+    def f(x, y):
+        raise NotImplementedError
+
+    @staticmethod
+    def partials(x, y, out, need):
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        x, y = promoted(a, b)
+        if cls.floating and x.dtype.kind not in "fc":
+            x, y = x.astype(get_default_dtype()), y.astype(get_default_dtype())
+        with np.errstate(all="ignore"):
+            out = cls.f(x, y)
+        ctx.save_for_backward(x, y, out)
+        return out
+
+    @classmethod
+    def backward(cls, ctx, dout):
+        x, y, out = ctx.saved_tensors
+        with np.errstate(all="ignore"):
+            parts = cls.partials(x, y, out, ctx.needs_input_grad)
+        return tuple(None if d is None else dout._data * _conj(d) for d in parts)
+
+    @classmethod
+    def graph_backward(cls, ctx, dout):
+        x, y, out = ctx.saved_tensors
+        with np.errstate(all="ignore"):
+            parts = cls.partials(ctx.input_tensor(0, x), ctx.input_tensor(1, y), ctx.output_tensor(out),
+                                 ctx.needs_input_grad)
+        return tuple(None if d is None else dout * _conj(d) for d in parts)
+
+
+def tensor_pair(name, input, other):
+    """The operands of the binary op ``name`` as two Tensors: Tensors or numbers, not both numbers (a number
+    takes PyTorch's dtype next to the tensor); TypeError otherwise."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): expected at least one Tensor argument, got {type(input).__name__} and "
+                        f"{type(other).__name__}")
+    check_tensor(input, name, "input", 1, numbers_ok=True)
+    check_tensor(other, name, "other", 2, numbers_ok=True)
+    return _pair(input, other)
+
+
+def binary(fn, name):
+    """The public function of the two-input Function ``fn``: Tensor or number operands (not both numbers),
+    broadcast together."""
+    def op(input, other):
+        a, b = tensor_pair(name, input, other)
+        _check_complex_grad(name, a, b)
+        return _apply_broadcasting(fn, a, b)
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name} (differentiable; see ``{fn.__name__}``)."
+    return op

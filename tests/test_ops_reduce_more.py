@@ -1,0 +1,150 @@
+"""The reductions beside ``reduce.py`` (reduce_more.py, order_stats.py, cumulative.py, counting.py) against PyTorch's own
+OpInfo database: every sample's values, dtypes, (values, indices) tuples and float64 gradients for a random
+upstream, method and in-place variants, error inputs. Plus double backward by finite differences, PyTorch's
+gradient conventions at zeros and ties, and a wrong backward the comparison is shown to catch."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.ops import reduce_more
+
+from .mirror import assert_mirror, run_both, torch_or_skip
+from .opinfo_families import beyond_numpy_dims, check_errors, check_function, check_inplace, uses_out
+from .opinfo_util import compare_sample, convert_sample, opinfos, resolve, samples
+
+NEW = ["prod", "median", "nanmedian", "mode", "nansum", "nanmean", "var_mean", "std_mean", "cummax", "cummin",
+       "logcumsumexp", "count_nonzero", "aminmax", "quantile", "nanquantile", "msort", "diff", "trapezoid",
+       "trapz", "cumulative_trapezoid", "cov", "corrcoef", "renorm", "dist", "unique", "unique_consecutive",
+       "bincount", "histc", "isin"]
+# kthvalue's index among tied values is whatever PyTorch's selection algorithm leaves there: compared apart
+TIES = ["kthvalue"]
+IN_PLACE = ["renorm", "cumsum", "cumprod"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _database():
+    torch_or_skip()
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_function(name):
+    check_function(name, limit=8, other_dtypes=2)
+
+
+@pytest.mark.parametrize("name", TIES)
+def test_function_float64(name):
+    check_function(name, limit=8, other_dtypes=0)
+
+
+@pytest.mark.parametrize("name", NEW + TIES)
+def test_method(name):
+    if all(op.method_variant is None for op in opinfos(name)):
+        pytest.skip(f"PyTorch has no Tensor.{name}")
+    check_function(name, kind="method", limit=2, other_dtypes=0)
+
+
+@pytest.mark.parametrize("name", IN_PLACE)
+def test_inplace(name):
+    check_inplace(name)
+
+
+@pytest.mark.parametrize("name", NEW + TIES)
+def test_errors(name):
+    check_errors(name, unreachable=(uses_out, beyond_numpy_dims))
+
+
+def test_kthvalue_integers_values_and_indices_that_point_at_them():
+    """With ties (integer samples) the values are PyTorch's and each index points at an element of that value."""
+    torch = torch_or_skip()
+    op = opinfos("kthvalue")[0]
+    for sample in samples(op, torch.int64, limit=6):
+        x, args, kwargs, _ = convert_sample(sample)
+        want = op.op(sample.input, *sample.args, **sample.kwargs)
+        got = mg.kthvalue(x, *args, **kwargs)
+        np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+        dim = args[1] if len(args) > 1 else kwargs.get("dim", -1)
+        keep = kwargs.get("keepdim", args[2] if len(args) > 2 else False)
+        if x.ndim == 0:
+            continue
+        indices, values = (got.indices, got.values) if keep else (got.indices.unsqueeze(dim), got.values.unsqueeze(dim))
+        np.testing.assert_array_equal(mg.gather(x, dim, indices).numpy(), values.numpy())
+
+
+# --------------------------------------------------------------------------- PyTorch's conventions
+def test_prod_gradient_at_zeros_is_the_product_of_the_others():
+    """One zero in a slice: it gets the product of the rest, the rest 0; two zeros: all 0 (PyTorch's rule)."""
+    x = np.array([[2.0, 0.0, 3.0, 4.0], [0.0, 5.0, 0.0, 1.5], [1.0, 2.0, 3.0, 4.0]])
+    assert_mirror(*run_both(lambda lib, t: lib.prod(t, 1)), x)
+    assert_mirror(*run_both(lambda lib, t: lib.prod(t)), x[:1])
+    assert_mirror(*run_both(lambda lib, t: lib.prod(t, 0, keepdim=True)), x)
+
+
+def test_median_without_dim_shares_the_gradient_among_ties_and_with_dim_routes_it_to_the_index():
+    x = np.array([[1.0, 3.0, 3.0, 3.0, 5.0], [2.0, 2.0, 0.0, 7.0, 7.0]])
+    assert_mirror(*run_both(lambda lib, t: lib.median(t)), x)
+    assert_mirror(*run_both(lambda lib, t: lib.nanmedian(t)), np.array([np.nan, 1.0, 4.0, 1.0]))
+    assert_mirror(*run_both(lambda lib, t: lib.median(t, 1).values), np.array([[1.0, 3.0, 2.0], [9.0, 4.0, 6.0]]))
+
+
+def test_cummax_and_cummin_route_the_gradient_to_the_running_arg_also_past_a_nan():
+    x = np.array([[1.0, 3.0, 2.0, 3.0, 5.0], [2.0, np.nan, 0.0, 7.0, np.nan]])
+    for name in ("cummax", "cummin"):
+        assert_mirror(*run_both(lambda lib, t: getattr(lib, name)(t, 1).values), x)
+        torch = torch_or_skip()
+        np.testing.assert_array_equal(getattr(mg, name)(mg.tensor(x), 1).indices.numpy(),
+                                      getattr(torch, name)(torch.tensor(x), 1).indices.numpy())
+
+
+def test_logcumsumexp_is_stable_for_large_and_minus_infinite_inputs():
+    x = np.array([[800.0, 790.0, -np.inf, 805.0], [-1e3, -1e3 + 1, 3.0, -np.inf]])
+    assert_mirror(*run_both(lambda lib, t: lib.logcumsumexp(t, 1)), x)
+
+
+def test_quantile_gradient_reaches_q():
+    x = np.random.default_rng(0).standard_normal((3, 7))
+    q = np.array([0.1, 0.5, 0.93])
+    for interpolation in ("linear", "lower", "higher", "midpoint", "nearest"):
+        assert_mirror(*run_both(lambda lib, t, p: lib.quantile(t, p, 1, interpolation=interpolation)), x, q)
+
+
+# --------------------------------------------------------------------------- double backward
+X = np.random.default_rng(0).uniform(0.1, 0.9, (3, 5))
+WITH_ZEROS = X * np.array([[1.0, 0.0, 1.0, 1.0, 1.0], [0.0, 1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0]])
+DOUBLE_BACKWARD = {
+    "prod_dim": (lambda t: mg.prod(t, 1), X), "prod_all": (mg.prod, X),
+    "prod_zeros": (lambda t: mg.prod(t, 1), WITH_ZEROS), "logcumsumexp": (lambda t: mg.logcumsumexp(t, 1), X),
+    "median": (lambda t: mg.median(t, 1).values, X), "quantile": (lambda t: mg.quantile(t, 0.3, 1), X),
+    "cummax": (lambda t: mg.cummax(t, 1).values, X), "cov": (mg.cov, X), "corrcoef": (mg.corrcoef, X),
+    "renorm": (lambda t: mg.renorm(t, 2, 0, 0.9), X), "nanmean": (lambda t: mg.nanmean(t, 1), X),
+    "dist": (lambda t: mg.dist(t, mg.tensor(X[::-1].copy())), X),
+    "cumulative_trapezoid": (lambda t: mg.cumulative_trapezoid(t * t), X),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DOUBLE_BACKWARD))
+def test_double_backward_by_finite_differences(name):
+    fn, x = DOUBLE_BACKWARD[name]
+    inputs = [mg.tensor(x, requires_grad=True)]
+    assert mg.gradcheck(fn, inputs)
+    assert mg.gradgradcheck(fn, inputs)
+
+
+def test_a_wrong_prod_backward_is_caught(monkeypatch):
+    """The mutant: prod's gradient always dout * out / x, also where x has zeros (0 / 0 there). PyTorch's
+    samples with zeros must catch it."""
+    op = opinfos("prod")[0]
+    with_zeros = [s for s in samples(op) if (s.input == 0).any()]
+    assert with_zeros, "the prod OpInfo has no sample with zeros"
+    for sample in with_zeros:
+        compare_sample(op, sample, resolve(op))                      # the real backward passes
+
+    def no_zero_rule(x, out, g, axis, zeros):
+        return g * out / x
+    monkeypatch.setattr(reduce_more.Prod, "_grad", staticmethod(no_zero_rule))
+    caught = 0
+    for sample in with_zeros:
+        try:
+            compare_sample(op, sample, resolve(op))
+        except AssertionError:
+            caught += 1
+    assert caught, "the wrong prod backward passed every sample with zeros"
