@@ -785,6 +785,7 @@ for _name, _function in _gamma.METHODS.items():   # lgamma, digamma, polygamma (
 from .ops import shape_more as _shape_more  # noqa: E402
 from .ops import index_more as _index_more  # noqa: E402
 from .ops import scatter_reduce as _scatter_reduce  # noqa: E402
+from .ops import counting as _counting  # noqa: E402
 from . import creation_more as _creation_more  # noqa: E402
 for _module in (_shape_more, _index_more, _scatter_reduce, _counting, _creation_more):
     for _name in _module.METHODS:
