@@ -115,7 +115,7 @@ def to_mg(obj, memo=None):
             pytest.skip(f"minigrad has no {name}")
         return found
     if isinstance(obj, torch.Generator):
-        pytest.skip("sample passes a torch.Generator")
+        pytest.skip("the sample passes a random-number generator object")
     if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
         return type(obj)(to_mg(o, memo) for o in obj)
     if isinstance(obj, dict):
