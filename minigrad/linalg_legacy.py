@@ -6,6 +6,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import linalg
+from ._checks import takes_tensors
 from .ops import decomp as dc
 from .ops import elementwise as ew
 from .ops import reduce as rd
@@ -49,6 +50,7 @@ def matrix_power(input, n):
     return linalg.matrix_power(input, n)
 
 
+@takes_tensors("input")
 def matrix_exp(input):
     return linalg.matrix_exp(input)
 
@@ -71,6 +73,7 @@ def _mm(a, b):
     return matmul(a, b)
 
 
+@takes_tensors("input")
 def cholesky_inverse(input, upper=False):
     """(L L^H)^-1 (or (U^H U)^-1), the inverse of the matrix whose Cholesky factor is ``input``."""
     if input.ndim < 2:
@@ -132,6 +135,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     return triangular_solve_result(X, A.clone())
 
 
+@takes_tensors("input")
 def geqrf(input):
     """``(a, tau)``: LAPACK geqrf's QR in Householder form (R on and above the diagonal of ``a``, the reflectors
     below it, their scales in ``tau``); not differentiable, as in PyTorch."""

@@ -246,8 +246,9 @@ def _state(lib, t):
     return (tuple(t.shape), str(t.dtype).rpartition(".")[2], t.detach().numpy().copy(), t.requires_grad, leaf)
 
 
-def run(lib, program, create_graph=False, loss_seed=0):
-    """Run ``program`` with ``lib`` (``torch`` or ``minigrad``); returns the list of observations."""
+def run(lib, program, create_graph=False, loss_seed=0, trace=None):
+    """Run ``program`` with ``lib`` (``torch`` or ``minigrad``); returns the list of observations. ``trace``, a
+    list, receives one line of Python per statement, with the tensors it used and made."""
     env = [lib.tensor(np.random.default_rng(1).standard_normal(SHAPE_A), requires_grad=True),
            lib.tensor(np.random.default_rng(2).standard_normal(SHAPE_W), requires_grad=True),
            lib.tensor(np.random.default_rng(3).standard_normal(SHAPE_V))]
@@ -255,6 +256,7 @@ def run(lib, program, create_graph=False, loss_seed=0):
     seen = []
     for step, (op, i, j, k, no_grad) in enumerate(program):
         x, y = env[i % len(env)], env[j % len(env)]
+        line = f"{'with no_grad(): ' if no_grad else ''}{op}(t{i % len(env)}, t{j % len(env)}, k={k})"
         if create_graph and op == "requires_grad_":
             # a known difference: PyTorch's saved tensors are the tensors themselves, so one that comes to require
             # grad after an op saved it makes that op's create_graph gradient depend on it; minigrad saves arrays
@@ -268,11 +270,14 @@ def run(lib, program, create_graph=False, loss_seed=0):
                 out = STATEMENTS[op](lib, x, y, k)
         except Exception as error:
             seen.append((step, "raised", type(error).__name__))
+            _note(trace, f"{line}  # raises {type(error).__name__}")
             return seen
         if out is None or out is SKIPPED:
             seen.append((step, "none" if out is None else SKIPPED))
+            _note(trace, line if out is None else f"# skipped: {line}")
             continue
         same = out is x
+        _note(trace, line if same else f"t{len(env)} = {line}".replace("= with no_grad(): ", "= (no_grad) "))
         seen.append((step, "same" if same else "new", _state(lib, out)))
         if op == "requires_grad_":
             leaves.append(out)
@@ -284,6 +289,11 @@ def run(lib, program, create_graph=False, loss_seed=0):
     except Exception as error:
         seen.append(("backward raised", type(error).__name__))
     return seen
+
+
+def _note(trace, line):
+    if trace is not None:
+        trace.append(line)
 
 
 def _backward(lib, env, leaves, create_graph, seed):
@@ -369,12 +379,12 @@ def random_program(rng, length=None):
 
 
 def describe(program, create_graph=False):
-    """The program as Python-like lines (``t3 = view(t1, k=5)``), with its starting tensors."""
-    lines = ["t0 = a (2, 3), leaf requiring grad; t1 = w (3,), leaf requiring grad; t2 = v0 (2, 3), plain"]
-    n = 3
-    for op, i, j, k, no_grad in program:
-        lines.append(f"{'[no_grad] ' if no_grad else ''}t{n}? = {op}(t{i % n}, t{j % n}, k={k})")
-        n += 1
+    """The program as Python-like lines (``t3 = view(t0, t2, k=5)``, the tensors as minigrad ran them), with its
+    starting tensors and the final backward."""
+    import minigrad as mg
+    trace = []
+    run(mg, program, create_graph, trace=trace)
+    lines = ["t0 = a (2, 3), leaf requiring grad; t1 = w (3,), leaf requiring grad; t2 = v0 (2, 3), plain"] + trace
     lines.append(f"backward of sum(t * R) over tensors requiring grad{' (create_graph, then again)' if create_graph else ''}")
     return "\n".join(lines)
 
