@@ -188,7 +188,8 @@ class Function:
         ctx = Context(cls)
         needs = []
         for a in args:  # a loop rather than a comprehension: no frame to build per call (Python 3.11)
-            needs.append(isinstance(a, Tensor) and a.requires_grad)
+            # (the slot itself for a tensor that is not a view: the property's call costs more than the test)
+            needs.append(isinstance(a, Tensor) and (a._requires_grad if a._base is None else a.requires_grad))
         needs = tuple(needs)
         state = grad_mode._state
         prev = state.enabled
@@ -220,7 +221,7 @@ class Function:
             edges, meta = [], []
             for a, n in zip(args, needs):
                 if n:
-                    node = a.grad_fn     # a view brings its grad_fn up to date here (views.sync)
+                    node = a._grad_fn if a._base is None else a.grad_fn   # a view is brought up to date
                     # a tensor with no grad_fn is a leaf only if it requires grad itself; a view that requires
                     # grad only through its base, with no grad_fn yet, has no edge (as in PyTorch)
                     edges.append(node if node is not None else a if a._requires_grad else None)

@@ -146,7 +146,8 @@ def mark_view(out, source):
     counter = getattr(source, "_own_counter", None)
     if counter is not None:                      # a view of .data shares its counter
         out._own_counter = counter
-    out._view_version, out._view_at = version.tensor_version(out), version.writes[0]
+        out._view_version = counter[0]
+    out._view_at = version.writes[0]
     modes = grad_mode._state
     if modes.inference:
         kind = ("inference",)
@@ -192,13 +193,29 @@ def sync(view):
     """Bring ``view.grad_fn`` up to date (``Tensor.grad_fn`` calls this when anything was written in place since
     the view's last check): if the view's memory was written since its ``grad_fn`` was set, and its base takes
     part in autograd, the view becomes a :class:`ReadRegion` of the base as the base is now."""
-    if version.tensor_version(view) == view._view_version:
+    if not _written_since(view):
         view._view_at = version.writes[0]
         return
     if view._grad_fn is None and not view._base._requires_grad:
         return          # nothing to differentiate yet; looked at again next time (the base may come to need it)
     check_rebase(view, indirect=True)
     set_view_history(view)
+
+
+def _written_since(view):
+    """Whether the view's memory was written since its grad_fn was last set (``_view_at``, a global stamp), or,
+    for a view of ``.data``, since its own counter was last read."""
+    counter = getattr(view, "_own_counter", None)
+    if counter is not None:
+        return counter[0] != view._view_version
+    return version.writes_since(view._data, view._view_at) > 0
+
+
+def _seen_now(view):
+    view._view_at = version.writes[0]
+    counter = getattr(view, "_own_counter", None)
+    if counter is not None:
+        view._view_version = counter[0]
 
 
 def set_view_history(view):
@@ -214,7 +231,7 @@ def set_view_history(view):
         read._grad_fn.next_edges = (None, None, None)     # a node leading nowhere, as PyTorch's
     move_retained(view._grad_fn, read._grad_fn)
     view._grad_fn, view._requires_grad = read._grad_fn, True
-    view._view_version, view._view_at = version.tensor_version(view), version.writes[0]
+    _seen_now(view)
 
 
 def _stand_in(base):
