@@ -24,7 +24,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from . import openblas
+from . import governor, openblas
 
 MIN_WORK = 1 << 18
 """m*n*k (times the batch) below which np.matmul runs: one thread is as fast there (OpenBLAS's own threshold
@@ -172,8 +172,9 @@ def matmul(a, b, min_work=MIN_WORK):
     if layouts is None:
         return np.matmul(a, b)
     threads = numba.get_num_threads()
-    team = min(threads, MAX_THREADS)
-    tasks, out_shape = _tasks(a, b, layouts, team)
+    parts = min(threads, MAX_THREADS)
+    tasks, out_shape = _tasks(a, b, layouts, parts)       # the blocks (and so the result) depend on parts only
+    team = governor.team(parts)                           # how many threads run them: fewer on a busy machine
     out = (np.zeros if len(out_shape) == 4 else np.empty)(out_shape, dtype=a.dtype)   # zeros: a part may be empty
     tasks[:, 9] += out.ctypes.data
     blas, run = _state["blas"], _run(a.dtype)

@@ -36,9 +36,10 @@ How the kernels work (the formulas are derived in docs/derivations/*.md):
   computed if and only if it is not empty (the wrappers pass a 0-row dx and 0-element dw/db for the
   gradients not asked for);
 * the parameter gradients dw, db sum over all rows. The row family partitions the rows into a
-  fixed number of chunks (``n_chunks`` = the thread count, 1 on the serial twin), each chunk adds
+  fixed number of chunks (``n_chunks`` = the thread count set, 1 below SERIAL_BELOW), each chunk adds
   into its own float64 partial row, and the partials are added in chunk order: bitwise identical
-  results from run to run at a given thread count and size. The channel family keeps one float64
+  results from run to run at a given thread count and size, also when a busy machine leaves fewer
+  threads to run the chunks (``governor.py``: the serial twin then runs them one after the other). The channel family keeps one float64
   partial sum per (n, c) slice and adds them in n order, which does not even depend on the thread
   count.
 
@@ -56,7 +57,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from . import buffers
+from . import buffers, governor
 
 # error_model="numpy": 1/0 is inf and 0/0 NaN (as in NumPy and PyTorch), not ZeroDivisionError
 _parallel = njit(parallel=True, cache=True, fastmath=False, error_model="numpy")  # prange loops on numba's threads
@@ -89,13 +90,30 @@ def _kernel(fn):
 
 
 def team_size(work):
-    """How many threads a kernel over ``work`` elements of x runs on: 1 below SERIAL_BELOW, else numba's count."""
+    """How many parts a kernel over ``work`` elements of x is planned in: 1 below SERIAL_BELOW, else numba's thread
+    count. (The parts, and so every result, do not depend on how many threads then run them: ``_run``.)"""
     return 1 if work < SERIAL_BELOW else numba.get_num_threads()
 
 
 def _run(kernel, work, *args):
-    """``kernel(*args)`` on numba's threads, or its serial twin if ``work`` (elements of x) is too small to share."""
-    return (kernel if team_size(work) > 1 else kernel.serial)(*args)
+    """``kernel(*args)`` on numba's threads, or its serial twin on the calling thread if ``work`` (elements of x) is
+    too small to share or other processes leave no core to spare (``governor.py``); with fewer cores spare than
+    threads, on that many threads."""
+    return _launch(kernel, team_size(work), *args)
+
+
+def _launch(kernel, planned, *args):
+    """``kernel(*args)`` on at most ``planned`` threads, as many as the machine has free (``governor.team``)."""
+    team = governor.team(planned) if planned > 1 else 1
+    if team <= 1:
+        return kernel.serial(*args)
+    if team == planned:
+        return kernel(*args)
+    numba.set_num_threads(team)
+    try:
+        return kernel(*args)
+    finally:
+        numba.set_num_threads(planned)
 
 
 # --------------------------------------------------------------------------- sums over one contiguous 1-D slice
@@ -460,8 +478,8 @@ def _row_backward(kernel, dy, x, stats, weight, options, need_dx, need_dw, need_
     r_count, d = x.shape
     dx, dw, db = _outputs(x, need_dx, need_dw, need_db, d)
     n_chunks = max(1, min(team_size(x.size), r_count))
-    (kernel if n_chunks > 1 else kernel.serial)(dy, x, *[np.ascontiguousarray(a) for a in stats],
-                                                _neutral(weight, d, x.dtype, 1), *options, n_chunks, dx, dw, db)
+    _launch(kernel, n_chunks, dy, x, *[np.ascontiguousarray(a) for a in stats], _neutral(weight, d, x.dtype, 1),
+            *options, n_chunks, dx, dw, db)
     return _grads(x, dx, dw, db, need_dx, need_dw, need_db)
 
 
