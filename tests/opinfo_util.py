@@ -41,17 +41,26 @@ def resolve(op, kind="function"):
     or ``"inplace"``. None when minigrad lacks it."""
     name = op.name
     if kind == "method":
-        return getattr(mg.Tensor, name, None)
+        return tensor_attribute(name)
     if kind == "inplace":
-        return getattr(mg.Tensor, name + "_", None) if not name.endswith("_") else getattr(mg.Tensor, name, None)
+        return tensor_attribute(name if name.endswith("_") else name + "_")
     obj = mg
     for part in name.split("."):
         obj = getattr(obj, part, None)
         if obj is None:
             break
-    if obj is None and "." not in name:
-        obj = getattr(mg.Tensor, name, None)
+    if (obj is None or not callable(obj)) and "." not in name:   # mg.float is a dtype: Tensor.float the op
+        obj = tensor_attribute(name)
     return obj
+
+
+def tensor_attribute(name):
+    """``Tensor``'s own attribute ``name`` (a method or property), not one inherited from ``object`` or the
+    metaclass (``type.__ror__`` builds ``int | str``: it is no Tensor operator)."""
+    for cls in mg.Tensor.__mro__[:-1]:
+        if name in vars(cls):
+            return getattr(mg.Tensor, name)
+    return None
 
 
 def samples(op, dtype=None, requires_grad=None, limit=None):
@@ -172,14 +181,16 @@ def _differentiable(outputs):
     return [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad and o.dtype.is_floating_point]
 
 
-def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6, gradients=True, seed=0):
-    """Run ``sample`` through PyTorch's ``op.op`` and minigrad's ``fn``; compare outputs and, for float outputs of
-    inputs that require grad, the gradients of every input for one random upstream gradient per output.
+def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6, gradients=True, seed=0,
+                   torch_fn=None):
+    """Run ``sample`` through PyTorch's ``torch_fn`` (``op.op`` by default) and minigrad's ``fn``; compare outputs
+    and, for float outputs of inputs that require grad, the gradients of every input for one random upstream
+    gradient per output.
 
     ``fn`` is called as PyTorch's function is: ``fn(input, *args, **kwargs)`` (a method works the same way)."""
     torch = torch_or_skip()
     x, args, kwargs, memo = convert_sample(sample)
-    out_th = op.op(sample.input, *sample.args, **sample.kwargs)
+    out_th = (op.op if torch_fn is None else torch_fn)(sample.input, *sample.args, **sample.kwargs)
     out_mg = fn(x, *args, **kwargs)
     assert_same_outputs(out_mg, out_th, rtol, atol)
     if not gradients or not op.supports_autograd:
