@@ -9,6 +9,7 @@ import numpy as np
 from . import dtypes
 from ._checks import dtype_arg, int_arg, is_int, is_number, size_arg, takes_tensors, tensor_array, type_name
 from .device import check_device
+from .ops.layout import creation_keywords
 from .tensor import Tensor
 
 
@@ -97,14 +98,17 @@ def _filled(fill, shape, dtype, device, requires_grad):
     return new_tensor(np.full(shape, fill, dtype=dtype), device, requires_grad)
 
 
+@creation_keywords
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     return _filled(0, size_of(size, "zeros"), dtype_or(dtype), device, requires_grad)
 
 
+@creation_keywords
 def ones(*size, dtype=None, device=None, requires_grad=False):
     return _filled(1, size_of(size, "ones"), dtype_or(dtype), device, requires_grad)
 
 
+@creation_keywords
 def empty(*size, dtype=None, device=None, requires_grad=False):
     return new_tensor(np.empty(size_of(size), dtype=dtype_or(dtype)), device, requires_grad)
 
@@ -114,6 +118,7 @@ def fill_dtype(fill_value):
     return fill_value.dtype if isinstance(fill_value, np.generic) else dtypes.dtype_of_python(fill_value)
 
 
+@creation_keywords
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type_name(size)}")
@@ -122,21 +127,25 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     return _filled(fill_value, size_of((size,), "full"), dtype_or(dtype, fill_dtype(fill_value)), device, requires_grad)
 
 
+@creation_keywords
 @takes_tensors("input")
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
     return _filled(0, input.shape, dtype_or(dtype, input.dtype), device, requires_grad)
 
 
+@creation_keywords
 @takes_tensors("input")
 def ones_like(input, *, dtype=None, device=None, requires_grad=False):
     return _filled(1, input.shape, dtype_or(dtype, input.dtype), device, requires_grad)
 
 
+@creation_keywords
 @takes_tensors("input")
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
     return _filled(fill_value, input.shape, dtype_or(dtype, input.dtype), device, requires_grad)
 
 
+@creation_keywords
 @takes_tensors("input")
 def empty_like(input, *, dtype=None, device=None, requires_grad=False):
     return new_tensor(np.empty(input.shape, dtype=dtype_or(dtype, input.dtype)), device, requires_grad)
@@ -151,6 +160,7 @@ def _bound(value, name, position):
     raise TypeError(f"arange(): argument '{name}' (position {position}) must be Number, not {type_name(value)}")
 
 
+@creation_keywords
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """``arange(end)`` or ``arange(start, end, step)``: int64 for integer bounds, else the default float."""
     if end is None:
@@ -178,12 +188,14 @@ def _check_steps(steps, fname):
     return steps
 
 
+@creation_keywords
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     steps = _check_steps(steps, "linspace")
     return new_tensor(np.linspace(start, end, steps, dtype=dtype_or(dtype)), device, requires_grad)
 
 
+@creation_keywords
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """``base ** linspace(start, end, steps)``."""
     steps = _check_steps(steps, "logspace")
@@ -191,6 +203,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     return new_tensor((float(base) ** exponents).astype(dtype_or(dtype)), device, requires_grad)
 
 
+@creation_keywords
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """The ``n x m`` (default ``n x n``) identity matrix."""
     n = int_arg(n, "eye", "n", 1)

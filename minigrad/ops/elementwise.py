@@ -25,7 +25,11 @@ def as_tensor_operand(value, like=None):
     if isinstance(value, np.ndarray):
         return Tensor(value)
     if like is not None and isinstance(value, (bool, int, float, complex, np.number)):
-        return Tensor(np.asarray(value, dtype=scalar_dtype_for(like._data.dtype, value)))
+        dtype = scalar_dtype_for(like._data.dtype, value)
+        try:
+            return Tensor(np.asarray(value, dtype=dtype))
+        except OverflowError:      # uint8 * -3: the number wraps around in the tensor's dtype, as in PyTorch
+            return Tensor(np.asarray(value).astype(dtype))
     from ..creation import tensor
     return tensor(value)
 
@@ -56,7 +60,7 @@ def _apply_broadcasting(fn, *operands):
     try:
         return fn.apply(*operands)
     except ValueError:
-        check_broadcast(*(t.shape for t in operands if t is not None))
+        check_broadcast(*(t.shape for t in operands if isinstance(t, Tensor)))
         raise
 
 
@@ -268,7 +272,13 @@ def mul(input, other):
 
 
 @takes_tensors(numbers=("input", "other"))
-def div(input, other):
+def div(input, other, *, rounding_mode=None):
+    """input / other; with ``rounding_mode`` ``'trunc'`` or ``'floor'`` the quotient rounded, in the operands'
+    promoted dtype (``ops/rounded_div.py``)."""
+    if rounding_mode is not None:
+        from .rounded_div import RoundedDiv, check_rounding_mode
+        check_rounding_mode(rounding_mode)
+        return _apply_broadcasting(RoundedDiv, *_pair(input, other), rounding_mode)
     return _apply_broadcasting(Div, *_pair(input, other))
 
 

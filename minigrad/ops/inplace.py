@@ -147,13 +147,13 @@ def _new_values(t, make):
 
 
 # --------------------------------------------------------------------------- arithmetic
-def _binary(t, other, name, ufunc, outofplace, alpha=1):
+def _binary(t, other, name, ufunc, outofplace, alpha=1, true_division=True):
     check_tensor(other, f"{name}_", "other", 1, numbers_ok=True)
     o = other if isinstance(other, Tensor) else ew.as_tensor_operand(other, t)
     if o.shape != t.shape:
         _broadcast_error(t, o)
     dtype = o.dtype if o.dtype == t.dtype else result_type(t._data, o._data)
-    if name == "div" and dtype.kind in "biu":
+    if name == "div" and true_division and dtype.kind in "biu":
         dtype = np.dtype(np.float32)
     check_result(t, o.shape, dtype)
     if name == "pow" and o.dtype.kind in "iu" and t.dtype.kind in "biu" and np.any(o._data < 0):
@@ -177,8 +177,18 @@ def mul_(self, other):
     return _binary(self, other, "mul", np.multiply, ew.mul)
 
 
-def div_(self, other):
-    return _binary(self, other, "div", np.true_divide, ew.div)
+def div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return _binary(self, other, "div", np.true_divide, ew.div)
+    from .rounded_div import check_rounding_mode, rounded_quotient
+    check_rounding_mode(rounding_mode)
+
+    def rounded(a, y, out, casting):
+        common = result_type(a, y)
+        np.copyto(out, rounded_quotient(a.astype(common, copy=False), y.astype(common, copy=False), rounding_mode),
+                  casting=casting)
+    return _binary(self, other, "div", rounded, lambda old, o: ew.div(old, o, rounding_mode=rounding_mode),
+                   true_division=False)
 
 
 def pow_(self, exponent):
