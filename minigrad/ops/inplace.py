@@ -20,7 +20,7 @@ from .._checks import check_tensor, takes_tensors
 from ..autograd import Function, grad_mode
 from ..autograd.version import bump
 from ..autograd.views import WriteRegion, history, overlaps, refresh, region, set_view_history
-from ..dtypes import result_type
+from ..dtypes import result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -362,7 +362,10 @@ def _value_grad(picked, value_ndim):
 
 # --------------------------------------------------------------------------- scatter family
 def _scatter_positions(index, dim):
-    """The full index tuple that puts element ``i`` of ``index`` at ``index[i]`` along ``dim``."""
+    """The full index tuple that puts element ``i`` of ``index`` at ``index[i]`` along ``dim`` (a 0-d index
+    into a 0-d tensor: the tensor's one element, ``()``)."""
+    if index.ndim == 0:
+        return ()
     positions = list(np.indices(index.shape, sparse=True))
     positions[dim] = index
     return tuple(positions)
@@ -429,9 +432,12 @@ def _corner(shape):
 
 def _check_scatter(self, dim, index, src, name):
     from .dims import normalize_dim
-    if not isinstance(index, Tensor) or index.dtype != np.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if not isinstance(index, Tensor) or index.dtype not in (np.int64, np.int32):
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    if src is not None and src.dtype != self.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
     d = normalize_dim(dim, max(self.ndim, 1))
+    sizes = self.shape or (1,)                                          # a 0-d tensor: one position
     if index.ndim != self.ndim or (src is not None and src.ndim != index.ndim):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     for i, n in enumerate(index.shape):
@@ -439,22 +445,25 @@ def _check_scatter(self, dim, index, src, name):
             raise RuntimeError(f"Size does not match at dimension {i} expected index {list(index.shape)} to be "
                                f"smaller than self {list(self.shape)} apart from dimension {d} and to be smaller "
                                f"size than src {list(src.shape if src is not None else self.shape)}")
-    if index.numel() and (index._data.min() < -self.shape[d] or index._data.max() >= self.shape[d]):
+    if index.numel() and (index._data.min() < -sizes[d] or index._data.max() >= sizes[d]):
         raise RuntimeError(f"index {int(index._data.max())} is out of bounds for dimension {d} with size "
-                           f"{self.shape[d]}")
+                           f"{sizes[d]}")
     return d
 
 
 def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
-    """``self[..., index[i], ...] = src[i]`` along ``dim`` (or ``value`` everywhere ``index`` points)."""
-    if reduce is not None:
-        raise NotImplementedError("scatter_(reduce=...) is deprecated in PyTorch and not supported by minigrad; "
-                                  "use scatter_add_ or scatter_reduce_")
+    """``self[..., index[i], ...] = src[i]`` along ``dim`` (or ``value`` everywhere ``index`` points); with
+    ``reduce='add'`` or ``'multiply'`` (PyTorch's deprecated form) combined with what is there instead, without a
+    gradient (PyTorch has none: "derivative for aten::scatter is not implemented")."""
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
     if src is None and value is None:
         raise TypeError("scatter_() missing required argument 'src' or 'value'")
     if not isinstance(src, Tensor):
         src = Tensor(np.full(index.shape, src if value is None else value, dtype=self.dtype))
     d = _check_scatter(self, dim, index, src, "scatter")
+    if reduce is not None:
+        return _scatter_reduce(self, d, index, src, np.add if reduce == "add" else np.multiply)
     return _scatter(self, d, index, src, add=False)
 
 
@@ -476,6 +485,31 @@ def _scatter(self, d, index, src, add):
     return write(self, lambda old: Scatter.apply(old, src, d, index._data, add), (src,), fast)
 
 
+class ScatterCombine(Function):
+    """out = a with ``src[i]`` combined (``ufunc``: add or multiply) into ``out[..., index[i], ...]``; PyTorch
+    defines no derivative for this form of scatter, so backward raises its error."""
+
+    @staticmethod
+    def forward(ctx, a, src, positions, index_shape, ufunc):
+        out = a._data.copy()
+        ufunc.at(out, positions, src._data[_corner(index_shape)].astype(out.dtype, copy=False))
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+
+    graph_backward = backward
+
+
+def _scatter_reduce(self, d, index, src, ufunc):
+    positions = _scatter_positions(index._data, d)
+
+    def fast(a):
+        ufunc.at(a, positions, _src_part(src._data, index._data).astype(a.dtype, copy=False))
+    return write(self, lambda old: ScatterCombine.apply(old, src, positions, index.shape, ufunc), (src,), fast)
+
+
 class IndexAdd(Function):
     """out = a with ``alpha * source`` added at ``index`` along ``dim``. Backward: ``a`` gets the gradient
     as is; ``source`` gets ``alpha`` times the gradient's slices at ``index`` (``index_select``)."""
@@ -491,19 +525,24 @@ class IndexAdd(Function):
     @staticmethod
     def backward(ctx, dout):
         (index,) = ctx.saved_tensors
-        dsource = ctx.alpha * np.take(dout._data, index, axis=ctx.dim) if ctx.needs_input_grad[1] else None
+        g = dout._data.reshape(1) if dout.ndim == 0 else dout._data     # a 0-d tensor: its one position
+        dsource = ctx.alpha * np.take(g, index, axis=ctx.dim) if ctx.needs_input_grad[1] else None
         return dout, dsource, None, None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
         from .index import IndexSelect   # index.py imports this module
         (index,) = ctx.saved_tensors
-        dsource = ctx.alpha * IndexSelect.apply(dout, ctx.dim, index) if ctx.needs_input_grad[1] else None
+        g = dout.reshape(1) if dout.ndim == 0 else dout
+        dsource = ctx.alpha * IndexSelect.apply(g, ctx.dim, index) if ctx.needs_input_grad[1] else None
         return dout, dsource, None, None, None
 
 
 def _index_add_into(a, dim, index, source, alpha):
+    if a.ndim == 0:                                                   # a 0-d tensor: a view of its one position
+        a, source = a.reshape(1), source.reshape(1)
     moved = np.moveaxis(a, dim, 0)                                    # (n, ...) view of a
+    alpha = np.asarray(alpha).astype(a.dtype)                         # uint8 and alpha=-1: wraps, as in PyTorch
     np.add.at(moved, index, np.moveaxis(source, dim, 0).astype(a.dtype, copy=False) * alpha)
 
 
@@ -511,15 +550,18 @@ def index_add_(self, dim, index, source, *, alpha=1):
     """``self`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``; repeats accumulate."""
     from .dims import normalize_dim
     d = normalize_dim(dim, max(self.ndim, 1))
-    if not isinstance(index, Tensor) or index.dtype.kind not in "iu" or index.ndim > 1:
+    if not isinstance(index, Tensor) or index.ndim > 1:
         raise IndexError("index_add_(): Index is supposed to be a vector")
-    expected = self.shape[:d] + (index.numel(),) + self.shape[d + 1:]
-    if source.shape != expected:
+    if index.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {scalar_type_name(index.dtype)}")
+    sizes = self.shape or (1,)                                        # a 0-d tensor: one position
+    expected = sizes[:d] + (index.numel(),) + sizes[d + 1:]
+    if source.shape != expected and not (self.ndim == 0 and source.ndim == 0 and index.numel() == 1):
         raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice shapes. Destination "
                            f"slice shape: {list(self.shape)} at dimension {d} and source slice shape: "
                            f"{list(source.shape)} at dimension 0.")
     idx = index._data.reshape(-1)
-    if idx.size and (idx.min() < 0 or idx.max() >= self.shape[d]):
+    if idx.size and (idx.min() < 0 or idx.max() >= sizes[d]):
         raise IndexError("index out of range in self")
     return write(self, lambda old: IndexAdd.apply(old, source, d, idx, alpha), (source,),
                  lambda a: _index_add_into(a, d, idx, source._data, alpha))
