@@ -178,7 +178,16 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     dtype = dtype_arg(dtype, "arange")
     if dtype.kind == "b":
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
-    return new_tensor(np.arange(start, end, step, dtype=dtype), device, requires_grad)
+    if dtype.kind in "iu":      # PyTorch truncates the bounds to integers first: arange(0.1, -7.9, -4) is [0, -4]
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise RuntimeError("step must be nonzero")
+    count = int(np.ceil((end - start) / step))
+    # start + i * step in float64 (int64 for integers), then cast: PyTorch's values (NumPy's float32 arange
+    # accumulates in float32), wrapping around in uint8 as PyTorch does
+    work = np.int64 if dtype.kind in "iu" else np.float64
+    values = np.asarray(start, work) + np.asarray(step, work) * np.arange(count, dtype=work)
+    return new_tensor(values.astype(dtype), device, requires_grad)
 
 
 def _check_steps(steps, fname):
@@ -188,19 +197,44 @@ def _check_steps(steps, fname):
     return steps
 
 
+def _spaced(start, end, steps, dtype, fname):
+    """PyTorch's ``steps`` evenly spaced values from ``start`` to ``end``: the first half counted up from
+    ``start``, the second down from ``end`` (so both ends are exact), in ``dtype``'s own precision for floats and in
+    float64, from bounds truncated to integers, for integer dtypes."""
+    for name, value in (("start", start), ("end", end)):
+        if isinstance(value, Tensor) and value.ndim != 0:
+            dims = f"start with {start.ndim} dimension(s)" if isinstance(start, Tensor) and start.ndim else \
+                f"start with 0 dimension(s) and end with {end.ndim} dimension(s)"
+            raise RuntimeError(f"{fname} only supports 0-dimensional start and end tensors, but got {dims}.")
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    if isinstance(start, complex) or isinstance(end, complex) or dtype.kind == "c":
+        return np.linspace(start, end, steps, dtype=dtype)
+    if dtype.kind in "iub":
+        start, end = int(start), int(end)
+    work = np.dtype(np.float64 if dtype.kind in "iub" else dtype)
+    i = np.arange(steps)
+    step = (work.type(end) - work.type(start)) / work.type(max(steps - 1, 1))
+    return np.where(i < steps // 2, work.type(start) + step * i.astype(work),
+                    work.type(end) - step * (steps - 1 - i).astype(work)) if steps > 1 else \
+        np.full(steps, start, dtype=work)
+
+
 @creation_keywords
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     steps = _check_steps(steps, "linspace")
-    return new_tensor(np.linspace(start, end, steps, dtype=dtype_or(dtype)), device, requires_grad)
+    dtype = dtype_or(dtype)
+    return new_tensor(_spaced(start, end, steps, dtype, "linspace").astype(dtype), device, requires_grad)
 
 
 @creation_keywords
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """``base ** linspace(start, end, steps)``."""
     steps = _check_steps(steps, "logspace")
-    exponents = np.linspace(start, end, steps, dtype=np.float64)
-    return new_tensor((float(base) ** exponents).astype(dtype_or(dtype)), device, requires_grad)
+    dtype = dtype_or(dtype)
+    exponents = _spaced(start, end, steps, dtype, "logspace")
+    with np.errstate(over="ignore"):
+        return new_tensor((exponents.dtype.type(base) ** exponents).astype(dtype), device, requires_grad)
 
 
 @creation_keywords

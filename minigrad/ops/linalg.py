@@ -153,6 +153,8 @@ def _empty_inner_product(a, b):
     x = a.unsqueeze(0) if a.ndim == 1 else a             # (*batch, n, 0)
     y = b.unsqueeze(-1) if b.ndim == 1 else b            # (*batch, 0, p)
     out = (x.unsqueeze(-1) * y.unsqueeze(-3)).sum(-2)    # (*batch, n, 0, p) summed over the 0 -> (*batch, n, p)
+    if out.dtype != a.dtype:                               # sum widens integers to int64; matmul keeps the dtype
+        out = out.to(a.dtype)
     if a.ndim == 1:
         out = out.squeeze(-2)
     return out.squeeze(-1) if b.ndim == 1 else out
@@ -494,7 +496,10 @@ def einsum(equation, *operands):
                                f"and {t.dtype}")
     inputs, output = _parse_einsum(equation, [t.shape for t in operands])
     try:
-        return Einsum.apply(*operands, inputs=inputs, output=output)
+        out = Einsum.apply(*operands, inputs=inputs, output=output)
+        if len(operands) == 1 and out.dtype.kind in "biu" and set(inputs[0]) - set(output):
+            out = out.to(np.int64)     # PyTorch sums a lone operand's integers (``'ij->j'``) as int64, as sum does
+        return out
     except ValueError as e:
         raise RuntimeError(f"einsum(): operands do not match the equation {equation!r}: {e}") from None
 
@@ -505,35 +510,46 @@ class SingularValueNorm(Function):
     ``'sum'`` (nuclear) out = sum s, ``'max'`` (2) out = s_max, ``'min'`` (-2) out = s_min.
 
     Backward: ds/dA for singular value i is u_i v_i^T, so dA = dout * U diag(w) V^T with w all ones
-    (``'sum'``) or the indicator of the chosen singular value. Under create_graph, U diag(w) V^T is a
-    ``SingularValueNormGradient`` of A, so the gradient can be differentiated once more."""
+    (``'sum'``) or the indicator of the chosen singular value, split evenly among equal ones (PyTorch takes the
+    max or min of the singular values, and amax/amin share the gradient among ties: the zero matrix's spectral
+    norm has gradient I / n). Under create_graph, U diag(w) V^T is a ``SingularValueNormGradient`` of A, so the
+    gradient can be differentiated once more. Matrices without elements have norm 0, but no smallest singular
+    value (PyTorch's IndexError)."""
 
     @staticmethod
     def forward(ctx, a, which):
         u, s, vt = np.linalg.svd(a._data, full_matrices=False)
         ctx.save_for_backward(u, s, vt)
         ctx.which = which
+        if s.shape[-1] == 0:                                                # an empty matrix: no singular values
+            if which == "min":
+                raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
+            return np.zeros(s.shape[:-1], s.dtype)
         return s.sum(-1) if which == "sum" else s[..., 0] if which == "max" else s[..., -1]
 
     @staticmethod
     def backward(ctx, dout):
         u, s, vt = ctx.saved_tensors
-        return dout._data[..., None, None] * ((u * _norm_weights(ctx.which, s)) @ vt), None
+        return dout._data[..., None, None] * ((u * _norm_weights(ctx.which, s)[..., None, :]) @ vt), None
 
     @staticmethod
     def graph_backward(ctx, dout):
         u, s, vt = ctx.saved_tensors
         scale = dout.reshape(tuple(dout.shape) + (1, 1))                  # (*batch, 1, 1)
         if u.dtype.kind == "c":   # the second-order formula below is for real matrices
-            return scale * _once_differentiable(ctx, Tensor((u * _norm_weights(ctx.which, s)) @ vt), dout), None
+            return scale * _once_differentiable(ctx, Tensor((u * _norm_weights(ctx.which, s)[..., None, :]) @ vt),
+                                                dout), None
         return scale * SingularValueNormGradient.apply(_place_of_input(ctx), u, s, vt, ctx.which), None
 
 
 def _norm_weights(which, s):
-    """w: the weight of each singular value in the norm (all ones, or the indicator of the largest/smallest)."""
-    w = np.zeros(s.shape[-1], s.dtype)
-    w[slice(None) if which == "sum" else 0 if which == "max" else -1] = 1
-    return w
+    """w (*batch, k): the weight of each singular value in the norm: all ones (``'sum'``), or the indicator of
+    the largest/smallest, shared evenly among those equal to it (PyTorch's amax/amin gradient at ties)."""
+    if which == "sum":
+        return np.ones_like(s)
+    chosen = s[..., :1] if which == "max" else s[..., -1:]                 # (*batch, 1); s is sorted descending
+    ties = s == chosen
+    return ties / np.maximum(ties.sum(-1, keepdims=True), 1)
 
 
 def _place_of_input(ctx):
@@ -567,17 +583,17 @@ class SingularValueNormGradient(Function):
     def forward(ctx, a, u, s, vt, which):
         ctx.save_for_backward(u, s, vt)
         ctx.which = which
-        return (u * _norm_weights(which, s)) @ vt
+        return (u * _norm_weights(which, s)[..., None, :]) @ vt
 
     @staticmethod
     def backward(ctx, dout):
         u, s, vt = ctx.saved_tensors
         h = dout._data                                                          # (*batch, m, n)
-        w = _norm_weights(ctx.which, s)                                         # (k,)
+        w = _norm_weights(ctx.which, s)                                         # (*batch, k)
         v, ut = np.swapaxes(vt, -1, -2), np.swapaxes(u, -1, -2)
         p = ut @ h @ v                                                          # (*batch, k, k)
         s_i, s_j = s[..., None, :], s[..., :, None]                             # column i, row j
-        w_i, w_j = w[None, :], w[:, None]
+        w_i, w_j = w[..., None, :], w[..., :, None]
         equal = np.broadcast_to(w_i == w_j, p.shape)
         with np.errstate(divide="ignore", invalid="ignore"):
             by_sum = np.where(w_i != 0, w_i / (s_i + s_j), 0)                    # where w_i = w_j

@@ -780,8 +780,10 @@ def _pad_source(size, left, right, mode):
         return (size - 1) - np.abs((size - 1) - pos)
     if mode == "replicate":
         return np.clip(pos, 0, size - 1)
-    if mode == "circular":
-        return pos % size
+    if mode == "circular":   # negative padding crops first; the positive padding wraps around what is left
+        cut_left, cut_right = max(-left, 0), max(-right, 0)
+        kept = size - cut_left - cut_right
+        return np.arange(-max(left, 0), kept + max(right, 0)) % kept + cut_left
     return np.where((pos >= 0) & (pos < size), pos, -1)
 
 

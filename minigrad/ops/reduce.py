@@ -77,7 +77,7 @@ class Mean(Function):
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.kind in "bi":
+    elif input.dtype.kind in "biu":
         input = input.to(np.int64)  # PyTorch sums integers and bools as int64
     return Sum.apply(input, normalize_dims(dim, input.ndim), keepdim)
 
@@ -90,7 +90,13 @@ def sum_to_size(input, *size):
     if lead < 0 or builtins.any(s != 1 and s != n for s, n in zip(size, input.shape[lead:])):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(input.shape)}}}.")
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and input.shape[lead + i] != 1)
-    out = Sum.apply(input, axes, True) if axes else input
+    if size == ():                              # PyTorch: a sum (integers and bools as int64), even of a 0-d tensor
+        return sum(input)
+    if not axes:
+        return input.reshape(size) if input.shape != size else input
+    if input.dtype.kind in "biu":
+        input = input.to(np.int64)
+    out = Sum.apply(input, axes, True)
     return out.reshape(size) if out.shape != size else out
 
 
@@ -486,6 +492,8 @@ class CumProd(Function):
     @staticmethod
     def backward(ctx, dout):
         a, out = ctx.saved_tensors
+        if a._data.size == 0:                                      # no products: an empty gradient
+            return np.zeros_like(dout._data), None
         x = np.moveaxis(a._data, ctx.axis, -1)                     # (..., n)
         n = x.shape[-1]
         x, p = x.reshape(-1, n), np.moveaxis(out, ctx.axis, -1).reshape(-1, n)
@@ -523,7 +531,7 @@ class CumProd(Function):
 def _cumulative(fn, input, dim, dtype):
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.kind in "bi":
+    elif input.dtype.kind in "biu":
         input = input.to(np.int64)  # PyTorch accumulates integers and bools as int64
     flat = input.reshape(1) if input.ndim == 0 else input
     out = fn.apply(flat, normalize_dim(dim, flat.ndim))
