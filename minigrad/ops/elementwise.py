@@ -284,6 +284,9 @@ def div(input, other, *, rounding_mode=None):
 
 @takes_tensors(numbers=("input", "exponent"))
 def pow(input, exponent):
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError(f"pow() received an invalid combination of arguments - got ({type(input).__name__}, "
+                        f"{type(exponent).__name__}): one of them must be a Tensor")
     a, b = _pair(input, exponent)
     if a.dtype.kind == "b" and b.dtype.kind == "b":
         raise NotImplementedError('"pow" not implemented for \'Bool\'')
@@ -1024,6 +1027,8 @@ def boolean_mask(mask, input, dtype_error):
 @takes_tensors("input", numbers=("mask", "value"))
 def masked_fill(input, mask, value):
     mask = boolean_mask(mask, input, "masked_fill_ only supports boolean masks, but got mask with dtype {}")
+    if input.dtype.kind != "c" and (isinstance(value, complex) or (isinstance(value, Tensor) and value.is_complex())):
+        raise RuntimeError(f"value cannot be converted to type {input.dtype} without overflow")
     value = as_tensor_operand(value, input)
     if value.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -1035,7 +1040,7 @@ def masked_fill(input, mask, value):
 def _compare(npfn, name, numbers_ok=True):
     """A comparison or logical op; ``numbers_ok``: its operands may be Python numbers (not for logical ops)."""
     def op(input, other):
-        check_tensor(input, op.__name__, "input", 1, numbers_ok)
+        check_tensor(input, op.__name__, "input", 1)     # PyTorch: eq(3, x) is a TypeError (x == 3 is eq(x, 3))
         check_tensor(other, op.__name__, "other", 2, numbers_ok)
         a, b = _pair(input, other)
         check_broadcast(a.shape, b.shape)
@@ -1081,6 +1086,9 @@ def isinf(input):
 @takes_tensors("input", "other")
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol * |other| elementwise (infinities equal only to themselves)."""
+    for name, tolerance in (("rtol", rtol), ("atol", atol)):
+        if tolerance < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tolerance}")
     a, b = _pair(input, other)
     if a.dtype != b.dtype:
         raise RuntimeError(f"{_type_name(a.dtype)} did not match {_type_name(b.dtype)}")

@@ -430,7 +430,8 @@ def logsumexp(input, dim, keepdim=False):
 def _logical_reduce(reduce, input, dim, keepdim):
     # dim=() reduces nothing here (PyTorch), unlike sum/amax where it means every dim
     axes = () if _is_empty_dims(dim) else normalize_dims(dim, input.ndim)
-    return Tensor(np.asarray(reduce(input._data, axis=axes, keepdims=keepdim)))
+    out = np.asarray(reduce(input._data, axis=axes, keepdims=keepdim))
+    return Tensor(out.astype(np.uint8) if input.dtype == np.uint8 else out)   # PyTorch: uint8 in, uint8 out
 
 
 @takes_tensors("input")
