@@ -102,6 +102,8 @@ def tally(results):
         for o in outcomes:
             status = "skipped" if o.what == "skipped" else o.status
             counts[kind][status] += 1
+            if o.what == "message matches":
+                counts[kind]["message matches"] += 1
             if o.status == "fail":
                 counts[kind][f"fail: {o.what}"] += 1
                 failing[(oid, variant, kind)].append(f"{o.dtype} #{o.index} {o.what}: {o.message[:160]}")
@@ -140,8 +142,10 @@ def report(ops, results):
                   f"{dt['ok'] + dt['fail'] + dt['skipped']} agree, {dt['fail']} fail, {dt['skipped']} skipped, "
                   f"{dt['n/a']} not expressible.",
                   f"* **error inputs: {er['ok']} of {er['ok'] + er['fail'] + er['skipped']} raise PyTorch's exception "
-                  f"type ({percent(er['ok'], er['ok'] + er['fail'] + er['skipped'])})**; {er['fail']} do not, "
-                  f"{er['skipped']} skipped (`out=`), {er['n/a']} not expressible.", ""]
+                  f"type ({percent(er['ok'], er['ok'] + er['fail'] + er['skipped'])})**, {er['message matches']} of "
+                  f"them with a message matching PyTorch's pattern; {er['fail']} do not raise it, {er['skipped']} "
+                  f"skipped (`out=`), {er['n/a']} not counted (PyTorch accepts them itself, or NumPy cannot hold "
+                  "the input).", ""]
         if failing:
             lines += ["### Failing samples (by case)", ""]
             for (oid, variant, kind), msgs in sorted(failing.items()):

@@ -95,7 +95,11 @@ def from_numpy(array):
 
 
 def _filled(fill, shape, dtype, device, requires_grad):
-    return new_tensor(np.full(shape, fill, dtype=dtype), device, requires_grad)
+    try:
+        array = np.full(shape, fill, dtype=dtype)
+    except OverflowError:       # full((2,), -5, dtype=uint8): the value wraps around, as in PyTorch
+        array = np.full(shape, np.asarray(fill).astype(dtype))
+    return new_tensor(array, device, requires_grad)
 
 
 @creation_keywords

@@ -698,8 +698,8 @@ def _check_floating(name, input):
 
 
 def _adaptive_sizes(name, input, d, output_size):
-    if input.ndim < d + 1:     # PyTorch's Python-level check comes first, as a ValueError
-        raise ValueError(f"Input dimension should be at least {d + 1}")
+    if isinstance(output_size, (tuple, list)) and input.ndim <= len(output_size):   # PyTorch's Python-level check
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     if input.ndim not in (d + 1, d + 2) or any(s == 0 for s in input.shape[-d:]):
         raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor with non-empty spatial dims, but "
                            f"got: {list(input.shape)}")
