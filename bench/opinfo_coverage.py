@@ -23,8 +23,8 @@ sys.path.insert(0, ROOT)
 warnings.filterwarnings("ignore")
 
 import minigrad as mg  # noqa: E402
-from tests.opinfo_harness import (cases, minigrad_variant, missing_dtypes, op_id, run_case,  # noqa: E402
-                                  torch_name, torch_variant)
+from tests.opinfo_harness import (cases, minigrad_module, minigrad_variant, missing_dtypes,  # noqa: E402
+                                  module_db, op_id, run_case, run_module, torch_name, torch_variant)
 from tests.opinfo_util import op_db  # noqa: E402
 from tests.test_opinfo import SKIPS, sample_skip, skip_reason  # noqa: E402
 
@@ -67,11 +67,26 @@ def missing_variants(ops):
     return sorted(found)
 
 
-def module_table():
-    from torch.testing._internal.common_modules import module_db
-    names = [info.module_cls.__name__ for info in module_db]
-    have = [n for n in names if hasattr(mg.nn, n)]
-    return names, have
+def module_lines(run):
+    """The modules of ``module_db`` minigrad has by name, and (``run``) those whose float64 forward outputs agree
+    with PyTorch's on a spread of the database's inputs, parameters copied over."""
+    infos = module_db()
+    names = [info.module_cls.__name__ for info in infos]
+    have = [info for info in infos if minigrad_module(info) is not None]
+    lines = ["## Modules (`common_modules.module_db`)", "",
+             f"**{len(have)} of {len(names)} modules** exist under `minigrad.nn` by name; missing: "
+             + ", ".join(sorted(set(names) - {info.module_cls.__name__ for info in have})), ""]
+    if run:
+        agreeing, failing = [], []
+        for info in have:
+            outcomes = run_module(info)
+            bad = [o for o in outcomes if o.status == "fail"]
+            (failing if bad or not any(o.status == "ok" for o in outcomes) else agreeing).append((info, bad))
+        lines += [f"**{len(agreeing)} of {len(have)}** agree with PyTorch on every compared input (float64 forward "
+                  "outputs, eval mode, up to 4 inputs each, PyTorch's parameters loaded); the others:", ""]
+        lines += [f"* `{info.module_cls.__name__}`: {bad[0].message[:200] if bad else 'no input ran'}"
+                  for info, bad in failing] + [""]
+    return lines
 
 
 def run_all(ops, progress=True):
@@ -161,10 +176,7 @@ def report(ops, results):
     dtype_gaps = collections.Counter(d for op in ops if minigrad_variant(op, "function") for d in missing_dtypes(op))
     if dtype_gaps:
         lines += [f"dtypes PyTorch supports for resolved ops that minigrad lacks: {dict(dtype_gaps)}", ""]
-    mod_names, mod_have = module_table()
-    lines += ["## Modules (`common_modules.module_db`)", "",
-              f"**{len(mod_have)} of {len(mod_names)} modules** exist under `minigrad.nn` by name; missing: "
-              + ", ".join(sorted(set(mod_names) - set(mod_have))), ""]
+    lines += module_lines(results is not None)
     return "\n".join(lines), len(all_resolved), len(all_names)
 
 

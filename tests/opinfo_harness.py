@@ -23,14 +23,15 @@ import pytest
 import minigrad as mg
 
 from .opinfo_util import (assert_same_outputs, compare_sample, convert_sample, error_inputs, flat_outputs, op_db,
-                          resolve, samples, to_mg)
+                          resolve, samples, spread, to_mg)
 
 VARIANTS = ("function", "method", "inplace")
 KINDS = ("float64", "dtypes", "errors")
 
 FLOAT64_LIMIT = 12        # float64 samples per (op, variant): a fixed spread over the op's list
 METHOD_LIMIT = 6          # the method and in-place variants call the same code: fewer samples
-DTYPE_LIMIT = 3           # samples per extra dtype (forward and dtype only)
+DTYPE_LIMIT = 3           # samples per extra dtype (forward and dtype only), spread over the first DTYPE_SCAN
+DTYPE_SCAN = 40
 # dtypes of the cheap pass: float32, then PyTorch's integer and bool dtypes that minigrad has
 EXTRA_DTYPES = ("float32", "uint8", "int8", "int16", "int32", "int64", "bool")
 
@@ -264,6 +265,20 @@ def missing_dtypes(op):
     return [name for name in EXTRA_DTYPES if _torch_dtype(name) in supported and not hasattr(mg, name)]
 
 
+_CACHE = {}
+
+
+def _samples(op, dtype_name, requires_grad, limit, scan):
+    """``samples``, kept for the op's next variant (the function, method and in-place variants run the same
+    samples; each run converts them afresh and leaves PyTorch's tensors as PyTorch's own op leaves them)."""
+    key = (op_id(op), dtype_name, requires_grad, scan)
+    if key not in _CACHE:
+        if _CACHE and next(iter(_CACHE))[0] != key[0]:
+            _CACHE.clear()                                   # one op at a time: cases come in database order
+        _CACHE[key] = samples(op, _torch_dtype(dtype_name), requires_grad=requires_grad, scan=scan)
+    return spread(_CACHE[key], limit)
+
+
 def _run_one(outcomes, index, dtype, sample, body):
     try:
         result = body()
@@ -311,7 +326,7 @@ def run_case(op, variant, kind, limit=None, sample_filter=None):
         name = main_dtype(op)
         if limit is None:
             limit = FLOAT64_LIMIT if variant == "function" else METHOD_LIMIT
-        found = samples(op, _torch_dtype(name), limit=limit)
+        found = _samples(op, name, None, limit, None)
         if variant == "inplace":
             each(name, found, lambda s: run_inplace(op, s, fn_mg, fn_th, values=values))
         else:
@@ -319,7 +334,7 @@ def run_case(op, variant, kind, limit=None, sample_filter=None):
         return outcomes
 
     for name in extra_dtypes(op):
-        found = samples(op, _torch_dtype(name), requires_grad=False, limit=limit or DTYPE_LIMIT)
+        found = _samples(op, name, False, limit or DTYPE_LIMIT, DTYPE_SCAN)
         # float32 results (of float32 or integer inputs) computed in another order: PyTorch's float32 tolerance
         if variant == "inplace":
             each(name, found, lambda s: run_inplace(op, s, fn_mg, fn_th, values=values, rtol=1e-4, atol=1e-5))

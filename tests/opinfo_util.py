@@ -9,6 +9,8 @@ libraries and compare what comes out: values, dtypes, and the float64 gradients 
         for sample in samples(op):
             compare_sample(op, sample, resolve(op))
 """
+import itertools
+
 import numpy as np
 import pytest
 
@@ -63,19 +65,25 @@ def tensor_attribute(name):
     return None
 
 
-def samples(op, dtype=None, requires_grad=None, limit=None):
+def samples(op, dtype=None, requires_grad=None, limit=None, scan=None):
     """``op``'s sample inputs in ``dtype`` (float64 by default), with ``requires_grad`` set when the op
-    supports autograd and the dtype is floating; at most ``limit`` of them (spread over the list)."""
+    supports autograd and the dtype is floating; at most ``limit`` of them (spread over the list, or over its
+    first ``scan`` samples: some ops have over a thousand)."""
     torch = torch_or_skip()
     dtype = torch.float64 if dtype is None else dtype
     if requires_grad is None:
         requires_grad = bool(op.supports_autograd) and (dtype.is_floating_point or dtype.is_complex)
     torch.manual_seed(0)   # once: PyTorch's per-sample reseeding costs a stack trace per sample (lazy device seeding)
-    found = list(op.sample_inputs("cpu", dtype, requires_grad=requires_grad, set_seed=False))
-    if limit is not None and len(found) > limit:
-        step = len(found) / limit
-        found = [found[int(i * step)] for i in range(limit)]
-    return found
+    found = list(itertools.islice(op.sample_inputs("cpu", dtype, requires_grad=requires_grad, set_seed=False), scan))
+    return spread(found, limit)
+
+
+def spread(found, limit):
+    """At most ``limit`` items of the list ``found``, evenly spread over it (all when ``limit`` is None)."""
+    if limit is None or len(found) <= limit:
+        return found
+    step = len(found) / limit
+    return [found[int(i * step)] for i in range(limit)]
 
 
 def error_inputs(op):
@@ -237,5 +245,5 @@ def assert_raises_like(op, error, fn):
         fn(x, *args, **kwargs)
 
 
-__all__ = ["op_db", "opinfos", "resolve", "samples", "error_inputs", "to_mg", "convert_sample", "compare_sample",
+__all__ = ["op_db", "opinfos", "resolve", "samples", "spread", "error_inputs", "to_mg", "convert_sample", "compare_sample",
            "assert_same_outputs", "assert_raises_like", "flat_outputs", "dtype_to_mg"]
