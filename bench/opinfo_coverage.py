@@ -156,8 +156,9 @@ def report(ops, results):
                   f"* cheap pass (float32 and integer/bool dtypes, forward and dtype): {dt['ok']} of "
                   f"{dt['ok'] + dt['fail'] + dt['skipped']} agree, {dt['fail']} fail, {dt['skipped']} skipped, "
                   f"{dt['n/a']} not expressible.",
-                  f"* **error inputs: {er['ok']} of {er['ok'] + er['fail'] + er['skipped']} raise PyTorch's exception "
-                  f"type ({percent(er['ok'], er['ok'] + er['fail'] + er['skipped'])})**, {er['message matches']} of "
+                  f"* **error inputs: {er['ok']} of {er['ok'] + er['fail']} raise PyTorch's exception type "
+                  f"({percent(er['ok'], er['ok'] + er['fail'])}; {percent(er['ok'], er['ok'] + er['fail'] + er['skipped'])}"
+                  f" of {er['ok'] + er['fail'] + er['skipped']} counting the `out=` ones)**, {er['message matches']} of "
                   f"them with a message matching PyTorch's pattern; {er['fail']} do not raise it, {er['skipped']} "
                   f"skipped (`out=`), {er['n/a']} not counted (PyTorch accepts them itself, or NumPy cannot hold "
                   "the input).", ""]

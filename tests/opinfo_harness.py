@@ -13,6 +13,7 @@ A *case* is (OpInfo, variant, kind):
 
 An op is picked up as soon as minigrad resolves its name, so ops added on other branches run without edits here.
 """
+import functools
 import re
 import types
 from dataclasses import dataclass, field
@@ -72,8 +73,16 @@ def torch_variant(op, variant):
 
 def minigrad_variant(op, variant):
     """minigrad's callable of ``variant`` (called as PyTorch's is), or None when minigrad lacks it."""
-    if torch_variant(op, variant) is None:
+    th = torch_variant(op, variant)
+    if th is None:
         return None
+    if variant == "inplace" and "." in op.name:    # F.celu(x, inplace=True): PyTorch's lambda or partial of the op
+        function = resolve(op)
+        if function is None:
+            return None
+        if isinstance(th, functools.partial):
+            return functools.partial(function, *th.args, **th.keywords)
+        return rebind(th) if _is_lambda(th) else None
     found = resolve(op, variant)
     if found is None:
         return None
@@ -86,6 +95,8 @@ def torch_name(op, variant):
     """The PyTorch name a variant stands for (``tan``, ``Tensor.tan``, ``Tensor.tan_``)."""
     if variant == "function":
         return op.name
+    if "." in op.name:
+        return f"{op.name}(inplace=True)"
     return "Tensor." + (op.name + "_" if variant == "inplace" and not op.name.endswith("_") else op.name)
 
 
