@@ -22,11 +22,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 warnings.filterwarnings("ignore")
 
-import minigrad as mg  # noqa: E402
 from tests.opinfo_harness import (cases, minigrad_module, minigrad_variant, missing_dtypes,  # noqa: E402
                                   module_db, op_id, run_case, run_module, torch_name, torch_variant)
 from tests.opinfo_util import op_db  # noqa: E402
-from tests.test_opinfo import SKIPS, sample_skip, skip_reason  # noqa: E402
+from tests.test_opinfo import SAMPLE_SKIPS, SKIPS, sample_skip  # noqa: E402
 
 OUT = os.path.join(ROOT, "docs", "results", "opinfo_coverage.md")
 DOTTED = ("fft", "linalg", "special", "masked", "nn.functional", "signal", "sparse", "nn", "torch")
@@ -170,6 +169,9 @@ def report(ops, results):
                 lines.append(f"* `{oid}` {variant} {kind}: {len(msgs)}{note} — {msgs[0]}")
         lines += ["", "### Reviewed skips (`tests/test_opinfo.py`)", ""]
         lines += [f"* `{key}`: {reason}" for key, reason in SKIPS.items()] or ["* none"]
+        lines += ["", "Samples left out (`SAMPLE_SKIPS`):", ""]
+        lines += [f"* {'every op' if ops == '*' else ', '.join(f'`{o}`' for o in ((ops,) if isinstance(ops, str) else ops))}:"
+                  f" {reason}" for ops, _, reason in SAMPLE_SKIPS]
     variants = missing_variants(ops)
     lines += ["", "## Method and in-place variants missing", "",
               f"{len(variants)} variants PyTorch has for ops minigrad has: "
