@@ -218,7 +218,8 @@ def run_out_of_place(op, sample, fn_mg, fn_th, *, values=True, gradients=True, r
         _assert_same_writes(list(zip(inputs_mg, inputs_th)), before_mg, before_th, rtol, atol)
         return out
 
-    compare_sample(op, sample, watched, rtol=rtol, atol=atol, gradients=gradients, torch_fn=fn_th)
+    compare_sample(op, sample, watched, rtol=rtol, atol=atol, grad_rtol=max(rtol, 1e-6), grad_atol=max(atol, 1e-6),
+                   gradients=gradients, torch_fn=fn_th)
 
 
 def run_inplace(op, sample, fn_mg, fn_th, *, values=True, rtol=1e-7, atol=1e-7):
@@ -308,8 +309,9 @@ def _run_one(outcomes, index, dtype, sample, body):
         outcomes.append(Outcome(index, "fail", message, what, dtype, sample))
 
 
-def run_case(op, variant, kind, limit=None, sample_filter=None):
-    """The outcomes of one case. ``sample_filter(op, variant, sample, dtype_name)`` returns a reason to leave a sample out
+def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7, 1e-7)):
+    """The outcomes of one case. ``tolerance`` is the full pass's (rtol, atol) for values (gradients: at least
+    1e-6). ``sample_filter(op, variant, sample, dtype_name)`` returns a reason to leave a sample out
     (recorded as an ``"n/a"`` outcome carrying the reason, ``what="skipped"``) or None."""
     torch = pytest.importorskip("torch")
     fn_mg, fn_th = minigrad_variant(op, variant), torch_variant(op, variant)
@@ -339,9 +341,11 @@ def run_case(op, variant, kind, limit=None, sample_filter=None):
             limit = FLOAT64_LIMIT if variant == "function" else METHOD_LIMIT
         found = _samples(op, name, None, limit, None)
         if variant == "inplace":
-            each(name, found, lambda s: run_inplace(op, s, fn_mg, fn_th, values=values))
+            each(name, found, lambda s: run_inplace(op, s, fn_mg, fn_th, values=values, rtol=tolerance[0],
+                                                     atol=tolerance[1]))
         else:
-            each(name, found, lambda s: run_out_of_place(op, s, fn_mg, fn_th, values=values))
+            each(name, found, lambda s: run_out_of_place(op, s, fn_mg, fn_th, values=values, rtol=tolerance[0],
+                                                         atol=tolerance[1]))
         return outcomes
 
     for name in extra_dtypes(op):

@@ -32,6 +32,12 @@ SKIPS = {
 }
 
 
+# op id: (rtol, atol) of the full pass where an op's float64 values legitimately differ more than 1e-7 (gradients:
+# at least 1e-6), each with its reason in a comment. Empty: every op agrees to 1e-7.
+TOLERANCES = {
+}
+
+
 def _integral(dtype):
     return dtype in ("uint8", "int8", "int16", "int32", "int64", "bool")
 
@@ -106,7 +112,8 @@ def _brief(sample):
 
 @pytest.mark.parametrize("op, variant, kind", CASES)
 def test_opinfo(op, variant, kind):
-    outcomes = run_case(op, variant, kind, sample_filter=sample_skip)
+    outcomes = run_case(op, variant, kind, sample_filter=sample_skip,
+                        tolerance=TOLERANCES.get(op_id(op), (1e-7, 1e-7)))
     failures = [o for o in outcomes if o.status == "fail"]
     assert not failures, _report(failures)
     # every sample either ran or was left out by a reviewed rule above (or, say, holds a bfloat16 tensor)
