@@ -65,22 +65,27 @@ def test_spectral_norm_gradient_shared_among_tied_singular_values(ord, matrix):
 
 
 def test_tied_norm_gradient_mutant_is_caught():
-    """The check above is not vacuous: the indicator of one singular value (the old weights) disagrees with
-    PyTorch at a tie."""
+    """The check above is not vacuous: a spectral norm whose gradient is u_1 v_1^T for the first singular value
+    alone (the convention before the fix) disagrees with PyTorch at a tie."""
     torch = torch_or_skip()
-    from minigrad.ops import linalg as ops_linalg
-    real = ops_linalg._norm_weights
+    from minigrad.autograd import Function
 
-    def first_only(which, s):
-        w = np.zeros_like(s)
-        w[..., 0 if which == "max" else -1] = 1
-        return w if which != "sum" else np.ones_like(s)
-    ops_linalg._norm_weights = first_only
-    try:
-        with pytest.raises(AssertionError):
-            assert_mirror(lambda t: mg.linalg.norm(t, 2), lambda t: torch.linalg.norm(t, 2), np.eye(3))
-    finally:
-        ops_linalg._norm_weights = real
+    class FirstSingularValueOnly(Function):
+        @staticmethod
+        def forward(ctx, a):
+            u, s, vt = np.linalg.svd(a._data)
+            ctx.save_for_backward(u[:, :1] @ vt[:1])
+            return s[0]
+
+        @staticmethod
+        def backward(ctx, dout):
+            (grad,) = ctx.saved_tensors
+            return dout._data * grad
+
+    with pytest.raises(AssertionError):
+        assert_mirror(FirstSingularValueOnly.apply, lambda t: torch.linalg.norm(t, 2), np.eye(3))
+    assert_mirror(FirstSingularValueOnly.apply, lambda t: torch.linalg.norm(t, 2), np.diag([3.0, 2.0, 1.0]),
+                  rtol=1e-12, atol=1e-12)    # and agrees where the largest singular value is simple
 
 
 def test_empty_matrix_norms():
