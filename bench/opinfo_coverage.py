@@ -25,7 +25,7 @@ warnings.filterwarnings("ignore")
 from tests.opinfo_harness import (cases, minigrad_module, minigrad_variant, missing_dtypes,  # noqa: E402
                                   module_db, op_id, run_case, run_module, torch_name, torch_variant)
 from tests.opinfo_util import op_db  # noqa: E402
-from tests.test_opinfo import SAMPLE_SKIPS, SKIPS, TOLERANCES, sample_skip  # noqa: E402
+from tests.test_opinfo import PROCESSED, SAMPLE_SKIPS, SKIPS, TOLERANCES, sample_skip  # noqa: E402
 
 OUT = os.path.join(ROOT, "docs", "results", "opinfo_coverage.md")
 DOTTED = ("fft", "linalg", "special", "masked", "nn.functional", "signal", "sparse", "nn", "torch")
@@ -96,7 +96,8 @@ def run_all(ops, progress=True):
     for i, (op, variant, kind) in enumerate(todo):
         try:
             results[(op_id(op), variant, kind)] = run_case(op, variant, kind, sample_filter=sample_skip,
-                                                           tolerance=TOLERANCES.get(op_id(op), (1e-7, 1e-7)))
+                                                           tolerance=TOLERANCES.get(op_id(op), (1e-7, 1e-7)),
+                                                           processed=op_id(op) in PROCESSED)
         except Exception as error:     # a case that cannot even produce its samples
             results[(op_id(op), variant, kind)] = error
         if progress and i % 100 == 0:

@@ -200,7 +200,8 @@ def _values_only_shape(out_mg, out_th):
                 f"forward output {i}: dtype {g.dtype}, PyTorch {w.dtype}"
 
 
-def run_out_of_place(op, sample, fn_mg, fn_th, *, values=True, gradients=True, rtol=1e-7, atol=1e-7):
+def run_out_of_place(op, sample, fn_mg, fn_th, *, values=True, gradients=True, rtol=1e-7, atol=1e-7,
+                     processed=False):
     """One sample through a function or method variant: compared, and its inputs changed only where
     PyTorch changes them."""
     torch = pytest.importorskip("torch")
@@ -219,7 +220,7 @@ def run_out_of_place(op, sample, fn_mg, fn_th, *, values=True, gradients=True, r
         return out
 
     compare_sample(op, sample, watched, rtol=rtol, atol=atol, grad_rtol=max(rtol, 1e-6), grad_atol=max(atol, 1e-6),
-                   gradients=gradients, torch_fn=fn_th)
+                   gradients=gradients, torch_fn=fn_th, processed_forward=processed)
 
 
 def run_inplace(op, sample, fn_mg, fn_th, *, values=True, rtol=1e-7, atol=1e-7):
@@ -309,9 +310,10 @@ def _run_one(outcomes, index, dtype, sample, body):
         outcomes.append(Outcome(index, "fail", message, what, dtype, sample))
 
 
-def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7, 1e-7)):
+def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7, 1e-7), processed=False):
     """The outcomes of one case. ``tolerance`` is the full pass's (rtol, atol) for values (gradients: at least
-    1e-6). ``sample_filter(op, variant, sample, dtype_name)`` returns a reason to leave a sample out
+    1e-6). ``processed``: outputs compared after the sample's ``output_process_fn_grad`` (eigenvectors, unique up
+    to sign). ``sample_filter(op, variant, sample, dtype_name)`` returns a reason to leave a sample out
     (recorded as an ``"n/a"`` outcome carrying the reason, ``what="skipped"``) or None."""
     torch = pytest.importorskip("torch")
     fn_mg, fn_th = minigrad_variant(op, variant), torch_variant(op, variant)
@@ -345,7 +347,7 @@ def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7,
                                                      atol=tolerance[1]))
         else:
             each(name, found, lambda s: run_out_of_place(op, s, fn_mg, fn_th, values=values, rtol=tolerance[0],
-                                                         atol=tolerance[1]))
+                                                         atol=tolerance[1], processed=processed))
         return outcomes
 
     for name in extra_dtypes(op):
@@ -355,7 +357,7 @@ def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7,
             each(name, found, lambda s: run_inplace(op, s, fn_mg, fn_th, values=values, rtol=1e-4, atol=1e-5))
         else:
             each(name, found, lambda s: run_out_of_place(op, s, fn_mg, fn_th, values=values, gradients=False,
-                                                        rtol=1e-4, atol=1e-5))
+                                                        rtol=1e-4, atol=1e-5, processed=processed))
     return outcomes
 
 
