@@ -98,6 +98,15 @@ from .creation_more import (empty_permuted, empty_strided, fill, scalar_tensor, 
 from .ops.index_more import _unsafe_masked_index, _unsafe_masked_index_put_accumulate  # noqa: E402
 from .ops.shape_more import _chunk_cat  # noqa: E402
 
+# dtypes, their limits and promotion; shapes; layouts; constants (PyTorch's names)
+from .dtypes import (can_cast, finfo, iinfo, int, int8, int16, promote_types,  # noqa: E402,A004
+                     result_type, short, uint8)
+from .size import Size  # noqa: E402
+from .ops.layout import layout, strided  # noqa: E402
+from .tensor import is_nonzero  # noqa: E402
+from math import e, inf, nan, pi  # noqa: E402
+newaxis = None
+
 __version__ = "0.1.0"
 
 _malloc.keep_freed_memory()   # freed arrays' pages serve the next arrays: no page faults (see _malloc.py)

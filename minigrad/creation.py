@@ -9,6 +9,7 @@ import numpy as np
 from . import dtypes
 from ._checks import dtype_arg, int_arg, is_int, is_number, size_arg, takes_tensors, tensor_array, type_name
 from .device import check_device
+from .ops.layout import creation_keywords
 from .tensor import Tensor
 
 
@@ -94,7 +95,11 @@ def from_numpy(array):
 
 
 def _filled(fill, shape, dtype, device, requires_grad):
-    return new_tensor(np.full(shape, fill, dtype=dtype), device, requires_grad)
+    try:
+        array = np.full(shape, fill, dtype=dtype)
+    except OverflowError:       # full((2,), -5, dtype=uint8): the value wraps around, as in PyTorch
+        array = np.full(shape, np.asarray(fill).astype(dtype))
+    return new_tensor(array, device, requires_grad)
 
 
 def _positional_or_keyword(size, keyword, fname):
@@ -108,14 +113,17 @@ def _positional_or_keyword(size, keyword, fname):
     return size_of(size, fname)
 
 
+@creation_keywords
 def zeros(*size, dtype=None, device=None, requires_grad=False, **size_keyword):
     return _filled(0, _positional_or_keyword(size, size_keyword, "zeros"), dtype_or(dtype), device, requires_grad)
 
 
+@creation_keywords
 def ones(*size, dtype=None, device=None, requires_grad=False, **size_keyword):
     return _filled(1, _positional_or_keyword(size, size_keyword, "ones"), dtype_or(dtype), device, requires_grad)
 
 
+@creation_keywords
 def empty(*size, dtype=None, device=None, requires_grad=False, **size_keyword):
     shape = _positional_or_keyword(size, size_keyword, "empty")
     return new_tensor(np.empty(shape, dtype=dtype_or(dtype)), device, requires_grad)
@@ -126,6 +134,7 @@ def fill_dtype(fill_value):
     return fill_value.dtype if isinstance(fill_value, np.generic) else dtypes.dtype_of_python(fill_value)
 
 
+@creation_keywords
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type_name(size)}")
@@ -134,21 +143,25 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     return _filled(fill_value, size_of((size,), "full"), dtype_or(dtype, fill_dtype(fill_value)), device, requires_grad)
 
 
+@creation_keywords
 @takes_tensors("input")
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
     return _filled(0, input.shape, dtype_or(dtype, input.dtype), device, requires_grad)
 
 
+@creation_keywords
 @takes_tensors("input")
 def ones_like(input, *, dtype=None, device=None, requires_grad=False):
     return _filled(1, input.shape, dtype_or(dtype, input.dtype), device, requires_grad)
 
 
+@creation_keywords
 @takes_tensors("input")
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
     return _filled(fill_value, input.shape, dtype_or(dtype, input.dtype), device, requires_grad)
 
 
+@creation_keywords
 @takes_tensors("input")
 def empty_like(input, *, dtype=None, device=None, requires_grad=False):
     return new_tensor(np.empty(input.shape, dtype=dtype_or(dtype, input.dtype)), device, requires_grad)
@@ -163,6 +176,7 @@ def _bound(value, name, position):
     raise TypeError(f"arange(): argument '{name}' (position {position}) must be Number, not {type_name(value)}")
 
 
+@creation_keywords
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """``arange(end)`` or ``arange(start, end, step)``: int64 for integer bounds, else the default float."""
     if end is None:
@@ -180,7 +194,16 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     dtype = dtype_arg(dtype, "arange")
     if dtype.kind == "b":
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
-    return new_tensor(np.arange(start, end, step, dtype=dtype), device, requires_grad)
+    if dtype.kind in "iu":      # PyTorch truncates the bounds to integers first: arange(0.1, -7.9, -4) is [0, -4]
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise RuntimeError("step must be nonzero")
+    count = int(np.ceil((end - start) / step))
+    # start + i * step in float64 (int64 for integers), then cast: PyTorch's values (NumPy's float32 arange
+    # accumulates in float32), wrapping around in uint8 as PyTorch does
+    work = np.int64 if dtype.kind in "iu" else np.float64
+    values = np.asarray(start, work) + np.asarray(step, work) * np.arange(count, dtype=work)
+    return new_tensor(values.astype(dtype), device, requires_grad)
 
 
 def _check_steps(steps, fname):
@@ -190,19 +213,47 @@ def _check_steps(steps, fname):
     return steps
 
 
+def _spaced(start, end, steps, dtype, fname):
+    """PyTorch's ``steps`` evenly spaced values from ``start`` to ``end``: the first half counted up from
+    ``start``, the second down from ``end`` (so both ends are exact), in ``dtype``'s own precision for floats and in
+    float64, from bounds truncated to integers, for integer dtypes."""
+    for name, value in (("start", start), ("end", end)):
+        if isinstance(value, Tensor) and value.ndim != 0:
+            dims = f"start with {start.ndim} dimension(s)" if isinstance(start, Tensor) and start.ndim else \
+                f"start with 0 dimension(s) and end with {end.ndim} dimension(s)"
+            raise RuntimeError(f"{fname} only supports 0-dimensional start and end tensors, but got {dims}.")
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    if isinstance(start, complex) or isinstance(end, complex) or dtype.kind == "c":
+        return np.linspace(start, end, steps, dtype=dtype)
+    if dtype.kind in "iub":
+        start, end = int(start), int(end)
+    work = np.dtype(np.float64 if dtype.kind in "iub" else dtype)
+    i = np.arange(steps)
+    step = (work.type(end) - work.type(start)) / work.type(max(steps - 1, 1))
+    return np.where(i < steps // 2, work.type(start) + step * i.astype(work),
+                    work.type(end) - step * (steps - 1 - i).astype(work)) if steps > 1 else \
+        np.full(steps, start, dtype=work)
+
+
+@creation_keywords
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     steps = _check_steps(steps, "linspace")
-    return new_tensor(np.linspace(start, end, steps, dtype=dtype_or(dtype)), device, requires_grad)
+    dtype = dtype_or(dtype)
+    return new_tensor(_spaced(start, end, steps, dtype, "linspace").astype(dtype), device, requires_grad)
 
 
+@creation_keywords
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """``base ** linspace(start, end, steps)``."""
     steps = _check_steps(steps, "logspace")
-    exponents = np.linspace(start, end, steps, dtype=np.float64)
-    return new_tensor((float(base) ** exponents).astype(dtype_or(dtype)), device, requires_grad)
+    dtype = dtype_or(dtype)
+    exponents = _spaced(start, end, steps, dtype, "logspace")
+    with np.errstate(over="ignore"):
+        return new_tensor((exponents.dtype.type(base) ** exponents).astype(dtype), device, requires_grad)
 
 
+@creation_keywords
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """The ``n x m`` (default ``n x n``) identity matrix."""
     n = int_arg(n, "eye", "n", 1)

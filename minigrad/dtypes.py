@@ -12,16 +12,19 @@ What differs from NumPy is promotion, which follows PyTorch:
 """
 import numpy as np
 
+_builtin_bool, _builtin_int, _builtin_float = type(True), type(1), type(1.0)
+
 float16 = half = np.dtype(np.float16)
 float32 = float = np.dtype(np.float32)
 float64 = double = np.dtype(np.float64)
-int32 = np.dtype(np.int32)
+uint8 = np.dtype(np.uint8)
+int8 = np.dtype(np.int8)
+int16 = short = np.dtype(np.int16)
+int32 = int = np.dtype(np.int32)  # noqa: A001 - PyTorch's names shadow the builtins only in this module
 int64 = long = np.dtype(np.int64)
 complex64 = cfloat = np.dtype(np.complex64)
 complex128 = cdouble = np.dtype(np.complex128)
-bool = np.dtype(np.bool_)  # noqa: A001 - PyTorch's name, shadows the builtin only in this module
-
-_builtin_bool = type(True)
+bool = np.dtype(np.bool_)  # noqa: A001
 _default_float = float32
 
 
@@ -90,8 +93,23 @@ def _category(dtype):
     return {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}[dtype.kind]
 
 
+_NUMBERS = (_builtin_bool, _builtin_int, _builtin_float, complex)
+
+
+def _python_number_dtype(value):
+    """The dtype a lone Python number gets: bool, int64, the default float or the default complex."""
+    if isinstance(value, _builtin_bool):
+        return bool
+    if isinstance(value, _builtin_int):
+        return int64
+    return _default_float if isinstance(value, _builtin_float) else default_complex()
+
+
 def result_type(a, b):
-    """PyTorch's result dtype for a binary op between two ndarrays (0-dim arrays count as 'scalars')."""
+    """PyTorch's result dtype for a binary op between ndarrays or Tensors (0-dim ones count as 'scalars') or
+    Python numbers (``mg.result_type(tensor, 2.5)``), as ``torch.result_type``."""
+    if type(a) in _NUMBERS or type(b) in _NUMBERS or not hasattr(a, "dtype") or not hasattr(b, "dtype"):
+        return _result_type_with_number(a, b)
     da, db = a.dtype, b.dtype
     if da == db:
         return da
@@ -116,12 +134,90 @@ def scalar_dtype_for(tensor_dtype, value):
     """Dtype a Python scalar takes when combined with a tensor (PyTorch's 'wrapped number' rule)."""
     if isinstance(value, _builtin_bool):
         return tensor_dtype
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, (_builtin_int, np.integer)):
         return tensor_dtype if tensor_dtype.kind != "b" else int64
-    if isinstance(value, (type(1.0), np.floating)):
+    if isinstance(value, (_builtin_float, np.floating)):
         return tensor_dtype if tensor_dtype.kind in "fc" else _default_float
     if isinstance(value, (complex, np.complexfloating)):
         if tensor_dtype.kind == "c":
             return tensor_dtype
         return complex_of(tensor_dtype) if tensor_dtype.kind == "f" else default_complex()
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
+
+
+def _result_type_with_number(a, b):
+    """``result_type`` where one operand or both are Python numbers: a number takes the tensor's dtype unless
+    it is of a higher category (``scalar_dtype_for``); two numbers give the higher one's default dtype."""
+    for x in (a, b):
+        if type(x) not in _NUMBERS and not hasattr(x, "dtype"):
+            raise TypeError(f"result_type() received an invalid combination of arguments: expected Tensors or "
+                            f"numbers, got {type(x).__name__}")
+    if type(a) in _NUMBERS and type(b) in _NUMBERS:
+        da, db = _python_number_dtype(a), _python_number_dtype(b)
+        return da if _category(da) >= _category(db) else db
+    tensor, number = (a, b) if type(b) in _NUMBERS else (b, a)
+    return scalar_dtype_for(np.dtype(tensor.dtype), number)
+
+
+def promote_types(type1, type2):
+    """The smallest dtype both ``type1`` and ``type2`` convert to, by PyTorch's rule: within a category
+    (bool < integers < floats < complex) NumPy's, across categories the higher one's dtype (``int64`` and
+    ``float16`` give ``float16``, where NumPy gives float64), complex widened to hold the float's precision."""
+    d1, d2 = np.dtype(type1), np.dtype(type2)
+    c1, c2 = _category(d1), _category(d2)
+    if c1 == c2:
+        return np.promote_types(d1, d2)
+    (high, ch), (low, cl) = ((d1, c1), (d2, c2)) if c1 > c2 else ((d2, c2), (d1, c1))
+    if high.kind == "c" and low.kind == "f":
+        return np.promote_types(low, high)
+    return high
+
+
+def can_cast(from_, to):
+    """Whether PyTorch's type promotion allows casting ``from_`` to ``to`` (an op's result written into a
+    tensor of dtype ``to``): never to a lower category (complex to real, float to integer, integer to bool)."""
+    return _category(np.dtype(from_)) <= _category(np.dtype(to))
+
+
+def _name(dtype):
+    return np.dtype(dtype).name
+
+
+class finfo:
+    """Machine limits of a floating-point dtype (default: the default dtype), with PyTorch's attribute names:
+    ``bits``, ``eps``, ``max``, ``min``, ``tiny`` (= ``smallest_normal``), ``resolution``, ``dtype`` (its name).
+    A complex dtype gives its parts' float."""
+
+    def __init__(self, type=None):  # noqa: A002 - PyTorch's argument name
+        dtype = _default_float if type is None else np.dtype(type)
+        if dtype.kind == "c":
+            dtype = np.dtype(f"f{dtype.itemsize // 2}")
+        if dtype.kind != "f":
+            raise TypeError(f"minigrad.finfo() requires a floating point input type. Use minigrad.iinfo to handle "
+                            f"'minigrad.finfo' (got {dtype})")
+        info = np.finfo(dtype)
+        self.bits = info.bits
+        self.eps = _builtin_float(info.eps)
+        self.max = _builtin_float(info.max)
+        self.min = _builtin_float(info.min)
+        self.tiny = self.smallest_normal = _builtin_float(info.smallest_normal)
+        self.resolution = 10.0 ** -info.precision      # 0.001 for float16 (NumPy rounds it to float16)
+        self.dtype = _name(dtype)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype with PyTorch's attribute names: ``bits``, ``max``, ``min``, ``dtype``."""
+
+    def __init__(self, type):  # noqa: A002
+        dtype = np.dtype(type)
+        if dtype.kind not in "iu":
+            raise TypeError(f"minigrad.{_name(dtype)} is not supported by minigrad.iinfo")
+        info = np.iinfo(dtype)
+        self.bits, self.max, self.min, self.dtype = info.bits, _builtin_int(info.max), _builtin_int(info.min), _name(dtype)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

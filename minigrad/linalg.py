@@ -42,7 +42,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if ord in (1, -1, np.inf, -np.inf):
         summed, across = (rows, cols) if abs(ord) == 1 else (cols, rows)   # 1: column sums, inf: row sums
         sums = vector_norm(A, 1, summed, keepdim=True)
-        out = (amax if ord > 0 else amin)(sums, across, keepdim=True)
+        if ord > 0 and sums.shape[across] == 0:     # an empty matrix: norm 0 (its smallest sum, -1/-inf, raises)
+            out = sums.sum(across, keepdim=True)
+        else:
+            out = (amax if ord > 0 else amin)(sums, across, keepdim=True)
         return out if keepdim else out.squeeze((rows, cols))
     S = svdvals(movedim(A, (rows, cols), (-2, -1)))         # batch dims in order; PyTorch's composition, so
     out = S.sum(-1) if ord == "nuc" else (amax if ord == 2 else amin)(S, -1)   # tied singular values share

@@ -72,6 +72,7 @@ from . import creation, dtypes  # noqa: E402  (creation imports tensor, which is
 from .autograd.function import Function, type_name  # noqa: E402
 from .ops.elementwise import check_broadcast  # noqa: E402
 from .tensor import Tensor  # noqa: E402
+from .ops.layout import creation_keywords  # noqa: E402
 
 
 def _float_dtype(dtype, kernel, default=None):
@@ -88,6 +89,7 @@ def _type_word(dtype):
     return type_name(dtype)[len("minigrad."):-len("Tensor")]
 
 
+@creation_keywords
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1)."""
     dtype = _float_dtype(dtype, "check_uniform_bounds")
@@ -95,6 +97,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     return creation.new_tensor(sample.astype(dtype), device, requires_grad)
 
 
+@creation_keywords
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
@@ -109,6 +112,7 @@ def _integers(low, high, shape, generator, dtype, device, requires_grad):
     return creation.new_tensor(sample.astype(creation.dtype_or(dtype, dtypes.int64)), device, requires_grad)
 
 
+@creation_keywords
 def randint(*bounds_and_size, size=None, low=None, high=None, generator=None, dtype=None, device=None,
             requires_grad=False):
     """Integers uniform on [low, high): PyTorch's ``randint(high, size)`` and ``randint(low, high, size)``
@@ -129,6 +133,7 @@ def randint(*bounds_and_size, size=None, low=None, high=None, generator=None, dt
     return _integers(int(low), int(high), creation.size_of((size,)), generator, dtype, device, requires_grad)
 
 
+@creation_keywords
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise)."""
     (n,) = creation.size_of((n,))  # PyTorch's negative-size error
@@ -136,18 +141,21 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     return creation.new_tensor(permutation.astype(creation.dtype_or(dtype, dtypes.int64)), device, requires_grad)
 
 
+@creation_keywords
 @takes_tensors("input")
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
     return rand(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
                 requires_grad=requires_grad)
 
 
+@creation_keywords
 @takes_tensors("input")
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
     return randn(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
                  requires_grad=requires_grad)
 
 
+@creation_keywords
 @takes_tensors("input")
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """``randint_like(input, high)`` or ``randint_like(input, low, high)``: ``input``'s shape and dtype."""
@@ -186,6 +194,7 @@ def _as_parameter(value, like):
     return Tensor(np.asarray(value, dtype=dtype))
 
 
+@creation_keywords
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """Normal samples with the given mean and standard deviation, in PyTorch's forms:
     ``normal(mean_tensor, std_tensor)``, ``normal(mean_tensor, std=1.0)``, ``normal(mean, std_tensor)``

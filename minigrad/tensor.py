@@ -17,6 +17,7 @@ from .autograd import views as _views
 from .autograd.function import type_name
 from .device import CPU, check_device, cuda_device
 from .device import device as Device
+from .size import Size
 
 
 _NO_DATA = object()  # ``Tensor()`` with no argument
@@ -37,6 +38,8 @@ def parse_to_args(args, dtype=None, device=None):
     A string, a ``device`` or an int (a CUDA ordinal) is always a device, as in PyTorch. None if no dtype is
     given; a device other than the CPU raises."""
     for arg in args:
+        if isinstance(arg, bool):      # non_blocking, copy: PyTorch's positional flags after the target
+            continue
         if isinstance(arg, Tensor):
             dtype = arg.dtype
         elif isinstance(arg, (str, Device, int)):
@@ -145,7 +148,8 @@ class Tensor:
 
     @property
     def shape(self):
-        return self._data.shape
+        """A ``minigrad.Size`` (a tuple of ints with ``numel()``)."""
+        return Size(self._data.shape)
 
     @property
     def dtype(self):
@@ -187,7 +191,7 @@ class Tensor:
         return self._data.ndim
 
     def size(self, dim=None):
-        return self._data.shape if dim is None else self._data.shape[dim]
+        return Size(self._data.shape) if dim is None else self._data.shape[dim]
 
     def numel(self):
         return self._data.size
@@ -297,6 +301,9 @@ class Tensor:
         from .ops.elementwise import cast
         from .ops.layout import clone, preserve_format, relayout
         dtype = parse_to_args(args, dtype, device)
+        flags = [arg for arg in args if isinstance(arg, bool)]   # to(target, non_blocking, copy)
+        if len(flags) > 1:
+            copy = flags[1]
         layout = preserve_format if memory_format is None else memory_format
         if dtype is None or np.dtype(dtype) == self._data.dtype:
             return clone(self, memory_format=layout) if copy else relayout(self, layout)
@@ -379,17 +386,17 @@ class Tensor:
     def bool(self, memory_format=None):
         return self.to(dtypes.bool, memory_format=memory_format)
 
-    def byte(self, memory_format=None):
-        return self.to(np.dtype(np.uint8), memory_format=memory_format)
-
-    def char(self, memory_format=None):
-        return self.to(np.dtype(np.int8), memory_format=memory_format)
+    def int(self, memory_format=None):
+        return self.to(dtypes.int32, memory_format=memory_format)
 
     def short(self, memory_format=None):
-        return self.to(np.dtype(np.int16), memory_format=memory_format)
+        return self.to(dtypes.int16, memory_format=memory_format)
 
-    def int(self, memory_format=None):
-        return self.to(np.dtype(np.int32), memory_format=memory_format)
+    def char(self, memory_format=None):
+        return self.to(dtypes.int8, memory_format=memory_format)
+
+    def byte(self, memory_format=None):
+        return self.to(dtypes.uint8, memory_format=memory_format)
 
     def cfloat(self, memory_format=None):
         return self.to(dtypes.complex64, memory_format=memory_format)
@@ -833,6 +840,13 @@ def legacy_dtype(name):
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)
+
+
+def is_nonzero(input):
+    """The truth of a one-element tensor (PyTorch's error for none or several elements)."""
+    if _checked_input(input, "is_nonzero")._data.size == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    return bool(input)
 
 
 def _checked_input(input, fname):

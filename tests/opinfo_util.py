@@ -9,6 +9,8 @@ libraries and compare what comes out: values, dtypes, and the float64 gradients 
         for sample in samples(op):
             compare_sample(op, sample, resolve(op))
 """
+import itertools
+
 import numpy as np
 import pytest
 
@@ -41,39 +43,56 @@ def resolve(op, kind="function"):
     or ``"inplace"``. None when minigrad lacks it."""
     name = op.name
     if kind == "method":
-        return getattr(mg.Tensor, name, None)
+        return tensor_attribute(name)
     if kind == "inplace":
-        return getattr(mg.Tensor, name + "_", None) if not name.endswith("_") else getattr(mg.Tensor, name, None)
+        return tensor_attribute(name if name.endswith("_") else name + "_")
     obj = mg
     for part in name.split("."):
         obj = getattr(obj, part, None)
         if obj is None:
             break
-    if obj is None and "." not in name:
-        obj = getattr(mg.Tensor, name, None)
+    if (obj is None or not callable(obj)) and "." not in name:   # mg.float is a dtype: Tensor.float the op
+        obj = tensor_attribute(name)
     return obj
 
 
-def samples(op, dtype=None, requires_grad=None, limit=None):
+def tensor_attribute(name):
+    """``Tensor``'s own attribute ``name`` (a method or property), not one inherited from ``object`` or the
+    metaclass (``type.__ror__`` builds ``int | str``: it is no Tensor operator)."""
+    for cls in mg.Tensor.__mro__[:-1]:
+        if name in vars(cls):
+            return getattr(mg.Tensor, name)
+    return None
+
+
+def samples(op, dtype=None, requires_grad=None, limit=None, scan=None):
     """``op``'s sample inputs in ``dtype`` (float64 by default), with ``requires_grad`` set when the op
-    supports autograd and the dtype is floating; at most ``limit`` of them (spread over the list)."""
+    supports autograd and the dtype is floating; at most ``limit`` of them (spread over the list, or over its
+    first ``scan`` samples: some ops have over a thousand)."""
     torch = torch_or_skip()
     dtype = torch.float64 if dtype is None else dtype
     if requires_grad is None:
         requires_grad = bool(op.supports_autograd) and (dtype.is_floating_point or dtype.is_complex)
-    found = list(op.sample_inputs("cpu", dtype, requires_grad=requires_grad))
-    if limit is not None and len(found) > limit:
-        step = len(found) / limit
-        found = [found[int(i * step)] for i in range(limit)]
-    return found
+    torch.manual_seed(0)   # once: PyTorch's per-sample reseeding costs a stack trace per sample (lazy device seeding)
+    found = list(itertools.islice(op.sample_inputs("cpu", dtype, requires_grad=requires_grad, set_seed=False), scan))
+    return spread(found, limit)
+
+
+def spread(found, limit):
+    """At most ``limit`` items of the list ``found``, evenly spread over it (all when ``limit`` is None)."""
+    if limit is None or len(found) <= limit:
+        return found
+    step = len(found) / limit
+    return [found[int(i * step)] for i in range(limit)]
 
 
 def error_inputs(op):
     """``op``'s inputs that PyTorch refuses (``ErrorInput``: ``.sample_input``, ``.error_type``, ``.error_regex``)."""
-    torch_or_skip()
+    torch = torch_or_skip()
     if op.error_inputs_func is None:
         return []
-    return list(op.error_inputs("cpu"))
+    torch.manual_seed(0)
+    return list(op.error_inputs("cpu", set_seed=False))
 
 
 # --------------------------------------------------------------------------- conversion
@@ -114,6 +133,13 @@ def to_mg(obj, memo=None):
         if found is None:
             pytest.skip(f"minigrad has no {name}")
         return found
+    if isinstance(obj, torch.nn.Module):     # PairwiseDistance() as distance_function=, a layer given to a container
+        pytest.skip(f"sample passes a module instance ({type(obj).__name__}), which is not converted")
+    if callable(obj) and (getattr(obj, "__module__", None) or "").startswith("torch") and hasattr(obj, "__name__"):
+        found = getattr(mg.nn.functional, obj.__name__, None) or getattr(mg, obj.__name__, None)
+        if found is None:                      # a torch function passed as an argument (distance_function=...)
+            pytest.skip(f"minigrad has no {obj.__name__}")
+        return found
     if isinstance(obj, torch.Generator):
         pytest.skip("the sample passes a random-number generator object")
     if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
@@ -140,7 +166,7 @@ def flat_outputs(out):
 def _values(t):
     torch = torch_or_skip()
     if isinstance(t, torch.Tensor):
-        return t.detach().resolve_conj().resolve_neg().numpy()
+        return t.detach().resolve_conj().resolve_neg().numpy(force=True)   # force: a ZeroTensor gradient too
     if isinstance(t, mg.Tensor):
         return t.detach().numpy()
     return np.asarray(t)
@@ -172,16 +198,21 @@ def _differentiable(outputs):
     return [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad and o.dtype.is_floating_point]
 
 
-def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6, gradients=True, seed=0):
-    """Run ``sample`` through PyTorch's ``op.op`` and minigrad's ``fn``; compare outputs and, for float outputs of
-    inputs that require grad, the gradients of every input for one random upstream gradient per output.
+def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6, gradients=True, seed=0,
+                   torch_fn=None, processed_forward=False):
+    """Run ``sample`` through PyTorch's ``torch_fn`` (``op.op`` by default) and minigrad's ``fn``; compare outputs
+    and, for float outputs of inputs that require grad, the gradients of every input for one random upstream
+    gradient per output.
 
     ``fn`` is called as PyTorch's function is: ``fn(input, *args, **kwargs)`` (a method works the same way)."""
     torch = torch_or_skip()
     x, args, kwargs, memo = convert_sample(sample)
-    out_th = op.op(sample.input, *sample.args, **sample.kwargs)
+    out_th = (op.op if torch_fn is None else torch_fn)(sample.input, *sample.args, **sample.kwargs)
     out_mg = fn(x, *args, **kwargs)
-    assert_same_outputs(out_mg, out_th, rtol, atol)
+    if processed_forward:   # outputs unique only up to sign or phase (eigenvectors): compared as the OpInfo processes them
+        assert_same_outputs(sample.output_process_fn_grad(out_mg), sample.output_process_fn_grad(out_th), rtol, atol)
+    else:
+        assert_same_outputs(out_mg, out_th, rtol, atol)
     if not gradients or not op.supports_autograd:
         return
     leaves = [(th, m) for th, m in memo.values() if th.requires_grad]
@@ -200,10 +231,16 @@ def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_at
     rng = np.random.default_rng(seed)
     ups = [rng.standard_normal(t.shape) for _, t in pairs]
     th_inputs = [th for th, _ in leaves]
-    grads_th = torch.autograd.grad([t for _, t in pairs], th_inputs,
-                                   [torch.tensor(u, dtype=t.dtype) for u, (_, t) in zip(ups, pairs)],
-                                   allow_unused=True)
     mg_outs = [m for m, _ in pairs]
+    try:
+        grads_th = torch.autograd.grad([t for _, t in pairs], th_inputs,
+                                       [torch.tensor(u, dtype=t.dtype) for u, (_, t) in zip(ups, pairs)],
+                                       allow_unused=True)
+    except (RuntimeError, NotImplementedError) as refused:    # no derivative in PyTorch: minigrad must refuse too
+        with pytest.raises(type(refused)):
+            mg.autograd.grad(mg_outs, [m for _, m in leaves],
+                             [mg.tensor(u, dtype=m.dtype) for u, m in zip(ups, mg_outs)], allow_unused=True)
+        return
     for m in mg_outs:
         assert m.requires_grad, "minigrad's output does not require grad where PyTorch's does"
     grads_mg = mg.autograd.grad(mg_outs, [m for _, m in leaves],
@@ -248,5 +285,5 @@ def assert_raises_like(op, error, fn):
         fn(x, *args, **kwargs)
 
 
-__all__ = ["op_db", "opinfos", "resolve", "samples", "error_inputs", "to_mg", "convert_sample", "compare_sample",
+__all__ = ["op_db", "opinfos", "resolve", "samples", "spread", "error_inputs", "to_mg", "convert_sample", "compare_sample",
            "assert_same_outputs", "assert_raises_like", "compare_complex_gradients", "flat_outputs", "dtype_to_mg"]

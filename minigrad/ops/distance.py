@@ -125,6 +125,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                            f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
                            f"{negative.ndim}D inputs")
     margin = float_arg(margin, "triplet_margin_loss", "margin", 4)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     distance_positive = pairwise_distance(anchor, positive, p, eps)
     distance_negative = pairwise_distance(anchor, negative, p, eps)
     if swap:

@@ -25,7 +25,11 @@ def as_tensor_operand(value, like=None):
     if isinstance(value, np.ndarray):
         return Tensor(value)
     if like is not None and isinstance(value, (bool, int, float, complex, np.number)):
-        return Tensor(np.asarray(value, dtype=scalar_dtype_for(like._data.dtype, value)))
+        dtype = scalar_dtype_for(like._data.dtype, value)
+        try:
+            return Tensor(np.asarray(value, dtype=dtype))
+        except OverflowError:      # uint8 * -3: the number wraps around in the tensor's dtype, as in PyTorch
+            return Tensor(np.asarray(value).astype(dtype))
     from ..creation import tensor
     return tensor(value)
 
@@ -56,7 +60,7 @@ def _apply_broadcasting(fn, *operands):
     try:
         return fn.apply(*operands)
     except ValueError:
-        check_broadcast(*(t.shape for t in operands if t is not None))
+        check_broadcast(*(t.shape for t in operands if isinstance(t, Tensor)))
         raise
 
 
@@ -269,12 +273,21 @@ def mul(input, other):
 
 
 @takes_tensors(numbers=("input", "other"))
-def div(input, other):
+def div(input, other, *, rounding_mode=None):
+    """input / other; with ``rounding_mode`` ``'trunc'`` or ``'floor'`` the quotient rounded, in the operands'
+    promoted dtype (``ops/rounded_div.py``)."""
+    if rounding_mode is not None:
+        from .rounded_div import RoundedDiv, check_rounding_mode
+        check_rounding_mode(rounding_mode)
+        return _apply_broadcasting(RoundedDiv, *_pair(input, other), rounding_mode)
     return _apply_broadcasting(Div, *_pair(input, other))
 
 
 @takes_tensors(numbers=("input", "exponent"))
 def pow(input, exponent):
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError(f"pow() received an invalid combination of arguments - got ({type(input).__name__}, "
+                        f"{type(exponent).__name__}): one of them must be a Tensor")
     a, b = _pair(input, exponent)
     if a.dtype.kind == "b" and b.dtype.kind == "b":
         raise NotImplementedError('"pow" not implemented for \'Bool\'')
@@ -1015,6 +1028,8 @@ def boolean_mask(mask, input, dtype_error):
 @takes_tensors("input", numbers=("mask", "value"))
 def masked_fill(input, mask, value):
     mask = boolean_mask(mask, input, "masked_fill_ only supports boolean masks, but got mask with dtype {}")
+    if input.dtype.kind != "c" and (isinstance(value, complex) or (isinstance(value, Tensor) and value.is_complex())):
+        raise RuntimeError(f"value cannot be converted to type {input.dtype} without overflow")
     value = as_tensor_operand(value, input)
     if value.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -1072,6 +1087,9 @@ def isinf(input):
 @takes_tensors("input", "other")
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol * |other| elementwise (infinities equal only to themselves)."""
+    for name, tolerance in (("rtol", rtol), ("atol", atol)):
+        if tolerance < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tolerance}")
     a, b = _pair(input, other)
     if a.dtype != b.dtype:
         raise RuntimeError(f"{_type_name(a.dtype)} did not match {_type_name(b.dtype)}")

@@ -47,6 +47,8 @@ def _check_index_dtype(name, index):
 @takes_tensors("input")
 def gather(input, dim, index, *, sparse_grad=False):
     """``input``'s elements along ``dim`` at ``index`` (same number of dims as ``input``; no larger in the others)."""
+    if isinstance(index, Tensor) and index.numel() == 0 and index.dtype.kind in "iu":
+        return input.reshape(-1)[:0].reshape(index.shape)    # PyTorch takes any empty integer index: no elements
     _check_index_dtype("gather", index)
     d = normalize_dim(dim, max(input.ndim, 1))
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):

@@ -20,7 +20,7 @@ from .._checks import check_tensor
 from ..autograd import Function, grad_mode
 from ..autograd.version import alias, bump_tensor, storage_of
 from ..autograd.views import WriteRegion, check_rebase, history, move_retained, overlaps, region, set_view_history
-from ..dtypes import result_type
+from ..dtypes import result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -198,13 +198,13 @@ def _new_values(t, make):
 
 
 # --------------------------------------------------------------------------- arithmetic
-def _binary(t, other, name, ufunc, outofplace, alpha=1):
+def _binary(t, other, name, ufunc, outofplace, alpha=1, true_division=True):
     check_tensor(other, f"{name}_", "other", 1, numbers_ok=True)
     o = other if isinstance(other, Tensor) else ew.as_tensor_operand(other, t)
     if o.shape != t.shape:
         _broadcast_error(t, o)
     dtype = o.dtype if o.dtype == t.dtype else result_type(t._data, o._data)
-    if name == "div" and dtype.kind in "biu":
+    if name == "div" and true_division and dtype.kind in "biu":
         dtype = np.dtype(np.float32)
     check_result(t, o.shape, dtype)
     if name == "pow" and o.dtype.kind in "iu" and t.dtype.kind in "biu" and np.any(o._data < 0):
@@ -228,8 +228,18 @@ def mul_(self, other):
     return _binary(self, other, "mul", np.multiply, ew.mul)
 
 
-def div_(self, other):
-    return _binary(self, other, "div", np.true_divide, ew.div)
+def div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return _binary(self, other, "div", np.true_divide, ew.div)
+    from .rounded_div import check_rounding_mode, rounded_quotient
+    check_rounding_mode(rounding_mode)
+
+    def rounded(a, y, out, casting):
+        common = result_type(a, y)
+        np.copyto(out, rounded_quotient(a.astype(common, copy=False), y.astype(common, copy=False), rounding_mode),
+                  casting=casting)
+    return _binary(self, other, "div", rounded, lambda old, o: ew.div(old, o, rounding_mode=rounding_mode),
+                   true_division=False)
 
 
 def pow_(self, exponent):
@@ -411,7 +421,10 @@ def _value_grad(picked, value_ndim):
 
 # --------------------------------------------------------------------------- scatter family
 def _scatter_positions(index, dim):
-    """The full index tuple that puts element ``i`` of ``index`` at ``index[i]`` along ``dim``."""
+    """The full index tuple that puts element ``i`` of ``index`` at ``index[i]`` along ``dim`` (a 0-d index
+    into a 0-d tensor: the tensor's one element, ``()``)."""
+    if index.ndim == 0:
+        return ()
     positions = list(np.indices(index.shape, sparse=True))
     positions[dim] = index
     return tuple(positions)
@@ -547,19 +560,24 @@ class IndexAdd(Function):
     @staticmethod
     def backward(ctx, dout):
         (index,) = ctx.saved_tensors
-        dsource = ctx.alpha * np.take(dout._data, index, axis=ctx.dim) if ctx.needs_input_grad[1] else None
+        g = dout._data.reshape(1) if dout.ndim == 0 else dout._data     # a 0-d tensor: its one position
+        dsource = ctx.alpha * np.take(g, index, axis=ctx.dim) if ctx.needs_input_grad[1] else None
         return dout, dsource, None, None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
         from .index import IndexSelect   # index.py imports this module
         (index,) = ctx.saved_tensors
-        dsource = ctx.alpha * IndexSelect.apply(dout, ctx.dim, index) if ctx.needs_input_grad[1] else None
+        g = dout.reshape(1) if dout.ndim == 0 else dout
+        dsource = ctx.alpha * IndexSelect.apply(g, ctx.dim, index) if ctx.needs_input_grad[1] else None
         return dout, dsource, None, None, None
 
 
 def _index_add_into(a, dim, index, source, alpha):
+    if a.ndim == 0:                                                   # a 0-d tensor: a view of its one position
+        a, source = a.reshape(1), source.reshape(1)
     moved = np.moveaxis(a, dim, 0)                                    # (n, ...) view of a
+    alpha = np.asarray(alpha).astype(a.dtype)                         # uint8 and alpha=-1: wraps, as in PyTorch
     np.add.at(moved, index, np.moveaxis(source, dim, 0).astype(a.dtype, copy=False) * alpha)
 
 
@@ -567,15 +585,18 @@ def index_add_(self, dim, index, source, *, alpha=1):
     """``self`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``; repeats accumulate."""
     from .dims import normalize_dim
     d = normalize_dim(dim, max(self.ndim, 1))
-    if not isinstance(index, Tensor) or index.dtype.kind not in "iu" or index.ndim > 1:
+    if not isinstance(index, Tensor) or index.ndim > 1:
         raise IndexError("index_add_(): Index is supposed to be a vector")
-    expected = self.shape[:d] + (index.numel(),) + self.shape[d + 1:]
-    if source.shape != expected:
+    if index.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {scalar_type_name(index.dtype)}")
+    sizes = self.shape or (1,)                                        # a 0-d tensor: one position
+    expected = sizes[:d] + (index.numel(),) + sizes[d + 1:]
+    if source.shape != expected and not (self.ndim == 0 and source.ndim == 0 and index.numel() == 1):
         raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice shapes. Destination "
                            f"slice shape: {list(self.shape)} at dimension {d} and source slice shape: "
                            f"{list(source.shape)} at dimension 0.")
     idx = index._data.reshape(-1)
-    if idx.size and (idx.min() < 0 or idx.max() >= self.shape[d]):
+    if idx.size and (idx.min() < 0 or idx.max() >= sizes[d]):
         raise IndexError("index out of range in self")
     return write(self, lambda old: IndexAdd.apply(old, source, d, idx, alpha), (source,),
                  lambda a: _index_add_into(a, d, idx, source._data, alpha))

@@ -153,6 +153,8 @@ def _empty_inner_product(a, b):
     x = a.unsqueeze(0) if a.ndim == 1 else a             # (*batch, n, 0)
     y = b.unsqueeze(-1) if b.ndim == 1 else b            # (*batch, 0, p)
     out = (x.unsqueeze(-1) * y.unsqueeze(-3)).sum(-2)    # (*batch, n, 0, p) summed over the 0 -> (*batch, n, p)
+    if out.dtype != a.dtype:                               # sum widens integers to int64; matmul keeps the dtype
+        out = out.to(a.dtype)
     if a.ndim == 1:
         out = out.squeeze(-2)
     return out.squeeze(-1) if b.ndim == 1 else out
@@ -535,6 +537,9 @@ def einsum(equation, *operands):
                                f"and {t.dtype}")
     inputs, output = _parse_einsum(equation, [t.shape for t in operands])
     try:
-        return Einsum.apply(*operands, inputs=inputs, output=output)
+        out = Einsum.apply(*operands, inputs=inputs, output=output)
+        if len(operands) == 1 and out.dtype.kind in "biu" and set(inputs[0]) - set(output):
+            out = out.to(np.int64)     # PyTorch sums a lone operand's integers (``'ij->j'``) as int64, as sum does
+        return out
     except ValueError as e:
         raise RuntimeError(f"einsum(): operands do not match the equation {equation!r}: {e}") from None

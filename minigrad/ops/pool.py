@@ -698,6 +698,8 @@ def _check_floating(name, input):
 
 
 def _adaptive_sizes(name, input, d, output_size):
+    if isinstance(output_size, (tuple, list)) and input.ndim <= len(output_size):   # PyTorch's Python-level check
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     if input.ndim not in (d + 1, d + 2) or any(s == 0 for s in input.shape[-d:]):
         raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor with non-empty spatial dims, but "
                            f"got: {list(input.shape)}")
@@ -780,8 +782,10 @@ def _pad_source(size, left, right, mode):
         return (size - 1) - np.abs((size - 1) - pos)
     if mode == "replicate":
         return np.clip(pos, 0, size - 1)
-    if mode == "circular":
-        return pos % size
+    if mode == "circular":   # negative padding crops first; the positive padding wraps around what is left
+        cut_left, cut_right = max(-left, 0), max(-right, 0)
+        kept = size - cut_left - cut_right
+        return np.arange(-max(left, 0), kept + max(right, 0)) % kept + cut_left
     return np.where((pos >= 0) & (pos < size), pos, -1)
 
 

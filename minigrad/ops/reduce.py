@@ -90,7 +90,13 @@ def sum_to_size(input, *size):
     if lead < 0 or builtins.any(s != 1 and s != n for s, n in zip(size, input.shape[lead:])):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(input.shape)}}}.")
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and input.shape[lead + i] != 1)
-    out = Sum.apply(input, axes, True) if axes else input
+    if size == ():                              # PyTorch: a sum (integers and bools as int64), even of a 0-d tensor
+        return sum(input)
+    if not axes:
+        return input.reshape(size) if input.shape != size else input
+    if input.dtype.kind in "biu":
+        input = input.to(np.int64)
+    out = Sum.apply(input, axes, True)
     return out.reshape(size) if out.shape != size else out
 
 
@@ -424,7 +430,8 @@ def logsumexp(input, dim, keepdim=False):
 def _logical_reduce(reduce, input, dim, keepdim):
     # dim=() reduces nothing here (PyTorch), unlike sum/amax where it means every dim
     axes = () if _is_empty_dims(dim) else normalize_dims(dim, input.ndim)
-    return Tensor(np.asarray(reduce(input._data, axis=axes, keepdims=keepdim)))
+    out = np.asarray(reduce(input._data, axis=axes, keepdims=keepdim))
+    return Tensor(out.astype(np.uint8) if input.dtype == np.uint8 else out)   # PyTorch: uint8 in, uint8 out
 
 
 @takes_tensors("input")

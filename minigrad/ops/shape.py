@@ -621,6 +621,8 @@ def narrow(input, dim, start, length):
     """The view ``input[..., start:start + length, ...]`` along ``dim`` (``start`` may be negative)."""
     axis = _split_axis("narrow", input, dim)
     size = input.shape[axis]
+    if isinstance(start, Tensor) and (start.ndim != 0 or start.dtype.kind not in "iu"):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     start, length = operator.index(start), operator.index(length)
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")

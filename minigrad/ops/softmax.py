@@ -129,6 +129,7 @@ def log_softmax(input, dim, dtype=None):
 
 @takes_tensors("input")
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    """softmax(-x) along ``dim``: exp(-x) / sum(exp(-x)); without ``dim``, PyTorch's legacy choice and warning."""
-    input, axis = _prepare(input, dim, dtype, "softmin")
-    return Softmax.apply(-input, axis)
+    """softmax(-x) along ``dim``: exp(-x) / sum(exp(-x)); without ``dim``, PyTorch's legacy choice and warning.
+    As in PyTorch, x is negated before the ``dtype`` cast (uint8 input wraps around)."""
+    negated, axis = _prepare(-input if dtype is not None else input, dim, dtype, "softmin")
+    return Softmax.apply(negated if dtype is not None else -negated, axis)

@@ -153,6 +153,10 @@ def batch_norm_composite(input, running_mean, running_var, weight=None, bias=Non
 @takes_tensors("input", "weight", "bias", optional=("running_mean", "running_var"))
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """``F.batch_norm``: PyTorch's semantics (module docstring), the hand-derived backward."""
+    if input.numel() == 0:        # PyTorch: a copy (scaled and shifted by the first weight and bias), no checks
+        out = input.clone()
+        out = out if weight is None else out * weight[0]
+        return out if bias is None else out + bias[0]
     mean, rstd = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,
                                                       momentum, eps)
     return BatchNormFunction.apply(input, weight, bias, mean=mean, rstd=rstd, training=training, eps=eps)

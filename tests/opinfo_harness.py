@@ -1,0 +1,438 @@
+"""The OpInfo database run over everything minigrad has: which ops and variants to run, and one outcome per sample.
+
+``tests/test_opinfo.py`` asserts on these outcomes (with its reviewed skip lists); ``bench/opinfo_coverage.py``
+counts them. Both see the same cases, so the coverage report states what the test checks.
+
+A *case* is (OpInfo, variant, kind):
+
+* variant ``"function"`` (``mg.tan``, ``mg.nn.functional.x``, or PyTorch's own lambda re-bound to minigrad),
+  ``"method"`` (``Tensor.tan``) or ``"inplace"`` (``Tensor.tan_``), each when both libraries have it;
+* kind ``"float64"`` (a spread of float64 samples: values, dtypes, the gradients of a random upstream, inputs not
+  mutated), ``"dtypes"`` (float32 and the integer and bool dtypes PyTorch supports for the op: values and dtypes)
+  or ``"errors"`` (``error_inputs`` raise PyTorch's exception type; function variant only).
+
+An op is picked up as soon as minigrad resolves its name, so ops added on other branches run without edits here.
+"""
+import functools
+import re
+import types
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+from .opinfo_util import (assert_same_outputs, compare_sample, convert_sample, error_inputs, flat_outputs, op_db,
+                          resolve, samples, spread, to_mg)
+
+VARIANTS = ("function", "method", "inplace")
+KINDS = ("float64", "dtypes", "errors")
+
+FLOAT64_LIMIT = 12        # float64 samples per (op, variant): a fixed spread over the op's list
+METHOD_LIMIT = 6          # the method and in-place variants call the same code: fewer samples
+DTYPE_LIMIT = 3           # samples per extra dtype (forward and dtype only), spread over the first DTYPE_SCAN
+DTYPE_SCAN = 40
+# dtypes of the cheap pass: float32, then PyTorch's integer and bool dtypes that minigrad has
+EXTRA_DTYPES = ("float32", "uint8", "int8", "int16", "int32", "int64", "bool")
+
+
+def op_id(op):
+    """``name`` or ``name.variant_test_name``: unique over the database."""
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+
+
+# --------------------------------------------------------------------------- the callables
+def _seeded_call(fn, *args, **kwargs):
+    """minigrad's stand-in for PyTorch's ``wrapper_set_seed`` (the values of random ops are not compared)."""
+    mg.manual_seed(42)
+    return fn(*args, **kwargs)
+
+
+def _is_lambda(fn):
+    return isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>"
+
+
+def rebind(fn):
+    """PyTorch's lambda ``fn`` (``lambda self, cond, other: torch.where(cond, self, other)``) with ``torch``
+    meaning minigrad: the OpInfo's own argument order, applied to minigrad."""
+    namespace = dict(fn.__globals__, torch=mg, wrapper_set_seed=_seeded_call)
+    return types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def is_random(op):
+    """PyTorch seeds the op before each call (``wrapper_set_seed``): its values are random, not compared."""
+    return _is_lambda(op.op) and "wrapper_set_seed" in op.op.__code__.co_names
+
+
+def torch_variant(op, variant):
+    """PyTorch's callable of ``variant``, or None (``Tensor.T`` is a property: no method variant)."""
+    found = {"function": op.op, "method": op.method_variant, "inplace": op.inplace_variant}[variant]
+    return found if callable(found) else None
+
+
+def minigrad_variant(op, variant):
+    """minigrad's callable of ``variant`` (called as PyTorch's is), or None when minigrad lacks it."""
+    th = torch_variant(op, variant)
+    if th is None:
+        return None
+    if variant == "inplace" and "." in op.name:    # F.celu(x, inplace=True): PyTorch's lambda or partial of the op
+        function = resolve(op)
+        if function is None:
+            return None
+        if isinstance(th, functools.partial):
+            return functools.partial(function, *th.args, **th.keywords)
+        return rebind(th) if _is_lambda(th) else None
+    found = resolve(op, variant)
+    if found is None:
+        return None
+    if variant == "function" and _is_lambda(op.op):
+        return rebind(op.op)
+    return found
+
+
+def torch_name(op, variant):
+    """The PyTorch name a variant stands for (``tan``, ``Tensor.tan``, ``Tensor.tan_``)."""
+    if variant == "function":
+        return op.name
+    if "." in op.name:
+        return f"{op.name}(inplace=True)"
+    return "Tensor." + (op.name + "_" if variant == "inplace" and not op.name.endswith("_") else op.name)
+
+
+# the dtype of the full pass (kind "float64"): float64, or for ops PyTorch defines on other dtypes only
+# (``imag``: complex; ``one_hot``: int64; ``__ror__``: integers and bool) the first of these it supports
+MAIN_DTYPES = ("float64", "complex128", "int64", "int32", "bool")
+UNINITIALIZED = {"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided", "empty_permuted"}
+
+
+def main_dtype(op):
+    """The dtype of ``op``'s full pass (gradients are compared where it is floating or complex), or None."""
+    supported = op.supported_dtypes("cpu")
+    return next((name for name in MAIN_DTYPES if _torch_dtype(name) in supported), None)
+
+
+def values_compared(op):
+    """False for ops whose values are random or uninitialized memory: only shapes and dtypes are compared."""
+    return not is_random(op) and op.name not in UNINITIALIZED
+
+
+def cases(ops=None):
+    """Every (op, variant, kind) minigrad resolves, in database order."""
+    found = []
+    for op in op_db() if ops is None else ops:
+        for variant in VARIANTS:
+            if minigrad_variant(op, variant) is None:
+                continue
+            kinds = (("float64",) if main_dtype(op) else ()) + (("dtypes",) if extra_dtypes(op) else ())
+            kinds += ("errors",) if variant == "function" and op.error_inputs_func else ()
+            found.extend((op, variant, kind) for kind in kinds)
+    return found
+
+
+# --------------------------------------------------------------------------- outcomes
+@dataclass
+class Outcome:
+    """What happened to one sample: ``status`` is ``"ok"``, ``"fail"`` (``message`` says how) or ``"n/a"``
+    (the sample does not apply: a dtype minigrad lacks, a torch-only argument, PyTorch itself refusing an
+    in-place write)."""
+    index: int
+    status: str
+    message: str = ""
+    what: str = ""            # "forward", "gradient", "raise", "mutation", "error type", ...
+    dtype: str = "float64"
+    sample: object = field(default=None, repr=False)
+
+
+def _describe(error):
+    text = str(error).strip().replace("\n", " ")
+    return f"{type(error).__name__}: {text[:300]}"
+
+
+def _classify(error):
+    """('what', message) of an exception raised while comparing one sample."""
+    if isinstance(error, AssertionError):
+        text = str(error)
+        what = "gradient" if "gradient" in text or "grad" in text.split(":")[0] else "forward"
+        return what, _describe(error)
+    if isinstance(error, TypeError) and "argument" in str(error):
+        return "argument", _describe(error)
+    return "raise", _describe(error)
+
+
+def _snapshot(memo):
+    return [(m, m.detach().numpy().copy()) for _, m in memo.values() if isinstance(m, mg.Tensor)]
+
+
+def _assert_unchanged(snapshot):
+    for i, (tensor, before) in enumerate(snapshot):
+        now = tensor.detach().numpy()
+        if now.shape != before.shape or not np.array_equal(now, before, equal_nan=before.dtype.kind in "fc"):
+            raise AssertionError(f"mutation: input tensor {i} was changed by a call that raised")
+
+
+def _tensors(x, args, kwargs, kind):
+    """The tensors of a sample's (input, args, kwargs) in order (the same order in both libraries)."""
+    return [t for t in flat_outputs([x, list(args), list(kwargs.values())]) if isinstance(t, kind)]
+
+
+def _assert_same_writes(pairs, before_mg, before_th, rtol, atol):
+    """Each input is changed by the call exactly where PyTorch changes its own (``batch_norm`` updates its
+    running statistics; ``tan`` changes nothing), to PyTorch's values."""
+    for i, ((m, th), bm, bt) in enumerate(zip(pairs, before_mg, before_th)):
+        now_mg, now_th = m.detach().numpy(), th.detach().numpy()
+        changed_th = now_th.shape != bt.shape or not np.array_equal(now_th, bt, equal_nan=True)
+        changed_mg = now_mg.shape != bm.shape or not np.array_equal(now_mg, bm, equal_nan=True)
+        if changed_mg and not changed_th:
+            raise AssertionError(f"mutation: input tensor {i} was changed by an out-of-place call")
+        if changed_th:
+            assert_same_outputs(m.detach(), th.detach(), rtol, atol, what=f"mutation: input {i} after the call")
+
+
+def _values_only_shape(out_mg, out_th):
+    """Shapes and dtypes agree (random or uninitialized values are not compared)."""
+    got, want = flat_outputs(out_mg), flat_outputs(out_th)
+    assert len(got) == len(want), f"forward: {len(got)} outputs, PyTorch gives {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        if hasattr(w, "shape"):
+            assert tuple(g.shape) == tuple(w.shape), f"forward output {i}: shape {tuple(g.shape)}, PyTorch {tuple(w.shape)}"
+            assert str(g.dtype).rpartition(".")[2] == str(w.dtype).rpartition(".")[2], \
+                f"forward output {i}: dtype {g.dtype}, PyTorch {w.dtype}"
+
+
+def run_out_of_place(op, sample, fn_mg, fn_th, *, values=True, gradients=True, rtol=1e-7, atol=1e-7,
+                     processed=False):
+    """One sample through a function or method variant: compared, and its inputs changed only where
+    PyTorch changes them."""
+    torch = pytest.importorskip("torch")
+    if not values:
+        x, args, kwargs, _ = convert_sample(sample)
+        _values_only_shape(fn_mg(x, *args, **kwargs), fn_th(sample.input, *sample.args, **sample.kwargs))
+        return
+    inputs_th = _tensors(sample.input, sample.args, sample.kwargs, torch.Tensor)
+    before_th = [t.detach().numpy().copy() for t in inputs_th]
+
+    def watched(x, *args, **kwargs):   # compare_sample has run PyTorch and converted the sample: watch ours
+        inputs_mg = _tensors(x, args, kwargs, mg.Tensor)
+        before_mg = [t.detach().numpy().copy() for t in inputs_mg]
+        out = fn_mg(x, *args, **kwargs)
+        _assert_same_writes(list(zip(inputs_mg, inputs_th)), before_mg, before_th, rtol, atol)
+        return out
+
+    compare_sample(op, sample, watched, rtol=rtol, atol=atol, grad_rtol=max(rtol, 1e-6), grad_atol=max(atol, 1e-6),
+                   gradients=gradients, torch_fn=fn_th, processed_forward=processed)
+
+
+def run_inplace(op, sample, fn_mg, fn_th, *, values=True, rtol=1e-7, atol=1e-7):
+    """One sample through the in-place variant, on a copy of the input that does not require grad: minigrad
+    returns the input object itself and writes PyTorch's values into it. Where PyTorch refuses the write
+    (a broadcast or a dtype it cannot hold), minigrad must raise the same exception type."""
+    torch = pytest.importorskip("torch")
+    x_th = sample.input.detach().clone() if isinstance(sample.input, torch.Tensor) else sample.input
+    args_th = [a.detach() if isinstance(a, torch.Tensor) else a for a in sample.args]
+    kwargs_th = {k: (v.detach() if isinstance(v, torch.Tensor) else v) for k, v in sample.kwargs.items()}
+    x, args, kwargs, _ = convert_sample(sample)
+    x = x.detach().clone() if isinstance(x, mg.Tensor) else x
+    args = [a.detach() if isinstance(a, mg.Tensor) else a for a in args]
+    kwargs = {k: (v.detach() if isinstance(v, mg.Tensor) else v) for k, v in kwargs.items()}
+    try:
+        out_th = fn_th(x_th, *args_th, **kwargs_th)
+    except Exception as refused:     # PyTorch refuses: minigrad must too, with the same type, changing nothing
+        before = x.detach().numpy().copy()
+        try:
+            fn_mg(x, *args, **kwargs)
+        except type(refused):
+            _assert_unchanged([(x, before)])
+            return "refused"     # checked: both refuse
+        except Exception as other:
+            raise AssertionError(f"error type: PyTorch refuses the in-place write with {type(refused).__name__}, "
+                                 f"minigrad raises {_describe(other)}") from other
+        raise AssertionError(f"error type: PyTorch refuses the in-place write ({_describe(refused)}), "
+                             "minigrad accepts it")
+    out_mg = fn_mg(x, *args, **kwargs)
+    if out_th is x_th:
+        assert out_mg is x, "in-place: minigrad does not return its input object"
+    if values:
+        assert_same_outputs(x, x_th, rtol, atol, what="in-place result")
+    else:
+        _values_only_shape(x, x_th)
+    return "ok"
+
+
+# --------------------------------------------------------------------------- one case
+def _torch_dtype(name):
+    torch = pytest.importorskip("torch")
+    return getattr(torch, name)
+
+
+def extra_dtypes(op):
+    """The dtypes of the cheap pass: those of ``EXTRA_DTYPES`` that PyTorch supports for ``op`` and minigrad has,
+    but the full pass's."""
+    supported, main = op.supported_dtypes("cpu"), main_dtype(op)
+    return [name for name in EXTRA_DTYPES if _torch_dtype(name) in supported and hasattr(mg, name) and name != main]
+
+
+def missing_dtypes(op):
+    """The extra dtypes PyTorch supports for ``op`` that minigrad does not have (reported, not run)."""
+    supported = op.supported_dtypes("cpu")
+    return [name for name in EXTRA_DTYPES if _torch_dtype(name) in supported and not hasattr(mg, name)]
+
+
+_CACHE = {}
+
+
+def _samples(op, dtype_name, requires_grad, limit, scan):
+    """``samples``, kept for the op's next variant (the function, method and in-place variants run the same
+    samples; each run converts them afresh and leaves PyTorch's tensors as PyTorch's own op leaves them)."""
+    key = (op_id(op), dtype_name, requires_grad, scan)
+    if key not in _CACHE:
+        if _CACHE and next(iter(_CACHE))[0] != key[0]:
+            _CACHE.clear()                                   # one op at a time: cases come in database order
+        _CACHE[key] = samples(op, _torch_dtype(dtype_name), requires_grad=requires_grad, scan=scan)
+    return spread(_CACHE[key], limit)
+
+
+def _run_one(outcomes, index, dtype, sample, body):
+    try:
+        result = body()
+        if result == "accepted by PyTorch too":
+            outcomes.append(Outcome(index, "n/a", result, "conversion", dtype, sample))
+            return
+        outcomes.append(Outcome(index, "ok", what=result or "", dtype=dtype, sample=sample))
+    except pytest.skip.Exception as skipped:
+        outcomes.append(Outcome(index, "n/a", str(skipped), "conversion", dtype, sample))
+    except Exception as error:
+        what, message = _classify(error)
+        if message.startswith("AssertionError: mutation"):
+            what = "mutation"
+        elif message.startswith("AssertionError: error type"):
+            what = "error type"
+        outcomes.append(Outcome(index, "fail", message, what, dtype, sample))
+
+
+def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7, 1e-7), processed=False):
+    """The outcomes of one case. ``tolerance`` is the full pass's (rtol, atol) for values (gradients: at least
+    1e-6). ``processed``: outputs compared after the sample's ``output_process_fn_grad`` (eigenvectors, unique up
+    to sign). ``sample_filter(op, variant, sample, dtype_name)`` returns a reason to leave a sample out
+    (recorded as an ``"n/a"`` outcome carrying the reason, ``what="skipped"``) or None."""
+    torch = pytest.importorskip("torch")
+    fn_mg, fn_th = minigrad_variant(op, variant), torch_variant(op, variant)
+    values = values_compared(op)
+    outcomes = []
+
+    def each(dtype_name, found, body):
+        for index, sample in enumerate(found):
+            reason = sample_filter(op, variant, sample, dtype_name) if sample_filter else None
+            if reason:
+                outcomes.append(Outcome(index, "n/a", reason, "skipped", dtype_name, sample))
+                continue
+            _run_one(outcomes, index, dtype_name, sample, lambda: body(sample))
+
+    if kind == "errors":
+        for index, error in enumerate(error_inputs(op)):
+            reason = sample_filter(op, variant, error.sample_input, "") if sample_filter else None
+            if reason:
+                outcomes.append(Outcome(index, "n/a", reason, "skipped", "", error))
+                continue
+            _run_one(outcomes, index, "", error, lambda: check_error(op, error, fn_mg))
+        return outcomes
+
+    if kind == "float64":
+        name = main_dtype(op)
+        if limit is None:
+            limit = FLOAT64_LIMIT if variant == "function" else METHOD_LIMIT
+        found = _samples(op, name, None, limit, None)
+        if variant == "inplace":
+            each(name, found, lambda s: run_inplace(op, s, fn_mg, fn_th, values=values, rtol=tolerance[0],
+                                                     atol=tolerance[1]))
+        else:
+            each(name, found, lambda s: run_out_of_place(op, s, fn_mg, fn_th, values=values, rtol=tolerance[0],
+                                                         atol=tolerance[1], processed=processed))
+        return outcomes
+
+    for name in extra_dtypes(op):
+        found = _samples(op, name, False, limit or DTYPE_LIMIT, DTYPE_SCAN)
+        # float32 results (of float32 or integer inputs) computed in another order: PyTorch's float32 tolerance
+        if variant == "inplace":
+            each(name, found, lambda s: run_inplace(op, s, fn_mg, fn_th, values=values, rtol=1e-4, atol=1e-5))
+        else:
+            each(name, found, lambda s: run_out_of_place(op, s, fn_mg, fn_th, values=values, gradients=False,
+                                                        rtol=1e-4, atol=1e-5, processed=processed))
+    return outcomes
+
+
+def check_error(op, error, fn_mg):
+    """An ``ErrorInput`` raises PyTorch's exception type in minigrad, and leaves its inputs unchanged. An
+    ErrorInput PyTorch itself accepts (the database marks some as expected failures) is not counted."""
+    try:
+        op.op(error.sample_input.input, *error.sample_input.args, **error.sample_input.kwargs)
+    except Exception:
+        pass
+    else:
+        return "accepted by PyTorch too"
+    try:
+        x, args, kwargs, memo = convert_sample(error.sample_input)
+    except ValueError as too_big:       # more dimensions than NumPy holds (64)
+        pytest.skip(f"not expressible in NumPy: {too_big}")
+    before = _snapshot(memo)
+    try:
+        fn_mg(x, *args, **kwargs)
+    except error.error_type as raised:
+        _assert_unchanged(before)
+        return "message matches" if re.search(error.error_regex, str(raised)) else "type matches"
+    except Exception as other:
+        raise AssertionError(f"error type: PyTorch raises {error.error_type.__name__} "
+                             f"({error.error_regex!r}), minigrad {_describe(other)}") from other
+    raise AssertionError(f"error type: PyTorch raises {error.error_type.__name__} ({error.error_regex!r}), "
+                         "minigrad accepts the input")
+
+
+__all__ = ["module_db", "minigrad_module", "run_module", "VARIANTS", "KINDS", "Outcome", "op_id", "cases", "run_case", "minigrad_variant", "torch_variant",
+           "torch_name", "is_random", "extra_dtypes", "main_dtype", "values_compared", "missing_dtypes", "rebind"]
+
+
+# --------------------------------------------------------------------------- modules (common_modules.module_db)
+MODULE_LIMIT = 4          # module inputs per module (forward values in float64, parameters copied from PyTorch's)
+
+
+def module_db():
+    pytest.importorskip("torch")
+    from torch.testing._internal.common_modules import module_db as db
+    return db
+
+
+def minigrad_module(info):
+    """minigrad's class of a ModuleInfo (``minigrad.nn.<same name>``), or None."""
+    return getattr(mg.nn, info.module_cls.__name__, None)
+
+
+def run_module(info, limit=MODULE_LIMIT):
+    """Outcomes of a module's float64 inputs: each module built in both libraries from the same constructor
+    arguments, PyTorch's parameters and buffers loaded into minigrad's (``load_state_dict``), the forward
+    outputs compared (random modules: shapes and dtypes only)."""
+    torch = pytest.importorskip("torch")
+    cls = minigrad_module(info)
+    torch.manual_seed(0)
+    inputs = list(info.module_inputs_func(info, device="cpu", dtype=torch.float64, requires_grad=False,
+                                          training=False))
+    if len(inputs) > limit:
+        inputs = [inputs[int(i * len(inputs) / limit)] for i in range(limit)]
+    outcomes = []
+    for index, item in enumerate(inputs):
+        def body(item=item):
+            if item.forward_input is None:
+                return "no forward input"
+            c_args, c_kwargs = item.constructor_input.args, item.constructor_input.kwargs
+            torch.manual_seed(0)
+            module_th = info.module_cls(*c_args, **c_kwargs).to(torch.float64).eval()
+            memo = {}
+            module_mg = cls(*to_mg(c_args, memo), **to_mg(c_kwargs, memo)).to(mg.float64).eval()
+            state = {k: to_mg(v.detach(), memo) for k, v in module_th.state_dict().items()}
+            module_mg.load_state_dict(state)
+            f_args, f_kwargs = item.forward_input.args, item.forward_input.kwargs
+            out_mg = module_mg(*to_mg(f_args, memo), **to_mg(f_kwargs, memo))
+            out_th = module_th(*f_args, **f_kwargs)
+            assert_same_outputs(out_mg, out_th, 1e-7, 1e-7)
+            return "ok"
+        _run_one(outcomes, index, "float64", item, body)
+    return outcomes
