@@ -45,6 +45,14 @@ def attacks():
     yield "LONG_BINPUT 268435456 (memo)", hostile.huge_memo
     for levels, how in ((20, "persid"), (24, "persid"), (60, "persid"), (60, "size"), (60, "complex")):
         yield f"repr of 2**{levels} shared leaves ({how})", lambda n=levels, h=how: hostile.shared_repr(n, h)
+    ten_mb = 10 * 2 ** 20
+    yield "10 MB data.pkl of None", lambda: hostile.many_opcodes(ten_mb)
+    yield "10 MB data.pkl of EMPTY_SET", lambda: hostile.many_opcodes(ten_mb, b"\x8f")
+    yield "10 MB structure.json of []", lambda: hostile.empty_lists_json(ten_mb)
+    yield "65,000 zip entries", lambda: hostile.many_entries(65_000)
+    yield "100,000 colliding int keys (pickle)", lambda: hostile.torch_zip(hostile.colliding_int_keys(100_000))
+    yield "100,000 colliding complex keys (pickle)", lambda: hostile.torch_zip(hostile.colliding_complex_keys(100_000))
+    yield "100,000 colliding int keys (structure.json)", lambda: hostile.colliding_json_keys(100_000)
 
 
 def main():

@@ -864,113 +864,119 @@ _MEMO_OPCODES = ("MEMOIZE", "BINPUT", "LONG_BINPUT")
 # the estimate against tracemalloc): the object it makes, its slots on the unpickler's stack, in its memo
 # and in a container, and the copy ``_Materializer.convert`` makes of a container. Any opcode costs
 # ``_OPCODE_BYTES``, these more; a string or bytes costs its length on top (4 bytes a character: a str
-# with one character beyond U+FFFF stores all of them in 4 bytes).
+# with one character beyond U+FFFF stores all of them in 4 bytes, after an 80-byte header).
 _OPCODE_BYTES = 64
 _OPCODE_BYTES_FOR = {"EMPTY_LIST": 320, "EMPTY_DICT": 400, "EMPTY_SET": 640, "TUPLE": 128, "TUPLE1": 144,
-                     "TUPLE2": 160, "TUPLE3": 176, "REDUCE": 640, "BINPERSID": 256, "SETITEM": 192}
-# ... and each item that these add to a container (a dict's or set's slots grow up to 8-fold past their items).
-_ITEM_BYTES = {"APPENDS": 16, "TUPLE": 16, "SETITEMS": 96, "ADDITEMS": 160}
+                     "TUPLE2": 160, "TUPLE3": 176, "REDUCE": 640, "BINPERSID": 256, "SETITEM": 192,
+                     **dict.fromkeys(_STRING_OPCODES, 144), **dict.fromkeys(_BYTES_OPCODES, 112)}
+# ... and each item that these add to a container (a dict's or set's table grows up to 8-fold past its
+# items, in the unpickler's set and again in convert's copy).
+_ITEM_BYTES = {"APPENDS": 16, "TUPLE": 16, "SETITEMS": 128, "ADDITEMS": 288}
 _MEMO_SLOT_BYTES = 16  # CPython's unpickler grows its memo (8-byte slots) to twice the largest index put
+_STRING, _BYTES, _MEMO, _GET, _GLOBAL, _STACK_GLOBAL, _FRAME, _LONG, _MARK = range(1, 10)  # opcodes _check_opcodes
+_SPECIAL = {"GLOBAL": _GLOBAL, "STACK_GLOBAL": _STACK_GLOBAL, "FRAME": _FRAME, "LONG1": _LONG, "MARK": _MARK,
+            **dict.fromkeys(_STRING_OPCODES, _STRING), **dict.fromkeys(_BYTES_OPCODES, _BYTES),
+            **dict.fromkeys(_MEMO_OPCODES, _MEMO), **dict.fromkeys(("BINGET", "LONG_BINGET"), _GET)}
 
 
-def _stack_effects():
-    """opcode name -> ``(below, pushed)`` for opcodes that pop down to the last MARK (``below``: how many
-    items they take from under it), or ``(None, change of the stack's depth)`` for the others."""
-    effects = {}
+def _opcode_rules():
+    """admitted opcode name -> ``(bytes it costs, bytes per item it adds, what _check_opcodes does with it,
+    below, change)``: ``below`` is None and ``change`` the change of the stack's depth, or, for opcodes
+    that pop down to the last MARK, ``below`` the number of items they take from under it and ``change``
+    the number they push."""
+    rules = {}
     for opcode in pickletools.opcodes:
+        if opcode.name not in _ADMITTED_OPCODES:
+            continue
         before, after = opcode.stack_before, opcode.stack_after
         if pickletools.markobject in before:
-            effects[opcode.name] = before.index(pickletools.markobject), len(after)
+            below, change = before.index(pickletools.markobject), len(after)
         else:
-            effects[opcode.name] = None, len(after) - len(before)
-    return effects
+            below, change = None, len(after) - len(before)
+        rules[opcode.name] = (_OPCODE_BYTES_FOR.get(opcode.name, _OPCODE_BYTES), _ITEM_BYTES.get(opcode.name, 0),
+                              _SPECIAL.get(opcode.name, 0), below, change)
+    return rules
 
 
-_STACK_EFFECTS = _stack_effects()
-
-
-class _PickleCheck:
-    """What ``_check_opcodes`` keeps while it walks the pickle: the strings in the memo (for
-    STACK_GLOBAL), the stack's depth and marks, the largest memo index, the numbers that can collide."""
-
-    def __init__(self, size, budget):
-        self.size, self.budget = size, budget
-        self.memo, self.recent = {}, [None, None]  # memo index -> its string (None: not a string); last two pushed
-        self.depth, self.marks, self.memo_slots, self.colliding = 0, [], 0, 0
-
-    def opcode(self, name, arg, position):
-        if name not in _ADMITTED_OPCODES:
-            raise _refuse(f"its pickle uses the opcode {name} at byte {position}, which torch.save does not write")
-        if name == "GLOBAL":
-            _admitted_global(*arg.split(" ", 1))
-        elif name == "STACK_GLOBAL":
-            if None in self.recent:
-                raise _refuse(f"its pickle names a global computed at run time (byte {position})")
-            _admitted_global(*self.recent)
-        elif name == "FRAME" and position + 9 + arg > self.size:
-            raise _refuse(f"its pickle has a frame of {arg} bytes at byte {position}, past its end")
-        elif name == "LONG1" and abs(arg) >= _COLLIDING_INT:
-            self.colliding += 1
-            if self.colliding > _MAX_COLLIDING_NUMBERS:
-                raise _refuse(f"its pickle holds more than {_MAX_COLLIDING_NUMBERS} ints of magnitude 2**61 - 1 or "
-                              "more (their hashes can be made to collide: dicts and sets of them take quadratic time)")
-        cost = _OPCODE_BYTES_FOR.get(name, _OPCODE_BYTES)
-        if name in _STRING_OPCODES or name in _BYTES_OPCODES:
-            cost += len(arg) * (4 if name in _STRING_OPCODES else 1)
-        cost += self.stack(name, position) * _ITEM_BYTES.get(name, 0)
-        if name in _MEMO_OPCODES:
-            cost += self.memoize(len(self.memo) if name == "MEMOIZE" else arg, position)
-        elif name != "FRAME":
-            pushed = arg if name in _STRING_OPCODES else self.memo.get(arg) if name.endswith("BINGET") else None
-            self.recent = [self.recent[-1], pushed]
-        self.budget.charge(cost, "the objects data.pkl makes")
-
-    def stack(self, name, position):
-        """Follow the stack's depth through ``name``; the number of items it takes from above a MARK."""
-        if name == "MARK":
-            self.marks.append(self.depth)
-            return 0
-        below, change = _STACK_EFFECTS[name]
-        if below is None:
-            self.depth += change
-            items = 0
-        else:
-            if not self.marks:
-                raise _refuse(f"its pickle is malformed ({name} without a MARK at byte {position})")
-            mark = self.marks.pop()
-            items, self.depth = self.depth - mark, mark - below + change
-        if self.depth < 0:
-            raise _refuse(f"its pickle is malformed ({name} at byte {position} pops an empty stack)")
-        return items
-
-    def memoize(self, index, position):
-        """Record memo slot ``index`` (one more opcode's worth of objects could not fill more slots than the
-        pickle has bytes); the bytes by which the unpickler's memo grows."""
-        if index >= self.size:
-            raise _refuse(f"its pickle puts an object in memo slot {index} at byte {position}, more slots than a "
-                          f"pickle of {self.size} bytes can fill")
-        self.memo[index] = self.recent[-1]
-        grown = max(0, index + 1 - self.memo_slots)
-        self.memo_slots += grown
-        return grown * _MEMO_SLOT_BYTES
+_OPCODE_RULES = _opcode_rules()
 
 
 def _check_opcodes(pickled, budget):
     """Parse (never run) the pickle ``pickled`` and refuse it if it uses an opcode outside
     ``_ADMITTED_OPCODES`` or names a global outside ``_ADMITTED``, and charge ``budget`` with an estimate of
-    the memory its objects take: checked before the unpickler starts.
+    the memory its objects take (``_OPCODE_RULES``): checked before the unpickler starts.
 
     ``GLOBAL`` carries its names; ``STACK_GLOBAL`` (protocol 4+) takes them from the two values pushed
     before it, which must be strings written there or fetched from the memo (as ``pickle`` writes them).
-    Memo slots past the pickle's length (which CPython's unpickler would allocate) are refused, as are more
-    than ``_MAX_COLLIDING_NUMBERS`` huge ints.
+    A memo slot past the pickle's length (which CPython's unpickler would allocate, 8 bytes a slot up to
+    the index, for nothing) is refused, and so are more than ``_MAX_COLLIDING_NUMBERS`` huge ints. One
+    loop with local variables: it runs once per opcode, millions of times for a large pickle.
     """
-    check = _PickleCheck(len(pickled), budget)
+    size, rules = len(pickled), _OPCODE_RULES
+    memo, recent, before_recent = {}, None, None  # memo index -> its string (None: not a string); last two pushed
+    depth, marks, memo_slots, colliding = 0, [], 0, 0
+    cost, room = 0, budget.limit - budget.used  # charged to the budget at the end, or once over
     try:
         for opcode, arg, position in pickletools.genops(pickled):
-            check.opcode(opcode.name, arg, position)
+            rule = rules.get(opcode.name)
+            if rule is None:
+                raise _refuse(f"its pickle uses the opcode {opcode.name} at byte {position}, which torch.save "
+                              "does not write")
+            unit, item_bytes, special, below, change = rule
+            cost += unit
+            pushed = None
+            if below is None:
+                depth += change
+            else:
+                if not marks:
+                    raise _refuse(f"its pickle is malformed ({opcode.name} without a MARK at byte {position})")
+                mark = marks.pop()
+                cost += (depth - mark) * item_bytes
+                depth = mark - below + change
+            if depth < 0:
+                raise _refuse(f"its pickle is malformed ({opcode.name} at byte {position} pops an empty stack)")
+            if special:
+                if special == _STRING:
+                    cost += 4 * len(arg)
+                    pushed = arg
+                elif special == _BYTES:
+                    cost += len(arg)
+                elif special == _GET:
+                    pushed = memo.get(arg)
+                elif special == _MEMO:
+                    index = len(memo) if arg is None else arg  # MEMOIZE: the next slot
+                    if index >= size:
+                        raise _refuse(f"its pickle puts an object in memo slot {index} at byte {position}, more "
+                                      f"slots than a pickle of {size} bytes can fill")
+                    memo[index] = recent
+                    if index >= memo_slots:
+                        cost += (index + 1 - memo_slots) * _MEMO_SLOT_BYTES
+                        memo_slots = index + 1
+                    continue  # pushes nothing
+                elif special == _MARK:
+                    marks.append(depth)
+                elif special == _GLOBAL:
+                    _admitted_global(*arg.split(" ", 1))
+                elif special == _STACK_GLOBAL:
+                    if recent is None or before_recent is None:
+                        raise _refuse(f"its pickle names a global computed at run time (byte {position})")
+                    _admitted_global(before_recent, recent)
+                elif special == _FRAME:
+                    if position + 9 + arg > size:
+                        raise _refuse(f"its pickle has a frame of {arg} bytes at byte {position}, past its end")
+                    continue
+                elif special == _LONG and abs(arg) >= _COLLIDING_INT:
+                    colliding += 1
+                    if colliding > _MAX_COLLIDING_NUMBERS:
+                        raise _refuse(f"its pickle holds more than {_MAX_COLLIDING_NUMBERS} ints of magnitude 2**61 - 1 "
+                                      "or more (their hashes can be made to collide: dicts and sets of them take "
+                                      "quadratic time)")
+            before_recent, recent = recent, pushed
+            if cost > room:
+                break
     except ValueError as err:  # pickletools' word for a truncated or malformed stream
         raise _refuse(f"its pickle is malformed ({_clip(err)})") from None
+    budget.charge(cost, "the objects data.pkl makes")
 
 
 def _load_torch(entries, pickle_name, map_location):

@@ -15,17 +15,18 @@ def zip_bytes(entries):
     """A zip archive of ``entries``: ``(name, data, method, crc, declared_compressed, declared_size)`` tuples,
     ``data`` being the member's bytes as they lie in the file (already deflated for ``DEFLATED``). The sizes
     are written into the local header and the central directory as given (so they may lie)."""
-    body, directory = b"", b""
+    body, directory, offset = [], [], 0
     for name, data, method, crc, compressed, size in entries:
         name = name.encode()
-        offset = len(body)
-        #          signature  version flags method time date crc  compressed size  name extra
-        body += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0x21, crc, compressed, size, len(name), 0)
-        body += name + data
-        directory += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, method, 0, 0x21, crc, compressed, size,
-                                 len(name), 0, 0, 0, 0, 0, offset) + name
-    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(directory), len(body), 0)
-    return body + directory + end
+        #                          signature  version flags method time date crc  compressed size  name extra
+        local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0x21, crc, compressed, size, len(name), 0)
+        body += [local, name, data]
+        directory += [struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, method, 0, 0x21, crc, compressed, size,
+                                  len(name), 0, 0, 0, 0, 0, offset), name]
+        offset += len(local) + len(name) + len(data)
+    directory = b"".join(directory)
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(directory), offset, 0)
+    return b"".join(body) + directory + end
 
 
 def stored(name, data):
@@ -39,7 +40,7 @@ def deflated_zeros(name, nbytes, prefix=b"", real_crc=None):
     """A member whose deflate stream inflates to ``prefix`` and then zeros, about ``nbytes`` in all (the zeros
     are whole MiBs), about 1000 times smaller than that. The stream is one compressed 1 MiB block of zeros
     repeated: a full flush ends each block byte-aligned with no history, so every block is the same.
-    ``real_crc`` (default: for up to 64 MiB) computes the true crc32; otherwise it is 0 and the member fails
+    ``real_crc`` (default: for up to 128 MiB) computes the true crc32; otherwise it is 0 and the member fails
     its check only once read to the end."""
     chunk = 2 ** 20
     if chunk not in _ZERO_PIECES:
@@ -50,7 +51,7 @@ def deflated_zeros(name, nbytes, prefix=b"", real_crc=None):
     repeats = (nbytes - len(prefix)) // chunk
     data = head + _ZERO_PIECES[chunk] * repeats + zlib.compressobj(9, zlib.DEFLATED, -15).flush()
     crc = 0
-    if real_crc or (real_crc is None and nbytes <= 64 * chunk):
+    if real_crc or (real_crc is None and nbytes <= 128 * chunk):
         crc, zeros = zlib.crc32(prefix), bytes(chunk)
         for _ in range(repeats):
             crc = zlib.crc32(zeros, crc)
@@ -183,3 +184,48 @@ def huge_memo():
 def shared_repr(levels, how="persid"):
     """A data.pkl whose refusal message would ``repr`` a memo-shared structure of ``2 ** levels`` leaves."""
     return torch_zip(refused_with(shared_list_pickle(levels), levels, how))
+
+
+# =========================================================================== beyond the issue: costs a small file can ask for
+def long1(value):
+    """LONG1: ``value`` in little-endian two's complement, as pickle writes it."""
+    raw = value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)
+    return b"\x8a" + bytes([len(raw)]) + raw
+
+
+COLLIDING_INT = 2 ** 61 - 1  # hash(k * COLLIDING_INT) == 0 for every int k on 64-bit CPython
+
+
+def colliding_int_keys(count):
+    """A dict of ``count`` int keys that all hash to 0: inserting them costs count**2 / 2 comparisons."""
+    return b"\x80\x02}(" + b"".join(long1(k * COLLIDING_INT) + b"N" for k in range(1, count + 1)) + b"u."
+
+
+def colliding_complex_keys(count):
+    """A dict of ``count`` complex keys 1000003k - kj, which all hash to 0 (hash(x) + 1000003 hash(y))."""
+    out = b"\x80\x02c__builtin__\ncomplex\nq\x01}("
+    for k in range(1, count + 1):
+        out += b"h\x01(G" + struct.pack(">d", 1000003.0 * k) + b"G" + struct.pack(">d", -float(k)) + b"tRN"
+    return out + b"u."
+
+
+def colliding_json_keys(count):
+    items = ",".join(f"[{k * COLLIDING_INT}, null]" for k in range(1, count + 1))
+    return zip_bytes([stored("minigrad/structure.json", minigrad_structure(None)[:-5] + b'{"type": "dict", "items": ['
+                             + items.encode() + b"]}}")])
+
+
+def many_opcodes(nbytes, opcode=b"N"):
+    """A stored data.pkl of about ``nbytes`` bytes: a list of one-byte opcodes (None, [], {}, set() ...)."""
+    return torch_zip(b"\x80\x02](" + opcode * nbytes + b"e.")
+
+
+def empty_lists_json(nbytes):
+    """A stored structure.json of about ``nbytes`` bytes: a JSON list of empty lists (refused by the decoder,
+    after json.loads has made them)."""
+    return zip_bytes([stored("minigrad/structure.json", b"[" + b"[]," * (nbytes // 3) + b"[]]")])
+
+
+def many_entries(count):
+    """A zip of ``count`` (at most 65535) empty stored entries: 86 bytes an entry."""
+    return zip_bytes([stored(f"{i}", b"") for i in range(count)])
