@@ -10,7 +10,6 @@ import os
 import pickle
 import subprocess
 import sys
-import threading
 import tracemalloc
 import zipfile
 from collections import OrderedDict
@@ -23,6 +22,7 @@ import minigrad as mg
 from minigrad import serialization
 from tests import hostile_checkpoints as hostile
 from tests.mirror import torch_or_skip
+from tests.test_bad_state import in_thread
 
 MiB = 2 ** 20
 ROOT = Path(__file__).resolve().parent.parent
@@ -346,33 +346,17 @@ def test_preview_is_repr_for_small_values_and_bounded_for_any():
 
 
 # =========================================================================== safetensors
-def _in_thread(call, seconds=20):
-    outcome = {}
-
-    def run():
-        try:
-            call()
-        except BaseException as err:  # noqa: BLE001
-            outcome["error"] = err
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), "blocked: the file was opened for reading"
-    return outcome.get("error")
-
-
 def test_load_safetensors_refuses_what_is_not_a_regular_file_before_opening_it(tmp_path):
     pytest.importorskip("safetensors")
     if not hasattr(os, "mkfifo"):
         pytest.skip("no FIFOs on this platform")
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    error = _in_thread(lambda: serialization.load_safetensors(fifo))
+    error = in_thread(lambda: serialization.load_safetensors(fifo))
     assert isinstance(error, OSError) and "load_safetensors refuses to read a FIFO" in str(error), repr(error)
-    error = _in_thread(lambda: serialization.load_safetensors(os.devnull))
+    error = in_thread(lambda: serialization.load_safetensors(os.devnull))
     assert isinstance(error, OSError) and "character device" in str(error), repr(error)
-    assert isinstance(_in_thread(lambda: serialization.load_safetensors(tmp_path)), IsADirectoryError)
+    assert isinstance(in_thread(lambda: serialization.load_safetensors(tmp_path)), IsADirectoryError)
 
 
 def test_load_safetensors_max_bytes(tmp_path):
