@@ -268,7 +268,7 @@ class _Budget:
     def charge(self, nbytes, what):
         self.used += nbytes
         if self.used > self.limit:
-            raise ValueError(f"mg.load: reading {_clip(what)} would bring the data read to {self.used} bytes, more "
+            raise ValueError(f"mg.load: {_clip(what)} would bring the memory it spends to {self.used} bytes, more "
                              f"than {self.why}")
 
 
@@ -315,7 +315,7 @@ class _Entries:
     def open(self, name, charge=None):
         """``name`` opened for reading, after charging ``charge`` bytes (its declared size unless given)."""
         info = self.info(name)
-        self.budget.charge(info.file_size if charge is None else charge, name)
+        self.budget.charge(info.file_size if charge is None else charge, f"unpacking {name}")
         return self.archive.open(info)
 
     def read(self, name, most=None):
@@ -480,7 +480,7 @@ class _Decoder:
 
 def _load_minigrad(entries):
     text = entries.read(_STRUCTURE)
-    entries.budget.charge(_JSON_BYTES_PER_BYTE * len(text), f"the objects {_STRUCTURE} describes")
+    entries.budget.charge(_JSON_BYTES_PER_BYTE * len(text), f"building the objects {_STRUCTURE} describes")
     try:
         structure = json.loads(text)
     except ValueError as err:
@@ -762,7 +762,7 @@ class _Materializer:
             if stored_bytes < nbytes:
                 raise _refuse(f"the storage {_preview(storage.key)} holds {stored_bytes} bytes, fewer than its "
                               f"{storage.numel} elements of {storage.dtype} need")
-            self.entries.budget.charge(nbytes, name)
+            self.entries.budget.charge(nbytes, f"reading the storage {name}")
 
     def storage_array(self, storage):
         if storage.array is None:
@@ -976,7 +976,7 @@ def _check_opcodes(pickled, budget):
                 break
     except ValueError as err:  # pickletools' word for a truncated or malformed stream
         raise _refuse(f"its pickle is malformed ({_clip(err)})") from None
-    budget.charge(cost, "the objects data.pkl makes")
+    budget.charge(cost, "building the objects data.pkl makes")
 
 
 def _load_torch(entries, pickle_name, map_location):

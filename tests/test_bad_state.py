@@ -795,7 +795,7 @@ def test_load_array_sizes_count_against_max_bytes_before_reading(tmp_path):
         for name in old.namelist():
             new.writestr(name, old.read(name))
     assert path.stat().st_size < 2000
-    with pytest.raises(ValueError, match="would bring the data read"):
+    with pytest.raises(ValueError, match="would bring the memory it spends"):
         mg.load(path, max_bytes=10_000)
     assert len(mg.load(path, max_bytes=40_000)) == 2  # the arrays and the structure's objects
 
