@@ -97,7 +97,7 @@ class GroupNormFunction(Function):
         x3, w, b = channel_operands(x, weight, bias)                 # (N, C, S), (C,), (C,) in the compute dtype
         with np.errstate(divide="ignore" if zero_rstd else "warn"):  # eps = 0: 1/sqrt(0), made 0 below
             y, mean, rstd = kernel(group_norm_forward)(x3, num_groups, w, b, eps=eps)   # mean, rstd (N, G)
-        if centering_overflows(rstd, x3.shape[1] // num_groups * x3.shape[2], x3.dtype):   # count: C/G * S
+        if x3.size and centering_overflows(rstd, x3.size // (x3.shape[0] * num_groups), x3.dtype):   # C/G * S each
             x3, w, b = channel_operands(x, weight, bias, np.float64)  # then statistics and backward in float64
             y, mean, rstd = kernel(group_norm_forward)(x3, num_groups, w, b, eps=eps)
         if zero_rstd:
