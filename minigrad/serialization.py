@@ -42,9 +42,10 @@ from .tensor import Tensor
 
 __all__ = ["save", "load", "save_safetensors", "load_safetensors", "MAX_LOAD_BYTES"]
 
-#: ``load``'s default limit, in bytes, on the file's size and on the total size of the entries it reads
-#: (the arrays' data, the structure, PyTorch's pickle). Set it (``minigrad.serialization.MAX_LOAD_BYTES =
-#: 2**40``) or pass ``load(f, max_bytes=...)``; ``math.inf`` lifts it. minigrad's own name: PyTorch has none.
+#: ``load``'s (and ``load_safetensors``') default limit, in bytes, on the file's size, and the most memory ``load``
+#: spends on one file (less for a small file: 48 times its size, at least 64 MiB; ``_Budget``). Set it
+#: (``minigrad.serialization.MAX_LOAD_BYTES = 2**40``) or pass ``load(f, max_bytes=...)``, which replaces both
+#: limits; ``math.inf`` lifts them. minigrad's own name: PyTorch has none.
 MAX_LOAD_BYTES = 16 * 2 ** 30
 
 _STRUCTURE = "minigrad/structure.json"
