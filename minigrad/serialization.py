@@ -587,7 +587,8 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
         raise _refuse(f"a tensor with storage offset {_preview(storage_offset)}")
     size, stride = _index_tuple(size, "a tensor's size"), _index_tuple(stride, "a tensor's stride")
     if len(size) != len(stride) or len(size) > 64 or type(requires_grad) is not bool:
-        raise _refuse(f"a tensor with size {_preview(size)}, stride {_preview(stride)}, requires_grad {_preview(requires_grad)}")
+        raise _refuse(f"a tensor with size {_preview(size)}, stride {_preview(stride)}, requires_grad "
+                      f"{_preview(requires_grad)}")
     _no_hooks(backward_hooks)
     if metadata:
         raise _refuse(f"a tensor with metadata {_preview(metadata)}")
@@ -969,9 +970,9 @@ def _check_opcodes(pickled, budget):
                 elif special == _LONG and abs(arg) >= _COLLIDING_INT:
                     colliding += 1
                     if colliding > _MAX_COLLIDING_NUMBERS:
-                        raise _refuse(f"its pickle holds more than {_MAX_COLLIDING_NUMBERS} ints of magnitude 2**61 - 1 "
-                                      "or more (their hashes can be made to collide: dicts and sets of them take "
-                                      "quadratic time)")
+                        raise _refuse(f"its pickle holds more than {_MAX_COLLIDING_NUMBERS} ints of magnitude "
+                                      "2**61 - 1 or more (their hashes can be made to collide: dicts and sets of "
+                                      "them take quadratic time)")
             before_recent, recent = recent, pushed
             if cost > room:
                 break
@@ -1058,7 +1059,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             except RecursionError:
                 raise RuntimeError("mg.load: the file nests containers too deeply to be read") from None
             except (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile, NotImplementedError) as err:
-                raise RuntimeError(f"mg.load: a zip entry cannot be read ({type(err).__name__}: {_clip(err)})") from None
+                raise RuntimeError(f"mg.load: a zip entry cannot be read ({type(err).__name__}: "
+                                   f"{_clip(err)})") from None
     finally:
         if opened:
             source.close()

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-import minigrad.nn.functional as F
 from minigrad.kernels import use_backend
 from tests.mirror import torch_or_skip
 

@@ -221,7 +221,8 @@ PICKLE_PATTERNS = {  # what a file can pack most objects into, a few bytes each
     "empty sets": b"\x80\x02](" + b"\x8f" * N + b"e.",
     "None": b"\x80\x02](" + b"N" * N + b"e.",
     "memoized None": b"\x80\x02](" + b"N\x94" * N + b"e.",
-    "memoized strings": b"\x80\x02](" + b"".join(b"\x8c\x01" + bytes([65 + i % 26]) + b"\x94" for i in range(N)) + b"e.",
+    "memoized strings": b"\x80\x02](" + b"".join(b"\x8c\x01" + bytes([65 + i % 26]) + b"\x94" for i in range(N))
+                        + b"e.",
     "distinct ints": b"\x80\x02](" + b"".join(hostile.int32(i + 10 ** 6) for i in range(N)) + b"e.",
     "non-BMP strings": b"\x80\x02](" + b"\x8c\x04\xf0\x9f\x98\x80" * N + b"e.",
     "pairs of one list": b"\x80\x02]q\x00](" + b"h\x00h\x00\x86" * N + b"e.",
