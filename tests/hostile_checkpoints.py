@@ -186,7 +186,7 @@ def shared_repr(levels, how="persid"):
     return torch_zip(refused_with(shared_list_pickle(levels), levels, how))
 
 
-# =========================================================================== beyond the issue: other costs of a small file
+# =========================================================================== beyond the issue: other costs
 def long1(value):
     """LONG1: ``value`` in little-endian two's complement, as pickle writes it."""
     raw = value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)
