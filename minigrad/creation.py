@@ -53,6 +53,24 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return new_tensor(arr, device, requires_grad)
 
 
+def _check_no_strings(data):
+    """PyTorch's errors for strings in ``tensor``'s data. Its sizes follow the first element of each list down:
+    a str found there is a dimension too many (ValueError: ``tensor(['a'])``); a str or bytes anywhere
+    else is an invalid data type (TypeError: ``tensor('a')``, ``tensor([1, 'a'])``)."""
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+        if isinstance(first, str):
+            raise ValueError("too many dimensions 'str'")
+    pending = [data]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
+        if isinstance(item, (list, tuple)):
+            pending.extend(reversed(item))
+
+
 def _from_python(data, dtype):
     """A Python number or nested sequence of numbers as an array: PyTorch's dtype for it, or ``dtype``."""
     if data is None or isinstance(data, (dict, set)):
@@ -62,6 +80,7 @@ def _from_python(data, dtype):
     except TypeError:
         if _has_huge_int(data):                       # NumPy reads ints beyond 64 bits as objects
             raise ValueError("Overflow when unpacking long long") from None
+        _check_no_strings(data)
         raise
     dtype = natural if dtype is None else dtype
     if dtype.kind in "biu" and natural.kind in "fc" and not np.isfinite(np.asarray(data, dtype=natural)).all():

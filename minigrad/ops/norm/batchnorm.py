@@ -29,7 +29,7 @@ from .channels import (ChannelNormBackward, affine_channels, blend_running, buff
                        channel_affine, channel_array, channel_backward, channel_graph_backward, channel_operands,
                        channel_param_grads, channels_view, check_channel_input, check_param_dtypes, check_running_pair,
                        per_channel, save_for_channel_backward, verify_batch_size)
-from .common import center, centered_dx, normalize, square_mean64
+from .common import center, centered_dx, centering_overflows, normalize, square_mean64
 
 
 # --------------------------------------------------------------------------- NumPy reference, x (N, C, S)
@@ -91,7 +91,7 @@ class BatchNormFunction(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, mean, rstd, training, eps=None):
-        x3, w, b = channel_operands(x, weight, bias)                 # (N, C, S), (C,), (C,) in the compute dtype
+        x3, w, b = channel_operands(x, weight, bias, rstd.dtype)     # (N, C, S), (C,), (C,) in the statistics' dtype
         y = kernel(batch_norm_forward)(x3, mean, rstd, w, b)
         save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, training=training, eps=eps)
         return y.reshape(x.shape).astype(x.dtype, copy=False)
@@ -172,11 +172,14 @@ def _check_statistics_and_update_running(input, running_mean, running_var, weigh
         return channel_array(running_mean, dtype), 1.0 / np.sqrt(channel_array(running_var, dtype) + eps)
     x3 = channels_view(input._data)                                   # (N, C, S)
     if running_mean is None:
-        return kernel(batch_norm_train_stats)(x3, eps, momentum, None, None)
-    buffers = buffer_array(running_mean, dtype), buffer_array(running_var, dtype)   # (C,) each
-    mean, rstd = kernel(batch_norm_train_stats)(x3, eps, momentum, *buffers)
-    buffer_written(running_mean, buffers[0])
-    buffer_written(running_var, buffers[1])
+        mean, rstd = kernel(batch_norm_train_stats)(x3, eps, momentum, None, None)
+    else:
+        buffers = buffer_array(running_mean, dtype), buffer_array(running_var, dtype)   # (C,) each
+        mean, rstd = kernel(batch_norm_train_stats)(x3, eps, momentum, *buffers)
+        buffer_written(running_mean, buffers[0])
+        buffer_written(running_var, buffers[1])
+    if centering_overflows(rstd, x3.shape[0] * x3.shape[2], dtype):   # float32 overflows: normalize in float64
+        mean, rstd = kernel(batch_norm_train_stats)(x3.astype(np.float64), eps, momentum, None, None)
     return mean, rstd
 
 

@@ -46,6 +46,18 @@ def square_mean64(a, subscripts):
         return np.einsum(f"{inner},{inner}->{kept}", a, a, dtype=np.float64) / count
 
 
+def centering_overflows(rstd, count, dtype):
+    """Whether x - mean may overflow ``dtype`` in a row (or channel) of ``count`` values normalized with
+    ``rstd``: |x - mean| <= sqrt(count * var) <= sqrt(count) / rstd, so only a row whose rstd is below
+    sqrt(count) / max can (values of both signs near float32's max: 3e38 - (-3e38) is inf, and so is a
+    float32 variance of them, making rstd 0). Normal data has rstd near 1/std, far above; one comparison
+    per row. Such a norm is computed again in float64, where its exact (finite) answer is. Only float32 is
+    checked: float16 is computed in float32, and float64 has no wider type."""
+    if dtype != np.float32:
+        return False
+    return bool((rstd <= 2 * math.sqrt(count) / float(np.finfo(np.float32).max)).any())
+
+
 def center(x, mean):
     """x - mean with ``mean`` in float64 (broadcastable against x), computed in x's dtype as (x - hi) - lo."""
     hi = mean.astype(x.dtype)

@@ -24,8 +24,8 @@ from ..._checks import float_arg, takes_tensors
 from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
-from .common import (center, centered_dx, centered_second_order, centered_statistics, exact_mean, input_grads,
-                     normalize, second_order_grads, square_mean64)
+from .common import (center, centered_dx, centered_second_order, centered_statistics, centering_overflows, exact_mean,
+                     input_grads, normalize, second_order_grads, square_mean64)
 from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, functional_normalized_shape, row_affine,
                    row_dims, row_operands, row_param, row_param_grads, shaped_grads)
 
@@ -79,8 +79,12 @@ class LayerNormFunction(Function):
 
     @staticmethod
     def forward(ctx, input, weight, bias, normalized_shape, eps):
-        x, w, b = row_operands(input, weight, bias, math.prod(normalized_shape))      # (R, D), (D,), (D,)
+        d = math.prod(normalized_shape)
+        x, w, b = row_operands(input, weight, bias, d)                                # (R, D), (D,), (D,)
         y, mean, rstd = kernel(layer_norm_forward)(x, w, b, eps=eps)
+        if centering_overflows(rstd, d, x.dtype):          # float32 overflows: statistics and backward in float64
+            x, w, b = row_operands(input, weight, bias, d, np.float64)
+            y, mean, rstd = kernel(layer_norm_forward)(x, w, b, eps=eps)
         ctx.save_for_backward(input._data, mean, rstd, w)  # a float16 x stays float16 in memory
         ctx.normalized_shape, ctx.eps = normalized_shape, eps
         return from_rows(y, input)
@@ -90,8 +94,8 @@ class LayerNormFunction(Function):
         x, mean, rstd, w = ctx.saved_tensors
         d = math.prod(ctx.normalized_shape)
         need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
-        dx, dw, db = kernel(layer_norm_backward)(as_rows(dout._data, d), as_rows(x, d), mean, rstd, w,
-                                                 need_dx=need_dx, need_dw=need_dw, need_db=need_db)
+        dx, dw, db = kernel(layer_norm_backward)(as_rows(dout._data, d, rstd.dtype), as_rows(x, d, rstd.dtype), mean,
+                                                 rstd, w, need_dx=need_dx, need_dw=need_dw, need_db=need_db)
         return input_grads(ctx, *shaped_grads(dx, dw, db, x.shape, ctx.normalized_shape))
 
     @staticmethod
@@ -132,8 +136,8 @@ class LayerNormBackward(Function):
     def forward(ctx, dout, x, weight, mean, rstd, normalized_shape, eps):
         d = math.prod(normalized_shape)
         w = row_param(weight, rstd.dtype)
-        dx, _, _ = kernel(layer_norm_backward)(as_rows(dout._data, d), as_rows(x._data, d), mean, rstd, w,
-                                               need_dx=True, need_dw=False, need_db=False)
+        dx, _, _ = kernel(layer_norm_backward)(as_rows(dout._data, d, rstd.dtype), as_rows(x._data, d, rstd.dtype),
+                                               mean, rstd, w, need_dx=True, need_dw=False, need_db=False)
         ctx.save_for_backward(dout._data, x._data, mean, rstd, w)
         ctx.normalized_shape, ctx.eps = normalized_shape, eps
         return dx.reshape(x.shape).astype(x.dtype, copy=False)
@@ -142,10 +146,10 @@ class LayerNormBackward(Function):
     def backward(ctx, G):
         dout, x, mean, rstd, w = ctx.saved_tensors
         d = math.prod(ctx.normalized_shape)
-        x_rows = as_rows(x, d)                                                       # (R, D)
+        x_rows = as_rows(x, d, rstd.dtype)                                           # (R, D)
         with np.errstate(invalid="ignore"):
-            grads = centered_second_order(as_rows(G._data, d), as_rows(dout, d), w, layer_norm_xhat(x_rows, mean, rstd),
-                                          rstd[:, None], axes=1, param_axes=0)
+            grads = centered_second_order(as_rows(G._data, d, rstd.dtype), as_rows(dout, d, rstd.dtype), w,
+                                          layer_norm_xhat(x_rows, mean, rstd), rstd[:, None], axes=1, param_axes=0)
         return second_order_grads(ctx, grads, (x.shape, x.shape, ctx.normalized_shape))
 
     @staticmethod
