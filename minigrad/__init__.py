@@ -55,7 +55,7 @@ from .ops.activation import (celu, celu_, hardshrink, prelu, relu_, rrelu, rrelu
                              threshold, threshold_)
 from .ops.distance import cosine_similarity, pairwise_distance  # noqa: E402
 from .ops.distance import cdist  # noqa: E402
-from .ops.shape import cartesian_prod, meshgrid, select  # noqa: E402
+from .ops.shape import as_strided, as_strided_copy, cartesian_prod, meshgrid, select  # noqa: E402
 from . import testing  # noqa: E402
 from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, block_diag, chain_matmul, cross, dot,  # noqa: E402
                            inner, kron, mm, mv, tensordot, trace, vdot)

@@ -752,7 +752,7 @@ _METHODS = {
               "all", "any", "cumsum", "cumprod", "norm"],
     _shape: ["reshape", "view", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "expand",
              "expand_as", "repeat", "split", "chunk", "tril", "triu", "view_as", "reshape_as",
-             "unbind", "select", "narrow", "swapaxes", "swapdims", "movedim", "moveaxis", "roll", "flip", "fliplr", "flipud",
+             "unbind", "select", "as_strided", "narrow", "swapaxes", "swapdims", "movedim", "moveaxis", "roll", "flip", "fliplr", "flipud",
              "diag", "diagonal", "diag_embed", "repeat_interleave", "unfold"],
     _linalg: ["matmul", "bmm", "outer", "ger"],
     _index: ["gather", "scatter", "scatter_add", "index_select", "masked_select", "nonzero", "argwhere"],

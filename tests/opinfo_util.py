@@ -105,6 +105,20 @@ def dtype_to_mg(dtype):
     return found
 
 
+def _storage_view(torch, obj):
+    """For a sample tensor that views part of a larger storage (an offset, or more storage than it covers), the
+    minigrad tensor with the same storage and geometry (``as_strided`` of a copy of the whole storage), so that ops
+    that read the storage (``as_strided``) see what PyTorch's see; None for an ordinary tensor."""
+    if obj.is_conj() or obj.is_neg():
+        return None
+    elements = obj.untyped_storage().nbytes() // obj.element_size()
+    if obj.storage_offset() == 0 and elements == obj.numel():
+        return None
+    whole = torch.as_strided(obj.detach(), (elements,), (1,), 0).numpy().copy()
+    return mg.tensor(whole, dtype=dtype_to_mg(obj.dtype)).as_strided(tuple(obj.shape), obj.stride(),
+                                                                      obj.storage_offset())
+
+
 def to_mg(obj, memo=None):
     """``obj`` with every torch object replaced by minigrad's: tensors (values copied, ``requires_grad`` kept;
     one torch tensor used twice becomes one minigrad tensor), dtypes, ``Size`` (a tuple), devices (``'cpu'``),
@@ -115,8 +129,10 @@ def to_mg(obj, memo=None):
         if id(obj) not in memo:
             if obj.dtype in (torch.bfloat16, torch.complex32) or obj.layout != torch.strided or obj.is_quantized:
                 pytest.skip(f"sample tensor of dtype {obj.dtype}, layout {obj.layout}")
-            array = obj.detach().resolve_conj().resolve_neg().numpy().copy()
-            t = mg.tensor(array, dtype=dtype_to_mg(obj.dtype))
+            t = _storage_view(torch, obj)
+            if t is None:
+                array = obj.detach().resolve_conj().resolve_neg().numpy().copy()
+                t = mg.tensor(array, dtype=dtype_to_mg(obj.dtype))
             if obj.requires_grad:
                 t.requires_grad_(True)
             memo[id(obj)] = (obj, t)   # the torch tensor kept alive: its id cannot be reused meanwhile

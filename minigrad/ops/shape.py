@@ -997,3 +997,75 @@ def cartesian_prod(*tensors):
     if len(tensors) == 1:
         return tensors[0]
     return stack([flatten(g) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+# --------------------------------------------------------------------------- as_strided
+class AsStrided(Function):
+    """out = the view of the input's storage with sizes ``size``, element strides ``stride``, starting at element
+    ``offset`` of the storage (PyTorch's ``as_strided``). Backward: each element of out read one memory location;
+    the gradient of the input's element there is the sum of dout over the elements that read it (``positions``:
+    the input's flat position for each element of out, -1 where out reads memory outside the input: that share of
+    the gradient goes nowhere)."""
+    view = True
+
+    @staticmethod
+    def forward(ctx, a, size, stride, offset):
+        from ..autograd.views import positions_in
+        storage = _storage_elements(a)
+        out = np.lib.stride_tricks.as_strided(storage[offset:], size, tuple(st * storage.itemsize for st in stride),
+                                              writeable=a._data.flags.writeable)
+        ctx.shape, ctx.positions = a.shape, positions_in(a._data, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        keep = ctx.positions >= 0                                           # out's shape
+        grad = np.zeros(int(np.prod(ctx.shape)), dtype=dout.dtype)          # the input, flat
+        np.add.at(grad, ctx.positions[keep], dout._data[keep])
+        return grad.reshape(ctx.shape), None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        keep = ctx.positions >= 0
+        n = int(np.prod(ctx.shape))
+        return IndexAdjoint.apply(Index.apply(dout, keep), (n,), ctx.positions[keep]).reshape(ctx.shape), None, None, \
+            None
+
+
+def _storage_elements(t):
+    """The whole storage under ``t``'s memory as a 1-D array of its dtype (a view, no copy)."""
+    from ..autograd.version import storage_of
+    storage = storage_of(t._data)
+    if not storage.flags.c_contiguous or storage.dtype != t._data.dtype:
+        raise NotImplementedError("as_strided of a tensor whose memory is not a plain array of its dtype")
+    return np.ndarray((storage.size,), dtype=storage.dtype, buffer=storage)
+
+
+@takes_tensors("input")
+def as_strided(input, size, stride, storage_offset=None):
+    """The view of ``input``'s storage with the given sizes and strides (in elements) from ``storage_offset``
+    (by default the input's own), as PyTorch's; differentiable: each element of the input receives the gradient of
+    every element of the view that reads it."""
+    size, stride = _sizes((size,)), _sizes((stride,))
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    from .layout import storage_offset as offset_of
+    offset = offset_of(input) if storage_offset is None else operator.index(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    storage = _storage_elements(input)
+    needed = offset + (1 + sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else 0)
+    if needed > storage.size:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {storage.itemsize} requiring a storage size of {needed * storage.itemsize} are "
+                           f"out of bounds for storage of size {storage.nbytes}")
+    return AsStrided.apply(input, size, stride, offset)
+
+
+def as_strided_copy(input, size, stride, storage_offset=None):
+    """A copy of ``as_strided(input, size, stride, storage_offset)``."""
+    return as_strided(input, size, stride, storage_offset).clone()
