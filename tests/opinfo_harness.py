@@ -310,10 +310,11 @@ def _run_one(outcomes, index, dtype, sample, body):
         outcomes.append(Outcome(index, "fail", message, what, dtype, sample))
 
 
-def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7, 1e-7), processed=False):
+def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7, 1e-7), processed=False,
+             gradients=True):
     """The outcomes of one case. ``tolerance`` is the full pass's (rtol, atol) for values (gradients: at least
     1e-6). ``processed``: outputs compared after the sample's ``output_process_fn_grad`` (eigenvectors, unique up
-    to sign). ``sample_filter(op, variant, sample, dtype_name)`` returns a reason to leave a sample out
+    to sign). ``gradients=False``: the full pass compares values only. ``sample_filter(op, variant, sample, dtype_name)`` returns a reason to leave a sample out
     (recorded as an ``"n/a"`` outcome carrying the reason, ``what="skipped"``) or None."""
     torch = pytest.importorskip("torch")
     fn_mg, fn_th = minigrad_variant(op, variant), torch_variant(op, variant)
@@ -347,7 +348,7 @@ def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7,
                                                      atol=tolerance[1]))
         else:
             each(name, found, lambda s: run_out_of_place(op, s, fn_mg, fn_th, values=values, rtol=tolerance[0],
-                                                         atol=tolerance[1], processed=processed))
+                                                         atol=tolerance[1], processed=processed, gradients=gradients))
         return outcomes
 
     for name in extra_dtypes(op):

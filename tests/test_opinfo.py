@@ -46,6 +46,13 @@ PROCESSED = {
 }
 
 
+# op id: why its float64 pass compares values but not gradients with PyTorch's.
+NO_GRADIENTS = {
+    "as_strided_scatter": "PyTorch 2.13's own backward of as_strided_scatter fails its gradcheck; minigrad's gradient is "
+                          "checked by finite differences in tests/test_ops_index_more.py",
+}
+
+
 def _integral(dtype):
     return dtype in ("uint8", "int8", "int16", "int32", "int64", "bool")
 
@@ -70,12 +77,28 @@ SAMPLE_SKIPS = [
      "uint8 image interpolation (PyTorch's rounding image path) is not implemented: NotImplementedError"),
     (("nn.functional.grid_sample",), lambda op, s, variant, dtype: s.kwargs.get("mode") == "bicubic",
      "grid_sample(mode='bicubic') is not implemented: NotImplementedError names the modes there are"),
-    (("nn.functional.embedding",), lambda op, s, variant, dtype: bool(s.kwargs.get("max_norm")),
-     "embedding(max_norm=) renormalizes the weight in place: the nn.functional/modules work adds it"),
+    (("istft",), lambda op, s, variant, dtype: dtype == "complex128" and _window_is_a_view(s),
+     "PyTorch 2.13 gives no gradient to a window that is a no-grad view of a complex leaf (a fresh leaf of the same "
+     "values gets the gradient minigrad gives; tests/test_fft.py compares that)"),
+    (("nn.functional.upsample_bilinear", "nn.functional.upsample_nearest"), lambda op, s, variant, dtype: dtype == "uint8",
+     "uint8 image interpolation (PyTorch's rounding image path) is not implemented: NotImplementedError"),
+    (("nn.functional.triplet_margin_with_distance_loss",), lambda op, s, variant, dtype: True,
+     "its samples pass a PyTorch module instance as distance_function, which the conversion cannot turn into minigrad's; "
+     "tests/test_functional_more.py and tests/test_modinfo.py compare it with minigrad's own distance modules"),
+    (("polygamma.polygamma_n_0", "polygamma.polygamma_n_1", "polygamma.polygamma_n_2", "polygamma.polygamma_n_3",
+      "polygamma.polygamma_n_4", "special.polygamma.special_polygamma_n_0"),
+     lambda op, s, variant, dtype: _integral(dtype),
+     "at the poles (0 and the negative integers, which integer samples hit) PyTorch's float32 polygamma returns large "
+     "finite numbers (1.7e16 at -3), SciPy's returns inf, the exact value"),
     (("sort", "argsort", "topk", "msort", "kthvalue", "mode", "median", "nanmedian"),
      lambda op, s, variant, dtype: _integral(dtype) and not s.kwargs.get("stable"),
      "ties in integer and bool data: the order of equal elements is unspecified unless stable=True"),
 ]
+
+
+def _window_is_a_view(sample):
+    window = sample.kwargs.get("window")
+    return window is not None and window._is_view()
 
 
 def sample_skip(op, variant, sample, dtype):
@@ -121,7 +144,8 @@ def _brief(sample):
 @pytest.mark.parametrize("op, variant, kind", CASES)
 def test_opinfo(op, variant, kind):
     outcomes = run_case(op, variant, kind, sample_filter=sample_skip,
-                        tolerance=TOLERANCES.get(op_id(op), (1e-7, 1e-7)), processed=op_id(op) in PROCESSED)
+                        tolerance=TOLERANCES.get(op_id(op), (1e-7, 1e-7)), processed=op_id(op) in PROCESSED,
+                        gradients=op_id(op) not in NO_GRADIENTS)
     failures = [o for o in outcomes if o.status == "fail"]
     assert not failures, _report(failures)
     # every sample either ran or was left out by a reviewed rule above (or, say, holds a bfloat16 tensor)

@@ -4,6 +4,7 @@ isreal, fmax/fmin (maximum/minimum that skip NaN), heaviside.
 Gradients, PyTorch's:
 
     frexp:      mantissa = x / 2^e with e held fixed: d mantissa / dx = 2^-e
+    nextafter:  the step to the next float held fixed: d/dinput = 1, d/dother = 0
     nan_to_num: dout where x is finite, 0 where it was replaced
     fmax(a, b): all of dout to a where a >= b or b is NaN, else to b (ties go to a, unlike maximum's halves);
                 fmin the same with a <= b
@@ -56,7 +57,8 @@ class NextAfter(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        raise NotImplementedError("the derivative for 'nextafter' is not implemented.")
+        """PyTorch's: the step to the next float is treated as a constant, so d/dinput = 1 and d/dother = 0."""
+        return dout, (dout * 0 if ctx.needs_input_grad[1] else None)
 
     graph_backward = backward
 
