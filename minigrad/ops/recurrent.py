@@ -1,0 +1,342 @@
+"""Recurrent layers as one ``Function`` per layer and direction: the time loop runs on arrays, and so does its
+backward, backpropagation through time (BPTT), with the cell gradients derived by hand below.
+
+Notation (one direction of one layer): x_t (N, I) the input at time t, h (N, P) and c (N, H) the state, H the
+hidden size, P = proj_size or H. The input projection of every step is one product, with the biases folded in:
+
+    gi = x W_ih^T + b_ih (+ b_hh where it is simply added)          (L, N, gates * H), one matrix product
+
+and each step adds gh = h_prev W_hh^T (one product of (N, P) by (P, gates * H)) and applies the cell. The gates
+are stacked in PyTorch's order; s(.) is the logistic sigmoid, s' = s (1 - s), tanh' = 1 - tanh^2.
+
+LSTM (gates i, f, g, o):
+    i, f, o = s(a_i), s(a_f), s(a_o),  g = tanh(a_g),   a = gi_t + gh
+    c = f c_prev + i g,   m = o tanh(c),   h = m (or, with proj_size, h = m W_hr^T)
+  backward, from dm (the gradient of m: dh, or dh W_hr with a projection) and dc (the gradient of c from later):
+    do = dm tanh(c),  dc += dm o (1 - tanh(c)^2),  di = dc g,  dg = dc i,  df = dc c_prev,  dc_prev = dc f
+    da_i = di i (1 - i), da_f = df f (1 - f), da_o = do o (1 - o), da_g = dg (1 - g^2)
+
+GRU (gates r, z, n; PyTorch's formulation, b_hn inside the product with r):
+    r = s(gi_r + gh_r),  z = s(gi_z + gh_z),  n = tanh(gi_n + r (gh_n + b_hn)),  h = (1 - z) n + z h_prev
+  backward, from dh:
+    dn = dh (1 - z),  da_n = dn (1 - n^2),  da_z = dh (h_prev - n) z (1 - z),  da_r = da_n (gh_n + b_hn) r (1 - r)
+    dgi = (da_r, da_z, da_n),   dgh = (da_r, da_z, da_n r),   dh_prev = dh z + dgh W_hh
+
+RNN:  h = tanh(a) or relu(a), a = gi_t + gh;  da = dh (1 - h^2), or dh where h > 0.
+
+Every cell then passes its gradient on through the recurrent product, dh_prev (+)= da W_hh (the GRU's dgh W_hh),
+and after the loop the weights' gradients are sums over time, one product each over all steps:
+
+    dW_hh = sum_t da_t^T h_prev,t     dW_ih = sum_t da_t^T x_t     dx_t = da_t W_ih     db = sum_t da_t
+    dW_hr = sum_t dh_t^T m_t          (the GRU: dgh in dW_hh and db_hh, dgi in dW_ih, dx and db_ih)
+
+so each step costs one product forward and one backward, and the gradients are linear in the sequence length.
+
+The forward cells are NumPy ufunc chains (their transcendentals are NumPy's vectorized ones, several times
+faster than numba's scalar calls); each backward cell is one pass of arithmetic, run by its numba twin
+(``minigrad/kernels/rnn_numba.py``, same names and arguments) on the numba backend and by the reference here
+on the NumPy backend. ``graph_backward`` (create_graph=True) differentiates the same step written with
+minigrad ops (``cell_step``, also the cells' forward), so second derivatives come from autograd.
+"""
+import numpy as np
+
+from .. import kernels
+from ..autograd import Function
+from ..dtypes import compute_dtype
+from .elementwise import relu, sigmoid, tanh
+from .linalg import linear
+from .shape import cat
+
+GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+# --------------------------------------------------------------------------- one step on Tensors
+def cell_step(mode, gi, state, w_hh, b_hh, w_hr=None):
+    """One recurrent step written with minigrad ops, from the input projection ``gi`` (N, gates*H) (with b_ih)
+    and the previous ``state``: h (N, H), or (h, c) for an LSTM (h (N, P) projected by ``w_hr`` (P, H) when
+    given). Returns the new state in the same form. The cells' forward, and the layers' ``graph_backward``."""
+    if mode == "LSTM":
+        h, c = state
+        i, f, g, o = (gi + linear(h, w_hh, b_hh)).chunk(4, -1)
+        c = sigmoid(f) * c + sigmoid(i) * tanh(g)
+        h = sigmoid(o) * tanh(c)
+        return (h if w_hr is None else linear(h, w_hr)), c
+    gh = linear(state, w_hh, b_hh)
+    if mode == "GRU":
+        gi_r, gi_z, gi_n = gi.chunk(3, -1)
+        gh_r, gh_z, gh_n = gh.chunk(3, -1)
+        r, z = sigmoid(gi_r + gh_r), sigmoid(gi_z + gh_z)
+        n = tanh(gi_n + r * gh_n)
+        return (1 - z) * n + z * state
+    if mode == "RNN_TANH":
+        return tanh(gi + gh)
+    if mode == "RNN_RELU":
+        return relu(gi + gh)
+    raise RuntimeError(f"Unknown nonlinearity: {mode}")
+
+
+# --------------------------------------------------------------------------- the cells on arrays
+def _sigmoid_(a, out):
+    """out = 1 / (1 + exp(-a)) (exp may overflow to inf for a << 0: the result is then 0, as it should be)."""
+    np.negative(a, out=out)
+    np.exp(out, out=out)
+    out += 1
+    np.reciprocal(out, out=out)
+
+
+def lstm_cell_forward(a, c_prev, gates, c, tanh_c, m):
+    """From the pre-activations ``a`` (N, 4H): ``gates`` (N, 4H) = (i, f, g, o), ``c``, ``tanh_c`` and
+    ``m`` = o tanh(c) (N, H), written in place."""
+    H = c.shape[1]
+    _sigmoid_(a, gates)                                   # all four, then g's quarter replaced by tanh
+    np.tanh(a[:, 2 * H:3 * H], out=gates[:, 2 * H:3 * H])
+    i, f, g, o = gates[:, :H], gates[:, H:2 * H], gates[:, 2 * H:3 * H], gates[:, 3 * H:]
+    np.multiply(f, c_prev, out=c)
+    np.multiply(i, g, out=tanh_c)                         # (scratch)
+    c += tanh_c
+    np.tanh(c, out=tanh_c)
+    np.multiply(o, tanh_c, out=m)
+
+
+def lstm_cell_backward_(dm, dc, gates, c_prev, tanh_c, da):
+    """LSTM cell backward (module docstring): ``da`` (N, 4H) written; ``dc`` (N, H), the gradient of c on entry,
+    becomes that of c_prev."""
+    H = dc.shape[1]
+    i, f, g, o = gates[:, :H], gates[:, H:2 * H], gates[:, 2 * H:3 * H], gates[:, 3 * H:]
+    dc += dm * o * (1 - tanh_c * tanh_c)
+    da[:, :H] = dc * g * i * (1 - i)
+    da[:, H:2 * H] = dc * c_prev * f * (1 - f)
+    da[:, 2 * H:3 * H] = dc * i * (1 - g * g)
+    da[:, 3 * H:] = dm * tanh_c * o * (1 - o)
+    dc *= f
+
+
+def gru_cell_forward(gi, gh, h_prev, gates, h):
+    """From gi (N, 3H) (with b_ih and b_hr, b_hz) and gh (N, 3H) = h_prev W_hh^T + (0, 0, b_hn): ``gates``
+    (N, 3H) = (r, z, n) and ``h`` (N, H), written in place."""
+    H = h.shape[1]
+    rz = gates[:, :2 * H]
+    np.add(gi[:, :2 * H], gh[:, :2 * H], out=rz)
+    _sigmoid_(rz, rz)
+    r, z, n = gates[:, :H], gates[:, H:2 * H], gates[:, 2 * H:]
+    np.multiply(r, gh[:, 2 * H:], out=n)
+    n += gi[:, 2 * H:]
+    np.tanh(n, out=n)
+    np.subtract(h_prev, n, out=h)                         # h = n + z (h_prev - n)
+    h *= z
+    h += n
+
+
+def gru_cell_backward_(dh, gates, gh_n, h_prev, dgi, dgh):
+    """GRU cell backward (module docstring): ``dgi``, ``dgh`` (N, 3H) written; ``dh`` (N, H), the gradient of h
+    on entry, becomes its direct part in h_prev's gradient, dh z (the caller adds dgh W_hh)."""
+    H = dh.shape[1]
+    r, z, n = gates[:, :H], gates[:, H:2 * H], gates[:, 2 * H:]
+    da_n = dh * (1 - z) * (1 - n * n)
+    dgi[:, :H] = da_n * gh_n * r * (1 - r)
+    dgi[:, H:2 * H] = dh * (h_prev - n) * z * (1 - z)
+    dgi[:, 2 * H:] = da_n
+    dgh[:, :2 * H] = dgi[:, :2 * H]
+    dgh[:, 2 * H:] = da_n * r
+    dh *= z
+
+
+def rnn_cell_forward(a, h, use_relu):
+    """h = tanh(a) or relu(a), written in place."""
+    if use_relu:
+        np.maximum(a, 0, out=h)
+    else:
+        np.tanh(a, out=h)
+
+
+def rnn_cell_backward_(dh, h, da, use_relu):
+    """da = dh (1 - h^2) (tanh) or dh where h > 0 and 0 elsewhere (relu), written in place."""
+    if use_relu:
+        np.copyto(da, np.where(h > 0, dh, 0))
+    else:
+        np.multiply(dh, 1 - h * h, out=da)
+
+
+def _backward_kernel(reference):
+    """The numba twin of a backward cell on the numba backend, else the reference."""
+    fast = kernels.numba_module("rnn_numba")
+    return reference if fast is None else getattr(fast, reference.__name__)
+
+
+# --------------------------------------------------------------------------- the layer
+def _array(t, dtype):
+    return None if t is None else t._data.astype(dtype, copy=False)
+
+
+class RecurrentLayer(Function):
+    """One layer in one direction over a whole sequence (module docstring). Inputs x (L, N, I), h0 (N, P),
+    c0 (N, H) (LSTM, else None), w_ih, w_hh, b_ih, b_hh (None without bias), w_hr (None without proj_size).
+    Its one output packs output (L, N, P), h_n (N, P) and, for an LSTM, c_n (N, H), flattened side by side
+    (``unpack`` splits them)."""
+
+    @staticmethod
+    def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode, reverse):
+        out_dtype, dtype = x.dtype, compute_dtype(x.dtype)
+        dtype = dtype if dtype in (np.float32, np.float64) else np.dtype(np.float32)
+        inputs = tuple(_array(t, dtype) for t in (x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr))
+        x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr = inputs
+        L, N, _ = x.shape
+        G, P = w_hh.shape
+        H = G // GATES[mode]
+        ctx.mode, ctx.reverse = mode, reverse
+        # time t's state lives at t + 1 of the (L + 1)-long buffers going forward and at t going backward; the
+        # initial state at the other end, so that the states before the steps are one slice too
+        now, before = (slice(0, L), slice(1, L + 1)) if reverse else (slice(1, L + 1), slice(0, L))
+        hs = np.empty((L + 1, N, P), dtype)
+        hs[L if reverse else 0] = h0
+        gi = kernels.matmul(x.reshape(L * N, -1), w_ih.T).reshape(L, N, G)    # all steps at once
+        if b_ih is not None:
+            gi += b_ih
+            gi[..., :2 * H if mode == "GRU" else G] += b_hh[:2 * H if mode == "GRU" else G]
+        w_hh_t = np.ascontiguousarray(w_hh.T)                                    # (P, G)
+        gates = np.empty((L, N, G), dtype)
+        saved = {}
+        steps = range(L - 1, -1, -1) if reverse else range(L)
+        prev = (lambda t: t + 1) if reverse else (lambda t: t)                   # index of h_prev in hs
+        cur = (lambda t: t) if reverse else (lambda t: t + 1)
+        with np.errstate(over="ignore"):
+            if mode == "LSTM":
+                cs = np.empty((L + 1, N, H), dtype)
+                cs[L if reverse else 0] = c0
+                tanh_c = np.empty((L, N, H), dtype)
+                ms = np.empty((L, N, H), dtype) if w_hr is not None else None
+                w_hr_t = None if w_hr is None else np.ascontiguousarray(w_hr.T)  # (H, P)
+                for t in steps:
+                    a = kernels.matmul(hs[prev(t)], w_hh_t)
+                    a += gi[t]
+                    m = hs[cur(t)] if w_hr is None else ms[t]
+                    lstm_cell_forward(a, cs[prev(t)], gates[t], cs[cur(t)], tanh_c[t], m)
+                    if w_hr is not None:
+                        hs[cur(t)] = kernels.matmul(m, w_hr_t)
+                saved.update(cs=cs, tanh_c=tanh_c, ms=ms)
+            elif mode == "GRU":
+                gh_n = np.empty((L, N, H), dtype)
+                b_hn = None if b_hh is None else b_hh[2 * H:]
+                for t in steps:
+                    gh = kernels.matmul(hs[prev(t)], w_hh_t)
+                    if b_hn is not None:
+                        gh[:, 2 * H:] += b_hn
+                    gh_n[t] = gh[:, 2 * H:]
+                    gru_cell_forward(gi[t], gh, hs[prev(t)], gates[t], hs[cur(t)])
+                saved.update(gh_n=gh_n)
+            else:
+                for t in steps:
+                    a = kernels.matmul(hs[prev(t)], w_hh_t)
+                    a += gi[t]
+                    rnn_cell_forward(a, hs[cur(t)], mode == "RNN_RELU")
+        del gi
+        last = 0 if reverse else L
+        parts = [hs[now], hs[last]] + ([saved["cs"][last]] if mode == "LSTM" else [])
+        packed = np.concatenate([p.reshape(-1) for p in parts]).astype(out_dtype, copy=False)
+        if any(ctx.needs_input_grad):
+            ctx.save_for_backward(*inputs, gates, hs, *(saved.get(k) for k in ("cs", "tanh_c", "ms", "gh_n")))
+            ctx.slices = now, before
+            ctx.shapes = (L, N, P, H)
+        return packed
+
+    @staticmethod
+    def backward(ctx, dout):
+        (x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, gates, hs, cs, tanh_c, ms, gh_n) = ctx.saved_tensors
+        mode, reverse = ctx.mode, ctx.reverse
+        L, N, P, H = ctx.shapes
+        now, before = ctx.slices
+        need = ctx.needs_input_grad
+        g = dout._data.astype(x.dtype, copy=False)
+        dy = g[:L * N * P].reshape(L, N, P)
+        dh = g[L * N * P:(L + 1) * N * P].reshape(N, P).copy()
+        steps = range(L) if reverse else range(L - 1, -1, -1)
+        G = w_hh.shape[0]
+        prev = (lambda t: t + 1) if reverse else (lambda t: t)
+        if mode == "LSTM":
+            dc = g[(L + 1) * N * P:].reshape(N, H).copy()
+            da = np.empty((L, N, G), x.dtype)
+            dr = np.empty((L, N, P), x.dtype) if w_hr is not None else None   # the gradients of each step's h
+            cell = _backward_kernel(lstm_cell_backward_)
+            for t in steps:
+                dh += dy[t]
+                if w_hr is not None:
+                    dr[t] = dh
+                    dh = kernels.matmul(dh, w_hr)                              # dm (N, H)
+                cell(dh, dc, gates[t], cs[prev(t)], tanh_c[t], da[t])
+                dh = kernels.matmul(da[t], w_hh)
+            da_h = da_x = da
+        elif mode == "GRU":
+            da_x, da_h = np.empty((L, N, G), x.dtype), np.empty((L, N, G), x.dtype)
+            cell = _backward_kernel(gru_cell_backward_)
+            for t in steps:
+                dh += dy[t]
+                cell(dh, gates[t], gh_n[t], hs[prev(t)], da_x[t], da_h[t])
+                dh += kernels.matmul(da_h[t], w_hh)
+        else:
+            da = np.empty((L, N, G), x.dtype)
+            cell = _backward_kernel(rnn_cell_backward_)
+            hs_now = hs[now]
+            for t in steps:
+                dh += dy[t]
+                cell(dh, hs_now[t], da[t], mode == "RNN_RELU")
+                dh = kernels.matmul(da[t], w_hh)
+            da_h = da_x = da
+        flat_x, flat_h = da_x.reshape(L * N, G), da_h.reshape(L * N, G)
+        dx = kernels.matmul(flat_x, w_ih).reshape(x.shape) if need[0] else None
+        dw_ih = kernels.matmul(flat_x.T, x.reshape(L * N, -1)) if need[3] else None
+        dw_hh = kernels.matmul(flat_h.T, hs[before].reshape(L * N, P)) if need[4] else None
+        db_ih = flat_x.sum(0) if need[5] else None
+        db_hh = flat_h.sum(0) if need[6] else None
+        dw_hr = None
+        if w_hr is not None and need[7]:
+            dw_hr = kernels.matmul(dr.reshape(L * N, P).T, ms.reshape(L * N, H))
+        dc0 = dc if mode == "LSTM" and need[2] else None
+        return dx, (dh if need[1] else None), dc0, dw_ih, dw_hh, db_ih, db_hh, dw_hr
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        """The layer rebuilt from ``cell_step`` on the inputs joined to the graph, differentiated by autograd
+        with create_graph=True: gradients that can be differentiated again."""
+        from ..autograd import grad
+        saved = ctx.saved_tensors[:8]
+        inputs = [None if a is None else ctx.input_tensor(i, a) for i, a in enumerate(saved)]
+        wrt = [i for i, t in enumerate(inputs) if t is not None and ctx.needs_input_grad[i] and t.requires_grad]
+        for i in wrt:
+            inputs[i] = inputs[i].clone()          # a node of its own: where autograd stops and captures
+        packed = sequence_composite(ctx.mode, ctx.reverse, *inputs)
+        grads = grad(packed, [inputs[i] for i in wrt], dout, create_graph=True, allow_unused=True)
+        out = [None] * 8
+        for i, g in zip(wrt, grads):
+            out[i] = g
+        return tuple(out)
+
+
+def sequence_composite(mode, reverse, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr):
+    """``RecurrentLayer``'s packed output composed from ``cell_step`` (one graph node per op and step)."""
+    gi = linear(x, w_ih, b_ih)                                  # (L, N, gates*H)
+    L = x.shape[0]
+    state = (h0, c0) if mode == "LSTM" else h0
+    hs = [None] * L
+    for t in (range(L - 1, -1, -1) if reverse else range(L)):
+        state = cell_step(mode, gi[t], state, w_hh, b_hh, w_hr)
+        hs[t] = state[0] if mode == "LSTM" else state
+    h_n = state[0] if mode == "LSTM" else state
+    parts = [h.reshape(-1) for h in hs] + [h_n.reshape(-1)] + ([state[1].reshape(-1)] if mode == "LSTM" else [])
+    return cat(parts)
+
+
+def unpack(packed, mode, L, N, P, H):
+    """(output (L, N, P), h_n (N, P), c_n (N, H) or None) from ``RecurrentLayer``'s packed output."""
+    output = packed[:L * N * P].reshape(L, N, P)
+    h_n = packed[L * N * P:(L + 1) * N * P].reshape(N, P)
+    c_n = packed[(L + 1) * N * P:].reshape(N, H) if mode == "LSTM" else None
+    return output, h_n, c_n
+
+
+def recurrent_layer(mode, x, h0, c0, weights, reverse):
+    """One layer in one direction: (output (L, N, P), h_n, c_n or None). ``weights`` = (w_ih, w_hh, b_ih, b_hh,
+    w_hr) with None for absent ones."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    packed = RecurrentLayer.apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode=mode, reverse=reverse)
+    L, N = x.shape[:2]
+    return unpack(packed, mode, L, N, w_hh.shape[1], w_hh.shape[0] // GATES[mode])
