@@ -14,7 +14,9 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))   # the minigrad of this tree, not an installed one
 
 from common import (Worker, available, cpu_info, emit, fmt_ms, machine_line, median_over_rounds,  # noqa: E402
                     run_rounds, set_threads, spread, table, time_call)

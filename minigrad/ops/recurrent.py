@@ -157,6 +157,15 @@ def rnn_cell_backward_(dh, h, da, use_relu):
         np.multiply(dh, 1 - h * h, out=da)
 
 
+def _product(a, b, out):
+    """The function i -> (out = a[i] @ b) of a time loop, for a stack ``a`` (K, m, k), one ``b`` and a fixed
+    ``out``: on the numba backend ``matmul_numba.planned`` (the product's blocks cut once for the whole loop),
+    else ``np.matmul``. ``b`` is made C-contiguous once (a transposed view multiplies more slowly)."""
+    b = np.ascontiguousarray(b)
+    fast = kernels.numba_module("matmul_numba")
+    return (lambda i: np.matmul(a[i], b, out=out)) if fast is None else fast.planned(a, b, out)
+
+
 def _backward_kernel(reference):
     """The numba twin of a backward cell on the numba backend, else the reference."""
     fast = kernels.numba_module("rnn_numba")
@@ -168,6 +177,117 @@ def _array(t, dtype):
     return None if t is None else t._data.astype(dtype, copy=False)
 
 
+def _time_order(L, reverse):
+    """(steps, before, after): the time steps in the order they run, and where the state before and after step t
+    lives in the (L + 1)-long state buffers: at t and t + 1 going forward, at t + 1 and t going backward (the
+    initial state at the far end), so that the states before the steps and after them are each one slice."""
+    if reverse:
+        return range(L - 1, -1, -1), (lambda t: t + 1), (lambda t: t)
+    return range(L), (lambda t: t), (lambda t: t + 1)
+
+
+# --------------------------------------------------------------------------- the time loops
+def lstm_loop(gi, hs, cs, w_hh, w_hr, order):
+    """The LSTM forward over all steps: fills hs, cs (L + 1, N, .) and returns the saved (gates, tanh_c, ms)."""
+    steps, before, after = order
+    L, N, G = gi.shape
+    H = G // 4
+    gates, tanh_c = np.empty((L, N, G), gi.dtype), np.empty((L, N, H), gi.dtype)
+    a = np.empty((N, G), gi.dtype)
+    recurrent = _product(hs, w_hh.T, a)                           # a = h_prev W_hh^T
+    ms = None if w_hr is None else np.empty((L, N, H), gi.dtype)  # m = o tanh(c), before the projection
+    project = None if w_hr is None else _product(ms, w_hr.T, np.empty((N, w_hr.shape[0]), gi.dtype))
+    for t in steps:
+        recurrent(before(t))
+        a += gi[t]
+        m = hs[after(t)] if w_hr is None else ms[t]
+        lstm_cell_forward(a, cs[before(t)], gates[t], cs[after(t)], tanh_c[t], m)
+        if w_hr is not None:
+            hs[after(t)] = project(t)
+    return gates, tanh_c, ms
+
+
+def lstm_bptt(dy, dh, dc, gates, cs, tanh_c, w_hh, w_hr, order):
+    """The LSTM backward over all steps from dy (L, N, P) and the final states' gradients dh, dc: returns the
+    pre-activations' gradients da (L, N, 4H), the projections' output gradients dr (L, N, P) (None without
+    one), and the initial states' gradients."""
+    steps, before, _ = order
+    L, N, G = gates.shape
+    da = np.empty((L, N, G), gates.dtype)
+    dh_total, dh = np.empty_like(dh), dh                          # dh: the gradient from the next step
+    recurrent = _product(da, w_hh, dh)                            # dh = da W_hh
+    dr = None if w_hr is None else np.empty(dy.shape, gates.dtype)
+    dm = dh_total if w_hr is None else np.empty(dc.shape, gates.dtype)
+    project = None if w_hr is None else _product(dr, w_hr, dm)    # dm = dr W_hr
+    cell = _backward_kernel(lstm_cell_backward_)
+    for t in reversed(steps):                                     # backpropagation through time
+        np.add(dh, dy[t], out=dh_total)
+        if w_hr is not None:
+            dr[t] = dh_total
+            project(t)
+        cell(dm, dc, gates[t], cs[before(t)], tanh_c[t], da[t])
+        recurrent(t)
+    return da, dr, dh, dc
+
+
+def gru_loop(gi, hs, w_hh, b_hh, order):
+    """The GRU forward over all steps: fills hs and returns the saved (gates, gh_n)."""
+    steps, before, after = order
+    L, N, G = gi.shape
+    H = G // 3
+    gates, gh_n = np.empty((L, N, G), gi.dtype), np.empty((L, N, H), gi.dtype)
+    gh = np.empty((N, G), gi.dtype)
+    recurrent = _product(hs, w_hh.T, gh)                          # gh = h_prev W_hh^T
+    for t in steps:
+        recurrent(before(t))
+        if b_hh is not None:
+            gh[:, 2 * H:] += b_hh[2 * H:]                         # b_hr, b_hz are in gi
+        gh_n[t] = gh[:, 2 * H:]
+        gru_cell_forward(gi[t], gh, hs[before(t)], gates[t], hs[after(t)])
+    return gates, gh_n
+
+
+def gru_bptt(dy, dh, gates, gh_n, hs, w_hh, order):
+    """The GRU backward over all steps: returns dgi, dgh (L, N, 3H) and the initial state's gradient."""
+    steps, before, _ = order
+    dgi, dgh = np.empty(gates.shape, gates.dtype), np.empty(gates.shape, gates.dtype)
+    dh_total, dh = np.empty_like(dh), dh
+    recurrent = _product(dgh, w_hh, dh)                           # dh = dgh W_hh
+    cell = _backward_kernel(gru_cell_backward_)
+    for t in reversed(steps):                                     # backpropagation through time
+        np.add(dh, dy[t], out=dh_total)
+        cell(dh_total, gates[t], gh_n[t], hs[before(t)], dgi[t], dgh[t])   # dh_total becomes dh z
+        recurrent(t)
+        dh += dh_total
+    return dgi, dgh, dh
+
+
+def rnn_loop(gi, hs, w_hh, use_relu, order):
+    """The Elman RNN forward over all steps: fills hs."""
+    steps, before, after = order
+    a = np.empty(gi.shape[1:], gi.dtype)
+    recurrent = _product(hs, w_hh.T, a)
+    for t in steps:
+        recurrent(before(t))
+        a += gi[t]
+        rnn_cell_forward(a, hs[after(t)], use_relu)
+
+
+def rnn_bptt(dy, dh, hs, w_hh, use_relu, order):
+    """The Elman RNN backward over all steps: returns da (L, N, H) and the initial state's gradient."""
+    steps, _, after = order
+    da = np.empty(dy.shape[:2] + (w_hh.shape[0],), dy.dtype)
+    dh_total, dh = np.empty_like(dh), dh
+    recurrent = _product(da, w_hh, dh)
+    cell = _backward_kernel(rnn_cell_backward_)
+    for t in reversed(steps):                                     # backpropagation through time
+        np.add(dh, dy[t], out=dh_total)
+        cell(dh_total, hs[after(t)], da[t], use_relu)
+        recurrent(t)
+    return da, dh
+
+
+# --------------------------------------------------------------------------- the layer
 class RecurrentLayer(Function):
     """One layer in one direction over a whole sequence (module docstring). Inputs x (L, N, I), h0 (N, P),
     c0 (N, H) (LSTM, else None), w_ih, w_hh, b_ih, b_hh (None without bias), w_hr (None without proj_size).
@@ -183,115 +303,63 @@ class RecurrentLayer(Function):
         L, N, _ = x.shape
         G, P = w_hh.shape
         H = G // GATES[mode]
-        ctx.mode, ctx.reverse = mode, reverse
-        # time t's state lives at t + 1 of the (L + 1)-long buffers going forward and at t going backward; the
-        # initial state at the other end, so that the states before the steps are one slice too
-        now, before = (slice(0, L), slice(1, L + 1)) if reverse else (slice(1, L + 1), slice(0, L))
-        hs = np.empty((L + 1, N, P), dtype)
-        hs[L if reverse else 0] = h0
+        order = _time_order(L, reverse)
+        hs = np.empty((L + 1, N, P), dtype)                       # the states h, in the order of _time_order
+        hs[order[1](order[0][0])] = h0
         gi = kernels.matmul(x.reshape(L * N, -1), w_ih.T).reshape(L, N, G)    # all steps at once
         if b_ih is not None:
             gi += b_ih
-            gi[..., :2 * H if mode == "GRU" else G] += b_hh[:2 * H if mode == "GRU" else G]
-        w_hh_t = np.ascontiguousarray(w_hh.T)                                    # (P, G)
-        gates = np.empty((L, N, G), dtype)
-        saved = {}
-        steps = range(L - 1, -1, -1) if reverse else range(L)
-        prev = (lambda t: t + 1) if reverse else (lambda t: t)                   # index of h_prev in hs
-        cur = (lambda t: t) if reverse else (lambda t: t + 1)
-        with np.errstate(over="ignore"):
+            added = 2 * H if mode == "GRU" else G                 # the GRU's b_hn stays inside r (b_hn + ...)
+            gi[..., :added] += b_hh[:added]
+        with np.errstate(over="ignore"):                          # exp(-a) = inf for a << 0: sigmoid(a) = 0
             if mode == "LSTM":
                 cs = np.empty((L + 1, N, H), dtype)
-                cs[L if reverse else 0] = c0
-                tanh_c = np.empty((L, N, H), dtype)
-                ms = np.empty((L, N, H), dtype) if w_hr is not None else None
-                w_hr_t = None if w_hr is None else np.ascontiguousarray(w_hr.T)  # (H, P)
-                for t in steps:
-                    a = kernels.matmul(hs[prev(t)], w_hh_t)
-                    a += gi[t]
-                    m = hs[cur(t)] if w_hr is None else ms[t]
-                    lstm_cell_forward(a, cs[prev(t)], gates[t], cs[cur(t)], tanh_c[t], m)
-                    if w_hr is not None:
-                        hs[cur(t)] = kernels.matmul(m, w_hr_t)
-                saved.update(cs=cs, tanh_c=tanh_c, ms=ms)
+                cs[order[1](order[0][0])] = c0
+                saved = (cs, *lstm_loop(gi, hs, cs, w_hh, w_hr, order))
             elif mode == "GRU":
-                gh_n = np.empty((L, N, H), dtype)
-                b_hn = None if b_hh is None else b_hh[2 * H:]
-                for t in steps:
-                    gh = kernels.matmul(hs[prev(t)], w_hh_t)
-                    if b_hn is not None:
-                        gh[:, 2 * H:] += b_hn
-                    gh_n[t] = gh[:, 2 * H:]
-                    gru_cell_forward(gi[t], gh, hs[prev(t)], gates[t], hs[cur(t)])
-                saved.update(gh_n=gh_n)
+                saved = gru_loop(gi, hs, w_hh, b_hh, order)
             else:
-                for t in steps:
-                    a = kernels.matmul(hs[prev(t)], w_hh_t)
-                    a += gi[t]
-                    rnn_cell_forward(a, hs[cur(t)], mode == "RNN_RELU")
+                rnn_loop(gi, hs, w_hh, mode == "RNN_RELU", order)
+                saved = ()
         del gi
-        last = 0 if reverse else L
-        parts = [hs[now], hs[last]] + ([saved["cs"][last]] if mode == "LSTM" else [])
+        last = order[2](order[0][-1])
+        now = slice(0, L) if reverse else slice(1, L + 1)
+        parts = [hs[now], hs[last]] + ([cs[last]] if mode == "LSTM" else [])
         packed = np.concatenate([p.reshape(-1) for p in parts]).astype(out_dtype, copy=False)
         if any(ctx.needs_input_grad):
-            ctx.save_for_backward(*inputs, gates, hs, *(saved.get(k) for k in ("cs", "tanh_c", "ms", "gh_n")))
-            ctx.slices = now, before
-            ctx.shapes = (L, N, P, H)
+            ctx.save_for_backward(*inputs, hs, *saved)
+            ctx.mode, ctx.reverse, ctx.shapes = mode, reverse, (L, N, P, H)
         return packed
 
     @staticmethod
     def backward(ctx, dout):
-        (x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, gates, hs, cs, tanh_c, ms, gh_n) = ctx.saved_tensors
-        mode, reverse = ctx.mode, ctx.reverse
-        L, N, P, H = ctx.shapes
-        now, before = ctx.slices
+        x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, hs, *saved = ctx.saved_tensors
+        mode, (L, N, P, H) = ctx.mode, ctx.shapes
+        order = _time_order(L, ctx.reverse)
         need = ctx.needs_input_grad
         g = dout._data.astype(x.dtype, copy=False)
         dy = g[:L * N * P].reshape(L, N, P)
         dh = g[L * N * P:(L + 1) * N * P].reshape(N, P).copy()
-        steps = range(L) if reverse else range(L - 1, -1, -1)
-        G = w_hh.shape[0]
-        prev = (lambda t: t + 1) if reverse else (lambda t: t)
+        dc0 = dr = None
         if mode == "LSTM":
+            cs, gates, tanh_c, ms = saved
             dc = g[(L + 1) * N * P:].reshape(N, H).copy()
-            da = np.empty((L, N, G), x.dtype)
-            dr = np.empty((L, N, P), x.dtype) if w_hr is not None else None   # the gradients of each step's h
-            cell = _backward_kernel(lstm_cell_backward_)
-            for t in steps:
-                dh += dy[t]
-                if w_hr is not None:
-                    dr[t] = dh
-                    dh = kernels.matmul(dh, w_hr)                              # dm (N, H)
-                cell(dh, dc, gates[t], cs[prev(t)], tanh_c[t], da[t])
-                dh = kernels.matmul(da[t], w_hh)
-            da_h = da_x = da
+            da, dr, dh0, dc0 = lstm_bptt(dy, dh, dc, gates, cs, tanh_c, w_hh, w_hr, order)
+            dgi = dgh = da
         elif mode == "GRU":
-            da_x, da_h = np.empty((L, N, G), x.dtype), np.empty((L, N, G), x.dtype)
-            cell = _backward_kernel(gru_cell_backward_)
-            for t in steps:
-                dh += dy[t]
-                cell(dh, gates[t], gh_n[t], hs[prev(t)], da_x[t], da_h[t])
-                dh += kernels.matmul(da_h[t], w_hh)
+            dgi, dgh, dh0 = gru_bptt(dy, dh, *saved, hs, w_hh, order)
         else:
-            da = np.empty((L, N, G), x.dtype)
-            cell = _backward_kernel(rnn_cell_backward_)
-            hs_now = hs[now]
-            for t in steps:
-                dh += dy[t]
-                cell(dh, hs_now[t], da[t], mode == "RNN_RELU")
-                dh = kernels.matmul(da[t], w_hh)
-            da_h = da_x = da
-        flat_x, flat_h = da_x.reshape(L * N, G), da_h.reshape(L * N, G)
-        dx = kernels.matmul(flat_x, w_ih).reshape(x.shape) if need[0] else None
-        dw_ih = kernels.matmul(flat_x.T, x.reshape(L * N, -1)) if need[3] else None
-        dw_hh = kernels.matmul(flat_h.T, hs[before].reshape(L * N, P)) if need[4] else None
-        db_ih = flat_x.sum(0) if need[5] else None
-        db_hh = flat_h.sum(0) if need[6] else None
-        dw_hr = None
-        if w_hr is not None and need[7]:
-            dw_hr = kernels.matmul(dr.reshape(L * N, P).T, ms.reshape(L * N, H))
-        dc0 = dc if mode == "LSTM" and need[2] else None
-        return dx, (dh if need[1] else None), dc0, dw_ih, dw_hh, db_ih, db_hh, dw_hr
+            dgi, dh0 = rnn_bptt(dy, dh, hs, w_hh, mode == "RNN_RELU", order)
+            dgh = dgi
+        # the sums over time, one product each; the states before the steps are one slice of hs
+        dgi, dgh, h_before = dgi.reshape(L * N, -1), dgh.reshape(L * N, -1), hs[1:] if ctx.reverse else hs[:L]
+        dx = kernels.matmul(dgi, w_ih).reshape(x.shape) if need[0] else None
+        dw_ih = kernels.matmul(dgi.T, x.reshape(L * N, -1)) if need[3] else None
+        dw_hh = kernels.matmul(dgh.T, h_before.reshape(L * N, P)) if need[4] else None
+        db_ih = dgi.sum(0) if need[5] else None
+        db_hh = dgh.sum(0) if need[6] else None
+        dw_hr = kernels.matmul(dr.reshape(L * N, P).T, ms.reshape(L * N, H)) if dr is not None and need[7] else None
+        return (dx, (dh0 if need[1] else None), (dc0 if need[2] else None), dw_ih, dw_hh, db_ih, db_hh, dw_hr)
 
     @staticmethod
     def graph_backward(ctx, dout):
