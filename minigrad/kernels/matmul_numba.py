@@ -214,7 +214,7 @@ def planned(a, b, out, min_work=MIN_WORK):
     tasks[:, 9] += out.ctypes.data
     dtype = a.dtype
 
-    def product(i):
+    def product(i, _operands=(a, b, out)):   # the tasks hold their addresses: they must stay alive
         np.add(a_at, i * step, out=tasks[:, 5])
         _execute(tasks, dtype, team, threads)
     return product

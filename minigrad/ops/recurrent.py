@@ -196,14 +196,16 @@ def lstm_loop(gi, hs, cs, w_hh, w_hr, order):
     a = np.empty((N, G), gi.dtype)
     recurrent = _product(hs, w_hh.T, a)                           # a = h_prev W_hh^T
     ms = None if w_hr is None else np.empty((L, N, H), gi.dtype)  # m = o tanh(c), before the projection
-    project = None if w_hr is None else _product(ms, w_hr.T, np.empty((N, w_hr.shape[0]), gi.dtype))
+    h = np.empty(hs.shape[1:], gi.dtype)
+    project = None if w_hr is None else _product(ms, w_hr.T, h)  # h = m W_hr^T
     for t in steps:
         recurrent(before(t))
         a += gi[t]
         m = hs[after(t)] if w_hr is None else ms[t]
         lstm_cell_forward(a, cs[before(t)], gates[t], cs[after(t)], tanh_c[t], m)
         if w_hr is not None:
-            hs[after(t)] = project(t)
+            project(t)
+            hs[after(t)] = h
     return gates, tanh_c, ms
 
 
