@@ -84,10 +84,11 @@ def _sigmoid_(a, out):
     np.reciprocal(out, out=out)
 
 
-def lstm_cell_forward(a, c_prev, gates, c, tanh_c, m):
-    """From the pre-activations ``a`` (N, 4H): ``gates`` (N, 4H) = (i, f, g, o), ``c``, ``tanh_c`` and
-    ``m`` = o tanh(c) (N, H), written in place."""
+def lstm_cell_forward(a, gi, c_prev, gates, c, tanh_c, m):
+    """From the pre-activations ``a`` + ``gi`` (N, 4H) (a = h_prev W_hh^T, overwritten): ``gates`` (N, 4H) =
+    (i, f, g, o), ``c``, ``tanh_c`` and ``m`` = o tanh(c) (N, H), written in place."""
     H = c.shape[1]
+    a += gi
     _sigmoid_(a, gates)                                   # all four, then g's quarter replaced by tanh
     np.tanh(a[:, 2 * H:3 * H], out=gates[:, 2 * H:3 * H])
     i, f, g, o = gates[:, :H], gates[:, H:2 * H], gates[:, 2 * H:3 * H], gates[:, 3 * H:]
@@ -166,8 +167,8 @@ def _product(a, b, out):
     return (lambda i: np.matmul(a[i], b, out=out)) if fast is None else fast.planned(a, b, out)
 
 
-def _backward_kernel(reference):
-    """The numba twin of a backward cell on the numba backend, else the reference."""
+def _cell_kernel(reference):
+    """The numba twin of a cell kernel on the numba backend, else the reference."""
     fast = kernels.numba_module("rnn_numba")
     return reference if fast is None else getattr(fast, reference.__name__)
 
@@ -198,11 +199,11 @@ def lstm_loop(gi, hs, cs, w_hh, w_hr, order):
     ms = None if w_hr is None else np.empty((L, N, H), gi.dtype)  # m = o tanh(c), before the projection
     h = np.empty(hs.shape[1:], gi.dtype)
     project = None if w_hr is None else _product(ms, w_hr.T, h)  # h = m W_hr^T
+    cell = _cell_kernel(lstm_cell_forward)
     for t in steps:
         recurrent(before(t))
-        a += gi[t]
         m = hs[after(t)] if w_hr is None else ms[t]
-        lstm_cell_forward(a, cs[before(t)], gates[t], cs[after(t)], tanh_c[t], m)
+        cell(a, gi[t], cs[before(t)], gates[t], cs[after(t)], tanh_c[t], m)
         if w_hr is not None:
             project(t)
             hs[after(t)] = h
@@ -221,7 +222,7 @@ def lstm_bptt(dy, dh, dc, gates, cs, tanh_c, w_hh, w_hr, order):
     dr = None if w_hr is None else np.empty(dy.shape, gates.dtype)
     dm = dh_total if w_hr is None else np.empty(dc.shape, gates.dtype)
     project = None if w_hr is None else _product(dr, w_hr, dm)    # dm = dr W_hr
-    cell = _backward_kernel(lstm_cell_backward_)
+    cell = _cell_kernel(lstm_cell_backward_)
     for t in reversed(steps):                                     # backpropagation through time
         np.add(dh, dy[t], out=dh_total)
         if w_hr is not None:
@@ -240,12 +241,13 @@ def gru_loop(gi, hs, w_hh, b_hh, order):
     gates, gh_n = np.empty((L, N, G), gi.dtype), np.empty((L, N, H), gi.dtype)
     gh = np.empty((N, G), gi.dtype)
     recurrent = _product(hs, w_hh.T, gh)                          # gh = h_prev W_hh^T
+    cell = _cell_kernel(gru_cell_forward)
     for t in steps:
         recurrent(before(t))
         if b_hh is not None:
             gh[:, 2 * H:] += b_hh[2 * H:]                         # b_hr, b_hz are in gi
         gh_n[t] = gh[:, 2 * H:]
-        gru_cell_forward(gi[t], gh, hs[before(t)], gates[t], hs[after(t)])
+        cell(gi[t], gh, hs[before(t)], gates[t], hs[after(t)])
     return gates, gh_n
 
 
@@ -255,7 +257,7 @@ def gru_bptt(dy, dh, gates, gh_n, hs, w_hh, order):
     dgi, dgh = np.empty(gates.shape, gates.dtype), np.empty(gates.shape, gates.dtype)
     dh_total, dh = np.empty_like(dh), dh
     recurrent = _product(dgh, w_hh, dh)                           # dh = dgh W_hh
-    cell = _backward_kernel(gru_cell_backward_)
+    cell = _cell_kernel(gru_cell_backward_)
     for t in reversed(steps):                                     # backpropagation through time
         np.add(dh, dy[t], out=dh_total)
         cell(dh_total, gates[t], gh_n[t], hs[before(t)], dgi[t], dgh[t])   # dh_total becomes dh z
@@ -281,7 +283,7 @@ def rnn_bptt(dy, dh, hs, w_hh, use_relu, order):
     da = np.empty(dy.shape[:2] + (w_hh.shape[0],), dy.dtype)
     dh_total, dh = np.empty_like(dh), dh
     recurrent = _product(da, w_hh, dh)
-    cell = _backward_kernel(rnn_cell_backward_)
+    cell = _cell_kernel(rnn_cell_backward_)
     for t in reversed(steps):                                     # backpropagation through time
         np.add(dh, dy[t], out=dh_total)
         cell(dh_total, hs[after(t)], da[t], use_relu)
