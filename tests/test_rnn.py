@@ -207,6 +207,10 @@ def test_forward_errors():
         mg.nn.RNNCell(4, 5)(mg.zeros(2, 2, 4))
     with pytest.raises(RuntimeError, match="input has inconsistent input_size: got 3 expected 4"):
         mg.nn.LSTMCell(4, 5)(mg.zeros(2, 3))
+    for module, x in ((lstm, mg.zeros(0, 2, 4)), (mg.nn.GRU(4, 5, batch_first=True), mg.zeros(2, 0, 4)),
+                      (rnn, mg.zeros(0, 4))):
+        with pytest.raises(RuntimeError, match="Expected sequence length to be larger than 0 in RNN"):
+            module(x)
     with pytest.raises(RuntimeError, match="Unknown nonlinearity: foo"):
         mg.nn.RNNCell(4, 5, nonlinearity="foo")(mg.zeros(2, 4))
 
@@ -325,3 +329,10 @@ def test_numpy_and_numba_backends_agree(name, kwargs, rng):
             results.append([xt.grad.numpy()] + [p.grad.numpy() for p in module.parameters()])
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("name, kwargs", KINDS, ids=KIND_IDS)
+def test_empty_batch(name, kwargs, rng):
+    """A batch of 0 sequences gives empty outputs and gradients of the right shapes, as PyTorch."""
+    ours, theirs = twins(name, 3, 4, 2, bidirectional=True, **kwargs)
+    compare(ours, theirs, [rng.standard_normal((5, 0, 3))], rng, lambda m, lib, x: m(x))

@@ -167,6 +167,8 @@ class RNNBase(Module):
             input = input.unsqueeze(1)                            # (L, 1, H_in)
         elif self.batch_first:
             input = input.transpose(0, 1)                         # (L, N, H_in)
+        if input.shape[0] == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         num_directions = 2 if self.bidirectional else 1
         expected = [(self.num_layers * num_directions, input.shape[1], size)   # h (projected), then c
                     for size in (self.proj_size or self.hidden_size, self.hidden_size)[:2 if is_lstm else 1]]

@@ -310,7 +310,7 @@ class RecurrentLayer(Function):
         order = _time_order(L, reverse)
         hs = np.empty((L + 1, N, P), dtype)                       # the states h, in the order of _time_order
         hs[order[1](order[0][0])] = h0
-        gi = kernels.matmul(x.reshape(L * N, -1), w_ih.T).reshape(L, N, G)    # all steps at once
+        gi = kernels.matmul(x.reshape(L * N, x.shape[2]), w_ih.T).reshape(L, N, G)    # all steps at once
         if b_ih is not None:
             gi += b_ih
             added = 2 * H if mode == "GRU" else G                 # the GRU's b_hn stays inside r (b_hn + ...)
@@ -356,9 +356,9 @@ class RecurrentLayer(Function):
             dgi, dh0 = rnn_bptt(dy, dh, hs, w_hh, mode == "RNN_RELU", order)
             dgh = dgi
         # the sums over time, one product each; the states before the steps are one slice of hs
-        dgi, dgh, h_before = dgi.reshape(L * N, -1), dgh.reshape(L * N, -1), hs[1:] if ctx.reverse else hs[:L]
+        dgi, dgh, h_before = dgi.reshape(L * N, dgi.shape[2]), dgh.reshape(L * N, dgh.shape[2]), hs[1:] if ctx.reverse else hs[:L]
         dx = kernels.matmul(dgi, w_ih).reshape(x.shape) if need[0] else None
-        dw_ih = kernels.matmul(dgi.T, x.reshape(L * N, -1)) if need[3] else None
+        dw_ih = kernels.matmul(dgi.T, x.reshape(L * N, x.shape[2])) if need[3] else None
         dw_hh = kernels.matmul(dgh.T, h_before.reshape(L * N, P)) if need[4] else None
         db_ih = dgi.sum(0) if need[5] else None
         db_hh = dgh.sum(0) if need[6] else None
