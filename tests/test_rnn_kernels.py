@@ -38,7 +38,7 @@ def both(kernel_name, args, in_place):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_lstm_cell_backward_twin_matches_reference(dtype, rng):
-    f = lambda *s: rng.standard_normal(s).astype(dtype)   # noqa: E731
+    f = lambda *s: rng.standard_normal(s).astype(dtype)
     args = [f(N, H), f(N, H), gates_like(rng, 4, dtype, tanh_gate=2), f(N, H),
             np.tanh(f(N, H)), np.full((N, 4 * H), np.nan, dtype)]
     ref, twin = both("lstm_cell_backward_", args, in_place=(1, 5))   # dc becomes dc_prev, da written
@@ -49,7 +49,7 @@ def test_lstm_cell_backward_twin_matches_reference(dtype, rng):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_gru_cell_backward_twin_matches_reference(dtype, rng):
-    f = lambda *s: rng.standard_normal(s).astype(dtype)   # noqa: E731
+    f = lambda *s: rng.standard_normal(s).astype(dtype)
     args = [f(N, H), gates_like(rng, 3, dtype, tanh_gate=2), f(N, H), f(N, H), np.full((N, 3 * H), np.nan, dtype),
             np.full((N, 3 * H), np.nan, dtype)]
     ref, twin = both("gru_cell_backward_", args, in_place=(0, 4, 5))
@@ -60,7 +60,7 @@ def test_gru_cell_backward_twin_matches_reference(dtype, rng):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_lstm_cell_forward_twin_matches_reference(dtype, rng):
-    f = lambda *s: (3 * rng.standard_normal(s)).astype(dtype)   # noqa: E731
+    f = lambda *s: (3 * rng.standard_normal(s)).astype(dtype)
     a = f(N, 4 * H)
     a[0, :4] = [-800, 800, -80, 80]                       # exp(-a) overflows to inf: the sigmoid is 0
     args = [a, f(N, 4 * H), f(N, H)] + [np.full((N, k * H), np.nan, dtype) for k in (4, 1, 1, 1)]
@@ -72,7 +72,7 @@ def test_lstm_cell_forward_twin_matches_reference(dtype, rng):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_gru_cell_forward_twin_matches_reference(dtype, rng):
-    f = lambda *s: (3 * rng.standard_normal(s)).astype(dtype)   # noqa: E731
+    f = lambda *s: (3 * rng.standard_normal(s)).astype(dtype)
     args = [f(N, 3 * H), f(N, 3 * H), f(N, H), np.full((N, 3 * H), np.nan, dtype), np.full((N, H), np.nan, dtype)]
     args[0][0, :2] = [-900, 900]
     ref, twin = both("gru_cell_forward", args, in_place=(3, 4))        # gates, h

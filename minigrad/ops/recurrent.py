@@ -217,7 +217,7 @@ def lstm_bptt(dy, dh, dc, gates, cs, tanh_c, w_hh, w_hr, order):
     steps, before, _ = order
     L, N, G = gates.shape
     da = np.empty((L, N, G), gates.dtype)
-    dh_total, dh = np.empty_like(dh), dh                          # dh: the gradient from the next step
+    dh_total = np.empty_like(dh)                                  # dh: the gradient from the next step
     recurrent = _product(da, w_hh, dh)                            # dh = da W_hh
     dr = None if w_hr is None else np.empty(dy.shape, gates.dtype)
     dm = dh_total if w_hr is None else np.empty(dc.shape, gates.dtype)
@@ -255,7 +255,7 @@ def gru_bptt(dy, dh, gates, gh_n, hs, w_hh, order):
     """The GRU backward over all steps: returns dgi, dgh (L, N, 3H) and the initial state's gradient."""
     steps, before, _ = order
     dgi, dgh = np.empty(gates.shape, gates.dtype), np.empty(gates.shape, gates.dtype)
-    dh_total, dh = np.empty_like(dh), dh
+    dh_total = np.empty_like(dh)
     recurrent = _product(dgh, w_hh, dh)                           # dh = dgh W_hh
     cell = _cell_kernel(gru_cell_backward_)
     for t in reversed(steps):                                     # backpropagation through time
@@ -281,7 +281,7 @@ def rnn_bptt(dy, dh, hs, w_hh, use_relu, order):
     """The Elman RNN backward over all steps: returns da (L, N, H) and the initial state's gradient."""
     steps, _, after = order
     da = np.empty(dy.shape[:2] + (w_hh.shape[0],), dy.dtype)
-    dh_total, dh = np.empty_like(dh), dh
+    dh_total = np.empty_like(dh)
     recurrent = _product(da, w_hh, dh)
     cell = _cell_kernel(rnn_cell_backward_)
     for t in reversed(steps):                                     # backpropagation through time
@@ -337,7 +337,7 @@ class RecurrentLayer(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, hs, *saved = ctx.saved_tensors
+        x, _, _, w_ih, w_hh, _, _, w_hr, hs, *saved = ctx.saved_tensors
         mode, (L, N, P, H) = ctx.mode, ctx.shapes
         order = _time_order(L, ctx.reverse)
         need = ctx.needs_input_grad
