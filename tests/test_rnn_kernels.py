@@ -36,15 +36,20 @@ def both(kernel_name, args, in_place):
     return results
 
 
+def assert_twin_matches(kernel_name, args, in_place, dtype):
+    """The twin writes every array the reference writes (no NaN left of the NaN-filled outputs), to TOL."""
+    ref, twin = both(kernel_name, args, in_place)
+    for a, b in zip(ref, twin):
+        assert not np.isnan(b).any()
+        np.testing.assert_allclose(b, a, **TOL[dtype])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_lstm_cell_backward_twin_matches_reference(dtype, rng):
     f = lambda *s: rng.standard_normal(s).astype(dtype)
     args = [f(N, H), f(N, H), gates_like(rng, 4, dtype, tanh_gate=2), f(N, H),
             np.tanh(f(N, H)), np.full((N, 4 * H), np.nan, dtype)]
-    ref, twin = both("lstm_cell_backward_", args, in_place=(1, 5))   # dc becomes dc_prev, da written
-    for a, b in zip(ref, twin):
-        assert not np.isnan(b).any()
-        np.testing.assert_allclose(b, a, **TOL[dtype])
+    assert_twin_matches("lstm_cell_backward_", args, (1, 5), dtype)   # dc becomes dc_prev, da written
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -52,10 +57,7 @@ def test_gru_cell_backward_twin_matches_reference(dtype, rng):
     f = lambda *s: rng.standard_normal(s).astype(dtype)
     args = [f(N, H), gates_like(rng, 3, dtype, tanh_gate=2), f(N, H), f(N, H), np.full((N, 3 * H), np.nan, dtype),
             np.full((N, 3 * H), np.nan, dtype)]
-    ref, twin = both("gru_cell_backward_", args, in_place=(0, 4, 5))
-    for a, b in zip(ref, twin):
-        assert not np.isnan(b).any()
-        np.testing.assert_allclose(b, a, **TOL[dtype])
+    assert_twin_matches("gru_cell_backward_", args, (0, 4, 5), dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -64,10 +66,7 @@ def test_lstm_cell_forward_twin_matches_reference(dtype, rng):
     a = f(N, 4 * H)
     a[0, :4] = [-800, 800, -80, 80]                       # exp(-a) overflows to inf: the sigmoid is 0
     args = [a, f(N, 4 * H), f(N, H)] + [np.full((N, k * H), np.nan, dtype) for k in (4, 1, 1, 1)]
-    ref, twin = both("lstm_cell_forward", args, in_place=(3, 4, 5, 6))   # gates, c, tanh(c), m
-    for x, y in zip(ref, twin):
-        assert not np.isnan(y).any()
-        np.testing.assert_allclose(y, x, **TOL[dtype])
+    assert_twin_matches("lstm_cell_forward", args, (3, 4, 5, 6), dtype)   # gates, c, tanh(c), m
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -75,10 +74,7 @@ def test_gru_cell_forward_twin_matches_reference(dtype, rng):
     f = lambda *s: (3 * rng.standard_normal(s)).astype(dtype)
     args = [f(N, 3 * H), f(N, 3 * H), f(N, H), np.full((N, 3 * H), np.nan, dtype), np.full((N, H), np.nan, dtype)]
     args[0][0, :2] = [-900, 900]
-    ref, twin = both("gru_cell_forward", args, in_place=(3, 4))        # gates, h
-    for x, y in zip(ref, twin):
-        assert not np.isnan(y).any()
-        np.testing.assert_allclose(y, x, **TOL[dtype])
+    assert_twin_matches("gru_cell_forward", args, (3, 4), dtype)        # gates, h
 
 
 @pytest.mark.parametrize("use_relu", [False, True])

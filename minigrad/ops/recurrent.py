@@ -188,14 +188,20 @@ def _time_order(L, reverse):
 
 
 # --------------------------------------------------------------------------- the time loops
+def _forward_buffers(gi, hs, w_hh, n_gates):
+    """What every forward loop allocates: H, the gates (L, N, gates*H) and one (L, N, H) array to save, the step's
+    product a (N, gates*H) and the function t -> (a = h_prev W_hh^T)."""
+    L, N, G = gi.shape
+    a = np.empty((N, G), gi.dtype)
+    return G // n_gates, np.empty((L, N, G), gi.dtype), np.empty((L, N, G // n_gates), gi.dtype), a, \
+        _product(hs, w_hh.T, a)
+
+
 def lstm_loop(gi, hs, cs, w_hh, w_hr, order):
     """The LSTM forward over all steps: fills hs, cs (L + 1, N, .) and returns the saved (gates, tanh_c, ms)."""
     steps, before, after = order
-    L, N, G = gi.shape
-    H = G // 4
-    gates, tanh_c = np.empty((L, N, G), gi.dtype), np.empty((L, N, H), gi.dtype)
-    a = np.empty((N, G), gi.dtype)
-    recurrent = _product(hs, w_hh.T, a)                           # a = h_prev W_hh^T
+    L, N = gi.shape[:2]
+    H, gates, tanh_c, a, recurrent = _forward_buffers(gi, hs, w_hh, 4)     # a = h_prev W_hh^T
     ms = None if w_hr is None else np.empty((L, N, H), gi.dtype)  # m = o tanh(c), before the projection
     h = np.empty(hs.shape[1:], gi.dtype)
     project = None if w_hr is None else _product(ms, w_hr.T, h)  # h = m W_hr^T
@@ -236,11 +242,7 @@ def lstm_bptt(dy, dh, dc, gates, cs, tanh_c, w_hh, w_hr, order):
 def gru_loop(gi, hs, w_hh, b_hh, order):
     """The GRU forward over all steps: fills hs and returns the saved (gates, gh_n)."""
     steps, before, after = order
-    L, N, G = gi.shape
-    H = G // 3
-    gates, gh_n = np.empty((L, N, G), gi.dtype), np.empty((L, N, H), gi.dtype)
-    gh = np.empty((N, G), gi.dtype)
-    recurrent = _product(hs, w_hh.T, gh)                          # gh = h_prev W_hh^T
+    H, gates, gh_n, gh, recurrent = _forward_buffers(gi, hs, w_hh, 3)      # gh = h_prev W_hh^T
     cell = _cell_kernel(gru_cell_forward)
     for t in steps:
         recurrent(before(t))
