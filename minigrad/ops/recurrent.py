@@ -358,12 +358,14 @@ class RecurrentLayer(Function):
             dgi, dh0 = rnn_bptt(dy, dh, hs, w_hh, mode == "RNN_RELU", order)
             dgh = dgi
         # the sums over time, one product each; the states before the steps are one slice of hs
-        dgi, dgh, h_before = dgi.reshape(L * N, dgi.shape[2]), dgh.reshape(L * N, dgh.shape[2]), hs[1:] if ctx.reverse else hs[:L]
+        shared = dgh is dgi                                        # the LSTM's and RNN's: one gradient for both
+        dgi, dgh = dgi.reshape(L * N, dgi.shape[2]), dgh.reshape(L * N, dgh.shape[2])
+        h_before = hs[1:] if ctx.reverse else hs[:L]
         dx = kernels.matmul(dgi, w_ih).reshape(x.shape) if need[0] else None
         dw_ih = kernels.matmul(dgi.T, x.reshape(L * N, x.shape[2])) if need[3] else None
         dw_hh = kernels.matmul(dgh.T, h_before.reshape(L * N, P)) if need[4] else None
         db_ih = dgi.sum(0) if need[5] else None
-        db_hh = dgh.sum(0) if need[6] else None
+        db_hh = (db_ih.copy() if shared and db_ih is not None else dgh.sum(0)) if need[6] else None
         dw_hr = kernels.matmul(dr.reshape(L * N, P).T, ms.reshape(L * N, H)) if dr is not None and need[7] else None
         return (dx, (dh0 if need[1] else None), (dc0 if need[2] else None), dw_ih, dw_hh, db_ih, db_hh, dw_hr)
 
