@@ -32,10 +32,12 @@ and after the loop the weights' gradients are sums over time, one product each o
 
 so each step costs one product forward and one backward, and the gradients are linear in the sequence length.
 
-The forward cells are NumPy ufunc chains (their transcendentals are NumPy's vectorized ones, several times
-faster than numba's scalar calls); each backward cell is one pass of arithmetic, run by its numba twin
-(``minigrad/kernels/rnn_numba.py``, same names and arguments) on the numba backend and by the reference here
-on the NumPy backend. ``graph_backward`` (create_graph=True) differentiates the same step written with
+The cells here are the NumPy references, run on the ``"numpy"`` backend; on ``"numba"`` their twins
+(``minigrad/kernels/rnn_numba.py``, same names and arguments) run instead: each backward cell in one pass of
+arithmetic, each forward cell as NumPy's vectorized exp and tanh (several times faster than numba's scalar
+calls) with the arithmetic around them fused. On the numba backend each step's product goes through
+``matmul_numba.planned`` (its blocks, one per numba thread, cut once per loop) and the products over all steps
+through ``kernels.matmul``. ``graph_backward`` (create_graph=True) differentiates the same step written with
 minigrad ops (``cell_step``, also the cells' forward), so second derivatives come from autograd.
 """
 import numpy as np
