@@ -92,11 +92,12 @@ def test_rnn_cell_backward_twin_matches_reference(dtype, use_relu, rng):
         assert np.all(b[0, :3] == 0)
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads, team", [(1, None), (2, None), (2, 1)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_planned_products_equal_np_matmul(dtype, threads, rng):
+def test_planned_products_equal_np_matmul(dtype, threads, team, rng):
     """planned(a, b, out): out = a[i] @ b for each i, the blocks cut once (min_work=0 forces the numba path
-    on small operands); b C-contiguous or a transposed view; a stack whose matrices are strided slices."""
+    on small operands), on every thread or on a team of one (one gemm on the calling thread, as the recurrent
+    layers' steps run); b C-contiguous or a transposed view; a stack whose matrices are strided slices."""
     import numba
     before = numba.get_num_threads()
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
@@ -104,7 +105,7 @@ def test_planned_products_equal_np_matmul(dtype, threads, rng):
         stack = rng.standard_normal((6, 9, 40)).astype(dtype)[:, :, 3:35]   # (6, 9, 32), rows strided
         for b in (rng.standard_normal((32, 48)).astype(dtype), rng.standard_normal((48, 32)).astype(dtype).T):
             out = np.full((9, 48), np.nan, dtype)
-            product = matmul_numba.planned(stack, b, out, min_work=0)
+            product = matmul_numba.planned(stack, b, out, team=team, min_work=0)
             for i in (4, 0, 5):
                 product(i)
                 np.testing.assert_allclose(out, stack[i] @ b, **TOL[dtype])

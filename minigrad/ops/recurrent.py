@@ -160,13 +160,21 @@ def rnn_cell_backward_(dh, h, da, use_relu):
         np.multiply(dh, 1 - h * h, out=da)
 
 
+STEP_TEAM = 1
+"""numba threads for each step's product. One: a (32, 128) by (128, 512) float32 product took as long cut in
+two halves on 2 threads as whole on one (its fastest of 3000 calls, 2-core AMD EPYC), and a parallel region per
+step waits for the second thread wherever the machine is busy (a median of 7 ms instead of 51 us with 8
+programs sharing the 2 cores). The products over all steps, outside the loops, use every thread."""
+
+
 def _product(a, b, out):
     """The function i -> (out = a[i] @ b) of a time loop, for a stack ``a`` (K, m, k), one ``b`` and a fixed
-    ``out``: on the numba backend ``matmul_numba.planned`` (the product's blocks cut once for the whole loop),
-    else ``np.matmul``. ``b`` is made C-contiguous once (a transposed view multiplies more slowly)."""
+    ``out``: on the numba backend ``matmul_numba.planned`` (the product's blocks cut once for the whole loop,
+    on ``STEP_TEAM`` threads, OpenBLAS on one), else ``np.matmul``. ``b`` is made C-contiguous once (a
+    transposed view multiplies more slowly)."""
     b = np.ascontiguousarray(b)
     fast = kernels.numba_module("matmul_numba")
-    return (lambda i: np.matmul(a[i], b, out=out)) if fast is None else fast.planned(a, b, out)
+    return (lambda i: np.matmul(a[i], b, out=out)) if fast is None else fast.planned(a, b, out, team=STEP_TEAM)
 
 
 def _cell_kernel(reference):
