@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import minigrad as mg
 
-from .mirror import check_grad, torch_or_skip
+from .mirror import assert_double_mirror, check_grad, torch_or_skip
 
 KINDS = [("RNN", {}), ("RNN", {"nonlinearity": "relu"}), ("LSTM", {}), ("GRU", {})]
 KIND_IDS = ["RNN-tanh", "RNN-relu", "LSTM", "GRU"]
@@ -336,3 +336,13 @@ def test_empty_batch(name, kwargs, rng):
     """A batch of 0 sequences gives empty outputs and gradients of the right shapes, as PyTorch."""
     ours, theirs = twins(name, 3, 4, 2, bidirectional=True, **kwargs)
     compare(ours, theirs, [rng.standard_normal((5, 0, 3))], rng, lambda m, lib, x: m(x))
+
+
+@pytest.mark.parametrize("name, kwargs", [("LSTM", {"proj_size": 2}), ("GRU", {}), ("RNN", {})],
+                         ids=["LSTM-proj", "GRU", "RNN"])
+def test_double_backward_through_the_upstream_gradient(name, kwargs, rng):
+    """assert_double_mirror: the first gradient's dependence on the input and on the upstream gradient, both
+    differentiated again, against PyTorch (graph_backward keeps the upstream gradient in the graph)."""
+    ours, theirs = twins(name, 3, 4, 2, bidirectional=True, **kwargs)
+    assert_double_mirror(lambda t: ours(t)[0], lambda t: theirs(t)[0], rng.standard_normal((3, 2, 3)),
+                         rtol=1e-9, atol=1e-11)
