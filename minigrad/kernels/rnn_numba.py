@@ -87,24 +87,24 @@ def _negated_sum(a, b, out):
 
 
 @_serial
-def _lstm_gates_and_c(c_prev, gates, c, one):
-    n_rows, H = c.shape                    # gates (N, 4H) holds exp(-a) for i, f, o and tanh(-a_g) for g
+def _lstm_gates_and_c(e, c_prev, gates, c, one):
+    n_rows, H = c.shape                    # e (N, 4H): exp(-a) for i, f, o and tanh(-a_g) for g; gates written
     for n in range(n_rows):
+        e_i, e_f, e_g, e_o = e[n, :H], e[n, H:2 * H], e[n, 2 * H:3 * H], e[n, 3 * H:]
         i_, f_, g_, o_ = gates[n, :H], gates[n, H:2 * H], gates[n, 2 * H:3 * H], gates[n, 3 * H:]
         c_prev_, c_ = c_prev[n], c[n]
         for j in range(H):
-            i, f, g = one / (i_[j] + one), one / (f_[j] + one), -g_[j]
-            o_[j] = one / (o_[j] + one)
-            i_[j], f_[j], g_[j] = i, f, g
+            i, f, g = one / (e_i[j] + one), one / (e_f[j] + one), -e_g[j]
+            i_[j], f_[j], g_[j], o_[j] = i, f, g, one / (e_o[j] + one)
             c_[j] = f * c_prev_[j] + i * g
 
 
 def lstm_cell_forward(a, gi, c_prev, gates, c, tanh_c, m):
     H = c.shape[1]
-    _negated_sum(a, gi, a)                                 # a <- -(a + gi)
-    np.exp(a, out=gates)                                   # the sigmoids' exp(-a) (g's quarter is replaced)
-    np.tanh(a[:, 2 * H:3 * H], out=gates[:, 2 * H:3 * H])  # -g
-    _lstm_gates_and_c(c_prev, gates, c, c.dtype.type(1))
+    _negated_sum(a, gi, gates)                             # -(a + gi), into a separate array: it vectorizes
+    np.exp(gates, out=a)                                   # the sigmoids' exp(-a) (g's quarter is replaced)
+    np.tanh(gates[:, 2 * H:3 * H], out=a[:, 2 * H:3 * H])  # -g
+    _lstm_gates_and_c(a, c_prev, gates, c, c.dtype.type(1))
     np.tanh(c, out=tanh_c)
     np.multiply(gates[:, 3 * H:], tanh_c, out=m)
 
