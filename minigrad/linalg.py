@@ -48,7 +48,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
             out = (amax if ord > 0 else amin)(sums, across, keepdim=True)
         return out if keepdim else out.squeeze((rows, cols))
     S = svdvals(movedim(A, (rows, cols), (-2, -1)))         # batch dims in order; PyTorch's composition, so
-    out = S.sum(-1) if ord == "nuc" else (amax if ord == 2 else amin)(S, -1)   # tied singular values share
+    if ord == "nuc" or (ord == 2 and S.shape[-1] == 0):   # an empty matrix: norm 0 (its smallest, -2, raises)
+        out = S.sum(-1)
+    else:
+        out = (amax if ord == 2 else amin)(S, -1)           # tied singular values share
     if keepdim:
         for d in sorted((rows, cols)):
             out = unsqueeze(out, d)

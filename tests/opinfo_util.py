@@ -109,7 +109,7 @@ def _storage_view(torch, obj):
     """For a sample tensor that views part of a larger storage (an offset, or more storage than it covers), the
     minigrad tensor with the same storage and geometry (``as_strided`` of a copy of the whole storage), so that ops
     that read the storage (``as_strided``) see what PyTorch's see; None for an ordinary tensor."""
-    if obj.is_conj() or obj.is_neg():
+    if obj.is_conj() or obj.is_neg() or obj.numel() == 0:   # an empty view may sit past its storage's end
         return None
     elements = obj.untyped_storage().nbytes() // obj.element_size()
     if obj.storage_offset() == 0 and elements == obj.numel():

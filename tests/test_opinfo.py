@@ -36,6 +36,10 @@ SKIPS = {
 # op id: (rtol, atol) of the full pass where an op's float64 values legitimately differ more than 1e-7 (gradients:
 # at least 1e-6), each with its reason in a comment. Empty: every op agrees to 1e-7.
 TOLERANCES = {
+    # PyTorch's float64 Bessel functions of the first and second kind are accurate to about 1e-6 absolute (measured
+    # over 0.01..200: up to 3.8e-7 for j0, 4.7e-7 j1, 2.1e-7 y0, 8.7e-7 y1); minigrad's are SciPy's, which agree with
+    # mpmath to the last bits. The samples' values near the functions' zeros differ by that much.
+    **{f"special.bessel_{kind}": (1e-6, 2e-6) for kind in ("j0", "j1", "y0", "y1")},
 }
 
 # op id: why its outputs are compared as the OpInfo's output_process_fn_grad leaves them (for the gradients PyTorch
