@@ -72,6 +72,11 @@ from .ops.spectral import istft, stft  # noqa: E402
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 
+# the libraries real programs import (issue 28): legacy names, stand-ins for the CPU, sparse tensors, layouts
+from .tensor import set_default_tensor_type  # noqa: E402
+from .layouts import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc  # noqa: E402
+from . import hub, multiprocessing  # noqa: E402
+
 __version__ = "0.1.0"
 
 _malloc.keep_freed_memory()   # freed arrays' pages serve the next arrays: no page faults (see _malloc.py)

@@ -12,9 +12,13 @@ from .device import check_device
 from .tensor import Tensor
 
 
-def size_of(size, fname="empty"):
-    """The shape asked for by ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros([2, 3])``, as PyTorch reads it:
-    non-negative ints only (``_checks.size_arg``)."""
+def size_of(size, fname="empty", keyword=None):
+    """The shape asked for by ``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros([2, 3])`` or ``zeros(size=(2, 3))``
+    (``keyword``), as PyTorch reads it: non-negative ints only (``_checks.size_arg``)."""
+    if keyword is not None:
+        if size:
+            raise TypeError(f"{fname}() got multiple values for argument 'size'")
+        size = (keyword,)
     return size_arg(size, fname)
 
 
@@ -97,16 +101,16 @@ def _filled(fill, shape, dtype, device, requires_grad):
     return new_tensor(np.full(shape, fill, dtype=dtype), device, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(0, size_of(size, "zeros"), dtype_or(dtype), device, requires_grad)
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return _filled(0, size_of(sizes, "zeros", size), dtype_or(dtype), device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(1, size_of(size, "ones"), dtype_or(dtype), device, requires_grad)
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return _filled(1, size_of(sizes, "ones", size), dtype_or(dtype), device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
-    return new_tensor(np.empty(size_of(size), dtype=dtype_or(dtype)), device, requires_grad)
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False):
+    return new_tensor(np.empty(size_of(sizes, "empty", size), dtype=dtype_or(dtype)), device, requires_grad)
 
 
 def fill_dtype(fill_value):
@@ -151,9 +155,12 @@ def _bound(value, name, position):
     raise TypeError(f"arange(): argument '{name}' (position {position}) must be Number, not {type_name(value)}")
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
-    """``arange(end)`` or ``arange(start, end, step)``: int64 for integer bounds, else the default float."""
-    if end is None:
+def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """``arange(end)`` or ``arange(start, end, step)`` (``arange(end=4)`` too): int64 for integer bounds, else the
+    default float."""
+    if start is None and end is not None:
+        start = 0
+    elif end is None:
         start, end = 0, _bound(start, "end", 1)
     start, end, step = _bound(start, "start", 1), _bound(end, "end", 2), _bound(step, "step", 3)
     if step == 0:

@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from . import dtypes
+from . import layouts as _layouts
 from .autograd import version as _version
 from .autograd import views as _views
 from .autograd.function import type_name
@@ -313,6 +314,33 @@ class Tensor:
     is_cuda = False
     is_cpu = True
     is_meta = False
+    # the other backends PyTorch's tensors report on; a sparse tensor (``minigrad.sparse``) sets is_sparse
+    is_xpu = is_mps = is_xla = is_ipu = is_maia = is_mtia = is_vulkan = is_mkldnn = is_quantized = False
+    is_sparse = is_sparse_csr = is_nested = False
+    layout = _layouts.strided
+
+    def is_pinned(self, device=None):
+        """False: there is no accelerator to pin host memory for."""
+        return False
+
+    def is_shared(self):
+        return False
+
+    def is_distributed(self):
+        return False
+
+    def is_inference(self):
+        """False: minigrad's inference_mode does not mark the tensors it makes (a stand-in)."""
+        return False
+
+    def is_neg(self):
+        return False
+
+    def is_same_size(self, other):
+        return self.shape == other.shape
+
+    def is_nonzero(self):
+        return bool(self)
 
     def get_device(self):
         """-1, PyTorch's answer for a CPU tensor."""
@@ -352,14 +380,17 @@ class Tensor:
         """A copy of ``data`` with this tensor's dtype (unless ``dtype`` is given)."""
         return _creation.tensor(data, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return _creation.zeros(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
+    def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+        return _creation.zeros(*sizes, size=size, dtype=dtype or self._data.dtype, device=device,
+                            requires_grad=requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        return _creation.ones(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
+    def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+        return _creation.ones(*sizes, size=size, dtype=dtype or self._data.dtype, device=device,
+                            requires_grad=requires_grad)
 
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        return _creation.empty(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
+    def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+        return _creation.empty(*sizes, size=size, dtype=dtype or self._data.dtype, device=device,
+                            requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         return _creation.full(size, fill_value, dtype=dtype or self._data.dtype, device=device,
@@ -550,9 +581,13 @@ class Tensor:
         return self.div_(other)
 
     def __eq__(self, other):
+        if not isinstance(other, _COMPARABLE):   # None, a string, a method, a list: PyTorch returns NotImplemented,
+            return NotImplemented                # so Python answers False (``!=``: True) by identity
         return _ew.eq(self, other)
 
     def __ne__(self, other):
+        if not isinstance(other, _COMPARABLE):
+            return NotImplemented
         return _ew.ne(self, other)
 
     def __lt__(self, other):
@@ -638,6 +673,7 @@ from .ops import special as _special  # noqa: E402
 from .ops import spectral as _spectral  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
+_COMPARABLE = (Tensor, bool, int, float, complex, np.ndarray, np.generic)   # what ``==`` compares elementwise
 
 # Methods defined in ops/, next to their Functions: Tensor.name(self, ...) == mg.name(tensor, ...).
 _METHODS = {
@@ -673,6 +709,7 @@ for _module, _names in _METHODS.items():
             _function = _function.__wrapped__
         setattr(Tensor, _name, _function)
 Tensor.clip = Tensor.clamp
+Tensor.split = _shape.split_method   # Tensor.split(split_size, dim) names its argument differently from torch.split
 
 
 # --------------------------------------------------------------------------- legacy tensor types
@@ -711,6 +748,26 @@ def legacy_dtype(name):
     if short not in LEGACY_TYPES:
         raise ValueError(f"invalid type: '{name}' (expected one of {', '.join(LEGACY_TYPES)})")
     return LEGACY_TYPES[short].dtype
+
+
+def set_default_tensor_type(t):
+    """PyTorch's deprecated ``set_default_tensor_type(torch.DoubleTensor)`` (or its name as a string):
+    ``set_default_dtype`` of that legacy type's dtype, with PyTorch's deprecation warning."""
+    import warnings
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                  stacklevel=2)
+    if isinstance(t, str):
+        if ".cuda." in t:
+            raise TypeError(f"type {t} not available. Torch not compiled with CUDA enabled.")
+        dtype = legacy_dtype(t)
+    elif isinstance(t, LegacyTensorType):
+        dtype = t.dtype
+    else:
+        raise TypeError("invalid type object: only floating-point types are supported as the default type")
+    if dtype.kind != "f":
+        raise TypeError("only floating-point types are supported as the default type")
+    dtypes.set_default_dtype(dtype)
 
 
 def is_tensor(obj):
