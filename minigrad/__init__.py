@@ -77,6 +77,16 @@ from .tensor import set_default_tensor_type  # noqa: E402
 from .layouts import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc  # noqa: E402
 from . import hub, multiprocessing  # noqa: E402
 
+
+def _register_einops():
+    """einops (if installed) learns minigrad tensors from a backend class defined in ``_einops.py``."""
+    import importlib.util
+    if importlib.util.find_spec("einops") is not None:
+        from . import _einops  # noqa: F401
+
+
+_register_einops()
+
 __version__ = "0.1.0"
 
 _malloc.keep_freed_memory()   # freed arrays' pages serve the next arrays: no page faults (see _malloc.py)
