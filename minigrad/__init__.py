@@ -76,6 +76,9 @@ from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 from .tensor import set_default_tensor_type  # noqa: E402
 from .layouts import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc  # noqa: E402
 from . import hub, multiprocessing  # noqa: E402
+from . import sparse  # noqa: E402
+from .sparse import spmm  # noqa: E402
+from .sparse.coo import sparse_coo_tensor  # noqa: E402
 
 
 def _register_einops():

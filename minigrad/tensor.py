@@ -711,6 +711,10 @@ for _module, _names in _METHODS.items():
 Tensor.clip = Tensor.clamp
 Tensor.split = _shape.split_method   # Tensor.split(split_size, dim) names its argument differently from torch.split
 
+from .sparse import coo as _sparse_coo  # noqa: E402  (to_sparse, to_dense and the sparse-only accessors' errors)
+for _name, _function in _sparse_coo.DENSE_METHODS.items():
+    setattr(Tensor, _name, _function)
+
 
 # --------------------------------------------------------------------------- legacy tensor types
 class LegacyTensorType(type):

@@ -138,6 +138,9 @@ class MatMul(Function):
 def matmul(input, other):
     """Matrix product with PyTorch's rules: 1-D operands get a dimension prepended (input) or appended
     (other) that is removed from the result; leading (batch) dimensions broadcast."""
+    if getattr(input, "is_sparse", False) or getattr(other, "is_sparse", False):   # a sparse COO operand
+        from ..sparse.products import matmul as sparse_matmul
+        return sparse_matmul(input, other)
     a = as_tensor_operand(input)
     b = as_tensor_operand(other, a)
     _check_matmul_shapes(a.shape, b.shape)
