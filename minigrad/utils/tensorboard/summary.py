@@ -1,0 +1,175 @@
+"""The ``Summary`` protocol buffers ``SummaryWriter`` writes, built from minigrad tensors, arrays or numbers.
+
+Each function returns a ``tensorboard.compat.proto.summary_pb2.Summary`` holding what TensorBoard's
+plugins read, laid out as PyTorch's ``SummaryWriter`` lays it out (so the same calls give the same tags,
+steps and values): a scalar as ``simple_value`` (or a float/double ``TensorProto`` with the scalars
+plugin's metadata); a histogram as a ``HistogramProto`` whose buckets run from the first to the last
+non-empty bin of ``np.histogram`` with one empty bucket in front; an image as PNG bytes (HWC uint8;
+float images are scaled by 255); a text as a one-element string tensor tagged ``<tag>/text_summary``.
+"""
+import struct
+import zlib
+
+import numpy as np
+
+
+def as_array(value):
+    """A minigrad tensor (detached), an ndarray, or a Python/NumPy number as an ndarray."""
+    from ...tensor import Tensor
+    if isinstance(value, Tensor):
+        return value.detach().numpy()
+    if isinstance(value, np.ndarray):
+        return value
+    if np.isscalar(value):
+        return np.array([value])
+    raise NotImplementedError(f"Got {type(value)}, but numpy array or minigrad tensor are expected.")
+
+
+def _protos():
+    from tensorboard.compat.proto import summary_pb2, tensor_pb2, tensor_shape_pb2
+    return summary_pb2, tensor_pb2, tensor_shape_pb2
+
+
+def scalar(tag, value, new_style=False, double_precision=False):
+    summary_pb2, tensor_pb2, _ = _protos()
+    array = as_array(value).squeeze()
+    if array.ndim != 0:
+        raise AssertionError(f"Tensor should contain one element (0 dimensions). Was given size: {array.size} and "
+                             f"{array.ndim} dimensions.")
+    number = float(array)
+    if not new_style:
+        return summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, simple_value=number)])
+    tensor = (tensor_pb2.TensorProto(double_val=[number], dtype="DT_DOUBLE") if double_precision
+              else tensor_pb2.TensorProto(float_val=[number], dtype="DT_FLOAT"))
+    metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"))
+    return summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, tensor=tensor, metadata=metadata)])
+
+
+def default_bins():
+    """TensorFlow's histogram edges: 0 and +-v for v = 1e-12, each next one 10% larger (by repeated
+    multiplication, as TensorFlow rounds them), below 1e20."""
+    positive, v = [], 1e-12
+    while v < 1e20:
+        positive.append(v)
+        v *= 1.1
+    return [-v for v in reversed(positive)] + [0.0] + positive
+
+
+def histogram_proto(values, bins, max_bins=None):
+    """The HistogramProto of ``values`` (flattened, as float64) binned by ``bins`` (np.histogram's argument).
+    With ``max_bins``, groups of adjacent bins are merged (the last group padded with empty bins) until at
+    most ``max_bins`` remain. Only the bins from the first to the last non-empty one are kept, preceded by
+    one empty bucket; each bucket is stored with its upper edge as its limit."""
+    summary_pb2, _, _ = _protos()
+    values = values.reshape(-1)
+    if values.size == 0:
+        raise ValueError("The input has no element.")
+    counts, edges = np.histogram(values, bins=bins)
+    if max_bins is not None and len(counts) > max_bins:
+        group = len(counts) // max_bins
+        counts = np.concatenate([counts, np.zeros(-len(counts) % group, counts.dtype)])
+        counts = counts.reshape(-1, group).sum(axis=1)                        # (bins / group,)
+        edges = np.append(edges[:-1:group], edges[-1])
+    filled = np.flatnonzero(counts)
+    if filled.size == 0:
+        raise ValueError("The histogram is empty, please file a bug report.")
+    first, last = filled[0], filled[-1]
+    bucket = np.concatenate([[0], counts[first:last + 1]])
+    limits = edges[first:last + 2]     # the empty bucket ends where the first filled bin starts
+    return summary_pb2.HistogramProto(min=values.min(), max=values.max(), num=len(values), sum=values.sum(),
+                                      sum_squares=values.dot(values), bucket_limit=limits.tolist(),
+                                      bucket=bucket.tolist())
+
+
+def histogram(tag, values, bins, max_bins=None):
+    summary_pb2, _, _ = _protos()
+    proto = histogram_proto(as_array(values).astype(float), bins, max_bins)
+    return summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, histo=proto)])
+
+
+def histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts):  # noqa: A002
+    summary_pb2, _, _ = _protos()
+    proto = summary_pb2.HistogramProto(min=min, max=max, num=num, sum=sum, sum_squares=sum_squares,
+                                       bucket_limit=bucket_limits, bucket=bucket_counts)
+    return summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, histo=proto)])
+
+
+# --------------------------------------------------------------------------- images
+def to_hwc(image, dataformats):
+    """``image`` in ``dataformats`` (letters among N, C, H, W) as an (H, W, C) array with C = 3 or 4: a
+    batch is tiled in a grid 8 images wide, one channel (or none) is repeated to three."""
+    dataformats = dataformats.upper()
+    if len(set(dataformats)) != len(dataformats):
+        raise AssertionError(f"You can not use the same dimension shorthand twice. input_format: {dataformats}")
+    if image.ndim != len(dataformats):
+        raise AssertionError(f"size of input tensor and input format are different. tensor shape: {image.shape}, "
+                             f"input_format: {dataformats}")
+    if len(dataformats) == 4:
+        batch = image.transpose([dataformats.index(c) for c in "NCHW"])       # (N, C, H, W)
+        return _grid(batch).transpose(1, 2, 0)
+    if len(dataformats) == 3:
+        hwc = image.transpose([dataformats.index(c) for c in "HWC"])
+        return np.repeat(hwc, 3, axis=2) if hwc.shape[2] == 1 else hwc
+    hw = image.transpose([dataformats.index(c) for c in "HW"])
+    return np.stack([hw] * 3, axis=2)
+
+
+def _grid(batch, columns=8):
+    """(N, 1 or 3, H, W) images tiled row by row into one (3, rows*H, columns*W) canvas (zeros where empty)."""
+    if batch.shape[1] == 1:
+        batch = np.repeat(batch, 3, axis=1)
+    if batch.shape[1] != 3:
+        raise AssertionError("Input should be a 4D numpy array with 3 channels")
+    n, _, h, w = batch.shape
+    columns = min(n, columns)
+    rows = -(-n // columns)
+    padded = np.zeros((rows * columns, 3, h, w), batch.dtype)
+    padded[:n] = batch
+    return padded.reshape(rows, columns, 3, h, w).transpose(2, 0, 3, 1, 4).reshape(3, rows * h, columns * w)
+
+
+def png(pixels):
+    """PNG bytes of an (H, W, C) uint8 image, C = 1 (grey), 3 (RGB) or 4 (RGBA): one IDAT chunk of the rows,
+    each with filter type 0, deflated."""
+    h, w, c = pixels.shape
+    colour = {1: 0, 3: 2, 4: 6}[c]
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+    rows = np.concatenate([np.zeros((h, 1), np.uint8), pixels.reshape(h, w * c)], axis=1)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, colour, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows.tobytes(), 6)) + chunk(b"IEND", b""))
+
+
+def image(tag, img, rescale=1, dataformats="NCHW"):
+    """An image summary: uint8 pixels as given, any other dtype scaled by 255, clipped to [0, 255]."""
+    summary_pb2, _, _ = _protos()
+    hwc = to_hwc(as_array(img), dataformats)
+    scale = 1 if hwc.dtype == np.uint8 else 255
+    pixels = (hwc.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
+    h, w, c = pixels.shape
+    if rescale != 1:
+        pixels = _resized(pixels, int(h * rescale), int(w * rescale))
+    encoded = summary_pb2.Summary.Image(height=h, width=w, colorspace=c, encoded_image_string=png(pixels))
+    return summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, image=encoded)])
+
+
+def _resized(pixels, height, width):
+    try:
+        from PIL import Image
+    except ImportError:
+        raise ImportError("add_image(rescale=...) resizes with Pillow: pip install pillow") from None
+    resized = Image.fromarray(pixels).resize((width, height), Image.Resampling.LANCZOS)
+    return np.asarray(resized).reshape(height, width, -1)
+
+
+def text(tag, string):
+    summary_pb2, tensor_pb2, tensor_shape_pb2 = _protos()
+    from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
+    plugin = summary_pb2.SummaryMetadata.PluginData(plugin_name="text",
+                                                    content=TextPluginData(version=0).SerializeToString())
+    tensor = tensor_pb2.TensorProto(dtype="DT_STRING", string_val=[string.encode("utf_8")],
+                                    tensor_shape=tensor_shape_pb2.TensorShapeProto(
+                                        dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=1)]))
+    return summary_pb2.Summary(value=[summary_pb2.Summary.Value(
+        tag=tag + "/text_summary", metadata=summary_pb2.SummaryMetadata(plugin_data=plugin), tensor=tensor)])

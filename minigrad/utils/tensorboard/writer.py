@@ -1,0 +1,172 @@
+"""``SummaryWriter``: PyTorch's TensorBoard logger for minigrad tensors, writing real event files through the
+``tensorboard`` package's ``EventFileWriter`` (``pip install "minigrad[tensorboard]"``).
+
+The log directory defaults to ``runs/<Mon>DD_HH-MM-SS_<hostname><comment>`` as PyTorch's does;
+``add_scalars`` writes each scalar of its dict to its own run, ``<log_dir>/<main_tag>_<tag>`` (``/`` in
+the main tag becomes ``_``), under the main tag. Writes are queued and flushed every ``flush_secs``, every
+``max_queue`` events, on ``flush()`` and on ``close()`` (or leaving a ``with`` block).
+"""
+import os
+import time
+
+from . import summary as _summary
+
+
+def _event_file_writer():
+    try:
+        from tensorboard.summary.writer.event_file_writer import EventFileWriter
+    except ImportError:
+        raise ImportError('minigrad.utils.tensorboard needs the tensorboard package: '
+                          'pip install "minigrad[tensorboard]"') from None
+    return EventFileWriter
+
+
+class FileWriter:
+    """One event file in ``log_dir``: ``Summary`` and ``Event`` protos stamped with a step and a wall time."""
+
+    def __init__(self, log_dir, max_queue=10, flush_secs=120, filename_suffix=""):
+        self.event_writer = _event_file_writer()(str(log_dir), max_queue, flush_secs, filename_suffix)
+
+    def get_logdir(self):
+        return self.event_writer.get_logdir()
+
+    def add_event(self, event, step=None, walltime=None):
+        event.wall_time = time.time() if walltime is None else walltime
+        if step is not None:
+            event.step = int(step)
+        self.event_writer.add_event(event)
+
+    def add_summary(self, summary, global_step=None, walltime=None):
+        from tensorboard.compat.proto import event_pb2
+        self.add_event(event_pb2.Event(summary=summary), global_step, walltime)
+
+    def flush(self):
+        self.event_writer.flush()
+
+    def close(self):
+        self.event_writer.close()
+
+
+class SummaryWriter:
+    """Writes scalars, histograms, images and text for TensorBoard, as ``torch.utils.tensorboard.SummaryWriter``."""
+
+    def __init__(self, log_dir=None, comment="", purge_step=None, max_queue=10, flush_secs=120, filename_suffix=""):
+        _event_file_writer()   # the clear ImportError now, not at the first add_*
+        if not log_dir:
+            import socket
+            from datetime import datetime
+            log_dir = os.path.join("runs", datetime.now().strftime("%b%d_%H-%M-%S") + "_" + socket.gethostname()
+                                   + comment)
+        self.log_dir = log_dir
+        self.purge_step = purge_step
+        self.max_queue, self.flush_secs, self.filename_suffix = max_queue, flush_secs, filename_suffix
+        self.file_writer = self.all_writers = None
+        self._get_file_writer()
+        self.default_bins = _summary.default_bins()
+
+    def _get_file_writer(self):
+        """The main run's writer, (re)opened if ``close()`` dropped it; a ``purge_step`` is written first."""
+        if self.all_writers is None or self.file_writer is None:
+            self.file_writer = FileWriter(self.log_dir, self.max_queue, self.flush_secs, self.filename_suffix)
+            self.all_writers = {self.file_writer.get_logdir(): self.file_writer}
+            if self.purge_step is not None:
+                from tensorboard.compat.proto.event_pb2 import Event, SessionLog
+                self.file_writer.add_event(Event(step=self.purge_step, file_version="brain.Event:2"))
+                self.file_writer.add_event(Event(step=self.purge_step,
+                                                 session_log=SessionLog(status=SessionLog.START)))
+                self.purge_step = None
+        return self.file_writer
+
+    def get_logdir(self):
+        return self.log_dir
+
+    # ----------------------------------------------------------------- what can be logged
+    def add_scalar(self, tag, scalar_value, global_step=None, walltime=None, new_style=False,
+                   double_precision=False):
+        summary = _summary.scalar(tag, scalar_value, new_style=new_style, double_precision=double_precision)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_scalars(self, main_tag, tag_scalar_dict, global_step=None, walltime=None):
+        """Each ``tag: value`` to the run ``<log_dir>/<main_tag>_<tag>``, as a scalar named ``main_tag``."""
+        walltime = time.time() if walltime is None else walltime
+        root = self._get_file_writer().get_logdir()
+        for tag, value in tag_scalar_dict.items():
+            run = root + "/" + main_tag.replace("/", "_") + "_" + tag
+            if run not in self.all_writers:
+                self.all_writers[run] = FileWriter(run, self.max_queue, self.flush_secs, self.filename_suffix)
+            self.all_writers[run].add_summary(_summary.scalar(main_tag, value), global_step, walltime)
+
+    def add_histogram(self, tag, values, global_step=None, bins="tensorflow", walltime=None, max_bins=None):
+        if isinstance(bins, str) and bins == "tensorflow":
+            bins = self.default_bins
+        self._get_file_writer().add_summary(_summary.histogram(tag, values, bins, max_bins=max_bins), global_step,
+                                            walltime)
+
+    def add_histogram_raw(self, tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts,  # noqa: A002
+                          global_step=None, walltime=None):
+        if len(bucket_limits) != len(bucket_counts):
+            raise ValueError("len(bucket_limits) != len(bucket_counts), see the document.")
+        summary = _summary.histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_image(self, tag, img_tensor, global_step=None, walltime=None, dataformats="CHW"):
+        self._get_file_writer().add_summary(_summary.image(tag, img_tensor, dataformats=dataformats), global_step,
+                                            walltime)
+
+    def add_images(self, tag, img_tensor, global_step=None, walltime=None, dataformats="NCHW"):
+        self._get_file_writer().add_summary(_summary.image(tag, img_tensor, dataformats=dataformats), global_step,
+                                            walltime)
+
+    def add_text(self, tag, text_string, global_step=None, walltime=None):
+        self._get_file_writer().add_summary(_summary.text(tag, text_string), global_step, walltime)
+
+    def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
+        raise NotImplementedError("SummaryWriter.add_graph: minigrad has no tracer to turn a model into a graph "
+                                  "protobuf (PyTorch traces it with torch.jit); log scalars, histograms, images "
+                                  "and text instead")
+
+    def _not_implemented(self, name):
+        raise NotImplementedError(f"SummaryWriter.{name} is not implemented in minigrad (implemented: add_scalar, "
+                                  "add_scalars, add_histogram, add_histogram_raw, add_image, add_images, add_text)")
+
+    def add_hparams(self, *args, **kwargs):
+        self._not_implemented("add_hparams")
+
+    def add_figure(self, *args, **kwargs):
+        self._not_implemented("add_figure")
+
+    def add_video(self, *args, **kwargs):
+        self._not_implemented("add_video")
+
+    def add_audio(self, *args, **kwargs):
+        self._not_implemented("add_audio")
+
+    def add_embedding(self, *args, **kwargs):
+        self._not_implemented("add_embedding")
+
+    def add_pr_curve(self, *args, **kwargs):
+        self._not_implemented("add_pr_curve")
+
+    def add_mesh(self, *args, **kwargs):
+        self._not_implemented("add_mesh")
+
+    # ----------------------------------------------------------------- lifetime
+    def flush(self):
+        if self.all_writers is None:
+            return
+        for writer in self.all_writers.values():
+            writer.flush()
+
+    def close(self):
+        if self.all_writers is None:   # closing twice is allowed
+            return
+        for writer in self.all_writers.values():
+            writer.flush()
+            writer.close()
+        self.file_writer = self.all_writers = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        self.close()
