@@ -79,6 +79,9 @@ from . import hub, multiprocessing  # noqa: E402
 from . import sparse  # noqa: E402
 from .sparse import spmm  # noqa: E402
 from .sparse.coo import sparse_coo_tensor  # noqa: E402
+from .ops.sets import unique  # noqa: E402
+from .ops.reduce import std_mean, var_mean  # noqa: E402
+from .ops.shape import tile  # noqa: E402
 
 
 def _register_einops():

@@ -408,6 +408,9 @@ class Tensor:
     def long(self):
         return self.to(dtypes.int64)
 
+    def int(self):
+        return self.to(dtypes.int32)
+
     def bool(self):
         return self.to(dtypes.bool)
 
@@ -671,6 +674,7 @@ from .ops import products as _products  # noqa: E402
 from . import linalg_legacy as _linalg_legacy  # noqa: E402
 from .ops import special as _special  # noqa: E402
 from .ops import spectral as _spectral  # noqa: E402
+from .ops import sets as _sets  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 _COMPARABLE = (Tensor, bool, int, float, complex, np.ndarray, np.generic)   # what ``==`` compares elementwise
@@ -710,6 +714,8 @@ for _module, _names in _METHODS.items():
         setattr(Tensor, _name, _function)
 Tensor.clip = Tensor.clamp
 Tensor.split = _shape.split_method   # Tensor.split(split_size, dim) names its argument differently from torch.split
+Tensor.tile = _shape.tile_method     # x.tile(2, 3) as well as x.tile((2, 3))
+Tensor.unique = _sets.unique
 
 from .sparse import coo as _sparse_coo  # noqa: E402  (to_sparse, to_dense and the sparse-only accessors' errors)
 for _name, _function in _sparse_coo.DENSE_METHODS.items():
