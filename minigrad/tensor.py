@@ -65,6 +65,8 @@ def legacy_array(data, sizes, dtype, constructor):
     if sizes:
         got = ", ".join(type(a).__name__ for a in arguments)
         raise TypeError(f"{constructor}(): sizes must all be ints, got ({got})")
+    if isinstance(data, range):   # LongTensor(range(140)), as pygcn writes its index sets
+        data = list(data)
     if not isinstance(data, (list, tuple, np.ndarray)):
         raise TypeError(f"{constructor}(): data must be a sequence (got {type(data).__name__})")
     return np.array(data, dtype=dtype)

@@ -398,3 +398,9 @@ def test_triangle_in_place_mirrors_torch(call):
 def test_int_cast_and_autograd_inference_mode_as_torch():
     ours, theirs = _both(lambda L: [_plain(L.tensor([1.7, -2.2]).int()), L.autograd.inference_mode is L.inference_mode])
     assert ours == theirs
+
+
+def test_legacy_constructor_takes_a_range_and_parameter_module_exists_as_torch():
+    ours, theirs = _both(lambda L: [_plain(L.LongTensor(range(2, 5))), _plain(L.Tensor(range(3))),
+                                    L.nn.parameter.Parameter is L.nn.Parameter])
+    assert ours == theirs
