@@ -1,11 +1,10 @@
 """Sparse COO tensors (issue 28, item 5), mirrored against PyTorch in float64 with random upstream gradients:
 construction and its checks, to_dense/to_sparse/coalesce and the accessors, sparse @ dense in every spelling
 with gradients to the values and to the dense operand, sparse.sum/softmax, the arithmetic, a sparse leaf's
-.grad, SciPy and NumPy products alike, double backward, a mutant backward caught; and a GCN (pygcn style,
-trained three Adam steps) and a sparse GAT (pyGAT style, with its custom autograd Function) run in both
-libraries from the same weights, equal to 1e-9."""
-import math
-import warnings
+.grad, SciPy and NumPy products alike, double backward, a mutant backward caught. The graph networks
+written as public code (pygcn's GCN, pyGAT's sparse GAT with its custom autograd Function) are programs of
+the compatibility suite, ``tests/compat/gcn_sparse.py`` and ``gat_sparse.py``, run unchanged in both
+libraries by ``tests/test_compat.py``."""
 
 import numpy as np
 import pytest
@@ -226,104 +225,7 @@ def test_gradcheck_catches_a_wrong_values_gradient():
     assert mg.gradcheck(lambda v, d: products.SparseDenseMM.apply(v, d, rows, cols, 4), (v, d))
 
 
-# --------------------------------------------------------------------------- a GCN in pygcn's style
-def gcn(torch):
-    """Kipf & Welling's GCN as pygcn writes it: ``torch.mm`` for the features, ``torch.spmm`` with the
-    normalized sparse adjacency, parameters made with the legacy ``torch.FloatTensor(n, m)``."""
-    nn, F = torch.nn, torch.nn.functional
-
-    class GraphConvolution(nn.Module):
-        def __init__(self, in_features, out_features, bias=True):
-            super().__init__()
-            self.weight = nn.Parameter(torch.FloatTensor(in_features, out_features))
-            if bias:
-                self.bias = nn.Parameter(torch.FloatTensor(out_features))
-            else:
-                self.register_parameter("bias", None)
-            self.reset_parameters()
-
-        def reset_parameters(self):
-            stdv = 1. / math.sqrt(self.weight.size(1))
-            self.weight.data.uniform_(-stdv, stdv)
-            if self.bias is not None:
-                self.bias.data.uniform_(-stdv, stdv)
-
-        def forward(self, input, adj):
-            support = torch.mm(input, self.weight)
-            output = torch.spmm(adj, support)
-            return output + self.bias if self.bias is not None else output
-
-    class GCN(nn.Module):
-        def __init__(self, nfeat, nhid, nclass, dropout):
-            super().__init__()
-            self.gc1 = GraphConvolution(nfeat, nhid)
-            self.gc2 = GraphConvolution(nhid, nclass)
-            self.dropout = dropout
-
-        def forward(self, x, adj):
-            x = F.relu(self.gc1(x, adj))
-            x = F.dropout(x, self.dropout, training=self.training)
-            x = self.gc2(x, adj)
-            return F.log_softmax(x, dim=1)
-
-    return GCN
-
-
-def normalized_adjacency(n=12, seed=4):
-    """pygcn's preprocessing on a random graph: A + I (symmetric), row-normalized, as a SciPy COO matrix."""
-    import scipy.sparse as sp
-    rng = np.random.default_rng(seed)
-    a = (rng.random((n, n)) < 0.2).astype(np.float64)
-    a = np.maximum(a, a.T) + np.eye(n)
-    mx = sp.coo_matrix(a)
-    rowsum = np.array(mx.sum(1))
-    r_inv = np.power(rowsum, -1).flatten()
-    r_inv[np.isinf(r_inv)] = 0.
-    return sp.diags(r_inv).dot(mx).tocoo()
-
-
-def sparse_mx_to_tensor(torch, sparse_mx):
-    """pygcn's ``sparse_mx_to_torch_sparse_tensor``, with the modern constructor and float64 values."""
-    indices = torch.from_numpy(np.vstack((sparse_mx.row, sparse_mx.col)).astype(np.int64))
-    values = torch.from_numpy(sparse_mx.data)
-    return torch.sparse_coo_tensor(indices, values, sparse_mx.shape)
-
-
-def test_gcn_trains_as_in_pytorch():
-    torch = torch_or_skip()
-    pytest.importorskip("scipy")
-    adj_mx = normalized_adjacency()
-    rng = np.random.default_rng(5)
-    features, labels = rng.standard_normal((12, 5)), rng.integers(0, 3, 12)
-    idx_train = np.arange(8)
-    torch.manual_seed(0)
-    runs = {}
-    for lib in (torch, mg):
-        model = gcn(lib)(nfeat=5, nhid=6, nclass=3, dropout=0.5).double()
-        if lib is mg:
-            model.load_state_dict({k: mg.tensor(v.detach().numpy()) for k, v in runs["torch"][2].items()})
-        optimizer = lib.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
-        adj, x = sparse_mx_to_tensor(lib, adj_mx), lib.tensor(features)
-        y, train = lib.tensor(labels), lib.tensor(idx_train)
-        initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        model.eval()                   # dropout off: the same function in both libraries
-        losses = []
-        for _ in range(3):
-            optimizer.zero_grad()
-            output = model(x, adj)
-            loss = lib.nn.functional.nll_loss(output[train], y[train])
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-        runs["torch" if lib is torch else "mg"] = (losses, model(x, adj).detach().numpy(), initial,
-                                                   {k: v.detach().numpy() for k, v in model.state_dict().items()})
-    (loss_th, out_th, _, state_th), (loss_mg, out_mg, _, state_mg) = runs["torch"], runs["mg"]
-    np.testing.assert_allclose(loss_mg, loss_th, rtol=1e-9)
-    np.testing.assert_allclose(out_mg, out_th, rtol=1e-9, atol=1e-12)
-    for k in state_th:
-        np.testing.assert_allclose(state_mg[k], state_th[k], rtol=1e-9, atol=1e-12, err_msg=k)
-
-
+# --------------------------------------------------------------------------- pygcn's legacy constructor
 def test_legacy_sparse_float_tensor_constructor_as_torch():
     torch = torch_or_skip()
     built = []
@@ -332,103 +234,3 @@ def test_legacy_sparse_float_tensor_constructor_as_torch():
         built.append((str(s.dtype).rpartition(".")[2], s.to_dense().numpy(), isinstance(s, lib.sparse.FloatTensor)))
     assert built[0][0] == built[1][0] and built[0][2] == built[1][2]
     np.testing.assert_array_equal(built[0][1], built[1][1])
-
-
-# --------------------------------------------------------------------------- a sparse GAT in pyGAT's style
-def spgat(torch):
-    """pyGAT's sparse graph attention (``SpGAT``): edge scores from ``adj.nonzero()``, and a custom autograd
-    Function that builds a ``sparse_coo_tensor`` from the edge values and multiplies it by a dense matrix,
-    its backward written by hand from ``_indices()`` (the shape is passed as a tuple where pyGAT writes
-    ``torch.Size``)."""
-    nn, F = torch.nn, torch.nn.functional
-
-    class SpecialSpmmFunction(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, indices, values, shape, b):
-            assert indices.requires_grad is False
-            a = torch.sparse_coo_tensor(indices, values, shape)
-            ctx.save_for_backward(a, b)
-            ctx.N = shape[0]
-            return torch.matmul(a, b)
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            a, b = ctx.saved_tensors
-            grad_values = grad_b = None
-            if ctx.needs_input_grad[1]:
-                grad_a_dense = grad_output.matmul(b.t())
-                edge_idx = a._indices()[0, :] * ctx.N + a._indices()[1, :]
-                grad_values = grad_a_dense.view(-1)[edge_idx]
-            if ctx.needs_input_grad[3]:
-                grad_b = a.t().matmul(grad_output)
-            return None, grad_values, None, grad_b
-
-    class SpecialSpmm(nn.Module):
-        def forward(self, indices, values, shape, b):
-            return SpecialSpmmFunction.apply(indices, values, shape, b)
-
-    class SpGraphAttentionLayer(nn.Module):
-        def __init__(self, in_features, out_features, dropout, alpha, concat=True):
-            super().__init__()
-            self.in_features, self.out_features, self.alpha, self.concat = in_features, out_features, alpha, concat
-            self.W = nn.Parameter(torch.zeros(size=(in_features, out_features)))
-            nn.init.xavier_normal_(self.W.data, gain=1.414)
-            self.a = nn.Parameter(torch.zeros(size=(1, 2 * out_features)))
-            nn.init.xavier_normal_(self.a.data, gain=1.414)
-            self.dropout = nn.Dropout(dropout)
-            self.leakyrelu = nn.LeakyReLU(self.alpha)
-            self.special_spmm = SpecialSpmm()
-
-        def forward(self, input, adj):
-            N = input.size()[0]
-            edge = adj.nonzero().t()
-            h = torch.mm(input, self.W)
-            assert not torch.isnan(h).any()
-            edge_h = torch.cat((h[edge[0, :], :], h[edge[1, :], :]), dim=1).t()
-            edge_e = torch.exp(-self.leakyrelu(self.a.mm(edge_h).squeeze()))
-            assert not torch.isnan(edge_e).any()
-            e_rowsum = self.special_spmm(edge, edge_e, (N, N), torch.ones(size=(N, 1), dtype=h.dtype))
-            edge_e = self.dropout(edge_e)
-            h_prime = self.special_spmm(edge, edge_e, (N, N), h)
-            assert not torch.isnan(h_prime).any()
-            h_prime = h_prime.div(e_rowsum)
-            return F.elu(h_prime) if self.concat else h_prime
-
-    class SpGAT(nn.Module):
-        def __init__(self, nfeat, nhid, nclass, dropout, alpha, nheads):
-            super().__init__()
-            self.dropout = dropout
-            self.attentions = [SpGraphAttentionLayer(nfeat, nhid, dropout=dropout, alpha=alpha, concat=True)
-                               for _ in range(nheads)]
-            for i, attention in enumerate(self.attentions):
-                self.add_module('attention_{}'.format(i), attention)
-            self.out_att = SpGraphAttentionLayer(nhid * nheads, nclass, dropout=dropout, alpha=alpha, concat=False)
-
-        def forward(self, x, adj):
-            x = F.dropout(x, self.dropout, training=self.training)
-            x = torch.cat([att(x, adj) for att in self.attentions], dim=1)
-            x = F.dropout(x, self.dropout, training=self.training)
-            x = F.elu(self.out_att(x, adj))
-            return F.log_softmax(x, dim=1)
-
-    return SpGAT
-
-
-def test_sparse_gat_runs_as_in_pytorch():
-    torch = torch_or_skip()
-    pytest.importorskip("scipy")
-    adj = normalized_adjacency(n=10, seed=6).toarray()
-    rng = np.random.default_rng(7)
-    features, upstream = rng.standard_normal((10, 4)), rng.standard_normal((10, 3))
-    torch.manual_seed(1)
-    model_th = spgat(torch)(nfeat=4, nhid=5, nclass=3, dropout=0.6, alpha=0.2, nheads=2).double().eval()
-    model_mg = spgat(mg)(nfeat=4, nhid=5, nclass=3, dropout=0.6, alpha=0.2, nheads=2).double().eval()
-    model_mg.load_state_dict({k: mg.tensor(v.detach().numpy()) for k, v in model_th.state_dict().items()})
-    x_th, x_mg = torch.tensor(features, requires_grad=True), mg.tensor(features, requires_grad=True)
-    out_th, out_mg = model_th(x_th, torch.tensor(adj)), model_mg(x_mg, mg.tensor(adj))
-    np.testing.assert_allclose(out_mg.detach().numpy(), out_th.detach().numpy(), rtol=1e-9, atol=1e-12)
-    out_th.backward(torch.tensor(upstream))
-    out_mg.backward(mg.tensor(upstream))
-    np.testing.assert_allclose(x_mg.grad.numpy(), x_th.grad.numpy(), rtol=1e-9, atol=1e-12)
-    for (name, p_th), (_, p_mg) in zip(model_th.named_parameters(), model_mg.named_parameters()):
-        np.testing.assert_allclose(p_mg.grad.numpy(), p_th.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=name)

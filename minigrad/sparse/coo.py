@@ -219,6 +219,7 @@ class SparseTensor(Tensor):
 
     # ----------------------------------------------------------------- dtype and device
     def to(self, *args, dtype=None, **kwargs):
+        """The values cast (``double()``, ``float()``, ... come here through ``Tensor``'s methods)."""
         values = self._vals.to(*args, dtype=dtype, **kwargs)
         return self if values is self._vals else self._like(values)
 
@@ -226,18 +227,6 @@ class SparseTensor(Tensor):
         if dtype is None:
             return "minigrad.sparse." + type_name(self.dtype).rpartition(".")[2]
         return self.to(dtype)
-
-    def double(self):
-        return self.to(dtypes.float64)
-
-    def float(self):
-        return self.to(dtypes.float32)
-
-    def half(self):
-        return self.to(dtypes.float16)
-
-    def long(self):
-        return self.to(dtypes.int64)
 
     def cpu(self, memory_format=None):
         return self

@@ -125,31 +125,6 @@ class SummaryWriter:
                                   "protobuf (PyTorch traces it with torch.jit); log scalars, histograms, images "
                                   "and text instead")
 
-    def _not_implemented(self, name):
-        raise NotImplementedError(f"SummaryWriter.{name} is not implemented in minigrad (implemented: add_scalar, "
-                                  "add_scalars, add_histogram, add_histogram_raw, add_image, add_images, add_text)")
-
-    def add_hparams(self, *args, **kwargs):
-        self._not_implemented("add_hparams")
-
-    def add_figure(self, *args, **kwargs):
-        self._not_implemented("add_figure")
-
-    def add_video(self, *args, **kwargs):
-        self._not_implemented("add_video")
-
-    def add_audio(self, *args, **kwargs):
-        self._not_implemented("add_audio")
-
-    def add_embedding(self, *args, **kwargs):
-        self._not_implemented("add_embedding")
-
-    def add_pr_curve(self, *args, **kwargs):
-        self._not_implemented("add_pr_curve")
-
-    def add_mesh(self, *args, **kwargs):
-        self._not_implemented("add_mesh")
-
     # ----------------------------------------------------------------- lifetime
     def flush(self):
         if self.all_writers is None:
@@ -170,3 +145,17 @@ class SummaryWriter:
 
     def __exit__(self, exc_type, exc_val, exc_tb):
         self.close()
+
+
+def _not_implemented(name):
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(f"SummaryWriter.{name} is not implemented in minigrad (implemented: add_scalar, "
+                                  "add_scalars, add_histogram, add_histogram_raw, add_image, add_images, add_text)")
+    method.__name__ = name
+    return method
+
+
+for _name in ("add_hparams", "add_figure", "add_video", "add_audio", "add_embedding", "add_pr_curve",
+              "add_pr_curve_raw", "add_mesh", "add_custom_scalars", "add_image_with_boxes", "add_onnx_graph",
+              "add_tensor"):
+    setattr(SummaryWriter, _name, _not_implemented(_name))
