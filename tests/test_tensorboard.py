@@ -157,6 +157,56 @@ def test_add_text_as_torch(tmp_path):
     assert_same_events(ours, theirs)
 
 
+def raw_events(log_dir):
+    """Every event of every event file under ``log_dir`` (wall times left out): (run, step, summary bytes)."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+    events = []
+    for path in sorted(log_dir.rglob("events.out.tfevents.*")):
+        run = str(path.parent.relative_to(log_dir))
+        for event in EventFileLoader(str(path)).Load():
+            if event.HasField("summary"):
+                events.append((run, event.step, event.summary.SerializeToString(deterministic=True)))
+    return events
+
+
+@pytest.mark.parametrize("domains", [None, {"optimizer": ["adam", "sgd"], "lr": [0.1, 0.01]}])
+def test_add_hparams_as_torch(tmp_path, domains):
+    torch = torch_or_skip()
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+
+    from minigrad.utils.tensorboard import SummaryWriter
+    found = []
+    for lib, writer_class in ((torch, TorchWriter), (mg, SummaryWriter)):
+        log_dir = tmp_path / lib.__name__
+        with writer_class(str(log_dir)) as writer:
+            writer.add_hparams({"lr": 0.1, "optimizer": "adam", "layers": 3, "dropout": None, "flag": True,
+                                "scale": lib.tensor([0.5])},
+                               {"hparam/accuracy": 0.9, "hparam/loss": 0.25}, hparam_domain_discrete=domains,
+                               run_name="trial", global_step=2)
+        found.append(raw_events(log_dir))
+    assert found[0] == found[1] and len(found[0]) == 5
+    with pytest.raises(TypeError, match="should be dictionary"):
+        SummaryWriter(str(tmp_path / "bad")).add_hparams([("lr", 0.1)], {})
+
+
+def test_add_figure_as_torch(tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def figure(k):
+        fig = plt.figure(figsize=(2, 1.5), dpi=40)
+        plt.plot(np.arange(10) ** k)
+        return fig
+
+    def calls(writer, lib):
+        writer.add_figure("one", figure(1), 0, walltime=WALLTIME)
+        writer.add_figure("two", [figure(1), figure(2)], 1, walltime=WALLTIME)
+    ours, theirs = write_both(tmp_path, calls)
+    assert_same_events(ours, theirs)
+    assert ours[0]["image one"][0][2:4] == (80, 60)
+
+
 def test_purge_step_and_reopen_after_close_as_torch(tmp_path):
     torch = torch_or_skip()
     from torch.utils.tensorboard import SummaryWriter as TorchWriter
@@ -185,8 +235,8 @@ def test_unsupported_calls_raise_clearly(tmp_path):
     with SummaryWriter(str(tmp_path)) as writer:
         with pytest.raises(NotImplementedError, match="add_graph"):
             writer.add_graph(mg.nn.Linear(2, 2), mg.ones(1, 2))
-        with pytest.raises(NotImplementedError, match="add_hparams"):
-            writer.add_hparams({"lr": 0.1}, {"loss": 1.0})
+        with pytest.raises(NotImplementedError, match="add_embedding"):
+            writer.add_embedding(mg.ones(3, 2))
         with pytest.raises(AssertionError, match="one element"):
             writer.add_scalar("bad", mg.ones(2))
 

@@ -173,3 +173,71 @@ def text(tag, string):
                                         dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=1)]))
     return summary_pb2.Summary(value=[summary_pb2.Summary.Value(
         tag=tag + "/text_summary", metadata=summary_pb2.SummaryMetadata(plugin_data=plugin), tensor=tensor)])
+
+
+# --------------------------------------------------------------------------- figures and hyperparameters
+def figure_pixels(figure, close=True):
+    """A matplotlib figure drawn by the Agg renderer, as (3, H, W) uint8 RGB (the alpha channel dropped);
+    closed afterwards unless ``close=False``."""
+    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    width, height = figure.canvas.get_width_height()
+    rgba = np.frombuffer(canvas.buffer_rgba(), dtype=np.uint8).reshape(height, width, 4)
+    if close:
+        plt.close(figure)
+    return np.moveaxis(rgba[:, :, :3], 2, 0)
+
+
+def hparams(hparam_dict, metric_dict, hparam_domain_discrete=None):
+    """The three summaries TensorBoard's HParams plugin reads: the experiment (the hyperparameters' names,
+    types and discrete domains, and the metrics' tags), the session start (the values) and the session end.
+    Numbers (bools too, being ints) and tensors are stored as float64 values, strings as strings; None is
+    left out."""
+    from google.protobuf import struct_pb2
+    from tensorboard.plugins.hparams import metadata
+    from tensorboard.plugins.hparams.api_pb2 import DataType, Experiment, HParamInfo, MetricInfo, MetricName, Status
+    from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData, SessionEndInfo, SessionStartInfo
+
+    from ...tensor import Tensor
+    summary_pb2, _, _ = _protos()
+    for what, value in (("hparam_dict", hparam_dict), ("metric_dict", metric_dict)):
+        if not isinstance(value, dict):
+            raise TypeError(f"parameter: {what} should be a dictionary, nothing logged.")
+    domains = hparam_domain_discrete or {}
+    if not isinstance(domains, dict):
+        raise TypeError("parameter: hparam_domain_discrete should be a dictionary, nothing logged.")
+    for k, v in domains.items():
+        if k not in hparam_dict or not isinstance(v, list) or not all(isinstance(d, type(hparam_dict[k])) for d in v):
+            raise TypeError(f"parameter: hparam_domain_discrete[{k}] should be a list of same type as "
+                            f"hparam_dict[{k}].")
+    start, infos = SessionStartInfo(), []
+    for k, v in hparam_dict.items():
+        if v is None:
+            continue
+        if isinstance(v, Tensor):
+            start.hparams[k].number_value = as_array(v).reshape(-1)[0]
+            infos.append(HParamInfo(name=k, type=DataType.Value("DATA_TYPE_FLOAT64")))
+            continue
+        if isinstance(v, (int, float)):
+            field, kind = "number_value", "DATA_TYPE_FLOAT64"
+        elif isinstance(v, str):
+            field, kind = "string_value", "DATA_TYPE_STRING"
+        else:
+            raise ValueError("value should be one of int, float, str, bool, or torch.Tensor")
+        setattr(start.hparams[k], field, v)
+        domain = (struct_pb2.ListValue(values=[struct_pb2.Value(**{field: d}) for d in domains[k]])
+                  if k in domains else None)
+        infos.append(HParamInfo(name=k, type=DataType.Value(kind), domain_discrete=domain))
+
+    def plugin_summary(tag, **content):
+        data = HParamsPluginData(version=metadata.PLUGIN_DATA_VERSION, **content).SerializeToString()
+        plugin = summary_pb2.SummaryMetadata.PluginData(plugin_name=metadata.PLUGIN_NAME, content=data)
+        return summary_pb2.Summary(value=[summary_pb2.Summary.Value(
+            tag=tag, metadata=summary_pb2.SummaryMetadata(plugin_data=plugin))])
+    experiment = Experiment(hparam_infos=infos, metric_infos=[MetricInfo(name=MetricName(tag=k)) for k in metric_dict])
+    return (plugin_summary(metadata.EXPERIMENT_TAG, experiment=experiment),
+            plugin_summary(metadata.SESSION_START_INFO_TAG, session_start_info=start),
+            plugin_summary(metadata.SESSION_END_INFO_TAG,
+                           session_end_info=SessionEndInfo(status=Status.Value("STATUS_SUCCESS"))))

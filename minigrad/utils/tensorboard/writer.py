@@ -9,6 +9,8 @@ the main tag becomes ``_``), under the main tag. Writes are queued and flushed e
 import os
 import time
 
+import numpy as np
+
 from . import summary as _summary
 
 
@@ -120,6 +122,27 @@ class SummaryWriter:
     def add_text(self, tag, text_string, global_step=None, walltime=None):
         self._get_file_writer().add_summary(_summary.text(tag, text_string), global_step, walltime)
 
+    def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
+        """A matplotlib figure (or a list of them, tiled) as an image, drawn by the Agg renderer."""
+        if isinstance(figure, list):
+            pixels = np.stack([_summary.figure_pixels(f, close) for f in figure])
+            self.add_image(tag, pixels, global_step, walltime, dataformats="NCHW")
+        else:
+            self.add_image(tag, _summary.figure_pixels(figure, close), global_step, walltime, dataformats="CHW")
+
+    def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None, run_name=None, global_step=None):
+        """Hyperparameters and their metrics for the HParams dashboard, in the run ``<log_dir>/<run_name>``
+        (the current time by default), the metrics also logged there as scalars."""
+        if type(hparam_dict) is not dict or type(metric_dict) is not dict:
+            raise TypeError("hparam_dict and metric_dict should be dictionary.")
+        summaries = _summary.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
+        log_dir = os.path.join(self._get_file_writer().get_logdir(), run_name or str(time.time()))
+        with SummaryWriter(log_dir=log_dir) as run:
+            for summary in summaries:
+                run.file_writer.add_summary(summary, global_step)
+            for k, v in metric_dict.items():
+                run.add_scalar(k, v, global_step)
+
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
         raise NotImplementedError("SummaryWriter.add_graph: minigrad has no tracer to turn a model into a graph "
                                   "protobuf (PyTorch traces it with torch.jit); log scalars, histograms, images "
@@ -150,12 +173,13 @@ class SummaryWriter:
 def _not_implemented(name):
     def method(self, *args, **kwargs):
         raise NotImplementedError(f"SummaryWriter.{name} is not implemented in minigrad (implemented: add_scalar, "
-                                  "add_scalars, add_histogram, add_histogram_raw, add_image, add_images, add_text)")
+                                  "add_scalars, add_histogram, add_histogram_raw, add_image, add_images, add_figure, "
+                                  "add_text, add_hparams)")
     method.__name__ = name
     return method
 
 
-for _name in ("add_hparams", "add_figure", "add_video", "add_audio", "add_embedding", "add_pr_curve",
+for _name in ("add_video", "add_audio", "add_embedding", "add_pr_curve",
               "add_pr_curve_raw", "add_mesh", "add_custom_scalars", "add_image_with_boxes", "add_onnx_graph",
               "add_tensor"):
     setattr(SummaryWriter, _name, _not_implemented(_name))
