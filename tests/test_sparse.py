@@ -8,6 +8,8 @@ libraries by ``tests/test_compat.py``."""
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import minigrad as mg
 from minigrad.sparse import products
@@ -234,3 +236,33 @@ def test_legacy_sparse_float_tensor_constructor_as_torch():
         built.append((str(s.dtype).rpartition(".")[2], s.to_dense().numpy(), isinstance(s, lib.sparse.FloatTensor)))
     assert built[0][0] == built[1][0] and built[0][2] == built[1][2]
     np.testing.assert_array_equal(built[0][1], built[1][1])
+
+
+# --------------------------------------------------------------------------- random patterns
+
+@st.composite
+def sparse_problems(draw):
+    """A random (m, k) sparse pattern with repeated positions likely, its values, and a dense (k, n)."""
+    m, k, n = draw(st.integers(1, 5)), draw(st.integers(1, 5)), draw(st.integers(1, 4))
+    nnz = draw(st.integers(0, 12))
+    seed = draw(st.integers(0, 2 ** 16))
+    rng = np.random.default_rng(seed)
+    idx = np.stack([rng.integers(0, m, nnz), rng.integers(0, k, nnz)])
+    return idx, rng.standard_normal(nnz), rng.standard_normal((k, n)), (m, k)
+
+
+@given(sparse_problems())
+def test_random_patterns_mirror_torch(problem):
+    idx, values, dense, size = problem
+
+    def f(L, v, d):
+        s = L.sparse_coo_tensor(L.tensor(idx), v, size)
+        c = s.coalesce()
+        return L.cat([L.sparse.mm(s, d).reshape(-1), s.to_dense().reshape(-1), (d.t() @ s.t()).reshape(-1),
+                      c.to_dense().reshape(-1) * 2, L.sparse.sum(s, 1).to_dense()])
+    mirror(f, values, dense)
+    torch = torch_or_skip()
+    ours = mg.sparse_coo_tensor(mg.tensor(idx), mg.tensor(values), size).coalesce()
+    theirs = torch.sparse_coo_tensor(torch.tensor(idx), torch.tensor(values), size).coalesce()
+    assert ours.indices().tolist() == theirs.indices().tolist()
+    np.testing.assert_allclose(ours.values().numpy(), theirs.values().numpy(), rtol=1e-12)
