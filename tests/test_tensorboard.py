@@ -207,6 +207,44 @@ def test_add_figure_as_torch(tmp_path):
     assert ours[0]["image one"][0][2:4] == (80, 60)
 
 
+@pytest.mark.parametrize("options", [{}, {"num_thresholds": 11}, {"weights": "random"}, {"num_thresholds": 200}])
+def test_add_pr_curve_as_torch(tmp_path, options):
+    labels, predictions = RNG.integers(0, 2, 50), RNG.random(50)
+    weights = RNG.random(50) if options.get("weights") == "random" else None
+    kwargs = dict(options, weights=weights)
+
+    def calls(writer, lib):
+        writer.add_pr_curve("pr", lib.tensor(labels), lib.tensor(predictions), 3, walltime=WALLTIME, **kwargs)
+        writer.add_pr_curve_raw("raw", [5, 3, 1], [4, 2, 0], [0, 2, 4], [0, 2, 4], [0.5, 0.6, 1.0], [1.0, 0.6, 0.2],
+                                1, num_thresholds=3, walltime=WALLTIME)
+    ours, theirs = write_both(tmp_path, calls)
+    assert_same_events(ours, theirs)
+
+
+def test_add_embedding_writes_the_projector_files_as_torch(tmp_path):
+    torch = torch_or_skip()
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+
+    from minigrad.utils.tensorboard import SummaryWriter
+    mat = RNG.standard_normal((5, 3)).astype(np.float32)
+    images = RNG.random((5, 1, 4, 3))
+    files = []
+    for lib, writer_class in ((torch, TorchWriter), (mg, SummaryWriter)):
+        log_dir = tmp_path / lib.__name__
+        with writer_class(str(log_dir)) as writer:
+            writer.add_embedding(lib.tensor(mat), metadata=list("abcde"), label_img=lib.tensor(images), tag="emb/1")
+            writer.add_embedding(lib.tensor(mat * 2), metadata=[[i, i * i] for i in range(5)], global_step=7,
+                                 metadata_header=["n", "square"])
+        found = {}
+        for path in sorted(log_dir.rglob("*")):
+            if path.is_file() and "tfevents" not in path.name:
+                found[str(path.relative_to(log_dir))] = (_pixels(path.read_bytes()) if path.suffix == ".png"
+                                                        else path.read_bytes())
+        files.append(found)
+    assert files[0] == files[1]
+    assert "00000/emb%2f1/sprite.png" in files[1]
+
+
 def test_purge_step_and_reopen_after_close_as_torch(tmp_path):
     torch = torch_or_skip()
     from torch.utils.tensorboard import SummaryWriter as TorchWriter
@@ -235,8 +273,8 @@ def test_unsupported_calls_raise_clearly(tmp_path):
     with SummaryWriter(str(tmp_path)) as writer:
         with pytest.raises(NotImplementedError, match="add_graph"):
             writer.add_graph(mg.nn.Linear(2, 2), mg.ones(1, 2))
-        with pytest.raises(NotImplementedError, match="add_embedding"):
-            writer.add_embedding(mg.ones(3, 2))
+        with pytest.raises(NotImplementedError, match="add_video"):
+            writer.add_video("v", mg.ones(1, 2, 3, 4, 4))
         with pytest.raises(AssertionError, match="one element"):
             writer.add_scalar("bad", mg.ones(2))
 

@@ -241,3 +241,35 @@ def hparams(hparam_dict, metric_dict, hparam_domain_discrete=None):
             plugin_summary(metadata.SESSION_START_INFO_TAG, session_start_info=start),
             plugin_summary(metadata.SESSION_END_INFO_TAG,
                            session_end_info=SessionEndInfo(status=Status.Value("STATUS_SUCCESS"))))
+
+
+# --------------------------------------------------------------------------- precision-recall curves
+def pr_counts(labels, predictions, num_thresholds, weights=None):
+    """The (6, T) table of the PR-curve plugin for T thresholds: TP, FP, TN, FN, precision, recall when
+    predicting positive at or above threshold t / (T - 1). A prediction p falls in bucket floor(p (T - 1));
+    the positives (weighted) of the buckets from t up are the TP at threshold t, the negatives the FP."""
+    weights = 1.0 if weights is None else weights
+    bucket = np.floor(predictions * (num_thresholds - 1)).astype(np.int32)
+    positive = labels.astype(np.float64)
+
+    def at_or_above(weight):
+        counts, _ = np.histogram(bucket, bins=num_thresholds, range=(0, num_thresholds - 1), weights=weight)
+        return np.cumsum(counts[::-1])[::-1]
+    tp, fp = at_or_above(positive * weights), at_or_above((1.0 - positive) * weights)
+    tn, fn = fp[0] - fp, tp[0] - tp
+    precision = tp / np.maximum(1e-7, tp + fp)
+    recall = tp / np.maximum(1e-7, tp + fn)
+    return np.stack((tp, fp, tn, fn, precision, recall))
+
+
+def pr_curve(tag, table, num_thresholds):
+    """A PR-curve summary of the (6, T) ``table`` (``pr_counts``'s rows), as float32 values."""
+    from tensorboard.plugins.pr_curve.plugin_data_pb2 import PrCurvePluginData
+    summary_pb2, tensor_pb2, tensor_shape_pb2 = _protos()
+    content = PrCurvePluginData(version=0, num_thresholds=num_thresholds).SerializeToString()
+    plugin = summary_pb2.SummaryMetadata.PluginData(plugin_name="pr_curves", content=content)
+    tensor = tensor_pb2.TensorProto(dtype="DT_FLOAT", float_val=table.reshape(-1).tolist(),
+                                    tensor_shape=tensor_shape_pb2.TensorShapeProto(
+                                        dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=n) for n in table.shape]))
+    return summary_pb2.Summary(value=[summary_pb2.Summary.Value(
+        tag=tag, metadata=summary_pb2.SummaryMetadata(plugin_data=plugin), tensor=tensor)])

@@ -143,6 +143,35 @@ class SummaryWriter:
             for k, v in metric_dict.items():
                 run.add_scalar(k, v, global_step)
 
+    def add_pr_curve(self, tag, labels, predictions, global_step=None, num_thresholds=127, weights=None,
+                     walltime=None):
+        """A precision-recall curve of ``predictions`` (probabilities) against the 0/1 ``labels``; at most 127
+        thresholds (TensorBoard's limit)."""
+        num_thresholds = min(num_thresholds, 127)
+        table = _summary.pr_counts(_summary.as_array(labels), _summary.as_array(predictions), num_thresholds,
+                                   weights)
+        self._get_file_writer().add_summary(_summary.pr_curve(tag, table, num_thresholds), global_step, walltime)
+
+    def add_pr_curve_raw(self, tag, true_positive_counts, false_positive_counts, true_negative_counts,
+                         false_negative_counts, precision, recall, global_step=None, num_thresholds=127,
+                         weights=None, walltime=None):
+        columns = (true_positive_counts, false_positive_counts, true_negative_counts, false_negative_counts,
+                   precision, recall)
+        table = np.stack([c if isinstance(c, (list, tuple)) else _summary.as_array(c) for c in columns])
+        self._get_file_writer().add_summary(_summary.pr_curve(tag, table, min(num_thresholds, 127)), global_step,
+                                            walltime)
+
+    def add_embedding(self, mat, metadata=None, label_img=None, global_step=None, tag="default",
+                      metadata_header=None):
+        """Points for the Projector: ``mat`` (N, D) in ``<log_dir>/<step>/<tag>/tensors.tsv``, with labels
+        (``metadata.tsv``) and thumbnails (``sprite.png``), listed in ``projector_config.pbtxt``."""
+        from .embedding import write_embedding
+        if not hasattr(self, "_projector_config"):
+            from tensorboard.plugins.projector.projector_config_pb2 import ProjectorConfig
+            self._projector_config = ProjectorConfig()
+        write_embedding(self._get_file_writer().get_logdir(), self._projector_config, _summary.as_array(mat),
+                        metadata, label_img, 0 if global_step is None else global_step, tag, metadata_header)
+
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
         raise NotImplementedError("SummaryWriter.add_graph: minigrad has no tracer to turn a model into a graph "
                                   "protobuf (PyTorch traces it with torch.jit); log scalars, histograms, images "
@@ -174,12 +203,11 @@ def _not_implemented(name):
     def method(self, *args, **kwargs):
         raise NotImplementedError(f"SummaryWriter.{name} is not implemented in minigrad (implemented: add_scalar, "
                                   "add_scalars, add_histogram, add_histogram_raw, add_image, add_images, add_figure, "
-                                  "add_text, add_hparams)")
+                                  "add_text, add_hparams, add_pr_curve, add_pr_curve_raw, add_embedding)")
     method.__name__ = name
     return method
 
 
-for _name in ("add_video", "add_audio", "add_embedding", "add_pr_curve",
-              "add_pr_curve_raw", "add_mesh", "add_custom_scalars", "add_image_with_boxes", "add_onnx_graph",
+for _name in ("add_video", "add_audio", "add_mesh", "add_custom_scalars", "add_image_with_boxes", "add_onnx_graph",
               "add_tensor"):
     setattr(SummaryWriter, _name, _not_implemented(_name))
