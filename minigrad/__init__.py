@@ -88,7 +88,10 @@ def _register_einops():
     """einops (if installed) learns minigrad tensors from a backend class defined in ``_einops.py``."""
     import importlib.util
     if importlib.util.find_spec("einops") is not None:
-        from . import _einops  # noqa: F401
+        try:
+            from . import _einops  # noqa: F401
+        except ImportError:   # an einops too old (or broken) to import its backends: minigrad works without it
+            pass
 
 
 _register_einops()
