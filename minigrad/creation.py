@@ -101,16 +101,16 @@ def _filled(fill, shape, dtype, device, requires_grad):
     return new_tensor(np.full(shape, fill, dtype=dtype), device, requires_grad)
 
 
-def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
-    return _filled(0, size_of(sizes, "zeros", size), dtype_or(dtype), device, requires_grad)
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(0, size_of(size, "zeros"), dtype_or(dtype), device, requires_grad)
 
 
-def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False):
-    return _filled(1, size_of(sizes, "ones", size), dtype_or(dtype), device, requires_grad)
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(1, size_of(size, "ones"), dtype_or(dtype), device, requires_grad)
 
 
-def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False):
-    return new_tensor(np.empty(size_of(sizes, "empty", size), dtype=dtype_or(dtype)), device, requires_grad)
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return new_tensor(np.empty(size_of(size), dtype=dtype_or(dtype)), device, requires_grad)
 
 
 def fill_dtype(fill_value):

@@ -383,16 +383,16 @@ class Tensor:
         return _creation.tensor(data, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
 
     def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
-        return _creation.zeros(*sizes, size=size, dtype=dtype or self._data.dtype, device=device,
-                            requires_grad=requires_grad)
+        return _creation.zeros(_creation.size_of(sizes, "new_zeros", size), dtype=dtype or self._data.dtype,
+                            device=device, requires_grad=requires_grad)
 
     def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
-        return _creation.ones(*sizes, size=size, dtype=dtype or self._data.dtype, device=device,
-                            requires_grad=requires_grad)
+        return _creation.ones(_creation.size_of(sizes, "new_ones", size), dtype=dtype or self._data.dtype,
+                            device=device, requires_grad=requires_grad)
 
     def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
-        return _creation.empty(*sizes, size=size, dtype=dtype or self._data.dtype, device=device,
-                            requires_grad=requires_grad)
+        return _creation.empty(_creation.size_of(sizes, "new_empty", size), dtype=dtype or self._data.dtype,
+                            device=device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         return _creation.full(size, fill_value, dtype=dtype or self._data.dtype, device=device,
@@ -409,9 +409,6 @@ class Tensor:
 
     def long(self):
         return self.to(dtypes.int64)
-
-    def int(self):
-        return self.to(dtypes.int32)
 
     def bool(self):
         return self.to(dtypes.bool)
@@ -676,7 +673,6 @@ from .ops import products as _products  # noqa: E402
 from . import linalg_legacy as _linalg_legacy  # noqa: E402
 from .ops import special as _special  # noqa: E402
 from .ops import spectral as _spectral  # noqa: E402
-from .ops import sets as _sets  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
 _COMPARABLE = (Tensor, bool, int, float, complex, np.ndarray, np.generic)   # what ``==`` compares elementwise
@@ -715,13 +711,6 @@ for _module, _names in _METHODS.items():
             _function = _function.__wrapped__
         setattr(Tensor, _name, _function)
 Tensor.clip = Tensor.clamp
-Tensor.split = _shape.split_method   # Tensor.split(split_size, dim) names its argument differently from torch.split
-Tensor.tile = _shape.tile_method     # x.tile(2, 3) as well as x.tile((2, 3))
-Tensor.unique = _sets.unique
-
-from .sparse import coo as _sparse_coo  # noqa: E402  (to_sparse, to_dense and the sparse-only accessors' errors)
-for _name, _function in _sparse_coo.DENSE_METHODS.items():
-    setattr(Tensor, _name, _function)
 
 
 # --------------------------------------------------------------------------- legacy tensor types
@@ -798,3 +787,11 @@ def is_floating_point(input):
 
 def is_complex(input):
     return _checked_input(input, "is_complex").is_complex()
+
+
+# --------------------------------------------------------------------------- methods of issue 28's libraries
+Tensor.split = _shape.split_method   # Tensor.split(split_size, dim) names its argument differently from torch.split
+
+from .sparse import coo as _sparse_coo  # noqa: E402  (to_sparse, to_dense and the sparse-only accessors' errors)
+for _name, _function in _sparse_coo.DENSE_METHODS.items():
+    setattr(Tensor, _name, _function)

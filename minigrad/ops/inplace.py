@@ -608,30 +608,3 @@ def exponential_(self, lambd=1.0, *, generator=None):
 METHODS = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "exp_", "sqrt_", "sigmoid_", "tanh_", "relu_", "clamp_",
            "clip_", "addcmul_", "addcdiv_", "lerp_", "copy_", "fill_", "zero_", "masked_fill_", "scatter_",
            "scatter_add_", "index_add_", "uniform_", "normal_", "bernoulli_", "exponential_", "clone"]
-
-
-# --------------------------------------------------------------------------- triu_, tril_
-def _triangle_(self, name, diagonal):
-    """``self`` keeping only its ``name`` triangle (``triu``/``tril`` from ops/shape.py), written in place."""
-    from . import shape
-    keep = getattr(shape, name)
-    if self.ndim < 2:
-        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-    rows, cols = self.shape[-2:]
-    outside = ~np.tri(rows, cols, diagonal, dtype=bool) if name == "tril" else np.tri(rows, cols, diagonal - 1,
-                                                                                        dtype=bool)
-
-    def fast(a):
-        a[..., outside] = 0
-    return write(self, lambda old: keep(old, diagonal), (), fast)
-
-
-def triu_(self, diagonal=0):
-    return _triangle_(self, "triu", diagonal)
-
-
-def tril_(self, diagonal=0):
-    return _triangle_(self, "tril", diagonal)
-
-
-METHODS += ["triu_", "tril_"]

@@ -657,19 +657,3 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     elif isinstance(p, str):
         raise RuntimeError(f"norm(): p must be 'fro', 'nuc' or a number, got {p!r}")
     return _vector_norm(input, p, dim, keepdim, dtype, "linalg.vector_norm")
-
-
-# --------------------------------------------------------------------------- std_mean, var_mean
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """(``std``, ``mean``) over the same dims, with ``std``'s arguments, as PyTorch's tuple."""
-    return std(input, dim, unbiased, keepdim, correction=correction), _moment_mean(input, dim, unbiased, keepdim)
-
-
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """(``var``, ``mean``) over the same dims, with ``var``'s arguments, as PyTorch's tuple."""
-    return var(input, dim, unbiased, keepdim, correction=correction), _moment_mean(input, dim, unbiased, keepdim)
-
-
-def _moment_mean(input, dim, unbiased, keepdim):
-    """The mean beside std/var: over the same dims (none given in the legacy form ``std_mean(x, unbiased)``)."""
-    return mean(input, None if isinstance(dim, bool) else dim, keepdim)

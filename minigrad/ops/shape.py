@@ -561,21 +561,6 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 
-@takes_tensors("input")
-def tile(input, dims):
-    """``input`` repeated ``dims[i]`` times along each dim; ``dims`` shorter than ``input.ndim`` is padded with
-    ones in front (where ``repeat`` would refuse it), as PyTorch's ``tile``."""
-    if not isinstance(dims, (tuple, list)):
-        raise TypeError(f"tile(): argument 'dims' (position 2) must be tuple of ints, not {type(dims).__name__}")
-    dims = _sizes(dims)
-    return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
-
-
-def tile_method(self, *sizes, dims=None):
-    """``Tensor.tile(2, 3)``, ``Tensor.tile((2, 3))`` or ``Tensor.tile(dims=(2, 3))``."""
-    return tile(self, _sizes(sizes, dims, "tile", "dims"))
-
-
 def split_method(self, split_size, dim=0):
     """``Tensor.split``: ``split`` with the tensor's method's argument name (``x.split(split_size=2)``)."""
     return split(self, split_size, dim)
