@@ -257,7 +257,7 @@ def test_hub_refuses_to_load_with_a_clear_error():
 
 
 def test_multiprocessing_reexports_pythons_as_torch():
-    torch = torch_or_skip()
+    torch_or_skip()
     import multiprocessing
     import torch.multiprocessing as tmp
     for name in ("Process", "Queue", "Pool", "get_context", "cpu_count", "set_start_method", "Manager"):

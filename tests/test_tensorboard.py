@@ -280,7 +280,7 @@ def test_unsupported_calls_raise_clearly(tmp_path):
 
 
 def test_default_log_dir_as_torch(tmp_path, monkeypatch):
-    torch = torch_or_skip()
+    torch_or_skip()
     from torch.utils.tensorboard import SummaryWriter as TorchWriter
 
     from minigrad.utils.tensorboard import SummaryWriter
