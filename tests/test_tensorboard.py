@@ -24,7 +24,7 @@ WALLTIME = 1.7e9
 def read(log_dir):
     """Everything TensorBoard's reader finds in ``log_dir``: per tag, the (step, wall time, payload) list."""
     acc = ea.EventAccumulator(str(log_dir), size_guidance={ea.IMAGES: 0, ea.HISTOGRAMS: 0, ea.TENSORS: 0,
-                                                           ea.SCALARS: 0})
+                                                           ea.SCALARS: 0, ea.AUDIO: 0})
     acc.Reload()
     tags = acc.Tags()
     found = {"tags": {k: sorted(v) for k, v in tags.items() if isinstance(v, list)}}
@@ -35,6 +35,9 @@ def read(log_dir):
     for tag in tags["images"]:
         found["image " + tag] = [(e.step, e.wall_time, e.width, e.height, _pixels(e.encoded_image_string))
                                  for e in acc.Images(tag)]
+    for tag in tags["audio"]:
+        found["audio " + tag] = [(e.step, e.wall_time, e.sample_rate, e.length_frames, e.encoded_audio_string)
+                                 for e in acc.Audio(tag)]
     for tag in tags["tensors"]:
         found["tensor " + tag] = [(e.step, e.wall_time, e.tensor_proto.SerializeToString()) for e in acc.Tensors(tag)]
     return found
@@ -147,6 +150,17 @@ def test_add_images_tiles_a_batch_as_torch(tmp_path, n, dataformats):
         writer.add_images("batch", lib.tensor(array), 0, walltime=WALLTIME, dataformats=dataformats)
     ours, theirs = write_both(tmp_path, calls)
     assert_same_events(ours, theirs)
+
+
+@pytest.mark.parametrize("amplitude", [0.5, 3.0])
+def test_add_audio_as_torch(tmp_path, amplitude):
+    wave = amplitude * np.sin(np.linspace(0, 40, 800)).reshape(1, -1)
+
+    def calls(writer, lib):
+        writer.add_audio("sound", lib.tensor(wave), 4, sample_rate=8000, walltime=WALLTIME)
+    ours, theirs = write_both(tmp_path, calls)
+    assert_same_events(ours, theirs)
+    assert ours[0]["audio sound"][0][2] == 8000
 
 
 def test_add_text_as_torch(tmp_path):

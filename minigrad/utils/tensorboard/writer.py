@@ -143,6 +143,10 @@ class SummaryWriter:
             for k, v in metric_dict.items():
                 run.add_scalar(k, v, global_step)
 
+    def add_audio(self, tag, snd_tensor, global_step=None, sample_rate=44100, walltime=None):
+        self._get_file_writer().add_summary(_summary.audio(tag, snd_tensor, sample_rate=sample_rate), global_step,
+                                            walltime)
+
     def add_pr_curve(self, tag, labels, predictions, global_step=None, num_thresholds=127, weights=None,
                      walltime=None):
         """A precision-recall curve of ``predictions`` (probabilities) against the 0/1 ``labels``; at most 127
@@ -203,11 +207,11 @@ def _not_implemented(name):
     def method(self, *args, **kwargs):
         raise NotImplementedError(f"SummaryWriter.{name} is not implemented in minigrad (implemented: add_scalar, "
                                   "add_scalars, add_histogram, add_histogram_raw, add_image, add_images, add_figure, "
-                                  "add_text, add_hparams, add_pr_curve, add_pr_curve_raw, add_embedding)")
+                                  "add_text, add_audio, add_hparams, add_pr_curve, add_pr_curve_raw, add_embedding)")
     method.__name__ = name
     return method
 
 
-for _name in ("add_video", "add_audio", "add_mesh", "add_custom_scalars", "add_image_with_boxes", "add_onnx_graph",
+for _name in ("add_video", "add_mesh", "add_custom_scalars", "add_image_with_boxes", "add_onnx_graph",
               "add_tensor"):
     setattr(SummaryWriter, _name, _not_implemented(_name))
