@@ -11,7 +11,7 @@ operation is written with differentiable minigrad ops on that Tensor (``IndexSel
 the values, and through them whatever made the values (the ``values`` tensor given to
 ``sparse_coo_tensor``, or the dense tensor ``to_sparse`` read them from). A sparse tensor made with
 ``requires_grad=True`` (or ``requires_grad_()``) is a leaf that owns a private values tensor; its
-``.grad`` is the sparse tensor of those values' gradients on its (coalesced) positions, as the gradient
+``.grad`` is the sparse tensor of those values' gradients on its distinct positions, as the gradient
 ``torch.sparse.mm`` gives a sparse leaf. (PyTorch's ``torch.mm`` gives such a leaf a dense gradient,
 zeros included: minigrad gives the masked one for both.)
 
