@@ -55,6 +55,7 @@ from . import hub, multiprocessing  # noqa: E402
 from . import sparse  # noqa: E402
 from .sparse import spmm  # noqa: E402
 from .sparse.coo import sparse_coo_tensor  # noqa: E402
+from .cuda.runtime import OutOfMemoryError  # noqa: E402
 
 
 def _register_einops():

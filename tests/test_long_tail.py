@@ -289,6 +289,8 @@ CUDA_CALLS = {
     "is_bf16_supported": (), "get_arch_list": (), "ipc_collect": (), "current_stream": (), "default_stream": (),
     "get_rng_state": (), "get_rng_state_all": (), "get_sync_debug_mode": (), "_is_compiled": (),
     "is_tf32_supported": (), "set_device": (0,), "set_device(-1)": (-1,), "set_device('cpu')": ("cpu",),
+    "Event": (), "Stream": (), "set_per_process_memory_fraction": (0.5,), "current_blas_handle": (),
+    "get_gencode_flags": (), "FloatTensor": (2,), "LongTensor([1])": ([1],), "BoolTensor": (2,),
 }
 
 
@@ -338,4 +340,23 @@ def test_autograd_inference_mode_is_torch_s():
 def test_legacy_constructor_takes_a_range_and_parameter_module_exists_as_torch():
     ours, theirs = _both(lambda L: [_plain(L.LongTensor(range(2, 5))), _plain(L.Tensor(range(3))),
                                     L.nn.parameter.Parameter is L.nn.Parameter])
+    assert ours == theirs
+
+
+def test_cuda_context_managers_nvtx_and_legacy_types_as_torch():
+    def run(lib):
+        with lib.cuda.stream(None):
+            pass
+        with lib.cuda.device_of(lib.ones(1)):
+            pass
+        answers = [isinstance(lib.ones(1), lib.cuda.FloatTensor), issubclass(lib.cuda.OutOfMemoryError, RuntimeError),
+                   issubclass(lib.OutOfMemoryError, RuntimeError), lib.cuda.OutOfMemoryError is lib.OutOfMemoryError]
+        for call in (lambda: lib.cuda.nvtx.range_push("a"), lambda: lib.cuda.nvtx.range_pop(),
+                     lambda: lib.cuda.nvtx.mark("a"), lambda: lib.cuda.nvtx.range("a").__enter__()):
+            try:
+                call()
+            except RuntimeError as e:
+                answers.append(str(e))
+        return answers
+    ours, theirs = _both(run)
     assert ours == theirs

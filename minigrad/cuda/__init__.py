@@ -61,3 +61,8 @@ from .memory import (current_stream, default_stream, device, get_arch_list, get_
                      memory_snapshot, memory_stats, memory_summary, reset_accumulated_memory_stats,
                      reset_max_memory_allocated, reset_max_memory_cached, reset_peak_memory_stats, set_device,
                      set_rng_state, set_rng_state_all, synchronize)
+from .runtime import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, Event,  # noqa: E402
+                      FloatTensor, HalfTensor, IntTensor, LongTensor, OutOfMemoryError, ShortTensor, Stream,
+                      StreamContext, current_blas_handle, device_of, get_gencode_flags, set_per_process_memory_fraction,
+                      stream)
+from . import nvtx  # noqa: E402
