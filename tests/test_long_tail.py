@@ -360,3 +360,49 @@ def test_cuda_context_managers_nvtx_and_legacy_types_as_torch():
         return answers
     ours, theirs = _both(run)
     assert ours == theirs
+
+
+# --------------------------------------------------------------------------- amp.custom_fwd / custom_bwd
+def _scaled_square(lib, decorate_fwd, decorate_bwd):
+    class ScaledSquare(lib.autograd.Function):
+        @staticmethod
+        @decorate_fwd
+        def forward(ctx, x, scale):
+            ctx.save_for_backward(x)
+            ctx.scale = scale
+            return x * x * scale
+
+        @staticmethod
+        @decorate_bwd
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 2 * x * ctx.scale, None
+    return ScaledSquare
+
+
+@pytest.mark.parametrize("spelling", ["amp", "cuda.amp", "amp cpu cast", "amp cpu cast in autocast"])
+def test_custom_fwd_and_bwd_decorate_a_function_as_torch(spelling):
+    from tests.mirror import assert_mirror, run_both
+
+    def f(L, x):
+        if spelling == "amp":
+            fwd, bwd = L.amp.custom_fwd(device_type="cuda"), L.amp.custom_bwd(device_type="cuda")
+        elif spelling == "cuda.amp":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                fwd, bwd = L.cuda.amp.custom_fwd(cast_inputs=L.float64), L.cuda.amp.custom_bwd
+        else:   # outside an autocast region cast_inputs changes nothing; inside, float64 inputs become float32
+            fwd, bwd = L.amp.custom_fwd(device_type="cpu", cast_inputs=L.float32), L.amp.custom_bwd(device_type="cpu")
+            if spelling.endswith("in autocast"):
+                with L.autocast("cpu"):
+                    return _scaled_square(L, fwd, bwd).apply(x, 3.0)
+        return _scaled_square(L, fwd, bwd).apply(x, 3.0)
+    x = np.random.default_rng(3).standard_normal((2, 3))
+    if spelling.endswith("in autocast"):   # float16 in, cast to float32 (PyTorch leaves float64 alone)
+        out = assert_mirror(*run_both(f), x.astype(np.float16), rtol=1e-3)
+        assert out.dtype == mg.float32
+        assert assert_mirror(*run_both(f), x).dtype == mg.float64
+    else:
+        assert assert_mirror(*run_both(f), x).dtype == mg.float64
+    with pytest.raises(ValueError, match="device_type"):
+        mg.amp.custom_fwd(device_type=0)
