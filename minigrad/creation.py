@@ -12,13 +12,9 @@ from .device import check_device
 from .tensor import Tensor
 
 
-def size_of(size, fname="empty", keyword=None):
-    """The shape asked for by ``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros([2, 3])`` or ``zeros(size=(2, 3))``
-    (``keyword``), as PyTorch reads it: non-negative ints only (``_checks.size_arg``)."""
-    if keyword is not None:
-        if size:
-            raise TypeError(f"{fname}() got multiple values for argument 'size'")
-        size = (keyword,)
+def size_of(size, fname="empty"):
+    """The shape asked for by ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros([2, 3])``, as PyTorch reads it:
+    non-negative ints only (``_checks.size_arg``)."""
     return size_arg(size, fname)
 
 
@@ -101,16 +97,28 @@ def _filled(fill, shape, dtype, device, requires_grad):
     return new_tensor(np.full(shape, fill, dtype=dtype), device, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(0, size_of(size, "zeros"), dtype_or(dtype), device, requires_grad)
+def _positional_or_keyword(size, keyword, fname):
+    """The size of ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))`` (``keyword``: the other keywords)."""
+    if "size" in keyword:
+        if size:
+            raise TypeError(f"{fname}() got multiple values for argument 'size'")
+        size = (keyword.pop("size"),)
+    if keyword:
+        raise TypeError(f"{fname}() got an unexpected keyword argument '{next(iter(keyword))}'")
+    return size_of(size, fname)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(1, size_of(size, "ones"), dtype_or(dtype), device, requires_grad)
+def zeros(*size, dtype=None, device=None, requires_grad=False, **size_keyword):
+    return _filled(0, _positional_or_keyword(size, size_keyword, "zeros"), dtype_or(dtype), device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
-    return new_tensor(np.empty(size_of(size), dtype=dtype_or(dtype)), device, requires_grad)
+def ones(*size, dtype=None, device=None, requires_grad=False, **size_keyword):
+    return _filled(1, _positional_or_keyword(size, size_keyword, "ones"), dtype_or(dtype), device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, **size_keyword):
+    shape = _positional_or_keyword(size, size_keyword, "empty")
+    return new_tensor(np.empty(shape, dtype=dtype_or(dtype)), device, requires_grad)
 
 
 def fill_dtype(fill_value):

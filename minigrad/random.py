@@ -88,17 +88,17 @@ def _type_word(dtype):
     return type_name(dtype)[len("minigrad."):-len("Tensor")]
 
 
-def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **size_keyword):
     """Uniform samples on [0, 1)."""
     dtype = _float_dtype(dtype, "check_uniform_bounds")
-    sample = numpy_rng(generator).random(creation.size_of(sizes, "rand", size))
+    sample = numpy_rng(generator).random(creation._positional_or_keyword(size, size_keyword, "rand"))
     return creation.new_tensor(sample.astype(dtype), device, requires_grad)
 
 
-def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **size_keyword):
     """Standard normal samples."""
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
-    sample = numpy_rng(generator).standard_normal(creation.size_of(sizes, "randn", size))
+    sample = numpy_rng(generator).standard_normal(creation._positional_or_keyword(size, size_keyword, "randn"))
     return creation.new_tensor(sample.astype(dtype), device, requires_grad)
 
 

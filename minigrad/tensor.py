@@ -382,17 +382,17 @@ class Tensor:
         """A copy of ``data`` with this tensor's dtype (unless ``dtype`` is given)."""
         return _creation.tensor(data, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
 
-    def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
-        return _creation.zeros(_creation.size_of(sizes, "new_zeros", size), dtype=dtype or self._data.dtype,
-                            device=device, requires_grad=requires_grad)
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **size_keyword):
+        return _creation.zeros(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad,
+                            **size_keyword)
 
-    def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
-        return _creation.ones(_creation.size_of(sizes, "new_ones", size), dtype=dtype or self._data.dtype,
-                            device=device, requires_grad=requires_grad)
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **size_keyword):
+        return _creation.ones(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad,
+                            **size_keyword)
 
-    def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
-        return _creation.empty(_creation.size_of(sizes, "new_empty", size), dtype=dtype or self._data.dtype,
-                            device=device, requires_grad=requires_grad)
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **size_keyword):
+        return _creation.empty(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad,
+                            **size_keyword)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         return _creation.full(size, fill_value, dtype=dtype or self._data.dtype, device=device,

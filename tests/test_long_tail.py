@@ -64,6 +64,9 @@ def test_ordering_with_none_still_raises_type_error():
 
 # --------------------------------------------------------------------------- keyword forms
 KEYWORD_FORMS = {
+    "empty(size=)": lambda L: L.empty(size=(2, 3)).shape,
+    "zeros(size=)": lambda L: L.zeros(size=(2, 3)).tolist(),
+    "ones(size=)": lambda L: L.ones(size=[2], dtype=L.float64).tolist(),
     "rand(size=)": lambda L: L.rand(size=(2,)).shape,
     "randn(size=)": lambda L: L.randn(size=(2, 1)).shape,
     "arange(end=)": lambda L: L.arange(end=4).tolist(),
@@ -92,7 +95,8 @@ def test_keyword_form_as_torch(name):
     assert _plain(ours) == _plain(theirs)
 
 
-@pytest.mark.parametrize("call", [lambda L: L.rand(2, size=(3,)), lambda L: L.arange(6).reshape(2, 3, shape=(6,)),
+@pytest.mark.parametrize("call", [lambda L: L.rand(2, size=(3,)), lambda L: L.zeros(2, size=(3,)),
+                                  lambda L: L.arange(6).reshape(2, 3, shape=(6,)),
                                   lambda L: L.ones(4).view(2, 2, size=(4,))])
 def test_a_size_given_twice_is_a_type_error(call):
     ours, theirs = _both(call)
