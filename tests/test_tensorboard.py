@@ -259,6 +259,73 @@ def test_add_embedding_writes_the_projector_files_as_torch(tmp_path):
     assert "00000/emb%2f1/sprite.png" in files[1]
 
 
+def graph_models(torch):
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(2, 3, 3, padding=1)
+            self.bn = nn.BatchNorm2d(3)
+
+        def forward(self, x):
+            return torch.relu(self.bn(self.conv(x))) + 1
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+            self.fc = nn.Linear(3 * 4 * 4, 2)
+
+        def forward(self, img, scale):
+            return self.fc(self.block(img).flatten(1)) * scale
+
+    mlp = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    return [(Net(), (torch.ones(5, 2, 4, 4), torch.ones(1))), (mlp, torch.ones(5, 3))]
+
+
+def _graph_summary(graph):
+    """What both libraries' graphs must agree on: the IO nodes (names without the '.N' of a value name, and
+    shapes), the module scopes holding operations, and the parameters' places."""
+    def shape(node):
+        return [d.size for d in node.attr["_output_shapes"].list.shape[0].dim] if "_output_shapes" in node.attr else None
+    io = sorted((re.sub(r"\.\d+$", "", n.name), shape(n)) for n in graph.node if n.op == "IO Node")
+    op_scopes = {n.name.rpartition("/")[0] for n in graph.node if n.op != "IO Node" and not n.op.startswith("prim::")}
+    params = {n.name for n in graph.node if n.op == "prim::GetAttr"}
+    return io, op_scopes, params
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")   # PyTorch's writer traces with torch.jit
+@pytest.mark.parametrize("which", [0, 1])
+def test_add_graph_has_torch_s_scopes_inputs_and_outputs(tmp_path, which):
+    torch = torch_or_skip()
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+
+    from minigrad.utils.tensorboard import SummaryWriter
+    summaries, tags = [], []
+    for lib, writer_class in ((torch, TorchWriter), (mg, SummaryWriter)):
+        model, example = graph_models(lib)[which]
+        with writer_class(str(tmp_path / lib.__name__)) as writer:
+            writer.add_graph(model, example)
+        acc = ea.EventAccumulator(str(tmp_path / lib.__name__))
+        acc.Reload()
+        tags.append((acc.Tags()["graph"], acc.Tags()["run_metadata"]))
+        summaries.append(acc.Graph())
+    (io_th, scopes_th, params_th), (io_mg, scopes_mg, _) = [_graph_summary(g) for g in summaries]
+    assert tags[0] == tags[1] == (True, ["step1"])
+    assert io_mg == io_th and scopes_mg == scopes_th
+    ours = {n.name for n in summaries[1].node}
+    for param in params_th:   # PyTorch: '<scope>/weight/weight.5'; minigrad: '<scope>/weight'
+        assert re.sub(r"/[^/]*$", "", param) in ours, param
+    by_name = {n.name: n for n in summaries[1].node}
+    reached, todo = set(), [n for n in by_name if n.startswith("output/")]
+    while todo:                       # every input feeds the output
+        name = todo.pop()
+        reached.add(name)
+        todo.extend(i for i in by_name[name].input if i not in reached)
+    assert {n for n in by_name if n.startswith("input/")} <= reached
+
+
 def test_purge_step_and_reopen_after_close_as_torch(tmp_path):
     torch = torch_or_skip()
     from torch.utils.tensorboard import SummaryWriter as TorchWriter
@@ -285,8 +352,6 @@ def test_purge_step_and_reopen_after_close_as_torch(tmp_path):
 def test_unsupported_calls_raise_clearly(tmp_path):
     from minigrad.utils.tensorboard import SummaryWriter
     with SummaryWriter(str(tmp_path)) as writer:
-        with pytest.raises(NotImplementedError, match="add_graph"):
-            writer.add_graph(mg.nn.Linear(2, 2), mg.ones(1, 2))
         with pytest.raises(NotImplementedError, match="add_video"):
             writer.add_video("v", mg.ones(1, 2, 3, 4, 4))
         with pytest.raises(AssertionError, match="one element"):

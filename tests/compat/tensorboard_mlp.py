@@ -1,6 +1,6 @@
 """A training loop that logs to TensorBoard as tutorials write it: ``SummaryWriter`` from
 ``torch.utils.tensorboard``, the loss every step, both losses with ``add_scalars``, parameter and gradient
-histograms, the first layer's weights as an image and the learning rate each epoch, a StepLR schedule,
+histograms, the first layer's weights as an image and the learning rate each epoch, the model's graph, a StepLR schedule,
 the writer closed at the end; the event files are read back with TensorBoard's reader and must hold what
 was logged."""
 import tempfile
@@ -30,6 +30,7 @@ def train(model, data, steps, after_backward=None):
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
     log_dir = tempfile.mkdtemp()
     writer = SummaryWriter(log_dir)
+    writer.add_graph(model, x)
     losses = []
     for epoch in range(steps):
         model.train()
@@ -58,5 +59,5 @@ def train(model, data, steps, after_backward=None):
     assert [e.step for e in acc.Scalars('Loss/train')] == list(range(steps))
     assert all(abs(a - b) <= 1e-6 * abs(b) for a, b in zip(logged, losses)), (logged, losses)
     assert sorted(acc.Tags()['histograms']) == sorted(n + s for n, _ in model.named_parameters() for s in ('', '.grad'))
-    assert acc.Tags()['images'] == ['fc1']
+    assert acc.Tags()['images'] == ['fc1'] and acc.Tags()['graph']
     return losses

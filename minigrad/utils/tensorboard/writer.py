@@ -42,6 +42,14 @@ class FileWriter:
         from tensorboard.compat.proto import event_pb2
         self.add_event(event_pb2.Event(summary=summary), global_step, walltime)
 
+    def add_graph(self, graph_profile, walltime=None):
+        """A (GraphDef, RunMetadata) pair: the graph, then its run metadata tagged 'step1', as PyTorch writes."""
+        from tensorboard.compat.proto import event_pb2
+        graph, stats = graph_profile
+        self.add_event(event_pb2.Event(graph_def=graph.SerializeToString()), None, walltime)
+        tagged = event_pb2.TaggedRunMetadata(tag="step1", run_metadata=stats.SerializeToString())
+        self.add_event(event_pb2.Event(tagged_run_metadata=tagged), None, walltime)
+
     def flush(self):
         self.event_writer.flush()
 
@@ -177,9 +185,13 @@ class SummaryWriter:
                         metadata, label_img, 0 if global_step is None else global_step, tag, metadata_header)
 
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
-        raise NotImplementedError("SummaryWriter.add_graph: minigrad has no tracer to turn a model into a graph "
-                                  "protobuf (PyTorch traces it with torch.jit); log scalars, histograms, images "
-                                  "and text instead")
+        """The model's graph for the Graphs tab, read from what autograd records while the model runs on
+        ``input_to_model`` (``graph.py``: PyTorch traces it with torch.jit instead, so node names differ)."""
+        from .graph import graph_def
+        graph, stats = graph_def(model, input_to_model)
+        if verbose:
+            print(graph)
+        self._get_file_writer().add_graph((graph, stats))
 
     # ----------------------------------------------------------------- lifetime
     def flush(self):
