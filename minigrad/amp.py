@@ -155,8 +155,9 @@ class GradScaler:
 def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
     """Decorator for the ``forward`` of a custom ``autograd.Function``: inside an autocast region of
     ``device_type`` with ``cast_inputs`` given, its floating-point tensor arguments (float64 ones excepted,
-    as in PyTorch) are cast to ``cast_inputs`` and it runs with autocast off; otherwise it runs as written. It notes in ``ctx``
-    whether autocast was on, for ``custom_bwd``. (For 'cuda', autocast is never on in minigrad.)"""
+    as in PyTorch) are cast to ``cast_inputs`` and it runs with autocast off; otherwise it runs as written.
+    It notes in ``ctx`` whether autocast was on, for ``custom_bwd``. (For 'cuda', autocast is never on in
+    minigrad.)"""
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
     if fwd is None:

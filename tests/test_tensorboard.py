@@ -288,7 +288,9 @@ def _graph_summary(graph):
     """What both libraries' graphs must agree on: the IO nodes (names without the '.N' of a value name, and
     shapes), the module scopes holding operations, and the parameters' places."""
     def shape(node):
-        return [d.size for d in node.attr["_output_shapes"].list.shape[0].dim] if "_output_shapes" in node.attr else None
+        if "_output_shapes" not in node.attr:
+            return None
+        return [d.size for d in node.attr["_output_shapes"].list.shape[0].dim]
     io = sorted((re.sub(r"\.\d+$", "", n.name), shape(n)) for n in graph.node if n.op == "IO Node")
     op_scopes = {n.name.rpartition("/")[0] for n in graph.node if n.op != "IO Node" and not n.op.startswith("prim::")}
     params = {n.name for n in graph.node if n.op == "prim::GetAttr"}
