@@ -4,10 +4,13 @@
 Every function takes PyTorch's ``dtype=``, ``device=`` (the CPU only: see ``device.py``) and
 ``requires_grad=`` keywords.
 """
+import functools
+
 import numpy as np
 
 from . import dtypes
 from ._checks import dtype_arg, int_arg, is_int, is_number, size_arg, takes_tensors, tensor_array, type_name
+from ._keywords import size_keyword
 from .device import check_device
 from .tensor import Tensor
 
@@ -97,28 +100,16 @@ def _filled(fill, shape, dtype, device, requires_grad):
     return new_tensor(np.full(shape, fill, dtype=dtype), device, requires_grad)
 
 
-def _positional_or_keyword(size, keyword, fname):
-    """The size of ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))`` (``keyword``: the other keywords)."""
-    if "size" in keyword:
-        if size:
-            raise TypeError(f"{fname}() got multiple values for argument 'size'")
-        size = (keyword.pop("size"),)
-    if keyword:
-        raise TypeError(f"{fname}() got an unexpected keyword argument '{next(iter(keyword))}'")
-    return size_of(size, fname)
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(0, size_of(size, "zeros"), dtype_or(dtype), device, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, **size_keyword):
-    return _filled(0, _positional_or_keyword(size, size_keyword, "zeros"), dtype_or(dtype), device, requires_grad)
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(1, size_of(size, "ones"), dtype_or(dtype), device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, **size_keyword):
-    return _filled(1, _positional_or_keyword(size, size_keyword, "ones"), dtype_or(dtype), device, requires_grad)
-
-
-def empty(*size, dtype=None, device=None, requires_grad=False, **size_keyword):
-    shape = _positional_or_keyword(size, size_keyword, "empty")
-    return new_tensor(np.empty(shape, dtype=dtype_or(dtype)), device, requires_grad)
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return new_tensor(np.empty(size_of(size), dtype=dtype_or(dtype)), device, requires_grad)
 
 
 def fill_dtype(fill_value):
@@ -163,12 +154,9 @@ def _bound(value, name, position):
     raise TypeError(f"arange(): argument '{name}' (position {position}) must be Number, not {type_name(value)}")
 
 
-def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
-    """``arange(end)`` or ``arange(start, end, step)`` (``arange(end=4)`` too): int64 for integer bounds, else the
-    default float."""
-    if start is None and end is not None:
-        start = 0
-    elif end is None:
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """``arange(end)`` or ``arange(start, end, step)``: int64 for integer bounds, else the default float."""
+    if end is None:
         start, end = 0, _bound(start, "end", 1)
     start, end, step = _bound(start, "start", 1), _bound(end, "end", 2), _bound(step, "step", 3)
     if step == 0:
@@ -214,3 +202,18 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
         if value is not None and value < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
     return new_tensor(np.eye(n, m, dtype=dtype_or(dtype)), device, requires_grad)
+
+
+# --------------------------------------------------------------------------- keyword forms
+def _end_keyword(arange_):
+    """``arange(end=4)``: the keyword form of ``arange(4)`` (``start`` defaults to 0 when ``end`` is named)."""
+    @functools.wraps(arange_)
+    def arange_keywords(*args, **kwargs):
+        if not args and "start" not in kwargs and "end" in kwargs:
+            args = (0,)
+        return arange_(*args, **kwargs)
+    return arange_keywords
+
+
+zeros, ones, empty = size_keyword(zeros), size_keyword(ones), size_keyword(empty)   # zeros(size=(2, 3))
+arange = _end_keyword(arange)

@@ -88,17 +88,17 @@ def _type_word(dtype):
     return type_name(dtype)[len("minigrad."):-len("Tensor")]
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **size_keyword):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1)."""
     dtype = _float_dtype(dtype, "check_uniform_bounds")
-    sample = numpy_rng(generator).random(creation._positional_or_keyword(size, size_keyword, "rand"))
+    sample = numpy_rng(generator).random(creation.size_of(size))
     return creation.new_tensor(sample.astype(dtype), device, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **size_keyword):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
-    sample = numpy_rng(generator).standard_normal(creation._positional_or_keyword(size, size_keyword, "randn"))
+    sample = numpy_rng(generator).standard_normal(creation.size_of(size))
     return creation.new_tensor(sample.astype(dtype), device, requires_grad)
 
 
@@ -276,3 +276,8 @@ def poisson(input, generator=None):
     if (rates < 0).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return Tensor(numpy_rng(generator).poisson(rates).astype(rates.dtype))
+
+
+from ._keywords import size_keyword  # noqa: E402
+
+rand, randn = size_keyword(rand), size_keyword(randn)   # rand(size=(2, 3)), as PyTorch

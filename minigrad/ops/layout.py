@@ -14,13 +14,52 @@ mg.channels_last)`` is an (N, C, H, W) tensor with strides (H*W*C, 1, W*C, C). m
 their input's layout (NumPy's ``order="K"``), as PyTorch's do; its convolutions, norms and pooling read any layout
 and return contiguous results (PyTorch keeps channels_last through them: README, "Where minigrad differs").
 """
+import functools
+
 import numpy as np
 
 from .._checks import takes_tensors
 from ..autograd import Function
 from ..autograd.version import storage_of
 
-__all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format"]
+__all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "layout",
+           "strided", "check_layout"]
+
+
+class layout:
+    """How a tensor's values are stored: minigrad has one layout, ``strided`` (dense, one stride per dimension;
+    PyTorch's other layouts are sparse). Creation functions accept ``layout=minigrad.strided`` as PyTorch's do."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"minigrad.{self._name}"
+
+
+strided = layout("strided")
+
+
+def check_layout(value, fname):
+    """``layout=`` of a creation function: None or ``strided``; any other layout is refused."""
+    if value is not None and value is not strided:
+        raise NotImplementedError(f"{fname}(): layout={value!r} is not supported: minigrad tensors are dense "
+                                  "(minigrad.strided)")
+
+
+def creation_keywords(fn):
+    """``fn`` (a creation function) also takes PyTorch's ``layout=`` (``strided`` only), ``pin_memory=`` (no
+    effect: minigrad has no device memory to copy to) and ``memory_format=`` (the result laid out in it)."""
+    @functools.wraps(fn)
+    def create(*args, layout=None, pin_memory=False, memory_format=None, **kwargs):
+        check_layout(layout, fn.__name__)
+        out = fn(*args, **kwargs)
+        if memory_format is None or memory_format is preserve_format:
+            return out
+        check_format(memory_format, fn.__name__)
+        return out if in_format(out._data, memory_format) else type(out)(as_format(out._data, memory_format),
+                                                                         requires_grad=out.requires_grad)
+    return create
 
 
 class memory_format:
