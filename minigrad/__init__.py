@@ -47,6 +47,29 @@ from .compiler import compile  # noqa: A004 - PyTorch's name shadows the builtin
 from . import (accelerator, amp, autograd, backends, compiler, cuda, linalg, nn, optim, serialization,  # noqa: E402
                utils)
 from .amp import autocast, is_autocast_enabled  # noqa: E402
+
+# the libraries real programs import (issue 28): legacy names, stand-ins for the CPU, sparse tensors, layouts
+from .tensor import set_default_tensor_type  # noqa: E402
+from .layouts import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc  # noqa: E402
+from . import hub, multiprocessing  # noqa: E402
+from . import sparse  # noqa: E402
+from .sparse import spmm  # noqa: E402
+from .sparse.coo import sparse_coo_tensor  # noqa: E402
+from .cuda.runtime import OutOfMemoryError  # noqa: E402
+
+
+def _register_einops():
+    """einops (if installed) learns minigrad tensors from a backend class defined in ``_einops.py``."""
+    import importlib.util
+    if importlib.util.find_spec("einops") is not None:
+        try:
+            from . import _einops  # noqa: F401
+        except ImportError:   # an einops too old (or broken) to import its backends: minigrad works without it
+            pass
+
+
+_register_einops()
+
 from . import viz  # noqa: E402
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
 from .ops.conv import conv3d, conv_transpose1d, conv_transpose3d  # noqa: E402

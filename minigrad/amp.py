@@ -149,3 +149,47 @@ class GradScaler:
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])
         self._growth_tracker = int(state_dict["_growth_tracker"])
+
+
+# --------------------------------------------------------------------------- custom Functions under autocast
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorator for the ``forward`` of a custom ``autograd.Function``: inside an autocast region of
+    ``device_type`` with ``cast_inputs`` given, its floating-point tensor arguments (float64 ones excepted,
+    as in PyTorch) are cast to ``cast_inputs`` and it runs with autocast off; otherwise it runs as written.
+    It notes in ``ctx`` whether autocast was on, for ``custom_bwd``. (For 'cuda', autocast is never on in
+    minigrad.)"""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorated(ctx, *args, **kwargs):
+        enabled = is_autocast_enabled(device_type)
+        ctx._fwd_used_autocast = enabled and cast_inputs is None
+        if cast_inputs is None or not enabled:
+            return fwd(ctx, *args, **kwargs)
+
+        def cast(value):   # floating-point tensors but float64 (as PyTorch), also inside lists, tuples and dicts
+            if isinstance(value, Tensor):
+                return value.to(cast_inputs) if value.is_floating_point() and value.dtype != np.float64 else value
+            if isinstance(value, (list, tuple)):
+                return type(value)(cast(v) for v in value)
+            return {k: cast(v) for k, v in value.items()} if isinstance(value, dict) else value
+        with autocast(device_type, enabled=False):
+            return fwd(ctx, *[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
+    return decorated
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorator for the ``backward`` of a custom Function: it runs with autocast as ``forward`` had it."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorated(ctx, *grads):
+        with autocast(device_type, enabled=getattr(ctx, "_fwd_used_autocast", False)):
+            return bwd(ctx, *grads)
+    return decorated

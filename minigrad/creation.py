@@ -4,10 +4,13 @@
 Every function takes PyTorch's ``dtype=``, ``device=`` (the CPU only: see ``device.py``) and
 ``requires_grad=`` keywords.
 """
+import functools
+
 import numpy as np
 
 from . import dtypes
 from ._checks import dtype_arg, int_arg, is_int, is_number, size_arg, takes_tensors, tensor_array, type_name
+from ._keywords import size_keyword
 from .device import check_device
 from .ops.layout import creation_keywords
 from .tensor import Tensor
@@ -281,3 +284,18 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
         if value is not None and value < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
     return new_tensor(np.eye(n, m, dtype=dtype_or(dtype)), device, requires_grad)
+
+
+# --------------------------------------------------------------------------- keyword forms
+def _end_keyword(arange_):
+    """``arange(end=4)``: the keyword form of ``arange(4)`` (``start`` defaults to 0 when ``end`` is named)."""
+    @functools.wraps(arange_)
+    def arange_keywords(*args, **kwargs):
+        if not args and "start" not in kwargs and "end" in kwargs:
+            args = (0,)
+        return arange_(*args, **kwargs)
+    return arange_keywords
+
+
+zeros, ones, empty = size_keyword(zeros), size_keyword(ones), size_keyword(empty)   # zeros(size=(2, 3))
+arange = _end_keyword(arange)

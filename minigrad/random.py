@@ -285,3 +285,8 @@ def poisson(input, generator=None):
     if (rates < 0).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return Tensor(numpy_rng(generator).poisson(rates).astype(rates.dtype))
+
+
+from ._keywords import size_keyword  # noqa: E402
+
+rand, randn = size_keyword(rand), size_keyword(randn)   # rand(size=(2, 3)), as PyTorch

@@ -185,7 +185,7 @@ def test_cuda_queries_match_torch_without_cuda():
 def test_cuda_housekeeping_calls_are_no_ops():
     state = mg.default_generator.get_state()
     for call in (lambda: mg.cuda.manual_seed(3), lambda: mg.cuda.manual_seed_all(3), mg.cuda.seed,
-                 mg.cuda.seed_all, mg.cuda.synchronize, mg.cuda.empty_cache):
+                 mg.cuda.seed_all, mg.cuda.empty_cache):   # synchronize raises, as PyTorch's (test_cuda_functions)
         assert call() is None
     assert mg.default_generator.get_state() == state  # the CPU stream is untouched
 

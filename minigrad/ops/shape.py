@@ -25,8 +25,13 @@ from .dims import normalize_dim
 from .elementwise import masked_fill
 
 
-def _sizes(sizes):
-    """Accept ``f(2, 3)`` and ``f((2, 3))`` as PyTorch does; sizes must be integers (2.0 is a TypeError)."""
+def _sizes(sizes, keyword=None, fname=None, name=None):
+    """Accept ``f(2, 3)`` and ``f((2, 3))`` as PyTorch does, or the keyword form ``f(name=(2, 3))`` (``keyword``);
+    sizes must be integers (2.0 is a TypeError)."""
+    if keyword is not None:
+        if sizes:
+            raise TypeError(f"{fname}() got multiple values for argument '{name}'")
+        sizes = (keyword,)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = sizes[0]
     return tuple(operator.index(s) for s in sizes)
@@ -65,21 +70,21 @@ def _check_reshape(shape, n):
 
 
 @takes_tensors("input")
-def reshape(input, *shape):
+def reshape(input, *sizes, shape=None):
     """``input`` in ``shape``: a view when the memory allows it (to the same shape too: a new tensor), else a copy."""
-    shape = _sizes(shape)
+    shape = _sizes(sizes, shape, "reshape", "shape")
     _check_reshape(shape, input._data.size)
     return Reshape.apply(input, shape)
 
 
 @takes_tensors("input")
-def view(input, *shape):
+def view(input, *shape, size=None):
     """``input`` in ``shape`` sharing its memory, or PyTorch's error when the strides do not allow it (use
     ``reshape``). ``view(dtype)`` reinterprets the bytes as another dtype (not differentiable)."""
     if len(shape) == 1 and (isinstance(shape[0], np.dtype) or
                             (isinstance(shape[0], type) and issubclass(shape[0], np.generic))):
         return _view_dtype(input, shape[0])
-    shape = _sizes(shape)
+    shape = _sizes(shape, size, "view", "size")
     _check_reshape(shape, input._data.size)
     probe = input._data.view()
     try:
@@ -169,10 +174,10 @@ class Permute(Function):
 
 
 @takes_tensors("input")
-def permute(input, *dims):
-    if not dims:
+def permute(input, *order, dims=None):
+    if not order and dims is None:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    dims = _sizes(dims)
+    dims = _sizes(order, dims, "permute", "dims")
     if len(dims) != input.ndim:
         raise RuntimeError(f"permute(): number of dimensions in the tensor input does not match the length of the "
                            f"desired ordering of dimensions i.e. input.dim() = {input.ndim} is not equal to "
@@ -214,10 +219,10 @@ class Expand(Function):
 
 
 @takes_tensors("input")
-def expand(input, *sizes):
-    if not sizes:
+def expand(input, *sizes, size=None):
+    if not sizes and size is None:
         raise TypeError('expand() missing 1 required positional arguments: "size"')
-    sizes = _sizes(sizes)
+    sizes = _sizes(sizes, size, "expand", "size")
     lead = len(sizes) - input.ndim
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
@@ -409,9 +414,9 @@ def _sum_repeats(ctx, g):
 
 
 @takes_tensors("input")
-def repeat(input, *sizes):
+def repeat(input, *sizes, repeats=None):
     """Tile ``input`` ``sizes[i]`` times along each dim (PyTorch's ``Tensor.repeat``, NumPy's ``tile``)."""
-    repeats = _sizes(sizes)
+    repeats = _sizes(sizes, repeats, "repeat", "repeats")
     if len(repeats) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
@@ -554,6 +559,11 @@ def split(tensor, split_size_or_sections, dim=0):
     pieces = pieces or 1  # an empty dimension still gives one (empty) piece
     return _split_sizes(tensor, axis, [step] * (pieces - 1) + [size - step * (pieces - 1)])
 
+
+
+def split_method(self, split_size, dim=0):
+    """``Tensor.split``: ``split`` with the tensor's method's argument name (``x.split(split_size=2)``)."""
+    return split(self, split_size, dim)
 
 @takes_tensors("input")
 def chunk(input, chunks, dim=0):
