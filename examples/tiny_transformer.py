@@ -599,7 +599,9 @@ def main(argv=None):
     if args.sample:
         print("\n".join(task.sample(mg, model, args.sample, seed=cfg["seed"] + trainer.step)))
     if task.name == "sort":
-        verdict = "reached" if final["accuracy"] >= TARGET_ACCURACY else "MISSED"
+        verdict = "reached" if final["accuracy"] >= TARGET_ACCURACY else (
+            "MISSED; a float32 run's result depends on the seed, the thread count and the CPU: the default recipe "
+            "measured 99.2-100% with either norm over 17 runs, docs/results/transformer.md")
         result = (f"exact match {final['accuracy']:.1%} on {len(task.eval_x)} held-out strings "
                   f"(target >= {TARGET_ACCURACY:.0%}: {verdict})")
     else:
