@@ -1,7 +1,7 @@
 """The Jacobian dy/dx of every normalization layer, for a small input: printed, read, and drawn.
 
     python examples/jacobians.py                  # print each Jacobian and its structure
-    python examples/jacobians.py --out figures    # also save one heat map PNG per norm (needs matplotlib)
+    python examples/jacobians.py --out            # also save one heat map PNG per norm in runs/jacobians/ (matplotlib)
 
 A normalization maps each "row" (the values normalized together: a row of RMSNorm and LayerNorm, a
 channel over the batch for BatchNorm, a (sample, group) for GroupNorm, a (sample, channel) for
@@ -18,6 +18,7 @@ blocks, the rank, what J does to the constant vector and to x, the eigenvalues o
 block, and how far J is from symmetric.
 """
 import argparse
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -279,7 +280,8 @@ def panel(case, J, subtitle):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", help="directory for one heat map PNG per norm (needs matplotlib)")
+    parser.add_argument("--out", nargs="?", const=os.path.join("runs", "jacobians"), metavar="DIR",
+                        help="save one heat map PNG per norm in DIR (default: runs/jacobians; needs matplotlib)")
     args = parser.parse_args(argv)
     results = {}
     for name, make in CASES.items():

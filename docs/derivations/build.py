@@ -220,6 +220,19 @@ def write_all(directory=HERE):
     return changed
 
 
+def summary(directory=HERE):
+    """What --check compares, counted: pages, generated blocks by kind, pictures."""
+    found = pages(directory)
+    kinds = {"code": 0, "example": 0, "figure": 0}
+    for p in found:
+        for match in BLOCK.finditer(p.read_text()):
+            kind = match.group("name").partition(" ")[0]
+            kinds[kind] = kinds.get(kind, 0) + 1
+    return (f"{len(found)} pages, {sum(kinds.values())} generated blocks ({kinds['code']} source quotes, "
+            f"{kinds['example']} numeric examples, {kinds['figure']} figures) and the numbers behind "
+            f"{len(figure_names(directory))} pictures match what the code computes now")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page is out of date")
@@ -241,7 +254,10 @@ def _run(args):
         figures = stale_figures(args.dir)
         for name in figures:
             print(f"out of date: {Path(args.dir) / FIGURE_DIR / name}.png (run: python docs/derivations/build.py)")
-        return 1 if stale or figures else 0
+        if stale or figures:
+            return 1
+        print(f"up to date: {summary(args.dir)}")
+        return 0
     for p in write_all(args.dir):
         print(f"rewrote {p}")
     for p in redraw_stale_figures(args.dir, everything=args.redraw):
