@@ -66,7 +66,7 @@ class Adam(Optimizer):
                 else:
                     grad = grad + weight_decay * p._data
             # In place with one scratch array (same roundings as the expressions in the docstring).
-            scratch = np.subtract(grad, exp_avg)
+            scratch = np.subtract(grad, exp_avg, out=np.empty_like(exp_avg))   # an array also for a 0-d p
             scratch *= 1 - beta1
             exp_avg += scratch                                   # m += (1 - beta1) * (g - m)
             np.multiply(grad, 1 - beta2, out=scratch)
