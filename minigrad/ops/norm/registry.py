@@ -43,6 +43,7 @@ class NormSpec:
     #                                double-backward Function too (checked against the composite twin)
     kernels: tuple = ()           # reference kernels with a numba twin (tests/test_kernels.py)
     scalar_params: tuple = ()     # parameters that are one number (0-d or (1,))
+    takes_device: bool = True     # whether the modules take device= and dtype= (PyTorch's LocalResponseNorm does not)
     notes: dict = field(default_factory=dict)
 
     def load(self, attr=None, where=None):
@@ -116,7 +117,7 @@ NORMS = [
     NormSpec("LocalResponseNorm", "local_response_norm", "localresponse", "local_response_norm_composite",
              "localresponsenorm.md", "Krizhevsky, Sutskever & Hinton 2012, ImageNet Classification (AlexNet)",
              ("LocalResponseNorm",), "nn.channel_norms", (3,), (2, 5, 3), (), _CALLS["local_response_norm"],
-             _f("local_response_norm"), kind="channel"),
+             _f("local_response_norm"), kind="channel", takes_device=False),
     NormSpec("ScaleNorm", "scale_norm", "scalenorm", "scale_norm_composite", "scalenorm.md",
              "Nguyen & Salazar 2019, Transformers without Tears",
              ("ScaleNorm",), "ops.norm.scalenorm", (4,), (2, 3, 4), (("scale", ()),), _CALLS["scale_norm"],
