@@ -42,6 +42,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]                      # the repository: code paths in blocks are relative to it
+sys.path.insert(0, str(ROOT))               # and its minigrad is the one the pages describe (not an installed one)
 BLOCK = re.compile(r"<!-- BEGIN: (?P<name>[^>]+?) -->(?P<body>.*?)<!-- END: (?P=name) -->", re.DOTALL)
 MARKER = re.compile(r"<!-- (BEGIN|END): ([^>]+?) -->")
 FIGURE_DIR = "figures"                      # the pictures, next to the pages

@@ -74,6 +74,28 @@ def _dynamic_tanh_torch(torch, x, a, w, b):
     return torch.tanh(a * x) * w + b
 
 
+def _scale_norm_jacobian(x, g, eps=1e-5):
+    """dy/dx of ScaleNorm (NumPy, x.ravel() order): per row g/s (I - [n > eps] u u^T), u = x/s (scalenorm.md)."""
+    import numpy as np
+    rows = x.reshape(-1, x.shape[-1])
+    blocks = []
+    for row in rows:
+        n = np.linalg.norm(row)
+        s = max(n, eps)
+        u = row / s
+        blocks.append(g / s * (np.eye(row.size) - (n > eps) * np.outer(u, u)))
+    J = np.zeros((x.size, x.size))
+    for i, block in enumerate(blocks):
+        J[i * row.size:(i + 1) * row.size, i * row.size:(i + 1) * row.size] = block
+    return J
+
+
+def _dynamic_tanh_jacobian(x, a, w, b):
+    """dy/dx of DyT (NumPy): diag(w * alpha * (1 - tanh(alpha x)^2)) (dynamictanh.md)."""
+    import numpy as np
+    return np.diag((w * a * (1 - np.tanh(a * x) ** 2)).ravel())
+
+
 _CALLS = {
     "rms_norm": lambda f, x, w: f(x, (x.shape[-1],), w),
     "layer_norm": lambda f, x, w, b: f(x, (x.shape[-1],), w, b),
@@ -123,14 +145,16 @@ NORMS = [
              ("ScaleNorm",), "ops.norm.scalenorm", (4,), (2, 3, 4), (("scale", ()),), _CALLS["scale_norm"],
              _scale_norm_torch, transformer="scalenorm",
              make_transformer_norm=lambda nn, d, eps: nn.ScaleNorm(d, eps=eps),
-             transformer_params=lambda d: {"scale": ()}, scalar_params=("scale",)),
+             transformer_params=lambda d: {"scale": ()}, scalar_params=("scale",),
+             notes={"jacobian": _scale_norm_jacobian}),
     NormSpec("DynamicTanh", "dynamic_tanh", "dynamictanh", "dynamic_tanh_composite", "dynamictanh.md",
              "Zhu, Chen, He, LeCun & Liu 2025, Transformers without Normalization",
              ("DynamicTanh",), "ops.norm.dynamictanh", (4,), (2, 3, 4),
              (("alpha", (1,)), ("weight", (4,)), ("bias", (4,))), _CALLS["dynamic_tanh"], _dynamic_tanh_torch,
              kind="elementwise", transformer="dyt",
              make_transformer_norm=lambda nn, d, eps: nn.DynamicTanh(d),
-             transformer_params=lambda d: {"alpha": (1,), "weight": (d,), "bias": (d,)}, scalar_params=("alpha",)),
+             transformer_params=lambda d: {"alpha": (1,), "weight": (d,), "bias": (d,)}, scalar_params=("alpha",),
+             notes={"jacobian": _dynamic_tanh_jacobian}),
 ]
 
 BY_NAME = {spec.name: spec for spec in NORMS}
