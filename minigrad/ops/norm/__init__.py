@@ -31,4 +31,5 @@ from .rmsnorm import rms_norm, rms_norm_backward, rms_norm_composite, rms_norm_f
 __all__ = [spec.functional for spec in NORMS]
 for _spec in NORMS:
     _file = importlib.import_module(f".{_spec.source}", __name__)
-    globals()[_spec.functional], globals()[_spec.composite] = getattr(_file, _spec.functional), getattr(_file, _spec.composite)
+    for _name in (_spec.functional, _spec.composite) + _spec.kernels:   # the kernels: the "numpy" backend's
+        globals()[_name] = getattr(_file, _name)

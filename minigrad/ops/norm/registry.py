@@ -145,6 +145,7 @@ NORMS = [
              ("ScaleNorm",), "ops.norm.scalenorm", (4,), (2, 3, 4), (("scale", ()),), _CALLS["scale_norm"],
              _scale_norm_torch, transformer="scalenorm",
              make_transformer_norm=lambda nn, d, eps: nn.ScaleNorm(d, eps=eps),
+             kernels=("scale_norm_forward", "scale_norm_backward"),
              transformer_params=lambda d: {"scale": ()}, scalar_params=("scale",),
              notes={"jacobian": _scale_norm_jacobian}),
     NormSpec("DynamicTanh", "dynamic_tanh", "dynamictanh", "dynamic_tanh_composite", "dynamictanh.md",

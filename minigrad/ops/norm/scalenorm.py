@@ -2,10 +2,10 @@
 
 The formulas (forward, backward, and why the second order comes free) are derived, and quoted from this
 file, in docs/derivations/scalenorm.md. Each is written once, for ndarrays and Tensors alike, as
-LocalResponseNorm's are: ``ScaleNormFunction`` runs them on arrays, its ``graph_backward`` runs the
-backward on Tensors (create_graph=True, every further order from autograd), and the composite twin runs the
-forward on Tensors. No numba twin: the formula's NumPy passes cost little next to the matrix products of a
-training step (docs/derivations/scalenorm.md, section 5).
+LocalResponseNorm's are: ``ScaleNormFunction`` runs them on arrays as the kernel contract's NumPy references
+(rows (R, D); numba twins of the same names in minigrad/kernels/numba_kernels.py, the first with a scalar
+parameter), its ``graph_backward`` runs the backward on Tensors (create_graph=True, every further order from
+autograd), and the composite twin runs the forward on Tensors.
 """
 import math
 
@@ -14,9 +14,11 @@ import numpy as np
 from ..._checks import float_arg, takes_tensors
 from ...autograd import Function, no_grad
 from ...dtypes import compute_dtype, get_default_dtype
+from ...kernels import kernel
 from ...nn.module import Module, Parameter   # (minigrad.nn.module needs nothing from ops.norm)
 from ...tensor import Tensor, check_device
 from .common import last_dim_sum, sum_to_shape
+from .rows import as_rows, from_rows
 
 
 # --------------------------------------------------------------------------- the formulas (ndarrays or Tensors)
@@ -57,26 +59,28 @@ class ScaleNormFunction(Function):
 
     @staticmethod
     def forward(ctx, input, scale, eps):
-        cdt = compute_dtype(input.dtype)
-        x, g = input._data.astype(cdt, copy=False), scale._data.astype(cdt, copy=False)
-        y, s, active = scale_norm_forward(x, g, eps)
+        d = input.shape[-1]
+        x = as_rows(input._data, d)                                  # (R, D), compute dtype
+        g = scale._data.astype(x.dtype, copy=False)                  # ()
+        y, s, active = kernel(scale_norm_forward)(x, g, eps)         # (R, D), (R, 1), (R, 1)
         ctx.save_for_backward(x, g, s, active)
-        ctx.eps, ctx.scale_dtype = eps, scale.dtype
-        return y.astype(input.dtype, copy=False)
+        ctx.eps, ctx.shape = eps, input.shape
+        return from_rows(y, input)
 
     @staticmethod
     def backward(ctx, dout):
         x, g, s, active = ctx.saved_tensors
-        dx, dscale = scale_norm_backward(dout._data.astype(x.dtype, copy=False), x, g, s, active,
-                                         *ctx.needs_input_grad[:2])
-        return dx, dscale, None
+        dx, dscale = kernel(scale_norm_backward)(as_rows(dout._data, x.shape[1]), x, g, s, active,
+                                                 *ctx.needs_input_grad[:2])
+        return (None if dx is None else dx.reshape(ctx.shape)), dscale, None
 
     @staticmethod
     def graph_backward(ctx, dout):
         x, g, _, active = ctx.saved_tensors
-        x_t, g_t = ctx.input_tensor(0, x), ctx.input_tensor(1, g)
+        x_t, g_t = ctx.input_tensor(0, x.reshape(ctx.shape)), ctx.input_tensor(1, g)
         s, _ = clamped_norm(x_t, ctx.eps)                            # recomputed in the graph: d s/dx counts
-        dx, dscale = scale_norm_backward(dout.to(x.dtype), x_t, g_t, s, active, *ctx.needs_input_grad[:2])
+        dx, dscale = scale_norm_backward(dout.to(x.dtype), x_t, g_t, s, active.reshape(s.shape),
+                                         *ctx.needs_input_grad[:2])
         return dx, dscale, None
 
 
