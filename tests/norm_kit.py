@@ -15,7 +15,7 @@ gradients, never a ``sum()`` loss):
    functional where it has one, else the formula in torch ops);
 5. the module: built from ``module_args``, its forward is the functional with its own parameters;
 6. bad input: each ``(call(F, x), exception type, message pattern)`` raises, and changes nothing;
-7. each mutant (a context manager that plants a wrong backward) is caught by checks 1-3.
+7. each mutant (``mutant(owner, name, wrong)``: a wrong backward planted for a block) is caught by checks 1-3.
 
 Each step is also a function of its own, which the registry-wide matrices (tests/test_norm_registry.py,
 tests/test_double_backward_norms.py) run for every registered norm.
@@ -155,12 +155,15 @@ def check_norm(spec, bad_inputs=(), mutants=(), module=True):
         check_catches(spec, mutant)
 
 
-@contextlib.contextmanager
-def patched(owner, name, replacement):
-    """``owner.name = replacement`` for the block (a mutant's plumbing)."""
-    original = getattr(owner, name)
-    setattr(owner, name, replacement)
-    try:
-        yield
-    finally:
-        setattr(owner, name, original)
+def mutant(owner, name, wrong):
+    """A mutant for ``check_norm``: a context-manager factory that, for the block, replaces the formula
+    ``owner.name`` by ``wrong(original)`` (a function of the same signature that computes something else)."""
+    @contextlib.contextmanager
+    def planted():
+        original = getattr(owner, name)
+        setattr(owner, name, wrong(original))
+        try:
+            yield
+        finally:
+            setattr(owner, name, original)
+    return planted

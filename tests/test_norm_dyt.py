@@ -7,7 +7,7 @@ import minigrad as mg
 import minigrad.ops.norm.dynamictanh as dynamictanh
 from minigrad.ops.norm.registry import BY_NAME
 
-from .norm_kit import assert_close_to_scale, check_norm, check_twins, patched
+from .norm_kit import assert_close_to_scale, check_norm, check_twins, mutant
 
 SPEC = BY_NAME["DynamicTanh"]
 BAD_INPUTS = [
@@ -21,15 +21,13 @@ BAD_INPUTS = [
 ]
 
 
-def without_tanh_derivative():
-    """A wrong backward: tanh' taken as 1 (t = 0 in 1 - t^2)."""
-    original = dynamictanh.dynamic_tanh_backward
-    return patched(dynamictanh, "dynamic_tanh_backward",
-                   lambda dy, x, alpha, weight, t, *a: original(dy, x, alpha, weight, t * 0, *a))
+# A wrong backward: tanh' taken as 1 (t = 0 in 1 - t^2).
+WITHOUT_TANH_DERIVATIVE = mutant(dynamictanh, "dynamic_tanh_backward", lambda backward: (
+    lambda dy, x, alpha, weight, t, *a: backward(dy, x, alpha, weight, t * 0, *a)))
 
 
 def test_dynamic_tanh_passes_the_kit():
-    check_norm(SPEC, BAD_INPUTS, mutants=[without_tanh_derivative])
+    check_norm(SPEC, BAD_INPUTS, mutants=[WITHOUT_TANH_DERIVATIVE])
 
 
 def test_module_has_the_papers_parameters():

@@ -9,7 +9,7 @@ import minigrad as mg
 import minigrad.ops.norm.scalenorm as scalenorm
 from minigrad.ops.norm.registry import BY_NAME
 
-from .norm_kit import assert_close_to_scale, check_norm, patched
+from .norm_kit import assert_close_to_scale, check_norm, mutant
 
 SPEC = BY_NAME["ScaleNorm"]
 BAD_INPUTS = [
@@ -22,15 +22,13 @@ BAD_INPUTS = [
 ]
 
 
-def without_projection():
-    """A wrong backward: dx = scale * dy / s, the term along x left out (the mask of active rows zeroed)."""
-    original = scalenorm.scale_norm_backward
-    return patched(scalenorm, "scale_norm_backward",
-                   lambda dy, x, scale, s, active, *a: original(dy, x, scale, s, active * 0, *a))
+# A wrong backward: dx = scale * dy / s, the term along x left out (the mask of active rows zeroed).
+WITHOUT_PROJECTION = mutant(scalenorm, "scale_norm_backward", lambda backward: (
+    lambda dy, x, scale, s, active, *a: backward(dy, x, scale, s, active * 0, *a)))
 
 
 def test_scale_norm_passes_the_kit():
-    check_norm(SPEC, BAD_INPUTS, mutants=[without_projection])
+    check_norm(SPEC, BAD_INPUTS, mutants=[WITHOUT_PROJECTION])
 
 
 def test_forward_is_the_papers_formula():
