@@ -37,12 +37,15 @@ ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "examples")]   # this checkout's minigrad and the example
 
 NORMS = ("rmsnorm", "layernorm", "scalenorm", "dyt", "none")
-VARIANTS = {   # name: (norm, placement, qk_norm) beyond the pre-norm comparison
+VARIANTS = {   # name: (norm, placement, qk_norm[, extra config]) beyond the pre-norm comparison
     "rmsnorm+post": ("rmsnorm", "post", "none"),
     "rmsnorm+peri": ("rmsnorm", "peri", "none"),
     "layernorm+deepnorm": ("layernorm", "deepnorm", "none"),
     "rmsnorm+qk-head": ("rmsnorm", "pre", "head"),
     "rmsnorm+qk-model": ("rmsnorm", "pre", "model"),
+    "dyt a0=1": ("dyt", "pre", "none", {"dyt_alpha": 1.0}),     # DyT's alpha at initialization (paper: 0.5;
+    "dyt a0=2": ("dyt", "pre", "none", {"dyt_alpha": 2.0}),     # its LLaMA runs tune it per layer type)
+    "dyt+final rmsnorm": ("dyt", "pre", "none", {"final_rmsnorm": True}),
 }
 MODEL = dict(d_model=64, n_layers=2, n_heads=4, batch_size=16, seq_len=64, lr=2e-3, warmup=30)
 PUBLISHED = ROOT / "docs" / "results" / "norm_experiments"
@@ -55,10 +58,24 @@ def text_path(given=None):
     return Path(base) / "tinyshakespeare.txt" if base else ROOT.parent / "shared" / "data" / "tinyshakespeare.txt"
 
 
-def config(text, norm, seed, steps, eval_every, placement="pre", qk_norm="none"):
+def config(text, norm, seed, steps, eval_every, placement="pre", qk_norm="none", extra=None):
     from tiny_transformer import DEFAULTS
     return {**DEFAULTS["common"], **DEFAULTS["text"], **MODEL, "text": str(text), "norm": norm, "seed": seed,
-            "steps": steps, "eval_every": eval_every, "placement": placement, "qk_norm": qk_norm}
+            "steps": steps, "eval_every": eval_every, "placement": placement, "qk_norm": qk_norm, **(extra or {})}
+
+
+def adjust(model, cfg):
+    """The experiment-only options of a config: DyT's alpha at initialization (``dyt_alpha``), or RMSNorm
+    instead of DyT before the head (``final_rmsnorm``: is the bounded last layer what costs DyT here?)."""
+    import minigrad as mg
+    if "dyt_alpha" in cfg:
+        for m in model.modules():
+            if isinstance(m, mg.nn.DynamicTanh):
+                m.alpha_init_value = cfg["dyt_alpha"]
+                m.reset_parameters()
+    if cfg.get("final_rmsnorm"):
+        model.norm = mg.nn.RMSNorm(cfg["d_model"], eps=1e-5)
+    return model
 
 
 # --------------------------------------------------------------------------- workers (each in a fresh process)
@@ -67,7 +84,7 @@ def quality_worker(cfg):
     import minigrad as mg
     from tiny_transformer import Trainer, make_model, make_task
     task = make_task(cfg)
-    trainer = Trainer(mg, make_model(cfg, len(task.vocab)), task, cfg)
+    trainer = Trainer(mg, adjust(make_model(cfg, len(task.vocab)), cfg), task, cfg)
     seconds = []
     while trainer.step < cfg["steps"]:
         start = time.perf_counter()
@@ -211,6 +228,7 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=9, help="timing rounds")
     p.add_argument("--steps-per-round", type=int, default=3)
     p.add_argument("--only", choices=("quality", "variants", "timing"), nargs="+")
+    p.add_argument("--variants", nargs="+", choices=list(VARIANTS), help="which variants (default: all)")
     p.add_argument("--quick", action="store_true", help="20 steps, 1 seed, 2 timing rounds of 1 step")
     p.add_argument("--out", default=str(ROOT / "runs" / "norm_experiments"))
     p.add_argument("--publish", action="store_true", help=f"also copy results.json and the plots to {PUBLISHED}")
@@ -251,24 +269,26 @@ def main(argv=None):
         save()
         print("timing:", json.dumps({k: round(v["median"], 3) for k, v in results["timing"]["step"].items()}), flush=True)
     for part, names, seeds in (("quality", {n: (n, "pre", "none") for n in NORMS}, args.seeds),
-                               ("variants", VARIANTS, args.variant_seeds)):
+                               ("variants", {k: VARIANTS[k] for k in args.variants or VARIANTS},
+                                args.variant_seeds)):
         if part not in parts:
             continue
         runs = {}
         for seed in seeds:                     # seed-major: a partial run still compares every norm
-            for name, (norm, placement, qk) in names.items():
+            for name, (norm, placement, qk, *extra) in names.items():
                 start = time.perf_counter()
                 run = run_worker({"kind": "quality", "cfg": config(text, norm, seed, args.steps, args.eval_every,
-                                                                   placement, qk)})
+                                                                   placement, qk, *extra)})
                 runs.setdefault(name, []).append(run)
                 final = run["evals"][-1]["val_loss"] if run["evals"] else float("nan")
                 print(f"{part} {name} seed {seed}: val loss {final:.4f} ({time.perf_counter() - start:.0f} s)",
                       flush=True)
                 complete = {k: v for k, v in runs.items() if len(v) == len(runs[next(iter(runs))])}
-                results[part] = quality_summary(complete)
-                results[f"{part}_runs"] = {k: [{"seed": r["config"]["seed"], "evals": r["evals"],
-                                                "median_step_s": float(np.median(r["step_s"]))} for r in v]
-                                           for k, v in runs.items()}
+                results[part] = {**results.get(part, {}), **quality_summary(complete)}   # other names kept
+                results[f"{part}_runs"] = {**results.get(f"{part}_runs", {}),
+                                           **{k: [{"seed": r["config"]["seed"], "evals": r["evals"],
+                                                   "median_step_s": float(np.median(r["step_s"]))} for r in v]
+                                              for k, v in runs.items()}}
                 save()
     plots = plot(results, out)
     print(f"results: {path}" + "".join(f"\nplot: {p}" for p in plots))
