@@ -140,9 +140,12 @@ def timing_worker(text, rounds, steps_per_round, seed=0):
     print(json.dumps({"step_s": step_s, "layer_s": layer_s, "rows": rows, "d_model": d}))
 
 
-def run_worker(args):
+def run_worker(args, threads=None):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if threads:
+        env["NUMBA_NUM_THREADS"] = str(threads)
     out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(args)], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+                         env=env)
     if out.returncode:
         raise RuntimeError(f"worker {args} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -201,18 +204,21 @@ def plot(results, out):
         paths.append(out / f"{key}.png")
         fig.savefig(paths[-1], dpi=110)
         plt.close(fig)
-    timing = results.get("timing")
-    if timing:
+    for key in [k for k in results if k.startswith("timing")]:
+        timing = results[key]
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-        for ax, key, what in zip(axes, ("step", "layer"), ("training step", "norm layer fwd+bwd")):
-            ratios = timing[f"{key}_ratios_raw"]
+        for ax, part, what in zip(axes, ("step", "layer"), ("training step", "norm layer fwd+bwd")):
+            ratios = timing[f"{part}_ratios_raw"]
             names = list(ratios)
             ax.boxplot([ratios[n] for n in names])
             ax.set_xticks(range(1, len(names) + 1), names)
             ax.axhline(1.0, color="0.5", lw=0.8)
-            ax.set(ylabel="time / RMSNorm's (same round)", title=f"{what}: {len(ratios[names[0]])} interleaved rounds")
+            ax.set(ylabel="time / RMSNorm's (same round)", title=f"{what}: {len(ratios[names[0]])} interleaved rounds, "
+                   f"{timing.get('numba_threads', '?')} numba thread(s)")
+            if part == "layer":
+                ax.set_yscale("log")
         fig.tight_layout()
-        paths.append(out / "timing.png")
+        paths.append(out / f"{key}.png")
         fig.savefig(paths[-1], dpi=110)
         plt.close(fig)
     return paths
@@ -227,6 +233,8 @@ def main(argv=None):
     p.add_argument("--eval-every", type=int, default=50)
     p.add_argument("--rounds", type=int, default=9, help="timing rounds")
     p.add_argument("--steps-per-round", type=int, default=3)
+    p.add_argument("--timing-threads", type=int, nargs="+", default=[0],
+                   help="numba thread counts of the timing runs (0: numba's default, all cores)")
     p.add_argument("--only", choices=("quality", "variants", "timing"), nargs="+")
     p.add_argument("--variants", nargs="+", choices=list(VARIANTS), help="which variants (default: all)")
     p.add_argument("--quick", action="store_true", help="20 steps, 1 seed, 2 timing rounds of 1 step")
@@ -257,17 +265,21 @@ def main(argv=None):
         path.write_text(json.dumps(results, indent=1))
 
     if "timing" in parts:
-        t = run_worker({"kind": "timing", "text": str(text), "rounds": args.rounds,
-                        "steps_per_round": args.steps_per_round})
-        results["timing"] = {"step": ratio_summary(t["step_s"]), "layer": ratio_summary(t["layer_s"]),
-                             "step_ratios_raw": {n: (np.array(v) / np.array(t["step_s"]["rmsnorm"])).tolist()
-                                                 for n, v in t["step_s"].items()},
-                             "layer_ratios_raw": {n: (np.array(v) / np.array(t["layer_s"]["rmsnorm"])).tolist()
-                                                  for n, v in t["layer_s"].items()},
-                             "rounds": args.rounds, "steps_per_round": args.steps_per_round,
-                             "layer_input": [t["rows"], t["d_model"]]}
-        save()
-        print("timing:", json.dumps({k: round(v["median"], 3) for k, v in results["timing"]["step"].items()}), flush=True)
+        for threads in args.timing_threads:
+            t = run_worker({"kind": "timing", "text": str(text), "rounds": args.rounds,
+                            "steps_per_round": args.steps_per_round}, threads)
+            key = "timing" if not threads else f"timing_{threads}thread"
+            results[key] = {"step": ratio_summary(t["step_s"]), "layer": ratio_summary(t["layer_s"]),
+                            "step_ratios_raw": {n: (np.array(v) / np.array(t["step_s"]["rmsnorm"])).tolist()
+                                                for n, v in t["step_s"].items()},
+                            "layer_ratios_raw": {n: (np.array(v) / np.array(t["layer_s"]["rmsnorm"])).tolist()
+                                                 for n, v in t["layer_s"].items()},
+                            "rounds": args.rounds, "steps_per_round": args.steps_per_round, "numba_threads": threads
+                            or os.cpu_count(), "layer_input": [t["rows"], t["d_model"]],
+                            "load_average": os.getloadavg()[0]}
+            save()
+            print(f"{key}:", json.dumps({k: round(v["median"], 3) for k, v in results[key]["step"].items()}),
+                  flush=True)
     for part, names, seeds in (("quality", {n: (n, "pre", "none") for n in NORMS}, args.seeds),
                                ("variants", {k: VARIANTS[k] for k in args.variants or VARIANTS},
                                 args.variant_seeds)):

@@ -41,6 +41,7 @@ def matrices():
     """{matrix: set of registry names it covers}, each read from the matrix itself."""
     llama = load(ROOT / "examples" / "llama.py", "llama")
     bench = load(ROOT / "bench" / "bench_norms.py", "bench_norms_for_registry")
+    backward_bench = load(ROOT / "bench" / "bench_backward.py", "bench_backward_for_registry")
     jac = load(ROOT / "examples" / "jacobians.py", "jacobians_for_registry")
     build = load(ROOT / "docs" / "derivations" / "build.py", "build_for_registry")
     by_transformer = {s.transformer: s.name for s in NORMS if s.transformer}
@@ -59,6 +60,7 @@ def matrices():
         "LLaMA --norm": {by_transformer[n] for n in llama.NORMS if n in by_transformer}
                         | {s.name for s in NORMS if not s.transformer},
         "bench/bench_norms.py": {n.registry for n in bench.NORMS},
+        "bench/bench_backward.py": {c.registry for c in backward_bench.cases((8, 4), (2, 4, 2, 2))},
         "examples/jacobians.py": {s.name for s in NORMS if s.name in jac.CASES or s.name in jac.HAND_WRITTEN},
         "derivation pages": {s.name for s in NORMS} - {p.split(":")[0] for p in build.registry_problems()},
         "double-backward tests": {p.values[0].name for p in test_double_backward_norms.REGISTERED},
@@ -88,7 +90,7 @@ def test_a_forgotten_norm_is_caught(monkeypatch):
                     page="ghostnorm.md", transformer="ghost", kernels=())
     monkeypatch.setattr(registry, "NORMS", NORMS + [ghost])
     report = missing([ghost])
-    assert set(report) >= {"nn.functional", "nn modules", "LLaMA --norm", "bench/bench_norms.py",
+    assert set(report) >= {"nn.functional", "nn modules", "LLaMA --norm", "bench/bench_norms.py", "bench/bench_backward.py",
                            "examples/jacobians.py", "double-backward tests", "kernel tests", "device tests",
                            "bad-input tests", "derivation pages"}
     assert all(names == ["GhostNorm"] for names in report.values())
