@@ -35,7 +35,8 @@ from .mirror import _second_order, assert_double_mirror, assert_mirror, check_gr
 def case_arrays(spec, seed=0):
     """x (standard normal) and the parameters (1 + 0.5 N(0, 1): away from zero) of the entry's small case."""
     rng = np.random.default_rng(seed)
-    return [rng.standard_normal(spec.shape)] + [np.asarray(1 + 0.5 * rng.standard_normal(shape)) for _, shape in spec.params]
+    return [rng.standard_normal(spec.shape)] + [np.asarray(1 + 0.5 * rng.standard_normal(shape))
+                                                for _, shape in spec.params]
 
 
 def forms(spec):
@@ -56,7 +57,8 @@ def assert_close_to_scale(a, b, tol=1e-12, what=""):
     """|a - b| <= tol * (1 + max|b|): relative to the scale of the whole array."""
     a, b = np.asarray(a), np.asarray(b)
     scale = 1 + np.abs(b).max(initial=0)
-    assert np.abs(a - b).max(initial=0) <= tol * scale, f"{what}: differs by {np.abs(a - b).max():.3e} (scale {scale:.3g})"
+    error = np.abs(a - b).max(initial=0)
+    assert error <= tol * scale, f"{what}: differs by {error:.3e} (scale {scale:.3g})"
 
 
 # --------------------------------------------------------------------------- the checks

@@ -90,9 +90,9 @@ def test_a_forgotten_norm_is_caught(monkeypatch):
                     page="ghostnorm.md", transformer="ghost", kernels=())
     monkeypatch.setattr(registry, "NORMS", NORMS + [ghost])
     report = missing([ghost])
-    assert set(report) >= {"nn.functional", "nn modules", "LLaMA --norm", "bench/bench_norms.py", "bench/bench_backward.py",
-                           "examples/jacobians.py", "double-backward tests", "kernel tests", "device tests",
-                           "bad-input tests", "derivation pages"}
+    assert set(report) >= {"nn.functional", "nn modules", "LLaMA --norm", "bench/bench_norms.py",
+                           "bench/bench_backward.py", "examples/jacobians.py", "double-backward tests", "kernel tests",
+                           "device tests", "bad-input tests", "derivation pages"}
     assert all(names == ["GhostNorm"] for names in report.values())
 
 

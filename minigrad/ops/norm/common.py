@@ -156,7 +156,7 @@ def normalize(x, dims, eps, centered=True):
     return xc * (var + eps).rsqrt()
 
 
-# --------------------------------------------------------------------------- formulas written once, for ndarrays and Tensors
+# --------------------------------------------------------------------------- for formulas written once (arrays or Tensors)
 def last_dim_sum(a):
     """sum over the last dim, kept as size 1: float64-accumulated on an ndarray, a minigrad op on a Tensor."""
     return sum64(a, -1, keepdims=True) if isinstance(a, np.ndarray) else a.sum(-1, keepdim=True)
