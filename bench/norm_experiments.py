@@ -224,6 +224,40 @@ def plot(results, out):
     return paths
 
 
+def markdown(results):
+    """The results as Markdown tables (written next to the JSON as summary.md)."""
+    setup = results.get("setup", {})
+    lines = [f"# Norm experiments: tinyshakespeare, LLaMA example ({setup.get('model')}, {setup.get('steps')} steps)",
+             ""]
+    for part, title in (("quality", "Pre-norm, five norms"), ("variants", "Placements, QK-norm, DyT variants")):
+        summary = results.get(part)
+        if not summary:
+            continue
+        base = summary.get("rmsnorm") or results.get("quality", {}).get("rmsnorm")
+        lines += [f"## {title}: validation loss (nats/char) at the last step", "",
+                  "| run | mean | min | max | per seed | paired difference to RMSNorm (same seeds) |",
+                  "|---|---:|---:|---:|---|---|"]
+        for name, v in summary.items():
+            paired = ([a - b for a, b in zip(v["final"], base["final"])] if base else [])
+            lines.append(f"| {name} | {v['mean']:.3f} | {v['min']:.3f} | {v['max']:.3f} | "
+                         f"{', '.join(f'{x:.3f}' for x in v['final'])} | "
+                         f"{', '.join(f'{x:+.3f}' for x in paired)} |")
+        lines.append("")
+    for key in [k for k in results if k.startswith("timing")]:
+        t = results[key]
+        lines += [f"## Time, {t.get('numba_threads', '?')} numba thread(s): ratio to RMSNorm in the same round "
+                  f"(median [quartiles], {t['rounds']} rounds)", "",
+                  "| norm | training step | step ms (median) | norm layer fwd+bwd | layer ms (median) |",
+                  "|---|---|---:|---|---:|"]
+        for name in t["step"]:
+            st, la = t["step"][name], t["layer"][name]
+            lines.append(f"| {name} | {st['median']:.3f} [{st['q25']:.3f}, {st['q75']:.3f}] | "
+                         f"{st['median_s'] * 1e3:.1f} | {la['median']:.3f} [{la['q25']:.3f}, {la['q75']:.3f}] | "
+                         f"{la['median_s'] * 1e3:.3f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--text", help="the text file (default: tinyshakespeare, module docstring)")
@@ -303,10 +337,11 @@ def main(argv=None):
                                               for k, v in runs.items()}}
                 save()
     plots = plot(results, out)
+    (out / "summary.md").write_text(markdown(results))
     print(f"results: {path}" + "".join(f"\nplot: {p}" for p in plots))
     if args.publish:
         PUBLISHED.mkdir(parents=True, exist_ok=True)
-        for f in [path] + plots:
+        for f in [path, out / "summary.md"] + plots:
             shutil.copy(f, PUBLISHED / f.name)
         print(f"copied to {PUBLISHED}")
     return results

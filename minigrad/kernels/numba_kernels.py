@@ -480,36 +480,31 @@ def _neutral(param, size, dtype, value):
     return np.full(size, value, dtype) if param is None else np.ascontiguousarray(param, dtype)
 
 
-def _outputs(x, needs, sizes):
-    """dx and the parameter gradients to be filled by a backward kernel: dx like x, each parameter's gradient a
-    float64 array of its ``sizes`` entry (D or C per feature, 1 for a scalar); each is empty (0 rows or 0
-    elements: the gradient mask, the kernel skips it) unless its entry of ``needs`` (dx first) asks for it."""
-    dx = np.empty(x.shape if needs[0] else (0,) + x.shape[1:], x.dtype)   # not pooled (buffers.py says why)
-    return dx, [np.empty(size if need else 0) for size, need in zip(sizes, needs[1:])]
-
-
-def _grads(x, dx, grads, needs, shapes):
-    """The kernel's outputs as the contract's gradients: dtype of x, each parameter's in its ``shapes`` entry
-    (None: as computed), None where not needed."""
-    return (dx if needs[0] else None,) + tuple(
-        g.astype(x.dtype).reshape(g.shape if shape is None else shape) if need else None
-        for g, need, shape in zip(grads, needs[1:], shapes))
-
-
 def _backward(kernel, dy, x, args, needs, sizes, shapes=None, chunked=True):
     """The one backward wrapper: ``kernel(dy, x, *args, [n_chunks,] dx, *param_grads)``, with one gradient mask
     entry per differentiable input in input order (``needs``: x, then each parameter) and one output per
-    parameter (``sizes``: its element count, D or C per feature, 1 for a scalar; ``shapes``: the shape to return
-    it in). Row kernels (``chunked``) sum the parameter gradients over n_chunks = the team size (at most R)
-    chunks of rows, one per thread, then add the chunks in order; channel kernels sum per channel themselves."""
+    parameter (``sizes``: its element count, D or C per feature, 1 for a scalar; ``shapes``: the shapes to return
+    them in, default as computed). dx is allocated like x, each parameter gradient in float64; each is empty
+    (0 rows or 0 elements: the gradient mask, the kernel skips it) unless needed, and comes back as None then.
+    Row kernels (``chunked``) sum the parameter gradients over n_chunks = the team size (at most R) chunks of
+    rows, one per thread, then add the chunks in order; channel kernels sum per channel themselves."""
     dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
-    dx, grads = _outputs(x, needs, sizes)
+    dx = np.empty(x.shape if needs[0] else (0,) + x.shape[1:], x.dtype)   # not pooled (buffers.py says why)
+    grads = [np.empty(size if need else 0) for size, need in zip(sizes, needs[1:])]
     if chunked:
         n_chunks = max(1, min(team_size(x.size), x.shape[0]))
         (kernel if n_chunks > 1 else kernel.serial)(dy, x, *args, n_chunks, dx, *grads)
     else:
         _run(kernel, x.size, dy, x, *args, dx, *grads)
-    return _grads(x, dx, grads, needs, shapes or (None,) * len(sizes))
+    out = [dx if needs[0] else None]                                  # the contract's gradients, dtype of x
+    for i, g in enumerate(grads):
+        if not needs[i + 1]:
+            out.append(None)
+        elif shapes is None:
+            out.append(g.astype(x.dtype))
+        else:
+            out.append(g.astype(x.dtype).reshape(shapes[i]))
+    return tuple(out)
 
 
 def _row_backward(kernel, dy, x, stats, weight, options, need_dx, need_dw, need_db):
