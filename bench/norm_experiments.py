@@ -46,6 +46,8 @@ VARIANTS = {   # name: (norm, placement, qk_norm[, extra config]) beyond the pre
     "dyt a0=1": ("dyt", "pre", "none", {"dyt_alpha": 1.0}),     # DyT's alpha at initialization (paper: 0.5;
     "dyt a0=2": ("dyt", "pre", "none", {"dyt_alpha": 2.0}),     # its LLaMA runs tune it per layer type)
     "dyt+final rmsnorm": ("dyt", "pre", "none", {"final_rmsnorm": True}),
+    "dyt a0=0.25": ("dyt", "pre", "none", {"dyt_alpha": 0.25}),
+    "none+final rmsnorm": ("none", "pre", "none", {"final_rmsnorm": True}),
 }
 MODEL = dict(d_model=64, n_layers=2, n_heads=4, batch_size=16, seq_len=64, lr=2e-3, warmup=30)
 PUBLISHED = ROOT / "docs" / "results" / "norm_experiments"
