@@ -229,8 +229,11 @@ def plot(results, out):
 def markdown(results):
     """The results as Markdown tables (written next to the JSON as summary.md)."""
     setup = results.get("setup", {})
-    lines = [f"# Norm experiments: tinyshakespeare, LLaMA example ({setup.get('model')}, {setup.get('steps')} steps)",
-             ""]
+    m = setup.get("model", MODEL)
+    lines = [f"# Norm experiments: {setup.get('text', 'tinyshakespeare')}, the LLaMA example (d_model {m['d_model']}, "
+             f"{m['n_layers']} layers, {m['n_heads']} heads, batches of {m['batch_size']} x {m['seq_len']} characters, "
+             f"AdamW lr {m['lr']}, {setup.get('steps')} steps)", "",
+             "Written by bench/norm_experiments.py from results.json; plots quality.png, variants.png, timing*.png.", ""]
     for part, title in (("quality", "Pre-norm, five norms"), ("variants", "Placements, QK-norm, DyT variants")):
         summary = results.get(part)
         if not summary:
