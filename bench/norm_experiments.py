@@ -279,6 +279,8 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="20 steps, 1 seed, 2 timing rounds of 1 step")
     p.add_argument("--out", default=str(ROOT / "runs" / "norm_experiments"))
     p.add_argument("--publish", action="store_true", help=f"also copy results.json and the plots to {PUBLISHED}")
+    p.add_argument("--report-only", action="store_true", help="run nothing: redraw the plots and summary.md from "
+                   "results.json (with --publish: and copy them)")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
@@ -295,10 +297,15 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     path = out / "results.json"
     results = json.loads(path.read_text()) if path.exists() else {}
-    results["setup"] = {"model": MODEL, "steps": args.steps, "eval_every": args.eval_every, "seeds": args.seeds,
-                        "variant_seeds": args.variant_seeds, "text": text.name, "cpus": os.cpu_count(),
-                        "load_average_at_start": os.getloadavg()[0]}
-    parts = args.only or ("timing", "quality", "variants")
+    if args.report_only:
+        args.only = []
+    else:                                      # one record per invocation (runs add to the same results.json)
+        results["setup"] = {"model": MODEL, "steps": args.steps, "eval_every": args.eval_every, "text": text.name,
+                            "cpus": os.cpu_count()}
+        results.setdefault("invocations", []).append(
+            {"argv": sys.argv[1:], "seeds": args.seeds, "variant_seeds": args.variant_seeds,
+             "load_average_at_start": os.getloadavg()[0], "started": time.strftime("%Y-%m-%d %H:%M:%S")})
+    parts = args.only if args.only is not None else ("timing", "quality", "variants")
 
     def save():
         path.write_text(json.dumps(results, indent=1))
