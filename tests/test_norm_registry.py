@@ -103,7 +103,7 @@ def test_the_transformer_norms_build_and_train_a_step():
     assert set(llama.NORMS) == set(transformer_norms()) | {"none"}
     tokens = mg.tensor(np.random.default_rng(0).integers(0, 11, (2, 8)))
     for norm in llama.NORMS:
-        cfg = llama.LlamaConfig(vocab_size=11, seq_len=8, d_model=16, n_layers=2, n_heads=2, norm=norm)
+        cfg = llama.LlamaConfig(vocab_size=11, seq_len=8, d_model=8, n_layers=1, n_heads=2, norm=norm)
         model = llama.Llama(cfg)
         assert {n: tuple(p.shape) for n, p in model.named_parameters()} == cfg.parameter_shapes()
         assert sum(p.numel() for p in model.parameters()) == cfg.num_parameters()
