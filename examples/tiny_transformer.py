@@ -4,6 +4,7 @@
     python examples/tiny_transformer.py --norm layernorm         # the same model with LayerNorm
     python examples/tiny_transformer.py --text                   # character-level LM on the shipped tinyshakespeare
     python examples/tiny_transformer.py --text input.txt         # ... or on any text file (.gz and .xz too)
+    python examples/tiny_transformer.py --norm dyt --placement peri --qk-norm head   # DyT, Peri-LN, QK-norm
     python examples/tiny_transformer.py --resume runs/tiny_transformer/sort-rmsnorm/checkpoint.npz --sample 10
     mpiexec -n 2 python examples/tiny_transformer.py --ddp     # data-parallel on 2 processes (MPI)
 
@@ -40,7 +41,7 @@ import zipfile
 import numpy as np
 
 import minigrad as mg
-from llama import Llama, LlamaConfig, lm_loss
+from llama import NORMS, PLACEMENTS, QK_NORMS, Llama, LlamaConfig, lm_loss
 from lm_tasks import SortTask, TextTask, shipped_text
 
 TARGET_ACCURACY = 0.99   # the sort task's goal: exact match on the held-out strings
@@ -51,11 +52,12 @@ DEFAULTS = {
                  warmup=100, eval_every=250),
     "text": dict(steps=2000, batch_size=32, seq_len=64, d_model=128, n_layers=4, n_heads=4, lr=2e-3,
                  warmup=100, eval_every=100),
-    "common": dict(norm="rmsnorm", min_lr_ratio=0.1, weight_decay=0.1, grad_clip=1.0, seed=0),
+    "common": dict(norm="rmsnorm", min_lr_ratio=0.1, weight_decay=0.1, grad_clip=1.0, seed=0, placement="pre",
+                   qk_norm="none"),
 }
 # What a checkpoint fixes: resuming with a different value of any of these is refused.
 RUN_KEYS = ("text", "batch_size", "seq_len", "d_model", "n_layers", "n_heads", "norm", "lr", "min_lr_ratio",
-            "warmup", "weight_decay", "grad_clip", "seed")
+            "warmup", "weight_decay", "grad_clip", "seed", "placement", "qk_norm")
 # What --resume and --text will read at most; each has its command-line option (see --help).
 LIMITS = {"max_checkpoint_bytes": 2 * 2 ** 30, "max_params": 100_000_000, "max_text_bytes": 2 ** 30}
 INT_KEYS = {"steps": 0, "batch_size": 1, "seq_len": 1, "d_model": 2, "n_layers": 1, "n_heads": 1, "warmup": 0,
@@ -151,7 +153,8 @@ def run_dir(cfg):
 
 def model_config(cfg, vocab_size):
     return LlamaConfig(vocab_size=vocab_size, seq_len=cfg["seq_len"], d_model=cfg["d_model"],
-                       n_layers=cfg["n_layers"], n_heads=cfg["n_heads"], norm=cfg["norm"])
+                       n_layers=cfg["n_layers"], n_heads=cfg["n_heads"], norm=cfg["norm"],
+                       placement=cfg.get("placement", "pre"), qk_norm=cfg.get("qk_norm", "none"))
 
 
 def make_model(cfg, vocab_size):
@@ -257,8 +260,10 @@ def check_config(cfg, max_params=LIMITS["max_params"], vocab_size=None):
     for key in REAL_KEYS:
         if not _is_real(cfg[key]) or cfg[key] < 0:
             raise CheckpointError(f"config {key!r} must be a finite number >= 0, got {cfg[key]!r:.60}")
-    if cfg["norm"] not in ("rmsnorm", "layernorm"):
-        raise CheckpointError(f"config 'norm' must be 'rmsnorm' or 'layernorm', got {cfg['norm']!r:.60}")
+    for key, choices in (("norm", NORMS), ("placement", PLACEMENTS), ("qk_norm", QK_NORMS)):
+        if cfg.get(key, choices[0] if key != "norm" else None) not in choices:   # (older checkpoints: pre, none)
+            raise CheckpointError(f"config {key!r} must be one of {', '.join(map(repr, choices))}, got "
+                                  f"{cfg[key]!r:.60}")
     if cfg["text"] is not None and not isinstance(cfg["text"], str):
         raise CheckpointError(f"config 'text' must be a file name or null, got {cfg['text']!r:.60}")
     if cfg["d_model"] % cfg["n_heads"] or (cfg["d_model"] // cfg["n_heads"]) % 2:
@@ -490,7 +495,9 @@ def build_parser():
     arg("--n-layers", type=int)
     arg("--n-heads", type=int)
     arg("--lr", type=float, help="peak learning rate")
-    arg("--norm", choices=("rmsnorm", "layernorm"))
+    arg("--norm", choices=NORMS, help="the norm of every block (the registry's Transformer norms, or none)")
+    arg("--placement", choices=PLACEMENTS, help="pre-norm (default), post-norm, Peri-LN or DeepNorm")
+    arg("--qk-norm", choices=QK_NORMS, help="RMSNorm of queries and keys: per head, over the model dim, or none")
     arg("--seed", type=int)
     arg("--warmup", type=int, help="linear warmup steps")
     arg("--weight-decay", type=float)
@@ -569,7 +576,8 @@ def main(argv=None):
             else f"text {cfg['text']} ({len(task.vocab)} symbols)")
     print(("" if world_size == 1 else f"{world_size} processes (DistributedDataParallel) | ") +
           f"{what} | {n_params:,} parameters ({cfg['n_layers']} layers, d_model {cfg['d_model']}, "
-          f"{cfg['n_heads']} heads, {cfg['norm']}) | {cfg['steps']} steps of {cfg['batch_size']}x{cfg['seq_len']} "
+          f"{cfg['n_heads']} heads, {cfg['norm']}, {cfg.get('placement', 'pre')}-norm, QK-norm "
+          f"{cfg.get('qk_norm', 'none')}) | {cfg['steps']} steps of {cfg['batch_size']}x{cfg['seq_len']} "
           f"tokens" + (f" | resumed at step {trainer.step}" if meta is not None else ""), flush=True)
 
     start, first = time.perf_counter(), trainer.step

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.ops.norm.registry import NORMS
 from minigrad import nn
 from tests.mirror import torch_or_skip
 
@@ -168,6 +169,15 @@ def test_module_constructors_take_a_device_object(make):
     assert all(p.device == mg.device("cpu") for p in module.parameters())
     with pytest.raises(RuntimeError, match=CUDA_ERROR):
         make(device=mg.device("cuda"))
+
+
+REGISTERED_MODULES = [(spec, i) for spec in NORMS if spec.takes_device for i in range(len(spec.modules))]
+
+
+@pytest.mark.parametrize("spec, i", REGISTERED_MODULES, ids=[s.modules[i] for s, i in REGISTERED_MODULES])
+def test_every_registered_norm_module_takes_a_device_object(spec, i):
+    """The matrix above for every module of the registry of norms (minigrad/ops/norm/registry.py)."""
+    test_module_constructors_take_a_device_object(lambda **kw: spec.module_class(i)(*spec.module_args, **kw))
 
 
 # --------------------------------------------------------------------------- cuda, backends, accelerator

@@ -251,3 +251,52 @@ def test_each_configuration_has_its_own_run_folder(tmp_path, monkeypatch):
     assert sorted(p.name for p in (tmp_path / "runs/tiny_transformer").iterdir()) == [
         "sort-layernorm-batch_size4-d_model16-n_heads2-seq_len8-steps2",
         "sort-rmsnorm-batch_size4-d_model16-n_heads2-seq_len8-steps2"]
+
+
+# --------------------------------------------------------------------------- norm placements and QK-norm
+@pytest.mark.parametrize("qk_norm", ["none", "head", "model"])
+@pytest.mark.parametrize("placement", ["pre", "post", "peri", "deepnorm"])
+def test_placements_and_qk_norm_build_and_train(placement, qk_norm):
+    """Every placement and QK-norm option: the parameters are the config's ``parameter_shapes`` in order, one
+    backward reaches each of them, and post-norm and DeepNorm have no norm before the head."""
+    cfg = LlamaConfig(vocab_size=11, seq_len=8, d_model=16, n_layers=2, n_heads=2, placement=placement,
+                      qk_norm=qk_norm)
+    model = Llama(cfg)
+    assert [(n, tuple(p.shape)) for n, p in model.named_parameters()] == list(cfg.parameter_shapes().items())
+    assert sum(p.numel() for p in model.parameters()) == cfg.num_parameters()
+    assert isinstance(model.norm, mg.nn.Identity) == (placement in ("post", "deepnorm"))
+    tokens = mg.tensor(np.random.default_rng(0).integers(0, 11, (2, 8)))
+    lm_loss(mg.nn.functional, model(tokens), tokens).backward()
+    assert all(p.grad is not None and np.abs(p.grad.numpy()).max() > 0 for p in model.parameters())
+
+
+def test_deepnorm_scales_the_residual_and_the_initial_weights():
+    """DeepNet's decoder-only rule for N layers: x = norm(alpha x + f(x)), alpha = (2N)^(1/4); v, o and the MLP
+    matrices start beta = (8N)^(-1/4) times smaller than q and k (0.02)."""
+    n = 3
+    model = Llama(LlamaConfig(vocab_size=11, seq_len=8, d_model=64, n_layers=n, n_heads=4, placement="deepnorm"))
+    assert all(math.isclose(block.alpha, (2 * n) ** 0.25) for block in model.blocks)
+    beta = (8 * n) ** -0.25
+    attn, mlp = model.blocks[0].attn, model.blocks[0].mlp
+    for weight, std in ((attn.q_proj.weight, 0.02), (attn.k_proj.weight, 0.02), (attn.v_proj.weight, 0.02 * beta),
+                        (attn.o_proj.weight, 0.02 * beta), (mlp.w1.weight, 0.02 * beta), (mlp.w2.weight, 0.02 * beta)):
+        assert abs(weight.detach().numpy().std() / std - 1) < 0.1
+
+
+@pytest.mark.parametrize("qk_norm", ["head", "model"])
+def test_qk_norm_makes_attention_blind_to_the_scale_of_q_and_k(qk_norm):
+    """RMSNorm on q and k removes their scale: multiplying q_proj and k_proj by 10 changes nothing (eps tiny),
+    while without QK-norm it sharpens the attention and changes the output."""
+    tokens = mg.tensor(np.random.default_rng(1).integers(0, 11, (2, 8)))
+
+    def logits(qk, scale):
+        mg.manual_seed(0)
+        model = Llama(LlamaConfig(vocab_size=11, seq_len=8, d_model=16, n_layers=1, n_heads=2, qk_norm=qk,
+                                  norm_eps=1e-12))     # (eps: the only scale the norms would see)
+        model.to(mg.float64)
+        with mg.no_grad():
+            for proj in (model.blocks[0].attn.q_proj, model.blocks[0].attn.k_proj):
+                proj.weight.mul_(scale)
+            return model(tokens).numpy()
+    np.testing.assert_allclose(logits(qk_norm, 10.0), logits(qk_norm, 1.0), rtol=1e-6, atol=1e-8)
+    assert np.abs(logits("none", 10.0) - logits("none", 1.0)).max() > 1e-3

@@ -1,14 +1,10 @@
 """BatchNorm: each channel normalized over the batch and spatial axes, as ``torch.nn.functional.batch_norm``.
 
-Derived in docs/derivations/batchnorm.md. For x of shape (N, C, *spatial), viewed as (N, C, S),
-the statistics of channel c are taken over A = {N, S}, with g the upstream gradient::
-
-    training:  mean_c = mean_A(x), var_c = mean_A((x - mean_c)^2) (biased), rstd_c = 1/sqrt(var_c + eps)
-    eval:      mean_c, var_c from the running buffers (the op is then affine in x)
-    y = (x - mean_c) * rstd_c * w_c + b_c
-    training:  dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat)),  gw = g * w    (common.centered_dx)
-    eval:      dx = rstd * gw
-    dw_c = sum_A(g * xhat);   db_c = sum_A(g)
+For x of shape (N, C, *spatial), viewed as (N, C, S), the statistics of channel c are taken over
+A = {N, S} in training (the running buffers in eval, where the op is affine in x). The formulas are
+written once, in the docstrings of the NumPy references below (dx in training is ``common.centered_dx``),
+which docs/derivations/batchnorm.md quotes and derives (``docs/derivations/build.py --check`` keeps the
+quotes equal to this file).
 
 Training also updates the running buffers with the *unbiased* variance.
 

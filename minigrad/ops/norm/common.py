@@ -166,3 +166,20 @@ def normalize(x, dims, eps, centered=True):
     xc = x - x.mean(dims, keepdim=True) if centered else x
     var = (xc * xc).mean(dims, keepdim=True)
     return xc * (var + eps).rsqrt()
+
+
+# --------------------------------------------------------------------------- for formulas written once (arrays or Tensors)
+def last_dim_sum(a):
+    """sum over the last dim, kept as size 1: float64-accumulated on an ndarray, a minigrad op on a Tensor."""
+    return sum64(a, -1, keepdims=True) if isinstance(a, np.ndarray) else a.sum(-1, keepdim=True)
+
+
+def sum_to_shape(a, shape):
+    """``a`` summed down to ``shape`` (a parameter's: its leading broadcast dims and size-1 dims summed away),
+    float64-accumulated on an ndarray, ``Tensor.sum_to_size`` on a Tensor (the engine would do the same)."""
+    shape = tuple(shape)
+    if not isinstance(a, np.ndarray):
+        return a.sum_to_size(shape)
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and a.shape[lead + i] != 1)
+    return sum64(a, axes).reshape(shape)

@@ -1,13 +1,10 @@
 """GroupNorm and InstanceNorm: statistics per sample, never across the batch.
 
-Derived in docs/derivations/groupnorm.md and docs/derivations/instancenorm.md. GroupNorm splits
-the C channels of x (N, C, *spatial) into G groups and normalizes each (sample, group) over its
-C/G channels and all spatial positions, i.e. each row A of the (N, G, C/G * S) view; the affine
-weight and bias are per *channel*. With g the upstream gradient::
-
-    mean = mean_A(x);  rstd = 1/sqrt(mean_A((x - mean)^2) + eps);  y = (x - mean) * rstd * w_c + b_c
-    dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat)),  gw = g * w_c    (common.centered_dx)
-    dw_c = sum_{n,s}(g * xhat);   db_c = sum_{n,s}(g)
+GroupNorm splits the C channels of x (N, C, *spatial) into G groups and normalizes each (sample, group)
+over its C/G channels and all spatial positions, i.e. each row A of the (N, G, C/G * S) view; the affine
+weight and bias are per *channel*. The formulas are written once, in the docstrings of the NumPy references
+below (dx is ``common.centered_dx``), which docs/derivations/groupnorm.md and instancenorm.md quote and
+derive (``docs/derivations/build.py --check`` keeps the quotes equal to this file).
 
 InstanceNorm is GroupNorm with G = C (each (sample, channel) over its spatial positions), plus
 running statistics:

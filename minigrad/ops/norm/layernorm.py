@@ -1,12 +1,9 @@
 """LayerNorm (Ba, Kiros & Hinton 2016), as ``torch.nn.functional.layer_norm``.
 
-Derived in docs/derivations/layernorm.md. Per row x (the trailing ``normalized_shape`` dims, d
-elements), with g the upstream gradient::
-
-    mean = mean(x);  var = mean((x - mean)^2)  (biased, two-pass);  rstd = 1/sqrt(var + eps)
-    xhat = (x - mean) * rstd;   y = xhat * weight + bias
-    dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)),  gw = g * weight    (common.centered_dx)
-    dw = sum_rows(g * xhat);    db = sum_rows(g)
+Per row x (the trailing ``normalized_shape`` dims). The formulas are written once, in the docstrings of the
+NumPy references ``layer_norm_forward`` and ``layer_norm_backward`` below (dx is ``common.centered_dx``),
+which docs/derivations/layernorm.md quotes and derives (``docs/derivations/build.py --check`` keeps the
+quotes equal to this file); the other docstrings here cite them rather than repeat them.
 
 This file reads top to bottom: the NumPy reference forward and backward (the specification, with
 a numba twin of the same name in minigrad/kernels/numba_kernels.py), the ``LayerNormFunction``
@@ -63,18 +60,10 @@ def layer_norm_backward(dy, x, mean, rstd, weight, need_dx, need_dw, need_db):
 
 # --------------------------------------------------------------------------- the Function
 class LayerNormFunction(Function):
-    """LayerNorm over rows x (R, D).
-
-    Saved: x, mean and rstd (one number each per row) and w. Backward, with g the upstream
-    gradient, gw = g * w (g without weight) and xhat = (x - mean) * rstd recomputed::
-
-        dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))      (means over the row)
-        dw = sum over rows of g * xhat                             db = sum over rows of g
-
-    The two row means are the projections of gw onto the directions that normalization
-    removes: shifts (the constant vector) and scalings (xhat itself). Each gradient is
-    computed only if ``ctx.needs_input_grad`` asks for it. The kernels allocate every gradient
-    they return, so the engine makes them the leaves' ``.grad`` without a copy.
+    """LayerNorm over rows x (R, D): ``kernel(layer_norm_forward)`` and ``kernel(layer_norm_backward)`` (their
+    docstrings have the formulas, docs/derivations/layernorm.md derives them). Saved: x, mean and rstd (one
+    number each per row) and w. Each gradient is computed only if ``ctx.needs_input_grad`` asks for it; the
+    kernels allocate every gradient they return, so the engine makes them the leaves' ``.grad`` without a copy.
     """
 
     @staticmethod

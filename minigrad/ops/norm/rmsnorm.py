@@ -1,10 +1,9 @@
 """RMSNorm (Zhang & Sennrich, "Root Mean Square Layer Normalization", NeurIPS 2019) and its variants.
 
-Derived in docs/derivations/rmsnorm.md. Per row x (the trailing ``normalized_shape`` dims, d
-elements), as ``torch.nn.functional.rms_norm``, with g the upstream gradient::
-
-    rstd = 1 / sqrt(mean(x^2) + eps)      xhat = x * rstd      y = xhat * w
-    dx = rstd * (gw - xhat * mean(gw * xhat)),  gw = g * w      dw = sum_rows(g * xhat)
+As ``torch.nn.functional.rms_norm``, per row x (the trailing ``normalized_shape`` dims). The formulas are
+written once, in the docstrings of the NumPy references ``rms_norm_forward`` and ``rms_norm_backward`` below,
+which docs/derivations/rmsnorm.md quotes and derives (``docs/derivations/build.py --check`` keeps the quotes
+equal to this file); the other docstrings here cite them rather than repeat them.
 
 This file reads top to bottom: the NumPy reference forward and backward (the specification, with
 a numba twin of the same name in minigrad/kernels/numba_kernels.py), the ``RMSNormFunction`` that
@@ -91,25 +90,11 @@ def rms_norm_backward(dy, x, rstd, weight, eps, k, eps_outside, need_dx, need_dw
 
 # --------------------------------------------------------------------------- the Function
 class RMSNormFunction(Function):
-    """RMSNorm over rows x (R, D), with the variants of the module docstring.
-
-    Forward, per row, with the RMS subset K = the first k of the D elements (k = D unless partial)::
-
-        ms = mean_K(x^2);  rstd = 1/sqrt(ms + eps)  (or 1/(sqrt(ms) + eps) with eps outside)
-        xhat = x * rstd;   y = xhat * w + b
-
-    Saved: x, rstd (one number per row) and w. Backward, with g the upstream gradient,
-    gw = g * w (g without weight), mask_K = [j in K]::
-
-        dx = rstd * (gw - c * x * mask_K * sum_j(gw * xhat) / k)
-             c = rstd (eps inside)  or  1/sqrt(ms) (eps outside)
-        dw = sum over rows of g * xhat        db = sum over rows of g
-
-    Derivation: y_j = gw_j x_j rstd, and d rstd / d x_i = -rstd^2 c x_i mask_i / k (both eps
-    placements), so dx_i = rstd gw_i - (rstd^2 c x_i mask_i / k) sum_j gw_j x_j; using
-    sum_j gw_j x_j = sum_j gw_j xhat_j / rstd gives the line above. Each gradient is computed
-    only if ``ctx.needs_input_grad`` asks for it. The kernels allocate every gradient they
-    return, so the engine makes them the leaves' ``.grad`` without a copy.
+    """RMSNorm over rows x (R, D), with the variants of the module docstring: the forward is
+    ``kernel(rms_norm_forward)``, the backward ``kernel(rms_norm_backward)`` (their docstrings have the formulas,
+    docs/derivations/rmsnorm.md derives them). Saved: x, rstd (one number per row) and w. Each gradient is
+    computed only if ``ctx.needs_input_grad`` asks for it; the kernels allocate every gradient they return, so
+    the engine makes them the leaves' ``.grad`` without a copy.
 
     Under ``create_graph=True`` the engine runs ``graph_backward`` instead: the same gradients, each with
     a graph (dx through ``RMSNormBackward``, the double backward below).
