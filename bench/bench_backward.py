@@ -26,8 +26,9 @@ Printed as a markdown table:
 """
 import os
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")  # before NumPy and numba load: one thread, like the composite ops
+if __name__ == "__main__":   # run as the benchmark (not imported by a test, whose process must stay as it is)
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")  # before NumPy and numba load: one thread, like the composite ops
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
