@@ -19,7 +19,7 @@ import numpy as np
 from .. import kernels
 from .._checks import takes_tensors
 from ..autograd import Function
-from ..dtypes import compute_dtype
+from ..dtypes import compute_dtype, kind_of
 from ..kernels.fused import masked_softmax_, softmax_backward_
 from ..tensor import Tensor
 from .activation import dropout
@@ -36,10 +36,10 @@ def _bias(attn_mask, is_causal, L, S, dtype):
     if attn_mask is None:
         return None if causal is None else Tensor(np.where(causal, 0, -np.inf).astype(dtype))
     attn_mask = as_tensor_operand(attn_mask)
-    if attn_mask.dtype.kind == "b":
+    if kind_of(attn_mask.dtype) == "b":
         keep = attn_mask._data if causal is None else attn_mask._data & causal
         return Tensor(np.where(keep, 0, -np.inf).astype(dtype))
-    if attn_mask.dtype.kind != "f" and attn_mask.dtype != dtype:
+    if kind_of(attn_mask.dtype) != "f" and attn_mask.dtype != dtype:
         raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                            f"attn_mask.dtype: {attn_mask.dtype} and query.dtype: {dtype} instead.")
     return attn_mask if causal is None else masked_fill(attn_mask, Tensor(~causal), -np.inf)
@@ -98,7 +98,7 @@ class Attention(Function):
 def _fusable(query, key, value, bias, dropout_p):
     """Whether ``Attention`` computes this call: see the module docstring."""
     dtype = query.dtype
-    if dropout_p > 0 or dtype.kind != "f" or key.dtype != dtype or value.dtype != dtype:
+    if dropout_p > 0 or kind_of(dtype) != "f" or key.dtype != dtype or value.dtype != dtype:
         return False
     if not (query.shape[:-2] == key.shape[:-2] == value.shape[:-2]):
         return False

@@ -10,9 +10,10 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import get_default_dtype, result_type, scalar_dtype_for
+from ..dtypes import cast_array, get_default_dtype, is_differentiable, result_type, scalar_dtype_for
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor
+from ..low_precision import arithmetic_operand
 
 
 # --------------------------------------------------------------------------- operands
@@ -38,6 +39,16 @@ def _pair(a, b):
     if not isinstance(a, Tensor):
         a = as_tensor_operand(a, b if isinstance(b, Tensor) else None)
     return a, b if isinstance(b, Tensor) else as_tensor_operand(b, a)
+
+
+def _arithmetic_pair(a, b):
+    """``_pair`` for ``+ - * /``: a Python number next to a float16/bfloat16 tensor stays float32, as PyTorch's
+    CPU kernels keep it (``low_precision.arithmetic_operand``); otherwise as ``_pair``."""
+    if isinstance(a, Tensor) and not isinstance(b, Tensor):
+        b = arithmetic_operand(b, a) or b
+    elif isinstance(b, Tensor) and not isinstance(a, Tensor):
+        a = arithmetic_operand(a, b) or a
+    return _pair(a, b)
 
 
 def check_broadcast(*shapes):
@@ -254,7 +265,7 @@ def _check_no_bool_sub(a, b):
 
 @takes_tensors(numbers=("input", "other"))
 def add(input, other, *, alpha=1):
-    a, b = _pair(input, other)
+    a, b = _arithmetic_pair(input, other)
     return _apply_broadcasting(Add, a, b if alpha == 1 else mul(b, alpha))
 
 
@@ -262,14 +273,14 @@ def add(input, other, *, alpha=1):
 def sub(input, other, *, alpha=1):
     if isinstance(input, bool) or isinstance(other, bool):  # a Python bool takes the tensor's dtype in _pair
         raise RuntimeError(_BOOL_SUB)
-    a, b = _pair(input, other)
+    a, b = _arithmetic_pair(input, other)
     _check_no_bool_sub(a, b)
     return _apply_broadcasting(Sub, a, b if alpha == 1 else mul(b, alpha))
 
 
 @takes_tensors(numbers=("input", "other"))
 def mul(input, other):
-    return _apply_broadcasting(Mul, *_pair(input, other))
+    return _apply_broadcasting(Mul, *_arithmetic_pair(input, other))
 
 
 @takes_tensors(numbers=("input", "other"))
@@ -280,7 +291,7 @@ def div(input, other, *, rounding_mode=None):
         from .rounded_div import RoundedDiv, check_rounding_mode
         check_rounding_mode(rounding_mode)
         return _apply_broadcasting(RoundedDiv, *_pair(input, other), rounding_mode)
-    return _apply_broadcasting(Div, *_pair(input, other))
+    return _apply_broadcasting(Div, *_arithmetic_pair(input, other))
 
 
 @takes_tensors(numbers=("input", "exponent"))
@@ -846,12 +857,14 @@ def clamp_max(input, max):
 
 
 class Cast(Function):
+    low_precision_native = True   # a cast rounds once, to the dtype asked for (minigrad/low_precision.py)
+
     @staticmethod
     def forward(ctx, a, dtype):
         if a._data.dtype.kind == "c" and dtype.kind != "c":
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
             return a._data.real.astype(dtype)
-        return a._data.astype(dtype)
+        return cast_array(a._data, dtype)
 
     @staticmethod
     def backward(ctx, dout):
@@ -863,7 +876,7 @@ class Cast(Function):
 def cast(input, dtype):
     if input._data.dtype == dtype:
         return input
-    if input.requires_grad and dtype.kind not in "fc":
+    if input.requires_grad and not is_differentiable(dtype):
         return Tensor(input._data.astype(dtype))  # integer results are not differentiable
     return Cast.apply(input, dtype)
 

@@ -21,7 +21,7 @@ import numpy as np
 from .._checks import takes_tensors
 from ..autograd import Function
 from ..autograd.version import writes, writes_since
-from ..dtypes import result_type, scalar_type_name
+from ..dtypes import kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
 from .activation import softplus
 from .elementwise import as_tensor_operand, cast, check_broadcast, clamp_min, square, sub
@@ -87,7 +87,7 @@ class CrossEntropy(Function):
         w = None if weight is None else weight._data.astype(dtype)                   # (C,)
         w_b = None if w is None else w.reshape((n_classes,) + (1,) * (logits.ndim - axis - 1))  # along the class axis
 
-        if target.dtype.kind == "f":                           # class probabilities, the logits' shape
+        if kind_of(target.dtype) == "f":                           # class probabilities, the logits' shape
             q = target._data.astype(dtype, copy=False)
             if eps:
                 q = q * (1 - eps) + eps / n_classes
@@ -189,7 +189,7 @@ def _check_class_targets(name, input, target, weight, ignore_index, probabilitie
     kernel = "log_softmax_lastdim_kernel_impl" if name == "cross_entropy" else "nll_loss_out_frame"
     check_floating_input(kernel, input)
     if input.ndim == 0:  # (nll_loss refused it already) a 0-d target is read as class probabilities, as PyTorch
-        if target.dtype.kind != "f":
+        if kind_of(target.dtype) != "f":
             raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
                                f"{scalar_type_name(target.dtype)}")
         raise IndexError(f"{name}: input must have at least 1 dimension (C,) or (N, C, *d), got a 0-d tensor")
@@ -198,9 +198,9 @@ def _check_class_targets(name, input, target, weight, ignore_index, probabilitie
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
                            f"got weight tensor of shape: {list(weight.shape)}")
-    if probabilities_allowed and target.dtype.kind == "f" and target.shape == input.shape:
+    if probabilities_allowed and kind_of(target.dtype) == "f" and target.shape == input.shape:
         return                                                 # class probabilities
-    if target.dtype.kind not in "iu":
+    if kind_of(target.dtype) not in "iu":
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype} (class-probability "
                            f"targets must have the input's shape {list(input.shape)})")
     expected = input.shape[:axis] + input.shape[axis + 1:]
@@ -215,7 +215,7 @@ def _check_class_targets(name, input, target, weight, ignore_index, probabilitie
 
 def check_floating_input(kernel, input):
     """PyTorch's NotImplementedError for a loss on integer or bool input (its kernels are floating-point)."""
-    if input.dtype.kind not in "fc":
+    if kind_of(input.dtype) not in "fc":
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
@@ -343,7 +343,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     target = as_tensor_operand(target)
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
-    if target.dtype.kind == "f":
+    if kind_of(target.dtype) == "f":
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype} (nll_loss takes "
                            "class indices)")
     _check_class_targets("nll_loss", input, target, weight, ignore_index, probabilities_allowed=False)
@@ -426,7 +426,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (d = input - target), reduced; with
     ``weight`` (the input's shape) 'mean' is mean(w h(d)) (PyTorch's choice, unlike l1_loss and mse_loss)."""
     check_reduction(reduction)
-    if input.dtype.kind in "biu":
+    if kind_of(input.dtype) in "biu":
         raise RuntimeError(f"result type Double can't be cast to the desired output type "
                            f"{scalar_type_name(input.dtype)}")
     if delta <= 0:
@@ -563,7 +563,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({_size(target)}) must be the same as input size ({_size(input)})")
     check_floating_input("log_sigmoid_cpu", input)
-    if target.dtype.kind not in "fc":
+    if kind_of(target.dtype) not in "fc":
         raise RuntimeError(f"result type {scalar_type_name(input.dtype)} can't be cast to the desired output type "
                            f"{scalar_type_name(target.dtype)}")
     if pos_weight is not None:
@@ -643,7 +643,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       stacklevel=2)
     target = as_tensor_operand(target, input)
     check_broadcast(input.shape, target.shape)
-    if input.dtype.kind in "biu" or target.dtype.kind in "biu":
+    if kind_of(input.dtype) in "biu" or kind_of(target.dtype) in "biu":
         raise RuntimeError("kl_div: Integral inputs not supported.")
     input, target = _promoted(input, target)
     elements = KLDiv.apply(input, target, bool(log_target))
