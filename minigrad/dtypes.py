@@ -77,9 +77,10 @@ def cast_array(array, dtype):
     which differs for a value within float32's half-ulp of a float16 tie, so that cast goes through float32.
     (``ml_dtypes`` already converts to bfloat16 through float32.)"""
     dtype = np.dtype(dtype)
-    if dtype == float16 and array.dtype not in (float16, float32, bfloat16) and array.dtype.kind != "c":
-        array = array.astype(float32)
-    return array.astype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):     # overflow to inf, NaN to an integer: no warning, as PyTorch
+        if dtype == float16 and array.dtype not in (float16, float32, bfloat16) and array.dtype.kind != "c":
+            array = array.astype(float32)
+        return array.astype(dtype)
 
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long", "int32": "Int",

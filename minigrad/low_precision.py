@@ -11,14 +11,16 @@ dtype (PyTorch's promotion of its tensor arguments) is float16 or bfloat16,
 * its backward sees the upstream gradient as float32, and the engine rounds each input's gradient to
   that input's dtype (``engine.fit_gradient``), so gradients are 16-bit too, rounded once.
 
-A Python number next to a 16-bit tensor in ``+ - * /`` stays a float32 number (PyTorch's "opmath"
+A Python number next to a 16-bit tensor in ``*`` and ``/`` stays a float32 number (PyTorch's "opmath"
 scalar): ``x * 0.1`` multiplies by float32(0.1), not by 0.1 rounded to bfloat16 (``arithmetic_operand``).
-Comparisons round the number to the tensor's dtype first, as PyTorch does.
+``+``, ``-`` and comparisons round the number to the tensor's dtype first, as PyTorch does.
 
 A Function that handles 16-bit inputs itself (casts, the norms, whose parameters may be float32 next to
-a bfloat16 input) sets ``low_precision_native = True``; view ops (``view = True``) are never wrapped, as
-they must share their input's memory. Functions defined outside minigrad are not wrapped: PyTorch hands
-a custom ``autograd.Function`` its tensors as they are.
+a bfloat16 input) sets ``low_precision_native = True``. Ops that only move values (views, copies, indexing:
+``moves_values``) run their forward on the 16-bit arrays as they are (bits kept, NaN payloads too, and no
+copy of a large tensor to read a slice), but their backward, which may sum gradients (expand, repeated
+indices), still runs in float32. Functions defined outside minigrad are not wrapped: PyTorch hands a
+custom ``autograd.Function`` its tensors as they are.
 
 Where PyTorch rounds at more points than this (a composite op whose parts each round), results may differ
 in the last bit: ``tests/test_low_precision.py`` states per op whether it matches bit for bit or within
@@ -38,7 +40,7 @@ _wrapped_numbers = weakref.WeakSet()   # float32 tensors holding a Python number
 
 
 def arithmetic_operand(value, like):
-    """A Python number ``value`` next to the 16-bit tensor ``like`` in ``+ - * /``: a 0-dim float32 tensor,
+    """A Python number ``value`` next to the 16-bit tensor ``like`` in ``*`` or ``/``: a 0-dim float32 tensor,
     marked as a wrapped number so that it does not widen the result (which keeps ``like``'s dtype). None if
     ``value`` is not such a number."""
     if like._data.dtype.char not in _LOW_CHARS or type(value) not in (int, float):
@@ -81,11 +83,19 @@ def _upcast(value):
     return value
 
 
-def _round_result(out, dtype):
+def _round_result(ctx, out, dtype):
+    """The forward's float32 result rounded to ``dtype``. Where the forward saved its result for backward
+    (tanh, exp, softmax, ...), the rounded values are saved instead: PyTorch's backward reads the 16-bit result."""
     array = out._data if isinstance(out, Tensor) else out
-    if isinstance(array, (np.ndarray, np.generic)) and array.dtype == float32:   # np.float32 of a full sum too
-        return cast_array(np.asarray(array), dtype)
-    return out
+    if not isinstance(array, (np.ndarray, np.generic)) or array.dtype != float32:   # np.float32 of a full sum too
+        return out
+    result = cast_array(np.asarray(array), dtype)
+    if any(s is array for s in ctx.saved):
+        ctx.saved = tuple(result.astype(float32) if s is array else s for s in ctx.saved)
+    for key, value in list(ctx.__dict__.items()):
+        if value is array:
+            ctx.__dict__[key] = result.astype(float32)
+    return result
 
 
 def _wrap_forward(forward, lead):
@@ -99,8 +109,20 @@ def _wrap_forward(forward, lead):
             return forward(*args, **kwargs)
         args[lead - 1].low_precision = dtype     # ctx: its backward upcasts the gradient
         out = forward(*args[:lead], *[_upcast(a) for a in operands], **{k: _upcast(v) for k, v in kwargs.items()})
-        return _round_result(out, dtype)
+        return _round_result(args[lead - 1], out, dtype)
     return low_precision_forward
+
+
+def _mark_forward(forward, lead):
+    """``forward`` as it is, its ctx marked when a 16-bit tensor goes in: its backward then runs in float32."""
+    @functools.wraps(forward)
+    def marked_forward(*args, **kwargs):
+        for a in args[lead:]:
+            if isinstance(a, Tensor) and a._data.dtype.char in _LOW_CHARS:
+                args[lead - 1].low_precision = a._data.dtype
+                break
+        return forward(*args, **kwargs)
+    return marked_forward
 
 
 def _wrap_backward(backward, lead, graph):
@@ -125,14 +147,25 @@ def _rewrap(cls, name, wrap):
         setattr(cls, name, classmethod(wrap(raw.__func__, 2)))
 
 
+def moves_values(cls):
+    """Whether ``cls`` is one of the ops whose forward only moves values (reshapes, copies, gathers, cats)."""
+    return f"{cls.__module__}.{cls.__name__}" in _MOVES_VALUES
+
+
+_MOVES_VALUES = {f"minigrad.ops.{name}" for name in (
+    "shape.Reshape", "shape.Permute", "shape.Expand", "shape.Index", "shape.Repeat", "shape.Cat", "shape.Roll",
+    "shape.Flip", "shape.Diagonal", "shape.DiagEmbed", "shape.Unfold", "layout.Relayout", "index.Gather",
+    "index.IndexSelect", "index.MaskedSelect")}
+
+
 def install(cls):
     """Wrap ``cls``'s own forward/backward/graph_backward (those it inherits are wrapped in its base)."""
     if not cls.__module__.startswith("minigrad.") or cls.__dict__.get("_low_precision_wrapped"):
         return
     cls._low_precision_wrapped = True
-    if getattr(cls, "low_precision_native", False) or getattr(cls, "view", False):
+    if getattr(cls, "low_precision_native", False):
         return
-    _rewrap(cls, "forward", _wrap_forward)
+    _rewrap(cls, "forward", _mark_forward if getattr(cls, "view", False) or moves_values(cls) else _wrap_forward)
     _rewrap(cls, "backward", lambda f, lead: _wrap_backward(f, lead, graph=False))
     _rewrap(cls, "graph_backward", lambda f, lead: _wrap_backward(f, lead, graph=True))
 

@@ -536,6 +536,8 @@ class Tensor:
         return _ew.div(self, other)
 
     def __rtruediv__(self, other):
+        if self._data.dtype in dtypes.LOW_PRECISION and not isinstance(other, Tensor):
+            return _ew.mul(_ew.reciprocal(self), other)    # PyTorch's 2 / x: two roundings in 16 bits
         return _ew.div(other, self)
 
     def __pow__(self, other):

@@ -60,10 +60,13 @@ class Attention(Function):
     def forward(ctx, q, k, v, bias, scale):
         ctx.dtype, dtype = q.dtype, compute_dtype(q.dtype)
         q, k, v = (t._data.astype(dtype, copy=False) for t in (q, k, v))
-        w = masked_softmax_(kernels.matmul(q, np.swapaxes(k, -1, -2)), scale, bias)   # (..., L, S)
+        scores = kernels.matmul(q, np.swapaxes(k, -1, -2))                             # (..., L, S)
+        low = ctx.__dict__.get("low_precision")      # float16/bfloat16 inputs, here as float32 (low_precision.py)
+        out = _flash_low_precision(scores, v, scale, bias, low) if low is not None else None
+        w = masked_softmax_(scores, scale, bias)
         ctx.scale, ctx.bias = scale, bias
         ctx.save_for_backward(q, k, v, w)
-        return kernels.matmul(w, v).astype(ctx.dtype, copy=False)      # (..., L, Ev)
+        return kernels.matmul(w, v).astype(ctx.dtype, copy=False) if out is None else out     # (..., L, Ev)
 
     @staticmethod
     def backward(ctx, dout):
@@ -93,6 +96,18 @@ class Attention(Function):
         dq = matmul(ds, k) if ctx.needs_input_grad[0] else None
         dk = matmul(ds.mT, q) if ctx.needs_input_grad[1] else None
         return dq, dk, dv, None, None
+
+
+def _flash_low_precision(scores, v, scale, bias, dtype):
+    """The output as PyTorch's CPU flash attention computes it for float16/bfloat16 (one block of keys): the
+    unnormalized weights exp(s - max) in float32, rounded to ``dtype`` before the product with v, which is
+    divided by their float32 row sums afterwards. (Normalizing first, then rounding, differs by up to tens of
+    ulps in the output.)"""
+    s = scores * np.float32(scale)
+    if bias is not None:
+        s = s + bias
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return kernels.matmul(e.astype(dtype).astype(np.float32), v) / e.sum(axis=-1, keepdims=True)
 
 
 def _fusable(query, key, value, bias, dropout_p):

@@ -42,8 +42,9 @@ def _pair(a, b):
 
 
 def _arithmetic_pair(a, b):
-    """``_pair`` for ``+ - * /``: a Python number next to a float16/bfloat16 tensor stays float32, as PyTorch's
-    CPU kernels keep it (``low_precision.arithmetic_operand``); otherwise as ``_pair``."""
+    """``_pair`` for ``*`` and ``/``: a Python number next to a float16/bfloat16 tensor stays float32, as PyTorch's
+    CPU kernels keep it (``low_precision.arithmetic_operand``); otherwise as ``_pair``. (PyTorch's ``+`` and ``-``
+    round the number to the tensor's dtype first, as ``_pair`` does.)"""
     if isinstance(a, Tensor) and not isinstance(b, Tensor):
         b = arithmetic_operand(b, a) or b
     elif isinstance(b, Tensor) and not isinstance(a, Tensor):
@@ -265,7 +266,7 @@ def _check_no_bool_sub(a, b):
 
 @takes_tensors(numbers=("input", "other"))
 def add(input, other, *, alpha=1):
-    a, b = _arithmetic_pair(input, other)
+    a, b = _pair(input, other)
     return _apply_broadcasting(Add, a, b if alpha == 1 else mul(b, alpha))
 
 
@@ -273,7 +274,7 @@ def add(input, other, *, alpha=1):
 def sub(input, other, *, alpha=1):
     if isinstance(input, bool) or isinstance(other, bool):  # a Python bool takes the tensor's dtype in _pair
         raise RuntimeError(_BOOL_SUB)
-    a, b = _arithmetic_pair(input, other)
+    a, b = _pair(input, other)
     _check_no_bool_sub(a, b)
     return _apply_broadcasting(Sub, a, b if alpha == 1 else mul(b, alpha))
 
