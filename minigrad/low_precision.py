@@ -158,12 +158,15 @@ _MOVES_VALUES = {f"minigrad.ops.{name}" for name in (
     "index.IndexSelect", "index.MaskedSelect")}
 
 
+_NATIVE_PACKAGE = "minigrad.ops.norm."   # the norms cast to their compute dtype themselves (mixed parameter dtypes)
+
+
 def install(cls):
     """Wrap ``cls``'s own forward/backward/graph_backward (those it inherits are wrapped in its base)."""
     if not cls.__module__.startswith("minigrad.") or cls.__dict__.get("_low_precision_wrapped"):
         return
     cls._low_precision_wrapped = True
-    if getattr(cls, "low_precision_native", False):
+    if getattr(cls, "low_precision_native", False) or cls.__module__.startswith(_NATIVE_PACKAGE):
         return
     _rewrap(cls, "forward", _mark_forward if getattr(cls, "view", False) or moves_values(cls) else _wrap_forward)
     _rewrap(cls, "backward", lambda f, lead: _wrap_backward(f, lead, graph=False))

@@ -119,3 +119,33 @@ def mirror_low(fn, arrays, name, forward_ulps, grad_ulps=None, seed=0, grads=Non
         if isinstance(b, torch.Tensor) and b.requires_grad:
             worst.append(assert_ulps(a.grad, b.grad, grad_ulps, f"gradient of input {i}", scale_ulps))
     return worst
+
+
+def assert_close_to_float64(fn, arrays, name, param_dtype, max_ulps=1, scale_ulps=1, seed=0):
+    """minigrad's ``fn(lib, x, *params)`` with x of dtype ``name`` and the params of ``param_dtype`` (``name`` or
+    "float32") against the same function run by PyTorch in float64 on the same values: the output and every
+    gradient are the float64 result rounded once to their dtype, within ``max_ulps`` (or ``scale_ulps`` of the
+    tensor's largest value). This is what "accumulated in float32 or better, rounded once" promises."""
+    torch = torch_or_skip()
+    x_bits = rounded(arrays[0], name)
+    params = [rounded(a, param_dtype) if param_dtype != "float32" else np.asarray(a, np.float32) for a in arrays[1:]]
+    x_mg = from_bits(x_bits, name, mg, True)
+    p_mg = [from_bits(p, name, mg, True) if param_dtype != "float32" else mg.tensor(p, requires_grad=True)
+            for p in params]
+    out = fn(mg, x_mg, *p_mg)
+    x64 = torch.tensor(from_bits(x_bits, name, torch).double().numpy(), requires_grad=True)
+    p64 = [torch.tensor(p.float().numpy().astype(np.float64) if hasattr(p, "float") else p.astype(np.float64),
+                        requires_grad=True) for p in [from_bits(p, name, torch) if param_dtype != "float32" else p
+                                                      for p in params]]
+    out64 = fn(torch, x64, *p64)
+    upstream = rounded(np.random.default_rng(seed).standard_normal(tuple(out64.shape)), str(out.dtype))
+    out.backward(from_bits(upstream, str(out.dtype), mg))
+    out64.backward(from_bits(upstream, str(out.dtype), torch).double())
+    for what, got, exact in [("forward", out, out64)] + [(f"gradient of input {i}", t.grad, e.grad)
+                                                        for i, (t, e) in enumerate(zip([x_mg] + p_mg, [x64] + p64))]:
+        target = str(got.dtype)
+        if target == "float32":
+            np.testing.assert_allclose(got.numpy(), exact.detach().float().numpy(), rtol=2e-6,
+                                       atol=2e-6 * float(exact.abs().max()), err_msg=what)
+        else:
+            assert_ulps(got, exact.detach().to(getattr(torch, target)), max_ulps, what, scale_ulps)
