@@ -271,3 +271,66 @@ def test_norm_matches_pytorch(norm, name, params):
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5 * float(want.abs().max()))
         else:
             assert_ulps(got, want, 1, what, scale_ulps=2)
+
+
+# --------------------------------------------------------------------------- checkpoints
+def _every_bfloat16():
+    return from_bits(_all_patterns().reshape(256, 256), "bfloat16", mg)
+
+
+def test_bfloat16_checkpoints_round_trip_exactly(tmp_path):
+    """mg.save/mg.load keep every bfloat16 bit pattern (NaN payloads included), Parameters and sharing."""
+    x = _every_bfloat16()
+    weight = mg.nn.Parameter(x[:3].clone())
+    mg.save({"x": x, "weight": weight, "again": x, "half": mg.ones(2, dtype=mg.float16)}, tmp_path / "a.mg")
+    loaded = mg.load(tmp_path / "a.mg")
+    np.testing.assert_array_equal(bits(loaded["x"]), bits(x))
+    assert loaded["x"].dtype == mg.bfloat16 and loaded["half"].dtype == mg.float16
+    assert isinstance(loaded["weight"], mg.nn.Parameter) and loaded["weight"].requires_grad
+    np.testing.assert_array_equal(bits(loaded["weight"]), bits(x[:3]))
+    assert loaded["again"]._data is loaded["x"]._data
+
+
+def test_bfloat16_archive_that_lies_is_refused(tmp_path):
+    import json
+    import zipfile
+    mg.save({"x": mg.ones(3, dtype=mg.bfloat16)}, tmp_path / "a.mg")
+    with zipfile.ZipFile(tmp_path / "a.mg") as archive:
+        entries = {name: archive.read(name) for name in archive.namelist()}
+    structure = json.loads(entries["minigrad/structure.json"])
+    structure["bfloat16_arrays"] = ["0"]
+    entries["minigrad/structure.json"] = json.dumps(structure).encode()
+    with zipfile.ZipFile(tmp_path / "b.mg", "w") as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    with pytest.raises(RuntimeError, match="bfloat16_arrays"):
+        mg.load(tmp_path / "b.mg")
+
+
+def test_pytorch_bfloat16_checkpoint_loads(tmp_path):
+    """A ``torch.save`` file holding bfloat16 tensors (a view of a storage, a module's state_dict) is read by
+    mg.load (which never imports torch), bit for bit."""
+    torch = torch_or_skip()
+    every = from_bits(_all_patterns(), "bfloat16", torch)
+    layer = torch.nn.Linear(4, 3).to(torch.bfloat16)
+    torch.save({"every": every, "tail": every[100:200], "layer": layer.state_dict()}, tmp_path / "t.pt")
+    loaded = mg.load(tmp_path / "t.pt")
+    np.testing.assert_array_equal(bits(loaded["every"]), bits(every))
+    np.testing.assert_array_equal(bits(loaded["tail"]), bits(every[100:200]))
+    assert loaded["layer"]["weight"].dtype == mg.bfloat16
+    np.testing.assert_array_equal(bits(loaded["layer"]["weight"]), bits(layer.weight))
+
+
+def test_safetensors_bfloat16_both_ways(tmp_path):
+    torch = torch_or_skip()
+    st = pytest.importorskip("safetensors.torch")
+    from minigrad.serialization import load_safetensors, save_safetensors
+    x = _every_bfloat16()
+    save_safetensors({"x": x, "f": mg.ones(2)}, tmp_path / "a.safetensors")
+    theirs = st.load_file(str(tmp_path / "a.safetensors"))
+    assert theirs["x"].dtype == torch.bfloat16
+    np.testing.assert_array_equal(bits(theirs["x"]), bits(x))
+    st.save_file({"y": theirs["x"][7:9].contiguous()}, str(tmp_path / "b.safetensors"))
+    ours = load_safetensors(tmp_path / "b.safetensors")
+    assert ours["y"].dtype == mg.bfloat16
+    np.testing.assert_array_equal(bits(ours["y"]), bits(x[7:9]))
