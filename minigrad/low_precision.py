@@ -52,14 +52,7 @@ def arithmetic_operand(value, like):
 
 def _target_dtype(args, kwargs):
     """The 16-bit dtype an op's result takes, or None: PyTorch's promotion of its tensor arguments (not counting
-    wrapped numbers), if any of them is 16-bit and the promotion stays 16-bit."""
-    low = False
-    for a in args:
-        if isinstance(a, Tensor) and a._data.dtype.char in _LOW_CHARS:
-            low = True
-            break
-    if not low:
-        return None
+    wrapped numbers), if it is 16-bit."""
     target = None
     for a in (*args, *kwargs.values()):
         if isinstance(a, Tensor) and a not in _wrapped_numbers:
@@ -103,6 +96,11 @@ def _wrap_forward(forward, lead):
     copies of its 16-bit arguments when the op's result is 16-bit, its float32 result rounded once."""
     @functools.wraps(forward)
     def low_precision_forward(*args, **kwargs):
+        for a in args:    # the fast path first (this runs for every op): no 16-bit tensor, nothing to do
+            if isinstance(a, Tensor) and a._data.itemsize == 2 and a._data.dtype.char in _LOW_CHARS:
+                break
+        else:
+            return forward(*args, **kwargs)
         operands = args[lead:]
         dtype = _target_dtype(operands, kwargs)
         if dtype is None:
@@ -117,8 +115,8 @@ def _mark_forward(forward, lead):
     """``forward`` as it is, its ctx marked when a 16-bit tensor goes in: its backward then runs in float32."""
     @functools.wraps(forward)
     def marked_forward(*args, **kwargs):
-        for a in args[lead:]:
-            if isinstance(a, Tensor) and a._data.dtype.char in _LOW_CHARS:
+        for a in args:
+            if isinstance(a, Tensor) and a._data.itemsize == 2 and a._data.dtype.char in _LOW_CHARS:
                 args[lead - 1].low_precision = a._data.dtype
                 break
         return forward(*args, **kwargs)
