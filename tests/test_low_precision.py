@@ -12,7 +12,7 @@ import pytest
 
 import minigrad as mg
 
-from .low_precision_helpers import (DTYPES, assert_close_to_float64, assert_ulps, bits, from_bits, mirror_low, rounded,
+from .low_precision_helpers import (DTYPES, EPS, assert_close_to_float64, assert_ulps, bits, from_bits, mirror_low, rounded,
                                     torch_dtype, ulp_distance)
 from .mirror import torch_or_skip
 
@@ -334,3 +334,110 @@ def test_safetensors_bfloat16_both_ways(tmp_path):
     ours = load_safetensors(tmp_path / "b.safetensors")
     assert ours["y"].dtype == mg.bfloat16
     np.testing.assert_array_equal(bits(ours["y"]), bits(x[7:9]))
+
+
+# --------------------------------------------------------------------------- RMSNorm's casting modes
+def _reference_rmsnorms(torch):
+    """The RMSNorm classes of the models, line for line (LLaMA's, minimind's, Gemma's), and the formula with no
+    cast at all. Each takes the weight it is given."""
+
+    class LlamaRMSNorm(torch.nn.Module):
+        def __init__(self, weight, eps):
+            super().__init__()
+            self.eps, self.weight = eps, torch.nn.Parameter(weight)
+
+        def _norm(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+        def forward(self, x):
+            output = self._norm(x.float()).type_as(x)
+            return output * self.weight
+
+    class MinimindRMSNorm(LlamaRMSNorm):
+        def forward(self, x):
+            return self.weight * (x.float() * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)).type_as(x)
+
+    class GemmaRMSNorm(LlamaRMSNorm):
+        def forward(self, x):
+            output = self._norm(x.float())
+            output = output * (1.0 + self.weight.float())
+            return output.type_as(x)
+
+    class NoCastRMSNorm(LlamaRMSNorm):
+        def forward(self, x):
+            return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + self.eps) * self.weight
+
+    return {"llama": LlamaRMSNorm, "minimind": MinimindRMSNorm, "gemma": GemmaRMSNorm, "none": NoCastRMSNorm}
+
+
+# model: minigrad's casting mode
+CASTING_OF = {"llama": "llama", "minimind": "minimind", "gemma": "gemma", "none": "none"}
+# (forward ulps, gradient ulps): minigrad's float32 normalization sums x^2 in float64 where the reference sums float32
+# squares, so xhat can differ in float32's last bit and, rarely, round to a neighbouring 16-bit value. In "none" and
+# "minimind" rstd is a 16-bit rsqrt of a (6, 1) tensor: PyTorch computes such short tensors on its scalar path, which
+# rounds sqrt(x) to 16 bits before the reciprocal (its vectorized path, and minigrad, round once): 1 ulp in rstd,
+# so 2 in x * rstd and up to 3 in some gradients (a float32 dw then differs by that much of x's 16-bit ulp).
+CASTING_ULPS = {"llama": (1, 1), "minimind": (2, 2), "gemma": (1, 1), "none": (2, 3)}
+
+
+@pytest.mark.parametrize("weight_dtype", ["same", "float32"])
+@pytest.mark.parametrize("name", DTYPES)
+@pytest.mark.parametrize("model", sorted(CASTING_OF))
+def test_rms_norm_casting_modes_match_the_reference_code(model, name, weight_dtype):
+    """``rms_norm(..., casting=mode)`` against the model's own RMSNorm class run by PyTorch: output dtype and
+    values, and the gradients of x and of the weight (each in its own dtype)."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((6, 96)) * 4).astype(np.float32)
+    w = (1 + 0.3 * rng.standard_normal(96)).astype(np.float32)
+    wdt = name if weight_dtype == "same" else "float32"
+    eps = 1e-6
+    reference = _reference_rmsnorms(torch)[model](from_bits(rounded(w, wdt), wdt, torch) if wdt != "float32"
+                                                  else torch.tensor(w), eps)
+    x_th = from_bits(rounded(x, name), name, torch, True)
+    out_th = reference(x_th)
+    x_mg = from_bits(rounded(x, name), name, mg, True)
+    w_mg = (from_bits(rounded(w, wdt), wdt, mg) if wdt != "float32" else mg.tensor(w)).requires_grad_()
+    out_mg = F.rms_norm(x_mg, (96,), w_mg, eps, casting=CASTING_OF[model])
+    forward_ulps, grad_ulps = CASTING_ULPS[model]
+    upstream = rng.standard_normal(tuple(out_th.shape)).astype(np.float32)
+    out_dtype = str(out_th.dtype).rpartition(".")[2]
+    assert str(out_mg.dtype) == out_dtype
+    if out_dtype == "float32":     # a 16-bit xhat times the float32 weight: forward_ulps of xhat's dtype
+        np.testing.assert_allclose(out_mg.detach().numpy(), out_th.detach().numpy(),
+                                   rtol=forward_ulps * EPS[name] + 1e-6, atol=1e-6)
+        g_th, g_mg = torch.tensor(upstream), mg.tensor(upstream)
+    else:
+        assert_ulps(out_mg, out_th, forward_ulps, "forward", scale_ulps=1)
+        g_th, g_mg = from_bits(rounded(upstream, out_dtype), out_dtype, torch), from_bits(rounded(upstream, out_dtype),
+                                                                                           out_dtype, mg)
+    out_th.backward(g_th)
+    out_mg.backward(g_mg)
+    assert_ulps(x_mg.grad, x_th.grad, grad_ulps, "dx", scale_ulps=1)
+    if wdt == "float32":
+        np.testing.assert_allclose(w_mg.grad.numpy(), reference.weight.grad.numpy(), rtol=1e-5,
+                                   atol=(grad_ulps - 1) * EPS[name] * float(reference.weight.grad.abs().max()) + 1e-6)
+    else:
+        assert_ulps(w_mg.grad, reference.weight.grad, grad_ulps, "dw", scale_ulps=1)
+
+
+def test_rms_norm_casting_modes_in_float64_and_module():
+    """In float64 the casts do nothing: "llama", "minimind" and "none" equal PyTorch's rms_norm, "gemma" is rms_norm with
+    weight 1 + w (to 1e-12, gradients too); nn.RMSNorm takes the mode, starts Gemma's weight at zeros, says so in its
+    repr, and refuses an unknown mode."""
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((3, 10)), rng.standard_normal(10)
+    for casting, weight in (("llama", w), ("minimind", w), ("none", w), ("gemma", w - 1)):
+        def fn(xt, wt, casting=casting):
+            return F.rms_norm(xt, (10,), wt, 1e-6, casting=casting)
+        got = fn(mg.tensor(x), mg.tensor(weight))
+        want = F.rms_norm(mg.tensor(x), (10,), mg.tensor(w), 1e-6)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+        assert mg.gradcheck(fn, (mg.tensor(x, requires_grad=True), mg.tensor(weight, requires_grad=True)))
+    m = mg.nn.RMSNorm(10, casting="gemma")
+    assert (m.weight.detach().numpy() == 0).all() and "casting='gemma'" in repr(m)
+    assert (mg.nn.RMSNorm(10, casting="llama").weight.detach().numpy() == 1).all()
+    with pytest.raises(ValueError, match="casting"):
+        mg.nn.RMSNorm(10, casting="bf16")
+    with pytest.raises(ValueError, match="casting"):
+        F.rms_norm(mg.tensor(x), (10,), casting="LLaMA")
