@@ -48,6 +48,8 @@ from .compiler import compile  # noqa: A004 - PyTorch's name shadows the builtin
 from . import (accelerator, amp, autograd, backends, compiler, cuda, linalg, nn, optim, serialization,  # noqa: E402
                utils)
 from .amp import autocast, is_autocast_enabled  # noqa: E402
+from .amp import get_autocast_dtype, set_autocast_dtype  # noqa: E402
+from . import cpu  # noqa: E402  (minigrad.cpu.amp.autocast, PyTorch's older spelling)
 from . import viz  # noqa: E402
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
 from .ops.conv import conv3d, conv_transpose1d, conv_transpose3d  # noqa: E402

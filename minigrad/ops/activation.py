@@ -20,6 +20,7 @@ from ..tensor import Tensor
 from .dims import normalize_dim
 from .elementwise import Exp, Routing, Sigmoid, Tanh, select
 from .inplace import write
+from ..autocast_ops import autocast_op
 
 # --------------------------------------------------------------------------- erfc (Cody, 1969)
 # Coefficients as published by Cody, highest power first.
@@ -702,6 +703,7 @@ class PRelu(Function):
 
 
 @takes_tensors("input", "weight")
+@autocast_op("lower")
 def prelu(input, weight):
     """x where x > 0, else weight * x; ``weight`` holds one slope, or one per channel (dim 1 of ``input``)."""
     if weight.ndim > 1:

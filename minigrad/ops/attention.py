@@ -26,6 +26,7 @@ from .activation import dropout
 from .elementwise import as_tensor_operand, masked_fill
 from .linalg import matmul
 from .softmax import Softmax, softmax, softmax_grad
+from ..autocast_ops import autocast_op
 
 
 def _bias(attn_mask, is_causal, L, S, dtype):
@@ -126,6 +127,7 @@ def _fusable(query, key, value, bias, dropout_p):
 
 
 @takes_tensors("query", "key", "value", numbers=("attn_mask",))
+@autocast_op("lower")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
     """softmax(q k^T * scale + mask) v with PyTorch's arguments; ``scale`` defaults to 1/sqrt(E).
     ``dropout_p`` applies dropout to the attention weights (always: this function has no training flag)."""

@@ -30,6 +30,7 @@ from .loss import apply_reduction, check_reduction, legacy_reduction
 from .reduce import norm
 from .shape import expand
 from ..tensor import Tensor
+from ..autocast_ops import autocast_op
 
 
 class ClampMinPassGradient(Routing):
@@ -93,6 +94,7 @@ _EMBEDDING_EPS = float(np.float32(1e-12))   # PyTorch's cosine_embedding_loss ad
 
 
 @takes_tensors("input1", "input2", "target")
+@autocast_op("float32")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """Per pair (rows of 2-d inputs with a 1-d target, or 1-d inputs with a 0-d target): 1 - cos(x1, x2)
     where target == 1, max(0, cos(x1, x2) - margin) where target == -1, 0 for any other target value."""
@@ -114,6 +116,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
 
 
 @takes_tensors("anchor", "positive", "negative")
+@autocast_op("float32")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) with d the ``pairwise_distance`` of order p;
@@ -212,6 +215,7 @@ def _cdist_grads(x1, x2, dist, dout, p):
 
 
 @takes_tensors("x1", "x2")
+@autocast_op("float32")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distances between every row of x1 (*B, P, M) and every row of x2 (*B, R, M): (*B, P, R), the
     batch dimensions broadcast. p >= 0 (0 counts the differing coordinates, inf takes the largest difference).

@@ -27,6 +27,7 @@ from .activation import softplus
 from .elementwise import as_tensor_operand, cast, check_broadcast, clamp_min, square, sub
 from .reduce import Sum
 from .softmax import LogSoftmax, Softmax, shifted_exp
+from ..autocast_ops import autocast_op
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -227,6 +228,7 @@ def _check_targets_in_range(target, n_classes, ignore_index):
 
 
 @takes_tensors("input", "target", "weight")
+@autocast_op("float32")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """Cross-entropy between logits ``input`` (C,), (N, C) or (N, C, d1, ...) and ``target``: class
@@ -246,6 +248,7 @@ def apply_reduction(loss, reduction):
 
 
 @takes_tensors("input", "target", "weight")
+@autocast_op("float32")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """(input - target)^2, reduced; sizes that differ broadcast with PyTorch's warning. With ``weight`` (the
     input's shape) each squared error is weighted and 'mean' is sum(weight * error^2) / sum(weight)."""
@@ -334,6 +337,7 @@ class NllLoss(Function):
 
 
 @takes_tensors("input", "target", "weight")
+@autocast_op("float32")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input`` (C,), (N, C)
     or (N, C, d1, ...): -weight[t] * input[t] per position, reduced ('mean' is weighted by the class
@@ -402,6 +406,7 @@ def _huber_elements(input, target, delta, scale):
 
 
 @takes_tensors("input", "target", "weight")
+@autocast_op("float32")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """|input - target|, reduced; with ``weight`` (the input's shape) 'mean' is sum(w |d|) / sum(w)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -411,6 +416,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 
 @takes_tensors("input", "target")
+@autocast_op("float32")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target), reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -422,6 +428,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 @takes_tensors("input", "target", "weight")
+@autocast_op("float32")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (d = input - target), reduced; with
     ``weight`` (the input's shape) 'mean' is mean(w h(d)) (PyTorch's choice, unlike l1_loss and mse_loss)."""
@@ -490,6 +497,7 @@ def _weighted_reduction(elements, weight, reduction):
 
 
 @takes_tensors("input", "target", "weight")
+@autocast_op("float32")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-w (y log x + (1 - y) log(1 - x)) for probabilities x = ``input`` and targets y in [0, 1], each log
     clamped at -100 as in PyTorch; ``weight`` broadcasts to the input's shape."""
@@ -552,6 +560,7 @@ class BinaryCrossEntropyWithLogits(Function):
 
 
 @takes_tensors("input", "target", "weight", "pos_weight")
+@autocast_op("float32")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Binary cross-entropy of sigmoid(input) against ``target``, computed from the logits without
@@ -629,6 +638,7 @@ class KLDiv(Function):
 
 
 @takes_tensors("input", "target")
+@autocast_op("float32")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || q) pointwise, for log-probabilities ``input`` = log q and probabilities ``target`` (or
     log-probabilities with ``log_target``). 'batchmean' divides the sum by the batch size input.size(0)

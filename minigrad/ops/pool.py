@@ -35,9 +35,10 @@ import numpy as np
 from .. import kernels
 from .._checks import takes_tensors
 from ..autograd import Function
-from ..dtypes import scalar_type_name
+from ..dtypes import is_differentiable, scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
+from ..autocast_ops import autocast_op
 
 
 # =========================================================================== the linear building blocks
@@ -513,6 +514,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@autocast_op("float32")
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over (kD, kH, kW) windows of (N, C, D, H, W) or (C, D, H, W) input (see ``max_pool1d``); indices are
     flat positions (d H + h) W + w. The window scan is the NumPy one (the numba scans take 1 or 2 axes)."""
@@ -682,6 +684,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                      divisor_override)
 
 
+@autocast_op("float32")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """Mean over (kD, kH, kW) windows of (N, C, D, H, W) or (C, D, H, W) input (see ``avg_pool2d``)."""
@@ -693,7 +696,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def _check_floating(name, input):
     """Averages and interpolations take floating-point input (integer average pooling, which PyTorch rounds,
     is not implemented)."""
-    if input.dtype.kind not in "fc":
+    if not is_differentiable(input.dtype):          # floating or complex (bfloat16 too)
         raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
@@ -737,6 +740,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
 
 
+@autocast_op("float32")
 def adaptive_avg_pool3d(input, output_size):
     """Mean over adaptive windows of the last three axes (``output_size`` an int, a triple, None keeps a size)."""
     return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
@@ -759,6 +763,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
+@autocast_op("float32")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max over adaptive windows of the last three axes; indices are flat positions (d H + h) W + w."""
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)

@@ -17,6 +17,7 @@ from .dims import normalize_dim, normalize_dims
 from .linalg import matmul
 from .reduce import CumProd, _reduced, mean, std, sum as reduce_sum, var, vector_norm
 from .shape import cat, flip, narrow
+from ..autocast_ops import autocast_op
 
 
 # --------------------------------------------------------------------------- prod
@@ -81,6 +82,7 @@ class Prod(Function):
 
 
 @takes_tensors("input")
+@autocast_op("float32")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """The product of all elements (0-d), or along ``dim``; integers and bools multiply as int64."""
     if dtype is not None:
