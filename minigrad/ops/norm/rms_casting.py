@@ -41,7 +41,7 @@ def cast_rms_norm(normalize, input, weight, bias, eps, casting):
     (``scaled * rstd(x)`` if given), with the row options (partial, eps_inside_sqrt) already bound: by the fused
     Function, or for "none" and "minimind" by ops in x's own dtype."""
     if casting == "none":
-        xhat = normalize(input, eps)                       # in x's own dtype: see _normalize_in_own_dtype
+        xhat = normalize(input, eps)                       # every op in x's own dtype (rmsnorm.rms_rows)
         y = xhat if weight is None else xhat * weight
         return y if bias is None else y + bias
     wide = input.to(float32) if input.dtype != compute_dtype(input.dtype) else input   # x.float() for 16-bit x
