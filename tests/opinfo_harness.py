@@ -23,7 +23,7 @@ import pytest
 
 import minigrad as mg
 
-from .opinfo_util import (assert_same_outputs, compare_sample, convert_sample, error_inputs, flat_outputs, op_db,
+from .opinfo_util import (_numpy, assert_same_outputs, compare_sample, convert_sample, error_inputs, flat_outputs, op_db,
                           resolve, samples, spread, to_mg)
 
 VARIANTS = ("function", "method", "inplace")
@@ -181,7 +181,7 @@ def _assert_same_writes(pairs, before_mg, before_th, rtol, atol):
     """Each input is changed by the call exactly where PyTorch changes its own (``batch_norm`` updates its
     running statistics; ``tan`` changes nothing), to PyTorch's values."""
     for i, ((m, th), bm, bt) in enumerate(zip(pairs, before_mg, before_th)):
-        now_mg, now_th = m.detach().numpy(), th.detach().numpy()
+        now_mg, now_th = m.detach().numpy(), _numpy(th)
         changed_th = now_th.shape != bt.shape or not np.array_equal(now_th, bt, equal_nan=True)
         changed_mg = now_mg.shape != bm.shape or not np.array_equal(now_mg, bm, equal_nan=True)
         if changed_mg and not changed_th:
@@ -211,7 +211,7 @@ def run_out_of_place(op, sample, fn_mg, fn_th, *, values=True, gradients=True, r
         _values_only_shape(fn_mg(x, *args, **kwargs), fn_th(sample.input, *sample.args, **sample.kwargs))
         return
     inputs_th = _tensors(sample.input, sample.args, sample.kwargs, torch.Tensor)
-    before_th = [t.detach().numpy().copy() for t in inputs_th]
+    before_th = [_numpy(t).copy() for t in inputs_th]
 
     def watched(x, *args, **kwargs):   # compare_sample has run PyTorch and converted the sample: watch ours
         inputs_mg = _tensors(x, args, kwargs, mg.Tensor)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._checks import float_arg, takes_tensors
 from ..autograd import Function
-from ..dtypes import compute_dtype, kind_of, scalar_type_name
+from ..dtypes import compute_dtype, finfo, kind_of, scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
 from .dims import normalize_dim
@@ -634,8 +634,8 @@ def tanhshrink(input):
 def _shrink(input, lambd, soft, name):
     lambd = float_arg(lambd, name, "lambd", 2)
     _check_floating(name, input)
-    if soft and not 0 <= lambd <= np.finfo(input.dtype).max:   # NaN fails too
-        raise RuntimeError(f"lambda must be in range [0, {np.finfo(input.dtype).max:g}] for input dtype "
+    if soft and not 0 <= lambd <= finfo(input.dtype).max:   # NaN fails too
+        raise RuntimeError(f"lambda must be in range [0, {finfo(input.dtype).max:g}] for input dtype "
                            f"{scalar_type_name(input.dtype)}, but found {lambd:g}")
     return Shrink.apply(input, lambd, soft)
 
