@@ -40,6 +40,7 @@ from .random import (Generator, bernoulli, default_generator, manual_seed, multi
 from .serialization import load, save
 from .tensor import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                      LongTensor, ShortTensor, Tensor, is_complex, is_floating_point, is_tensor)
+from . import low_precision  # noqa: F401 - float16/bfloat16 ops computed in float32, rounded once
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision
 from .compiler import compile  # noqa: A004 - PyTorch's name shadows the builtin in this namespace
 
@@ -70,6 +71,8 @@ def _register_einops():
 
 _register_einops()
 
+from .amp import get_autocast_dtype, set_autocast_dtype  # noqa: E402
+from . import cpu  # noqa: E402  (minigrad.cpu.amp.autocast, PyTorch's older spelling)
 from . import viz  # noqa: E402
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
 from .ops.conv import conv3d, conv_transpose1d, conv_transpose3d  # noqa: E402
@@ -122,6 +125,7 @@ from .ops.index_more import _unsafe_masked_index, _unsafe_masked_index_put_accum
 from .ops.shape_more import _chunk_cat  # noqa: E402
 
 # dtypes, their limits and promotion; shapes; layouts; constants (PyTorch's names)
+from .dtypes import bfloat16  # noqa: E402
 from .dtypes import (can_cast, finfo, iinfo, int, int8, int16, promote_types,  # noqa: E402,A004
                      result_type, short, uint8)
 from .size import Size  # noqa: E402

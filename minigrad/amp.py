@@ -1,8 +1,11 @@
 """``minigrad.amp``: ``autocast`` and ``GradScaler`` for training loops written for mixed precision.
 
-``autocast`` is a stand-in: for 'cuda' it disables itself with PyTorch's warning (PyTorch does the
-same without CUDA); for 'cpu' it is accepted and computes in the tensors' own dtypes (PyTorch would
-run matmuls in bfloat16, which minigrad does not have).
+``autocast("cpu", dtype=bfloat16)`` (the default dtype; float16 too) is PyTorch's CPU autocast: inside it
+the ops of PyTorch's CPU lists run in bfloat16 (matrix products, convolutions, attention) or in float32
+(the losses, ...), the rest in their inputs' dtypes (``minigrad/autocast_ops.py`` has the lists). Parameters
+stay float32 (master weights) and get float32 gradients. For 'cuda' it disables itself with PyTorch's
+warning (PyTorch does the same without CUDA); another dtype than float16/bfloat16 disables it with
+PyTorch's warning too.
 
 ``GradScaler`` is PyTorch's loss scaler. For 'cuda' (the default, and ``minigrad.cuda.amp.GradScaler``)
 it disables itself with PyTorch's warning, as PyTorch does without CUDA: ``scale`` returns the loss,
@@ -16,11 +19,14 @@ import warnings
 
 import numpy as np
 
+from . import dtypes
+from .autocast_ops import use_autocast_dtype
 from .autograd.grad_mode import no_grad
 from .device import device as Device
 from .tensor import Tensor
 
 _autocast = {"cpu": False}
+_autocast_dtype = {"cpu": dtypes.bfloat16, "cuda": dtypes.float16}   # get_autocast_dtype / set_autocast_dtype
 
 
 def _enabled_on_cpu(device, enabled, what):
@@ -38,21 +44,42 @@ def is_autocast_enabled(device_type="cuda"):
     return _autocast.get(device_type, False)
 
 
+def get_autocast_dtype(device_type):
+    """The dtype autocast uses on ``device_type`` when none is given: bfloat16 on the CPU, float16 on CUDA."""
+    return _autocast_dtype[Device(device_type).type]
+
+
+def set_autocast_dtype(device_type, dtype):
+    _autocast_dtype[Device(device_type).type] = np.dtype(dtype)
+
+
 class autocast:  # noqa: N801 - PyTorch's name
-    """``with autocast(device_type, dtype=None, enabled=True):`` or as a decorator; changes no dtype."""
+    """``with autocast(device_type, dtype=None, enabled=True, cache_enabled=None):`` or as a decorator: on the
+    CPU, the ops of PyTorch's CPU autocast lists run in ``dtype`` (default bfloat16) or float32 inside it
+    (module docstring). ``cache_enabled`` is accepted; casts are not cached (each op casts its own arguments)."""
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         self.device_type, self.enabled = _enabled_on_cpu(device_type, enabled, "autocast")
+        self.fast_dtype = np.dtype(dtype) if dtype is not None else _autocast_dtype.get(self.device_type)
+        if self.enabled and self.fast_dtype not in dtypes.LOW_PRECISION:
+            warnings.warn(f"In {self.device_type.upper()} autocast, but the target dtype is not supported. Disabling "
+                          f"autocast.\n{self.device_type.upper()} Autocast only supports dtypes of "
+                          "minigrad.bfloat16, minigrad.float16 currently.", stacklevel=2)
+            self.enabled = False
 
     def __enter__(self):
         self.prev = _autocast.get(self.device_type, False)
         if self.device_type == "cpu":
             _autocast["cpu"] = self.enabled
+            self.prev_dtype = use_autocast_dtype(self.fast_dtype if self.enabled else None)
         return self
 
     def __exit__(self, *exc):
         if self.device_type == "cpu":
             _autocast["cpu"] = self.prev
+            use_autocast_dtype(self.prev_dtype)
         return False
 
     def __call__(self, fn):

@@ -38,6 +38,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .dtypes import bfloat16, is_differentiable
 from .tensor import Tensor
 
 __all__ = ["save", "load", "save_safetensors", "load_safetensors", "MAX_LOAD_BYTES"]
@@ -163,7 +164,7 @@ class _Encoder:
         self.open_containers = set()
 
     def array(self, array, path):
-        if array.dtype.kind not in _NUMERIC_KINDS:
+        if array.dtype.kind not in _NUMERIC_KINDS and array.dtype != bfloat16:
             raise TypeError(f"mg.save cannot save an array of dtype {array.dtype} at {path}: only bool, integer, "
                             "floating-point and complex arrays can be saved")
         index = self.index_of.get(id(array))
@@ -227,13 +228,18 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     """
     encoder = _Encoder()
     structure = {"format": _FORMAT, "version": _FORMAT_VERSION, "root": encoder.encode(obj, "obj")}
+    # .npy has no bfloat16: those arrays are stored as their uint16 bit patterns, listed here
+    bfloat16_arrays = [i for i, array in enumerate(encoder.arrays) if array.dtype == bfloat16]
+    if bfloat16_arrays:
+        structure["bfloat16_arrays"] = bfloat16_arrays
     out, opened = _open(f, "wb")
     try:
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
             archive.writestr(_STRUCTURE, json.dumps(structure))
             for index, array in enumerate(encoder.arrays):
                 with archive.open(_array_name(index), "w", force_zip64=True) as entry:
-                    np.lib.format.write_array(entry, array, allow_pickle=False)
+                    stored = array.view(np.uint16) if array.dtype == bfloat16 else array
+                    np.lib.format.write_array(entry, stored, allow_pickle=False)
     finally:
         if opened:
             out.close()
@@ -356,8 +362,9 @@ class _Decoder:
 
     _CONTAINERS = ("list", "tuple", "dict", "ordered_dict")
 
-    def __init__(self, entries):
+    def __init__(self, entries, bfloat16_arrays=()):
         self.entries = entries
+        self.bfloat16_arrays = set(bfloat16_arrays)   # indices of arrays stored as bfloat16 bit patterns (uint16)
         self.headers = {}  # array index -> (shape, fortran_order, dtype), from check
         self.arrays = {}
         self.colliding = 0  # numbers whose hashes can be made to collide, seen so far
@@ -376,7 +383,7 @@ class _Decoder:
             shape, _, dtype = self.check_array(node.get("array"))
             if kind == "numpy_scalar" and shape != ():
                 raise _bad_archive(f"a NumPy scalar stored with shape {list(shape)}")
-            if kind in ("tensor", "parameter") and node.get("requires_grad") is True and dtype.kind not in "fc":
+            if kind in ("tensor", "parameter") and node.get("requires_grad") is True and not is_differentiable(dtype):
                 raise _bad_archive(f"a {dtype} tensor that requires grad")
         elif kind == "complex":
             if not all(type(node.get(part)) in (int, float) for part in ("real", "imag")):
@@ -440,6 +447,10 @@ class _Decoder:
             if stored - header_bytes < math.prod(shape) * dtype.itemsize:
                 raise _bad_archive(f"{name} declares shape {list(shape)} of {dtype}, more than its "
                                    f"{stored - header_bytes} bytes of data hold")
+            if index in self.bfloat16_arrays:
+                if dtype != np.uint16:
+                    raise _bad_archive(f"{name} is listed as bfloat16 but holds {dtype}, not uint16 bit patterns")
+                header = (shape, header[1], bfloat16)
             self.headers[index] = header
         return self.headers[index]
 
@@ -448,9 +459,10 @@ class _Decoder:
             # Checked and charged already; read_array reads in chunks into one array of the header's shape.
             with self.entries.archive.open(_array_name(index)) as entry:
                 try:
-                    self.arrays[index] = np.lib.format.read_array(entry, allow_pickle=False)
+                    array = np.lib.format.read_array(entry, allow_pickle=False)
                 except ValueError as err:  # NumPy's word for data that ends early
                     raise _bad_archive(f"{_array_name(index)}: {_clip(err)}") from None
+            self.arrays[index] = array.view(bfloat16) if index in self.bfloat16_arrays else array
         return self.arrays[index]
 
     def decode(self, node):
@@ -491,7 +503,10 @@ def _load_minigrad(entries):
     if structure.get("version") != _FORMAT_VERSION:
         raise RuntimeError(f"mg.load: this minigrad file has format version {_preview(structure.get('version'))}; "
                            f"this minigrad reads version {_FORMAT_VERSION}")
-    decoder = _Decoder(entries)
+    bfloat16_arrays = structure.get("bfloat16_arrays", [])
+    if not (isinstance(bfloat16_arrays, list) and all(type(i) is int and i >= 0 for i in bfloat16_arrays)):
+        raise _bad_archive(f"bfloat16_arrays {_preview(bfloat16_arrays)}")
+    decoder = _Decoder(entries, bfloat16_arrays)
     decoder.check(structure.get("root"))
     return decoder.decode(structure.get("root"))
 
@@ -633,7 +648,7 @@ def _ordered_dict(items=()):
 # PyTorch's dtype names -> NumPy dtypes; each has a torch.<Name>Storage class and a torch.<name> global.
 _TORCH_DTYPES = {
     "float64": ("DoubleStorage", np.float64), "float32": ("FloatStorage", np.float32),
-    "float16": ("HalfStorage", np.float16), "int64": ("LongStorage", np.int64), "int32": ("IntStorage", np.int32),
+    "float16": ("HalfStorage", np.float16), "bfloat16": ("BFloat16Storage", bfloat16), "int64": ("LongStorage", np.int64), "int32": ("IntStorage", np.int32),
     "int16": ("ShortStorage", np.int16), "int8": ("CharStorage", np.int8), "uint8": ("ByteStorage", np.uint8),
     "bool": ("BoolStorage", np.bool_), "complex64": ("ComplexFloatStorage", np.complex64),
     "complex128": ("ComplexDoubleStorage", np.complex128),
@@ -668,8 +683,7 @@ def _admitted_global(module, name):
     module = "builtins" if module == "__builtin__" else module  # protocol 2 spells it the Python 2 way
     found = _ADMITTED.get((module, name))
     if found is None:
-        hint = " (NumPy has no bfloat16: convert to float32 before saving)" if "bfloat16" in name.lower() else ""
-        raise _refuse(f"it names the global {_clip(module, 100)}.{_clip(name, 100)}, which is not admitted{hint}")
+        raise _refuse(f"it names the global {_clip(module, 100)}.{_clip(name, 100)}, which is not admitted")
     return found
 
 
@@ -787,7 +801,7 @@ class _Materializer:
         else:  # shape (*size), element [i] at base[offset + sum(i_d * stride_d)]
             array = np.ndarray(record.size, dtype=base.dtype, buffer=base, offset=record.offset * itemsize,
                                strides=tuple(s * itemsize for s in record.stride))
-        if record.requires_grad and array.dtype.kind not in "fc":
+        if record.requires_grad and not is_differentiable(array.dtype):
             raise _refuse(f"a {array.dtype} tensor that requires grad")
         if record.parameter:
             return Parameter(Tensor(array), requires_grad=record.requires_grad)
@@ -1166,7 +1180,8 @@ def save_safetensors(tensors, filename, metadata=None):
     arrays = {}
     for name, value in tensors.items():
         array = value._data if isinstance(value, Tensor) else value
-        if not isinstance(name, str) or not isinstance(array, np.ndarray) or array.dtype.kind not in _NUMERIC_KINDS:
+        numeric = isinstance(array, np.ndarray) and (array.dtype.kind in _NUMERIC_KINDS or array.dtype == bfloat16)
+        if not isinstance(name, str) or not numeric:
             raise TypeError(f"tensors[{name!r}] must be a numeric Tensor or ndarray under a string name, got "
                             f"{type(value).__name__}" + (f" of dtype {array.dtype}" if hasattr(array, "dtype") else ""))
         arrays[name] = np.ascontiguousarray(array)
@@ -1188,6 +1203,24 @@ def load_safetensors(filename, *, max_bytes=None):
                               "load_safetensors")
     with source:
         data = source.read()
-    loaded = backend.load(data)  # arrays copied out of data, each its own memory
+    loaded = backend.load(data)  # arrays copied out of data, each its own memory (the header is checked by it)
+    bf16 = _safetensors_bf16_names(data)
     del data
-    return {name: Tensor(array if array.flags.writeable else array.copy()) for name, array in loaded.items()}
+    return {name: Tensor(_as_bfloat16(array) if name in bf16 else
+                         (array if array.flags.writeable else array.copy()))
+            for name, array in loaded.items()}
+
+
+def _safetensors_bf16_names(data):
+    """The names of the BF16 tensors in a safetensors file's bytes, from its header (8 bytes of length, then
+    JSON; the safetensors package has read and checked it already)."""
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(bytes(data[8:8 + length]))
+    return {name for name, entry in header.items() if name != "__metadata__" and entry.get("dtype") == "BF16"}
+
+
+def _as_bfloat16(array):
+    """A BF16 tensor as the safetensors package returned it: bfloat16 already (ml_dtypes), or, from versions
+    without it, its raw 2-byte elements, read as bfloat16 bit patterns. A copy either way."""
+    array = np.array(array, copy=True)
+    return array if array.dtype == bfloat16 else array.view(np.uint16).view(bfloat16)

@@ -200,7 +200,7 @@ class Tensor:
         return self._data.size
 
     def is_floating_point(self):
-        return self._data.dtype.kind == "f"
+        return dtypes.kind_of(self._data.dtype) == "f"
 
     def is_complex(self):
         return self._data.dtype.kind == "c"
@@ -376,7 +376,7 @@ class Tensor:
         return self.to(dtype)
 
     def is_signed(self):
-        return self._data.dtype.kind in "ifc"
+        return dtypes.kind_of(self._data.dtype) in "ifc"
 
     # ----------------------------------------------------------------- new tensors like this one
     def new(self, data=_NO_DATA, *sizes, device=None):
@@ -413,6 +413,9 @@ class Tensor:
     def half(self, memory_format=None):
         return self.to(dtypes.float16, memory_format=memory_format)
 
+    def bfloat16(self, memory_format=None):
+        return self.to(dtypes.bfloat16, memory_format=memory_format)
+
     def long(self, memory_format=None):
         return self.to(dtypes.int64, memory_format=memory_format)
 
@@ -442,7 +445,7 @@ class Tensor:
 
     # ----------------------------------------------------------------- autograd
     def requires_grad_(self, requires_grad=True):
-        if requires_grad and self._data.dtype.kind not in "fc":  # PyTorch's message, though complex is allowed
+        if requires_grad and not dtypes.is_differentiable(self._data.dtype):  # PyTorch's message, though complex is allowed
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self._data.dtype})")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
@@ -513,7 +516,8 @@ class Tensor:
             if self._data.ndim != 1:
                 extras.append(f"size={self._data.shape}")
         else:
-            body = np.array2string(self._data, separator=", ", prefix="tensor(", **_print_options(self._data))
+            shown = self._data.astype(dtypes.float32) if self._data.dtype == dtypes.bfloat16 else self._data
+            body = np.array2string(shown, separator=", ", prefix="tensor(", **_print_options(shown))
         implied = (dtypes.get_default_dtype(),) if self._data.size == 0 else (dtypes.get_default_dtype(), dtypes.int64,
                                                                              dtypes.bool, dtypes.default_complex())
         if self._data.dtype not in implied:
@@ -565,6 +569,8 @@ class Tensor:
         return _ew.div(self, other)
 
     def __rtruediv__(self, other):
+        if self._data.dtype in dtypes.LOW_PRECISION and not isinstance(other, Tensor):
+            return _ew.mul(_ew.reciprocal(self), other)    # PyTorch's 2 / x: two roundings in 16 bits
         return _ew.div(other, self)
 
     def __pow__(self, other):

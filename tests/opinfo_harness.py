@@ -23,7 +23,7 @@ import pytest
 
 import minigrad as mg
 
-from .opinfo_util import (assert_same_outputs, compare_sample, convert_sample, error_inputs, flat_outputs, op_db,
+from .opinfo_util import (_numpy, assert_same_outputs, compare_sample, convert_sample, error_inputs, flat_outputs, op_db,
                           resolve, samples, spread, to_mg)
 
 VARIANTS = ("function", "method", "inplace")
@@ -33,8 +33,9 @@ FLOAT64_LIMIT = 12        # float64 samples per (op, variant): a fixed spread ov
 METHOD_LIMIT = 6          # the method and in-place variants call the same code: fewer samples
 DTYPE_LIMIT = 3           # samples per extra dtype (forward and dtype only), spread over the first DTYPE_SCAN
 DTYPE_SCAN = 40
-# dtypes of the cheap pass: float32, then PyTorch's integer and bool dtypes that minigrad has
-EXTRA_DTYPES = ("float32", "uint8", "int8", "int16", "int32", "int64", "bool")
+# dtypes of the cheap pass: float32, then PyTorch's integer and bool dtypes that minigrad has, and bfloat16
+# (function variant only: the method and in-place variants run the same code; values compared in ulps)
+EXTRA_DTYPES = ("float32", "uint8", "int8", "int16", "int32", "int64", "bool", "bfloat16")
 
 
 def op_id(op):
@@ -180,7 +181,7 @@ def _assert_same_writes(pairs, before_mg, before_th, rtol, atol):
     """Each input is changed by the call exactly where PyTorch changes its own (``batch_norm`` updates its
     running statistics; ``tan`` changes nothing), to PyTorch's values."""
     for i, ((m, th), bm, bt) in enumerate(zip(pairs, before_mg, before_th)):
-        now_mg, now_th = m.detach().numpy(), th.detach().numpy()
+        now_mg, now_th = m.detach().numpy(), _numpy(th)
         changed_th = now_th.shape != bt.shape or not np.array_equal(now_th, bt, equal_nan=True)
         changed_mg = now_mg.shape != bm.shape or not np.array_equal(now_mg, bm, equal_nan=True)
         if changed_mg and not changed_th:
@@ -201,7 +202,7 @@ def _values_only_shape(out_mg, out_th):
 
 
 def run_out_of_place(op, sample, fn_mg, fn_th, *, values=True, gradients=True, rtol=1e-7, atol=1e-7,
-                     processed=False):
+                     processed=False, ulps=1):
     """One sample through a function or method variant: compared, and its inputs changed only where
     PyTorch changes them."""
     torch = pytest.importorskip("torch")
@@ -210,7 +211,7 @@ def run_out_of_place(op, sample, fn_mg, fn_th, *, values=True, gradients=True, r
         _values_only_shape(fn_mg(x, *args, **kwargs), fn_th(sample.input, *sample.args, **sample.kwargs))
         return
     inputs_th = _tensors(sample.input, sample.args, sample.kwargs, torch.Tensor)
-    before_th = [t.detach().numpy().copy() for t in inputs_th]
+    before_th = [_numpy(t).copy() for t in inputs_th]
 
     def watched(x, *args, **kwargs):   # compare_sample has run PyTorch and converted the sample: watch ours
         inputs_mg = _tensors(x, args, kwargs, mg.Tensor)
@@ -220,7 +221,7 @@ def run_out_of_place(op, sample, fn_mg, fn_th, *, values=True, gradients=True, r
         return out
 
     compare_sample(op, sample, watched, rtol=rtol, atol=atol, grad_rtol=max(rtol, 1e-6), grad_atol=max(atol, 1e-6),
-                   gradients=gradients, torch_fn=fn_th, processed_forward=processed)
+                   gradients=gradients, torch_fn=fn_th, processed_forward=processed, ulps=ulps)
 
 
 def run_inplace(op, sample, fn_mg, fn_th, *, values=True, rtol=1e-7, atol=1e-7):
@@ -311,11 +312,13 @@ def _run_one(outcomes, index, dtype, sample, body):
 
 
 def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7, 1e-7), processed=False,
-             gradients=True):
+             gradients=True, bfloat16_ulps=1):
     """The outcomes of one case. ``tolerance`` is the full pass's (rtol, atol) for values (gradients: at least
     1e-6). ``processed``: outputs compared after the sample's ``output_process_fn_grad`` (eigenvectors, unique up
-    to sign). ``gradients=False``: the full pass compares values only. ``sample_filter(op, variant, sample, dtype_name)`` returns a reason to leave a sample out
-    (recorded as an ``"n/a"`` outcome carrying the reason, ``what="skipped"``) or None."""
+    to sign). ``gradients=False``: the full pass compares values only. ``sample_filter(op, variant, sample,
+    dtype_name)`` returns a reason to leave a sample out (recorded as an ``"n/a"`` outcome carrying the reason,
+    ``what="skipped"``) or None. ``bfloat16_ulps``: how far (in bfloat16 ulps) the bfloat16 samples' values may be
+    from PyTorch's (0: bit for bit)."""
     torch = pytest.importorskip("torch")
     fn_mg, fn_th = minigrad_variant(op, variant), torch_variant(op, variant)
     values = values_compared(op)
@@ -352,13 +355,16 @@ def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7,
         return outcomes
 
     for name in extra_dtypes(op):
+        if name == "bfloat16" and variant != "function":
+            continue
         found = _samples(op, name, False, limit or DTYPE_LIMIT, DTYPE_SCAN)
         # float32 results (of float32 or integer inputs) computed in another order: PyTorch's float32 tolerance
         if variant == "inplace":
             each(name, found, lambda s: run_inplace(op, s, fn_mg, fn_th, values=values, rtol=1e-4, atol=1e-5))
         else:
             each(name, found, lambda s: run_out_of_place(op, s, fn_mg, fn_th, values=values, gradients=False,
-                                                        rtol=1e-4, atol=1e-5, processed=processed))
+                                                        rtol=1e-4, atol=1e-5, processed=processed,
+                                                        ulps=bfloat16_ulps))
     return outcomes
 
 

@@ -114,7 +114,7 @@ def _storage_view(torch, obj):
     elements = obj.untyped_storage().nbytes() // obj.element_size()
     if obj.storage_offset() == 0 and elements == obj.numel():
         return None
-    whole = torch.as_strided(obj.detach(), (elements,), (1,), 0).numpy().copy()
+    whole = _numpy(torch.as_strided(obj.detach(), (elements,), (1,), 0)).copy()
     return mg.tensor(whole, dtype=dtype_to_mg(obj.dtype)).as_strided(tuple(obj.shape), obj.stride(),
                                                                       obj.storage_offset())
 
@@ -127,11 +127,11 @@ def to_mg(obj, memo=None):
     memo = {} if memo is None else memo
     if isinstance(obj, torch.Tensor):
         if id(obj) not in memo:
-            if obj.dtype in (torch.bfloat16, torch.complex32) or obj.layout != torch.strided or obj.is_quantized:
+            if obj.dtype == torch.complex32 or obj.layout != torch.strided or obj.is_quantized:
                 pytest.skip(f"sample tensor of dtype {obj.dtype}, layout {obj.layout}")
             t = _storage_view(torch, obj)
             if t is None:
-                array = obj.detach().resolve_conj().resolve_neg().numpy().copy()
+                array = _numpy(obj).copy()
                 t = mg.tensor(array, dtype=dtype_to_mg(obj.dtype))
             if obj.requires_grad:
                 t.requires_grad_(True)
@@ -179,10 +179,19 @@ def flat_outputs(out):
     return [out]
 
 
+def _numpy(t):
+    """A torch tensor's values as an ndarray; bfloat16 ones (which torch cannot hand to NumPy) through their bits."""
+    torch = torch_or_skip()
+    t = t.detach().resolve_conj().resolve_neg()
+    if t.dtype == torch.bfloat16:
+        return t.contiguous().view(torch.int16).numpy(force=True).view(mg.bfloat16)
+    return t.numpy(force=True)   # force: a ZeroTensor gradient too
+
+
 def _values(t):
     torch = torch_or_skip()
     if isinstance(t, torch.Tensor):
-        return t.detach().resolve_conj().resolve_neg().numpy(force=True)   # force: a ZeroTensor gradient too
+        return _numpy(t)
     if isinstance(t, mg.Tensor):
         return t.detach().numpy()
     return np.asarray(t)
@@ -192,8 +201,9 @@ def _dtype_name(t):
     return str(t.dtype).rpartition(".")[2]
 
 
-def assert_same_outputs(out_mg, out_th, rtol=1e-7, atol=1e-7, what="forward"):
-    """Every output tensor has PyTorch's shape, dtype (by name) and values (NaNs where PyTorch has them)."""
+def assert_same_outputs(out_mg, out_th, rtol=1e-7, atol=1e-7, what="forward", ulps=1):
+    """Every output tensor has PyTorch's shape, dtype (by name) and values (NaNs where PyTorch has them);
+    bfloat16 values within ``ulps`` units in the last place of PyTorch's (0: bit for bit)."""
     torch = torch_or_skip()
     got, want = flat_outputs(out_mg), flat_outputs(out_th)
     assert len(got) == len(want), f"{what}: {len(got)} outputs, PyTorch gives {len(want)}"
@@ -203,10 +213,30 @@ def assert_same_outputs(out_mg, out_th, rtol=1e-7, atol=1e-7, what="forward"):
             assert tuple(g.shape) == tuple(w.shape), f"{what} output {i}: shape {tuple(g.shape)}, PyTorch {tuple(w.shape)}"
             assert _dtype_name(g) == _dtype_name(w), f"{what} output {i}: dtype {g.dtype}, PyTorch {w.dtype}"
         gv, wv = _values(g), _values(w)
-        if gv.dtype.kind in "fc" or wv.dtype.kind in "fc":
+        if mg.bfloat16 in (gv.dtype, wv.dtype):
+            assert_bfloat16_ulps(gv, wv, ulps, f"{what} output {i}")
+        elif gv.dtype.kind in "fc" or wv.dtype.kind in "fc":
             np.testing.assert_allclose(gv, wv, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{what} output {i}")
         else:
             np.testing.assert_array_equal(gv, wv, err_msg=f"{what} output {i}")
+
+
+def assert_bfloat16_ulps(got, want, ulps, what):
+    """Two bfloat16 arrays within ``ulps`` of each other (NaN where the other has NaN; +0 and -0 one apart), or
+    within ``ulps`` ulps of the largest value of ``want`` (a sum that cancels: its small results are the rounding
+    noise of large terms, as in float32's atol)."""
+    from .low_precision_helpers import ulp_distance
+    got, want = np.asarray(got).astype(mg.bfloat16), np.asarray(want).astype(mg.bfloat16)
+    distance = ulp_distance(got.view(np.uint16), want.view(np.uint16), "bfloat16")
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    finite = np.isfinite(w)
+    if ulps and distance.size and finite.any():      # ulps=0: bit for bit, no allowance
+        largest = np.abs(w[finite]).max()
+        with np.errstate(invalid="ignore"):
+            distance = np.where(np.abs(g - w) <= ulps * 2.0 ** -7 * largest, 0, distance)
+    worst = int(distance.max()) if distance.size else 0
+    assert worst <= ulps, (f"{what}: {int((distance > ulps).sum())} of {distance.size} bfloat16 values more than {ulps} "
+                           f"ulp(s) from PyTorch's (worst {worst})")
 
 
 def _differentiable(outputs):
@@ -215,7 +245,7 @@ def _differentiable(outputs):
 
 
 def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6, gradients=True, seed=0,
-                   torch_fn=None, processed_forward=False):
+                   torch_fn=None, processed_forward=False, ulps=1):
     """Run ``sample`` through PyTorch's ``torch_fn`` (``op.op`` by default) and minigrad's ``fn``; compare outputs
     and, for float outputs of inputs that require grad, the gradients of every input for one random upstream
     gradient per output.
@@ -226,9 +256,10 @@ def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_at
     out_th = (op.op if torch_fn is None else torch_fn)(sample.input, *sample.args, **sample.kwargs)
     out_mg = fn(x, *args, **kwargs)
     if processed_forward:   # outputs unique only up to sign or phase (eigenvectors): compared as the OpInfo processes them
-        assert_same_outputs(sample.output_process_fn_grad(out_mg), sample.output_process_fn_grad(out_th), rtol, atol)
+        assert_same_outputs(sample.output_process_fn_grad(out_mg), sample.output_process_fn_grad(out_th), rtol, atol,
+                            ulps=ulps)
     else:
-        assert_same_outputs(out_mg, out_th, rtol, atol)
+        assert_same_outputs(out_mg, out_th, rtol, atol, ulps=ulps)
     if not gradients or not op.supports_autograd:
         return
     leaves = [(th, m) for th, m in memo.values() if th.requires_grad]

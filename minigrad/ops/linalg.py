@@ -18,6 +18,7 @@ from ..dtypes import compute_dtype, result_type, scalar_type_name
 from ..tensor import Tensor
 from .elementwise import as_tensor_operand, check_broadcast, conj_if_complex
 from .shape import Index, IndexAdjoint
+from ..autocast_ops import autocast_op
 
 
 # --------------------------------------------------------------------------- checks
@@ -135,6 +136,7 @@ class MatMul(Function):
 
 
 @takes_tensors(numbers=("input", "other"))
+@autocast_op("lower")
 def matmul(input, other):
     """Matrix product with PyTorch's rules: 1-D operands get a dimension prepended (input) or appended
     (other) that is removed from the result; leading (batch) dimensions broadcast."""
@@ -206,6 +208,7 @@ class Linear(Function):
 
 
 @takes_tensors("input", "weight", "bias")
+@autocast_op("lower")
 def linear(input, weight, bias=None):
     """y = input @ weight^T + bias (PyTorch's ``F.linear``): input (*, in), weight (out, in) or (in,)."""
     if weight.ndim == 1 or (weight.ndim == 2 and weight.shape[1] == 0 and input.ndim and input.shape[-1] == 0):
@@ -335,6 +338,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
 # --------------------------------------------------------------------------- bmm, outer
 @takes_tensors("input", "mat2")
+@autocast_op("lower")
 def bmm(input, mat2):
     """Batched matrix product of (b, n, m) and (b, m, p) tensors (no broadcasting, as in PyTorch)."""
     for name, t in (("batch1", input), ("batch2", mat2)):
@@ -544,6 +548,7 @@ def _diagonal_positions(subs, unique, sizes):
     return tuple(g for c in subs for g in grids[c])
 
 
+@autocast_op("lower")
 def einsum(equation, *operands):
     """Einstein summation over ``operands`` (a list or separate tensors) as NumPy's einsum computes it,
     differentiable in every operand."""

@@ -24,6 +24,7 @@ from . import shape as sh
 from .dims import normalize_dim
 from .inplace import check_result, write
 from .linalg import _check_same_dtype, bmm, matmul, outer
+from ..autocast_ops import autocast_op
 
 
 def _promoted(tensors):
@@ -33,6 +34,7 @@ def _promoted(tensors):
 
 # --------------------------------------------------------------------------- plain products
 @takes_tensors("input", "mat2")
+@autocast_op("lower")
 def mm(input, mat2):
     """The matrix product of two 2-D tensors (no broadcasting)."""
     if input.ndim != 2:
@@ -43,6 +45,7 @@ def mm(input, mat2):
 
 
 @takes_tensors("input", "vec")
+@autocast_op("inputs")
 def mv(input, vec):
     """The product of a matrix (n, m) and a vector (m,)."""
     if input.ndim != 2 or vec.ndim != 1:
@@ -94,6 +97,7 @@ def inner(input, other):
 
 
 @takes_tensors("x", "y")
+@autocast_op("lower")
 def vecdot(x, y, *, dim=-1):
     """``linalg.vecdot``: sum over ``dim`` of conj(x) * y (broadcasting the other dimensions)."""
     if x.dtype != y.dtype:
@@ -135,6 +139,7 @@ def _fused(fname, input, product, beta, alpha):
 
 
 @takes_tensors("input", "mat1", "mat2")
+@autocast_op("lower")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2), mat1 (n, m), mat2 (m, p), input broadcastable to (n, p)."""
     return _fused("addmm", input, mm(mat1, mat2), beta, alpha)
@@ -156,12 +161,14 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
 
 @takes_tensors("input", "batch1", "batch2")
+@autocast_op("lower")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2) per batch matrix."""
     return _fused("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
 @takes_tensors("input", "batch1", "batch2")
+@autocast_op("lower")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
     product = bmm(batch1, batch2)
@@ -210,6 +217,7 @@ addbmm_ = _inplace_fused(addbmm, lambda a, b: (a.shape[1], b.shape[2]), resizes=
 
 # --------------------------------------------------------------------------- trace, kron, tensordot
 @takes_tensors("input")
+@autocast_op("float32")
 def trace(input):
     """The sum of the main diagonal of a 2-D tensor (integers sum to int64)."""
     if input.ndim != 2:
@@ -231,6 +239,7 @@ def kron(input, other):
 
 
 @takes_tensors("a", "b")
+@autocast_op("lower")
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` of ``a`` with ``dims`` of ``b``: an int n (a's last n with b's first n) or two lists.
     The contracted dims are moved together and the product is one matrix product."""

@@ -14,11 +14,11 @@ import numpy as np
 
 from ...autograd import Function
 from ...autograd.version import bump
-from ...dtypes import compute_dtype, scalar_type_name
+from ...dtypes import LOW_PRECISION, compute_dtype, is_floating_point, scalar_type_name
 from ...kernels import kernel
 from .common import centered_second_order, centered_statistics, input_grads, second_order_grads, sum64
 
-_TORCH_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
+_TORCH_TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
 
 
 # --------------------------------------------------------------------------- arguments
@@ -37,21 +37,21 @@ def check_channel_input(input, **per_channel):
 
 def check_floating_channels(kernel, input):
     """PyTorch's NotImplementedError for integer or bool input to a channel norm (kernels are floating-point)."""
-    if input.dtype.kind != "f":
+    if not is_floating_point(input.dtype):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
 def check_param_dtypes(input, *params):
     """PyTorch's CPU rule for the parameters and buffers of BatchNorm, InstanceNorm and GroupNorm (None
     skipped; PyTorch's order: weight, bias, running_mean, running_var): each has the input's dtype, or
-    all are float32 under float16 input (mixed precision). Otherwise PyTorch's error for the case."""
+    all are float32 under float16 or bfloat16 input (mixed precision). Otherwise PyTorch's error for the case."""
     for t in params:   # the common case first: every parameter has the input's dtype
         if t is not None and t.dtype != input.dtype:
             break
     else:
         return
     dtypes = [t.dtype for t in params if t is not None]
-    if input.dtype == np.float16 and all(d == np.float32 for d in dtypes):
+    if input.dtype in LOW_PRECISION and all(d == np.float32 for d in dtypes):
         return
     if dtypes[0] == input.dtype:
         found = next(d for d in dtypes if d != input.dtype)

@@ -38,6 +38,7 @@ from ...dtypes import compute_dtype
 from ...kernels import kernel
 from ...tensor import Tensor
 from .common import input_grads, normalize, square_mean64, sum64
+from .rms_casting import cast_rms_norm, check_casting
 from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, functional_normalized_shape, row_affine,
                    row_dims, row_operands, row_param, row_param_grads, rowdot, shaped_grads)
 
@@ -253,29 +254,56 @@ def rms_norm_composite(input, normalized_shape, weight=None, eps=None, *, bias=N
     if k == d and eps_inside_sqrt:
         xhat = normalize(x, row_dims(normalized_shape), eps, centered=False)
     else:
-        rows = x.reshape(x.shape[:x.ndim - len(normalized_shape)] + (d,))  # (*, D)
-        head = rows[..., :k]                                                 # (*, k): the RMS subset
-        ms = (head * head).mean(-1, keepdim=True)                            # (*, 1)
-        rstd = (ms + eps).rsqrt() if eps_inside_sqrt else 1 / (ms.sqrt() + eps)
-        xhat = (rows * rstd).reshape(x.shape)
+        xhat = rms_rows(x, normalized_shape, eps, k, eps_inside_sqrt)
     return row_affine(xhat, weight, bias).to(input.dtype)
+
+
+def rms_rows(x, normalized_shape, eps, k, eps_inside_sqrt, scaled=None):
+    """xhat = x * rstd over rows of x, written with minigrad ops in x's own dtype (each op rounds its result);
+    ``scaled`` (x.float(), say) is the tensor multiplied by rstd instead of x."""
+    d = math.prod(normalized_shape)
+    lead = x.shape[:x.ndim - len(normalized_shape)]
+    rows = x.reshape(lead + (d,))                                        # (*, D)
+    head = rows[..., :k]                                                 # (*, k): the RMS subset
+    ms = (head * head).mean(-1, keepdim=True)                            # (*, 1)
+    rstd = (ms + eps).rsqrt() if eps_inside_sqrt else 1 / (ms.sqrt() + eps)
+    return ((rows if scaled is None else scaled.reshape(lead + (d,))) * rstd).reshape(x.shape)
 
 
 # --------------------------------------------------------------------------- the public form and its checks
 @takes_tensors("input", "weight", "bias")
-def rms_norm(input, normalized_shape, weight=None, eps=None, *, bias=None, eps_inside_sqrt=True, partial=None):
+def rms_norm(input, normalized_shape, weight=None, eps=None, *, bias=None, eps_inside_sqrt=True, partial=None,
+             casting="pytorch"):
     """RMSNorm over the trailing ``normalized_shape`` dims (``torch.nn.functional.rms_norm``).
 
-    ``bias``, ``eps_inside_sqrt`` and ``partial`` are minigrad's variants (module docstring).
+    ``bias``, ``eps_inside_sqrt`` and ``partial`` are minigrad's variants (module docstring); ``casting``
+    ("pytorch", "llama", "minimind", "gemma", "none") says where a float16/bfloat16 input is rounded
+    (``rms_casting.py``).
     """
     normalized_shape = functional_normalized_shape(normalized_shape, "rms_norm")
     eps = None if eps is None else float_arg(eps, "rms_norm", "eps", 4)
+    if casting != "pytorch":
+        return _rms_norm_casting(input, normalized_shape, weight, eps, bias, eps_inside_sqrt, partial, casting)
     if input.numel() == 0:  # nothing to normalize: the composite gives the empty output and gradients
         return rms_norm_composite(input, normalized_shape, weight, eps, bias=bias, eps_inside_sqrt=eps_inside_sqrt,
                                   partial=partial)
     normalized_shape, eps, k = _rms_options(input, normalized_shape, weight, bias, eps, partial)
     return RMSNormFunction.apply(input, weight, bias, normalized_shape=normalized_shape, eps=eps, k=k,
                                  eps_outside=not eps_inside_sqrt)
+
+
+def _rms_norm_casting(input, normalized_shape, weight, eps, bias, eps_inside_sqrt, partial, casting):
+    """``rms_norm`` with a casting mode other than PyTorch's: the normalization by the fused Function (or, for
+    "none", by ops in the input's dtype), the casts and the weight around it as ``rms_casting`` says."""
+    check_casting(casting)
+    normalized_shape, eps, k = _rms_options(input, normalized_shape, weight, bias, eps, partial)
+
+    def normalize(x, eps, scaled=None):
+        if casting in ("none", "minimind") or x.numel() == 0:
+            return rms_rows(x, normalized_shape, eps, k, eps_inside_sqrt, scaled)
+        return RMSNormFunction.apply(x, None, None, normalized_shape=normalized_shape, eps=eps, k=k,
+                                     eps_outside=not eps_inside_sqrt)
+    return cast_rms_norm(normalize, input, weight, bias, eps, casting)
 
 
 def check_partial(partial):
