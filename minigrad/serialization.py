@@ -1198,29 +1198,24 @@ def load_safetensors(filename, *, max_bytes=None):
     device: OSError) is refused before it is opened for reading, and so is a file larger than ``max_bytes``
     (minigrad's own argument; default ``minigrad.serialization.MAX_LOAD_BYTES``): ValueError.
     """
-    backend = _safetensors_numpy()
+    _safetensors_numpy()                            # or ImportError naming the extra
     source, _ = _open_regular(os.fspath(filename), _checked_max_bytes(max_bytes, "load_safetensors"),
                               "load_safetensors")
     with source:
         data = source.read()
-    loaded = backend.load(data)  # arrays copied out of data, each its own memory (the header is checked by it)
-    bf16 = _safetensors_bf16_names(data)
-    del data
-    return {name: Tensor(_as_bfloat16(array) if name in bf16 else
-                         (array if array.flags.writeable else array.copy()))
-            for name, array in loaded.items()}
+    from safetensors import deserialize             # importable: _safetensors_numpy checked the package
+    tensors = {}
+    for name, view in deserialize(data):     # the package checks the header and the byte ranges
+        code = view["dtype"]
+        if code not in _SAFETENSORS_DTYPES:
+            raise ValueError(f"load_safetensors: tensor {_clip(name, 100)} has the dtype {_clip(code, 20)}, "
+                             f"which minigrad does not read (it reads {', '.join(_SAFETENSORS_DTYPES)})")
+        array = np.frombuffer(view["data"], _SAFETENSORS_DTYPES[code]).reshape(view["shape"])
+        tensors[name] = Tensor(array.copy())        # each its own memory, writable
+    return tensors
 
 
-def _safetensors_bf16_names(data):
-    """The names of the BF16 tensors in a safetensors file's bytes, from its header (8 bytes of length, then
-    JSON; the safetensors package has read and checked it already)."""
-    length = int.from_bytes(data[:8], "little")
-    header = json.loads(bytes(data[8:8 + length]))
-    return {name for name, entry in header.items() if name != "__metadata__" and entry.get("dtype") == "BF16"}
-
-
-def _as_bfloat16(array):
-    """A BF16 tensor as the safetensors package returned it: bfloat16 already (ml_dtypes), or, from versions
-    without it, its raw 2-byte elements, read as bfloat16 bit patterns. A copy either way."""
-    array = np.array(array, copy=True)
-    return array if array.dtype == bfloat16 else array.view(np.uint16).view(bfloat16)
+# safetensors' dtype codes (little-endian, as x86 and ARM are) and minigrad's dtypes; BF16 through ml_dtypes
+_SAFETENSORS_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": bfloat16, "I64": np.int64,
+                       "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_,
+                       "C64": np.complex64}
