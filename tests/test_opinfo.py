@@ -80,13 +80,9 @@ SAMPLE_SKIPS = [
     (("nn.functional.interpolate.bilinear", "nn.functional.interpolate.bicubic", "nn.functional.interpolate.nearest",
       "nn.functional.interpolate.nearest-exact"), lambda op, s, variant, dtype: dtype == "uint8",
      "uint8 image interpolation (PyTorch's rounding image path) is not implemented: NotImplementedError"),
-    (("nn.functional.grid_sample",), lambda op, s, variant, dtype: s.kwargs.get("mode") == "bicubic",
-     "grid_sample(mode='bicubic') is not implemented: NotImplementedError names the modes there are"),
     (("grid_sampler_2d", "grid_sampler_3d"), lambda op, s, variant, dtype: dtype == "bfloat16",
      "PyTorch computes the sampling coordinates in bfloat16 (a point can move to another pixel), minigrad in float32; "
      "the float32 and float64 samples are compared"),
-    (("grid_sampler_2d",), lambda op, s, variant, dtype: s.args[1] == 2,
-     "interpolation mode 2 is grid_sample's bicubic, which is not implemented: NotImplementedError names the modes"),
     (("istft",), lambda op, s, variant, dtype: dtype == "complex128" and _window_is_a_view(s),
      "PyTorch 2.13 gives no gradient to a window that is a no-grad view of a complex leaf (a fresh leaf of the same "
      "values gets the gradient minigrad gives; tests/test_fft.py compares that)"),

@@ -271,8 +271,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if mode == "bicubic":
         if input.ndim == 5:
             raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-        raise NotImplementedError("grid_sample(): mode='bicubic' is not implemented in minigrad; use 'bilinear' or "
-                                  "'nearest'")
+        from .sampling_bicubic import grid_sample_bicubic
+        return grid_sample_bicubic(input, grid, padding_mode, align_corners)
     return GridSample.apply(input, grid, mode, padding_mode, align_corners)
 
 
