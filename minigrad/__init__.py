@@ -45,7 +45,7 @@ from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_prec
 from .compiler import compile  # noqa: A004 - PyTorch's name shadows the builtin in this namespace
 
 # subpackages that build on the names above
-from . import (accelerator, amp, autograd, backends, compiler, cuda, linalg, nn, optim, serialization,  # noqa: E402
+from . import (accelerator, amp, autograd, backends, compiler, cuda, linalg, masked, nn, optim, serialization,  # noqa: E402
                utils)
 from .amp import autocast, is_autocast_enabled  # noqa: E402
 
