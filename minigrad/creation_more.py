@@ -5,9 +5,11 @@ checked as PyTorch checks them); resize_/resize_as_, and the in-place triangles 
 import math
 import operator
 
+import ml_dtypes
 import numpy as np
 
 from ._checks import takes_tensors
+from . import dtypes
 from . import creation   # partly initialized while tensor.py binds the methods: used at call time only
 from .ops import inplace
 from .ops import shape as sh
@@ -187,5 +189,27 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     return _fill_random(self, lambda rng, shape: rng.lognormal(mean, std, shape), generator)
 
 
+def random_(self, from_=0, to=None, *, generator=None, **kwargs):
+    """Fill with integers drawn uniformly from [from, to) (``from`` may be passed by that name, as PyTorch's);
+    without ``to``, from [0, 2^digits] where digits is the mantissa of a float dtype (every such integer is
+    exact), or [0, max] of an integer dtype."""
+    from_ = kwargs.pop("from", from_)
+    if kwargs:
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if to is None and from_:                    # random_(to): from 0
+        from_, to = 0, from_
+    if to is None:
+        if self.dtype == np.bool_:
+            to = 2
+        elif self.dtype.kind in "iu":
+            to = int(np.iinfo(self.dtype).max) + 1
+        else:
+            info = ml_dtypes.finfo(self.dtype) if self.dtype == dtypes.bfloat16 else np.finfo(self.dtype)
+            to = 2 ** (info.nmant + 1) + 1
+    if from_ >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    return _fill_random(self, lambda rng, shape: rng.integers(from_, to, shape), generator)
+
+
 METHODS = ["new_empty_strided", "tril_", "triu_", "resize_", "resize_as_", "uniform_", "exponential_", "cauchy_",
-           "geometric_", "log_normal_"]
+           "geometric_", "log_normal_", "random_"]

@@ -7,7 +7,8 @@ from .layers import (GELU, Dropout, Embedding, Identity, Linear, ModuleDict, Mod
                      Sequential, Sigmoid, SiLU, Tanh)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,  # noqa: F401
                    MSELoss, NLLLoss, SmoothL1Loss)
-from .module import Module, Parameter  # noqa: F401
+from .module import Buffer, Module, Parameter  # noqa: F401
+from .parameter_containers import ParameterDict, ParameterList  # noqa: F401
 from .normalization import *  # noqa: F401,F403 - the norm modules (RMSNorm, ..., listed in their files' __all__)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .transformer import (MultiheadAttention, Transformer, TransformerDecoder,  # noqa: F401

@@ -31,7 +31,7 @@ from ..ops.activation import (celu, celu_, elu_, glu, hardshrink, hardsigmoid, h
                               softsign, tanhshrink, threshold, threshold_)
 from ..ops.distance import (cosine_embedding_loss, cosine_similarity, normalize, pairwise_distance,  # noqa: F401,E402
                             triplet_margin_loss)
-from ..ops.softmax import softmin  # noqa: F401,E402
+from ..ops.softmax import gumbel_softmax, softmin  # noqa: F401,E402
 from ..ops.sampling import affine_grid, grid_sample  # noqa: F401,E402
 from ..ops.loss_more import *  # noqa: F401,F403,E402 - margin, ranking and likelihood losses (loss_more.py's __all__)
 from ..ops.ctc import ctc_loss  # noqa: F401,E402

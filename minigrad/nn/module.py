@@ -20,7 +20,7 @@ from ..device import check_device, cuda_device
 from ..ops import layout
 from ..tensor import Tensor, _RemovableHandle, parse_to_args
 
-__all__ = ["Module", "Parameter"]
+__all__ = ["Module", "Parameter", "Buffer"]
 
 
 class Parameter(Tensor):
@@ -47,6 +47,19 @@ class Parameter(Tensor):
         if id(self) not in memo:
             memo[id(self)] = Parameter(self._data.copy(), requires_grad=self.requires_grad)
         return memo[id(self)]
+
+
+class Buffer(Tensor):
+    """``nn.Buffer(data, persistent=True)``: a tensor that a module registers as a buffer when it is assigned as
+    an attribute (``persistent=False``: left out of the state_dict), sharing ``data``'s memory."""
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data=None, *, persistent=True):
+        if data is None:
+            data = np.empty(0, dtype=dtypes.get_default_dtype())
+        super().__init__(data._data if isinstance(data, Tensor) else data)
+        self.persistent = persistent
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -188,6 +201,11 @@ class Module:
                 raise TypeError(f"cannot assign '{_type_name(value)}' as parameter '{name}' "
                                 "(minigrad.nn.Parameter or None expected)")
             params[name] = None
+        elif isinstance(value, Buffer):
+            if buffers is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self._forget(name, "_parameters", "_modules")
+            self.register_buffer(name, value, persistent=value.persistent)
         elif isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")

@@ -165,6 +165,12 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """``interpolate`` under its old name (deprecated, with PyTorch's warning)."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
 __all__ = ["fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
-           "fractional_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d", "upsample_bilinear",
-           "upsample_nearest"]
+           "fractional_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d", "upsample",
+           "upsample_bilinear", "upsample_nearest"]

@@ -133,3 +133,19 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     As in PyTorch, x is negated before the ``dtype`` cast (uint8 input wraps around)."""
     negated, axis = _prepare(-input if dtype is not None else input, dim, dtype, "softmin")
     return Softmax.apply(negated if dtype is not None else -negated, axis)
+
+
+@takes_tensors("logits")
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """A sample of the Gumbel-softmax (concrete) distribution: softmax((logits + g) / tau), g Gumbel(0, 1) noise
+    drawn from minigrad's generator. ``hard=True``: the one-hot of its argmax in the forward pass with the soft
+    sample's gradient (y_hard - y_soft.detach() + y_soft, the straight-through estimator). ``eps`` is unused, as
+    in PyTorch."""
+    from .. import creation
+    gumbels = -creation.empty_like(logits).exponential_().log()          # Gumbel(0, 1) draws
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = creation.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

@@ -1,0 +1,123 @@
+"""Names public PyTorch programs use that minigrad lacked: nn.ParameterList/ParameterDict/Buffer, F.gumbel_softmax,
+F.upsample, Tensor.ndimension/nelement/adjoint/swapaxes_/fill_diagonal_/random_/share_memory_/pin_memory;
+each against PyTorch where its values are deterministic."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from tests.mirror import torch_or_skip
+
+
+def _model(lib):
+    class Model(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weights = lib.nn.ParameterList([lib.nn.Parameter(lib.ones(2, 3)), lib.zeros(3)])
+            self.table = lib.nn.ParameterDict({"scale": lib.ones(3), "shift": lib.nn.Parameter(lib.zeros(3))})
+            self.offset = lib.nn.Buffer(lib.full((3,), 0.5))
+            self.scratch = lib.nn.Buffer(lib.zeros(3), persistent=False)
+
+        def forward(self, x):
+            h = x @ self.weights[0] + self.weights[1]
+            return h * self.table["scale"] + self.table["shift"] + self.offset
+    return Model()
+
+
+def test_parameter_containers_and_buffers_register_as_pytorch():
+    torch = torch_or_skip()
+    models = [_model(mg), _model(torch)]
+    for attribute in ("named_parameters", "named_buffers"):
+        names = [[n for n, _ in getattr(m, attribute)()] for m in models]
+        assert names[0] == names[1]
+    assert list(models[0].state_dict()) == list(models[1].state_dict())
+    assert [type(p).__name__ for p in models[0].weights] == ["Parameter", "Parameter"]
+    models[0].load_state_dict({k: mg.tensor(v.numpy()) for k, v in models[1].state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((4, 2)).astype(np.float32)
+    upstream = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
+    for m, lib in zip(models, (mg, torch)):
+        m(lib.tensor(x)).backward(lib.tensor(upstream))
+    for (name, a), (_, b) in zip(models[0].named_parameters(), models[1].named_parameters()):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-6, err_msg=name)
+
+
+def test_parameter_dict_and_list_behave_as_containers():
+    d = mg.nn.ParameterDict({"a": mg.ones(1)})
+    d.update({"b": mg.zeros(2)})
+    assert list(d) == ["a", "b"] and "b" in d and len(d) == 2 and d.get("c") is None
+    assert d.pop("a").shape == (1,) and list(d.keys()) == ["b"]
+    p = mg.nn.ParameterList()
+    p.append(mg.ones(1)).extend([mg.ones(2)])
+    assert len(p) == 2 and p[-1].shape == (2,) and len(p[0:1]) == 1
+    with pytest.raises(IndexError):
+        p[2]
+
+
+@pytest.mark.parametrize("shape, wrap", [((5, 3), True), ((5, 3), False), ((3, 5), False), ((2, 2, 2), False)])
+def test_fill_diagonal_as_pytorch_with_gradient(shape, wrap):
+    torch = torch_or_skip()
+    a = np.random.default_rng(2).standard_normal(shape)
+    outs = []
+    for lib in (mg, torch):
+        leaf = lib.tensor(a, requires_grad=True)
+        out = (leaf * 2).fill_diagonal_(7.0, wrap=wrap)
+        out.backward(lib.ones_like(out) * 3)
+        outs.append((out.detach().numpy(), leaf.grad.numpy()))
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+
+
+def test_small_tensor_methods_as_pytorch():
+    torch = torch_or_skip()
+    a = np.arange(6.0).reshape(2, 3)
+    for lib in (mg, torch):
+        t = lib.tensor(a)
+        assert t.ndimension() == 2 and t.nelement() == 6
+        np.testing.assert_array_equal(t.adjoint().numpy(), a.T)
+        assert t.clone().swapaxes_(0, 1).shape == (3, 2) and t.clone().swapdims_(0, 1).shape == (3, 2)
+        assert t.share_memory_() is t
+        with pytest.raises(RuntimeError, match="accelerator"):
+            t.pin_memory()
+        with pytest.raises(RuntimeError, match="all dimensions of input must be of equal length"):
+            lib.zeros(2, 3, 2).fill_diagonal_(1)
+
+
+def test_random_fills_ranges_as_pytorch():
+    torch = torch_or_skip()
+    for lib in (mg, torch):
+        draws = lib.zeros(2000).random_(2, 5).numpy()
+        assert set(np.unique(draws)) == {2.0, 3.0, 4.0}
+        assert set(np.unique(lib.zeros(2000, dtype=lib.int64).random_(3).numpy())) == {0, 1, 2}
+        assert lib.zeros(1000, dtype=lib.int8).random_().numpy().min() >= 0
+        with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to'"):
+            lib.zeros(3).random_(5, 2)
+
+
+def test_gumbel_softmax_straight_through():
+    """The hard sample is one-hot at the soft sample's argmax and carries the soft sample's gradient (the same
+    seed draws the same noise)."""
+    logits = mg.tensor(np.random.default_rng(3).standard_normal((4, 5)), requires_grad=True)
+    upstream = mg.tensor(np.random.default_rng(4).standard_normal((4, 5)))
+    grads = []
+    for hard in (False, True):
+        mg.manual_seed(0)
+        logits.grad = None
+        y = mg.nn.functional.gumbel_softmax(logits, tau=0.7, hard=hard)
+        (y * upstream).sum().backward()
+        grads.append(logits.grad.numpy())
+        if hard:
+            assert np.array_equal(y.detach().numpy().sum(-1), np.ones(4)) and set(np.unique(y.detach().numpy())) <= {0, 1}
+        else:
+            soft = y.detach().numpy()
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+    assert (soft.argmax(-1) == y.detach().numpy().argmax(-1)).all()
+
+
+def test_upsample_is_interpolate_with_a_warning():
+    torch = torch_or_skip()
+    x = np.random.default_rng(5).standard_normal((1, 2, 3, 3))
+    outs = []
+    for lib in (mg, torch):
+        with pytest.warns(UserWarning, match="upsample` is deprecated"):
+            outs.append(lib.nn.functional.upsample(lib.tensor(x), scale_factor=2, mode="bilinear",
+                                                   align_corners=False).numpy())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12)
