@@ -2,12 +2,14 @@
 
     python examples/tiny_transformer.py                      # float32: runs/tiny_transformer/sort-rmsnorm/
     python examples/tiny_transformer.py --dtype bfloat16     # autocast: runs/tiny_transformer/sort-rmsnorm-bfloat16/
-    python examples/compare_runs.py runs/tiny_transformer/sort-rmsnorm runs/tiny_transformer/sort-rmsnorm-bfloat16 \\
-        --plot runs/tiny_transformer/bf16_autocast_sort.png --summary runs/tiny_transformer/bf16_autocast_sort.json
+    python examples/compare_runs.py runs/tiny_transformer/sort-rmsnorm runs/tiny_transformer/sort-rmsnorm-bfloat16
+        # -> runs/compare_runs/sort-rmsnorm-vs-sort-rmsnorm-bfloat16/curves.png and summary.json
 
 Each argument is a run's folder (or its ``history.json``). A run is labelled by the settings in which it
-differs from the others (``dtype bfloat16``), or by its folder's name. The summary holds each run's
-evaluations, final training loss and wall time, and the machine it was written on.
+differs from the others (``dtype bfloat16``), or by its folder's name. The picture (``curves.png``, with
+matplotlib) has every run's training loss per step and its evaluations; the summary (``summary.json``) each
+run's config, evaluations, final training loss and wall time, and the machine it was written on. They go
+to ``--out DIR``, by default ``runs/compare_runs/<run>-vs-<run>...``.
 """
 import argparse
 import json
@@ -61,30 +63,31 @@ def summarize(labels, histories):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("runs", nargs="+", metavar="RUN", help="a run folder (or its history.json)")
-    p.add_argument("--plot", metavar="PNG", required=True, help="where the picture goes")
-    p.add_argument("--summary", metavar="JSON", help="also write the runs' numbers here")
-    p.add_argument("--title", help="the picture's title (default: the first run's task and norm)")
+    p.add_argument("--out", metavar="DIR",
+                   help="where curves.png and summary.json go (default: runs/compare_runs/<run>-vs-<run>...)")
+    p.add_argument("--title", help="the picture's title (default: the task, the norm and the runs' labels)")
     args = p.parse_args(argv)
     histories = [read_history(path) for path in args.runs]
     labels = labels_of(args.runs, histories)
+    names = [os.path.basename(os.path.normpath(os.path.dirname(p) if p.endswith(".json") else p)) for p in args.runs]
+    out = args.out or os.path.join("runs", "compare_runs", "-vs-".join(names))
+    os.makedirs(out, exist_ok=True)
     cfg = histories[0]["config"]
     metric = "val_loss" if cfg.get("text") else "accuracy"
     title = args.title or f"{'text' if cfg.get('text') else 'sort'}, {cfg['norm']}: " + " vs ".join(labels)
-    for path in (args.plot, args.summary):
-        if path and os.path.dirname(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-    if not plot_histories(args.plot, dict(zip(labels, histories)), metric, title):
-        sys.exit("compare_runs.py needs matplotlib: pip install matplotlib")
+    plot = os.path.join(out, "curves.png")
+    if not plot_histories(plot, dict(zip(labels, histories)), metric, title):
+        plot = None
+        print("(matplotlib not installed: no picture, pip install matplotlib)", file=sys.stderr)
     summary = summarize(labels, histories)
-    if args.summary:
-        with open(args.summary, "w") as f:
-            json.dump(summary, f, indent=1)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
     for run in summary["runs"]:
         final = run["final"] or {}
         print(f"{run['label']}: " + ", ".join(f"{k} {v:.4f}" for k, v in final.items() if k != "step") +
               f" at step {final.get('step')} | final train loss {run['final_train_loss']:.4f}" +
               (f" | {run['wall_time_s']} s" if run["wall_time_s"] is not None else ""))
-    print(f"wrote {args.plot}" + (f" and {args.summary}" if args.summary else ""))
+    print(f"wrote {out}/" + ("curves.png and " if plot else "") + "summary.json")
     return summary
 
 
