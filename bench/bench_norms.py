@@ -487,6 +487,11 @@ def targets(records, startup, threads):
         if t and t.get("torch"):
             check(f"{norm.name} faster than PyTorch", t["torch"] / t["minigrad"], t["minigrad"] < t["torch"],
                   "{:.2f}x (torch / minigrad)")
+    for norm in NORMS:
+        t = find(records, norm.name, TARGET_ROWS if norm.rows else TARGET_IMAGE, threads, "fwd+bwd")
+        if t and t.get("minigrad bf16"):
+            check(f"{norm.name} in bfloat16 at least as fast as in float32 (minigrad, issue 27)",
+                  t["minigrad bf16"] / t["minigrad"], t["minigrad bf16"] <= t["minigrad"], "{:.2f}x (bf16 / float32)")
     largest = [r for r in records if r["threads"] == threads and r["pass"] == "fwd+bwd"
                and np.prod(r["shape"]) >= np.prod(TARGET_ROWS)]
     for r in largest:
@@ -502,7 +507,7 @@ def targets(records, startup, threads):
         check("first RMSNorm call, warm cache < 1 s", startup["first_call_warm_s"], startup["first_call_warm_s"] < 1,
               "{:.3f} s")
     if rows:
-        print(f"\n## Targets (issues 4 and 15; float32, 8M elements, forward + backward, {threads} threads)\n")
+        print(f"\n## Targets (issues 4, 15 and 27; 8M elements, forward + backward, {threads} threads)\n")
         print(table(["target", "measured", "status"], rows))
     return rows
 
