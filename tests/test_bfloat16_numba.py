@@ -52,6 +52,8 @@ def test_cast_array_uses_it_on_large_arrays_with_the_same_bits_as_the_numpy_back
     x[0, :4] = [np.nan, -np.inf, 3.4e38, -0.0]
     with use_backend("numba"):
         fast = cast_array(x, mg.bfloat16)
+        pooled = cast_array(x, mg.bfloat16, pooled=True)          # into reused memory: the same bits
+    np.testing.assert_array_equal(pooled.view(np.uint16), fast.view(np.uint16))
     with use_backend("numpy"):
         reference = cast_array(x, mg.bfloat16)
     assert fast.shape == x.shape and fast.dtype == reference.dtype == mg.bfloat16

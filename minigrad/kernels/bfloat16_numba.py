@@ -30,9 +30,11 @@ def _narrow(src, dst):
             dst[i] = np.uint16((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
 
 
-def narrow(array, bfloat16):
-    """The float32 ``array`` rounded to a new C-contiguous array of dtype ``bfloat16`` (of its shape)."""
+def narrow(array, bfloat16, pooled=False):
+    """The float32 ``array`` rounded to a new C-contiguous array of dtype ``bfloat16`` (of its shape); in reused
+    memory (``buffers.empty``: no page faults) if ``pooled``, for a forward's output. Not for a gradient: the
+    engine adopts a fresh gradient array as ``.grad`` but copies one that the pool also holds."""
     src = np.ascontiguousarray(array, dtype=np.float32).reshape(-1).view(np.uint32)
-    out = buffers.empty(array.shape, np.uint16)                        # reused memory: no page faults
+    out = (buffers.empty if pooled else np.empty)(array.shape, np.uint16)
     _narrow(src, out.reshape(-1))                                       # out (n,) uint16: bfloat16 bits
     return out.view(bfloat16)

@@ -90,7 +90,7 @@ class BatchNormFunction(Function):
         x3, w, b = channel_operands(x, weight, bias, rstd.dtype)     # (N, C, S), (C,), (C,) in the statistics' dtype
         y = kernel(batch_norm_forward)(x3, mean, rstd, w, b)
         save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, training=training, eps=eps)
-        return cast_like(y.reshape(x.shape), x.dtype)
+        return cast_like(y.reshape(x.shape), x.dtype, pooled=True)
 
     @staticmethod
     def backward(ctx, dout):

@@ -101,7 +101,7 @@ class GroupNormFunction(Function):
             _zero_rstd_of_constant_rows(y, rstd, b, num_groups)
         save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, num_groups=num_groups, eps=eps,
                                   zero_rstd=zero_rstd)
-        return cast_like(y.reshape(x.shape), x.dtype)
+        return cast_like(y.reshape(x.shape), x.dtype, pooled=True)
 
     @staticmethod
     def backward(ctx, dout):

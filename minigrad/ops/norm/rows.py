@@ -81,7 +81,7 @@ def row_operands(input, weight, bias, d, dtype=None):
 
 def from_rows(y, input):
     """A kernel's output rows (R, D) back in ``input``'s shape and dtype (the one cast back for float16)."""
-    return cast_like(y.reshape(input.shape), input.dtype)
+    return cast_like(y.reshape(input.shape), input.dtype, pooled=True)
 
 
 def shaped_grads(dx, dw, db, input_shape, normalized_shape):
