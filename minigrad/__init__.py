@@ -45,7 +45,7 @@ from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_prec
 from .compiler import compile  # noqa: A004 - PyTorch's name shadows the builtin in this namespace
 
 # subpackages that build on the names above
-from . import (accelerator, amp, autograd, backends, compiler, cuda, linalg, nn, optim, serialization,  # noqa: E402
+from . import (accelerator, amp, autograd, backends, compiler, cuda, linalg, masked, nn, optim, serialization,  # noqa: E402
                utils)
 from .amp import autocast, is_autocast_enabled  # noqa: E402
 
@@ -76,7 +76,9 @@ from . import cpu  # noqa: E402  (minigrad.cpu.amp.autocast, PyTorch's older spe
 from . import viz  # noqa: E402
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
 from .ops.conv import conv3d, conv_transpose1d, conv_transpose3d  # noqa: E402
-from .ops.pool import channel_shuffle  # noqa: E402
+from .ops.pool import channel_shuffle, constant_pad_nd  # noqa: E402
+from .ops.finite_differences import gradient  # noqa: E402
+from .ops.sampling import grid_sampler_2d, grid_sampler_3d  # noqa: E402
 from .ops.activation import (celu, celu_, hardshrink, prelu, relu_, rrelu, rrelu_, selu, selu_,  # noqa: E402
                              threshold, threshold_)
 from .ops.distance import cosine_similarity, pairwise_distance  # noqa: E402
@@ -107,6 +109,7 @@ from .ops.cumulative import *  # noqa: E402,F401,F403
 from .ops.reduce_more import *  # noqa: E402,F401,F403
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
+from .ops.norm.native import _native_batch_norm_legit, native_batch_norm, native_group_norm, native_layer_norm  # noqa: E402,F401
 # indexing, shape, creation and counting (the op-database work)
 from .ops.shape_more import (alias_copy, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,  # noqa: E402
                              broadcast_tensors, broadcast_to, column_stack, combinations, diagflat, diagonal_copy,

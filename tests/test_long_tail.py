@@ -409,3 +409,23 @@ def test_custom_fwd_and_bwd_decorate_a_function_as_torch(spelling):
         assert assert_mirror(*run_both(f), x).dtype == mg.float64
     with pytest.raises(ValueError, match="device_type"):
         mg.amp.custom_fwd(device_type=0)
+
+
+@pytest.mark.parametrize("sublists", [([0, 1], [1, 2], [0, 2]), ([0, 1], [1, 2]), ([Ellipsis, 1], [1, 2], [Ellipsis, 2]),
+                                      ([0, 1], [0, 1], [])])
+def test_einsum_sublist_form_as_torch(sublists):
+    """einsum(a, sublist_a, b, sublist_b[, output]): values and float64 gradients of a random upstream."""
+    from tests.mirror import assert_mirror
+    torch = torch_or_skip()
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 3))
+    b = rng.standard_normal((3, 4) if sublists[1] == [1, 2] else (2, 3))
+    assert_mirror(lambda x, y: mg.einsum(x, sublists[0], y, *sublists[1:]),
+                  lambda x, y: torch.einsum(x, sublists[0], y, *sublists[1:]), a, b)
+
+
+def test_einsum_sublist_out_of_range_refused_as_torch():
+    torch = torch_or_skip()
+    for lib in (mg, torch):
+        with pytest.raises(ValueError, match=r"not within the valid range \[0, 52\)"):
+            lib.einsum(lib.ones(2, 3), [0, 60])

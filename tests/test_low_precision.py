@@ -441,3 +441,18 @@ def test_rms_norm_casting_modes_in_float64_and_module():
         mg.nn.RMSNorm(10, casting="bf16")
     with pytest.raises(ValueError, match="casting"):
         F.rms_norm(mg.tensor(x), (10,), casting="LLaMA")
+
+
+@pytest.mark.parametrize("op", ["sort", "sort_descending", "argsort", "msort", "nanmedian", "median", "kthvalue", "topk"])
+def test_bfloat16_orderings_put_nan_where_pytorch_does(op):
+    """ml_dtypes' own sort does not order NaN last; minigrad's orderings of bfloat16 match PyTorch's, NaN included."""
+    torch = torch_or_skip()
+    values = np.array([[np.nan, 1.0, 0.0, -2.0, 3.0], [2.0, np.nan, np.nan, -1.0, 0.5]], np.float32)
+    calls = {"sort": lambda t: t.sort(1).values, "sort_descending": lambda t: t.sort(1, descending=True).values,
+             "argsort": lambda t: t.argsort(dim=1, stable=True), "msort": lambda t: t.T.msort(),
+             "nanmedian": lambda t: t.nanmedian(1).values, "median": lambda t: t.median(1).values,
+             "kthvalue": lambda t: t.kthvalue(2, 1).values, "topk": lambda t: t.topk(2, 1).values}
+    got = calls[op](mg.tensor(values).bfloat16())
+    want = calls[op](torch.tensor(values).bfloat16())
+    np.testing.assert_array_equal(got.float().numpy() if got.dtype == mg.bfloat16 else got.numpy(),
+                                  want.float().numpy() if want.dtype == torch.bfloat16 else want.numpy())

@@ -362,6 +362,43 @@ def test_affine_grid_bad_theta_dtype_and_batch():
         F.affine_grid(mg.zeros(2, 2, 3), (3, 1, 2, 2), align_corners=False)
 
 
-def test_bicubic_is_refused_clearly():
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.grid_sample(mg.zeros(1, 1, 2, 2), mg.zeros(1, 1, 1, 2), mode="bicubic", align_corners=False)
+# --------------------------------------------------------------------------- bicubic (4-D only, as PyTorch)
+@pytest.mark.parametrize("padding_mode", PADDING_MODES)
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_bicubic_mirror(padding_mode, align_corners, seed):
+    """Points inside, near and outside the borders (so every padding rule reads taps outside the image): values
+    and the float64 gradients of input and grid for a random upstream."""
+    rng = np.random.default_rng(seed)
+    shape = (2, 3, 4, 5)
+    x = rng.standard_normal(shape)
+    grid = grid_off_kinks(rng, shape[0], (3, 4), shape[2:], align_corners)
+    assert_mirror(*sample_both("bicubic", padding_mode, align_corners), x, grid, rtol=1e-10, atol=1e-10, seed=seed)
+
+
+@pytest.mark.parametrize("padding_mode", PADDING_MODES)
+def test_bicubic_gradcheck_and_gradgradcheck(padding_mode):
+    rng = np.random.default_rng(3)
+    x = mg.tensor(rng.standard_normal((1, 2, 3, 4)), requires_grad=True)
+    grid = mg.tensor(grid_off_kinks(rng, 1, (2, 3), (3, 4), False), requires_grad=True)
+
+    def f(a, g):
+        return F.grid_sample(a, g, mode="bicubic", padding_mode=padding_mode, align_corners=False)
+    assert mg.gradcheck(f, (x, grid))
+    assert mg.gradgradcheck(f, (x, grid))
+
+
+def test_bicubic_interpolates_and_keeps_constants():
+    """Oracles independent of both libraries: at pixel centres the weights are (0, 1, 0, 0), so the pixels are
+    returned as they are; the weights sum to 1, so a constant image stays constant at points 2 or more pixels from
+    the border (with A = -0.75 a plane is not reproduced: the first moment of the weights is not t)."""
+    h, w = 6, 7
+    image = np.random.default_rng(4).standard_normal((1, 1, h, w))
+    v, u = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+    centres = np.stack([2 * u / (w - 1) - 1, 2 * v / (h - 1) - 1], -1)[None]     # align_corners=True
+    out = F.grid_sample(mg.tensor(image), mg.tensor(centres), mode="bicubic", align_corners=True)
+    np.testing.assert_allclose(out.numpy(), image, rtol=1e-12, atol=1e-12)
+    points = np.array([[[2 * 2.3 / (w - 1) - 1, 2 * 2.7 / (h - 1) - 1], [2 * 3.9 / (w - 1) - 1, 2 * 2.1 / (h - 1) - 1]]])
+    flat = F.grid_sample(mg.full((1, 1, h, w), 2.5, dtype=mg.float64), mg.tensor(points[None]), mode="bicubic",
+                         align_corners=True)
+    np.testing.assert_allclose(flat.numpy(), 2.5, rtol=1e-12)

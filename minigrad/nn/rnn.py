@@ -151,7 +151,11 @@ class RNNBase(Module):
     def forward(self, input, hx=None):
         """``input`` (L, N, H_in) ((N, L, H_in) with batch_first, or (L, H_in) unbatched); ``hx`` the
         initial state (num_layers * num_directions, N, H) (for an LSTM a pair (h0, c0)), zeros if None.
-        Returns (output, h_n), output (L, N, num_directions * H); for an LSTM (output, (h_n, c_n))."""
+        Returns (output, h_n), output (L, N, num_directions * H); for an LSTM (output, (h_n, c_n)). A
+        ``PackedSequence`` input gives a ``PackedSequence`` output (``nn/utils/rnn.py``)."""
+        from .utils.rnn import PackedSequence, run_packed
+        if isinstance(input, PackedSequence):
+            return run_packed(self, input, hx)
         self._check_input(input)
         is_lstm = self.mode == "LSTM"
         batched = input.ndim == 3

@@ -548,10 +548,35 @@ def _diagonal_positions(subs, unique, sizes):
     return tuple(g for c in subs for g in grids[c])
 
 
+def _sublist_equation(*args):
+    """The sublist form ``(op1, sublist1, op2, sublist2, ..., [output sublist])`` as (equation, operands): each
+    sublist holds integers 0-51 (letters a-z, A-Z) or ``Ellipsis``."""
+    def letters(sublist, what):
+        if not isinstance(sublist, (list, tuple)):
+            raise TypeError(f"einsum(): {what} must be a list of integers, not {type(sublist).__name__}")
+        out = []
+        for s in sublist:
+            if s is Ellipsis:
+                out.append("...")
+            elif isinstance(s, (int, np.integer)) and not isinstance(s, bool) and 0 <= s < 52:
+                out.append("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[s])
+            else:
+                raise ValueError(f"einsum(): subscript in subscript list is not within the valid range [0, 52), "
+                                 f"got {s!r}")
+        return "".join(out)
+    pairs, output = args[:len(args) - len(args) % 2], args[len(args) - len(args) % 2:]
+    operands = list(pairs[0::2])
+    inputs = [letters(sub, f"the subscripts of operand {i}") for i, sub in enumerate(pairs[1::2])]
+    equation = ",".join(inputs) + ("->" + letters(output[0], "the output subscripts") if output else "")
+    return equation, operands
+
+
 @autocast_op("lower")
 def einsum(equation, *operands):
     """Einstein summation over ``operands`` (a list or separate tensors) as NumPy's einsum computes it,
-    differentiable in every operand."""
+    differentiable in every operand. Also PyTorch's sublist form, ``einsum(a, [0, 1], b, [1, 2], [0, 2])``."""
+    if not isinstance(equation, str):
+        equation, operands = _sublist_equation(equation, *operands)
     if len(operands) == 1 and isinstance(operands[0], (tuple, list)):
         operands = tuple(operands[0])
     operands = [as_tensor_operand(t) for t in operands]

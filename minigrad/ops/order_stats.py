@@ -14,6 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._checks import takes_tensors
+from ..dtypes import bfloat16, kind_of
 from ..tensor import Tensor
 from . import elementwise as ew
 from .dims import normalize_dim, normalize_dims
@@ -33,6 +34,8 @@ aminmax_result = namedtuple("aminmax", ["min", "max"])
 # --------------------------------------------------------------------------- selecting one element per slice
 def _stable_order(x, axis):
     """Indices sorting ``x`` along ``axis`` (stable: ties keep their order; NaN last)."""
+    if x.dtype == bfloat16:            # ml_dtypes' sort does not put NaN last; float32 holds every bfloat16 exactly
+        x = x.astype(np.float32)
     return np.argsort(x.view(np.uint8) if x.dtype.kind == "b" else x, axis=axis, kind="stable")
 
 
@@ -46,7 +49,7 @@ def _rank_indices(x, axis, rank):
 
 def _first_nan(x, axis):
     """Per slice: whether it holds a NaN, and the index of its first NaN (keepdim shapes)."""
-    nan = np.isnan(x) if x.dtype.kind in "fc" else np.zeros(x.shape, bool)
+    nan = np.isnan(x) if kind_of(x.dtype) in "fc" else np.zeros(x.shape, bool)
     return nan.any(axis=axis, keepdims=True), np.expand_dims(np.argmax(nan, axis=axis), axis).astype(np.int64)
 
 
@@ -58,7 +61,7 @@ def _median_indices(x, axis):
 
 def _nanmedian_indices(x, axis):
     """nanmedian(dim): the lower middle of the non-NaN elements (the first element if all are NaN)."""
-    count = (~np.isnan(x)).sum(axis=axis, keepdims=True) if x.dtype.kind == "f" else x.shape[axis]
+    count = (~np.isnan(x)).sum(axis=axis, keepdims=True) if kind_of(x.dtype) == "f" else x.shape[axis]
     return _rank_indices(x, axis, np.maximum((count - 1) // 2, 0))
 
 
@@ -74,7 +77,7 @@ def _mode_indices(x, axis):
     count = position - run_start + 1                                  # (..., n): length of the run so far
     winner = np.argmax(count == count.max(axis=-1, keepdims=True), axis=-1)[..., None]   # smallest such value
     value = np.take_along_axis(s, winner, -1)                         # (..., 1)
-    equal = (moved == value) | (np.isnan(moved) & np.isnan(value)) if x.dtype.kind == "f" else moved == value
+    equal = (moved == value) | (np.isnan(moved) & np.isnan(value)) if kind_of(x.dtype) == "f" else moved == value
     last = n - 1 - np.argmax(equal[..., ::-1], axis=-1)
     return np.moveaxis(last[..., None], -1, axis).astype(np.int64)
 

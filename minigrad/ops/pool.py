@@ -1172,3 +1172,11 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     channel_dims = 2 if input.ndim == 5 else 1
     return _feature_dropout(input, p, training, inplace,
                             input.shape[:channel_dims] + (1,) * (input.ndim - channel_dims))
+
+
+_pad = pad   # constant_pad_nd's argument is named pad, as PyTorch's
+
+
+def constant_pad_nd(input, pad, value=0):
+    """``torch.constant_pad_nd``: ``F.pad(input, pad, 'constant', value)``."""
+    return _pad(input, pad, "constant", value)

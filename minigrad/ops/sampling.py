@@ -271,8 +271,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if mode == "bicubic":
         if input.ndim == 5:
             raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-        raise NotImplementedError("grid_sample(): mode='bicubic' is not implemented in minigrad; use 'bilinear' or "
-                                  "'nearest'")
+        from .sampling_bicubic import grid_sample_bicubic
+        return grid_sample_bicubic(input, grid, padding_mode, align_corners)
     return GridSample.apply(input, grid, mode, padding_mode, align_corners)
 
 
@@ -316,3 +316,28 @@ def affine_grid(theta, size, align_corners=None):
     base = np.stack([*mesh[::-1], np.ones(spatial, theta.dtype)], -1)          # (*spatial, d+1): x, y[, z], 1
     points = Tensor(base.reshape(1, -1, d + 1))                                  # (1, P, d+1)
     return reshape(points @ theta.transpose(1, 2), (size[0],) + spatial + (d,))  # (N, P, d) -> (N, *spatial, d)
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """``torch.grid_sampler_2d``: ``grid_sample`` of a 4-D input with the modes as PyTorch's enum values
+    (interpolation 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2 reflection)."""
+    if input.ndim != 4:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    return _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """``torch.grid_sampler_3d``: the 5-D form of ``grid_sampler_2d``."""
+    if input.ndim != 5:
+        raise RuntimeError(f"grid_sampler(): expected 5D input and grid with same number of dimensions, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    return _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    modes, paddings = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+    if not 0 <= interpolation_mode < 3 or not 0 <= padding_mode < 3:
+        raise RuntimeError(f"grid_sampler(): unknown interpolation mode {interpolation_mode} or padding mode "
+                           f"{padding_mode}")
+    return grid_sample(input, grid, modes[interpolation_mode], paddings[padding_mode], bool(align_corners))

@@ -10,6 +10,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._checks import takes_tensors
+from ..dtypes import bfloat16
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .index import gather
@@ -23,6 +24,8 @@ def _order(x, axis, descending):
     reverse the result, so NaN (last ascending) comes first and ties keep their original order."""
     if x.dtype.kind == "b":
         x = x.view(np.uint8)
+    elif x.dtype == bfloat16:          # ml_dtypes' sort does not put NaN last; float32 holds every bfloat16 exactly
+        x = x.astype(np.float32)
     if not descending:
         return np.argsort(x, axis=axis, kind="stable").astype(np.int64)
     n = x.shape[axis]

@@ -1,0 +1,70 @@
+"""PyTorch's ``native_*`` norm ops: the normalized output together with the statistics the backward saves.
+
+    native_layer_norm(input, normalized_shape, weight, bias, eps)      -> (y, mean, rstd)   (*lead, 1, ..., 1) each
+    native_batch_norm(input, weight, bias, running_mean, running_var,
+                      training, momentum, eps)                         -> (y, mean, invstd) (C,) each; (0,) in eval
+    _native_batch_norm_legit(...)                                       the same, also without running statistics
+    native_group_norm(input, weight, bias, N, C, HxW, group, eps)      -> (y, mean, rstd)   (N, group) each
+
+y is the public norm's output (its hand-derived backward). The statistics are mean and rstd = 1 / sqrt(var + eps)
+of the normalized groups, var the biased variance, in the input's dtype: constants for layer and batch norm (PyTorch
+gives them no gradient), differentiable for group norm (as PyTorch's are). The formulas are those of
+docs/derivations/layernorm.md, batchnorm.md and groupnorm.md.
+"""
+import numpy as np
+
+from ...tensor import Tensor
+from .batchnorm import batch_norm
+from .groupnorm import group_norm
+from .layernorm import layer_norm
+
+
+def _statistics(x, axes, eps, dtype):
+    """mean and rstd of ``x`` (an ndarray) over ``axes``, kept as dims of size 1, computed in float64."""
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=axes, keepdims=True)
+    var = ((x64 - mean) ** 2).mean(axis=axes, keepdims=True)
+    with np.errstate(divide="ignore"):
+        rstd = 1.0 / np.sqrt(var + eps)
+    return Tensor(mean.astype(dtype)), Tensor(rstd.astype(dtype))
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """``torch.native_layer_norm``: (layer_norm's output, mean, rstd), the statistics shaped
+    input.shape[:-len(normalized_shape)] followed by ones."""
+    y = layer_norm(input, normalized_shape, weight, bias, eps)
+    axes = tuple(range(input.ndim - len(tuple(normalized_shape)), input.ndim))
+    mean, rstd = _statistics(input._data, axes, eps, y.dtype)
+    return y, mean, rstd
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """``torch.native_batch_norm``: (batch_norm's output, the batch mean, its invstd) per channel in training
+    (running statistics updated as batch_norm updates them); in eval the two statistics are empty."""
+    y = batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        return y, Tensor(np.zeros(0, y.dtype)), Tensor(np.zeros(0, y.dtype))
+    axes = (0,) + tuple(range(2, input.ndim))
+    mean, invstd = _statistics(input._data, axes, eps, y.dtype)
+    return y, mean.reshape(-1), invstd.reshape(-1)
+
+
+def _native_batch_norm_legit(input, weight, bias, *args):
+    """``torch._native_batch_norm_legit``: native_batch_norm's arguments, or (training, momentum, eps)
+    without running statistics."""
+    if len(args) == 3:
+        training, momentum, eps = args
+        return native_batch_norm(input, weight, bias, None, None, training, momentum, eps)
+    return native_batch_norm(input, weight, bias, *args)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """``torch.native_group_norm``: (group_norm's output, mean, rstd), the statistics (N, group)."""
+    y = group_norm(input, group, weight, bias, eps)
+    grouped = input.reshape(N, group, C // group * HxW)          # (N, G, C/G * HxW)
+    mean = grouped.mean(2)                                       # (N, G); PyTorch differentiates these two
+    rstd = (grouped.var(2, unbiased=False) + eps).rsqrt()        # (N, G)
+    return y, mean, rstd
+
+
+__all__ = ["native_layer_norm", "native_batch_norm", "_native_batch_norm_legit", "native_group_norm"]
