@@ -3,6 +3,8 @@
     python bench/bench_norms.py                        # the full run (about 7 minutes on a busy 2-core machine)
     python bench/bench_norms.py --quick                # small shapes, 2 rounds: a check that it runs
     python bench/bench_norms.py --json out.json --plot out.png
+    python bench/bench_norms.py --bf16                  # also bfloat16 rows: minigrad and PyTorch, bf16 vs float32
+    python bench/bench_norms.py --bf16 --sizes targets --rounds 2 --norms RMSNorm,LayerNorm   # a brief bf16 run
 
 For RMSNorm and LayerNorm on rows (R, D) from 64x64 to 16384x4096, and BatchNorm2d (training),
 InstanceNorm2d and GroupNorm(32) on (N, C, H, W) from 4x32x16x16 to 32x64x64x64, all float32 with
@@ -30,6 +32,13 @@ median; the tables show the median over rounds. It also reports the first-call t
 a new process (numba's cache cold, in a temporary NUMBA_CACHE_DIR, and warm) and the time of
 ``import minigrad``, checks the targets of issues 4 and 15, writes every round's numbers as JSON
 and plots time against size (PNG, when matplotlib is installed).
+
+With ``--bf16`` the minigrad and PyTorch processes also time every norm on a bfloat16 input and upstream
+gradient with float32 parameters (PyTorch's mixed-dtype case, as under autocast: ``minigrad bf16`` and
+``torch bf16``), through the same public calls, and the report adds their table: PyTorch's bfloat16 time
+over minigrad's, and each library's bfloat16 time over its own float32 time. A norm that a library refuses
+in bfloat16 is shown as "—" with the error. ``--sizes targets`` times only a mid-sized and the 8M-element
+shape of each kind, ``--norms`` a subset of the norms.
 """
 import argparse
 import functools
@@ -55,12 +64,16 @@ ROW_SHAPES = [(64, 64), (1024, 256), (4096, 1024), (8192, 1024), (16384, 4096)]
 IMAGE_SHAPES = [(4, 32, 16, 16), (16, 64, 32, 32), (32, 64, 64, 64)]
 QUICK_ROW_SHAPES, QUICK_IMAGE_SHAPES = [(64, 64), (512, 256)], [(4, 32, 16, 16)]
 TARGET_ROWS, TARGET_IMAGE = (8192, 1024), (32, 64, 64, 64)            # 8M float32 elements each
+SIZES = {"full": (ROW_SHAPES, IMAGE_SHAPES), "quick": (QUICK_ROW_SHAPES, QUICK_IMAGE_SHAPES),
+         "targets": ([(1024, 256), TARGET_ROWS], [(16, 64, 32, 32), TARGET_IMAGE])}   # --sizes
 NUMPY_MAX_ELEMENTS = 8 * 2 ** 20
 GROUPS = 32
 EPS = 1e-5
 PASSES = ("fwd", "fwd+bwd")
 LIBRARIES = ("minigrad", "pytorch", "jax", "floor")
 IMPLS = ["minigrad", "raw", "numpy", "torch", "jax", "floor", "floor fresh"]
+BF16_IMPLS = {"minigrad bf16": "minigrad", "torch bf16": "torch"}     # --bf16: each and its float32 twin
+ERROR = "error|"                      # a worker's result key for a bfloat16 call its library refused
 
 
 # --------------------------------------------------------------------------- the bandwidth floor
@@ -207,14 +220,19 @@ def inputs(norm, shape):
     return x, dy, [w, b]
 
 
-def api_calls(lib, norm, x, dy, params):
+def api_calls(lib, norm, x, dy, params, low=None):
     """(forward, forward + backward) through the public API of ``lib`` (minigrad or torch); the tensors
-    share the arrays' memory."""
+    share the arrays' memory, except that with ``low`` (``lib.bfloat16``) the input and the upstream gradient
+    are copies in that dtype (the parameters stay float32)."""
     n_params = x.shape[-1] if norm.rows else x.shape[1]
     buffers = [lib.zeros(n_params), lib.ones(n_params)]
-    const = [lib.from_numpy(a) if a is not None else None for a in (x, *params)]
-    leaves = [lib.from_numpy(a).requires_grad_() if a is not None else None for a in (x, *params)]
-    g = lib.from_numpy(dy)
+
+    def tensor(a, lowered):
+        t = lib.from_numpy(a)
+        return t.to(low) if lowered and low is not None else t
+    const = [tensor(a, i == 0) if a is not None else None for i, a in enumerate((x, *params))]
+    leaves = [tensor(a, i == 0).requires_grad_() if a is not None else None for i, a in enumerate((x, *params))]
+    g = tensor(dy, True)
 
     def forward():
         with lib.no_grad():
@@ -224,12 +242,14 @@ def api_calls(lib, norm, x, dy, params):
         for t in leaves:
             if t is not None:
                 t.grad = None
-        norm.api(lib.nn.functional, *leaves, buffers).backward(g)
+        y = norm.api(lib.nn.functional, *leaves, buffers)
+        y.backward(g if y.dtype == g.dtype else g.to(y.dtype))   # (a twin that promotes to float32)
     return forward, step
 
 
-def calls_of(library, norm, shape):
-    """{(impl, pass): fn()} that one worker times for one norm and input shape."""
+def calls_of(library, norm, shape, bf16=False):
+    """{(impl, pass): fn()} that one worker times for one norm and input shape (with ``bf16``, also the
+    bfloat16 calls of minigrad and PyTorch)."""
     x, dy, params = inputs(norm, shape)
     w, b = (params + [None, None])[:2]
     calls = {}
@@ -247,6 +267,9 @@ def calls_of(library, norm, shape):
             forward, step = api_calls(minigrad, norm, x, dy, params)
             impl = "minigrad" if backend == "numba" else "numpy"
             calls[(impl, "fwd")], calls[(impl, "fwd+bwd")] = on(backend, forward), on(backend, step)
+        if bf16:
+            calls[("minigrad bf16", "fwd")], calls[("minigrad bf16", "fwd+bwd")] = api_calls(
+                minigrad, norm, x, dy, params, low=minigrad.bfloat16)
         if norm.raw_forward is not None:
             xr = x.reshape(x.shape[0], -1) if norm.rows else x.reshape(*x.shape[:2], -1)     # (R, D) or (N, C, S)
             dyr = dy.reshape(xr.shape)
@@ -259,6 +282,9 @@ def calls_of(library, norm, shape):
     elif library == "pytorch":
         import torch
         calls[("torch", "fwd")], calls[("torch", "fwd+bwd")] = api_calls(torch, norm, x, dy, params)
+        if bf16:
+            calls[("torch bf16", "fwd")], calls[("torch bf16", "fwd+bwd")] = api_calls(
+                torch, norm, x, dy, params, low=torch.bfloat16)
     elif library == "jax":
         if norm.jax is None:
             return calls
@@ -280,8 +306,9 @@ def calls_of(library, norm, shape):
     return calls
 
 
-def worker(library, threads, quick):
-    """In a fresh process: every norm, shape and pass of ``library``, each call's median seconds."""
+def worker(library, threads, sizes, names, bf16):
+    """In a fresh process: every norm, shape and pass of ``library``, each call's median seconds (a bfloat16
+    call the library refuses: its error message, under ``ERROR + key``)."""
     if library == "minigrad":
         import minigrad.kernels.numba_kernels  # noqa: F401  (loads numba, whose thread count is set next)
     elif library == "floor":
@@ -289,18 +316,23 @@ def worker(library, threads, quick):
         floor_step(np.zeros(8, np.float32), np.zeros(8, np.float32))
     set_threads(threads)
     result = {}
-    for norm, shapes in plan(quick):
+    for norm, shapes in plan(sizes, names):
         for shape in shapes:
-            for (impl, pass_), fn in calls_of(library, norm, shape).items():
-                result[key(norm.name, shape, pass_, impl)] = time_call(fn, warmup=2, samples=7, min_time=2e-3,
-                                                                       budget=0.3)
+            for (impl, pass_), fn in calls_of(library, norm, shape, bf16).items():
+                k = key(norm.name, shape, pass_, impl)
+                try:
+                    result[k] = time_call(fn, warmup=2, samples=7, min_time=2e-3, budget=0.3)
+                except (RuntimeError, TypeError, ValueError, NotImplementedError) as err:
+                    if impl not in BF16_IMPLS:
+                        raise
+                    result[ERROR + k] = f"{type(err).__name__}: {err}".splitlines()[0][:160]
     emit(result)
 
 
-def plan(quick):
-    """(norm, its shapes) of a run."""
-    rows, images = (QUICK_ROW_SHAPES, QUICK_IMAGE_SHAPES) if quick else (ROW_SHAPES, IMAGE_SHAPES)
-    return [(norm, rows if norm.rows else images) for norm in NORMS]
+def plan(sizes="full", names=None):
+    """(norm, its shapes) of a run: the shapes of ``SIZES[sizes]``, the norms named in ``names`` (all if None)."""
+    rows, images = SIZES[sizes]
+    return [(norm, rows if norm.rows else images) for norm in NORMS if names is None or norm.name in names]
 
 
 # --------------------------------------------------------------------------- first call and import
@@ -337,21 +369,27 @@ def startup_times(runs):
 
 
 # --------------------------------------------------------------------------- reporting
-def collect(results, quick, thread_counts):
+def collect(results, sizes, names, thread_counts):
     """Records {norm, shape, threads, pass, median_s: {impl: s}, rounds_s: {impl: [s per round]}} from
     the workers' results (label "library threads" -> list of dicts, one per round)."""
     records = []
-    for norm, shapes in plan(quick):
+    for norm, shapes in plan(sizes, names):
         for shape in shapes:
             for threads in thread_counts:
                 for pass_ in PASSES:
                     record = {"norm": norm.name, "shape": list(shape), "threads": threads, "pass": pass_,
-                              "median_s": {}, "rounds_s": {}}
+                              "median_s": {}, "rounds_s": {}, "errors": {}}
                     for label, rounds in results.items():
                         if not label.endswith(f" {threads}"):
                             continue
-                        medians = median_over_rounds(rounds)
-                        for impl in IMPLS:
+                        medians = median_over_rounds([{k: v for k, v in r.items() if not k.startswith(ERROR)}
+                                                      for r in rounds])
+                        for impl in BF16_IMPLS:
+                            errors = [r[ERROR + key(norm.name, shape, pass_, impl)] for r in rounds
+                                      if ERROR + key(norm.name, shape, pass_, impl) in r]
+                            if errors:
+                                record["errors"][impl] = errors[0]
+                        for impl in [*IMPLS, *BF16_IMPLS]:
                             k = key(norm.name, shape, pass_, impl)
                             if k in medians:
                                 record["median_s"][impl] = medians[k]
@@ -376,6 +414,27 @@ def report_norm(name, records):
     headers = ["shape", "threads", "pass", *(f"{i} ms" for i in impls), "minigrad / floor", "raw / floor",
                *(f"{i} / minigrad" for i in compared), "numpy / minigrad"]
     print(f"\n## {name}\n\n{table(headers, rows)}")
+
+
+def report_bf16(records):
+    """The bfloat16 table: minigrad's and PyTorch's times on a bf16 input and upstream gradient with float32
+    parameters, PyTorch's over minigrad's, and each library's bf16 time over its own float32 time."""
+    rows, errors = [], {}
+    for r in records:
+        t = r["median_s"]
+        if not any(i in t or i in r["errors"] for i in BF16_IMPLS):
+            continue
+        errors.update({(r["norm"], impl): message for impl, message in r["errors"].items()})
+        rows.append([r["norm"], "x".join(map(str, r["shape"])), r["threads"], r["pass"],
+                     *(fmt_ms(t.get(i)) for i in BF16_IMPLS), ratio(t.get("torch bf16"), t.get("minigrad bf16")),
+                     *(ratio(t.get(low), t.get(full)) for low, full in BF16_IMPLS.items())])
+    if not rows:
+        return
+    print("\n## bfloat16: bf16 input and upstream gradient, float32 parameters (times in ms)\n")
+    print(table(["norm", "shape", "threads", "pass", *(f"{i} ms" for i in BF16_IMPLS), "torch bf16 / minigrad bf16",
+                 "minigrad bf16 / float32", "torch bf16 / float32"], rows))
+    for (norm, impl), message in errors.items():
+        print(f"\n{norm}, {impl}: not timed, the library refused it ({message})")
 
 
 def report_summary(records, thread_counts, other="torch"):
@@ -428,6 +487,11 @@ def targets(records, startup, threads):
         if t and t.get("torch"):
             check(f"{norm.name} faster than PyTorch", t["torch"] / t["minigrad"], t["minigrad"] < t["torch"],
                   "{:.2f}x (torch / minigrad)")
+    for norm in NORMS:
+        t = find(records, norm.name, TARGET_ROWS if norm.rows else TARGET_IMAGE, threads, "fwd+bwd")
+        if t and t.get("minigrad bf16"):
+            check(f"{norm.name} in bfloat16 at least as fast as in float32 (minigrad, issue 27)",
+                  t["minigrad bf16"] / t["minigrad"], t["minigrad bf16"] <= t["minigrad"], "{:.2f}x (bf16 / float32)")
     largest = [r for r in records if r["threads"] == threads and r["pass"] == "fwd+bwd"
                and np.prod(r["shape"]) >= np.prod(TARGET_ROWS)]
     for r in largest:
@@ -443,7 +507,7 @@ def targets(records, startup, threads):
         check("first RMSNorm call, warm cache < 1 s", startup["first_call_warm_s"], startup["first_call_warm_s"] < 1,
               "{:.3f} s")
     if rows:
-        print(f"\n## Targets (issues 4 and 15; float32, 8M elements, forward + backward, {threads} threads)\n")
+        print(f"\n## Targets (issues 4, 15 and 27; 8M elements, forward + backward, {threads} threads)\n")
         print(table(["target", "measured", "status"], rows))
     return rows
 
@@ -481,39 +545,51 @@ def plot(records, path, threads):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small shapes and 2 rounds (a smoke test)")
+    parser.add_argument("--sizes", choices=SIZES, default=None,
+                        help="the shapes: full (default), quick, or targets (a mid-sized and the 8M-element one)")
+    parser.add_argument("--norms", default=None, help="comma-separated norm names to time (default: all)")
+    parser.add_argument("--bf16", action="store_true",
+                        help="also time minigrad and PyTorch on bfloat16 inputs (float32 parameters)")
     parser.add_argument("--json", default=str(HERE / "results" / "norms.json"), help="where to write all numbers")
     parser.add_argument("--plot", default=str(HERE / "results" / "norms.png"), help="PNG of time against size")
     parser.add_argument("--rounds", type=int, default=None, help="fresh processes per library (default 3, quick 2)")
     parser.add_argument("--worker", choices=LIBRARIES, help=argparse.SUPPRESS)
     parser.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    sizes = args.sizes or ("quick" if args.quick else "full")
+    names = None if args.norms is None else args.norms.split(",")
+    unknown = sorted(set(names or ()) - {norm.name for norm in NORMS})
+    if unknown:
+        parser.error(f"--norms: unknown {', '.join(unknown)} (known: {', '.join(norm.name for norm in NORMS)})")
     if args.worker:
-        return worker(args.worker, args.threads, args.quick)
+        return worker(args.worker, args.threads, sizes, names, args.bf16)
     rounds = args.rounds or (2 if args.quick else 3)
     thread_counts = sorted({1, min(2, os.cpu_count() or 1)})
     libraries = [lib for lib in LIBRARIES if lib == "floor" or available(lib)]
 
-    print(f"# Normalization layers, float32: each library in its own fresh processes, median over {rounds} "
+    print(f"# Normalization layers, float32{' and bfloat16' if args.bf16 else ''}: each library in its own fresh processes, median over {rounds} "
           f"alternating rounds of each process's median after warm-up\n\n{machine_line()}; threads {thread_counts}; "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}. Times in ms. Libraries: "
           f"{', '.join(lib for lib in libraries if lib != 'floor')} (not installed: "
           f"{', '.join(lib for lib in LIBRARIES if lib not in libraries) or 'none'}).")
-    workers = [Worker(f"{lib} {threads}", ["--worker", lib] + ["--quick"] * args.quick, threads=threads)
+    passed = ["--sizes", sizes] + ["--norms", args.norms] * (names is not None) + ["--bf16"] * args.bf16
+    workers = [Worker(f"{lib} {threads}", ["--worker", lib, *passed], threads=threads)
                for threads in thread_counts for lib in libraries]
     start = time.perf_counter()
     results = run_rounds(__file__, workers, rounds)
-    records = collect(results, args.quick, thread_counts)
+    records = collect(results, sizes, names, thread_counts)
     print(f"\n({time.perf_counter() - start:.0f} s of timing; load average after it {os.getloadavg()[0]:.2f}: the "
           f"machine is shared, and above ~0.5 other processes competed for the {os.cpu_count()} cores)")
-    for norm in NORMS:
+    for norm, _ in plan(sizes, names):
         report_norm(norm.name, records)
+    report_bf16(records)
     if "pytorch" in libraries:
         report_summary(records, thread_counts, "torch")
     if "jax" in libraries:
         report_summary(records, thread_counts, "jax")
 
     start = time.perf_counter()
-    startup = startup_times(runs=2 if args.quick else 5)
+    startup = startup_times(runs=5 if sizes == "full" else 2)
     print(f"\n## Start-up (new processes, {time.perf_counter() - start:.0f} s to measure)\n")
     print(table(["what", "seconds"], [["import minigrad (median)", f"{startup['import_s']:.3f}"],
                                       ["first RMSNorm fwd+bwd, cold numba cache (compiles)",

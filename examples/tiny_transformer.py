@@ -5,6 +5,7 @@
     python examples/tiny_transformer.py --text                   # character-level LM on the shipped tinyshakespeare
     python examples/tiny_transformer.py --text input.txt         # ... or on any text file (.gz and .xz too)
     python examples/tiny_transformer.py --norm dyt --placement peri --qk-norm head   # DyT, Peri-LN, QK-norm
+    python examples/tiny_transformer.py --dtype bfloat16         # CPU bfloat16 autocast, float32 master weights
     python examples/tiny_transformer.py --resume runs/tiny_transformer/sort-rmsnorm/checkpoint.npz --sample 10
     mpiexec -n 2 python examples/tiny_transformer.py --ddp     # data-parallel on 2 processes (MPI)
 
@@ -13,9 +14,15 @@ The default task needs no files: the model reads a string of digits and writes i
 learns to predict the next character, scored by the loss on the last 10% of the file; ``--text`` alone
 reads the copy of tinyshakespeare shipped in ``examples/data/``.
 
+With ``--dtype bfloat16`` the forward pass and the loss run under ``autocast("cpu", dtype=bfloat16)``, as a
+PyTorch mixed-precision loop does: the parameters, their gradients and AdamW's state stay float32 (master
+weights), the matrix products and attention run in bfloat16 (their float32 weights cast to bfloat16 copies
+whose gradients flow back into the float32 ones), the loss in float32, the rest in their inputs' dtypes.
+The evaluation runs under the same autocast. Compare the curves with ``examples/compare_runs.py``.
+
 Training: AdamW (weight decay on the matrices only), linear warmup then cosine decay to 10% of
 ``--lr`` (a LambdaLR schedule), gradients clipped to norm 1. The run's folder, ``--out DIR`` or by default
-``runs/tiny_transformer/<task>-<norm>[-<other settings that differ from the defaults>]`` (one folder per
+``runs/tiny_transformer/<task>-<norm>[-bfloat16][-<other settings that differ from the defaults>]`` (one folder per
 configuration, so no run overwrites another configuration's checkpoint), receives the loss curve
 (``loss.png``, with matplotlib), the history (``history.json``) and checkpoints (``.npz``, read back
 with ``allow_pickle=False``). The batch of step s depends only on (seed, s), so ``--resume``
@@ -53,13 +60,14 @@ DEFAULTS = {
     "text": dict(steps=2000, batch_size=32, seq_len=64, d_model=128, n_layers=4, n_heads=4, lr=2e-3,
                  warmup=100, eval_every=100),
     "common": dict(norm="rmsnorm", min_lr_ratio=0.1, weight_decay=0.1, grad_clip=1.0, seed=0, placement="pre",
-                   qk_norm="none"),
+                   qk_norm="none", dtype="float32"),
 }
 # What a checkpoint fixes: resuming with a different value of any of these is refused.
 RUN_KEYS = ("text", "batch_size", "seq_len", "d_model", "n_layers", "n_heads", "norm", "lr", "min_lr_ratio",
-            "warmup", "weight_decay", "grad_clip", "seed", "placement", "qk_norm")
+            "warmup", "weight_decay", "grad_clip", "seed", "placement", "qk_norm", "dtype")
 # What --resume and --text will read at most; each has its command-line option (see --help).
 LIMITS = {"max_checkpoint_bytes": 2 * 2 ** 30, "max_params": 100_000_000, "max_text_bytes": 2 ** 30}
+DTYPES = ("float32", "bfloat16")   # --dtype: float32, or bfloat16 under CPU autocast
 INT_KEYS = {"steps": 0, "batch_size": 1, "seq_len": 1, "d_model": 2, "n_layers": 1, "n_heads": 1, "warmup": 0,
             "eval_every": 0, "seed": 0}                       # the config's integers and their least values
 REAL_KEYS = ("lr", "min_lr_ratio", "weight_decay", "grad_clip")  # finite, non-negative numbers
@@ -105,7 +113,8 @@ class Trainer:
         x, y = self.task.batch(self.step, self.cfg["batch_size"])
         n = len(x) // self.world_size                                   # rows of this rank's shard
         x, y = x[self.rank * n:(self.rank + 1) * n], y[self.rank * n:(self.rank + 1) * n]
-        loss = lm_loss(lib.nn.functional, self.train_model(lib.from_numpy(x)), lib.from_numpy(y))
+        with self.autocast():
+            loss = lm_loss(lib.nn.functional, self.train_model(lib.from_numpy(x)), lib.from_numpy(y))
         self.optimizer.zero_grad()
         loss.backward()
         self.grad_norm = float(lib.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg["grad_clip"]))
@@ -118,9 +127,14 @@ class Trainer:
         self.history["loss"].append(loss.item())
         return self.history["loss"][-1]
 
+    def autocast(self):
+        """The forward passes' context: CPU autocast to bfloat16 for ``--dtype bfloat16``, else a no-op."""
+        return self.lib.autocast("cpu", dtype=self.lib.bfloat16, enabled=self.cfg.get("dtype") == "bfloat16")
+
     def evaluate(self):
         self.model.eval()
-        metrics = self.task.evaluate(self.lib, self.model)
+        with self.autocast():
+            metrics = self.task.evaluate(self.lib, self.model)
         self.model.train()
         self.history["evals"].append({"step": self.step, **metrics})
         return metrics
@@ -141,14 +155,17 @@ def make_task(cfg, max_text_bytes=LIMITS["max_text_bytes"]):
 
 
 def run_dir(cfg):
-    """The default output folder of a run: ``runs/tiny_transformer/<task>-<norm>``, followed by every other
-    setting that differs from the task's defaults (``sort-layernorm``, ``tinyshakespeare-rmsnorm``,
-    ``sort-rmsnorm-d_model32-steps200``), so that each configuration keeps its own checkpoint."""
+    """The default output folder of a run: ``runs/tiny_transformer/<task>-<norm>[-bfloat16]``, followed by every
+    other setting that differs from the task's defaults (``sort-layernorm``, ``tinyshakespeare-rmsnorm``,
+    ``sort-rmsnorm-d_model32-steps200``, ``sort-rmsnorm-bfloat16``), so that each configuration keeps its own
+    checkpoint."""
     task = "sort" if not cfg["text"] else os.path.basename(cfg["text"]).split(".")[0] or "text"
     defaults = {**DEFAULTS["common"], **DEFAULTS["text" if cfg["text"] else "sort"]}
     changed = [f"{key}{cfg[key]:g}" if isinstance(cfg[key], float) else f"{key}{cfg[key]}"
-               for key in sorted(defaults) if key not in ("norm", "eval_every") and cfg.get(key) != defaults[key]]
-    return os.path.join("runs", "tiny_transformer", "-".join([task, str(cfg["norm"]), *changed]))
+               for key in sorted(defaults)
+               if key not in ("norm", "dtype", "eval_every") and cfg.get(key, defaults[key]) != defaults[key]]
+    low = [cfg["dtype"]] if cfg.get("dtype", "float32") != "float32" else []      # bfloat16 autocast
+    return os.path.join("runs", "tiny_transformer", "-".join([task, str(cfg["norm"]), *low, *changed]))
 
 
 def model_config(cfg, vocab_size):
@@ -260,7 +277,7 @@ def check_config(cfg, max_params=LIMITS["max_params"], vocab_size=None):
     for key in REAL_KEYS:
         if not _is_real(cfg[key]) or cfg[key] < 0:
             raise CheckpointError(f"config {key!r} must be a finite number >= 0, got {cfg[key]!r:.60}")
-    for key, choices in (("norm", NORMS), ("placement", PLACEMENTS), ("qk_norm", QK_NORMS)):
+    for key, choices in (("norm", NORMS), ("placement", PLACEMENTS), ("qk_norm", QK_NORMS), ("dtype", DTYPES)):
         if cfg.get(key, choices[0] if key != "norm" else None) not in choices:   # (older checkpoints: pre, none)
             raise CheckpointError(f"config {key!r} must be one of {', '.join(map(repr, choices))}, got "
                                   f"{cfg[key]!r:.60}")
@@ -451,6 +468,12 @@ def _duration(seconds):
 
 def plot_history(path, history, metric, title):
     """Training loss per step and the evaluations, as a PNG (skipped without matplotlib)."""
+    return plot_histories(path, {"": history}, metric, title)
+
+
+def plot_histories(path, histories, metric, title):
+    """The training loss per step and the evaluations of one or more runs (``{label: history}``) in one PNG;
+    returns False without matplotlib."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -458,19 +481,22 @@ def plot_history(path, history, metric, title):
     except ImportError:
         return False
     fig, ax = plt.subplots(figsize=(7, 4))
-    loss = np.array(history["loss"])
-    ax.plot(np.arange(1, len(loss) + 1), loss, lw=0.6, alpha=0.5, label="train loss")
-    evals = history["evals"]
-    if metric == "val_loss":
-        ax.plot([e["step"] for e in evals], [e["val_loss"] for e in evals], "o-", label="validation loss")
-    else:
-        ax2 = ax.twinx()
-        ax2.plot([e["step"] for e in evals], [e[metric] for e in evals], "o-", color="C1", label=metric)
+    ax2 = ax.twinx() if metric != "val_loss" else None
+    for i, (label, history) in enumerate(histories.items()):
+        named = f" ({label})" if label else ""
+        loss, evals = np.array(history["loss"]), history["evals"]
+        ax.plot(np.arange(1, len(loss) + 1), loss, lw=0.6, alpha=0.6, color=f"C{2 * i}", label="train loss" + named)
+        steps, values = [e["step"] for e in evals], [e[metric] for e in evals]
+        if ax2 is None:
+            ax.plot(steps, values, "o-", color=f"C{2 * i + 1}", label="validation loss" + named)
+        else:
+            ax2.plot(steps, values, "o-", color=f"C{2 * i + 1}", label=metric + named)
+    if ax2 is not None:
         ax2.set_ylabel(metric)
         ax2.set_ylim(0, 1.02)
         ax2.legend(loc="center right")
     ax.set(xlabel="step", ylabel="loss (nats)", yscale="log", title=title)
-    ax.legend(loc="upper right")
+    ax.legend(loc="upper right" if ax2 is None else "lower left")   # (the accuracy climbs to the upper right)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -498,6 +524,7 @@ def build_parser():
     arg("--norm", choices=NORMS, help="the norm of every block (the registry's Transformer norms, or none)")
     arg("--placement", choices=PLACEMENTS, help="pre-norm (default), post-norm, Peri-LN or DeepNorm")
     arg("--qk-norm", choices=QK_NORMS, help="RMSNorm of queries and keys: per head, over the model dim, or none")
+    arg("--dtype", choices=DTYPES, help="float32 (default), or bfloat16 under CPU autocast (float32 master weights)")
     arg("--seed", type=int)
     arg("--warmup", type=int, help="linear warmup steps")
     arg("--weight-decay", type=float)
@@ -534,9 +561,10 @@ def resolve_config(args):
         check_config(meta.get("config"))
         saved = meta["config"]
         for key in RUN_KEYS:
-            if key in given and given[key] != saved[key]:
+            was = saved.get(key, cfg[key])       # (a key older checkpoints lack: its default)
+            if key in given and given[key] != was:
                 raise SystemExit(f"--{key.replace('_', '-')} {given[key]} differs from the checkpoint's "
-                                 f"{saved[key]}: a resumed run keeps the data, model and optimizer settings")
+                                 f"{was}: a resumed run keeps the data, model and optimizer settings")
         cfg = dict(saved)
     cfg.update({k: given[k] for k in cfg if k in given})
     return cfg, meta, arrays
@@ -577,7 +605,8 @@ def main(argv=None):
     print(("" if world_size == 1 else f"{world_size} processes (DistributedDataParallel) | ") +
           f"{what} | {n_params:,} parameters ({cfg['n_layers']} layers, d_model {cfg['d_model']}, "
           f"{cfg['n_heads']} heads, {cfg['norm']}, {cfg.get('placement', 'pre')}-norm, QK-norm "
-          f"{cfg.get('qk_norm', 'none')}) | {cfg['steps']} steps of {cfg['batch_size']}x{cfg['seq_len']} "
+          f"{cfg.get('qk_norm', 'none')}) | {cfg.get('dtype', 'float32')}"
+          f"{' autocast' if cfg.get('dtype', 'float32') != 'float32' else ''} | {cfg['steps']} steps of {cfg['batch_size']}x{cfg['seq_len']} "
           f"tokens" + (f" | resumed at step {trainer.step}" if meta is not None else ""), flush=True)
 
     start, first = time.perf_counter(), trainer.step
@@ -600,12 +629,13 @@ def main(argv=None):
     final = trainer.history["evals"][-1]
     save_checkpoint(os.path.join(args.out, "checkpoint.npz"), trainer)
     with open(os.path.join(args.out, "history.json"), "w") as f:
-        json.dump({"config": cfg, **trainer.history}, f)
+        json.dump({"config": cfg, **trainer.history, "wall_time_s": round(wall, 1)}, f)
     plotted = plot_history(os.path.join(args.out, "loss.png"), trainer.history, task.metric,
-                           f"{what}, {cfg['norm']}")
+                           f"{what}, {cfg['norm']}, {cfg.get('dtype', 'float32')}")
 
     if args.sample:
-        print("\n".join(task.sample(mg, model, args.sample, seed=cfg["seed"] + trainer.step)))
+        with trainer.autocast():
+            print("\n".join(task.sample(mg, model, args.sample, seed=cfg["seed"] + trainer.step)))
     if task.name == "sort":
         verdict = "reached" if final["accuracy"] >= TARGET_ACCURACY else (
             "MISSED; a float32 run's result depends on the seed, the thread count and the CPU: the default recipe "

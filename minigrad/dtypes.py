@@ -71,16 +71,36 @@ def compute_dtype(dtype):
     return float32 if np.dtype(dtype) in LOW_PRECISION else np.dtype(dtype)
 
 
-def cast_array(array, dtype):
+def cast_array(array, dtype, pooled=False):
     """``array`` as ``dtype`` with PyTorch's rounding. PyTorch converts float64 and integers to float16 or
     bfloat16 through float32 (two roundings, each to nearest even); NumPy's float64 -> float16 rounds once,
     which differs for a value within float32's half-ulp of a float16 tie, so that cast goes through float32.
-    (``ml_dtypes`` already converts to bfloat16 through float32.)"""
+    (``ml_dtypes`` already converts to bfloat16 through float32.) A large float32 array is rounded to bfloat16
+    by a numba loop on its bits on the numba backend (``kernels/bfloat16_numba.py``: the same bits, 3-4x faster
+    than ``ml_dtypes``' cast), into reused memory if ``pooled`` (a forward's output: ``kernels/buffers.py``)."""
     dtype = np.dtype(dtype)
+    if dtype == bfloat16 and array.dtype == float32 and array.size >= NARROW_IN_NUMBA_FROM and _numba_backend():
+        from .kernels.bfloat16_numba import narrow
+        return narrow(array, bfloat16, pooled)
     with np.errstate(over="ignore", invalid="ignore"):     # overflow to inf, NaN to an integer: no warning, as PyTorch
         if dtype == float16 and array.dtype not in (float16, float32, bfloat16) and array.dtype.kind != "c":
             array = array.astype(float32)
         return array.astype(dtype)
+
+
+NARROW_IN_NUMBA_FROM = 1 << 15
+"""Elements from which ``cast_array`` rounds float32 to bfloat16 with numba (below, ``ml_dtypes`` is as fast)."""
+
+
+def _numba_backend():
+    from .kernels import get_backend
+    return get_backend() == "numba"
+
+
+def cast_like(array, dtype, pooled=False):
+    """``array`` itself if it has ``dtype``, else ``cast_array(array, dtype, pooled)``: a kernel's float32 result
+    back in its tensor's dtype (rounded once, for a 16-bit tensor)."""
+    return array if array.dtype == np.dtype(dtype) else cast_array(array, dtype, pooled)
 
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long", "int32": "Int",

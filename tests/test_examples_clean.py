@@ -1,6 +1,7 @@
 """Every example's documented command, with short settings, run from a temporary working directory: each writes
 only under ``runs/<example>/<config>/`` there, and the repository's ``git status`` is unchanged afterwards (no
 tracked file rewritten, no stray file left in the checkout)."""
+import json
 import runpy
 import shutil
 import subprocess
@@ -91,3 +92,17 @@ def _has(module):
     except ImportError:
         return False
     return True
+
+
+def test_bfloat16_run_and_the_comparison_write_under_runs(elsewhere):
+    run_example("tiny_transformer.py", *TINY, "--seq-len", "8")
+    run_example("tiny_transformer.py", *TINY, "--seq-len", "8", "--dtype", "bfloat16")
+    runs = elsewhere / "runs" / "tiny_transformer"
+    config = "batch_size4-d_model16-n_heads2-n_layers1-seq_len8-steps2"
+    assert folders(runs) == [f"sort-rmsnorm-{config}", f"sort-rmsnorm-bfloat16-{config}"]
+    run_example("compare_runs.py", str(runs / f"sort-rmsnorm-{config}"), str(runs / f"sort-rmsnorm-bfloat16-{config}"))
+    out = elsewhere / "runs" / "compare_runs" / f"sort-rmsnorm-{config}-vs-sort-rmsnorm-bfloat16-{config}"
+    assert folders(out) == (["curves.png"] if _has("matplotlib") else []) + ["summary.json"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert [run["label"] for run in summary["runs"]] == ["dtype float32", "dtype bfloat16"]
+    assert folders(elsewhere) == ["runs"]

@@ -70,3 +70,26 @@ def test_float16_matches_float64():
         out.append([y.detach().numpy()] + [t.grad.numpy() for t in ts])
     for a, b in zip(*out):
         assert_close_to_scale(b.astype(np.float64), a, tol=3e-3)
+
+
+@pytest.mark.parametrize("param_dtype", [np.float32, "bfloat16"])
+def test_bfloat16_input_with_float32_or_bfloat16_parameters(param_dtype):
+    """bfloat16 x and dy, alpha/weight/bias float32 (as under autocast) or bfloat16: computed in float32, y and
+    dx rounded once to bfloat16 (the input's dtype, as the norms' mixed-dtype rule), within 2 bf16 ulps of
+    float64 on the same rounded values; each parameter's gradient in its dtype."""
+    rng = np.random.default_rng(1)
+    x = mg.tensor(rng.standard_normal((4, 8)), dtype=mg.bfloat16)
+    up = mg.tensor(rng.standard_normal((4, 8)), dtype=mg.bfloat16)
+    params = [np.array([0.5]), 1 + 0.25 * np.arange(8), 0.125 * np.arange(8)]      # exact in bfloat16
+    param_dtype = np.dtype(mg.bfloat16 if param_dtype == "bfloat16" else param_dtype)
+    out = []
+    for dt, pdt in ((np.float64, np.float64), (mg.bfloat16, param_dtype)):
+        xm = x.detach().to(dt).requires_grad_()
+        ps = [mg.tensor(p, dtype=pdt, requires_grad=True) for p in params]
+        y = mg.nn.functional.dynamic_tanh(xm, *ps)
+        y.backward(up.to(dt))
+        assert y.dtype == dt and xm.grad.dtype == dt and all(p.grad.dtype == pdt for p in ps)
+        out.append([y.detach().float().numpy(), xm.grad.float().numpy()] + [p.grad.float().numpy() for p in ps])
+    tols = [2 ** -7, 2 ** -7] + [2 ** -7 if param_dtype == mg.bfloat16 else 1e-5] * 3
+    for a, b, tol in zip(*out, tols):
+        assert_close_to_scale(b.astype(np.float64), a, tol=tol)

@@ -87,3 +87,24 @@ def test_low_precision_matches_float64_and_keeps_the_dtype(dtype, tol):
 def test_empty_input_gives_an_empty_output():
     y = mg.nn.functional.scale_norm(mg.zeros(0, 4), mg.tensor(1.0))
     assert y.shape == (0, 4)
+
+
+@pytest.mark.parametrize("param_dtype", [np.float32, "bfloat16"])
+def test_bfloat16_input_with_float32_or_bfloat16_scale(param_dtype):
+    """bfloat16 x and dy (the scale float32, as under autocast, or bfloat16): computed in float32, y and dx
+    rounded once to bfloat16 (within 2 bf16 ulps of float64 on the same rounded values, in units of the
+    row's scale), dscale in the scale's dtype."""
+    rng = np.random.default_rng(4)
+    x = mg.tensor(rng.standard_normal((4, 8)), dtype=mg.bfloat16)
+    up = mg.tensor(rng.standard_normal((4, 8)), dtype=mg.bfloat16)
+    param_dtype = np.dtype(mg.bfloat16 if param_dtype == "bfloat16" else param_dtype)
+    results = []
+    for dt, pdt in ((np.float64, np.float64), (mg.bfloat16, param_dtype)):
+        xm = x.detach().to(dt).requires_grad_()
+        gm = mg.tensor(np.array(1.5), dtype=pdt, requires_grad=True)
+        y = mg.nn.functional.scale_norm(xm, gm)
+        y.backward(up.to(dt))
+        assert y.dtype == dt and xm.grad.dtype == dt and gm.grad.dtype == pdt
+        results.append([y.detach().float().numpy(), xm.grad.float().numpy(), gm.grad.float().numpy()])
+    for a, b, tol in zip(*results, (2 ** -7, 2 ** -7, 2 ** -7 if param_dtype == mg.bfloat16 else 1e-5)):
+        assert_close_to_scale(b.astype(np.float64), a, tol=tol)

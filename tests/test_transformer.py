@@ -230,14 +230,17 @@ def test_each_configuration_has_its_own_run_folder(tmp_path, monkeypatch):
     monkeypatch.delenv("MINIGRAD_DATA_DIR", raising=False)
     parse = tiny_transformer.build_parser().parse_args
     folder = {}
-    for argv in ([], ["--norm", "layernorm"], ["--text"], ["--steps", "200", "--d-model", "32", "--lr", "0.001"]):
+    for argv in ([], ["--norm", "layernorm"], ["--text"], ["--steps", "200", "--d-model", "32", "--lr", "0.001"],
+                 ["--dtype", "bfloat16"], ["--dtype", "float32"]):
         cfg, _, _ = tiny_transformer.resolve_config(parse(argv))
         folder[" ".join(argv)] = tiny_transformer.run_dir(cfg)
     assert folder == {"": "runs/tiny_transformer/sort-rmsnorm",
                       "--norm layernorm": "runs/tiny_transformer/sort-layernorm",
                       "--text": "runs/tiny_transformer/tinyshakespeare-rmsnorm",
                       "--steps 200 --d-model 32 --lr 0.001":
-                          "runs/tiny_transformer/sort-rmsnorm-d_model32-lr0.001-steps200"}
+                          "runs/tiny_transformer/sort-rmsnorm-d_model32-lr0.001-steps200",
+                      "--dtype bfloat16": "runs/tiny_transformer/sort-rmsnorm-bfloat16",
+                      "--dtype float32": "runs/tiny_transformer/sort-rmsnorm"}
 
     run_cli("--steps", 2, "--seq-len", 8)     # TINY's --eval-every 0 is not part of the name: it changes no weight
     rms = tmp_path / "runs/tiny_transformer/sort-rmsnorm-batch_size4-d_model16-n_heads2-seq_len8-steps2"
@@ -251,6 +254,78 @@ def test_each_configuration_has_its_own_run_folder(tmp_path, monkeypatch):
     assert sorted(p.name for p in (tmp_path / "runs/tiny_transformer").iterdir()) == [
         "sort-layernorm-batch_size4-d_model16-n_heads2-seq_len8-steps2",
         "sort-rmsnorm-batch_size4-d_model16-n_heads2-seq_len8-steps2"]
+
+
+# --------------------------------------------------------------------------- bfloat16 autocast
+def bf16_trainer(lib, dtype, steps=3):
+    """A tiny model's Trainer with --dtype ``dtype``, for ``lib`` (PyTorch: the twin of the same weights)."""
+    cfg = dict(tiny_transformer.DEFAULTS["common"], steps=steps, warmup=1, lr=1e-2, batch_size=8, seq_len=8,
+               eval_every=0, dtype=dtype)
+    model = tiny_model("rmsnorm", mg.float32)
+    return tiny_transformer.Trainer(lib, model if lib is mg else torch_twin(model), SortTask(8, seed=0), cfg)
+
+
+def test_bfloat16_autocast_runs_matrix_products_in_bfloat16_and_keeps_float32_master_weights(monkeypatch):
+    """--dtype bfloat16: every Linear's output and the attention's are bfloat16 while training and evaluating,
+    the loss is float32, and the parameters, their gradients and AdamW's moments stay float32."""
+    import llama
+    seen = {"attention": set(), "loss": set()}
+    trainer = bf16_trainer(mg, "bfloat16")
+    for name, module in trainer.model.named_modules():
+        if isinstance(module, mg.nn.Linear):
+            seen[name] = set()
+            module.register_forward_hook(lambda m, inputs, out, name=name: seen[name].add(out.dtype))
+    attention, loss_of = llama.F.scaled_dot_product_attention, tiny_transformer.lm_loss
+    monkeypatch.setattr(llama.F, "scaled_dot_product_attention",
+                        lambda *a, **k: _noted(seen["attention"], attention(*a, **k)))
+    monkeypatch.setattr(tiny_transformer, "lm_loss", lambda *a: _noted(seen["loss"], loss_of(*a)))
+    for _ in range(3):
+        trainer.train_step()
+    assert len(seen) == 2 + 2 * 7 + 1        # q, k, v, o, w1, w2, w3 per block, and the head
+    assert all(dtypes == {mg.bfloat16} for name, dtypes in seen.items() if name != "loss"), seen
+    assert seen["loss"] == {mg.float32}
+    assert all(p.dtype == mg.float32 and p.grad.dtype == mg.float32 for p in trainer.model.parameters())
+    moments = [state[k] for state in trainer.optimizer.state.values() for k in ("exp_avg", "exp_avg_sq")]
+    assert len(moments) == 2 * len(list(trainer.model.parameters()))
+    assert all(m.dtype == mg.float32 for m in moments)
+    for dtypes in seen.values():
+        dtypes.clear()
+    trainer.evaluate()                       # the evaluation runs under the same autocast
+    assert seen["head"] == seen["attention"] == {mg.bfloat16}
+    assert not mg.is_autocast_enabled("cpu")  # and autocast is off again
+
+
+def _noted(dtypes, tensor):
+    dtypes.add(tensor.dtype)
+    return tensor
+
+
+def test_bfloat16_autocast_losses_follow_pytorch_autocast():
+    """Three AdamW steps under CPU bfloat16 autocast: minigrad's losses are PyTorch's (same weights, batches
+    and recipe) to 4e-4, while the float32 run's losses are more than 4e-4 away from them by the third step
+    (so the comparison sees whether autocast ran)."""
+    torch = torch_or_skip()
+    ours, theirs, plain = (bf16_trainer(lib, dtype) for lib, dtype in
+                           ((mg, "bfloat16"), (torch, "bfloat16"), (mg, "float32")))
+    losses = {name: np.array([t.train_step() for _ in range(3)]) for name, t in
+              (("ours", ours), ("theirs", theirs), ("plain", plain))}
+    np.testing.assert_allclose(losses["ours"], losses["theirs"], rtol=0, atol=4e-4)
+    assert abs(losses["plain"][-1] - losses["theirs"][-1]) > 4e-4
+
+
+def test_bfloat16_run_keeps_float32_checkpoints_in_its_own_folder(tmp_path, monkeypatch):
+    """A --dtype bfloat16 run writes runs/.../<task>-<norm>-...-bfloat16 (not the float32 run's folder), its
+    checkpoint holds float32 weights and AdamW moments, and resuming it as float32 is refused."""
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("--steps", 2, "--seq-len", 8, "--dtype", "bfloat16")
+    assert result["config"]["dtype"] == "bfloat16" and len(result["history"]["loss"]) == 2
+    (folder,) = (tmp_path / "runs/tiny_transformer").iterdir()
+    assert folder.name == "sort-rmsnorm-bfloat16-batch_size4-d_model16-n_heads2-seq_len8-steps2"
+    with np.load(folder / "checkpoint.npz", allow_pickle=False) as z:
+        floats = [z[k].dtype for k in z.files if k.startswith(("model/", "optimizer/state")) and z[k].ndim]
+    assert floats and all(dtype == np.float32 for dtype in floats)
+    with pytest.raises(SystemExit, match="dtype float32 differs from the checkpoint's bfloat16"):
+        tiny_transformer.main(["--resume", str(folder / "checkpoint.npz"), "--dtype", "float32"])
 
 
 # --------------------------------------------------------------------------- norm placements and QK-norm

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..._checks import takes_tensors
 from ...autograd import Function
-from ...dtypes import compute_dtype
+from ...dtypes import cast_like, compute_dtype
 from ...kernels import kernel
 from ...tensor import Tensor
 from .channels import (ChannelNormBackward, affine_channels, blend_running, buffer_array, buffer_written,
@@ -90,7 +90,7 @@ class BatchNormFunction(Function):
         x3, w, b = channel_operands(x, weight, bias, rstd.dtype)     # (N, C, S), (C,), (C,) in the statistics' dtype
         y = kernel(batch_norm_forward)(x3, mean, rstd, w, b)
         save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, training=training, eps=eps)
-        return y.reshape(x.shape).astype(x.dtype, copy=False)
+        return cast_like(y.reshape(x.shape), x.dtype, pooled=True)
 
     @staticmethod
     def backward(ctx, dout):

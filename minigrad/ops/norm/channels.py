@@ -14,9 +14,9 @@ import numpy as np
 
 from ...autograd import Function
 from ...autograd.version import bump
-from ...dtypes import LOW_PRECISION, compute_dtype, is_floating_point, scalar_type_name
+from ...dtypes import LOW_PRECISION, cast_like, compute_dtype, is_floating_point, scalar_type_name
 from ...kernels import kernel
-from .common import centered_second_order, centered_statistics, input_grads, second_order_grads, sum64
+from .common import contiguous_as, centered_second_order, centered_statistics, input_grads, second_order_grads, sum64
 
 _TORCH_TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
 
@@ -121,8 +121,7 @@ def channels_view(a, dtype=None):
     the statistics' dtype, float64 where float32 would overflow, ``centering_overflows``), S = prod(spatial)
     (1 for (N, C) input): the layout the channel kernels take."""
     n, c = a.shape[:2]
-    return np.ascontiguousarray(a.reshape(n, c, math.prod(a.shape[2:])),
-                                dtype=compute_dtype(a.dtype) if dtype is None else dtype)
+    return contiguous_as(a.reshape(n, c, math.prod(a.shape[2:])), compute_dtype(a.dtype) if dtype is None else dtype)
 
 
 def channel_array(t, dtype):
@@ -222,7 +221,7 @@ class ChannelNormBackward(Function):
                                               **options, need_dx=True, need_dw=False, need_db=False)
         ctx.save_for_backward(dout._data, x._data, mean, rstd, w)
         ctx.w_shape, ctx.eps, ctx.options = None if weight is None else weight.shape, eps, options
-        return dx.reshape(x.shape).astype(x.dtype, copy=False)
+        return cast_like(dx.reshape(x.shape), x.dtype)
 
     @staticmethod
     def backward(ctx, G):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..._checks import takes_tensors
 from ...autograd import Function, no_grad
-from ...dtypes import compute_dtype, get_default_dtype
+from ...dtypes import compute_dtype, get_default_dtype, is_floating_point
 from ...nn.module import Module, Parameter   # (minigrad.nn.module needs nothing from ops.norm)
 from ...tensor import check_device
 from .common import sum_to_shape
@@ -88,7 +88,7 @@ def dynamic_tanh(input, alpha, weight=None, bias=None):
 def _check_args(input, alpha, weight, bias):
     tensors = [("input", input), ("alpha", alpha), ("weight", weight), ("bias", bias)]
     kinds = {name: t.dtype for name, t in tensors if t is not None}
-    if any(dtype.kind != "f" for dtype in kinds.values()):
+    if not all(is_floating_point(dtype) for dtype in kinds.values()):   # (bfloat16 included)
         raise RuntimeError("dynamic_tanh(): expected floating-point tensors, but got "
                            + ", ".join(f"{name} {dtype}" for name, dtype in kinds.items()))
     if alpha.numel() != 1 or alpha.ndim > 1:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..._checks import int_arg, takes_tensors
 from ...autograd import Function
-from ...dtypes import compute_dtype
+from ...dtypes import cast_like, compute_dtype
 from ...kernels import kernel
 from .batchnorm import batch_norm, batch_norm_composite, batch_norm_stats
 from .channels import (ChannelNormBackward, affine_channels, channel_affine, channel_backward, channel_graph_backward,
@@ -101,7 +101,7 @@ class GroupNormFunction(Function):
             _zero_rstd_of_constant_rows(y, rstd, b, num_groups)
         save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, num_groups=num_groups, eps=eps,
                                   zero_rstd=zero_rstd)
-        return y.reshape(x.shape).astype(x.dtype, copy=False)
+        return cast_like(y.reshape(x.shape), x.dtype, pooled=True)
 
     @staticmethod
     def backward(ctx, dout):

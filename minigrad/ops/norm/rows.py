@@ -10,8 +10,8 @@ arrays (R,), broadcast back over a row as ``stat[:, None]``.
 import numpy as np
 
 from ..._checks import is_int, size_arg, type_name
-from ...dtypes import compute_dtype, is_floating_point
-from .common import sum64
+from ...dtypes import cast_like, compute_dtype, is_floating_point
+from .common import contiguous_as, sum64
 
 
 # --------------------------------------------------------------------------- arguments
@@ -65,7 +65,7 @@ def check_row_norm_args(input, normalized_shape, weight=None, bias=None, *, rms=
 def as_rows(a, d, dtype=None):
     """The ndarray ``a`` (*, D-elements trailing) as C-contiguous rows (R, D) in the compute dtype (or ``dtype``:
     the statistics' dtype, float64 where float32 would overflow, ``common.centering_overflows``)."""
-    return np.ascontiguousarray(a.reshape(-1, d), dtype=compute_dtype(a.dtype) if dtype is None else dtype)
+    return contiguous_as(a.reshape(-1, d), compute_dtype(a.dtype) if dtype is None else dtype)
 
 
 def row_param(t, dtype):
@@ -81,7 +81,7 @@ def row_operands(input, weight, bias, d, dtype=None):
 
 def from_rows(y, input):
     """A kernel's output rows (R, D) back in ``input``'s shape and dtype (the one cast back for float16)."""
-    return y.reshape(input.shape).astype(input.dtype, copy=False)
+    return cast_like(y.reshape(input.shape), input.dtype, pooled=True)
 
 
 def shaped_grads(dx, dw, db, input_shape, normalized_shape):

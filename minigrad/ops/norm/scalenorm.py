@@ -13,7 +13,7 @@ import numpy as np
 
 from ..._checks import float_arg, takes_tensors
 from ...autograd import Function, no_grad
-from ...dtypes import compute_dtype, get_default_dtype
+from ...dtypes import compute_dtype, get_default_dtype, is_floating_point
 from ...kernels import kernel
 from ...nn.module import Module, Parameter   # (minigrad.nn.module needs nothing from ops.norm)
 from ...tensor import Tensor, check_device
@@ -106,7 +106,7 @@ def _check_args(input, scale, eps):
     if input.ndim == 0:
         raise RuntimeError("scale_norm(): expected input with at least 1 dimension (the dim normalized), but got a "
                            "0-dimensional tensor")
-    if input.dtype.kind != "f" or scale.dtype.kind != "f":
+    if not (is_floating_point(input.dtype) and is_floating_point(scale.dtype)):   # (bfloat16 included)
         raise RuntimeError(f"scale_norm(): expected floating-point input and scale, but got input {input.dtype} and "
                            f"scale {scale.dtype}")
     if scale.ndim != 0:
