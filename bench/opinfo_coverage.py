@@ -25,7 +25,7 @@ warnings.filterwarnings("ignore")
 from tests.opinfo_harness import (cases, minigrad_module, minigrad_variant, missing_dtypes,  # noqa: E402
                                   module_db, op_id, run_case, run_module, torch_name, torch_variant)
 from tests.opinfo_util import op_db  # noqa: E402
-from tests.test_opinfo import PROCESSED, SAMPLE_SKIPS, SKIPS, TOLERANCES, sample_skip  # noqa: E402
+from tests.test_opinfo import SAMPLE_SKIPS, SKIPS, case_settings  # noqa: E402
 
 OUT = os.path.join(ROOT, "docs", "results", "opinfo_coverage.md")
 DOTTED = ("fft", "linalg", "special", "masked", "nn.functional", "signal", "sparse", "nn", "torch")
@@ -95,9 +95,7 @@ def run_all(ops, progress=True):
     start = time.time()
     for i, (op, variant, kind) in enumerate(todo):
         try:
-            results[(op_id(op), variant, kind)] = run_case(op, variant, kind, sample_filter=sample_skip,
-                                                           tolerance=TOLERANCES.get(op_id(op), (1e-7, 1e-7)),
-                                                           processed=op_id(op) in PROCESSED)
+            results[(op_id(op), variant, kind)] = run_case(op, variant, kind, **case_settings(op))
         except Exception as error:     # a case that cannot even produce its samples
             results[(op_id(op), variant, kind)] = error
         if progress and i % 100 == 0:

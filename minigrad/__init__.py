@@ -80,6 +80,7 @@ from .ops.pool import channel_shuffle, constant_pad_nd  # noqa: E402
 from .ops.finite_differences import gradient  # noqa: E402
 from .ops.sampling import grid_sampler_2d, grid_sampler_3d  # noqa: E402
 from . import tensor_extras  # noqa: E402,F401  (ndimension, nelement, adjoint, fill_diagonal_, ...)
+from .tensor_extras import resize_as_, zero_  # noqa: E402
 from .ops.activation import (celu, celu_, hardshrink, prelu, relu_, rrelu, rrelu_, selu, selu_,  # noqa: E402
                              threshold, threshold_)
 from .ops.distance import cosine_similarity, pairwise_distance  # noqa: E402

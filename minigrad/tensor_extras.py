@@ -63,3 +63,14 @@ METHODS = {"ndimension": ndimension, "nelement": nelement, "adjoint": adjoint, "
            "pin_memory": pin_memory}
 for _name, _method in METHODS.items():
     setattr(Tensor, _name, _method)
+
+
+# functions PyTorch also exposes at the top level for these in-place methods
+def zero_(input):
+    """``torch.zero_``: ``input.zero_()``."""
+    return input.zero_()
+
+
+def resize_as_(input, the_template, *, memory_format=None):
+    """``torch.resize_as_``: ``input.resize_as_(the_template)``."""
+    return input.resize_as_(the_template, memory_format=memory_format)
