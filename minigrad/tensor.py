@@ -135,6 +135,7 @@ class Tensor:
         safe form, which shares the counter)."""
         out = Tensor(self._data)
         out._own_counter = [0]
+        _version.own_counters_in_use[0] = True
         return out
 
     @data.setter

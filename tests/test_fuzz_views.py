@@ -53,6 +53,14 @@ def test_drawn_programs_agree_with_pytorch(program, create_graph):
 
 # Minimal programs on which minigrad once differed from PyTorch (found by the fuzzer, shrunk), with what was wrong.
 REGRESSIONS = [
+    # an op saved a view of .data, which was then written in place: its counter is .data's own, and the op's
+    # backward must raise (minigrad checked only the memory's counter and used the new values: a wrong gradient)
+    ([("data", 0, 0, 59157, False), ("flatten", 3, 3, 65183, False), ("binary", 4, 0, 61469, False),
+      ("view_as_self", 3, 5, 39289, False), ("tanh_", 4, 6, 44415, False)], False),
+    # x[:] = number on a stale view: PyTorch writes into x itself (a full slice makes no view), so x's history is
+    # not brought up to date first and x counts as a leaf that requires grad: it raises
+    ([("select", 14, 62, 19114, False), ("setitem_tensor", 30, 13, 38098, False), ("contiguous", 1, 29, 29520, False),
+      ("data_mul_", 1, 46, 18948, False), ("setitem_number", 58, 55, 47440, False)], False),
     # a view of a plain tensor, the base then written with a tensor that requires grad: the view came to require
     # grad only after its grad_fn was read (is_leaf), then kept None when base.requires_grad_() changed nothing else
     ([("flatten", 20, 40, 58322, False), ("permute", 21, 27, 12159, False), ("sum_dim", 53, 29, 43915, False),

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..dtypes import is_differentiable, scalar_type_name
 from . import grad_mode
-from .version import storage_of, version_of, writes, writes_since
+from .version import own_counters_in_use, storage_of, version_of, writes, writes_since
 
 Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
 mark_view = None  # views.py (which imports this module) sets it to views.mark_view
@@ -78,15 +78,21 @@ class Context:
         return self.saved
 
     def _check_versions(self):
+        noted = self.__dict__.get("own_counters", ())       # inputs that were .data tensors (or their views)
         for item in self.saved:
             array = _array(item)
-            newer = 0 if array is None else writes_since(array, self.saved_at)
+            if array is None:
+                continue
+            newer = writes_since(array, self.saved_at)
+            version = version_of(array)
+            for storage, counter, at_save in noted:           # their writes count on their own counter
+                if counter[0] != at_save and storage_of(array) is storage:
+                    newer, version = counter[0] - at_save, counter[0]
             if newer:
-                expected = version_of(array) - newer
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: [{type_name(array.dtype)} {list(array.shape)}], saved by {self.name()}, is at "
-                    f"version {version_of(array)}; expected version {expected} instead. Hint: the tensor was "
+                    f"version {version}; expected version {version - newer} instead. Hint: the tensor was "
                     f"changed in place after the forward pass saved it for {self.name()}; clone() it before "
                     "the in-place write, or write out of place.")
 
@@ -230,9 +236,23 @@ class Function:
                     edges.append(None)
                     meta.append(None)
             ctx.next_edges, ctx.input_meta = tuple(edges), tuple(meta)
+            if own_counters_in_use[0]:   # a .data tensor exists: note the own counters of the inputs that have one
+                _note_own_counters(ctx, args)
             out._grad_fn = ctx
             out._requires_grad = True
         return out
+
+
+def _note_own_counters(ctx, args):
+    """For the inputs that count their writes on a counter of their own (``.data`` and its views, as PyTorch's
+    ``.data`` has a fresh version counter): their storage, counter and its value now, for ``_check_versions``."""
+    noted = []
+    for a in args:
+        counter = getattr(a, "_own_counter", None) if isinstance(a, Tensor) else None
+        if counter is not None:
+            noted.append((storage_of(a._data), counter, counter[0]))
+    if noted:
+        ctx.own_counters = noted
 
 
 def once_differentiable(backward):

@@ -19,6 +19,7 @@ import numpy as np
 
 _versions = {}   # id(storage) -> (counter, since, weakref that drops the entry with the storage)
 writes = [0]     # in-place writes ever made, anywhere: the stamp of the latest one
+own_counters_in_use = [False]   # set once a tensor with a counter of its own (.data) exists: Function.apply notes
 _KEPT_STAMPS = 64
 # A counter is [version, stamps of its latest writes]. Several storages share one after ``alias``; ``since`` is the
 # stamp before which a storage's entry ignores its counter's writes (0 for a storage's own counter).

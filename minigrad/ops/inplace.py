@@ -357,7 +357,7 @@ def masked_fill_(self, mask, value):
 def setitem(self, index, value):
     """``self[index] = value``: basic slices, integer arrays and masks, differentiable in self and value."""
     index = sh.to_numpy_index(index)
-    if sh._is_basic(index) and index is not Ellipsis and self._base is not None:
+    if sh._is_basic(index) and self._base is not None and not _whole(self, index):
         self.grad_fn     # PyTorch writes through a view of self[index], whose making brings a stale self up to date
     v = ew.as_tensor_operand(value, self)
     target = sh._read(self._data, index)   # raises IndexError for a bad index before anything is written
@@ -373,6 +373,22 @@ def setitem(self, index, value):
         write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, written=target)
     else:                       # index_put_ refuses any overlap with self
         write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, overlap="any")
+
+
+def _whole(t, index):
+    """Whether a basic ``index`` takes all of ``t`` with full slices and Ellipsis only: PyTorch then writes into
+    ``t`` itself, making no view (and so leaves a stale view's history as it is)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not all(p is Ellipsis or isinstance(p, slice) for p in parts) or len(parts) - (Ellipsis in parts) > t.ndim:
+        return False
+    if Ellipsis in parts:                       # the slices after it take the last dims
+        at = parts.index(Ellipsis)
+        before, after = parts[:at], parts[at + 1:]
+        pairs = list(zip(before, t.shape)) + list(zip(after, t.shape[t.ndim - len(after):]))
+    else:
+        pairs = list(zip(parts, t.shape))
+    return all(p.start in (None, 0) and p.step in (None, 1) and (p.stop is None or p.stop >= size)
+               for p, size in pairs)
 
 
 class IndexPut(Function):
