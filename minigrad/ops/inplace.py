@@ -357,7 +357,7 @@ def masked_fill_(self, mask, value):
 def setitem(self, index, value):
     """``self[index] = value``: basic slices, integer arrays and masks, differentiable in self and value."""
     index = sh.to_numpy_index(index)
-    if sh._is_basic(index) and self._base is not None and not _whole(self, index):
+    if sh._is_basic(index) and self._base is not None and grad_mode._state.enabled and not _whole(self, index):
         self.grad_fn     # PyTorch writes through a view of self[index], whose making brings a stale self up to date
     v = ew.as_tensor_operand(value, self)
     target = sh._read(self._data, index)   # raises IndexError for a bad index before anything is written
