@@ -9,6 +9,7 @@ in and out, as PyTorch's functions give for them (the prototype ``MaskedTensor``
 import numpy as np
 
 from . import linalg
+from ._checks import takes_tensors
 from .dtypes import is_floating_point
 from .ops.dims import normalize_dim
 from .tensor import Tensor
@@ -64,11 +65,13 @@ def _accumulating_dtype(input, dtype):
 
 
 # --------------------------------------------------------------------------- reductions
+@takes_tensors("input", optional=("mask",))
 def sum(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     return _filled(input, mask, "sum").sum(_dims(dim, input.ndim), keepdim=bool(keepdim),
                                           dtype=_accumulating_dtype(input, dtype))
 
 
+@takes_tensors("input", optional=("mask",))
 def prod(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     result = _filled(input, mask, "prod").to(_accumulating_dtype(input, dtype))
     for d in reversed(_dims(dim, input.ndim)):
@@ -76,31 +79,37 @@ def prod(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     return result
 
 
+@takes_tensors("input", optional=("mask",))
 def cumsum(input, dim, *, dtype=None, mask=None):
     dtype = input.dtype if dtype is None else dtype
     return _filled(input, mask, "sum").cumsum(_dims(dim, input.ndim)[0], dtype=dtype).to(dtype)
 
 
+@takes_tensors("input", optional=("mask",))
 def cumprod(input, dim, *, dtype=None, mask=None):
     dtype = input.dtype if dtype is None else dtype
     return _filled(input, mask, "prod").cumprod(_dims(dim, input.ndim)[0], dtype=dtype).to(dtype)
 
 
+@takes_tensors("input", optional=("mask",))
 def amax(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     out = _filled(input, mask, "max").amax(_dims(dim, input.ndim), keepdim=bool(keepdim))
     return out.to(input.dtype if dtype is None else dtype)
 
 
+@takes_tensors("input", optional=("mask",))
 def amin(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     out = _filled(input, mask, "min").amin(_dims(dim, input.ndim), keepdim=bool(keepdim))
     return out.to(input.dtype if dtype is None else dtype)
 
 
+@takes_tensors("input", optional=("mask",))
 def argmax(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     out = _filled(input, mask, "max").argmax(dim, keepdim=bool(keepdim))
     return out.to(input.dtype if dtype is None else dtype)
 
 
+@takes_tensors("input", optional=("mask",))
 def argmin(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     out = _filled(input, mask, "min").argmin(dim, keepdim=bool(keepdim))
     return out.to(input.dtype if dtype is None else dtype)
@@ -111,6 +120,7 @@ def _count(input, dim, keepdim, mask):
     return _mask(input, mask).sum(_dims(dim, input.ndim), keepdim=bool(keepdim))
 
 
+@takes_tensors("input", optional=("mask",))
 def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     target = input.dtype if dtype is None else np.dtype(dtype)
     if not (is_floating_point(target) or target.kind == "c"):
@@ -125,6 +135,7 @@ def _torch_name(dtype):
     return scalar_type_name(dtype)
 
 
+@takes_tensors("input", optional=("mask",))
 def median(input, dim=-1, *, keepdim=False, dtype=None, mask=None):
     dtype = input.dtype if dtype is None else dtype
     floating = is_floating_point(input.dtype)
@@ -139,16 +150,19 @@ def median(input, dim=-1, *, keepdim=False, dtype=None, mask=None):
     return out.to(dtype)
 
 
+@takes_tensors("input", optional=("mask",))
 def logsumexp(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     out = _filled(input, mask, "max").logsumexp(_dims(dim, input.ndim), keepdim=keepdim)
     return out.to(input.dtype if dtype is None else dtype)
 
 
+@takes_tensors("input", "other", optional=("input_mask", "other_mask"))
 def logaddexp(input, other, *, dtype=None, input_mask=None, other_mask=None):
     out = _filled(input, input_mask, "max").logaddexp(_filled(other, other_mask, "max"))
     return out.to(input.dtype if dtype is None else dtype)
 
 
+@takes_tensors("input", optional=("mask",))
 def norm(input, ord=2.0, dim=None, *, keepdim=False, dtype=None, mask=None):
     kind = "min" if ord == -np.inf else "sum"       # the -inf norm is a minimum: masked elements read +inf
     return linalg.vector_norm(_filled(input, mask, kind), ord, _dims(dim, input.ndim), bool(keepdim),
@@ -173,30 +187,36 @@ def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
     return out.sqrt() if take_sqrt else out
 
 
+@takes_tensors("input", optional=("mask",))
 def var(input, dim=None, unbiased=None, *, correction=None, keepdim=False, dtype=None, mask=None):
     return _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt=False)
 
 
+@takes_tensors("input", optional=("mask",))
 def std(input, dim=None, unbiased=None, *, correction=None, keepdim=False, dtype=None, mask=None):
     return _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt=True)
 
 
 # --------------------------------------------------------------------------- normalizations
+@takes_tensors("input", optional=("mask",))
 def softmax(input, dim, *, dtype=None, mask=None):
     from .nn import functional as F
     return F.softmax(_filled(input, mask, "max"), _dims(dim, input.ndim)[0], dtype=input.dtype if dtype is None else dtype)
 
 
+@takes_tensors("input", optional=("mask",))
 def log_softmax(input, dim, *, dtype=None, mask=None):
     from .nn import functional as F
     return F.log_softmax(_filled(input, mask, "max"), _dims(dim, input.ndim)[0], dtype=input.dtype if dtype is None else dtype)
 
 
+@takes_tensors("input", optional=("mask",))
 def softmin(input, dim, *, dtype=None, mask=None):
     from .nn import functional as F
     return F.softmin(_filled(input, mask, "min"), _dims(dim, input.ndim)[0], dtype=input.dtype if dtype is None else dtype)
 
 
+@takes_tensors("input", optional=("mask",))
 def normalize(input, ord, dim, *, eps=1e-12, dtype=None, mask=None):
     """input / max(its masked norm along ``dim``, eps), the masked-out elements 0."""
     length = norm(input, ord, dim, keepdim=True, dtype=dtype, mask=mask)

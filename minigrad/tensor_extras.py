@@ -4,6 +4,7 @@
 build raises: pinned memory is for copies to an accelerator)."""
 import numpy as np
 
+from ._checks import takes_tensors
 from .tensor import Tensor
 
 
@@ -66,11 +67,13 @@ for _name, _method in METHODS.items():
 
 
 # functions PyTorch also exposes at the top level for these in-place methods
+@takes_tensors("input")
 def zero_(input):
     """``torch.zero_``: ``input.zero_()``."""
     return input.zero_()
 
 
+@takes_tensors("input", "the_template")
 def resize_as_(input, the_template, *, memory_format=None):
     """``torch.resize_as_``: ``input.resize_as_(the_template)``."""
     return input.resize_as_(the_template, memory_format=memory_format)

@@ -11,6 +11,7 @@ Written with minigrad ops, so the result is differentiable (every formula is lin
 """
 import numbers
 
+from .._checks import takes_tensors
 from ..dtypes import get_default_dtype, is_floating_point
 from ..tensor import Tensor
 from .dims import normalize_dim
@@ -71,6 +72,7 @@ def _along(x, d, h, edge_order):
     return cat([first, inside, last], d)
 
 
+@takes_tensors("input")
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """``torch.gradient``: a tuple with the derivative of ``input`` along each dim in ``dim`` (all dims if None),
     samples ``spacing`` apart (a number, one number per dim, or one 1-D tensor of coordinates per dim)."""
