@@ -23,6 +23,12 @@ class Size(tuple):
                 raise TypeError(f"minigrad.Size() takes an iterable of 'int' (item {i} is '{type(n).__name__}')")
         return super().__new__(cls, (operator.index(n) for n in sizes))
 
+    @classmethod
+    def _of_shape(cls, shape):
+        """The Size of an ndarray's ``shape`` (already a tuple of Python ints: no checks, the fast path
+        ``Tensor.shape`` takes)."""
+        return tuple.__new__(cls, shape)
+
     def numel(self):
         """The number of elements of a tensor of this shape (1 for ``Size([])``)."""
         count = 1

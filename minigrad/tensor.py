@@ -153,7 +153,7 @@ class Tensor:
     @property
     def shape(self):
         """A ``minigrad.Size`` (a tuple of ints with ``numel()``)."""
-        return Size(self._data.shape)
+        return Size._of_shape(self._data.shape)
 
     @property
     def dtype(self):
@@ -195,7 +195,7 @@ class Tensor:
         return self._data.ndim
 
     def size(self, dim=None):
-        return Size(self._data.shape) if dim is None else self._data.shape[dim]
+        return Size._of_shape(self._data.shape) if dim is None else self._data.shape[dim]
 
     def numel(self):
         return self._data.size
