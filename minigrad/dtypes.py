@@ -52,8 +52,10 @@ LOW_PRECISION = (float16, bfloat16)   # the 16-bit floats: stored as such, compu
 
 def kind_of(dtype):
     """NumPy's one-letter kind of ``dtype`` ('b', 'i', 'u', 'f', 'c'), with 'f' for bfloat16 (NumPy's 'V')."""
-    dtype = np.dtype(dtype)
-    return "f" if dtype == bfloat16 else dtype.kind
+    if not isinstance(dtype, np.dtype):        # a scalar type, a name, ...: the common case is a dtype already
+        dtype = np.dtype(dtype)
+    kind = dtype.kind
+    return "f" if kind == "V" and dtype == bfloat16 else kind   # bfloat16 is ml_dtypes' 'V'oid-kind float
 
 
 def is_floating_point(dtype):
