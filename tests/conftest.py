@@ -40,3 +40,22 @@ def pytest_collectreport(report):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+# PyTorch live or recorded (tests/oracle.py): each test's calls to oracle.ask are numbered from its start; in record
+# mode (tests/fixtures/record.py) the records are written when the session ends.
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    from tests import oracle
+    oracle.begin_test(item)
+    try:
+        yield
+    finally:
+        oracle.end_test()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    from tests import oracle
+    if oracle.RECORDING:
+        for path, calls in oracle.write_recorded():
+            print(f"\nrecorded {calls} PyTorch calls in {path}")
