@@ -16,7 +16,10 @@ import pytest
 
 import minigrad as mg
 
+from . import oracle
 from .mirror import torch_or_skip
+from .opinfo_record import convert_recorded, snap_sample
+from .oracle import RecordedError, RecordedTensor
 
 _DB = []
 
@@ -40,8 +43,8 @@ def opinfos(name, variant=None):
 def resolve(op, kind="function"):
     """minigrad's callable for an OpInfo: ``kind`` is ``"function"`` (``mg.linalg.inv``, ``mg.nn.functional.x``,
     or a Tensor method called as ``Tensor.name(input, ...)`` when PyTorch's op is a method only), ``"method"``
-    or ``"inplace"``. None when minigrad lacks it."""
-    name = op.name
+    or ``"inplace"``. None when minigrad lacks it. ``op`` may be the OpInfo's name."""
+    name = op if isinstance(op, str) else op.name
     if kind == "method":
         return tensor_attribute(name)
     if kind == "inplace":
@@ -164,9 +167,11 @@ def flat_outputs(out):
 
 
 def _values(t):
-    torch = torch_or_skip()
-    if isinstance(t, torch.Tensor):
-        return t.detach().resolve_conj().resolve_neg().numpy(force=True)   # force: a ZeroTensor gradient too
+    if isinstance(t, RecordedTensor):
+        return t.numpy()
+    torch = oracle.live_torch()
+    if torch is not None and isinstance(t, torch.Tensor):
+        return oracle.tensor_values(t)     # resolved conj/neg bits; force: a ZeroTensor gradient too
     if isinstance(t, mg.Tensor):
         return t.detach().numpy()
     return np.asarray(t)
@@ -176,13 +181,20 @@ def _dtype_name(t):
     return str(t.dtype).rpartition(".")[2]
 
 
+def _recorded(outputs, values=True):
+    """PyTorch's outputs (live tensors or already recorded) as recorded, flattened."""
+    torch = oracle.live_torch()
+    return [oracle.snap(w, values=values, grad=False) if torch is not None and isinstance(w, torch.Tensor) else w
+            for w in flat_outputs(outputs)]
+
+
 def assert_same_outputs(out_mg, out_th, rtol=1e-7, atol=1e-7, what="forward"):
-    """Every output tensor has PyTorch's shape, dtype (by name) and values (NaNs where PyTorch has them)."""
-    torch = torch_or_skip()
-    got, want = flat_outputs(out_mg), flat_outputs(out_th)
+    """Every output tensor has PyTorch's shape, dtype (by name) and values (NaNs where PyTorch has them).
+    ``out_th``: PyTorch's outputs, live or recorded (``oracle.RecordedTensor``)."""
+    got, want = flat_outputs(out_mg), _recorded(out_th)
     assert len(got) == len(want), f"{what}: {len(got)} outputs, PyTorch gives {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
-        if isinstance(w, torch.Tensor):
+        if isinstance(w, RecordedTensor):
             assert isinstance(g, mg.Tensor), f"{what} output {i}: a {type(g).__name__}, PyTorch gives a Tensor"
             assert tuple(g.shape) == tuple(w.shape), f"{what} output {i}: shape {tuple(g.shape)}, PyTorch {tuple(w.shape)}"
             assert _dtype_name(g) == _dtype_name(w), f"{what} output {i}: dtype {g.dtype}, PyTorch {w.dtype}"
@@ -193,9 +205,172 @@ def assert_same_outputs(out_mg, out_th, rtol=1e-7, atol=1e-7, what="forward"):
             np.testing.assert_array_equal(gv, wv, err_msg=f"{what} output {i}")
 
 
+def assert_same_shapes(out_mg, out_th):
+    """Shapes and dtypes agree (random or uninitialized values are not compared)."""
+    got, want = flat_outputs(out_mg), _recorded(out_th, values=False)
+    assert len(got) == len(want), f"forward: {len(got)} outputs, PyTorch gives {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        if hasattr(w, "shape"):
+            assert tuple(g.shape) == tuple(w.shape), f"forward output {i}: shape {tuple(g.shape)}, PyTorch {tuple(w.shape)}"
+            assert _dtype_name(g) == _dtype_name(w), f"forward output {i}: dtype {g.dtype}, PyTorch {w.dtype}"
+
+
 def _differentiable(outputs):
     torch = torch_or_skip()
     return [o for o in outputs if isinstance(o, torch.Tensor) and o.requires_grad and o.dtype.is_floating_point]
+
+
+def record_out_of_place(op, sample, torch_fn=None, *, values=True, gradients=True, processed_forward=False, seed=0,
+                        watch=False):
+    """PyTorch's side of one sample, as plain data: the sample as it was, the outputs (and, with
+    ``processed_forward``, the outputs as the OpInfo processes them), with ``watch`` the inputs PyTorch changed
+    (their values afterwards, None where unchanged), and for float outputs of inputs that require grad the
+    gradients of every such input for one random upstream gradient per output (or the exception kind when PyTorch
+    has no derivative). An exception PyTorch raises is recorded as ``{"raised": ...}``."""
+    torch = oracle.live_torch()
+    record = {"sample": snap_sample(sample)}
+    inputs_th = _torch_tensors(sample)
+    before = [t.detach().numpy().copy() for t in inputs_th] if watch else []
+    try:
+        out_th = (op.op if torch_fn is None else torch_fn)(sample.input, *sample.args, **sample.kwargs)
+    except Exception as error:   # noqa: BLE001 - replayed to the comparison as it happened
+        record["raised"] = oracle.snap(error)
+        return record
+    record["out"] = _recorded(out_th, values)
+    if watch:
+        record["after"] = [None if t.detach().numpy().shape == b.shape and np.array_equal(t.detach().numpy(), b, True)
+                           else oracle.snap(t.detach(), grad=False) for t, b in zip(inputs_th, before)]
+    if not values:
+        return record
+    if processed_forward:
+        record["processed"] = _recorded(sample.output_process_fn_grad(out_th))
+    if not gradients or not op.supports_autograd:
+        return record
+    if not any(t.requires_grad for t in _leaves(record["sample"])):
+        return record
+    try:
+        outs_th = flat_outputs(sample.output_process_fn_grad(out_th))
+    except Exception as error:   # noqa: BLE001
+        record["grad"] = {"skip": f"output_process_fn_grad does not apply: {error!r}"}
+        return record
+    pairs = [i for i, t in enumerate(outs_th) if t in _differentiable([t])]
+    grad = record["grad"] = {"pairs": pairs, "shapes": [tuple(outs_th[i].shape) for i in pairs]}
+    if not pairs:
+        return record
+    rng = np.random.default_rng(seed)
+    ups = [rng.standard_normal(outs_th[i].shape) for i in pairs]
+    th_inputs = [t for t in _live_leaves(sample) if t.requires_grad]
+    try:
+        grads_th = torch.autograd.grad([outs_th[i] for i in pairs], th_inputs,
+                                       [torch.tensor(u, dtype=outs_th[i].dtype) for u, i in zip(ups, pairs)],
+                                       allow_unused=True)
+    except (RuntimeError, NotImplementedError) as refused:    # no derivative in PyTorch
+        grad["refused"] = oracle.snap(refused)
+        return record
+    grad["grads"] = [None if g is None else oracle.snap(g, grad=False) for g in grads_th]
+    return record
+
+
+def _torch_tensors(sample):
+    torch = oracle.live_torch()
+    return [t for t in flat_outputs([sample.input, list(sample.args), list(sample.kwargs.values())])
+            if isinstance(t, torch.Tensor)]
+
+
+def _live_leaves(sample):
+    """The distinct torch tensors of a live sample in the order ``convert_sample`` meets them."""
+    memo = {}
+    to_mg_order(sample.input, memo), to_mg_order(sample.args, memo), to_mg_order(sample.kwargs, memo)
+    return list(memo.values())
+
+
+def to_mg_order(obj, memo):
+    torch = oracle.live_torch()
+    if isinstance(obj, torch.Tensor):
+        memo.setdefault(id(obj), obj)
+    elif isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+        for o in obj:
+            to_mg_order(o, memo)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            to_mg_order(o, memo)
+
+
+def _leaves(sample):
+    """The distinct RecordedTensors of a recorded sample in ident order (the order ``convert_sample`` meets them)."""
+    found = {}
+
+    def walk(v):
+        if isinstance(v, RecordedTensor):
+            found.setdefault(v.ident, v)
+        elif isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+    walk(sample.input), walk(list(sample.args)), walk(sample.kwargs)
+    return [found[k] for k in sorted(found)]
+
+
+def check_out_of_place(record, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6, seed=0, values=True,
+                       processed_forward=False, live_sample=None):
+    """minigrad's ``fn`` on a recorded sample, compared with PyTorch's record (``record_out_of_place``).
+    ``live_sample``: the SampleInput itself when PyTorch is installed (its ``output_process_fn_grad``, a PyTorch
+    lambda, is applied to minigrad's outputs as to PyTorch's; a replay of a sample that has one compares the
+    forward only, and a processed forward not at all: it skips). Returns what was compared."""
+    x, args, kwargs, memo = convert_recorded(record["sample"])
+    if "raised" in record:
+        raise record["raised"].exception()
+    out_mg = fn(x, *args, **kwargs)
+    if not values:
+        assert_same_shapes(out_mg, record["out"])
+        return "shapes"
+    if processed_forward:   # outputs unique only up to sign or phase (eigenvectors): compared as the OpInfo processes them
+        if live_sample is None:
+            pytest.skip("the OpInfo processes this op's outputs with a PyTorch function: PyTorch not installed")
+        assert_same_outputs(live_sample.output_process_fn_grad(out_mg), record["processed"], rtol, atol)
+    else:
+        assert_same_outputs(out_mg, record["out"], rtol, atol)
+    grad = record.get("grad")
+    if grad is None:
+        return "forward"
+    if "skip" in grad:
+        pytest.skip(grad["skip"])
+    if record["sample"].identity_process:
+        processed_mg = out_mg
+    elif live_sample is None:
+        return "forward (gradient: the OpInfo's output processing needs PyTorch)"
+    else:
+        try:
+            processed_mg = live_sample.output_process_fn_grad(out_mg)
+        except Exception as error:    # a torch-only post-processing lambda: compare the raw outputs
+            pytest.skip(f"output_process_fn_grad does not apply to minigrad outputs: {error!r}")
+    outs_mg = flat_outputs(processed_mg)
+    pairs = [(i, shape) for i, shape in zip(grad["pairs"], grad["shapes"]) if i < len(outs_mg)]
+    if not pairs:
+        return "forward"
+    rng = np.random.default_rng(seed)
+    ups = [rng.standard_normal(shape) for _, shape in pairs]
+    leaves = [m for r, m in memo.values() if r.requires_grad]
+    mg_outs = [outs_mg[i] for i, _ in pairs]
+    if "refused" in grad:              # no derivative in PyTorch: minigrad must refuse too
+        with pytest.raises(type(grad["refused"].exception())):
+            mg.autograd.grad(mg_outs, leaves, [mg.tensor(u, dtype=m.dtype) for u, m in zip(ups, mg_outs)],
+                             allow_unused=True)
+        return "forward, refused gradient"
+    for m in mg_outs:
+        assert m.requires_grad, "minigrad's output does not require grad where PyTorch's does"
+    grads_mg = mg.autograd.grad(mg_outs, leaves, [mg.tensor(u, dtype=m.dtype) for u, m in zip(ups, mg_outs)],
+                                allow_unused=True)
+    for i, (gm, gt) in enumerate(zip(grads_mg, grad["grads"])):
+        if gt is None:
+            assert gm is None or not np.any(gm.detach().numpy()), f"gradient of input {i}: PyTorch has none"
+            continue
+        assert gm is not None, f"gradient of input {i}: minigrad gives none, PyTorch does"
+        np.testing.assert_allclose(gm.detach().numpy(), _values(gt), rtol=grad_rtol, atol=grad_atol,
+                                   err_msg=f"gradient of input {i}")
+    return "forward and gradient"
 
 
 def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6, gradients=True, seed=0,
@@ -205,53 +380,11 @@ def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_at
     gradient per output.
 
     ``fn`` is called as PyTorch's function is: ``fn(input, *args, **kwargs)`` (a method works the same way)."""
-    torch = torch_or_skip()
-    x, args, kwargs, memo = convert_sample(sample)
-    out_th = (op.op if torch_fn is None else torch_fn)(sample.input, *sample.args, **sample.kwargs)
-    out_mg = fn(x, *args, **kwargs)
-    if processed_forward:   # outputs unique only up to sign or phase (eigenvectors): compared as the OpInfo processes them
-        assert_same_outputs(sample.output_process_fn_grad(out_mg), sample.output_process_fn_grad(out_th), rtol, atol)
-    else:
-        assert_same_outputs(out_mg, out_th, rtol, atol)
-    if not gradients or not op.supports_autograd:
-        return
-    leaves = [(th, m) for th, m in memo.values() if th.requires_grad]
-    if not leaves:
-        return
-    try:
-        processed_th = sample.output_process_fn_grad(out_th)
-        processed_mg = sample.output_process_fn_grad(out_mg)
-    except Exception as error:    # a torch-only post-processing lambda: compare the raw outputs
-        pytest.skip(f"output_process_fn_grad does not apply to minigrad outputs: {error!r}")
-    outs_th = flat_outputs(processed_th)
-    outs_mg = flat_outputs(processed_mg)
-    pairs = [(m, t) for m, t in zip(outs_mg, outs_th) if t in _differentiable([t])]
-    if not pairs:
-        return
-    rng = np.random.default_rng(seed)
-    ups = [rng.standard_normal(t.shape) for _, t in pairs]
-    th_inputs = [th for th, _ in leaves]
-    mg_outs = [m for m, _ in pairs]
-    try:
-        grads_th = torch.autograd.grad([t for _, t in pairs], th_inputs,
-                                       [torch.tensor(u, dtype=t.dtype) for u, (_, t) in zip(ups, pairs)],
-                                       allow_unused=True)
-    except (RuntimeError, NotImplementedError) as refused:    # no derivative in PyTorch: minigrad must refuse too
-        with pytest.raises(type(refused)):
-            mg.autograd.grad(mg_outs, [m for _, m in leaves],
-                             [mg.tensor(u, dtype=m.dtype) for u, m in zip(ups, mg_outs)], allow_unused=True)
-        return
-    for m in mg_outs:
-        assert m.requires_grad, "minigrad's output does not require grad where PyTorch's does"
-    grads_mg = mg.autograd.grad(mg_outs, [m for _, m in leaves],
-                                [mg.tensor(u, dtype=m.dtype) for u, m in zip(ups, mg_outs)], allow_unused=True)
-    for i, (gm, gt) in enumerate(zip(grads_mg, grads_th)):
-        if gt is None:
-            assert gm is None or not np.any(gm.detach().numpy()), f"gradient of input {i}: PyTorch has none"
-            continue
-        assert gm is not None, f"gradient of input {i}: minigrad gives none, PyTorch does"
-        np.testing.assert_allclose(gm.detach().numpy(), _values(gt), rtol=grad_rtol, atol=grad_atol,
-                                   err_msg=f"gradient of input {i}")
+    torch_or_skip()
+    record = record_out_of_place(op, sample, torch_fn, gradients=gradients, processed_forward=processed_forward,
+                                 seed=seed)
+    return check_out_of_place(record, fn, rtol, atol, grad_rtol, grad_atol, seed, processed_forward=processed_forward,
+                              live_sample=sample)
 
 
 def compare_complex_gradients(op, sample, fn, rtol=1e-9, atol=1e-9, seed=1):

@@ -78,12 +78,13 @@ class RecordedTensor:
     """A PyTorch tensor as the comparisons read it: dtype, shape, values (None when not recorded: random or
     uninitialized results), ``requires_grad`` and ``grad``."""
 
-    def __init__(self, dtype, shape, values=None, requires_grad=False, grad=None):
+    def __init__(self, dtype, shape, values=None, requires_grad=False, grad=None, ident=None):
         self.dtype = dtype if isinstance(dtype, RecordedDtype) else RecordedDtype(dtype)
         self.shape = tuple(shape)
         self.values = values
         self.requires_grad = requires_grad
         self.grad = grad
+        self.ident = ident          # which tensor of a recorded sample it is (one tensor used twice: one ident)
 
     def detach(self):
         return self
@@ -127,6 +128,10 @@ class RecordedError:
     def __init__(self, kind, message=""):
         self.kind, self.message = kind, message
 
+    @property
+    def type(self):
+        return type(self.exception())
+
     def exception(self):
         cls = getattr(builtins, self.kind, None)
         if not (isinstance(cls, type) and issubclass(cls, BaseException)):
@@ -152,9 +157,13 @@ class RecordedObject:
 
 def builtin_kind(error):
     """The nearest built-in exception class name of ``error`` (``torch._C._LinAlgError`` -> RuntimeError)."""
-    for cls in type(error).__mro__:
-        if getattr(builtins, cls.__name__, None) is cls:
-            return cls.__name__
+    return builtin_kind_of(type(error))
+
+
+def builtin_kind_of(cls):
+    for base in cls.__mro__:
+        if getattr(builtins, base.__name__, None) is base:
+            return base.__name__
     return "Exception"
 
 
@@ -206,6 +215,14 @@ def snap(obj, values=True, grad=True):
 
 
 # --------------------------------------------------------------------------- JSON encoding (exact floats)
+_EXTRA = {}           # tag -> (class, to plain data, from plain data): record types of other helpers
+
+
+def register(tag, cls, dump, load):
+    """Let records hold ``cls`` (``dump(obj)`` -> data ``encode`` can write; ``load(data)`` rebuilds it)."""
+    _EXTRA[tag] = (cls, dump, load)
+
+
 def _encode_array(a):
     a = np.asarray(a)
     out = {"dtype": a.dtype.str.lstrip("<>|="), "shape": list(a.shape)}
@@ -236,7 +253,7 @@ def encode(obj):
         return {"@np": _encode_array(np.asarray(obj))}
     if isinstance(obj, RecordedTensor):
         return {"@T": [obj.dtype.name, list(obj.shape), None if obj.values is None else _encode_array(obj.values),
-                       obj.requires_grad, encode(obj.grad)]}
+                       obj.requires_grad, encode(obj.grad)] + ([] if obj.ident is None else [obj.ident])}
     if isinstance(obj, RecordedDtype):
         return {"@dtype": obj.name}
     if isinstance(obj, RecordedError):
@@ -253,7 +270,10 @@ def encode(obj):
         return {"@d": {k: encode(v) for k, v in obj.items()}}
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
-    raise TypeError(f"cannot record a {type(obj).__name__}")
+    for tag, (cls, dump, _) in _EXTRA.items():
+        if isinstance(obj, cls):
+            return {tag: encode(dump(obj))}
+    return {"@O": type(obj).__name__}       # anything else: its class name (a replay cannot use it)
 
 
 def decode(obj):
@@ -267,9 +287,9 @@ def decode(obj):
     if tag == "@np":
         return _decode_array(value)[()]
     if tag == "@T":
-        dtype, shape, values, requires_grad, grad = value
+        dtype, shape, values, requires_grad, grad, *ident = value
         return RecordedTensor(dtype, shape, None if values is None else _decode_array(values), requires_grad,
-                              decode(grad))
+                              decode(grad), *ident)
     if tag == "@dtype":
         return RecordedDtype(value)
     if tag == "@a":                   # an array's fingerprint
@@ -284,6 +304,8 @@ def decode(obj):
         return tuple(decode(o) for o in value)
     if tag == "@d":
         return {k: decode(v) for k, v in value.items()}
+    if tag in _EXTRA:
+        return _EXTRA[tag][2](decode(value))
     raise ValueError(f"unknown record tag {tag!r}")
 
 
@@ -330,6 +352,11 @@ def differences(a, b, tolerance=(1e-9, 1e-12), where="record"):
         return [] if same else [f"{where}: {a!r} vs {b!r}"]
     if isinstance(a, (RecordedDtype, RecordedObject)) or isinstance(b, (RecordedDtype, RecordedObject)):
         return [] if type(a) is type(b) and repr(a) == repr(b) else [f"{where}: {a!r} vs {b!r}"]
+    if type(a) in [c for c, _, _ in _EXTRA.values()] or type(b) in [c for c, _, _ in _EXTRA.values()]:
+        if type(a) is not type(b):
+            return [f"{where}: {a!r} vs {b!r}"]
+        dump = next(d for c, d, _ in _EXTRA.values() if c is type(a))
+        return differences(dump(a), dump(b), tolerance, where)
     if isinstance(a, float) and isinstance(b, float):
         same = (np.isnan(a) and np.isnan(b)) or np.isclose(a, b, rtol=tolerance[0], atol=tolerance[1])
         return [] if same else [f"{where}: {a!r} vs {b!r}"]
@@ -402,6 +429,11 @@ def _committed(module):
     return _loaded[module]
 
 
+def recorded_tests(module):
+    """The names of the tests of ``module`` (``test_opinfo``) that have records, sorted."""
+    return sorted(_committed(module))
+
+
 def begin_test(item):
     """Called by ``tests/conftest.py`` before each test: the calls that follow belong to ``item``."""
     module = Path(str(item.path)).stem
@@ -422,27 +454,31 @@ def _lookup(test, index, print_):
     return None
 
 
-def ask(compute, inputs=(), tolerance=(1e-9, 1e-12)):
+def ask(compute, inputs=(), tolerance=(1e-9, 1e-12), keep=None):
     """PyTorch's record of this call: ``compute(torch)`` when PyTorch is installed (checked against the
     committed record under CI, stored when recording), else the committed record of the same call (the same
     test, the same place in it, inputs matching the fingerprint) or a skip. ``tolerance`` (rtol, atol) is the
-    comparison's own: a fresh and a committed record agree when they agree to it."""
+    comparison's own: a fresh and a committed record agree when they agree to it. ``keep(record)``: the part of
+    a fresh record that is stored and checked (a replay gets only that; a live run compares all of it)."""
     test = _current[0]
-    assert test is not None, "oracle.ask outside a test"
+    torch = live_torch()
+    if test is None:                    # outside a test (bench/opinfo_coverage.py): live only
+        assert torch is not None, "oracle.ask outside a test needs PyTorch"
+        return compute(torch)
     index, test.calls = test.calls, test.calls + 1
     print_ = encode_fingerprint(inputs)
-    torch = live_torch()
     if torch is not None:
         record = compute(torch)
+        kept = encode(record if keep is None else keep(record))
         if RECORDING:
-            _recorded.setdefault(test.module, {}).setdefault(test.name, []).append({"in": print_, "out": encode(record)})
+            _recorded.setdefault(test.module, {}).setdefault(test.name, []).append({"in": print_, "out": kept})
         elif CHECKING:
             committed = _lookup(test, index, print_)
             regenerate = f"re-run `{RECORD_COMMAND} tests/{test.module}.py` with PyTorch installed and commit it"
             if committed is None:
                 pytest.fail(f"no recorded PyTorch output for call {index} of this test in "
                             f"tests/fixtures/{test.module}.json.gz: {regenerate}")
-            found = differences(record, committed, tolerance)
+            found = differences(decode(kept), committed, tolerance)
             if found:
                 pytest.fail(f"the recorded PyTorch output of call {index} is stale ({'; '.join(found[:3])}): "
                             f"{regenerate}")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import minigrad as mg
 from minigrad.ops.elementwise import Tanh
 
-from .mirror import assert_double_mirror, check_gradgrad, run_both, torch_or_skip
+from .mirror import assert_double_mirror, check_gradgrad, run_both, torch_or_replay, torch_or_skip
 
 SHAPE = (3, 4)
 
@@ -201,7 +201,7 @@ def test_complex_input_double_backward(name):
 # --------------------------------------------------------------------------- random
 def test_dropout_double_backward():
     """The mask is a constant: dropout's gradient is linear in the upstream gradient, its second derivative 0."""
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     x = nonzero(np.random.default_rng(8))
 
     def ours(t):
