@@ -43,6 +43,10 @@ class _NoTorch:
     __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __float__ = __int__ = __index__ = __array__ = __str__ = _skip
     __hash__ = object.__hash__
 
+    @property
+    def __signature__(self):           # inspect.signature(torch.optim.SGD): PyTorch's own signature is needed
+        self._skip()
+
 
 def torch_or_replay():
     """PyTorch, or (not installed) a stand-in that skips the test when it is used other than as a function handed

@@ -24,7 +24,7 @@ import pytest
 import minigrad as mg
 
 from . import oracle
-from .opinfo_record import convert_recorded, snap_sample
+from .opinfo_record import Unconvertible, convert_recorded, find, snap_sample
 from .opinfo_util import (assert_same_outputs, assert_same_shapes, check_out_of_place, error_inputs, flat_outputs,
                           op_db, record_out_of_place, resolve, samples, spread, to_mg)
 
@@ -363,19 +363,9 @@ def _thin(record, kind):
 
 
 def _unconvertible(r):
-    from .opinfo_record import Unconvertible
-    found = []
-
-    def walk(v):
-        if isinstance(v, Unconvertible):
-            found.append(v)
-        elif isinstance(v, (list, tuple)):
-            [walk(x) for x in v]
-        elif isinstance(v, dict):
-            [walk(x) for x in v.values()]
-    if "sample" in r:
-        walk([r["sample"].input, list(r["sample"].args), r["sample"].kwargs])
-    return bool(found) or "raised" in r or r.get("accepted")
+    """Whether a sample's record cannot be replayed: a value minigrad cannot be given, PyTorch raising, or an
+    error input PyTorch accepts."""
+    return bool(find(r["sample"], Unconvertible)) or "raised" in r or bool(r.get("accepted"))
 
 
 def record_case(op, variant, kind, limit=None, processed=False):

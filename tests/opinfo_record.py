@@ -170,18 +170,27 @@ def convert_recorded(sample):
             to_mg_recorded(dict(sample.kwargs), memo), memo)
 
 
-def recorded_tensors(sample):
-    """The RecordedTensors of a sample's (input, args, kwargs) in order (repeats included), as ``_tensors``."""
+def find(sample, cls, into_dicts=True):
+    """Every ``cls`` instance in a recorded sample's (input, args, kwargs), in order (repeats included), looking
+    into lists and tuples (and, with ``into_dicts``, dicts)."""
     found = []
 
     def walk(v):
-        if isinstance(v, RecordedTensor):
+        if isinstance(v, cls):
             found.append(v)
         elif isinstance(v, (list, tuple)):
             for x in v:
+                walk(x)
+        elif into_dicts and isinstance(v, dict):
+            for x in v.values():
                 walk(x)
     walk([sample.input, list(sample.args), list(sample.kwargs.values())])
     return found
 
 
-__all__ = ["RecordedSample", "Unconvertible", "snap_sample", "snap", "convert_recorded", "recorded_tensors"]
+def leaves(sample):
+    """The distinct RecordedTensors of a sample in ident order (the order ``convert_sample`` meets them)."""
+    return sorted({t.ident: t for t in find(sample, RecordedTensor)}.values(), key=lambda t: t.ident)
+
+
+__all__ = ["RecordedSample", "Unconvertible", "snap_sample", "snap", "convert_recorded", "find", "leaves"]

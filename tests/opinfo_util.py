@@ -18,7 +18,7 @@ import minigrad as mg
 
 from . import oracle
 from .mirror import torch_or_skip
-from .opinfo_record import convert_recorded, snap_sample
+from .opinfo_record import convert_recorded, leaves, snap_sample
 from .oracle import RecordedError, RecordedTensor
 
 _DB = []
@@ -211,7 +211,8 @@ def assert_same_shapes(out_mg, out_th):
     assert len(got) == len(want), f"forward: {len(got)} outputs, PyTorch gives {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
         if hasattr(w, "shape"):
-            assert tuple(g.shape) == tuple(w.shape), f"forward output {i}: shape {tuple(g.shape)}, PyTorch {tuple(w.shape)}"
+            assert tuple(g.shape) == tuple(w.shape), \
+                f"forward output {i}: shape {tuple(g.shape)}, PyTorch {tuple(w.shape)}"
             assert _dtype_name(g) == _dtype_name(w), f"forward output {i}: dtype {g.dtype}, PyTorch {w.dtype}"
 
 
@@ -246,7 +247,7 @@ def record_out_of_place(op, sample, torch_fn=None, *, values=True, gradients=Tru
         record["processed"] = _recorded(sample.output_process_fn_grad(out_th))
     if not gradients or not op.supports_autograd:
         return record
-    if not any(t.requires_grad for t in _leaves(record["sample"])):
+    if not any(t.requires_grad for t in leaves(record["sample"])):
         return record
     try:
         outs_th = flat_outputs(sample.output_process_fn_grad(out_th))
@@ -294,23 +295,6 @@ def to_mg_order(obj, memo):
     elif isinstance(obj, dict):
         for o in obj.values():
             to_mg_order(o, memo)
-
-
-def _leaves(sample):
-    """The distinct RecordedTensors of a recorded sample in ident order (the order ``convert_sample`` meets them)."""
-    found = {}
-
-    def walk(v):
-        if isinstance(v, RecordedTensor):
-            found.setdefault(v.ident, v)
-        elif isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
-            for x in v:
-                walk(x)
-        elif isinstance(v, dict):
-            for x in v.values():
-                walk(x)
-    walk(sample.input), walk(list(sample.args)), walk(sample.kwargs)
-    return [found[k] for k in sorted(found)]
 
 
 def check_out_of_place(record, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6, seed=0, values=True,
@@ -419,4 +403,5 @@ def assert_raises_like(op, error, fn):
 
 
 __all__ = ["op_db", "opinfos", "resolve", "samples", "spread", "error_inputs", "to_mg", "convert_sample", "compare_sample",
-           "assert_same_outputs", "assert_raises_like", "compare_complex_gradients", "flat_outputs", "dtype_to_mg"]
+           "assert_same_outputs", "assert_raises_like", "compare_complex_gradients", "flat_outputs", "dtype_to_mg",
+           "record_out_of_place", "check_out_of_place", "assert_same_shapes"]

@@ -166,6 +166,7 @@ def test_bad_input(name, call):
         assert_inputs_unchanged(c_mg)
         return
     if error is not None:
-        raise AssertionError(f"PyTorch computes {record['result']!r}; minigrad raises {type(error).__name__}") from error
+        raise AssertionError(f"PyTorch computes {record['result']!r}; minigrad raises {type(error).__name__}") \
+            from error
     assert_same(ours, record["result"], compare_values=not any(r in name for r in RANDOM_RESULTS))
     assert_inputs_as_torch(c_mg, record)

@@ -6,11 +6,11 @@ import pytest
 import minigrad as mg
 import minigrad.fft as mfft
 
-from .mirror import torch_or_skip
+from .mirror import torch_or_replay, torch_or_skip
 from .opinfo_util import (assert_raises_like, compare_complex_gradients, compare_sample, error_inputs, opinfos,
                           resolve, samples)
 
-torch = torch_or_skip()
+torch = torch_or_replay()
 
 NAMES = ["fft.fft", "fft.ifft", "fft.fft2", "fft.ifft2", "fft.fftn", "fft.ifftn", "fft.rfft", "fft.irfft",
          "fft.rfft2", "fft.irfft2", "fft.rfftn", "fft.irfftn", "fft.hfft", "fft.ihfft", "fft.hfft2", "fft.ihfft2",

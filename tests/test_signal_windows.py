@@ -5,10 +5,10 @@ import pytest
 
 import minigrad as mg
 
-from .mirror import torch_or_skip
+from .mirror import torch_or_replay, torch_or_skip
 from .opinfo_util import assert_raises_like, compare_sample, convert_sample, error_inputs, opinfos, resolve, samples
 
-torch = torch_or_skip()
+torch = torch_or_replay()
 
 WINDOWS = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine", "general_hamming",
            "hamming", "hann", "kaiser", "nuttall"]
