@@ -5,7 +5,8 @@
     python bench/bench_backward.py --dtype float64
 
 For RMSNorm, LayerNorm, BatchNorm2d (training), InstanceNorm2d and GroupNorm, each with weight and
-bias (RMSNorm: weight only, as PyTorch's), three implementations of the same layer:
+bias (RMSNorm: weight only, as PyTorch's), and every other norm of the registry (minigrad/ops/norm/registry.py,
+with the parameters of its registry case), three implementations of the same layer:
 
 * the fused Function with its hand-derived backward, on each kernel backend (numpy, and numba when
   it can be imported);
@@ -25,8 +26,9 @@ Printed as a markdown table:
 """
 import os
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")  # before NumPy and numba load: one thread, like the composite ops
+if __name__ == "__main__":   # run as the benchmark (not imported by a test, whose process must stay as it is)
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")  # before NumPy and numba load: one thread, like the composite ops
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
@@ -42,6 +44,7 @@ from minigrad.kernels import BACKENDS, get_backend, use_backend  # noqa: E402
 from minigrad.ops.norm.batchnorm import batch_norm_composite  # noqa: E402
 from minigrad.ops.norm.groupnorm import group_norm_composite, instance_norm_composite  # noqa: E402
 from minigrad.ops.norm.layernorm import layer_norm_composite  # noqa: E402
+from minigrad.ops.norm.registry import NORMS  # noqa: E402
 from minigrad.ops.norm.rmsnorm import rms_norm_composite  # noqa: E402
 
 ROWS, CHANNELS = (2048, 512), (32, 64, 16, 16)             # moderate: 4 MB / 2 MB of float32
@@ -50,29 +53,45 @@ QUICK_ROWS, QUICK_CHANNELS = (256, 128), (8, 16, 8, 8)
 
 @dataclass
 class Case:
-    """One norm: its two forms, each called as fn(x, w, b), and the input shape."""
+    """One norm: its two forms, each called as fn(x, w, b) (or fn(x, *params) with ``param_shapes``), and the
+    input shape."""
     name: str
     fused: object
     composite: object
     shape: tuple
     params: int             # size of w and b
     bias: bool = True
+    param_shapes: list = None   # the parameters' shapes, instead of w and b of ``params`` elements
+    registry: str = None        # the norm's name in the registry
+
+
+def registry_case(spec, rows, channels):
+    """A registered norm without a hand-written case: its registry call, on the shapes of its kind (each
+    parameter of the case's feature size gets the input's)."""
+    shape = channels if spec.kind == "channel" else rows
+    axis = 1 if spec.kind == "channel" else -1
+    shapes = [tuple(shape[axis] if n == spec.shape[axis] else n for n in s) for _, s in spec.params]
+    fused, composite = spec.functional_form(), spec.composite_form()
+    return Case(spec.name, lambda *t: spec.call(fused, *t), lambda *t: spec.call(composite, *t), shape, 0,
+                param_shapes=shapes, registry=spec.name)
 
 
 def cases(rows, channels):
     d, c = rows[-1], channels[1]
-    return [
+    hand = [
         Case("RMSNorm", lambda x, w, b: F.rms_norm(x, (d,), w), lambda x, w, b: rms_norm_composite(x, (d,), w),
-             rows, d, bias=False),
+             rows, d, bias=False, registry="RMSNorm"),
         Case("LayerNorm", lambda x, w, b: F.layer_norm(x, (d,), w, b),
-             lambda x, w, b: layer_norm_composite(x, (d,), w, b), rows, d),
+             lambda x, w, b: layer_norm_composite(x, (d,), w, b), rows, d, registry="LayerNorm"),
         Case("BatchNorm2d (train)", lambda x, w, b: F.batch_norm(x, None, None, w, b, True),
-             lambda x, w, b: batch_norm_composite(x, None, None, w, b, True), channels, c),
+             lambda x, w, b: batch_norm_composite(x, None, None, w, b, True), channels, c, registry="BatchNorm"),
         Case("InstanceNorm2d (affine)", lambda x, w, b: F.instance_norm(x, weight=w, bias=b),
-             lambda x, w, b: instance_norm_composite(x, weight=w, bias=b), channels, c),
+             lambda x, w, b: instance_norm_composite(x, weight=w, bias=b), channels, c, registry="InstanceNorm"),
         Case("GroupNorm (8 groups)", lambda x, w, b: F.group_norm(x, 8, w, b),
-             lambda x, w, b: group_norm_composite(x, 8, w, b), channels, c),
+             lambda x, w, b: group_norm_composite(x, 8, w, b), channels, c, registry="GroupNorm"),
     ]
+    return hand + [registry_case(spec, rows, channels) for spec in NORMS
+                   if spec.name not in {case.registry for case in hand}]
 
 
 def implementations(case):
@@ -102,6 +121,10 @@ def leaves(case, dtype, seed=0):
     """Fresh x, w, b (b None without bias) that require grad, and an upstream gradient g."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(case.shape).astype(dtype)
+    if case.param_shapes is not None:
+        params = [np.asarray(1 + 0.1 * rng.standard_normal(s), dtype=dtype) for s in case.param_shapes]
+        return ([mg.tensor(a, requires_grad=True) for a in [x] + params],
+                mg.tensor(rng.standard_normal(case.shape).astype(dtype)))
     w, b = (1 + 0.1 * rng.standard_normal(case.params)).astype(dtype), rng.standard_normal(case.params).astype(dtype)
     tensors = [mg.tensor(a, requires_grad=True) for a in (x, w, b)]
     if not case.bias:

@@ -6,8 +6,10 @@
 
 For RMSNorm and LayerNorm on rows (R, D) from 64x64 to 16384x4096, and BatchNorm2d (training),
 InstanceNorm2d and GroupNorm(32) on (N, C, H, W) from 4x32x16x16 to 32x64x64x64, all float32 with
-weight and bias (RMSNorm: weight only, as PyTorch's), at 1 and 2 threads, it times the forward
-alone (under no_grad) and forward + backward (with a random upstream gradient) of:
+weight and bias (RMSNorm: weight only, as PyTorch's), and every other norm of the registry
+(minigrad/ops/norm/registry.py: LocalResponseNorm, ScaleNorm, DyT, ... on the shapes of its kind, with the
+parameters of its registry case, PyTorch's column running its ``torch_twin``), at 1 and 2 threads, it times
+the forward alone (under no_grad) and forward + backward (with a random upstream gradient) of:
 
 * ``minigrad`` / ``numpy``: minigrad's public API (``F.rms_norm(...)``, ``y.backward(g)``) on the
   numba and NumPy kernel backends (the NumPy backend up to 8M elements: it is single-threaded and
@@ -42,7 +44,9 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE), str(HERE.parent)]   # bench/common.py, and this checkout's minigrad
+
+from minigrad.ops.norm.registry import NORMS as REGISTRY  # noqa: E402 (imports no norm)
 
 from common import (Worker, available, emit, environment, fmt_ms, machine_line, median_over_rounds,  # noqa: E402
                     ratio, run_rounds, set_threads, table, time_call, write_json)
@@ -120,17 +124,39 @@ def _jax_channels(jnp, x, w, b, axes, groups=None):
 
 @dataclass
 class Norm:
-    """One layer: ``api(F, x, w, b, buffers)`` calls the public function of ``F`` (minigrad's or PyTorch's
+    """One layer: ``api(F, x, *params, buffers)`` calls the public function of ``F`` (minigrad's or PyTorch's
     nn.functional: the calls are the same); ``jax(jnp, x, w, b)`` is the layer in jax.numpy;
     ``raw_forward(k, x, w, b) -> (y, saved)`` and ``raw_backward(k, dy, x, saved, w)`` call the kernels
-    of module k on x as rows (R, D) or (N, C, S)."""
+    of module k on x as rows (R, D) or (N, C, S) (None: not timed). ``registry``: the norm's registry name;
+    ``params(rng, shape)``: its parameters (default: weight and, if ``bias``, bias, one per row element or
+    channel)."""
     name: str
     rows: bool
     api: object
-    jax: object
-    raw_forward: object
-    raw_backward: object
+    jax: object = None
+    raw_forward: object = None
+    raw_backward: object = None
     bias: bool = True
+    registry: str = None
+    params: object = None
+
+
+def registry_norm(spec):
+    """The benchmark of a registered norm that has no hand-written entry: its registry case's call and parameters
+    (scaled to the benchmark's shapes: each parameter of the case's feature size gets the input's), PyTorch's
+    column its ``torch_twin``."""
+    def params(rng, shape):
+        features = shape[-1] if spec.kind != "channel" else shape[1]
+        case_features = spec.shape[-1] if spec.kind != "channel" else spec.shape[1]
+        return [np.asarray(1 + 0.1 * rng.standard_normal(tuple(features if n == case_features else n for n in s)),
+                           dtype=np.float32) for _, s in spec.params]
+
+    def api(F, x, *rest):
+        params = rest[:-1]
+        if hasattr(F, spec.functional):
+            return spec.call(getattr(F, spec.functional), x, *params)
+        return spec.torch_twin(sys.modules["torch"], x, *params)
+    return Norm(spec.name, spec.kind != "channel", api, registry=spec.name, params=params)
 
 
 NORMS = [
@@ -138,24 +164,28 @@ NORMS = [
          lambda jnp, x, w, b: x / jnp.sqrt((x * x).mean(-1, keepdims=True) + np.finfo(np.float32).eps) * w,
          lambda k, x, w, b: k.rms_norm_forward(x, w, None, float(np.finfo(x.dtype).eps), x.shape[1], False),
          lambda k, dy, x, rstd, w: k.rms_norm_backward(dy, x, rstd, w, float(np.finfo(x.dtype).eps), x.shape[1],
-                                                       False, True, True, False), bias=False),
+                                                       False, True, True, False), bias=False, registry="RMSNorm"),
     Norm("LayerNorm", True, lambda F, x, w, b, buf: F.layer_norm(x, (x.shape[-1],), w, b, EPS),
          lambda jnp, x, w, b: _jax_normalize(jnp, x, -1, EPS) * w + b,
          lambda k, x, w, b: _y_and_saved(k.layer_norm_forward(x, w, b, EPS)),
-         lambda k, dy, x, saved, w: k.layer_norm_backward(dy, x, *saved, w, True, True, True)),
+         lambda k, dy, x, saved, w: k.layer_norm_backward(dy, x, *saved, w, True, True, True), registry="LayerNorm"),
     Norm("BatchNorm2d", False, lambda F, x, w, b, buf: F.batch_norm(x, *buf, w, b, True, 0.1, EPS),
          lambda jnp, x, w, b: _jax_channels(jnp, x, w, b, (0, 2, 3)),
          _bn_raw_forward,
-         lambda k, dy, x, saved, w: k.batch_norm_backward(dy, x, *saved, w, True, True, True, True)),
+         lambda k, dy, x, saved, w: k.batch_norm_backward(dy, x, *saved, w, True, True, True, True),
+         registry="BatchNorm"),
     Norm("InstanceNorm2d", False, lambda F, x, w, b, buf: F.instance_norm(x, weight=w, bias=b, eps=EPS),
          lambda jnp, x, w, b: _jax_channels(jnp, x, w, b, (2, 3)),
          lambda k, x, w, b: _y_and_saved(k.group_norm_forward(x, x.shape[1], w, b, EPS)),
-         lambda k, dy, x, saved, w: k.group_norm_backward(dy, x, *saved, x.shape[1], w, True, True, True)),
+         lambda k, dy, x, saved, w: k.group_norm_backward(dy, x, *saved, x.shape[1], w, True, True, True),
+         registry="InstanceNorm"),
     Norm("GroupNorm", False, lambda F, x, w, b, buf: F.group_norm(x, GROUPS, w, b, EPS),
          lambda jnp, x, w, b: _jax_channels(jnp, x, w, b, -1, groups=GROUPS),
          lambda k, x, w, b: _y_and_saved(k.group_norm_forward(x, GROUPS, w, b, EPS)),
-         lambda k, dy, x, saved, w: k.group_norm_backward(dy, x, *saved, GROUPS, w, True, True, True)),
+         lambda k, dy, x, saved, w: k.group_norm_backward(dy, x, *saved, GROUPS, w, True, True, True),
+         registry="GroupNorm"),
 ]
+NORMS += [registry_norm(spec) for spec in REGISTRY if spec.name not in {n.registry for n in NORMS}]
 
 
 def key(norm, shape, pass_, impl):
@@ -164,23 +194,26 @@ def key(norm, shape, pass_, impl):
 
 
 def inputs(norm, shape):
-    """x, dy, w, b (b None without bias) as float32 arrays, the same in every process (seed 0)."""
+    """x, dy and the parameters (w, b: b None without bias; or the norm's ``params``) as float32 arrays, the
+    same in every process (seed 0)."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape, dtype=np.float32)
     dy = rng.standard_normal(shape, dtype=np.float32)
+    if norm.params is not None:
+        return x, dy, norm.params(rng, shape)
     n_params = shape[-1] if norm.rows else shape[1]
     w = (1 + 0.1 * rng.standard_normal(n_params)).astype(np.float32)
     b = (0.1 * rng.standard_normal(n_params)).astype(np.float32) if norm.bias else None
-    return x, dy, w, b
+    return x, dy, [w, b]
 
 
-def api_calls(lib, norm, x, dy, w, b):
+def api_calls(lib, norm, x, dy, params):
     """(forward, forward + backward) through the public API of ``lib`` (minigrad or torch); the tensors
     share the arrays' memory."""
-    n_params = w.shape[0]
+    n_params = x.shape[-1] if norm.rows else x.shape[1]
     buffers = [lib.zeros(n_params), lib.ones(n_params)]
-    const = [lib.from_numpy(a) if a is not None else None for a in (x, w, b)]
-    leaves = [lib.from_numpy(a).requires_grad_() if a is not None else None for a in (x, w, b)]
+    const = [lib.from_numpy(a) if a is not None else None for a in (x, *params)]
+    leaves = [lib.from_numpy(a).requires_grad_() if a is not None else None for a in (x, *params)]
     g = lib.from_numpy(dy)
 
     def forward():
@@ -197,7 +230,8 @@ def api_calls(lib, norm, x, dy, w, b):
 
 def calls_of(library, norm, shape):
     """{(impl, pass): fn()} that one worker times for one norm and input shape."""
-    x, dy, w, b = inputs(norm, shape)
+    x, dy, params = inputs(norm, shape)
+    w, b = (params + [None, None])[:2]
     calls = {}
     if library == "minigrad":
         import minigrad
@@ -210,21 +244,24 @@ def calls_of(library, norm, shape):
             return run
         backends = ("numba", "numpy") if x.size <= NUMPY_MAX_ELEMENTS else ("numba",)
         for backend in backends:
-            forward, step = api_calls(minigrad, norm, x, dy, w, b)
+            forward, step = api_calls(minigrad, norm, x, dy, params)
             impl = "minigrad" if backend == "numba" else "numpy"
             calls[(impl, "fwd")], calls[(impl, "fwd+bwd")] = on(backend, forward), on(backend, step)
-        xr = x.reshape(x.shape[0], -1) if norm.rows else x.reshape(*x.shape[:2], -1)     # (R, D) or (N, C, S)
-        dyr = dy.reshape(xr.shape)
-        calls[("raw", "fwd")] = lambda: norm.raw_forward(k, xr, w, b)
+        if norm.raw_forward is not None:
+            xr = x.reshape(x.shape[0], -1) if norm.rows else x.reshape(*x.shape[:2], -1)     # (R, D) or (N, C, S)
+            dyr = dy.reshape(xr.shape)
+            calls[("raw", "fwd")] = lambda: norm.raw_forward(k, xr, w, b)
 
-        def raw_step():
-            y, saved = norm.raw_forward(k, xr, w, b)
-            norm.raw_backward(k, dyr, xr, saved, w)
-        calls[("raw", "fwd+bwd")] = raw_step
+            def raw_step():
+                y, saved = norm.raw_forward(k, xr, w, b)
+                norm.raw_backward(k, dyr, xr, saved, w)
+            calls[("raw", "fwd+bwd")] = raw_step
     elif library == "pytorch":
         import torch
-        calls[("torch", "fwd")], calls[("torch", "fwd+bwd")] = api_calls(torch, norm, x, dy, w, b)
+        calls[("torch", "fwd")], calls[("torch", "fwd+bwd")] = api_calls(torch, norm, x, dy, params)
     elif library == "jax":
+        if norm.jax is None:
+            return calls
         import jax
         import jax.numpy as jnp
         layer = functools.partial(norm.jax, jnp)
@@ -334,7 +371,7 @@ def report_norm(name, records):
     for r in (r for r in records if r["norm"] == name):
         t = r["median_s"]
         rows.append(["x".join(map(str, r["shape"])), r["threads"], r["pass"], *(fmt_ms(t.get(i)) for i in impls),
-                     ratio(t["minigrad"], t["floor"]), ratio(t["raw"], t["floor"]),
+                     ratio(t["minigrad"], t["floor"]), ratio(t.get("raw"), t["floor"]),
                      *(ratio(t.get(i), t["minigrad"]) for i in compared), ratio(t.get("numpy"), t["minigrad"])])
     headers = ["shape", "threads", "pass", *(f"{i} ms" for i in impls), "minigrad / floor", "raw / floor",
                *(f"{i} / minigrad" for i in compared), "numpy / minigrad"]
@@ -419,7 +456,7 @@ def plot(records, path, threads):
     except ImportError:
         print("\n(matplotlib not installed: no plot)")
         return
-    fig, axes = plt.subplots(2, 3, figsize=(13, 7.5))
+    fig, axes = plt.subplots(-(-len(NORMS) // 3), 3, figsize=(13, 3.75 * -(-len(NORMS) // 3)))
     axes = axes.ravel()
     for ax in axes[len(NORMS):]:
         ax.axis("off")

@@ -5,9 +5,9 @@ but with the same module tree, so ``state_dict`` keys match and minigrad's initi
 unchanged. Training reuses the example's ``Trainer`` and tasks (both take the tensor library as an
 argument), so both libraries see the same batches, schedule and clipping:
 
-    python bench/torch_llama.py --text ../shared/data/tinyshakespeare.txt --out runs/torch_shakespeare
-    python bench/torch_llama.py --compare runs/tiny_transformer/history.json runs/torch_shakespeare/history.json \\
-        --plot docs/results/text_lm_curves.png
+    python bench/torch_llama.py --text --out runs/torch_shakespeare      # the shipped tinyshakespeare
+    python bench/torch_llama.py --compare runs/tiny_transformer/tinyshakespeare-rmsnorm/history.json \\
+        runs/torch_shakespeare/history.json --plot docs/results/text_lm_curves.png
 
 The command-line options are tiny_transformer.py's; ``--threads`` sets PyTorch's thread count.
 """
@@ -140,6 +140,7 @@ def train(argv):
         if trainer.eval_due():
             bar.write(f"step {trainer.step}: " + ", ".join(f"{k} {v:.4f}" for k, v in trainer.evaluate().items()))
     bar.close()
+    args.out = args.out or os.path.join("runs", "torch_llama", os.path.basename(tiny_transformer.run_dir(cfg)))
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "history.json"), "w") as f:
         json.dump({"config": cfg, "library": f"torch {torch.__version__}", "wall_time": time.perf_counter() - start,

@@ -2,8 +2,9 @@
 (Wu & He, "Group Normalization", ECCV 2018, Figure 1) at the scale of this machine, on real data.
 
     pip install -e ".[examples]"          # scikit-learn, for its bundled copy of the digits
-    python examples/cnn_norms.py          # the full study (a few minutes on 2 cores)
-    python examples/cnn_norms.py --quick  # two batch sizes, one seed, under a minute
+    python examples/cnn_norms.py          # the full study (a few minutes on 2 cores): runs/cnn_norms/full/
+    python examples/cnn_norms.py --quick  # two batch sizes, one seed, under a minute: runs/cnn_norms/quick/
+    python examples/cnn_norms.py --write-results   # the full study, also into docs/results/ (the committed numbers)
 
 Data: the UCI handwritten digits that scikit-learn ships inside its package (1,797 images of 8x8
 pixels, 10 classes; no download), split once into 1,437 training and 360 test images by a fixed
@@ -17,8 +18,11 @@ same number of epochs at each batch size, the learning rate scaled linearly with
 (lr = 0.1 * B / 32, the paper's rule), from several seeds; the test accuracy is measured in eval mode
 (BatchNorm then uses its running statistics, which a batch of 2 estimates badly: the paper's point).
 
-Prints a table (mean and spread over seeds), writes it as JSON (docs/results/cnn_norms.json by
-default) and, with matplotlib, draws test error against batch size (docs/results/cnn_norms.png).
+Prints a table (mean and spread over seeds), writes it as JSON (``cnn_norms.json``) and, with matplotlib,
+draws test error against batch size (``cnn_norms.png``), into ``--out DIR``: by default
+``runs/cnn_norms/<config>``, where the config is ``full`` (the defaults), ``quick``, or the settings that
+differ from the defaults. ``--write-results`` (the full study only) also writes both into ``docs/results/``,
+whose copies the README and the docs show.
 """
 import argparse
 import json
@@ -34,6 +38,7 @@ import minigrad.nn.functional as F
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BATCH_SIZES = (2, 4, 8, 16, 32, 64)
+SEEDS, EPOCHS = 3, 8            # the full study's
 NORMS = {   # name: a factory of the norm layer for (channels, height, width)
     "none": lambda c, h, w: nn.Identity(),
     "BatchNorm": lambda c, h, w: nn.BatchNorm2d(c),
@@ -152,31 +157,54 @@ def plot(results, batch_sizes, path):
     print(f"plot: {path}")
 
 
+def run_name(args, batch_sizes, seeds, epochs):
+    """The folder name of a configuration: ``full``, ``quick``, or its settings (``seeds1-epochs2-b8-16``)."""
+    if args.quick:
+        return "quick"
+    parts = [f"seeds{seeds}" if seeds != SEEDS else "", f"epochs{epochs}" if epochs != EPOCHS else "",
+             "b" + "-".join(map(str, batch_sizes)) if batch_sizes != BATCH_SIZES else "",
+             "norms-" + "-".join(n.replace(" ", "").replace("=", "") for n in args.norms)
+             if args.norms != list(NORMS) else ""]
+    return "-".join(p for p in parts if p) or "full"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="batch sizes 2 and 32, one seed, 3 epochs")
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--seeds", type=int, default=SEEDS)
+    parser.add_argument("--epochs", type=int, default=EPOCHS)
     parser.add_argument("--norms", nargs="+", choices=list(NORMS), default=list(NORMS))
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=None, help=f"default {list(BATCH_SIZES)}")
-    parser.add_argument("--json", default=os.path.join(ROOT, "docs", "results", "cnn_norms.json"))
-    parser.add_argument("--plot", default=os.path.join(ROOT, "docs", "results", "cnn_norms.png"))
+    parser.add_argument("--out", metavar="DIR", help="where the JSON and the plot go (default: runs/cnn_norms/<config>)")
+    parser.add_argument("--json", help="the JSON's path (default: OUT/cnn_norms.json)")
+    parser.add_argument("--plot", help="the plot's path (default: OUT/cnn_norms.png)")
+    parser.add_argument("--write-results", action="store_true",
+                        help="also write the JSON and the plot into docs/results/ (the committed copies; full study only)")
     args = parser.parse_args(argv)
     batch_sizes = tuple(args.batch_sizes or ((2, 32) if args.quick else BATCH_SIZES))
     seeds, epochs = (1, 3) if args.quick else (args.seeds, args.epochs)
+    name = run_name(args, batch_sizes, seeds, epochs)
+    if args.write_results and name != "full":
+        parser.error(f"--write-results replaces the committed results of the full study: run it without --quick "
+                     f"and with the default settings (this configuration is {name!r})")
+    out = args.out or os.path.join("runs", "cnn_norms", name)
+    targets = [(args.json or os.path.join(out, "cnn_norms.json"), args.plot or os.path.join(out, "cnn_norms.png"))]
+    if args.write_results:
+        targets.append((os.path.join(ROOT, "docs", "results", "cnn_norms.json"),
+                        os.path.join(ROOT, "docs", "results", "cnn_norms.png")))
 
     results, seconds = run_study(args.norms, batch_sizes, seeds, epochs)
     print(f"\ntest accuracy on 360 held-out digits, mean ± std over {seeds} seed(s), {epochs} epochs, "
           f"lr = 0.1 * B / 32 ({seconds:.0f} s):\n")
     print(table(results, batch_sizes))
-    if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as fh:
+    for json_path, plot_path in targets:
+        os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)
+        with open(json_path, "w") as fh:
             json.dump({"batch_sizes": list(batch_sizes), "seeds": seeds, "epochs": epochs, "seconds": seconds,
                        "accuracy": results}, fh, indent=1)
-        print(f"numbers: {args.json}")
-    if args.plot:
-        plot(results, batch_sizes, args.plot)
+        print(f"numbers: {json_path}")
+        os.makedirs(os.path.dirname(os.path.abspath(plot_path)), exist_ok=True)
+        plot(results, batch_sizes, plot_path)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 """The Jacobian dy/dx of every normalization layer, for a small input: printed, read, and drawn.
 
     python examples/jacobians.py                  # print each Jacobian and its structure
-    python examples/jacobians.py --out figures    # also save one heat map PNG per norm (needs matplotlib)
+    python examples/jacobians.py --out            # also save one heat map PNG per norm in runs/jacobians/ (matplotlib)
+
+Every norm of the registry (minigrad/ops/norm/registry.py) gets a case: the five below by hand, the others
+(LocalResponseNorm, ScaleNorm, DyT, ...) from their registry entry (``registry_case``).
 
 A normalization maps each "row" (the values normalized together: a row of RMSNorm and LayerNorm, a
 channel over the batch for BatchNorm, a (sample, group) for GroupNorm, a (sample, channel) for
@@ -18,6 +21,7 @@ blocks, the rank, what J does to the constant vector and to x, the eigenvalues o
 block, and how far J is from symmetric.
 """
 import argparse
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +33,7 @@ import minigrad.nn.functional as F
 from minigrad.ops.norm.batchnorm import batch_norm_composite
 from minigrad.ops.norm.groupnorm import group_norm_composite, instance_norm_composite
 from minigrad.ops.norm.layernorm import layer_norm_composite
+from minigrad.ops.norm.registry import NORMS
 from minigrad.ops.norm.rmsnorm import rms_norm_composite
 
 RMS_EPS = float(np.finfo(np.float64).eps)   # rms_norm's eps=None in float64
@@ -153,8 +158,31 @@ def in_case():
                 {"fused": F.instance_norm, "composite": instance_norm_composite}, entry_labels(IN_X.shape))
 
 
+HAND_WRITTEN = {"RMSNorm": "rms", "LayerNorm": "ln", "BatchNorm": "bn", "GroupNorm": "gn", "InstanceNorm": "in"}
+
+
+def registry_case(spec):
+    """A registered norm without a hand-written case above (minigrad/ops/norm/registry.py): its small case, x and
+    parameters from a fixed seed. The reference Jacobian is the entry's closed form (``notes["jacobian"]``, NumPy)
+    if it has one, else autograd through the composite twin; the fused layer is checked against it either way."""
+    rng = np.random.default_rng(0)
+    x = np.round(rng.standard_normal(spec.shape), 2)
+    params = [np.round(1 + 0.5 * rng.standard_normal(shape), 2) for _, shape in spec.params]
+    fused, composite = spec.functional_form(), spec.composite_form()
+    forms = {"fused": lambda t: spec.call(fused, t, *map(mg.tensor, params)),
+             "composite": lambda t: spec.call(composite, t, *map(mg.tensor, params))}
+    closed = spec.notes.get("jacobian")
+    case = Case(spec.name, x, np.ones_like(x), [np.arange(x.size)], False, 0.0, forms, entry_labels(x.shape))
+    case.closed_form = ((lambda: closed(x, *params)) if closed else
+                        (lambda: mg.autograd.functional.jacobian(forms["composite"], mg.tensor(x)).numpy()
+                         .reshape(x.size, x.size)))
+    case.notes = ["closed form of the registry entry" if closed else "autograd through the composite twin"]
+    return case
+
+
 CASES = {"rms": lambda: row_case(False), "ln": lambda: row_case(True),
          "bn": bn_case, "bn_eval": lambda: bn_case(training=False), "gn": gn_case, "in": in_case}
+CASES.update({spec.name: (lambda spec=spec: registry_case(spec)) for spec in NORMS if spec.name not in HAND_WRITTEN})
 
 
 # --------------------------------------------------------------------------- reading the structure
@@ -213,6 +241,11 @@ def _small(v, bound=1e-12):
 
 def structure_lines(case, J):
     """The structure of J in words and numbers (machine-independent: small values as bounds)."""
+    if case.notes:                     # a registry case: no row structure assumed
+        return [f"reference: {case.notes[0]}",
+                f"rank {numerical_rank(J)} of {J.shape[0]} (singular values above 1e-9 of the largest)",
+                f"largest |J - J^T|: {_small(np.abs(J - J.T).max())}",
+                f"diagonal: {np.abs(J - np.diag(np.diag(J))).max() < 1e-15}"]
     s = structure(case, J)
     if case.closed_form is not None:   # BatchNorm in eval: constant statistics
         return [(f"diagonal: largest entry off the diagonal {_small(np.abs(J - np.diag(np.diag(J))).max())}; "
@@ -279,7 +312,8 @@ def panel(case, J, subtitle):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", help="directory for one heat map PNG per norm (needs matplotlib)")
+    parser.add_argument("--out", nargs="?", const=os.path.join("runs", "jacobians"), metavar="DIR",
+                        help="save one heat map PNG per norm in DIR (default: runs/jacobians; needs matplotlib)")
     args = parser.parse_args(argv)
     results = {}
     for name, make in CASES.items():

@@ -5,12 +5,43 @@ Each task hands out the batch of a training step as NumPy arrays, decided by (se
 run resumed from a checkpoint sees exactly the batches an uninterrupted run would have seen, and the
 PyTorch twin (bench/torch_llama.py) trains on the very same batches. Evaluation and sampling take the
 tensor library (``minigrad`` or ``torch``) as an argument: the same code drives both.
+
+The text task reads any UTF-8 file, plain or compressed (``.gz``, ``.xz``); the repository ships
+tinyshakespeare (public domain) as ``examples/data/tinyshakespeare.txt.gz``, which ``shipped_text()`` finds.
 """
+import gzip
+import lzma
+import os
+from pathlib import Path
+
 import numpy as np
 
 from llama import IGNORE_INDEX, lm_loss
 
 _EVAL_STREAM = 2 ** 32 - 1   # a step number no run reaches: the seed stream of the fixed evaluation data
+
+
+SHIPPED_TEXT = Path(__file__).resolve().parent / "data" / "tinyshakespeare.txt.gz"   # 1,115,394 characters
+
+
+def shipped_text():
+    """The path of tinyshakespeare: ``$MINIGRAD_DATA_DIR/tinyshakespeare.txt`` when that variable names a
+    folder holding it, else the compressed copy shipped in ``examples/data/`` (the same text)."""
+    folder = os.environ.get("MINIGRAD_DATA_DIR")
+    if folder and (Path(folder) / "tinyshakespeare.txt").is_file():
+        return str(Path(folder) / "tinyshakespeare.txt")
+    return str(SHIPPED_TEXT)
+
+
+def read_text(path, max_chars=None):
+    """The text of a UTF-8 file, decompressed on the way if its name ends in ``.gz`` or ``.xz``; a text
+    longer than ``max_chars`` (a compressed file can unpack to far more than its size) is refused."""
+    opener = {".gz": gzip.open, ".xz": lzma.open}.get(Path(path).suffix, open)
+    with opener(path, "rt", encoding="utf-8") as f:
+        text = f.read(-1 if max_chars is None else max_chars + 1)
+    if max_chars is not None and len(text) > max_chars:
+        raise ValueError(f"{path} holds more than {max_chars:,} characters")
+    return text
 
 
 def step_rng(seed, step):
@@ -107,9 +138,8 @@ class TextTask:
     name = "text"
     metric = "val_loss"
 
-    def __init__(self, path, seq_len, seed, val_fraction=0.1, eval_batches=16, eval_batch_size=32):
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+    def __init__(self, path, seq_len, seed, val_fraction=0.1, eval_batches=16, eval_batch_size=32, max_chars=None):
+        text = read_text(path, max_chars)
         self.vocab = "".join(sorted(set(text)))
         codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)       # one code point per char
         data = np.searchsorted(np.frombuffer(self.vocab.encode("utf-32-le"), dtype=np.uint32), codes)

@@ -1,17 +1,22 @@
 """Train a tiny LLaMA-style Transformer with minigrad: RMSNorm, rotary positions, SwiGLU, AdamW.
 
     python examples/tiny_transformer.py                          # sort 8 digits: >= 99% exact match, ~15 s
-    python examples/tiny_transformer.py --text input.txt         # character-level LM on any text file
     python examples/tiny_transformer.py --norm layernorm         # the same model with LayerNorm
-    python examples/tiny_transformer.py --resume runs/tiny_transformer/checkpoint.npz --sample 10
+    python examples/tiny_transformer.py --text                   # character-level LM on the shipped tinyshakespeare
+    python examples/tiny_transformer.py --text input.txt         # ... or on any text file (.gz and .xz too)
+    python examples/tiny_transformer.py --norm dyt --placement peri --qk-norm head   # DyT, Peri-LN, QK-norm
+    python examples/tiny_transformer.py --resume runs/tiny_transformer/sort-rmsnorm/checkpoint.npz --sample 10
     mpiexec -n 2 python examples/tiny_transformer.py --ddp     # data-parallel on 2 processes (MPI)
 
 The default task needs no files: the model reads a string of digits and writes it sorted
 (``31415926=11234569``), and is scored by exact match on held-out strings. With ``--text FILE`` it
-learns to predict the next character, scored by the loss on the last 10% of the file.
+learns to predict the next character, scored by the loss on the last 10% of the file; ``--text`` alone
+reads the copy of tinyshakespeare shipped in ``examples/data/``.
 
 Training: AdamW (weight decay on the matrices only), linear warmup then cosine decay to 10% of
-``--lr`` (a LambdaLR schedule), gradients clipped to norm 1. ``--out DIR`` receives the loss curve
+``--lr`` (a LambdaLR schedule), gradients clipped to norm 1. The run's folder, ``--out DIR`` or by default
+``runs/tiny_transformer/<task>-<norm>[-<other settings that differ from the defaults>]`` (one folder per
+configuration, so no run overwrites another configuration's checkpoint), receives the loss curve
 (``loss.png``, with matplotlib), the history (``history.json``) and checkpoints (``.npz``, read back
 with ``allow_pickle=False``). The batch of step s depends only on (seed, s), so ``--resume``
 continues with exactly the losses the uninterrupted run would have had.
@@ -36,8 +41,8 @@ import zipfile
 import numpy as np
 
 import minigrad as mg
-from llama import Llama, LlamaConfig, lm_loss
-from lm_tasks import SortTask, TextTask
+from llama import NORMS, PLACEMENTS, QK_NORMS, Llama, LlamaConfig, lm_loss
+from lm_tasks import SortTask, TextTask, shipped_text
 
 TARGET_ACCURACY = 0.99   # the sort task's goal: exact match on the held-out strings
 
@@ -47,11 +52,12 @@ DEFAULTS = {
                  warmup=100, eval_every=250),
     "text": dict(steps=2000, batch_size=32, seq_len=64, d_model=128, n_layers=4, n_heads=4, lr=2e-3,
                  warmup=100, eval_every=100),
-    "common": dict(norm="rmsnorm", min_lr_ratio=0.1, weight_decay=0.1, grad_clip=1.0, seed=0),
+    "common": dict(norm="rmsnorm", min_lr_ratio=0.1, weight_decay=0.1, grad_clip=1.0, seed=0, placement="pre",
+                   qk_norm="none"),
 }
 # What a checkpoint fixes: resuming with a different value of any of these is refused.
 RUN_KEYS = ("text", "batch_size", "seq_len", "d_model", "n_layers", "n_heads", "norm", "lr", "min_lr_ratio",
-            "warmup", "weight_decay", "grad_clip", "seed")
+            "warmup", "weight_decay", "grad_clip", "seed", "placement", "qk_norm")
 # What --resume and --text will read at most; each has its command-line option (see --help).
 LIMITS = {"max_checkpoint_bytes": 2 * 2 ** 30, "max_params": 100_000_000, "max_text_bytes": 2 ** 30}
 INT_KEYS = {"steps": 0, "batch_size": 1, "seq_len": 1, "d_model": 2, "n_layers": 1, "n_heads": 1, "warmup": 0,
@@ -127,13 +133,28 @@ class Trainer:
 def make_task(cfg, max_text_bytes=LIMITS["max_text_bytes"]):
     if cfg["text"]:
         check_regular_file(cfg["text"], max_text_bytes, "text file", "--max-text-bytes")
-        return TextTask(cfg["text"], cfg["seq_len"], cfg["seed"])
+        try:
+            return TextTask(cfg["text"], cfg["seq_len"], cfg["seed"], max_chars=max_text_bytes)
+        except (ValueError, OSError, EOFError, UnicodeDecodeError) as err:   # too short, too long, not text
+            raise CheckpointError(f"text file {cfg['text']}: {err}") from None
     return SortTask(cfg["seq_len"], cfg["seed"])
+
+
+def run_dir(cfg):
+    """The default output folder of a run: ``runs/tiny_transformer/<task>-<norm>``, followed by every other
+    setting that differs from the task's defaults (``sort-layernorm``, ``tinyshakespeare-rmsnorm``,
+    ``sort-rmsnorm-d_model32-steps200``), so that each configuration keeps its own checkpoint."""
+    task = "sort" if not cfg["text"] else os.path.basename(cfg["text"]).split(".")[0] or "text"
+    defaults = {**DEFAULTS["common"], **DEFAULTS["text" if cfg["text"] else "sort"]}
+    changed = [f"{key}{cfg[key]:g}" if isinstance(cfg[key], float) else f"{key}{cfg[key]}"
+               for key in sorted(defaults) if key not in ("norm", "eval_every") and cfg.get(key) != defaults[key]]
+    return os.path.join("runs", "tiny_transformer", "-".join([task, str(cfg["norm"]), *changed]))
 
 
 def model_config(cfg, vocab_size):
     return LlamaConfig(vocab_size=vocab_size, seq_len=cfg["seq_len"], d_model=cfg["d_model"],
-                       n_layers=cfg["n_layers"], n_heads=cfg["n_heads"], norm=cfg["norm"])
+                       n_layers=cfg["n_layers"], n_heads=cfg["n_heads"], norm=cfg["norm"],
+                       placement=cfg.get("placement", "pre"), qk_norm=cfg.get("qk_norm", "none"))
 
 
 def make_model(cfg, vocab_size):
@@ -239,8 +260,10 @@ def check_config(cfg, max_params=LIMITS["max_params"], vocab_size=None):
     for key in REAL_KEYS:
         if not _is_real(cfg[key]) or cfg[key] < 0:
             raise CheckpointError(f"config {key!r} must be a finite number >= 0, got {cfg[key]!r:.60}")
-    if cfg["norm"] not in ("rmsnorm", "layernorm"):
-        raise CheckpointError(f"config 'norm' must be 'rmsnorm' or 'layernorm', got {cfg['norm']!r:.60}")
+    for key, choices in (("norm", NORMS), ("placement", PLACEMENTS), ("qk_norm", QK_NORMS)):
+        if cfg.get(key, choices[0] if key != "norm" else None) not in choices:   # (older checkpoints: pre, none)
+            raise CheckpointError(f"config {key!r} must be one of {', '.join(map(repr, choices))}, got "
+                                  f"{cfg[key]!r:.60}")
     if cfg["text"] is not None and not isinstance(cfg["text"], str):
         raise CheckpointError(f"config 'text' must be a file name or null, got {cfg['text']!r:.60}")
     if cfg["d_model"] % cfg["n_heads"] or (cfg["d_model"] // cfg["n_heads"]) % 2:
@@ -462,7 +485,9 @@ def build_parser():
                                     f"{task}: " + ", ".join(f"{k}={v}" for k, v in d.items())
                                     for task, d in DEFAULTS.items()))
     arg = p.add_argument
-    arg("--text", metavar="FILE", help="train a character-level language model on this text file")
+    arg("--text", metavar="FILE", nargs="?", const=shipped_text(),
+        help="train a character-level language model on this text file (.gz, .xz too); without FILE, on the "
+             "shipped tinyshakespeare (examples/data/tinyshakespeare.txt.gz)")
     arg("--steps", type=int, help="total optimization steps (the cosine schedule ends here)")
     arg("--batch-size", type=int)
     arg("--seq-len", type=int, help="tokens per sequence (sort: seq_len/2 digits)")
@@ -470,14 +495,17 @@ def build_parser():
     arg("--n-layers", type=int)
     arg("--n-heads", type=int)
     arg("--lr", type=float, help="peak learning rate")
-    arg("--norm", choices=("rmsnorm", "layernorm"))
+    arg("--norm", choices=NORMS, help="the norm of every block (the registry's Transformer norms, or none)")
+    arg("--placement", choices=PLACEMENTS, help="pre-norm (default), post-norm, Peri-LN or DeepNorm")
+    arg("--qk-norm", choices=QK_NORMS, help="RMSNorm of queries and keys: per head, over the model dim, or none")
     arg("--seed", type=int)
     arg("--warmup", type=int, help="linear warmup steps")
     arg("--weight-decay", type=float)
     arg("--grad-clip", type=float, help="max gradient norm")
     arg("--eval-every", type=int, help="steps between evaluations (0: only at the end)")
-    arg("--out", metavar="DIR", default=os.path.join("runs", "tiny_transformer"),
-        help="where the loss curve, history and checkpoints go (default: %(default)s)")
+    arg("--out", metavar="DIR",
+        help="where the loss curve, history and checkpoints go (default: runs/tiny_transformer/<task>-<norm>"
+             "[-<settings that differ from the defaults>])")
     arg("--save-every", type=int, default=0, help="also keep checkpoint_<step>.npz every this many steps")
     arg("--resume", metavar="CHECKPOINT", help="continue the run saved in this .npz")
     arg("--max-checkpoint-bytes", type=int, default=LIMITS["max_checkpoint_bytes"], metavar="N",
@@ -537,6 +565,7 @@ def main(argv=None):
                              f"{world_size} processes")
     if rank:
         return _follow(args, cfg, meta, arrays, task, rank, world_size, wrap)
+    args.out = args.out or run_dir(cfg)
     model = make_model(cfg, len(task.vocab))
     trainer = Trainer(mg, model, task, cfg, rank, world_size, wrap)
     if meta is not None:
@@ -547,7 +576,8 @@ def main(argv=None):
             else f"text {cfg['text']} ({len(task.vocab)} symbols)")
     print(("" if world_size == 1 else f"{world_size} processes (DistributedDataParallel) | ") +
           f"{what} | {n_params:,} parameters ({cfg['n_layers']} layers, d_model {cfg['d_model']}, "
-          f"{cfg['n_heads']} heads, {cfg['norm']}) | {cfg['steps']} steps of {cfg['batch_size']}x{cfg['seq_len']} "
+          f"{cfg['n_heads']} heads, {cfg['norm']}, {cfg.get('placement', 'pre')}-norm, QK-norm "
+          f"{cfg.get('qk_norm', 'none')}) | {cfg['steps']} steps of {cfg['batch_size']}x{cfg['seq_len']} "
           f"tokens" + (f" | resumed at step {trainer.step}" if meta is not None else ""), flush=True)
 
     start, first = time.perf_counter(), trainer.step
@@ -577,7 +607,9 @@ def main(argv=None):
     if args.sample:
         print("\n".join(task.sample(mg, model, args.sample, seed=cfg["seed"] + trainer.step)))
     if task.name == "sort":
-        verdict = "reached" if final["accuracy"] >= TARGET_ACCURACY else "MISSED"
+        verdict = "reached" if final["accuracy"] >= TARGET_ACCURACY else (
+            "MISSED; a float32 run's result depends on the seed, the thread count and the CPU: the default recipe "
+            "measured 99.2-100% with either norm over 17 runs, docs/results/transformer.md")
         result = (f"exact match {final['accuracy']:.1%} on {len(task.eval_x)} held-out strings "
                   f"(target >= {TARGET_ACCURACY:.0%}: {verdict})")
     else:

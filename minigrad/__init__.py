@@ -40,6 +40,7 @@ from .random import (Generator, bernoulli, default_generator, manual_seed, multi
 from .serialization import load, save
 from .tensor import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
                      LongTensor, ShortTensor, Tensor, is_complex, is_floating_point, is_tensor)
+from . import low_precision  # noqa: F401 - float16/bfloat16 ops computed in float32, rounded once
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision
 from .compiler import compile  # noqa: A004 - PyTorch's name shadows the builtin in this namespace
 
@@ -47,6 +48,31 @@ from .compiler import compile  # noqa: A004 - PyTorch's name shadows the builtin
 from . import (accelerator, amp, autograd, backends, compiler, cuda, linalg, nn, optim, serialization,  # noqa: E402
                utils)
 from .amp import autocast, is_autocast_enabled  # noqa: E402
+
+# the libraries real programs import (issue 28): legacy names, stand-ins for the CPU, sparse tensors, layouts
+from .tensor import set_default_tensor_type  # noqa: E402
+from .layouts import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc  # noqa: E402
+from . import hub, multiprocessing  # noqa: E402
+from . import sparse  # noqa: E402
+from .sparse import spmm  # noqa: E402
+from .sparse.coo import sparse_coo_tensor  # noqa: E402
+from .cuda.runtime import OutOfMemoryError  # noqa: E402
+
+
+def _register_einops():
+    """einops (if installed) learns minigrad tensors from a backend class defined in ``_einops.py``."""
+    import importlib.util
+    if importlib.util.find_spec("einops") is not None:
+        try:
+            from . import _einops  # noqa: F401
+        except ImportError:   # an einops too old (or broken) to import its backends: minigrad works without it
+            pass
+
+
+_register_einops()
+
+from .amp import get_autocast_dtype, set_autocast_dtype  # noqa: E402
+from . import cpu  # noqa: E402  (minigrad.cpu.amp.autocast, PyTorch's older spelling)
 from . import viz  # noqa: E402
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
 from .ops.conv import conv3d, conv_transpose1d, conv_transpose3d  # noqa: E402
@@ -55,7 +81,7 @@ from .ops.activation import (celu, celu_, hardshrink, prelu, relu_, rrelu, rrelu
                              threshold, threshold_)
 from .ops.distance import cosine_similarity, pairwise_distance  # noqa: E402
 from .ops.distance import cdist  # noqa: E402
-from .ops.shape import cartesian_prod, meshgrid, select  # noqa: E402
+from .ops.shape import as_strided, as_strided_copy, cartesian_prod, meshgrid, select  # noqa: E402
 from . import testing  # noqa: E402
 from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, block_diag, chain_matmul, cross, dot,  # noqa: E402
                            inner, kron, mm, mv, tensordot, trace, vdot)
@@ -99,6 +125,7 @@ from .ops.index_more import _unsafe_masked_index, _unsafe_masked_index_put_accum
 from .ops.shape_more import _chunk_cat  # noqa: E402
 
 # dtypes, their limits and promotion; shapes; layouts; constants (PyTorch's names)
+from .dtypes import bfloat16  # noqa: E402
 from .dtypes import (can_cast, finfo, iinfo, int, int8, int16, promote_types,  # noqa: E402,A004
                      result_type, short, uint8)
 from .size import Size  # noqa: E402

@@ -1,8 +1,11 @@
 """``minigrad.amp``: ``autocast`` and ``GradScaler`` for training loops written for mixed precision.
 
-``autocast`` is a stand-in: for 'cuda' it disables itself with PyTorch's warning (PyTorch does the
-same without CUDA); for 'cpu' it is accepted and computes in the tensors' own dtypes (PyTorch would
-run matmuls in bfloat16, which minigrad does not have).
+``autocast("cpu", dtype=bfloat16)`` (the default dtype; float16 too) is PyTorch's CPU autocast: inside it
+the ops of PyTorch's CPU lists run in bfloat16 (matrix products, convolutions, attention) or in float32
+(the losses, ...), the rest in their inputs' dtypes (``minigrad/autocast_ops.py`` has the lists). Parameters
+stay float32 (master weights) and get float32 gradients. For 'cuda' it disables itself with PyTorch's
+warning (PyTorch does the same without CUDA); another dtype than float16/bfloat16 disables it with
+PyTorch's warning too.
 
 ``GradScaler`` is PyTorch's loss scaler. For 'cuda' (the default, and ``minigrad.cuda.amp.GradScaler``)
 it disables itself with PyTorch's warning, as PyTorch does without CUDA: ``scale`` returns the loss,
@@ -16,11 +19,14 @@ import warnings
 
 import numpy as np
 
+from . import dtypes
+from .autocast_ops import use_autocast_dtype
 from .autograd.grad_mode import no_grad
 from .device import device as Device
 from .tensor import Tensor
 
 _autocast = {"cpu": False}
+_autocast_dtype = {"cpu": dtypes.bfloat16, "cuda": dtypes.float16}   # get_autocast_dtype / set_autocast_dtype
 
 
 def _enabled_on_cpu(device, enabled, what):
@@ -38,21 +44,42 @@ def is_autocast_enabled(device_type="cuda"):
     return _autocast.get(device_type, False)
 
 
+def get_autocast_dtype(device_type):
+    """The dtype autocast uses on ``device_type`` when none is given: bfloat16 on the CPU, float16 on CUDA."""
+    return _autocast_dtype[Device(device_type).type]
+
+
+def set_autocast_dtype(device_type, dtype):
+    _autocast_dtype[Device(device_type).type] = np.dtype(dtype)
+
+
 class autocast:  # noqa: N801 - PyTorch's name
-    """``with autocast(device_type, dtype=None, enabled=True):`` or as a decorator; changes no dtype."""
+    """``with autocast(device_type, dtype=None, enabled=True, cache_enabled=None):`` or as a decorator: on the
+    CPU, the ops of PyTorch's CPU autocast lists run in ``dtype`` (default bfloat16) or float32 inside it
+    (module docstring). ``cache_enabled`` is accepted; casts are not cached (each op casts its own arguments)."""
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         self.device_type, self.enabled = _enabled_on_cpu(device_type, enabled, "autocast")
+        self.fast_dtype = np.dtype(dtype) if dtype is not None else _autocast_dtype.get(self.device_type)
+        if self.enabled and self.fast_dtype not in dtypes.LOW_PRECISION:
+            warnings.warn(f"In {self.device_type.upper()} autocast, but the target dtype is not supported. Disabling "
+                          f"autocast.\n{self.device_type.upper()} Autocast only supports dtypes of "
+                          "minigrad.bfloat16, minigrad.float16 currently.", stacklevel=2)
+            self.enabled = False
 
     def __enter__(self):
         self.prev = _autocast.get(self.device_type, False)
         if self.device_type == "cpu":
             _autocast["cpu"] = self.enabled
+            self.prev_dtype = use_autocast_dtype(self.fast_dtype if self.enabled else None)
         return self
 
     def __exit__(self, *exc):
         if self.device_type == "cpu":
             _autocast["cpu"] = self.prev
+            use_autocast_dtype(self.prev_dtype)
         return False
 
     def __call__(self, fn):
@@ -149,3 +176,47 @@ class GradScaler:
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])
         self._growth_tracker = int(state_dict["_growth_tracker"])
+
+
+# --------------------------------------------------------------------------- custom Functions under autocast
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorator for the ``forward`` of a custom ``autograd.Function``: inside an autocast region of
+    ``device_type`` with ``cast_inputs`` given, its floating-point tensor arguments (float64 ones excepted,
+    as in PyTorch) are cast to ``cast_inputs`` and it runs with autocast off; otherwise it runs as written.
+    It notes in ``ctx`` whether autocast was on, for ``custom_bwd``. (For 'cuda', autocast is never on in
+    minigrad.)"""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorated(ctx, *args, **kwargs):
+        enabled = is_autocast_enabled(device_type)
+        ctx._fwd_used_autocast = enabled and cast_inputs is None
+        if cast_inputs is None or not enabled:
+            return fwd(ctx, *args, **kwargs)
+
+        def cast(value):   # floating-point tensors but float64 (as PyTorch), also inside lists, tuples and dicts
+            if isinstance(value, Tensor):
+                return value.to(cast_inputs) if value.is_floating_point() and value.dtype != np.float64 else value
+            if isinstance(value, (list, tuple)):
+                return type(value)(cast(v) for v in value)
+            return {k: cast(v) for k, v in value.items()} if isinstance(value, dict) else value
+        with autocast(device_type, enabled=False):
+            return fwd(ctx, *[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
+    return decorated
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorator for the ``backward`` of a custom Function: it runs with autocast as ``forward`` had it."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorated(ctx, *grads):
+        with autocast(device_type, enabled=getattr(ctx, "_fwd_used_autocast", False)):
+            return bwd(ctx, *grads)
+    return decorated

@@ -4,10 +4,13 @@
 Every function takes PyTorch's ``dtype=``, ``device=`` (the CPU only: see ``device.py``) and
 ``requires_grad=`` keywords.
 """
+import functools
+
 import numpy as np
 
 from . import dtypes
 from ._checks import dtype_arg, int_arg, is_int, is_number, size_arg, takes_tensors, tensor_array, type_name
+from ._keywords import size_keyword
 from .device import check_device
 from .ops.layout import creation_keywords
 from .tensor import Tensor
@@ -53,6 +56,24 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return new_tensor(arr, device, requires_grad)
 
 
+def _check_no_strings(data):
+    """PyTorch's errors for strings in ``tensor``'s data. Its sizes follow the first element of each list down:
+    a str found there is a dimension too many (ValueError: ``tensor(['a'])``); a str or bytes anywhere
+    else is an invalid data type (TypeError: ``tensor('a')``, ``tensor([1, 'a'])``)."""
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+        if isinstance(first, str):
+            raise ValueError("too many dimensions 'str'")
+    pending = [data]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
+        if isinstance(item, (list, tuple)):
+            pending.extend(reversed(item))
+
+
 def _from_python(data, dtype):
     """A Python number or nested sequence of numbers as an array: PyTorch's dtype for it, or ``dtype``."""
     if data is None or isinstance(data, (dict, set)):
@@ -62,6 +83,7 @@ def _from_python(data, dtype):
     except TypeError:
         if _has_huge_int(data):                       # NumPy reads ints beyond 64 bits as objects
             raise ValueError("Overflow when unpacking long long") from None
+        _check_no_strings(data)
         raise
     dtype = natural if dtype is None else dtype
     if dtype.kind in "biu" and natural.kind in "fc" and not np.isfinite(np.asarray(data, dtype=natural)).all():
@@ -262,3 +284,18 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
         if value is not None and value < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
     return new_tensor(np.eye(n, m, dtype=dtype_or(dtype)), device, requires_grad)
+
+
+# --------------------------------------------------------------------------- keyword forms
+def _end_keyword(arange_):
+    """``arange(end=4)``: the keyword form of ``arange(4)`` (``start`` defaults to 0 when ``end`` is named)."""
+    @functools.wraps(arange_)
+    def arange_keywords(*args, **kwargs):
+        if not args and "start" not in kwargs and "end" in kwargs:
+            args = (0,)
+        return arange_(*args, **kwargs)
+    return arange_keywords
+
+
+zeros, ones, empty = size_keyword(zeros), size_keyword(ones), size_keyword(empty)   # zeros(size=(2, 3))
+arange = _end_keyword(arange)

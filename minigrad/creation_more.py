@@ -60,7 +60,9 @@ def unravel_index(indices, shape):
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """A 0-d tensor holding the number ``s`` (the default float dtype unless ``dtype``)."""
-    return creation.new_tensor(np.asarray(s, dtype=creation.dtype_or(dtype)), device, requires_grad)
+    value = np.asarray(s)                        # converted as PyTorch casts: -5 to uint8 wraps to 251
+    with np.errstate(invalid="ignore", over="ignore"):
+        return creation.new_tensor(value.astype(creation.dtype_or(dtype)), device, requires_grad)
 
 
 # --------------------------------------------------------------------------- uninitialized tensors

@@ -8,13 +8,20 @@ What differs from NumPy is promotion, which follows PyTorch:
 * a 0-dim tensor does not widen a dimensioned tensor of the same category
   (``float32[3] + float64[]`` is float32), as in PyTorch;
 * complex next to float keeps the float's precision: ``float64[3] * complex64[]`` and
-  ``float64[3] * 1j`` are complex128, ``float32[3] * 1j`` is complex64.
+  ``float64[3] * 1j`` are complex128, ``float32[3] * 1j`` is complex64;
+* bfloat16 next to float16 gives float32 (neither holds the other: bfloat16 has float32's range and
+  8 bits of mantissa, float16 11 bits and a range up to 65504).
+
+bfloat16 is ``ml_dtypes.bfloat16`` (NumPy has none). NumPy calls its kind ``'V'``, so code that asks
+whether a dtype is floating goes through ``kind_of(dtype)``, which says ``'f'`` for it.
 """
+import ml_dtypes
 import numpy as np
 
 _builtin_bool, _builtin_int, _builtin_float = type(True), type(1), type(1.0)
 
 float16 = half = np.dtype(np.float16)
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
 float32 = float = np.dtype(np.float32)
 float64 = double = np.dtype(np.float64)
 uint8 = np.dtype(np.uint8)
@@ -40,17 +47,43 @@ def set_default_dtype(dtype):
     _default_float = dtype
 
 
+LOW_PRECISION = (float16, bfloat16)   # the 16-bit floats: stored as such, computed in float32
+
+
+def kind_of(dtype):
+    """NumPy's one-letter kind of ``dtype`` ('b', 'i', 'u', 'f', 'c'), with 'f' for bfloat16 (NumPy's 'V')."""
+    dtype = np.dtype(dtype)
+    return "f" if dtype == bfloat16 else dtype.kind
+
+
 def is_floating_point(dtype):
-    return np.dtype(dtype).kind == "f"
+    return kind_of(dtype) == "f"
+
+
+def is_differentiable(dtype):
+    """Whether a tensor of ``dtype`` can require grad: the floating and complex dtypes."""
+    return kind_of(dtype) in "fc"
 
 
 def compute_dtype(dtype):
-    """The dtype arithmetic runs in: float16 is computed in float32 (so x**2 cannot overflow and sums keep
-    their digits), then cast back once at the end; every other dtype is computed as itself."""
-    return float32 if np.dtype(dtype) == float16 else np.dtype(dtype)
+    """The dtype arithmetic runs in: float16 and bfloat16 are computed in float32 (so x**2 cannot overflow and
+    sums keep their digits), then cast back once at the end; every other dtype is computed as itself."""
+    return float32 if np.dtype(dtype) in LOW_PRECISION else np.dtype(dtype)
 
 
-_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+def cast_array(array, dtype):
+    """``array`` as ``dtype`` with PyTorch's rounding. PyTorch converts float64 and integers to float16 or
+    bfloat16 through float32 (two roundings, each to nearest even); NumPy's float64 -> float16 rounds once,
+    which differs for a value within float32's half-ulp of a float16 tie, so that cast goes through float32.
+    (``ml_dtypes`` already converts to bfloat16 through float32.)"""
+    dtype = np.dtype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):     # overflow to inf, NaN to an integer: no warning, as PyTorch
+        if dtype == float16 and array.dtype not in (float16, float32, bfloat16) and array.dtype.kind != "c":
+            array = array.astype(float32)
+        return array.astype(dtype)
+
+
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long", "int32": "Int",
                       "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
                       "complex128": "ComplexDouble"}
 
@@ -62,7 +95,7 @@ def scalar_type_name(dtype):
 
 
 def is_complex(dtype):
-    return np.dtype(dtype).kind == "c"
+    return kind_of(dtype) == "c"
 
 
 def complex_of(dtype):
@@ -90,7 +123,19 @@ def dtype_of_python(value):
 
 
 def _category(dtype):
-    return {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}[dtype.kind]
+    return {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}[kind_of(dtype)]
+
+
+def _promote_within(d1, d2):
+    """NumPy's promotion within one category, and PyTorch's for bfloat16, which NumPy cannot promote:
+    bfloat16 with float16 is float32; with float32 or float64, the wider one; with complex, the complex
+    type holding float32's precision at least."""
+    if bfloat16 not in (d1, d2) or d1 == d2:
+        return np.promote_types(d1, d2)
+    other = d2 if d1 == bfloat16 else d1
+    if other == float16:
+        return float32
+    return other
 
 
 _NUMBERS = (_builtin_bool, _builtin_int, _builtin_float, complex)
@@ -116,32 +161,33 @@ def result_type(a, b):
     ca, cb = _category(da), _category(db)
     if ca != cb:
         (high, dh), (low, dl) = ((a, da), (b, db)) if ca > cb else ((b, db), (a, da))
-        if dh.kind == "c" and dl.kind == "f":  # complex keeps the float's precision unless the float is 0-dim
+        if dh.kind == "c" and kind_of(dl) == "f":  # complex keeps the float's precision unless the float is 0-dim
             if high.ndim == 0 and low.ndim > 0:
                 return complex_of(dl)
             if (high.ndim == 0) == (low.ndim == 0):
-                return np.promote_types(dl, dh)
+                return _promote_within(dl, dh)
         return dh
     # Same category: a 0-dim operand does not widen a dimensioned one.
     if a.ndim == 0 and b.ndim > 0:
         return db
     if b.ndim == 0 and a.ndim > 0:
         return da
-    return np.promote_types(da, db)
+    return _promote_within(da, db)
 
 
 def scalar_dtype_for(tensor_dtype, value):
     """Dtype a Python scalar takes when combined with a tensor (PyTorch's 'wrapped number' rule)."""
     if isinstance(value, _builtin_bool):
         return tensor_dtype
+    tensor_kind = kind_of(tensor_dtype)
     if isinstance(value, (_builtin_int, np.integer)):
-        return tensor_dtype if tensor_dtype.kind != "b" else int64
+        return tensor_dtype if tensor_kind != "b" else int64
     if isinstance(value, (_builtin_float, np.floating)):
-        return tensor_dtype if tensor_dtype.kind in "fc" else _default_float
+        return tensor_dtype if tensor_kind in "fc" else _default_float
     if isinstance(value, (complex, np.complexfloating)):
-        if tensor_dtype.kind == "c":
+        if tensor_kind == "c":
             return tensor_dtype
-        return complex_of(tensor_dtype) if tensor_dtype.kind == "f" else default_complex()
+        return complex_of(tensor_dtype) if tensor_kind == "f" else default_complex()
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 
@@ -166,10 +212,10 @@ def promote_types(type1, type2):
     d1, d2 = np.dtype(type1), np.dtype(type2)
     c1, c2 = _category(d1), _category(d2)
     if c1 == c2:
-        return np.promote_types(d1, d2)
+        return _promote_within(d1, d2)
     (high, ch), (low, cl) = ((d1, c1), (d2, c2)) if c1 > c2 else ((d2, c2), (d1, c1))
-    if high.kind == "c" and low.kind == "f":
-        return np.promote_types(low, high)
+    if high.kind == "c" and kind_of(low) == "f":
+        return _promote_within(low, high)
     return high
 
 
@@ -192,10 +238,10 @@ class finfo:
         dtype = _default_float if type is None else np.dtype(type)
         if dtype.kind == "c":
             dtype = np.dtype(f"f{dtype.itemsize // 2}")
-        if dtype.kind != "f":
+        if kind_of(dtype) != "f":
             raise TypeError(f"minigrad.finfo() requires a floating point input type. Use minigrad.iinfo to handle "
                             f"'minigrad.finfo' (got {dtype})")
-        info = np.finfo(dtype)
+        info = ml_dtypes.finfo(dtype) if dtype == bfloat16 else np.finfo(dtype)
         self.bits = info.bits
         self.eps = _builtin_float(info.eps)
         self.max = _builtin_float(info.max)

@@ -28,7 +28,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         A = A.to(dtype)
     if A.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
-    if A.dtype.kind not in "fc":
+    if kind_of(A.dtype) not in "fc":
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got {A.dtype}")
     if not isinstance(dim, (tuple, list)) or len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
@@ -48,7 +48,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
             out = (amax if ord > 0 else amin)(sums, across, keepdim=True)
         return out if keepdim else out.squeeze((rows, cols))
     S = svdvals(movedim(A, (rows, cols), (-2, -1)))         # batch dims in order; PyTorch's composition, so
-    out = S.sum(-1) if ord == "nuc" else (amax if ord == 2 else amin)(S, -1)   # tied singular values share
+    if ord == "nuc" or (ord == 2 and S.shape[-1] == 0):   # an empty matrix: norm 0 (its smallest, -2, raises)
+        out = S.sum(-1)
+    else:
+        out = (amax if ord == 2 else amin)(S, -1)           # tied singular values share
     if keepdim:
         for d in sorted((rows, cols)):
             out = unsqueeze(out, d)
@@ -72,7 +75,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 # tuples, vectors as right-hand sides, and the ``_ex`` variants' ``info``.
 from collections import namedtuple  # noqa: E402
 
-from .dtypes import scalar_type_name  # noqa: E402
+from .dtypes import kind_of, scalar_type_name  # noqa: E402
 from .ops import decomp as dc  # noqa: E402
 from .ops import elementwise as _ew  # noqa: E402
 from .ops import shape as _sh  # noqa: E402
@@ -270,7 +273,7 @@ def matrix_exp(A):
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError("linalg.matrix_exp: Expected a batch of square matrices, but got a tensor of shape "
                            f"{list(A.shape)}")
-    if A.dtype.kind not in "fc":
+    if kind_of(A.dtype) not in "fc":
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(A.dtype)}")
     return dc.run(dc.MatrixExp, A)[0]

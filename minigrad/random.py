@@ -78,7 +78,7 @@ from .ops.layout import creation_keywords  # noqa: E402
 def _float_dtype(dtype, kernel, default=None):
     """The float dtype a sampler makes; PyTorch has no integer kernel for uniform or normal draws."""
     dtype = creation.dtype_or(dtype, default)
-    if dtype.kind != "f":
+    if dtypes.kind_of(dtype) != "f":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(dtype)}': the dtype must be a "
                                   f"floating-point dtype, got {dtype}")
     return dtype
@@ -223,7 +223,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
 
 
 def _check_probabilities(p):
-    if p.dtype.kind != "f":
+    if dtypes.kind_of(p.dtype) != "f":
         raise NotImplementedError(f"\"bernoulli\" not implemented for '{_type_word(p.dtype)}': probabilities "
                                   f"must be floating point, got {p.dtype}")
     if not ((p >= 0) & (p <= 1)).all():
@@ -249,7 +249,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     weights = input._data
     if weights.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got a tensor of {weights.ndim} dimensions")
-    if weights.dtype.kind != "f":
+    if dtypes.kind_of(weights.dtype) != "f":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {weights.dtype}")
     if num_samples <= 0:
         raise RuntimeError(f"cannot sample n_sample <= 0 samples (num_samples={num_samples})")
@@ -279,9 +279,14 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 def poisson(input, generator=None):
     """Poisson counts with rates ``input``; ``input``'s shape and dtype."""
     rates = input._data
-    if rates.dtype.kind != "f":
+    if dtypes.kind_of(rates.dtype) != "f":
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_type_word(rates.dtype)}': rates must be "
                                   f"floating point, got {rates.dtype}")
     if (rates < 0).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return Tensor(numpy_rng(generator).poisson(rates).astype(rates.dtype))
+
+
+from ._keywords import size_keyword  # noqa: E402
+
+rand, randn = size_keyword(rand), size_keyword(randn)   # rand(size=(2, 3)), as PyTorch

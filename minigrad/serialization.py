@@ -13,12 +13,17 @@ freely:
   plain containers and scalars) and refuses any other global before creating anything from it. The
   records it builds are inert placeholders; tensors are made from them only after the pickle is read.
 * ``load`` treats the file as untrusted: it refuses anything but a regular file (a directory, FIFO or
-  device) before opening it, refuses a file, and a total of entries to read, larger than ``max_bytes``
-  (``MAX_LOAD_BYTES`` unless given), checks PyTorch's pickle stream opcode by opcode against the few
-  opcodes ``torch.save`` writes before running it, and checks every entry's kind, dtype and size
-  before it reads any array data or builds any tensor.
+  device) before opening it, refuses a file larger than ``max_bytes`` (``MAX_LOAD_BYTES`` unless given),
+  and spends memory from a budget (``_Budget``: ``max_bytes``, or 48 times the file's size): every zip
+  entry's declared size is checked against what the file can hold and charged before the entry is read
+  in chunks, and the objects the structure or pickle describes are estimated and charged before they are
+  built. It checks PyTorch's pickle stream opcode by opcode against the few opcodes ``torch.save``
+  writes before running it (memo slots within the pickle's length, at most ``_MAX_COLLIDING_NUMBERS``
+  numbers whose hashes can collide), checks every entry's kind, dtype and size before it reads any
+  array data or builds any tensor, and quotes file data in messages through ``_preview`` (a few hundred
+  characters, whatever the data shares or nests).
 * ``save_safetensors``/``load_safetensors`` go through the ``safetensors`` package (the optional extra
-  ``minigrad[safetensors]``).
+  ``minigrad[safetensors]``); ``load_safetensors`` refuses non-regular files before opening them, too.
 """
 import errno
 import io
@@ -33,19 +38,101 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .dtypes import bfloat16, is_differentiable
 from .tensor import Tensor
 
 __all__ = ["save", "load", "save_safetensors", "load_safetensors", "MAX_LOAD_BYTES"]
 
-#: ``load``'s default limit, in bytes, on the file's size and on the total size of the entries it reads
-#: (the arrays' data, the structure, PyTorch's pickle). Set it (``minigrad.serialization.MAX_LOAD_BYTES =
-#: 2**40``) or pass ``load(f, max_bytes=...)``; ``math.inf`` lifts it. minigrad's own name: PyTorch has none.
+#: ``load``'s (and ``load_safetensors``') default limit, in bytes, on the file's size, and the most memory ``load``
+#: spends on one file (less for a small file: 48 times its size, at least 64 MiB; ``_Budget``). Set it
+#: (``minigrad.serialization.MAX_LOAD_BYTES = 2**40``) or pass ``load(f, max_bytes=...)``, which replaces both
+#: limits; ``math.inf`` lifts them. minigrad's own name: PyTorch has none.
 MAX_LOAD_BYTES = 16 * 2 ** 30
 
 _STRUCTURE = "minigrad/structure.json"
 _FORMAT = "minigrad"
 _FORMAT_VERSION = 1
 _NUMERIC_KINDS = "biufc"  # bool, signed and unsigned integers, floating point, complex
+
+#: Unless ``max_bytes`` is given, ``load`` spends at most this many bytes of memory per byte of the file (and at
+#: least ``_MIN_BUDGET``): on the entries it unpacks and the objects it builds. Checkpoints are stored
+#: uncompressed (by mg.save and torch.save), so theirs is about 1; a zip bomb's is about 1000.
+_BYTES_PER_FILE_BYTE = 48
+_MIN_BUDGET = 64 * 2 ** 20
+_CHUNK = 2 ** 20  # entries are read this many bytes at a time
+_PREVIEW_CHARS = 200  # at most this many characters of anything the file controls go into a message
+#: At most this many numbers whose hashes a file can make collide (ints of magnitude 2**61 - 1 or more, complex
+#: numbers): n of them as dict keys or set members cost n**2 / 2 comparisons to insert.
+_MAX_COLLIDING_NUMBERS = 4096
+#: An upper bound on the memory the objects of minigrad/structure.json take, per byte of it: json.loads makes
+#: up to ~30 bytes of objects per byte ("[]," is a 56-byte list and its 8-byte slot); decode fewer (a Tensor per
+#: 28-byte tensor node). Measured on CPython 3.11; the tests check it against tracemalloc.
+_JSON_BYTES_PER_BYTE = 40
+_COLLIDING_INT = 2 ** 61 - 1  # sys.hash_info.modulus on 64-bit CPython: hash(k * 2**61 - k) == 0 for every k
+
+
+# =========================================================================== messages about what a file holds
+class _Text(str):
+    """A piece of ``_preview``'s output (a bracket, a separator), as opposed to a string the file holds."""
+
+
+_BRACKETS = {list: ("[", "]"), tuple: ("(", ")"), set: ("{", "}"), dict: ("{", "}"),
+             OrderedDict: ("OrderedDict({", "})")}
+
+
+def _container_pieces(container):
+    """The pieces of ``container``'s repr, lazily: brackets and separators as ``_Text``, items as themselves."""
+    opening, closing = _BRACKETS[type(container)]
+    yield _Text(opening)
+    pairs = isinstance(container, dict)
+    for i, item in enumerate(container.items() if pairs else container):
+        if i:
+            yield _Text(", ")
+        if pairs:
+            yield item[0]
+            yield _Text(": ")
+            yield item[1]
+        else:
+            yield item
+    if type(container) is tuple and len(container) == 1:
+        yield _Text(",")
+    yield _Text(closing)
+
+
+def _leaf_text(obj, room):
+    if isinstance(obj, (str, bytes)):
+        return repr(obj[: room + 1])
+    if type(obj) is int and obj.bit_length() > 256:
+        return f"<an int of {obj.bit_length()} bits>"
+    if obj is None or type(obj) in (bool, int, float, complex) or isinstance(obj, _Inert):
+        return repr(obj)  # short: minigrad's own records and plain numbers
+    return f"<{type(obj).__name__}>"
+
+
+def _preview(obj, limit=_PREVIEW_CHARS):
+    """``repr(obj)`` cut to ``limit`` characters, in O(limit) steps whatever ``obj`` holds: a file can build
+    structures that share parts (2**60 leaves in a few hundred bytes of pickle) or contain themselves, which
+    ``repr`` would walk in full. Lists, tuples, sets and dicts look as ``repr`` shows them."""
+    out, size, pending = [], 0, [iter((obj,))]  # a stack of iterators over text pieces and objects
+    while pending and size <= limit:
+        piece = next(pending[-1], _Text())
+        if piece == "" and isinstance(piece, _Text):
+            pending.pop()  # that iterator is done
+            continue
+        if not isinstance(piece, _Text) and type(piece) in _BRACKETS:
+            pending.append(_container_pieces(piece))
+            continue
+        text = piece if isinstance(piece, _Text) else _leaf_text(piece, limit - size)
+        out.append(text)
+        size += len(text)
+    text = "".join(out)
+    return text[:limit] + "..." if size > limit or pending else text
+
+
+def _clip(text, limit=_PREVIEW_CHARS):
+    """``text`` (an error's message, a name from the zip directory) cut to ``limit`` characters."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _array_name(index):
@@ -77,7 +164,7 @@ class _Encoder:
         self.open_containers = set()
 
     def array(self, array, path):
-        if array.dtype.kind not in _NUMERIC_KINDS:
+        if array.dtype.kind not in _NUMERIC_KINDS and array.dtype != bfloat16:
             raise TypeError(f"mg.save cannot save an array of dtype {array.dtype} at {path}: only bool, integer, "
                             "floating-point and complex arrays can be saved")
         index = self.index_of.get(id(array))
@@ -141,13 +228,18 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     """
     encoder = _Encoder()
     structure = {"format": _FORMAT, "version": _FORMAT_VERSION, "root": encoder.encode(obj, "obj")}
+    # .npy has no bfloat16: those arrays are stored as their uint16 bit patterns, listed here
+    bfloat16_arrays = [i for i, array in enumerate(encoder.arrays) if array.dtype == bfloat16]
+    if bfloat16_arrays:
+        structure["bfloat16_arrays"] = bfloat16_arrays
     out, opened = _open(f, "wb")
     try:
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
             archive.writestr(_STRUCTURE, json.dumps(structure))
             for index, array in enumerate(encoder.arrays):
                 with archive.open(_array_name(index), "w", force_zip64=True) as entry:
-                    np.lib.format.write_array(entry, array, allow_pickle=False)
+                    stored = array.view(np.uint16) if array.dtype == bfloat16 else array
+                    np.lib.format.write_array(entry, stored, allow_pickle=False)
     finally:
         if opened:
             out.close()
@@ -159,24 +251,104 @@ def _bad_archive(message):
 
 
 class _Budget:
-    """The bytes ``load`` may still read: each entry's size is charged before it is read."""
+    """The bytes of memory ``load`` may still spend: each entry it unpacks is charged at its declared size
+    before it is read, and the objects the structure or the pickle will make are estimated and charged
+    before they are made. The limit is ``max_bytes`` when given; otherwise ``_BYTES_PER_FILE_BYTE`` times the
+    file's size (at least ``_MIN_BUDGET``, at most ``MAX_LOAD_BYTES``), so that a small file cannot make load
+    allocate gigabytes."""
 
-    def __init__(self, max_bytes):
-        self.max_bytes, self.used = max_bytes, 0
+    def __init__(self, max_bytes, file_size, explicit=True):
+        self.used, self.limit = 0, max_bytes
+        if explicit:
+            self.why = f"max_bytes={max_bytes} (pass a larger max_bytes)"
+        else:
+            scaled = max(_MIN_BUDGET, _BYTES_PER_FILE_BYTE * file_size)
+            if scaled < max_bytes:
+                self.limit = scaled
+                self.why = (f"{scaled} bytes, what mg.load spends at most on a file of {file_size} bytes unless told "
+                            "otherwise (a zip bomb unpacks to much more than it holds; if you trust the file, pass "
+                            "max_bytes=<bytes> to allow more)")
+            else:
+                self.why = (f"max_bytes={max_bytes} (pass a larger max_bytes, or set "
+                            "minigrad.serialization.MAX_LOAD_BYTES)")
 
     def charge(self, nbytes, what):
         self.used += nbytes
-        if self.used > self.max_bytes:
-            raise ValueError(f"mg.load: reading {what} would bring the data read to {self.used} bytes, more than "
-                             f"max_bytes={self.max_bytes} (pass a larger max_bytes, or set "
-                             "minigrad.serialization.MAX_LOAD_BYTES)")
+        if self.used > self.limit:
+            raise ValueError(f"mg.load: {_clip(what)} would bring the memory it spends to {self.used} bytes, more "
+                             f"than {self.why}")
 
 
-def _entry_size(archive, name):
-    try:
-        return archive.getinfo(name).file_size
-    except KeyError:
-        raise _bad_archive(f"{name} is missing") from None
+# Deflate's largest expansion: 258 bytes from 2 bits; with each block's header, a little less.
+_MAX_DEFLATE_RATIO = 1032
+
+
+class _Entries:
+    """The zip archive being loaded, read only through checks and the budget.
+
+    An entry is read only once its declared sizes are possible (``info``): compressed with no method but
+    deflate, its compressed bytes inside the file, and no more unpacked bytes declared than those can give
+    (a stored entry: as many; deflated: at most 1032 times as many); then its unpacked size is charged to the
+    budget, and it is read in chunks of ``_CHUNK`` bytes, which must add up to the declared size.
+    """
+
+    def __init__(self, archive, file_end, budget):
+        self.archive, self.file_end, self.budget = archive, file_end, budget
+        self.names = set(archive.namelist())
+
+    def info(self, name):
+        try:
+            info = self.archive.getinfo(name)
+        except KeyError:
+            raise RuntimeError(f"mg.load: the zip entry {_clip(name)} is missing") from None
+        method, packed, size = info.compress_type, info.compress_size, info.file_size
+        if method not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise RuntimeError(f"mg.load: the zip entry {_clip(name)} is compressed with method {method}; mg.load "
+                               "reads stored and deflated entries only")
+        data_start = info.header_offset + 30 + len(info.orig_filename.encode("utf-8", "surrogateescape"))
+        if data_start + packed > self.file_end:
+            raise RuntimeError(f"mg.load: the zip directory says the entry {_clip(name)} has {packed} bytes, more "
+                               f"than the file holds ({self.file_end} bytes in all)")
+        if size > (packed if method == zipfile.ZIP_STORED else _MAX_DEFLATE_RATIO * packed + 64):
+            raise RuntimeError(f"mg.load: the zip directory says the entry {_clip(name)} unpacks to {size} bytes, "
+                               f"more than its {packed} {'stored' if method == zipfile.ZIP_STORED else 'deflated'} "
+                               "bytes can hold")
+        return info
+
+    def size(self, name):
+        """The declared unpacked size of ``name``, once it is possible (nothing is charged or read)."""
+        return self.info(name).file_size
+
+    def open(self, name, charge=None):
+        """``name`` opened for reading, after charging ``charge`` bytes (its declared size unless given)."""
+        info = self.info(name)
+        self.budget.charge(info.file_size if charge is None else charge, f"unpacking {name}")
+        return self.archive.open(info)
+
+    def read(self, name, most=None):
+        """All of ``name``'s bytes (at most ``most`` of them, or RuntimeError before anything is read)."""
+        size = self.size(name)
+        if most is not None and size > most:
+            raise RuntimeError(f"mg.load: the zip entry {_clip(name)} has {size} bytes; it should have at most {most}")
+        with self.open(name, charge=2 * size) as entry:  # the buffer, and the bytes made of it for a moment
+            buffer = bytearray(size)
+            self._read_into(entry, memoryview(buffer), name)
+        return bytes(buffer)
+
+    def read_into(self, name, buffer):
+        """Fill ``buffer`` (a writable 1-d uint8 array, charged by the caller) from the start of ``name``."""
+        with self.open(name, charge=0) as entry:
+            self._read_into(entry, memoryview(buffer), name)
+
+    @staticmethod
+    def _read_into(entry, view, name):
+        done = 0
+        while done < len(view):
+            got = entry.readinto(view[done: done + _CHUNK])
+            if not got:
+                raise RuntimeError(f"mg.load: the zip entry {_clip(name)} ends after {done} of the {len(view)} "
+                                   "bytes it declares")
+            done += got
 
 
 _NPY_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
@@ -190,26 +362,33 @@ class _Decoder:
 
     _CONTAINERS = ("list", "tuple", "dict", "ordered_dict")
 
-    def __init__(self, archive, budget):
-        self.archive, self.budget = archive, budget
+    def __init__(self, entries, bfloat16_arrays=()):
+        self.entries = entries
+        self.bfloat16_arrays = set(bfloat16_arrays)   # indices of arrays stored as bfloat16 bit patterns (uint16)
         self.headers = {}  # array index -> (shape, fortran_order, dtype), from check
         self.arrays = {}
+        self.colliding = 0  # numbers whose hashes can be made to collide, seen so far
 
     def check(self, node):
-        if node is None or type(node) in (bool, int, float, str):
+        if node is None or type(node) in (bool, float, str):
+            return
+        if type(node) is int:
+            if abs(node) >= _COLLIDING_INT:
+                self.count_colliding()
             return
         if not isinstance(node, dict) or not isinstance(node.get("type"), str):
-            raise _bad_archive(f"unexpected node {node!r:.80}")
+            raise _bad_archive(f"unexpected node {_preview(node)}")
         kind = node["type"]
         if kind in ("tensor", "parameter", "ndarray", "numpy_scalar"):
             shape, _, dtype = self.check_array(node.get("array"))
             if kind == "numpy_scalar" and shape != ():
                 raise _bad_archive(f"a NumPy scalar stored with shape {list(shape)}")
-            if kind in ("tensor", "parameter") and node.get("requires_grad") is True and dtype.kind not in "fc":
+            if kind in ("tensor", "parameter") and node.get("requires_grad") is True and not is_differentiable(dtype):
                 raise _bad_archive(f"a {dtype} tensor that requires grad")
         elif kind == "complex":
             if not all(type(node.get(part)) in (int, float) for part in ("real", "imag")):
-                raise _bad_archive(f"a complex number {node!r:.80}")
+                raise _bad_archive(f"a complex number {_preview(node)}")
+            self.count_colliding()
         elif kind in self._CONTAINERS:
             items = node.get("items")
             if not isinstance(items, list):
@@ -217,13 +396,20 @@ class _Decoder:
             for item in items:
                 if kind in ("dict", "ordered_dict"):
                     if not isinstance(item, list) or len(item) != 2:
-                        raise _bad_archive(f"a dict item {item!r:.80}")
+                        raise _bad_archive(f"a dict item {_preview(item)}")
                     self.check_key(item[0])
                     self.check(item[1])
                 else:
                     self.check(item)
         else:
-            raise _bad_archive(f"unknown node type {kind!r}")
+            raise _bad_archive(f"unknown node type {_preview(kind)}")
+
+    def count_colliding(self):
+        self.colliding += 1
+        if self.colliding > _MAX_COLLIDING_NUMBERS:
+            raise _bad_archive(f"it holds more than {_MAX_COLLIDING_NUMBERS} complex numbers or ints of magnitude "
+                               "2**61 - 1 or more (their hashes can be made to collide, which makes building dicts "
+                               "and sets of them take quadratic time)")
 
     def check_key(self, node):
         """Dict keys are plain values or tuples of them (what ``save`` writes), never arrays or lists."""
@@ -232,17 +418,20 @@ class _Decoder:
                 self.check_key(item)
         elif isinstance(node, dict) and node.get("type") == "complex":
             self.check(node)
-        elif not (node is None or type(node) in (bool, int, float, str)):
-            raise _bad_archive(f"a dict key {node!r:.80}")
+        elif node is None or type(node) in (bool, int, float, str):
+            self.check(node)
+        else:
+            raise _bad_archive(f"a dict key {_preview(node)}")
 
     def check_array(self, index):
         if type(index) is not int or index < 0:
-            raise _bad_archive(f"array index {index!r}")
+            raise _bad_archive(f"array index {_preview(index)}")
         if index not in self.headers:
             name = _array_name(index)
-            stored = _entry_size(self.archive, name)
-            self.budget.charge(stored, name)
-            with self.archive.open(name) as entry:
+            if name not in self.entries.names:
+                raise _bad_archive(f"{name} is missing")
+            stored = self.entries.size(name)
+            with self.entries.open(name) as entry:  # charged its whole size: read_array reads it all
                 try:
                     version = np.lib.format.read_magic(entry)
                     read_header = _NPY_HEADER_READERS.get(version)
@@ -250,7 +439,7 @@ class _Decoder:
                         raise ValueError(f"the .npy format version {version} is not one mg.save writes")
                     header = read_header(entry, max_header_size=10_000)
                 except ValueError as err:
-                    raise _bad_archive(f"{name}: {err}") from None
+                    raise _bad_archive(f"{name}: {_clip(err)}") from None
                 header_bytes = entry.tell()
             shape, _, dtype = header
             if dtype.kind not in _NUMERIC_KINDS or dtype.hasobject:
@@ -258,13 +447,22 @@ class _Decoder:
             if stored - header_bytes < math.prod(shape) * dtype.itemsize:
                 raise _bad_archive(f"{name} declares shape {list(shape)} of {dtype}, more than its "
                                    f"{stored - header_bytes} bytes of data hold")
+            if index in self.bfloat16_arrays:
+                if dtype != np.uint16:
+                    raise _bad_archive(f"{name} is listed as bfloat16 but holds {dtype}, not uint16 bit patterns")
+                header = (shape, header[1], bfloat16)
             self.headers[index] = header
         return self.headers[index]
 
     def array(self, index):
         if index not in self.arrays:
-            with self.archive.open(_array_name(index)) as entry:
-                self.arrays[index] = np.lib.format.read_array(entry, allow_pickle=False)
+            # Checked and charged already; read_array reads in chunks into one array of the header's shape.
+            with self.entries.archive.open(_array_name(index)) as entry:
+                try:
+                    array = np.lib.format.read_array(entry, allow_pickle=False)
+                except ValueError as err:  # NumPy's word for data that ends early
+                    raise _bad_archive(f"{_array_name(index)}: {_clip(err)}") from None
+            self.arrays[index] = array.view(bfloat16) if index in self.bfloat16_arrays else array
         return self.arrays[index]
 
     def decode(self, node):
@@ -293,18 +491,22 @@ class _Decoder:
         return result
 
 
-def _load_minigrad(archive, budget):
-    budget.charge(_entry_size(archive, _STRUCTURE), _STRUCTURE)
+def _load_minigrad(entries):
+    text = entries.read(_STRUCTURE)
+    entries.budget.charge(_JSON_BYTES_PER_BYTE * len(text), f"building the objects {_STRUCTURE} describes")
     try:
-        structure = json.loads(archive.read(_STRUCTURE))
+        structure = json.loads(text)
     except ValueError as err:
-        raise _bad_archive(f"{_STRUCTURE}: {err}") from None
+        raise _bad_archive(f"{_STRUCTURE}: {_clip(err)}") from None
     if not isinstance(structure, dict) or structure.get("format") != _FORMAT:
         raise _bad_archive(f"{_STRUCTURE} does not describe a minigrad file")
     if structure.get("version") != _FORMAT_VERSION:
-        raise RuntimeError(f"mg.load: this minigrad file has format version {structure.get('version')!r}; "
+        raise RuntimeError(f"mg.load: this minigrad file has format version {_preview(structure.get('version'))}; "
                            f"this minigrad reads version {_FORMAT_VERSION}")
-    decoder = _Decoder(archive, budget)
+    bfloat16_arrays = structure.get("bfloat16_arrays", [])
+    if not (isinstance(bfloat16_arrays, list) and all(type(i) is int and i >= 0 for i in bfloat16_arrays)):
+        raise _bad_archive(f"bfloat16_arrays {_preview(bfloat16_arrays)}")
+    decoder = _Decoder(entries, bfloat16_arrays)
     decoder.check(structure.get("root"))
     return decoder.decode(structure.get("root"))
 
@@ -361,7 +563,7 @@ class _Storage(_Inert):
         self.key, self.dtype, self.numel, self.array = key, dtype, numel, None
 
     def __repr__(self):
-        return f"storage {self.key!r}"
+        return f"storage {_preview(self.key, 60)}"
 
 
 class _TensorRecord(_Inert):
@@ -383,27 +585,28 @@ def _is_index(value):
 
 def _index_tuple(value, what):
     if not isinstance(value, tuple) or not all(_is_index(v) for v in value):
-        raise _refuse(f"{what} must be a tuple of non-negative ints, got {value!r}")
+        raise _refuse(f"{what} must be a tuple of non-negative ints, got {_preview(value)}")
     return value
 
 
 def _no_hooks(backward_hooks):
     if not isinstance(backward_hooks, OrderedDict) or backward_hooks:
-        raise _refuse(f"a tensor with backward hooks {backward_hooks!r}")
+        raise _refuse(f"a tensor with backward hooks {_preview(backward_hooks)}")
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
     """``torch._utils._rebuild_tensor_v2``: the tensor ``size``/``stride`` elements into ``storage``."""
     if not isinstance(storage, _Storage):
-        raise _refuse(f"a tensor rebuilt from {storage!r} instead of a storage")
+        raise _refuse(f"a tensor rebuilt from {_preview(storage)} instead of a storage")
     if not _is_index(storage_offset):
-        raise _refuse(f"a tensor with storage offset {storage_offset!r}")
+        raise _refuse(f"a tensor with storage offset {_preview(storage_offset)}")
     size, stride = _index_tuple(size, "a tensor's size"), _index_tuple(stride, "a tensor's stride")
-    if len(size) != len(stride) or type(requires_grad) is not bool:
-        raise _refuse(f"a tensor with size {size}, stride {stride}, requires_grad {requires_grad!r}")
+    if len(size) != len(stride) or len(size) > 64 or type(requires_grad) is not bool:
+        raise _refuse(f"a tensor with size {_preview(size)}, stride {_preview(stride)}, requires_grad "
+                      f"{_preview(requires_grad)}")
     _no_hooks(backward_hooks)
     if metadata:
-        raise _refuse(f"a tensor with metadata {metadata!r}")
+        raise _refuse(f"a tensor with metadata {_preview(metadata)}")
     if 0 not in size:  # the last element read: offset + sum((size_d - 1) * stride_d) must be in the storage
         last = storage_offset + sum((n - 1) * s for n, s in zip(size, stride))
         if last >= storage.numel:
@@ -415,7 +618,7 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
 def _rebuild_parameter(data, requires_grad, backward_hooks):
     """``torch._utils._rebuild_parameter``: a saved ``nn.Parameter``."""
     if not isinstance(data, _TensorRecord) or type(requires_grad) is not bool:
-        raise _refuse(f"a parameter rebuilt from {data!r}, requires_grad {requires_grad!r}")
+        raise _refuse(f"a parameter rebuilt from {_preview(data)}, requires_grad {_preview(requires_grad)}")
     _no_hooks(backward_hooks)
     return _TensorRecord(data.storage, data.offset, data.size, data.stride, requires_grad, parameter=True)
 
@@ -426,26 +629,26 @@ def _torch_size(sizes=()):
 
 def _complex(real=0.0, imag=0.0):
     if not all(type(v) in (int, float) for v in (real, imag)):
-        raise _refuse(f"complex({real!r}, {imag!r})")
+        raise _refuse(f"complex({_preview(real)}, {_preview(imag)})")
     return complex(real, imag)
 
 
 def _set(items=()):
     if not isinstance(items, (list, tuple)):
-        raise _refuse(f"set({items!r})")
+        raise _refuse(f"set({_preview(items)})")
     return set(items)
 
 
 def _ordered_dict(items=()):
     if not isinstance(items, (list, tuple, dict)):
-        raise _refuse(f"OrderedDict({items!r})")
+        raise _refuse(f"OrderedDict({_preview(items)})")
     return OrderedDict(items)
 
 
 # PyTorch's dtype names -> NumPy dtypes; each has a torch.<Name>Storage class and a torch.<name> global.
 _TORCH_DTYPES = {
     "float64": ("DoubleStorage", np.float64), "float32": ("FloatStorage", np.float32),
-    "float16": ("HalfStorage", np.float16), "int64": ("LongStorage", np.int64), "int32": ("IntStorage", np.int32),
+    "float16": ("HalfStorage", np.float16), "bfloat16": ("BFloat16Storage", bfloat16), "int64": ("LongStorage", np.int64), "int32": ("IntStorage", np.int32),
     "int16": ("ShortStorage", np.int16), "int8": ("CharStorage", np.int8), "uint8": ("ByteStorage", np.uint8),
     "bool": ("BoolStorage", np.bool_), "complex64": ("ComplexFloatStorage", np.complex64),
     "complex128": ("ComplexDoubleStorage", np.complex128),
@@ -480,8 +683,7 @@ def _admitted_global(module, name):
     module = "builtins" if module == "__builtin__" else module  # protocol 2 spells it the Python 2 way
     found = _ADMITTED.get((module, name))
     if found is None:
-        hint = " (NumPy has no bfloat16: convert to float32 before saving)" if "bfloat16" in name.lower() else ""
-        raise _refuse(f"it names the global {module}.{name}, which is not admitted{hint}")
+        raise _refuse(f"it names the global {_clip(module, 100)}.{_clip(name, 100)}, which is not admitted")
     return found
 
 
@@ -493,26 +695,37 @@ class _TorchUnpickler(pickle.Unpickler):
         self.storage_names = storage_names  # the archive's data/<key> entries by key
         self.map_location = map_location
         self.storages = {}
+        self.complex_numbers = 0
 
     def find_class(self, module, name):
-        return _admitted_global(module, name)
+        found = _admitted_global(module, name)
+        return _Global(found.name, self.complex) if found is _ADMITTED["builtins", "complex"] else found
+
+    def complex(self, *parts):
+        """``complex``, counted: complex numbers' hashes can be made to collide (hash(x + yj) is
+        hash(x) + 1000003 * hash(y)), and n colliding dict keys or set members cost n**2 / 2 comparisons."""
+        self.complex_numbers += 1
+        if self.complex_numbers > _MAX_COLLIDING_NUMBERS:
+            raise _refuse(f"its pickle makes more than {_MAX_COLLIDING_NUMBERS} complex numbers (their hashes can be "
+                          "made to collide: dicts and sets of them take quadratic time)")
+        return _complex(*parts)
 
     def persistent_load(self, pid):
         """``('storage', storage_type, key, location, numel)``: the storage in ``data/<key>``."""
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
-            raise _refuse(f"the persistent id {pid!r} is not a storage record")
+            raise _refuse(f"the persistent id {_preview(pid)} is not a storage record")
         _, storage_type, key, location, numel = pid
         if not (isinstance(storage_type, _Marker) and storage_type.storage and isinstance(key, str)
                 and isinstance(location, str) and _is_index(numel)):
-            raise _refuse(f"the storage record {pid!r}")
+            raise _refuse(f"the storage record {_preview(pid)}")
         if key not in self.storage_names:
-            raise _refuse(f"the storage {key!r} is not in the archive")
+            raise _refuse(f"the storage {_preview(key)} is not in the archive")
         _check_location(location, self.map_location)
         storage = self.storages.get(key)
         if storage is None:
             storage = self.storages[key] = _Storage(key, storage_type.dtype, numel)
         elif storage.dtype != storage_type.dtype or storage.numel != numel:
-            raise _refuse(f"the storage {key!r} is read as two different types or sizes")
+            raise _refuse(f"the storage {_preview(key)} is read as two different types or sizes")
         return storage
 
 
@@ -541,7 +754,7 @@ def _check_location(location, map_location):
         return
     if isinstance(map_location, dict) and location in map_location:
         return
-    raise RuntimeError(f"mg.load: the checkpoint holds tensors saved on the device '{location}', and minigrad "
+    raise RuntimeError(f"mg.load: the checkpoint holds tensors saved on the device {_preview(location)}, and minigrad "
                        "runs on the CPU only; pass map_location='cpu' to load them onto the CPU")
 
 
@@ -551,31 +764,31 @@ class _Materializer:
     Tensors viewing one storage share one array (``np.ndarray`` views of it), as in PyTorch.
     """
 
-    def __init__(self, archive, prefix, byteorder):
-        self.archive, self.prefix, self.byteorder = archive, prefix, byteorder
+    def __init__(self, entries, prefix, byteorder):
+        self.entries, self.prefix, self.byteorder = entries, prefix, byteorder
         self.done, self.open = {}, set()
 
-    def check_storages(self, storages, budget):
-        """Before any storage is read: each entry holds its elements, and all of them fit in the budget."""
+    def check_storages(self, storages):
+        """Before any storage is read: each entry's declared size is possible and holds its elements, and
+        all of them fit in the budget."""
         for storage in storages:
             name = f"{self.prefix}data/{storage.key}"
             nbytes = storage.numel * storage.dtype.itemsize
-            stored_bytes = self.archive.getinfo(name).file_size
+            stored_bytes = self.entries.size(name)
             if stored_bytes < nbytes:
-                raise _refuse(f"the storage {storage.key!r} holds {stored_bytes} bytes, fewer than its "
+                raise _refuse(f"the storage {_preview(storage.key)} holds {stored_bytes} bytes, fewer than its "
                               f"{storage.numel} elements of {storage.dtype} need")
-            budget.charge(nbytes, name)
+            self.entries.budget.charge(nbytes, f"reading the storage {name}")
 
     def storage_array(self, storage):
         if storage.array is None:
-            name = f"{self.prefix}data/{storage.key}"
             nbytes = storage.numel * storage.dtype.itemsize
-            raw = bytearray(nbytes)  # read straight into one writable buffer, nothing past it
-            with self.archive.open(name) as entry:
-                if entry.readinto(raw) != nbytes:
-                    raise _refuse(f"the storage {storage.key!r} ends early")
-            stored = np.frombuffer(raw, dtype=storage.dtype.newbyteorder(self.byteorder))
-            storage.array = stored if stored.dtype.isnative else stored.astype(storage.dtype)
+            raw = np.empty(nbytes, dtype=np.uint8)  # one writable buffer, filled chunk by chunk, nothing past it
+            self.entries.read_into(f"{self.prefix}data/{storage.key}", raw)
+            stored = raw.view(storage.dtype.newbyteorder(self.byteorder))
+            if not stored.dtype.isnative:
+                stored = stored.byteswap(inplace=True).view(storage.dtype)  # in place: no second copy
+            storage.array = stored
         return storage.array
 
     def tensor(self, record):
@@ -588,7 +801,7 @@ class _Materializer:
         else:  # shape (*size), element [i] at base[offset + sum(i_d * stride_d)]
             array = np.ndarray(record.size, dtype=base.dtype, buffer=base, offset=record.offset * itemsize,
                                strides=tuple(s * itemsize for s in record.stride))
-        if record.requires_grad and array.dtype.kind not in "fc":
+        if record.requires_grad and not is_differentiable(array.dtype):
             raise _refuse(f"a {array.dtype} tensor that requires grad")
         if record.parameter:
             return Parameter(Tensor(array), requires_grad=record.requires_grad)
@@ -614,7 +827,7 @@ class _Materializer:
                 if isinstance(metadata, dict):
                     pending.append(metadata)
             else:
-                raise _refuse(f"it holds {obj!r} as a value")
+                raise _refuse(f"it holds {_preview(obj)} as a value")
 
     def convert(self, obj):
         if obj is None or type(obj) in (bool, int, float, complex, str, bytes):
@@ -644,7 +857,7 @@ class _Materializer:
             if isinstance(metadata, dict):
                 result._metadata = self.convert(metadata)
             return result
-        raise _refuse(f"it holds {obj!r} as a value")
+        raise _refuse(f"it holds {_preview(obj)} as a value")
 
 
 # The opcodes torch.save writes (protocols 2 to 5) and nothing else: no INST/OBJ/NEWOBJ (instances of
@@ -660,56 +873,146 @@ _ADMITTED_OPCODES = frozenset({
 
 
 _STRING_OPCODES = ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8")
+_BYTES_OPCODES = ("SHORT_BINBYTES", "BINBYTES", "BINBYTES8")
 _MEMO_OPCODES = ("MEMOIZE", "BINPUT", "LONG_BINPUT")
 
+# What unpickling one opcode may cost in memory, at most, in bytes (measured on CPython 3.11; the tests check
+# the estimate against tracemalloc): the object it makes, its slots on the unpickler's stack, in its memo
+# and in a container, and the copy ``_Materializer.convert`` makes of a container. Any opcode costs
+# ``_OPCODE_BYTES``, these more; a string or bytes costs its length on top (4 bytes a character: a str
+# with one character beyond U+FFFF stores all of them in 4 bytes, after an 80-byte header).
+_OPCODE_BYTES = 64
+_OPCODE_BYTES_FOR = {"EMPTY_LIST": 320, "EMPTY_DICT": 400, "EMPTY_SET": 640, "TUPLE": 128, "TUPLE1": 144,
+                     "TUPLE2": 160, "TUPLE3": 176, "REDUCE": 640, "BINPERSID": 256, "SETITEM": 192,
+                     **dict.fromkeys(_STRING_OPCODES, 144), **dict.fromkeys(_BYTES_OPCODES, 112)}
+# ... and each item that these add to a container (a dict's or set's table grows up to 8-fold past its
+# items, in the unpickler's set and again in convert's copy).
+_ITEM_BYTES = {"APPENDS": 16, "TUPLE": 16, "SETITEMS": 128, "ADDITEMS": 288}
+_MEMO_SLOT_BYTES = 16  # CPython's unpickler grows its memo (8-byte slots) to twice the largest index put
+_STRING, _BYTES, _MEMO, _GET, _GLOBAL, _STACK_GLOBAL, _FRAME, _LONG, _MARK = range(1, 10)  # opcodes _check_opcodes
+_SPECIAL = {"GLOBAL": _GLOBAL, "STACK_GLOBAL": _STACK_GLOBAL, "FRAME": _FRAME, "LONG1": _LONG, "MARK": _MARK,
+            **dict.fromkeys(_STRING_OPCODES, _STRING), **dict.fromkeys(_BYTES_OPCODES, _BYTES),
+            **dict.fromkeys(_MEMO_OPCODES, _MEMO), **dict.fromkeys(("BINGET", "LONG_BINGET"), _GET)}
 
-def _check_opcodes(pickled):
+
+def _opcode_rules():
+    """admitted opcode name -> ``(bytes it costs, bytes per item it adds, what _check_opcodes does with it,
+    below, change)``: ``below`` is None and ``change`` the change of the stack's depth, or, for opcodes
+    that pop down to the last MARK, ``below`` the number of items they take from under it and ``change``
+    the number they push."""
+    rules = {}
+    for opcode in pickletools.opcodes:
+        if opcode.name not in _ADMITTED_OPCODES:
+            continue
+        before, after = opcode.stack_before, opcode.stack_after
+        if pickletools.markobject in before:
+            below, change = before.index(pickletools.markobject), len(after)
+        else:
+            below, change = None, len(after) - len(before)
+        rules[opcode.name] = (_OPCODE_BYTES_FOR.get(opcode.name, _OPCODE_BYTES), _ITEM_BYTES.get(opcode.name, 0),
+                              _SPECIAL.get(opcode.name, 0), below, change)
+    return rules
+
+
+_OPCODE_RULES = _opcode_rules()
+
+
+def _check_opcodes(pickled, budget):
     """Parse (never run) the pickle ``pickled`` and refuse it if it uses an opcode outside
-    ``_ADMITTED_OPCODES`` or names a global outside ``_ADMITTED``: checked before the unpickler starts.
+    ``_ADMITTED_OPCODES`` or names a global outside ``_ADMITTED``, and charge ``budget`` with an estimate of
+    the memory its objects take (``_OPCODE_RULES``): checked before the unpickler starts.
 
     ``GLOBAL`` carries its names; ``STACK_GLOBAL`` (protocol 4+) takes them from the two values pushed
     before it, which must be strings written there or fetched from the memo (as ``pickle`` writes them).
+    A memo slot past the pickle's length (which CPython's unpickler would allocate, 8 bytes a slot up to
+    the index, for nothing) is refused, and so are more than ``_MAX_COLLIDING_NUMBERS`` huge ints. One
+    loop with local variables: it runs once per opcode, millions of times for a large pickle.
     """
-    memo, recent = {}, [None, None]  # memo index -> its string (None: not a string); the last two pushed
+    size, rules = len(pickled), _OPCODE_RULES
+    memo, recent, before_recent = {}, None, None  # memo index -> its string (None: not a string); last two pushed
+    depth, marks, memo_slots, colliding = 0, [], 0, 0
+    cost, room = 0, budget.limit - budget.used  # charged to the budget at the end, or once over
     try:
         for opcode, arg, position in pickletools.genops(pickled):
-            name = opcode.name
-            if name not in _ADMITTED_OPCODES:
-                raise _refuse(f"its pickle uses the opcode {name} at byte {position}, which torch.save "
+            rule = rules.get(opcode.name)
+            if rule is None:
+                raise _refuse(f"its pickle uses the opcode {opcode.name} at byte {position}, which torch.save "
                               "does not write")
-            if name == "GLOBAL":
-                _admitted_global(*arg.split(" ", 1))
-            elif name == "STACK_GLOBAL":
-                if None in recent:
-                    raise _refuse(f"its pickle names a global computed at run time (byte {position})")
-                _admitted_global(*recent)
-            if name in _MEMO_OPCODES:
-                memo[len(memo) if name == "MEMOIZE" else arg] = recent[-1]
-            elif name != "FRAME":
-                pushed = arg if name in _STRING_OPCODES else memo.get(arg) if name.endswith("BINGET") else None
-                recent = [recent[-1], pushed]
+            unit, item_bytes, special, below, change = rule
+            cost += unit
+            pushed = None
+            if below is None:
+                depth += change
+            else:
+                if not marks:
+                    raise _refuse(f"its pickle is malformed ({opcode.name} without a MARK at byte {position})")
+                mark = marks.pop()
+                cost += (depth - mark) * item_bytes
+                depth = mark - below + change
+            if depth < 0:
+                raise _refuse(f"its pickle is malformed ({opcode.name} at byte {position} pops an empty stack)")
+            if special:
+                if special == _STRING:
+                    cost += 4 * len(arg)
+                    pushed = arg
+                elif special == _BYTES:
+                    cost += len(arg)
+                elif special == _GET:
+                    pushed = memo.get(arg)
+                elif special == _MEMO:
+                    index = len(memo) if arg is None else arg  # MEMOIZE: the next slot
+                    if index >= size:
+                        raise _refuse(f"its pickle puts an object in memo slot {index} at byte {position}, more "
+                                      f"slots than a pickle of {size} bytes can fill")
+                    memo[index] = recent
+                    if index >= memo_slots:
+                        cost += (index + 1 - memo_slots) * _MEMO_SLOT_BYTES
+                        memo_slots = index + 1
+                    continue  # pushes nothing
+                elif special == _MARK:
+                    marks.append(depth)
+                elif special == _GLOBAL:
+                    _admitted_global(*arg.split(" ", 1))
+                elif special == _STACK_GLOBAL:
+                    if recent is None or before_recent is None:
+                        raise _refuse(f"its pickle names a global computed at run time (byte {position})")
+                    _admitted_global(before_recent, recent)
+                elif special == _FRAME:
+                    if position + 9 + arg > size:
+                        raise _refuse(f"its pickle has a frame of {arg} bytes at byte {position}, past its end")
+                    continue
+                elif special == _LONG and abs(arg) >= _COLLIDING_INT:
+                    colliding += 1
+                    if colliding > _MAX_COLLIDING_NUMBERS:
+                        raise _refuse(f"its pickle holds more than {_MAX_COLLIDING_NUMBERS} ints of magnitude "
+                                      "2**61 - 1 or more (their hashes can be made to collide: dicts and sets of "
+                                      "them take quadratic time)")
+            before_recent, recent = recent, pushed
+            if cost > room:
+                break
     except ValueError as err:  # pickletools' word for a truncated or malformed stream
-        raise _refuse(f"its pickle is malformed ({err})") from None
+        raise _refuse(f"its pickle is malformed ({_clip(err)})") from None
+    budget.charge(cost, "building the objects data.pkl makes")
 
 
-def _load_torch(archive, pickle_name, map_location, budget):
+def _load_torch(entries, pickle_name, map_location):
     prefix = pickle_name[: -len("data.pkl")]
-    names = set(archive.namelist())
-    byteorder = archive.read(prefix + "byteorder").decode().strip() if prefix + "byteorder" in names else "little"
+    byteorder = "little"
+    if prefix + "byteorder" in entries.names:
+        byteorder = entries.read(prefix + "byteorder", most=16).decode("ascii", "replace").strip()
     if byteorder not in ("little", "big"):
-        raise RuntimeError(f"mg.load: unknown byte order {byteorder!r} in {prefix}byteorder")
-    storage_names = {name[len(prefix) + len("data/"):] for name in names if name.startswith(prefix + "data/")}
-    budget.charge(archive.getinfo(pickle_name).file_size, pickle_name)
-    pickled = archive.read(pickle_name)
-    _check_opcodes(pickled)
+        raise RuntimeError(f"mg.load: unknown byte order {_preview(byteorder)} in {_clip(prefix)}byteorder")
+    storage_names = {name[len(prefix) + len("data/"):] for name in entries.names if name.startswith(prefix + "data/")}
+    pickled = entries.read(pickle_name)
+    _check_opcodes(pickled, entries.budget)
     unpickler = _TorchUnpickler(io.BytesIO(pickled), storage_names, map_location)
     try:
         loaded = unpickler.load()
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, EOFError, RecursionError) as err:
-        raise _refuse(f"its pickle is malformed ({type(err).__name__}: {err})") from None
-    materializer = _Materializer(archive, prefix, "<" if byteorder == "little" else ">")
+        raise _refuse(f"its pickle is malformed ({type(err).__name__}: {_clip(err)})") from None
+    materializer = _Materializer(entries, prefix, "<" if byteorder == "little" else ">")
     materializer.check(loaded)
-    materializer.check_storages(unpickler.storages.values(), budget)
+    materializer.check_storages(unpickler.storages.values())
     return materializer.convert(loaded)
 
 
@@ -727,23 +1030,26 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     format raise RuntimeError.
 
     The file is untrusted input. A path that is not a regular file (a directory: IsADirectoryError; a
-    FIFO, socket or device: OSError) is refused before it is opened for reading. ``max_bytes``
-    (minigrad's own argument; default ``minigrad.serialization.MAX_LOAD_BYTES``, 16 GiB; ``math.inf``
-    for no limit) bounds the file's size and the total size of the entries read from it: a larger one
-    raises ValueError before the excess is read. Every entry's kind, dtype and size is checked before
-    any array is read or any tensor built; a malformed file raises RuntimeError (or
-    ``pickle.UnpicklingError`` for PyTorch's pickle) saying what was wrong.
+    FIFO, socket or device: OSError) is refused before it is opened for reading. Memory is budgeted:
+    each zip entry's declared sizes must be possible (its bytes inside the file; a stored entry unpacks to
+    as many, a deflated one to at most 1032 times as many) and are charged before it is read, in chunks;
+    the objects ``structure.json`` or ``data.pkl`` would make are estimated and charged before they are
+    made. Without ``max_bytes`` the budget is 48 times the file's size (at least 64 MiB, at most
+    ``minigrad.serialization.MAX_LOAD_BYTES``, 16 GiB, which also bounds the file's size): plenty for a
+    checkpoint (mg.save and torch.save store, not compress), not for a zip bomb. ``max_bytes``
+    (minigrad's own argument; ``math.inf`` for no limit) replaces that budget and bounds the file's size;
+    going over either raises ValueError before the excess is read. Every entry's kind, dtype and size is
+    checked before any array is read or any tensor built; a malformed file raises RuntimeError (or
+    ``pickle.UnpicklingError`` for PyTorch's pickle) saying what was wrong, quoting at most a few hundred
+    characters of what the file holds.
     """
     if pickle_module is not None:
         raise RuntimeError("mg.load reads checkpoints with its own restricted unpickler; pickle_module is not "
                            "supported")
-    max_bytes = MAX_LOAD_BYTES if max_bytes is None else max_bytes
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, float)) or not max_bytes >= 0:
-        raise ValueError(f"mg.load: max_bytes must be a non-negative number of bytes (or math.inf), got "
-                         f"{max_bytes!r}")
+    explicit = max_bytes is not None
+    max_bytes = _checked_max_bytes(max_bytes, "mg.load")
     _check_map_location(map_location)
-    source, opened = _open_for_load(f, max_bytes)
-    budget = _Budget(max_bytes)
+    source, opened, size = _open_for_load(f, max_bytes)
     try:
         start = source.tell()
         head = source.read(8)
@@ -753,21 +1059,22 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         try:
             archive = zipfile.ZipFile(source)
         except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
-            raise RuntimeError(f"mg.load: the file is not a readable zip archive ({err})") from None
+            raise RuntimeError(f"mg.load: the file is not a readable zip archive ({_clip(err)})") from None
         with archive:
-            names = archive.namelist()
+            entries = _Entries(archive, start + size, _Budget(max_bytes, size, explicit))
             try:
-                if _STRUCTURE in names:
-                    return _load_minigrad(archive, budget)
-                pickles = [name for name in names if name.endswith("/data.pkl") and name.count("/") == 1]
+                if _STRUCTURE in entries.names:
+                    return _load_minigrad(entries)
+                pickles = [name for name in entries.names if name.endswith("/data.pkl") and name.count("/") == 1]
                 if len(pickles) != 1:
                     raise RuntimeError("mg.load: this zip archive was not written by mg.save or torch.save (it has "
                                        f"no {_STRUCTURE} and no <name>/data.pkl)")
-                return _load_torch(archive, pickles[0], map_location, budget)
+                return _load_torch(entries, pickles[0], map_location)
             except RecursionError:
                 raise RuntimeError("mg.load: the file nests containers too deeply to be read") from None
             except (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile, NotImplementedError) as err:
-                raise RuntimeError(f"mg.load: a zip entry cannot be read ({type(err).__name__}: {err})") from None
+                raise RuntimeError(f"mg.load: a zip entry cannot be read ({type(err).__name__}: "
+                                   f"{_clip(err)})") from None
     finally:
         if opened:
             source.close()
@@ -777,34 +1084,49 @@ _FILE_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a charact
                (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def _check_regular(mode, size, name, max_bytes):
+def _checked_max_bytes(max_bytes, who):
+    max_bytes = MAX_LOAD_BYTES if max_bytes is None else max_bytes
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, float)) or not max_bytes >= 0:
+        raise ValueError(f"{who}: max_bytes must be a non-negative number of bytes (or math.inf), got "
+                         f"{max_bytes!r}")
+    return max_bytes
+
+
+def _check_regular(mode, size, name, max_bytes, who="mg.load"):
     """Refuse what is not a regular file of at most ``max_bytes`` bytes (``mode``, ``size``: its stat)."""
     if stat.S_ISDIR(mode):
-        raise IsADirectoryError(errno.EISDIR, "mg.load: a directory, not a checkpoint file", name)
+        raise IsADirectoryError(errno.EISDIR, f"{who}: a directory, not a checkpoint file", name)
     if not stat.S_ISREG(mode):
         kind = next((label for test, label in _FILE_KINDS if test(mode)), "not a regular file")
-        raise OSError(errno.EINVAL, f"mg.load refuses to read {kind}: checkpoints must be regular files", name)
+        raise OSError(errno.EINVAL, f"{who} refuses to read {kind}: checkpoints must be regular files", name)
     if size > max_bytes:
-        raise ValueError(f"mg.load: {name} has {size} bytes, more than max_bytes={max_bytes} (pass a larger "
+        raise ValueError(f"{who}: {name} has {size} bytes, more than max_bytes={max_bytes} (pass a larger "
                          "max_bytes, or set minigrad.serialization.MAX_LOAD_BYTES)")
 
 
+def _open_regular(path, max_bytes, who):
+    """``(binary file, size)`` of the regular file at ``path``, checked before it is opened and its
+    descriptor again after (a FIFO, device or directory is refused without waiting for a writer)."""
+    before = os.stat(path)
+    _check_regular(before.st_mode, before.st_size, path, max_bytes, who)
+    # O_NONBLOCK: should the path have become a FIFO since the stat, opening it does not wait for a writer.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        after = os.fstat(fd)
+        _check_regular(after.st_mode, after.st_size, path, max_bytes, who)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb"), after.st_size
+
+
 def _open_for_load(f, max_bytes):
-    """``(binary file, whether we opened it)`` for ``load``, after checking that ``f`` is a regular file
-    (a path is checked before it is opened, and its descriptor again after) within ``max_bytes``."""
+    """``(binary file, whether we opened it, its size from where it is)`` for ``load``, after checking that
+    ``f`` is a regular file (a path is checked before it is opened, and its descriptor again after) within
+    ``max_bytes``."""
     if isinstance(f, (str, os.PathLike)):
-        path = os.fspath(f)
-        before = os.stat(path)
-        _check_regular(before.st_mode, before.st_size, path, max_bytes)
-        # O_NONBLOCK: should the path have become a FIFO since the stat, opening it does not wait for a writer.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-        try:
-            after = os.fstat(fd)
-            _check_regular(after.st_mode, after.st_size, path, max_bytes)
-        except BaseException:
-            os.close(fd)
-            raise
-        return os.fdopen(fd, "rb"), True
+        source, size = _open_regular(os.fspath(f), max_bytes, "mg.load")
+        return source, True, size
     source, _ = _open(f, "rb")
     try:
         fileno = source.fileno()
@@ -823,7 +1145,7 @@ def _open_for_load(f, max_bytes):
     if size > max_bytes:
         raise ValueError(f"mg.load: the file has {size} bytes, more than max_bytes={max_bytes} (pass a larger "
                          "max_bytes, or set minigrad.serialization.MAX_LOAD_BYTES)")
-    return source, False
+    return source, False, size
 
 
 def _not_a_zip_message(head):
@@ -858,7 +1180,8 @@ def save_safetensors(tensors, filename, metadata=None):
     arrays = {}
     for name, value in tensors.items():
         array = value._data if isinstance(value, Tensor) else value
-        if not isinstance(name, str) or not isinstance(array, np.ndarray) or array.dtype.kind not in _NUMERIC_KINDS:
+        numeric = isinstance(array, np.ndarray) and (array.dtype.kind in _NUMERIC_KINDS or array.dtype == bfloat16)
+        if not isinstance(name, str) or not numeric:
             raise TypeError(f"tensors[{name!r}] must be a numeric Tensor or ndarray under a string name, got "
                             f"{type(value).__name__}" + (f" of dtype {array.dtype}" if hasattr(array, "dtype") else ""))
         arrays[name] = np.ascontiguousarray(array)
@@ -868,8 +1191,31 @@ def save_safetensors(tensors, filename, metadata=None):
     backend.save_file(arrays, os.fspath(filename), metadata=metadata)
 
 
-def load_safetensors(filename):
-    """The tensors of the safetensors file ``filename``: a dict of names to minigrad Tensors, in file order."""
-    backend = _safetensors_numpy()
-    loaded = backend.load_file(os.fspath(filename))
-    return {name: Tensor(np.array(array, copy=True)) for name, array in loaded.items()}
+def load_safetensors(filename, *, max_bytes=None):
+    """The tensors of the safetensors file ``filename``: a dict of names to minigrad Tensors, in file order.
+
+    As for ``load``, a path that is not a regular file (a directory: IsADirectoryError; a FIFO, socket or
+    device: OSError) is refused before it is opened for reading, and so is a file larger than ``max_bytes``
+    (minigrad's own argument; default ``minigrad.serialization.MAX_LOAD_BYTES``): ValueError.
+    """
+    _safetensors_numpy()                            # or ImportError naming the extra
+    source, _ = _open_regular(os.fspath(filename), _checked_max_bytes(max_bytes, "load_safetensors"),
+                              "load_safetensors")
+    with source:
+        data = source.read()
+    from safetensors import deserialize             # importable: _safetensors_numpy checked the package
+    tensors = {}
+    for name, view in deserialize(data):     # the package checks the header and the byte ranges
+        code = view["dtype"]
+        if code not in _SAFETENSORS_DTYPES:
+            raise ValueError(f"load_safetensors: tensor {_clip(name, 100)} has the dtype {_clip(code, 20)}, "
+                             f"which minigrad does not read (it reads {', '.join(_SAFETENSORS_DTYPES)})")
+        array = np.frombuffer(view["data"], _SAFETENSORS_DTYPES[code]).reshape(view["shape"])
+        tensors[name] = Tensor(array.copy())        # each its own memory, writable
+    return tensors
+
+
+# safetensors' dtype codes (little-endian, as x86 and ARM are) and minigrad's dtypes; BF16 through ml_dtypes
+_SAFETENSORS_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": bfloat16, "I64": np.int64,
+                       "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_,
+                       "C64": np.complex64}

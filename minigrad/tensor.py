@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from . import dtypes
+from . import layouts as _layouts
 from .autograd import version as _version
 from .autograd import views as _views
 from .autograd.function import type_name
@@ -66,6 +67,8 @@ def legacy_array(data, sizes, dtype, constructor):
     if sizes:
         got = ", ".join(type(a).__name__ for a in arguments)
         raise TypeError(f"{constructor}(): sizes must all be ints, got ({got})")
+    if isinstance(data, range):   # LongTensor(range(140)), as pygcn writes its index sets
+        data = list(data)
     if not isinstance(data, (list, tuple, np.ndarray)):
         raise TypeError(f"{constructor}(): data must be a sequence (got {type(data).__name__})")
     return np.array(data, dtype=dtype)
@@ -197,7 +200,7 @@ class Tensor:
         return self._data.size
 
     def is_floating_point(self):
-        return self._data.dtype.kind == "f"
+        return dtypes.kind_of(self._data.dtype) == "f"
 
     def is_complex(self):
         return self._data.dtype.kind == "c"
@@ -319,6 +322,33 @@ class Tensor:
     is_cuda = False
     is_cpu = True
     is_meta = False
+    # the other backends PyTorch's tensors report on; a sparse tensor (``minigrad.sparse``) sets is_sparse
+    is_xpu = is_mps = is_xla = is_ipu = is_maia = is_mtia = is_vulkan = is_mkldnn = is_quantized = False
+    is_sparse = is_sparse_csr = is_nested = False
+    layout = _layouts.strided
+
+    def is_pinned(self, device=None):
+        """False: there is no accelerator to pin host memory for."""
+        return False
+
+    def is_shared(self):
+        return False
+
+    def is_distributed(self):
+        return False
+
+    def is_inference(self):
+        """False: minigrad's inference_mode does not mark the tensors it makes (a stand-in)."""
+        return False
+
+    def is_neg(self):
+        return False
+
+    def is_same_size(self, other):
+        return self.shape == other.shape
+
+    def is_nonzero(self):
+        return bool(self)
 
     def get_device(self):
         """-1, PyTorch's answer for a CPU tensor."""
@@ -346,7 +376,7 @@ class Tensor:
         return self.to(dtype)
 
     def is_signed(self):
-        return self._data.dtype.kind in "ifc"
+        return dtypes.kind_of(self._data.dtype) in "ifc"
 
     # ----------------------------------------------------------------- new tensors like this one
     def new(self, data=_NO_DATA, *sizes, device=None):
@@ -358,14 +388,17 @@ class Tensor:
         """A copy of ``data`` with this tensor's dtype (unless ``dtype`` is given)."""
         return _creation.tensor(data, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return _creation.zeros(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **size_keyword):
+        return _creation.zeros(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad,
+                            **size_keyword)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        return _creation.ones(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **size_keyword):
+        return _creation.ones(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad,
+                            **size_keyword)
 
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        return _creation.empty(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad)
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **size_keyword):
+        return _creation.empty(*size, dtype=dtype or self._data.dtype, device=device, requires_grad=requires_grad,
+                            **size_keyword)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         return _creation.full(size, fill_value, dtype=dtype or self._data.dtype, device=device,
@@ -379,6 +412,9 @@ class Tensor:
 
     def half(self, memory_format=None):
         return self.to(dtypes.float16, memory_format=memory_format)
+
+    def bfloat16(self, memory_format=None):
+        return self.to(dtypes.bfloat16, memory_format=memory_format)
 
     def long(self, memory_format=None):
         return self.to(dtypes.int64, memory_format=memory_format)
@@ -409,7 +445,7 @@ class Tensor:
 
     # ----------------------------------------------------------------- autograd
     def requires_grad_(self, requires_grad=True):
-        if requires_grad and self._data.dtype.kind not in "fc":  # PyTorch's message, though complex is allowed
+        if requires_grad and not dtypes.is_differentiable(self._data.dtype):  # PyTorch's message, though complex is allowed
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self._data.dtype})")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
@@ -480,7 +516,8 @@ class Tensor:
             if self._data.ndim != 1:
                 extras.append(f"size={self._data.shape}")
         else:
-            body = np.array2string(self._data, separator=", ", prefix="tensor(", **_print_options(self._data))
+            shown = self._data.astype(dtypes.float32) if self._data.dtype == dtypes.bfloat16 else self._data
+            body = np.array2string(shown, separator=", ", prefix="tensor(", **_print_options(shown))
         implied = (dtypes.get_default_dtype(),) if self._data.size == 0 else (dtypes.get_default_dtype(), dtypes.int64,
                                                                              dtypes.bool, dtypes.default_complex())
         if self._data.dtype not in implied:
@@ -532,6 +569,8 @@ class Tensor:
         return _ew.div(self, other)
 
     def __rtruediv__(self, other):
+        if self._data.dtype in dtypes.LOW_PRECISION and not isinstance(other, Tensor):
+            return _ew.mul(_ew.reciprocal(self), other)    # PyTorch's 2 / x: two roundings in 16 bits
         return _ew.div(other, self)
 
     def __pow__(self, other):
@@ -574,9 +613,13 @@ class Tensor:
         return self.div_(other)
 
     def __eq__(self, other):
+        if not isinstance(other, _COMPARABLE):   # None, a string, a method, a list: PyTorch returns NotImplemented,
+            return NotImplemented                # so Python answers False (``!=``: True) by identity
         return _ew.eq(self, other)
 
     def __ne__(self, other):
+        if not isinstance(other, _COMPARABLE):
+            return NotImplemented
         return _ew.ne(self, other)
 
     def __lt__(self, other):
@@ -739,6 +782,7 @@ from .ops import reduce_more as _reduce_more  # noqa: E402
 from .ops import inplace_more as _inplace_more  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
+_COMPARABLE = (Tensor, bool, int, float, complex, np.ndarray, np.generic)   # what ``==`` compares elementwise
 
 # Methods defined in ops/, next to their Functions: Tensor.name(self, ...) == mg.name(tensor, ...).
 _METHODS = {
@@ -752,7 +796,7 @@ _METHODS = {
               "all", "any", "cumsum", "cumprod", "norm"],
     _shape: ["reshape", "view", "flatten", "transpose", "permute", "unsqueeze", "squeeze", "expand",
              "expand_as", "repeat", "split", "chunk", "tril", "triu", "view_as", "reshape_as",
-             "unbind", "select", "narrow", "swapaxes", "swapdims", "movedim", "moveaxis", "roll", "flip", "fliplr", "flipud",
+             "unbind", "select", "as_strided", "narrow", "swapaxes", "swapdims", "movedim", "moveaxis", "roll", "flip", "fliplr", "flipud",
              "diag", "diagonal", "diag_embed", "repeat_interleave", "unfold"],
     _linalg: ["matmul", "bmm", "outer", "ger"],
     _index: ["gather", "scatter", "scatter_add", "index_select", "masked_select", "nonzero", "argwhere"],
@@ -838,6 +882,26 @@ def legacy_dtype(name):
     return LEGACY_TYPES[short].dtype
 
 
+def set_default_tensor_type(t):
+    """PyTorch's deprecated ``set_default_tensor_type(torch.DoubleTensor)`` (or its name as a string):
+    ``set_default_dtype`` of that legacy type's dtype, with PyTorch's deprecation warning."""
+    import warnings
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                  stacklevel=2)
+    if isinstance(t, str):
+        if ".cuda." in t:
+            raise TypeError(f"type {t} not available. Torch not compiled with CUDA enabled.")
+        dtype = legacy_dtype(t)
+    elif isinstance(t, LegacyTensorType):
+        dtype = t.dtype
+    else:
+        raise TypeError("invalid type object: only floating-point types are supported as the default type")
+    if dtype.kind != "f":
+        raise TypeError("only floating-point types are supported as the default type")
+    dtypes.set_default_dtype(dtype)
+
+
 def is_tensor(obj):
     return isinstance(obj, Tensor)
 
@@ -861,3 +925,11 @@ def is_floating_point(input):
 
 def is_complex(input):
     return _checked_input(input, "is_complex").is_complex()
+
+
+# --------------------------------------------------------------------------- methods of issue 28's libraries
+Tensor.split = _shape.split_method   # Tensor.split(split_size, dim) names its argument differently from torch.split
+
+from .sparse import coo as _sparse_coo  # noqa: E402  (to_sparse, to_dense and the sparse-only accessors' errors)
+for _name, _function in _sparse_coo.DENSE_METHODS.items():
+    setattr(Tensor, _name, _function)

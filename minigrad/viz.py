@@ -5,7 +5,8 @@
         loss.backward()
     print(graph.text())            # the tree, root (the loss's op) first, inputs indented below
     graph.dot()                    # DOT source: paste into any Graphviz viewer
-    graph.render("graph.svg")      # needs the graphviz Python package and Graphviz's dot program
+    graph.render("graph.svg")      # with Graphviz if installed, else minigrad's own plain SVG (to_svg)
+    graph.render("graph.png")      # other formats need the graphviz Python package and Graphviz's dot program
 
 Every node shows its op (``ctx.name()``, e.g. ``MulBackward``), the shape and dtype of the tensor
 it produced, and the bytes it keeps for backward: the arrays in ``ctx.saved`` plus any array stored
@@ -185,27 +186,42 @@ class Graph:
         return "\n".join(lines) + "\n"
 
     def render(self, path, format=None):
-        """Write the drawing to ``path`` (format from its suffix unless given: svg, png, pdf, ...).
+        """Write the drawing to ``path`` (format from its suffix unless given: svg, png, pdf, ...). Returns the path.
 
-        Needs the ``graphviz`` Python package and Graphviz's ``dot`` program; without them, ``dot()``
-        gives the source to paste into any Graphviz viewer. Returns the path.
+        Graphviz lays it out when the ``graphviz`` Python package and Graphviz's ``dot`` program are installed.
+        Without them an SVG is still drawn, by ``to_svg`` (plain SVG, the same nodes and edges in layers);
+        the other formats need Graphviz, and ``dot()`` gives the source to paste into any Graphviz viewer.
         """
         path = Path(path)
         format = format or path.suffix.lstrip(".") or "svg"
-        try:
+        missing = _graphviz_missing()
+        if missing is None:
             import graphviz
-        except ImportError:
-            raise ImportError("minigrad.viz: drawing a graph needs the graphviz Python package (pip install graphviz) "
-                              "and Graphviz's dot program; Graph.dot() returns the DOT text without them") from None
-        if shutil.which("dot") is None:
-            raise RuntimeError("minigrad.viz: Graphviz's dot program is not on PATH (install Graphviz, e.g. "
-                               "apt-get install graphviz); Graph.dot() returns the DOT text without it")
-        path.write_bytes(graphviz.Source(self.dot()).pipe(format=format))
+            path.write_bytes(graphviz.Source(self.dot()).pipe(format=format))
+        elif format == "svg":
+            to_svg(self, path)
+        else:
+            raise missing
         return path
 
     def __repr__(self):
         return (f"<minigrad.viz.Graph: {len(self.ops())} ops, {len(self.leaves())} leaves, "
                 f"saved {_format_bytes(self.saved_bytes())}>")
+
+
+def _graphviz_missing():
+    """None if Graphviz can draw (its Python package and its ``dot`` program are there), else the error that
+    says what is missing."""
+    try:
+        import graphviz  # noqa: F401
+    except ImportError:
+        return ImportError("minigrad.viz: drawing a graph as png, pdf, ... needs the graphviz Python package "
+                           "(pip install graphviz) and Graphviz's dot program; a .svg path needs neither, and "
+                           "Graph.dot() returns the DOT text")
+    if shutil.which("dot") is None:
+        return RuntimeError("minigrad.viz: Graphviz's dot program is not on PATH (install Graphviz, e.g. apt-get "
+                            "install graphviz); a .svg path needs no Graphviz, and Graph.dot() returns the DOT text")
+    return None
 
 
 def trace(tensor, params=None):

@@ -552,6 +552,11 @@ NORM_CALLS = [
     ("instance_norm_2d", lambda c: c.F.instance_norm(c.t(M23))),
     ("instance_norm_stats_shape", lambda c: c.F.instance_norm(c.t(X4), c.t(np.zeros(2)), c.t(np.ones(2)))),
     ("instance_norm_empty", lambda c: c.F.instance_norm(c.t(np.zeros((2, 3, 0))))),
+    ("local_response_norm_2d", lambda c: c.F.local_response_norm(c.t(M23), 2)),
+    ("local_response_norm_zero_size", lambda c: c.F.local_response_norm(c.t(X4), 0)),
+    ("local_response_norm_float_size", lambda c: c.F.local_response_norm(c.t(X4), 2.5)),
+    ("local_response_norm_int", lambda c: c.F.local_response_norm(c.t(np.ones((2, 3, 4), dtype=np.int64)), 2)),
+    ("local_response_norm_empty", lambda c: c.F.local_response_norm(c.t(np.zeros((0, 3, 4))), 2)),
 ]
 for name, call in NORM_CALLS:
     case(f"norm:{name}", call)

@@ -35,8 +35,9 @@ FLOAT64_LIMIT = 12        # float64 samples per (op, variant): a fixed spread ov
 METHOD_LIMIT = 6          # the method and in-place variants call the same code: fewer samples
 DTYPE_LIMIT = 3           # samples per extra dtype (forward and dtype only), spread over the first DTYPE_SCAN
 DTYPE_SCAN = 40
-# dtypes of the cheap pass: float32, then PyTorch's integer and bool dtypes that minigrad has
-EXTRA_DTYPES = ("float32", "uint8", "int8", "int16", "int32", "int64", "bool")
+# dtypes of the cheap pass: float32, then PyTorch's integer and bool dtypes that minigrad has, and bfloat16
+# (function variant only: the method and in-place variants run the same code; values compared in ulps)
+EXTRA_DTYPES = ("float32", "uint8", "int8", "int16", "int32", "int64", "bool", "bfloat16")
 
 
 def op_id(op):
@@ -202,7 +203,7 @@ def record_out_of_place_sample(op, sample, fn_th, values=True, gradients=True, p
                                watch=values)
 
 
-def run_out_of_place(record, fn_mg, *, values=True, rtol=1e-7, atol=1e-7, processed=False, live_sample=None):
+def run_out_of_place(record, fn_mg, *, values=True, rtol=1e-7, atol=1e-7, processed=False, live_sample=None, ulps=1):
     """One sample through a function or method variant: compared with PyTorch's record, and its inputs changed
     only where PyTorch changes them."""
     if not values or "raised" in record:
@@ -216,7 +217,8 @@ def run_out_of_place(record, fn_mg, *, values=True, rtol=1e-7, atol=1e-7, proces
         return out
 
     return check_out_of_place(record, watched, rtol=rtol, atol=atol, grad_rtol=max(rtol, 1e-6),
-                              grad_atol=max(atol, 1e-6), processed_forward=processed, live_sample=live_sample)
+                              grad_atol=max(atol, 1e-6), processed_forward=processed, live_sample=live_sample,
+                              ulps=ulps)
 
 
 def record_inplace_sample(sample, fn_th, values=True):
@@ -274,11 +276,12 @@ def _torch_dtype(name):
     return getattr(torch, name)
 
 
-def extra_dtypes(op):
+def extra_dtypes(op, variant="function"):
     """The dtypes of the cheap pass: those of ``EXTRA_DTYPES`` that PyTorch supports for ``op`` and minigrad has,
-    but the full pass's."""
+    but the full pass's (bfloat16 for the function variant only)."""
     supported, main = op.supported_dtypes("cpu"), main_dtype(op)
-    return [name for name in EXTRA_DTYPES if _torch_dtype(name) in supported and hasattr(mg, name) and name != main]
+    return [name for name in EXTRA_DTYPES if _torch_dtype(name) in supported and hasattr(mg, name) and name != main
+            and (name != "bfloat16" or variant == "function")]
 
 
 def missing_dtypes(op):
@@ -368,10 +371,10 @@ def _unconvertible(r):
     return bool(find(r["sample"], Unconvertible)) or "raised" in r or bool(r.get("accepted"))
 
 
-def record_case(op, variant, kind, limit=None, processed=False):
+def record_case(op, variant, kind, limit=None, processed=False, gradients=True):
     """PyTorch's side of one case, as plain data: the op's name and how minigrad's variant is found, whether
     values are compared, and one record per sample (``record_out_of_place_sample``, ``record_inplace_sample`` or
-    ``record_error``), each with its index and dtype."""
+    ``record_error``), each with its index and dtype. ``gradients=False``: the float64 pass records no gradients."""
     fn_th, values = torch_variant(op, variant), values_compared(op)
     record = {"name": op.name, "variant_test_name": op.variant_test_name, "how": _how(op, variant),
               "values": values, "samples": []}
@@ -390,9 +393,9 @@ def record_case(op, variant, kind, limit=None, processed=False):
             limit = FLOAT64_LIMIT if variant == "function" else METHOD_LIMIT
         for index, sample in enumerate(_samples(op, name, None, limit, None)):
             add(record_inplace_sample(sample, fn_th, values) if variant == "inplace" else
-                record_out_of_place_sample(op, sample, fn_th, values, processed=processed), index, name)
+                record_out_of_place_sample(op, sample, fn_th, values, gradients, processed), index, name)
         return record
-    for name in extra_dtypes(op):
+    for name in extra_dtypes(op, variant):
         for index, sample in enumerate(_samples(op, name, False, limit or DTYPE_LIMIT, DTYPE_SCAN)):
             add(record_inplace_sample(sample, fn_th, values) if variant == "inplace" else
                 record_out_of_place_sample(op, sample, fn_th, values, gradients=False, processed=processed),
@@ -400,15 +403,18 @@ def record_case(op, variant, kind, limit=None, processed=False):
     return record
 
 
-def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7, 1e-7), processed=False):
+def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7, 1e-7), processed=False,
+             gradients=True, bfloat16_ulps=1):
     """The outcomes of one case. ``op`` is an OpInfo, or without PyTorch the case's op id (its record then comes
     from ``tests/fixtures/``). ``tolerance`` is the full pass's (rtol, atol) for values (gradients: at least
     1e-6). ``processed``: outputs compared after the sample's ``output_process_fn_grad`` (eigenvectors, unique up
-    to sign). ``sample_filter(op, variant, sample, dtype_name)`` returns a reason to leave a sample out
-    (recorded as an ``"n/a"`` outcome carrying the reason, ``what="skipped"``) or None."""
+    to sign). ``gradients=False``: the full pass compares values only. ``sample_filter(op, variant, sample,
+    dtype_name)`` returns a reason to leave a sample out (recorded as an ``"n/a"`` outcome carrying the reason,
+    ``what="skipped"``) or None. ``bfloat16_ulps``: how far (in bfloat16 ulps) the bfloat16 samples' values may be
+    from PyTorch's (0: bit for bit)."""
     live = not isinstance(op, str)
-    record = oracle.ask(lambda torch: record_case(op, variant, kind, limit, processed),
-                        inputs=(op_id(op), variant, kind, limit), tolerance=tolerance,
+    record = oracle.ask(lambda torch: record_case(op, variant, kind, limit, processed, gradients),
+                        inputs=(op_id(op), variant, kind, limit, gradients), tolerance=tolerance,
                         keep=lambda r: _thin(r, kind))
     shown = RecordedOp(record["name"], record["variant_test_name"], record["how"])
     fn_mg = minigrad_variant(op if live else shown, variant)
@@ -436,7 +442,7 @@ def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7,
             # float32 results (of float32 or integer inputs) computed in another order: PyTorch's float32 tolerance
             rtol, atol = tolerance if kind == "float64" else (1e-4, 1e-5)
             body = functools.partial(run_out_of_place, r, fn_mg, values=values, rtol=rtol, atol=atol,
-                                     processed=processed,
+                                     processed=processed, ulps=bfloat16_ulps,
                                      live_sample=live_samples[(dtype, index)] if live_samples else None)
         _run_one(outcomes, index, dtype, sample, body)
     return outcomes
@@ -450,7 +456,7 @@ def _live_samples(op, variant, kind, limit):
         name = main_dtype(op)
         found = _samples(op, name, None, limit or (FLOAT64_LIMIT if variant == "function" else METHOD_LIMIT), None)
         return {(name, i): s for i, s in enumerate(found)}
-    return {(name, i): s for name in extra_dtypes(op)
+    return {(name, i): s for name in extra_dtypes(op, variant)
             for i, s in enumerate(_samples(op, name, False, limit or DTYPE_LIMIT, DTYPE_SCAN))}
 
 

@@ -3,7 +3,7 @@
 A ``RecordedSample`` is a ``SampleInput`` taken apart: its input, args and kwargs with every tensor a
 ``RecordedTensor`` (values, dtype, ``requires_grad``, and ``ident``: one torch tensor used twice is one
 minigrad tensor), dtypes by name, devices as strings, memory formats and layouts by name, PyTorch functions by
-name, and what minigrad cannot be given (a bfloat16 or sparse tensor, a module instance, a generator) as
+name, and what minigrad cannot be given (a complex32 or sparse tensor, a module instance, a generator) as
 ``Unconvertible`` with the reason. ``convert_recorded`` builds minigrad's (input, args, kwargs, memo) from it,
 as ``opinfo_util.convert_sample`` does from a live sample; both paths go through it, so a run with PyTorch
 converts exactly what a run without it replays.
@@ -86,13 +86,14 @@ def snap_value(obj, memo):
     torch = live_torch()
     if isinstance(obj, torch.Tensor):
         if id(obj) not in memo:
-            if obj.dtype in (torch.bfloat16, torch.complex32) or obj.layout != torch.strided or obj.is_quantized:
+            if obj.dtype == torch.complex32 or obj.layout != torch.strided or obj.is_quantized:
                 found = Unconvertible(f"sample tensor of dtype {obj.dtype}, layout {obj.layout}")
             elif obj.dim() > 64:
                 found = Unconvertible(f"not expressible in NumPy: a tensor of {obj.dim()} dimensions")
             else:
                 found = RecordedTensor(str(obj.dtype).rpartition(".")[2], tuple(obj.shape), tensor_values(obj),
                                        bool(obj.requires_grad), ident=len(memo))
+                found.storage = _storage_view(torch, obj)
             memo[id(obj)] = (obj, found)      # the torch tensor kept alive: its id cannot be reused meanwhile
         return memo[id(obj)][1]
     if isinstance(obj, torch.dtype):
@@ -116,6 +117,19 @@ def snap_value(obj, memo):
     return obj
 
 
+def _storage_view(torch, obj):
+    """For a sample tensor that views part of a larger storage (an offset, or more storage than it covers): the
+    whole storage's values, the strides and the offset (``to_mg_recorded`` rebuilds the view with ``as_strided``,
+    so that ops that read the storage see what PyTorch's see); None for an ordinary tensor."""
+    if obj.is_conj() or obj.is_neg() or obj.numel() == 0:   # an empty view may sit past its storage's end
+        return None
+    elements = obj.untyped_storage().nbytes() // obj.element_size()
+    if obj.storage_offset() == 0 and elements == obj.numel():
+        return None
+    whole = tensor_values(torch.as_strided(obj.detach(), (elements,), (1,), 0))
+    return whole, list(obj.stride()), int(obj.storage_offset())
+
+
 def snap_sample(sample):
     """A live ``SampleInput`` as a RecordedSample (values as they are now)."""
     memo = {}
@@ -135,7 +149,12 @@ def to_mg_recorded(obj, memo):
     """A recorded sample value in minigrad (``memo``: ident -> (RecordedTensor, minigrad tensor))."""
     if isinstance(obj, RecordedTensor):
         if obj.ident not in memo:
-            t = mg.tensor(obj.values.copy(), dtype=_dtype_to_mg(obj.dtype.name))
+            dtype = _dtype_to_mg(obj.dtype.name)
+            if obj.storage is None:
+                t = mg.tensor(obj.values.copy(), dtype=dtype)
+            else:                       # a view into a larger storage, rebuilt as one
+                whole, stride, offset = obj.storage
+                t = mg.tensor(whole.copy(), dtype=dtype).as_strided(obj.shape, tuple(stride), offset)
             if obj.requires_grad:
                 t.requires_grad_(True)
             memo[obj.ident] = (obj, t)

@@ -108,6 +108,20 @@ def dtype_to_mg(dtype):
     return found
 
 
+def _storage_view(torch, obj):
+    """For a sample tensor that views part of a larger storage (an offset, or more storage than it covers), the
+    minigrad tensor with the same storage and geometry (``as_strided`` of a copy of the whole storage), so that ops
+    that read the storage (``as_strided``) see what PyTorch's see; None for an ordinary tensor."""
+    if obj.is_conj() or obj.is_neg() or obj.numel() == 0:   # an empty view may sit past its storage's end
+        return None
+    elements = obj.untyped_storage().nbytes() // obj.element_size()
+    if obj.storage_offset() == 0 and elements == obj.numel():
+        return None
+    whole = _numpy(torch.as_strided(obj.detach(), (elements,), (1,), 0)).copy()
+    return mg.tensor(whole, dtype=dtype_to_mg(obj.dtype)).as_strided(tuple(obj.shape), obj.stride(),
+                                                                      obj.storage_offset())
+
+
 def to_mg(obj, memo=None):
     """``obj`` with every torch object replaced by minigrad's: tensors (values copied, ``requires_grad`` kept;
     one torch tensor used twice becomes one minigrad tensor), dtypes, ``Size`` (a tuple), devices (``'cpu'``),
@@ -116,10 +130,12 @@ def to_mg(obj, memo=None):
     memo = {} if memo is None else memo
     if isinstance(obj, torch.Tensor):
         if id(obj) not in memo:
-            if obj.dtype in (torch.bfloat16, torch.complex32) or obj.layout != torch.strided or obj.is_quantized:
+            if obj.dtype == torch.complex32 or obj.layout != torch.strided or obj.is_quantized:
                 pytest.skip(f"sample tensor of dtype {obj.dtype}, layout {obj.layout}")
-            array = obj.detach().resolve_conj().resolve_neg().numpy().copy()
-            t = mg.tensor(array, dtype=dtype_to_mg(obj.dtype))
+            t = _storage_view(torch, obj)
+            if t is None:
+                array = _numpy(obj).copy()
+                t = mg.tensor(array, dtype=dtype_to_mg(obj.dtype))
             if obj.requires_grad:
                 t.requires_grad_(True)
             memo[id(obj)] = (obj, t)   # the torch tensor kept alive: its id cannot be reused meanwhile
@@ -166,12 +182,22 @@ def flat_outputs(out):
     return [out]
 
 
+def _numpy(t):
+    """A torch tensor's values as an ndarray; bfloat16 ones (which torch cannot hand to NumPy) through their bits."""
+    torch = torch_or_skip()
+    t = t.detach().resolve_conj().resolve_neg()
+    if t.dtype == torch.bfloat16:
+        return t.contiguous().view(torch.int16).numpy(force=True).view(mg.bfloat16)
+    return t.numpy(force=True)   # force: a ZeroTensor gradient too
+
+
 def _values(t):
     if isinstance(t, RecordedTensor):
-        return t.numpy()
+        values = t.numpy()       # bfloat16 recorded as float32 (exactly): back to bfloat16 for the ulp comparison
+        return values.astype(mg.bfloat16) if t.dtype.name == "bfloat16" else values
     torch = oracle.live_torch()
     if torch is not None and isinstance(t, torch.Tensor):
-        return oracle.tensor_values(t)     # resolved conj/neg bits; force: a ZeroTensor gradient too
+        return _numpy(t)
     if isinstance(t, mg.Tensor):
         return t.detach().numpy()
     return np.asarray(t)
@@ -188,8 +214,9 @@ def _recorded(outputs, values=True):
             for w in flat_outputs(outputs)]
 
 
-def assert_same_outputs(out_mg, out_th, rtol=1e-7, atol=1e-7, what="forward"):
-    """Every output tensor has PyTorch's shape, dtype (by name) and values (NaNs where PyTorch has them).
+def assert_same_outputs(out_mg, out_th, rtol=1e-7, atol=1e-7, what="forward", ulps=1):
+    """Every output tensor has PyTorch's shape, dtype (by name) and values (NaNs where PyTorch has them);
+    bfloat16 values within ``ulps`` units in the last place of PyTorch's (0: bit for bit).
     ``out_th``: PyTorch's outputs, live or recorded (``oracle.RecordedTensor``)."""
     got, want = flat_outputs(out_mg), _recorded(out_th)
     assert len(got) == len(want), f"{what}: {len(got)} outputs, PyTorch gives {len(want)}"
@@ -199,7 +226,9 @@ def assert_same_outputs(out_mg, out_th, rtol=1e-7, atol=1e-7, what="forward"):
             assert tuple(g.shape) == tuple(w.shape), f"{what} output {i}: shape {tuple(g.shape)}, PyTorch {tuple(w.shape)}"
             assert _dtype_name(g) == _dtype_name(w), f"{what} output {i}: dtype {g.dtype}, PyTorch {w.dtype}"
         gv, wv = _values(g), _values(w)
-        if gv.dtype.kind in "fc" or wv.dtype.kind in "fc":
+        if mg.bfloat16 in (gv.dtype, wv.dtype):
+            assert_bfloat16_ulps(gv, wv, ulps, f"{what} output {i}")
+        elif gv.dtype.kind in "fc" or wv.dtype.kind in "fc":
             np.testing.assert_allclose(gv, wv, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{what} output {i}")
         else:
             np.testing.assert_array_equal(gv, wv, err_msg=f"{what} output {i}")
@@ -214,6 +243,24 @@ def assert_same_shapes(out_mg, out_th):
             assert tuple(g.shape) == tuple(w.shape), \
                 f"forward output {i}: shape {tuple(g.shape)}, PyTorch {tuple(w.shape)}"
             assert _dtype_name(g) == _dtype_name(w), f"forward output {i}: dtype {g.dtype}, PyTorch {w.dtype}"
+
+
+def assert_bfloat16_ulps(got, want, ulps, what):
+    """Two bfloat16 arrays within ``ulps`` of each other (NaN where the other has NaN; +0 and -0 one apart), or
+    within ``ulps`` ulps of the largest value of ``want`` (a sum that cancels: its small results are the rounding
+    noise of large terms, as in float32's atol)."""
+    from .low_precision_helpers import ulp_distance
+    got, want = np.asarray(got).astype(mg.bfloat16), np.asarray(want).astype(mg.bfloat16)
+    distance = ulp_distance(got.view(np.uint16), want.view(np.uint16), "bfloat16")
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    finite = np.isfinite(w)
+    if ulps and distance.size and finite.any():      # ulps=0: bit for bit, no allowance
+        largest = np.abs(w[finite]).max()
+        with np.errstate(invalid="ignore"):
+            distance = np.where(np.abs(g - w) <= ulps * 2.0 ** -7 * largest, 0, distance)
+    worst = int(distance.max()) if distance.size else 0
+    assert worst <= ulps, (f"{what}: {int((distance > ulps).sum())} of {distance.size} bfloat16 values more than {ulps} "
+                           f"ulp(s) from PyTorch's (worst {worst})")
 
 
 def _differentiable(outputs):
@@ -231,7 +278,7 @@ def record_out_of_place(op, sample, torch_fn=None, *, values=True, gradients=Tru
     torch = oracle.live_torch()
     record = {"sample": snap_sample(sample)}
     inputs_th = _torch_tensors(sample)
-    before = [t.detach().numpy().copy() for t in inputs_th] if watch else []
+    before = [_numpy(t).copy() for t in inputs_th] if watch else []
     try:
         out_th = (op.op if torch_fn is None else torch_fn)(sample.input, *sample.args, **sample.kwargs)
     except Exception as error:   # noqa: BLE001 - replayed to the comparison as it happened
@@ -239,7 +286,7 @@ def record_out_of_place(op, sample, torch_fn=None, *, values=True, gradients=Tru
         return record
     record["out"] = _recorded(out_th, values)
     if watch:
-        record["after"] = [None if t.detach().numpy().shape == b.shape and np.array_equal(t.detach().numpy(), b, True)
+        record["after"] = [None if _numpy(t).shape == b.shape and np.array_equal(_numpy(t), b, True)
                            else oracle.snap(t.detach(), grad=False) for t, b in zip(inputs_th, before)]
     if not values:
         return record
@@ -298,7 +345,7 @@ def to_mg_order(obj, memo):
 
 
 def check_out_of_place(record, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6, seed=0, values=True,
-                       processed_forward=False, live_sample=None):
+                       processed_forward=False, live_sample=None, ulps=1):
     """minigrad's ``fn`` on a recorded sample, compared with PyTorch's record (``record_out_of_place``).
     ``live_sample``: the SampleInput itself when PyTorch is installed (its ``output_process_fn_grad``, a PyTorch
     lambda, is applied to minigrad's outputs as to PyTorch's; a replay of a sample that has one compares the
@@ -313,9 +360,9 @@ def check_out_of_place(record, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_at
     if processed_forward:   # outputs unique only up to sign or phase (eigenvectors): compared as the OpInfo processes them
         if live_sample is None:
             pytest.skip("the OpInfo processes this op's outputs with a PyTorch function: PyTorch not installed")
-        assert_same_outputs(live_sample.output_process_fn_grad(out_mg), record["processed"], rtol, atol)
+        assert_same_outputs(live_sample.output_process_fn_grad(out_mg), record["processed"], rtol, atol, ulps=ulps)
     else:
-        assert_same_outputs(out_mg, record["out"], rtol, atol)
+        assert_same_outputs(out_mg, record["out"], rtol, atol, ulps=ulps)
     grad = record.get("grad")
     if grad is None:
         return "forward"
@@ -358,7 +405,7 @@ def check_out_of_place(record, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_at
 
 
 def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6, gradients=True, seed=0,
-                   torch_fn=None, processed_forward=False):
+                   torch_fn=None, processed_forward=False, ulps=1):
     """Run ``sample`` through PyTorch's ``torch_fn`` (``op.op`` by default) and minigrad's ``fn``; compare outputs
     and, for float outputs of inputs that require grad, the gradients of every input for one random upstream
     gradient per output.
@@ -368,7 +415,7 @@ def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_at
     record = record_out_of_place(op, sample, torch_fn, gradients=gradients, processed_forward=processed_forward,
                                  seed=seed)
     return check_out_of_place(record, fn, rtol, atol, grad_rtol, grad_atol, seed, processed_forward=processed_forward,
-                              live_sample=sample)
+                              live_sample=sample, ulps=ulps)
 
 
 def compare_complex_gradients(op, sample, fn, rtol=1e-9, atol=1e-9, seed=1):

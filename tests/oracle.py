@@ -78,13 +78,14 @@ class RecordedTensor:
     """A PyTorch tensor as the comparisons read it: dtype, shape, values (None when not recorded: random or
     uninitialized results), ``requires_grad`` and ``grad``."""
 
-    def __init__(self, dtype, shape, values=None, requires_grad=False, grad=None, ident=None):
+    def __init__(self, dtype, shape, values=None, requires_grad=False, grad=None, ident=None, storage=None):
         self.dtype = dtype if isinstance(dtype, RecordedDtype) else RecordedDtype(dtype)
         self.shape = tuple(shape)
         self.values = values
         self.requires_grad = requires_grad
         self.grad = grad
         self.ident = ident          # which tensor of a recorded sample it is (one tensor used twice: one ident)
+        self.storage = storage      # a sample view of a larger storage: (the storage's values, strides, offset)
 
     def detach(self):
         return self
@@ -253,7 +254,8 @@ def encode(obj):
         return {"@np": _encode_array(np.asarray(obj))}
     if isinstance(obj, RecordedTensor):
         return {"@T": [obj.dtype.name, list(obj.shape), None if obj.values is None else _encode_array(obj.values),
-                       obj.requires_grad, encode(obj.grad)] + ([] if obj.ident is None else [obj.ident])}
+                       obj.requires_grad, encode(obj.grad)] + ([] if obj.ident is None else [obj.ident])
+                + ([] if obj.storage is None else [encode(obj.storage)])}
     if isinstance(obj, RecordedDtype):
         return {"@dtype": obj.name}
     if isinstance(obj, RecordedError):
@@ -288,8 +290,9 @@ def decode(obj):
         return _decode_array(value)[()]
     if tag == "@T":
         dtype, shape, values, requires_grad, grad, *ident = value
+        ident, storage = (ident + [None, None])[:2]
         return RecordedTensor(dtype, shape, None if values is None else _decode_array(values), requires_grad,
-                              decode(grad), *ident)
+                              decode(grad), ident, None if storage is None else decode(storage))
     if tag == "@dtype":
         return RecordedDtype(value)
     if tag == "@a":                   # an array's fingerprint

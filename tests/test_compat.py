@@ -25,7 +25,7 @@ PROGRAMS = sorted(p.stem for p in COMPAT.glob("*.py") if p.stem != "__init__")
 READY = {"char_mlp", "init_weights", "inplace_idioms", "gpt", "llama", "generate_topk", "char_rnn",
          "dataloader_checkpoint", "gru_classifier", "lstm_lm", "mlp_plateau", "mnist_nll", "transformer_classifier",
          "transformer_seq2seq", "resnet_cifar", "dcgan", "unet_segmentation", "mobilenet_block", "alexnet_lrn",
-         "video3d"}
+         "video3d", "gcn_sparse", "gat_sparse", "einops_mixer", "tensorboard_mlp"}
 # program -> what minigrad lacks: the first failure when the program runs under minigrad, then (after ";") the
 # other names it uses that minigrad lacks. With stand-ins for its device names, gpt matched PyTorch. The reasons
 # avoid the word "t-o-r-c-h": conftest.py turns a skip that mentions it into a failure under

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.ops.norm.registry import NORMS
 from minigrad import nn
 from tests.mirror import torch_or_skip
 
@@ -170,6 +171,15 @@ def test_module_constructors_take_a_device_object(make):
         make(device=mg.device("cuda"))
 
 
+REGISTERED_MODULES = [(spec, i) for spec in NORMS if spec.takes_device for i in range(len(spec.modules))]
+
+
+@pytest.mark.parametrize("spec, i", REGISTERED_MODULES, ids=[s.modules[i] for s, i in REGISTERED_MODULES])
+def test_every_registered_norm_module_takes_a_device_object(spec, i):
+    """The matrix above for every module of the registry of norms (minigrad/ops/norm/registry.py)."""
+    test_module_constructors_take_a_device_object(lambda **kw: spec.module_class(i)(*spec.module_args, **kw))
+
+
 # --------------------------------------------------------------------------- cuda, backends, accelerator
 def test_cuda_queries_match_torch_without_cuda():
     torch = torch_or_skip()
@@ -185,7 +195,7 @@ def test_cuda_queries_match_torch_without_cuda():
 def test_cuda_housekeeping_calls_are_no_ops():
     state = mg.default_generator.get_state()
     for call in (lambda: mg.cuda.manual_seed(3), lambda: mg.cuda.manual_seed_all(3), mg.cuda.seed,
-                 mg.cuda.seed_all, mg.cuda.synchronize, mg.cuda.empty_cache):
+                 mg.cuda.seed_all, mg.cuda.empty_cache):   # synchronize raises, as PyTorch's (test_cuda_functions)
         assert call() is None
     assert mg.default_generator.get_state() == state  # the CPU stream is untouched
 

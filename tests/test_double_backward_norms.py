@@ -30,7 +30,10 @@ from minigrad.ops.norm.batchnorm import BatchNormBackward, BatchNormFunction
 from minigrad.ops.norm.groupnorm import GroupNormBackward
 from minigrad.ops.norm.layernorm import LayerNormBackward
 
+from minigrad.ops.norm.registry import NORMS
+
 from .mirror import _second_order, assert_double_mirror, check_gradgrad, torch_or_skip
+from .norm_kit import check_second_order, check_torch
 
 RUNNING_MEAN, RUNNING_VAR = np.array([0.3, -0.2, 0.1]), np.array([0.8, 1.3, 0.6])
 
@@ -358,3 +361,19 @@ def test_batch_norm_function_without_eps_refuses_create_graph_in_training():
     y = BatchNormFunction.apply(x, None, None, mean, 1 / np.sqrt(var + 1e-5), True)
     with pytest.raises(ValueError, match="eps"):
         mg.autograd.grad(y, x, mg.ones_like(y), create_graph=True)
+
+
+# ----------------------------------------------------------------------------- (6) every norm of the registry
+REGISTERED = [pytest.param(spec, id=spec.name) for spec in NORMS]
+
+
+@pytest.mark.parametrize("spec", REGISTERED)
+def test_every_registered_norm_second_order_equals_autograd_through_its_composite(spec):
+    """The registry's small case of each norm (minigrad/ops/norm/registry.py): second-order gradients against
+    autograd through the composite twin (1e-12), and gradgradcheck (tests/norm_kit.py)."""
+    check_second_order(spec)
+
+
+@pytest.mark.parametrize("spec", REGISTERED)
+def test_every_registered_norm_double_backward_mirrors_pytorch(spec):
+    check_torch(spec)

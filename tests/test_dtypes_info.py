@@ -10,7 +10,7 @@ import minigrad as mg
 
 from .mirror import torch_or_skip
 
-NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64",
+NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64",
          "complex128"]
 SCALARS = [True, 2, -3, 2.5, 1j]
 
@@ -71,7 +71,7 @@ def test_result_type_of_two_numbers():
         mg.result_type(mg.ones(2), "a")
 
 
-@pytest.mark.parametrize("name", ["float16", "float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64", "complex64", "complex128"])
 def test_finfo(name):
     torch = torch_or_skip()
     got, want = mg.finfo(getattr(mg, name)), torch.finfo(getattr(torch, name))

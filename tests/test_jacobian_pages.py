@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from minigrad.ops.norm.registry import NORMS
 from tests.mirror import torch_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,6 +68,31 @@ def test_each_page_has_a_jacobian_section_picture_and_second_order_section(page)
 
 
 # --------------------------------------------------------------------------- the closed forms against PyTorch
+REGISTRY = {spec.name: spec for spec in NORMS}
+HAND_CASES = {"rms", "ln", "bn", "bn_eval", "gn", "in"}
+
+
+def registry_params(spec):
+    """The parameters ``examples/jacobians.py``'s ``registry_case`` gives ``spec`` (same seed, same rounding)."""
+    rng = np.random.default_rng(0)
+    np.round(rng.standard_normal(spec.shape), 2)
+    return [np.round(1 + 0.5 * rng.standard_normal(shape), 2) for _, shape in spec.params]
+
+
+def test_every_registered_norm_has_a_jacobian_case(jac):
+    """The registry of norms (minigrad/ops/norm/registry.py): each norm is in the example, by hand or generated."""
+    hand = {"RMSNorm": "rms", "LayerNorm": "ln", "BatchNorm": "bn", "GroupNorm": "gn", "InstanceNorm": "in"}
+    assert set(jac.CASES) == HAND_CASES | (set(REGISTRY) - set(hand))
+    assert hand == jac.HAND_WRITTEN
+
+
+@pytest.mark.parametrize("name", [s.name for s in NORMS if s.name not in
+                                  ("RMSNorm", "LayerNorm", "BatchNorm", "GroupNorm", "InstanceNorm")])
+def test_registry_jacobians_equal_pytorch(jac, torch_jacobians, name):
+    case, J_torch = torch_jacobians[name]
+    np.testing.assert_allclose(jac.checked_jacobian(case), J_torch, rtol=1e-10, atol=1e-12)
+
+
 def torch_norms(torch):
     """For each case of examples/jacobians.py: PyTorch's layer as a function of x (float64)."""
     F = torch.nn.functional
@@ -76,12 +102,17 @@ def torch_norms(torch):
 
     def cases(jac):
         rm, rv = (t(a) for a in jac.BN_RUNNING)
-        return {"rms": lambda x: F.rms_norm(x, (4,), t(jac.ROW_W)),
-                "ln": lambda x: F.layer_norm(x, (4,), t(jac.ROW_W)),
-                "bn": lambda x: F.batch_norm(x, None, None, t(jac.BN_W), None, True),
-                "bn_eval": lambda x: F.batch_norm(x, rm, rv, t(jac.BN_W), None, False),
-                "gn": lambda x: F.group_norm(x, 2, t(jac.GN_W)),
-                "in": lambda x: F.instance_norm(x)}
+        fns = {"rms": lambda x: F.rms_norm(x, (4,), t(jac.ROW_W)),
+               "ln": lambda x: F.layer_norm(x, (4,), t(jac.ROW_W)),
+               "bn": lambda x: F.batch_norm(x, None, None, t(jac.BN_W), None, True),
+               "bn_eval": lambda x: F.batch_norm(x, rm, rv, t(jac.BN_W), None, False),
+               "gn": lambda x: F.group_norm(x, 2, t(jac.GN_W)),
+               "in": lambda x: F.instance_norm(x)}
+        for name, make in jac.CASES.items():       # the registry's other norms: their torch twins, same parameters
+            if name not in fns:
+                spec, params = REGISTRY[name], registry_params(REGISTRY[name])
+                fns[name] = lambda x, spec=spec, params=params: spec.torch_twin(torch, x, *map(t, params))
+        return fns
     return cases
 
 
@@ -293,11 +324,12 @@ def example():
 def test_example_prints_every_norm_and_saves_pictures_in_out(example, tmp_path, capsys, torch_jacobians):
     results = example.main(["--out", str(tmp_path / "out")])
     out = capsys.readouterr().out
-    assert set(results) == {"rms", "ln", "bn", "bn_eval", "gn", "in"}
+    assert set(results) == HAND_CASES | {s.name for s in NORMS} - {"RMSNorm", "LayerNorm", "BatchNorm", "GroupNorm",
+                                                                    "InstanceNorm"}
     for name, (case, J) in results.items():
         assert f"== {case.title}:" in out
         np.testing.assert_allclose(J, torch_jacobians[name][1], rtol=1e-10, atol=1e-12)
-    assert out.count("rank ") == 6 and "|J 1_row| per row:" in out
+    assert out.count("rank ") == len(results) and "|J 1_row| per row:" in out
     saved = sorted(p.name for p in (tmp_path / "out").iterdir()) if has_matplotlib() else []
     if has_matplotlib():
         assert saved == sorted(f"jacobian_{name}.png" for name in results)

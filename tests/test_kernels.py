@@ -28,6 +28,7 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import kernels
 from minigrad.ops import norm as numpy_kernels
+from minigrad.ops.norm.registry import NORMS
 
 RTOL = {np.float32: 1e-6, np.float64: 1e-12}
 NEEDS = list(itertools.product([False, True], repeat=3))   # (need_dx, need_dw, need_db)
@@ -655,3 +656,35 @@ def test_backends_agree_on_float32_near_the_range_limits(name, scale):
     assert np.abs(y_np).max() > 0.5                      # normalized values, not the zeros of an overflow
     np.testing.assert_allclose(y_np, y_nb, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(g_np, g_nb, rtol=1e-3, atol=1e-4)
+
+
+# --------------------------------------------------------------------------- every norm of the registry
+def test_every_registered_kernel_has_a_numba_twin_of_the_same_signature():
+    """The kernels each registry entry declares (minigrad/ops/norm/registry.py): the NumPy reference is exported
+    by minigrad.ops.norm (the "numpy" backend), its numba twin has the same signature; the test below runs them
+    against each other through the public function, on the serial and the parallel path."""
+    import inspect
+    nb = numba_kernels()
+    declared = [name for spec in NORMS for name in spec.kernels]
+    assert set(KERNEL_NAMES) - {"batch_norm_stats", "batch_norm_train_stats"} <= set(declared)
+    for name in declared:
+        assert inspect.signature(getattr(nb, name)) == inspect.signature(getattr(numpy_kernels, name)), name
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("spec", [pytest.param(s, id=s.name) for s in NORMS])
+def test_every_registered_norm_agrees_on_both_backends(spec, dtype, nb):
+    """Each registered norm's small case, forward and every gradient (random upstream), numba (serial and
+    parallel path, the ``nb`` fixture) against NumPy."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(spec.shape).astype(dtype)] + [
+        np.asarray(1 + 0.5 * rng.standard_normal(shape), dtype=dtype) for _, shape in spec.params]
+    results = {}
+    for name in kernels.BACKENDS:
+        with kernels.use_backend(name):
+            tensors = [mg.tensor(a, requires_grad=True) for a in arrays]
+            y = spec.call(spec.functional_form(), *tensors)
+            y.backward(mg.tensor(np.random.default_rng(1).standard_normal(y.shape).astype(dtype)))
+            results[name] = [y._data] + [t.grad._data for t in tensors]
+    assert_same_outputs(results["numba"], results["numpy"], RTOL[dtype],
+                        ["y"] + [f"grad {i}" for i in range(len(arrays))])

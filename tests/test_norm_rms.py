@@ -161,7 +161,7 @@ def test_module_parameters_repr_and_reset():
 
 def test_module_constructor_signature_is_pytorchs_plus_keyword_only_variants():
     torch = torch_or_skip()
-    variants = ("bias", "eps_inside_sqrt", "partial")
+    variants = ("bias", "eps_inside_sqrt", "partial", "casting")
     assert constructor_parameters(nn.RMSNorm, variants) == constructor_parameters(torch.nn.RMSNorm)
     positional = nn.RMSNorm(4, 1e-6, True, "cpu", mg.float64)  # (..., elementwise_affine, device, dtype)
     assert positional.weight.dtype == mg.float64 and positional.eps == 1e-6 and positional.bias is None

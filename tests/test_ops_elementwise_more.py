@@ -28,8 +28,7 @@ EXISTING = ["abs", "atan2", "ceil", "floor", "frac", "round", "sign", "square", 
             "triu"]
 CONVERSIONS = ["byte", "char", "short", "int", "cfloat", "cdouble"]
 # PyTorch's gradient of these is not comparable through the helper (see the dedicated tests below)
-FORWARD_ONLY = {"nextafter": "PyTorch's output requires grad but its backward is not implemented",
-                "sgn": "PyTorch's gradient for real inputs is a ZeroTensor, which cannot be read as an array"}
+FORWARD_ONLY = {"sgn": "PyTorch's gradient for real inputs is a ZeroTensor, which cannot be read as an array"}
 
 
 @pytest.mark.parametrize("name", NEW + OPERATORS)
@@ -76,13 +75,19 @@ def test_sgn_gradient_is_zero_for_real_and_z_over_abs_for_complex():
     np.testing.assert_allclose(mg.sgn(z).numpy(), [0.6 + 0.8j, 0, -1j])
 
 
-def test_nextafter_output_requires_grad_and_its_backward_raises_as_in_pytorch():
-    x = mg.tensor(np.array([1.0, 2.0]), requires_grad=True)
-    out = mg.nextafter(x, mg.tensor(np.array([2.0, 0.0])))
-    assert out.requires_grad
-    np.testing.assert_array_equal(out.detach().numpy(), np.nextafter([1.0, 2.0], [2.0, 0.0]))
-    with pytest.raises(NotImplementedError, match="nextafter"):
-        out.sum().backward()
+def test_nextafter_gradient_is_pytorchs_one_and_zero():
+    """PyTorch treats the step to the next float as a constant: d/dinput = 1, d/dother = 0."""
+    torch = torch_or_skip()
+    grads = []
+    for lib in (mg, torch):
+        x = lib.tensor(np.array([1.0, 2.0]), requires_grad=True)
+        y = lib.tensor(np.array([2.0, 0.0]), requires_grad=True)
+        out = lib.nextafter(x, y)
+        out.backward(lib.tensor(np.array([0.5, -3.0])))
+        grads.append((x.grad.numpy().copy(), y.grad.numpy().copy(), out.detach().numpy().copy()))
+    for got, want in zip(*grads):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(grads[0][0], [0.5, -3.0])
 
 
 OPERATOR_CASES = {

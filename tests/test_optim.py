@@ -328,3 +328,21 @@ def test_scheduler_errors():
         lr_scheduler.LinearLR(opt, start_factor=0)
     with pytest.raises(KeyError, match="initial_lr"):
         lr_scheduler.CosineAnnealingLR(optim.SGD([nn.Parameter(mg.zeros(1))]), T_max=3, last_epoch=4)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
+                                  "RAdam"])
+def test_a_0d_parameter_steps_like_pytorch(torch, name):
+    """A 0-d parameter (ScaleNorm's gain): Adam used to crash on it (NumPy returns a scalar, not an array, for
+    an operation on 0-d arrays without ``out``)."""
+    values = []
+    for lib in (mg, torch):
+        p = lib.nn.Parameter(lib.tensor(1.5, dtype=lib.float64))
+        opt = getattr(lib.optim, name)([p], lr=0.1)
+        for step in range(3):
+            opt.zero_grad()
+            (p * p * (step + 1.0)).backward()
+            opt.step()
+        assert p.shape == ()
+        values.append(float(p))
+    assert values[0] == pytest.approx(values[1], rel=1e-12)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import minigrad as mg
 
-from .mirror import check_grad, torch_or_skip
+from .mirror import assert_double_mirror, check_grad, torch_or_skip
 
 KINDS = [("RNN", {}), ("RNN", {"nonlinearity": "relu"}), ("LSTM", {}), ("GRU", {})]
 KIND_IDS = ["RNN-tanh", "RNN-relu", "LSTM", "GRU"]
@@ -106,7 +106,8 @@ def test_cells_mirror_pytorch(name, kwargs, batched, rng):
 
 
 def test_a_cell_unrolled_by_hand_equals_the_layer(rng):
-    """LSTMCell stepped over time with the layer's weights gives the layer's output (no PyTorch needed)."""
+    """LSTMCell stepped over time with the layer's weights gives the layer's output (no PyTorch needed): the
+    composite step (``cell_step``) against the layer's array time loop, up to rounding."""
     layer = mg.nn.LSTM(3, 4, dtype=mg.float64)
     cell = mg.nn.LSTMCell(3, 4, dtype=mg.float64)
     cell.load_state_dict({k[:-3]: v for k, v in layer.state_dict().items()})
@@ -115,8 +116,8 @@ def test_a_cell_unrolled_by_hand_equals_the_layer(rng):
     h = c = mg.zeros(2, 4, dtype=mg.float64)
     for t in range(6):
         h, c = cell(x[t], (h, c))
-        np.testing.assert_allclose(out[t].detach().numpy(), h.detach().numpy(), rtol=1e-14)
-    np.testing.assert_allclose(c_n[0].detach().numpy(), c.detach().numpy(), rtol=1e-14)
+        np.testing.assert_allclose(out[t].detach().numpy(), h.detach().numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(c_n[0].detach().numpy(), c.detach().numpy(), rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("name, kwargs", KINDS + [("LSTMCell", {}), ("GRUCell", {}), ("RNNCell", {})],
@@ -206,6 +207,10 @@ def test_forward_errors():
         mg.nn.RNNCell(4, 5)(mg.zeros(2, 2, 4))
     with pytest.raises(RuntimeError, match="input has inconsistent input_size: got 3 expected 4"):
         mg.nn.LSTMCell(4, 5)(mg.zeros(2, 3))
+    for module, x in ((lstm, mg.zeros(0, 2, 4)), (mg.nn.GRU(4, 5, batch_first=True), mg.zeros(2, 0, 4)),
+                      (rnn, mg.zeros(0, 4))):
+        with pytest.raises(RuntimeError, match="Expected sequence length to be larger than 0 in RNN"):
+            module(x)
     with pytest.raises(RuntimeError, match="Unknown nonlinearity: foo"):
         mg.nn.RNNCell(4, 5, nonlinearity="foo")(mg.zeros(2, 4))
 
@@ -237,3 +242,107 @@ def test_recurrent_layer_sizes_sweep(kind, L, N, H_in, H, num_layers, bidirectio
 def test_flatten_parameters_is_accepted():
     lstm = mg.nn.LSTM(2, 3)
     assert lstm.flatten_parameters() is None
+
+
+PROJ_CONFIGS = list(itertools.product([1, 2], [False, True], [False, True], [True, False]))
+
+
+@pytest.mark.parametrize("num_layers, bidirectional, batch_first, bias", PROJ_CONFIGS,
+                         ids=[f"L{c[0]}-bi{int(c[1])}-bf{int(c[2])}-bias{int(c[3])}" for c in PROJ_CONFIGS])
+def test_lstm_with_projection_mirrors_pytorch(num_layers, bidirectional, batch_first, bias, rng):
+    """proj_size: h = (o tanh(c)) W_hr^T is (N, P), c stays (N, H); h0 and c0 given with their own sizes."""
+    ours, theirs = twins("LSTM", 3, 5, num_layers, bias=bias, batch_first=batch_first, bidirectional=bidirectional,
+                         proj_size=2)
+    L, N, D = 4, 3, 2 if bidirectional else 1
+    x = rng.standard_normal((N, L, 3) if batch_first else (L, N, 3))
+    compare(ours, theirs, [x], rng, lambda m, lib, x: m(x))
+    h0, c0 = rng.standard_normal((num_layers * D, N, 2)), rng.standard_normal((num_layers * D, N, 5))
+    compare(ours, theirs, [x, h0, c0], rng, lambda m, lib, x, h, c: m(x, (h, c)))
+
+
+@pytest.mark.parametrize("name, kwargs", KINDS + [("LSTM", {"proj_size": 24})], ids=KIND_IDS + ["LSTM-proj"])
+def test_sizes_whose_step_products_run_on_numba_threads(name, kwargs, rng):
+    """Batch 32, hidden 64 (96 for the RNN): each step's product is large enough for matmul_numba's planned
+    path (kernels.matmul's threshold), whose blocks are cut once per loop; float64 against PyTorch."""
+    hidden = 96 if name == "RNN" else 64
+    ours, theirs = twins(name, 8, hidden, 2, bidirectional=True, **kwargs)
+    x = rng.standard_normal((4, 32, 8))
+    states = [rng.standard_normal((4, 32, kwargs.get("proj_size", hidden)))] + \
+        ([rng.standard_normal((4, 32, hidden))] if name == "LSTM" else [])
+    compare(ours, theirs, [x, *states], rng, lambda m, lib, x, *s: m(x, tuple(s) if name == "LSTM" else s[0]))
+
+
+@pytest.mark.parametrize("name, kwargs", [("LSTM", {"proj_size": 2}), ("GRU", {}), ("RNN", {"nonlinearity": "relu"}),
+                                          ("RNN", {})], ids=["LSTM-proj", "GRU", "RNN-relu", "RNN-tanh"])
+def test_double_backward_mirrors_pytorch(name, kwargs, rng):
+    """create_graph=True through two bidirectional layers (graph_backward: the composite step, differentiated
+    by autograd): the gradients of a non-linear function of the first gradients, for the input, the initial
+    states and every parameter, against PyTorch."""
+    torch = torch_or_skip()
+    ours, theirs = twins(name, 3, 4, 2, bidirectional=True, **kwargs)
+    x = rng.standard_normal((3, 2, 3))
+    h0 = rng.standard_normal((4, 2, kwargs.get("proj_size", 4)))
+    weights = None
+    results = []
+    for lib, module in ((mg, ours), (torch, theirs)):
+        xt, ht = lib.tensor(x, requires_grad=True), lib.tensor(h0, requires_grad=True)
+        out, _ = module(xt, (ht, lib.zeros(4, 2, 4, dtype=lib.float64)) if name == "LSTM" else ht)
+        if weights is None:
+            weights = rng.standard_normal(tuple(out.shape))
+        params = [p for _, p in module.named_parameters()]
+        first = lib.autograd.grad((out * lib.tensor(weights)).sum() + (out * out).sum() / 2, [xt, ht] + params,
+                                  create_graph=True)
+        penalty = sum((g * g).sum() for g in first)
+        results.append([g.detach().numpy() for g in first] + [g.numpy() for g in lib.autograd.grad(
+            penalty, [xt, ht] + params)])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+def test_backward_graph_does_not_grow_with_the_sequence(name):
+    """One node per layer and direction for the whole time loop: the graph of a 40-step sequence has as many
+    nodes as that of a 4-step one (a per-step graph would hand each step's slice a full-size gradient)."""
+    module = getattr(mg.nn, name)(3, 4, 2, bidirectional=True)
+    sizes = []
+    for steps in (4, 40):
+        out = module(mg.randn(steps, 2, 3, requires_grad=True))[0]
+        sizes.append(len(mg.viz.trace(out).ops()))
+    assert sizes[0] == sizes[1] < 30
+
+
+@pytest.mark.parametrize("name, kwargs", KINDS + [("LSTM", {"proj_size": 24})], ids=KIND_IDS + ["LSTM-proj"])
+def test_numpy_and_numba_backends_agree(name, kwargs, rng):
+    """The same layer on both kernel backends (NumPy references and np.matmul, numba twins and planned
+    products), at sizes where the step products run on numba's threads."""
+    from minigrad.kernels import use_backend
+    mg.manual_seed(0)
+    module = getattr(mg.nn, name)(8, 64, 2, bidirectional=True, dtype=mg.float64, **kwargs)
+    x = rng.standard_normal((5, 32, 8))
+    upstream = rng.standard_normal((5, 32, 2 * kwargs.get("proj_size", 64)))
+    results = []
+    for backend in ("numpy", "numba"):
+        with use_backend(backend):
+            xt = mg.tensor(x, requires_grad=True)
+            module.zero_grad()
+            module(xt)[0].backward(mg.tensor(upstream))
+            results.append([xt.grad.numpy()] + [p.grad.numpy() for p in module.parameters()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("name, kwargs", KINDS, ids=KIND_IDS)
+def test_empty_batch(name, kwargs, rng):
+    """A batch of 0 sequences gives empty outputs and gradients of the right shapes, as PyTorch."""
+    ours, theirs = twins(name, 3, 4, 2, bidirectional=True, **kwargs)
+    compare(ours, theirs, [rng.standard_normal((5, 0, 3))], rng, lambda m, lib, x: m(x))
+
+
+@pytest.mark.parametrize("name, kwargs", [("LSTM", {"proj_size": 2}), ("GRU", {}), ("RNN", {})],
+                         ids=["LSTM-proj", "GRU", "RNN"])
+def test_double_backward_through_the_upstream_gradient(name, kwargs, rng):
+    """assert_double_mirror: the first gradient's dependence on the input and on the upstream gradient, both
+    differentiated again, against PyTorch (graph_backward keeps the upstream gradient in the graph)."""
+    ours, theirs = twins(name, 3, 4, 2, bidirectional=True, **kwargs)
+    assert_double_mirror(lambda t: ours(t)[0], lambda t: theirs(t)[0], rng.standard_normal((3, 2, 3)),
+                         rtol=1e-9, atol=1e-11)

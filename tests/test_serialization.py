@@ -484,8 +484,6 @@ def test_torch_legacy_format_is_refused_with_advice(tmp_path):
 
 @pytest.mark.parametrize("make, refused", [
     (lambda torch: torch.nn.Linear(2, 2), r"torch\.nn\.modules\.linear\.Linear, which is not admitted"),
-    (lambda torch: torch.ones(2, dtype=torch.bfloat16), r"torch\.BFloat16Storage.*NumPy has no bfloat16"),
-    (lambda torch: torch.bfloat16, r"torch\.bfloat16.*NumPy has no bfloat16"),
     (lambda torch: torch.eye(2).to_sparse(), r"torch\._utils\._rebuild_sparse_tensor"),
 ])
 def test_torch_objects_outside_the_subset_are_refused(make, refused, tmp_path):

@@ -6,7 +6,6 @@ PyTorch, to 1e-9. Resuming from a checkpoint repeats the uninterrupted run's los
 """
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
@@ -24,7 +23,7 @@ for sub in ("examples", "bench"):
 
 import tiny_transformer  # noqa: E402
 from llama import IGNORE_INDEX, Llama, LlamaConfig, Rotary, lm_loss, rope_tables  # noqa: E402
-from lm_tasks import SortTask, TextTask  # noqa: E402
+from lm_tasks import SHIPPED_TEXT, SortTask, TextTask, read_text, shipped_text  # noqa: E402
 
 TINY = ["--d-model", "16", "--n-layers", "2", "--n-heads", "2", "--batch-size", "4", "--eval-every", "0"]
 
@@ -171,17 +170,133 @@ def test_text_run_reports_validation_loss_and_samples(tmp_path, capsys):
     assert abs(result["final"]["val_loss"] - math.log(vocab)) < 0.5          # near chance after 3 steps
 
 
-def shakespeare_path():
-    base = os.environ.get("MINIGRAD_DATA_DIR") or ROOT.parent / "shared" / "data"
-    path = Path(base) / "tinyshakespeare.txt"
-    if not path.exists():
-        pytest.skip(f"{path} not found: the tinyshakespeare test needs it (set MINIGRAD_DATA_DIR)")
-    return path
-
-
 def test_tinyshakespeare_learns_characters(tmp_path):
-    path = shakespeare_path()
+    path = shipped_text()          # the copy in examples/data/ (or $MINIGRAD_DATA_DIR's): never skipped
     result = run_cli("--text", path, "--steps", 30, "--seq-len", 32, "--batch-size", 16, "--lr", 1e-2,
                      "--warmup", 5, "--out", tmp_path)
     assert len(TextTask(str(path), 32, 0).vocab) == 65
     assert result["final"]["val_loss"] < math.log(65) - 1.0                  # well below chance (4.17 nats)
+
+
+# --------------------------------------------------------------------------- data in the clone, run folders
+def test_shipped_tinyshakespeare_is_the_whole_text():
+    """The gzipped copy in examples/data/ unpacks to tinyshakespeare: 1,115,394 characters of 65 symbols,
+    with its first line and its known SHA-256 (of the published file)."""
+    import hashlib
+    text = read_text(SHIPPED_TEXT)
+    assert len(text) == 1_115_394 and len(set(text)) == 65
+    assert text.startswith("First Citizen:\nBefore we proceed any further, hear me speak.")
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == \
+        "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
+    assert SHIPPED_TEXT.stat().st_size < 500_000
+
+
+def test_text_alone_means_the_shipped_copy(monkeypatch):
+    monkeypatch.delenv("MINIGRAD_DATA_DIR", raising=False)
+    args = tiny_transformer.build_parser().parse_args(["--text", "--steps", "3"])
+    assert args.text == str(SHIPPED_TEXT) and args.steps == 3
+
+
+def test_compressed_text_reads_like_the_plain_file(tmp_path):
+    import gzip
+    import lzma
+    text = "".join(np.random.default_rng(1).choice(list("xyzé \n"), size=2000))
+    (tmp_path / "t.txt").write_text(text, encoding="utf-8")
+    with gzip.open(tmp_path / "t.txt.gz", "wt", encoding="utf-8") as f:
+        f.write(text)
+    with lzma.open(tmp_path / "t.txt.xz", "wt", encoding="utf-8") as f:
+        f.write(text)
+    plain = TextTask(str(tmp_path / "t.txt"), seq_len=10, seed=0)
+    for name in ("t.txt.gz", "t.txt.xz"):
+        packed = TextTask(str(tmp_path / name), seq_len=10, seed=0)
+        assert packed.vocab == plain.vocab
+        np.testing.assert_array_equal(packed.train, plain.train)
+        np.testing.assert_array_equal(packed.val, plain.val)
+
+
+def test_a_compressed_text_that_unpacks_past_the_limit_is_refused(tmp_path):
+    import gzip
+    with gzip.open(tmp_path / "big.txt.gz", "wt", encoding="utf-8") as f:
+        f.write("a" * 100_000)                     # about 100 bytes packed, 100,000 characters unpacked
+    with pytest.raises(SystemExit, match="more than 50,000 characters"):
+        run_cli("--text", tmp_path / "big.txt.gz", "--steps", 1, "--max-text-bytes", 50_000)
+
+
+def test_each_configuration_has_its_own_run_folder(tmp_path, monkeypatch):
+    """The default --out: runs/tiny_transformer/<task>-<norm>[-<changed settings>], relative to the working
+    directory; a LayerNorm run leaves the RMSNorm run's checkpoint alone, and --resume without --out writes
+    back into the folder of the run it resumes."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MINIGRAD_DATA_DIR", raising=False)
+    parse = tiny_transformer.build_parser().parse_args
+    folder = {}
+    for argv in ([], ["--norm", "layernorm"], ["--text"], ["--steps", "200", "--d-model", "32", "--lr", "0.001"]):
+        cfg, _, _ = tiny_transformer.resolve_config(parse(argv))
+        folder[" ".join(argv)] = tiny_transformer.run_dir(cfg)
+    assert folder == {"": "runs/tiny_transformer/sort-rmsnorm",
+                      "--norm layernorm": "runs/tiny_transformer/sort-layernorm",
+                      "--text": "runs/tiny_transformer/tinyshakespeare-rmsnorm",
+                      "--steps 200 --d-model 32 --lr 0.001":
+                          "runs/tiny_transformer/sort-rmsnorm-d_model32-lr0.001-steps200"}
+
+    run_cli("--steps", 2, "--seq-len", 8)     # TINY's --eval-every 0 is not part of the name: it changes no weight
+    rms = tmp_path / "runs/tiny_transformer/sort-rmsnorm-batch_size4-d_model16-n_heads2-seq_len8-steps2"
+    before = (rms / "checkpoint.npz").read_bytes()
+    run_cli("--steps", 2, "--seq-len", 8, "--norm", "layernorm")
+    assert (rms / "checkpoint.npz").read_bytes() == before
+    assert (tmp_path / "runs/tiny_transformer/sort-layernorm-batch_size4-d_model16-n_heads2-seq_len8-steps2"
+            / "checkpoint.npz").exists()
+    result = tiny_transformer.main(["--resume", str(rms / "checkpoint.npz"), "--sample", "2"])
+    assert result["config"]["norm"] == "rmsnorm"
+    assert sorted(p.name for p in (tmp_path / "runs/tiny_transformer").iterdir()) == [
+        "sort-layernorm-batch_size4-d_model16-n_heads2-seq_len8-steps2",
+        "sort-rmsnorm-batch_size4-d_model16-n_heads2-seq_len8-steps2"]
+
+
+# --------------------------------------------------------------------------- norm placements and QK-norm
+@pytest.mark.parametrize("qk_norm", ["none", "head", "model"])
+@pytest.mark.parametrize("placement", ["pre", "post", "peri", "deepnorm"])
+def test_placements_and_qk_norm_build_and_train(placement, qk_norm):
+    """Every placement and QK-norm option: the parameters are the config's ``parameter_shapes`` in order, one
+    backward reaches each of them, and post-norm and DeepNorm have no norm before the head."""
+    cfg = LlamaConfig(vocab_size=11, seq_len=8, d_model=16, n_layers=2, n_heads=2, placement=placement,
+                      qk_norm=qk_norm)
+    model = Llama(cfg)
+    assert [(n, tuple(p.shape)) for n, p in model.named_parameters()] == list(cfg.parameter_shapes().items())
+    assert sum(p.numel() for p in model.parameters()) == cfg.num_parameters()
+    assert isinstance(model.norm, mg.nn.Identity) == (placement in ("post", "deepnorm"))
+    tokens = mg.tensor(np.random.default_rng(0).integers(0, 11, (2, 8)))
+    lm_loss(mg.nn.functional, model(tokens), tokens).backward()
+    assert all(p.grad is not None and np.abs(p.grad.numpy()).max() > 0 for p in model.parameters())
+
+
+def test_deepnorm_scales_the_residual_and_the_initial_weights():
+    """DeepNet's decoder-only rule for N layers: x = norm(alpha x + f(x)), alpha = (2N)^(1/4); v, o and the MLP
+    matrices start beta = (8N)^(-1/4) times smaller than q and k (0.02)."""
+    n = 3
+    model = Llama(LlamaConfig(vocab_size=11, seq_len=8, d_model=64, n_layers=n, n_heads=4, placement="deepnorm"))
+    assert all(math.isclose(block.alpha, (2 * n) ** 0.25) for block in model.blocks)
+    beta = (8 * n) ** -0.25
+    attn, mlp = model.blocks[0].attn, model.blocks[0].mlp
+    for weight, std in ((attn.q_proj.weight, 0.02), (attn.k_proj.weight, 0.02), (attn.v_proj.weight, 0.02 * beta),
+                        (attn.o_proj.weight, 0.02 * beta), (mlp.w1.weight, 0.02 * beta), (mlp.w2.weight, 0.02 * beta)):
+        assert abs(weight.detach().numpy().std() / std - 1) < 0.1
+
+
+@pytest.mark.parametrize("qk_norm", ["head", "model"])
+def test_qk_norm_makes_attention_blind_to_the_scale_of_q_and_k(qk_norm):
+    """RMSNorm on q and k removes their scale: multiplying q_proj and k_proj by 10 changes nothing (eps tiny),
+    while without QK-norm it sharpens the attention and changes the output."""
+    tokens = mg.tensor(np.random.default_rng(1).integers(0, 11, (2, 8)))
+
+    def logits(qk, scale):
+        mg.manual_seed(0)
+        model = Llama(LlamaConfig(vocab_size=11, seq_len=8, d_model=16, n_layers=1, n_heads=2, qk_norm=qk,
+                                  norm_eps=1e-12))     # (eps: the only scale the norms would see)
+        model.to(mg.float64)
+        with mg.no_grad():
+            for proj in (model.blocks[0].attn.q_proj, model.blocks[0].attn.k_proj):
+                proj.weight.mul_(scale)
+            return model(tokens).numpy()
+    np.testing.assert_allclose(logits(qk_norm, 10.0), logits(qk_norm, 1.0), rtol=1e-6, atol=1e-8)
+    assert np.abs(logits("none", 10.0) - logits("none", 1.0)).max() > 1e-3

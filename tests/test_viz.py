@@ -1,6 +1,7 @@
 """minigrad.viz: graph structure, DOT and text renderings, saved bytes, gradient norms, hooks, drawing."""
 import sys
 import types
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -150,7 +151,27 @@ def test_render_without_graphviz_says_what_to_install(monkeypatch, tmp_path):
     loss, _, _ = known_graph()
     monkeypatch.setitem(sys.modules, "graphviz", None)        # import graphviz now raises ImportError
     with pytest.raises(ImportError, match="pip install graphviz"):
-        viz.render(loss, tmp_path / "g.svg")
+        viz.render(loss, tmp_path / "g.png")
+    assert not (tmp_path / "g.png").exists()
+
+
+@pytest.mark.parametrize("missing", ["package", "dot program"])
+def test_render_svg_without_graphviz_draws_plain_svg(monkeypatch, tmp_path, missing):
+    """No Graphviz (no Python package, or no dot program): an .svg path still gets a drawing, to_svg's, which
+    holds one box per node of the graph and one arrow per edge."""
+    loss, _, _ = known_graph()
+    if missing == "package":
+        monkeypatch.setitem(sys.modules, "graphviz", None)
+    else:
+        monkeypatch.setitem(sys.modules, "graphviz", types.SimpleNamespace(Source=None))
+        monkeypatch.setattr(viz.shutil, "which", lambda name: None)
+    path = viz.render(loss, tmp_path / "g.svg")
+    graph = viz.trace(loss)
+    graph.remove_hooks()
+    root = ET.fromstring(path.read_text())
+    ns = "{http://www.w3.org/2000/svg}"
+    assert path.read_text() == viz.to_svg(graph)
+    assert len(root.findall(f"{ns}g")) == len(graph.nodes) and len(root.findall(f"{ns}line")) == len(graph.edges())
 
 
 def test_render_with_graphviz(monkeypatch, tmp_path):

@@ -16,6 +16,10 @@ A page is hand-written Markdown except for marked blocks, which this script owns
 
     <!-- BEGIN: figure rms.jacobian -->![...](figures/rms.jacobian.png)<!-- END: figure rms.jacobian -->
 
+    <!-- BEGIN: registry pages -->...one line per norm of minigrad/ops/norm/registry.py...<!-- END: registry pages -->
+
+``--check`` also fails if a registered norm has no page here, or a page that quotes nothing of its source file.
+
 A block whose content starts on a new line is a block; otherwise it is inline (a number inside a
 sentence). Every number on a page comes from such a block, and ``tests/test_docs.py`` runs
 ``--check``, so a page cannot silently disagree with the code it explains.
@@ -38,6 +42,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]                      # the repository: code paths in blocks are relative to it
+sys.path.insert(0, str(ROOT))               # and its minigrad is the one the pages describe (not an installed one)
 BLOCK = re.compile(r"<!-- BEGIN: (?P<name>[^>]+?) -->(?P<body>.*?)<!-- END: (?P=name) -->", re.DOTALL)
 MARKER = re.compile(r"<!-- (BEGIN|END): ([^>]+?) -->")
 FIGURE_DIR = "figures"                      # the pictures, next to the pages
@@ -84,8 +89,37 @@ def generate(name, numeric):
     if kind == "figure":
         title, _ = figure_spec(arg, numeric)
         return f"![{title}]({FIGURE_DIR}/{arg}.png)"
-    raise ValueError(f"unknown block kind {kind!r} in {name!r}: expected 'code PATH::QUALNAME', 'example NAME' "
-                     "or 'figure NAME'")
+    if kind == "registry" and arg == "pages":
+        return registry_pages()
+    raise ValueError(f"unknown block kind {kind!r} in {name!r}: expected 'code PATH::QUALNAME', 'example NAME', "
+                     "'figure NAME' or 'registry pages'")
+
+
+# --------------------------------------------------------------------------- the registry of norms
+def _registry():
+    """The registry's NORMS, read from this repository's file (it imports no part of minigrad)."""
+    spec = importlib.util.spec_from_file_location("norm_registry", ROOT / "minigrad" / "ops" / "norm" / "registry.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.NORMS
+
+
+def registry_pages():
+    """The list of every registered norm's page (a ``registry pages`` block), from minigrad/ops/norm/registry.py."""
+    return "\n".join(f"* [{s.page}]({s.page}): {s.name} ({s.paper}); `F.{s.functional}`, "
+                             + ", ".join(f"`nn.{m}`" for m in s.modules) for s in _registry())
+
+
+def registry_problems(directory=HERE):
+    """Registered norms whose page is missing or quotes nothing of the norm's source file."""
+    problems = []
+    for s in _registry():
+        page = Path(directory) / s.page
+        if not page.exists():
+            problems.append(f"{s.name}: no page {page}")
+        elif f"<!-- BEGIN: code minigrad/ops/norm/{s.source}.py::" not in page.read_text():
+            problems.append(f"{s.name}: {page} quotes nothing of minigrad/ops/norm/{s.source}.py")
+    return problems
 
 
 # --------------------------------------------------------------------------- figures
@@ -220,6 +254,19 @@ def write_all(directory=HERE):
     return changed
 
 
+def summary(directory=HERE):
+    """What --check compares, counted: pages, generated blocks by kind, pictures."""
+    found = pages(directory)
+    kinds = {"code": 0, "example": 0, "figure": 0}
+    for p in found:
+        for match in BLOCK.finditer(p.read_text()):
+            kind = match.group("name").partition(" ")[0]
+            kinds[kind] = kinds.get(kind, 0) + 1
+    return (f"{len(found)} pages, {sum(kinds.values())} generated blocks ({kinds['code']} source quotes, "
+            f"{kinds['example']} numeric examples, {kinds['figure']} figures) and the numbers behind "
+            f"{len(figure_names(directory))} pictures match what the code computes now")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page is out of date")
@@ -241,7 +288,13 @@ def _run(args):
         figures = stale_figures(args.dir)
         for name in figures:
             print(f"out of date: {Path(args.dir) / FIGURE_DIR / name}.png (run: python docs/derivations/build.py)")
-        return 1 if stale or figures else 0
+        problems = registry_problems(args.dir) if Path(args.dir).resolve() == HERE else []
+        for problem in problems:
+            print(f"registry: {problem}")
+        if stale or figures or problems:
+            return 1
+        print(f"up to date: {summary(args.dir)}")
+        return 0
     for p in write_all(args.dir):
         print(f"rewrote {p}")
     for p in redraw_stale_figures(args.dir, everything=args.redraw):

@@ -944,3 +944,16 @@ def fft_c2r():
                 ("Re dz (differences of L)", fd.real), ("Im dz (differences of L)", fd.imag), "",
                 ("Re rfft(g) / n", undoubled.real), ("Im rfft(g) / n", undoubled.imag),
                 "c = [1, 2, 2, 1]: the bins 1 and 2 have mirrors (5 and 4) that are not given")
+
+
+# --------------------------------------------------------------------------- low_precision.md
+def _merge_low_precision():
+    """The generators of low_precision.md live in numeric_low_precision.py, next to this file."""
+    spec = importlib.util.spec_from_file_location("numeric_low_precision", Path(__file__).with_name(
+        "numeric_low_precision.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    EXAMPLES.update(module.EXAMPLES)
+
+
+_merge_low_precision()

@@ -10,10 +10,12 @@ from .grad_mode import (detect_anomaly, enable_grad, is_anomaly_check_nan_enable
                         is_grad_enabled, no_grad, set_detect_anomaly, set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import functional  # noqa: E402  (jacobian, hessian, vjp, jvp, vhp, hvp)
+from .variable import Variable  # noqa: E402  (PyTorch's legacy wrapper: returns a Tensor)
+from .grad_mode import inference_mode  # noqa: E402  (also torch.autograd.inference_mode)
 
 __all__ = ["Context", "Function", "functional", "GradcheckError", "backward", "detect_anomaly", "enable_grad", "grad",
            "gradcheck", "gradgradcheck", "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled",
-           "no_grad", "once_differentiable", "set_detect_anomaly", "set_grad_enabled"]
+           "no_grad", "once_differentiable", "set_detect_anomaly", "set_grad_enabled", "Variable"]
 
 
 def _as_tuple(x):

@@ -294,20 +294,41 @@ def needed_nodes(starts, targets):
     return needed
 
 
-def run_node(node, grad, sink, retain_graph):
-    """Run one node's backward on its summed gradient; returns one gradient (or None) per input edge."""
+def run_node(node, grad, sink, retain_graph, graph=False):
+    """Run one node's backward on its summed gradient; returns one gradient (or None) per input edge.
+
+    The one runner of both walks. ``graph`` (create_graph=True): ``grad`` is a Tensor and recording is on; the
+    node's ``graph_backward`` runs (or, for a Function without one, its ``backward`` with the saved tensors
+    joined to the graph, its results marked ``NotDifferentiableTwice``), so the gradients are Tensors with a graph."""
     if node.freed:
         node.saved_tensors  # raises the "backward through the graph a second time" error
     if node.pre_hooks:
         grad = run_hooks(node.pre_hooks, grad)
     sink.node(node, grad)
-    in_grads = node.fn.backward(node, Tensor(grad))
+    fn = node.fn
+    graph_backward = getattr(fn, "graph_backward", None) if graph else None
+    if graph_backward is not None:
+        in_grads = graph_backward(node, grad)
+    elif graph:
+        saved = node.saved
+        node.saved = node.graph_saved()
+        try:
+            in_grads = fn.backward(node, grad)
+        finally:
+            node.saved = saved
+    else:
+        in_grads = fn.backward(node, Tensor(grad))
     in_grads = list(in_grads) if isinstance(in_grads, tuple) else [in_grads]
     if len(in_grads) != len(node.next_edges):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(node.next_edges)}, got {len(in_grads)})")
     if grad_mode._state.anomaly:
         check_nan(node, in_grads)
+    if graph and graph_backward is None:   # what a plain backward returned is right but may not be differentiable
+        for i, g in enumerate(in_grads):
+            if g is not None and not (isinstance(g, Tensor) and g.requires_grad):
+                value = g if isinstance(g, Tensor) else Tensor(np.asarray(g))
+                in_grads[i] = NotDifferentiableTwice.apply(value, grad, *_stand_ins(node), name=node.name())
     if not retain_graph:
         node.release()
     return in_grads
@@ -355,42 +376,6 @@ def _stand_ins(node):
     return out
 
 
-def run_node_graph(node, grad, sink, retain_graph):
-    """``run_node`` under create_graph=True: ``grad`` is a Tensor; the node's ``graph_backward`` (or, for a
-    Function without one, its ``backward`` with the saved tensors joined to the graph) runs with
-    recording on, so the gradients it returns are Tensors with a graph."""
-    if node.freed:
-        node.saved_tensors
-    if node.pre_hooks:
-        grad = run_hooks(node.pre_hooks, grad)
-    sink.node(node, grad)
-    fn = node.fn
-    graph_backward = getattr(fn, "graph_backward", None)
-    if graph_backward is not None:
-        in_grads = graph_backward(node, grad)
-    else:
-        saved = node.saved
-        node.saved = node.graph_saved()
-        try:
-            in_grads = fn.backward(node, grad)
-        finally:
-            node.saved = saved
-    in_grads = list(in_grads) if isinstance(in_grads, tuple) else [in_grads]
-    if len(in_grads) != len(node.next_edges):
-        raise RuntimeError(f"function {node.name()} returned an invalid number of gradients "
-                           f"(expected {len(node.next_edges)}, got {len(in_grads)})")
-    if grad_mode._state.anomaly:
-        check_nan(node, in_grads)
-    if graph_backward is None:   # what a plain backward returned is right but may not be differentiable
-        for i, g in enumerate(in_grads):
-            if g is not None and not (isinstance(g, Tensor) and g.requires_grad):
-                value = g if isinstance(g, Tensor) else Tensor(np.asarray(g))
-                in_grads[i] = NotDifferentiableTwice.apply(value, grad, *_stand_ins(node), name=node.name())
-    if not retain_graph:
-        node.release()
-    return in_grads
-
-
 def run_backward(tensors, grads, retain_graph=False, inputs=None, create_graph=False):
     """Backpropagate ``grads`` (ndarrays) from ``tensors``: into the leaves' ``.grad``, or, with ``inputs``,
     returned as the gradients of ``inputs`` (None for an input the outputs do not depend on).
@@ -399,17 +384,17 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None, create_graph=F
     if create_graph:
         with grad_mode.enable_grad():
             return _walk(tensors, [g if isinstance(g, Tensor) else Tensor(g) for g in grads], retain_graph,
-                         inputs, run_node_graph, fit_graph)
-    return _walk(tensors, grads, retain_graph, inputs, run_node, fit_gradient)
+                         inputs, True)
+    return _walk(tensors, grads, retain_graph, inputs, False)
 
 
-def _walk(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
+def _walk(tensors, grads, retain_graph, inputs, graph):
     """``_walk_graph``, then the callbacks queued during it (``queue_callback``), in order."""
     queued = []
     callbacks = _running.callbacks
     callbacks.append(queued)
     try:
-        result = _walk_graph(tensors, grads, retain_graph, inputs, run_node, fit_gradient)
+        result = _walk_graph(tensors, grads, retain_graph, inputs, graph)
         while queued:                               # a callback may queue another
             queued.pop(0)()
     finally:
@@ -417,9 +402,9 @@ def _walk(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
     return result
 
 
-def _walk_graph(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
-    """The walk of the module docstring; ``run_node`` and ``fit_gradient`` are the array or graph forms."""
-    graph = run_node is run_node_graph
+def _walk_graph(tensors, grads, retain_graph, inputs, graph):
+    """The walk of the module docstring, on arrays, or on Tensors with a graph (``graph``, create_graph=True)."""
+    fit = fit_graph if graph else fit_gradient
     sink = Accumulate() if inputs is None else Capture(inputs)
     pending = {}                                    # node or leaf -> the sum of the shares arrived so far
     for t, g in zip(tensors, grads):
@@ -443,7 +428,8 @@ def _walk_graph(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
             if grad is not None:
                 sink.node(node, run_hooks(node.pre_hooks, grad) if node.pre_hooks else grad)
             continue
-        in_grads = run_node(node, grad, sink, retain_graph) if grad is not None else [None] * len(node.next_edges)
+        in_grads = (run_node(node, grad, sink, retain_graph, graph) if grad is not None
+                    else [None] * len(node.next_edges))
         for i, nxt in enumerate(node.next_edges):
             if nxt is None:
                 continue
@@ -451,8 +437,7 @@ def _walk_graph(tensors, grads, retain_graph, inputs, run_node, fit_gradient):
             if g is not None:
                 shape, dtype = node.input_meta[i]
                 if graph or type(g) is not np.ndarray or g.shape != shape or g.dtype != dtype:   # else it fits
-                    g = fit_gradient(g._data if isinstance(g, Tensor) and not graph else g, node.input_meta[i],
-                                     node, i)
+                    g = fit(g._data if isinstance(g, Tensor) and not graph else g, node.input_meta[i], node, i)
                 pending[nxt] = g if nxt not in pending else pending[nxt] + g
                 del g
             deps[nxt] -= 1

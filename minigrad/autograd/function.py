@@ -28,7 +28,7 @@ import functools
 
 import numpy as np
 
-from ..dtypes import scalar_type_name
+from ..dtypes import is_differentiable, scalar_type_name
 from . import grad_mode
 from .version import storage_of, version_of, writes, writes_since
 
@@ -215,7 +215,7 @@ class Function:
             mark_view(out, args[0])
 
         if record:
-            if out._data.dtype.kind not in "fc":
+            if not is_differentiable(out._data.dtype):
                 raise RuntimeError(f"{cls.__name__}.forward returned a {out._data.dtype} tensor from inputs that "
                                    "require grad: only floating-point and complex outputs can be differentiated")
             edges, meta = [], []

@@ -49,6 +49,24 @@ def region(base, view):
     return order[np.searchsorted(flat[order], offsets)]
 
 
+def positions_in(base, view):
+    """Like ``region``, but ``view`` may also read memory that is not one of ``base``'s elements (an ``as_strided``
+    view of the storage): those elements get position -1."""
+    start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    offsets = np.full(view.shape, start, dtype=np.int64)               # view.shape: bytes from base[0...]
+    for axis, (n, stride) in enumerate(zip(view.shape, view.strides)):
+        offsets += (np.arange(n, dtype=np.int64) * stride).reshape((n,) + (1,) * (view.ndim - axis - 1))
+    base_offsets = np.zeros(base.shape, dtype=np.int64)                # base.shape: bytes from base[0...]
+    for axis, (n, stride) in enumerate(zip(base.shape, base.strides)):
+        base_offsets += (np.arange(n, dtype=np.int64) * stride).reshape((n,) + (1,) * (base.ndim - axis - 1))
+    flat = base_offsets.reshape(-1)
+    order = np.argsort(flat, kind="stable")
+    found = np.clip(np.searchsorted(flat[order], offsets), 0, max(flat.size - 1, 0))
+    if flat.size == 0:
+        return np.full(view.shape, -1, dtype=np.int64)
+    return np.where(flat[order][found] == offsets, order[found], -1)
+
+
 def overlaps(array):
     """Whether several elements of ``array`` share memory (an expanded tensor: a stride of 0)."""
     return any(s == 0 and n > 1 for n, s in zip(array.shape, array.strides))

@@ -15,11 +15,17 @@ What a kernel may assume (the callers in ``minigrad/ops/norm`` guarantee it):
 
 * arrays are already in the *compute* dtype (float32 or float64; float16 inputs are upcast to float32
   by the caller, which casts results back once); they may be non-contiguous (numba copies them once);
-* ``weight``/``bias`` are None or 1-D arrays in the compute dtype;
-* x is rows (R, D) for RMSNorm and LayerNorm, and (N, C, S) with S = prod(spatial) for GroupNorm
-  (InstanceNorm is GroupNorm with G = C) and BatchNorm; statistics are (R,), (N, G) or (C,);
-* every backward ends with ``need_dx, need_dw, need_db``, the one gradient mask: the gradients not
-  asked for are returned as None, and are not computed. Each returned gradient is a fresh array.
+* parameters are None, 1-D arrays per feature (``weight``/``bias``) or scalars (0-d: ScaleNorm's gain), in
+  the compute dtype;
+* x is rows (R, D) for RMSNorm, LayerNorm and ScaleNorm, and (N, C, S) with S = prod(spatial) for GroupNorm
+  (InstanceNorm is GroupNorm with G = C) and BatchNorm; statistics are (R,), (R, 1), (N, G) or (C,);
+* every backward ends with the one gradient mask: a ``need_*`` flag per differentiable input, in input order
+  (``need_dx, need_dw, need_db``; ScaleNorm's ``need_dx, need_dscale``): the gradients not asked for are
+  returned as None, and are not computed. Each returned gradient is a fresh array. The numba twins run
+  through one wrapper (``numba_kernels._backward``), which allocates one output per parameter gradient (per
+  feature, or one element for a scalar).
+
+Which norms have kernels: the ``kernels`` of their entries in ``minigrad/ops/norm/registry.py``.
 
 numba is imported lazily, when the numba backend is first used, so ``import minigrad`` stays
 fast. If numba cannot be imported, minigrad uses the NumPy kernels and warns once.

@@ -146,6 +146,15 @@ def _sum_wdot_dev(g, w, a, m):
 
 
 @_sum
+def _dot(a, b):
+    """sum_j a_j b_j in float64 (ScaleNorm's backward)."""
+    s = 0.0
+    for j in range(a.size):
+        s += np.float64(a[j]) * b[j]                     # a, b (L,)
+    return s
+
+
+@_sum
 def _weighted_sums(g, w, a, m):
     """(sum_j (a_j - m), sum_j g_j w_j, sum_j g_j w_j (a_j - m)) in float64, in one pass (LayerNorm's backward)."""
     s_a = s_g = s_ga = 0.0
@@ -284,6 +293,37 @@ def _rms_norm_backward(dy, x, rstd, w, k, eps_outside, n_chunks, dx, dw, db):
                 db_part[c, j] += dy[r, j]                              # db_part (chunks, D)
     _add_partials(dw_part, dw)
     _add_partials(db_part, db)
+
+
+@_kernel
+def _scale_norm_forward(x, g, eps, y, s, active):
+    r_count, d = x.shape
+    for r in prange(r_count):
+        n = np.sqrt(_sum_sq_dev(x[r], 0.0))                            # ||x_r||, x[r] (D,)
+        s_r = max(n, eps)
+        s[r], active[r] = s_r, 1.0 if n > eps else 0.0                 # s, active (R,)
+        c = x.dtype.type(g / s_r)
+        for j in range(d):
+            y[r, j] = x[r, j] * c                                      # x, y (R, D)
+
+
+@_kernel
+def _scale_norm_backward(dy, x, g, s, active, n_chunks, dx, dg):
+    r_count, d = x.shape
+    need_dx = dx.size > 0
+    dg_part = np.empty((n_chunks, dg.size))                            # (chunks, 1) or (chunks, 0)
+    for c in prange(n_chunks):
+        _zero(dg_part[c])
+        for r in range(c * r_count // n_chunks, (c + 1) * r_count // n_chunks):
+            dot = _dot(dy[r], x[r])                                    # sum_j dy_j x_j; dy[r], x[r] (D,)
+            if need_dx:                                                # dx = g/s (dy - a x (dy . x) / s^2)
+                c1 = x.dtype.type(g / s[r])
+                c2 = x.dtype.type(active[r] * dot / (s[r] * s[r]))
+                for j in range(d):
+                    dx[r, j] = c1 * (dy[r, j] - c2 * x[r, j])          # dy, x, dx (R, D)
+            for j in range(dg.size):
+                dg_part[c, j] += dot / s[r]                            # dg = sum_rows (dy . x) / s
+    _add_partials(dg_part, dg)
 
 
 @_kernel
@@ -458,29 +498,38 @@ def _neutral(param, size, dtype, value):
     return np.full(size, value, dtype) if param is None else np.ascontiguousarray(param, dtype)
 
 
-def _outputs(x, need_dx, need_dw, need_db, n_params):
-    """(dx, dw, db) to be filled by a backward kernel: dx like x, dw and db float64 (n_params,); each is
-    empty (0 rows or 0 elements: the gradient mask, the kernel skips it) unless needed."""
-    dx = np.empty(x.shape if need_dx else (0,) + x.shape[1:], x.dtype)   # not pooled (buffers.py says why)
-    return dx, np.empty(n_params if need_dw else 0), np.empty(n_params if need_db else 0)
-
-
-def _grads(x, dx, dw, db, need_dx, need_dw, need_db):
-    """The kernel's outputs as the contract's (dx, dw, db): dtype of x, None where not needed."""
-    return (dx if need_dx else None, dw.astype(x.dtype) if need_dw else None,
-            db.astype(x.dtype) if need_db else None)
+def _backward(kernel, dy, x, args, needs, sizes, shapes=None, chunked=True):
+    """The one backward wrapper: ``kernel(dy, x, *args, [n_chunks,] dx, *param_grads)``, with one gradient mask
+    entry per differentiable input in input order (``needs``: x, then each parameter) and one output per
+    parameter (``sizes``: its element count, D or C per feature, 1 for a scalar; ``shapes``: the shapes to return
+    them in, default as computed). dx is allocated like x, each parameter gradient in float64; each is empty
+    (0 rows or 0 elements: the gradient mask, the kernel skips it) unless needed, and comes back as None then.
+    Row kernels (``chunked``) sum the parameter gradients over n_chunks = the team size (at most R) chunks of
+    rows, one per thread, then add the chunks in order; channel kernels sum per channel themselves."""
+    dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
+    dx = np.empty(x.shape if needs[0] else (0,) + x.shape[1:], x.dtype)   # not pooled (buffers.py says why)
+    grads = [np.empty(size if need else 0) for size, need in zip(sizes, needs[1:])]
+    if chunked:
+        n_chunks = max(1, min(team_size(x.size), x.shape[0]))
+        _launch(kernel, n_chunks, dy, x, *args, n_chunks, dx, *grads)
+    else:
+        _run(kernel, x.size, dy, x, *args, dx, *grads)
+    out = [dx if needs[0] else None]                                  # the contract's gradients, dtype of x
+    for i, g in enumerate(grads):
+        if not needs[i + 1]:
+            out.append(None)
+        elif shapes is None:
+            out.append(g.astype(x.dtype))
+        else:
+            out.append(g.astype(x.dtype).reshape(shapes[i]))
+    return tuple(out)
 
 
 def _row_backward(kernel, dy, x, stats, weight, options, need_dx, need_dw, need_db):
-    """Run a row-family backward ``kernel(dy, x, *stats, w, *options, n_chunks, dx, dw, db)``;
-    the rows are split into n_chunks = the team size (at most R) chunks for dw and db, one per thread."""
-    dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
-    r_count, d = x.shape
-    dx, dw, db = _outputs(x, need_dx, need_dw, need_db, d)
-    n_chunks = max(1, min(team_size(x.size), r_count))
-    _launch(kernel, n_chunks, dy, x, *[np.ascontiguousarray(a) for a in stats], _neutral(weight, d, x.dtype, 1),
-            *options, n_chunks, dx, dw, db)
-    return _grads(x, dx, dw, db, need_dx, need_dw, need_db)
+    """A row norm's ``kernel(dy, x, *stats, w, *options, n_chunks, dx, dw, db)`` through ``_backward``."""
+    d = x.shape[1]
+    args = [np.ascontiguousarray(a) for a in stats] + [_neutral(weight, d, x.dtype, 1), *options]
+    return _backward(kernel, dy, x, args, (need_dx, need_dw, need_db), (d, d))
 
 
 def rms_norm_forward(x, weight, bias, eps, k, eps_outside):
@@ -497,6 +546,22 @@ def rms_norm_backward(dy, x, rstd, weight, eps, k, eps_outside, need_dx, need_dw
     """The numba twin of rms_norm_backward in minigrad/ops/norm/rmsnorm.py."""
     return _row_backward(_rms_norm_backward, dy, x, (rstd,), weight, (int(k), bool(eps_outside)),
                          need_dx, need_dw, need_db)
+
+
+def scale_norm_forward(x, scale, eps):
+    """The numba twin of scale_norm_forward in minigrad/ops/norm/scalenorm.py (x rows (R, D), scale 0-d)."""
+    x = np.ascontiguousarray(x)
+    r_count = x.shape[0]
+    y, s, active = buffers.empty(x.shape, x.dtype), np.empty(r_count, x.dtype), np.empty(r_count, x.dtype)
+    _run(_scale_norm_forward, x.size, x, float(scale), float(eps), y, s, active)
+    return y, s[:, None], active[:, None]
+
+
+def scale_norm_backward(dy, x, scale, s, active, need_dx=True, need_dscale=True):
+    """The numba twin of scale_norm_backward in minigrad/ops/norm/scalenorm.py: one scalar parameter gradient."""
+    return _backward(_scale_norm_backward, dy, x, (float(scale), np.ascontiguousarray(s.reshape(-1)),
+                                                   np.ascontiguousarray(active.reshape(-1))),
+                     (need_dx, need_dscale), (1,), (np.shape(scale),))
 
 
 def layer_norm_forward(x, weight, bias, eps):
@@ -527,12 +592,10 @@ def group_norm_forward(x, num_groups, weight, bias, eps):
 
 def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw, need_db):
     """The numba twin of group_norm_backward in minigrad/ops/norm/groupnorm.py."""
-    dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
     c = x.shape[1]
-    dx, dw, db = _outputs(x, need_dx, need_dw, need_db, c)
-    _run(_group_norm_backward, x.size, dy, x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
-         int(num_groups), _neutral(weight, c, x.dtype, 1), dx, dw, db)
-    return _grads(x, dx, dw, db, need_dx, need_dw, need_db)
+    return _backward(_group_norm_backward, dy, x, (np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
+                                                   int(num_groups), _neutral(weight, c, x.dtype, 1)),
+                     (need_dx, need_dw, need_db), (c, c), chunked=False)
 
 
 def batch_norm_stats(x):
@@ -571,9 +634,7 @@ def batch_norm_forward(x, mean, rstd, weight, bias):
 
 def batch_norm_backward(dy, x, mean, rstd, weight, training, need_dx, need_dw, need_db):
     """The numba twin of batch_norm_backward in minigrad/ops/norm/batchnorm.py."""
-    dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
     c = x.shape[1]
-    dx, dw, db = _outputs(x, need_dx, need_dw, need_db, c)
-    _run(_batch_norm_backward, x.size, dy, x, np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
-         _neutral(weight, c, x.dtype, 1), bool(training), dx, dw, db)
-    return _grads(x, dx, dw, db, need_dx, need_dw, need_db)
+    return _backward(_batch_norm_backward, dy, x, (np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
+                                                   _neutral(weight, c, x.dtype, 1), bool(training)),
+                     (need_dx, need_dw, need_db), (c, c), chunked=False)

@@ -17,7 +17,7 @@ from ..ops.norm.batchnorm import batch_norm
 from ..ops.norm.channels import count_batch
 from ..ops.norm.groupnorm import group_norm, instance_norm
 from ..ops.norm.localresponse import local_response_norm
-from .._checks import as_index, check_tensor
+from .._checks import as_index
 from ..tensor import Tensor, check_device
 from . import init
 from .module import Module, Parameter
@@ -79,6 +79,17 @@ class _NormBase(Module):
                 f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
+class _NoDimError(AttributeError, TypeError):
+    """PyTorch's error for a norm module called on what is not a Tensor (its forward calls ``input.dim()``),
+    and a TypeError too: minigrad's kind for an argument of the wrong type."""
+
+
+def check_module_input(input):
+    """A norm module's input must be a Tensor: else PyTorch's AttributeError (also a TypeError)."""
+    if not isinstance(input, Tensor):
+        raise _NoDimError(f"'{type(input).__name__}' object has no attribute 'dim'")
+
+
 class _BatchNorm(_NormBase):
     """Normalizes each channel over the batch and spatial axes (docs/derivations/batchnorm.md).
 
@@ -91,8 +102,7 @@ class _BatchNorm(_NormBase):
         raise NotImplementedError
 
     def forward(self, input):
-        if not isinstance(input, Tensor):
-            check_tensor(input, type(self).__name__ + ".forward", "input", 1)
+        check_module_input(input)
         self._check_input_dim(input)
         running_mean, running_var, num_batches = self.running_mean, self.running_var, self.num_batches_tracked
         training = self.training
@@ -157,7 +167,7 @@ class _InstanceNorm(_NormBase):
                              f"(got {input.ndim}D input)")
 
     def forward(self, input):
-        check_tensor(input, type(self).__name__ + ".forward", "input", 1)
+        check_module_input(input)
         self._check_input_dim(input)
         feature_dim = input.ndim - self._no_batch_dim
         if input.shape[feature_dim] != self.num_features:
@@ -215,6 +225,7 @@ class GroupNorm(Module):
         _reset_affine(self)
 
     def forward(self, input):
+        check_module_input(input)
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
@@ -232,6 +243,7 @@ class LocalResponseNorm(Module):
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
 
     def forward(self, input):
+        check_module_input(input)
         return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):

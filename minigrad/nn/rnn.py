@@ -12,9 +12,10 @@ along the first dimension of each weight. With gi = x W_ih^T + b_ih and gh = h W
            n = tanh(gi_n + r gh_n)                (b_hn inside the product with r, as in PyTorch)
            h' = (1 - z) n + z h
 
-Everything is composed from differentiable ops, one time step at a time, so autograd derives the
-backward pass (backpropagation through time). The input projection gi is computed for all time steps
-of a layer at once.
+Each layer and direction is one ``RecurrentLayer`` Function (``minigrad/ops/recurrent.py``): the input
+projection of all time steps is one matrix product, the time loop and backpropagation through time run on
+arrays with the cell gradients derived by hand, and the cells' backward passes are fused numba kernels. The
+single-step cells compose the same step from differentiable ops (``cell_step``).
 """
 import math
 import numbers
@@ -23,8 +24,9 @@ import warnings
 from .. import dtypes
 from .._checks import as_index, check_tensor
 from ..creation import empty, zeros
-from ..ops.elementwise import relu, sigmoid, tanh
 from ..ops.linalg import linear
+from ..ops.recurrent import GATES as _GATES
+from ..ops.recurrent import cell_step, recurrent_layer
 from ..ops.shape import cat, stack
 from ..tensor import Tensor, check_device
 from . import functional as F
@@ -33,33 +35,7 @@ from .module import Module, Parameter
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
-_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 _NONLINEARITY = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
-
-
-# ---------------------------------------------------------------------- one time step
-def _step(mode, gi, state, w_hh, b_hh, w_hr=None):
-    """One recurrent step from the input projection ``gi`` (N, gates*H) and the previous ``state``:
-    h (N, H), or (h, c) for an LSTM (h (N, P) projected by ``w_hr`` (P, H) when given). Returns the new state in
-    the same form."""
-    if mode == "LSTM":
-        h, c = state
-        i, f, g, o = (gi + linear(h, w_hh, b_hh)).chunk(4, -1)
-        c = sigmoid(f) * c + sigmoid(i) * tanh(g)
-        h = sigmoid(o) * tanh(c)
-        return (h if w_hr is None else linear(h, w_hr)), c
-    gh = linear(state, w_hh, b_hh)
-    if mode == "GRU":
-        gi_r, gi_z, gi_n = gi.chunk(3, -1)
-        gh_r, gh_z, gh_n = gh.chunk(3, -1)
-        r, z = sigmoid(gi_r + gh_r), sigmoid(gi_z + gh_z)
-        n = tanh(gi_n + r * gh_n)
-        return (1 - z) * n + z * state
-    if mode == "RNN_TANH":
-        return tanh(gi + gh)
-    if mode == "RNN_RELU":
-        return relu(gi + gh)
-    raise RuntimeError(f"Unknown nonlinearity: {mode}")
 
 
 def _check_size(name, value, minimum=1):
@@ -191,6 +167,8 @@ class RNNBase(Module):
             input = input.unsqueeze(1)                            # (L, 1, H_in)
         elif self.batch_first:
             input = input.transpose(0, 1)                         # (L, N, H_in)
+        if input.shape[0] == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         num_directions = 2 if self.bidirectional else 1
         expected = [(self.num_layers * num_directions, input.shape[1], size)   # h (projected), then c
                     for size in (self.proj_size or self.hidden_size, self.hidden_size)[:2 if is_lstm else 1]]
@@ -226,14 +204,9 @@ class RNNBase(Module):
 
     def _run_direction(self, input, state, weights, reverse):
         """One layer in one direction over all time steps: (output (L, N, H), final state)."""
-        w_ih, w_hh, b_ih, b_hh, w_hr = weights
-        gi = linear(input, w_ih, b_ih)                            # (L, N, gates*H), all steps at once
-        steps = range(input.shape[0] - 1, -1, -1) if reverse else range(input.shape[0])
-        hs = [None] * input.shape[0]
-        for t in steps:
-            state = _step(self.mode, gi[t], state, w_hh, b_hh, w_hr)
-            hs[t] = state[0] if self.mode == "LSTM" else state
-        return stack(hs), state
+        h0, c0 = state if self.mode == "LSTM" else (state, None)
+        output, h_n, c_n = recurrent_layer(self.mode, input, h0, c0, weights, reverse)
+        return output, ((h_n, c_n) if self.mode == "LSTM" else h_n)
 
     def extra_repr(self):
         text = f"{self.input_size}, {self.hidden_size}"
@@ -327,7 +300,7 @@ class RNNCellBase(Module):
         """``input`` (N, H_in) or (H_in,), ``hx`` the state (N, H) ((h, c) for LSTMCell), zeros if None."""
         input, states, batched = self._prepare(input, hx)
         gi = linear(input, self.weight_ih, self.bias_ih)
-        new = _step(self.mode, gi, states if self.mode == "LSTM" else states[0], self.weight_hh, self.bias_hh)
+        new = cell_step(self.mode, gi, states if self.mode == "LSTM" else states[0], self.weight_hh, self.bias_hh)
         if self.mode == "LSTM":
             return tuple(s if batched else s.squeeze(0) for s in new)
         return new if batched else new.squeeze(0)

@@ -8,6 +8,7 @@ twins are ``minigrad.ops.norm.rmsnorm.rms_norm_composite`` and ``minigrad.ops.no
 from ..autograd import no_grad
 from ..creation import empty
 from ..ops.norm.layernorm import layer_norm
+from ..ops.norm.rms_casting import check_casting
 from ..ops.norm.rmsnorm import check_partial, rms_norm
 from ..ops.norm.rows import as_normalized_shape
 from ..tensor import check_device
@@ -50,22 +51,36 @@ class RMSNorm(_RowNorm):
     minigrad's variants (keyword-only, off by default; see ``minigrad.ops.norm.rmsnorm``):
     ``bias=True`` adds a bias parameter (zeros), ``eps_inside_sqrt=False`` uses x / (rms + eps),
     and ``partial=p`` is partial RMSNorm, the RMS estimated from the first ceil(p * d) elements.
+    ``casting`` says where float16/bfloat16 input is rounded: "pytorch" (``F.rms_norm``), "llama",
+    "minimind", "gemma" (whose weight is an offset from 1, so it starts at zeros) or "none"
+    (``minigrad.ops.norm.rms_casting``).
     """
 
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None, *, bias=False,
-                 eps_inside_sqrt=True, partial=None):
+                 eps_inside_sqrt=True, partial=None, casting="pytorch"):
         check_partial(partial)
+        check_casting(casting)
         super().__init__(normalized_shape, eps, elementwise_affine, bias, device, dtype)
         self.eps_inside_sqrt = eps_inside_sqrt
         self.partial = partial
+        self.casting = casting
+        if casting == "gemma":
+            self.reset_parameters()
+
+    def reset_parameters(self):
+        """As every row norm's, except that Gemma's weight, the w in (1 + w), starts at zeros."""
+        super().reset_parameters()
+        if getattr(self, "casting", "pytorch") == "gemma" and self.weight is not None:
+            with no_grad():
+                self.weight.fill_(0.0)
 
     def forward(self, input):
         return rms_norm(input, self.normalized_shape, self.weight, self.eps, bias=self.bias,
-                        eps_inside_sqrt=self.eps_inside_sqrt, partial=self.partial)
+                        eps_inside_sqrt=self.eps_inside_sqrt, partial=self.partial, casting=self.casting)
 
     def extra_repr(self):
         extras = [("bias", self.bias is not None, False), ("eps_inside_sqrt", self.eps_inside_sqrt, True),
-                  ("partial", self.partial, None)]
+                  ("partial", self.partial, None), ("casting", repr(self.casting), repr("pytorch"))]
         return super().extra_repr() + "".join(f", {name}={value}" for name, value, default in extras
                                               if value != default)
 

@@ -6,8 +6,7 @@ rank, otherwise exactly ``BatchNorm`` (the same code path). Parameters, buffers 
 BatchNorm's. The op and its backward: minigrad/ops/norm/syncbatchnorm.py; on CPUs (PyTorch's needs a GPU).
 """
 from ..ops.norm.syncbatchnorm import sync_batch_norm
-from .._checks import check_tensor
-from .channel_norms import _BatchNorm
+from .channel_norms import _BatchNorm, check_module_input
 
 __all__ = ["SyncBatchNorm"]
 
@@ -42,7 +41,7 @@ class SyncBatchNorm(_BatchNorm):
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
 
     def forward(self, input):
-        check_tensor(input, type(self).__name__ + ".forward", "input", 1)
+        check_module_input(input)
         self._check_input_dim(input)
         self._check_non_zero_input_channels(input)
         if not (self.training and _needs_sync(self.process_group)):

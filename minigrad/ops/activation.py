@@ -14,12 +14,13 @@ import numpy as np
 
 from .._checks import float_arg, takes_tensors
 from ..autograd import Function
-from ..dtypes import compute_dtype, scalar_type_name
+from ..dtypes import compute_dtype, finfo, kind_of, scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .elementwise import Exp, Routing, Sigmoid, Tanh, select
 from .inplace import write
+from ..autocast_ops import autocast_op
 
 # --------------------------------------------------------------------------- erfc (Cody, 1969)
 # Coefficients as published by Cody, highest power first.
@@ -177,7 +178,7 @@ def gelu(input, approximate="none"):
     """Gaussian Error Linear Unit, x Phi(x); ``approximate='tanh'`` uses the tanh approximation."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, but got {approximate!r}")
-    if input.dtype.kind != "f":
+    if kind_of(input.dtype) != "f":
         raise NotImplementedError(f'"GeluKernelImpl" not implemented for \'{scalar_type_name(input.dtype)}\'')
     return Gelu.apply(input, approximate)
 
@@ -216,9 +217,9 @@ def _silu_slope(x, s):
 def silu(input, inplace=False):
     """Sigmoid Linear Unit (swish): x * sigmoid(x); with ``inplace`` written into ``input`` (recorded like
     any in-place op, ``ops/inplace.py``)."""
-    if input.dtype.kind == "c" and input.requires_grad:
+    if kind_of(input.dtype) == "c" and input.requires_grad:
         raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
-    if input.dtype.kind in "biu":
+    if kind_of(input.dtype) in "biu":
         _check_floating("silu", input)
     # the kernel works on arrays: a 0-d tensor goes through as one element
     kernel = Silu.apply if input.ndim else (lambda x: Silu.apply(x.reshape(1)).reshape(()))
@@ -257,7 +258,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
-    if input.dtype.kind not in "fc":
+    if kind_of(input.dtype) not in "fc":
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{scalar_type_name(input.dtype)}")
     if inplace:
@@ -418,7 +419,7 @@ class Hardswish(_Pointwise):
 
 def _check_floating(name, input):
     """PyTorch's error for an integer or bool input to an activation."""
-    if input.dtype.kind != "f":
+    if kind_of(input.dtype) != "f":
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar_type_name(input.dtype)}\' (expected a '
                                   'floating-point input)')
 
@@ -526,7 +527,7 @@ class LogSigmoid(_Pointwise):
 
 def _integer_bound(value, input):
     """A float bound as an integer input's dtype holds it (truncated toward zero, as PyTorch casts it)."""
-    return int(value) if input.dtype.kind in "iu" else value
+    return int(value) if kind_of(input.dtype) in "iu" else value
 
 
 @takes_tensors("input")
@@ -536,7 +537,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     max_val = float_arg(max_val, "hardtanh", "max_val", 3)
     if min_val > max_val:
         raise ValueError(f"min_val cannot be greater than max_val (got min_val={min_val}, max_val={max_val})")
-    if input.dtype.kind == "b":
+    if kind_of(input.dtype) == "b":
         raise RuntimeError("Bool inputs not supported for hardtanh")
     return _maybe_inplace(Hardtanh, input, inplace, _integer_bound(min_val, input), _integer_bound(max_val, input))
 
@@ -633,8 +634,8 @@ def tanhshrink(input):
 def _shrink(input, lambd, soft, name):
     lambd = float_arg(lambd, name, "lambd", 2)
     _check_floating(name, input)
-    if soft and not 0 <= lambd <= np.finfo(input.dtype).max:   # NaN fails too
-        raise RuntimeError(f"lambda must be in range [0, {np.finfo(input.dtype).max:g}] for input dtype "
+    if soft and not 0 <= lambd <= finfo(input.dtype).max:   # NaN fails too
+        raise RuntimeError(f"lambda must be in range [0, {finfo(input.dtype).max:g}] for input dtype "
                            f"{scalar_type_name(input.dtype)}, but found {lambd:g}")
     return Shrink.apply(input, lambd, soft)
 
@@ -654,7 +655,7 @@ def hardshrink(input, lambd=0.5):
 def _threshold(input, threshold, value, inplace):
     threshold = float_arg(threshold, "threshold", "threshold", 2)
     value = float_arg(value, "threshold", "value", 3)
-    if input.dtype.kind == "b":
+    if kind_of(input.dtype) == "b":
         raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
     return _maybe_inplace(Threshold, input, inplace, _integer_bound(threshold, input), _integer_bound(value, input))
 
@@ -702,11 +703,12 @@ class PRelu(Function):
 
 
 @takes_tensors("input", "weight")
+@autocast_op("lower")
 def prelu(input, weight):
     """x where x > 0, else weight * x; ``weight`` holds one slope, or one per channel (dim 1 of ``input``)."""
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
-    if input.dtype.kind != "f":
+    if kind_of(input.dtype) != "f":
         raise NotImplementedError(f'"prelu_cpu" not implemented for \'{scalar_type_name(input.dtype)}\'')
     if weight.dtype != input.dtype:
         raise RuntimeError(f"prelu: Type promoting not supported. Got {scalar_type_name(input.dtype)} and "
@@ -728,7 +730,7 @@ def glu(input, dim=-1):
     """Gated linear unit: a * sigmoid(b), a and b the two halves of ``input`` along ``dim``."""
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    if input.dtype.kind != "f":
+    if kind_of(input.dtype) != "f":
         raise NotImplementedError(f'"glu_cpu" not implemented for \'{scalar_type_name(input.dtype)}\'')
     axis = normalize_dim(dim, input.ndim)
     if input.shape[axis] % 2:

@@ -19,13 +19,14 @@ import numpy as np
 from .. import kernels
 from .._checks import takes_tensors
 from ..autograd import Function
-from ..dtypes import compute_dtype
+from ..dtypes import compute_dtype, kind_of
 from ..kernels.fused import masked_softmax_, softmax_backward_
 from ..tensor import Tensor
 from .activation import dropout
 from .elementwise import as_tensor_operand, masked_fill
 from .linalg import matmul
 from .softmax import Softmax, softmax, softmax_grad
+from ..autocast_ops import autocast_op
 
 
 def _bias(attn_mask, is_causal, L, S, dtype):
@@ -36,10 +37,10 @@ def _bias(attn_mask, is_causal, L, S, dtype):
     if attn_mask is None:
         return None if causal is None else Tensor(np.where(causal, 0, -np.inf).astype(dtype))
     attn_mask = as_tensor_operand(attn_mask)
-    if attn_mask.dtype.kind == "b":
+    if kind_of(attn_mask.dtype) == "b":
         keep = attn_mask._data if causal is None else attn_mask._data & causal
         return Tensor(np.where(keep, 0, -np.inf).astype(dtype))
-    if attn_mask.dtype.kind != "f" and attn_mask.dtype != dtype:
+    if kind_of(attn_mask.dtype) != "f" and attn_mask.dtype != dtype:
         raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                            f"attn_mask.dtype: {attn_mask.dtype} and query.dtype: {dtype} instead.")
     return attn_mask if causal is None else masked_fill(attn_mask, Tensor(~causal), -np.inf)
@@ -60,10 +61,13 @@ class Attention(Function):
     def forward(ctx, q, k, v, bias, scale):
         ctx.dtype, dtype = q.dtype, compute_dtype(q.dtype)
         q, k, v = (t._data.astype(dtype, copy=False) for t in (q, k, v))
-        w = masked_softmax_(kernels.matmul(q, np.swapaxes(k, -1, -2)), scale, bias)   # (..., L, S)
+        scores = kernels.matmul(q, np.swapaxes(k, -1, -2))                             # (..., L, S)
+        low = ctx.__dict__.get("low_precision")      # float16/bfloat16 inputs, here as float32 (low_precision.py)
+        out = _flash_low_precision(scores, v, scale, bias, low) if low is not None else None
+        w = masked_softmax_(scores, scale, bias)
         ctx.scale, ctx.bias = scale, bias
         ctx.save_for_backward(q, k, v, w)
-        return kernels.matmul(w, v).astype(ctx.dtype, copy=False)      # (..., L, Ev)
+        return kernels.matmul(w, v).astype(ctx.dtype, copy=False) if out is None else out     # (..., L, Ev)
 
     @staticmethod
     def backward(ctx, dout):
@@ -95,10 +99,22 @@ class Attention(Function):
         return dq, dk, dv, None, None
 
 
+def _flash_low_precision(scores, v, scale, bias, dtype):
+    """The output as PyTorch's CPU flash attention computes it for float16/bfloat16 (one block of keys): the
+    unnormalized weights exp(s - max) in float32, rounded to ``dtype`` before the product with v, which is
+    divided by their float32 row sums afterwards. (Normalizing first, then rounding, differs by up to tens of
+    ulps in the output.)"""
+    s = scores * np.float32(scale)
+    if bias is not None:
+        s = s + bias
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return kernels.matmul(e.astype(dtype).astype(np.float32), v) / e.sum(axis=-1, keepdims=True)
+
+
 def _fusable(query, key, value, bias, dropout_p):
     """Whether ``Attention`` computes this call: see the module docstring."""
     dtype = query.dtype
-    if dropout_p > 0 or dtype.kind != "f" or key.dtype != dtype or value.dtype != dtype:
+    if dropout_p > 0 or kind_of(dtype) != "f" or key.dtype != dtype or value.dtype != dtype:
         return False
     if not (query.shape[:-2] == key.shape[:-2] == value.shape[:-2]):
         return False
@@ -111,6 +127,7 @@ def _fusable(query, key, value, bias, dropout_p):
 
 
 @takes_tensors("query", "key", "value", numbers=("attn_mask",))
+@autocast_op("lower")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
     """softmax(q k^T * scale + mask) v with PyTorch's arguments; ``scale`` defaults to 1/sqrt(E).
     ``dropout_p`` applies dropout to the attention weights (always: this function has no training flag)."""

@@ -3,9 +3,11 @@ other dimensions agree. An einsum of differentiable ops: dx1 = sum_o dout_o W_o 
 dW_o = sum over the batch of dout_o x1 x2^T, db = dout summed over the batch."""
 from .._checks import takes_tensors
 from .linalg import einsum
+from ..autocast_ops import autocast_op
 
 
 @takes_tensors("input1", "input2", "weight", "bias")
+@autocast_op("inputs")
 def bilinear(input1, input2, weight, bias=None):
     """x1 (..., in1), x2 (..., in2), weight (out, in1, in2), bias (out,) -> (..., out)."""
     if input1.ndim != input2.ndim:

@@ -46,6 +46,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from .. import kernels
 from ..autograd import Function
 from ..dtypes import compute_dtype
+from ..autocast_ops import autocast_op
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
@@ -516,17 +517,20 @@ def _convolution(name, input, weight, bias, stride, padding, dilation, groups, d
     return _unbatched(Conv.apply(x, w, bias, geo), dims, unbatched)
 
 
+@autocast_op("lower")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution (cross-correlation) of input (N, C, L) or (C, L) with weight (O, C/groups, k)."""
     return _convolution("conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@autocast_op("lower")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation) of input (N, C, H, W) or (C, H, W) with weight (O, C/groups, kh, kw);
     padding an int, a pair, 'valid' (none) or 'same' (stride 1 only)."""
     return _convolution("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+@autocast_op("lower")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D convolution (cross-correlation) of input (N, C, D, H, W) or (C, D, H, W) with weight
     (O, C/groups, kd, kh, kw); padding an int, a triple, 'valid' (none) or 'same' (stride 1 only)."""
@@ -565,6 +569,7 @@ def _transposed_convolution(name, input, weight, bias, stride, padding, output_p
     return _unbatched(ConvTranspose.apply(y, w, bias, geo), dims, unbatched)
 
 
+@autocast_op("lower")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """Transposed 1-D convolution of input (N, C_in, L) or (C_in, L) with weight (C_in, C_out/groups, k): the
     adjoint (input gradient) of ``conv1d``; output length (L-1)*s - 2p + d*(k-1) + output_padding + 1."""
@@ -572,6 +577,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                    dilation, 1)
 
 
+@autocast_op("lower")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """Transposed 2-D convolution of input (N, C_in, H, W) or unbatched with weight (C_in, C_out/groups, kh, kw):
     the adjoint (input gradient) of ``conv2d`` with the same stride, padding, dilation and groups, whose
@@ -580,6 +586,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                    dilation, 2)
 
 
+@autocast_op("lower")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """Transposed 3-D convolution of input (N, C_in, D, H, W) or unbatched with weight
     (C_in, C_out/groups, kd, kh, kw): the adjoint (input gradient) of ``conv3d``; output sizes as

@@ -9,6 +9,7 @@ import operator
 
 import numpy as np
 
+from ..dtypes import kind_of
 from .._checks import takes_tensors
 from ..tensor import Tensor
 from .dims import normalize_dim
@@ -23,7 +24,7 @@ def bincount(input, weights=None, minlength=0):
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     values = input._data
-    if input.ndim != 1 or values.dtype.kind not in "iu" or (values.size and values.min() < 0):
+    if input.ndim != 1 or kind_of(values.dtype) not in "iu" or (values.size and values.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is None:
         return Tensor(np.bincount(values, minlength=minlength).astype(np.int64))
@@ -124,7 +125,7 @@ def _check_weight(name, input, weight, shape):
 def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """(hist, bin_edges) of the flattened ``input``: ``bins`` equal-width bins (or the given edges, a 1-D tensor);
     ``weight`` sums weights instead of counting; ``density`` normalizes to unit integral."""
-    if input.dtype.kind != "f":
+    if kind_of(input.dtype) != "f":
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, but got "
                            f"input {input.dtype}")
     _check_weight("torch.histogram", input, weight, input.shape)
@@ -162,7 +163,7 @@ class _HistogramddResult(_HistogramResult):
 def histc(input, bins=100, min=0, max=0):
     """Counts of the flattened ``input`` in ``bins`` equal-width bins over [min, max] (the data's own range when
     both are 0, widened by 1 each side if constant), in ``input``'s dtype; values outside are ignored."""
-    if input.dtype.kind != "f":
+    if kind_of(input.dtype) != "f":
         raise RuntimeError(f"\"histogram_cpu\" not implemented for '{input.dtype}'")
     bins = operator.index(bins)
     if bins <= 0:

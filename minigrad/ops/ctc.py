@@ -30,6 +30,7 @@ from .._checks import takes_tensors
 from ..autograd import Function, once_differentiable
 from ..tensor import Tensor
 from .loss import check_reduction
+from ..autocast_ops import autocast_op
 
 _NEG_INF = -np.inf
 
@@ -162,6 +163,7 @@ def _padded(targets, target_lengths, n):
 
 
 @takes_tensors("log_probs", "targets")
+@autocast_op("float32")
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """The CTC loss of log-probabilities (T, N, C) (or (T, C) unbatched) against targets, padded (N, S) or
     concatenated (sum(target_lengths),): per sample -log p(target | input); 'mean' divides each by its target

@@ -15,6 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..dtypes import kind_of
 from .._checks import takes_tensors
 from ..autograd import Function
 from ..tensor import Tensor
@@ -35,7 +36,7 @@ def _running_arg(x, axis, accumulate):
     position up to i has x_j = out_i, so a running maximum of those positions is the answer."""
     out = accumulate(x, axis=axis)
     reached = x == out
-    if x.dtype.kind == "f":
+    if kind_of(x.dtype) == "f":
         reached |= np.isnan(x) & np.isnan(out)
     shape = [1] * x.ndim
     shape[axis] = x.shape[axis]
@@ -44,7 +45,7 @@ def _running_arg(x, axis, accumulate):
 
 
 def _cumulative_extremum(name, input, dim, accumulate, result):
-    if input.dtype.kind == "c":
+    if kind_of(input.dtype) == "c":
         raise not_implemented(f"{name}_cpu", input.dtype)
     flat = input.reshape(1) if input.ndim == 0 else input
     axis = normalize_dim(dim, flat.ndim)
@@ -117,7 +118,7 @@ class LogCumSumExp(Function):
 def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along ``dim``, computed stably (floating-point inputs)."""
     axis = normalize_dim(dim, input.ndim)
-    if input.dtype.kind not in "f":
+    if kind_of(input.dtype) not in "f":
         raise not_implemented("logcumsumexp_out_cpu", input.dtype)
     if input.ndim == 0:
         return LogCumSumExp.apply(input.reshape(1), 0).reshape(())
@@ -146,7 +147,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         if size == 0:
             break
         later, earlier = narrow(out, axis, 1, size - 1), narrow(out, axis, 0, size - 1)
-        out = ew.ne(later, earlier) if out.dtype.kind == "b" else ew.sub(later, earlier)
+        out = ew.ne(later, earlier) if kind_of(out.dtype) == "b" else ew.sub(later, earlier)
     return out
 
 
@@ -186,7 +187,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
     axis = normalize_dim(dim, y.ndim)
     if y.shape[axis] == 0:
-        return reduce_sum(ew._floating(y) if y.dtype.kind == "b" else y, axis)
+        return reduce_sum(ew._floating(y) if kind_of(y.dtype) == "b" else y, axis)
     if x is None:   # PyTorch's form for a constant spacing: dx (sum y - (y_first + y_last) / 2)
         spacing = 1 if dx is None else dx
         ends = ew.add(narrow(y, axis, 0, 1), narrow(y, axis, y.shape[axis] - 1, 1)).squeeze(axis)

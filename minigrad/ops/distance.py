@@ -23,13 +23,14 @@ import numpy as np
 
 from .._checks import float_arg, takes_tensors
 from ..autograd import Function, is_grad_enabled, no_grad
-from ..dtypes import result_type, scalar_type_name
+from ..dtypes import kind_of, result_type, scalar_type_name
 from .dims import normalize_dim
 from .elementwise import Routing, cast, check_broadcast, clamp_min, minimum, where
 from .loss import apply_reduction, check_reduction, legacy_reduction
 from .reduce import norm
 from .shape import expand
 from ..tensor import Tensor
+from ..autocast_ops import autocast_op
 
 
 class ClampMinPassGradient(Routing):
@@ -69,10 +70,10 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     which keeps the result within [-1, 1]; integer inputs are converted to their common floating dtype."""
     eps = float_arg(eps, "cosine_similarity", "eps", 4)
     dtype = result_type(x1._data, x2._data)
-    if dtype.kind != "f":
+    if kind_of(dtype) != "f":
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{scalar_type_name(dtype)}")
-    x1, x2 = (cast(x, dtype) if x.dtype.kind in "biu" else x for x in (x1, x2))
+    x1, x2 = (cast(x, dtype) if kind_of(x.dtype) in "biu" else x for x in (x1, x2))
     shape = tuple(check_broadcast(x1.shape, x2.shape))
     x1, x2 = expand(x1, shape), expand(x2, shape)
     axis = normalize_dim(dim, len(shape))
@@ -93,6 +94,7 @@ _EMBEDDING_EPS = float(np.float32(1e-12))   # PyTorch's cosine_embedding_loss ad
 
 
 @takes_tensors("input1", "input2", "target")
+@autocast_op("float32")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """Per pair (rows of 2-d inputs with a 1-d target, or 1-d inputs with a 0-d target): 1 - cos(x1, x2)
     where target == 1, max(0, cos(x1, x2) - margin) where target == -1, 0 for any other target value."""
@@ -114,6 +116,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
 
 
 @takes_tensors("anchor", "positive", "negative")
+@autocast_op("float32")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) with d the ``pairwise_distance`` of order p;
@@ -212,6 +215,7 @@ def _cdist_grads(x1, x2, dist, dout, p):
 
 
 @takes_tensors("x1", "x2")
+@autocast_op("float32")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distances between every row of x1 (*B, P, M) and every row of x2 (*B, R, M): (*B, P, R), the
     batch dimensions broadcast. p >= 0 (0 counts the differing coordinates, inf takes the largest difference).
@@ -223,7 +227,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
-        if x.dtype.kind != "f":
+        if kind_of(x.dtype) != "f":
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {scalar_type_name(x.dtype)}")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
@@ -242,7 +246,7 @@ def pdist(input, p=2):
     (reaching row i through the first operand and row j through the second), zero at a zero distance."""
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
-    if input.dtype.kind != "f":
+    if kind_of(input.dtype) != "f":
         raise RuntimeError("pdist only supports floating-point dtypes")
     p = float_arg(p, "pdist", "p", 2)
     if not p >= 0:

@@ -10,9 +10,10 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import get_default_dtype, result_type, scalar_dtype_for
+from ..dtypes import cast_array, get_default_dtype, is_differentiable, kind_of, result_type, scalar_dtype_for
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor
+from ..low_precision import arithmetic_operand
 
 
 # --------------------------------------------------------------------------- operands
@@ -20,7 +21,7 @@ def as_tensor_operand(value, like=None):
     """A Tensor for ``value``; a Python scalar takes the dtype PyTorch gives it next to ``like``."""
     if isinstance(value, Tensor):
         return value
-    if type(value) is float and like is not None and like._data.dtype.kind in "fc":   # x * 0.5: x's dtype
+    if type(value) is float and like is not None and kind_of(like._data.dtype) in "fc":   # x * 0.5: x's dtype
         return Tensor(np.asarray(value, dtype=like._data.dtype))
     if isinstance(value, np.ndarray):
         return Tensor(value)
@@ -38,6 +39,17 @@ def _pair(a, b):
     if not isinstance(a, Tensor):
         a = as_tensor_operand(a, b if isinstance(b, Tensor) else None)
     return a, b if isinstance(b, Tensor) else as_tensor_operand(b, a)
+
+
+def _arithmetic_pair(a, b):
+    """``_pair`` for ``*`` and ``/``: a Python number next to a float16/bfloat16 tensor stays float32, as PyTorch's
+    CPU kernels keep it (``low_precision.arithmetic_operand``); otherwise as ``_pair``. (PyTorch's ``+`` and ``-``
+    round the number to the tensor's dtype first, as ``_pair`` does.)"""
+    if isinstance(a, Tensor) and not isinstance(b, Tensor):
+        b = arithmetic_operand(b, a) or b
+    elif isinstance(b, Tensor) and not isinstance(a, Tensor):
+        a = arithmetic_operand(a, b) or a
+    return _pair(a, b)
 
 
 def check_broadcast(*shapes):
@@ -67,7 +79,7 @@ def _apply_broadcasting(fn, *operands):
 def conj_if_complex(x):
     """conj(x) for a complex array; a real array itself. Backward passes multiply by conj(f'(z)) (PyTorch's
     convention for complex gradients, ``ops/complex.py``), which is f'(x) for real inputs."""
-    return np.conj(x) if x.dtype.kind == "c" else x
+    return np.conj(x) if kind_of(x.dtype) == "c" else x
 
 
 def promoted(a, b):
@@ -174,7 +186,7 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted(a, b)
-        if x.dtype.kind not in "fc":  # true division of integers gives the default float dtype
+        if kind_of(x.dtype) not in "fc":  # true division of integers gives the default float dtype
             x, y = x.astype(get_default_dtype()), y.astype(get_default_dtype())
         ctx.save_for_backward(x, y)
         return x / y
@@ -245,10 +257,10 @@ _BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported
 
 def _check_no_bool_sub(a, b):
     """PyTorch refuses ``-`` with a bool operand (tensor or Python bool) instead of computing it."""
-    if a.dtype.kind == "b" and b.dtype.kind == "b":
+    if kind_of(a.dtype) == "b" and kind_of(b.dtype) == "b":
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
-    if a.dtype.kind == "b" or b.dtype.kind == "b":
+    if kind_of(a.dtype) == "b" or kind_of(b.dtype) == "b":
         raise RuntimeError(_BOOL_SUB)
 
 
@@ -269,7 +281,7 @@ def sub(input, other, *, alpha=1):
 
 @takes_tensors(numbers=("input", "other"))
 def mul(input, other):
-    return _apply_broadcasting(Mul, *_pair(input, other))
+    return _apply_broadcasting(Mul, *_arithmetic_pair(input, other))
 
 
 @takes_tensors(numbers=("input", "other"))
@@ -280,7 +292,7 @@ def div(input, other, *, rounding_mode=None):
         from .rounded_div import RoundedDiv, check_rounding_mode
         check_rounding_mode(rounding_mode)
         return _apply_broadcasting(RoundedDiv, *_pair(input, other), rounding_mode)
-    return _apply_broadcasting(Div, *_pair(input, other))
+    return _apply_broadcasting(Div, *_arithmetic_pair(input, other))
 
 
 @takes_tensors(numbers=("input", "exponent"))
@@ -289,12 +301,12 @@ def pow(input, exponent):
         raise TypeError(f"pow() received an invalid combination of arguments - got ({type(input).__name__}, "
                         f"{type(exponent).__name__}): one of them must be a Tensor")
     a, b = _pair(input, exponent)
-    if a.dtype.kind == "b" and b.dtype.kind == "b":
+    if kind_of(a.dtype) == "b" and kind_of(b.dtype) == "b":
         raise NotImplementedError('"pow" not implemented for \'Bool\'')
-    if b.ndim == 0 and not isinstance(exponent, Tensor) and a.dtype.kind in "biu" and b.dtype.kind in "iu" \
+    if b.ndim == 0 and not isinstance(exponent, Tensor) and kind_of(a.dtype) in "biu" and kind_of(b.dtype) in "iu" \
             and b._data < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if a.dtype.kind in "biu" and b.dtype.kind in "iu" and (b._data < 0).any():
+    if kind_of(a.dtype) in "biu" and kind_of(b.dtype) in "iu" and (b._data < 0).any():
         return Tensor(_integer_pow(*promoted(a, b)))
     _check_complex_grad("pow", a, b)
     return _apply_broadcasting(Pow, a, b)
@@ -342,7 +354,7 @@ class Abs(Function):
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
         x = a._data
-        if x.dtype.kind != "c":
+        if kind_of(x.dtype) != "c":
             return dout._data * np.sign(np.nan_to_num(x))   # sign(NaN) = 0, as in PyTorch
         return Abs.complex_grad(dout._data, x, np.abs(x))
 
@@ -351,7 +363,7 @@ class Abs(Function):
         """Real x: grad * sign(x), sign a constant (its derivative is 0, PyTorch's too, also at 0). Complex z:
         sgn(z) = z / |z| depends on z, so z and |z| join the graph."""
         (a,) = ctx.graph_saved()
-        if a._data.dtype.kind != "c":
+        if kind_of(a._data.dtype) != "c":
             return dout * np.sign(np.nan_to_num(a._data))
         return Abs.complex_grad(dout, a, Abs.apply(a))
 
@@ -545,12 +557,12 @@ class Cos(Function):
 
 def _floating(input):
     """``input``, integers and bools cast to the default float dtype (PyTorch computes math functions there)."""
-    return cast(input, get_default_dtype()) if input._data.dtype.kind in "biu" else input
+    return cast(input, get_default_dtype()) if kind_of(input._data.dtype) in "biu" else input
 
 
 def _check_complex_grad(name, *operands):
     """Refuse to record ``name`` on complex tensors when its backward does not take conj(f'(z)) yet."""
-    if any([isinstance(t, Tensor) and t.requires_grad and t._data.dtype.kind == "c" for t in operands]):
+    if any([isinstance(t, Tensor) and t.requires_grad and kind_of(t._data.dtype) == "c" for t in operands]):
         raise NotImplementedError(f"the gradient of {name} for complex tensors is not implemented in minigrad "
                                   "(complex tensors differentiate through + - * /, abs and ops/complex.py)")
 
@@ -564,10 +576,10 @@ def _unary(fn, floating=False, bool_error=None):
     def op(input):
         if input.__class__ is not Tensor:   # the check's call only when it can fail (a Parameter passes too)
             check_tensor(input, op.__name__, "input", 1)
-        if bool_error is not None and input._data.dtype.kind == "b":
+        if bool_error is not None and kind_of(input._data.dtype) == "b":
             raise bool_error[0](bool_error[1])
         input = _floating(input) if floating else input
-        if complex_checked and input.requires_grad and input._data.dtype.kind == "c":
+        if complex_checked and input.requires_grad and kind_of(input._data.dtype) == "c":
             _check_complex_grad(op.__name__, input)
         return fn.apply(input)
     op.__name__ = fn.__name__.lower()
@@ -581,7 +593,7 @@ _neg = _unary(Neg)
 def neg(input):
     """-input; like PyTorch, refuses a bool tensor (use ``~`` or ``logical_not`` to invert a mask)."""
     check_tensor(input, "neg", "input", 1)
-    if input.dtype.kind == "b":
+    if kind_of(input.dtype) == "b":
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
                            "a mask, use the `~` or `logical_not()` operator instead.")
     return _neg(input)
@@ -599,7 +611,7 @@ _square = _unary(Square)
 def square(input):
     """input * input; a bool tensor squares to int64, as in PyTorch."""
     check_tensor(input, "square", "input", 1)
-    return _square(cast(input, np.dtype(np.int64)) if input._data.dtype.kind == "b" else input)
+    return _square(cast(input, np.dtype(np.int64)) if kind_of(input._data.dtype) == "b" else input)
 
 
 tanh = _unary(Tanh, floating=True)
@@ -750,10 +762,10 @@ class Piecewise(Function):
 def _piecewise(name, fn):
     def op(input):
         check_tensor(input, name, "input", 1)
-        if input.dtype.kind == "b" and name != "sign":
+        if kind_of(input.dtype) == "b" and name != "sign":
             raise NotImplementedError(f'"{name}_vml_cpu" not implemented for \'Bool\'')
-        if input.dtype.kind in "biu":  # integers are their own floor, ceil, ...; bools their own sign
-            return Tensor(fn(input._data) if input.dtype.kind != "b" else input._data.copy())
+        if kind_of(input.dtype) in "biu":  # integers are their own floor, ceil, ...; bools their own sign
+            return Tensor(fn(input._data) if kind_of(input.dtype) != "b" else input._data.copy())
         return Piecewise.apply(input, fn)
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} (gradient 0, as in PyTorch)."
@@ -772,7 +784,7 @@ def round(input, *, decimals=0):  # noqa: A001 - PyTorch's name
     """Round half to even, to ``decimals`` decimal places (gradient 0)."""
     if decimals == 0:
         return _round_half_even(input)
-    if input.dtype.kind in "biu":
+    if kind_of(input.dtype) in "biu":
         raise NotImplementedError(f'"round_cpu" not implemented for \'{_type_name(input.dtype)}\'')
     return Piecewise.apply(input, lambda x: np.round(x, decimals))
 
@@ -786,7 +798,7 @@ def _type_name(dtype):
 @takes_tensors("input")
 def frac(input):
     """x - trunc(x), the fractional part with x's sign; dx = dout."""
-    if input.dtype.kind not in "f":
+    if kind_of(input.dtype) not in "f":
         raise NotImplementedError(f'"frac_cpu" not implemented for \'{_type_name(input.dtype)}\'')
     return sub(input, trunc(input))
 
@@ -800,7 +812,7 @@ class Atan2(Function):
     @staticmethod
     def forward(ctx, a, b):
         y, x = promoted(a, b)
-        if y.dtype.kind != "f":
+        if kind_of(y.dtype) != "f":
             y, x = y.astype(get_default_dtype()), x.astype(get_default_dtype())
         ctx.save_for_backward(y, x)
         return np.arctan2(y, x)
@@ -846,12 +858,14 @@ def clamp_max(input, max):
 
 
 class Cast(Function):
+    low_precision_native = True   # a cast rounds once, to the dtype asked for (minigrad/low_precision.py)
+
     @staticmethod
     def forward(ctx, a, dtype):
-        if a._data.dtype.kind == "c" and dtype.kind != "c":
+        if kind_of(a._data.dtype) == "c" and kind_of(dtype) != "c":
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
             return a._data.real.astype(dtype)
-        return a._data.astype(dtype)
+        return cast_array(a._data, dtype)
 
     @staticmethod
     def backward(ctx, dout):
@@ -863,7 +877,7 @@ class Cast(Function):
 def cast(input, dtype):
     if input._data.dtype == dtype:
         return input
-    if input.requires_grad and dtype.kind not in "fc":
+    if input.requires_grad and not is_differentiable(dtype):
         return Tensor(input._data.astype(dtype))  # integer results are not differentiable
     return Cast.apply(input, dtype)
 
@@ -904,11 +918,11 @@ class Clamp(Routing):
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if input.dtype.kind == "c":
+    if kind_of(input.dtype) == "c":
         raise NotImplementedError("clamp is not supported for complex types")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return _clamp_to_tensors(input, min, max)
-    if input._data.dtype.kind in "biu" and any(isinstance(b, float) for b in (min, max)):
+    if kind_of(input._data.dtype) in "biu" and any(isinstance(b, float) for b in (min, max)):
         input = cast(input, get_default_dtype())  # PyTorch: integers clamped to float bounds become floats
     return Clamp.apply(input, min, max)
 
@@ -959,7 +973,7 @@ class Minimum(_Extremum):
 
 def _check_ordered(name, a, b):
     """Complex numbers have no order: PyTorch refuses them in maximum/minimum."""
-    if a.dtype.kind == "c" or b.dtype.kind == "c":
+    if kind_of(a.dtype) == "c" or kind_of(b.dtype) == "c":
         raise RuntimeError(f"{name} not implemented for complex tensors.")
     return a, b
 
@@ -992,7 +1006,7 @@ class Where(Routing):
 @takes_tensors(numbers=("condition", "input", "other"))
 def where(condition, input, other):
     condition = as_tensor_operand(condition)
-    if condition.dtype.kind != "b":
+    if kind_of(condition.dtype) != "b":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype}")
     return _apply_broadcasting(Where, condition, *_pair(input, other))
 
@@ -1015,7 +1029,7 @@ def boolean_mask(mask, input, dtype_error):
     """``mask`` as a bool Tensor that broadcasts with ``input``; ``dtype_error`` (with ``{}`` for the dtype) or
     PyTorch's size error otherwise."""
     mask = as_tensor_operand(mask)
-    if mask.dtype.kind != "b":
+    if kind_of(mask.dtype) != "b":
         raise RuntimeError(dtype_error.format(mask.dtype))
     try:
         np.broadcast_shapes(mask.shape, input.shape)
@@ -1028,7 +1042,7 @@ def boolean_mask(mask, input, dtype_error):
 @takes_tensors("input", numbers=("mask", "value"))
 def masked_fill(input, mask, value):
     mask = boolean_mask(mask, input, "masked_fill_ only supports boolean masks, but got mask with dtype {}")
-    if input.dtype.kind != "c" and (isinstance(value, complex) or (isinstance(value, Tensor) and value.is_complex())):
+    if kind_of(input.dtype) != "c" and (isinstance(value, complex) or (isinstance(value, Tensor) and value.is_complex())):
         raise RuntimeError(f"value cannot be converted to type {input.dtype} without overflow")
     value = as_tensor_operand(value, input)
     if value.ndim != 0:

@@ -13,7 +13,7 @@ The rest are compositions of differentiable ops (their gradients follow from the
 import numpy as np
 
 from .._checks import takes_tensors
-from ..dtypes import float64
+from ..dtypes import float64, kind_of
 from ..tensor import Tensor
 from . import elementwise as ew
 from .pointwise import BinaryMath, binary, not_implemented, on_both
@@ -71,7 +71,7 @@ class CopySign(BinaryMath):
 def _floating_only(kernel, *operands):
     """logaddexp, logaddexp2, hypot: PyTorch has no integer or bool kernels (``logaddexp2`` no complex one)."""
     for t in operands:
-        if isinstance(t, Tensor) and (t.dtype.kind in "biu" or (t.dtype.kind == "c" and kernel != "logaddexp_cpu")):
+        if isinstance(t, Tensor) and (kind_of(t.dtype) in "biu" or (kind_of(t.dtype) == "c" and kernel != "logaddexp_cpu")):
             raise not_implemented(kernel, t.dtype)
 
 
@@ -85,7 +85,7 @@ _copysign = binary(CopySign, "copysign")
 def copysign(input, other):
     """|input| with the sign of other (integers give the default float dtype)."""
     for t in (input, other):
-        if isinstance(t, Tensor) and t.dtype.kind == "c":
+        if isinstance(t, Tensor) and kind_of(t.dtype) == "c":
             raise not_implemented("copysign_cpu", t.dtype)
     return _copysign(input, other)
 
@@ -121,7 +121,7 @@ def float_power(input, exponent):
     """input ** exponent computed in double precision (complex128 if either is complex)."""
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError("float_power(): expected at least one Tensor argument")
-    complex_ = any(isinstance(v, complex) or (isinstance(v, Tensor) and v.dtype.kind == "c")
+    complex_ = any(isinstance(v, complex) or (isinstance(v, Tensor) and kind_of(v.dtype) == "c")
                    for v in (input, exponent))
     dtype = np.dtype(np.complex128) if complex_ else float64
     a = ew.cast(input, dtype) if isinstance(input, Tensor) else Tensor(np.asarray(input, dtype))
@@ -138,7 +138,7 @@ def ldexp(input, other):
 @takes_tensors("input", "end", numbers=("weight",))
 def lerp(input, end, weight):
     """input + weight * (end - input): the linear interpolation from ``input`` to ``end``."""
-    if input.dtype.kind not in "fc":
+    if kind_of(input.dtype) not in "fc":
         raise not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor) else "lerp_kernel_tensor",
                               input.dtype)
     for name, t in (("end", end), ("weight", weight)):
@@ -156,7 +156,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 @takes_tensors("input", "tensor1", "tensor2")
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2 (floating point: PyTorch refuses integer division here)."""
-    if tensor1.dtype.kind in "biu" and tensor2.dtype.kind in "biu":
+    if kind_of(tensor1.dtype) in "biu" and kind_of(tensor2.dtype) in "biu":
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
                            "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
                            "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
@@ -175,7 +175,7 @@ def rsub(input, other, *, alpha=1):
 @takes_tensors("input")
 def positive(input):
     """``input`` itself (``+x``); PyTorch refuses a bool tensor."""
-    if input.dtype.kind == "b":
+    if kind_of(input.dtype) == "b":
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
@@ -183,7 +183,7 @@ def positive(input):
 @takes_tensors("input")
 def sgn(input):
     """z / |z| for complex z (0 at 0), sign(x) for real x (gradient 0)."""
-    if input.dtype.kind != "c":
+    if kind_of(input.dtype) != "c":
         return ew.sign(input)
     magnitude = ew.abs(input)
     return ew.Abs.complex_grad(1, input, magnitude)

@@ -4,6 +4,7 @@ isreal, fmax/fmin (maximum/minimum that skip NaN), heaviside.
 Gradients, PyTorch's:
 
     frexp:      mantissa = x / 2^e with e held fixed: d mantissa / dx = 2^-e
+    nextafter:  the step to the next float held fixed: d/dinput = 1, d/dother = 0
     nan_to_num: dout where x is finite, 0 where it was replaced
     fmax(a, b): all of dout to a where a >= b or b is NaN, else to b (ties go to a, unlike maximum's halves);
                 fmin the same with a <= b
@@ -12,6 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..dtypes import finfo, kind_of
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
 from ..tensor import Tensor
@@ -22,7 +24,7 @@ frexp_result = namedtuple("frexp", ["mantissa", "exponent"])  # like torch.retur
 
 
 def _float_only(name, t):
-    if t.dtype.kind not in "fc":
+    if kind_of(t.dtype) not in "fc":
         raise RuntimeError(f"torch.{name}() only supports floating-point dtypes")
 
 
@@ -56,7 +58,8 @@ class NextAfter(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        raise NotImplementedError("the derivative for 'nextafter' is not implemented.")
+        """PyTorch's: the step to the next float is treated as a constant, so d/dinput = 1 and d/dother = 0."""
+        return dout, (dout * 0 if ctx.needs_input_grad[1] else None)
 
     graph_backward = backward
 
@@ -65,8 +68,8 @@ class NextAfter(Function):
 def nextafter(input, other):
     """The next representable float after ``input`` towards ``other``."""
     a, b = ew._pair(input, other)
-    if a.dtype.kind != "f" or b.dtype.kind != "f":
-        wrong = a.dtype if a.dtype.kind != "f" else b.dtype
+    if kind_of(a.dtype) != "f" or kind_of(b.dtype) != "f":
+        wrong = a.dtype if kind_of(a.dtype) != "f" else b.dtype
         raise not_implemented("nextafter_cpu", wrong)
     return ew._apply_broadcasting(NextAfter, a, b)
 
@@ -88,9 +91,9 @@ class NanToNum(ew.Routing):
 @takes_tensors("input")
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """NaN -> ``nan``, +inf -> ``posinf`` (default: the dtype's largest), -inf -> ``neginf`` (its lowest)."""
-    if input.dtype.kind not in "fc":
+    if kind_of(input.dtype) not in "fc":
         return Tensor(input._data.copy())
-    info = np.finfo(input.dtype)
+    info = finfo(input.dtype)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
     return NanToNum.apply(input, nan, posinf, neginf)
@@ -99,33 +102,33 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 @takes_tensors("input")
 def signbit(input):
     """True where the sign bit is set (-0.0 and negative NaNs included); bool."""
-    if input.dtype.kind == "c":
+    if kind_of(input.dtype) == "c":
         raise NotImplementedError("signbit is not implemented for complex tensors.")
     x = input._data
-    return Tensor(np.signbit(x) if x.dtype.kind == "f" else x < 0)
+    return Tensor(np.signbit(x) if kind_of(x.dtype) == "f" else x < 0)
 
 
 @takes_tensors("input")
 def isposinf(input):
     """True where input is +inf (bool)."""
-    if input.dtype.kind == "c":
+    if kind_of(input.dtype) == "c":
         raise RuntimeError("isposinf does not support complex inputs.")
-    return Tensor(np.isposinf(input._data) if input.dtype.kind == "f" else np.zeros(input.shape, bool))
+    return Tensor(np.isposinf(input._data) if kind_of(input.dtype) == "f" else np.zeros(input.shape, bool))
 
 
 @takes_tensors("input")
 def isneginf(input):
     """True where input is -inf (bool)."""
-    if input.dtype.kind == "c":
+    if kind_of(input.dtype) == "c":
         raise RuntimeError("isneginf does not support complex inputs.")
-    return Tensor(np.isneginf(input._data) if input.dtype.kind == "f" else np.zeros(input.shape, bool))
+    return Tensor(np.isneginf(input._data) if kind_of(input.dtype) == "f" else np.zeros(input.shape, bool))
 
 
 @takes_tensors("input")
 def isreal(input):
     """True where the imaginary part is 0 (everywhere for a real tensor); bool."""
     x = input._data
-    return Tensor(x.imag == 0 if x.dtype.kind == "c" else np.ones(x.shape, bool))
+    return Tensor(x.imag == 0 if kind_of(x.dtype) == "c" else np.ones(x.shape, bool))
 
 
 class _NanSkipping(ew.Routing):
@@ -172,7 +175,7 @@ def heaviside(input, values):
     check_tensor(values, "heaviside", "values", 2)
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
-    if input.dtype.kind == "c":
+    if kind_of(input.dtype) == "c":
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     ew.check_broadcast(input.shape, values.shape)
     x, v = input._data, values._data

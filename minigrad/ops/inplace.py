@@ -204,7 +204,7 @@ def _binary(t, other, name, ufunc, outofplace, alpha=1, true_division=True):
     if o.shape != t.shape:
         _broadcast_error(t, o)
     dtype = o.dtype if o.dtype == t.dtype else result_type(t._data, o._data)
-    if name == "div" and true_division and dtype.kind in "biu":
+    if (name == "xlogy" or name == "div" and true_division) and dtype.kind in "biu":   # float results
         dtype = np.dtype(np.float32)
     check_result(t, o.shape, dtype)
     if name == "pow" and o.dtype.kind in "iu" and t.dtype.kind in "biu" and np.any(o._data < 0):
@@ -492,7 +492,7 @@ def _corner(shape):
 def _check_scatter(self, dim, index, src, name):
     from .dims import normalize_dim
     if not isinstance(index, Tensor) or index.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")   # PyTorch names scatter for all
     if src is not None and src.dtype != self.dtype:
         raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype, but got {self.dtype} and "
                            f"{src.dtype}")

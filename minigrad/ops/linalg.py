@@ -14,10 +14,11 @@ import numpy as np
 from .. import kernels
 from .._checks import takes_tensors
 from ..autograd import Function
-from ..dtypes import compute_dtype
+from ..dtypes import compute_dtype, result_type, scalar_type_name
 from ..tensor import Tensor
 from .elementwise import as_tensor_operand, check_broadcast, conj_if_complex
 from .shape import Index, IndexAdjoint
+from ..autocast_ops import autocast_op
 
 
 # --------------------------------------------------------------------------- checks
@@ -135,9 +136,13 @@ class MatMul(Function):
 
 
 @takes_tensors(numbers=("input", "other"))
+@autocast_op("lower")
 def matmul(input, other):
     """Matrix product with PyTorch's rules: 1-D operands get a dimension prepended (input) or appended
     (other) that is removed from the result; leading (batch) dimensions broadcast."""
+    if getattr(input, "is_sparse", False) or getattr(other, "is_sparse", False):   # a sparse COO operand
+        from ..sparse.products import matmul as sparse_matmul
+        return sparse_matmul(input, other)
     a = as_tensor_operand(input)
     b = as_tensor_operand(other, a)
     _check_matmul_shapes(a.shape, b.shape)
@@ -203,6 +208,7 @@ class Linear(Function):
 
 
 @takes_tensors("input", "weight", "bias")
+@autocast_op("lower")
 def linear(input, weight, bias=None):
     """y = input @ weight^T + bias (PyTorch's ``F.linear``): input (*, in), weight (out, in) or (in,)."""
     if weight.ndim == 1 or (weight.ndim == 2 and weight.shape[1] == 0 and input.ndim and input.shape[-1] == 0):
@@ -332,6 +338,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
 # --------------------------------------------------------------------------- bmm, outer
 @takes_tensors("input", "mat2")
+@autocast_op("lower")
 def bmm(input, mat2):
     """Batched matrix product of (b, n, m) and (b, m, p) tensors (no broadcasting, as in PyTorch)."""
     for name, t in (("batch1", input), ("batch2", mat2)):
@@ -388,6 +395,24 @@ def _parse_einsum(equation, shapes):
         output = ("." if any("." in s for s in inputs) else "") + "".join(
             sorted(c for c in set(letters) if letters.count(c) == 1))
     return inputs, output
+
+
+def _einsum_dtype(inputs, output, operands):
+    """The result dtype by PyTorch's rule: the operands are combined left to right; a pair sharing a subscript
+    that no later operand nor the output uses is a matrix product (bmm), which needs equal dtypes; any other
+    pair is an elementwise product, whose dtype is promoted (float64 x float32 -> float64). Mixed operands are
+    cast to that dtype up front (PyTorch rounds a float32 partial product to float32 first)."""
+    letters, dtype, ndim = set(inputs[0]), operands[0].dtype, operands[0].ndim
+    for k in range(1, len(operands)):
+        needed_later = set(output).union(*inputs[k + 1:])
+        contracted = (letters & set(inputs[k])) - needed_later
+        other = operands[k].dtype
+        if contracted and other != dtype:
+            raise RuntimeError(f"expected scalar type {scalar_type_name(dtype)} but found {scalar_type_name(other)}")
+        dtype = result_type(np.empty((1,) * min(ndim, 1), dtype), np.empty((1,) * min(operands[k].ndim, 1), other))
+        letters = (letters | set(inputs[k])) & needed_later
+        ndim = len(letters)
+    return dtype
 
 
 def _ellipsis(subscripts):
@@ -523,6 +548,7 @@ def _diagonal_positions(subs, unique, sizes):
     return tuple(g for c in subs for g in grids[c])
 
 
+@autocast_op("lower")
 def einsum(equation, *operands):
     """Einstein summation over ``operands`` (a list or separate tensors) as NumPy's einsum computes it,
     differentiable in every operand."""
@@ -531,11 +557,9 @@ def einsum(equation, *operands):
     operands = [as_tensor_operand(t) for t in operands]
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
-    for t in operands[1:]:
-        if t.dtype != operands[0].dtype:
-            raise RuntimeError(f"einsum(): expected all operands to have the same dtype, got {operands[0].dtype} "
-                               f"and {t.dtype}")
     inputs, output = _parse_einsum(equation, [t.shape for t in operands])
+    dtype = _einsum_dtype(inputs, output, operands)
+    operands = [t if t.dtype == dtype else t.to(dtype) for t in operands]
     try:
         out = Einsum.apply(*operands, inputs=inputs, output=output)
         if len(operands) == 1 and out.dtype.kind in "biu" and set(inputs[0]) - set(output):

@@ -21,12 +21,13 @@ import numpy as np
 from .._checks import takes_tensors
 from ..autograd import Function
 from ..autograd.version import writes, writes_since
-from ..dtypes import result_type, scalar_type_name
+from ..dtypes import kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
 from .activation import softplus
 from .elementwise import as_tensor_operand, cast, check_broadcast, clamp_min, square, sub
 from .reduce import Sum
 from .softmax import LogSoftmax, Softmax, shifted_exp
+from ..autocast_ops import autocast_op
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -87,7 +88,7 @@ class CrossEntropy(Function):
         w = None if weight is None else weight._data.astype(dtype)                   # (C,)
         w_b = None if w is None else w.reshape((n_classes,) + (1,) * (logits.ndim - axis - 1))  # along the class axis
 
-        if target.dtype.kind == "f":                           # class probabilities, the logits' shape
+        if kind_of(target.dtype) == "f":                           # class probabilities, the logits' shape
             q = target._data.astype(dtype, copy=False)
             if eps:
                 q = q * (1 - eps) + eps / n_classes
@@ -189,7 +190,7 @@ def _check_class_targets(name, input, target, weight, ignore_index, probabilitie
     kernel = "log_softmax_lastdim_kernel_impl" if name == "cross_entropy" else "nll_loss_out_frame"
     check_floating_input(kernel, input)
     if input.ndim == 0:  # (nll_loss refused it already) a 0-d target is read as class probabilities, as PyTorch
-        if target.dtype.kind != "f":
+        if kind_of(target.dtype) != "f":
             raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
                                f"{scalar_type_name(target.dtype)}")
         raise IndexError(f"{name}: input must have at least 1 dimension (C,) or (N, C, *d), got a 0-d tensor")
@@ -198,9 +199,9 @@ def _check_class_targets(name, input, target, weight, ignore_index, probabilitie
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
                            f"got weight tensor of shape: {list(weight.shape)}")
-    if probabilities_allowed and target.dtype.kind == "f" and target.shape == input.shape:
+    if probabilities_allowed and kind_of(target.dtype) == "f" and target.shape == input.shape:
         return                                                 # class probabilities
-    if target.dtype.kind not in "iu":
+    if kind_of(target.dtype) not in "iu":
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype} (class-probability "
                            f"targets must have the input's shape {list(input.shape)})")
     expected = input.shape[:axis] + input.shape[axis + 1:]
@@ -215,7 +216,7 @@ def _check_class_targets(name, input, target, weight, ignore_index, probabilitie
 
 def check_floating_input(kernel, input):
     """PyTorch's NotImplementedError for a loss on integer or bool input (its kernels are floating-point)."""
-    if input.dtype.kind not in "fc":
+    if kind_of(input.dtype) not in "fc":
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
@@ -227,6 +228,7 @@ def _check_targets_in_range(target, n_classes, ignore_index):
 
 
 @takes_tensors("input", "target", "weight")
+@autocast_op("float32")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """Cross-entropy between logits ``input`` (C,), (N, C) or (N, C, d1, ...) and ``target``: class
@@ -246,6 +248,7 @@ def apply_reduction(loss, reduction):
 
 
 @takes_tensors("input", "target", "weight")
+@autocast_op("float32")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """(input - target)^2, reduced; sizes that differ broadcast with PyTorch's warning. With ``weight`` (the
     input's shape) each squared error is weighted and 'mean' is sum(weight * error^2) / sum(weight)."""
@@ -334,6 +337,7 @@ class NllLoss(Function):
 
 
 @takes_tensors("input", "target", "weight")
+@autocast_op("float32")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input`` (C,), (N, C)
     or (N, C, d1, ...): -weight[t] * input[t] per position, reduced ('mean' is weighted by the class
@@ -343,7 +347,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     target = as_tensor_operand(target)
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
-    if target.dtype.kind == "f":
+    if kind_of(target.dtype) == "f":
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype} (nll_loss takes "
                            "class indices)")
     _check_class_targets("nll_loss", input, target, weight, ignore_index, probabilities_allowed=False)
@@ -402,6 +406,7 @@ def _huber_elements(input, target, delta, scale):
 
 
 @takes_tensors("input", "target", "weight")
+@autocast_op("float32")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """|input - target|, reduced; with ``weight`` (the input's shape) 'mean' is sum(w |d|) / sum(w)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -411,6 +416,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 
 @takes_tensors("input", "target")
+@autocast_op("float32")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target), reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -422,11 +428,12 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 @takes_tensors("input", "target", "weight")
+@autocast_op("float32")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (d = input - target), reduced; with
     ``weight`` (the input's shape) 'mean' is mean(w h(d)) (PyTorch's choice, unlike l1_loss and mse_loss)."""
     check_reduction(reduction)
-    if input.dtype.kind in "biu":
+    if kind_of(input.dtype) in "biu":
         raise RuntimeError(f"result type Double can't be cast to the desired output type "
                            f"{scalar_type_name(input.dtype)}")
     if delta <= 0:
@@ -490,6 +497,7 @@ def _weighted_reduction(elements, weight, reduction):
 
 
 @takes_tensors("input", "target", "weight")
+@autocast_op("float32")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-w (y log x + (1 - y) log(1 - x)) for probabilities x = ``input`` and targets y in [0, 1], each log
     clamped at -100 as in PyTorch; ``weight`` broadcasts to the input's shape."""
@@ -552,6 +560,7 @@ class BinaryCrossEntropyWithLogits(Function):
 
 
 @takes_tensors("input", "target", "weight", "pos_weight")
+@autocast_op("float32")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Binary cross-entropy of sigmoid(input) against ``target``, computed from the logits without
@@ -563,7 +572,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({_size(target)}) must be the same as input size ({_size(input)})")
     check_floating_input("log_sigmoid_cpu", input)
-    if target.dtype.kind not in "fc":
+    if kind_of(target.dtype) not in "fc":
         raise RuntimeError(f"result type {scalar_type_name(input.dtype)} can't be cast to the desired output type "
                            f"{scalar_type_name(target.dtype)}")
     if pos_weight is not None:
@@ -629,6 +638,7 @@ class KLDiv(Function):
 
 
 @takes_tensors("input", "target")
+@autocast_op("float32")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || q) pointwise, for log-probabilities ``input`` = log q and probabilities ``target`` (or
     log-probabilities with ``log_target``). 'batchmean' divides the sum by the batch size input.size(0)
@@ -643,7 +653,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       stacklevel=2)
     target = as_tensor_operand(target, input)
     check_broadcast(input.shape, target.shape)
-    if input.dtype.kind in "biu" or target.dtype.kind in "biu":
+    if kind_of(input.dtype) in "biu" or kind_of(target.dtype) in "biu":
         raise RuntimeError("kl_div: Integral inputs not supported.")
     input, target = _promoted(input, target)
     elements = KLDiv.apply(input, target, bool(log_target))

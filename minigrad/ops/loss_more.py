@@ -30,6 +30,7 @@ from .distance import ClampMinPassGradient, pairwise_distance
 from .elementwise import as_tensor_operand, clamp_min, minimum, where
 from .loss import apply_reduction, check_reduction, cross_entropy, legacy_reduction
 from .linalg import linear
+from ..autocast_ops import autocast_op
 
 
 def _reduction(size_average, reduce, reduction):
@@ -44,6 +45,7 @@ def _size(t):
 
 # --------------------------------------------------------------------------- pairwise margins
 @takes_tensors("input1", "input2", "target")
+@autocast_op("float32")
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -target (input1 - input2) + margin): target 1 asks input1 to rank above input2 by the margin."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -56,6 +58,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 
 @takes_tensors("input", "target")
+@autocast_op("float32")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """x where target != -1, plus max(0, margin - x) where target != 1 (so +-1 targets pick one term)."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -65,6 +68,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 @takes_tensors("input", "target")
+@autocast_op("float32")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target x)), the logistic loss of a +-1 target."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -93,6 +97,7 @@ def _check_margin_shapes(input):
 
 
 @takes_tensors("input", "target", "weight")
+@autocast_op("float32")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
     """Per sample with target class t: sum over the other classes i of w_t max(0, margin - x_t + x_i)^p / C."""
@@ -127,6 +132,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 
 @takes_tensors("input", "target")
+@autocast_op("float32")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Per sample with target classes T (the target row up to its first -1): the hinge max(0, 1 - x_j + x_i)
     of every target j against every non-target i, summed and divided by C."""
@@ -181,6 +187,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 
 @takes_tensors("input", "target")
+@autocast_op("float32")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """The negative log-likelihood of ``target`` under Poisson(rate): rate = exp(x) with ``log_input``

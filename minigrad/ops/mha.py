@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ..dtypes import kind_of
 from ..creation import zeros
 from ..tensor import Tensor
 from .activation import dropout
@@ -33,9 +34,9 @@ def additive_mask(mask, dtype, name):
     if mask is None:
         return None
     mask = as_tensor_operand(mask)
-    if mask.dtype.kind == "b":
+    if kind_of(mask.dtype) == "b":
         return Tensor(np.where(mask._data, -np.inf, 0.0).astype(dtype))
-    if mask.dtype.kind != "f":
+    if kind_of(mask.dtype) != "f":
         raise AssertionError(f"only bool and floating types of {name} are supported, got {mask.dtype}")
     return mask
 

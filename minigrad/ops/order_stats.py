@@ -21,6 +21,7 @@ from .index import gather
 from .pointwise import not_implemented
 from .reduce import Extremum, SelectAlong, _check_nonempty, amax, amin
 from .sort import sort
+from ..autocast_ops import autocast_op
 
 median_result = namedtuple("median", ["values", "indices"])          # like torch.return_types.median
 nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
@@ -230,6 +231,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
 
 
 @takes_tensors("input")
+@autocast_op("float32")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The ``q``-quantiles (a number or a 1-D tensor in [0, 1]) over ``dim`` (all elements by default); NaN
     where a slice holds a NaN."""
@@ -237,6 +239,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 
 @takes_tensors("input")
+@autocast_op("float32")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """``quantile`` ignoring NaNs (NaN only where a slice is all NaN)."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)

@@ -35,9 +35,10 @@ import numpy as np
 from .. import kernels
 from .._checks import takes_tensors
 from ..autograd import Function
-from ..dtypes import scalar_type_name
+from ..dtypes import is_differentiable, kind_of, scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
+from ..autocast_ops import autocast_op
 
 
 # =========================================================================== the linear building blocks
@@ -86,7 +87,7 @@ class AxisMap:
             if self.empty_rows.size:
                 out[(slice(None),) * axis + (self.empty_rows,)] = 0
             return out
-        if axis >= x.ndim - 2 and x.dtype.kind in "fc" and np.isfinite(x).all():
+        if axis >= x.ndim - 2 and kind_of(x.dtype) in "fc" and np.isfinite(x).all():
             matrix = self.matrix.astype(x.dtype, copy=False)
             return x @ matrix.T if axis == x.ndim - 1 else matrix @ x
         trailing = (1,) * (x.ndim - axis - 1)
@@ -211,7 +212,7 @@ def _scatter_add(g, index, size):
 
     def add_at(values):
         return np.bincount(flat, values.ravel().astype(np.float64, copy=False), n_rows * per_row)
-    out = add_at(g.real) + 1j * add_at(g.imag) if g.dtype.kind == "c" else add_at(g)
+    out = add_at(g.real) + 1j * add_at(g.imag) if kind_of(g.dtype) == "c" else add_at(g)
     return out.astype(g.dtype, copy=False).reshape(batch + tuple(size))
 
 
@@ -335,8 +336,8 @@ def _window_argmax(x, plan):
     d = len(positions)
     kernel = tuple(pos.shape[1] for pos in positions)
     out_shape = x.shape[:x.ndim - d] + tuple(pos.shape[0] for pos in positions)
-    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False
-    has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    lowest = -np.inf if kind_of(x.dtype) == "f" else np.iinfo(x.dtype).min if kind_of(x.dtype) in "iu" else False
+    has_nan = kind_of(x.dtype) == "f" and bool(np.isnan(x).any())
     # padding with ``lowest`` is exact unless an input element equals it (PyTorch then takes the first element
     # inside the input, not a padded one)
     if strided is not None and not (any(any(p) for p in strided[0]) and (x == lowest).any()):
@@ -359,7 +360,7 @@ def _tiled_argmax(x, kernel, out_sizes):
     batch, sizes = x.shape[:x.ndim - d], x.shape[x.ndim - d:]
     slices = [tuple(slice(a, a + (o - 1) * k + 1, k) for a, o, k in zip(offset, out_sizes, kernel))
               for offset in itertools.product(*(range(k) for k in kernel))]
-    has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    has_nan = kind_of(x.dtype) == "f" and bool(np.isnan(x).any())
     choice = _padded_scan(x, (((0, 0),) * d, slices), batch + tuple(out_sizes), None, has_nan, len(slices))
     offsets = np.unravel_index(choice, kernel)
     flat = 0
@@ -513,6 +514,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@autocast_op("float32")
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over (kD, kH, kW) windows of (N, C, D, H, W) or (C, D, H, W) input (see ``max_pool1d``); indices are
     flat positions (d H + h) W + w. The window scan is the NumPy one (the numba scans take 1 or 2 axes)."""
@@ -682,6 +684,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                      divisor_override)
 
 
+@autocast_op("float32")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """Mean over (kD, kH, kW) windows of (N, C, D, H, W) or (C, D, H, W) input (see ``avg_pool2d``)."""
@@ -693,7 +696,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def _check_floating(name, input):
     """Averages and interpolations take floating-point input (integer average pooling, which PyTorch rounds,
     is not implemented)."""
-    if input.dtype.kind not in "fc":
+    if not is_differentiable(input.dtype):          # floating or complex (bfloat16 too)
         raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
@@ -737,6 +740,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
 
 
+@autocast_op("float32")
 def adaptive_avg_pool3d(input, output_size):
     """Mean over adaptive windows of the last three axes (``output_size`` an int, a triple, None keeps a size)."""
     return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
@@ -759,6 +763,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
+@autocast_op("float32")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max over adaptive windows of the last three axes; indices are flat positions (d H + h) W + w."""
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)

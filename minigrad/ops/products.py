@@ -15,6 +15,7 @@ import functools
 import numpy as np
 
 from .._checks import check_tensor, takes_tensors
+from ..autograd.version import bump_tensor
 from ..dtypes import result_type
 from ..tensor import Tensor
 from . import elementwise as ew
@@ -23,6 +24,7 @@ from . import shape as sh
 from .dims import normalize_dim
 from .inplace import check_result, write
 from .linalg import _check_same_dtype, bmm, matmul, outer
+from ..autocast_ops import autocast_op
 
 
 def _promoted(tensors):
@@ -32,6 +34,7 @@ def _promoted(tensors):
 
 # --------------------------------------------------------------------------- plain products
 @takes_tensors("input", "mat2")
+@autocast_op("lower")
 def mm(input, mat2):
     """The matrix product of two 2-D tensors (no broadcasting)."""
     if input.ndim != 2:
@@ -42,6 +45,7 @@ def mm(input, mat2):
 
 
 @takes_tensors("input", "vec")
+@autocast_op("inputs")
 def mv(input, vec):
     """The product of a matrix (n, m) and a vector (m,)."""
     if input.ndim != 2 or vec.ndim != 1:
@@ -65,14 +69,20 @@ def _check_vectors(input, other, fname):
 def dot(input, tensor):
     """sum_i input_i * tensor_i of two 1-D tensors of one dtype (no conjugation)."""
     _check_vectors(input, tensor, "dot")
-    return rd.sum(ew.mul(input, tensor))
+    return _keep_integer_dtype(rd.sum(ew.mul(input, tensor)), input.dtype)
 
 
 @takes_tensors("input", "other")
 def vdot(input, other):
     """sum_i conj(input_i) * other_i of two 1-D tensors."""
     _check_vectors(input, other, "dot")
-    return rd.sum(ew.mul(input.conj(), other))
+    return _keep_integer_dtype(rd.sum(ew.mul(input.conj(), other)), input.dtype)
+
+
+def _keep_integer_dtype(total, dtype):
+    """A product's sum in its operands' integer dtype (``sum`` widens integers to int64; PyTorch's products keep
+    theirs, wrapping around on overflow)."""
+    return total if dtype.kind not in "biu" or total.dtype == dtype else total.to(dtype)
 
 
 @takes_tensors("input", "other")
@@ -87,6 +97,7 @@ def inner(input, other):
 
 
 @takes_tensors("x", "y")
+@autocast_op("lower")
 def vecdot(x, y, *, dim=-1):
     """``linalg.vecdot``: sum over ``dim`` of conj(x) * y (broadcasting the other dimensions)."""
     if x.dtype != y.dtype:
@@ -98,7 +109,13 @@ def vecdot(x, y, *, dim=-1):
 # --------------------------------------------------------------------------- fused products: beta * C + alpha * P
 def _scaled_sum(input, product, beta, alpha):
     """beta * input + alpha * product. With beta == 0 the input's values are ignored (its NaNs and infs too) and
-    its gradient is zero, as in PyTorch."""
+    its gradient is zero, as in PyTorch. For integer tensors alpha and beta are truncated to integers, and for
+    bool tensors the sum is a logical or (PyTorch's integral kernels)."""
+    if product.dtype.kind == "b":
+        keep_input, keep_product = Tensor(np.asarray(bool(beta))), Tensor(np.asarray(bool(alpha)))
+        return ew.logical_or(ew.logical_and(input, keep_input), ew.logical_and(product, keep_product))
+    if product.dtype.kind in "iu":
+        beta, alpha = int(beta), int(alpha)
     scaled = product if alpha == 1 else ew.mul(product, alpha)
     if beta == 0:
         return ew.add(scaled, ew.masked_fill(input, Tensor(np.ones((), bool)), 0))
@@ -122,6 +139,7 @@ def _fused(fname, input, product, beta, alpha):
 
 
 @takes_tensors("input", "mat1", "mat2")
+@autocast_op("lower")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2), mat1 (n, m), mat2 (m, p), input broadcastable to (n, p)."""
     return _fused("addmm", input, mm(mat1, mat2), beta, alpha)
@@ -143,26 +161,45 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
 
 @takes_tensors("input", "batch1", "batch2")
+@autocast_op("lower")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2) per batch matrix."""
     return _fused("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
 @takes_tensors("input", "batch1", "batch2")
+@autocast_op("lower")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
-    return _fused("addbmm", input, rd.sum(bmm(batch1, batch2), 0), beta, alpha)
+    product = bmm(batch1, batch2)
+    return _fused("addbmm", input, _keep_integer_dtype(rd.sum(product, 0), product.dtype), beta, alpha)
 
 
-def _inplace_fused(outofplace, product_shape):
+def _resized(self, value, operands):
+    """``self`` becomes ``value``, of another shape (PyTorch's ``addbmm_`` resizes a self that only broadcasts)."""
+    from .inplace import _records, check_leaf
+    if _records(self, operands):
+        check_leaf(self)
+    self._data = value._data.astype(self.dtype, copy=False)
+    if value.requires_grad:
+        self._grad_fn, self._requires_grad = value._grad_fn, True
+    bump_tensor(self)
+    return self
+
+
+def _inplace_fused(outofplace, product_shape, resizes=False):
     """The in-place form of a fused product: ``product_shape(a, b)`` (from the operands' shapes, checked by the
-    out-of-place op) must be ``self``'s shape after broadcasting, and its dtype one ``self`` can hold."""
+    out-of-place op) must be ``self``'s shape after broadcasting, and its dtype one ``self`` can hold; with
+    ``resizes`` (PyTorch's ``addbmm_``) a self that only broadcasts to that shape takes the result's shape."""
     def op(self, *args, beta=1, alpha=1):
         operands = _OPERANDS[outofplace.__name__]
         for i, (a, (name, _)) in enumerate(zip(args, operands)):
             check_tensor(a, outofplace.__name__ + "_", name, i + 1)
         if all(a.ndim == ndim for a, (_, ndim) in zip(args, operands)):
-            check_result(self, product_shape(*args), _promoted([self, *args]))
+            shape = product_shape(*args)
+            if resizes and tuple(self.shape) != tuple(shape) and self._base is None:
+                return _resized(self, outofplace(self, *args, beta=beta, alpha=alpha), args)
+            check_result(self, shape, _promoted([self, *args]))
         return write(self, lambda old: outofplace(old, *args, beta=beta, alpha=alpha), args)
     op.__name__ = outofplace.__name__ + "_"
     op.__doc__ = f"In-place ``{outofplace.__name__}``; returns ``self``."
@@ -175,11 +212,12 @@ addmm_ = _inplace_fused(addmm, lambda a, b: (a.shape[0], b.shape[1]))
 addmv_ = _inplace_fused(addmv, lambda a, b: (a.shape[0],))
 addr_ = _inplace_fused(addr, lambda a, b: (a.shape[0], b.shape[0]))
 baddbmm_ = _inplace_fused(baddbmm, lambda a, b: (a.shape[0], a.shape[1], b.shape[2]))
-addbmm_ = _inplace_fused(addbmm, lambda a, b: (a.shape[1], b.shape[2]))
+addbmm_ = _inplace_fused(addbmm, lambda a, b: (a.shape[1], b.shape[2]), resizes=True)
 
 
 # --------------------------------------------------------------------------- trace, kron, tensordot
 @takes_tensors("input")
+@autocast_op("float32")
 def trace(input):
     """The sum of the main diagonal of a 2-D tensor (integers sum to int64)."""
     if input.ndim != 2:
@@ -201,6 +239,7 @@ def kron(input, other):
 
 
 @takes_tensors("a", "b")
+@autocast_op("lower")
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` of ``a`` with ``dims`` of ``b``: an int n (a's last n with b's first n) or two lists.
     The contracted dims are moved together and the product is one matrix product."""

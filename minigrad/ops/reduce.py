@@ -14,7 +14,7 @@ import numpy as np
 
 from .._checks import takes_tensors
 from ..autograd import Function
-from ..dtypes import get_default_dtype
+from ..dtypes import get_default_dtype, kind_of
 from ..tensor import Tensor
 from .dims import normalize_dim, normalize_dims
 from .elementwise import maximum, minimum
@@ -77,7 +77,7 @@ class Mean(Function):
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.kind in "biu":
+    elif kind_of(input.dtype) in "biu":
         input = input.to(np.int64)  # PyTorch sums integers and bools as int64
     return Sum.apply(input, normalize_dims(dim, input.ndim), keepdim)
 
@@ -94,7 +94,7 @@ def sum_to_size(input, *size):
         return sum(input)
     if not axes:
         return input.reshape(size) if input.shape != size else input
-    if input.dtype.kind in "biu":
+    if kind_of(input.dtype) in "biu":
         input = input.to(np.int64)
     out = Sum.apply(input, axes, True)
     return out.reshape(size) if out.shape != size else out
@@ -104,7 +104,7 @@ def sum_to_size(input, *size):
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
-    if input.dtype.kind not in "fc":
+    if kind_of(input.dtype) not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {input.dtype}")
     return Mean.apply(input, normalize_dims(dim, input.ndim), keepdim)
@@ -197,7 +197,7 @@ def _variance_op(fn, name, input, dim, unbiased, keepdim, correction):
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments: pass either unbiased or "
                         f"correction, not both")
-    if input.dtype.kind != "f":
+    if kind_of(input.dtype) != "f":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if correction is None:
         correction = 0 if unbiased is False else 1
@@ -361,7 +361,7 @@ def amin(input, dim=(), keepdim=False):
 
 
 def _arg_op(name, input, dim, keepdim, arg):
-    if input.dtype.kind == "b":
+    if kind_of(input.dtype) == "b":
         raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         _check_nonempty(name, input, (), False)
@@ -421,7 +421,7 @@ class LogSumExp(Function):
 @takes_tensors("input")
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(x))) over ``dim``, computed stably; integer inputs give the default float dtype."""
-    if input.dtype.kind != "f":
+    if kind_of(input.dtype) != "f":
         input = input.to(get_default_dtype())
     return LogSumExp.apply(input, normalize_dims(dim, input.ndim), keepdim)
 
@@ -532,7 +532,7 @@ class CumProd(Function):
 def _cumulative(fn, input, dim, dtype):
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.kind in "biu":
+    elif kind_of(input.dtype) in "biu":
         input = input.to(np.int64)  # PyTorch accumulates integers and bools as int64
     flat = input.reshape(1) if input.ndim == 0 else input
     out = fn.apply(flat, normalize_dim(dim, flat.ndim))
@@ -632,9 +632,9 @@ class VectorNorm(Function):
 def _vector_norm(input, ord, dim, keepdim, dtype, name):
     if dtype is not None:
         input = input.to(dtype)
-    if input.dtype.kind == "c":     # the norm of complex numbers is the norm of their moduli
+    if kind_of(input.dtype) == "c":     # the norm of complex numbers is the norm of their moduli
         input = abs(input)
-    if input.dtype.kind != "f":
+    if kind_of(input.dtype) != "f":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {input.dtype}")
     if isinstance(ord, bool) or not isinstance(ord, (int, float, np.number)):
         raise RuntimeError(f"{name}: ord must be a number, got {ord!r}")

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from ..dtypes import kind_of
 from .._checks import takes_tensors
 from ..autograd import Function
 from ..tensor import Tensor
@@ -17,6 +18,7 @@ from .dims import normalize_dim, normalize_dims
 from .linalg import matmul
 from .reduce import CumProd, _reduced, mean, std, sum as reduce_sum, var, vector_norm
 from .shape import cat, flip, narrow
+from ..autocast_ops import autocast_op
 
 
 # --------------------------------------------------------------------------- prod
@@ -81,11 +83,12 @@ class Prod(Function):
 
 
 @takes_tensors("input")
+@autocast_op("float32")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """The product of all elements (0-d), or along ``dim``; integers and bools multiply as int64."""
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.kind in "biu":
+    elif kind_of(input.dtype) in "biu":
         input = input.to(np.int64)
     if dim is None:
         return Prod.apply(input.reshape(-1), 0, False).reshape((1,) * input.ndim if keepdim else ())
@@ -97,7 +100,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 # --------------------------------------------------------------------------- NaN-skipping sums and means
 def _without_nans(input):
     """``input`` with NaNs replaced by 0 (their gradient 0), and the mask of the elements kept."""
-    if input.dtype.kind not in "fc":
+    if kind_of(input.dtype) not in "fc":
         return input, None
     kept = ~np.isnan(input._data)
     return ew.where(Tensor(kept), input, Tensor(np.zeros((), input.dtype))), kept
@@ -106,7 +109,7 @@ def _without_nans(input):
 @takes_tensors("input")
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` treating NaN as 0."""
-    if input.dtype.kind == "c":
+    if kind_of(input.dtype) == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
     return reduce_sum(_without_nans(input)[0], dim, keepdim, dtype=dtype)
 
@@ -114,7 +117,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 @takes_tensors("input")
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """``mean`` of the non-NaN elements (NaN where a slice has none)."""
-    if input.dtype.kind not in "fc" and dtype is None:
+    if kind_of(input.dtype) not in "fc" and dtype is None:
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{ew._type_name(input.dtype)}")
     values, kept = _without_nans(input)
@@ -155,10 +158,10 @@ def _check_weights(name, weights, observations, integral):
     if weights.ndim > 1:
         raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
                            f"{weights.ndim} dimensions")
-    if integral and weights.dtype.kind not in "iu":
+    if integral and kind_of(weights.dtype) not in "iu":
         raise RuntimeError(f"cov(): expected {name} to have integral dtype but got {name} with "
                            f"{ew._type_name(weights.dtype)} dtype")
-    if not integral and weights.dtype.kind != "f":
+    if not integral and kind_of(weights.dtype) != "f":
         raise RuntimeError(f"cov(): expected {name} to have floating point dtype but got {name} with "
                            f"{ew._type_name(weights.dtype)} dtype")
     if weights.numel() != observations:
@@ -182,7 +185,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     observations = x.shape[1]
     _check_weights("fweights", fweights, observations, True)
     _check_weights("aweights", aweights, observations, False)
-    if x.dtype.kind in "biu":
+    if kind_of(x.dtype) in "biu":
         x = ew._floating(x)
     w = None
     for weights in (fweights, aweights):
@@ -220,10 +223,10 @@ def corrcoef(input):
     c = cov(input)
     if c.ndim == 0:
         return ew.div(c, c)
-    std_dev = ew.sqrt(c.diagonal() if c.dtype.kind != "c" else c.diagonal().real)
+    std_dev = ew.sqrt(c.diagonal() if kind_of(c.dtype) != "c" else c.diagonal().real)
     with np.errstate(divide="ignore", invalid="ignore"):
         c = ew.div(ew.div(c, std_dev.unsqueeze(1)), std_dev.unsqueeze(0))
-    return ew.clamp(c, -1, 1) if c.dtype.kind != "c" else c
+    return ew.clamp(c, -1, 1) if kind_of(c.dtype) != "c" else c
 
 
 @takes_tensors("input")

@@ -24,8 +24,10 @@ def check_rounding_mode(rounding_mode):
                            f"'{rounding_mode}'")
 
 
-def rounded_quotient(x, y, rounding_mode):
-    """x / y rounded by ``rounding_mode`` ('trunc' or 'floor') for ndarrays of one dtype."""
+def rounded_quotient(x, y, rounding_mode, low_precision=None):
+    """x / y rounded by ``rounding_mode`` ('trunc' or 'floor') for ndarrays of one dtype. ``low_precision``: the
+    16-bit dtype of float32 ``x``, ``y`` (``minigrad/low_precision.py``), to which PyTorch rounds the quotient
+    before truncating it (so 2.9999 becomes 3 first)."""
     if x.dtype.kind == "b":
         raise NotImplementedError(f'"div_{rounding_mode}_cpu" not implemented for \'Bool\'')
     if x.dtype.kind in "iu":
@@ -39,7 +41,8 @@ def rounded_quotient(x, y, rounding_mode):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if rounding_mode == "floor":
             return np.floor_divide(x, y)
-        return np.trunc(x / y)
+        quotient = x / y
+        return np.trunc(quotient if low_precision is None else quotient.astype(low_precision).astype(x.dtype))
 
 
 class RoundedDiv(Function):
@@ -49,7 +52,7 @@ class RoundedDiv(Function):
     def forward(ctx, a, b, rounding_mode):
         from .elementwise import promoted
         x, y = promoted(a, b)
-        return rounded_quotient(x, y, rounding_mode)
+        return rounded_quotient(x, y, rounding_mode, ctx.__dict__.get("low_precision"))
 
     @staticmethod
     def backward(ctx, dout):

@@ -40,10 +40,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..dtypes import kind_of
 from .._checks import takes_tensors
 from ..autograd import Function, no_grad
 from ..tensor import Tensor
 from .shape import IndexAdjoint, cat, movedim, reshape
+from ..autocast_ops import autocast_op
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -243,7 +245,7 @@ def _check_sampling(input, grid):
         if input.shape[axis] == 0:
             raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
                                f"sizes {list(input.shape)} with dimension {axis} being empty")
-    if input.dtype.kind != "f" or grid.dtype.kind != "f":
+    if kind_of(input.dtype) != "f" or kind_of(grid.dtype) != "f":
         raise NotImplementedError(f"grid_sampler(): expected floating-point input and grid, but got input of dtype "
                                   f"{input.dtype} and grid of dtype {grid.dtype}")
     if input.dtype != grid.dtype:
@@ -252,6 +254,7 @@ def _check_sampling(input, grid):
 
 
 @takes_tensors("input", "grid", fname="grid_sampler")
+@autocast_op("float32")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """``input`` (N, C, H, W) or (N, C, D, H, W) read at the normalised points of ``grid`` (N, Ho, Wo, 2) or
     (N, Do, Ho, Wo, 3) (x, y[, z] in [-1, 1]): (N, C, Ho, Wo) or (N, C, Do, Ho, Wo). ``mode`` 'bilinear'
@@ -289,7 +292,7 @@ def affine_grid(theta, size, align_corners=None):
     normalised coordinates (x, y[, z], 1) of output pixel o."""
     align_corners = _align_corners(align_corners)
     size = tuple(int(s) for s in size)
-    if theta.dtype.kind != "f":
+    if kind_of(theta.dtype) != "f":
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     if len(size) not in (4, 5):
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "

@@ -22,7 +22,7 @@ gradient can be differentiated again.
 """
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import Function, no_grad
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -149,7 +149,7 @@ def _check_like_scatter(name, input, dim, index, src):
     """PyTorch's checks of a scatter: index int64 with self's number of dims, no larger than src, nor than self
     outside ``dim``, in range; src of self's dtype. Returns (dim, index array, the used part of src)."""
     if not isinstance(index, Tensor) or index.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")   # PyTorch names scatter for all
     if not isinstance(src, Tensor):
         raise TypeError(f"{name}(): argument 'src' must be Tensor, not {type(src).__name__}")
     if src.dtype != input.dtype:
@@ -214,7 +214,23 @@ def scatter_legacy_reduce(input, d, index, src, reduce):
     if reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     d, idx, used = _check_like_scatter("scatter", input, d, index, src)
-    return _reduce_into(input, _scatter_positions(idx, d), used, "sum" if reduce == "add" else "prod", True)
+    with no_grad():
+        out = _reduce_into(input, _scatter_positions(idx, d), used, "sum" if reduce == "add" else "prod", True)
+    return _LegacyReduceNoDerivative.apply(input, src, out._data)
+
+
+class _LegacyReduceNoDerivative(Function):
+    """The deprecated ``scatter(reduce=)`` has no derivative in PyTorch: its values, and a backward that says so."""
+
+    @staticmethod
+    def forward(ctx, input, src, values):
+        return values
+
+    @staticmethod
+    def backward(ctx, dout):
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+
+    graph_backward = backward
 
 
 def _in_place(name, outofplace):

@@ -25,8 +25,13 @@ from .dims import normalize_dim
 from .elementwise import masked_fill
 
 
-def _sizes(sizes):
-    """Accept ``f(2, 3)`` and ``f((2, 3))`` as PyTorch does; sizes must be integers (2.0 is a TypeError)."""
+def _sizes(sizes, keyword=None, fname=None, name=None):
+    """Accept ``f(2, 3)`` and ``f((2, 3))`` as PyTorch does, or the keyword form ``f(name=(2, 3))`` (``keyword``);
+    sizes must be integers (2.0 is a TypeError)."""
+    if keyword is not None:
+        if sizes:
+            raise TypeError(f"{fname}() got multiple values for argument '{name}'")
+        sizes = (keyword,)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = sizes[0]
     return tuple(operator.index(s) for s in sizes)
@@ -65,21 +70,21 @@ def _check_reshape(shape, n):
 
 
 @takes_tensors("input")
-def reshape(input, *shape):
+def reshape(input, *sizes, shape=None):
     """``input`` in ``shape``: a view when the memory allows it (to the same shape too: a new tensor), else a copy."""
-    shape = _sizes(shape)
+    shape = _sizes(sizes, shape, "reshape", "shape")
     _check_reshape(shape, input._data.size)
     return Reshape.apply(input, shape)
 
 
 @takes_tensors("input")
-def view(input, *shape):
+def view(input, *shape, size=None):
     """``input`` in ``shape`` sharing its memory, or PyTorch's error when the strides do not allow it (use
     ``reshape``). ``view(dtype)`` reinterprets the bytes as another dtype (not differentiable)."""
     if len(shape) == 1 and (isinstance(shape[0], np.dtype) or
                             (isinstance(shape[0], type) and issubclass(shape[0], np.generic))):
         return _view_dtype(input, shape[0])
-    shape = _sizes(shape)
+    shape = _sizes(shape, size, "view", "size")
     _check_reshape(shape, input._data.size)
     probe = input._data.view()
     try:
@@ -169,10 +174,10 @@ class Permute(Function):
 
 
 @takes_tensors("input")
-def permute(input, *dims):
-    if not dims:
+def permute(input, *order, dims=None):
+    if not order and dims is None:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    dims = _sizes(dims)
+    dims = _sizes(order, dims, "permute", "dims")
     if len(dims) != input.ndim:
         raise RuntimeError(f"permute(): number of dimensions in the tensor input does not match the length of the "
                            f"desired ordering of dimensions i.e. input.dim() = {input.ndim} is not equal to "
@@ -214,10 +219,10 @@ class Expand(Function):
 
 
 @takes_tensors("input")
-def expand(input, *sizes):
-    if not sizes:
+def expand(input, *sizes, size=None):
+    if not sizes and size is None:
         raise TypeError('expand() missing 1 required positional arguments: "size"')
-    sizes = _sizes(sizes)
+    sizes = _sizes(sizes, size, "expand", "size")
     lead = len(sizes) - input.ndim
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
@@ -409,9 +414,9 @@ def _sum_repeats(ctx, g):
 
 
 @takes_tensors("input")
-def repeat(input, *sizes):
+def repeat(input, *sizes, repeats=None):
     """Tile ``input`` ``sizes[i]`` times along each dim (PyTorch's ``Tensor.repeat``, NumPy's ``tile``)."""
-    repeats = _sizes(sizes)
+    repeats = _sizes(sizes, repeats, "repeat", "repeats")
     if len(repeats) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
@@ -554,6 +559,11 @@ def split(tensor, split_size_or_sections, dim=0):
     pieces = pieces or 1  # an empty dimension still gives one (empty) piece
     return _split_sizes(tensor, axis, [step] * (pieces - 1) + [size - step * (pieces - 1)])
 
+
+
+def split_method(self, split_size, dim=0):
+    """``Tensor.split``: ``split`` with the tensor's method's argument name (``x.split(split_size=2)``)."""
+    return split(self, split_size, dim)
 
 @takes_tensors("input")
 def chunk(input, chunks, dim=0):
@@ -997,3 +1007,75 @@ def cartesian_prod(*tensors):
     if len(tensors) == 1:
         return tensors[0]
     return stack([flatten(g) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+# --------------------------------------------------------------------------- as_strided
+class AsStrided(Function):
+    """out = the view of the input's storage with sizes ``size``, element strides ``stride``, starting at element
+    ``offset`` of the storage (PyTorch's ``as_strided``). Backward: each element of out read one memory location;
+    the gradient of the input's element there is the sum of dout over the elements that read it (``positions``:
+    the input's flat position for each element of out, -1 where out reads memory outside the input: that share of
+    the gradient goes nowhere)."""
+    view = True
+
+    @staticmethod
+    def forward(ctx, a, size, stride, offset):
+        from ..autograd.views import positions_in
+        storage = _storage_elements(a)
+        out = np.lib.stride_tricks.as_strided(storage[offset:], size, tuple(st * storage.itemsize for st in stride),
+                                              writeable=a._data.flags.writeable)
+        ctx.shape, ctx.positions = a.shape, positions_in(a._data, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        keep = ctx.positions >= 0                                           # out's shape
+        grad = np.zeros(int(np.prod(ctx.shape)), dtype=dout.dtype)          # the input, flat
+        np.add.at(grad, ctx.positions[keep], dout._data[keep])
+        return grad.reshape(ctx.shape), None, None, None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        keep = ctx.positions >= 0
+        n = int(np.prod(ctx.shape))
+        return IndexAdjoint.apply(Index.apply(dout, keep), (n,), ctx.positions[keep]).reshape(ctx.shape), None, None, \
+            None
+
+
+def _storage_elements(t):
+    """The whole storage under ``t``'s memory as a 1-D array of its dtype (a view, no copy)."""
+    from ..autograd.version import storage_of
+    storage = storage_of(t._data)
+    if not storage.flags.c_contiguous or storage.dtype != t._data.dtype:
+        raise NotImplementedError("as_strided of a tensor whose memory is not a plain array of its dtype")
+    return np.ndarray((storage.size,), dtype=storage.dtype, buffer=storage)
+
+
+@takes_tensors("input")
+def as_strided(input, size, stride, storage_offset=None):
+    """The view of ``input``'s storage with the given sizes and strides (in elements) from ``storage_offset``
+    (by default the input's own), as PyTorch's; differentiable: each element of the input receives the gradient of
+    every element of the view that reads it."""
+    size, stride = _sizes((size,)), _sizes((stride,))
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    from .layout import storage_offset as offset_of
+    offset = offset_of(input) if storage_offset is None else operator.index(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    storage = _storage_elements(input)
+    needed = offset + (1 + sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else 0)
+    if needed > storage.size:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {storage.itemsize} requiring a storage size of {needed * storage.itemsize} are "
+                           f"out of bounds for storage of size {storage.nbytes}")
+    return AsStrided.apply(input, size, stride, offset)
+
+
+def as_strided_copy(input, size, stride, storage_offset=None):
+    """A copy of ``as_strided(input, size, stride, storage_offset)``."""
+    return as_strided(input, size, stride, storage_offset).clone()

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._checks import takes_tensors
 from ..autograd import Function
-from ..dtypes import compute_dtype
+from ..dtypes import compute_dtype, kind_of
 from .dims import normalize_dim
 from .reduce import Sum
 
@@ -47,7 +47,7 @@ def _prepare(input, dim, dtype, name):
     """Cast to ``dtype`` if given (differentiably, as PyTorch does), check the dtype, and the axis."""
     if dtype is not None:
         input = input.to(dtype)
-    if input.dtype.kind != "f":
+    if kind_of(input.dtype) != "f":
         raise NotImplementedError(f"{name}: expected a floating-point input, got {input.dtype} "
                                   f"(pass dtype=minigrad.float32 to compute in floating point)")
     if dim is None:  # PyTorch's legacy implicit dim, with its warning

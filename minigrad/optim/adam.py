@@ -69,7 +69,7 @@ class Adam(Optimizer):
                 else:
                     grad = grad + weight_decay * p._data
             # In place with one scratch array (same roundings as the expressions in the docstring).
-            scratch = np.subtract(grad, exp_avg)
+            scratch = np.subtract(grad, exp_avg, out=np.empty_like(exp_avg))   # an array even for a 0-d p
             scratch *= 1 - beta1
             exp_avg += scratch                                   # m += (1 - beta1) * (g - m)
             np.multiply(grad, 1 - beta2, out=scratch)
@@ -87,7 +87,7 @@ class Adam(Optimizer):
                 second_moment = state["max_exp_avg_sq"]._data
             else:
                 second_moment = exp_avg_sq
-            denom = np.sqrt(second_moment)
+            denom = np.sqrt(second_moment, out=np.empty_like(second_moment))
             denom /= bias_correction2_sqrt
             denom += eps                                         # sqrt(v_hat) / sqrt(1 - beta2**t) + eps
             np.multiply(exp_avg, -step_size, out=scratch)

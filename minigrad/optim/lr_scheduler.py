@@ -133,7 +133,8 @@ class LRScheduler:
         """Raise (TypeError for a wrong type, ValueError for a wrong length or value) unless every entry of
         ``state_dict`` can replace the scheduler's own: same kinds and list lengths as ``state_dict()``.
         Entries this scheduler does not have are accepted (as attributes, like PyTorch) unless they would
-        hide one of its methods."""
+        hide one of its methods or replace what ``state_dict()`` leaves out (its ``optimizer``: PyTorch takes
+        that and fails at the next step)."""
         name = type(self).__name__
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"{name}.load_state_dict expects a dict, got {type(state_dict).__name__}")
@@ -145,7 +146,7 @@ class LRScheduler:
                 error = _mismatch(current[key], value, f"{name} state_dict[{key!r}]")
                 if error:
                     raise error
-            elif hasattr(type(self), key):
+            elif hasattr(type(self), key) or key in self.__dict__:  # a method, or what state_dict() leaves out
                 raise ValueError(f"{name}.load_state_dict: the key {key!r} would replace the scheduler's {key}")
 
     def _apply_state(self, state_dict):

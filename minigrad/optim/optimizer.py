@@ -54,6 +54,10 @@ def _scalar_tensor(value):
     return Tensor(np.asarray(value, dtype=dtype))
 
 
+class _ArrayMismatch(str):
+    """``Optimizer._state_error``'s phrase for an array entry of the wrong shape or dtype kind."""
+
+
 class Optimizer:
     """Base class: holds ``param_groups`` (dicts of 'params' plus hyperparameters) and ``state``.
 
@@ -183,7 +187,8 @@ class Optimizer:
         return ()
 
     def _state_error(self, param, state, group):
-        """Why ``state`` cannot be the state of ``param`` in ``group`` (a phrase), or None if it can.
+        """Why ``state`` cannot be the state of ``param`` in ``group`` (a phrase; an ``_ArrayMismatch`` if an
+        array entry has the wrong shape or dtype), or None if it can.
 
         Scalar entries ('step', NAdam's 'mu_product') are one finite, non-negative real number; every
         other array entry has the parameter's shape and a floating dtype of its kind (real or complex).
@@ -202,8 +207,9 @@ class Optimizer:
             elif isinstance(value, (Tensor, np.ndarray)):
                 array = value._data if isinstance(value, Tensor) else value
                 if array.shape != param.shape or array.dtype.kind != param._data.dtype.kind:
-                    return (f"has {name!r} of shape {list(array.shape)} and dtype {array.dtype}, expected shape "
-                            f"{list(param.shape)} and a {_KIND_NAMES[param._data.dtype.kind]} dtype")
+                    return _ArrayMismatch(f"has {name!r} of shape {list(array.shape)} and dtype {array.dtype}, "
+                                          f"expected shape {list(param.shape)} and a "
+                                          f"{_KIND_NAMES[param._data.dtype.kind]} dtype")
             elif name in required or not (value is None or isinstance(value, (bool, int, float, str))):
                 return f"has {name!r} = {_describe(value)}, expected a Tensor"
         return None
@@ -276,8 +282,9 @@ class Optimizer:
             if not isinstance(values, Mapping):
                 raise TypeError(f"state_dict['state'][{key!r}] must be a dict, got {_describe(values)}")
             error = self._state_error(param, dict(values), group_of[id(param)])
-            if error:
-                raise ValueError(f"state_dict['state'][{key!r}] {error}")
+            if error:  # a moment of the wrong shape or dtype: RuntimeError, what PyTorch raises at its next step
+                kind = RuntimeError if isinstance(error, _ArrayMismatch) else ValueError
+                raise kind(f"state_dict['state'][{key!r}] {error}")
             state[param] = {name: self._restore_value(param, name, v) for name, v in values.items()}
         self.state = state
         self.param_groups = groups

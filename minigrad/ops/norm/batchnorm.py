@@ -1,14 +1,10 @@
 """BatchNorm: each channel normalized over the batch and spatial axes, as ``torch.nn.functional.batch_norm``.
 
-Derived in docs/derivations/batchnorm.md. For x of shape (N, C, *spatial), viewed as (N, C, S),
-the statistics of channel c are taken over A = {N, S}, with g the upstream gradient::
-
-    training:  mean_c = mean_A(x), var_c = mean_A((x - mean_c)^2) (biased), rstd_c = 1/sqrt(var_c + eps)
-    eval:      mean_c, var_c from the running buffers (the op is then affine in x)
-    y = (x - mean_c) * rstd_c * w_c + b_c
-    training:  dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat)),  gw = g * w    (common.centered_dx)
-    eval:      dx = rstd * gw
-    dw_c = sum_A(g * xhat);   db_c = sum_A(g)
+For x of shape (N, C, *spatial), viewed as (N, C, S), the statistics of channel c are taken over
+A = {N, S} in training (the running buffers in eval, where the op is affine in x). The formulas are
+written once, in the docstrings of the NumPy references below (dx in training is ``common.centered_dx``),
+which docs/derivations/batchnorm.md quotes and derives (``docs/derivations/build.py --check`` keeps the
+quotes equal to this file).
 
 Training also updates the running buffers with the *unbiased* variance.
 
@@ -29,7 +25,7 @@ from .channels import (ChannelNormBackward, affine_channels, blend_running, buff
                        channel_affine, channel_array, channel_backward, channel_graph_backward, channel_operands,
                        channel_param_grads, channels_view, check_channel_input, check_param_dtypes, check_running_pair,
                        per_channel, save_for_channel_backward, verify_batch_size)
-from .common import center, centered_dx, normalize, square_mean64
+from .common import center, centered_dx, centering_overflows, normalize, square_mean64
 
 
 # --------------------------------------------------------------------------- NumPy reference, x (N, C, S)
@@ -91,7 +87,7 @@ class BatchNormFunction(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, mean, rstd, training, eps=None):
-        x3, w, b = channel_operands(x, weight, bias)                 # (N, C, S), (C,), (C,) in the compute dtype
+        x3, w, b = channel_operands(x, weight, bias, rstd.dtype)     # (N, C, S), (C,), (C,) in the statistics' dtype
         y = kernel(batch_norm_forward)(x3, mean, rstd, w, b)
         save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, training=training, eps=eps)
         return y.reshape(x.shape).astype(x.dtype, copy=False)
@@ -172,11 +168,14 @@ def _check_statistics_and_update_running(input, running_mean, running_var, weigh
         return channel_array(running_mean, dtype), 1.0 / np.sqrt(channel_array(running_var, dtype) + eps)
     x3 = channels_view(input._data)                                   # (N, C, S)
     if running_mean is None:
-        return kernel(batch_norm_train_stats)(x3, eps, momentum, None, None)
-    buffers = buffer_array(running_mean, dtype), buffer_array(running_var, dtype)   # (C,) each
-    mean, rstd = kernel(batch_norm_train_stats)(x3, eps, momentum, *buffers)
-    buffer_written(running_mean, buffers[0])
-    buffer_written(running_var, buffers[1])
+        mean, rstd = kernel(batch_norm_train_stats)(x3, eps, momentum, None, None)
+    else:
+        buffers = buffer_array(running_mean, dtype), buffer_array(running_var, dtype)   # (C,) each
+        mean, rstd = kernel(batch_norm_train_stats)(x3, eps, momentum, *buffers)
+        buffer_written(running_mean, buffers[0])
+        buffer_written(running_var, buffers[1])
+    if centering_overflows(rstd, x3.shape[0] * x3.shape[2], dtype):   # float32 overflows: normalize in float64
+        mean, rstd = kernel(batch_norm_train_stats)(x3.astype(np.float64), eps, momentum, None, None)
     return mean, rstd
 
 

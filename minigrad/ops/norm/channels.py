@@ -14,11 +14,11 @@ import numpy as np
 
 from ...autograd import Function
 from ...autograd.version import bump
-from ...dtypes import compute_dtype, scalar_type_name
+from ...dtypes import LOW_PRECISION, compute_dtype, is_floating_point, scalar_type_name
 from ...kernels import kernel
 from .common import centered_second_order, centered_statistics, input_grads, second_order_grads, sum64
 
-_TORCH_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
+_TORCH_TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
 
 
 # --------------------------------------------------------------------------- arguments
@@ -37,21 +37,21 @@ def check_channel_input(input, **per_channel):
 
 def check_floating_channels(kernel, input):
     """PyTorch's NotImplementedError for integer or bool input to a channel norm (kernels are floating-point)."""
-    if input.dtype.kind != "f":
+    if not is_floating_point(input.dtype):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
 def check_param_dtypes(input, *params):
     """PyTorch's CPU rule for the parameters and buffers of BatchNorm, InstanceNorm and GroupNorm (None
     skipped; PyTorch's order: weight, bias, running_mean, running_var): each has the input's dtype, or
-    all are float32 under float16 input (mixed precision). Otherwise PyTorch's error for the case."""
+    all are float32 under float16 or bfloat16 input (mixed precision). Otherwise PyTorch's error for the case."""
     for t in params:   # the common case first: every parameter has the input's dtype
         if t is not None and t.dtype != input.dtype:
             break
     else:
         return
     dtypes = [t.dtype for t in params if t is not None]
-    if input.dtype == np.float16 and all(d == np.float32 for d in dtypes):
+    if input.dtype in LOW_PRECISION and all(d == np.float32 for d in dtypes):
         return
     if dtypes[0] == input.dtype:
         found = next(d for d in dtypes if d != input.dtype)
@@ -116,11 +116,13 @@ def count_batch(num_batches_tracked):
 
 
 # --------------------------------------------------------------------------- the (N, C, S) view (Functions)
-def channels_view(a):
-    """The ndarray ``a`` (N, C, *spatial) as a C-contiguous (N, C, S) array in the compute dtype,
-    S = prod(spatial) (1 for (N, C) input): the layout the channel kernels take."""
+def channels_view(a, dtype=None):
+    """The ndarray ``a`` (N, C, *spatial) as a C-contiguous (N, C, S) array in the compute dtype (or ``dtype``:
+    the statistics' dtype, float64 where float32 would overflow, ``centering_overflows``), S = prod(spatial)
+    (1 for (N, C) input): the layout the channel kernels take."""
     n, c = a.shape[:2]
-    return np.ascontiguousarray(a.reshape(n, c, math.prod(a.shape[2:])), dtype=compute_dtype(a.dtype))
+    return np.ascontiguousarray(a.reshape(n, c, math.prod(a.shape[2:])),
+                                dtype=compute_dtype(a.dtype) if dtype is None else dtype)
 
 
 def channel_array(t, dtype):
@@ -129,11 +131,11 @@ def channel_array(t, dtype):
     return None if t is None else np.array(t._data.reshape(-1), dtype=dtype)
 
 
-def channel_operands(x, weight, bias):
-    """x as (N, C, S) and weight/bias as (C,) arrays, all in the compute dtype of ``x``. The weight is a copy
-    (the backward keeps it); the bias is read once, by the forward kernel: a view when it already has the
-    dtype."""
-    x3 = channels_view(x._data)
+def channel_operands(x, weight, bias, dtype=None):
+    """x as (N, C, S) and weight/bias as (C,) arrays, all in the compute dtype of ``x`` (or ``dtype``). The weight
+    is a copy (the backward keeps it); the bias is read once, by the forward kernel: a view when it already has
+    the dtype."""
+    x3 = channels_view(x._data, dtype)
     b = None if bias is None else np.ascontiguousarray(bias._data.reshape(-1), dtype=x3.dtype)
     return x3, channel_array(weight, x3.dtype), b
 
@@ -153,8 +155,8 @@ def channel_backward(ctx, dout, backward_kernel, **options):
     input, weight and bias."""
     x, mean, rstd, w = ctx.saved_tensors
     need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
-    dx, dw, db = kernel(backward_kernel)(channels_view(dout._data), channels_view(x), mean, rstd, weight=w,
-                                         **options, need_dx=need_dx, need_dw=need_dw, need_db=need_db)
+    dx, dw, db = kernel(backward_kernel)(channels_view(dout._data, rstd.dtype), channels_view(x, rstd.dtype), mean,
+                                         rstd, weight=w, **options, need_dx=need_dx, need_dw=need_dw, need_db=need_db)
     x_shape, w_shape, b_shape = ctx.shapes
     return input_grads(ctx, None if dx is None else dx.reshape(x_shape), None if dw is None else dw.reshape(w_shape),
                        None if db is None else db.reshape(b_shape))
@@ -215,9 +217,9 @@ class ChannelNormBackward(Function):
 
     @staticmethod
     def forward(ctx, dout, x, weight, mean, rstd, eps, **options):
-        x3, w, _ = channel_operands(x, weight, None)                              # (N, C, S), (C,)
-        dx, _, _ = kernel(ctx.fn.first_order)(channels_view(dout._data), x3, mean, rstd, weight=w, **options,
-                                              need_dx=True, need_dw=False, need_db=False)
+        x3, w, _ = channel_operands(x, weight, None, rstd.dtype)                  # (N, C, S), (C,)
+        dx, _, _ = kernel(ctx.fn.first_order)(channels_view(dout._data, rstd.dtype), x3, mean, rstd, weight=w,
+                                              **options, need_dx=True, need_dw=False, need_db=False)
         ctx.save_for_backward(dout._data, x._data, mean, rstd, w)
         ctx.w_shape, ctx.eps, ctx.options = None if weight is None else weight.shape, eps, options
         return dx.reshape(x.shape).astype(x.dtype, copy=False)
@@ -225,9 +227,10 @@ class ChannelNormBackward(Function):
     @staticmethod
     def backward(ctx, G):
         dout, x, mean, rstd, w = ctx.saved_tensors
-        xhat, rstd_a = ctx.fn.statistics(channels_view(x), mean, rstd, ctx.options)          # in the view
-        grads = centered_second_order(channels_view(G._data), channels_view(dout), None if w is None else w[:, None],
-                                      xhat, rstd_a, ctx.fn.axes, (0, 2), lambda a: ctx.fn.view(a, ctx.options))
+        xhat, rstd_a = ctx.fn.statistics(channels_view(x, rstd.dtype), mean, rstd, ctx.options)   # in the view
+        grads = centered_second_order(channels_view(G._data, rstd.dtype), channels_view(dout, rstd.dtype),
+                                      None if w is None else w[:, None], xhat, rstd_a, ctx.fn.axes, (0, 2),
+                                      lambda a: ctx.fn.view(a, ctx.options))
         return second_order_grads(ctx, grads, (x.shape, x.shape, ctx.w_shape))
 
     @staticmethod

@@ -46,6 +46,18 @@ def square_mean64(a, subscripts):
         return np.einsum(f"{inner},{inner}->{kept}", a, a, dtype=np.float64) / count
 
 
+def centering_overflows(rstd, count, dtype):
+    """Whether x - mean may overflow ``dtype`` in a row (or channel) of ``count`` values normalized with
+    ``rstd``: |x - mean| <= sqrt(count * var) <= sqrt(count) / rstd, so only a row whose rstd is below
+    sqrt(count) / max can (values of both signs near float32's max: 3e38 - (-3e38) is inf, and so is a
+    float32 variance of them, making rstd 0). Normal data has rstd near 1/std, far above; one comparison
+    per row. Such a norm is computed again in float64, where its exact (finite) answer is. Only float32 is
+    checked: float16 is computed in float32, and float64 has no wider type."""
+    if dtype != np.float32:
+        return False
+    return bool((rstd <= 2 * math.sqrt(count) / float(np.finfo(np.float32).max)).any())
+
+
 def center(x, mean):
     """x - mean with ``mean`` in float64 (broadcastable against x), computed in x's dtype as (x - hi) - lo."""
     hi = mean.astype(x.dtype)
@@ -154,3 +166,20 @@ def normalize(x, dims, eps, centered=True):
     xc = x - x.mean(dims, keepdim=True) if centered else x
     var = (xc * xc).mean(dims, keepdim=True)
     return xc * (var + eps).rsqrt()
+
+
+# --------------------------------------------------------------------------- for formulas written once (arrays or Tensors)
+def last_dim_sum(a):
+    """sum over the last dim, kept as size 1: float64-accumulated on an ndarray, a minigrad op on a Tensor."""
+    return sum64(a, -1, keepdims=True) if isinstance(a, np.ndarray) else a.sum(-1, keepdim=True)
+
+
+def sum_to_shape(a, shape):
+    """``a`` summed down to ``shape`` (a parameter's: its leading broadcast dims and size-1 dims summed away),
+    float64-accumulated on an ndarray, ``Tensor.sum_to_size`` on a Tensor (the engine would do the same)."""
+    shape = tuple(shape)
+    if not isinstance(a, np.ndarray):
+        return a.sum_to_size(shape)
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and a.shape[lead + i] != 1)
+    return sum64(a, axes).reshape(shape)

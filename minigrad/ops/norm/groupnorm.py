@@ -1,13 +1,10 @@
 """GroupNorm and InstanceNorm: statistics per sample, never across the batch.
 
-Derived in docs/derivations/groupnorm.md and docs/derivations/instancenorm.md. GroupNorm splits
-the C channels of x (N, C, *spatial) into G groups and normalizes each (sample, group) over its
-C/G channels and all spatial positions, i.e. each row A of the (N, G, C/G * S) view; the affine
-weight and bias are per *channel*. With g the upstream gradient::
-
-    mean = mean_A(x);  rstd = 1/sqrt(mean_A((x - mean)^2) + eps);  y = (x - mean) * rstd * w_c + b_c
-    dx = rstd * (gw - mean_A(gw) - xhat * mean_A(gw * xhat)),  gw = g * w_c    (common.centered_dx)
-    dw_c = sum_{n,s}(g * xhat);   db_c = sum_{n,s}(g)
+GroupNorm splits the C channels of x (N, C, *spatial) into G groups and normalizes each (sample, group)
+over its C/G channels and all spatial positions, i.e. each row A of the (N, G, C/G * S) view; the affine
+weight and bias are per *channel*. The formulas are written once, in the docstrings of the NumPy references
+below (dx is ``common.centered_dx``), which docs/derivations/groupnorm.md and instancenorm.md quote and
+derive (``docs/derivations/build.py --check`` keeps the quotes equal to this file).
 
 InstanceNorm is GroupNorm with G = C (each (sample, channel) over its spatial positions), plus
 running statistics:
@@ -33,7 +30,7 @@ from .channels import (ChannelNormBackward, affine_channels, channel_affine, cha
                        channel_operands, channel_param_grads, channels_view, check_channel_input,
                        check_floating_channels, check_param_dtypes, check_running_pair, save_for_channel_backward,
                        update_running_stats, verify_batch_size, verify_spatial_size)
-from .common import center, centered_dx, exact_mean, normalize, square_mean64
+from .common import center, centered_dx, centering_overflows, exact_mean, normalize, square_mean64
 
 
 # --------------------------------------------------------------------------- NumPy reference, x (N, C, S)
@@ -86,13 +83,24 @@ class GroupNormFunction(Function):
     Under create_graph=True, ``graph_backward`` gives dx = ``GroupNormBackward`` (the fused formula, whose
     backward is the hand-derived double backward), and dw, db as minigrad sums of g * xhat and g, xhat
     being this Function without affine.
+
+    ``zero_rstd`` (InstanceNorm with eps = 0, as PyTorch's, whose instance norm is its batch norm's kernel):
+    a row of zero variance gets rstd = 0 instead of 1/sqrt(0), so xhat = 0, y = bias and every gradient
+    through the row is 0 (GroupNorm itself gives NaN there, as PyTorch's does).
     """
 
     @staticmethod
-    def forward(ctx, x, weight, bias, num_groups, eps):
+    def forward(ctx, x, weight, bias, num_groups, eps, zero_rstd=False):
         x3, w, b = channel_operands(x, weight, bias)                 # (N, C, S), (C,), (C,) in the compute dtype
-        y, mean, rstd = kernel(group_norm_forward)(x3, num_groups, w, b, eps=eps)   # mean, rstd (N, G)
-        save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, num_groups=num_groups, eps=eps)
+        with np.errstate(divide="ignore" if zero_rstd else "warn"):  # eps = 0: 1/sqrt(0), made 0 below
+            y, mean, rstd = kernel(group_norm_forward)(x3, num_groups, w, b, eps=eps)   # mean, rstd (N, G)
+        if x3.size and centering_overflows(rstd, x3.size // (x3.shape[0] * num_groups), x3.dtype):   # C/G * S each
+            x3, w, b = channel_operands(x, weight, bias, np.float64)  # then statistics and backward in float64
+            y, mean, rstd = kernel(group_norm_forward)(x3, num_groups, w, b, eps=eps)
+        if zero_rstd:
+            _zero_rstd_of_constant_rows(y, rstd, b, num_groups)
+        save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, num_groups=num_groups, eps=eps,
+                                  zero_rstd=zero_rstd)
         return y.reshape(x.shape).astype(x.dtype, copy=False)
 
     @staticmethod
@@ -108,8 +116,19 @@ class GroupNormFunction(Function):
             return GroupNormBackward.apply(dout, x, w, mean=mean, rstd=rstd, eps=eps, num_groups=groups)
 
         def xhat_of(x):
-            return GroupNormFunction.apply(x, None, None, num_groups=groups, eps=eps)
+            return GroupNormFunction.apply(x, None, None, num_groups=groups, eps=eps, zero_rstd=ctx.zero_rstd)
         return channel_graph_backward(ctx, dout, dx_of, xhat_of)
+
+
+def _zero_rstd_of_constant_rows(y, rstd, bias, num_groups):
+    """In place: rows of zero variance (rstd = 1/sqrt(0 + 0) = inf) get rstd = 0 and y = xhat * w + b = b.
+    y (N, C, S), rstd (N, G), bias (C,) or None."""
+    constant = np.isinf(rstd)                                                      # (N, G)
+    if constant.any():
+        rstd[constant] = 0
+        n, c, s = y.shape
+        rows = np.repeat(constant, c // num_groups, axis=1)                         # (N, C)
+        y[rows] = 0 if bias is None else np.broadcast_to(bias, (n, c))[rows][:, None]
 
 
 class GroupNormBackward(ChannelNormBackward):
@@ -166,7 +185,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 def _group_norm_function(input, num_groups, weight, bias, eps):
-    return GroupNormFunction.apply(input, weight, bias, num_groups=num_groups, eps=eps)
+    """InstanceNorm's GroupNorm: rstd = 0 on constant rows when eps = 0, as PyTorch's instance_norm."""
+    return GroupNormFunction.apply(input, weight, bias, num_groups=num_groups, eps=eps, zero_rstd=eps == 0)
 
 
 def _instance_norm(batch_norm_form, group_norm_form, input, running_mean, running_var, weight, bias, use_input_stats,

@@ -1,12 +1,9 @@
 """LayerNorm (Ba, Kiros & Hinton 2016), as ``torch.nn.functional.layer_norm``.
 
-Derived in docs/derivations/layernorm.md. Per row x (the trailing ``normalized_shape`` dims, d
-elements), with g the upstream gradient::
-
-    mean = mean(x);  var = mean((x - mean)^2)  (biased, two-pass);  rstd = 1/sqrt(var + eps)
-    xhat = (x - mean) * rstd;   y = xhat * weight + bias
-    dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)),  gw = g * weight    (common.centered_dx)
-    dw = sum_rows(g * xhat);    db = sum_rows(g)
+Per row x (the trailing ``normalized_shape`` dims). The formulas are written once, in the docstrings of the
+NumPy references ``layer_norm_forward`` and ``layer_norm_backward`` below (dx is ``common.centered_dx``),
+which docs/derivations/layernorm.md quotes and derives (``docs/derivations/build.py --check`` keeps the
+quotes equal to this file); the other docstrings here cite them rather than repeat them.
 
 This file reads top to bottom: the NumPy reference forward and backward (the specification, with
 a numba twin of the same name in minigrad/kernels/numba_kernels.py), the ``LayerNormFunction``
@@ -24,8 +21,8 @@ from ..._checks import float_arg, takes_tensors
 from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
-from .common import (center, centered_dx, centered_second_order, centered_statistics, exact_mean, input_grads,
-                     normalize, second_order_grads, square_mean64)
+from .common import (center, centered_dx, centered_second_order, centered_statistics, centering_overflows, exact_mean,
+                     input_grads, normalize, second_order_grads, square_mean64)
 from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, functional_normalized_shape, row_affine,
                    row_dims, row_operands, row_param, row_param_grads, shaped_grads)
 
@@ -63,24 +60,20 @@ def layer_norm_backward(dy, x, mean, rstd, weight, need_dx, need_dw, need_db):
 
 # --------------------------------------------------------------------------- the Function
 class LayerNormFunction(Function):
-    """LayerNorm over rows x (R, D).
-
-    Saved: x, mean and rstd (one number each per row) and w. Backward, with g the upstream
-    gradient, gw = g * w (g without weight) and xhat = (x - mean) * rstd recomputed::
-
-        dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))      (means over the row)
-        dw = sum over rows of g * xhat                             db = sum over rows of g
-
-    The two row means are the projections of gw onto the directions that normalization
-    removes: shifts (the constant vector) and scalings (xhat itself). Each gradient is
-    computed only if ``ctx.needs_input_grad`` asks for it. The kernels allocate every gradient
-    they return, so the engine makes them the leaves' ``.grad`` without a copy.
+    """LayerNorm over rows x (R, D): ``kernel(layer_norm_forward)`` and ``kernel(layer_norm_backward)`` (their
+    docstrings have the formulas, docs/derivations/layernorm.md derives them). Saved: x, mean and rstd (one
+    number each per row) and w. Each gradient is computed only if ``ctx.needs_input_grad`` asks for it; the
+    kernels allocate every gradient they return, so the engine makes them the leaves' ``.grad`` without a copy.
     """
 
     @staticmethod
     def forward(ctx, input, weight, bias, normalized_shape, eps):
-        x, w, b = row_operands(input, weight, bias, math.prod(normalized_shape))      # (R, D), (D,), (D,)
+        d = math.prod(normalized_shape)
+        x, w, b = row_operands(input, weight, bias, d)                                # (R, D), (D,), (D,)
         y, mean, rstd = kernel(layer_norm_forward)(x, w, b, eps=eps)
+        if centering_overflows(rstd, d, x.dtype):          # float32 overflows: statistics and backward in float64
+            x, w, b = row_operands(input, weight, bias, d, np.float64)
+            y, mean, rstd = kernel(layer_norm_forward)(x, w, b, eps=eps)
         ctx.save_for_backward(input._data, mean, rstd, w)  # a float16 x stays float16 in memory
         ctx.normalized_shape, ctx.eps = normalized_shape, eps
         return from_rows(y, input)
@@ -90,8 +83,8 @@ class LayerNormFunction(Function):
         x, mean, rstd, w = ctx.saved_tensors
         d = math.prod(ctx.normalized_shape)
         need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
-        dx, dw, db = kernel(layer_norm_backward)(as_rows(dout._data, d), as_rows(x, d), mean, rstd, w,
-                                                 need_dx=need_dx, need_dw=need_dw, need_db=need_db)
+        dx, dw, db = kernel(layer_norm_backward)(as_rows(dout._data, d, rstd.dtype), as_rows(x, d, rstd.dtype), mean,
+                                                 rstd, w, need_dx=need_dx, need_dw=need_dw, need_db=need_db)
         return input_grads(ctx, *shaped_grads(dx, dw, db, x.shape, ctx.normalized_shape))
 
     @staticmethod
@@ -132,8 +125,8 @@ class LayerNormBackward(Function):
     def forward(ctx, dout, x, weight, mean, rstd, normalized_shape, eps):
         d = math.prod(normalized_shape)
         w = row_param(weight, rstd.dtype)
-        dx, _, _ = kernel(layer_norm_backward)(as_rows(dout._data, d), as_rows(x._data, d), mean, rstd, w,
-                                               need_dx=True, need_dw=False, need_db=False)
+        dx, _, _ = kernel(layer_norm_backward)(as_rows(dout._data, d, rstd.dtype), as_rows(x._data, d, rstd.dtype),
+                                               mean, rstd, w, need_dx=True, need_dw=False, need_db=False)
         ctx.save_for_backward(dout._data, x._data, mean, rstd, w)
         ctx.normalized_shape, ctx.eps = normalized_shape, eps
         return dx.reshape(x.shape).astype(x.dtype, copy=False)
@@ -142,10 +135,10 @@ class LayerNormBackward(Function):
     def backward(ctx, G):
         dout, x, mean, rstd, w = ctx.saved_tensors
         d = math.prod(ctx.normalized_shape)
-        x_rows = as_rows(x, d)                                                       # (R, D)
+        x_rows = as_rows(x, d, rstd.dtype)                                           # (R, D)
         with np.errstate(invalid="ignore"):
-            grads = centered_second_order(as_rows(G._data, d), as_rows(dout, d), w, layer_norm_xhat(x_rows, mean, rstd),
-                                          rstd[:, None], axes=1, param_axes=0)
+            grads = centered_second_order(as_rows(G._data, d, rstd.dtype), as_rows(dout, d, rstd.dtype), w,
+                                          layer_norm_xhat(x_rows, mean, rstd), rstd[:, None], axes=1, param_axes=0)
         return second_order_grads(ctx, grads, (x.shape, x.shape, ctx.normalized_shape))
 
     @staticmethod

@@ -1,10 +1,9 @@
 """RMSNorm (Zhang & Sennrich, "Root Mean Square Layer Normalization", NeurIPS 2019) and its variants.
 
-Derived in docs/derivations/rmsnorm.md. Per row x (the trailing ``normalized_shape`` dims, d
-elements), as ``torch.nn.functional.rms_norm``, with g the upstream gradient::
-
-    rstd = 1 / sqrt(mean(x^2) + eps)      xhat = x * rstd      y = xhat * w
-    dx = rstd * (gw - xhat * mean(gw * xhat)),  gw = g * w      dw = sum_rows(g * xhat)
+As ``torch.nn.functional.rms_norm``, per row x (the trailing ``normalized_shape`` dims). The formulas are
+written once, in the docstrings of the NumPy references ``rms_norm_forward`` and ``rms_norm_backward`` below,
+which docs/derivations/rmsnorm.md quotes and derives (``docs/derivations/build.py --check`` keeps the quotes
+equal to this file); the other docstrings here cite them rather than repeat them.
 
 This file reads top to bottom: the NumPy reference forward and backward (the specification, with
 a numba twin of the same name in minigrad/kernels/numba_kernels.py), the ``RMSNormFunction`` that
@@ -39,6 +38,7 @@ from ...dtypes import compute_dtype
 from ...kernels import kernel
 from ...tensor import Tensor
 from .common import input_grads, normalize, square_mean64, sum64
+from .rms_casting import cast_rms_norm, check_casting
 from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, functional_normalized_shape, row_affine,
                    row_dims, row_operands, row_param, row_param_grads, rowdot, shaped_grads)
 
@@ -91,25 +91,11 @@ def rms_norm_backward(dy, x, rstd, weight, eps, k, eps_outside, need_dx, need_dw
 
 # --------------------------------------------------------------------------- the Function
 class RMSNormFunction(Function):
-    """RMSNorm over rows x (R, D), with the variants of the module docstring.
-
-    Forward, per row, with the RMS subset K = the first k of the D elements (k = D unless partial)::
-
-        ms = mean_K(x^2);  rstd = 1/sqrt(ms + eps)  (or 1/(sqrt(ms) + eps) with eps outside)
-        xhat = x * rstd;   y = xhat * w + b
-
-    Saved: x, rstd (one number per row) and w. Backward, with g the upstream gradient,
-    gw = g * w (g without weight), mask_K = [j in K]::
-
-        dx = rstd * (gw - c * x * mask_K * sum_j(gw * xhat) / k)
-             c = rstd (eps inside)  or  1/sqrt(ms) (eps outside)
-        dw = sum over rows of g * xhat        db = sum over rows of g
-
-    Derivation: y_j = gw_j x_j rstd, and d rstd / d x_i = -rstd^2 c x_i mask_i / k (both eps
-    placements), so dx_i = rstd gw_i - (rstd^2 c x_i mask_i / k) sum_j gw_j x_j; using
-    sum_j gw_j x_j = sum_j gw_j xhat_j / rstd gives the line above. Each gradient is computed
-    only if ``ctx.needs_input_grad`` asks for it. The kernels allocate every gradient they
-    return, so the engine makes them the leaves' ``.grad`` without a copy.
+    """RMSNorm over rows x (R, D), with the variants of the module docstring: the forward is
+    ``kernel(rms_norm_forward)``, the backward ``kernel(rms_norm_backward)`` (their docstrings have the formulas,
+    docs/derivations/rmsnorm.md derives them). Saved: x, rstd (one number per row) and w. Each gradient is
+    computed only if ``ctx.needs_input_grad`` asks for it; the kernels allocate every gradient they return, so
+    the engine makes them the leaves' ``.grad`` without a copy.
 
     Under ``create_graph=True`` the engine runs ``graph_backward`` instead: the same gradients, each with
     a graph (dx through ``RMSNormBackward``, the double backward below).
@@ -268,29 +254,56 @@ def rms_norm_composite(input, normalized_shape, weight=None, eps=None, *, bias=N
     if k == d and eps_inside_sqrt:
         xhat = normalize(x, row_dims(normalized_shape), eps, centered=False)
     else:
-        rows = x.reshape(x.shape[:x.ndim - len(normalized_shape)] + (d,))  # (*, D)
-        head = rows[..., :k]                                                 # (*, k): the RMS subset
-        ms = (head * head).mean(-1, keepdim=True)                            # (*, 1)
-        rstd = (ms + eps).rsqrt() if eps_inside_sqrt else 1 / (ms.sqrt() + eps)
-        xhat = (rows * rstd).reshape(x.shape)
+        xhat = rms_rows(x, normalized_shape, eps, k, eps_inside_sqrt)
     return row_affine(xhat, weight, bias).to(input.dtype)
+
+
+def rms_rows(x, normalized_shape, eps, k, eps_inside_sqrt, scaled=None):
+    """xhat = x * rstd over rows of x, written with minigrad ops in x's own dtype (each op rounds its result);
+    ``scaled`` (x.float(), say) is the tensor multiplied by rstd instead of x."""
+    d = math.prod(normalized_shape)
+    lead = x.shape[:x.ndim - len(normalized_shape)]
+    rows = x.reshape(lead + (d,))                                        # (*, D)
+    head = rows[..., :k]                                                 # (*, k): the RMS subset
+    ms = (head * head).mean(-1, keepdim=True)                            # (*, 1)
+    rstd = (ms + eps).rsqrt() if eps_inside_sqrt else 1 / (ms.sqrt() + eps)
+    return ((rows if scaled is None else scaled.reshape(lead + (d,))) * rstd).reshape(x.shape)
 
 
 # --------------------------------------------------------------------------- the public form and its checks
 @takes_tensors("input", "weight", "bias")
-def rms_norm(input, normalized_shape, weight=None, eps=None, *, bias=None, eps_inside_sqrt=True, partial=None):
+def rms_norm(input, normalized_shape, weight=None, eps=None, *, bias=None, eps_inside_sqrt=True, partial=None,
+             casting="pytorch"):
     """RMSNorm over the trailing ``normalized_shape`` dims (``torch.nn.functional.rms_norm``).
 
-    ``bias``, ``eps_inside_sqrt`` and ``partial`` are minigrad's variants (module docstring).
+    ``bias``, ``eps_inside_sqrt`` and ``partial`` are minigrad's variants (module docstring); ``casting``
+    ("pytorch", "llama", "minimind", "gemma", "none") says where a float16/bfloat16 input is rounded
+    (``rms_casting.py``).
     """
     normalized_shape = functional_normalized_shape(normalized_shape, "rms_norm")
     eps = None if eps is None else float_arg(eps, "rms_norm", "eps", 4)
+    if casting != "pytorch":
+        return _rms_norm_casting(input, normalized_shape, weight, eps, bias, eps_inside_sqrt, partial, casting)
     if input.numel() == 0:  # nothing to normalize: the composite gives the empty output and gradients
         return rms_norm_composite(input, normalized_shape, weight, eps, bias=bias, eps_inside_sqrt=eps_inside_sqrt,
                                   partial=partial)
     normalized_shape, eps, k = _rms_options(input, normalized_shape, weight, bias, eps, partial)
     return RMSNormFunction.apply(input, weight, bias, normalized_shape=normalized_shape, eps=eps, k=k,
                                  eps_outside=not eps_inside_sqrt)
+
+
+def _rms_norm_casting(input, normalized_shape, weight, eps, bias, eps_inside_sqrt, partial, casting):
+    """``rms_norm`` with a casting mode other than PyTorch's: the normalization by the fused Function (or, for
+    "none", by ops in the input's dtype), the casts and the weight around it as ``rms_casting`` says."""
+    check_casting(casting)
+    normalized_shape, eps, k = _rms_options(input, normalized_shape, weight, bias, eps, partial)
+
+    def normalize(x, eps, scaled=None):
+        if casting in ("none", "minimind") or x.numel() == 0:
+            return rms_rows(x, normalized_shape, eps, k, eps_inside_sqrt, scaled)
+        return RMSNormFunction.apply(x, None, None, normalized_shape=normalized_shape, eps=eps, k=k,
+                                     eps_outside=not eps_inside_sqrt)
+    return cast_rms_norm(normalize, input, weight, bias, eps, casting)
 
 
 def check_partial(partial):

@@ -10,7 +10,7 @@ arrays (R,), broadcast back over a row as ``stat[:, None]``.
 import numpy as np
 
 from ..._checks import is_int, size_arg, type_name
-from ...dtypes import compute_dtype
+from ...dtypes import compute_dtype, is_floating_point
 from .common import sum64
 
 
@@ -55,16 +55,17 @@ def check_row_norm_args(input, normalized_shape, weight=None, bias=None, *, rms=
         leading = "*" if rms else "*, "
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[{leading}{', '.join(map(str, shape))}], but got input of size{list(x_shape)}")
-    if input.dtype.kind != "f":
+    if not is_floating_point(input.dtype):
         raise NotImplementedError(f"normalization over rows is only implemented for floating-point input, "
                                   f"got {input.dtype}")
     return shape
 
 
 # --------------------------------------------------------------------------- the row view (Functions)
-def as_rows(a, d):
-    """The ndarray ``a`` (*, D-elements trailing) as C-contiguous rows (R, D) in the compute dtype."""
-    return np.ascontiguousarray(a.reshape(-1, d), dtype=compute_dtype(a.dtype))
+def as_rows(a, d, dtype=None):
+    """The ndarray ``a`` (*, D-elements trailing) as C-contiguous rows (R, D) in the compute dtype (or ``dtype``:
+    the statistics' dtype, float64 where float32 would overflow, ``common.centering_overflows``)."""
+    return np.ascontiguousarray(a.reshape(-1, d), dtype=compute_dtype(a.dtype) if dtype is None else dtype)
 
 
 def row_param(t, dtype):
@@ -72,9 +73,9 @@ def row_param(t, dtype):
     return None if t is None else np.ascontiguousarray(t._data.reshape(-1), dtype=dtype)
 
 
-def row_operands(input, weight, bias, d):
-    """x as rows (R, D) and weight/bias as (D,), all in the compute dtype of ``input``."""
-    x = as_rows(input._data, d)
+def row_operands(input, weight, bias, d, dtype=None):
+    """x as rows (R, D) and weight/bias as (D,), all in the compute dtype of ``input`` (or ``dtype``)."""
+    x = as_rows(input._data, d, dtype)
     return x, row_param(weight, x.dtype), row_param(bias, x.dtype)
 
 

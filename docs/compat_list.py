@@ -1,0 +1,156 @@
+"""Writes docs/compatibility.md: for each PyTorch namespace programs import, which of its public names
+minigrad has, which of those are stand-ins (they exist so that ported code runs, but do not do what
+PyTorch's do on a GPU or in a compiler), and which are absent.
+
+    python docs/compat_list.py > docs/compatibility.md
+
+PyTorch's names come from the installed PyTorch (its public attributes, modules outside ``torch`` and
+constants in capitals left out); minigrad's from importing it. The stand-ins are listed below, by name or
+by namespace, each with what it does; a listed name minigrad lacks is an error, so the list cannot go
+stale. ``tests/test_compat_list.py`` regenerates the page and compares it with the committed one.
+"""
+import importlib
+import inspect
+import sys
+
+NAMESPACES = ["torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.optim",
+              "torch.optim.lr_scheduler", "torch.utils.data", "torch.linalg", "torch.fft", "torch.special",
+              "torch.distributions", "torch.sparse", "torch.cuda", "torch.autograd", "torch.autograd.functional",
+              "torch.multiprocessing", "torch.hub", "torch.amp"]
+
+# every name minigrad has in these namespaces answers as on a machine without the hardware
+STAND_IN_NAMESPACES = {
+    "torch.cuda": "answers as PyTorch's CPU-only build does: 0 / False / an empty dict, or the same exception type",
+    "torch.hub": "get_dir/set_dir keep a directory; loading raises NotImplementedError (hub models are PyTorch "
+                 "code)",
+}
+
+STAND_INS = {
+    "torch.compile": "returns the model or function unchanged; options ignored",
+    "torch.inference_mode": "turns recording off like no_grad; the tensors made inside are ordinary tensors",
+    "torch.autocast": "'cuda' disables itself with a warning (as without CUDA); 'cpu' computes in the tensors' "
+                      "own dtypes",
+    "torch.device": "any device object can be made; using one other than the CPU raises",
+    "torch.set_default_device": "the CPU only",
+    "torch.get_default_device": "the CPU",
+    "torch.set_float32_matmul_precision": "recorded; float32 products are always full precision",
+    "torch.get_float32_matmul_precision": "returns what was recorded",
+    "torch.set_num_threads": "numba's thread count for the calling thread",
+    "torch.get_num_threads": "numba's thread count",
+    "torch.multiprocessing": "Python's multiprocessing, with spawn and the sharing-strategy functions",
+    "torch.Tensor.cuda": "raises: minigrad runs on the CPU only",
+    "torch.Tensor.is_pinned": "False",
+    "torch.Tensor.is_shared": "False",
+    "torch.Tensor.is_inference": "False (inference_mode makes ordinary tensors)",
+    "torch.nn.DataParallel": "a pass-through wrapper, as PyTorch's on a machine without GPUs",
+    "torch.amp.GradScaler": "'cuda' disables itself with a warning, as without CUDA; 'cpu' scales as PyTorch",
+    "torch.amp.autocast": "as torch.autocast",
+    "torch.multiprocessing.spawn": "runs fn(i, *args) in nprocs processes; no tensor sharing to set up",
+}
+
+
+def public_names(namespace):
+    """PyTorch's public names in ``namespace``: attributes not starting with '_', not in capitals, modules only
+    if they are submodules of ``namespace`` (not ``os`` or ``torch`` itself), and nothing imported from
+    outside torch (typing helpers, Python's own functions)."""
+    obj = _resolve("torch", namespace)
+    prefix = (namespace if inspect.ismodule(obj) else "torch") + "."
+    names = []
+    for name in dir(obj):
+        if name.startswith("_") or name.isupper():
+            continue
+        try:
+            value = getattr(obj, name)
+        except Exception:  # noqa: BLE001 - a lazy attribute that fails to load is not a name programs use
+            continue
+        if inspect.ismodule(value):
+            if value.__name__.startswith(prefix):
+                names.append(name)
+            continue
+        module = getattr(value, "__module__", None) if (inspect.isclass(value) or callable(value)) \
+            else type(value).__module__
+        if module is None or module.startswith("torch") or isinstance(value, (int, float)) and module == "builtins":
+            names.append(name)
+    return sorted(set(names))
+
+
+def _resolve(root, namespace):
+    """``torch.nn.functional`` -> the module (or ``torch.Tensor`` -> the class), imported from ``root``."""
+    parts = namespace.split(".")[1:]
+    obj = importlib.import_module(root)
+    for i, part in enumerate(parts):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            obj = importlib.import_module(".".join([root] + parts[:i + 1]))
+    return obj
+
+
+def minigrad_namespace(namespace):
+    try:
+        return _resolve("minigrad", namespace)
+    except (ImportError, AttributeError):
+        return None
+
+
+def classify(namespace):
+    """(present, stand-ins with notes, absent) for one namespace."""
+    ours = minigrad_namespace(namespace)
+    present, stand_ins, absent = [], {}, []
+    for name in public_names(namespace):
+        qualified = f"{namespace}.{name}"
+        if ours is None or not hasattr(ours, name):
+            absent.append(name)
+        elif namespace in STAND_IN_NAMESPACES:
+            stand_ins[name] = STAND_IN_NAMESPACES[namespace]
+        elif qualified in STAND_INS:
+            stand_ins[name] = STAND_INS[qualified]
+        else:
+            present.append(name)
+    return present, stand_ins, absent
+
+
+def check_stand_ins():
+    """Every listed stand-in exists in minigrad (else this list is stale)."""
+    for qualified in STAND_INS:
+        namespace, _, name = qualified.rpartition(".")
+        ours = minigrad_namespace(namespace)
+        if ours is None or not hasattr(ours, name):
+            raise SystemExit(f"compat_list.py lists {qualified} as a stand-in, but minigrad has no such name")
+
+
+def render():
+    import torch
+    check_stand_ins()
+    rows, sections = [], []
+    for namespace in NAMESPACES:
+        present, stand_ins, absent = classify(namespace)
+        total = len(present) + len(stand_ins) + len(absent)
+        rows.append(f"| `{namespace}` | {total} | {len(present)} | {len(stand_ins)} | {len(absent)} |")
+        section = [f"## `{namespace}`", ""]
+        if stand_ins:
+            section += ["Stand-ins:", "", "| name | what it does in minigrad |", "| --- | --- |"]
+            section += [f"| `{name}` | {note} |" for name, note in stand_ins.items()]
+            section.append("")
+        section += [f"Present ({len(present)}): " + (", ".join(f"`{n}`" for n in present) or "none"), "",
+                    f"Absent ({len(absent)}): " + (", ".join(f"`{n}`" for n in absent) or "none"), ""]
+        sections.append("\n".join(section))
+    header = [
+        "# What minigrad has of PyTorch's API",
+        "",
+        "<!-- Generated by `python docs/compat_list.py > docs/compatibility.md`; do not edit by hand. -->",
+        "",
+        f"The public names of PyTorch {torch.__version__.split('+')[0]} in the namespaces programs import, and "
+        "whether `import minigrad as torch` has them. *Present* names exist with PyTorch's semantics (see "
+        "`docs/porting.md` for the documented differences); *stand-ins* exist so that ported code runs but do "
+        "not do what PyTorch's do on a GPU or in a compiler; *absent* names raise AttributeError. Names are "
+        "checked by existence only: a present function may still lack an argument PyTorch accepts.",
+        "",
+        "| namespace | PyTorch names | present | stand-ins | absent |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    return "\n".join(header + rows + [""] + sections)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render())

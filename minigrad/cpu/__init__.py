@@ -1,0 +1,2 @@
+"""``minigrad.cpu``: PyTorch's ``torch.cpu`` namespace, for ``minigrad.cpu.amp.autocast``."""
+from . import amp  # noqa: F401
