@@ -418,6 +418,73 @@ def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_at
                               live_sample=sample, ulps=ulps)
 
 
+REPLAY_SAMPLES = 6     # samples of one ``compare_samples`` call kept in its fixture (a spread); live: all of them
+REPLAY_ELEMENTS = 200  # preferably of samples holding at most this many tensor elements
+
+
+def _float64_samples(op, torch):
+    return samples(op)
+
+
+def _record_samples(name, found, gradients, seed):
+    """PyTorch's side of ``compare_samples``: each sample's record, and the live SampleInputs under ``"live"``."""
+    torch = oracle.live_torch()
+    (op,) = opinfos(name)
+    listed = found(op, torch)
+    return {"entries": [record_out_of_place(op, sample, gradients=gradients, seed=seed) for sample in listed],
+            "live": listed}
+
+
+def _replayable(entry):
+    """Whether minigrad can be given a recorded sample (no value it cannot hold, PyTorch did not raise)."""
+    from .opinfo_record import Unconvertible, find
+    return not find(entry["sample"], Unconvertible) and "raised" not in entry
+
+
+def sample_size(entry):
+    """How many tensor elements a recorded sample holds (what its fixture entry costs)."""
+    from .opinfo_record import find
+    return sum(t.numel() for t in find(entry["sample"], RecordedTensor))
+
+
+def _keep_spread(record):
+    """The fixture's part of a ``compare_samples`` record: a spread of REPLAY_SAMPLES replayable samples, of those
+    with at most REPLAY_ELEMENTS tensor elements where there are enough (fixtures stay small)."""
+    usable = [e for e in record["entries"] if _replayable(e)] or record["entries"]
+    small = [e for e in usable if sample_size(e) <= REPLAY_ELEMENTS]
+    return {"entries": spread(small if len(small) >= min(len(usable), REPLAY_SAMPLES) else usable, REPLAY_SAMPLES)}
+
+
+def compare_samples(name, fn, found=_float64_samples, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6,
+                    gradients=True, seed=0):
+    """``compare_sample`` for each SampleInput of the OpInfo ``name`` (the only one so named) that
+    ``found(op, torch)`` lists (default: its float64 samples), PyTorch's side live or recorded
+    (``tests/oracle.py``; a replay compares a fixed spread of REPLAY_SAMPLES of them). Returns how many samples
+    were compared."""
+    record = oracle.ask(lambda torch: _record_samples(name, found, gradients, seed),
+                        inputs=(name, gradients, seed), tolerance=(rtol, atol), keep=_keep_spread)
+    live = record.get("live") or [None] * len(record["entries"])
+    for entry, sample in zip(record["entries"], live):
+        check_out_of_place(entry, fn, rtol, atol, grad_rtol, grad_atol, seed, live_sample=sample)
+    return len(record["entries"])
+
+
+def check_error_inputs(name, fn, select=lambda error, torch: True):
+    """Each ``ErrorInput`` of the OpInfo ``name`` that ``select(error, torch)`` keeps raises PyTorch's exception
+    type in minigrad's ``fn`` (``assert_raises_like``), PyTorch's side live or recorded. Returns how many."""
+    def record(torch):
+        (op,) = opinfos(name)
+        return [{"sample": snap_sample(e.sample_input), "error_type": oracle.builtin_kind_of(e.error_type)}
+                for e in error_inputs(op) if select(e, torch)]
+
+    found = oracle.ask(record, inputs=(name,))
+    for entry in found:
+        x, args, kwargs, _ = convert_recorded(entry["sample"])
+        with pytest.raises(RecordedError(entry["error_type"]).type):
+            fn(x, *args, **kwargs)
+    return len(found)
+
+
 def compare_complex_gradients(op, sample, fn, rtol=1e-9, atol=1e-9, seed=1):
     """For complex outputs, which ``compare_sample`` leaves out of its gradient check: the gradients of every
     input that requires grad for one random complex upstream gradient per complex output, PyTorch's and
@@ -451,4 +518,4 @@ def assert_raises_like(op, error, fn):
 
 __all__ = ["op_db", "opinfos", "resolve", "samples", "spread", "error_inputs", "to_mg", "convert_sample", "compare_sample",
            "assert_same_outputs", "assert_raises_like", "compare_complex_gradients", "flat_outputs", "dtype_to_mg",
-           "record_out_of_place", "check_out_of_place", "assert_same_shapes"]
+           "record_out_of_place", "check_out_of_place", "assert_same_shapes", "compare_samples", "check_error_inputs"]
