@@ -432,7 +432,7 @@ def _record_samples(name, found, gradients, seed):
     (op,) = opinfos(name)
     listed = found(op, torch)
     return {"entries": [record_out_of_place(op, sample, gradients=gradients, seed=seed) for sample in listed],
-            "live": listed}
+            "live": listed, "listed": len(listed)}
 
 
 def _replayable(entry):
@@ -452,7 +452,8 @@ def _keep_spread(record):
     with at most REPLAY_ELEMENTS tensor elements where there are enough (fixtures stay small)."""
     usable = [e for e in record["entries"] if _replayable(e)] or record["entries"]
     small = [e for e in usable if sample_size(e) <= REPLAY_ELEMENTS]
-    return {"entries": spread(small if len(small) >= min(len(usable), REPLAY_SAMPLES) else usable, REPLAY_SAMPLES)}
+    return {"entries": spread(small if len(small) >= min(len(usable), REPLAY_SAMPLES) else usable, REPLAY_SAMPLES),
+            "listed": len(record["entries"])}
 
 
 def compare_samples(name, fn, found=_float64_samples, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6,
@@ -460,13 +461,13 @@ def compare_samples(name, fn, found=_float64_samples, rtol=1e-7, atol=1e-7, grad
     """``compare_sample`` for each SampleInput of the OpInfo ``name`` (the only one so named) that
     ``found(op, torch)`` lists (default: its float64 samples), PyTorch's side live or recorded
     (``tests/oracle.py``; a replay compares a fixed spread of REPLAY_SAMPLES of them). Returns how many samples
-    were compared."""
+    PyTorch lists (a live run compares them all)."""
     record = oracle.ask(lambda torch: _record_samples(name, found, gradients, seed),
                         inputs=(name, gradients, seed), tolerance=(rtol, atol), keep=_keep_spread)
     live = record.get("live") or [None] * len(record["entries"])
     for entry, sample in zip(record["entries"], live):
         check_out_of_place(entry, fn, rtol, atol, grad_rtol, grad_atol, seed, live_sample=sample)
-    return len(record["entries"])
+    return record["listed"]
 
 
 def check_error_inputs(name, fn, select=lambda error, torch: True):
