@@ -64,10 +64,12 @@ register("@name", TorchName, lambda n: n.name, TorchName)
 register("@fn", TorchFunction, lambda f: f.name, TorchFunction)
 register("@slice", slice, lambda s: [s.start, s.stop, s.step], lambda v: slice(*v))
 register("@ellipsis", type(Ellipsis), lambda e: None, lambda v: Ellipsis)
+# kwargs as a list of pairs: their order is kept (a fixture's dicts are written with sorted keys), and with it the
+# order in which a sample's tensors are met (their gradients and writes are recorded in that order)
 register("@S", RecordedSample,
-         lambda s: {"input": s.input, "args": s.args, "kwargs": s.kwargs, "identity": s.identity_process,
+         lambda s: {"input": s.input, "args": s.args, "kwargs": list(s.kwargs.items()), "identity": s.identity_process,
                     "broadcasts": s.broadcasts_input},
-         lambda v: RecordedSample(v["input"], v["args"], v["kwargs"], v["identity"], v["broadcasts"]))
+         lambda v: RecordedSample(v["input"], v["args"], dict(v["kwargs"]), v["identity"], v["broadcasts"]))
 
 
 _IDENTITY = (lambda x: x).__code__

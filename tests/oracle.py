@@ -94,6 +94,10 @@ class RecordedTensor:
         assert self.values is not None, "PyTorch's values were not recorded for this tensor (random or uninitialized)"
         return self.values.copy()
 
+    def _is_view(self):
+        """Whether the recorded sample tensor views a larger storage (recorded with it: ``storage``)."""
+        return self.storage is not None
+
     def resolve_conj(self):
         return self
 
