@@ -17,7 +17,7 @@ from . import oracle
 from .mirror import torch_or_skip
 from .opinfo_record import convert_recorded, snap_sample
 from .opinfo_util import (check_out_of_place, convert_sample, error_inputs, flat_outputs, opinfos,
-                          record_out_of_place, resolve, samples, spread)
+                          record_out_of_place, resolve, samples, spread, within_budget)
 
 FORWARD_DTYPES = ("float32", "int64", "bool")
 RANDOM = ("uniform", "cauchy", "exponential", "geometric", "log_normal")   # OpInfos of the in-place random fills
@@ -96,7 +96,7 @@ def _record_opinfo(name, variant, kinds, dtypes, errors, limit, values):
 
 def _thin(record):
     """The fixture's part of a record: a spread of REPLAY samples per (op, kind, dtype), without the live
-    SampleInputs."""
+    SampleInputs, the cheapest of an (op, kind)'s within the budget (``opinfo_util.within_budget``)."""
     ops = []
     for entry in record["ops"]:
         kinds = {}
@@ -104,8 +104,8 @@ def _thin(record):
             groups = {}
             for r in found:
                 groups.setdefault(r["dtype"], []).append(r)
-            kinds[kind] = [{k: v for k, v in r.items() if k != "live"}
-                           for dtype, group in groups.items() for r in spread(group, REPLAY.get(dtype, 1))]
+            kinds[kind] = within_budget([{k: v for k, v in r.items() if k != "live"}
+                                         for dtype, group in groups.items() for r in spread(group, REPLAY.get(dtype, 1))])
         ops.append(dict(entry, kinds=kinds))
     return {"ops": ops}
 

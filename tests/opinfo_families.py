@@ -9,7 +9,7 @@ from . import oracle
 from .mirror import torch_or_skip
 from .opinfo_record import Unconvertible, convert_recorded, snap_sample
 from .opinfo_util import (assert_same_outputs, check_out_of_place, error_inputs, opinfos, record_out_of_place, resolve,
-                          samples)
+                          samples, within_budget)
 
 # float64 samples (and their float64 results) to 1e-7; every other dtype's float results are float32 (ints and
 # bools are computed in the default float dtype), compared to 2e-5: a few float32 ulps between two libms
@@ -35,7 +35,8 @@ def spread(op, dtype, limit=None, requires_grad=None):
 
 
 def _thin(record, per_dtype=lambda dtype: REPLAY_FLOAT64 if dtype == "float64" else REPLAY_OTHER):
-    """The part of a family record kept in its fixture: a spread of its entries per dtype, live samples dropped."""
+    """The part of a family record kept in its fixture: a spread of its entries per dtype, the cheapest of them
+    within the budget (``opinfo_util.within_budget``), live samples dropped."""
     groups = {}
     for entry in record["entries"]:
         groups.setdefault(entry.get("dtype", ""), []).append(entry)
@@ -43,7 +44,7 @@ def _thin(record, per_dtype=lambda dtype: REPLAY_FLOAT64 if dtype == "float64" e
     for dtype, group in groups.items():
         n = per_dtype(dtype)
         kept.extend(group if len(group) <= n else [group[int(i * len(group) / n)] for i in range(n)])
-    return {k: v for k, v in dict(record, entries=kept).items() if k != "live"}
+    return {k: v for k, v in dict(record, entries=within_budget(kept)).items() if k != "live"}
 
 
 def _ask(compute, inputs, **kwargs):

@@ -14,7 +14,6 @@ A *case* is (OpInfo, variant, kind):
 An op is picked up as soon as minigrad resolves its name, so ops added on other branches run without edits here.
 """
 import functools
-import json
 import re
 import types
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ import minigrad as mg
 from . import oracle
 from .opinfo_record import Unconvertible, convert_recorded, find, snap_sample
 from .opinfo_util import (assert_same_outputs, assert_same_shapes, check_out_of_place, error_inputs, flat_outputs,
-                          op_db, record_out_of_place, resolve, samples, spread, to_mg)
+                          op_db, record_out_of_place, resolve, samples, spread, to_mg, within_budget)
 
 VARIANTS = ("function", "method", "inplace")
 KINDS = ("float64", "dtypes", "errors")
@@ -352,35 +351,18 @@ def _recorded_variant(op, variant):
 
 
 REPLAY_SAMPLES = {"float64": 4, "dtypes": 1, "errors": 6}   # samples per dtype kept in the fixture (a spread)
-# of those, the cheapest up to REPLAY_CHARACTERS of JSON per case (or, when none fits, the cheapest one up to
-# REPLAY_ONE characters; a case with none that small skips without PyTorch): the fixture stays a few MB
-REPLAY_CHARACTERS, REPLAY_ONE = 6000, 40000
 
 
 def _thin(record, kind):
     """The part of a case's record kept in its fixture: a spread of REPLAY_SAMPLES samples per dtype, preferring
-    samples minigrad can be given, then the cheapest of those within the budget (``within_budget``)."""
+    samples minigrad can be given, then the cheapest of those within the budget (``opinfo_util.within_budget``)."""
     kept, groups = [], {}
     for r in record["samples"]:
         groups.setdefault(r["dtype"], []).append(r)
     for group in groups.values():
         usable = [r for r in group if not _unconvertible(r)]
         kept.extend(spread(usable or group, REPLAY_SAMPLES[kind]))
-    return dict(record, samples=within_budget([oracle.encode(r) for r in kept], kept))
-
-
-def within_budget(encoded, items):
-    """The ``items`` whose ``encoded`` forms (JSON data) are the cheapest, in their order, up to REPLAY_CHARACTERS
-    in all; else the cheapest one if it is at most REPLAY_ONE characters; else none."""
-    cost = [len(json.dumps(e, separators=(",", ":"))) for e in encoded]
-    chosen, total = set(), 0
-    for i in sorted(range(len(items)), key=lambda i: (cost[i], i)):
-        if total + cost[i] <= REPLAY_CHARACTERS:
-            chosen.add(i)
-            total += cost[i]
-    if not chosen and items and min(cost) <= REPLAY_ONE:
-        chosen.add(cost.index(min(cost)))
-    return [item for i, item in enumerate(items) if i in chosen]
+    return dict(record, samples=within_budget(kept))
 
 
 def _unconvertible(r):

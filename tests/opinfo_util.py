@@ -10,6 +10,7 @@ libraries and compare what comes out: values, dtypes, and the float64 gradients 
             compare_sample(op, sample, resolve(op))
 """
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -419,20 +420,40 @@ def compare_sample(op, sample, fn, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_at
 
 
 REPLAY_SAMPLES = 6     # samples of one ``compare_samples`` call kept in its fixture (a spread); live: all of them
-REPLAY_ELEMENTS = 200  # preferably of samples holding at most this many tensor elements
+# a fixture keeps, of a list of recorded samples, the cheapest up to REPLAY_CHARACTERS of JSON (or, when none fits,
+# the cheapest one up to REPLAY_ONE characters; none when all are larger): the fixtures stay a few MB
+REPLAY_CHARACTERS, REPLAY_ONE = 3000, 40000
+
+
+def within_budget(items):
+    """Those of the recorded ``items`` whose JSON is the cheapest, in their order, up to REPLAY_CHARACTERS in all;
+    else the cheapest one if it is at most REPLAY_ONE characters; else none."""
+    cost = [len(json.dumps(oracle.encode(item), separators=(",", ":"))) for item in items]
+    chosen, total = set(), 0
+    for i in sorted(range(len(items)), key=lambda i: (cost[i], i)):
+        if total + cost[i] <= REPLAY_CHARACTERS:
+            chosen.add(i)
+            total += cost[i]
+    if not chosen and items and min(cost) <= REPLAY_ONE:
+        chosen.add(cost.index(min(cost)))
+    return [item for i, item in enumerate(items) if i in chosen]
 
 
 def _float64_samples(op, torch):
     return samples(op)
 
 
-def _record_samples(name, found, gradients, seed):
+def _record_samples(name, found, gradients, seed, complex_gradients):
     """PyTorch's side of ``compare_samples``: each sample's record, and the live SampleInputs under ``"live"``."""
     torch = oracle.live_torch()
     (op,) = opinfos(name)
     listed = found(op, torch)
-    return {"entries": [record_out_of_place(op, sample, gradients=gradients, seed=seed) for sample in listed],
-            "live": listed, "listed": len(listed)}
+    entries = [record_out_of_place(op, sample, gradients=gradients, seed=seed) for sample in listed]
+    if complex_gradients:
+        for entry, sample in zip(entries, listed):
+            entry["complex"] = record_complex_gradients(op, sample)
+    return {"entries": entries, "live": listed, "listed": len(listed),
+            "complex": sum(bool(e.get("complex")) for e in entries)}
 
 
 def _replayable(entry):
@@ -441,33 +462,29 @@ def _replayable(entry):
     return not find(entry["sample"], Unconvertible) and "raised" not in entry
 
 
-def sample_size(entry):
-    """How many tensor elements a recorded sample holds (what its fixture entry costs)."""
-    from .opinfo_record import find
-    return sum(t.numel() for t in find(entry["sample"], RecordedTensor))
-
-
 def _keep_spread(record):
-    """The fixture's part of a ``compare_samples`` record: a spread of REPLAY_SAMPLES replayable samples, of those
-    with at most REPLAY_ELEMENTS tensor elements where there are enough (fixtures stay small)."""
+    """The fixture's part of a ``compare_samples`` record: a spread of REPLAY_SAMPLES replayable samples, the
+    cheapest of them within the budget (``within_budget``)."""
     usable = [e for e in record["entries"] if _replayable(e)] or record["entries"]
-    small = [e for e in usable if sample_size(e) <= REPLAY_ELEMENTS]
-    return {"entries": spread(small if len(small) >= min(len(usable), REPLAY_SAMPLES) else usable, REPLAY_SAMPLES),
-            "listed": len(record["entries"])}
+    return {"entries": within_budget(spread(usable, REPLAY_SAMPLES)), "listed": record["listed"],
+            "complex": record["complex"]}
 
 
 def compare_samples(name, fn, found=_float64_samples, rtol=1e-7, atol=1e-7, grad_rtol=1e-6, grad_atol=1e-6,
-                    gradients=True, seed=0):
+                    gradients=True, seed=0, complex_gradients=False):
     """``compare_sample`` for each SampleInput of the OpInfo ``name`` (the only one so named) that
-    ``found(op, torch)`` lists (default: its float64 samples), PyTorch's side live or recorded
-    (``tests/oracle.py``; a replay compares a fixed spread of REPLAY_SAMPLES of them). Returns how many samples
-    PyTorch lists (a live run compares them all)."""
-    record = oracle.ask(lambda torch: _record_samples(name, found, gradients, seed),
-                        inputs=(name, gradients, seed), tolerance=(rtol, atol), keep=_keep_spread)
+    ``found(op, torch)`` lists (default: its float64 samples), and with ``complex_gradients``
+    ``compare_complex_gradients`` too; PyTorch's side live or recorded (``tests/oracle.py``; a replay compares a
+    fixed spread of REPLAY_SAMPLES of them). Returns how many samples PyTorch lists (a live run compares them all),
+    with ``complex_gradients`` also how many of them have complex gradients."""
+    record = oracle.ask(lambda torch: _record_samples(name, found, gradients, seed, complex_gradients),
+                        inputs=(name, gradients, seed, complex_gradients), tolerance=(rtol, atol), keep=_keep_spread)
     live = record.get("live") or [None] * len(record["entries"])
     for entry, sample in zip(record["entries"], live):
         check_out_of_place(entry, fn, rtol, atol, grad_rtol, grad_atol, seed, live_sample=sample)
-    return record["listed"]
+        if entry.get("complex"):
+            check_complex_gradients(entry, fn)
+    return (record["listed"], record["complex"]) if complex_gradients else record["listed"]
 
 
 def check_error_inputs(name, fn, select=lambda error, torch: True):
@@ -484,6 +501,38 @@ def check_error_inputs(name, fn, select=lambda error, torch: True):
         with pytest.raises(RecordedError(entry["error_type"]).type):
             fn(x, *args, **kwargs)
     return len(found)
+
+
+def record_complex_gradients(op, sample, seed=1):
+    """PyTorch's side of ``compare_complex_gradients``: the complex outputs' positions and shapes and the gradients
+    of the inputs that require grad for one random complex upstream gradient per complex output; None when the
+    sample has no such output or input."""
+    torch = oracle.live_torch()
+    out_th = flat_outputs(op.op(sample.input, *sample.args, **sample.kwargs))
+    leaves_th = [t for t in _live_leaves(sample) if t.requires_grad]
+    outs = [i for i, t in enumerate(out_th) if isinstance(t, torch.Tensor) and t.dtype.is_complex]
+    if not leaves_th or not outs:
+        return None
+    rng = np.random.default_rng(seed)
+    ups = [rng.standard_normal(out_th[i].shape) + 1j * rng.standard_normal(out_th[i].shape) for i in outs]
+    grads = torch.autograd.grad([out_th[i] for i in outs], leaves_th,
+                                [torch.tensor(u, dtype=out_th[i].dtype) for u, i in zip(ups, outs)])
+    return {"outs": outs, "seed": seed, "grads": [oracle.snap(g, grad=False) for g in grads]}
+
+
+def check_complex_gradients(record, fn, rtol=1e-9, atol=1e-9):
+    """minigrad's side of ``compare_complex_gradients`` against a sample's recorded ``"complex"`` gradients."""
+    found = record["complex"]
+    x, args, kwargs, memo = convert_recorded(record["sample"])
+    out_mg = flat_outputs(fn(x, *args, **kwargs))
+    leaves_mg = [m for r, m in memo.values() if r.requires_grad]
+    outs = [out_mg[i] for i in found["outs"]]
+    rng = np.random.default_rng(found["seed"])
+    ups = [rng.standard_normal(m.shape) + 1j * rng.standard_normal(m.shape) for m in outs]
+    grads_mg = mg.autograd.grad(outs, leaves_mg, [mg.tensor(u, dtype=m.dtype) for u, m in zip(ups, outs)])
+    for i, (gm, gt) in enumerate(zip(grads_mg, found["grads"])):
+        assert _dtype_name(gm) == _dtype_name(gt), f"gradient of input {i}: dtype {gm.dtype}, PyTorch {gt.dtype}"
+        np.testing.assert_allclose(gm.numpy(), _values(gt), rtol=rtol, atol=atol, err_msg=f"gradient of input {i}")
 
 
 def compare_complex_gradients(op, sample, fn, rtol=1e-9, atol=1e-9, seed=1):
@@ -519,4 +568,5 @@ def assert_raises_like(op, error, fn):
 
 __all__ = ["op_db", "opinfos", "resolve", "samples", "spread", "error_inputs", "to_mg", "convert_sample", "compare_sample",
            "assert_same_outputs", "assert_raises_like", "compare_complex_gradients", "flat_outputs", "dtype_to_mg",
-           "record_out_of_place", "check_out_of_place", "assert_same_shapes", "compare_samples", "check_error_inputs"]
+           "record_out_of_place", "check_out_of_place", "assert_same_shapes", "compare_samples", "check_error_inputs",
+           "within_budget"]
