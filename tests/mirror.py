@@ -16,6 +16,21 @@ import minigrad as mg
 from . import oracle
 
 
+class WrongTan(mg.autograd.Function):
+    """A mutant the checks must catch: tan with a deliberately wrong backward (d tan = 1 + tan, not 1 + tan^2)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = np.tan(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dout):
+        (y,) = ctx.saved_tensors
+        return dout * (1 + y)          # the mutant: 1 + tan x instead of 1 + tan^2 x
+
+
 def torch_or_skip():
     return pytest.importorskip("torch", reason="PyTorch not installed: mirror test skipped")
 

@@ -17,7 +17,6 @@ which are run and must still fail (a fixed one is reported, so its entry goes); 
 single samples by a predicate. Samples that cannot be expressed in minigrad at all (a complex32 tensor, a
 ``torch.Generator``, a sparse layout) are not counted either; the coverage report lists them.
 """
-import numpy as np
 import pytest
 
 from . import oracle
@@ -247,20 +246,8 @@ def test_harness_catches_a_wrong_gradient():
     """The harness is not vacuous: minigrad's tan with a deliberately wrong backward (d tan = 1 + tan, not
     1 + tan^2) fails the float64 pass, and a tan that writes into its input fails the mutation check."""
     import minigrad as mg
-    from minigrad.autograd.function import Function
     from . import opinfo_harness
-
-    class WrongTan(Function):
-        @staticmethod
-        def forward(ctx, x):
-            y = np.tan(x)
-            ctx.save_for_backward(y)
-            return y
-
-        @staticmethod
-        def backward(ctx, dout):
-            (y,) = ctx.saved_tensors
-            return dout * (1 + y)          # the mutant: 1 + tan x instead of 1 + tan^2 x
+    from .mirror import WrongTan
 
     def mutating_tan(x):
         out = mg.tan(x) if hasattr(mg, "tan") else mg.sin(x) / mg.cos(x)

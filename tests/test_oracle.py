@@ -11,7 +11,7 @@ import pytest
 import minigrad as mg
 
 from . import oracle
-from .mirror import _NoTorch, assert_double_mirror, assert_mirror
+from .mirror import WrongTan, _NoTorch, assert_double_mirror, assert_mirror
 from .oracle import RecordedDtype, RecordedError, RecordedObject, RecordedTensor, decode, differences, encode
 
 
@@ -74,18 +74,6 @@ def test_a_replayed_mirror_catches_a_wrong_gradient(monkeypatch):
     """The mutant: tan with d tan = 1 + tan. The recorded comparison passes minigrad's tan and fails the mutant."""
     x = np.linspace(-1.2, 1.2, 7)
     records = {"test_fake": [_entry(([x], [True], 0), _tan_record(x))] * 2}
-
-    class WrongTan(mg.autograd.Function):
-        @staticmethod
-        def forward(ctx, t):
-            y = np.tan(t)
-            ctx.save_for_backward(y)
-            return y
-
-        @staticmethod
-        def backward(ctx, dout):
-            (y,) = ctx.saved_tensors
-            return dout * (1 + y)
 
     with replaying(monkeypatch, records):
         assert_mirror(mg.tan, None, x)
