@@ -223,9 +223,15 @@ def snap(obj, values=True, grad=True):
 _EXTRA = {}           # tag -> (class, to plain data, from plain data): record types of other helpers
 
 
-def register(tag, cls, dump, load):
-    """Let records hold ``cls`` (``dump(obj)`` -> data ``encode`` can write; ``load(data)`` rebuilds it)."""
+_COMPARED = {}        # class -> what of it the staleness check compares (default: its dump)
+
+
+def register(tag, cls, dump, load, compared=None):
+    """Let records hold ``cls`` (``dump(obj)`` -> data ``encode`` can write; ``load(data)`` rebuilds it;
+    ``compared(obj)``: the part of it two records must agree on, when not all of its dump)."""
     _EXTRA[tag] = (cls, dump, load)
+    if compared is not None:
+        _COMPARED[cls] = compared
 
 
 def _encode_array(a):
@@ -362,7 +368,7 @@ def differences(a, b, tolerance=(1e-9, 1e-12), where="record"):
     if type(a) in [c for c, _, _ in _EXTRA.values()] or type(b) in [c for c, _, _ in _EXTRA.values()]:
         if type(a) is not type(b):
             return [f"{where}: {a!r} vs {b!r}"]
-        dump = next(d for c, d, _ in _EXTRA.values() if c is type(a))
+        dump = _COMPARED.get(type(a)) or next(d for c, d, _ in _EXTRA.values() if c is type(a))
         return differences(dump(a), dump(b), tolerance, where)
     if isinstance(a, float) and isinstance(b, float):
         same = (np.isnan(a) and np.isnan(b)) or np.isclose(a, b, rtol=tolerance[0], atol=tolerance[1])
@@ -423,6 +429,7 @@ _current = [None]
 _loaded = {}          # module -> {test name: [entry, ...]} as committed
 _recorded = {}        # module -> {test name: [entry, ...]} recorded in this session (record mode)
 _ran_modules = set()
+_ran_tests = {}       # module -> names of its tests run in this session
 
 
 def fixture_path(module):
@@ -445,7 +452,9 @@ def begin_test(item):
     """Called by ``tests/conftest.py`` before each test: the calls that follow belong to ``item``."""
     module = Path(str(item.path)).stem
     _ran_modules.add(module)
-    _current[0] = _Test(module, item.nodeid.split("::", 1)[1])
+    name = item.nodeid.split("::", 1)[1]
+    _ran_tests.setdefault(module, set()).add(name)
+    _current[0] = _Test(module, name)
 
 
 def end_test():
@@ -507,14 +516,18 @@ def encode_plain(obj):
     return json.loads(json.dumps(obj))
 
 
-def write_recorded():
+def write_recorded(keep_others=False):
     """Record mode, end of session: each module that ran gets its fixture file rewritten from this session's
-    records (or removed, when none of its tests asks PyTorch any more)."""
+    records (or removed, when none of its tests asks PyTorch any more). ``keep_others`` (a run of some tests
+    only, ``-k``): the committed records of the module's tests that did not run are kept."""
     FIXTURES.mkdir(exist_ok=True)
     written = []
     for module in sorted(_ran_modules):
         path = fixture_path(module)
         records = _recorded.get(module)
+        if keep_others:
+            records = {**{name: entries for name, entries in _committed(module).items()
+                          if name not in _ran_tests.get(module, ())}, **(records or {})}
         if not records:
             if path.exists():
                 path.unlink()

@@ -397,6 +397,7 @@ MODULES += [
 
 def module_pair(name, args, kwargs):
     torch = torch_or_skip()
+    torch.manual_seed(0)            # the same weights every run (a recorded comparison finds its inputs again)
     theirs = getattr(torch.nn, name)(*args, **kwargs).double()
     ours = getattr(mg.nn, name)(*args, **kwargs, dtype=mg.float64)
     ours.load_state_dict({k: mg.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})

@@ -143,11 +143,12 @@ def test_view_as_complex_double_backward():
 def test_parameter_sweep_double_mirror(alpha, beta, threshold, slope, exponent):
     x = nonzero(np.random.default_rng(6), (8,))
 
-    def f(lib, x):
+    def f(lib, x, alpha, beta, threshold, slope, exponent):
         nnf = lib.nn.functional
         return (nnf.elu(x, alpha) + nnf.softplus(x, beta, threshold) + nnf.leaky_relu(x, slope) * x
                 + lib.abs(x) ** exponent)
-    assert_double_mirror(*run_both(f), x)
+    # the parameters are passed (not closed over) so that a recorded example is found by them too
+    assert_double_mirror(*run_both(f), x, alpha, beta, threshold, slope, exponent)
 
 
 @pytest.mark.parametrize("name", ["leaky_relu", "elu", "softplus", "mish", "hardswish"])
