@@ -403,6 +403,11 @@ def record_case(op, variant, kind, limit=None, processed=False, gradients=True):
     return record
 
 
+# op ids whose OpInfo samples differ from one process to the next (seeding does not fix them): their fixture is
+# replayed without PyTorch, but CI does not compare it with the samples of its own run
+UNSTABLE_SAMPLES = {"meshgrid.variadic_tensors", "meshgrid.list_of_tensors", "multinomial"}
+
+
 def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7, 1e-7), processed=False,
              gradients=True, bfloat16_ulps=1):
     """The outcomes of one case. ``op`` is an OpInfo, or without PyTorch the case's op id (its record then comes
@@ -415,7 +420,7 @@ def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7,
     live = not isinstance(op, str)
     record = oracle.ask(lambda torch: record_case(op, variant, kind, limit, processed, gradients),
                         inputs=(op_id(op), variant, kind, limit, gradients), tolerance=tolerance,
-                        keep=lambda r: _thin(r, kind))
+                        keep=lambda r: _thin(r, kind), stable=op_id(op) not in UNSTABLE_SAMPLES)
     shown = RecordedOp(record["name"], record["variant_test_name"], record["how"])
     fn_mg = minigrad_variant(op if live else shown, variant)
     if fn_mg is None:
