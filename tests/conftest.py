@@ -42,6 +42,17 @@ def rng():
     return np.random.default_rng(1234)
 
 
+# Each test module is imported from seeded global generators (tests/oracle.py seeds them before each test too): data a
+# module draws at import time does not depend on which modules were imported before it, so recorded PyTorch outputs
+# are found again in any session
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    if isinstance(collector, pytest.Module):
+        from tests import oracle
+        oracle.seed_global_generators()
+    yield
+
+
 # PyTorch live or recorded (tests/oracle.py): each test's calls to oracle.ask are numbered from its start; in record
 # mode (tests/fixtures/record.py) the records are written when the session ends.
 @pytest.hookimpl(hookwrapper=True)

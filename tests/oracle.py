@@ -456,10 +456,10 @@ def begin_test(item):
     name = item.nodeid.split("::", 1)[1]
     _ran_tests.setdefault(module, set()).add(name)
     _current[0] = _Test(module, name, bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False)))
-    _seed_global_generators()
+    seed_global_generators()
 
 
-def _seed_global_generators():
+def seed_global_generators():
     """Each test starts from the same state of PyTorch's, NumPy's and Python's global random generators, whatever
     ran before it: a record made in one run (a module's weights from PyTorch's init, say) is found again in any
     other (CI runs every file in one process)."""
