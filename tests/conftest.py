@@ -40,3 +40,34 @@ def pytest_collectreport(report):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+# Each test module is imported from seeded global generators (tests/oracle.py seeds them before each test too): data a
+# module draws at import time does not depend on which modules were imported before it, so recorded PyTorch outputs
+# are found again in any session
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    if isinstance(collector, pytest.Module):
+        from tests import oracle
+        oracle.seed_global_generators()
+    yield
+
+
+# PyTorch live or recorded (tests/oracle.py): each test's calls to oracle.ask are numbered from its start; in record
+# mode (tests/fixtures/record.py) the records are written when the session ends.
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    from tests import oracle
+    oracle.begin_test(item)
+    try:
+        yield
+    finally:
+        oracle.end_test()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    from tests import oracle
+    if oracle.RECORDING:
+        some = bool(session.config.option.keyword) or any("::" in a for a in session.config.args)
+        for path, calls in oracle.write_recorded(keep_others=some):   # -k or test ids: the others' records kept
+            print(f"\nrecorded {calls} PyTorch calls in {path}")

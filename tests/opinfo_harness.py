@@ -23,8 +23,10 @@ import pytest
 
 import minigrad as mg
 
-from .opinfo_util import (_numpy, assert_same_outputs, compare_sample, convert_sample, error_inputs, flat_outputs, op_db,
-                          resolve, samples, spread, to_mg)
+from . import oracle
+from .opinfo_record import Unconvertible, convert_recorded, find, snap_sample
+from .opinfo_util import (assert_same_outputs, assert_same_shapes, check_out_of_place, error_inputs, flat_outputs,
+                          op_db, record_out_of_place, resolve, samples, spread, to_mg, within_budget)
 
 VARIANTS = ("function", "method", "inplace")
 KINDS = ("float64", "dtypes", "errors")
@@ -39,7 +41,9 @@ EXTRA_DTYPES = ("float32", "uint8", "int8", "int16", "int32", "int64", "bool", "
 
 
 def op_id(op):
-    """``name`` or ``name.variant_test_name``: unique over the database."""
+    """``name`` or ``name.variant_test_name``: unique over the database (an op id stands for itself)."""
+    if isinstance(op, str):
+        return op
     return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
 
 
@@ -73,7 +77,10 @@ def torch_variant(op, variant):
 
 
 def minigrad_variant(op, variant):
-    """minigrad's callable of ``variant`` (called as PyTorch's is), or None when minigrad lacks it."""
+    """minigrad's callable of ``variant`` (called as PyTorch's is), or None when minigrad lacks it (or, for a
+    RecordedOp, when the variant is PyTorch's lambda)."""
+    if isinstance(op, RecordedOp):
+        return _recorded_variant(op, variant)
     th = torch_variant(op, variant)
     if th is None:
         return None
@@ -177,68 +184,71 @@ def _tensors(x, args, kwargs, kind):
     return [t for t in flat_outputs([x, list(args), list(kwargs.values())]) if isinstance(t, kind)]
 
 
-def _assert_same_writes(pairs, before_mg, before_th, rtol, atol):
+def _assert_same_writes(inputs_mg, before_mg, after_th, rtol, atol):
     """Each input is changed by the call exactly where PyTorch changes its own (``batch_norm`` updates its
-    running statistics; ``tan`` changes nothing), to PyTorch's values."""
-    for i, ((m, th), bm, bt) in enumerate(zip(pairs, before_mg, before_th)):
-        now_mg, now_th = m.detach().numpy(), _numpy(th)
-        changed_th = now_th.shape != bt.shape or not np.array_equal(now_th, bt, equal_nan=True)
+    running statistics; ``tan`` changes nothing), to PyTorch's values (``after_th``: PyTorch's input afterwards,
+    None where the call left it unchanged)."""
+    for i, (m, bm, th) in enumerate(zip(inputs_mg, before_mg, after_th)):
+        now_mg = m.detach().numpy()
         changed_mg = now_mg.shape != bm.shape or not np.array_equal(now_mg, bm, equal_nan=True)
-        if changed_mg and not changed_th:
+        if changed_mg and th is None:
             raise AssertionError(f"mutation: input tensor {i} was changed by an out-of-place call")
-        if changed_th:
-            assert_same_outputs(m.detach(), th.detach(), rtol, atol, what=f"mutation: input {i} after the call")
+        if th is not None:
+            assert_same_outputs(m.detach(), th, rtol, atol, what=f"mutation: input {i} after the call")
 
 
-def _values_only_shape(out_mg, out_th):
-    """Shapes and dtypes agree (random or uninitialized values are not compared)."""
-    got, want = flat_outputs(out_mg), flat_outputs(out_th)
-    assert len(got) == len(want), f"forward: {len(got)} outputs, PyTorch gives {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want)):
-        if hasattr(w, "shape"):
-            assert tuple(g.shape) == tuple(w.shape), f"forward output {i}: shape {tuple(g.shape)}, PyTorch {tuple(w.shape)}"
-            assert str(g.dtype).rpartition(".")[2] == str(w.dtype).rpartition(".")[2], \
-                f"forward output {i}: dtype {g.dtype}, PyTorch {w.dtype}"
+def record_out_of_place_sample(op, sample, fn_th, values=True, gradients=True, processed=False):
+    """PyTorch's side of ``run_out_of_place``: the sample, outputs, the inputs it changed, the gradients."""
+    return record_out_of_place(op, sample, fn_th, values=values, gradients=gradients, processed_forward=processed,
+                               watch=values)
 
 
-def run_out_of_place(op, sample, fn_mg, fn_th, *, values=True, gradients=True, rtol=1e-7, atol=1e-7,
-                     processed=False, ulps=1):
-    """One sample through a function or method variant: compared, and its inputs changed only where
-    PyTorch changes them."""
-    torch = pytest.importorskip("torch")
-    if not values:
-        x, args, kwargs, _ = convert_sample(sample)
-        _values_only_shape(fn_mg(x, *args, **kwargs), fn_th(sample.input, *sample.args, **sample.kwargs))
-        return
-    inputs_th = _tensors(sample.input, sample.args, sample.kwargs, torch.Tensor)
-    before_th = [_numpy(t).copy() for t in inputs_th]
+def run_out_of_place(record, fn_mg, *, values=True, rtol=1e-7, atol=1e-7, processed=False, live_sample=None, ulps=1):
+    """One sample through a function or method variant: compared with PyTorch's record, and its inputs changed
+    only where PyTorch changes them."""
+    if not values or "raised" in record:
+        return check_out_of_place(record, fn_mg, values=values)
 
-    def watched(x, *args, **kwargs):   # compare_sample has run PyTorch and converted the sample: watch ours
+    def watched(x, *args, **kwargs):   # PyTorch has run and the sample is converted: watch ours
         inputs_mg = _tensors(x, args, kwargs, mg.Tensor)
         before_mg = [t.detach().numpy().copy() for t in inputs_mg]
         out = fn_mg(x, *args, **kwargs)
-        _assert_same_writes(list(zip(inputs_mg, inputs_th)), before_mg, before_th, rtol, atol)
+        _assert_same_writes(inputs_mg, before_mg, record["after"], rtol, atol)
         return out
 
-    compare_sample(op, sample, watched, rtol=rtol, atol=atol, grad_rtol=max(rtol, 1e-6), grad_atol=max(atol, 1e-6),
-                   gradients=gradients, torch_fn=fn_th, processed_forward=processed, ulps=ulps)
+    return check_out_of_place(record, watched, rtol=rtol, atol=atol, grad_rtol=max(rtol, 1e-6),
+                              grad_atol=max(atol, 1e-6), processed_forward=processed, live_sample=live_sample,
+                              ulps=ulps)
 
 
-def run_inplace(op, sample, fn_mg, fn_th, *, values=True, rtol=1e-7, atol=1e-7):
-    """One sample through the in-place variant, on a copy of the input that does not require grad: minigrad
-    returns the input object itself and writes PyTorch's values into it. Where PyTorch refuses the write
-    (a broadcast or a dtype it cannot hold), minigrad must raise the same exception type."""
-    torch = pytest.importorskip("torch")
+def record_inplace_sample(sample, fn_th, values=True):
+    """PyTorch's side of ``run_inplace``: on a copy of the input that does not require grad, the exception it
+    refuses the write with, or whether it returns its input and the input's values afterwards."""
+    torch = oracle.live_torch()
+    record = {"sample": snap_sample(sample)}
     x_th = sample.input.detach().clone() if isinstance(sample.input, torch.Tensor) else sample.input
     args_th = [a.detach() if isinstance(a, torch.Tensor) else a for a in sample.args]
     kwargs_th = {k: (v.detach() if isinstance(v, torch.Tensor) else v) for k, v in sample.kwargs.items()}
-    x, args, kwargs, _ = convert_sample(sample)
+    try:
+        out_th = fn_th(x_th, *args_th, **kwargs_th)
+    except Exception as refused:  # noqa: BLE001 - PyTorch refuses: minigrad must too
+        record["refused"] = oracle.snap(refused)
+        return record
+    record["returns_input"] = out_th is x_th
+    record["after"] = oracle.snap(x_th, values=values, grad=False)
+    return record
+
+
+def run_inplace(record, fn_mg, *, values=True, rtol=1e-7, atol=1e-7):
+    """One sample through the in-place variant, on a copy of the input that does not require grad: minigrad
+    returns the input object itself and writes PyTorch's values into it. Where PyTorch refuses the write
+    (a broadcast or a dtype it cannot hold), minigrad must raise the same exception type."""
+    x, args, kwargs, _ = convert_recorded(record["sample"])
     x = x.detach().clone() if isinstance(x, mg.Tensor) else x
     args = [a.detach() if isinstance(a, mg.Tensor) else a for a in args]
     kwargs = {k: (v.detach() if isinstance(v, mg.Tensor) else v) for k, v in kwargs.items()}
-    try:
-        out_th = fn_th(x_th, *args_th, **kwargs_th)
-    except Exception as refused:     # PyTorch refuses: minigrad must too, with the same type, changing nothing
+    if "refused" in record:     # PyTorch refuses: minigrad must too, with the same type, changing nothing
+        refused = record["refused"].exception()
         before = x.detach().numpy().copy()
         try:
             fn_mg(x, *args, **kwargs)
@@ -251,12 +261,12 @@ def run_inplace(op, sample, fn_mg, fn_th, *, values=True, rtol=1e-7, atol=1e-7):
         raise AssertionError(f"error type: PyTorch refuses the in-place write ({_describe(refused)}), "
                              "minigrad accepts it")
     out_mg = fn_mg(x, *args, **kwargs)
-    if out_th is x_th:
+    if record["returns_input"]:
         assert out_mg is x, "in-place: minigrad does not return its input object"
     if values:
-        assert_same_outputs(x, x_th, rtol, atol, what="in-place result")
+        assert_same_outputs(x, record["after"], rtol, atol, what="in-place result")
     else:
-        _values_only_shape(x, x_th)
+        assert_same_shapes(x, record["after"])
     return "ok"
 
 
@@ -266,11 +276,12 @@ def _torch_dtype(name):
     return getattr(torch, name)
 
 
-def extra_dtypes(op):
+def extra_dtypes(op, variant="function"):
     """The dtypes of the cheap pass: those of ``EXTRA_DTYPES`` that PyTorch supports for ``op`` and minigrad has,
-    but the full pass's."""
+    but the full pass's (bfloat16 for the function variant only)."""
     supported, main = op.supported_dtypes("cpu"), main_dtype(op)
-    return [name for name in EXTRA_DTYPES if _torch_dtype(name) in supported and hasattr(mg, name) and name != main]
+    return [name for name in EXTRA_DTYPES if _torch_dtype(name) in supported and hasattr(mg, name) and name != main
+            and (name != "bfloat16" or variant == "function")]
 
 
 def missing_dtypes(op):
@@ -311,86 +322,176 @@ def _run_one(outcomes, index, dtype, sample, body):
         outcomes.append(Outcome(index, "fail", message, what, dtype, sample))
 
 
+class RecordedOp:
+    """What a replay knows of an OpInfo: its name, variant name, and how minigrad's variants are found
+    (``how``: ``"resolve"`` by name; ``"rebind"``: PyTorch's own lambda re-bound to minigrad, which needs PyTorch;
+    ``("partial", args, keywords)``: ``functools.partial`` of minigrad's function)."""
+
+    def __init__(self, name, variant_test_name, how):
+        self.name, self.variant_test_name, self.how = name, variant_test_name, how
+
+
+def _how(op, variant):
+    th = torch_variant(op, variant)
+    if variant == "inplace" and "." in op.name:
+        if isinstance(th, functools.partial):
+            return ["partial", oracle.snap(list(th.args)), oracle.snap(dict(th.keywords))]
+        return "rebind"
+    return "rebind" if variant == "function" and _is_lambda(op.op) else "resolve"
+
+
+def _recorded_variant(op, variant):
+    """minigrad's callable of ``variant`` for a RecordedOp, or None (PyTorch's lambda: not replayable)."""
+    if op.how == "rebind":
+        return None
+    if isinstance(op.how, list):
+        function = resolve(op.name)
+        return None if function is None else functools.partial(function, *op.how[1], **op.how[2])
+    return resolve(op.name, variant)
+
+
+REPLAY_SAMPLES = {"float64": 4, "dtypes": 1, "errors": 6}   # samples per dtype kept in the fixture (a spread)
+
+
+def _thin(record, kind):
+    """The part of a case's record kept in its fixture: a spread of REPLAY_SAMPLES samples per dtype, preferring
+    samples minigrad can be given, then the cheapest of those within the budget (``opinfo_util.within_budget``)."""
+    kept, groups = [], {}
+    for r in record["samples"]:
+        groups.setdefault(r["dtype"], []).append(r)
+    for group in groups.values():
+        usable = [r for r in group if not _unconvertible(r)]
+        kept.extend(spread(usable or group, REPLAY_SAMPLES[kind]))
+    return dict(record, samples=within_budget(kept))
+
+
+def _unconvertible(r):
+    """Whether a sample's record cannot be replayed: a value minigrad cannot be given, PyTorch raising, or an
+    error input PyTorch accepts."""
+    return bool(find(r["sample"], Unconvertible)) or "raised" in r or bool(r.get("accepted"))
+
+
+def record_case(op, variant, kind, limit=None, processed=False, gradients=True):
+    """PyTorch's side of one case, as plain data: the op's name and how minigrad's variant is found, whether
+    values are compared, and one record per sample (``record_out_of_place_sample``, ``record_inplace_sample`` or
+    ``record_error``), each with its index and dtype. ``gradients=False``: the float64 pass records no gradients."""
+    fn_th, values = torch_variant(op, variant), values_compared(op)
+    record = {"name": op.name, "variant_test_name": op.variant_test_name, "how": _how(op, variant),
+              "values": values, "samples": []}
+
+    def add(r, index, dtype):
+        r.update(index=index, dtype=dtype)
+        record["samples"].append(r)
+
+    if kind == "errors":
+        for index, error in enumerate(error_inputs(op)):
+            add(record_error(op, error), index, "")
+        return record
+    if kind == "float64":
+        name = main_dtype(op)
+        if limit is None:
+            limit = FLOAT64_LIMIT if variant == "function" else METHOD_LIMIT
+        for index, sample in enumerate(_samples(op, name, None, limit, None)):
+            add(record_inplace_sample(sample, fn_th, values) if variant == "inplace" else
+                record_out_of_place_sample(op, sample, fn_th, values, gradients, processed), index, name)
+        return record
+    for name in extra_dtypes(op, variant):
+        for index, sample in enumerate(_samples(op, name, False, limit or DTYPE_LIMIT, DTYPE_SCAN)):
+            add(record_inplace_sample(sample, fn_th, values) if variant == "inplace" else
+                record_out_of_place_sample(op, sample, fn_th, values, gradients=False, processed=processed),
+                index, name)
+    return record
+
+
+# op ids whose OpInfo samples differ from one process to the next (seeding does not fix them): their fixture is
+# replayed without PyTorch, but CI does not compare it with the samples of its own run
+UNSTABLE_SAMPLES = {"meshgrid.variadic_tensors", "meshgrid.list_of_tensors", "multinomial"}
+
+
 def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7, 1e-7), processed=False,
              gradients=True, bfloat16_ulps=1):
-    """The outcomes of one case. ``tolerance`` is the full pass's (rtol, atol) for values (gradients: at least
+    """The outcomes of one case. ``op`` is an OpInfo, or without PyTorch the case's op id (its record then comes
+    from ``tests/fixtures/``). ``tolerance`` is the full pass's (rtol, atol) for values (gradients: at least
     1e-6). ``processed``: outputs compared after the sample's ``output_process_fn_grad`` (eigenvectors, unique up
     to sign). ``gradients=False``: the full pass compares values only. ``sample_filter(op, variant, sample,
     dtype_name)`` returns a reason to leave a sample out (recorded as an ``"n/a"`` outcome carrying the reason,
     ``what="skipped"``) or None. ``bfloat16_ulps``: how far (in bfloat16 ulps) the bfloat16 samples' values may be
     from PyTorch's (0: bit for bit)."""
-    torch = pytest.importorskip("torch")
-    fn_mg, fn_th = minigrad_variant(op, variant), torch_variant(op, variant)
-    values = values_compared(op)
+    live = not isinstance(op, str)
+    record = oracle.ask(lambda torch: record_case(op, variant, kind, limit, processed, gradients),
+                        inputs=(op_id(op), variant, kind, limit, gradients), tolerance=tolerance,
+                        keep=lambda r: _thin(r, kind), stable=op_id(op) not in UNSTABLE_SAMPLES)
+    shown = RecordedOp(record["name"], record["variant_test_name"], record["how"])
+    fn_mg = minigrad_variant(op if live else shown, variant)
+    if fn_mg is None:
+        pytest.skip("PyTorch not installed: the op is PyTorch's own lambda re-bound to minigrad (not recorded)")
+    values = record["values"]
+    live_samples = _live_samples(op, variant, kind, limit) if live else None
     outcomes = []
-
-    def each(dtype_name, found, body):
-        for index, sample in enumerate(found):
-            reason = sample_filter(op, variant, sample, dtype_name) if sample_filter else None
-            if reason:
-                outcomes.append(Outcome(index, "n/a", reason, "skipped", dtype_name, sample))
-                continue
-            _run_one(outcomes, index, dtype_name, sample, lambda: body(sample))
-
-    if kind == "errors":
-        for index, error in enumerate(error_inputs(op)):
-            reason = sample_filter(op, variant, error.sample_input, "") if sample_filter else None
-            if reason:
-                outcomes.append(Outcome(index, "n/a", reason, "skipped", "", error))
-                continue
-            _run_one(outcomes, index, "", error, lambda: check_error(op, error, fn_mg))
-        return outcomes
-
-    if kind == "float64":
-        name = main_dtype(op)
-        if limit is None:
-            limit = FLOAT64_LIMIT if variant == "function" else METHOD_LIMIT
-        found = _samples(op, name, None, limit, None)
-        if variant == "inplace":
-            each(name, found, lambda s: run_inplace(op, s, fn_mg, fn_th, values=values, rtol=tolerance[0],
-                                                     atol=tolerance[1]))
-        else:
-            each(name, found, lambda s: run_out_of_place(op, s, fn_mg, fn_th, values=values, rtol=tolerance[0],
-                                                         atol=tolerance[1], processed=processed, gradients=gradients))
-        return outcomes
-
-    for name in extra_dtypes(op):
-        if name == "bfloat16" and variant != "function":
+    for r in record["samples"]:
+        index, dtype = r["index"], r["dtype"]
+        sample = r["sample"]
+        reason = sample_filter(shown, variant, sample, dtype) if sample_filter else None
+        if reason:
+            outcomes.append(Outcome(index, "n/a", reason, "skipped", dtype, sample))
             continue
-        found = _samples(op, name, False, limit or DTYPE_LIMIT, DTYPE_SCAN)
-        # float32 results (of float32 or integer inputs) computed in another order: PyTorch's float32 tolerance
-        if variant == "inplace":
-            each(name, found, lambda s: run_inplace(op, s, fn_mg, fn_th, values=values, rtol=1e-4, atol=1e-5))
+        if r.get("accepted"):
+            outcomes.append(Outcome(index, "n/a", "accepted by PyTorch too", "conversion", dtype, sample))
+            continue
+        if kind == "errors":
+            body = functools.partial(check_error, r, fn_mg)
+        elif variant == "inplace":
+            rtol, atol = tolerance if kind == "float64" else (1e-4, 1e-5)
+            body = functools.partial(run_inplace, r, fn_mg, values=values, rtol=rtol, atol=atol)
         else:
-            each(name, found, lambda s: run_out_of_place(op, s, fn_mg, fn_th, values=values, gradients=False,
-                                                        rtol=1e-4, atol=1e-5, processed=processed,
-                                                        ulps=bfloat16_ulps))
+            # float32 results (of float32 or integer inputs) computed in another order: PyTorch's float32 tolerance
+            rtol, atol = tolerance if kind == "float64" else (1e-4, 1e-5)
+            body = functools.partial(run_out_of_place, r, fn_mg, values=values, rtol=rtol, atol=atol,
+                                     processed=processed, ulps=bfloat16_ulps,
+                                     live_sample=live_samples[(dtype, index)] if live_samples else None)
+        _run_one(outcomes, index, dtype, sample, body)
     return outcomes
 
 
-def check_error(op, error, fn_mg):
-    """An ``ErrorInput`` raises PyTorch's exception type in minigrad, and leaves its inputs unchanged. An
-    ErrorInput PyTorch itself accepts (the database marks some as expected failures) is not counted."""
+def _live_samples(op, variant, kind, limit):
+    """{(dtype, index): SampleInput} of a live case (their ``output_process_fn_grad``), from the cache."""
+    if kind == "errors":
+        return {}
+    if kind == "float64":
+        name = main_dtype(op)
+        found = _samples(op, name, None, limit or (FLOAT64_LIMIT if variant == "function" else METHOD_LIMIT), None)
+        return {(name, i): s for i, s in enumerate(found)}
+    return {(name, i): s for name in extra_dtypes(op, variant)
+            for i, s in enumerate(_samples(op, name, False, limit or DTYPE_LIMIT, DTYPE_SCAN))}
+
+
+def record_error(op, error):
+    """PyTorch's side of an ``ErrorInput``: ``{"accepted": True}`` when the installed PyTorch runs it after all
+    (the database marks some as expected failures), else the sample, the exception type and regex."""
     try:
         op.op(error.sample_input.input, *error.sample_input.args, **error.sample_input.kwargs)
-    except Exception:
+    except Exception:   # noqa: BLE001
         pass
     else:
-        return "accepted by PyTorch too"
-    try:
-        x, args, kwargs, memo = convert_sample(error.sample_input)
-    except ValueError as too_big:       # more dimensions than NumPy holds (64)
-        pytest.skip(f"not expressible in NumPy: {too_big}")
+        return {"accepted": True, "sample": snap_sample(error.sample_input)}
+    return {"sample": snap_sample(error.sample_input), "error_type": oracle.builtin_kind_of(error.error_type),
+            "regex": error.error_regex}
+
+
+def check_error(record, fn_mg):
+    """An ``ErrorInput`` raises PyTorch's exception type in minigrad, and leaves its inputs unchanged."""
+    x, args, kwargs, memo = convert_recorded(record["sample"])
+    error_type = oracle.RecordedError(record["error_type"]).exception().__class__
     before = _snapshot(memo)
     try:
         fn_mg(x, *args, **kwargs)
-    except error.error_type as raised:
+    except error_type as raised:
         _assert_unchanged(before)
-        return "message matches" if re.search(error.error_regex, str(raised)) else "type matches"
+        return "message matches" if re.search(record["regex"], str(raised)) else "type matches"
     except Exception as other:
-        raise AssertionError(f"error type: PyTorch raises {error.error_type.__name__} "
-                             f"({error.error_regex!r}), minigrad {_describe(other)}") from other
-    raise AssertionError(f"error type: PyTorch raises {error.error_type.__name__} ({error.error_regex!r}), "
+        raise AssertionError(f"error type: PyTorch raises {error_type.__name__} "
+                             f"({record['regex']!r}), minigrad {_describe(other)}") from other
+    raise AssertionError(f"error type: PyTorch raises {error_type.__name__} ({record['regex']!r}), "
                          "minigrad accepts the input")
 
 

@@ -11,7 +11,7 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as F
 
-from .mirror import assert_mirror, check_grad, run_both, torch_or_skip
+from .mirror import assert_mirror, check_grad, run_both, torch_or_replay
 
 CASES = [
     ("leaky_relu", {}), ("leaky_relu", {"negative_slope": 0.2}), ("elu", {}), ("elu", {"alpha": 0.5}),
@@ -79,7 +79,7 @@ MODULES = [("LeakyReLU", ()), ("LeakyReLU", (0.2, True)), ("ELU", ()), ("ELU", (
 
 @pytest.mark.parametrize("name, args", MODULES, ids=[f"{n}{a}" for n, a in MODULES])
 def test_activation_modules_mirror_pytorch(name, args, rng):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     ours, theirs = getattr(mg.nn, name)(*args), getattr(torch.nn, name)(*args)
     assert repr(ours) == repr(theirs)
 
@@ -89,7 +89,7 @@ def test_activation_modules_mirror_pytorch(name, args, rng):
 
 
 def test_softmax_module_without_dim_uses_pytorchs_legacy_choice(rng):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     for shape in [(4,), (3, 4), (2, 3, 4), (2, 3, 4, 5)]:
         with pytest.warns(UserWarning, match="Implicit dimension"):
             assert_mirror(mg.nn.Softmax(), torch.nn.Softmax(), rng.standard_normal(shape))

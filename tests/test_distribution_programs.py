@@ -13,7 +13,9 @@ import pytest
 
 import minigrad as mg
 
-torch = pytest.importorskip("torch", reason="PyTorch not installed: the programs are mirrored against it")
+from .mirror import torch_or_replay, torch_or_skip
+
+torch = torch_or_replay()   # PyTorch, or without it a stand-in that skips the tests using it
 
 D_IN, D_HIDDEN, D_LATENT, BATCH = 12, 16, 3, 8
 
@@ -59,6 +61,7 @@ def vae_program(lib, weights, batches, noises):
 
 
 def test_vae_trains_as_in_pytorch(monkeypatch):
+    torch_or_skip()                     # patches PyTorch's own modules: needs PyTorch itself
     rng = np.random.default_rng(1)
     steps = 6
     batches = [(rng.random((BATCH, D_IN)) < 0.3).astype(float) for _ in range(steps)]
@@ -149,6 +152,7 @@ def sac_actor_loss(lib, mu, log_std, alpha):
 
 
 def test_sac_actor_gradients_match_pytorch(monkeypatch):
+    torch_or_skip()                     # imports PyTorch's own modules: needs PyTorch itself
     rng = np.random.default_rng(4)
     mu, log_std, eps = rng.standard_normal((6, 2)), 0.3 * rng.standard_normal((6, 2)), rng.standard_normal((6, 2))
     monkeypatch.setattr("minigrad.distributions.continuous.standard_normal",

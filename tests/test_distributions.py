@@ -13,9 +13,9 @@ import minigrad as mg
 from minigrad.autograd.gradcheck import GradcheckError
 from minigrad.distributions import _ops
 
-from .mirror import check_grad, check_gradgrad
+from .mirror import check_grad, check_gradgrad, torch_or_replay, torch_or_skip
 
-torch = pytest.importorskip("torch", reason="PyTorch not installed: the distributions are mirrored against it")
+torch = torch_or_replay()   # PyTorch, or without it a stand-in that skips the tests using it
 pytest.importorskip("scipy", reason="the gamma-family distributions need SciPy (the 'special' extra)")
 TD = torch.distributions
 MD = mg.distributions
@@ -653,6 +653,7 @@ def test_constraint_registry_matches_pytorch(registry, constraint, shape):
 
 @pytest.mark.parametrize("diag", [0, -1, 1])
 def test_tril_vector_round_trip_matches_pytorch(diag):
+    torch_or_skip()                     # imports PyTorch's own modules: needs PyTorch itself
     from minigrad.distributions import utils as mg_utils
     from torch.distributions import utils as th_utils
     m = RNG.standard_normal((2, 4, 4))
@@ -818,6 +819,7 @@ def test_log_prob_is_differentiable_twice():
 
 def test_pytorchs_module_paths_import():
     """``from torch.distributions.normal import Normal`` and the like, with minigrad for torch."""
+    torch_or_skip()                     # imports PyTorch's own modules: needs PyTorch itself
     import importlib
     for name in ["bernoulli", "beta", "binomial", "categorical", "cauchy", "chi2", "dirichlet", "exponential",
                  "half_cauchy", "pareto", "weibull", "inverse_gamma", "logistic_normal", "negative_binomial",

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import minigrad as mg
 from minigrad.ops.elementwise import Tanh
 
-from .mirror import assert_double_mirror, check_gradgrad, run_both, torch_or_skip
+from .mirror import assert_double_mirror, check_gradgrad, run_both, torch_or_replay, torch_or_skip
 
 SHAPE = (3, 4)
 
@@ -143,11 +143,12 @@ def test_view_as_complex_double_backward():
 def test_parameter_sweep_double_mirror(alpha, beta, threshold, slope, exponent):
     x = nonzero(np.random.default_rng(6), (8,))
 
-    def f(lib, x):
+    def f(lib, x, alpha, beta, threshold, slope, exponent):
         nnf = lib.nn.functional
         return (nnf.elu(x, alpha) + nnf.softplus(x, beta, threshold) + nnf.leaky_relu(x, slope) * x
                 + lib.abs(x) ** exponent)
-    assert_double_mirror(*run_both(f), x)
+    # the parameters are passed (not closed over) so that a recorded example is found by them too
+    assert_double_mirror(*run_both(f), x, alpha, beta, threshold, slope, exponent)
 
 
 @pytest.mark.parametrize("name", ["leaky_relu", "elu", "softplus", "mish", "hardswish"])
@@ -201,7 +202,7 @@ def test_complex_input_double_backward(name):
 # --------------------------------------------------------------------------- random
 def test_dropout_double_backward():
     """The mask is a constant: dropout's gradient is linear in the upstream gradient, its second derivative 0."""
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     x = nonzero(np.random.default_rng(8))
 
     def ours(t):

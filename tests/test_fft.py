@@ -6,11 +6,11 @@ import pytest
 import minigrad as mg
 import minigrad.fft as mfft
 
-from .mirror import torch_or_skip
-from .opinfo_util import (assert_raises_like, compare_complex_gradients, compare_sample, error_inputs, opinfos,
+from .mirror import torch_or_replay, torch_raises, torch_result
+from .opinfo_util import (check_error_inputs, compare_complex_gradients, compare_sample, compare_samples, opinfos,
                           resolve, samples)
 
-torch = torch_or_skip()
+torch = torch_or_replay()
 
 NAMES = ["fft.fft", "fft.ifft", "fft.fft2", "fft.ifft2", "fft.fftn", "fft.ifftn", "fft.rfft", "fft.irfft",
          "fft.rfft2", "fft.irfft2", "fft.rfftn", "fft.irfftn", "fft.hfft", "fft.ihfft", "fft.hfft2", "fft.ihfft2",
@@ -28,13 +28,10 @@ REAL_ONLY = ("fft.rfft", "fft.rfft2", "fft.rfftn", "fft.ihfft", "fft.ihfft2", "f
 @pytest.mark.parametrize("name, dtype", [(n, d) for n in NAMES for d in ("float64", "complex128")
                                          if d == "float64" or n not in REAL_ONLY])
 def test_opinfo_samples(name, dtype):
-    op = _op(name)
-    fn = resolve(op)
+    fn = resolve(name)
     assert fn is not None, f"minigrad has no {name}"
-    compared_complex = 0
-    for sample in samples(op, getattr(torch, dtype)):
-        compare_sample(op, sample, fn, rtol=1e-10, atol=1e-10, grad_rtol=1e-9, grad_atol=1e-9)
-        compared_complex += compare_complex_gradients(op, sample, fn)
+    _, compared_complex = compare_samples(name, fn, lambda op, torch: samples(op, getattr(torch, dtype)), rtol=1e-10,
+                                          atol=1e-10, grad_rtol=1e-9, grad_atol=1e-9, complex_gradients=True)
     complex_out = name not in ("fft.irfft", "fft.irfft2", "fft.irfftn", "fft.hfft", "fft.hfft2", "fft.hfftn")
     if complex_out and (dtype == "complex128" or "shift" not in name):
         assert compared_complex, "no complex gradient was compared"
@@ -43,9 +40,8 @@ def test_opinfo_samples(name, dtype):
 @pytest.mark.parametrize("name", ["fft.fft", "fft.rfft2", "fft.irfftn", "fft.hfft", "fft.ihfftn"])
 def test_single_precision_dtypes(name):
     """float32 in, complex64 (or float32) out, as PyTorch; values to float32 accuracy."""
-    op = _op(name)
-    for sample in samples(op, torch.float32, requires_grad=False, limit=3):
-        compare_sample(op, sample, resolve(op), rtol=1e-4, atol=1e-4)
+    compare_samples(name, resolve(name), lambda op, torch: samples(op, torch.float32, requires_grad=False, limit=3),
+                    rtol=1e-4, atol=1e-4)
 
 
 def test_integer_input_is_transformed_in_the_default_dtype():
@@ -57,11 +53,7 @@ def test_integer_input_is_transformed_in_the_default_dtype():
 
 @pytest.mark.parametrize("name", [n for n in NAMES if "shift" not in n])
 def test_error_inputs(name):
-    op = _op(name)
-    found = error_inputs(op)
-    assert found
-    for error in found:
-        assert_raises_like(op, error, resolve(op))
+    assert check_error_inputs(name, resolve(name))
 
 
 @pytest.mark.parametrize("call, error", [
@@ -83,11 +75,11 @@ def test_bad_arguments_raise_pytorchs_exception(call, error):
     x, z = np.random.default_rng(0).standard_normal((2, 4, 5))
     with pytest.raises(error):
         call(mg.tensor(x), mg.tensor(z + 1j * x))
-    with pytest.raises(error):
-        _on_torch(call)(torch.tensor(x), torch.tensor(z + 1j * x))
+    theirs = torch_raises(lambda torch: _on_torch(call, torch)(torch.tensor(x), torch.tensor(z + 1j * x)), x, z)
+    assert issubclass(theirs.type, error), f"PyTorch raises {theirs!r}"
 
 
-def _on_torch(call):
+def _on_torch(call, torch):
     """``call`` with ``mfft``/``mg`` swapped for ``torch.fft``/``torch`` (the same lambda, PyTorch's names)."""
     import types
     globals_ = dict(call.__globals__, mfft=torch.fft, mg=torch)
@@ -98,7 +90,8 @@ def _on_torch(call):
 def test_fftfreq_rfftfreq(n, d, dtype):
     for name in ("fftfreq", "rfftfreq"):
         got = getattr(mfft, name)(n, d, dtype=getattr(mg, dtype) if dtype else None)
-        want = getattr(torch.fft, name)(n, d, dtype=getattr(torch, dtype) if dtype else None)
+        want = torch_result(lambda torch: getattr(torch.fft, name)(n, d, dtype=getattr(torch, dtype) if dtype else None),
+                            name, n, d, dtype)
         assert str(got.dtype) == str(want.dtype).rpartition(".")[2]
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
     assert mfft.fftfreq(4, requires_grad=True).requires_grad
@@ -149,10 +142,8 @@ def test_mutant_without_hermitian_doubling_is_caught(monkeypatch):
     assert mg.gradcheck(fn, (x,), atol=1e-7, rtol=1e-6)
     monkeypatch.setattr(mfft, "_hermitian_weights", lambda half, n_last, dim, ndim, dtype: np.ones(1, dtype))
     assert not mg.gradcheck(fn, (x,), atol=1e-7, rtol=1e-6, raise_exception=False)
-    op = _op("fft.irfft")
     with pytest.raises(AssertionError, match="gradient"):
-        for sample in samples(op):
-            compare_sample(op, sample, resolve(op))
+        compare_samples("fft.irfft", resolve("fft.irfft"))
 
 
 def test_inputs_are_not_modified():

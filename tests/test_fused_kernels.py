@@ -12,7 +12,7 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad.kernels import fused, use_backend
 
-from .mirror import assert_mirror, check_grad, run_both, torch_or_skip
+from .mirror import assert_mirror, check_grad, run_both, torch_or_replay
 
 fused_numba = pytest.importorskip("minigrad.kernels.fused_numba")
 
@@ -83,7 +83,7 @@ def test_dispatch_follows_the_backend(rng):
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_swiglu_node_gradcheck_and_mirror(backend, rng):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     a, b = rng.standard_normal((2, 3, 4)) * 3, rng.standard_normal((2, 3, 4))
     with use_backend(backend):
         check_grad(SwiGLU.apply, a, b)

@@ -9,7 +9,7 @@ import minigrad as mg
 from minigrad.autograd.gradcheck import GradcheckError
 from minigrad.ops import gamma
 
-from .mirror import assert_double_mirror, assert_mirror, check_grad, torch_or_skip
+from .mirror import assert_double_mirror, assert_mirror, check_grad, torch_or_replay, torch_or_skip
 from .opinfo_util import compare_sample, convert_sample, opinfos, samples
 
 pytest.importorskip("scipy", reason="minigrad's gamma functions need SciPy (the 'special' extra)")
@@ -84,7 +84,7 @@ def test_in_place_writes_the_out_of_place_values(named_op):
 
 def test_in_place_records_the_gradient():
     """In grad mode the in-place form differentiates as the out-of-place one (through a non-leaf)."""
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     x = np.random.default_rng(1).uniform(0.5, 4.0, (3, 4))
     tol = dict(rtol=1e-8, atol=1e-8)
     for name in ("lgamma", "digamma"):
@@ -102,7 +102,7 @@ def test_in_place_records_the_gradient():
     lambda lib, x: lib.mvlgamma(x + 2, 4),
 ], ids=["lgamma", "digamma", "trigamma", "polygamma3", "mvlgamma"])
 def test_second_order_gradients_match_pytorch(fn):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     x = np.random.default_rng(2).uniform(0.3, 5.0, (2, 3))
     assert_double_mirror(lambda t: fn(mg, t), lambda t: fn(torch, t), x, rtol=1e-8, atol=1e-8)
     check_grad(lambda t: fn(mg, t), x)
@@ -173,7 +173,7 @@ def test_missing_scipy_names_the_extra(monkeypatch):
 def test_a_wrong_backward_is_caught(monkeypatch):
     """Mutant: the backward of psi^(n) using psi^(n) itself instead of psi^(n+1). The mirror and the
     finite-difference check both reject it; the right backward passes both (above)."""
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     right = gamma.psi
     monkeypatch.setattr(gamma.Polygamma, "backward",
                         staticmethod(lambda ctx, dout: (dout._data * right(ctx.n, ctx.saved_tensors[0]), None)))

@@ -11,7 +11,9 @@ import pytest
 import minigrad as mg
 from minigrad.nn import init
 
-torch = pytest.importorskip("torch", reason="PyTorch not installed: nn.init is mirrored against it")
+from .mirror import torch_or_replay
+
+torch = torch_or_replay()   # PyTorch, or without it a stand-in that skips the tests using it
 
 
 @pytest.mark.parametrize("shape", [(3, 3), (3, 5), (6, 2)])

@@ -9,9 +9,9 @@ import pytest
 import minigrad as mg
 from minigrad.optim import lbfgs
 
-from .mirror import torch_or_skip
+from .mirror import torch_or_replay, torch_or_skip
 
-torch = pytest.importorskip("torch", reason="PyTorch not installed: LBFGS is mirrored against it")
+torch = torch_or_replay()   # PyTorch, or without it a stand-in that skips the tests using it
 
 
 def regression_problem(seed=0):

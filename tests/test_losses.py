@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import minigrad as mg
 import minigrad.nn.functional as F
 
-from .mirror import assert_mirror, check_grad, run_both, torch_or_skip
+from .mirror import assert_mirror, check_grad, run_both, torch_or_replay, torch_or_skip
 
 REDUCTIONS = ["mean", "sum", "none"]
 
@@ -248,7 +248,7 @@ def module_inputs(kind, rng):
 
 @pytest.mark.parametrize("name, kwargs, kind", MODULE_CASES, ids=[c[0] for c in MODULE_CASES])
 def test_loss_modules_mirror_pytorch(name, kwargs, kind, rng):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     mg_loss, torch_loss = getattr(mg.nn, name)(**kwargs), getattr(torch.nn, name)(**kwargs)
     assert repr(mg_loss) == repr(torch_loss)
     x, y = module_inputs(kind, rng)
@@ -256,7 +256,7 @@ def test_loss_modules_mirror_pytorch(name, kwargs, kind, rng):
 
 
 def test_weighted_loss_modules_keep_weights_as_buffers(rng):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     w, pw = rng.random(4) + 0.5, rng.random(4) + 0.5
     for name, kwargs in [("NLLLoss", {"weight": w}), ("CrossEntropyLoss", {"weight": w}), ("BCELoss", {"weight": w}),
                          ("BCEWithLogitsLoss", {"pos_weight": pw}), ("BCEWithLogitsLoss", {"weight": w, "pos_weight": pw}),

@@ -12,7 +12,7 @@ import minigrad.nn.functional as F
 from minigrad.autograd import GradcheckError
 from minigrad.ops.norm.layernorm import LayerNormFunction, layer_norm_composite
 
-from .mirror import assert_mirror, check_grad, torch_or_skip
+from .mirror import assert_mirror, check_grad, torch_or_replay, torch_or_skip
 from .row_norm_helpers import (SHAPE_IDS, SHAPES, assert_module_mirror, assert_shape_errors, assert_twins_equal, case,
                                forward_backward)
 from .test_norm_batch import constructor_parameters
@@ -68,7 +68,7 @@ def test_gradcheck_rejects_a_backward_without_the_mean_term():
 @pytest.mark.parametrize("affine", AFFINE)
 @pytest.mark.parametrize("shape,nlen", SHAPES, ids=SHAPE_IDS)
 def test_mirror_functional(shape, nlen, affine, eps):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     ns, x, w, b = case(shape, nlen, seed=4)
     assert_mirror(lambda x, w, b: F.layer_norm(x, ns, w, b, eps),
                   lambda x, w, b: torch.nn.functional.layer_norm(x, ns, w, b, eps), x, *params(w, b, affine))
@@ -166,13 +166,13 @@ def test_constant_and_zero_rows_give_bias_and_finite_gradient(impl):
 
 
 def test_constant_rows_mirror():
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     assert_mirror(lambda x, w, b: F.layer_norm(x, (4,), w, b),
                   lambda x, w, b: torch.nn.functional.layer_norm(x, (4,), w, b), *CONSTANT_ROWS)
 
 
 def test_eps_zero_constant_row_is_nan_as_in_pytorch():
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     x = np.array([[1.0, -2.0, 0.5, 3.0], [2.5, 2.5, 2.5, 2.5]])
     y = assert_mirror(lambda x: F.layer_norm(x, (4,), eps=0.0),
                       lambda x: torch.nn.functional.layer_norm(x, (4,), eps=0.0), x)
@@ -180,7 +180,7 @@ def test_eps_zero_constant_row_is_nan_as_in_pytorch():
 
 
 def test_single_element_normalized_dims():
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     x = np.random.default_rng(5).standard_normal((3, 2, 1))
     w, b = np.array([1.5]), np.array([-0.5])
     y = assert_mirror(lambda x, w, b: F.layer_norm(x, (1,), w, b),

@@ -14,7 +14,7 @@ import minigrad.nn.functional as F
 from minigrad.autograd import GradcheckError
 from minigrad.ops.norm.rmsnorm import RMSNormFunction, rms_norm_composite
 
-from .mirror import assert_mirror, check_grad, torch_or_skip
+from .mirror import assert_mirror, check_grad, torch_or_replay, torch_or_skip
 from .row_norm_helpers import SHAPE_IDS, SHAPES, assert_module_mirror, assert_twins_equal, case, forward_backward
 from .test_norm_batch import assert_raises_like_torch, constructor_parameters
 
@@ -77,7 +77,7 @@ def test_gradcheck_rejects_a_backward_without_the_projection_term():
 @pytest.mark.parametrize("weighted", [True, False])
 @pytest.mark.parametrize("shape,nlen", SHAPES, ids=SHAPE_IDS)
 def test_mirror_functional(shape, nlen, weighted, eps):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     ns, x, w, _ = case(shape, nlen, seed=4)
     assert_mirror(lambda x, w: F.rms_norm(x, ns, w, eps), lambda x, w: torch.nn.functional.rms_norm(x, ns, w, eps),
                   x, w if weighted else None)
@@ -99,7 +99,7 @@ def torch_rms_variant(torch, x, ns, w, b, eps, eps_inside_sqrt=True, partial=Non
 @pytest.mark.parametrize("variant", ["eps-outside", "partial", "partial-eps-outside"])
 @pytest.mark.parametrize("shape,nlen", SHAPES, ids=SHAPE_IDS)
 def test_mirror_variants_against_a_torch_composite(shape, nlen, variant, affine):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     ns, x, w, b = case(shape, nlen, seed=5)
     opts = VARIANTS[variant]
     assert_mirror(lambda x, w, b: F.rms_norm(x, ns, w, 1e-3, bias=b, **opts),
@@ -242,7 +242,7 @@ def test_eps_outside_sqrt_at_a_zero_row_has_nan_gradient(impl):
 
 
 def test_eps_zero_zero_row_is_nan_as_in_pytorch():
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     x = np.random.default_rng(11).standard_normal((3, 4))
     x[2] = 0
     y = assert_mirror(lambda x: F.rms_norm(x, (4,), eps=0.0), lambda x: torch.nn.functional.rms_norm(x, (4,), eps=0.0),
@@ -252,7 +252,7 @@ def test_eps_zero_zero_row_is_nan_as_in_pytorch():
 
 @pytest.mark.parametrize("eps", [1e-6, 0.0])
 def test_constant_rows_mirror(eps):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     x = np.array([[2.0, 2, 2, 2], [-0.5, -0.5, -0.5, -0.5], [1e-3, 1e-3, 1e-3, 1e-3]])
     w = np.array([1.0, -2.0, 0.5, 3.0])
     assert_mirror(lambda x, w: F.rms_norm(x, (4,), w, eps), lambda x, w: torch.nn.functional.rms_norm(x, (4,), w, eps),
@@ -260,7 +260,7 @@ def test_constant_rows_mirror(eps):
 
 
 def test_single_element_rows():
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     x = np.array([[2.0], [-3.0], [1e-4]])
     w = np.array([1.5])
     assert_mirror(lambda x, w: F.rms_norm(x, (1,), w, 1e-6),

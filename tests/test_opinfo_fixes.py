@@ -6,7 +6,7 @@ import pytest
 
 import minigrad as mg
 
-from .mirror import assert_mirror, torch_or_skip
+from .mirror import assert_mirror, torch_or_replay, torch_or_skip
 
 
 @pytest.mark.parametrize("reduce", ["add", "multiply"])
@@ -58,7 +58,7 @@ def test_div_rounding_mode_errors_like_pytorch():
 def test_spectral_norm_gradient_shared_among_tied_singular_values(ord, matrix):
     """diag(3, 3, 1) has a repeated largest singular value, diag(3, 1, 1) a repeated smallest; the identity and
     the zero matrix tie all three. The random upstream gradient is compared with PyTorch's."""
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     a = {"identity": np.eye(3), "repeated": np.diag([3.0, 3.0, 1.0] if ord == 2 else [3.0, 1.0, 1.0]),
          "zero": np.zeros((3, 3))}[matrix]
     assert_mirror(lambda t: mg.linalg.norm(t, ord), lambda t: torch.linalg.norm(t, ord), a, rtol=1e-12, atol=1e-12)
@@ -67,7 +67,7 @@ def test_spectral_norm_gradient_shared_among_tied_singular_values(ord, matrix):
 def test_tied_norm_gradient_mutant_is_caught():
     """The check above is not vacuous: a spectral norm whose gradient is u_1 v_1^T for the first singular value
     alone (the convention before the fix) disagrees with PyTorch at a tie."""
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     from minigrad.autograd import Function
 
     class FirstSingularValueOnly(Function):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import minigrad as mg
 
-from .mirror import assert_mirror, check_grad, run_both, torch_or_skip
+from .mirror import assert_mirror, check_grad, run_both, torch_or_skip, torch_raises
 from .strategies import check_on_views
 
 
@@ -450,11 +450,9 @@ ERRORS = {
 
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors_as_pytorch(name):
-    torch = torch_or_skip()
     f, match = ERRORS[name]
-    with pytest.raises(Exception) as expected:
-        f(torch)
-    with pytest.raises(type(expected.value), match=match):
+    expected = torch_raises(f)
+    with pytest.raises(expected.type, match=match):
         f(mg)
 
 

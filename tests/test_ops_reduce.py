@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import minigrad as mg
 
-from .mirror import assert_mirror, check_grad, torch_or_skip
+from .mirror import assert_mirror, check_grad, torch_or_replay, torch_or_skip
 from .strategies import check_on_views, dims_and_keepdim, float64_arrays, noncontiguous_arrays, shapes
 
 
@@ -109,7 +109,7 @@ VARIANCE_FORMS = [  # (f(lib, x), description)
 
 @pytest.mark.parametrize("form", range(len(VARIANCE_FORMS)))
 def test_var_and_std_argument_forms_match_pytorch(form, rng):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     f = VARIANCE_FORMS[form]
     x = rng.standard_normal((3, 4))
     assert_mirror(lambda t: f(mg, t), lambda t: f(torch, t), x)
@@ -138,7 +138,7 @@ NO_DEGREES_OF_FREEDOM = [  # (f(lib, x), data) with N - correction <= 0: inf or 
 @pytest.mark.parametrize("case", range(len(NO_DEGREES_OF_FREEDOM)))
 @pytest.mark.filterwarnings(r"ignore:(var|std)\(\). degrees of freedom")
 def test_var_with_no_degrees_of_freedom_matches_pytorch_and_warns(case):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     f, data = NO_DEGREES_OF_FREEDOM[case]
     x = np.array(data)
     with pytest.warns(UserWarning, match=r"(var|std)\(\): degrees of freedom is <= 0"):
@@ -188,7 +188,7 @@ TIE_OPS = {  # who gets the gradient at ties
 @pytest.mark.parametrize("name", TIE_OPS)
 @pytest.mark.parametrize("data", [TIES, NANS], ids=["ties", "nans"])
 def test_ties_and_nans_route_the_gradient_like_pytorch(name, data):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     f = TIE_OPS[name]
     assert_mirror(lambda t: f(mg, t), lambda t: f(torch, t), data, grads=[f(mg, mg.tensor(data)).dtype.kind == "f"])
 
@@ -211,7 +211,7 @@ def test_max_and_min_with_dim_return_named_values_and_indices(rng):
 
 
 def test_max_and_min_of_a_0d_tensor_along_its_only_dim():
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     for keepdim in (False, True):
         for op in ("max", "min"):
             f = lambda m, t: getattr(m, op)(t, 0, keepdim)  # noqa: E731
@@ -222,7 +222,7 @@ def test_max_and_min_of_a_0d_tensor_along_its_only_dim():
 
 def test_max_and_min_with_a_tensor_are_maximum_and_minimum(rng):
     a, b = rng.standard_normal((2, 3)), rng.standard_normal(3)
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     assert_mirror(lambda x, y: mg.max(x, y), lambda x, y: torch.max(x, y), a, b)
     assert_mirror(lambda x, y: x.min(y), lambda x, y: x.min(y), a, b)
 
@@ -263,7 +263,7 @@ def test_logsumexp_over_an_empty_dim_is_minus_infinity():
                                lambda m, x: m.all(x.bool(), 0), lambda m, x: m.any(x.long(), 2),
                                lambda m, x: m.all(x[:, :0], 1), lambda m, x: m.any(x[:, :0], 1)])
 def test_all_and_any_match_pytorch(f, rng):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     x = np.round(rng.random((2, 3, 4)) * 1.2)  # mostly ones, some zeros
     out = assert_mirror(lambda t: f(mg, t), lambda t: f(torch, t), x, grads=[False])
     assert out.dtype == mg.bool

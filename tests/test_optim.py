@@ -10,14 +10,35 @@ import minigrad.nn as nn
 import minigrad.optim as optim
 from minigrad.optim import lr_scheduler
 
-from .mirror import torch_or_skip
+from . import oracle
+from .mirror import torch_or_replay, torch_or_skip
 
 SHAPES = [(3, 4), (4,), (2, 2, 3)]
 
 
 @pytest.fixture
 def torch():
-    return torch_or_skip()
+    return torch_or_replay()
+
+
+def _trajectory(torch, make_th, seed, dtype, skips):
+    """PyTorch's side of a Mirror after the steps ``skips`` lists (each step's parameters without a gradient):
+    its parameters and optimizer, the gradients drawn from the same seeded noise as minigrad's."""
+    rng = np.random.default_rng(seed)
+    theirs = [torch.nn.Parameter(torch.tensor(rng.standard_normal(s).astype(dtype))) for s in SHAPES]
+    th_opt = make_th(theirs)
+    for skip in skips:
+        for i, q in enumerate(theirs):
+            noise = rng.standard_normal(q.shape).astype(dtype)
+            q.grad = None if i in skip else torch.tensor(noise + 0.5 * q.detach().numpy())
+        th_opt.step()
+    return theirs, th_opt
+
+
+def _recorded_steps(steps):
+    """Which ``assert_close`` calls a fixture keeps (a live run compares at every one): after each of the first 6
+    steps and every 25th; the others compare nothing without PyTorch."""
+    return steps <= 6 or steps % 25 == 0
 
 
 class Mirror:
@@ -25,31 +46,56 @@ class Mirror:
 
     ``step()`` gives both sides the same gradient recipe, g = noise + 0.5 * p (so the trajectory feeds
     back into the gradients), each evaluated at that side's own parameters, then steps both optimizers.
+    PyTorch's side is live or recorded: ``assert_close`` compares with PyTorch's parameters and optimizer state
+    after the same steps (``torch_trajectory``, run from the start each time); ``theirs`` and ``th_opt`` are the
+    live PyTorch objects (tests reading them need PyTorch).
     """
 
     def __init__(self, torch, make_mg, make_th, seed=0, dtype=np.float64):
-        self.torch, self.rng = torch, np.random.default_rng(seed)
+        self.rng, self.seed, self.dtype, self.make_th = np.random.default_rng(seed), seed, dtype, make_th
         inits = [self.rng.standard_normal(s).astype(dtype) for s in SHAPES]
         self.ours = [nn.Parameter(mg.tensor(a)) for a in inits]
-        self.theirs = [torch.nn.Parameter(torch.tensor(a)) for a in inits]
-        self.opt, self.th_opt = make_mg(self.ours), make_th(self.theirs)
+        self.opt = make_mg(self.ours)
+        self.skips = []
 
     def step(self, skip=()):
         """One step; parameters whose index is in ``skip`` get no gradient this time."""
-        for i, (p, q) in enumerate(zip(self.ours, self.theirs)):
+        for i, p in enumerate(self.ours):
             noise = self.rng.standard_normal(p.shape).astype(p.dtype)
-            if i in skip:
-                p.grad = q.grad = None
-                continue
-            p.grad = mg.tensor(noise + 0.5 * p.detach().numpy())
-            q.grad = self.torch.tensor(noise + 0.5 * q.detach().numpy())
+            p.grad = None if i in skip else mg.tensor(noise + 0.5 * p.detach().numpy())
         self.opt.step()
-        self.th_opt.step()
+        self.skips.append(tuple(skip))
+
+    @property
+    def theirs(self):
+        return self._live()[0]
+
+    @property
+    def th_opt(self):
+        return self._live()[1]
+
+    def _live(self):
+        torch = torch_or_skip()
+        if getattr(self, "_live_at", None) != len(self.skips):
+            self._live_objects = _trajectory(torch, self.make_th, self.seed, self.dtype, self.skips)
+            self._live_at = len(self.skips)
+        return self._live_objects
+
+    def torch_trajectory(self, torch):
+        theirs, th_opt = _trajectory(torch, self.make_th, self.seed, self.dtype, self.skips)
+        return {"params": [oracle.snap(q.detach(), grad=False) for q in theirs],
+                "state": {str(i): {k: oracle.snap(v, grad=False) for k, v in state.items()}
+                          for i, state in th_opt.state_dict()["state"].items()}}
 
     def assert_close(self, rtol=1e-12, atol=1e-14):
-        for i, (p, q) in enumerate(zip(self.ours, self.theirs)):
-            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"param {i}")
-        ours, theirs = self.opt.state_dict()["state"], self.th_opt.state_dict()["state"]
+        recorded = oracle.ask(self.torch_trajectory, inputs=(self.seed, str(np.dtype(self.dtype)), self.skips),
+                              tolerance=(rtol, atol),
+                              keep=lambda r, n=len(self.skips): r if _recorded_steps(n) else "left out")
+        if recorded == "left out":    # a step whose comparison the fixture leaves out (replay only)
+            return
+        for i, (p, q) in enumerate(zip(self.ours, recorded["params"])):
+            np.testing.assert_allclose(p.detach().numpy(), q.numpy(), rtol=rtol, atol=atol, err_msg=f"param {i}")
+        ours, theirs = self.opt.state_dict()["state"], {int(i): s for i, s in recorded["state"].items()}
         assert ours.keys() == theirs.keys()
         for index, state in theirs.items():
             assert ours[index].keys() == state.keys(), index

@@ -9,13 +9,13 @@ import minigrad as mg
 import minigrad.nn as nn
 import minigrad.optim as optim
 
-from .mirror import torch_or_skip
+from .mirror import torch_or_replay
 from .test_optim import Mirror, both
 
 
 @pytest.fixture
 def torch():
-    return torch_or_skip()
+    return torch_or_replay()
 
 
 OPTIMIZERS = [

@@ -28,7 +28,9 @@ from .mirror import (
     assert_mirror,
     check_grad,
     run_both,
+    torch_or_replay,
     torch_or_skip,
+    torch_raises,
 )
 from .test_pool import BACKENDS, F, _compare, backend, bend, normal, pool_case  # noqa: F401 - the backend fixture
 
@@ -204,7 +206,7 @@ def test_interpolate_5d_sweep(mode, align, size, data):
 def test_max_unpool_after_max_pool_sweep(d, batch, data):
     """Unpooling PyTorch's indices of a max pooling (no dilation), with the output size as default or as the
     pooled input's (with or without batch and channel): like PyTorch, or the same error type."""
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     size, kernel, stride, padding, _ = data.draw(pool_case(d).filter(lambda c: all(dl == 1 for dl in c[4])))
     x = normal(*batch, 2, *size)
     _, index = getattr(F(torch), f"max_pool{d}d")(torch.tensor(x), kernel, stride, padding, return_indices=True)
@@ -397,7 +399,7 @@ MODULES = [
 
 @pytest.mark.parametrize("name, args, kwargs, shape", MODULES, ids=[m[0] for m in MODULES])
 def test_module_mirror(name, args, kwargs, shape):
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     ours, theirs = getattr(mg.nn, name)(*args, **kwargs).eval(), getattr(torch.nn, name)(*args, **kwargs).eval()
     assert repr(ours) == repr(theirs)
     assert_mirror(ours, theirs, normal(*shape))
@@ -407,7 +409,7 @@ def test_module_mirror(name, args, kwargs, shape):
 @pytest.mark.parametrize("d, args, size", [(1, (2,), 6), (2, (3, 2, 1), 5), (3, ((2, 1, 2),), 6)])
 def test_max_unpool_modules(d, args, size):
     """MaxPool{d}d(return_indices=True) then MaxUnpool{d}d, with and without output_size, as PyTorch."""
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     pools, unpools = [getattr(lib.nn, f"MaxPool{d}d")(*args, return_indices=True) for lib in (mg, torch)], \
         [getattr(lib.nn, f"MaxUnpool{d}d")(*args) for lib in (mg, torch)]
     assert repr(unpools[0]) == repr(unpools[1]) and repr(pools[0]) == repr(pools[1])
@@ -538,10 +540,9 @@ def _raised(call):
 def test_bad_input_raises_like_pytorch(case):
     """The exception type PyTorch raises (exactly), a message with the gist of the problem, the input and its
     gradient untouched."""
-    torch = torch_or_skip()
     fn, shape, gist = case
     x = normal(*shape)
-    theirs = _raised(lambda: fn(torch, torch.tensor(x)))
+    theirs = torch_raises(lambda torch: fn(torch, torch.tensor(x)), x).exception()
     t = mg.tensor(x.copy(), requires_grad=True)
     ours = _raised(lambda: fn(mg, t))
     assert type(ours) is type(theirs), (ours, theirs)

@@ -18,7 +18,7 @@ import pytest
 import minigrad as mg
 from minigrad.autograd.gradcheck import GradcheckError
 from minigrad.ops.norm import syncbatchnorm
-from tests.mirror import assert_double_mirror, assert_mirror, check_grad, check_gradgrad, torch_or_skip
+from tests.mirror import assert_double_mirror, assert_mirror, check_grad, check_gradgrad, torch_or_replay, torch_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
 MPI_TIMEOUT = 120
@@ -92,7 +92,7 @@ def test_function_on_one_rank_mirrors_batch_norm(monkeypatch, shape):
     one_rank(monkeypatch)
     rng = np.random.default_rng(0)
     arrays = (3.0 + rng.normal(size=shape), rng.normal(size=shape[1]), rng.normal(size=shape[1]))
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     assert_mirror(lambda *t: sync_bn(mg, *t), lambda *t: sync_bn(torch, *t), *arrays, rtol=1e-12, atol=1e-12)
     assert_double_mirror(lambda *t: sync_bn(mg, *t), lambda *t: sync_bn(torch, *t), *arrays)
     check_grad(lambda *t: sync_bn(mg, *t), *arrays)

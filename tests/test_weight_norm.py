@@ -16,7 +16,7 @@ from minigrad.autograd import Function
 from minigrad.nn.utils import parametrizations, parametrize
 from minigrad.ops.norm.weightnorm import norm_over, reduced_axes, weight_norm_composite
 
-from .mirror import assert_double_mirror, assert_mirror, check_grad, check_gradgrad, run_both, torch_or_skip
+from .mirror import assert_double_mirror, assert_mirror, check_grad, check_gradgrad, run_both, torch_or_replay, torch_or_skip
 from .weight_param_helpers import LAYERS, numpy_state, train_side_by_side, twin_modules
 
 SHAPES = [(5,), (3, 4), (3, 2, 4), (2, 3, 2, 2)]          # 1-D .. 4-D v
@@ -73,7 +73,7 @@ def test_mirror_sweep(shape, data, seed):
     g_shape = data.draw(st.sampled_from([magnitude_shape(shape, dim), ()]))
     mg_fn, torch_fn = run_both(lambda lib, v, g: lib._weight_norm(v, g, dim))
     if g_shape == ():
-        torch = torch_or_skip()
+        torch = torch_or_replay()
         torch_fn = lambda v, g: v * (g / torch.norm_except_dim(v, 2, dim))       # noqa: E731
     assert_mirror(mg_fn, torch_fn, randn(shape, seed, 3.0), randn(g_shape, seed + 1), rtol=1e-10, atol=1e-12)
 
@@ -130,7 +130,7 @@ def test_double_backward(shape, dim):
     """Against PyTorch's formula written with ordinary ops: the double backward of torch._weight_norm itself
     (WeightNormInterfaceBackward0) fails torch.autograd.gradgradcheck in PyTorch 2.13, so it is no oracle."""
     check_gradgrad(lambda v, g: mg._weight_norm(v, g, dim), randn(shape, 15), randn(magnitude_shape(shape, dim), 16))
-    torch = torch_or_skip()
+    torch = torch_or_replay()
     assert_double_mirror(lambda v, g: mg._weight_norm(v, g, dim),
                          lambda v, g: v * (g / torch.norm_except_dim(v, 2, dim)),
                          randn(shape, 17), randn(magnitude_shape(shape, dim), 18))
