@@ -1,6 +1,6 @@
 """Train a tiny LLaMA-style Transformer with minigrad: RMSNorm, rotary positions, SwiGLU, AdamW.
 
-    python examples/tiny_transformer.py                          # sort 8 digits: >= 99% exact match, ~15 s
+    python examples/tiny_transformer.py                          # sort 8 digits: >= 99% exact match, ~20 s
     python examples/tiny_transformer.py --norm layernorm         # the same model with LayerNorm
     python examples/tiny_transformer.py --text                   # character-level LM on the shipped tinyshakespeare
     python examples/tiny_transformer.py --text input.txt         # ... or on any text file (.gz and .xz too)
