@@ -225,6 +225,7 @@ class Function:
                 raise RuntimeError(f"{cls.__name__}.forward returned a {out._data.dtype} tensor from inputs that "
                                    "require grad: only floating-point and complex outputs can be differentiated")
             edges, meta = [], []
+            noting = own_counters_in_use[0]   # a .data tensor exists: note the inputs with a counter of their own
             for a, n in zip(args, needs):
                 if n:
                     node = a._grad_fn if a._base is None else a.grad_fn   # a view is brought up to date
@@ -235,24 +236,20 @@ class Function:
                 else:
                     edges.append(None)
                     meta.append(None)
+                    if noting and isinstance(a, Tensor):      # (.data never requires grad)
+                        _note_own_counter(ctx, a)
             ctx.next_edges, ctx.input_meta = tuple(edges), tuple(meta)
-            if own_counters_in_use[0]:   # a .data tensor exists: note the own counters of the inputs that have one
-                _note_own_counters(ctx, args)
             out._grad_fn = ctx
             out._requires_grad = True
         return out
 
 
-def _note_own_counters(ctx, args):
-    """For the inputs that count their writes on a counter of their own (``.data`` and its views, as PyTorch's
-    ``.data`` has a fresh version counter): their storage, counter and its value now, for ``_check_versions``."""
-    noted = []
-    for a in args:
-        counter = getattr(a, "_own_counter", None) if isinstance(a, Tensor) else None
-        if counter is not None:
-            noted.append((storage_of(a._data), counter, counter[0]))
-    if noted:
-        ctx.own_counters = noted
+def _note_own_counter(ctx, a):
+    """For an input that counts its writes on a counter of its own (``.data`` and its views, as PyTorch's ``.data``
+    has a fresh version counter): its storage, counter and the counter's value now, for ``_check_versions``."""
+    counter = getattr(a, "_own_counter", None)
+    if counter is not None:
+        ctx.__dict__.setdefault("own_counters", []).append((storage_of(a._data), counter, counter[0]))
 
 
 def once_differentiable(backward):
