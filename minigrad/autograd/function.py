@@ -252,6 +252,23 @@ def _note_own_counter(ctx, a):
         ctx.__dict__.setdefault("own_counters", []).append((storage_of(a._data), counter, counter[0]))
 
 
+class NoDerivative(Function):
+    """``values`` (computed from the tensors ``inputs``) as a function of them that PyTorch does not
+    differentiate: differentiating through it raises ``error_type(message)``, PyTorch's exception for that op."""
+
+    @staticmethod
+    def forward(ctx, error_type, message, values, *inputs):
+        ctx.error = error_type, message
+        return values
+
+    @staticmethod
+    def backward(ctx, dout):
+        error_type, message = ctx.error
+        raise error_type(message)
+
+    graph_backward = backward
+
+
 def once_differentiable(backward):
     """Decorate a Function's ``backward`` that cannot be differentiated (it works on arrays, say), as in
     PyTorch: it runs with recording off, and under ``create_graph=True`` the gradients it returns are

@@ -17,6 +17,7 @@ concentrations fixed) and spreads the change over the simplex (see ``DirichletSa
 import numpy as np
 
 from ..autograd import Function, once_differentiable
+from ..autograd.function import NoDerivative
 from ..ops.gamma import scipy_special
 from ..random import numpy_rng
 from ..tensor import Tensor
@@ -99,22 +100,6 @@ def dirichlet_grad(x, alpha, total):
         return (-dI / np.exp(log_pdf) / (1 - x64)).astype(x.dtype)
 
 
-class _NoDerivative(Function):
-    """``values`` (a constant computed from ``input``) as a function of ``input`` whose derivative PyTorch does
-    not implement: differentiating through it raises PyTorch's NotImplementedError naming ``name``."""
-
-    @staticmethod
-    def forward(ctx, input, values, name):
-        ctx.missing = name
-        return values
-
-    @staticmethod
-    def backward(ctx, dout):
-        raise NotImplementedError(f"the derivative for '{ctx.missing}' is not implemented.")
-
-    graph_backward = backward
-
-
 def _gamma_draws(a, generator):
     """Gamma(a, 1) draws from minigrad's generator in a's dtype, kept away from 0 as PyTorch keeps them."""
     g = np.asarray(numpy_rng(generator).standard_gamma(a)).astype(a.dtype)
@@ -143,7 +128,8 @@ class StandardGamma(Function):
     @staticmethod
     def graph_backward(ctx, dout):
         x, a = ctx.saved_tensors
-        slope = _NoDerivative.apply(ctx.input_tensor(0, a), standard_gamma_grad(x, a), "_standard_gamma_grad")
+        slope = NoDerivative.apply(NotImplementedError, "the derivative for '_standard_gamma_grad' is not implemented.",
+                                   standard_gamma_grad(x, a), ctx.input_tensor(0, a))
         return dout * slope, None
 
 

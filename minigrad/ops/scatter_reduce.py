@@ -23,6 +23,7 @@ gradient can be differentiated again.
 import numpy as np
 
 from ..autograd import Function, no_grad
+from ..autograd.function import NoDerivative
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -216,21 +217,7 @@ def scatter_legacy_reduce(input, d, index, src, reduce):
     d, idx, used = _check_like_scatter("scatter", input, d, index, src)
     with no_grad():
         out = _reduce_into(input, _scatter_positions(idx, d), used, "sum" if reduce == "add" else "prod", True)
-    return _LegacyReduceNoDerivative.apply(input, src, out._data)
-
-
-class _LegacyReduceNoDerivative(Function):
-    """The deprecated ``scatter(reduce=)`` has no derivative in PyTorch: its values, and a backward that says so."""
-
-    @staticmethod
-    def forward(ctx, input, src, values):
-        return values
-
-    @staticmethod
-    def backward(ctx, dout):
-        raise RuntimeError("derivative for aten::scatter is not implemented")
-
-    graph_backward = backward
+    return NoDerivative.apply(RuntimeError, "derivative for aten::scatter is not implemented", out._data, input, src)
 
 
 def _in_place(name, outofplace):
