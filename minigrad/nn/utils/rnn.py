@@ -148,32 +148,27 @@ def run_packed(module, packed, hx):
     from ...ops.shape import cat
     padded, lengths = pad_packed_sequence(packed)                 # (T, B, H_in), original order
     lengths = lengths._data
+    steps = padded.shape[0]
     is_lstm = module.mode == "LSTM"
     states = None if hx is None else (tuple(hx) if is_lstm else (hx,))
     outputs, finals, order = [], [], []
-    for length in np.unique(lengths)[::-1]:
+    for length in np.unique(lengths):
         idx = Tensor(np.flatnonzero(lengths == length))
         run_in = padded[:int(length)].index_select(1, idx)        # (length, n, H_in)
         run_hx = None if states is None else tuple(s.index_select(1, idx) for s in states)
-        run_hx = None if run_hx is None else (run_hx if is_lstm else run_hx[0])
         if module.batch_first:
             run_in = run_in.transpose(0, 1)
-        out, final = module(run_in, run_hx)
-        outputs.append(out.transpose(0, 1) if module.batch_first else out)     # (length, n, D*H)
+        out, final = module(run_in, run_hx if is_lstm or run_hx is None else run_hx[0])
+        out = out.transpose(0, 1) if module.batch_first else out  # (length, n, D*H)
+        tail = full((steps - out.shape[0],) + tuple(out.shape[1:]), 0.0, dtype=out.dtype)
+        outputs.append(cat([out, tail], 0))                      # (T, n, D*H): zeros after the sequence ends
         finals.append(final if is_lstm else (final,))
         order.extend(idx._data.tolist())
-    # packed rows (t, b): the row of b's group output at step t
-    inverse = np.argsort(np.asarray(order))                       # original b -> position in the groups
-    starts = np.cumsum([0] + [o.shape[1] for o in outputs])
+    restore = Tensor(np.argsort(np.asarray(order)).astype(np.int64))   # the groups' batch order -> original
+    out = cat(outputs, 1).index_select(1, restore)                # (T, B, D*H), original order
     t, b = _packed_positions(packed.batch_sizes._data, packed.sorted_indices)
-    group = np.searchsorted(starts, inverse[b], side="right") - 1
-    pieces = [o.reshape(o.shape[0] * o.shape[1], *o.shape[2:]) for o in outputs]   # (length * n, D*H) each
-    offsets = np.cumsum([0] + [p.shape[0] for p in pieces])
-    rows = offsets[group] + t * (starts[group + 1] - starts[group]) + (inverse[b] - starts[group])
-    data = cat(pieces, 0)[Tensor(rows)]                            # (sum of lengths, D*H)
-    restore = Tensor(inverse.astype(np.int64))
     h = tuple(cat([f[k] for f in finals], 1).index_select(1, restore) for k in range(len(finals[0])))
-    return packed._replace(data=data), (h if is_lstm else h[0])
+    return packed._replace(data=out[Tensor(t), Tensor(b)]), (h if is_lstm else h[0])
 
 
 __all__ = ["PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence", "pack_sequence",
