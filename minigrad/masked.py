@@ -10,7 +10,7 @@ import numpy as np
 
 from . import linalg
 from ._checks import takes_tensors
-from .dtypes import is_floating_point
+from .dtypes import is_floating_point, scalar_type_name
 from .ops.dims import normalize_dim
 from .tensor import Tensor
 
@@ -126,13 +126,8 @@ def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     if not (is_floating_point(target) or target.kind == "c"):
         source = "Input" if dtype is None else "Optional"
         raise ValueError(f"mean(): Could not infer output dtype. {source} dtype must be either a floating point or "
-                         f"complex dtype. Got: {_torch_name(target)}")
+                         f"complex dtype. Got: {scalar_type_name(target)}")
     return sum(input, dim, keepdim=keepdim, dtype=target, mask=mask) / _count(input, dim, keepdim, mask)
-
-
-def _torch_name(dtype):
-    from .dtypes import scalar_type_name
-    return scalar_type_name(dtype)
 
 
 @takes_tensors("input", optional=("mask",))
