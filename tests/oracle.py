@@ -15,10 +15,13 @@ same way whichever of the three modes ran:
 * **record** (``MINIGRAD_RECORD_FIXTURES=1``, set by ``tests/fixtures/record.py``): live, and every record is
   written at the end of the session to ``tests/fixtures/<test module>.json.gz``.
 
-Calls are keyed by the test's id and their order within the test; the records of one test module live in one
-gzipped JSON file (floats written with ``repr``, so they round-trip exactly).
+Calls are keyed by the test's id and their order within the test, and checked against a fingerprint of their
+inputs; a hypothesis test's calls are found by the fingerprint alone, which then also holds the parameters the
+test drew (``parameters``), since the order of its examples can differ from session to session. The records of one
+test module live in one gzipped JSON file (floats written with ``repr``, so they round-trip exactly).
 """
 import builtins
+import functools
 import gzip
 import json
 import os
@@ -413,6 +416,42 @@ def fingerprint(obj):
     return type(obj).__name__
 
 
+_TESTS_DIR = str(Path(__file__).parent)
+
+
+def parameters(compute, depth=0):
+    """What a call computes beyond its arrays: the values that ``compute`` and the test functions it calls hold in
+    their closures and defaults (a hypothesis test's drawn ``dim``, ``reduction``...), found recursively. Only the
+    tests' own functions are looked into; anything else (a module, PyTorch or its stand-in, an object) is ``"?"``,
+    the same whether PyTorch is installed or not."""
+    if isinstance(compute, functools.partial):
+        return [parameters(compute.func, depth), parameters(list(compute.args), depth),
+                parameters(compute.keywords, depth)]
+    code = getattr(compute, "__code__", None)
+    if code is not None:
+        if depth > 6 or not code.co_filename.startswith(_TESTS_DIR):
+            return "?"
+        cells = [c.cell_contents for c in (compute.__closure__ or ()) if _filled(c)]
+        return {"@f": compute.__qualname__, "cells": parameters(cells, depth + 1),
+                "defaults": parameters(list(compute.__defaults__ or ()) + sorted((compute.__kwdefaults__ or {}).items()),
+                                       depth + 1)}
+    if isinstance(compute, (list, tuple)):
+        return [parameters(c, depth) for c in compute]
+    if isinstance(compute, dict):
+        return {"@d": {str(k): parameters(v, depth) for k, v in compute.items()}}
+    if isinstance(compute, (np.ndarray, np.generic)) or compute is None or isinstance(compute, (bool, int, str, float)):
+        return fingerprint(compute)
+    return "?"
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:          # a closure variable not assigned yet (a function that refers to itself, say)
+        return False
+    return True
+
+
 def same_fingerprint(a, b):
     return not differences(decode(a), decode(b), (1e-9, 1e-9))
 
@@ -497,7 +536,9 @@ def ask(compute, inputs=(), tolerance=(1e-9, 1e-12), keep=None, stable=True):
         assert torch is not None, "oracle.ask outside a test needs PyTorch"
         return compute(torch)
     index, test.calls = test.calls, test.calls + 1
-    print_ = encode_fingerprint(inputs)
+    # A hypothesis test's examples come in an order that depends on the session (Hypothesis draws some values from
+    # constants in the modules loaded so far): its calls are found by what they compute, not by their place.
+    print_ = encode_fingerprint((inputs, parameters(compute)) if test.generated else inputs)
     if torch is not None:
         record = compute(torch)
         kept = encode(record if keep is None else keep(record))

@@ -108,6 +108,35 @@ def test_the_ci_check_fails_a_stale_or_missing_record(monkeypatch):
             oracle.ask(lambda torch: fresh, inputs=([x], [True], 0))
 
 
+def _ask_sum(x, dim, keepdim):
+    """A call as a hypothesis test makes it: the drawn ``dim`` and ``keepdim`` live in the closure of what PyTorch
+    computes (here ``numpy`` stands in for it), not in the inputs."""
+    return oracle.ask(lambda torch: {"out": x.sum(dim, keepdims=keepdim)}, inputs=([x], [True], 0))
+
+
+def test_a_generated_tests_records_are_found_by_the_parameters_it_drew(monkeypatch):
+    """A hypothesis test's examples can come in another order in another session (Hypothesis draws some values from
+    constants in the modules loaded so far): its records are found by the inputs *and* the values its functions hold,
+    never by place, so the same array with another ``dim`` does not pick up that example's record."""
+    x = np.arange(6.0).reshape(2, 3)
+    drawn = [(0, False), (1, False), (0, True), (1, True)]
+    monkeypatch.setattr(oracle, "RECORDING", True)
+    monkeypatch.setattr(oracle, "_recorded", {})
+    with replaying(monkeypatch, {}, live=object()):         # recorded in one order ...
+        oracle._current[0].generated = True
+        for dim, keepdim in drawn:
+            _ask_sum(x, dim, keepdim)
+    records = oracle._recorded["fake_module"]
+    with replaying(monkeypatch, records):                   # ... replayed in the other
+        oracle._current[0].generated = True
+        for dim, keepdim in reversed(drawn):
+            assert not differences(_ask_sum(x, dim, keepdim)["out"], x.sum(dim, keepdims=keepdim))
+        with pytest.raises(pytest.skip.Exception, match="stale fixture"):
+            _ask_sum(x, -1, True)                           # never drawn when recording: no record is borrowed
+    assert oracle.parameters(lambda: mg.sum) == {"@f": "test_a_generated_tests_records_are_found_by_the_"
+                                                        "parameters_it_drew.<locals>.<lambda>", "cells": [], "defaults": []}
+
+
 def test_pytorchs_stand_in_skips_when_used():
     torch = _NoTorch()
     fn = torch.nn.functional.gelu           # attribute access only: a function handed to assert_mirror
