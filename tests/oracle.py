@@ -498,16 +498,44 @@ def begin_test(item):
     seed_global_generators()
 
 
+_module_generators = {}   # id -> (a test module's NumPy generator, its state when the first test began)
+_scanned = [0, set()]     # len(sys.modules) at the last scan, the test modules scanned
+
+
 def seed_global_generators():
-    """Each test starts from the same state of PyTorch's, NumPy's and Python's global random generators, whatever
-    ran before it: a record made in one run (a module's weights from PyTorch's init, say) is found again in any
-    other (CI runs every file in one process)."""
+    """Each test starts from the same state of PyTorch's, NumPy's and Python's global random generators, and of
+    the generators the test modules keep (``RNG = np.random.default_rng(12)``), whatever ran or skipped before
+    it: a record made in one run (a module's weights from PyTorch's init, inputs drawn from a module's
+    generator) is found again in any other (CI runs every file in one process; a run without PyTorch skips
+    some tests, which then draw nothing)."""
     import random
+    import sys
     random.seed(0)
     np.random.seed(0)
+    if len(sys.modules) != _scanned[0]:          # a module imported since: note its generators as they are now
+        _scanned[0] = len(sys.modules)
+        for name, module in list(sys.modules.items()):
+            if name.startswith(("tests.", "test_")) and name not in _scanned[1]:
+                _scanned[1].add(name)
+                for value in list(vars(module).values()):
+                    if isinstance(value, (np.random.Generator, np.random.RandomState)):
+                        _module_generators.setdefault(id(value), (value, _state(value)))
+    for generator, state in _module_generators.values():
+        _set_state(generator, state)
     torch = live_torch()
     if torch is not None:
         torch.manual_seed(0)
+
+
+def _state(generator):
+    return generator.bit_generator.state if isinstance(generator, np.random.Generator) else generator.get_state()
+
+
+def _set_state(generator, state):
+    if isinstance(generator, np.random.Generator):
+        generator.bit_generator.state = state
+    else:
+        generator.set_state(state)
 
 
 def end_test():

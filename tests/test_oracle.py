@@ -44,11 +44,13 @@ def test_differences_see_values_dtypes_shapes_and_kinds():
 
 
 @contextlib.contextmanager
-def replaying(monkeypatch, records, checking=False, live=None):
+def replaying(monkeypatch, records, checking=False, live=None, recording=False):
     """Run as a test of a fake module whose committed fixture holds ``records`` ({test name: [entry]}), without
-    PyTorch (or with ``live`` standing in for it, under the CI check when ``checking``)."""
+    PyTorch (or with ``live`` standing in for it, under the CI check when ``checking``, recording when
+    ``recording``), whatever mode the session itself runs in."""
     monkeypatch.setattr(oracle, "live_torch", lambda: live)
     monkeypatch.setattr(oracle, "CHECKING", checking)
+    monkeypatch.setattr(oracle, "RECORDING", recording)
     monkeypatch.setitem(oracle._loaded, "fake_module", records)
     saved = oracle._current[0]
     oracle._current[0] = oracle._Test("fake_module", "test_fake")
@@ -120,9 +122,8 @@ def test_a_generated_tests_records_are_found_by_the_parameters_it_drew(monkeypat
     never by place, so the same array with another ``dim`` does not pick up that example's record."""
     x = np.arange(6.0).reshape(2, 3)
     drawn = [(0, False), (1, False), (0, True), (1, True)]
-    monkeypatch.setattr(oracle, "RECORDING", True)
     monkeypatch.setattr(oracle, "_recorded", {})
-    with replaying(monkeypatch, {}, live=object()):         # recorded in one order ...
+    with replaying(monkeypatch, {}, live=object(), recording=True):     # recorded in one order ...
         oracle._current[0].generated = True
         for dim, keepdim in drawn:
             _ask_sum(x, dim, keepdim)
