@@ -63,12 +63,17 @@ def rng():
 
 # Each test module is imported from seeded global generators (tests/oracle.py seeds them before each test too): data a
 # module draws at import time does not depend on which modules were imported before it, so recorded PyTorch outputs
-# are found again in any session
+# are found again in any session. And under the "minigrad" Hypothesis profile: importing PyTorch's test internals
+# (the op database) loads PyTorch's own profile ("dev": 10 examples; "pytorch_ci": 50 when $CI is set), and @given
+# takes the profile current when the module is imported, so without this every module collected after the op
+# database's would draw other examples, and other ones on a CI machine than on a desk.
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     if isinstance(collector, pytest.Module):
         from tests import oracle
         oracle.seed_global_generators()
+        if settings.get_current_profile_name() != "minigrad":
+            settings.load_profile("minigrad")
     yield
 
 
