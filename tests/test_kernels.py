@@ -557,6 +557,7 @@ def pool(monkeypatch):
     from minigrad.kernels import buffers
     monkeypatch.setattr(buffers, "_blocks", {})
     monkeypatch.setattr(buffers, "_held", 0)
+    monkeypatch.setattr(buffers, "_block_ids", set())
     return buffers
 
 
@@ -623,6 +624,45 @@ def test_norm_outputs_on_reused_memory_are_independent_and_at_version_0(pool):
         y3 = F.layer_norm(x1, (1024,))
     assert y3._data.ctypes.data == address and y3._version == 0
     np.testing.assert_array_equal(y3._data, expected)
+
+
+@pytest.mark.parametrize("norm", [lambda t: F.layer_norm(t, (1024,)), lambda t: F.rms_norm(t, (1024,)),
+                                  lambda t: F.group_norm(t.reshape(16, 32, 1024), 4).reshape(BIG)],
+                         ids=["layer", "rms", "group"])
+def test_an_input_gradient_on_reused_memory_becomes_grad_and_is_never_overwritten(pool, norm):
+    """The backward's dx comes from the pool and becomes the leaf's ``.grad`` without a copy; a ``.grad`` the
+    user keeps is never written by a later backward, one left in place accumulates, and a dropped one's memory
+    serves the next dx. A gradient a hook kept is copied, as any shared gradient."""
+    numba_kernels()
+    rng = np.random.default_rng(0)
+    x = mg.tensor(rng.standard_normal(BIG, dtype=np.float32), requires_grad=True)
+    dy = mg.tensor(rng.standard_normal(BIG, dtype=np.float32))
+    with kernels.use_backend("numba"):
+        norm(x).backward(dy)
+        kept = x.grad
+        assert pool.lends(kept._data.base), "not adopted from the pool"
+        expected = kept._data.copy()
+        norm(x).backward(dy)                             # accumulates into the same .grad
+        np.testing.assert_allclose(x.grad._data, 2 * expected, rtol=1e-6, atol=1e-6)
+        assert x.grad is kept
+        kept, x.grad = kept._data.copy(), None
+        norm(x).backward(dy)
+        np.testing.assert_array_equal(x.grad._data, expected)
+        held, address = x.grad, x.grad._data.ctypes.data
+        x.grad = None
+        norm(x).backward(dy)
+        assert not np.shares_memory(held._data, x.grad._data)       # the user still holds it
+        np.testing.assert_array_equal(held._data, expected)
+        del held
+        x.grad = None
+        norm(x).backward(dy)
+        assert x.grad._data.ctypes.data == address                  # its memory, handed out again
+        seen = []
+        x.grad = None
+        x.register_hook(lambda g: seen.append(g))
+        norm(x).backward(dy)
+    assert not np.shares_memory(seen[0]._data, x.grad._data)
+    np.testing.assert_array_equal(seen[0]._data, expected)
 
 
 ROW_NORMS = {"rms_norm": lambda t: F.rms_norm(t, (8,)), "layer_norm": lambda t: F.layer_norm(t, (8,)),

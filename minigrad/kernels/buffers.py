@@ -8,6 +8,10 @@ into fresh memory, 2.2 ms into reused memory). A training loop frees the same la
 step (the last step's activations and gradients) and asks for arrays of the same sizes again, so
 the kernels take their outputs from here: blocks freed by earlier steps are handed out again.
 
+A gradient from here (dx) may become a leaf's ``.grad`` as it is: the engine adopts an array nobody else
+refers to (``autograd/engine.py``, ``unshared``) and does not count the pool's own reference to a block
+(``lends``); once the user drops that ``.grad`` (``zero_grad``), the block is free for the next step's dx.
+
 When is a block free? Every array handed out is a view of a pool block, and every further view of
 it (a reshape, a slice, the Tensor holding it) refers to that same block as its ``.base``, so the
 block's reference count counts its users: at the pool's own references alone, nobody can reach its
@@ -27,6 +31,7 @@ MIN_BYTES = 1 << 20      # 1 MiB
 MAX_BYTES = 1 << 30      # 1 GiB
 
 _blocks = {}             # nbytes -> [block]: 1-D uint8 arrays owning their memory
+_block_ids = set()       # id() of every block in _blocks
 _held = 0                # bytes in _blocks
 _lock = threading.Lock()
 
@@ -56,6 +61,7 @@ def empty(shape, dtype):
             return np.empty(shape, dtype)
         block = np.empty(nbytes, np.uint8)
         blocks.append(block)
+        _block_ids.add(id(block))
         _held += nbytes
         return block.view(dtype).reshape(shape)
 
@@ -68,6 +74,7 @@ def _release_locked(keep=None):
             continue
         for i in reversed(range(len(blocks))):
             if _is_free(blocks, i):
+                _block_ids.discard(id(blocks[i]))
                 del blocks[i]
                 _held -= nbytes
         if not blocks:
@@ -78,6 +85,11 @@ def release():
     """Return every free block to the operating system (blocks in use stay until their arrays die)."""
     with _lock:
         _release_locked()
+
+
+def lends(array):
+    """1 if ``array`` is a block of the pool (which then holds one reference to it), else 0."""
+    return 1 if id(array) in _block_ids else 0
 
 
 def held_bytes():

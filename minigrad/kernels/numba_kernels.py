@@ -6,8 +6,9 @@ Each public function is a thin Python wrapper that copies a non-contiguous input
 a missing weight/bias by neutral ones (numba compiles poorly around Optional arrays), allocates
 the outputs with NumPy and calls a jitted kernel. Allocating in NumPy is deliberate: NumPy asks
 the OS for transparent huge pages, so a fresh 32 MB output costs ~16 page faults instead of ~8000,
-which on this kind of VM roughly halves the time of a forward pass. The forward's y goes one step
-further and reuses the memory of a y that has died (``buffers.py``: no page faults at all).
+which on this kind of VM roughly halves the time of a forward pass. The forward's y and the backward's
+dx go one step further and reuse the memory of a y or dx that has died (``buffers.py``: no page faults
+at all).
 
 Every kernel is compiled twice from one source (``_kernel``): in parallel, its prange loops split
 over numba's threads, and as a serial twin on the calling thread. The wrapper runs the twin below
@@ -507,7 +508,7 @@ def _backward(kernel, dy, x, args, needs, sizes, shapes=None, chunked=True):
     Row kernels (``chunked``) sum the parameter gradients over n_chunks = the team size (at most R) chunks of
     rows, one per thread, then add the chunks in order; channel kernels sum per channel themselves."""
     dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
-    dx = np.empty(x.shape if needs[0] else (0,) + x.shape[1:], x.dtype)   # not pooled (buffers.py says why)
+    dx = buffers.empty(x.shape, x.dtype) if needs[0] else np.empty((0,) + x.shape[1:], x.dtype)
     grads = [np.empty(size if need else 0) for size, need in zip(sizes, needs[1:])]
     if chunked:
         n_chunks = max(1, min(team_size(x.size), x.shape[0]))
