@@ -79,7 +79,8 @@ def cast_array(array, dtype, pooled=False):
     which differs for a value within float32's half-ulp of a float16 tie, so that cast goes through float32.
     (``ml_dtypes`` already converts to bfloat16 through float32.) A large float32 array is rounded to bfloat16
     by a numba loop on its bits on the numba backend (``kernels/bfloat16_numba.py``: the same bits, 3-4x faster
-    than ``ml_dtypes``' cast), into reused memory if ``pooled`` (a forward's output: ``kernels/buffers.py``)."""
+    than ``ml_dtypes``' cast), into reused memory if ``pooled`` (a norm's output or input gradient:
+    ``kernels/buffers.py``)."""
     dtype = np.dtype(dtype)
     if dtype == bfloat16 and array.dtype == float32 and array.size >= NARROW_IN_NUMBA_FROM and _numba_backend():
         from .kernels.bfloat16_numba import narrow

@@ -32,8 +32,7 @@ def _narrow(src, dst):
 
 def narrow(array, bfloat16, pooled=False):
     """The float32 ``array`` rounded to a new C-contiguous array of dtype ``bfloat16`` (of its shape); in reused
-    memory (``buffers.empty``: no page faults) if ``pooled``, for a forward's output. Not for a gradient: the
-    engine adopts a fresh gradient array as ``.grad`` but copies one that the pool also holds."""
+    memory (``buffers.empty``: no page faults) if ``pooled``, for a norm's output or input gradient."""
     src = np.ascontiguousarray(array, dtype=np.float32).reshape(-1).view(np.uint32)
     out = (buffers.empty if pooled else np.empty)(array.shape, np.uint16)
     _narrow(src, out.reshape(-1))                                       # out (n,) uint16: bfloat16 bits

@@ -172,9 +172,10 @@ def input_grads(ctx, *grads):
     """A norm Function's backward result: ``grads`` for its tensor inputs (input, weight, bias), then None for
     each option passed positionally. The norms pass their options as keywords, so they get no padding; a
     direct ``RMSNormFunction.apply(x, w, b, (4,), 1e-5, 4, False)`` works as well. A float32 gradient array of
-    a bfloat16 input is rounded here (``cast_array``, faster than the engine's ``astype`` for large arrays)."""
+    a bfloat16 input is rounded here (``cast_array``, faster than the engine's ``astype`` for large arrays), into
+    reused memory as the float32 kernels' dx is (``kernels/buffers.py``)."""
     meta = getattr(ctx, "input_meta", ())
-    grads = tuple(cast_array(g, bfloat16) if isinstance(g, np.ndarray) and g.dtype == float32 and i < len(meta)
+    grads = tuple(cast_array(g, bfloat16, pooled=True) if isinstance(g, np.ndarray) and g.dtype == float32 and i < len(meta)
                   and meta[i] is not None and meta[i][1] == bfloat16 else g for i, g in enumerate(grads))
     return grads + (None,) * (len(ctx.needs_input_grad) - len(grads))
 
