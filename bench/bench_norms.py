@@ -454,6 +454,26 @@ def report_summary(records, thread_counts, other="torch"):
     print(table(["norm", "shape", *(f"{p}, {t} thr" for p, t in columns)], rows))
 
 
+def report_spread(records, impls=("minigrad", "torch", "floor")):
+    """Process to process: for each norm's largest shape, forward + backward, each library's fastest, median and
+    slowest process (each process's own median after warm-up) and slowest / fastest."""
+    rows = []
+    for r in records:
+        size = max(np.prod(q["shape"]) for q in records if q["norm"] == r["norm"])
+        if r["pass"] != "fwd+bwd" or np.prod(r["shape"]) != size:
+            continue
+        for impl in impls:
+            per_process = sorted(r["rounds_s"].get(impl, ()))
+            if len(per_process) > 1:
+                rows.append([r["norm"], "x".join(map(str, r["shape"])), r["threads"], impl,
+                             *(fmt_ms(t) for t in (per_process[0], float(np.median(per_process)), per_process[-1])),
+                             ratio(per_process[-1], per_process[0])])
+    if rows:
+        print("\n## Spread over processes: the largest shape, forward + backward (each process's median)\n")
+        print(table(["norm", "shape", "threads", "library", "fastest ms", "median ms", "slowest ms",
+                     "slowest / fastest"], rows))
+
+
 def find(records, norm, shape, threads, pass_):
     for r in records:
         if r["norm"] == norm and tuple(r["shape"]) == shape and r["threads"] == threads and r["pass"] == pass_:
@@ -587,6 +607,7 @@ def main(argv=None):
         report_summary(records, thread_counts, "torch")
     if "jax" in libraries:
         report_summary(records, thread_counts, "jax")
+    report_spread(records)
 
     start = time.perf_counter()
     startup = startup_times(runs=5 if sizes == "full" else 2)
