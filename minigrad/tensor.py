@@ -133,8 +133,8 @@ class Tensor:
         ``.data``): ``p.data.add_(...)`` changes ``p`` without autograd seeing it, not even its version counter
         (so a backward that saved ``p`` uses the new values without an error, as in PyTorch; ``detach()`` is the
         safe form, which shares the counter)."""
-        out = Tensor(self._data)
-        out._own_counter = [0]
+        out = Tensor(self._data.view())     # its own array object: an op that saves it is told apart from one
+        out._own_counter = [0]               # that saves this tensor's array (Context._check_versions)
         _version.own_counters_in_use[0] = True
         return out
 

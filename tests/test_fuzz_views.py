@@ -102,6 +102,13 @@ REGRESSIONS = [
       ("squeeze", 63, 53, 62295, False), ("mul_", 8, 50, 60126, False)], False),
     # writing into a non-overlapping part of an expanded tensor is allowed
     ([("expand", 27, 24, 52776, False), ("setitem_tensor", 19, 13, 34119, True)], False),
+    # an op saved a .data tensor as is, then the tensor .data came from was written under no_grad: only the .data
+    # tensor's own counter counts for what the op saved (minigrad read the memory's counter and raised)
+    ([("transpose", 43, 1, 46244, False), ("data_mul_", 53, 6, 21194, False), ("detach", 58, 55, 47033, False),
+      ("data_mul_", 40, 10, 10147, False), ("binary", 34, 56, 6307, False), ("clamp_", 51, 41, 42535, True)], False),
+    # x[:2] = v with a 0-d v inside x's written memory: PyTorch fills (reads v first), minigrad raised "overlap"
+    ([("data_mul_", 52, 0, 59532, False), ("piece", 61, 63, 58144, False), ("t", 2, 14, 29765, False),
+      ("view_as_self", 13, 49, 2187, False), ("setitem_tensor", 24, 46, 35889, True)], False),
 ]
 
 

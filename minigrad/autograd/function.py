@@ -85,7 +85,10 @@ class Context:
                 continue
             newer = writes_since(array, self.saved_at)
             version = version_of(array)
-            for storage, counter, at_save in noted:           # their writes count on their own counter
+            for storage, counter, at_save, own in noted:      # their writes count on their own counter
+                if array is own:                              # the .data tensor's own array, saved as is: only its
+                    newer, version = counter[0] - at_save, counter[0]   # counter counts (not its base's writes)
+                    break
                 if counter[0] != at_save and storage_of(array) is storage:
                     newer, version = counter[0] - at_save, counter[0]
             if newer:
@@ -246,10 +249,11 @@ class Function:
 
 def _note_own_counter(ctx, a):
     """For an input that counts its writes on a counter of its own (``.data`` and its views, as PyTorch's ``.data``
-    has a fresh version counter): its storage, counter and the counter's value now, for ``_check_versions``."""
+    has a fresh version counter): its storage, counter, the counter's value now and its array, for
+    ``_check_versions``."""
     counter = getattr(a, "_own_counter", None)
     if counter is not None:
-        ctx.__dict__.setdefault("own_counters", []).append((storage_of(a._data), counter, counter[0]))
+        ctx.__dict__.setdefault("own_counters", []).append((storage_of(a._data), counter, counter[0], a._data))
 
 
 class NoDerivative(Function):

@@ -369,8 +369,10 @@ def setitem(self, index, value):
 
     def fast(a):
         a[index] = v._data
-    if sh._is_basic(index):     # PyTorch copies into the view self[index]: compared with that view's memory
-        write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, written=target)
+    if sh._is_basic(index):     # PyTorch copies into the view self[index]: compared with that view's memory;
+        # a 0-d value fills it (PyTorch's fill_, which reads the value first: it may lie in the written memory)
+        write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, written=target,
+              overlap=None if v.ndim == 0 and target.ndim else "partial")
     else:                       # index_put_ refuses any overlap with self
         write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, overlap="any")
 
