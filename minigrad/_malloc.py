@@ -13,7 +13,6 @@ Arrays above 32 MB still get their own ``mmap`` (and NumPy's huge pages). Applie
 imported, on glibc only; ``MINIGRAD_MALLOC=default`` in the environment leaves malloc as it is.
 """
 import ctypes
-import ctypes.util
 import os
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3      # glibc's mallopt parameters (malloc.h)
@@ -26,7 +25,11 @@ def keep_freed_memory():
     if os.environ.get("MINIGRAD_MALLOC", "").strip().lower() == "default":
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        try:                                     # glibc's name on Linux, without find_library's ldconfig run (7 ms)
+            libc = ctypes.CDLL("libc.so.6")
+        except OSError:
+            from ctypes.util import find_library
+            libc = ctypes.CDLL(find_library("c") or "libc.so.6")
         mallopt = libc.mallopt
     except (OSError, AttributeError):            # not glibc (macOS, Windows, musl without mallopt)
         return False
