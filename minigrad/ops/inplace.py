@@ -18,6 +18,7 @@ import numpy as np
 
 from .._checks import check_tensor
 from ..autograd import Function, grad_mode
+from ..autograd import version
 from ..autograd.version import alias, bump_tensor, storage_of
 from ..autograd.views import WriteRegion, check_rebase, history, move_retained, overlaps, region, set_view_history
 from ..dtypes import result_type, scalar_type_name
@@ -170,10 +171,22 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
     bump_tensor(t)
     if not any(isinstance(o, Tensor) and storage_of(o._data) is storage_of(value._data) for o in operands):
         alias(value._data, t._data)              # what the op saved of its result is t now (later writes count)
+        _save_as_the_tensor(value, t)
     if not value.requires_grad:                  # e.g. fill_ of a constant into a tensor with a history
         value = Overwrite.apply(old_values, value) if old_values.requires_grad else value
     _set_history(t, value)
     return t
+
+
+def _save_as_the_tensor(value, t):
+    """An op that saved its result (``tanh_``, ``exp_``, ...) keeps ``t``'s memory instead of its own copy of the
+    same values: in PyTorch the result *is* the tensor, so its backward reads what the tensor holds then (a write
+    through ``.data``, which autograd does not see, included; any other write makes it raise)."""
+    ctx = value.grad_fn
+    saved = getattr(ctx, "saved", ())
+    if any(item is value._data for item in saved):
+        ctx.saved = tuple(t._data if item is value._data else item for item in saved)
+        ctx.saved_at = version.writes[0]         # saved after this very write, as the result is made by it
 
 
 def _set_history(t, value):
