@@ -216,8 +216,11 @@ class Function:
         elif isinstance(out, tuple):
             raise TypeError(f"{cls.__name__}.forward returned a tuple: minigrad Functions have exactly one "
                             "output (return other results through ctx or compute them outside the Function)")
-        elif not isinstance(out, Tensor):
-            out = Tensor(np.asarray(out))
+        elif not isinstance(out, Tensor):    # a NumPy scalar (a ufunc on 0-d arrays), say
+            array = np.asarray(out)
+            if any(item is out for item in ctx.saved):     # saved as the result: the result's array is saved
+                ctx.saved = tuple(array if item is out else item for item in ctx.saved)
+            out = Tensor(array)
         elif any(out is a for a in args):
             out = Tensor(out._data)  # never turn an input into this Function's output
         if cls.view and storage_of(out._data) is storage_of(args[0]._data):   # a view (an empty one too)
