@@ -199,7 +199,7 @@ class Accumulate:
                 for hook in list(post_hooks):
                     hook(tensor)
 
-    def node(self, node, grad):
+    def node(self, node, grad, before_hooks=None):
         if node.retained is not None:
             out = node.retained()
             if out is not None:
@@ -225,9 +225,12 @@ class Capture:
         if id(tensor) in self.grads:
             self._add(id(tensor), run_hooks(tensor._hooks, grad))
 
-    def node(self, node, grad):
+    def node(self, node, grad, before_hooks=None):
+        """``grad`` after the output tensor's hooks; ``before_hooks``, when the node goes on to run its backward:
+        PyTorch then captures an input's gradient before its hooks (``grad(y, [x, h])`` gives ``h`` the gradient
+        its hooks saw, ``x`` the one they returned), and after them when the node does not run (``grad(y, [h])``)."""
         if node in self.at_node:
-            self._add(self.at_node[node], grad)
+            self._add(self.at_node[node], grad if before_hooks is None else before_hooks)
         if node.retained is not None:               # retain_grad() tensors get their .grad here too, as in PyTorch
             Accumulate.node(self, node, grad)
 
@@ -304,9 +307,9 @@ def run_node(node, grad, sink, retain_graph, graph=False):
     joined to the graph, its results marked ``NotDifferentiableTwice``), so the gradients are Tensors with a graph."""
     if node.freed:
         node.saved_tensors  # raises the "backward through the graph a second time" error
-    if node.pre_hooks:
-        grad = run_hooks(node.pre_hooks, grad)
-    sink.node(node, grad)
+    hooked = run_hooks(node.pre_hooks, grad) if node.pre_hooks else grad
+    sink.node(node, hooked, grad)
+    grad = hooked
     fn = node.fn
     graph_backward = getattr(fn, "graph_backward", None) if graph else None
     if graph_backward is not None:
