@@ -641,7 +641,7 @@ def test_an_input_gradient_on_reused_memory_becomes_grad_and_is_never_overwritte
         norm(x).backward(dy)
         kept = x.grad
         assert pool.lends(kept._data.base), "not adopted from the pool"
-        expected = kept._data.copy()
+        expected = kept._data.copy()    # the same kernel on the same inputs in this process: equal bit for bit
         norm(x).backward(dy)                             # accumulates into the same .grad
         np.testing.assert_allclose(x.grad._data, 2 * expected, rtol=1e-6, atol=1e-6)
         assert x.grad is kept
