@@ -84,6 +84,7 @@ def arrays(shape, n_params, dtype, seed=0, mean=0.5):
 # of a SIMD width.
 Case = namedtuple("Case", "shape n_params forward backward")
 ROWS, CHANNELS = (13, 29), (3, 6, 5)
+TALL = (53, 29)   # LayerNorm's backward adds dw's and db's terms in blocks of 16 rows: 53 ends in a partial block
 
 
 def _batch_norm_train_forward(m, a, eps=1e-5):
@@ -103,6 +104,8 @@ CASES = {
                                                                       *nd)),
     "ln": Case(ROWS, 29, lambda m, a, eps=1e-5: m.layer_norm_forward(a["x"], a["w"], a["b"], eps),
                lambda m, a, st, nd: m.layer_norm_backward(a["dy"], a["x"], *st, a["w"], *nd)),
+    "ln-tall": Case(TALL, 29, lambda m, a, eps=1e-5: m.layer_norm_forward(a["x"], a["w"], a["b"], eps),
+                    lambda m, a, st, nd: m.layer_norm_backward(a["dy"], a["x"], *st, a["w"], *nd)),
     "ln-no-affine": Case(ROWS, 29, lambda m, a: m.layer_norm_forward(a["x"], None, None, 1e-5),
                          lambda m, a, st, nd: m.layer_norm_backward(a["dy"], a["x"], *st, None, *nd)),
     **{f"gn-G{g}": Case(CHANNELS, 6, lambda m, a, eps=1e-5, g=g: m.group_norm_forward(a["x"], g, a["w"], a["b"], eps),
