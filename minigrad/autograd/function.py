@@ -32,6 +32,7 @@ from ..dtypes import is_differentiable, scalar_type_name
 from . import grad_mode
 from .version import own_counters_in_use, storage_of, version_of, writes, writes_since
 
+_FLOATING = frozenset((np.dtype(np.float32), np.dtype(np.float64)))   # differentiable: a set's test first
 Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
 mark_view = None  # views.py (which imports this module) sets it to views.mark_view
 
@@ -196,18 +197,27 @@ class Function:
     def apply(cls, *args, **kwargs):
         ctx = Context(cls)
         needs = []
+        plain = True      # no argument is a 16-bit tensor
         for a in args:  # a loop rather than a comprehension: no frame to build per call (Python 3.11)
-            # (the slot itself for a tensor that is not a view: the property's call costs more than the test)
-            needs.append(isinstance(a, Tensor) and (a._requires_grad if a._base is None else a.requires_grad))
+            if isinstance(a, Tensor):
+                # (the slot itself for a tensor that is not a view: the property's call costs more than the test)
+                needs.append(a._requires_grad if a._base is None else a.requires_grad)
+                if a._data.itemsize == 2:
+                    plain = False
+            else:
+                needs.append(False)
         needs = tuple(needs)
         state = grad_mode._state
         prev = state.enabled
         record = prev and True in needs
         ctx.needs_input_grad = needs if record else (False,) * len(args)
 
+        forward = cls.forward
+        if plain:         # low_precision.py's wrapper would only pass the call on: the forward it wraps, directly
+            forward = getattr(forward, "_minigrad_plain", forward)
         state.enabled = False
         try:
-            out = cls.forward(ctx, *args, **kwargs)
+            out = forward(ctx, *args, **kwargs)
         finally:
             state.enabled = prev
 
@@ -227,7 +237,7 @@ class Function:
             mark_view(out, args[0])
 
         if record:
-            if not is_differentiable(out._data.dtype):
+            if out._data.dtype not in _FLOATING and not is_differentiable(out._data.dtype):
                 raise RuntimeError(f"{cls.__name__}.forward returned a {out._data.dtype} tensor from inputs that "
                                    "require grad: only floating-point and complex outputs can be differentiated")
             edges, meta = [], []
