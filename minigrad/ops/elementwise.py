@@ -50,6 +50,8 @@ def _number_pair(a, b):
 
 
 def _pair(a, b):
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return a, b
     pair = _number_pair(a, b)
     if pair is not None:
         return pair
@@ -62,6 +64,8 @@ def _arithmetic_pair(a, b):
     """``_pair`` for ``*`` and ``/``: a Python number next to a float16/bfloat16 tensor stays float32, as PyTorch's
     CPU kernels keep it (``low_precision.arithmetic_operand``); otherwise as ``_pair``. (PyTorch's ``+`` and ``-``
     round the number to the tensor's dtype first, as ``_pair`` does.)"""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return a, b
     pair = _number_pair(a, b)
     if pair is not None:
         return pair
