@@ -16,7 +16,10 @@ tables:
    not compared here: it would need the model written a third time);
 2. memory: each library in a fresh process, RSS after import, after the first step, peak, and
    RSS along 500 steps (flat means no leak);
-3. where minigrad's step goes: a cProfile of a few steps, self time grouped by category (time spent
+3. matrix products: each library's time per step in them (fresh processes; minigrad's timed around its
+   product function, PyTorch's from torch.profiler), minigrad's GFLOP/s, and what a step of 0.85x
+   PyTorch's would leave for everything else;
+4. where minigrad's step goes: a cProfile of a few steps, self time grouped by category (time spent
    in NumPy, numba and builtins is charged to the minigrad function that called it).
 
 How much each library slows the other in one process: bench/bench_coexistence.py.
@@ -124,6 +127,68 @@ def step_worker(library, threads, weights, steps):
     steps_by_norm = {norm: build_step(library, norm, weights) for norm in NORMS}
     set_threads(threads)
     emit({norm: time_steps(step, steps) for norm, step in steps_by_norm.items()})
+
+
+# --------------------------------------------------------------------------- matrix products, in a fresh process
+PRODUCT_OPS = ("aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm")
+
+
+def products_worker(library, threads, weights, steps):
+    """In a fresh process, the RMSNorm model: the median step time, and the time per step in matrix products
+    (minigrad: its product function timed around each call, with each product's multiply-adds; PyTorch: the
+    self time of ``PRODUCT_OPS`` under torch.profiler, which leaves out the products inside its fused
+    attention kernel)."""
+    step = build_step(library, "rmsnorm", weights)
+    set_threads(threads)
+    seconds = time_steps(step, steps)
+    if library == "minigrad":
+        import time
+
+        from minigrad.kernels import matmul_numba
+        plain, spent = matmul_numba.matmul, {"s": 0.0, "flop": 0.0}
+
+        def timed(a, b, *args, **kwargs):
+            start = time.perf_counter()
+            out = plain(a, b, *args, **kwargs)
+            spent["s"] += time.perf_counter() - start
+            spent["flop"] += 2.0 * out.size * a.shape[-1]
+            return out
+        matmul_numba.matmul = timed
+        for _ in range(steps):
+            step()
+        matmul_numba.matmul = plain
+        return emit({"step": seconds, "products": spent["s"] / steps, "flop": spent["flop"] / steps})
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(steps):
+            step()
+    us = sum(e.self_cpu_time_total for e in prof.key_averages() if e.key in PRODUCT_OPS)
+    emit({"step": seconds, "products": us * 1e-6 / steps})
+
+
+def report_products(libraries, weights, rounds, steps):
+    """Section 4: how much of each library's step its matrix products take, and what that leaves."""
+    workers = [Worker(lib, ["--products-worker", lib, "--weights", weights, "--steps", str(steps)], threads=THREADS)
+               for lib in libraries]
+    results = run_rounds(__file__, workers, rounds, progress=False)
+    medians = {lib: median_over_rounds(r) for lib, r in results.items()}
+    rows = []
+    for lib in libraries:
+        m = medians[lib]
+        rows.append([lib, f"{m['step'] * 1e3:.1f} ms", f"{m['products'] * 1e3:.1f} ms",
+                     f"{m['products'] / m['step']:.0%}", f"{(m['step'] - m['products']) * 1e3:.1f} ms"])
+    print(f"\n## Matrix products (RMSNorm model; each library in its own fresh processes, median over {rounds} "
+          f"rounds of {steps} steps)\n")
+    print(table(["library", "step", "in matrix products", "share", "the rest"], rows))
+    m = medians["minigrad"]
+    print(f"\nminigrad's products: {m['flop'] / 1e9:.2f} GFLOP per step at {m['flop'] / m['products'] / 1e9:.0f} "
+          "GFLOP/s (OpenBLAS's sgemm, one block per thread). PyTorch's column counts its aten::mm/bmm/addmm only: "
+          "the products inside its fused attention kernel are in its \"rest\".")
+    if "pytorch" in medians:
+        target = 0.85 * medians["pytorch"]["step"]
+        print(f"0.85x PyTorch's step is {target * 1e3:.1f} ms: minigrad's products alone take "
+              f"{m['products'] / target:.0%} of it, leaving {(target - m['products']) * 1e3:.1f} ms for everything "
+              f"else, against {(m['step'] - m['products']) * 1e3:.1f} ms now.")
 
 
 # --------------------------------------------------------------------------- memory, in a fresh process
@@ -269,6 +334,7 @@ def main():
     p.add_argument("--rss-every", type=int, default=50)
     p.add_argument("--worker", choices=LIBRARIES + ("weights",), help=argparse.SUPPRESS)
     p.add_argument("--rss-worker", choices=LIBRARIES, help=argparse.SUPPRESS)
+    p.add_argument("--products-worker", choices=LIBRARIES, help=argparse.SUPPRESS)
     p.add_argument("--weights", help=argparse.SUPPRESS)
     p.add_argument("--steps", type=int, default=20, help=argparse.SUPPRESS)
     p.add_argument("--threads", type=int, default=THREADS, help=argparse.SUPPRESS)
@@ -279,6 +345,8 @@ def main():
         return step_worker(args.worker, args.threads, args.weights, args.steps)
     if args.rss_worker:
         return rss_worker(args.rss_worker, args.weights, args.rss_steps, args.rss_every)
+    if args.products_worker:
+        return products_worker(args.products_worker, args.threads, args.weights, args.steps)
 
     rounds = args.rounds or (2 if args.quick else 5)
     steps, rss_steps, rss_every, profiled = (3, 20, 10, 1) if args.quick else (20, args.rss_steps, args.rss_every, 10)
@@ -323,6 +391,7 @@ def main():
                          f"{mb(middle)} -> {mb(last)} ({last - middle:+.1f} MB)"])
         print(table(["library", "RSS after import", "after step 1", "peak RSS",
                      f"RSS step {max(rss) // 5} -> {max(rss)}"], rows))
+        report_products(libraries, weights, 1 if args.quick else 3, steps)
 
     print(f"\n## Where minigrad's step goes (cProfile, {profiled} steps in this process, minigrad only; self time "
           "incl. the NumPy/numba calls each function makes)\n")

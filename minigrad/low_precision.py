@@ -96,7 +96,7 @@ def _wrap_forward(forward, lead):
     copies of its 16-bit arguments when the op's result is 16-bit, its float32 result rounded once."""
     @functools.wraps(forward)
     def low_precision_forward(*args, **kwargs):
-        for a in args:    # the fast path first (this runs for every op): no 16-bit tensor, nothing to do
+        for a in args:    # (Function.apply calls the plain forward unless an argument is 2 bytes wide)
             if isinstance(a, Tensor) and a._data.itemsize == 2 and a._data.dtype.char in _LOW_CHARS:
                 break
         else:
