@@ -145,19 +145,22 @@ def products_worker(library, threads, weights, steps):
         import time
 
         from minigrad.kernels import matmul_numba
-        plain, spent = matmul_numba.matmul, {"s": 0.0, "flop": 0.0}
+        plain, spent = matmul_numba.matmul, {"s": 0.0, "flop": 0.0, "batched": 0.0}
 
         def timed(a, b, *args, **kwargs):
             start = time.perf_counter()
             out = plain(a, b, *args, **kwargs)
-            spent["s"] += time.perf_counter() - start
+            seconds = time.perf_counter() - start
+            spent["s"] += seconds
+            spent["batched"] += seconds if a.ndim > 2 else 0.0      # attention's (B, H, T, T) products
             spent["flop"] += 2.0 * out.size * a.shape[-1]
             return out
         matmul_numba.matmul = timed
         for _ in range(steps):
             step()
         matmul_numba.matmul = plain
-        return emit({"step": seconds, "products": spent["s"] / steps, "flop": spent["flop"] / steps})
+        return emit({"step": seconds, "products": spent["s"] / steps, "flop": spent["flop"] / steps,
+                     "batched": spent["batched"] / steps})
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         for _ in range(steps):
@@ -182,8 +185,10 @@ def report_products(libraries, weights, rounds, steps):
     print(table(["library", "step", "in matrix products", "share", "the rest"], rows))
     m = medians["minigrad"]
     print(f"\nminigrad's products: {m['flop'] / 1e9:.2f} GFLOP per step at {m['flop'] / m['products'] / 1e9:.0f} "
-          "GFLOP/s (OpenBLAS's sgemm, one block per thread). PyTorch's column counts its aten::mm/bmm/addmm only: "
-          "the products inside its fused attention kernel are in its \"rest\".")
+          "GFLOP/s (OpenBLAS's sgemm, one block per thread), of which attention's batched products take "
+          f"{m['batched'] * 1e3:.1f} ms and the linear layers' {(m['products'] - m['batched']) * 1e3:.1f} ms. "
+          "PyTorch's column counts its aten::mm/bmm/addmm only: the products inside its fused attention kernel are "
+          "in its \"rest\".")
     if "pytorch" in medians:
         target = 0.85 * medians["pytorch"]["step"]
         print(f"0.85x PyTorch's step is {target * 1e3:.1f} ms: minigrad's products alone take "
@@ -332,6 +337,7 @@ def main():
     p.add_argument("--rounds", type=int, help="fresh processes per library (default 5, quick 2)")
     p.add_argument("--rss-steps", type=int, default=500)
     p.add_argument("--rss-every", type=int, default=50)
+    p.add_argument("--products-only", action="store_true", help="only the matrix products' section")
     p.add_argument("--worker", choices=LIBRARIES + ("weights",), help=argparse.SUPPRESS)
     p.add_argument("--rss-worker", choices=LIBRARIES, help=argparse.SUPPRESS)
     p.add_argument("--products-worker", choices=LIBRARIES, help=argparse.SUPPRESS)
@@ -356,6 +362,8 @@ def main():
           f"{THREADS} threads\n\n{machine_line()}")
     with tempfile.TemporaryDirectory() as weights:
         run_rounds(__file__, [Worker("weights", ["--worker", "weights", "--weights", weights])], 1, progress=False)
+        if args.products_only:
+            return report_products(libraries, weights, rounds, steps)
         workers = [Worker(lib, ["--worker", lib, "--weights", weights, "--steps", str(steps)], threads=THREADS)
                    for lib in libraries]
         results = run_rounds(__file__, workers, rounds)
