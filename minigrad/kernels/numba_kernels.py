@@ -376,8 +376,8 @@ def _layer_norm_forward(x, w, b, eps, y, mean, rstd):
 ROWS_PER_BLOCK = 16
 """LayerNorm's backward adds dw's and db's terms of this many rows in the data's dtype before adding them into the
 float64 partial row of its chunk: a float32 block row (D,) takes half the cache of a float64 one and twice as
-many terms per SIMD instruction (8192x1024 float32, one thread: 8.6 -> 7.2 ms in a scratch copy), at a relative
-error of about ROWS_PER_BLOCK * 2^-24 of a block's terms."""
+many terms per SIMD instruction (8192x1024 float32, dx + dw + db: 8.3 -> 7.0 ms on one thread, 4.7 -> 3.6 ms on
+two, median of 5 fresh processes each), at a relative error of about ROWS_PER_BLOCK * 2^-24 of a block's terms."""
 
 
 @_kernel
