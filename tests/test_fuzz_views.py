@@ -120,6 +120,10 @@ REGRESSIONS = [
     # x[:2] = v with a 0-d v inside x's written memory: PyTorch fills (reads v first), minigrad raised "overlap"
     ([("data_mul_", 52, 0, 59532, False), ("piece", 61, 63, 58144, False), ("t", 2, 14, 29765, False),
       ("view_as_self", 13, 49, 2187, False), ("setitem_tensor", 24, 46, 35889, True)], False),
+    # a .data tensor that came to require grad (add_ of a tensor that does), saved by a mul, then written by clamp_:
+    # its own counter must count, as for one that does not require grad (minigrad gave a gradient, PyTorch raises)
+    ([("data", 38, 43, 2948, False), ("add_", 19, 36, 63248, False), ("view", 48, 45, 60860, True),
+      ("binary", 45, 58, 9421, False), ("clamp_", 3, 12, 55426, False)], False),
 ]
 
 

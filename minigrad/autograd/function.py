@@ -252,8 +252,9 @@ class Function:
                 else:
                     edges.append(None)
                     meta.append(None)
-                    if noting and isinstance(a, Tensor):      # (.data never requires grad)
-                        _note_own_counter(ctx, a)
+                # (a .data tensor may require grad too: after an in-place op with an operand that does)
+                if noting and isinstance(a, Tensor):
+                    _note_own_counter(ctx, a)
             ctx.next_edges, ctx.input_meta = tuple(edges), tuple(meta)
             out._grad_fn = ctx
             out._requires_grad = True
