@@ -137,7 +137,7 @@ class Overwrite(Function):
         return (Tensor(np.zeros_like(dout._data)) if ctx.needs_input_grad[0] else None), dout
 
 
-def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial", written=None):
+def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial", written=None, index=None):
     """``t`` becomes ``compute(t)``, in place; returns ``t``.
 
     ``compute`` is the out-of-place twin (Tensors in, a Tensor out). ``fast(array)``, if given, writes
@@ -146,7 +146,9 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
     so an error leaves ``t`` unchanged. As in PyTorch: ``shared_ok``, the op may write into memory several
     elements share (``fill_``, ``zero_``); ``overlap``, how an operand may overlap ``written`` (the memory
     written, ``t``'s by default): ``"partial"`` is refused but the very same memory allowed (``x.add_(x)``),
-    ``"any"`` refuses both (``index_put_``), None checks nothing (a value read as a number first)."""
+    ``"any"`` refuses both (``index_put_``), None checks nothing (a value read as a number first). ``index``: the
+    basic index of ``written`` in ``t`` (a write through ``t[index]``), written last when ``t``'s elements share
+    memory (an expanded tensor), so that the positions outside it cannot write their old values back over it."""
     if not shared_ok or not t._data.flags.writeable:
         check_writable(t._data if written is None else written)
     if overlap is not None and operands:
@@ -168,13 +170,15 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
     if value.shape != t.shape:
         value = sh.expand(value, t.shape)
     np.copyto(t._data, value._data)
+    if index is not None and overlaps(t._data):  # elements outside t[index] share its memory: PyTorch wrote t[index]
+        t._data[index] = value._data[index]
     bump_tensor(t)
     if not any(isinstance(o, Tensor) and storage_of(o._data) is storage_of(value._data) for o in operands):
         alias(value._data, t._data)              # what the op saved of its result is t now (later writes count)
         _save_as_the_tensor(value, t)
     if not value.requires_grad:                  # e.g. fill_ of a constant into a tensor with a history
         value = Overwrite.apply(old_values, value) if old_values.requires_grad else value
-    _set_history(t, value)
+    _set_history(t, value, index if index is not None and overlaps(t._data) else None)
     return t
 
 
@@ -189,15 +193,18 @@ def _save_as_the_tensor(value, t):
         ctx.saved_at = version.writes[0]         # saved after this very write, as the result is made by it
 
 
-def _set_history(t, value):
+def _set_history(t, value, index=None):
     """``t``'s history after the write is ``value``'s; a view's base records the write too. A tensor that kept
-    its gradient (``retain_grad``) keeps that of its new values."""
+    its gradient (``retain_grad``) keeps that of its new values. ``index``: for a write through ``t[index]`` into a
+    ``t`` whose elements share memory, the base records only ``value[index]`` at ``t[index]``'s positions (what was
+    written), as PyTorch does; it can then be differentiated if ``t[index]``'s own elements do not share memory."""
     if t._base is None:
         move_retained(t._grad_fn, value.grad_fn)
         t._grad_fn, t._requires_grad = value.grad_fn, value.requires_grad
         return
     base = t._base
-    new_base = WriteRegion.apply(history(base), value, base._data, region(base._data, t._data), overlaps(t._data))
+    written, values = (t._data, value) if index is None else (t._data[index], value[index])
+    new_base = WriteRegion.apply(history(base), values, base._data, region(base._data, written), overlaps(written))
     move_retained(base._grad_fn, new_base._grad_fn)
     base._grad_fn, base._requires_grad = new_base._grad_fn, new_base._requires_grad
     set_view_history(t)
@@ -384,7 +391,7 @@ def setitem(self, index, value):
         a[index] = v._data
     if sh._is_basic(index):     # PyTorch copies into the view self[index]: compared with that view's memory;
         # a 0-d value fills it (PyTorch's fill_, which reads the value first: it may lie in the written memory)
-        write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, written=target,
+        write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, written=target, index=index,
               overlap=None if v.ndim == 0 and target.ndim else "partial")
     else:                       # index_put_ refuses any overlap with self
         write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, overlap="any")
