@@ -128,6 +128,10 @@ REGRESSIONS = [
     # back, so positions outside x[::2] that share its memory wrote the old values over it (nothing changed)
     ([("expand", 50, 22, 44821, False), ("expand", 11, 11, 28413, False), ("setitem_tensor", 34, 55, 64551, False)],
      False),
+    # clone() of an expanded tensor: PyTorch lays it out densely in the order of its strides, the expanded dimension
+    # outermost (contiguous() then returns the clone itself); minigrad's copy put that dimension innermost
+    ([("expand", 25, 30, 57228, False), ("clone", 15, 42, 7170, False), ("data", 22, 49, 58864, False),
+      ("binary", 11, 26, 4644, False), ("contiguous", 25, 47, 45913, False)], True),
 ]
 
 

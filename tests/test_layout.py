@@ -62,6 +62,25 @@ def test_contiguous_to_and_clone_lay_out_as_pytorch(fmt, name):
         np.testing.assert_array_equal(out.numpy(), expected.numpy())
 
 
+@pytest.mark.parametrize("name", ["plain", "permuted", "sliced", "transposed", "channels_last", "expanded",
+                                  "one channel", "permuted then sliced", "transposed then sliced", "expanded inside"])
+def test_clone_preserves_a_layout_as_pytorch(name):
+    """clone() keeps a dense layout's strides; any other (sliced, expanded) becomes dense in the order of its strides,
+    an expanded dimension staying where a contiguous layout puts it (PyTorch's infer_dense_strides)."""
+    torch = torch_or_skip()
+    ours, theirs = both((2, 3, 4, 5))
+    more = {"permuted then sliced": lambda t: t.permute(0, 2, 3, 1)[:, ::2],
+            "transposed then sliced": lambda t: t[0, 0].t()[::2],
+            "expanded inside": lambda t: t[:, :1].expand(-1, 3, -1, -1).transpose(1, 3)}
+    a, b = ((views(mg, ours)[name], views(torch, theirs)[name]) if name not in more
+            else (more[name](ours), more[name](theirs)))
+    out, expected = a.clone(), b.clone()
+    assert out.stride() == expected.stride()
+    assert out.is_contiguous() == expected.is_contiguous() and (out.contiguous() is out) == (expected.contiguous()
+                                                                                           is expected)
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+
+
 def test_copies_own_their_memory_and_views_share_it():
     x = mg.randn(2, 3, 4, 5)
     y = x.to(memory_format=mg.channels_last)

@@ -25,7 +25,7 @@ from ..dtypes import result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
-from .layout import clone  # noqa: F401 - Tensor.clone is bound from METHODS below
+from .layout import clone, dense_order  # noqa: F401 - Tensor.clone is bound from METHODS below
 
 _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 _NAMES = {"b": "Bool", "i": "Long", "u": "Byte", "f": "Float", "c": "ComplexFloat"}
@@ -60,13 +60,8 @@ def _dense_range(array):
     permutation of a contiguous array), else None: PyTorch checks overlap only between such tensors."""
     if array.size == 0:
         return None
-    if not (array.flags.c_contiguous or array.flags.f_contiguous):
-        dims = sorted((abs(st), n) for n, st in zip(array.shape, array.strides) if n != 1)
-        expected = array.itemsize
-        for stride, n in dims:
-            if stride != expected:
-                return None
-            expected *= n
+    if not (array.flags.c_contiguous or array.flags.f_contiguous or dense_order(array)):
+        return None
     low = array.__array_interface__["data"][0]
     low += sum((n - 1) * st for n, st in zip(array.shape, array.strides) if st < 0)
     return low, low + array.nbytes

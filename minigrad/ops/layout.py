@@ -105,10 +105,60 @@ def in_format(array, fmt):
     return array.transpose(memory_order(fmt, array.ndim)).flags.c_contiguous
 
 
+def dense_order(array):
+    """Whether ``array``'s elements fill its memory exactly once, its dimensions in some order (PyTorch's
+    ``is_non_overlapping_and_dense``; a negative stride counts by its size): an expanded or a sliced array does not."""
+    dims = sorted((abs(stride), n) for n, stride in zip(array.shape, array.strides) if n != 1)
+    expected = array.itemsize
+    for stride, n in dims:
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def dense_strides_like(shape, strides):
+    """Strides (in elements) of a dense layout whose dimensions are ordered as ``strides`` order them (PyTorch's
+    ``infer_dense_strides``): an insertion sort of the dimensions, innermost first, by stride, then by size for
+    equal strides; a dimension of stride 0 compares with none, so it keeps its place (an expanded dimension stays
+    where a contiguous layout puts it)."""
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))        # innermost first: the last dimension, ..., the first
+
+    def should_swap(d0, d1):                    # 1: d0 goes inside d1; -1: it does not; 0: no order between them
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return 1 if s0 > s1 else -1
+        return 1 if shape[d0] > shape[d1] else 0
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            order = should_swap(perm[d0], perm[d1])
+            if order > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif order < 0:
+                break
+    out, step = [0] * ndim, 1
+    for d in perm:
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)
+
+
 def as_format(array, fmt):
-    """A copy of ``array`` laid out in ``fmt`` (``preserve_format``: its own layout when that is dense)."""
+    """A copy of ``array`` laid out in ``fmt``. ``preserve_format``: its own layout when that is dense (no gaps, no
+    shared elements), else a dense layout in the order of its strides (``dense_strides_like``), as PyTorch's."""
     if fmt is preserve_format:
-        return array.copy(order="K")
+        if array.flags.c_contiguous or dense_order(array):
+            return array.copy(order="K")
+        steps = [s // array.itemsize for s in array.strides]
+        out = np.lib.stride_tricks.as_strided(np.empty(max(array.size, 1), array.dtype), array.shape,
+                                              [s * array.itemsize for s in dense_strides_like(array.shape, steps)])
+        out[...] = array
+        return out
     order = memory_order(fmt, array.ndim)
     return np.ascontiguousarray(array.transpose(order)).transpose(np.argsort(order))
 
