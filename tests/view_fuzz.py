@@ -18,6 +18,8 @@ and a second backward), and the ``.grad`` of every leaf and every tensor that re
 """
 import numpy as np
 
+from minigrad.ops.layout import dense_order   # (an ndarray's layout; no tensor involved)
+
 SHAPE_A, SHAPE_W, SHAPE_V = (2, 3), (3,), (2, 3)
 
 
@@ -143,17 +145,7 @@ def _undefined_alias(x, y):
     xa, ya = x.detach().numpy(), y.detach().numpy()
     if not np.shares_memory(xa, ya):
         return False
-    return not (_dense(xa) and _dense(ya))
-
-
-def _dense(a):
-    steps = sorted((abs(st), n) for n, st in zip(a.shape, a.strides) if n != 1)
-    expected = a.itemsize
-    for stride, n in steps:
-        if stride != expected:
-            return False
-        expected *= n
-    return True
+    return not (dense_order(xa) and dense_order(ya))
 
 
 def _inplace_binary(method, reduce):
