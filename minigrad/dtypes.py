@@ -48,6 +48,9 @@ def set_default_dtype(dtype):
 
 
 LOW_PRECISION = (float16, bfloat16)   # the 16-bit floats: stored as such, computed in float32
+FLOAT32_64 = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+"""The common float dtypes, for a set test on the paths every op takes (float, differentiable, a Python float
+next to one takes its dtype) before any general check."""
 
 
 def kind_of(dtype):

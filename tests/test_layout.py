@@ -78,7 +78,7 @@ def test_clone_preserves_a_layout_as_pytorch(name):
     assert out.stride() == expected.stride()
     assert out.is_contiguous() == expected.is_contiguous() and (out.contiguous() is out) == (expected.contiguous()
                                                                                            is expected)
-    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())    # exact by construction: both copy the same floats
 
 
 def test_copies_own_their_memory_and_views_share_it():

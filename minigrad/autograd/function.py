@@ -28,11 +28,10 @@ import functools
 
 import numpy as np
 
-from ..dtypes import is_differentiable, scalar_type_name
+from ..dtypes import FLOAT32_64, is_differentiable, scalar_type_name
 from . import grad_mode
 from .version import own_counters_in_use, storage_of, version_of, writes, writes_since
 
-_FLOATING = frozenset((np.dtype(np.float32), np.dtype(np.float64)))   # differentiable: a set's test first
 Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
 mark_view = None  # views.py (which imports this module) sets it to views.mark_view
 
@@ -237,7 +236,7 @@ class Function:
             mark_view(out, args[0])
 
         if record:
-            if out._data.dtype not in _FLOATING and not is_differentiable(out._data.dtype):
+            if out._data.dtype not in FLOAT32_64 and not is_differentiable(out._data.dtype):
                 raise RuntimeError(f"{cls.__name__}.forward returned a {out._data.dtype} tensor from inputs that "
                                    "require grad: only floating-point and complex outputs can be differentiated")
             edges, meta = [], []

@@ -10,7 +10,8 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import cast_array, get_default_dtype, is_differentiable, kind_of, result_type, scalar_dtype_for
+from ..dtypes import (FLOAT32_64, cast_array, get_default_dtype, is_differentiable, kind_of, result_type,
+                      scalar_dtype_for)
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor
 from ..low_precision import arithmetic_operand
@@ -35,24 +36,21 @@ def as_tensor_operand(value, like=None):
     return tensor(value)
 
 
-_WIDE_FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))   # a Python float next to one takes its dtype
-
-
-def _number_pair(a, b):
-    """(a, b) as ``_pair`` gives them for the most common operands, a float32/float64 tensor and a Python float
-    (``x * 0.5``: the number in the tensor's dtype), without its general checks; None for any other operands."""
-    if b.__class__ is float:
-        if isinstance(a, Tensor) and a._data.dtype in _WIDE_FLOATS:
+def _common_pair(a, b):
+    """(a, b) as ``_pair`` gives them for the most common operands, two tensors or a float32/float64 tensor and a
+    Python float (``x * 0.5``: the number in the tensor's dtype), without its general checks; None for others."""
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            return a, b
+        if b.__class__ is float and a._data.dtype in FLOAT32_64:
             return a, Tensor(np.asarray(b, a._data.dtype))
-    elif a.__class__ is float and isinstance(b, Tensor) and b._data.dtype in _WIDE_FLOATS:
+    elif a.__class__ is float and isinstance(b, Tensor) and b._data.dtype in FLOAT32_64:
         return Tensor(np.asarray(a, b._data.dtype)), b
     return None
 
 
 def _pair(a, b):
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        return a, b
-    pair = _number_pair(a, b)
+    pair = _common_pair(a, b)
     if pair is not None:
         return pair
     if not isinstance(a, Tensor):
@@ -64,9 +62,7 @@ def _arithmetic_pair(a, b):
     """``_pair`` for ``*`` and ``/``: a Python number next to a float16/bfloat16 tensor stays float32, as PyTorch's
     CPU kernels keep it (``low_precision.arithmetic_operand``); otherwise as ``_pair``. (PyTorch's ``+`` and ``-``
     round the number to the tensor's dtype first, as ``_pair`` does.)"""
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        return a, b
-    pair = _number_pair(a, b)
+    pair = _common_pair(a, b)
     if pair is not None:
         return pair
     if isinstance(a, Tensor) and not isinstance(b, Tensor):
@@ -600,7 +596,7 @@ def _unary(fn, floating=False, bool_error=None):
     def op(input):
         if input.__class__ is not Tensor:   # the check's call only when it can fail (a Parameter passes too)
             check_tensor(input, op.__name__, "input", 1)
-        if input._data.dtype in _WIDE_FLOATS:  # float32/float64, the common case: neither bool, integer nor complex
+        if input._data.dtype in FLOAT32_64:  # float32/float64, the common case: neither bool, integer nor complex
             return fn.apply(input)
         if bool_error is not None and kind_of(input._data.dtype) == "b":
             raise bool_error[0](bool_error[1])

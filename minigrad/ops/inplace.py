@@ -165,7 +165,8 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
     if value.shape != t.shape:
         value = sh.expand(value, t.shape)
     np.copyto(t._data, value._data)
-    if index is not None and overlaps(t._data):  # elements outside t[index] share its memory: PyTorch wrote t[index]
+    index = index if index is not None and overlaps(t._data) else None   # only where t's elements share memory:
+    if index is not None:                        # elements outside t[index] share its memory; PyTorch wrote t[index]
         t._data[index] = value._data[index]
     bump_tensor(t)
     if not any(isinstance(o, Tensor) and storage_of(o._data) is storage_of(value._data) for o in operands):
@@ -173,7 +174,7 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
         _save_as_the_tensor(value, t)
     if not value.requires_grad:                  # e.g. fill_ of a constant into a tensor with a history
         value = Overwrite.apply(old_values, value) if old_values.requires_grad else value
-    _set_history(t, value, index if index is not None and overlaps(t._data) else None)
+    _set_history(t, value, index)
     return t
 
 
