@@ -132,6 +132,14 @@ REGRESSIONS = [
     # outermost (contiguous() then returns the clone itself); minigrad's copy put that dimension innermost
     ([("expand", 25, 30, 57228, False), ("clone", 15, 42, 7170, False), ("data", 22, 49, 58864, False),
       ("binary", 11, 26, 4644, False), ("contiguous", 25, 47, 45913, False)], True),
+    # a view made under no_grad of a leaf requires grad but has no edge: PyTorch computes no gradient for it, so a
+    # mul with it saves nothing for it alone, and writing into the other operand later is no error at backward
+    ([("diagonal", 15, 60, 22995, True), ("data", 29, 51, 49168, True), ("times_one", 33, 35, 42390, False),
+      ("binary", 15, 47, 28435, False), ("clamp_", 5, 50, 47621, True)], False),
+    # v[None] = w with w the very memory of v: a full overlap (a copy), which PyTorch allows; NumPy's stride 0 for
+    # the new size-1 dim made minigrad see a partial one and raise
+    ([("times_one", 24, 21, 45489, False), ("clone", 40, 34, 33599, True), ("index", 26, 55, 15798, True),
+      ("select", 47, 49, 43746, False), ("setitem_tensor", 13, 40, 8928, True)], True),
 ]
 
 

@@ -105,8 +105,9 @@ class Context:
         leaf itself, or a tensor whose ``grad_fn`` is the node that produced the input. A ``graph_backward``
         builds its gradient from these, so that the gradient can be differentiated with respect to them."""
         edge = self.next_edges[i] if self.next_edges else None
-        if edge is None and self.needs_input_grad[i]:   # required grad but leads nowhere (a view made under
-            stand_in = Tensor(array)                     # no_grad): the gradient still depends on it, as in PyTorch
+        if edge is None and i in self.__dict__.get("edgeless", ()):  # requires grad but leads nowhere (a view
+            stand_in = Tensor(array)                     # made under no_grad): the gradient still depends on it,
+            #                                              as in PyTorch
             stand_in._requires_grad = True
             return stand_in
         return _joined(array, edge)
@@ -196,11 +197,23 @@ class Function:
     def apply(cls, *args, **kwargs):
         ctx = Context(cls)
         needs = []
+        edgeless = None   # inputs that require grad only through their base, with no grad_fn: no edge (below)
         plain = True      # no argument is a 16-bit tensor
         for a in args:  # a loop rather than a comprehension: no frame to build per call (Python 3.11)
             if isinstance(a, Tensor):
-                # (the slot itself for a tensor that is not a view: the property's call costs more than the test)
-                needs.append(a._requires_grad if a._base is None else a.requires_grad)
+                if a._base is None:
+                    needs.append(a._requires_grad)
+                elif a._requires_grad or a._grad_fn is not None:
+                    needs.append(True)
+                elif a._view_kind is None or a._view_kind[0] == "multi_output":
+                    needs.append(a._base._requires_grad)    # made with grad on: its grad_fn comes when read
+                else:
+                    # a view made under no_grad of a tensor that requires grad: it requires grad, so the output
+                    # does, but no gradient reaches it. As in PyTorch, its gradient is not computed, and nothing
+                    # is saved for it alone (a write into such a saved tensor is no error at backward)
+                    needs.append(False)
+                    if a._base._requires_grad:
+                        edgeless = (edgeless or ()) + (len(needs) - 1,)
                 if a._data.itemsize == 2:
                     plain = False
             else:
@@ -208,8 +221,10 @@ class Function:
         needs = tuple(needs)
         state = grad_mode._state
         prev = state.enabled
-        record = prev and True in needs
+        record = prev and (True in needs or edgeless is not None)
         ctx.needs_input_grad = needs if record else (False,) * len(args)
+        if record and edgeless is not None:
+            ctx.edgeless = edgeless
 
         forward = cls.forward
         if plain:         # low_precision.py's wrapper would only pass the call on: the forward it wraps, directly
@@ -241,8 +256,8 @@ class Function:
                                    "require grad: only floating-point and complex outputs can be differentiated")
             edges, meta = [], []
             noting = own_counters_in_use[0]   # a .data tensor exists: note the inputs with a counter of their own
-            for a, n in zip(args, needs):
-                if n:
+            for i, (a, n) in enumerate(zip(args, needs)):
+                if n or (edgeless is not None and i in edgeless):
                     node = a._grad_fn if a._base is None else a.grad_fn   # a view is brought up to date
                     # a tensor with no grad_fn is a leaf only if it requires grad itself; a view that requires
                     # grad only through its base, with no grad_fn yet, has no edge (as in PyTorch)

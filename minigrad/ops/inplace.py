@@ -80,11 +80,17 @@ def check_no_overlap(array, operands, full_ok=True):
         other = _dense_range(o._data)
         if other is None or other[1] <= target[0] or target[1] <= other[0]:
             continue
-        if full_ok and other == target and o._data.strides == array.strides:
+        if full_ok and other == target and _same_strides(o._data, array):
             continue
         raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
                            "refer to a single memory location. Please clone() the tensor before performing the "
                            "operation.")
+
+
+def _same_strides(a, b):
+    """Whether ``a`` and ``b`` lay the same shape out with the same strides; a dim of size 1 has no stride that
+    matters (NumPy gives ``x[None]`` a stride 0 there, PyTorch's ``unsqueeze`` another number)."""
+    return a.shape == b.shape and all(n == 1 or sa == sb for n, sa, sb in zip(a.shape, a.strides, b.strides))
 
 
 def check_result(t, shape, dtype):
