@@ -140,6 +140,10 @@ REGRESSIONS = [
     # the new size-1 dim made minigrad see a partial one and raise
     ([("times_one", 24, 21, 45489, False), ("clone", 40, 34, 33599, True), ("index", 26, 55, 15798, True),
       ("select", 47, 49, 43746, False), ("setitem_tensor", 13, 40, 8928, True)], True),
+    # ... but x[:, ::2] = x with x of shape (2, 1) is a partial overlap for PyTorch (the sliced size-1 dim's stride
+    # differs), so it raises: only NumPy's stride 0 of a new axis is left out of the comparison
+    ([("tanh", 11, 3, 37761, False), ("sum_dim", 28, 53, 29183, False), ("setitem_tensor", 24, 54, 45145, False)],
+     True),
 ]
 
 

@@ -88,9 +88,11 @@ def check_no_overlap(array, operands, full_ok=True):
 
 
 def _same_strides(a, b):
-    """Whether ``a`` and ``b`` lay the same shape out with the same strides; a dim of size 1 has no stride that
-    matters (NumPy gives ``x[None]`` a stride 0 there, PyTorch's ``unsqueeze`` another number)."""
-    return a.shape == b.shape and all(n == 1 or sa == sb for n, sa, sb in zip(a.shape, a.strides, b.strides))
+    """Whether ``a`` and ``b`` lay the same shape out with the same strides, as PyTorch compares them (a size-1 dim's
+    stride counts too), but for a size-1 dim of stride 0: NumPy's stride for a new axis (``x[None]``), where PyTorch's
+    ``unsqueeze`` gives another number, which minigrad does not track."""
+    return a.shape == b.shape and all(sa == sb or (n == 1 and 0 in (sa, sb))
+                                      for n, sa, sb in zip(a.shape, a.strides, b.strides))
 
 
 def check_result(t, shape, dtype):
