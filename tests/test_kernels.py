@@ -701,6 +701,55 @@ def test_backends_agree_on_float32_near_the_range_limits(name, scale):
     np.testing.assert_allclose(g_np, g_nb, rtol=1e-3, atol=1e-4)
 
 
+# --------------------------------------------------------------------------- DynamicTanh: its float32 tanh, every mask
+def _float32_sweep():
+    """Every 97th float32 from 1e-7 to 12, both signs (the range where tanh is neither z nor 1 in float32)."""
+    bits = np.arange(np.float32(1e-7).view(np.int32), np.float32(12).view(np.int32), 97, dtype=np.int32)
+    z = bits.view(np.float32)
+    return np.concatenate([z, -z])
+
+
+def test_float32_tanh_is_within_two_ulp_of_the_float64_tanh(nb):
+    """numba's DynamicTanh computes float32 tanh by its own formula (numba_kernels.py), not the C library's: over
+    the sweep it stays within 2 ulp (float32 spacing at the exact value) of NumPy's float64 tanh."""
+    z = _float32_sweep()
+    z = z[:z.size // 1024 * 1024].reshape(-1, 1024)                    # rows (R, 1024)
+    _, t = nb.dynamic_tanh_forward(z, np.float32(1.0), None, None)
+    assert t.dtype == np.float32
+    exact = np.tanh(z.astype(np.float64))
+    ulps = np.abs(t - exact) / np.spacing(np.abs(exact).astype(np.float32))
+    assert ulps.max() <= 2.0, f"{ulps.max():.2f} ulp at z = {z.ravel()[ulps.argmax()]}"
+
+
+def test_float32_tanh_at_the_edges(nb):
+    z = np.array([[0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 9.0, 10.0, 10.5, 88.0, -1e30, 0.55,
+                   np.nextafter(np.float32(0.55), np.float32(0))]], np.float32)
+    _, t = nb.dynamic_tanh_forward(z, np.float32(1.0), None, None)
+    exact = np.tanh(z.astype(np.float64)).astype(np.float32)           # correctly rounded here, NaN included
+    np.testing.assert_array_equal(t[0, :5], exact[0, :5])
+    assert np.signbit(t[0, 1]) and not np.signbit(t[0, 0])              # tanh(-0) = -0
+    np.testing.assert_array_max_ulp(t[0, 5:], exact[0, 5:], maxulp=2)
+
+
+DYT_NEEDS = list(itertools.product([False, True], repeat=4))             # (need_dx, need_dalpha, need_dw, need_db)
+
+
+@pytest.mark.parametrize("needs", DYT_NEEDS, ids=lambda n: "".join("1" if x else "0" for x in n))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_dynamic_tanh_kernels_match_numpy(dtype, needs, nb):
+    """Forward (y, t) and every gradient mask of the backward, numba against the NumPy reference, on 53 rows (the
+    float32 blocks of 16 rows end in a partial one) of 29 (no multiple of a SIMD width); |alpha x| reaches past 10."""
+    a = arrays(TALL, TALL[1], dtype)
+    alpha = dtype(1.7)
+    forward = [m.dynamic_tanh_forward(a["x"], alpha, a["w"], a["b"]) for m in (nb, numpy_kernels)]
+    assert_same_outputs(forward[0], forward[1], RTOL[dtype], ["y", "t"])
+    t = forward[1][1]
+    expected = numpy_kernels.dynamic_tanh_backward(a["dy"], a["x"], alpha, a["w"], t, *needs)
+    actual = nb.dynamic_tanh_backward(a["dy"], a["x"], alpha, a["w"], t, *needs)
+    assert [g is not None for g in actual] == list(needs)
+    assert_same_outputs(actual, expected, RTOL[dtype], ["dx", "dalpha", "dw", "db"])
+
+
 # --------------------------------------------------------------------------- every norm of the registry
 def test_every_registered_kernel_has_a_numba_twin_of_the_same_signature():
     """The kernels each registry entry declares (minigrad/ops/norm/registry.py): the NumPy reference is exported

@@ -15,9 +15,9 @@ What a kernel may assume (the callers in ``minigrad/ops/norm`` guarantee it):
 
 * arrays are already in the *compute* dtype (float32 or float64; float16 inputs are upcast to float32
   by the caller, which casts results back once); they may be non-contiguous (numba copies them once);
-* parameters are None, 1-D arrays per feature (``weight``/``bias``) or scalars (0-d: ScaleNorm's gain), in
-  the compute dtype;
-* x is rows (R, D) for RMSNorm, LayerNorm and ScaleNorm, and (N, C, S) with S = prod(spatial) for GroupNorm
+* parameters are None, 1-D arrays per feature (``weight``/``bias``) or scalars (0-d: ScaleNorm's gain,
+  DynamicTanh's alpha), in the compute dtype;
+* x is rows (R, D) for RMSNorm, LayerNorm, ScaleNorm and DynamicTanh, and (N, C, S) with S = prod(spatial) for GroupNorm
   (InstanceNorm is GroupNorm with G = C) and BatchNorm; statistics are (R,), (R, 1), (N, G) or (C,);
 * every backward ends with the one gradient mask: a ``need_*`` flag per differentiable input, in input order
   (``need_dx, need_dw, need_db``; ScaleNorm's ``need_dx, need_dscale``): the gradients not asked for are

@@ -2,17 +2,19 @@
 
 DyT replaces a norm by an elementwise squashing with one learnable scalar alpha and no statistics; the
 formulas are derived, and quoted from this file, in docs/derivations/dynamictanh.md. Written once for
-ndarrays and Tensors alike: ``DynamicTanhFunction`` runs them on arrays, its ``graph_backward`` runs the
-backward on Tensors (create_graph=True, every further order from autograd), the composite twin the forward
-on Tensors. No numba twin: one was written and measured 2.5-3x slower than these NumPy lines (forward +
-backward, float32, one thread: 1024 x 64 1.29 against 0.50 ms, 8192 x 1024 180 against 119 ms), because
-NumPy's tanh is vectorised (SIMD) and numba's calls the scalar libm tanh per element.
+ndarrays and Tensors alike, on rows (R, D) with D the size of the trailing dims the parameters cover:
+``DynamicTanhFunction`` runs them on arrays as the kernel contract's NumPy references (numba twins of the same
+names in minigrad/kernels/numba_kernels.py), its ``graph_backward`` runs the backward on Tensors
+(create_graph=True, every further order from autograd), the composite twin the forward on Tensors.
 """
+import math
+
 import numpy as np
 
 from ..._checks import takes_tensors
 from ...autograd import Function, no_grad
 from ...dtypes import compute_dtype, get_default_dtype, is_floating_point
+from ...kernels import kernel
 from ...nn.module import Module, Parameter   # (minigrad.nn.module needs nothing from ops.norm)
 from ...tensor import check_device
 from .common import sum_to_shape
@@ -27,45 +29,76 @@ def dynamic_tanh_forward(x, alpha, weight, bias):
     return (y if bias is None else y + bias), t
 
 
-def dynamic_tanh_backward(dy, x, alpha, weight, t, shapes, need_dx, need_dalpha, need_dw, need_db):
-    """(dx, dalpha, dweight, dbias) for an upstream gradient dy; ``shapes`` are alpha's, weight's and bias's,
+def dynamic_tanh_backward(dy, x, alpha, weight, t, need_dx=True, need_dalpha=True, need_dw=True, need_db=True):
+    """(dx, dalpha, dweight, dbias) for an upstream gradient dy on rows (R, D) (alpha one number, weight (D,)),
     then the gradient mask. With gw = dy * weight and d = gw * (1 - t^2), the gradient of tanh at alpha * x:
     dx = alpha * d, dalpha = sum(d * x), dweight = sum_rows(dy * t), dbias = sum_rows(dy)."""
-    gw = dy if weight is None else dy * weight                      # (..., D)
+    gw = dy if weight is None else dy * weight                      # (R, D)
     d = gw * (1 - t * t) if need_dx or need_dalpha else None         # term of tanh' = 1 - tanh^2
     return (alpha * d if need_dx else None,
-            sum_to_shape(d * x, shapes[0]) if need_dalpha else None,
-            sum_to_shape(dy * t, shapes[1]) if need_dw else None,
-            sum_to_shape(dy, shapes[2]) if need_db else None)
+            sum_to_shape(d * x, ()) if need_dalpha else None,        # () : over every element
+            sum_to_shape(dy * t, t.shape[1:]) if need_dw else None,  # (D,): over the rows
+            sum_to_shape(dy, t.shape[1:]) if need_db else None)
 
 
 # --------------------------------------------------------------------------- the Function
+def _trailing(input, weight, bias):
+    """The trailing dims of input that are D of the rows: those the parameters cover (the last dim if there are
+    none, so that rows stay long)."""
+    covered = max([p.ndim for p in (weight, bias) if p is not None], default=min(input.ndim, 1))
+    return tuple(input.shape[input.ndim - covered:])
+
+
+def _as_row(array, trailing):
+    """A parameter's array (trailing dims of x, or fewer) as one row (D,) of the rows' D."""
+    return None if array is None else np.broadcast_to(array, trailing).reshape(-1)
+
+
 class DynamicTanhFunction(Function):
-    """``dynamic_tanh_forward`` on arrays in the compute dtype, backward ``dynamic_tanh_backward``; under
-    create_graph=True the same backward on Tensors, t recomputed from x in the graph."""
+    """``dynamic_tanh_forward`` on rows (R, D) in the compute dtype, backward ``dynamic_tanh_backward``: each the
+    backend's kernel (kernels/__init__.py). Under create_graph=True the same backward on Tensors, t recomputed
+    from x in the graph."""
 
     @staticmethod
     def forward(ctx, input, alpha, weight, bias):
         cdt = compute_dtype(input.dtype)
-        x, a, w, b = (None if p is None else p._data.astype(cdt, copy=False) for p in (input, alpha, weight, bias))
-        y, t = dynamic_tanh_forward(x, a, w, b)
+        trailing = _trailing(input, weight, bias)
+        d = math.prod(trailing)
+        x = input._data.astype(cdt, copy=False).reshape(math.prod(input.shape[:input.ndim - len(trailing)]), d)
+        a = alpha._data.astype(cdt, copy=False).reshape(())
+        w, b = (None if p is None else p._data.astype(cdt, copy=False) for p in (weight, bias))
+        y, t = kernel(dynamic_tanh_forward)(x, a, _as_row(w, trailing), _as_row(b, trailing))   # (R, D), (R, D)
         ctx.save_for_backward(x, a, w, t)
-        ctx.shapes = tuple(None if p is None else p.shape for p in (alpha, weight, bias))
-        return y.astype(input.dtype, copy=False)
+        ctx.shapes = (input.shape, trailing) + tuple(None if p is None else p.shape for p in (alpha, weight, bias))
+        return y.reshape(input.shape).astype(input.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
         x, a, w, t = ctx.saved_tensors
-        return dynamic_tanh_backward(dout._data.astype(x.dtype, copy=False), x, a, w, t, ctx.shapes,
-                                     *ctx.needs_input_grad[:4])
+        dy = dout._data.astype(x.dtype, copy=False).reshape(x.shape)
+        return _in_shapes(ctx, *kernel(dynamic_tanh_backward)(dy, x, a, _as_row(w, ctx.shapes[1]), t,
+                                                               *ctx.needs_input_grad[:4]))
 
     @staticmethod
     def graph_backward(ctx, dout):
         x, a, w, _ = ctx.saved_tensors
-        x_t, a_t = ctx.input_tensor(0, x), ctx.input_tensor(1, a)
-        w_t = None if w is None else ctx.input_tensor(2, w)
+        input_shape, trailing, alpha_shape = ctx.shapes[:3]
+        x_t = ctx.input_tensor(0, x.reshape(input_shape)).reshape(x.shape)
+        a_t = ctx.input_tensor(1, a.reshape(alpha_shape)).reshape(())
+        w_t = None if w is None else ctx.input_tensor(2, w).expand(trailing).reshape(-1)
         _, t = dynamic_tanh_forward(x_t, a_t, None, None)            # in the graph: dt/dx and dt/dalpha count
-        return dynamic_tanh_backward(dout.to(x.dtype), x_t, a_t, w_t, t, ctx.shapes, *ctx.needs_input_grad[:4])
+        return _in_shapes(ctx, *dynamic_tanh_backward(dout.to(x.dtype).reshape(x.shape), x_t, a_t, w_t, t,
+                                                      *ctx.needs_input_grad[:4]))
+
+
+def _in_shapes(ctx, dx, dalpha, dw, db):
+    """The kernels' gradients (rows) in the inputs' shapes: a parameter covering fewer dims than the rows sums its
+    row over the dims it was broadcast along."""
+    input_shape, trailing, alpha_shape, weight_shape, bias_shape = ctx.shapes
+    return (None if dx is None else dx.reshape(input_shape),
+            None if dalpha is None else dalpha.reshape(alpha_shape),
+            None if dw is None else sum_to_shape(dw.reshape(trailing), weight_shape),
+            None if db is None else sum_to_shape(db.reshape(trailing), bias_shape))
 
 
 # --------------------------------------------------------------------------- composite twin and public form

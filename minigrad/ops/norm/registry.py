@@ -155,7 +155,7 @@ NORMS = [
              kind="elementwise", transformer="dyt",
              make_transformer_norm=lambda nn, d, eps: nn.DynamicTanh(d),
              transformer_params=lambda d: {"alpha": (1,), "weight": (d,), "bias": (d,)}, scalar_params=("alpha",),
-             notes={"jacobian": _dynamic_tanh_jacobian}),
+             kernels=("dynamic_tanh_forward", "dynamic_tanh_backward"), notes={"jacobian": _dynamic_tanh_jacobian}),
 ]
 
 BY_NAME = {spec.name: spec for spec in NORMS}
