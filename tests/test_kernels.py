@@ -750,6 +750,28 @@ def test_dynamic_tanh_kernels_match_numpy(dtype, needs, nb):
     assert_same_outputs(actual, expected, RTOL[dtype], ["dx", "dalpha", "dw", "db"])
 
 
+# --------------------------------------------------------------------------- LocalResponseNorm: windows, powers, spans
+@pytest.mark.parametrize("size, beta, k", [(1, 0.75, 1.0), (2, 0.5, 2.0), (5, 0.75, 1.0), (4, 1.0, 0.5),
+                                           (9, 0.6, 1.0), (3, 0.75, 0.0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_local_response_norm_kernels_match_numpy(size, beta, k, dtype, nb):
+    """Forward (y, d) and backward, numba against the NumPy reference: windows of odd and even size, one wider than
+    the 7 channels, the square-root powers (beta 0.5, 0.75, 1) and pow (0.6), k = 0; 2 images of 37 positions (the
+    parallel path cuts them into spans)."""
+    rng = np.random.default_rng(size)
+    x = (rng.standard_normal((2, 7, 37)) * 3).astype(dtype)
+    dy = rng.standard_normal(x.shape).astype(dtype)
+    alpha = 0.3
+    forward = [m.local_response_norm_forward(x, size, alpha, beta, k) for m in (nb, numpy_kernels)]
+    assert_same_outputs(forward[0], forward[1], RTOL[dtype], ["y", "d"])
+    d = forward[1][1]
+    for need_dx in (True, False):
+        actual = nb.local_response_norm_backward(dy, x, d, size, alpha, beta, need_dx)
+        expected = numpy_kernels.local_response_norm_backward(dy, x, d, size, alpha, beta, need_dx)
+        assert_same_outputs(actual, expected, RTOL[dtype], ["dx"])
+        assert (actual[0] is None) == (not need_dx)
+
+
 # --------------------------------------------------------------------------- every norm of the registry
 def test_every_registered_kernel_has_a_numba_twin_of_the_same_signature():
     """The kernels each registry entry declares (minigrad/ops/norm/registry.py): the NumPy reference is exported

@@ -1,6 +1,6 @@
 """numba twins of the NumPy reference kernels (same names, signatures and results as the functions in
-minigrad/ops/norm/rmsnorm.py, layernorm.py, scalenorm.py, batchnorm.py, groupnorm.py and dynamictanh.py; the
-contract is in minigrad/kernels/__init__.py).
+minigrad/ops/norm/rmsnorm.py, layernorm.py, scalenorm.py, batchnorm.py, groupnorm.py, localresponse.py and
+dynamictanh.py; the contract is in minigrad/kernels/__init__.py).
 
 Each public function is a thin Python wrapper that copies a non-contiguous input once, replaces
 a missing weight/bias by neutral ones (numba compiles poorly around Optional arrays), allocates
@@ -665,6 +665,89 @@ def _dynamic_tanh_backward(dy, x, alpha, w, t, n_chunks, dx, dalpha, dw, db):
         dalpha[0] = acc
 
 
+# --------------------------------------------------------------------------- LocalResponseNorm: x (N, C, S)
+# One task per (n, span of positions s): it walks the channels in order, so the few rows of a window are read from
+# cache, and every inner loop runs over a long span (a loop over a few hundred positions costs as much in set-up and
+# alias checks as in work). The spans are whole rows unless there are fewer images than twice the threads.
+
+
+@_inline
+def _negative_powers(d, beta, out):
+    """out[s] = d[s]^(-beta) over a 1-D slice: from square roots for beta = 0.5, 0.75 (the default) and 1, which LLVM
+    vectorises, else with pow (one branch, outside the loops: a branch inside stops the vectorising)."""
+    one = d.dtype.type(1.0)
+    if beta == 0.75:
+        for s in range(d.size):
+            r = one / np.sqrt(d[s])                                    # d^(-1/2); d, out (width,)
+            out[s] = r * np.sqrt(r)
+    elif beta == 0.5:
+        for s in range(d.size):
+            out[s] = one / np.sqrt(d[s])
+    elif beta == 1.0:
+        for s in range(d.size):
+            out[s] = one / d[s]
+    else:
+        for s in range(d.size):
+            out[s] = d[s] ** -beta
+
+
+@_kernel
+def _local_response_norm_forward(x, size, alpha, beta, k, span, y, d):
+    n_count, c_count, s_count = x.shape
+    before, after = size // 2, (size - 1) // 2                         # the window W(c) = [c - before, c + after]
+    spans = (s_count + span - 1) // span
+    a, k_, beta_ = x.dtype.type(alpha / size), x.dtype.type(k), x.dtype.type(beta)
+    for task in prange(n_count * spans):
+        n, s0 = task // spans, task % spans * span
+        width = min(span, s_count - s0)
+        sq_sum, scale = np.empty(width, x.dtype), np.empty(width, x.dtype)   # (width,): channel c's
+        for c in range(c_count):
+            _zero(sq_sum)
+            for c_ in range(max(c - before, 0), min(c + after, c_count - 1) + 1):
+                x_row = x[n, c_, s0:s0 + width]                        # x, y, d (N, C, S); *_row (width,)
+                for s in range(width):
+                    sq_sum[s] += x_row[s] * x_row[s]
+            d_row, y_row, x_row = d[n, c, s0:s0 + width], y[n, c, s0:s0 + width], x[n, c, s0:s0 + width]
+            for s in range(width):
+                d_row[s] = k_ + a * sq_sum[s]
+            _negative_powers(d_row, beta_, scale)
+            for s in range(width):
+                y_row[s] = x_row[s] * scale[s]
+
+
+@_kernel
+def _local_response_norm_backward(dy, x, d, size, alpha, beta, span, dx):
+    n_count, c_count, s_count = x.shape
+    if dx.size == 0:
+        return
+    before, after = size // 2, (size - 1) // 2                         # the mirrored window W'(j) = [j - after, j + before]
+    spans = (s_count + span - 1) // span
+    beta_, coef = x.dtype.type(beta), x.dtype.type(2 * alpha * beta / size)
+    for task in prange(n_count * spans):
+        n, s0 = task // spans, task % spans * span
+        width = min(span, s_count - s0)
+        q = np.empty((size, width), x.dtype)                           # ring: q[c % size] = g x scale / d of channel c
+        scale, sums = np.empty(width, x.dtype), np.empty(width, x.dtype)   # (width,)
+        for c in range(c_count + before):                              # channel j is finished at c = j + before, when
+            if c < c_count:                                            # q holds its whole mirrored window
+                g_row, x_row, d_row = dy[n, c, s0:s0 + width], x[n, c, s0:s0 + width], d[n, c, s0:s0 + width]
+                dx_row, q_row = dx[n, c, s0:s0 + width], q[c % size]   # dy, x, d, dx (N, C, S); *_row (width,)
+                _negative_powers(d_row, beta_, scale)
+                for s in range(width):
+                    dx_row[s] = g_row[s] * scale[s]                    # the first term
+                    q_row[s] = g_row[s] * x_row[s] * scale[s] / d_row[s]
+            j = c - before
+            if j >= 0:
+                _zero(sums)
+                for c_ in range(max(j - after, 0), min(j + before, c_count - 1) + 1):
+                    q_row = q[c_ % size]
+                    for s in range(width):
+                        sums[s] += q_row[s]
+                dx_row, x_row = dx[n, j, s0:s0 + width], x[n, j, s0:s0 + width]
+                for s in range(width):
+                    dx_row[s] -= coef * x_row[s] * sums[s]
+
+
 # --------------------------------------------------------------------------- the wrappers (the public kernels)
 def _neutral(param, size, dtype, value):
     """A (size,) parameter array for the kernels: ``param`` itself, or ``value`` everywhere if it is None."""
@@ -829,3 +912,25 @@ def dynamic_tanh_backward(dy, x, alpha, weight, t, need_dx=True, need_dalpha=Tru
     return _backward(_dynamic_tanh_backward, dy, x, (x.dtype.type(alpha), _neutral(weight, d, x.dtype, 1),
                                                      np.ascontiguousarray(t)),
                      (need_dx, need_dalpha, need_dw, need_db), (1, d, d), ((), (d,), (d,)))
+
+
+def local_response_norm_forward(x, size, alpha, beta, k):
+    """The numba twin of local_response_norm_forward in minigrad/ops/norm/localresponse.py (x (N, C, S))."""
+    x = np.ascontiguousarray(x)
+    y, d = buffers.empty(x.shape, x.dtype), buffers.empty(x.shape, x.dtype)   # (d: saved for backward)
+    _run(_local_response_norm_forward, x.size, x, int(size), float(alpha), float(beta), float(k), _lrn_span(x), y, d)
+    return y, d
+
+
+def local_response_norm_backward(dy, x, d, size, alpha, beta, need_dx=True):
+    """The numba twin of local_response_norm_backward in minigrad/ops/norm/localresponse.py (no parameters)."""
+    return _backward(_local_response_norm_backward, dy, x, (np.ascontiguousarray(d), int(size), float(alpha),
+                                                            float(beta), _lrn_span(x)), (need_dx,), (), chunked=False)
+
+
+def _lrn_span(x):
+    """Positions per LocalResponseNorm task: whole rows, or rows cut so that there are about twice as many tasks as
+    threads (results do not depend on it: no sum runs across positions)."""
+    n, _, s = x.shape
+    pieces = -(-2 * team_size(x.size) // max(n, 1))                   # ceil(2 threads / N)
+    return max(1, -(-s // pieces))

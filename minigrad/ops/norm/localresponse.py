@@ -13,9 +13,10 @@ window W'(j) = [j - (size-1)//2, j + size//2]. With g the upstream gradient and 
     dx[j] = g[j] * scale[j] - 2 * alpha * beta / size * x[j] * sum over c in W'(j) of g[c] * x[c] * scale[c] / d[c]
 
 There are no parameters and no running statistics. The formulas are written once (``_divisor``, ``_input_grad``)
-on ndarrays or Tensors alike: the Function's forward and backward run them on arrays; its ``graph_backward`` runs
-the backward on Tensors, so create_graph=True differentiates it again; ``local_response_norm_composite`` runs the
-forward on Tensors (autograd's derivative, the tests' oracle).
+on ndarrays or Tensors alike: on arrays x (N, C, S), S = prod(spatial), they are the kernel contract's NumPy references
+(``local_response_norm_forward`` and ``_backward``, numba twins of the same names in minigrad/kernels/numba_kernels.py),
+which the Function runs; its ``graph_backward`` runs the backward on Tensors, so create_graph=True differentiates it
+again; ``local_response_norm_composite`` runs the forward on Tensors (autograd's derivative, the tests' oracle).
 """
 import operator
 
@@ -24,6 +25,7 @@ import numpy as np
 from ..._checks import takes_tensors
 from ...autograd import Function
 from ...dtypes import compute_dtype, get_default_dtype
+from ...kernels import kernel
 from ...tensor import Tensor
 from ..pool import pad
 
@@ -49,29 +51,41 @@ def _input_grad(g, x, d, scale, size, alpha, beta):
     return g * scale - 2 * alpha * beta / size * x * window_sum(g * x * scale / d, (size - 1) // 2, size // 2)
 
 
+def local_response_norm_forward(x, size, alpha, beta, k):
+    """(y, d) for x (N, C, S): y = x * d^(-beta), d = ``_divisor``."""
+    d = _divisor(x, size, alpha, k)
+    return x * d ** -beta, d
+
+
+def local_response_norm_backward(dy, x, d, size, alpha, beta, need_dx=True):
+    """(dx,) for an upstream gradient dy (N, C, S), from the forward's d (the gradient mask: x's only)."""
+    return (_input_grad(dy, x, d, d ** -beta, size, alpha, beta) if need_dx else None,)
+
+
 class LocalResponseNormFunction(Function):
-    """y = x * d^(-beta), d = k + alpha/size * windowed sum of x^2 across channels (module docstring).
-    Saves x, d and scale = d^(-beta); backward is ``_input_grad``."""
+    """y = x * d^(-beta), d = k + alpha/size * windowed sum of x^2 across channels (module docstring): the
+    backend's kernels (kernels/__init__.py) on x (N, C, S). Saves x and d."""
 
     @staticmethod
     def forward(ctx, input, size, alpha, beta, k):
-        x = input._data.astype(compute_dtype(input.dtype), copy=False)   # (N, C, *spatial)
-        d = _divisor(x, size, alpha, k)
-        scale = d ** -beta
-        ctx.save_for_backward(x, d, scale)
-        ctx.options, ctx.k = (size, alpha, beta), k
-        return (x * scale).astype(input.dtype, copy=False)
+        x = input._data.astype(compute_dtype(input.dtype), copy=False).reshape(*input.shape[:2], -1)  # (N, C, S)
+        y, d = kernel(local_response_norm_forward)(x, size, alpha, beta, k)
+        ctx.save_for_backward(x, d)
+        ctx.options, ctx.k, ctx.shape = (size, alpha, beta), k, input.shape
+        return y.reshape(input.shape).astype(input.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
-        x, d, scale = ctx.saved_tensors
-        return (_input_grad(dout._data, x, d, scale, *ctx.options),) + (None,) * 4
+        x, d = ctx.saved_tensors
+        dy = dout._data.astype(x.dtype, copy=False).reshape(x.shape)
+        dx, = kernel(local_response_norm_backward)(dy, x, d, *ctx.options)
+        return (dx.reshape(ctx.shape),) + (None,) * 4
 
     @staticmethod
     def graph_backward(ctx, dout):
-        x, _, _ = ctx.saved_tensors
+        x, _ = ctx.saved_tensors
         size, alpha, beta = ctx.options
-        x_t = ctx.input_tensor(0, x)
+        x_t = ctx.input_tensor(0, x.reshape(ctx.shape))
         d = _divisor(x_t, size, alpha, ctx.k)
         return (_input_grad(dout.to(x.dtype), x_t, d, d ** -beta, size, alpha, beta),) + (None,) * 4
 
