@@ -40,11 +40,13 @@ def test_module_has_the_papers_parameters():
     np.testing.assert_allclose(m(x).detach().numpy(), np.tanh(0.7 * x.numpy()), rtol=1e-6)
 
 
-@pytest.mark.parametrize("which", ["no weight", "no bias", "neither", "0-d alpha"])
+@pytest.mark.parametrize("which", ["no weight", "no bias", "neither", "0-d alpha", "bias of more dims"])
 def test_optional_parameters_are_twins_too(which):
-    """The fused form and the composite twin agree without weight or bias and with a 0-d alpha."""
+    """The fused form and the composite twin agree without weight or bias, with a 0-d alpha, and with a bias that
+    covers more trailing dims than the weight (the kernels' rows then span both dims; weight's gradient sums back)."""
     call = {"no weight": lambda f, x, a, w, b: f(x, a, None, b), "no bias": lambda f, x, a, w, b: f(x, a, w),
-            "neither": lambda f, x, a, w, b: f(x, a), "0-d alpha": lambda f, x, a, w, b: f(x, a.reshape(()), w, b)}
+            "neither": lambda f, x, a, w, b: f(x, a), "0-d alpha": lambda f, x, a, w, b: f(x, a.reshape(()), w, b),
+            "bias of more dims": lambda f, x, a, w, b: f(x, a, w, b * mg.ones(3, 1, dtype=b.dtype))}
     check_twins(type(SPEC)(**{**SPEC.__dict__, "call": call[which]}))
 
 
