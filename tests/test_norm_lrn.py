@@ -172,3 +172,31 @@ def test_bad_input(shape, size, error, message):
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
         F.local_response_norm(t, size)
     np.testing.assert_array_equal(t.numpy(), x)
+
+
+# --------------------------------------------------------------------------- the numba kernels on drawn shapes
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 3), c=st.integers(1, 9), spatial=st.lists(st.integers(1, 23), min_size=1, max_size=2),
+       size=st.integers(1, 11), beta=st.sampled_from([0.5, 0.75, 1.0, 0.3, 1.7]), k=st.sampled_from([0.0, 1.0, 2.0]),
+       parallel=st.booleans(), seed=st.integers(0, 2**16))
+def test_numba_kernels_agree_with_numpy_on_drawn_shapes(n, c, spatial, size, beta, k, parallel, seed):
+    """Forward and backward through F.local_response_norm (float64), the numba backend against the NumPy one, on the
+    serial path or with every kernel forced onto the parallel one (which cuts images into spans of positions when
+    there are fewer than twice the threads): windows wider than the channels, every power branch, k = 0."""
+    from minigrad import kernels
+    nb = pytest.importorskip("minigrad.kernels.numba_kernels")
+    x, g = randn((n, c, *spatial), seed, 2.0), randn((n, c, *spatial), seed + 1)
+    results = {}
+    serial_below = nb.SERIAL_BELOW
+    nb.SERIAL_BELOW = 0 if parallel else serial_below
+    try:
+        for name in ("numba", "numpy"):
+            with kernels.use_backend(name):
+                t = mg.tensor(x, requires_grad=True)
+                y = F.local_response_norm(t, size, alpha=0.4, beta=beta, k=k)
+                y.backward(mg.tensor(g))
+                results[name] = y.detach().numpy(), t.grad.numpy()
+    finally:
+        nb.SERIAL_BELOW = serial_below
+    for got, want in zip(results["numba"], results["numpy"]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max(initial=1.0))
