@@ -81,6 +81,42 @@ def test_clone_preserves_a_layout_as_pytorch(name):
     np.testing.assert_array_equal(out.numpy(), expected.numpy())    # exact by construction: both copy the same floats
 
 
+BINARY_OPS = {"mul": lambda a, b: a * b, "add": lambda a, b: a + b, "sub": lambda a, b: a - b,
+              "div": lambda a, b: a / (b * b + 1), "pow": lambda a, b: (a * a + 1) ** b,
+              "maximum": lambda a, b: a.maximum(b), "atan2": lambda a, b: a.atan2(b), "lt": lambda a, b: a < b,
+              "where": lambda a, b: a.where(a > b, b * 1.0)}
+
+
+def layouts_of_one_shape(lib, t):
+    """Operands of shape (2, 3, 4, 5) (or broadcasting to it) laid out differently, made alike in both libraries from
+    the 4-D ``t`` of shape (2, 3, 8, 5)."""
+    x = t[:, :, :4]
+    return {"plain": x.contiguous(), "transposed": x.transpose(1, 3).contiguous().transpose(1, 3),
+            "channels_last": x.contiguous(memory_format=lib.channels_last), "sliced": t[:, :, ::2],
+            "reversed": x.permute(3, 2, 1, 0).contiguous().permute(3, 2, 1, 0), "expanded": x[:1].expand(2, -1, -1, -1),
+            "a row": x[0, 0, 0], "one channel": x[:, :1], "a number": 1.5}
+
+
+PAIRS = ["transposed, plain", "plain, transposed", "reversed, channels_last", "sliced, plain", "expanded, reversed",
+         "channels_last, a row", "reversed, a number", "one channel, transposed", "a row, reversed"]
+
+
+@pytest.mark.parametrize("op, pair", [(op, pair) for op in sorted(BINARY_OPS) for pair in PAIRS
+                                      if not (pair.endswith("a number") and op in ("atan2", "maximum"))])
+def test_a_binary_op_lays_its_result_out_as_pytorch(op, pair):
+    """An elementwise op of two differently laid out operands: PyTorch's result is dense in the order the operands'
+    strides give, the first operand that orders two dimensions deciding (a broadcast dimension orders nothing)."""
+    torch = torch_or_skip()
+    ours, theirs = both((2, 3, 8, 5))
+    first, second = pair.split(", ")
+    out, expected = ([BINARY_OPS[op](made[first], made[second]) for made in
+                      (layouts_of_one_shape(mg, ours), layouts_of_one_shape(torch, theirs))])
+    assert out.shape == tuple(expected.shape)
+    assert out.stride() == expected.stride()
+    assert (out.contiguous() is out) == (expected.contiguous() is expected)
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-12)
+
+
 def test_copies_own_their_memory_and_views_share_it():
     x = mg.randn(2, 3, 4, 5)
     y = x.to(memory_format=mg.channels_last)

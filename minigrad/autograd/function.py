@@ -256,8 +256,10 @@ class Function:
                                    "require grad: only floating-point and complex outputs can be differentiated")
             edges, meta = [], []
             noting = own_counters_in_use[0]   # a .data tensor exists: note the inputs with a counter of their own
-            for i, (a, n) in enumerate(zip(args, needs)):
-                if n or (edgeless is not None and i in edgeless):
+            if edgeless is not None:    # an edgeless input may still raise PyTorch's error for a stale view below
+                needs = tuple([n or i in edgeless for i, n in enumerate(needs)])
+            for a, n in zip(args, needs):
+                if n:
                     node = a._grad_fn if a._base is None else a.grad_fn   # a view is brought up to date
                     # a tensor with no grad_fn is a leaf only if it requires grad itself; a view that requires
                     # grad only through its base, with no grad_fn yet, has no edge (as in PyTorch)

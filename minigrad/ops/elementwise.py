@@ -15,6 +15,7 @@ from ..dtypes import (FLOAT32_64, cast_array, get_default_dtype, is_differentiab
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor
 from ..low_precision import arithmetic_operand
+from .layout import like_operands
 
 
 # --------------------------------------------------------------------------- operands
@@ -150,7 +151,7 @@ class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted(a, b)
-        return x + y
+        return like_operands(x + y, x, y)
 
     @staticmethod
     def backward(ctx, dout):
@@ -165,7 +166,7 @@ class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted(a, b)
-        return x - y
+        return like_operands(x - y, x, y)
 
     @staticmethod
     def backward(ctx, dout):
@@ -183,7 +184,7 @@ class Mul(Function):
     def forward(ctx, a, b):
         x, y = promoted(a, b)
         ctx.save_for_backward(x if ctx.needs_input_grad[1] else None, y if ctx.needs_input_grad[0] else None)
-        return x * y
+        return like_operands(x * y, x, y)
 
     @staticmethod
     def backward(ctx, dout):
@@ -209,7 +210,7 @@ class Div(Function):
         if kind_of(x.dtype) not in "fc":  # true division of integers gives the default float dtype
             x, y = x.astype(get_default_dtype()), y.astype(get_default_dtype())
         ctx.save_for_backward(x, y)
-        return x / y
+        return like_operands(x / y, x, y)
 
     @staticmethod
     def backward(ctx, dout):
@@ -233,7 +234,7 @@ class Pow(Function):
     def forward(ctx, a, b):
         x, y = promoted(a, b)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):   # NaN/inf silently, as PyTorch
-            out = x ** y
+            out = like_operands(x ** y, x, y)
         ctx.save_for_backward(x, y, out)
         return out
 
@@ -837,7 +838,7 @@ class Atan2(Function):
         if kind_of(y.dtype) != "f":
             y, x = y.astype(get_default_dtype()), x.astype(get_default_dtype())
         ctx.save_for_backward(y, x)
-        return np.arctan2(y, x)
+        return like_operands(np.arctan2(y, x), y, x)
 
     @staticmethod
     def backward(ctx, dout):
@@ -975,7 +976,7 @@ class _Extremum(Routing):
     def forward(cls, ctx, a, b):
         x, y = promoted(a, b)
         ctx.save_for_backward(x, y)
-        return cls.pick(x, y)
+        return like_operands(cls.pick(x, y), x, y)
 
     @classmethod
     def grads(cls, ctx, g):
@@ -1015,7 +1016,7 @@ class Where(Routing):
     def forward(ctx, cond, a, b):
         x, y = promoted(a, b)
         ctx.save_for_backward(cond)
-        return np.where(cond._data, x, y)
+        return like_operands(np.where(cond._data, x, y), cond._data, x, y)
 
     @staticmethod
     def grads(ctx, g):
@@ -1081,7 +1082,8 @@ def _compare(npfn, name, numbers_ok=True):
         check_tensor(other, op.__name__, "other", 2, numbers_ok)
         a, b = _pair(input, other)
         check_broadcast(a.shape, b.shape)
-        return Tensor(npfn(*promoted(a, b)))
+        x, y = promoted(a, b)
+        return Tensor(like_operands(npfn(x, y), x, y))
     op.__name__ = name
     return op
 

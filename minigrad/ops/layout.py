@@ -117,21 +117,25 @@ def dense_order(array):
     return True
 
 
-def dense_strides_like(shape, strides):
-    """Strides (in elements) of a dense layout whose dimensions are ordered as ``strides`` order them (PyTorch's
-    ``infer_dense_strides``): an insertion sort of the dimensions, innermost first, by stride, then by size for
-    equal strides; a dimension of stride 0 compares with none, so it keeps its place (an expanded dimension stays
-    where a contiguous layout puts it)."""
+def dense_strides_like(shape, *operand_strides):
+    """Strides (in elements) of a dense layout whose dimensions are ordered as the operands' strides order them
+    (PyTorch's ``infer_dense_strides`` for one tensor, TensorIterator's ``reorder_dimensions`` for several): an
+    insertion sort of the dimensions, innermost first; two dimensions are ordered by the first operand whose strides
+    order them, by stride, then by size for equal strides; a stride 0 (an expanded or broadcast dimension) orders
+    nothing, so a dimension no operand orders keeps its place (where a contiguous layout puts it)."""
     ndim = len(shape)
     perm = list(range(ndim - 1, -1, -1))        # innermost first: the last dimension, ..., the first
 
     def should_swap(d0, d1):                    # 1: d0 goes inside d1; -1: it does not; 0: no order between them
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return 1 if s0 > s1 else -1
-        return 1 if shape[d0] > shape[d1] else 0
+        for strides in operand_strides:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
     for i in range(1, ndim):
         d1 = i
         for d0 in range(i - 1, -1, -1):
@@ -146,6 +150,23 @@ def dense_strides_like(shape, strides):
         out[d] = step
         step *= max(shape[d], 1)
     return tuple(out)
+
+
+def like_operands(result, x, y, z=None):
+    """``result``, an elementwise op's array computed from the arrays ``x``, ``y`` (and ``z``), laid out as PyTorch
+    lays out that op's result: contiguous when every operand is, else dense in the order the operands' strides give,
+    the first operand that orders two dimensions deciding (``dense_strides_like``; ``x.t() * y`` follows ``x.t()``,
+    where NumPy would return a contiguous array). A copy only when NumPy's layout differs from that one."""
+    if result.ndim < 2 or (x.flags.c_contiguous and y.flags.c_contiguous and (z is None or z.flags.c_contiguous)):
+        return result           # (the common case first: a few tests, no call)
+    strides = [np.broadcast_to(o, result.shape).strides for o in (x, y, z) if o is not None]
+    target = dense_strides_like(result.shape, *strides)
+    if all(n == 1 or t * result.itemsize == s for n, t, s in zip(result.shape, target, result.strides)):
+        return result
+    out = np.lib.stride_tricks.as_strided(np.empty(max(result.size, 1), result.dtype), result.shape,
+                                          [t * result.itemsize for t in target])
+    out[...] = result
+    return out
 
 
 def as_format(array, fmt):
