@@ -62,6 +62,22 @@ def assert_close_to_scale(a, b, tol=1e-12, what=""):
 
 
 # --------------------------------------------------------------------------- the checks
+def on_both_backends(run, parallel=False):
+    """{"numba": run(), "numpy": run()}, each under its backend; ``parallel`` forces every numba kernel onto its
+    parallel path (``SERIAL_BELOW = 0``), else the small cases run on the serial twins."""
+    nb = pytest.importorskip("minigrad.kernels.numba_kernels")
+    serial_below = nb.SERIAL_BELOW
+    nb.SERIAL_BELOW = 0 if parallel else serial_below
+    try:
+        results = {}
+        for name in ("numba", "numpy"):
+            with use_backend(name):
+                results[name] = run()
+        return results
+    finally:
+        nb.SERIAL_BELOW = serial_below
+
+
 def check_gradcheck_both_backends(spec, seed=0):
     fused, _ = forms(spec)
     for backend in ("numpy", "numba"):

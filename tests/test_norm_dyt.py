@@ -9,7 +9,7 @@ import minigrad as mg
 import minigrad.ops.norm.dynamictanh as dynamictanh
 from minigrad.ops.norm.registry import BY_NAME
 
-from .norm_kit import assert_close_to_scale, check_norm, check_twins, mutant
+from .norm_kit import assert_close_to_scale, check_norm, check_twins, mutant, on_both_backends
 
 SPEC = BY_NAME["DynamicTanh"]
 BAD_INPUTS = [
@@ -105,25 +105,18 @@ def test_bfloat16_input_with_float32_or_bfloat16_parameters(param_dtype):
 def test_numba_kernels_agree_with_numpy_on_drawn_shapes(shape, covered, parts, parallel, seed):
     """Forward and every gradient through F.dynamic_tanh (float64), the numba backend against the NumPy one, serial or
     forced parallel: empty and 0-d inputs, parameters covering 0 to all trailing dims, |alpha x| past saturation."""
-    from minigrad import kernels
-    nb = pytest.importorskip("minigrad.kernels.numba_kernels")
     rng = np.random.default_rng(seed)
     trailing = tuple(shape[len(shape) - min(covered, len(shape)):])
     x, g = rng.standard_normal(shape) * 4, rng.standard_normal(shape)
     a, w, b = np.array([1.3]), rng.standard_normal(trailing), rng.standard_normal(trailing)
     w, b = (w if parts in ("both", "weight") else None), (b if parts in ("both", "bias") else None)
-    results = {}
-    serial_below = nb.SERIAL_BELOW
-    nb.SERIAL_BELOW = 0 if parallel else serial_below
-    try:
-        for name in ("numba", "numpy"):
-            with kernels.use_backend(name):
-                leaves = [None if v is None else mg.tensor(v, requires_grad=True) for v in (x, a, w, b)]
-                y = mg.nn.functional.dynamic_tanh(*leaves)
-                y.backward(mg.tensor(g))
-                results[name] = [y.detach().numpy()] + [None if t is None else t.grad.numpy() for t in leaves]
-    finally:
-        nb.SERIAL_BELOW = serial_below
+
+    def run():
+        leaves = [None if v is None else mg.tensor(v, requires_grad=True) for v in (x, a, w, b)]
+        y = mg.nn.functional.dynamic_tanh(*leaves)
+        y.backward(mg.tensor(g))
+        return [y.detach().numpy()] + [None if t is None else t.grad.numpy() for t in leaves]
+    results = on_both_backends(run, parallel)
     for got, want in zip(results["numba"], results["numpy"]):
         if want is not None:
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max(initial=1.0))

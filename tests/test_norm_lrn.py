@@ -14,6 +14,7 @@ from minigrad.autograd import Function
 from minigrad.ops.norm.localresponse import _divisor, local_response_norm_composite, window_sum
 
 from .mirror import assert_mirror, check_grad, check_gradgrad, run_both, torch_or_skip
+from .norm_kit import on_both_backends
 
 SHAPES = [(2, 5, 3), (2, 4, 3, 2), (1, 3, 2, 2, 2), (3, 1, 4)]     # 3-, 4- and 5-D, one channel
 OPTIONS = [(1, 1e-4, 0.75, 1.0), (2, 0.5, 0.75, 1.0), (3, 1.0, 0.5, 2.0), (4, 2.0, 1.3, 0.5), (7, 0.3, 0.75, 1.0)]
@@ -183,20 +184,13 @@ def test_numba_kernels_agree_with_numpy_on_drawn_shapes(n, c, spatial, size, bet
     """Forward and backward through F.local_response_norm (float64), the numba backend against the NumPy one, on the
     serial path or with every kernel forced onto the parallel one (which cuts images into spans of positions when
     there are fewer than twice the threads): windows wider than the channels, every power branch, k = 0."""
-    from minigrad import kernels
-    nb = pytest.importorskip("minigrad.kernels.numba_kernels")
     x, g = randn((n, c, *spatial), seed, 2.0), randn((n, c, *spatial), seed + 1)
-    results = {}
-    serial_below = nb.SERIAL_BELOW
-    nb.SERIAL_BELOW = 0 if parallel else serial_below
-    try:
-        for name in ("numba", "numpy"):
-            with kernels.use_backend(name):
-                t = mg.tensor(x, requires_grad=True)
-                y = F.local_response_norm(t, size, alpha=0.4, beta=beta, k=k)
-                y.backward(mg.tensor(g))
-                results[name] = y.detach().numpy(), t.grad.numpy()
-    finally:
-        nb.SERIAL_BELOW = serial_below
+
+    def run():
+        t = mg.tensor(x, requires_grad=True)
+        y = F.local_response_norm(t, size, alpha=0.4, beta=beta, k=k)
+        y.backward(mg.tensor(g))
+        return y.detach().numpy(), t.grad.numpy()
+    results = on_both_backends(run, parallel)
     for got, want in zip(results["numba"], results["numpy"]):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max(initial=1.0))
