@@ -456,8 +456,13 @@ class Tensor:
         return self
 
     def detach(self):
-        """A new tensor sharing this one's data, cut from the graph."""
-        return Tensor(self._data)
+        """A new tensor sharing this one's data and version counter, cut from the graph (``x.data.detach()`` counts
+        on ``.data``'s own counter, as in PyTorch)."""
+        out = Tensor(self._data)
+        counter = getattr(self, "_own_counter", None)
+        if counter is not None:
+            out._own_counter = counter
+        return out
 
     def detach_(self):
         """Cut this tensor from the graph, in place (PyTorch refuses it on a view: use ``detach()``)."""

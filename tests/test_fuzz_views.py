@@ -147,6 +147,17 @@ REGRESSIONS = [
     # x.t() * c with c contiguous: PyTorch's result follows x.t()'s layout (the first operand that orders the dims),
     # so contiguous() makes a copy; minigrad's result was contiguous (NumPy's choice for mixed layouts)
     ([("t", 6, 38, 51225, False), ("mul_const", 39, 21, 35072, False), ("contiguous", 4, 31, 59845, False)], True),
+    # a hook on a view, then an in-place op on the view: PyTorch's CopySlices takes the view's old values straight from
+    # the base's history, passing over the view's own node, so the hook never fires (minigrad applied it: a gradient
+    # 3x PyTorch's, 9x after create_graph)
+    ([("binary", 40, 2, 42402, False), ("view_as_self", 59, 34, 62437, False), ("hook", 54, 46, 63716, False),
+      ("index", 48, 20, 17822, False), ("tanh_", 52, 45, 41945, False)], True),
+    # x.data.detach() shares .data's own version counter, so writing it is invisible to x's views and to what ops
+    # saved of x (minigrad's detach() dropped the counter: a no_grad view of x raised as stale, a saved x as written)
+    ([("data_mul_", 42, 52, 26593, True), ("t", 40, 41, 60717, True), ("detach", 38, 26, 59149, False),
+      ("mul_number_", 17, 4, 24723, True)], False),
+    ([("data", 26, 3, 43450, True), ("binary", 8, 42, 47229, False), ("detach", 13, 60, 21126, True),
+      ("view", 6, 60, 52956, False), ("mul_number_", 19, 29, 36990, False)], True),
 ]
 
 

@@ -260,6 +260,16 @@ def _stand_in(base):
     return stand_in
 
 
+def base_region_history(view):
+    """A fresh :class:`ReadRegion` node of ``view``'s base as it is now (its history up to this point): where an
+    in-place op on the view takes the view's old values from, as PyTorch's ``CopySlices`` routes them straight into
+    the base's history, passing over the view's own node and the hooks registered on it."""
+    from . import grad_mode
+    base = view._base
+    with grad_mode.enable_grad():
+        return ReadRegion.apply(history(base), view._data, region(base._data, view._data))._grad_fn
+
+
 def move_retained(old, new):
     """``retain_grad()`` follows a tensor to its new ``grad_fn`` after an in-place write (PyTorch moves the
     retains-grad hook): the gradient kept is that of the tensor's current values."""

@@ -20,7 +20,8 @@ from .._checks import check_tensor
 from ..autograd import Function, grad_mode
 from ..autograd import version
 from ..autograd.version import alias, bump_tensor, storage_of
-from ..autograd.views import WriteRegion, check_rebase, history, move_retained, overlaps, region, set_view_history
+from ..autograd.views import (WriteRegion, base_region_history, check_rebase, history, move_retained, overlaps,
+                              region, set_view_history)
 from ..dtypes import result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
@@ -165,8 +166,11 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
         return t
     check_leaf(t)
     old = history(t)                              # reading t.grad_fn brings a stale view up to date first
+    old_node = old.grad_fn
+    if t._base is not None and old_node is not None and old_node.pre_hooks and t._base._requires_grad:
+        old_node = base_region_history(t)         # PyTorch passes over a view's own node (and its hooks) here
     old_values = Tensor(t._data.copy())           # the op may save its input: it must not see the write
-    old_values._grad_fn, old_values._requires_grad = old.grad_fn, old.requires_grad
+    old_values._grad_fn, old_values._requires_grad = old_node, old.requires_grad
     value = compute(old_values)
     if value.dtype != t.dtype:
         value = ew.cast(value, t.dtype)
