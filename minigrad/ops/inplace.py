@@ -209,7 +209,7 @@ def _set_history(t, value, index=None):
         t._grad_fn, t._requires_grad = value.grad_fn, value.requires_grad
         return
     base = t._base
-    written, values = (t._data, value) if index is None else (t._data[index], value[index])
+    written, values = (t._data, value) if index is None else (sh._read(t._data, index), value[index])   # (a 0-d view)
     new_base = WriteRegion.apply(history(base), values, base._data, region(base._data, written), overlaps(written))
     move_retained(base._grad_fn, new_base._grad_fn)
     base._grad_fn, base._requires_grad = new_base._grad_fn, new_base._requires_grad
