@@ -68,8 +68,9 @@ def positions_in(base, view):
 
 
 def overlaps(array):
-    """Whether several elements of ``array`` share memory (an expanded tensor: a stride of 0)."""
-    return any(s == 0 and n > 1 for n, s in zip(array.shape, array.strides))
+    """Whether several elements of ``array`` share memory (an expanded tensor: a stride of 0; an empty array has no
+    elements to share it)."""
+    return array.size > 0 and any(s == 0 and n > 1 for n, s in zip(array.shape, array.strides))
 
 
 class ReadRegion(Function):
