@@ -117,6 +117,34 @@ def test_a_binary_op_lays_its_result_out_as_pytorch(op, pair):
     np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("index", ["[None]", "[:, None]", "[0][None]", "[0, 0][None]", "[None, ::2]", "[..., None]",
+                                   "[None, ..., None, 1]"])
+def test_new_axes_of_an_index_have_pytorchs_strides(index):
+    """x[None] and the like: PyTorch unsqueezes at the dim its indexing has reached (that dim's size times its stride,
+    1 past the last dim); NumPy's stride there is 0."""
+    torch = torch_or_skip()
+    ours, theirs = both((3, 4))
+    out, expected = eval("ours" + index), eval("theirs" + index)
+    assert out.stride() == expected.stride()
+
+
+@pytest.mark.parametrize("write", ["w[0:] = w[0:1]", "w[0:2] = w[1:3]", "w[None, 0:2] = w[None, 1:3]", "w[2:] = w[2][None]",
+                                   "w[2:] = w[::4][1:]"])
+def test_a_write_from_overlapping_memory_raises_as_in_pytorch(write):
+    """A value overlapping the written memory: PyTorch refuses a partial overlap of two dense layouts, allows the very
+    same layout (a copy), and checks nothing when the value is expanded to the target (it is not dense then)."""
+    torch = torch_or_skip()
+    outcomes = []
+    for lib in (mg, torch):
+        w = lib.arange(5.0)
+        try:
+            exec(write, {"w": w})
+            outcomes.append(("ok", w.tolist()))
+        except RuntimeError:
+            outcomes.append("raised")
+    assert outcomes[0] == outcomes[1]
+
+
 def test_copies_own_their_memory_and_views_share_it():
     x = mg.randn(2, 3, 4, 5)
     y = x.to(memory_format=mg.channels_last)

@@ -395,41 +395,22 @@ def setitem(self, index, value):
 
     def fast(a):
         a[index] = v._data
-    if sh._is_basic(index) and any(p is None for p in sh._parts(index)):
-        target = _with_pytorch_new_axes(target, self._data, index)
     if sh._is_basic(index):     # PyTorch copies into the view self[index]: compared with that view's memory;
         # a 0-d value fills it (PyTorch's fill_, which reads the value first: it may lie in the written memory)
         write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, written=target, index=index,
-              overlap=None if v.ndim == 0 and target.ndim else "partial")
+              overlap=None if v.ndim == 0 and target.ndim or _expands(v.shape, target.shape) else "partial")
     else:                       # index_put_ refuses any overlap with self
         write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, overlap="any")
 
 
-def _with_pytorch_new_axes(view, array, index):
-    """``view`` = ``array[index]`` (a basic index with None in it) with the strides PyTorch gives its new axes:
-    NumPy gives them 0, PyTorch's indexing ``unsqueeze``s at the dim it has reached, whose stride is that dim's size
-    times its stride then (1 past the last dim). Only strides of size-1 dims change, so the memory is the same; the
-    overlap check compares strides as PyTorch does (``x[None] = x[0:1]`` is a full overlap, ``x[None] = x[::4]`` of
-    one element a partial one)."""
-    sizes, strides = list(array.shape), [s // array.itemsize for s in array.strides]
-    parts = sh._parts(index)
-    dim = 0
-    for part in parts:
-        if part is None:
-            strides.insert(dim, sizes[dim] * strides[dim] if dim < len(sizes) else 1)
-            sizes.insert(dim, 1)
-            dim += 1
-        elif part is Ellipsis:
-            dim += array.ndim - sum(1 for p in parts if p is not None and p is not Ellipsis)
-        elif isinstance(part, slice):
-            start, stop, step = part.indices(sizes[dim])
-            sizes[dim], strides[dim] = len(range(start, stop, step)), strides[dim] * step
-            dim += 1
-        else:                                    # an integer: the dim goes
-            del sizes[dim], strides[dim]
-    if tuple(sizes) != view.shape:               # (not an index this emulation knows: NumPy's strides stay)
-        return view
-    return np.lib.stride_tricks.as_strided(view, view.shape, [s * view.itemsize for s in strides])
+def _expands(value_shape, target_shape):
+    """Whether writing a value of ``value_shape`` into ``target_shape`` repeats it along a dim of size > 1: PyTorch then
+    copies from the value expanded (its leading 1s dropped first), which is not dense, and checks no overlap."""
+    shape = list(value_shape)
+    while shape and shape[0] == 1:
+        shape.pop(0)
+    shape = [1] * (len(target_shape) - len(shape)) + shape
+    return any(n == 1 and m > 1 for n, m in zip(shape, target_shape))
 
 
 def _whole(t, index):

@@ -320,11 +320,41 @@ def save_index_arrays(ctx, index):
 
 
 def _read(array, index):
-    """``array[index]``, a 0-d view rather than NumPy's scalar copy when one element is selected."""
+    """``array[index]``, a 0-d view rather than NumPy's scalar copy when one element is selected; a new axis (None)
+    of a basic index gets PyTorch's stride."""
     out = array[index]
     if not isinstance(out, np.ndarray):
         out = array[_parts(index) + (Ellipsis,)]
+    if any(p is None for p in _parts(index)) and _is_basic(index):
+        out = _with_pytorch_new_axes(out, array, index)
     return out
+
+
+def _with_pytorch_new_axes(view, array, index):
+    """``view`` = ``array[index]`` (a basic index with None in it) with the strides PyTorch gives its new axes:
+    NumPy gives them 0, PyTorch's indexing ``unsqueeze``s at the dim it has reached, whose stride is that dim's size
+    times its stride then (1 past the last dim). Only strides of size-1 dims change, so the memory is the same; but
+    ``stride()`` shows them, and in-place writes compare them as PyTorch does (``x[None] = x[0:1]`` is a full overlap,
+    ``x[None] = x[::4]`` of one element a partial one)."""
+    sizes, strides = list(array.shape), [s // array.itemsize for s in array.strides]
+    parts = _parts(index)
+    dim = 0
+    for part in parts:
+        if part is None:
+            strides.insert(dim, sizes[dim] * strides[dim] if dim < len(sizes) else 1)
+            sizes.insert(dim, 1)
+            dim += 1
+        elif part is Ellipsis:
+            dim += array.ndim - sum(1 for p in parts if p is not None and p is not Ellipsis)
+        elif isinstance(part, slice):
+            start, stop, step = part.indices(sizes[dim])
+            sizes[dim], strides[dim] = len(range(start, stop, step)), strides[dim] * step
+            dim += 1
+        else:                                    # an integer: the dim goes
+            del sizes[dim], strides[dim]
+    if tuple(sizes) != view.shape:               # (not an index this emulation knows: NumPy's strides stay)
+        return view
+    return np.lib.stride_tricks.as_strided(view, view.shape, [s * view.itemsize for s in strides])
 
 
 def index_adjoint(g, shape, index):
