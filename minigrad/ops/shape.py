@@ -325,7 +325,7 @@ def _read(array, index):
     out = array[index]
     if not isinstance(out, np.ndarray):
         out = array[_parts(index) + (Ellipsis,)]
-    if any(p is None for p in _parts(index)) and _is_basic(index):
+    if 0 in out.strides and any(p is None for p in _parts(index)) and _is_basic(index):   # (a new axis: stride 0)
         out = _with_pytorch_new_axes(out, array, index)
     return out
 
