@@ -113,8 +113,11 @@ class Context:
         return _joined(array, edge)
 
     def output_tensor(self, array):
-        """This node's output (``array``, as saved in forward) as a Tensor whose ``grad_fn`` is this node."""
-        return _joined(array, self)
+        """This node's output (``array``, as saved in forward) as a Tensor whose ``grad_fn`` is this node; for an
+        in-place op on a view, the view's node after the write (PyTorch's saved result is the view itself)."""
+        origin = self.__dict__.get("result_origin")
+        origin = origin() if origin is not None else None
+        return _joined(array, self if origin is None else origin)
 
     def graph_saved(self):
         """``saved_tensors`` with each saved Tensor that required grad joined to the graph again (what a

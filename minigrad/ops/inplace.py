@@ -14,6 +14,8 @@ using the new ones (``autograd/version.py``). As in PyTorch, a leaf that require
 may be written in place only under ``no_grad``, and an expanded tensor, whose elements share memory,
 not at all.
 """
+import weakref
+
 import numpy as np
 
 from .._checks import check_tensor
@@ -179,12 +181,15 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
     if index is not None:                        # elements outside t[index] share its memory; PyTorch wrote t[index]
         t._data[index] = value._data[index]
     bump_tensor(t)
+    saved_by = None
     if not any(isinstance(o, Tensor) and storage_of(o._data) is storage_of(value._data) for o in operands):
         alias(value._data, t._data)              # what the op saved of its result is t now (later writes count)
-        _save_as_the_tensor(value, t)
+        saved_by = _save_as_the_tensor(value, t)
     if not value.requires_grad:                  # e.g. fill_ of a constant into a tensor with a history
         value = Overwrite.apply(old_values, value) if old_values.requires_grad else value
     _set_history(t, value, index)
+    if saved_by is not None and t._base is not None:    # the saved result is the view t: under create_graph,
+        saved_by.result_origin = weakref.ref(t._grad_fn)   # gradients through it pass t's new node (and its hooks)
     return t
 
 
@@ -197,6 +202,8 @@ def _save_as_the_tensor(value, t):
     if any(item is value._data for item in saved):
         ctx.saved = tuple(t._data if item is value._data else item for item in saved)
         ctx.saved_at = version.writes[0]         # saved after this very write, as the result is made by it
+        return ctx
+    return None
 
 
 def _set_history(t, value, index=None):
@@ -455,7 +462,9 @@ class IndexPut(Function):
     @staticmethod
     def graph_backward(ctx, dout):
         ctx.saved_tensors
-        da = zero_at(dout, ctx.index) if ctx.needs_input_grad[0] else None
+        da = None
+        if ctx.needs_input_grad[0]:     # a write of all of ``a`` is PyTorch's fill_/copy_ of ``a`` itself: zeros, no graph
+            da = Tensor(np.zeros_like(dout._data)) if _whole(dout, ctx.index) else zero_at(dout, ctx.index)
         dvalue = _value_grad(sh.Index.apply(dout, ctx.index), ctx.value_ndim) if ctx.needs_input_grad[1] else None
         return da, dvalue, None
 
