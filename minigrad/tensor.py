@@ -480,8 +480,8 @@ class Tensor:
         """Keep ``.grad`` for this non-leaf tensor after backward (a no-op on leaves)."""
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._grad_fn is not None:      # as PyTorch, a view whose grad_fn is stale counts as a leaf here
-            self.grad_fn.retained = weakref.ref(self)
+        if self._grad_fn is not None and not self.retains_grad:   # (a no-op when it does already, as in PyTorch;
+            self.grad_fn.retained = weakref.ref(self)   # a view whose grad_fn is stale counts as a leaf here)
 
     @property
     def retains_grad(self):

@@ -428,6 +428,16 @@ def test_gradcheck_fast_mode_rejects_a_wrong_backward():
         mg.gradcheck(WrongCube.apply, (big,), fast_mode=True)
 
 
+def test_gradcheck_with_an_output_that_does_not_require_grad_first():
+    """An output that does not require grad (here a constant) is skipped alike in the analytic and the numerical
+    side: each random upstream gradient meets its own output. With them paired wrongly the check would fail."""
+    def outputs(x):
+        return mg.tensor(np.ones(3)), Cube.apply(x)
+    assert mg.gradcheck(outputs, (leaf((3,)),))
+    with pytest.raises(GradcheckError):
+        mg.gradcheck(lambda x: (mg.tensor(np.ones(3)), WrongCube.apply(x)), (leaf((3,)),))
+
+
 def test_gradcheck_restores_inputs_and_grads():
     x = leaf((3,))
     before = np.asarray(x).copy()

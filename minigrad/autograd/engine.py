@@ -159,10 +159,12 @@ def accumulate(tensor, grad, alone=False):
     if tensor.grad is None:
         if alone and grad.dtype == tensor._data.dtype and grad.flags.writeable and _same_layout(grad, tensor._data):
             tensor.grad = Tensor(grad)
-        else:                                # laid out like the tensor (PyTorch's layout contract for .grad)
-            copy = np.empty_like(tensor._data)
+        else:                                # laid out like the tensor (PyTorch's layout contract for .grad); a
+            #                                      retained gradient of a tensor reshaped in place since keeps its shape
+            like = tensor._data
+            copy = np.empty_like(like) if like.shape == grad.shape else np.empty(grad.shape, like.dtype)
             copy[...] = grad
-            tensor.grad = Tensor(copy)
+            tensor._grad = Tensor(copy)      # (not the setter, which refuses another shape)
     else:
         tensor.grad._data += grad
         bump(tensor.grad._data)  # an in-place write into .grad, as PyTorch counts it
@@ -342,6 +344,16 @@ def run_node(node, grad, sink, retain_graph, graph=False):
     return in_grads
 
 
+def _added(total, g, node, i):
+    """``total + g``, two shares of one gradient; PyTorch's error if their shapes cannot add (a leaf whose shape
+    changed in place under no_grad, ``x.t_()``, between the ops that used it)."""
+    try:
+        return total + g
+    except ValueError:
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                           f"{list(g.shape)} but expected shape compatible with {list(total.shape)}") from None
+
+
 def check_nan(node, in_grads):
     """Anomaly detection (``detect_anomaly``): PyTorch's error when a backward function returned NaN."""
     if not grad_mode._state.anomaly_check_nan:
@@ -446,7 +458,7 @@ def _walk_graph(tensors, grads, retain_graph, inputs, graph):
                 shape, dtype = node.input_meta[i]
                 if graph or type(g) is not np.ndarray or g.shape != shape or g.dtype != dtype:   # else it fits
                     g = fit(g._data if isinstance(g, Tensor) and not graph else g, node.input_meta[i], node, i)
-                pending[nxt] = g if nxt not in pending else pending[nxt] + g
+                pending[nxt] = g if nxt not in pending else _added(pending[nxt], g, node, i)
                 del g
             deps[nxt] -= 1
             if deps[nxt] == 0:                      # every share has arrived

@@ -47,7 +47,8 @@ def _projected(fn, inputs, upstream):
     """<u, f(inputs)> as a Python float, computed without recording a graph."""
     with no_grad():
         outs = _outputs(fn, inputs)
-    return sum(_inner(u, o._data.astype(np.result_type(o._data, np.float64))) for o, u in zip(outs, upstream))
+    return sum(_inner(u, o._data.astype(np.result_type(o._data, np.float64))) for o, u in zip(outs, upstream)
+               if u is not None)
 
 
 def _random_like(rng, t):
@@ -58,11 +59,14 @@ def _random_like(rng, t):
 
 def _analytic(fn, inputs, diff_inputs, rng):
     from ..tensor import Tensor
-    outs = [o for o in _outputs(fn, inputs) if isinstance(o, Tensor) and o.requires_grad]
+    every = _outputs(fn, inputs)
+    outs = [o for o in every if isinstance(o, Tensor) and o.requires_grad]
     if not outs:
         raise GradcheckError("gradcheck: none of the outputs requires grad; nothing to check")
-    upstream = [_random_like(rng, o) for o in outs]
-    grads = run_backward(outs, [u.astype(o._data.dtype) for o, u in zip(outs, upstream)], inputs=diff_inputs)
+    # one upstream gradient per output, None for an output that does not require grad (_projected skips it)
+    upstream = [_random_like(rng, o) if isinstance(o, Tensor) and o.requires_grad else None for o in every]
+    used = [u for u in upstream if u is not None]
+    grads = run_backward(outs, [u.astype(o._data.dtype) for o, u in zip(outs, used)], inputs=diff_inputs)
     grads = [np.zeros(t.shape, _wide(t)) if g is None else g.astype(_wide(t)) for t, g in zip(diff_inputs, grads)]
     return upstream, grads
 

@@ -73,16 +73,37 @@ def overlaps(array):
     return array.size > 0 and any(s == 0 and n > 1 for n, s in zip(array.shape, array.strides))
 
 
+def repeats_memory(array):
+    """Whether two elements of ``array`` share memory: ``overlaps`` (a stride 0), or strides that make windows
+    overlap (``unfold``, ``as_strided``). Sufficient test first: with the dims sorted by stride, each stride at least
+    spans the dims below it; else the elements' byte offsets are compared."""
+    if array.size <= 1:
+        return False
+    dims = sorted((abs(s), n) for n, s in zip(array.shape, array.strides) if n > 1)
+    extent = array.itemsize                      # bytes spanned by the dims of smaller stride
+    for stride, n in dims:
+        if stride < extent:
+            break
+        extent += stride * (n - 1)
+    else:
+        return False
+    offsets = np.zeros((), np.int64)
+    for n, stride in zip(array.shape, array.strides):
+        offsets = np.add.outer(offsets, np.arange(n, dtype=np.int64) * stride)
+    return np.unique(offsets).size < array.size
+
+
 class ReadRegion(Function):
     """A view of ``base``: the elements at ``positions`` (the view's ``region`` in the base).
 
     Forward returns the view's existing array (no copy). Backward: the base's gradient is zero except
-    at ``positions``, which receive the view's gradient, summed where positions repeat (an expanded view)."""
+    at ``positions``, which receive the view's gradient, summed where positions repeat (an expanded view,
+    overlapping windows)."""
 
     @staticmethod
     def forward(ctx, base, view_array, positions):
         ctx.base_shape, ctx.positions = base.shape, positions
-        ctx.repeats = overlaps(view_array)
+        ctx.repeats = repeats_memory(view_array)   # (unfold's windows, not only expanded dims)
         return view_array
 
     @staticmethod
@@ -230,7 +251,8 @@ def _written_since(view):
     return version.writes_since(view._data, view._view_at) > 0
 
 
-def _seen_now(view):
+def seen_now(view):
+    """Note that ``view``'s grad_fn is up to date with every write so far."""
     view._view_at = version.writes[0]
     counter = getattr(view, "_own_counter", None)
     if counter is not None:
@@ -250,7 +272,7 @@ def set_view_history(view):
         read._grad_fn.next_edges = (None, None, None)     # a node leading nowhere, as PyTorch's
     move_retained(view._grad_fn, read._grad_fn)
     view._grad_fn, view._requires_grad = read._grad_fn, True
-    _seen_now(view)
+    seen_now(view)
 
 
 def _stand_in(base):

@@ -18,7 +18,7 @@ from ..dtypes import compute_dtype, finfo, kind_of, scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
 from .dims import normalize_dim
-from .elementwise import Exp, Routing, Sigmoid, Tanh, select
+from .elementwise import ConstantSlope, Exp, Routing, Sigmoid, Tanh, select
 from .inplace import write
 from ..autocast_ops import autocast_op
 
@@ -304,9 +304,10 @@ class _PiecewiseLinear(_Pointwise):
     """A _Pointwise whose slope is piecewise constant (leaky_relu, hardtanh, shrinks, ...): under create_graph
     the saved slope is a constant, the second derivative 0 (at the kinks too, as in PyTorch)."""
 
-    @staticmethod
-    def graph_slope(x, slope, *args):
-        return slope
+    @classmethod
+    def graph_backward(cls, ctx, dout):
+        slope, x = ctx.saved_tensors
+        return (ConstantSlope.apply(dout, ctx.input_tensor(0, x), slope),) + (None,) * len(ctx.args)
 
 
 class NormalCdf(_Pointwise):

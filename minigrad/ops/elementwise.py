@@ -235,7 +235,10 @@ class Pow(Function):
         x, y = promoted(a, b)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):   # NaN/inf silently, as PyTorch
             out = like_operands(x ** y, x, y)
-        ctx.save_for_backward(x, y, out)
+        # the result only for the exponent's gradient (PyTorch saves it only then: a later write into the result of
+        # x.pow_(2) is no error at backward)
+        ctx.save_for_backward(x, y, out if ctx.needs_input_grad[1] else None)
+        ctx.out_meta = out.shape, out.dtype
         return out
 
     @staticmethod
@@ -260,7 +263,7 @@ class Pow(Function):
         exponent 0 (``x ** 0``) gives a constant zero gradient, as PyTorch's scalar-exponent formula does."""
         x, y, out = ctx.saved_tensors
         if y.ndim == 0 and y == 0 and not ctx.needs_input_grad[1]:
-            return Tensor(np.zeros(out.shape, out.dtype)), None
+            return Tensor(np.zeros(*ctx.out_meta)), None
         xt = ctx.input_tensor(0, x)
         dx = dy = None
         with np.errstate(divide="ignore", invalid="ignore"):   # log(0), 0 ** -1: masked as in backward
@@ -363,6 +366,35 @@ class Neg(Function):
         return -dout
 
 
+class ConstantSlope(Function):
+    """``dout * slope``, or ``dout`` where ``slope`` is True and 0 elsewhere for a boolean mask (also for an inf or
+    NaN dout): the backward of a piecewise-linear op (relu, abs, leaky_relu, hardtanh, ...) under create_graph.
+    ``slope`` is a constant read off ``source``, the op's input or output. As PyTorch's ``threshold_backward`` and
+    the like, the result depends on ``source`` with derivative zero: it requires grad when ``source`` does, and
+    differentiating it sends zeros to ``source``."""
+
+    @staticmethod
+    def forward(ctx, dout, source, slope):
+        ctx.source, ctx.slope = source, slope
+        return ConstantSlope.sloped(dout._data, slope)
+
+    @staticmethod
+    def sloped(g, slope):
+        if slope.dtype == np.bool_:
+            return np.where(slope, g, np.zeros((), g.dtype))
+        return g * slope
+
+    @staticmethod
+    def backward(ctx, g):
+        dsource = np.zeros_like(g._data) if ctx.needs_input_grad[1] else None
+        return ConstantSlope.sloped(g._data, ctx.slope), dsource, None
+
+    @staticmethod
+    def graph_backward(ctx, g):
+        dsource = Tensor(np.zeros_like(g._data)) if ctx.needs_input_grad[1] else None
+        return ConstantSlope.apply(g, ctx.source, ctx.slope), dsource, None
+
+
 class Abs(Function):
     """|a|. Backward: grad * sgn(a), with sgn(z) = z / |z| (0 at 0) for complex z, sign(x) for real x."""
 
@@ -385,7 +417,7 @@ class Abs(Function):
         sgn(z) = z / |z| depends on z, so z and |z| join the graph."""
         (a,) = ctx.graph_saved()
         if kind_of(a._data.dtype) != "c":
-            return dout * np.sign(np.nan_to_num(a._data))
+            return ConstantSlope.apply(dout, a, np.sign(np.nan_to_num(a._data)))
         return Abs.complex_grad(dout, a, Abs.apply(a))
 
     @staticmethod
@@ -539,7 +571,7 @@ class Relu(Function):
         """``kernels.fused.relu_backward`` with Tensors: dout where out > 0 or NaN, else 0 (also for an inf or NaN dout), the
         mask a constant: relu's second derivative is 0 (at 0 too, as in PyTorch)."""
         (out,) = ctx.saved_tensors
-        return masked_fill(dout, Tensor(out <= 0), 0)
+        return ConstantSlope.apply(dout, ctx.output_tensor(out), ~(out <= 0))
 
 
 class Sin(Function):

@@ -21,7 +21,7 @@ from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
 from .dims import normalize_dim
-from .inplace import IndexPut, _value_grad, check_result, write
+from .inplace import IndexPut, _value_grad, check_result, warn_expanded_index_put, write
 
 
 class IndexPutAdd(Function):
@@ -69,8 +69,12 @@ def _in_place(name, outofplace):
                                f"{list(result.shape)}")
         check_result(self, result.shape, result.dtype)
         operands = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+        expanded_ok = name == "index_put_"       # PyTorch only warns for index_put_ into an expanded tensor
+        if expanded_ok:
+            warn_expanded_index_put(self._data)
         return write(self, lambda old: outofplace(old, *args, **kwargs), operands,
-                     lambda a: np.copyto(a, result._data, casting="unsafe"))
+                     lambda a: np.copyto(a, result._data, casting="unsafe"), shared_ok=expanded_ok,
+                     overlap="any" if expanded_ok else "partial")     # index_put_: not even the same memory
     op.__name__ = name
     op.__doc__ = f"In-place ``{name[:-1]}``; returns ``self``."
     return op

@@ -14,6 +14,7 @@ using the new ones (``autograd/version.py``). As in PyTorch, a leaf that require
 may be written in place only under ``no_grad``, and an expanded tensor, whose elements share memory,
 not at all.
 """
+import warnings
 import weakref
 
 import numpy as np
@@ -43,6 +44,16 @@ def check_writable(array):
     if not array.flags.writeable:
         raise RuntimeError("the tensor's memory is read-only (it views a read-only NumPy array); clone() it "
                            "before writing into it in place")
+
+
+def warn_expanded_index_put(array, op="index_put_"):
+    """PyTorch's warning (not an error) for ``index_put_``, ``masked_fill_`` and advanced-index assignment into an
+    expanded tensor."""
+    if array.size and 0 in array.strides and overlaps(array):
+        example = "tensor[mask] = scalar" if op == "masked_fill_" else "tensor[indices] = tensor"
+        warnings.warn(f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor before performing "
+                      f"this operation. This also applies to advanced indexing e.g. {example}", UserWarning,
+                      stacklevel=3)
 
 
 def check_leaf(t):
@@ -384,7 +395,8 @@ def masked_fill_(self, mask, value):
 
     def fast(a):
         np.copyto(a, v._data, where=mask._data, casting="unsafe")
-    return write(self, lambda old: ew.masked_fill(old, mask, v), (v,), fast, overlap=None)
+    warn_expanded_index_put(self._data, "masked_fill_")
+    return write(self, lambda old: ew.masked_fill(old, mask, v), (v,), fast, overlap=None, shared_ok=True)
 
 
 def setitem(self, index, value):
@@ -406,8 +418,9 @@ def setitem(self, index, value):
         # a 0-d value fills it (PyTorch's fill_, which reads the value first: it may lie in the written memory)
         write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, written=target, index=index,
               overlap=None if v.ndim == 0 and target.ndim or _expands(v.shape, target.shape) else "partial")
-    else:                       # index_put_ refuses any overlap with self
-        write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, overlap="any")
+    else:                       # index_put_ refuses any overlap with self, and writes an expanded self with a warning
+        warn_expanded_index_put(self._data)
+        write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, overlap="any", shared_ok=True)
 
 
 def _expands(value_shape, target_shape):

@@ -24,7 +24,7 @@ from ..autograd.version import writes, writes_since
 from ..dtypes import kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
 from .activation import softplus
-from .elementwise import as_tensor_operand, cast, check_broadcast, clamp_min, square, sub
+from .elementwise import ConstantSlope, as_tensor_operand, cast, check_broadcast, clamp_min, square, sub
 from .reduce import Sum
 from .softmax import LogSoftmax, Softmax, shifted_exp
 from ..autocast_ops import autocast_op
@@ -388,12 +388,11 @@ class Huber(Function):
         elsewhere."""
         slope, x, y = ctx.saved_tensors
         quadratic = np.abs(x - y) < ctx.delta
+        d = ctx.input_tensor(0, x) - ctx.input_tensor(1, y)
         if quadratic.any():
-            d = ctx.input_tensor(0, x) - ctx.input_tensor(1, y)
-            slope = d * Tensor(quadratic / ctx.scale) + Tensor(np.where(quadratic, 0, slope))
-        else:
-            slope = Tensor(slope)
-        g = dout * slope
+            g = dout * (d * Tensor(quadratic / ctx.scale) + Tensor(np.where(quadratic, 0, slope)))
+        else:       # a constant slope read off d: the gradient still depends on input and target (with derivative 0)
+            g = ConstantSlope.apply(dout, d, slope)
         return g, -g, None, None
 
 

@@ -690,8 +690,8 @@ def movedim(input, source, destination):
     for name, dims in (("source", src), ("destination", dst)):
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
-    if input.ndim == 0:
-        return input
+    if input.ndim == 0:                # (dims 0 and -1 name its one place) a view, never input itself
+        return Permute.apply(input, ())
     order = [None] * input.ndim
     for s, d in zip(src, dst):
         order[d] = s

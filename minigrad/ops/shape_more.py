@@ -11,6 +11,9 @@ import operator
 import numpy as np
 
 from .._checks import takes_tensors
+from ..autograd import Function, grad_mode
+from ..autograd.version import bump_tensor
+from ..autograd.views import seen_now
 from ..tensor import Tensor
 from . import shape as sh
 from .dims import normalize_dim
@@ -332,18 +335,73 @@ def _become(self, view):
         self._base = None
 
 
+def _retained_elsewhere():
+    """A node's ``retained`` for a tensor whose retained gradient its previous node still receives: no tensor."""
+    return None
+
+
 def _reshaped_in_place(name, outofplace):
     """``t.squeeze_()`` and the like: ``t`` becomes ``outofplace(t)``, a view of its own memory, so nothing is
     copied and no value changes; its history (when recorded) is that view's."""
     def op(self, *args, **kwargs):
         from .inplace import _records, check_leaf
-        if _records(self, ()):
+        recording = _records(self, ())
+        if recording:
             check_leaf(self)
-        _become(self, outofplace(self, *args, **kwargs))   # outofplace checks the arguments first
+        view = outofplace(self, *args, **kwargs)    # checks the arguments
+        bump_tensor(self)     # PyTorch counts it as a write: what saved self, and views of it made before, see it
+        if not recording:     # as in PyTorch only the shape and strides change, the autograd state stays
+            before, self._data = self._data.shape, view._data
+            if self._base is None and self._grad_fn is not None and before != view._data.shape:
+                _note_stale_shape(self, name, before)
+            return self
+        if self._grad_fn is not None and self._grad_fn.retained is not None and view._grad_fn is not None:
+            view._grad_fn.retained = _retained_elsewhere   # as in PyTorch, retain_grad's hook stays on the old
+        _become(self, view)                                # history (.grad keeps the old shape); retains_grad stays
+        if self._base is not None:
+            seen_now(self)    # its history is the one just made, not stale
         return self
     op.__name__ = name
     op.__doc__ = f"In-place ``{name[:-1]}``: this tensor's shape changes; returns ``self``."
     return op
+
+
+class StaleShape(Function):
+    """Stands for the history of a tensor whose shape changed in place under ``no_grad`` (``y.t_()``) after an op
+    made it: the history still expects the old shape. As in PyTorch, a gradient reaching it is an error; the
+    shape changed back, it is the plain history again."""
+
+    @staticmethod
+    def forward(ctx, old, data, op):
+        ctx.shape, ctx.op = old.shape, op
+        return data
+
+    @staticmethod
+    def backward(ctx, dout):
+        g = dout._data
+        try:
+            fits = np.broadcast_shapes(ctx.shape, g.shape) == g.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise RuntimeError(f"a gradient of shape {list(g.shape)} reached {ctx.next_edges[0].name()}, which "
+                               f"expects shape compatible with {list(ctx.shape)}: the tensor's shape was changed in "
+                               f"place ({ctx.op}) under no_grad after it was computed")
+        return g, None, None      # the engine sums it to the old shape (PyTorch sums a gradient it can expand to)
+
+
+def _note_stale_shape(t, op, before):
+    """``t`` (not a view, with a history) has a new shape, changed from ``before`` without recording: its history
+    becomes a ``StaleShape`` of the one it had, or that history again if the shape is back to its old one."""
+    node = t._grad_fn
+    if node.fn is StaleShape:
+        if node.shape == t._data.shape:
+            t._grad_fn = node.next_edges[0]
+        return
+    old = Tensor(np.broadcast_to(np.zeros((), t._data.dtype), before))    # the old shape at the old history
+    old._grad_fn, old._requires_grad = node, True
+    with grad_mode.enable_grad():
+        t._grad_fn = StaleShape.apply(old, t._data, op)._grad_fn
 
 
 squeeze_ = _reshaped_in_place("squeeze_", sh.squeeze)
