@@ -182,6 +182,39 @@ REGRESSIONS = [
     # with fill_/copy_ of the tensor itself, whose gradient is zeros with no graph (minigrad's required grad)
     ([("sum_dim", 58, 8, 42198, False), ("setitem_number", 63, 35, 451, False), ("tanh", 59, 42, 28095, False)],
      True),
+    # found by the statements added later (in-place shape ops, unfold, index_put_, masked_fill_, ...):
+    # squeeze_ under no_grad of a view made under no_grad: PyTorch changes only the shape (autograd state stays)
+    ([("view_as_self", 49, 41, 60159, False), ("mul_const", 35, 21, 58397, False), ("detach", 36, 16, 1719, False),
+      ("squeeze_", 51, 42, 53396, True)], False),
+    # transpose_ of a tensor saved by tanh_: PyTorch counts an in-place shape op as a write, so backward raises
+    ([("times_one", 7, 52, 59729, False), ("binary", 50, 23, 26814, False), ("narrow", 2, 15, 44345, True),
+      ("tanh_", 21, 48, 52191, False), ("transpose_", 21, 39, 46162, False)], False),
+    # movedim of a 0-d tensor: a new view in PyTorch, the tensor itself in minigrad
+    ([("sum_dim", 1, 39, 42206, False), ("movedim", 63, 46, 3977, False)], True),
+    # relu_ under create_graph: PyTorch's first gradients require grad (threshold_backward reads the result)
+    ([("data_mul_", 22, 13, 1579, False), ("times_one", 61, 14, 60735, False), ("data", 51, 51, 55581, False),
+      ("relu_", 10, 7, 10110, False)], True),
+    # a no_grad write into unfold's overlapping windows regenerates the view's history: its gradient must sum the
+    # windows' shares where they overlap (minigrad kept one: a silently wrong gradient)
+    ([("view_as_self", 32, 3, 1015, False), ("unfold", 13, 29, 41530, False), ("masked_fill_", 4, 30, 9701, True)],
+     False),
+    # index_put_ into an expanded tensor: PyTorch warns (deprecated) and writes; minigrad raised
+    ([("expand", 20, 12, 18675, False), ("index_put_", 47, 23, 36396, False)], False),
+    # index_put_ whose value is the very memory it writes: PyTorch refuses any overlap, minigrad allowed it
+    ([("mul_const", 5, 25, 37292, False), ("unflatten", 3, 10, 36064, False), ("view", 13, 30, 35029, False),
+      ("select", 29, 24, 3605, False), ("index_put_", 13, 20, 48579, False)], True),
+    # masked_fill_ into an expanded tensor: PyTorch warns and writes; minigrad raised
+    ([("expand_as", 43, 56, 8752, False), ("view_as_self", 47, 0, 55108, False), ("masked_fill_", 34, 50, 50503, True)],
+     True),
+    # retain_grad(), then unsqueeze_: PyTorch's retained gradient stays with the history before (its old shape)
+    ([("binary", 58, 7, 64967, False), ("copy_", 30, 43, 61537, False), ("permute", 26, 32, 7935, False),
+      ("retain_grad", 7, 18, 50103, False), ("unsqueeze_", 62, 51, 53887, False)], False),
+    # unsqueeze_ under no_grad of a non-leaf: it keeps requires_grad (minigrad lost it)
+    ([("clone", 0, 0, 33178, False), ("binary", 52, 60, 19400, False), ("detach", 50, 58, 46628, False),
+      ("clone", 18, 25, 49914, True), ("unsqueeze_", 17, 26, 6442, True)], False),
+    # retain_grad() of a 1-d view, then t_ (a new node in PyTorch): the retained gradient stays with the old node
+    ([("sum_dim", 1, 0, 22191, False), ("transpose", 3, 0, 16925, False), ("retain_grad", 4, 0, 39412, False),
+      ("t_", 4, 0, 17609, False)], False),
 ]
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._checks import int_arg, takes_tensors
 from ..autograd import Function, grad_mode
+from ..autograd.views import overlaps
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -59,8 +60,11 @@ def put_at(input, index, value, accumulate=False):
     return (IndexPutAdd if accumulate else IndexPut).apply(input, value, index)
 
 
-def _in_place(name, outofplace):
-    """The in-place form of an out-of-place write ``outofplace(input, ...)``: same checks, result written back."""
+def _in_place(name, outofplace, expanded_writer=None):
+    """The in-place form of an out-of-place write ``outofplace(input, ...)``: same checks, result written back.
+    ``expanded_writer(self, *args)``: for an op PyTorch allows into an expanded tensor, a function writing only the
+    positions it names straight into ``self``'s array (copying the whole result back would let the last alias of
+    each shared element win)."""
     def op(self, *args, **kwargs):
         with grad_mode.no_grad():                           # checks the arguments; raises before any write
             result = outofplace(self, *args, **kwargs)
@@ -69,11 +73,13 @@ def _in_place(name, outofplace):
                                f"{list(result.shape)}")
         check_result(self, result.shape, result.dtype)
         operands = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
-        expanded_ok = name == "index_put_"       # PyTorch only warns for index_put_ into an expanded tensor
+        expanded_ok = expanded_writer is not None      # PyTorch only warns for index_put_ into an expanded tensor
+        fast = lambda a: np.copyto(a, result._data, casting="unsafe")      # noqa: E731
         if expanded_ok:
             warn_expanded_index_put(self._data)
-        return write(self, lambda old: outofplace(old, *args, **kwargs), operands,
-                     lambda a: np.copyto(a, result._data, casting="unsafe"), shared_ok=expanded_ok,
+            if overlaps(self._data):
+                fast = expanded_writer(self, *args, **kwargs)
+        return write(self, lambda old: outofplace(old, *args, **kwargs), operands, fast, shared_ok=expanded_ok,
                      overlap="any" if expanded_ok else "partial")     # index_put_: not even the same memory
     op.__name__ = name
     op.__doc__ = f"In-place ``{name[:-1]}``; returns ``self``."
@@ -135,7 +141,21 @@ def index_put(input, indices, values, accumulate=False):
     return sh.reshape(out, ()) if input.ndim == 0 else out
 
 
-index_put_ = _in_place("index_put_", index_put)
+def _index_put_writer(input, indices, values, accumulate=False):
+    """index_put_ straight into ``input``'s array (an expanded input, whose elements share memory)."""
+    index = _tensor_indices(indices, input)
+    v = values._data.astype(input.dtype, copy=False)
+
+    def fast(a):
+        target = a.reshape(1) if a.ndim == 0 else a
+        if accumulate:
+            np.add.at(target, index, v)
+        else:
+            target[index] = v
+    return fast
+
+
+index_put_ = _in_place("index_put_", index_put, _index_put_writer)
 
 
 # --------------------------------------------------------------------------- index_fill, index_copy, index_add

@@ -355,7 +355,8 @@ def _reshaped_in_place(name, outofplace):
             if self._base is None and self._grad_fn is not None and before != view._data.shape:
                 _note_stale_shape(self, name, before)
             return self
-        if self._grad_fn is not None and self._grad_fn.retained is not None and view._grad_fn is not None:
+        if (self._grad_fn is not None and self._grad_fn.retained is not None and view._grad_fn is not None
+                and view._grad_fn is not self._grad_fn):
             view._grad_fn.retained = _retained_elsewhere   # as in PyTorch, retain_grad's hook stays on the old
         _become(self, view)                                # history (.grad keeps the old shape); retains_grad stays
         if self._base is not None:
@@ -412,7 +413,7 @@ transpose_ = _reshaped_in_place("transpose_", sh.transpose)
 def _t_checked(input):
     if input.ndim > 2:
         raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return sh.transpose(input, 0, -1) if input.ndim == 2 else input
+    return sh.transpose(input, 0, -1)      # (1-d and 0-d too: a new view, as PyTorch's t_ records a node)
 
 
 t_ = _reshaped_in_place("t_", _t_checked)
