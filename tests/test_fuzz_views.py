@@ -215,6 +215,9 @@ REGRESSIONS = [
     # retain_grad() of a 1-d view, then t_ (a new node in PyTorch): the retained gradient stays with the old node
     ([("sum_dim", 1, 0, 22191, False), ("transpose", 3, 0, 16925, False), ("retain_grad", 4, 0, 39412, False),
       ("t_", 4, 0, 17609, False)], False),
+    # index_put_ of a value that requires grad into an expanded view: the value must land in the shared memory (the
+    # whole result copied back let the last alias win), and the base's history must write the positions it named
+    ([("expand", 2, 0, 28014, False), ("index_put_", 3, 0, 29164, False)], False),
 ]
 
 

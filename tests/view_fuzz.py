@@ -158,7 +158,8 @@ def _inplace_binary(method, reduce):
 
 
 READ_MODIFY_WRITE = {"mul_number_", "data_mul_", "add_", "mul_", "sub_", "copy_", "tanh_", "exp_", "sigmoid_", "pow_",
-                     "addcmul_", "lerp_", "index_put_", "setitem_tensor"}
+                     "addcmul_", "lerp_", "index_put_", "setitem_tensor", "index_add_", "index_copy_", "scatter_",
+                     "scatter_add_", "masked_scatter_", "div_", "neg_", "abs_"}
 
 
 def _windows_overlap(x):
@@ -261,6 +262,61 @@ def _lerp_(lib, x, y, k):
     return x.lerp_(operand, 0.25 + (k % 3) * 0.25)
 
 
+def _rows(x, k, count=None):
+    """Distinct positions along dim 0 of ``x`` (repeated ones would leave which write wins undefined)."""
+    n = x.shape[0]
+    count = 1 + k % 2 if count is None else count
+    return np.unique(np.random.default_rng(k).integers(0, n, size=count))
+
+
+def _index_op_(method):
+    """index_add_, index_copy_, index_fill_ along dim 0 at distinct rows, the source made from ``y``."""
+    def statement(lib, x, y, k):
+        if x.ndim == 0 or x.shape[0] == 0:
+            return SKIPPED
+        rows = _rows(x, k)
+        index = lib.tensor(rows)
+        if method == "index_fill_":
+            return x.index_fill_(0, index, float(k % 5) - 2.0)
+        source = y.sum() * _constant(lib, (len(rows),) + tuple(x.shape[1:]), k)
+        if _undefined_alias(x, source):
+            return SKIPPED
+        return getattr(x, method)(0, index, source)
+    return statement
+
+
+def _scatter_(method):
+    """scatter_ / scatter_add_ along dim 0 with distinct rows per column, the source made from ``y``."""
+    def statement(lib, x, y, k):
+        if x.ndim == 0 or x.shape[0] == 0:
+            return SKIPPED
+        rng = np.random.default_rng(k)
+        index = np.stack([rng.permutation(x.shape[0]) for _ in range(int(np.prod(x.shape[1:], dtype=int)))], -1)
+        index = index.reshape(x.shape)[:1 + k % x.shape[0]]
+        source = y.sum() * _constant(lib, index.shape, k)
+        if _undefined_alias(x, source):
+            return SKIPPED
+        return getattr(x, method)(0, lib.tensor(index), source)
+    return statement
+
+
+def _masked_scatter_(lib, x, y, k):
+    mask = np.random.default_rng(k).random(x.shape) < 0.5
+    source = y.sum() * _constant(lib, x.shape, k)
+    if _undefined_alias(x, source):
+        return SKIPPED
+    return x.masked_scatter_(lib.tensor(mask), source)
+
+
+def _index_select(lib, x, y, k):
+    if x.ndim == 0:
+        return SKIPPED
+    d = _dim(x, k)
+    n = x.shape[d]
+    rows = np.random.default_rng(k).integers(0, n, size=1 + k % 3) if n else np.zeros(0, np.int64)
+    return x.index_select(d, lib.tensor(rows.astype(np.int64)))
+
+
 STATEMENTS = {
     # views
     "view": _view,
@@ -281,6 +337,8 @@ STATEMENTS = {
     "detach": lambda lib, x, y, k: x.detach(),
     "data": lambda lib, x, y, k: x.data,
     "contiguous": lambda lib, x, y, k: x.contiguous(),
+    "index_select": _index_select,
+    "cumsum": lambda lib, x, y, k: x.cumsum(_dim(x, k)) if x.ndim else x.cumsum(0),
     "unfold": _unfold,
     "movedim": _movedim,
     "unflatten": _unflatten,
@@ -312,6 +370,17 @@ STATEMENTS = {
     "lerp_": _lerp_,
     "masked_fill_": _masked_fill_,
     "index_put_": _index_put_,
+    "index_add_": _index_op_("index_add_"),
+    "index_copy_": _index_op_("index_copy_"),
+    "index_fill_": _index_op_("index_fill_"),
+    "scatter_": _scatter_("scatter_"),
+    "scatter_add_": _scatter_("scatter_add_"),
+    "masked_scatter_": _masked_scatter_,
+    "div_": lambda lib, x, y, k: x.div_(2.5 + k % 3),
+    "neg_": lambda lib, x, y, k: x.neg_(),
+    "abs_": lambda lib, x, y, k: x.abs_(),
+    "clamp_min_": lambda lib, x, y, k: x.clamp_min_(-0.25),
+    "squeeze_all_": lambda lib, x, y, k: x.squeeze_() if not (x.is_leaf and x.requires_grad) else SKIPPED,
     "transpose_": _inplace_shape("transpose_"),
     "t_": _inplace_shape("t_"),
     "squeeze_": _inplace_shape("squeeze_"),

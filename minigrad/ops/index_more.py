@@ -75,12 +75,13 @@ def _in_place(name, outofplace, expanded_writer=None):
         operands = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
         expanded_ok = expanded_writer is not None      # PyTorch only warns for index_put_ into an expanded tensor
         fast = lambda a: np.copyto(a, result._data, casting="unsafe")      # noqa: E731
+        index = None
         if expanded_ok:
             warn_expanded_index_put(self._data)
             if overlaps(self._data):
-                fast = expanded_writer(self, *args, **kwargs)
+                fast, index = expanded_writer(self, *args, **kwargs)
         return write(self, lambda old: outofplace(old, *args, **kwargs), operands, fast, shared_ok=expanded_ok,
-                     overlap="any" if expanded_ok else "partial")     # index_put_: not even the same memory
+                     overlap="any" if expanded_ok else "partial", index=index)   # index_put_: not even the same memory
     op.__name__ = name
     op.__doc__ = f"In-place ``{name[:-1]}``; returns ``self``."
     return op
@@ -142,7 +143,8 @@ def index_put(input, indices, values, accumulate=False):
 
 
 def _index_put_writer(input, indices, values, accumulate=False):
-    """index_put_ straight into ``input``'s array (an expanded input, whose elements share memory)."""
+    """index_put_ straight into ``input``'s array (an expanded input, whose elements share memory), and the index
+    a recorded write must write last."""
     index = _tensor_indices(indices, input)
     v = values._data.astype(input.dtype, copy=False)
 
@@ -152,7 +154,7 @@ def _index_put_writer(input, indices, values, accumulate=False):
             np.add.at(target, index, v)
         else:
             target[index] = v
-    return fast
+    return fast, (None if accumulate else index)   # (the index a recorded write writes last, where it wrote)
 
 
 index_put_ = _in_place("index_put_", index_put, _index_put_writer)

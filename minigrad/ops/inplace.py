@@ -227,8 +227,14 @@ def _set_history(t, value, index=None):
         t._grad_fn, t._requires_grad = value.grad_fn, value.requires_grad
         return
     base = t._base
-    written, values = (t._data, value) if index is None else (sh._read(t._data, index), value[index])   # (a 0-d view)
-    new_base = WriteRegion.apply(history(base), values, base._data, region(base._data, written), overlaps(written))
+    if index is not None and not sh._is_basic(index):    # index_put_ into an expanded view: the positions it named
+        positions = region(base._data, t._data)[index]
+        new_base = WriteRegion.apply(history(base), value[index], base._data, positions,
+                                     np.unique(positions).size < positions.size)
+    else:
+        written, values = (t._data, value) if index is None else (sh._read(t._data, index), value[index])  # (0-d view)
+        new_base = WriteRegion.apply(history(base), values, base._data, region(base._data, written),
+                                     overlaps(written))
     move_retained(base._grad_fn, new_base._grad_fn)
     base._grad_fn, base._requires_grad = new_base._grad_fn, new_base._requires_grad
     set_view_history(t)
