@@ -218,6 +218,16 @@ REGRESSIONS = [
     # index_put_ of a value that requires grad into an expanded view: the value must land in the shared memory (the
     # whole result copied back let the last alias win), and the base's history must write the positions it named
     ([("expand", 2, 0, 28014, False), ("index_put_", 3, 0, 29164, False)], False),
+    # t[:, 1:] = number on unfold's overlapping windows (recorded): the named positions must be written last and be
+    # all the base's history records (the whole result was copied back and recorded: wrong values and gradients)
+    ([("sum_dim", 14, 14, 36513, False), ("cumsum", 13, 17, 64681, False), ("unfold", 59, 17, 44262, False),
+      ("setitem_number", 41, 59, 37409, False)], False),
+    # index_fill_ into an expanded tensor: PyTorch warns and writes; minigrad raised
+    ([("view_as_self", 63, 47, 49414, False), ("expand", 22, 27, 6234, False), ("index_fill_", 29, 5, 44835, False)],
+     False),
+    # a non-leaf unsqueezed in place under no_grad, then create_graph: its stale history passes a gradient that
+    # expands to its old shape, and is differentiable (StaleShape had no graph_backward)
+    ([("clone", 54, 27, 63016, False), ("unsqueeze_", 63, 62, 40737, True)], True),
 ]
 
 

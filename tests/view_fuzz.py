@@ -463,6 +463,14 @@ def run(lib, program, create_graph=False, loss_seed=0, trace=None):
     return seen
 
 
+def _values(t):
+    """``t``'s values as an ndarray (PyTorch's gradients may be a ZeroTensor, which ``numpy()`` refuses)."""
+    try:
+        return t.detach().numpy().copy()
+    except RuntimeError:
+        return t.detach().numpy(force=True).copy()
+
+
 def _note(trace, line):
     if trace is not None:
         trace.append(line)
@@ -482,7 +490,7 @@ def _backward(lib, env, leaves, create_graph, seed):
         second = [(g * _constant(lib, g.shape, seed + 100 + n)).sum() for n, g in enumerate(grads)
                   if g is not None and g.requires_grad]
         if not second:
-            return [("first order only", [None if g is None else g.detach().numpy().copy() for g in grads])]
+            return [("first order only", [None if g is None else _values(g) for g in grads])]
         total = second[0]
         for s in second[1:]:
             total = total + s
@@ -492,7 +500,7 @@ def _backward(lib, env, leaves, create_graph, seed):
     out = []
     for n, t in enumerate(env):
         keeps = t.is_leaf or t.retains_grad
-        out.append(("grad", n, None if not keeps or t.grad is None else t.grad.detach().numpy().copy()))
+        out.append(("grad", n, None if not keeps or t.grad is None else _values(t.grad)))
     return out
 
 

@@ -73,11 +73,11 @@ def _in_place(name, outofplace, expanded_writer=None):
                                f"{list(result.shape)}")
         check_result(self, result.shape, result.dtype)
         operands = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
-        expanded_ok = expanded_writer is not None      # PyTorch only warns for index_put_ into an expanded tensor
+        expanded_ok = expanded_writer is not None      # PyTorch only warns for these into an expanded tensor
         fast = lambda a: np.copyto(a, result._data, casting="unsafe")      # noqa: E731
         index = None
         if expanded_ok:
-            warn_expanded_index_put(self._data)
+            warn_expanded_index_put(self._data, name)
             if overlaps(self._data):
                 fast, index = expanded_writer(self, *args, **kwargs)
         return write(self, lambda old: outofplace(old, *args, **kwargs), operands, fast, shared_ok=expanded_ok,
@@ -230,7 +230,18 @@ def index_add(input, dim, index, source, *, alpha=1):
                                       accumulate=True))(input, scaled)
 
 
-index_fill_ = _in_place("index_fill_", index_fill)
+def _index_fill_writer(input, dim, index, value):
+    """index_fill_ straight into ``input``'s array (an expanded input), and the index a recorded write writes last."""
+    d, positions = _index_vector("index_fill", input, dim, index, error=IndexError)
+    where = _along(d, np.unique(positions % max(input.shape[d] if input.ndim else 1, 1)))
+    v = value._data if isinstance(value, Tensor) else value
+
+    def fast(a):
+        (a.reshape(1) if a.ndim == 0 else a)[where] = v
+    return fast, (where if input.ndim else None)
+
+
+index_fill_ = _in_place("index_fill_", index_fill, _index_fill_writer)
 _index_add_0d = _in_place("index_add_", index_add)
 
 

@@ -24,7 +24,7 @@ from ..autograd import Function, grad_mode
 from ..autograd import version
 from ..autograd.version import alias, bump_tensor, storage_of
 from ..autograd.views import (WriteRegion, base_region_history, check_rebase, history, move_retained, overlaps,
-                              region, set_view_history)
+                              region, repeats_memory, set_view_history)
 from ..dtypes import result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
@@ -47,10 +47,11 @@ def check_writable(array):
 
 
 def warn_expanded_index_put(array, op="index_put_"):
-    """PyTorch's warning (not an error) for ``index_put_``, ``masked_fill_`` and advanced-index assignment into an
-    expanded tensor."""
+    """PyTorch's warning (not an error) for ``index_put_``, ``index_fill_``, ``masked_fill_`` and advanced-index
+    assignment into an expanded tensor."""
     if array.size and 0 in array.strides and overlaps(array):
-        example = "tensor[mask] = scalar" if op == "masked_fill_" else "tensor[indices] = tensor"
+        example = {"masked_fill_": "tensor[mask] = scalar", "index_fill_": "tensor[indices] = scalar"}.get(
+            op, "tensor[indices] = tensor")
         warnings.warn(f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor before performing "
                       f"this operation. This also applies to advanced indexing e.g. {example}", UserWarning,
                       stacklevel=3)
@@ -188,7 +189,7 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
     if value.shape != t.shape:
         value = sh.expand(value, t.shape)
     np.copyto(t._data, value._data)
-    index = index if index is not None and overlaps(t._data) else None   # only where t's elements share memory:
+    index = index if index is not None and repeats_memory(t._data) else None   # only where t's elements share memory:
     if index is not None:                        # elements outside t[index] share its memory; PyTorch wrote t[index]
         t._data[index] = value._data[index]
     bump_tensor(t)

@@ -379,16 +379,24 @@ class StaleShape(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        g = dout._data
+        StaleShape.check(ctx, dout.shape)
+        return dout._data, None, None   # the engine sums it to the old shape (PyTorch sums a gradient it can expand to)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        StaleShape.check(ctx, dout.shape)
+        return dout, None, None
+
+    @staticmethod
+    def check(ctx, shape):
         try:
-            fits = np.broadcast_shapes(ctx.shape, g.shape) == g.shape
+            fits = np.broadcast_shapes(ctx.shape, tuple(shape)) == tuple(shape)
         except ValueError:
             fits = False
         if not fits:
-            raise RuntimeError(f"a gradient of shape {list(g.shape)} reached {ctx.next_edges[0].name()}, which "
+            raise RuntimeError(f"a gradient of shape {list(shape)} reached {ctx.next_edges[0].name()}, which "
                                f"expects shape compatible with {list(ctx.shape)}: the tensor's shape was changed in "
                                f"place ({ctx.op}) under no_grad after it was computed")
-        return g, None, None      # the engine sums it to the old shape (PyTorch sums a gradient it can expand to)
 
 
 def _note_stale_shape(t, op, before):
