@@ -159,8 +159,9 @@ class WriteRegion(Function):
 
 def _refuse_shared(ctx):
     """A write through a view whose elements share memory (``fill_`` of an expanded tensor) has no gradient to
-    give back per element: PyTorch's backward raises this, and so does minigrad's."""
-    if ctx.shared:
+    give back per element to the old values: PyTorch's backward raises this when they need one (their base requires
+    grad), and so does minigrad's; the written value's gradient alone is read off the positions."""
+    if ctx.shared and ctx.needs_input_grad[0]:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
 

@@ -230,8 +230,7 @@ def _set_history(t, value, index=None):
     base = t._base
     if index is not None and not sh._is_basic(index):    # index_put_ into an expanded view: the positions it named
         positions = region(base._data, t._data)[index]
-        new_base = WriteRegion.apply(history(base), value[index], base._data, positions,
-                                     np.unique(positions).size < positions.size)
+        new_base = WriteRegion.apply(history(base), value[index], base._data, positions, overlaps(t._data))
     else:
         written, values = (t._data, value) if index is None else (sh._read(t._data, index), value[index])  # (0-d view)
         new_base = WriteRegion.apply(history(base), values, base._data, region(base._data, written),
@@ -403,7 +402,9 @@ def masked_fill_(self, mask, value):
     def fast(a):
         np.copyto(a, v._data, where=mask._data, casting="unsafe")
     warn_expanded_index_put(self._data, "masked_fill_")
-    return write(self, lambda old: ew.masked_fill(old, mask, v), (v,), fast, overlap=None, shared_ok=True)
+    where = np.broadcast_to(mask._data, self.shape)      # written last where self's elements share memory
+    return write(self, lambda old: ew.masked_fill(old, mask, v), (v,), fast, overlap=None, shared_ok=True,
+                 index=where)
 
 
 def setitem(self, index, value):
