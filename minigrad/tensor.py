@@ -15,7 +15,7 @@ from . import dtypes
 from . import layouts as _layouts
 from .autograd import version as _version
 from .autograd import views as _views
-from .autograd.function import type_name
+from .autograd.function import retained_elsewhere, type_name
 from .device import CPU, check_device, cuda_device
 from .device import device as Device
 from .size import Size
@@ -481,7 +481,11 @@ class Tensor:
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is not None and not self.retains_grad:   # (a no-op when it does already, as in PyTorch;
-            self.grad_fn.retained = weakref.ref(self)   # a view whose grad_fn is stale counts as a leaf here)
+            node = self.grad_fn                         # a view whose grad_fn is stale counts as a leaf here)
+            if getattr(node.fn, "retained_below", False):   # PyTorch keeps the gradient of the history below, of the
+                node.retained = retained_elsewhere              # shape before an in-place shape change (StaleShape)
+                node = node.next_edges[0]
+            node.retained = weakref.ref(self)
 
     @property
     def retains_grad(self):

@@ -233,6 +233,11 @@ REGRESSIONS = [
     # as PyTorch's does, because the old values need a gradient
     ([("clone", 58, 62, 49807, False), ("expand", 48, 14, 32788, False), ("expand", 58, 58, 53106, False),
       ("times_one", 9, 31, 62169, False), ("masked_fill_", 33, 46, 54629, False)], True),
+    # retain_grad() after an unsqueeze_ under no_grad: PyTorch keeps the gradient of the old shape (3,)
+    ([("mul_const", 31, 6, 20645, False), ("unsqueeze_", 7, 55, 56810, True), ("retain_grad", 63, 41, 34793, False)],
+     False),
+    # transpose_ of a plain tensor, then cumsum, then view: PyTorch's cumsum result is row-major, so view() works
+    ([("transpose_", 32, 25, 63203, False), ("cumsum", 41, 1, 44806, False), ("view", 19, 54, 18441, False)], False),
 ]
 
 

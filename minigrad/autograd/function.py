@@ -146,6 +146,12 @@ class Context:
         return f"<{self.name()}>"
 
 
+def retained_elsewhere():
+    """A node's ``retained`` when the tensor's retained gradient is received by the node below it (``StaleShape``,
+    an in-place shape op): ``retains_grad`` holds, and this node hands no gradient to any tensor."""
+    return None
+
+
 def _origin(t):
     """Where a saved Tensor sits in the graph: its grad_fn, itself if it is a leaf that requires grad, else None."""
     if not isinstance(t, Tensor) or not t.requires_grad:

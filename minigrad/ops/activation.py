@@ -20,6 +20,7 @@ from ..tensor import Tensor
 from .dims import normalize_dim
 from .elementwise import ConstantSlope, Exp, Routing, Sigmoid, Tanh, select
 from .inplace import write
+from .layout import like_operands
 from ..autocast_ops import autocast_op
 
 # --------------------------------------------------------------------------- erfc (Cody, 1969)
@@ -151,7 +152,7 @@ class Gelu(Function):
             ctx.save_for_backward(x, cdf)
             out = x * cdf
         ctx.approximate = approximate
-        return out.astype(a.dtype, copy=False)
+        return like_operands(out.astype(a.dtype, copy=False), a._data, a._data)   # laid out as the input
 
     @staticmethod
     def backward(ctx, dout):

@@ -41,7 +41,7 @@ def _running_arg(x, axis, accumulate):
     shape = [1] * x.ndim
     shape[axis] = x.shape[axis]
     position = np.arange(x.shape[axis]).reshape(shape)
-    return np.maximum.accumulate(np.where(reached, position, 0), axis=axis).astype(np.int64)
+    return np.ascontiguousarray(np.maximum.accumulate(np.where(reached, position, 0), axis=axis), dtype=np.int64)
 
 
 def _cumulative_extremum(name, input, dim, accumulate, result):
@@ -85,7 +85,7 @@ class LogCumSumExp(Function):
 
     @staticmethod
     def forward(ctx, a, axis):
-        out = np.logaddexp.accumulate(a._data, axis=axis)
+        out = np.ascontiguousarray(np.logaddexp.accumulate(a._data, axis=axis))   # (row-major, as PyTorch's)
         ctx.axis = axis
         ctx.save_for_backward(a._data, out)
         return out

@@ -557,7 +557,7 @@ class Sigmoid(Function):
 class Relu(Function):
     @staticmethod
     def forward(ctx, a):
-        out = relu_array(a._data)
+        out = like_operands(relu_array(a._data), a._data, a._data)   # laid out as the input, as PyTorch's
         ctx.save_for_backward(out)
         return out
 
@@ -765,7 +765,7 @@ class Erf(Function):
     def forward(ctx, a):
         from .activation import erf as erf_array  # activation builds on this module: imported when used
         ctx.save_for_backward(a)
-        return erf_array(a._data)
+        return like_operands(erf_array(a._data), a._data, a._data)   # laid out as the input, as PyTorch's
 
     @staticmethod
     def backward(ctx, dout):
@@ -1070,7 +1070,8 @@ class MaskedFill(Routing):
     @staticmethod
     def forward(ctx, a, mask, value):
         ctx.save_for_backward(mask)
-        return np.where(mask._data, value._data.astype(a._data.dtype), a._data)
+        # row-major, as PyTorch's (its masked_fill clones contiguous first)
+        return np.ascontiguousarray(np.where(mask._data, value._data.astype(a._data.dtype), a._data))
 
     @staticmethod
     def grads(ctx, g):

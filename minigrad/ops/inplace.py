@@ -12,7 +12,8 @@ Every in-place op is its out-of-place twin written back into the tensor's memory
 Either way the memory's version is bumped, so a backward that saved the old values raises instead of
 using the new ones (``autograd/version.py``). As in PyTorch, a leaf that requires grad (or a view of one)
 may be written in place only under ``no_grad``, and an expanded tensor, whose elements share memory,
-not at all.
+not at all (but for the writes PyTorch allows there: ``fill_``, ``zero_``, and, with its deprecation warning,
+``index_put_``, ``index_fill_``, ``masked_fill_`` and assignment through an index array or mask).
 """
 import warnings
 import weakref

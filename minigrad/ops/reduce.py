@@ -464,7 +464,7 @@ class CumSum(Function):
     @staticmethod
     def forward(ctx, a, axis):
         ctx.axis = axis
-        return np.cumsum(a._data, axis=axis, dtype=a.dtype)
+        return np.ascontiguousarray(np.cumsum(a._data, axis=axis, dtype=a.dtype))   # (row-major, as PyTorch's)
 
     @staticmethod
     def backward(ctx, dout):
@@ -485,7 +485,7 @@ class CumProd(Function):
 
     @staticmethod
     def forward(ctx, a, axis):
-        out = np.cumprod(a._data, axis=axis, dtype=a.dtype)
+        out = np.ascontiguousarray(np.cumprod(a._data, axis=axis, dtype=a.dtype))   # (row-major, as PyTorch's)
         ctx.axis = axis
         ctx.save_for_backward(a, out)
         return out

@@ -469,7 +469,8 @@ class Cat(Function):
         joined = [p for p, s in zip(parts, skip) if not s]
         ctx.axis, ctx.skip = axis, skip
         ctx.offsets = np.cumsum([p.shape[axis] for p in joined[:-1]])
-        return np.concatenate([p._data.astype(dtype, copy=False) for p in joined], axis=axis)
+        # row-major, as PyTorch's (NumPy follows the inputs' order)
+        return np.ascontiguousarray(np.concatenate([p._data.astype(dtype, copy=False) for p in joined], axis=axis))
 
     @staticmethod
     def backward(ctx, dout):
@@ -710,7 +711,7 @@ class Roll(Function):
     @staticmethod
     def forward(ctx, a, shifts, axes):
         ctx.shifts, ctx.axes = shifts, axes
-        return np.roll(a._data, shifts, axes)
+        return np.ascontiguousarray(np.roll(a._data, shifts, axes))      # row-major, as PyTorch's
 
     @staticmethod
     def backward(ctx, dout):
@@ -741,7 +742,7 @@ class Flip(Function):
     @staticmethod
     def forward(ctx, a, axes):
         ctx.axes = axes
-        return np.flip(a._data, axes).copy()
+        return np.flip(a._data, axes).copy(order="K")     # laid out as the input, as PyTorch's
 
     @staticmethod
     def backward(ctx, dout):

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._checks import takes_tensors
 from ..autograd import Function, grad_mode
+from ..autograd.function import retained_elsewhere
 from ..autograd.version import bump_tensor
 from ..autograd.views import seen_now
 from ..tensor import Tensor
@@ -335,11 +336,6 @@ def _become(self, view):
         self._base = None
 
 
-def _retained_elsewhere():
-    """A node's ``retained`` for a tensor whose retained gradient its previous node still receives: no tensor."""
-    return None
-
-
 def _reshaped_in_place(name, outofplace):
     """``t.squeeze_()`` and the like: ``t`` becomes ``outofplace(t)``, a view of its own memory, so nothing is
     copied and no value changes; its history (when recorded) is that view's."""
@@ -357,7 +353,7 @@ def _reshaped_in_place(name, outofplace):
             return self
         if (self._grad_fn is not None and self._grad_fn.retained is not None and view._grad_fn is not None
                 and view._grad_fn is not self._grad_fn):
-            view._grad_fn.retained = _retained_elsewhere   # as in PyTorch, retain_grad's hook stays on the old
+            view._grad_fn.retained = retained_elsewhere   # as in PyTorch, retain_grad's hook stays on the old
         _become(self, view)                                # history (.grad keeps the old shape); retains_grad stays
         if self._base is not None:
             seen_now(self)    # its history is the one just made, not stale
@@ -369,8 +365,11 @@ def _reshaped_in_place(name, outofplace):
 
 class StaleShape(Function):
     """Stands for the history of a tensor whose shape changed in place under ``no_grad`` (``y.t_()``) after an op
-    made it: the history still expects the old shape. As in PyTorch, a gradient reaching it is an error; the
-    shape changed back, it is the plain history again."""
+    made it: the history still expects the old shape. As in PyTorch, a gradient that does not expand to the old shape
+    is an error, and one that does is summed to it; the shape changed back, it is the plain history again.
+    ``retain_grad()`` keeps the gradient of the history below (of the old shape), as PyTorch's."""
+
+    retained_below = True
 
     @staticmethod
     def forward(ctx, old, data, op):

@@ -35,7 +35,7 @@ def _keep_output(ctx, out, axis, dtype):
     """Save the output (compute dtype) for backward; return it in the input's dtype."""
     ctx.axis = axis
     ctx.save_for_backward(out)
-    return out.astype(dtype, copy=False)
+    return np.ascontiguousarray(out, dtype=dtype)       # row-major, as PyTorch's (NumPy keeps the input's order)
 
 
 def _axis(input, dim):
