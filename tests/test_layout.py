@@ -135,6 +135,21 @@ ONE_INPUT = {
 }
 
 
+ZERO_D = {"softmax": lambda lib, x: x.softmax(0), "cumsum": lambda lib, x: x.cumsum(0),
+          "cumprod": lambda lib, x: x.cumprod(0), "cummax": lambda lib, x: x.cummax(0)[1],
+          "logcumsumexp": lambda lib, x: x.logcumsumexp(0), "roll": lambda lib, x: x.roll(1),
+          "masked_fill": lambda lib, x: x.masked_fill(lib.tensor(True), 3.0), "flip": lambda lib, x: x.flip(0),
+          "cat": lambda lib, x: lib.cat([x[None], x[None]]), "relu": lambda lib, x: x.relu()}
+
+
+@pytest.mark.parametrize("op", list(ZERO_D))
+def test_a_0d_input_keeps_its_shape_through_the_relayout(op):
+    """(np.ascontiguousarray would make a 0-d result 1-d.)"""
+    torch = torch_or_skip()
+    ours, theirs = (ZERO_D[op](lib, lib.tensor(2.0, dtype=lib.float64)) for lib in (mg, torch))
+    assert tuple(ours.shape) == tuple(theirs.shape)
+
+
 @pytest.mark.parametrize("op", list(ONE_INPUT))
 def test_an_op_on_a_transposed_input_lays_its_result_out_as_pytorch(op):
     """Same strides, so view() succeeds or fails alike and contiguous() aliases or copies alike."""

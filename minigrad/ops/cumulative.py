@@ -25,6 +25,7 @@ from .index import gather
 from .pointwise import not_implemented
 from .reduce import cumsum, sum as reduce_sum
 from .shape import cat, narrow
+from .layout import row_major
 
 cummax_result = namedtuple("cummax", ["values", "indices"])   # like torch.return_types.cummax
 cummin_result = namedtuple("cummin", ["values", "indices"])
@@ -41,7 +42,7 @@ def _running_arg(x, axis, accumulate):
     shape = [1] * x.ndim
     shape[axis] = x.shape[axis]
     position = np.arange(x.shape[axis]).reshape(shape)
-    return np.ascontiguousarray(np.maximum.accumulate(np.where(reached, position, 0), axis=axis), dtype=np.int64)
+    return row_major(np.maximum.accumulate(np.where(reached, position, 0), axis=axis), np.int64)
 
 
 def _cumulative_extremum(name, input, dim, accumulate, result):
@@ -85,7 +86,7 @@ class LogCumSumExp(Function):
 
     @staticmethod
     def forward(ctx, a, axis):
-        out = np.ascontiguousarray(np.logaddexp.accumulate(a._data, axis=axis))   # (row-major, as PyTorch's)
+        out = row_major(np.logaddexp.accumulate(a._data, axis=axis))   # (row-major, as PyTorch's)
         ctx.axis = axis
         ctx.save_for_backward(a._data, out)
         return out

@@ -15,7 +15,7 @@ from ..dtypes import (FLOAT32_64, cast_array, get_default_dtype, is_differentiab
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor
 from ..low_precision import arithmetic_operand
-from .layout import like_operands
+from .layout import like_operands, row_major
 
 
 # --------------------------------------------------------------------------- operands
@@ -1071,7 +1071,7 @@ class MaskedFill(Routing):
     def forward(ctx, a, mask, value):
         ctx.save_for_backward(mask)
         # row-major, as PyTorch's (its masked_fill clones contiguous first)
-        return np.ascontiguousarray(np.where(mask._data, value._data.astype(a._data.dtype), a._data))
+        return row_major(np.where(mask._data, value._data.astype(a._data.dtype), a._data))
 
     @staticmethod
     def grads(ctx, g):

@@ -152,6 +152,14 @@ def dense_strides_like(shape, *operand_strides):
     return tuple(out)
 
 
+def row_major(array, dtype=None):
+    """``array`` (in ``dtype``) laid out row-major, as PyTorch lays out the results of most non-elementwise ops;
+    a copy only when it is not. (Unlike ``np.ascontiguousarray``, a 0-d array stays 0-d.)"""
+    if dtype is not None and array.dtype != dtype:
+        array = array.astype(dtype)
+    return array if array.flags.c_contiguous else array.copy()
+
+
 def like_operands(result, x, y, z=None):
     """``result``, an elementwise op's array computed from the arrays ``x``, ``y`` (and ``z``), laid out as PyTorch
     lays out that op's result: contiguous when every operand is, else dense in the order the operands' strides give,

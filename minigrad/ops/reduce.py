@@ -18,6 +18,7 @@ from ..dtypes import get_default_dtype, kind_of
 from ..tensor import Tensor
 from .dims import normalize_dim, normalize_dims
 from .elementwise import maximum, minimum
+from .layout import row_major
 
 
 def _keepdim_shape(shape, axes):
@@ -464,7 +465,7 @@ class CumSum(Function):
     @staticmethod
     def forward(ctx, a, axis):
         ctx.axis = axis
-        return np.ascontiguousarray(np.cumsum(a._data, axis=axis, dtype=a.dtype))   # (row-major, as PyTorch's)
+        return row_major(np.cumsum(a._data, axis=axis, dtype=a.dtype))   # (row-major, as PyTorch's)
 
     @staticmethod
     def backward(ctx, dout):
@@ -485,7 +486,7 @@ class CumProd(Function):
 
     @staticmethod
     def forward(ctx, a, axis):
-        out = np.ascontiguousarray(np.cumprod(a._data, axis=axis, dtype=a.dtype))   # (row-major, as PyTorch's)
+        out = row_major(np.cumprod(a._data, axis=axis, dtype=a.dtype))   # (row-major, as PyTorch's)
         ctx.axis = axis
         ctx.save_for_backward(a, out)
         return out

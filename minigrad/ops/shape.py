@@ -23,6 +23,7 @@ from ..dtypes import result_type
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .elementwise import masked_fill
+from .layout import row_major
 
 
 def _sizes(sizes, keyword=None, fname=None, name=None):
@@ -470,7 +471,7 @@ class Cat(Function):
         ctx.axis, ctx.skip = axis, skip
         ctx.offsets = np.cumsum([p.shape[axis] for p in joined[:-1]])
         # row-major, as PyTorch's (NumPy follows the inputs' order)
-        return np.ascontiguousarray(np.concatenate([p._data.astype(dtype, copy=False) for p in joined], axis=axis))
+        return row_major(np.concatenate([p._data.astype(dtype, copy=False) for p in joined], axis=axis))
 
     @staticmethod
     def backward(ctx, dout):
@@ -711,7 +712,7 @@ class Roll(Function):
     @staticmethod
     def forward(ctx, a, shifts, axes):
         ctx.shifts, ctx.axes = shifts, axes
-        return np.ascontiguousarray(np.roll(a._data, shifts, axes))      # row-major, as PyTorch's
+        return row_major(np.roll(a._data, shifts, axes))      # row-major, as PyTorch's
 
     @staticmethod
     def backward(ctx, dout):
@@ -760,7 +761,7 @@ def flip(input, dims):
     repeated = [a for i, a in enumerate(axes) if a in axes[:i]]
     if repeated:
         raise RuntimeError(f"dim {repeated[0]} appears multiple times in the list of dims")
-    return Flip.apply(input, tuple(axes))
+    return Flip.apply(input, tuple(axes) if input.ndim else ())    # (a 0-d tensor has nothing to reverse)
 
 
 @takes_tensors("input")

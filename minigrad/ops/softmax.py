@@ -18,6 +18,7 @@ from ..autograd import Function
 from ..dtypes import compute_dtype, kind_of
 from .dims import normalize_dim
 from .reduce import Sum
+from .layout import row_major
 
 
 def shifted_exp(x, axis):
@@ -35,7 +36,7 @@ def _keep_output(ctx, out, axis, dtype):
     """Save the output (compute dtype) for backward; return it in the input's dtype."""
     ctx.axis = axis
     ctx.save_for_backward(out)
-    return np.ascontiguousarray(out, dtype=dtype)       # row-major, as PyTorch's (NumPy keeps the input's order)
+    return row_major(out, dtype)       # row-major, as PyTorch's (NumPy keeps the input's order)
 
 
 def _axis(input, dim):
