@@ -188,6 +188,35 @@ def test_a_write_from_overlapping_memory_raises_as_in_pytorch(write):
     assert outcomes[0] == outcomes[1]
 
 
+ALIASING = {
+    "reshape": lambda lib, x: x.reshape(-1), "flatten": lambda lib, x: x.flatten(),
+    "flatten one dim": lambda lib, x: x.flatten(1, 1), "contiguous": lambda lib, x: x.contiguous(),
+    "squeeze": lambda lib, x: x.squeeze(), "unflatten": lambda lib, x: x.unflatten(1, (1, x.shape[1])),
+    "movedim": lambda lib, x: x.movedim(0, 1), "index ellipsis": lambda lib, x: x[...], "index list": lambda lib, x: x[[0]],
+    "detach": lambda lib, x: x.detach(), "to same dtype": lambda lib, x: x.to(x.dtype), "type_as": lambda lib, x: x.type_as(x),
+    "view as int64": lambda lib, x: x.view(lib.int64), "unfold": lambda lib, x: x.unfold(1, 2, 1),
+    "split_with_sizes": lambda lib, x: x.split_with_sizes([1, x.shape[0] - 1])[1],
+    "broadcast_to (sizes one by one)": lambda lib, x: x.broadcast_to(2, *x.shape), "roll by 0": lambda lib, x: x.roll(0),
+}
+
+
+@pytest.mark.parametrize("layout", ["plain", "transposed", "sliced"])
+@pytest.mark.parametrize("op", list(ALIASING))
+def test_an_op_returns_itself_a_view_or_a_copy_as_pytorch(op, layout):
+    """Whether the result is the input itself, and whether a write through it reaches the input."""
+    torch = torch_or_skip()
+
+    def outcome(lib):
+        x = lib.tensor(randn((2, 3)))
+        x = {"plain": x, "transposed": lib.tensor(randn((3, 2))).t(), "sliced": lib.tensor(randn((2, 5)))[:, ::2]}[layout]
+        y = ALIASING[op](lib, x)
+        before = x.clone()
+        if y.numel() and 0 not in y.stride():
+            y[(0,) * y.ndim] = 100
+        return y is x, bool((x != before).any()), tuple(y.shape)
+    assert outcome(mg) == outcome(torch)
+
+
 def test_copies_own_their_memory_and_views_share_it():
     x = mg.randn(2, 3, 4, 5)
     y = x.to(memory_format=mg.channels_last)

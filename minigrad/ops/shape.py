@@ -130,10 +130,10 @@ def flatten(input, start_dim=0, end_dim=-1):
     start, end = normalize_dim(start_dim, input.ndim), normalize_dim(end_dim, input.ndim)
     if input.ndim == 0:
         return reshape(input, 1)
-    if input.ndim == 1:
-        return input     # PyTorch returns a 1-d tensor itself, not a view
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if input.ndim == 1 or start == end:
+        return input     # nothing to merge: PyTorch returns the tensor itself, not a view
     merged = math.prod(input.shape[start:end + 1])   # explicit, not -1: a zero-size tensor has no -1 to infer
     return reshape(input, input.shape[:start] + (merged,) + input.shape[end + 1:])
 

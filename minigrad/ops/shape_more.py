@@ -81,8 +81,11 @@ def broadcast_tensors(*tensors):
 
 
 @takes_tensors("input")
-def broadcast_to(input, size):
-    """``input`` expanded to ``size`` (-1 keeps a dim): ``expand``."""
+def broadcast_to(input, *size):
+    """``input`` expanded to ``size`` (-1 keeps a dim): ``expand``. (The sizes as one sequence, or one by one as
+    ``Tensor.broadcast_to`` takes them too in PyTorch.)"""
+    if len(size) == 1 and not isinstance(size[0], int):
+        size = size[0]
     return sh.expand(input, size)
 
 
