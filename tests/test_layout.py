@@ -122,8 +122,7 @@ def _functional(lib):
 
 
 # ops on a transposed input whose result layout PyTorch fixes: row-major (softmax, cat, roll, masked_fill, the
-# cumulative ops) or the input's (elementwise ops, flip); the survey that found these also found *_like and sort,
-# listed in docs/differences.md
+# cumulative ops) or the input's (elementwise ops, flip, sort, the *_like creators)
 ONE_INPUT = {
     "softmax": lambda lib, x: _functional(lib).softmax(x, 1), "log_softmax": lambda lib, x: _functional(lib).log_softmax(x, 0),
     "cat": lambda lib, x: lib.cat([x, x]), "stack": lambda lib, x: lib.stack([x, x]), "roll": lambda lib, x: x.roll(1, 0),
@@ -132,6 +131,9 @@ ONE_INPUT = {
     "logcumsumexp": lambda lib, x: x.logcumsumexp(0), "flip": lambda lib, x: x.flip(0), "rot90": lambda lib, x: x.rot90(),
     "erf": lambda lib, x: x.erf(), "relu": lambda lib, x: x.relu(), "gelu": lambda lib, x: _functional(lib).gelu(x),
     "exp": lambda lib, x: x.exp(), "clamp": lambda lib, x: x.clamp(-0.5, 0.5),
+    "sort": lambda lib, x: x.sort(1)[0], "sort indices": lambda lib, x: x.sort(0)[1], "argsort": lambda lib, x: x.argsort(1),
+    "zeros_like": lambda lib, x: lib.zeros_like(x), "empty_like": lambda lib, x: lib.empty_like(x, dtype=lib.float32),
+    "full_like": lambda lib, x: lib.full_like(x, 2.0), "randn_like": lambda lib, x: lib.randn_like(x),
 }
 
 

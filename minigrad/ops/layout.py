@@ -55,7 +55,11 @@ def creation_keywords(fn):
         check_layout(layout, fn.__name__)
         out = fn(*args, **kwargs)
         if memory_format is None or memory_format is preserve_format:
-            return out
+            like = args[0] if args and fn.__name__.endswith("_like") else None   # (zeros_like(x) and the like)
+            if like is None or like._data.flags.c_contiguous or out._data.ndim < 2:
+                return out
+            relaid = type(out)(laid_out_like(out._data, like._data))          # preserve_format: x's layout
+            return relaid.requires_grad_() if out.requires_grad else relaid
         check_format(memory_format, fn.__name__)
         return out if in_format(out._data, memory_format) else type(out)(as_format(out._data, memory_format),
                                                                          requires_grad=out.requires_grad)
@@ -158,6 +162,17 @@ def row_major(array, dtype=None):
     if dtype is not None and array.dtype != dtype:
         array = array.astype(dtype)
     return array if array.flags.c_contiguous else array.copy()
+
+
+def laid_out_like(array, like):
+    """``array`` (of ``like``'s shape) laid out as PyTorch's ``preserve_format`` lays out a tensor made like ``like``:
+    ``like``'s strides when it is dense, else dense in the order of its strides (``dense_strides_like``)."""
+    steps = [s // like.itemsize for s in like.strides]
+    target = steps if dense_order(like) else dense_strides_like(like.shape, steps)
+    out = np.lib.stride_tricks.as_strided(np.empty(max(array.size, 1), array.dtype), array.shape,
+                                          [t * array.itemsize for t in target])
+    out[...] = array
+    return out
 
 
 def like_operands(result, x, y, z=None):

@@ -14,6 +14,7 @@ from ..dtypes import bfloat16
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .index import gather
+from .layout import laid_out_like
 
 sort_result = namedtuple("sort", ["values", "indices"])  # like torch.return_types.sort
 topk_result = namedtuple("topk", ["values", "indices"])
@@ -40,7 +41,10 @@ def _sorted_along(input, dim, descending, k=None):
     indices = _order(flat._data, axis, descending)
     if k is not None:
         indices = np.take(indices, np.arange(k), axis=axis)
-    indices = Tensor(np.ascontiguousarray(indices).reshape(input.shape if input.ndim == 0 else indices.shape))
+    indices = np.ascontiguousarray(indices).reshape(input.shape if input.ndim == 0 else indices.shape)
+    if k is None and not flat._data.flags.c_contiguous and indices.ndim > 1:
+        indices = laid_out_like(indices, flat._data)          # sort keeps the input's layout, as PyTorch's
+    indices = Tensor(indices)
     return gather(flat, axis, indices), indices
 
 
