@@ -257,9 +257,10 @@ class Tensor:
                                    f"dtype '{self.dtype}'. The gradient must match the tensor's dtype")
         self._grad = value
 
-    def numpy(self):
-        """The underlying ndarray (no copy). Like PyTorch, refuses a tensor that requires grad."""
-        if self.requires_grad:
+    def numpy(self, *, force=False):
+        """The underlying ndarray (no copy). Like PyTorch, refuses a tensor that requires grad, unless ``force``
+        (PyTorch's ``detach().numpy()`` then; minigrad has no device or lazy conjugate to resolve)."""
+        if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data
 

@@ -178,6 +178,34 @@ def test_first_gradients_through_piecewise_linear_ops_require_grad_as_in_pytorch
         np.testing.assert_allclose(got[2], want[2], rtol=1e-12, atol=1e-15)
 
 
+READS_ITS_INPUT = {
+    "max_pool2d": lambda lib, x: _functional(lib).max_pool2d(x, 2),
+    "avg_pool2d": lambda lib, x: _functional(lib).avg_pool2d(x, 2),
+    "adaptive_max_pool2d": lambda lib, x: _functional(lib).adaptive_max_pool2d(x, 1),
+    "vector_norm inf": lambda lib, x: lib.linalg.vector_norm(x, float("inf"), dim=-1),
+    "vector_norm 1": lambda lib, x: lib.linalg.vector_norm(x, 1, dim=-1),
+    "dist 1": lambda lib, x: lib.dist(x, x.detach() * 0.5, 1),
+}
+
+
+@pytest.mark.parametrize("name", list(READS_ITS_INPUT))
+def test_first_gradients_through_pooling_and_norms_require_grad_as_in_pytorch(name):
+    """Linear or piecewise-constant backwards that PyTorch writes reading the input: under create_graph the gradient
+    requires grad (minigrad's did not), and a second backward gives zeros."""
+    def program(lib):
+        x = lib.tensor(np.random.default_rng(3).standard_normal((2, 3, 4, 4)), requires_grad=True)
+        y = READS_ITS_INPUT[name](lib, x)
+        upstream = lib.tensor(np.random.default_rng(4).standard_normal(tuple(y.shape)))
+        (g,) = lib.autograd.grad((y * upstream).sum(), x, create_graph=True)
+        second = lib.autograd.grad((g * g).sum(), x, allow_unused=True)[0] if g.requires_grad else None
+        return g.requires_grad, g.detach().numpy(), None if second is None else second.numpy(force=True)
+    got, want = _both(program)
+    assert got[0] == want[0]
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+    if want[2] is not None:
+        np.testing.assert_allclose(got[2], want[2], atol=1e-15)
+
+
 # --------------------------------------------------------------------------- writes into expanded tensors
 @pytest.mark.parametrize("write", ["index_put_", "index_put_accumulate", "masked_fill_", "setitem_mask"])
 def test_index_put_and_masked_fill_into_an_expanded_tensor_warn_and_write(write):

@@ -368,7 +368,7 @@ class Neg(Function):
 
 class ConstantSlope(Function):
     """``dout * slope``, or ``dout`` where ``slope`` is True and 0 elsewhere for a boolean mask (also for an inf or
-    NaN dout): the backward of a piecewise-linear op (relu, abs, leaky_relu, hardtanh, ...) under create_graph.
+    NaN dout), or ``dout`` itself for ``slope`` None: the backward of a piecewise-linear op (relu, abs, leaky_relu, hardtanh, ...) under create_graph.
     ``slope`` is a constant read off ``source``, the op's input or output. As PyTorch's ``threshold_backward`` and
     the like, the result depends on ``source`` with derivative zero: it requires grad when ``source`` does, and
     differentiating it sends zeros to ``source``."""
@@ -380,6 +380,8 @@ class ConstantSlope(Function):
 
     @staticmethod
     def sloped(g, slope):
+        if slope is None:                           # (depending_on_input: g itself)
+            return g.copy()
         if slope.dtype == np.bool_:
             return np.where(slope, g, np.zeros((), g.dtype))
         return g * slope
@@ -393,6 +395,17 @@ class ConstantSlope(Function):
     def graph_backward(ctx, g):
         dsource = Tensor(np.zeros_like(g._data)) if ctx.needs_input_grad[1] else None
         return ConstantSlope.apply(g, ctx.source, ctx.slope), dsource, None
+
+
+def depending_on_input(ctx, i, g):
+    """The gradient ``g`` (a Tensor, computed under create_graph without reading input ``i``) made to depend on input
+    ``i`` with derivative zero, as PyTorch's is when its backward formula reads that input (pooling's, say): it then
+    requires grad whenever the input does."""
+    if not ctx.needs_input_grad[i]:
+        return g
+    shape, dtype = ctx.input_meta[i]
+    place = ctx.input_tensor(i, np.broadcast_to(np.zeros((), dtype), shape))
+    return ConstantSlope.apply(g, place, None)
 
 
 class Abs(Function):

@@ -38,6 +38,7 @@ from ..autograd import Function
 from ..dtypes import is_differentiable, kind_of, scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
+from .elementwise import depending_on_input
 from ..autocast_ops import autocast_op
 
 
@@ -140,6 +141,10 @@ def _transposed(maps):
 
 # The ops built on AxisMaps, named for their grad_fn (``AvgPoolBackward``, ...).
 class AvgPool(AxisMaps):
+    @classmethod
+    def graph_backward(cls, ctx, dout):     # PyTorch's avg_pool backward reads the input (for its shape)
+        return depending_on_input(ctx, 0, cls.apply(dout, _transposed(ctx.maps))), None
+
     pass
 
 
@@ -173,7 +178,10 @@ class WindowMax(Function):
 
     @staticmethod
     def graph_backward(ctx, dout):
-        return WindowMax.apply(dout, ctx.index, ctx.size, not ctx.scatter, None), None, None, None, None
+        dx = WindowMax.apply(dout, ctx.index, ctx.size, not ctx.scatter, None)
+        if not ctx.scatter:                 # max pooling: PyTorch's backward reads the input
+            dx = depending_on_input(ctx, 0, dx)
+        return dx, None, None, None, None
 
 
 def _numba_pool(dtype, scatter=False, scan_dims=None):

@@ -17,7 +17,7 @@ from ..autograd import Function
 from ..dtypes import get_default_dtype, kind_of
 from ..tensor import Tensor
 from .dims import normalize_dim, normalize_dims
-from .elementwise import maximum, minimum
+from .elementwise import ConstantSlope, maximum, minimum
 from .layout import row_major
 
 
@@ -609,11 +609,12 @@ class VectorNorm(Function):
         g = dout.reshape(out.shape)
         if p == 0:
             return g * Tensor(np.zeros_like(x)), None, None, None
-        if p in (np.inf, -np.inf):
+        if p in (np.inf, -np.inf):          # constants read off x: the gradient depends on x (derivative 0)
             selected = np.abs(x) == out
-            return g * Tensor(np.sign(x) * selected / _tie_count(selected, ctx.axes)), None, None, None
+            slope = np.sign(x) * selected / _tie_count(selected, ctx.axes)
+            return ConstantSlope.apply(g, ctx.input_tensor(0, x), slope), None, None, None
         if p == 1:
-            return g * Tensor(np.sign(x)), None, None, None
+            return ConstantSlope.apply(g, ctx.input_tensor(0, x), np.sign(x)), None, None, None
         x_t = ctx.input_tensor(0, x)
         out_t = ctx.output_tensor(_reduced(out, ctx.axes, ctx.keepdim)).reshape(out.shape)
         zero_out = out == 0
