@@ -185,6 +185,8 @@ READS_ITS_INPUT = {
     "vector_norm inf": lambda lib, x: lib.linalg.vector_norm(x, float("inf"), dim=-1),
     "vector_norm 1": lambda lib, x: lib.linalg.vector_norm(x, 1, dim=-1),
     "dist 1": lambda lib, x: lib.dist(x, x.detach() * 0.5, 1),
+    "remainder (divisor)": lambda lib, x: lib.remainder(x.detach() * 3, x),
+    "fmod (divisor)": lambda lib, x: lib.fmod(x.detach() * 3, x),
 }
 
 

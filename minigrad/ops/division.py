@@ -33,17 +33,19 @@ class _RoundedRemainder(ew.Routing):
     @classmethod
     def grads(cls, ctx, g):
         db = -g * ctx.quotient if ctx.needs_input_grad[1] else None
+        if isinstance(db, Tensor):          # create_graph: PyTorch's formula reads the inputs (derivative 0)
+            db = ew.depending_on_input(ctx, 1, db)
         return g, db
 
 
 class Remainder(_RoundedRemainder):
     reduce = staticmethod(np.remainder)
-    quotient = staticmethod(lambda x, y: np.floor(x / y))
+    quotient = staticmethod(np.floor_divide)      # exact, as PyTorch's (np.floor(x / y) is 2 for 3x / x at times)
 
 
 class Fmod(_RoundedRemainder):
     reduce = staticmethod(np.fmod)
-    quotient = staticmethod(lambda x, y: np.trunc(x / y))
+    quotient = staticmethod(lambda x, y: np.trunc(x / y))   # (PyTorch's too: div(rounding_mode="trunc") rounds x / y)
 
 
 def _operands(name, input, other, kernel):

@@ -64,7 +64,8 @@ class CopySign(BinaryMath):
         if need[0]:
             zero = ew.array_of(x) == 0
             dx = ew.select(zero, 0.0, out / ew.select(zero, 1.0, x))
-        dy = (out * 0 if isinstance(out, Tensor) else np.zeros_like(out)) if need[1] else None
+        dy = (Tensor(np.zeros_like(out._data)) if isinstance(out, Tensor) else np.zeros_like(out)) if need[1] \
+            else None                       # zeros with no graph, as PyTorch's
         return dx, dy
 
 

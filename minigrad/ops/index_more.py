@@ -17,7 +17,7 @@ import numpy as np
 
 from .._checks import int_arg, takes_tensors
 from ..autograd import Function, grad_mode
-from ..autograd.views import overlaps
+from ..autograd.views import repeats_memory
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -78,7 +78,7 @@ def _in_place(name, outofplace, expanded_writer=None):
         index = None
         if expanded_ok:
             warn_expanded_index_put(self._data, name)
-            if overlaps(self._data):
+            if repeats_memory(self._data):    # (expanded, or unfold's overlapping windows)
                 fast, index = expanded_writer(self, *args, **kwargs)
         return write(self, lambda old: outofplace(old, *args, **kwargs), operands, fast, shared_ok=expanded_ok,
                      overlap="any" if expanded_ok else "partial", index=index)   # index_put_: not even the same memory
