@@ -124,16 +124,30 @@ def _functional(lib):
 # ops on a transposed input whose result layout PyTorch fixes: row-major (softmax, cat, roll, masked_fill, the
 # cumulative ops) or the input's (elementwise ops, flip, sort, the *_like creators)
 ONE_INPUT = {
-    "softmax": lambda lib, x: _functional(lib).softmax(x, 1), "log_softmax": lambda lib, x: _functional(lib).log_softmax(x, 0),
-    "cat": lambda lib, x: lib.cat([x, x]), "stack": lambda lib, x: lib.stack([x, x]), "roll": lambda lib, x: x.roll(1, 0),
-    "masked_fill": lambda lib, x: x.masked_fill(x > 0, 1.0), "cumsum": lambda lib, x: x.cumsum(0),
-    "cumprod": lambda lib, x: x.cumprod(1), "cummax": lambda lib, x: x.cummax(0)[1],
-    "logcumsumexp": lambda lib, x: x.logcumsumexp(0), "flip": lambda lib, x: x.flip(0), "rot90": lambda lib, x: x.rot90(),
-    "erf": lambda lib, x: x.erf(), "relu": lambda lib, x: x.relu(), "gelu": lambda lib, x: _functional(lib).gelu(x),
-    "exp": lambda lib, x: x.exp(), "clamp": lambda lib, x: x.clamp(-0.5, 0.5),
-    "sort": lambda lib, x: x.sort(1)[0], "sort indices": lambda lib, x: x.sort(0)[1], "argsort": lambda lib, x: x.argsort(1),
-    "zeros_like": lambda lib, x: lib.zeros_like(x), "empty_like": lambda lib, x: lib.empty_like(x, dtype=lib.float32),
-    "full_like": lambda lib, x: lib.full_like(x, 2.0), "randn_like": lambda lib, x: lib.randn_like(x),
+    "softmax": lambda lib, x: _functional(lib).softmax(x, 1),
+    "log_softmax": lambda lib, x: _functional(lib).log_softmax(x, 0),
+    "cat": lambda lib, x: lib.cat([x, x]),
+    "stack": lambda lib, x: lib.stack([x, x]),
+    "roll": lambda lib, x: x.roll(1, 0),
+    "masked_fill": lambda lib, x: x.masked_fill(x > 0, 1.0),
+    "cumsum": lambda lib, x: x.cumsum(0),
+    "cumprod": lambda lib, x: x.cumprod(1),
+    "cummax": lambda lib, x: x.cummax(0)[1],
+    "logcumsumexp": lambda lib, x: x.logcumsumexp(0),
+    "flip": lambda lib, x: x.flip(0),
+    "rot90": lambda lib, x: x.rot90(),
+    "erf": lambda lib, x: x.erf(),
+    "relu": lambda lib, x: x.relu(),
+    "gelu": lambda lib, x: _functional(lib).gelu(x),
+    "exp": lambda lib, x: x.exp(),
+    "clamp": lambda lib, x: x.clamp(-0.5, 0.5),
+    "sort": lambda lib, x: x.sort(1)[0],
+    "sort indices": lambda lib, x: x.sort(0)[1],
+    "argsort": lambda lib, x: x.argsort(1),
+    "zeros_like": lambda lib, x: lib.zeros_like(x),
+    "empty_like": lambda lib, x: lib.empty_like(x, dtype=lib.float32),
+    "full_like": lambda lib, x: lib.full_like(x, 2.0),
+    "randn_like": lambda lib, x: lib.randn_like(x),
 }
 
 
@@ -191,14 +205,23 @@ def test_a_write_from_overlapping_memory_raises_as_in_pytorch(write):
 
 
 ALIASING = {
-    "reshape": lambda lib, x: x.reshape(-1), "flatten": lambda lib, x: x.flatten(),
-    "flatten one dim": lambda lib, x: x.flatten(1, 1), "contiguous": lambda lib, x: x.contiguous(),
-    "squeeze": lambda lib, x: x.squeeze(), "unflatten": lambda lib, x: x.unflatten(1, (1, x.shape[1])),
-    "movedim": lambda lib, x: x.movedim(0, 1), "index ellipsis": lambda lib, x: x[...], "index list": lambda lib, x: x[[0]],
-    "detach": lambda lib, x: x.detach(), "to same dtype": lambda lib, x: x.to(x.dtype), "type_as": lambda lib, x: x.type_as(x),
-    "view as int64": lambda lib, x: x.view(lib.int64), "unfold": lambda lib, x: x.unfold(1, 2, 1),
+    "reshape": lambda lib, x: x.reshape(-1),
+    "flatten": lambda lib, x: x.flatten(),
+    "flatten one dim": lambda lib, x: x.flatten(1, 1),
+    "contiguous": lambda lib, x: x.contiguous(),
+    "squeeze": lambda lib, x: x.squeeze(),
+    "unflatten": lambda lib, x: x.unflatten(1, (1, x.shape[1])),
+    "movedim": lambda lib, x: x.movedim(0, 1),
+    "index ellipsis": lambda lib, x: x[...],
+    "index list": lambda lib, x: x[[0]],
+    "detach": lambda lib, x: x.detach(),
+    "to same dtype": lambda lib, x: x.to(x.dtype),
+    "type_as": lambda lib, x: x.type_as(x),
+    "view as int64": lambda lib, x: x.view(lib.int64),
+    "unfold": lambda lib, x: x.unfold(1, 2, 1),
     "split_with_sizes": lambda lib, x: x.split_with_sizes([1, x.shape[0] - 1])[1],
-    "broadcast_to (sizes one by one)": lambda lib, x: x.broadcast_to(2, *x.shape), "roll by 0": lambda lib, x: x.roll(0),
+    "broadcast_to (sizes one by one)": lambda lib, x: x.broadcast_to(2, *x.shape),
+    "roll by 0": lambda lib, x: x.roll(0),
 }
 
 
@@ -210,7 +233,8 @@ def test_an_op_returns_itself_a_view_or_a_copy_as_pytorch(op, layout):
 
     def outcome(lib):
         x = lib.tensor(randn((2, 3)))
-        x = {"plain": x, "transposed": lib.tensor(randn((3, 2))).t(), "sliced": lib.tensor(randn((2, 5)))[:, ::2]}[layout]
+        x = {"plain": x, "transposed": lib.tensor(randn((3, 2))).t(),
+             "sliced": lib.tensor(randn((2, 5)))[:, ::2]}[layout]
         y = ALIASING[op](lib, x)
         before = x.clone()
         if y.numel() and 0 not in y.stride():

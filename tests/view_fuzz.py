@@ -174,8 +174,8 @@ def _windows_overlap(x):
     return np.unique(offsets).size < array.size
 
 
-SKIPPED = "skipped"
-PYTORCH_BUG = ("PyTorch failed an internal assertion",)   # a statement whose result is undefined in PyTorch itself: neither library runs it
+SKIPPED = "skipped"   # a statement whose result is undefined in PyTorch itself: neither library runs it
+PYTORCH_BUG = ("PyTorch failed an internal assertion",)   # a program PyTorch cannot run: not compared
 
 
 def _broadcasts_into(small, big):

@@ -368,10 +368,10 @@ class Neg(Function):
 
 class ConstantSlope(Function):
     """``dout * slope``, or ``dout`` where ``slope`` is True and 0 elsewhere for a boolean mask (also for an inf or
-    NaN dout), or ``dout`` itself for ``slope`` None: the backward of a piecewise-linear op (relu, abs, leaky_relu, hardtanh, ...) under create_graph.
-    ``slope`` is a constant read off ``source``, the op's input or output. As PyTorch's ``threshold_backward`` and
-    the like, the result depends on ``source`` with derivative zero: it requires grad when ``source`` does, and
-    differentiating it sends zeros to ``source``."""
+    NaN dout), or ``dout`` itself for ``slope`` None: the backward of a piecewise-linear op (relu, abs, leaky_relu,
+    hardtanh, ...) under create_graph. ``slope`` is a constant read off ``source``, the op's input or output. As
+    PyTorch's ``threshold_backward`` and the like, the result depends on ``source`` with derivative zero: it requires
+    grad when ``source`` does, and differentiating it sends zeros to ``source``."""
 
     @staticmethod
     def forward(ctx, dout, source, slope):

@@ -485,7 +485,7 @@ class IndexPut(Function):
     def graph_backward(ctx, dout):
         ctx.saved_tensors
         da = None
-        if ctx.needs_input_grad[0]:     # a write of all of ``a`` is PyTorch's fill_/copy_ of ``a`` itself: zeros, no graph
+        if ctx.needs_input_grad[0]:     # a write of all of a is PyTorch's fill_/copy_ of a itself: zeros, no graph
             da = Tensor(np.zeros_like(dout._data)) if _whole(dout, ctx.index) else zero_at(dout, ctx.index)
         dvalue = _value_grad(sh.Index.apply(dout, ctx.index), ctx.value_ndim) if ctx.needs_input_grad[1] else None
         return da, dvalue, None

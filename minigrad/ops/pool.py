@@ -145,8 +145,6 @@ class AvgPool(AxisMaps):
     def graph_backward(cls, ctx, dout):     # PyTorch's avg_pool backward reads the input (for its shape)
         return depending_on_input(ctx, 0, cls.apply(dout, _transposed(ctx.maps))), None
 
-    pass
-
 
 class AdaptiveAvgPool(AxisMaps):
     pass
