@@ -29,6 +29,14 @@ from . import function, version
 from .function import Function
 
 
+def byte_offsets(array, start=0):
+    """The byte offset of every element of ``array`` from ``start`` (an int64 array of ``array``'s shape)."""
+    offsets = np.full(array.shape, start, dtype=np.int64)
+    for axis, (n, stride) in enumerate(zip(array.shape, array.strides)):
+        offsets += (np.arange(n, dtype=np.int64) * stride).reshape((n,) + (1,) * (array.ndim - axis - 1))
+    return offsets
+
+
 def region(base, view):
     """Flat C-order positions in ``base`` of every element of ``view``, an ndarray of ``view``'s shape.
 
@@ -36,15 +44,10 @@ def region(base, view):
     pointers and strides, then mapped to positions: directly when ``base`` is C-contiguous, by a search
     through ``base``'s sorted offsets otherwise."""
     start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    offsets = np.full(view.shape, start, dtype=np.int64)               # view.shape: bytes from base[0...]
-    for axis, (n, stride) in enumerate(zip(view.shape, view.strides)):
-        offsets += (np.arange(n, dtype=np.int64) * stride).reshape((n,) + (1,) * (view.ndim - axis - 1))
+    offsets = byte_offsets(view, start)                                # view.shape: bytes from base[0...]
     if base.flags.c_contiguous:
         return offsets // base.itemsize
-    base_offsets = np.zeros(base.shape, dtype=np.int64)                # base.shape: bytes from base[0...]
-    for axis, (n, stride) in enumerate(zip(base.shape, base.strides)):
-        base_offsets += (np.arange(n, dtype=np.int64) * stride).reshape((n,) + (1,) * (base.ndim - axis - 1))
-    flat = base_offsets.reshape(-1)
+    flat = byte_offsets(base).reshape(-1)                              # base's elements: bytes from base[0...]
     order = np.argsort(flat, kind="stable")
     return order[np.searchsorted(flat[order], offsets)]
 
@@ -53,13 +56,8 @@ def positions_in(base, view):
     """Like ``region``, but ``view`` may also read memory that is not one of ``base``'s elements (an ``as_strided``
     view of the storage): those elements get position -1."""
     start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    offsets = np.full(view.shape, start, dtype=np.int64)               # view.shape: bytes from base[0...]
-    for axis, (n, stride) in enumerate(zip(view.shape, view.strides)):
-        offsets += (np.arange(n, dtype=np.int64) * stride).reshape((n,) + (1,) * (view.ndim - axis - 1))
-    base_offsets = np.zeros(base.shape, dtype=np.int64)                # base.shape: bytes from base[0...]
-    for axis, (n, stride) in enumerate(zip(base.shape, base.strides)):
-        base_offsets += (np.arange(n, dtype=np.int64) * stride).reshape((n,) + (1,) * (base.ndim - axis - 1))
-    flat = base_offsets.reshape(-1)
+    offsets = byte_offsets(view, start)                                # view.shape: bytes from base[0...]
+    flat = byte_offsets(base).reshape(-1)                              # base's elements: bytes from base[0...]
     order = np.argsort(flat, kind="stable")
     found = np.clip(np.searchsorted(flat[order], offsets), 0, max(flat.size - 1, 0))
     if flat.size == 0:
@@ -87,10 +85,7 @@ def repeats_memory(array):
         extent += stride * (n - 1)
     else:
         return False
-    offsets = np.zeros((), np.int64)
-    for n, stride in zip(array.shape, array.strides):
-        offsets = np.add.outer(offsets, np.arange(n, dtype=np.int64) * stride)
-    return np.unique(offsets).size < array.size
+    return np.unique(byte_offsets(array)).size < array.size
 
 
 class ReadRegion(Function):

@@ -17,7 +17,6 @@ import numpy as np
 
 from .._checks import int_arg, takes_tensors
 from ..autograd import Function, grad_mode
-from ..autograd.views import repeats_memory
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -62,9 +61,9 @@ def put_at(input, index, value, accumulate=False):
 
 def _in_place(name, outofplace, expanded_writer=None):
     """The in-place form of an out-of-place write ``outofplace(input, ...)``: same checks, result written back.
-    ``expanded_writer(self, *args)``: for an op PyTorch allows into an expanded tensor, a function writing only the
-    positions it names straight into ``self``'s array (copying the whole result back would let the last alias of
-    each shared element win)."""
+    ``expanded_writer(self, *args)``: for an op PyTorch allows into an expanded tensor, (a function writing only the
+    positions it names straight into ``self``'s array, those positions): copying the whole result back would let the
+    last alias of a shared element win."""
     def op(self, *args, **kwargs):
         with grad_mode.no_grad():                           # checks the arguments; raises before any write
             result = outofplace(self, *args, **kwargs)
@@ -74,12 +73,11 @@ def _in_place(name, outofplace, expanded_writer=None):
         check_result(self, result.shape, result.dtype)
         operands = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
         expanded_ok = expanded_writer is not None      # PyTorch only warns for these into an expanded tensor
-        fast = lambda a: np.copyto(a, result._data, casting="unsafe")      # noqa: E731
-        index = None
         if expanded_ok:
             warn_expanded_index_put(self._data, name)
-            if repeats_memory(self._data):    # (expanded, or unfold's overlapping windows)
-                fast, index = expanded_writer(self, *args, **kwargs)
+            fast, index = expanded_writer(self, *args, **kwargs)
+        else:
+            fast, index = (lambda a: np.copyto(a, result._data, casting="unsafe")), None
         return write(self, lambda old: outofplace(old, *args, **kwargs), operands, fast, shared_ok=expanded_ok,
                      overlap="any" if expanded_ok else "partial", index=index)   # index_put_: not even the same memory
     op.__name__ = name
@@ -143,8 +141,8 @@ def index_put(input, indices, values, accumulate=False):
 
 
 def _index_put_writer(input, indices, values, accumulate=False):
-    """index_put_ straight into ``input``'s array (an expanded input, whose elements share memory), and the index
-    a recorded write must write last."""
+    """index_put_ straight into ``input``'s array (only the positions named: right also where its elements share
+    memory), and the index a recorded write must write last where they do."""
     index = _tensor_indices(indices, input)
     v = values._data.astype(input.dtype, copy=False)
 
@@ -231,7 +229,8 @@ def index_add(input, dim, index, source, *, alpha=1):
 
 
 def _index_fill_writer(input, dim, index, value):
-    """index_fill_ straight into ``input``'s array (an expanded input), and the index a recorded write writes last."""
+    """index_fill_ straight into ``input``'s array (only the positions named), and the index a recorded write writes
+    last where its elements share memory."""
     d, positions = _index_vector("index_fill", input, dim, index, error=IndexError)
     where = _along(d, np.unique(positions % max(input.shape[d] if input.ndim else 1, 1)))
     v = value._data if isinstance(value, Tensor) else value

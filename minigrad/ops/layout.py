@@ -165,12 +165,15 @@ def row_major(array, dtype=None):
 
 
 def laid_out_like(array, like):
-    """``array`` (of ``like``'s shape) laid out as PyTorch's ``preserve_format`` lays out a tensor made like ``like``:
-    ``like``'s strides when it is dense, else dense in the order of its strides (``dense_strides_like``)."""
-    steps = [s // like.itemsize for s in like.strides]
-    target = steps if dense_order(like) else dense_strides_like(like.shape, steps)
-    out = np.lib.stride_tricks.as_strided(np.empty(max(array.size, 1), array.dtype), array.shape,
-                                          [t * array.itemsize for t in target])
+    """A copy of ``array`` (of ``like``'s shape) laid out as PyTorch's ``preserve_format`` lays out a tensor made like
+    ``like``: ``like``'s own layout when that is dense (no gaps, no shared elements), else a dense layout in the order
+    of its strides (``dense_strides_like``)."""
+    if like.flags.c_contiguous or dense_order(like):
+        out = np.empty_like(like, dtype=array.dtype)      # (order "K": like's order of dims)
+    else:
+        steps = [s // like.itemsize for s in like.strides]
+        out = np.lib.stride_tricks.as_strided(np.empty(max(array.size, 1), array.dtype), array.shape,
+                                              [s * array.itemsize for s in dense_strides_like(like.shape, steps)])
     out[...] = array
     return out
 
@@ -196,13 +199,7 @@ def as_format(array, fmt):
     """A copy of ``array`` laid out in ``fmt``. ``preserve_format``: its own layout when that is dense (no gaps, no
     shared elements), else a dense layout in the order of its strides (``dense_strides_like``), as PyTorch's."""
     if fmt is preserve_format:
-        if array.flags.c_contiguous or dense_order(array):
-            return array.copy(order="K")
-        steps = [s // array.itemsize for s in array.strides]
-        out = np.lib.stride_tricks.as_strided(np.empty(max(array.size, 1), array.dtype), array.shape,
-                                              [s * array.itemsize for s in dense_strides_like(array.shape, steps)])
-        out[...] = array
-        return out
+        return laid_out_like(array, array)
     order = memory_order(fmt, array.ndim)
     return np.ascontiguousarray(array.transpose(order)).transpose(np.argsort(order))
 

@@ -41,9 +41,10 @@ def _sorted_along(input, dim, descending, k=None):
     indices = _order(flat._data, axis, descending)
     if k is not None:
         indices = np.take(indices, np.arange(k), axis=axis)
-    indices = np.ascontiguousarray(indices).reshape(input.shape if input.ndim == 0 else indices.shape)
-    if k is None and not flat._data.flags.c_contiguous and indices.ndim > 1:
+    if k is None and input.ndim > 1 and not flat._data.flags.c_contiguous:
         indices = laid_out_like(indices, flat._data)          # sort keeps the input's layout, as PyTorch's
+    else:
+        indices = np.ascontiguousarray(indices).reshape(input.shape if input.ndim == 0 else indices.shape)
     indices = Tensor(indices)
     return gather(flat, axis, indices), indices
 
