@@ -75,7 +75,7 @@ def repeats_memory(array):
     """Whether two elements of ``array`` share memory: ``overlaps`` (a stride 0), or strides that make windows
     overlap (``unfold``, ``as_strided``). Sufficient test first: with the dims sorted by stride, each stride at least
     spans the dims below it; else the elements' byte offsets are compared."""
-    if array.size <= 1:
+    if array.size <= 1 or array.flags.c_contiguous or array.flags.f_contiguous:   # (the common case: no look)
         return False
     dims = sorted((abs(s), n) for n, s in zip(array.shape, array.strides) if n > 1)
     extent = array.itemsize                      # bytes spanned by the dims of smaller stride
