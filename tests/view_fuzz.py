@@ -318,6 +318,78 @@ def _index_select(lib, x, y, k):
     return x.index_select(d, lib.tensor(rows.astype(np.int64)))
 
 
+# Ops whose backward reads what they saved (inputs, outputs, statistics), so a later write into a saved tensor must
+# make backward refuse, and whose second derivatives are not constant: the norms, and a few others.
+NORM_EPS = 0.1
+"""The norms' eps: large, so a row made constant by fill_ or zero_ (variance 0) gives 1/sqrt(eps) ~ 3, not ~316,
+and the libraries' last-bit differences stay far below the comparison's tolerance in a double backward."""
+
+
+def _affine(y, count, k):
+    """(weight, bias) of a norm over ``count`` features: ``y`` as the weight when bit 0 of ``k`` is set and its shape
+    fits, and as the bias too when bit 1 is. Never a bias without a weight: PyTorch 2.13 fails that norm's backward
+    (group_norm: "tensor does not have a device") or double backward (layer, batch, instance norm: "Expected a
+    proper Tensor but got None")."""
+    weight = y if k & 1 and tuple(y.shape) == (count,) else None
+    return weight, weight if (k >> 1) & 1 else None
+
+
+def _row_norm(name):
+    """layer_norm / rms_norm over the last dim, with ``y`` as the weight (and bias) when it fits (``_affine``)."""
+    def statement(lib, x, y, k):
+        if x.ndim == 0:
+            return SKIPPED     # both refuse a 0-d input, each with an error of its own
+        F, d = lib.nn.functional, x.shape[-1]
+        w, b = _affine(y, d, k)
+        if name == "rms_norm":
+            return F.rms_norm(x, (d,), w, eps=NORM_EPS)
+        return F.layer_norm(x, (d,), w, b, eps=NORM_EPS)
+    return statement
+
+
+def _channel_norm(name):
+    """group_norm (a group count dividing the channels), batch_norm (training, no running statistics) and
+    instance_norm over dim 1, with ``y`` as the weight (and bias) when it fits."""
+    def statement(lib, x, y, k):
+        if x.ndim < 2 or x.shape[1] == 0:
+            return SKIPPED
+        F, c = lib.nn.functional, x.shape[1]
+        w, b = _affine(y, c, k)
+        if name == "group_norm":
+            groups = [g for g in range(1, c + 1) if c % g == 0]
+            return F.group_norm(x, groups[(k // 4) % len(groups)], w, b, eps=NORM_EPS)
+        if name == "batch_norm":
+            return F.batch_norm(x, None, None, w, b, training=True, eps=NORM_EPS)
+        return F.instance_norm(x, weight=w, bias=b, eps=NORM_EPS)
+    return statement
+
+
+def _matmul(lib, x, y, k):
+    if x.ndim == 0:
+        return SKIPPED
+    return x @ x.mT if x.ndim >= 2 else x @ x
+
+
+def _stack(lib, x, y, k):
+    if tuple(x.shape) != tuple(y.shape):
+        return lib.cat([x, x]) if x.ndim else lib.stack([x, x])
+    return lib.stack([x, y], _dim(x, k) if x.ndim else 0)
+
+
+def _reduction(method):
+    """prod, amax, var, softmax, log_softmax, logsumexp along a dim (over everything for a 0-d tensor)."""
+    def statement(lib, x, y, k):
+        d = _dim(x, k)
+        if method in ("softmax", "log_softmax"):
+            return getattr(x, method)(d)
+        if method == "var":
+            return x.var(d, correction=k % 2) if x.ndim else SKIPPED    # PyTorch refuses var of a 0-d along dim 0
+        if method == "amax":
+            return x.amax(d) if x.ndim and x.shape[d] else SKIPPED      # both refuse an empty max, errors differ
+        return getattr(x, method)(d)
+    return statement
+
+
 STATEMENTS = {
     # views
     "view": _view,
@@ -352,6 +424,22 @@ STATEMENTS = {
     "tanh": lambda lib, x, y, k: x.tanh(),
     "clone": lambda lib, x, y, k: x.clone(),
     "sum_dim": lambda lib, x, y, k: x.sum(_dim(x, k), keepdim=bool(k % 2)) if x.ndim else x.sum(),
+    "layer_norm": _row_norm("layer_norm"),
+    "rms_norm": _row_norm("rms_norm"),
+    "group_norm": _channel_norm("group_norm"),
+    "batch_norm": _channel_norm("batch_norm"),
+    "instance_norm": _channel_norm("instance_norm"),
+    "matmul": _matmul,
+    "stack": _stack,
+    "pow3": lambda lib, x, y, k: x.pow(3),
+    "exp": lambda lib, x, y, k: x.exp(),
+    "norm": lambda lib, x, y, k: x.norm(),
+    "prod": _reduction("prod"),
+    "amax": _reduction("amax"),
+    "var": _reduction("var"),
+    "softmax": _reduction("softmax"),
+    "log_softmax": _reduction("log_softmax"),
+    "logsumexp": _reduction("logsumexp"),
     # in place
     "mul_number_": lambda lib, x, y, k: x.mul_(1.5 + k % 3),
     "data_mul_": lambda lib, x, y, k: x.data.mul_(1.5 + k % 3),

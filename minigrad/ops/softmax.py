@@ -33,10 +33,19 @@ def shifted_exp(x, axis):
 
 
 def _keep_output(ctx, out, axis, dtype):
-    """Save the output (compute dtype) for backward; return it in the input's dtype."""
+    """The output in the input's dtype, laid out row-major as PyTorch's (NumPy keeps the input's order), saved for
+    backward as it is returned: PyTorch's saved result is the output itself, so a later in-place write into the
+    output makes backward refuse (saving ``out`` before the copy missed that for a transposed input)."""
     ctx.axis = axis
-    ctx.save_for_backward(out)
-    return row_major(out, dtype)       # row-major, as PyTorch's (NumPy keeps the input's order)
+    result = row_major(out, dtype)
+    ctx.save_for_backward(result)
+    return result
+
+
+def _saved_output(ctx):
+    """The saved output in its compute dtype (float16 and bfloat16 are computed in float32, as in PyTorch)."""
+    (out,) = ctx.saved_tensors
+    return out.astype(compute_dtype(out.dtype), copy=False)
 
 
 def _axis(input, dim):
@@ -83,7 +92,7 @@ class Softmax(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        (y,) = ctx.saved_tensors
+        y = _saved_output(ctx)
         g = dout._data.astype(y.dtype, copy=False)
         return softmax_grad(g, y, lambda t: np.sum(t, axis=ctx.axis, keepdims=True)), None
 
@@ -104,7 +113,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        (out,) = ctx.saved_tensors
+        out = _saved_output(ctx)
         g = dout._data.astype(out.dtype, copy=False)
         return g - np.exp(out) * np.sum(g, axis=ctx.axis, keepdims=True), None
 
