@@ -99,7 +99,15 @@ def _unpack(packed, batch, shapes):
 
 class Factorization(Function):
     """Base of the ops below: ``compute(*arrays, **options)`` returns (outputs, batch) and ``gradient(ctx,
-    grads, inputs, outputs, **options)`` the input gradients from Tensors (a grad is None when unused)."""
+    grads, inputs, outputs, **options)`` the input gradients from Tensors (a grad is None when unused).
+
+    What is saved follows PyTorch's formulas (derivatives.yaml), so that a write into an input or an output after
+    the forward makes backward refuse exactly when PyTorch's does: ``saved_inputs``, the positions of the inputs
+    PyTorch saves (the others, which ``gradient`` may still read, are kept as copies no write reaches), and
+    ``saves_outputs`` (else they are kept as a copy)."""
+
+    saved_inputs = ()
+    saves_outputs = True
 
     @classmethod
     def forward(cls, ctx, *args, side, **options):
@@ -110,7 +118,9 @@ class Factorization(Function):
         ctx.batch, ctx.shapes, ctx.options = tuple(batch), shapes, options
         side["unpack"] = (tuple(batch), shapes)
         if any(ctx.needs_input_grad):
-            ctx.save_for_backward(*arrays, packed)
+            kept = [a.copy() if isinstance(a, np.ndarray) and i not in cls.saved_inputs else a
+                    for i, a in enumerate(arrays)]
+            ctx.save_for_backward(*kept, packed if cls.saves_outputs else packed.copy())
         return packed
 
     @classmethod
@@ -186,6 +196,8 @@ class Solve(Factorization):
     Left: dX = -A^-1 dA X + A^-1 dB, so gB = A^-H G and gA = -gB X^H.
     Right: dX = -X dA A^-1 + dB A^-1, so gB = G A^-H and gA = -X^H gB."""
 
+    saved_inputs = (0,)        # A (and the solution), not B
+
     @staticmethod
     def compute(A, B, left=True, quiet=False):
         batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
@@ -228,9 +240,15 @@ def solve(A, B, left=True, quiet=False):
     return run(Solve, A, B, left=left, quiet=quiet)[0]
 
 
+class Inverse(Solve):
+    """A^-1 as the solve A X = I; PyTorch's inverse saves only its output (A is kept as a copy)."""
+
+    saved_inputs = ()
+
+
 def inv(A, quiet=False):
     """A^-1 as the solve A X = I: its gradient is then -A^-H G A^-H."""
-    return solve(A, Tensor(np.eye(A.shape[-1], dtype=A.dtype)), quiet=quiet)
+    return run(Inverse, A, Tensor(np.eye(A.shape[-1], dtype=A.dtype)), left=True, quiet=quiet)[0]
 
 
 # --------------------------------------------------------------------------- triangular solve
@@ -247,6 +265,8 @@ class SolveTriangular(Factorization):
     """X = A^-1 B or B A^-1 for A triangular (only its triangle is read, its diagonal taken as ones when
     ``unitriangular``). As for ``Solve``, gB = A^-H G (left) or G A^-H (right), and gA = -gB X^H or -X^H gB,
     restricted to the triangle read (strictly, when unitriangular): the other entries do not enter."""
+
+    saved_inputs = (0,)        # A (and the solution), not B
 
     @staticmethod
     def compute(A, B, upper, left=True, unitriangular=False):
@@ -299,6 +319,8 @@ class Det(Factorization):
     pivot in its LU factorization) gets a zero gradient, as PyTorch gives it: its inverse is replaced by I's
     and the factor det A is 0."""
 
+    saved_inputs = (0,)
+
     @staticmethod
     def compute(A):
         return [np.linalg.det(A) if A.size else np.ones(A.shape[:-2], A.dtype)], A.shape[:-2]
@@ -319,6 +341,8 @@ class SlogDet(Factorization):
     """(sign, log|det A|). d log det = tr(A^-1 dA) = d log|det| + i d theta with sign = e^{i theta}, so for
     gradients g_s, g_l of sign and logabsdet: gA = (g_l + i Im(conj(sign) g_s)) A^-H (the sign of a real
     matrix is piecewise constant: gA = g_l A^-H)."""
+
+    saved_inputs = (0,)
 
     @staticmethod
     def compute(A):
@@ -685,6 +709,8 @@ class Pinv(Factorization):
     """X = A^+. From dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X (Golub & Pereyra):
     gA = -X^H G X^H + (I - A X) G^H X X^H + X^H X G^H (I - X A)."""
 
+    saved_inputs = (0,)
+
     @staticmethod
     def compute(A, atol, rtol, hermitian=False):
         return [pinv_arrays(A, np.asarray(atol), np.asarray(rtol), hermitian)], A.shape[:-2]
@@ -705,6 +731,8 @@ class Pinv(Factorization):
 class MatrixExp(Factorization):
     """exp(A). Its Frechet derivative in the direction E is the upper-right block of exp([[A, E], [0, A]]), so
     the adjoint (the gradient) is the upper-right block of exp([[A^H, G], [0, A^H]])."""
+
+    saved_inputs, saves_outputs = (0,), False
 
     @staticmethod
     def compute(A):

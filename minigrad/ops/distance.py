@@ -190,22 +190,20 @@ class Cdist(Function):
     @staticmethod
     def forward(ctx, x1, x2, p):
         ctx.p = p
-        ctx.save_for_backward(x1._data, x2._data)
         dist = _p_distance(_pair_differences(x1._data, x2._data), p)
-        ctx.dist = dist
+        ctx.save_for_backward(x1._data, x2._data, dist)    # the output too, as PyTorch's: a write into it is refused
         return dist
 
     @staticmethod
     def backward(ctx, dout):
-        x1, x2 = ctx.saved_tensors
+        x1, x2, dist = ctx.saved_tensors
         with no_grad():
-            return _cdist_grads(Tensor(x1), Tensor(x2), Tensor(ctx.dist), dout, ctx.p)
+            return _cdist_grads(Tensor(x1), Tensor(x2), Tensor(dist), dout, ctx.p)
 
     @staticmethod
     def graph_backward(ctx, dout):
-        x1, x2 = ctx.saved_tensors
-        return _cdist_grads(ctx.input_tensor(0, x1), ctx.input_tensor(1, x2), ctx.output_tensor(ctx.dist), dout,
-                            ctx.p)
+        x1, x2, dist = ctx.saved_tensors
+        return _cdist_grads(ctx.input_tensor(0, x1), ctx.input_tensor(1, x2), ctx.output_tensor(dist), dout, ctx.p)
 
 
 def _cdist_grads(x1, x2, dist, dout, p):

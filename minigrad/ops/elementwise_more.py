@@ -24,14 +24,16 @@ _exp2 = on_both(np.exp2, lambda t: ew.pow(2.0, t))    # 2^t, differentiable in t
 
 class LogAddExp(BinaryMath):
     """out = log_b(b^x + b^y) for base b = e (``LogAddExp2``: 2), computed as max + log_b(1 + b^-|x - y|) (no
-    overflow); d/dx = b^(x - out), d/dy = b^(y - out)."""
+    overflow); d/dx = b^x / (b^x + b^y) = 1 / (1 + b^(y - x)), d/dy = 1 / (1 + b^(x - y)): PyTorch's formulas, from
+    the inputs only (so a write into the output after the forward is allowed, as in PyTorch)."""
 
     f = staticmethod(np.logaddexp)
     power = staticmethod(_exp)                     # b^v, for ndarrays and Tensors
+    saves = ("input", "other")
 
     @classmethod
     def partials(cls, x, y, out, need):
-        return cls.power(x - out) if need[0] else None, cls.power(y - out) if need[1] else None
+        return 1 / (1 + cls.power(y - x)) if need[0] else None, 1 / (1 + cls.power(x - y)) if need[1] else None
 
 
 class LogAddExp2(LogAddExp):
@@ -52,7 +54,10 @@ class Hypot(BinaryMath):
 
 
 class CopySign(BinaryMath):
-    """out = |x| with the sign of y."""
+    """out = |x| with the sign of y; dx = out / x (0 at x = 0), dy = 0: from x and out (y is not saved, as in
+    PyTorch)."""
+
+    saves = ("input", "output")
 
     @staticmethod
     def f(x, y):

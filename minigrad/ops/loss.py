@@ -115,12 +115,16 @@ class CrossEntropy(Function):
             ctx.qsum = a if b is None else a + b * (n_classes if w is None else np.sum(w))
         ctx.p, ctx.w_b, ctx.axis, ctx.eps = p, w_b, axis, eps
         ctx.reduction, ctx.normaliser = reduction, normaliser
+        # PyTorch's composite (nll_loss of log_softmax, or a product with the probabilities) saves the target for the
+        # logits' gradient: a write into it after the forward makes that backward refuse (ctx.q may be its memory)
+        ctx.save_for_backward(target._data if ctx.needs_input_grad[0] else None)
         ctx.logits, ctx.inputs_at = logits._data, writes[0]    # for graph_backward (no copy)
 
         return _reduce_positions(loss, reduction, normaliser).astype(logits.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, dout):
+        ctx.saved_tensors                                      # (refuses a target written since the forward)
         axis, p = ctx.axis, ctx.p
         g = _upstream_per_position(dout._data.astype(p.dtype, copy=False), ctx.reduction, ctx.normaliser, axis)
         dx = p * np.expand_dims(ctx.qsum, axis)
@@ -144,6 +148,7 @@ class CrossEntropy(Function):
         """The same gradients with p = softmax(logits) and log p = log_softmax(logits) recomputed as
         differentiable functions of the logits, and q (hence sum_c q) of the target probabilities when
         they require grad; for class indices q is a constant (a scatter of a plus b w)."""
+        ctx.saved_tensors                                      # (refuses a target written since the forward)
         axis, eps, w_b = ctx.axis, ctx.eps, ctx.w_b
         _check_unwritten(ctx, "input", ctx.logits)
         g = _upstream_per_position(dout, ctx.reduction, ctx.normaliser, axis)

@@ -42,8 +42,27 @@ def on_both(array_fn, tensor_fn):
     return fn
 
 
+def kept(saves, x, out):
+    """(x, out) as a one-input Function keeps them for backward, by its ``saves`` (``UnaryMath.saves``): None for what
+    it does not keep."""
+    return (x.copy() if "input copy" in saves else x if "input" in saves else None,
+            out if "output" in saves else None)
+
+
+def joined(ctx, x, out):
+    """The saved (x, out) as Tensors in the graph, for a ``graph_backward`` (None stays None)."""
+    return None if x is None else ctx.input_tensor(0, x), None if out is None else ctx.output_tensor(out)
+
+
 class UnaryMath(Function):
-    """out = f(x); dx = dout * conj(f'(x)). Subclasses set ``f`` (NumPy's ufunc) and ``derivative(x, out)``."""
+    """out = f(x); dx = dout * conj(f'(x)). Subclasses set ``f`` (NumPy's ufunc), ``derivative(x, out)`` and
+    ``saves``."""
+
+    saves = ("input", "output")
+    """What ``derivative`` reads, as PyTorch's formula (derivatives.yaml) does: "input", "output" or both; "input copy"
+    for an op PyTorch composes of others, whose saved tensor is an intermediate no write can reach. Only these are
+    saved (the other argument of ``derivative`` is None), so a write into the input or the output after the forward
+    makes backward refuse exactly when PyTorch's does."""
 
     @staticmethod
     def f(x):
@@ -57,7 +76,7 @@ class UnaryMath(Function):
     def forward(cls, ctx, a):
         with np.errstate(all="ignore"):     # NaN/inf outside the domain, as PyTorch returns them silently
             out = cls.f(a._data)
-        ctx.save_for_backward(a._data, out)
+        ctx.save_for_backward(*kept(cls.saves, a._data, out))
         return out
 
     @classmethod
@@ -68,14 +87,16 @@ class UnaryMath(Function):
 
     @classmethod
     def graph_backward(cls, ctx, dout):
-        x, out = ctx.saved_tensors
         with np.errstate(all="ignore"):
-            d = cls.derivative(ctx.input_tensor(0, x), ctx.output_tensor(out))
+            d = cls.derivative(*joined(ctx, *ctx.saved_tensors))
         return dout * (d.conj() if d.dtype.kind == "c" else d)
 
 
 def _conj(d):
     return (d.conj() if d.dtype.kind == "c" else d) if isinstance(d, Tensor) else conj_if_complex(np.asarray(d))
+
+
+BINARY_SAVES = ("input", "other", "output")
 
 
 class BinaryMath(Function):
@@ -84,6 +105,8 @@ class BinaryMath(Function):
     returns (df/dx, df/dy), either None when that input needs no gradient (``need``)."""
 
     floating = True
+    saves = ("input", "other", "output")
+    """What ``partials`` reads, as PyTorch's formula does (``UnaryMath.saves``); None is passed for the others."""
 
     @staticmethod
     def f(x, y):
@@ -100,7 +123,7 @@ class BinaryMath(Function):
             x, y = x.astype(get_default_dtype()), y.astype(get_default_dtype())
         with np.errstate(all="ignore"):
             out = cls.f(x, y)
-        ctx.save_for_backward(x, y, out)
+        ctx.save_for_backward(*[v if name in cls.saves else None for v, name in zip((x, y, out), BINARY_SAVES)])
         return out
 
     @classmethod
@@ -113,9 +136,9 @@ class BinaryMath(Function):
     @classmethod
     def graph_backward(cls, ctx, dout):
         x, y, out = ctx.saved_tensors
+        x, y = [None if v is None else ctx.input_tensor(i, v) for i, v in enumerate((x, y))]
         with np.errstate(all="ignore"):
-            parts = cls.partials(ctx.input_tensor(0, x), ctx.input_tensor(1, y), ctx.output_tensor(out),
-                                 ctx.needs_input_grad)
+            parts = cls.partials(x, y, None if out is None else ctx.output_tensor(out), ctx.needs_input_grad)
         return tuple(None if d is None else dout * _conj(d) for d in parts)
 
 

@@ -1079,7 +1079,7 @@ def pixel_shuffle(input, upscale_factor):
     nb = len(batch)
     x = input.reshape(*batch, channels // (r * r), r, r, h, w)             # (*, C, i, j, H, W)
     x = x.permute(*range(nb), nb, nb + 3, nb + 1, nb + 4, nb + 2)           # (*, C, H, i, W, j)
-    return x.reshape(*batch, channels // (r * r), h * r, w * r)
+    return _fresh(x.reshape(*batch, channels // (r * r), h * r, w * r), input)
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -1094,7 +1094,13 @@ def pixel_unshuffle(input, downscale_factor):
     nb = len(batch)
     x = input.reshape(*batch, channels, h // r, r, w // r, r)               # (*, C, H, i, W, j)
     x = x.permute(*range(nb), nb, nb + 2, nb + 4, nb + 1, nb + 3)           # (*, C, i, j, H, W)
-    return x.reshape(*batch, channels * r * r, h // r, w // r)
+    return _fresh(x.reshape(*batch, channels * r * r, h // r, w // r), input)
+
+
+def _fresh(out, input):
+    """``out``, or a copy of it where the reshapes gave a view of ``input`` (a factor of 1, single pixels): PyTorch's
+    pixel_shuffle and pixel_unshuffle always return a new tensor, which a later write into the input does not reach."""
+    return out.clone() if np.may_share_memory(out._data, input._data) else out
 
 
 @takes_tensors("input")

@@ -20,6 +20,7 @@ from ..autograd import Function
 from ..dtypes import compute_dtype, get_default_dtype, result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
+from .pointwise import joined, kept
 
 
 def scipy_special():
@@ -44,6 +45,7 @@ def _dispatch(array_fn, tensor_fn):
 exp = _dispatch(np.exp, ew.exp)
 log = _dispatch(np.log, ew.log)
 cos = _dispatch(np.cos, ew.cos)
+sin = _dispatch(np.sin, ew.sin)
 sign = _dispatch(np.sign, ew.sign)
 
 
@@ -54,6 +56,7 @@ def _scipy(name):
 
 # the special functions in derivatives: SciPy's on ndarrays, this module's (defined below) on Tensors
 _i0 = _dispatch(np.i0, lambda x: i0(x))
+_erfinv = _dispatch(_scipy("erfinv"), lambda x: erfinv(x))
 _i0e = _dispatch(_scipy("i0e"), lambda x: i0e(x))
 _i1 = _dispatch(_scipy("i1"), lambda x: i1(x))
 _i1e = _dispatch(_scipy("i1e"), lambda x: i1e(x))
@@ -85,10 +88,12 @@ class Special(Function):
     (``derivative``, written once for ndarrays and Tensors; the conjugate is PyTorch's convention for the
     holomorphic ones that take complex numbers, ``exp2`` and ``sinc``)."""
 
+    saves = ("input", "output")      # what ``derivative`` reads, as PyTorch's formula does (``UnaryMath.saves``)
+
     @classmethod
     def forward(cls, ctx, x):
         out = _computed(cls.value, x._data)
-        ctx.save_for_backward(x._data, out)
+        ctx.save_for_backward(*kept(cls.saves, x._data, out))
         return out
 
     @classmethod
@@ -99,9 +104,8 @@ class Special(Function):
 
     @classmethod
     def graph_backward(cls, ctx, dout):
-        x, out = ctx.saved_tensors
         with np.errstate(all="ignore"):
-            return dout * cls.derivative(ctx.input_tensor(0, x), ctx.output_tensor(out)).conj()
+            return dout * cls.derivative(*joined(ctx, *ctx.saved_tensors)).conj()
 
     @staticmethod
     def value(x):
@@ -123,6 +127,7 @@ _SQRT_2PI = math.sqrt(2 * math.pi)
 
 class Erfc(Special):
     """erfc x = 1 - erf x; d/dx = -2/sqrt(pi) exp(-x^2)."""
+    saves = ("input",)
     value = staticmethod(_scipy("erfc"))
 
     @staticmethod
@@ -131,12 +136,15 @@ class Erfc(Special):
 
 
 class Erfinv(Special):
-    """y = erf^{-1}(x); from erf(y) = x, dy/dx = 1 / erf'(y) = sqrt(pi)/2 exp(y^2)."""
+    """y = erf^{-1}(x); from erf(y) = x, dy/dx = 1 / erf'(y) = sqrt(pi)/2 exp(y^2), with y recomputed from x (PyTorch
+    saves only the input)."""
+    saves = ("input",)
     value = staticmethod(_scipy("erfinv"))
 
     @staticmethod
     def derivative(x, out):
-        return (math.sqrt(math.pi) / 2) * exp(out * out)
+        y = _erfinv(x)
+        return (math.sqrt(math.pi) / 2) * exp(y * y)
 
 
 class Erfcx(Special):
@@ -150,6 +158,7 @@ class Erfcx(Special):
 
 class Exp2(Special):
     """2^x; d/dx = 2^x ln 2."""
+    saves = ("output",)
     value = staticmethod(np.exp2)
 
     @staticmethod
@@ -158,17 +167,20 @@ class Exp2(Special):
 
 
 class Sinc(Special):
-    """sinc x = sin(pi x)/(pi x), 1 at 0. d/dx = (pi x cos(pi x) - sin(pi x)) / (pi x^2) = (cos(pi x) - sinc x)/x,
-    0 at x = 0 (the limit, and PyTorch's value)."""
+    """sinc x = sin(pi x)/(pi x), 1 at 0. d/dx = (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x = 0 (the limit, and
+    PyTorch's value): from x alone, as PyTorch's."""
+    saves = ("input",)
     value = staticmethod(np.sinc)
 
     @staticmethod
     def derivative(x, out):
-        return _at_zero(x, 0.0, (cos(math.pi * x) - out) / x)
+        pi_x = math.pi * x
+        return _at_zero(x, 0.0, (pi_x * cos(pi_x) - sin(pi_x)) / (pi_x * x))
 
 
 class I0(Special):
     """The modified Bessel function I0; d/dx I0 = I1."""
+    saves = ("input",)
     value = staticmethod(np.i0)
 
     @staticmethod
@@ -205,7 +217,9 @@ class I1e(Special):
 
 
 class Ndtr(Special):
-    """The standard normal CDF Phi(x); d/dx = phi(x) = exp(-x^2/2) / sqrt(2 pi)."""
+    """The standard normal CDF Phi(x); d/dx = phi(x) = exp(-x^2/2) / sqrt(2 pi). PyTorch composes it of erf, whose
+    saved input is an intermediate: a copy of x is saved, so no later write makes backward refuse."""
+    saves = ("input copy",)
     value = staticmethod(_scipy("ndtr"))
 
     @staticmethod
@@ -215,6 +229,7 @@ class Ndtr(Special):
 
 class Ndtri(Special):
     """y = Phi^{-1}(x); dy/dx = 1 / phi(y) = sqrt(2 pi) exp(y^2/2)."""
+    saves = ("output",)
     value = staticmethod(_scipy("ndtri"))
 
     @staticmethod
@@ -233,6 +248,7 @@ class LogNdtr(Special):
 
 class Entr(Special):
     """entr x = -x log x (0 at 0, -inf for x < 0); d/dx = -(1 + log x) (NaN for x < 0, as PyTorch)."""
+    saves = ("input",)
     value = staticmethod(_scipy("entr"))
 
     @staticmethod

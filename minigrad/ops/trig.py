@@ -2,7 +2,8 @@
 degree/radian conversions. Integers and bools are computed in the default float dtype, as in PyTorch; complex
 inputs are differentiable (dout * conj(f'(z))).
 
-Each derivative is written once (``UnaryMath.derivative``) for ndarrays and Tensors:
+Each derivative is written once (``UnaryMath.derivative``) for ndarrays and Tensors, from what PyTorch's reads (tan's
+from its output, the others' from their input; ``UnaryMath.saves``):
 
     tan' = 1 + tan^2        sinh' = cosh        cosh' = sinh
     asin' = (1 - x^2)^(-1/2)    acos' = -(1 - x^2)^(-1/2)    atan' = 1 / (1 + x^2)
@@ -18,6 +19,7 @@ from .pointwise import UnaryMath, on_both, public_unary
 
 
 class Tan(UnaryMath):
+    saves = ("output",)
     f = staticmethod(np.tan)
 
     @staticmethod
@@ -26,6 +28,7 @@ class Tan(UnaryMath):
 
 
 class Sinh(UnaryMath):
+    saves = ("input",)
     f = staticmethod(np.sinh)
 
     @staticmethod
@@ -34,6 +37,7 @@ class Sinh(UnaryMath):
 
 
 class Cosh(UnaryMath):
+    saves = ("input",)
     f = staticmethod(np.cosh)
 
     @staticmethod
@@ -46,6 +50,7 @@ _sinh = on_both(np.sinh, lambda t: Sinh.apply(t))
 
 
 class Asin(UnaryMath):
+    saves = ("input",)
     f = staticmethod(np.arcsin)
 
     @staticmethod
@@ -54,6 +59,7 @@ class Asin(UnaryMath):
 
 
 class Acos(UnaryMath):
+    saves = ("input",)
     f = staticmethod(np.arccos)
 
     @staticmethod
@@ -62,6 +68,7 @@ class Acos(UnaryMath):
 
 
 class Atan(UnaryMath):
+    saves = ("input",)
     f = staticmethod(np.arctan)
 
     @staticmethod
@@ -70,6 +77,7 @@ class Atan(UnaryMath):
 
 
 class Asinh(UnaryMath):
+    saves = ("input",)
     f = staticmethod(np.arcsinh)
 
     @staticmethod
@@ -78,6 +86,7 @@ class Asinh(UnaryMath):
 
 
 class Acosh(UnaryMath):
+    saves = ("input",)
     f = staticmethod(np.arccosh)
 
     @staticmethod
@@ -86,6 +95,7 @@ class Acosh(UnaryMath):
 
 
 class Atanh(UnaryMath):
+    saves = ("input",)
     f = staticmethod(np.arctanh)
 
     @staticmethod
