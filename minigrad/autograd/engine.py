@@ -154,7 +154,11 @@ def accumulate(tensor, grad, alone=False):
     A Tensor ``grad`` (create_graph=True) is kept with its graph: ``.grad`` becomes it, or ``.grad + grad``
     (out of place, as PyTorch does, so the sum is differentiable too)."""
     if isinstance(grad, Tensor):
-        tensor.grad = grad if tensor.grad is None else tensor.grad + grad
+        total = grad if tensor.grad is None else tensor.grad + grad
+        if total.shape == tensor.shape:
+            tensor.grad = total
+        else:                                # a retained gradient of a tensor reshaped in place since: its shape
+            tensor._grad = total             # (not the setter, which refuses another shape)
         return
     if tensor.grad is None:
         if alone and grad.dtype == tensor._data.dtype and grad.flags.writeable and _same_layout(grad, tensor._data):

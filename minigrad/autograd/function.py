@@ -59,11 +59,19 @@ class Context:
         for t in tensors:  # a plain loop: most ops save ndarrays only, and then keep the tuple itself
             if isinstance(t, Tensor):
                 saved = tuple([t.detach() if isinstance(t, Tensor) else t for t in tensors])
-                # where each saved Tensor sits in the graph, for create_graph (in __dict__: most nodes have none)
-                self.origins = tuple([_origin(t) for t in tensors])
+                # where each saved Tensor sits in the graph, for create_graph (in __dict__: most nodes have none);
+                # not when nothing is recorded (reading a stale view's grad_fn may raise, which only a recorded
+                # op should do, as in PyTorch)
+                if True in self.needs_input_grad:
+                    self.origins = tuple([_origin(t) for t in tensors])
                 break
         self.saved = saved
         self.saved_at = writes[0]
+
+    def watch(self, *arrays):
+        """Arrays the backward does not read but PyTorch's saves (a norm's weight, which minigrad keeps as a converted
+        copy): a write into one after the forward makes backward refuse, as it does for a saved one."""
+        self.__dict__["watched"] = self.__dict__.get("watched", ()) + tuple(a for a in arrays if a is not None)
 
     @property
     def saved_tensors(self):
@@ -79,7 +87,7 @@ class Context:
 
     def _check_versions(self):
         noted = self.__dict__.get("own_counters", ())       # inputs that were .data tensors (or their views)
-        for item in self.saved:
+        for item in self.saved + self.__dict__.get("watched", ()):
             array = _array(item)
             if array is None:
                 continue

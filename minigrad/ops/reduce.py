@@ -142,22 +142,28 @@ def _centered(ctx, x):
     return x - Mean.apply(x, ctx.axes, True)
 
 
+def _centered_values(ctx, x):
+    """x - mean(x) over the reduced axes, from the saved input as it is now: PyTorch's var/std backward recomputes it
+    from the input it saved, so values written through ``.data`` since the forward are what it reads."""
+    return x - x.mean(axis=ctx.axes, keepdims=True)
+
+
 class Var(Function):
     @staticmethod
     def forward(ctx, a, axes, keepdim, correction, whole):
-        var, centered = _variance(ctx, "var", a, axes, keepdim, correction, whole)
+        var, _ = _variance(ctx, "var", a, axes, keepdim, correction, whole)
         ctx.axes = axes
-        ctx.save_for_backward(centered, a._data)
+        ctx.save_for_backward(a._data)
         return var
 
     @staticmethod
     def backward(ctx, dout):
-        centered = ctx.saved_tensors[0]
-        return _variance_grad(ctx, centered, dout._data), None, None, None, None
+        (x,) = ctx.saved_tensors
+        return _variance_grad(ctx, _centered_values(ctx, x), dout._data), None, None, None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
-        _, x = ctx.saved_tensors
+        (x,) = ctx.saved_tensors
         return _variance_grad(ctx, _centered(ctx, x), dout), None, None, None, None
 
 
@@ -166,22 +172,22 @@ class Std(Function):
 
     @staticmethod
     def forward(ctx, a, axes, keepdim, correction, whole):
-        var, centered = _variance(ctx, "std", a, axes, keepdim, correction, whole)
+        var, _ = _variance(ctx, "std", a, axes, keepdim, correction, whole)
         std = np.sqrt(var)
         ctx.axes = axes
-        ctx.save_for_backward(centered, std, a._data)
+        ctx.save_for_backward(std, a._data)
         return std
 
     @staticmethod
     def backward(ctx, dout):
-        centered, std, _ = ctx.saved_tensors
+        std, x = ctx.saved_tensors
         with np.errstate(divide="ignore", invalid="ignore"):
             dvar = np.where(std == 0, 0, dout._data / (2 * std)).astype(dout.dtype, copy=False)
-        return _variance_grad(ctx, centered, dvar), None, None, None, None
+        return _variance_grad(ctx, _centered_values(ctx, x), dvar), None, None, None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
-        _, std, x = ctx.saved_tensors
+        std, x = ctx.saved_tensors
         std_t, zero = ctx.output_tensor(std), std == 0
         if zero.any():   # dvar = 0 where std == 0: divide by 1 there and mask the quotient
             dvar = dout * Tensor(~zero) / (2 * (std_t + Tensor(zero.astype(std.dtype))))
@@ -242,7 +248,7 @@ class Extremum(Function):
 
     @staticmethod
     def forward(ctx, a, axes, keepdim, reduce, nan_ties):
-        out = reduce(a._data, axis=axes, keepdims=True)
+        out = np.asarray(reduce(a._data, axis=axes, keepdims=True))   # (0-d: an array, which the output views)
         ctx.save_for_backward(a, out)
         ctx.axes, ctx.nan_ties = axes, nan_ties
         return _reduced(out, axes, keepdim)
@@ -401,8 +407,8 @@ class LogSumExp(Function):
         m = np.max(x, axis=axes, keepdims=True) if x.size else np.zeros(_keepdim_shape(x.shape, axes), x.dtype)
         m = np.where(np.isinf(m), np.zeros((), x.dtype), m)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m
-        ctx.save_for_backward(a, out)
+            out = np.asarray(np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m)   # (0-d: an array, not a
+        ctx.save_for_backward(a, out)    # NumPy scalar, so that the output returned is a view of the one saved)
         ctx.axes, ctx.keepdim = axes, keepdim
         return _reduced(out, axes, keepdim)
 
@@ -580,6 +586,7 @@ class VectorNorm(Function):
         else:
             with np.errstate(divide="ignore"):
                 out = (ax ** ord).sum(axis=axes, keepdims=True) ** (1 / ord)
+        out = np.asarray(out)       # (a 0-d x gives a NumPy scalar: an array, so that the output is a view of it)
         ctx.ord, ctx.axes, ctx.keepdim = ord, axes, keepdim
         ctx.save_for_backward(a, out)
         return _reduced(out, axes, keepdim)

@@ -52,8 +52,10 @@ class Prod(Function):
     @staticmethod
     def forward(ctx, a, axis, keepdim):
         x = a._data
-        out = np.prod(x, axis=axis, keepdims=True, dtype=x.dtype)
         ctx.axis, ctx.keepdim = axis, keepdim
+        if axis is None:           # a 0-d x: the element itself, and its gradient dout (PyTorch's reads no input then)
+            return x.copy()
+        out = np.prod(x, axis=axis, keepdims=True, dtype=x.dtype)
         ctx.save_for_backward(x, out)
         return _reduced(out, (axis,), keepdim)
 
@@ -67,6 +69,8 @@ class Prod(Function):
 
     @staticmethod
     def backward(ctx, dout):
+        if ctx.axis is None:
+            return dout._data, None, None
         x, out = ctx.saved_tensors
         g = dout._data.reshape(out.shape)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -75,6 +79,8 @@ class Prod(Function):
 
     @staticmethod
     def graph_backward(ctx, dout):
+        if ctx.axis is None:
+            return dout, None, None
         x, out = ctx.saved_tensors
         g = dout.reshape(out.shape)
         out_t = ctx.output_tensor(_reduced(out, (ctx.axis,), ctx.keepdim)).reshape(out.shape)
@@ -90,11 +96,12 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         input = input.to(dtype)
     elif kind_of(input.dtype) in "biu":
         input = input.to(np.int64)
+    if input.ndim == 0:
+        normalize_dim(0 if dim is None else dim, 0)
+        return Prod.apply(input, None, keepdim)
     if dim is None:
         return Prod.apply(input.reshape(-1), 0, False).reshape((1,) * input.ndim if keepdim else ())
-    flat = input.reshape(1) if input.ndim == 0 else input
-    out = Prod.apply(flat, normalize_dim(dim, flat.ndim), keepdim)
-    return out.reshape(()) if input.ndim == 0 else out
+    return Prod.apply(input, normalize_dim(dim, input.ndim), keepdim)
 
 
 # --------------------------------------------------------------------------- NaN-skipping sums and means

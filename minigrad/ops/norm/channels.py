@@ -16,7 +16,8 @@ from ...autograd import Function
 from ...autograd.version import bump
 from ...dtypes import LOW_PRECISION, cast_like, compute_dtype, is_floating_point, scalar_type_name
 from ...kernels import kernel
-from .common import contiguous_as, centered_second_order, centered_statistics, input_grads, second_order_grads, sum64
+from .common import (contiguous_as, centered_second_order, centered_statistics, fused_node_grads, input_grads,
+                     second_order_grads, sum64)
 
 _TORCH_TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
 
@@ -144,6 +145,8 @@ def save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, **options):
     to detach); the shapes of x, weight and bias, which its gradients take; and the family's options, as
     ``ctx.<name>``."""
     ctx.save_for_backward(x._data, mean, rstd, w)
+    if weight is not None and not options.get("instance"):   # PyTorch's batch and group norm save the weight itself
+        ctx.watch(weight._data)                              # (its instance norm a repeated copy)
     ctx.shapes = (x.shape, None if weight is None else weight.shape, None if bias is None else bias.shape)
     ctx.__dict__.update(options)
 
@@ -162,10 +165,11 @@ def channel_backward(ctx, dout, backward_kernel, **options):
 
 
 # --------------------------------------------------------------------------- create_graph=True
-def channel_graph_backward(ctx, dout, dx_of, xhat_of):
+def channel_graph_backward(ctx, dout, dx_of, xhat_of, constant_db=False):
     """A channel norm Function's ``graph_backward`` (what ``save_for_channel_backward`` saved, with minigrad
     ops): dx = ``dx_of(dout, x, w)`` (x and w (C,) joined to the graph), dw_c = sum_{n,s}(g * xhat) with
-    xhat = ``xhat_of(x)`` (the norm without affine, in the compute dtype), db_c = sum_{n,s}(g)."""
+    xhat = ``xhat_of(x)`` (the norm without affine, in the compute dtype), db_c = sum_{n,s}(g); each requiring
+    grad when x or w does, as from PyTorch's one backward node (``fused_node_grads``), db not if ``constant_db``."""
     x, _, rstd, w = ctx.saved_tensors
     need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
     _, w_shape, b_shape = ctx.shapes
@@ -179,7 +183,8 @@ def channel_graph_backward(ctx, dout, dx_of, xhat_of):
         dw = (g * xhat_of(x_t.to(g.dtype))).sum(dims).reshape(w_shape)
     if need_db:
         db = g.sum(dims).reshape(b_shape)
-    return input_grads(ctx, dx, dw, db)
+    grads = fused_node_grads(ctx, (dx, dw, db), sources=(0, 1), constant=(2,) if constant_db else ())
+    return input_grads(ctx, *grads)
 
 
 class ChannelNormBackward(Function):

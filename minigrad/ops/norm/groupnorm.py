@@ -90,7 +90,7 @@ class GroupNormFunction(Function):
     """
 
     @staticmethod
-    def forward(ctx, x, weight, bias, num_groups, eps, zero_rstd=False):
+    def forward(ctx, x, weight, bias, num_groups, eps, zero_rstd=False, instance=False):
         x3, w, b = channel_operands(x, weight, bias)                 # (N, C, S), (C,), (C,) in the compute dtype
         with np.errstate(divide="ignore" if zero_rstd else "warn"):  # eps = 0: 1/sqrt(0), made 0 below
             y, mean, rstd = kernel(group_norm_forward)(x3, num_groups, w, b, eps=eps)   # mean, rstd (N, G)
@@ -100,7 +100,7 @@ class GroupNormFunction(Function):
         if zero_rstd:
             _zero_rstd_of_constant_rows(y, rstd, b, num_groups)
         save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, num_groups=num_groups, eps=eps,
-                                  zero_rstd=zero_rstd)
+                                  zero_rstd=zero_rstd, instance=instance)
         return cast_like(y.reshape(x.shape), x.dtype, pooled=True)
 
     @staticmethod
@@ -117,7 +117,9 @@ class GroupNormFunction(Function):
 
         def xhat_of(x):
             return GroupNormFunction.apply(x, None, None, num_groups=groups, eps=eps, zero_rstd=ctx.zero_rstd)
-        return channel_graph_backward(ctx, dout, dx_of, xhat_of)
+        # PyTorch's instance norm is its batch norm, whose bias gradient requires grad as the others do; its group
+        # norm's does not
+        return channel_graph_backward(ctx, dout, dx_of, xhat_of, constant_db=not ctx.instance)
 
 
 def _zero_rstd_of_constant_rows(y, rstd, bias, num_groups):
@@ -186,7 +188,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 def _group_norm_function(input, num_groups, weight, bias, eps):
     """InstanceNorm's GroupNorm: rstd = 0 on constant rows when eps = 0, as PyTorch's instance_norm."""
-    return GroupNormFunction.apply(input, weight, bias, num_groups=num_groups, eps=eps, zero_rstd=eps == 0)
+    return GroupNormFunction.apply(input, weight, bias, num_groups=num_groups, eps=eps, zero_rstd=eps == 0,
+                                   instance=True)
 
 
 def _instance_norm(batch_norm_form, group_norm_form, input, running_mean, running_var, weight, bias, use_input_stats,

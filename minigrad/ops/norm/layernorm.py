@@ -22,7 +22,7 @@ from ...autograd import Function
 from ...dtypes import compute_dtype
 from ...kernels import kernel
 from .common import (center, centered_dx, centered_second_order, centered_statistics, centering_overflows, exact_mean,
-                     input_grads, normalize, second_order_grads, square_mean64)
+                     fused_node_grads, input_grads, normalize, second_order_grads, square_mean64)
 from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, functional_normalized_shape, row_affine,
                    row_dims, row_operands, row_param, row_param_grads, shaped_grads)
 
@@ -75,6 +75,7 @@ class LayerNormFunction(Function):
             x, w, b = row_operands(input, weight, bias, d, np.float64)
             y, mean, rstd = kernel(layer_norm_forward)(x, w, b, eps=eps)
         ctx.save_for_backward(input._data, mean, rstd, w)  # a float16 x stays float16 in memory
+        ctx.watch(*[None if p is None else p._data for p in (weight, bias)])   # PyTorch saves both as they are
         ctx.normalized_shape, ctx.eps = normalized_shape, eps
         return from_rows(y, input)
 
@@ -103,7 +104,7 @@ class LayerNormFunction(Function):
             dx = LayerNormBackward.apply(dout, x_t, w_t, mean=mean, rstd=rstd, normalized_shape=ns, eps=eps)
         if need_dw:
             dw = g * LayerNormFunction.apply(x_t.to(g.dtype), None, None, normalized_shape=ns, eps=eps)
-        return input_grads(ctx, dx, dw, g if need_db else None)
+        return input_grads(ctx, *fused_node_grads(ctx, (dx, dw, g if need_db else None), sources=(0, 1, 2)))
 
 
 class LayerNormBackward(Function):

@@ -105,8 +105,17 @@ class RMSNormFunction(Function):
     def forward(ctx, input, weight, bias, normalized_shape, eps, k, eps_outside):
         x, w, b = row_operands(input, weight, bias, math.prod(normalized_shape))      # (R, D), (D,), (D,)
         y, rstd = kernel(rms_norm_forward)(x, w, b, eps=eps, k=k, eps_outside=eps_outside)
-        # input._data, not the upcast rows: a float16 x stays float16 in memory (upcasting again is exact)
-        ctx.save_for_backward(input._data, rstd, w)
+        # input._data, not the upcast rows: a float16 x stays float16 in memory (upcasting again is exact). PyTorch
+        # saves x itself only when x needs a gradient and is float32/float64 (else it saves an intermediate: the
+        # normalized rows for the weight's gradient, an upcast copy): a copy then, so that a write into x after the
+        # forward is refused exactly when PyTorch refuses it
+        # The weight, likewise, only when x needs a gradient (its product with the normalized rows saves it then).
+        own = ctx.needs_input_grad[0] and input._data.dtype in (np.float32, np.float64)
+        if ctx.needs_input_grad[0] and weight is not None:
+            ctx.watch(weight._data)
+        elif w is not None and weight is not None and np.shares_memory(w, weight._data):
+            w = w.copy()
+        ctx.save_for_backward(input._data if own else input._data.copy(), rstd, w)
         ctx.normalized_shape, ctx.eps, ctx.k, ctx.eps_outside = normalized_shape, eps, k, eps_outside
         return from_rows(y, input)
 
