@@ -580,9 +580,9 @@ class Tensor:
         return _ew.div(self, other)
 
     def __rtruediv__(self, other):
-        if self._data.dtype in dtypes.LOW_PRECISION and not isinstance(other, Tensor):
-            return _ew.mul(_ew.reciprocal(self), other)    # PyTorch's 2 / x: two roundings in 16 bits
-        return _ew.div(other, self)
+        # PyTorch's 2 / x is x.reciprocal() * 2: its two roundings, and its saved tensor (the reciprocal, which no
+        # write into x reaches)
+        return _ew.mul(_ew.reciprocal(self), other)
 
     def __pow__(self, other):
         return _ew.pow(self, other)
@@ -693,8 +693,7 @@ class Tensor:
     def __rfloordiv__(self, other):
         return _division.floor_divide(other, self)
 
-    def __rdiv__(self, other):
-        return _ew.div(other, self)
+    __rdiv__ = __rtruediv__
 
     __div__ = __truediv__
 

@@ -248,6 +248,43 @@ REGRESSIONS = [
     # result copied back let an unfilled window put an old value back)
     ([("t", 28, 38, 21904, False), ("flatten", 18, 56, 10121, False), ("unfold", 24, 36, 44021, False),
       ("index_fill_", 17, 27, 31164, False)], False),
+    # softmax of a transposed input, its output then written in place (through a view): PyTorch's backward refuses;
+    # minigrad had saved the output before its row-major copy, so it missed the write
+    ([("t", 21, 44, 17378, True), ("exp", 42, 24, 11751, False), ("softmax", 23, 26, 63807, False),
+      ("reshape", 23, 4, 24437, False), ("neg_", 55, 52, 50412, False), ("exp", 11, 23, 23056, False)], False),
+    # rms_norm of a plain x (only the weight needs a gradient), x written after: PyTorch saved the normalized rows,
+    # not x, and runs the backward; minigrad refused
+    ([("piece", 53, 1, 30181, False), ("rms_norm", 2, 33, 57049, False), ("fill_", 17, 59, 56303, False)], False),
+    # batch_norm and group_norm of a plain x with a weight, create_graph: PyTorch's first gradients come from one
+    # backward node and require grad (minigrad's dw did not), and differentiating them gives the weight no gradient
+    # (minigrad's first fix gave it zeros)
+    ([("batch_norm", 14, 61, 35069, False)], True),
+    ([("group_norm", 23, 46, 4811, False)], True),
+    # var, then its input written through .data: PyTorch's backward recomputes x - mean from the new values;
+    # minigrad's used the centered values it had kept
+    ([("var", 7, 28, 47984, False), ("data_mul_", 61, 0, 18145, False)], False),
+    # norm, logsumexp of 0-d tensors, their outputs written in place: PyTorch's backward refuses (the saved output
+    # changed); minigrad had saved a NumPy scalar apart from the output's array
+    ([("prod", 46, 12, 43592, False), ("norm", 31, 54, 65242, False), ("transpose", 34, 42, 36594, False),
+      ("t", 38, 41, 53329, False), ("zero_", 39, 1, 26376, False)], False),
+    ([("norm", 45, 50, 51657, True), ("var", 25, 44, 3523, False), ("logsumexp", 54, 7, 31155, False),
+      ("add_", 47, 41, 13426, False)], False),
+    # prod of a 0-d tensor under create_graph: PyTorch's gradient is dout itself (it reads no input), so it does not
+    # require grad
+    ([("unsqueeze", 26, 25, 37473, False), ("binary", 43, 18, 56307, False), ("index", 31, 46, 8165, False),
+      ("squeeze", 50, 7, 15128, False), ("prod", 26, 46, 58368, False)], True),
+    # batch_norm with a weight that is a view, the weight's base written after: PyTorch saved the weight and refuses
+    # the backward; minigrad kept a converted copy and did not notice
+    ([("index", 11, 17, 46158, False), ("batch_norm", 16, 47, 14417, False), ("detach", 58, 14, 40289, False),
+      ("permute", 47, 56, 21962, False), ("index_copy_", 37, 32, 46880, False)], False),
+    # retain_grad, then unsqueeze_, under create_graph: the retained gradient keeps its old shape (minigrad's setter
+    # refused it)
+    ([("scatter_", 20, 28, 28528, False), ("retain_grad", 35, 12, 29533, False), ("movedim", 39, 23, 2345, False),
+      ("expand", 10, 14, 35058, False), ("unsqueeze_", 57, 20, 62643, False)], True),
+    # under no_grad, norm of a split output whose base was written: nothing is recorded, so PyTorch never reads the
+    # stale view's grad_fn; minigrad read it while saving the input and raised
+    ([("piece", 6, 54, 15259, False), ("sin_", 60, 40, 57558, True), ("detach", 23, 29, 12289, False),
+      ("norm", 58, 33, 26696, True)], False),
 ]
 
 

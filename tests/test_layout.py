@@ -176,6 +176,32 @@ def test_an_op_on_a_transposed_input_lays_its_result_out_as_pytorch(op):
     assert (a.contiguous() is a) == (b.contiguous() is b)
 
 
+REDUCTIONS = {
+    "sum": lambda lib, x, d, k: x.sum(d, keepdim=k), "mean": lambda lib, x, d, k: x.mean(d, keepdim=k),
+    "prod": lambda lib, x, d, k: x.prod(d, keepdim=k), "amax": lambda lib, x, d, k: x.amax(d, keepdim=k),
+    "var": lambda lib, x, d, k: x.var(d, keepdim=k), "std": lambda lib, x, d, k: x.std(d, keepdim=k),
+    "norm": lambda lib, x, d, k: x.norm(dim=d, keepdim=k), "logsumexp": lambda lib, x, d, k: x.logsumexp(d, keepdim=k),
+    "any": lambda lib, x, d, k: (x > 0).any(d, keepdim=k), "count_nonzero": lambda lib, x, d, k: x.count_nonzero(d),
+    "nansum": lambda lib, x, d, k: x.nansum(d, keepdim=k), "nanmean": lambda lib, x, d, k: x.nanmean(d, keepdim=k),
+    "nanmedian": lambda lib, x, d, k: x.nanmedian(d, keepdim=k).values,
+    "max": lambda lib, x, d, k: x.max(d, keepdim=k).values,
+}
+
+
+@pytest.mark.parametrize("op", list(REDUCTIONS))
+def test_a_reduction_of_a_permuted_input_is_laid_out_as_pytorchs(op):
+    """PyTorch's reductions along a dim return row-major results; NumPy's keep the input's order of dims, so a
+    reduction of a permuted 3-D tensor was not contiguous where PyTorch's is (and view() of it raised). The strides
+    of size-1 dims (keepdim) are not compared: view and contiguity ignore them."""
+    torch = torch_or_skip()
+    for shape, perm, d, keepdim in [((2, 3, 4), (2, 0, 1), 1, False), ((2, 3, 4), (1, 2, 0), 0, False),
+                                    ((2, 3, 4), (2, 0, 1), 2, True), ((2, 1, 4), (2, 0, 1), 2, False)]:
+        a, b = (REDUCTIONS[op](lib, lib.tensor(randn(shape)).permute(*perm), d, keepdim) for lib in (mg, torch))
+        strides = [(n, s) for n, s in zip(b.shape, b.stride()) if n != 1]
+        assert [(n, s) for n, s in zip(a.shape, a.stride()) if n != 1] == strides, (shape, perm, d, keepdim)
+        assert a.is_contiguous() == b.is_contiguous()
+
+
 @pytest.mark.parametrize("index", ["[None]", "[:, None]", "[0][None]", "[0, 0][None]", "[None, ::2]", "[..., None]",
                                    "[None, ..., None, 1]"])
 def test_new_axes_of_an_index_have_pytorchs_strides(index):

@@ -36,7 +36,7 @@ import numpy as np
 from ..kernels import buffers
 from . import grad_mode
 from .function import Context, Function
-from .version import bump
+from .version import bump, writes
 
 Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
 
@@ -313,6 +313,8 @@ def run_node(node, grad, sink, retain_graph, graph=False):
     joined to the graph, its results marked ``NotDifferentiableTwice``), so the gradients are Tensors with a graph."""
     if node.freed:
         node.saved_tensors  # raises the "backward through the graph a second time" error
+    if "watched" in node.__dict__ and writes[0] != node.saved_at:
+        node._check_versions()          # arrays PyTorch saves that this backward does not read (Context.watch)
     hooked = run_hooks(node.pre_hooks, grad) if node.pre_hooks else grad
     sink.node(node, hooked, grad)
     grad = hooked

@@ -25,6 +25,7 @@ output: the engine sums them down to each input's shape (the only place in minig
 where broadcasting is undone) and casts them to the input's dtype.
 """
 import functools
+import inspect
 
 import numpy as np
 
@@ -70,8 +71,11 @@ class Context:
 
     def watch(self, *arrays):
         """Arrays the backward does not read but PyTorch's saves (a norm's weight, which minigrad keeps as a converted
-        copy): a write into one after the forward makes backward refuse, as it does for a saved one."""
+        copy; a pooling's input, whose shape is all its backward needs): a write into one after the forward makes
+        backward refuse, as it does for a saved one (the engine checks before running the node)."""
         self.__dict__["watched"] = self.__dict__.get("watched", ()) + tuple(a for a in arrays if a is not None)
+        if not self.saved:                 # (nothing saved yet: the writes counted from now)
+            self.saved_at = writes[0]
 
     @property
     def saved_tensors(self):
@@ -154,6 +158,34 @@ class Context:
         return f"<{self.name()}>"
 
 
+def watching(out, *tensors):
+    """``out`` (a Tensor, or a tuple or named tuple led by one) with its node made to refuse its backward after an
+    in-place write into one of ``tensors`` (Tensors; None and numbers are skipped): for an op whose PyTorch backward
+    saves those tensors while minigrad's reads copies, or only their shapes (``Context.watch``)."""
+    first = out[0] if isinstance(out, tuple) else out
+    node = first.grad_fn
+    if node is not None:
+        node.watch(*[t._data for t in tensors if isinstance(t, Tensor)])
+    return out
+
+
+def pytorch_saves(*names):
+    """Decorator of an op composed of others (or reading only shapes) whose PyTorch backward saves its arguments
+    ``names``: its result refuses its backward after an in-place write into one of them (``watching``)."""
+    def decorate(fn):
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def op(*args, **kwargs):
+            out = fn(*args, **kwargs)
+            if not grad_mode._state.enabled:
+                return out
+            bound = signature.bind_partial(*args, **kwargs).arguments
+            return watching(out, *[bound.get(name) for name in names])
+        return op
+    return decorate
+
+
 def retained_elsewhere():
     """A node's ``retained`` when the tensor's retained gradient is received by the node below it (``StaleShape``,
     an in-place shape op): ``retains_grad`` holds, and this node hands no gradient to any tensor."""
@@ -201,6 +233,8 @@ class Function:
     output then remembers that input's base, so that writes through it reach the base (``views.py``)."""
 
     view = False
+    watched_inputs = ()
+    """Positions of the inputs PyTorch's backward saves that this Function's does not (``Context.watch``)."""
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -289,6 +323,8 @@ class Function:
                 if noting and isinstance(a, Tensor):
                     _note_own_counter(ctx, a)
             ctx.next_edges, ctx.input_meta = tuple(edges), tuple(meta)
+            if cls.watched_inputs:
+                ctx.watch(*[args[i]._data for i in cls.watched_inputs if isinstance(args[i], Tensor)])
             out._grad_fn = ctx
             out._requires_grad = True
         return out

@@ -18,6 +18,7 @@ import numpy as np
 from ..dtypes import kind_of
 from .._checks import takes_tensors
 from ..autograd import Function
+from ..autograd.function import pytorch_saves
 from ..tensor import Tensor
 from . import elementwise as ew
 from .dims import normalize_dim
@@ -60,12 +61,14 @@ def _cumulative_extremum(name, input, dim, accumulate, result):
 
 
 @takes_tensors("input")
+@pytorch_saves("input")
 def cummax(input, dim):
     """(values, indices): the running maximum along ``dim`` and the index where it was last reached."""
     return _cumulative_extremum("cummax", input, dim, np.maximum.accumulate, cummax_result)
 
 
 @takes_tensors("input")
+@pytorch_saves("input")
 def cummin(input, dim):
     """(values, indices): the running minimum along ``dim`` and the index where it was last reached."""
     return _cumulative_extremum("cummin", input, dim, np.minimum.accumulate, cummin_result)

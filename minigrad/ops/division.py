@@ -18,6 +18,8 @@ from .pointwise import not_implemented, tensor_pair
 class _RoundedRemainder(ew.Routing):
     """a - b * round(a / b) for the rounding ``quotient``; the gradient: dout to a, -dout * quotient to b."""
 
+    watched_inputs = (0, 1)  # PyTorch's backward saves both operands
+
     reduce = None     # np.remainder or np.fmod
     quotient = None   # floor or trunc of a / b
 

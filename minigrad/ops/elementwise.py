@@ -637,7 +637,7 @@ def _unary(fn, floating=False, bool_error=None):
     """The public function for the one-input Function ``fn``: ``floating`` computes integers and bools in the
     default float dtype; ``bool_error`` is (exception class, message) PyTorch raises for a bool tensor, if it
     refuses them."""
-    complex_checked = fn not in (Neg, Abs)
+    complex_checked = fn.__name__ not in ("Neg", "Abs", "Reciprocal")   # (these take conj(f'(z)) already)
 
     def op(input):
         if input.__class__ is not Tensor:   # the check's call only when it can fail (a Parameter passes too)
@@ -748,7 +748,7 @@ class LogBase(Function):
 
 
 class Reciprocal(Function):
-    """out = 1 / x; dx = -dout * out^2."""
+    """out = 1 / x; dx = -dout * conj(out^2) (the conjugate for a complex x, PyTorch's convention)."""
 
     @staticmethod
     def forward(ctx, a):
@@ -760,12 +760,13 @@ class Reciprocal(Function):
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return -dout._data * out * out
+        return -dout._data * conj_if_complex(out * out)
 
     @staticmethod
     def graph_backward(ctx, dout):
         out = ctx.output_tensor(ctx.saved_tensors[0])
-        return -dout * out * out
+        square = out * out
+        return -dout * (square.conj() if square.dtype.kind == "c" else square)
 
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)

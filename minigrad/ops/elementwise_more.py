@@ -17,6 +17,7 @@ from ..dtypes import float64, kind_of
 from ..tensor import Tensor
 from . import elementwise as ew
 from .pointwise import BinaryMath, binary, not_implemented, on_both
+from ..autograd.function import watching
 
 _exp = on_both(np.exp, ew.exp)
 _exp2 = on_both(np.exp2, lambda t: ew.pow(2.0, t))    # 2^t, differentiable in t
@@ -150,7 +151,10 @@ def lerp(input, end, weight):
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t.dtype != input.dtype:
             raise RuntimeError(f"expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
-    return ew.add(input, ew.mul(_operand(weight, input), ew.sub(end, input)))
+    out = ew.add(input, ew.mul(_operand(weight, input), ew.sub(end, input)))
+    if isinstance(weight, Tensor) and weight.requires_grad:   # PyTorch's backward then saves input and end too
+        return watching(out, input, end)
+    return out
 
 
 @takes_tensors("input", "tensor1", "tensor2")

@@ -52,6 +52,8 @@ def frexp(input):
 class NextAfter(Function):
     """Differentiable in name only, as in PyTorch: the output requires grad, its backward raises."""
 
+    watched_inputs = (0, 1)  # PyTorch's backward saves both operands
+
     @staticmethod
     def forward(ctx, a, b):
         return np.nextafter(*ew.promoted(a, b))
@@ -76,6 +78,8 @@ def nextafter(input, other):
 
 class NanToNum(ew.Routing):
     """NaN, +inf and -inf replaced by numbers; the gradient passes where x was finite."""
+
+    watched_inputs = (0,)  # PyTorch's backward saves the input
 
     @staticmethod
     def forward(ctx, a, nan, posinf, neginf):
@@ -133,6 +137,8 @@ def isreal(input):
 
 class _NanSkipping(ew.Routing):
     """fmax or fmin: the NaN-skipping extremum; dout to a where a wins or ties or b is NaN, else to b."""
+
+    watched_inputs = (0, 1)  # PyTorch's fmax/fmin backwards save both operands
 
     pick = None     # np.fmax or np.fmin
     wins = None     # np.greater_equal or np.less_equal

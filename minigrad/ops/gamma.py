@@ -21,6 +21,7 @@ import numpy as np
 
 from .._checks import check_tensor
 from ..autograd import Function
+from ..autograd.function import pytorch_saves
 from ..tensor import Tensor
 from . import inplace
 from .elementwise import _floating
@@ -121,6 +122,7 @@ def _check_mvlgamma(input, p):
         raise RuntimeError("p has to be greater than or equal to 1")
 
 
+@pytorch_saves("input")
 def mvlgamma(input, p):
     """The multivariate log-gamma of dimension ``p``, elementwise:
     p (p - 1) / 4 log(pi) + sum_{i<p} lgamma(x - i / 2). As in PyTorch 2.13, elements at or below (p - 1) / 2

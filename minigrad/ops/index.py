@@ -8,6 +8,7 @@ import numpy as np
 
 from .._checks import takes_tensors
 from ..autograd import Function
+from ..autograd.function import pytorch_saves
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .elementwise import boolean_mask
@@ -45,10 +46,18 @@ def _check_index_dtype(name, index):
 
 
 @takes_tensors("input")
+@pytorch_saves("input", "index")
 def gather(input, dim, index, *, sparse_grad=False):
     """``input``'s elements along ``dim`` at ``index`` (same number of dims as ``input``; no larger in the others)."""
+    return gather_values(input, dim, index)
+
+
+def gather_values(input, dim, index):
+    """``gather`` for ops that pick values with it (sort, quantile): PyTorch's backward of those saves the indices,
+    not the input, so a later write into the input is allowed (``gather`` itself refuses it, as PyTorch's does)."""
     if isinstance(index, Tensor) and index.numel() == 0 and index.dtype.kind in "iu":
-        return input.reshape(-1)[:0].reshape(index.shape)    # PyTorch takes any empty integer index: no elements
+        return input.reshape(-1)[:0].reshape(index.shape).clone()   # PyTorch takes any empty integer index: no
+        #                                                                     elements (a new tensor, as its gather's)
     _check_index_dtype("gather", index)
     d = normalize_dim(dim, max(input.ndim, 1))
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
@@ -126,6 +135,8 @@ def index_select(input, dim, index):
 class MaskedSelect(Function):
     """out = the elements of x (broadcast with mask) where mask is True, as a 1-D tensor in C order.
     Backward: dout written back at those positions of a zero gradient of the broadcast shape."""
+
+    watched_inputs = (0, 1)  # PyTorch's backward saves input and mask
 
     @staticmethod
     def forward(ctx, a, mask):

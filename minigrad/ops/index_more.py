@@ -17,6 +17,7 @@ import numpy as np
 
 from .._checks import int_arg, takes_tensors
 from ..autograd import Function, grad_mode
+from ..autograd.function import pytorch_saves
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -198,6 +199,7 @@ def index_fill(input, dim, index, value):
 
 
 @takes_tensors("input", "source")
+@pytorch_saves("index", "source")
 def index_copy(input, dim, index, source):
     """A copy of ``input`` with slice ``i`` of ``source`` along ``dim`` written to slice ``index[i]``."""
     d, positions = _index_vector("index_copy", input, dim, index)
@@ -216,6 +218,7 @@ def _check_slices(name, input, d, positions, source):
 
 
 @takes_tensors("input", "source")
+@pytorch_saves("index", "source")
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of ``input`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``; repeats add up."""
     d, positions = _index_vector("index_add", input, dim, index, int32=True)
@@ -255,6 +258,7 @@ index_copy_ = _in_place("index_copy_", index_copy)
 
 # --------------------------------------------------------------------------- take, put
 @takes_tensors("input")
+@pytorch_saves("input", "index")
 def take(input, index):
     """The elements of the flattened ``input`` at ``index`` (negative counts from the end), in ``index``'s shape."""
     positions = _integer_index("take", index)
@@ -266,6 +270,7 @@ def take(input, index):
 
 
 @takes_tensors("input", "source")
+@pytorch_saves("index", "source")
 def put(input, index, source, accumulate=False):
     """A copy of ``input`` with the flattened ``source`` written (``accumulate``: added) at the flat positions
     ``index``."""
@@ -283,6 +288,7 @@ put_ = _in_place("put_", put)
 
 
 @takes_tensors("input", "indices")
+@pytorch_saves("input", "indices")
 def take_along_dim(input, indices, dim=None):
     """``gather`` with ``input`` and ``indices`` broadcast against each other except along ``dim``; with
     ``dim=None``, ``take`` on the flattened input."""

@@ -21,6 +21,7 @@ import numpy as np
 from .._checks import takes_tensors
 from ..autograd import Function
 from ..autograd.version import writes, writes_since
+from ..autograd.function import pytorch_saves
 from ..dtypes import kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
 from .activation import softplus
@@ -254,6 +255,7 @@ def apply_reduction(loss, reduction):
 
 @takes_tensors("input", "target", "weight")
 @autocast_op("float32")
+@pytorch_saves("input", "target")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """(input - target)^2, reduced; sizes that differ broadcast with PyTorch's warning. With ``weight`` (the
     input's shape) each squared error is weighted and 'mean' is sum(weight * error^2) / sum(weight)."""
@@ -312,6 +314,8 @@ class NllLoss(Function):
     """loss_i = -w_{t_i} x_{i, t_i} at each position i (0 where t_i == ignore_index); 'mean' divides the sum
     by sum_i w_{t_i} over the counted positions. Backward: dx_{i, t_i} = -w_{t_i} dout_i, zero elsewhere
     (dout_i = dout / sum w for 'mean'). The class weights get no gradient (as in PyTorch)."""
+
+    watched_inputs = (0, 1)  # PyTorch's backward saves input and target (Function.watched_inputs)
 
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction):
@@ -378,7 +382,11 @@ class Huber(Function):
         loss = np.where(quadratic, 0.5 * d * d, delta * (abs_d - 0.5 * delta)) if delta else abs_d
         slope = np.clip(d, -delta, delta) if delta else np.sign(d)
         ctx.delta, ctx.scale = delta, scale
-        ctx.save_for_backward(slope / scale if scale != 1 else slope, input._data, target._data)
+        x, y = input._data, target._data
+        if not delta:       # PyTorch's l1_loss is |input - target|, which saves only the difference (no write into
+            x, y = (np.broadcast_to(np.zeros((), a.dtype), a.shape) for a in (x, y))   # input or target reaches
+        #                     it); graph_backward reads x and y only where |d| < delta: stand-ins of their shapes
+        ctx.save_for_backward(slope / scale if scale != 1 else slope, x, y)   # (huber/smooth_l1 save both, as these)
         return (loss / scale if scale != 1 else loss).astype(d.dtype, copy=False)
 
     @staticmethod
@@ -610,7 +618,10 @@ class KLDiv(Function):
                 log_p = np.log(t)
         with np.errstate(invalid="ignore"):
             loss = np.where(p == 0, 0.0, p * (log_p - x)) if not log_target else p * (log_p - x)
-        ctx.save_for_backward(x, p, log_p)
+        # PyTorch composes it of ops that save the target and, for the target's gradient, the input (log_target: only
+        # intermediates): copies of what it does not save, so that a write into it after the forward is allowed
+        kept_x = (x if not log_target else x.copy()) if ctx.needs_input_grad[1] else None
+        ctx.save_for_backward(kept_x, p, log_p.copy() if log_target else log_p)
         ctx.log_target = log_target
         return loss.astype(x.dtype, copy=False)
 
@@ -629,11 +640,12 @@ class KLDiv(Function):
     @staticmethod
     def graph_backward(ctx, dout):
         x, p, log_p = ctx.saved_tensors
-        x_t, t_t = ctx.input_tensor(0, x), ctx.input_tensor(1, log_p if ctx.log_target else p)
+        t_t = ctx.input_tensor(1, log_p if ctx.log_target else p)
         p = t_t.exp() if ctx.log_target else t_t
         dinput = -dout * p if ctx.needs_input_grad[0] else None
         dtarget = None
         if ctx.needs_input_grad[1]:
+            x_t = ctx.input_tensor(0, x)
             log_p = t_t if ctx.log_target else t_t.log()
             dtarget = dout * (log_p + 1 - x_t)
             if ctx.log_target:

@@ -31,6 +31,7 @@ from .elementwise import as_tensor_operand, clamp_min, minimum, where
 from .loss import apply_reduction, check_reduction, cross_entropy, legacy_reduction
 from .linalg import linear
 from ..autocast_ops import autocast_op
+from ..autograd.function import pytorch_saves
 
 
 def _reduction(size_average, reduce, reduction):
@@ -69,6 +70,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 @takes_tensors("input", "target")
 @autocast_op("float32")
+@pytorch_saves("input", "target")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target x)), the logistic loss of a +-1 target."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -98,6 +100,7 @@ def _check_margin_shapes(input):
 
 @takes_tensors("input", "target", "weight")
 @autocast_op("float32")
+@pytorch_saves("input", "target")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
     """Per sample with target class t: sum over the other classes i of w_t max(0, margin - x_t + x_i)^p / C."""
@@ -133,6 +136,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 @takes_tensors("input", "target")
 @autocast_op("float32")
+@pytorch_saves("input", "target")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Per sample with target classes T (the target row up to its first -1): the hinge max(0, 1 - x_j + x_i)
     of every target j against every non-target i, summed and divided by C."""

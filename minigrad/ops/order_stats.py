@@ -18,7 +18,8 @@ from ..dtypes import bfloat16, kind_of
 from ..tensor import Tensor
 from . import elementwise as ew
 from .dims import normalize_dim, normalize_dims
-from .index import gather
+from .index import gather_values as gather
+from .layout import row_major
 from .pointwise import not_implemented
 from .reduce import Extremum, SelectAlong, _check_nonempty, amax, amin
 from .sort import sort
@@ -61,7 +62,7 @@ def _median_indices(x, axis):
 
 def _nanmedian_indices(x, axis):
     """nanmedian(dim): the lower middle of the non-NaN elements (the first element if all are NaN)."""
-    count = (~np.isnan(x)).sum(axis=axis, keepdims=True) if kind_of(x.dtype) == "f" else x.shape[axis]
+    count = row_major((~np.isnan(x)).sum(axis=axis, keepdims=True)) if kind_of(x.dtype) == "f" else x.shape[axis]
     return _rank_indices(x, axis, np.maximum((count - 1) // 2, 0))
 
 

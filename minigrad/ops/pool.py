@@ -35,6 +35,7 @@ import numpy as np
 from .. import kernels
 from .._checks import takes_tensors
 from ..autograd import Function
+from ..autograd.function import watching
 from ..dtypes import is_differentiable, kind_of, scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
@@ -499,13 +500,15 @@ def _max_pool(name, d, input, kernel_size, stride, padding, dilation, ceil_mode,
         fast = _numba_pool(input.dtype, scan_dims=d)
         values, index = fast.tiled_max(input._data, kernel, sizes) if fast is not None else \
             (None, _tiled_argmax(input._data, kernel, sizes))
-        return _max_output(input, d, values, index, return_indices)
+        return watching(_max_output(input, d, values, index, return_indices), input)
     args = (in_sizes, sizes, kernel, stride, padding, dilation)
     if _pool_windows(*args) is None:
         # PyTorch returns -inf there, with an index outside the input that its backward would write to
         raise RuntimeError(f"{name}: a pooling window lies entirely in the padding (kernel_size={kernel}, "
                            f"padding={padding}, dilation={dilation}, input size {tuple(in_sizes)})")
-    return _windows_max(input, d, lambda: _pool_runs(*args), lambda: _pool_plan(*args), return_indices)
+    # (PyTorch's pooling backwards save the input, for its shape: a write into it after the forward is refused)
+    return watching(_windows_max(input, d, lambda: _pool_runs(*args), lambda: _pool_plan(*args), return_indices),
+                    input)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -673,7 +676,7 @@ def _avg_pool(name, d, input, kernel_size, stride, padding, ceil_mode, count_inc
     divisors = [None] * d if divisor_override is None else [divisor_override] + [1] * (d - 1)
     maps = tuple(_avg_map(n, o, k, s, p, count_include_pad, q)
                  for n, o, k, s, p, q in zip(input.shape[-d:], sizes, kernel, stride, padding, divisors))
-    return AvgPool.apply(input, maps)
+    return watching(AvgPool.apply(input, maps), input)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -733,7 +736,9 @@ def _adaptive_avg_map(size, out):
 def _adaptive_avg_pool(name, d, input, output_size):
     sizes = _adaptive_sizes(name, input, d, output_size)
     maps = tuple(_adaptive_avg_map(n, o) for n, o in zip(input.shape[-d:], sizes))
-    return AdaptiveAvgPool.apply(input, maps)
+    out = AdaptiveAvgPool.apply(input, maps)
+    # PyTorch's saves the input, except for an output of ones, which it computes as a mean (saving nothing)
+    return out if all(o == 1 for o in sizes) else watching(out, input)
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -755,8 +760,8 @@ def adaptive_avg_pool3d(input, output_size):
 def _adaptive_max_pool(name, d, input, output_size, return_indices):
     sizes = _adaptive_sizes(name, input, d, output_size)
     in_sizes = input.shape[-d:]
-    return _windows_max(input, d, lambda: _adaptive_runs(in_sizes, sizes), lambda: _adaptive_plan(in_sizes, sizes),
-                        return_indices)
+    return watching(_windows_max(input, d, lambda: _adaptive_runs(in_sizes, sizes),
+                                 lambda: _adaptive_plan(in_sizes, sizes), return_indices), input)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
@@ -868,7 +873,8 @@ def pad(input, pad, mode="constant", value=None):
         inside = apply_maps(np.ones(input.shape[input.ndim - n:]), maps)       # 1 where the input was copied
         fill = (np.asarray(value) * (1 - inside)).astype(input.dtype)
         out = out + Tensor(fill)
-    return out
+    # PyTorch's reflection and replication pads save the input (for its shape); its constant and circular ones do not
+    return watching(out, input) if mode in ("reflect", "replicate") else out
 
 
 # =========================================================================== interpolation

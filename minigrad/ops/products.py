@@ -16,6 +16,7 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd.version import bump_tensor
+from ..autograd.function import pytorch_saves
 from ..dtypes import result_type
 from ..tensor import Tensor
 from . import elementwise as ew
@@ -234,7 +235,8 @@ def kron(input, other):
     b = other.reshape((1,) * (nd - other.ndim) + tuple(other.shape))
     a_shape = [s for d in a.shape for s in (d, 1)]             # (a0, 1, a1, 1, ...)
     b_shape = [s for d in b.shape for s in (1, d)]             # (1, b0, 1, b1, ...)
-    out = ew.mul(a.reshape(a_shape), b.reshape(b_shape))        # (a0, b0, a1, b1, ...)
+    # (copies: PyTorch's product reads reshapes of its own, which no later write into input or other reaches)
+    out = ew.mul(a.reshape(a_shape).clone(), b.reshape(b_shape).clone())   # (a0, b0, a1, b1, ...)
     return out.reshape(tuple(x * y for x, y in zip(a.shape, b.shape)))
 
 
@@ -282,6 +284,7 @@ def _cross(a, b, dim):
 
 
 @takes_tensors("input", "other")
+@pytorch_saves("input", "other")
 def linalg_cross(input, other, *, dim=-1):
     """``linalg.cross``: the cross product along ``dim`` (size 3); the other dims broadcast."""
     if input.ndim != other.ndim:

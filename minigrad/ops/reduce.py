@@ -44,7 +44,7 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, a, axes, keepdim):
         ctx.shape, ctx.axes = a.shape, axes
-        return a._data.sum(axis=axes, keepdims=keepdim)
+        return row_major(np.asarray(a._data.sum(axis=axes, keepdims=keepdim)))   # (row-major, as PyTorch's)
 
     @staticmethod
     def backward(ctx, dout):
@@ -60,7 +60,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, a, axes, keepdim):
         ctx.shape, ctx.axes = a.shape, axes
-        return a._data.mean(axis=axes, keepdims=keepdim)
+        return row_major(np.asarray(a._data.mean(axis=axes, keepdims=keepdim)))   # (row-major, as PyTorch's)
 
     @staticmethod
     def backward(ctx, dout):
@@ -121,7 +121,7 @@ def _variance(ctx, name, a, axes, keepdim, correction, whole):
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", stacklevel=6)
     with np.errstate(divide="ignore", invalid="ignore"):
-        var = np.asarray((centered * centered).sum(axis=axes, keepdims=keepdim) / builtins.max(ctx.dof, 0))
+        var = row_major(np.asarray((centered * centered).sum(axis=axes, keepdims=keepdim) / builtins.max(ctx.dof, 0)))
     return var, centered
 
 
@@ -248,7 +248,7 @@ class Extremum(Function):
 
     @staticmethod
     def forward(ctx, a, axes, keepdim, reduce, nan_ties):
-        out = np.asarray(reduce(a._data, axis=axes, keepdims=True))   # (0-d: an array, which the output views)
+        out = row_major(np.asarray(reduce(a._data, axis=axes, keepdims=True)))   # (0-d: an array the output views)
         ctx.save_for_backward(a, out)
         ctx.axes, ctx.nan_ties = axes, nan_ties
         return _reduced(out, axes, keepdim)
@@ -407,8 +407,9 @@ class LogSumExp(Function):
         m = np.max(x, axis=axes, keepdims=True) if x.size else np.zeros(_keepdim_shape(x.shape, axes), x.dtype)
         m = np.where(np.isinf(m), np.zeros((), x.dtype), m)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.asarray(np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m)   # (0-d: an array, not a
-        ctx.save_for_backward(a, out)    # NumPy scalar, so that the output returned is a view of the one saved)
+            out = np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m
+        out = row_major(np.asarray(out))   # (a 0-d x gives a NumPy scalar: an array the output views; row-major)
+        ctx.save_for_backward(a, out)
         ctx.axes, ctx.keepdim = axes, keepdim
         return _reduced(out, axes, keepdim)
 
@@ -437,7 +438,7 @@ def logsumexp(input, dim, keepdim=False):
 def _logical_reduce(reduce, input, dim, keepdim):
     # dim=() reduces nothing here (PyTorch), unlike sum/amax where it means every dim
     axes = () if _is_empty_dims(dim) else normalize_dims(dim, input.ndim)
-    out = np.asarray(reduce(input._data, axis=axes, keepdims=keepdim))
+    out = row_major(np.asarray(reduce(input._data, axis=axes, keepdims=keepdim)))
     return Tensor(out.astype(np.uint8) if input.dtype == np.uint8 else out)   # PyTorch: uint8 in, uint8 out
 
 
@@ -586,7 +587,7 @@ class VectorNorm(Function):
         else:
             with np.errstate(divide="ignore"):
                 out = (ax ** ord).sum(axis=axes, keepdims=True) ** (1 / ord)
-        out = np.asarray(out)       # (a 0-d x gives a NumPy scalar: an array, so that the output is a view of it)
+        out = row_major(np.asarray(out))   # (a 0-d x gives a NumPy scalar: an array the output views; row-major)
         ctx.ord, ctx.axes, ctx.keepdim = ord, axes, keepdim
         ctx.save_for_backward(a, out)
         return _reduced(out, axes, keepdim)

@@ -12,9 +12,11 @@ import numpy as np
 from ..dtypes import kind_of
 from .._checks import takes_tensors
 from ..autograd import Function
+from ..autograd.function import pytorch_saves
 from ..tensor import Tensor
 from . import elementwise as ew
 from .dims import normalize_dim, normalize_dims
+from .layout import row_major
 from .linalg import matmul
 from .reduce import CumProd, _reduced, mean, std, sum as reduce_sum, var, vector_norm
 from .shape import cat, flip, narrow
@@ -53,9 +55,11 @@ class Prod(Function):
     def forward(ctx, a, axis, keepdim):
         x = a._data
         ctx.axis, ctx.keepdim = axis, keepdim
-        if axis is None:           # a 0-d x: the element itself, and its gradient dout (PyTorch's reads no input then)
-            return x.copy()
-        out = np.prod(x, axis=axis, keepdims=True, dtype=x.dtype)
+        if axis is None:           # a 0-d x: the element itself, and its gradient dout (PyTorch's reads no input then,
+            out = x.copy()         # but saves x and the result as for any prod: a write into either is refused)
+            ctx.save_for_backward(x, out)
+            return out
+        out = row_major(np.asarray(np.prod(x, axis=axis, keepdims=True, dtype=x.dtype)))   # (as PyTorch's)
         ctx.save_for_backward(x, out)
         return _reduced(out, (axis,), keepdim)
 
@@ -70,6 +74,7 @@ class Prod(Function):
     @staticmethod
     def backward(ctx, dout):
         if ctx.axis is None:
+            ctx.saved_tensors                      # (refuses x or the result written since the forward)
             return dout._data, None, None
         x, out = ctx.saved_tensors
         g = dout._data.reshape(out.shape)
@@ -80,6 +85,7 @@ class Prod(Function):
     @staticmethod
     def graph_backward(ctx, dout):
         if ctx.axis is None:
+            ctx.saved_tensors
             return dout, None, None
         x, out = ctx.saved_tensors
         g = dout.reshape(out.shape)
@@ -114,6 +120,7 @@ def _without_nans(input):
 
 
 @takes_tensors("input")
+@pytorch_saves("input")
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` treating NaN as 0."""
     if kind_of(input.dtype) == "c":
@@ -122,13 +129,14 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @takes_tensors("input")
+@pytorch_saves("input")
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """``mean`` of the non-NaN elements (NaN where a slice has none)."""
     if kind_of(input.dtype) not in "fc" and dtype is None:
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{ew._type_name(input.dtype)}")
     values, kept = _without_nans(input)
-    count = np.asarray(kept.sum(axis=normalize_dims(dim, input.ndim), keepdims=keepdim))
+    count = row_major(np.asarray(kept.sum(axis=normalize_dims(dim, input.ndim), keepdims=keepdim)))
     return ew.div(reduce_sum(values, dim, keepdim, dtype=dtype), Tensor(count.astype(input.dtype)))
 
 
@@ -156,7 +164,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def count_nonzero(input, dim=None):
     """How many elements over ``dim`` (all by default) are not zero (int64)."""
     axes = normalize_dims(dim, input.ndim)
-    return Tensor(np.asarray(np.count_nonzero(input._data, axis=axes), dtype=np.int64))
+    return Tensor(row_major(np.asarray(np.count_nonzero(input._data, axis=axes), dtype=np.int64)))
 
 
 def _check_weights(name, weights, observations, integral):
@@ -254,6 +262,7 @@ def renorm(input, p, dim, maxnorm):
 
 
 @takes_tensors("input", "other")
+@pytorch_saves("input", "other")
 def dist(input, other, p=2):
     """The ``p``-norm of input - other (broadcast), a 0-d tensor."""
     return vector_norm(ew.sub(input, other), p)

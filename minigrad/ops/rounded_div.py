@@ -48,6 +48,8 @@ def rounded_quotient(x, y, rounding_mode, low_precision=None):
 class RoundedDiv(Function):
     """trunc(a / b) or floor(a / b). Backward: zero for both (the result is piecewise constant)."""
 
+    watched_inputs = (0, 1)  # PyTorch's backward saves both operands
+
     @staticmethod
     def forward(ctx, a, b, rounding_mode):
         from .elementwise import promoted

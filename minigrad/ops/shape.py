@@ -556,10 +556,11 @@ def _slice_along(input, axis, start, stop):
 
 def _split_sizes(input, axis, sizes, op="Split"):
     """Views of ``input`` along ``axis`` of the given sizes: outputs of one op (``op``, PyTorch's node name), so
-    PyTorch's rule for such views holds (no recorded in-place write into them)."""
+    PyTorch's rule for such views holds (no recorded in-place write into them); with ``op`` None, views of their
+    own, which may be written (PyTorch's tensor_split, hsplit, ..., and the unsafe_ splits)."""
     bounds = np.cumsum([0] + list(sizes))
     pieces = tuple(_slice_along(input, axis, int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]))
-    return mark_multi_output(pieces, op)
+    return pieces if op is None else mark_multi_output(pieces, op)
 
 
 def _split_axis(name, input, dim):

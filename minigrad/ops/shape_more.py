@@ -158,7 +158,7 @@ def tensor_split(input, indices_or_sections, dim=0):
         raise RuntimeError(f"number of sections must be larger than 0, got {spec}")
     size = input.shape[axis]
     sizes = [size // spec + (i < size % spec) for i in range(spec)]
-    return sh._split_sizes(input, axis, sizes)
+    return sh._split_sizes(input, axis, sizes, op=None)     # views PyTorch lets be written, as from indices
 
 
 def _directional_split(name, input, spec, axis, min_dims):
@@ -197,8 +197,22 @@ def split_with_sizes(input, split_sizes, dim=0):
     return sh.split(input, list(split_sizes), dim)
 
 
-unsafe_split = sh.split
-unsafe_chunk = sh.chunk
+def _unguarded(pieces):
+    """Split views as views of their own: PyTorch's unsafe_ splits do not forbid writing into their outputs."""
+    for piece in pieces:
+        if piece._view_kind is not None and piece._view_kind[0] == "multi_output":
+            piece._view_kind = None
+    return pieces
+
+
+def unsafe_split(tensor, split_size_or_sections, dim=0):
+    """``split`` whose pieces may be written in place (PyTorch's unsafe_split; here they stay views, recorded)."""
+    return _unguarded(sh.split(tensor, split_size_or_sections, dim))
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk`` whose pieces may be written in place (PyTorch's unsafe_chunk; here they stay views, recorded)."""
+    return _unguarded(sh.chunk(input, chunks, dim))
 
 
 # --------------------------------------------------------------------------- tile, ravel, unflatten

@@ -13,7 +13,7 @@ from .._checks import takes_tensors
 from ..dtypes import bfloat16
 from ..tensor import Tensor
 from .dims import normalize_dim
-from .index import gather
+from .index import gather_values as gather
 from .layout import laid_out_like
 
 sort_result = namedtuple("sort", ["values", "indices"])  # like torch.return_types.sort

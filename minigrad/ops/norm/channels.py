@@ -140,11 +140,13 @@ def channel_operands(x, weight, bias, dtype=None):
     return x3, channel_array(weight, x3.dtype), b
 
 
-def save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, **options):
+def save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, contiguous=False, **options):
     """What every channel backward reads: x's array, the statistics, the weight array w (all ndarrays: nothing
     to detach); the shapes of x, weight and bias, which its gradients take; and the family's options, as
-    ``ctx.<name>``."""
-    ctx.save_for_backward(x._data, mean, rstd, w)
+    ``ctx.<name>``. ``contiguous``: x's array made contiguous first, as PyTorch's group (and instance) norm saves
+    ``input.contiguous()`` (a copy of a non-contiguous x, which a later write into x does not reach)."""
+    x_array = np.ascontiguousarray(x._data) if contiguous else x._data
+    ctx.save_for_backward(x_array, mean, rstd, w)
     if weight is not None and not options.get("instance"):   # PyTorch's batch and group norm save the weight itself
         ctx.watch(weight._data)                              # (its instance norm a repeated copy)
     ctx.shapes = (x.shape, None if weight is None else weight.shape, None if bias is None else bias.shape)

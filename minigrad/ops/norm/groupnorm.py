@@ -99,8 +99,8 @@ class GroupNormFunction(Function):
             y, mean, rstd = kernel(group_norm_forward)(x3, num_groups, w, b, eps=eps)
         if zero_rstd:
             _zero_rstd_of_constant_rows(y, rstd, b, num_groups)
-        save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, num_groups=num_groups, eps=eps,
-                                  zero_rstd=zero_rstd, instance=instance)
+        save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, contiguous=True, num_groups=num_groups,
+                                  eps=eps, zero_rstd=zero_rstd, instance=instance)
         return cast_like(y.reshape(x.shape), x.dtype, pooled=True)
 
     @staticmethod

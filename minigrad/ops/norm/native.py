@@ -29,13 +29,21 @@ def _statistics(x, axes, eps, dtype):
     return Tensor(mean.astype(dtype)), Tensor(rstd.astype(dtype))
 
 
+def _saved(y, *statistics):
+    """``y`` and the statistics, which PyTorch's backward of y saves: a write into one of them after the forward makes
+    that backward refuse, as PyTorch's does (they are computed apart here: ``Context.watch``)."""
+    if y.grad_fn is not None:
+        y.grad_fn.watch(*[t._data for t in statistics])
+    return (y,) + statistics
+
+
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """``torch.native_layer_norm``: (layer_norm's output, mean, rstd), the statistics shaped
     input.shape[:-len(normalized_shape)] followed by ones."""
     y = layer_norm(input, normalized_shape, weight, bias, eps)
     axes = tuple(range(input.ndim - len(tuple(normalized_shape)), input.ndim))
     mean, rstd = _statistics(input._data, axes, eps, y.dtype)
-    return y, mean, rstd
+    return _saved(y, mean, rstd)
 
 
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
@@ -46,7 +54,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         return y, Tensor(np.zeros(0, y.dtype)), Tensor(np.zeros(0, y.dtype))
     axes = (0,) + tuple(range(2, input.ndim))
     mean, invstd = _statistics(input._data, axes, eps, y.dtype)
-    return y, mean.reshape(-1), invstd.reshape(-1)
+    return _saved(y, mean.reshape(-1), invstd.reshape(-1))
 
 
 def _native_batch_norm_legit(input, weight, bias, *args):
@@ -64,7 +72,7 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     grouped = input.reshape(N, group, C // group * HxW)          # (N, G, C/G * HxW)
     mean = grouped.mean(2)                                       # (N, G); PyTorch differentiates these two
     rstd = (grouped.var(2, unbiased=False) + eps).rsqrt()        # (N, G)
-    return y, mean, rstd
+    return _saved(y, mean, rstd)
 
 
 __all__ = ["native_layer_norm", "native_batch_norm", "_native_batch_norm_legit", "native_group_norm"]

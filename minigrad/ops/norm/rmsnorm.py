@@ -90,6 +90,21 @@ def rms_norm_backward(dy, x, rstd, weight, eps, k, eps_outside, need_dx, need_dw
 
 
 # --------------------------------------------------------------------------- the Function
+def _kept_as_pytorch(ctx, input, weight, w):
+    """(x, w) for RMSNorm's backward, kept as PyTorch's composite rms_norm keeps them: x and the weight themselves
+    only when x needs a gradient (and, for x, is float32/float64); otherwise PyTorch saves intermediates (the
+    normalized rows, an upcast copy), so copies here, and a write into x or the weight after the forward is refused
+    exactly when PyTorch refuses it. ``w`` is the weight as the kernels read it (``row_operands``)."""
+    if ctx.needs_input_grad[0]:
+        if weight is not None:
+            ctx.watch(weight._data)                     # (w may be a converted copy)
+        own = input._data.dtype in (np.float32, np.float64)
+        return (input._data if own else input._data.copy()), w
+    if w is not None and weight is not None and np.shares_memory(w, weight._data):
+        w = w.copy()
+    return input._data.copy(), w
+
+
 class RMSNormFunction(Function):
     """RMSNorm over rows x (R, D), with the variants of the module docstring: the forward is
     ``kernel(rms_norm_forward)``, the backward ``kernel(rms_norm_backward)`` (their docstrings have the formulas,
@@ -105,17 +120,8 @@ class RMSNormFunction(Function):
     def forward(ctx, input, weight, bias, normalized_shape, eps, k, eps_outside):
         x, w, b = row_operands(input, weight, bias, math.prod(normalized_shape))      # (R, D), (D,), (D,)
         y, rstd = kernel(rms_norm_forward)(x, w, b, eps=eps, k=k, eps_outside=eps_outside)
-        # input._data, not the upcast rows: a float16 x stays float16 in memory (upcasting again is exact). PyTorch
-        # saves x itself only when x needs a gradient and is float32/float64 (else it saves an intermediate: the
-        # normalized rows for the weight's gradient, an upcast copy): a copy then, so that a write into x after the
-        # forward is refused exactly when PyTorch refuses it
-        # The weight, likewise, only when x needs a gradient (its product with the normalized rows saves it then).
-        own = ctx.needs_input_grad[0] and input._data.dtype in (np.float32, np.float64)
-        if ctx.needs_input_grad[0] and weight is not None:
-            ctx.watch(weight._data)
-        elif w is not None and weight is not None and np.shares_memory(w, weight._data):
-            w = w.copy()
-        ctx.save_for_backward(input._data if own else input._data.copy(), rstd, w)
+        x_kept, w_kept = _kept_as_pytorch(ctx, input, weight, w)     # input._data (a float16 x stays float16), w
+        ctx.save_for_backward(x_kept, rstd, w_kept)
         ctx.normalized_shape, ctx.eps, ctx.k, ctx.eps_outside = normalized_shape, eps, k, eps_outside
         return from_rows(y, input)
 
