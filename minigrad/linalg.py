@@ -81,6 +81,7 @@ from .ops import elementwise as _ew  # noqa: E402
 from .ops import shape as _sh  # noqa: E402
 from .ops.products import linalg_cross as cross, multi_dot, vander, vecdot  # noqa: E402,F401
 from .tensor import Tensor  # noqa: E402
+from .autograd.function import pytorch_saves
 
 LinAlgError = dc.LinAlgError
 
@@ -434,6 +435,7 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 
 # --------------------------------------------------------------------------- LU
+@pytorch_saves(outputs=(0,))
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """``(LU, pivots, info)``: L (below the diagonal, unit diagonal implied) and U packed in one matrix, LAPACK's
     1-based int32 pivots, and ``info`` > 0 for an exactly singular U."""
@@ -461,12 +463,14 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     return LUFactorExResult(LU_, Tensor(pivots), Tensor(info))
 
 
+@pytorch_saves(outputs=(0,))
 def lu_factor(A, *, pivot=True, out=None):
     """``(LU, pivots)``: the LU factorization with partial pivoting in LAPACK's packed form."""
     LU_, pivots, _ = lu_factor_ex(A, pivot=pivot)
     return LUFactorResult(LU_, pivots)
 
 
+@pytorch_saves(outputs=(0, 1, 2))
 def lu(A, *, pivot=True, out=None):
     """``(P, L, U)`` with A = P L U: P a permutation, L unit lower (m x k), U upper (k x n)."""
     _check_matrices(A, "linalg.lu")
@@ -475,6 +479,7 @@ def lu(A, *, pivot=True, out=None):
     return LUResult(*dc.run(dc.LU, A))
 
 
+@pytorch_saves("LU", outputs=(0,))
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with A X = B (``left``) or X A = B, A^H in place of A with ``adjoint``, from A's ``lu_factor``."""
     _check_matrices(LU, "linalg.lu_solve", square=True, name="LU")
@@ -557,6 +562,7 @@ def _apply_reflectors(V, tau, C, left, adjoint):
     return C
 
 
+@pytorch_saves("A", "tau", outputs=(0,))
 def householder_product(A, tau, *, out=None):
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i the Householder vectors stored
     below the diagonal of A (m x n) as ``geqrf`` returns them."""

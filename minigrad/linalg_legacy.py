@@ -12,6 +12,7 @@ from .ops import elementwise as ew
 from .ops import reduce as rd
 from .ops import shape as sh
 from .tensor import Tensor
+from .autograd.function import pytorch_saves
 
 __all__ = ["det", "slogdet", "logdet", "inverse", "cholesky", "cholesky_inverse", "cholesky_solve", "qr", "svd",
            "pinverse", "matrix_power", "matrix_exp", "lu", "lu_solve", "lu_unpack", "triangular_solve", "geqrf",
@@ -59,6 +60,7 @@ def cholesky(input, upper=False):
     return linalg.cholesky(input, upper=upper)
 
 
+@pytorch_saves("input", "input2", outputs=(0,))
 def cholesky_solve(input, input2, upper=False):
     """X with A X = B for A = L L^H (``input2`` = L, or U with A = U^H U): solved as (L L^H) X = B, whose
     gradient for L, -(gB X^H + X gB^H) L, is PyTorch's (all of L, not only its triangle)."""
@@ -101,6 +103,7 @@ def pinverse(input, rcond=1e-15):
     return linalg.pinv(input, rtol=rcond)
 
 
+@pytorch_saves(outputs=(0,))
 def lu(A, pivot=True, get_infos=False, out=None):
     """``(LU, pivots)`` (and ``infos`` with ``get_infos``) of ``linalg.lu_factor_ex``."""
     LU_, pivots, infos = linalg.lu_factor_ex(A, pivot=pivot)
@@ -125,6 +128,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     return lu_unpack_result(P, L, U)
 
 
+@pytorch_saves("b", "A", outputs=(0,))
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """``(solution, cloned_coefficient)``: X with A X = b (A^T X = b with ``transpose``) and a copy of A."""
     if b.ndim < 2 or A.ndim < 2:
@@ -153,6 +157,7 @@ def geqrf(input):
     return geqrf_result(Tensor(qr_.reshape(a.shape)), Tensor(tau.reshape(a.shape[:-2] + (min(m, n),))))
 
 
+@pytorch_saves("input", "input2", "input3", outputs=(0,))
 def ormqr(input, input2, input3, left=True, transpose=False):
     """Q C, Q^H C (``transpose``), C Q or C Q^H (not ``left``) for Q = H_1 ... H_k of geqrf's (``input``,
     ``input2`` = tau), without forming Q: one rank-1 update per reflector, differentiable in all three."""

@@ -169,9 +169,10 @@ def watching(out, *tensors):
     return out
 
 
-def pytorch_saves(*names):
-    """Decorator of an op composed of others (or reading only shapes) whose PyTorch backward saves its arguments
-    ``names``: its result refuses its backward after an in-place write into one of them (``watching``)."""
+def pytorch_saves(*names, outputs=()):
+    """Decorator of an op composed of others (or reading only shapes or copies) whose PyTorch backward saves its
+    arguments ``names`` and its outputs at positions ``outputs`` (of a tuple result; 0 for a single one): its result
+    refuses its backward after an in-place write into one of them (``watching``)."""
     def decorate(fn):
         signature = inspect.signature(fn)
 
@@ -181,7 +182,8 @@ def pytorch_saves(*names):
             if not grad_mode._state.enabled:
                 return out
             bound = signature.bind_partial(*args, **kwargs).arguments
-            return watching(out, *[bound.get(name) for name in names])
+            results = out if isinstance(out, tuple) else (out,)
+            return watching(out, *[bound.get(name) for name in names], *[results[i] for i in outputs])
         return op
     return decorate
 

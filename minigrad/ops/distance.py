@@ -23,6 +23,7 @@ import numpy as np
 
 from .._checks import float_arg, takes_tensors
 from ..autograd import Function, is_grad_enabled, no_grad
+from ..autograd.function import pytorch_saves
 from ..dtypes import kind_of, result_type, scalar_type_name
 from .dims import normalize_dim
 from .elementwise import Routing, cast, check_broadcast, clamp_min, minimum, where
@@ -238,6 +239,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 
 @takes_tensors("input")
+@pytorch_saves("input", outputs=(0,))
 def pdist(input, p=2):
     """The p-norm distances between every pair of rows i < j of ``input`` (N, M), in row-major order of the
     pairs: (N (N - 1) / 2,). The upper triangle of ``cdist(input, input, p)``, so its gradient is cdist's

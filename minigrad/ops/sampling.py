@@ -43,6 +43,7 @@ import numpy as np
 from ..dtypes import kind_of
 from .._checks import takes_tensors
 from ..autograd import Function, no_grad
+from ..autograd.function import pytorch_saves
 from ..tensor import Tensor
 from .shape import IndexAdjoint, cat, movedim, reshape
 from ..autocast_ops import autocast_op
@@ -255,6 +256,7 @@ def _check_sampling(input, grid):
 
 @takes_tensors("input", "grid", fname="grid_sampler")
 @autocast_op("float32")
+@pytorch_saves("input", "grid")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """``input`` (N, C, H, W) or (N, C, D, H, W) read at the normalised points of ``grid`` (N, Ho, Wo, 2) or
     (N, Do, Ho, Wo, 3) (x, y[, z] in [-1, 1]): (N, C, Ho, Wo) or (N, C, Do, Ho, Wo). ``mode`` 'bilinear'

@@ -15,6 +15,7 @@ from ..autograd import Function, grad_mode
 from ..autograd.function import retained_elsewhere
 from ..autograd.version import bump_tensor
 from ..autograd.views import seen_now
+from ..autograd.function import pytorch_saves
 from ..tensor import Tensor
 from . import shape as sh
 from .dims import normalize_dim
@@ -280,6 +281,7 @@ def diagflat(input, offset=0):
 
 # --------------------------------------------------------------------------- combinations
 @takes_tensors("input")
+@pytorch_saves("input")
 def combinations(input, r=2, with_replacement=False):
     """The ``r``-element combinations of the 1-D ``input``'s elements as rows (count, r), in lexicographic order
     of positions (itertools' order); with repeats allowed if ``with_replacement``."""
