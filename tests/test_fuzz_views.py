@@ -285,6 +285,10 @@ REGRESSIONS = [
     # stale view's grad_fn; minigrad read it while saving the input and raised
     ([("piece", 6, 54, 15259, False), ("sin_", 60, 40, 57558, True), ("detach", 23, 29, 12289, False),
       ("norm", 58, 33, 26696, True)], False),
+    # detach() of an expanded view is an expanded tensor that is no view; x[:1] = w into it records a write whose
+    # backward (PyTorch's CopySlices) copies the gradient into x's shared memory first, which PyTorch refuses
+    ([("expand", 16, 49, 47721, False), ("clone", 39, 50, 26730, True), ("detach", 48, 27, 49526, False),
+      ("setitem_tensor", 35, 31, 13042, False)], False),
 ]
 
 

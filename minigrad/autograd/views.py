@@ -130,7 +130,7 @@ class WriteRegion(Function):
 
     @staticmethod
     def forward(ctx, base, value, base_array, positions, shared=False):
-        ctx.positions, ctx.shared = positions, shared
+        ctx.positions, ctx.shared, ctx.base_shared = positions, shared, overlaps(base_array)
         return base_array
 
     @staticmethod
@@ -158,8 +158,16 @@ class WriteRegion(Function):
 def _refuse_shared(ctx):
     """A write through a view whose elements share memory (``fill_`` of an expanded tensor) has no gradient to
     give back per element to the old values: PyTorch's backward raises this when they need one (their base requires
-    grad), and so does minigrad's; the written value's gradient alone is read off the positions."""
-    if ctx.shared and ctx.needs_input_grad[0]:
+    grad), and so does minigrad's; the written value's gradient alone is read off the positions. A base whose own
+    elements share memory is refused in any case (``refuse_shared_base``)."""
+    refuse_shared_base(ctx.base_shared or (ctx.shared and ctx.needs_input_grad[0]))
+
+
+def refuse_shared_base(shared):
+    """PyTorch's backward of a write through a view (CopySlices) first copies the gradient into the base's layout;
+    when the base's own elements share memory (an expanded tensor that is no view, as ``detach()`` makes one) that
+    copy raises, whichever gradients are needed."""
+    if shared:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
 

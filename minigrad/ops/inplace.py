@@ -25,7 +25,7 @@ from ..autograd import Function, grad_mode
 from ..autograd import version
 from ..autograd.version import alias, bump_tensor, storage_of
 from ..autograd.views import (WriteRegion, base_region_history, check_rebase, history, move_retained, overlaps,
-                              region, repeats_memory, set_view_history)
+                              refuse_shared_base, region, repeats_memory, set_view_history)
 from ..dtypes import result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
@@ -424,8 +424,11 @@ def setitem(self, index, value):
     def fast(a):
         a[index] = v._data
     if sh._is_basic(index):     # PyTorch copies into the view self[index]: compared with that view's memory;
-        # a 0-d value fills it (PyTorch's fill_, which reads the value first: it may lie in the written memory)
-        write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, written=target, index=index,
+        # a 0-d value fills it (PyTorch's fill_, which reads the value first: it may lie in the written memory).
+        # Its backward (CopySlices) first copies the gradient into self's layout: refused if self's own elements
+        # share memory (an expanded tensor that is no view, as detach() makes)
+        shared = self._base is None and overlaps(self._data)
+        write(self, lambda old: IndexPut.apply(old, v, index, shared), (v,), fast, written=target, index=index,
               overlap=None if v.ndim == 0 and target.ndim or _expands(v.shape, target.shape) else "partial")
     else:                       # index_put_ refuses any overlap with self, and writes an expanded self with a warning
         warn_expanded_index_put(self._data)
@@ -463,8 +466,8 @@ class IndexPut(Function):
     positions; ``value`` receives the gradient at them (summed back to its shape by the engine)."""
 
     @staticmethod
-    def forward(ctx, a, value, index):
-        ctx.index, ctx.value_ndim = index, value.ndim
+    def forward(ctx, a, value, index, shared=False):
+        ctx.index, ctx.value_ndim, ctx.shared = index, value.ndim, shared
         sh.save_index_arrays(ctx, index)
         out = a._data.copy()
         out[index] = value._data
@@ -473,22 +476,24 @@ class IndexPut(Function):
     @staticmethod
     def backward(ctx, dout):
         ctx.saved_tensors  # raises if an index array was written in place since the forward
+        refuse_shared_base(ctx.shared)
         g = dout._data
         da = None
         if ctx.needs_input_grad[0]:
             da = g.copy()
             da[ctx.index] = 0
         dvalue = _value_grad(g[ctx.index], ctx.value_ndim) if ctx.needs_input_grad[1] else None
-        return da, dvalue, None
+        return (da, dvalue) + (None,) * (len(ctx.needs_input_grad) - 2)     # (index, shared: passed or not)
 
     @staticmethod
     def graph_backward(ctx, dout):
         ctx.saved_tensors
+        refuse_shared_base(ctx.shared)
         da = None
         if ctx.needs_input_grad[0]:     # a write of all of a is PyTorch's fill_/copy_ of a itself: zeros, no graph
             da = Tensor(np.zeros_like(dout._data)) if _whole(dout, ctx.index) else zero_at(dout, ctx.index)
         dvalue = _value_grad(sh.Index.apply(dout, ctx.index), ctx.value_ndim) if ctx.needs_input_grad[1] else None
-        return da, dvalue, None
+        return (da, dvalue) + (None,) * (len(ctx.needs_input_grad) - 2)
 
 
 def zero_at(g, index):
