@@ -40,8 +40,6 @@ KNOWN = {
                             "first (its convolution saves that); minigrad's saves the input",
     "nn.functional.linear_cross_entropy.chunked": "PyTorch recomputes the chunks from saved intermediates; minigrad's "
                                                   "saves input and weight",
-    "nn.functional.layer_norm": "an in-place write into an empty tensor counts as a write in PyTorch (its version "
-                                "goes up); minigrad counts nothing written",
     "to_sparse": "minigrad's sparse COO tensors take no in-place multiplication (PyTorch's do)",
 }
 

@@ -375,7 +375,7 @@ class ConstantSlope(Function):
 
     @staticmethod
     def forward(ctx, dout, source, slope):
-        ctx.source, ctx.slope = source, slope
+        ctx.source, ctx.slope, ctx.source_shape = source, slope, source.shape
         return ConstantSlope.sloped(dout._data, slope)
 
     @staticmethod
@@ -388,12 +388,12 @@ class ConstantSlope(Function):
 
     @staticmethod
     def backward(ctx, g):
-        dsource = np.zeros_like(g._data) if ctx.needs_input_grad[1] else None
+        dsource = np.zeros(ctx.source_shape, g._data.dtype) if ctx.needs_input_grad[1] else None
         return ConstantSlope.sloped(g._data, ctx.slope), dsource, None
 
     @staticmethod
     def graph_backward(ctx, g):
-        dsource = Tensor(np.zeros_like(g._data)) if ctx.needs_input_grad[1] else None
+        dsource = Tensor(np.zeros(ctx.source_shape, g._data.dtype)) if ctx.needs_input_grad[1] else None
         return ConstantSlope.apply(g, ctx.source, ctx.slope), dsource, None
 
 

@@ -91,6 +91,8 @@ class Prod(Function):
         g = dout.reshape(out.shape)
         out_t = ctx.output_tensor(_reduced(out, (ctx.axis,), ctx.keepdim)).reshape(out.shape)
         grad = Prod._grad(ctx.input_tensor(0, x), out_t, g, ctx.axis, bool((x == 0).any()))
+        if x.shape[ctx.axis] == 0:      # empty slices: zeros that depend on the input, as PyTorch's (derivative 0)
+            grad = ew.depending_on_input(ctx, 0, grad)
         return grad.expand(x.shape), None, None
 
 

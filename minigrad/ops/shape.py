@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from .._checks import int_arg, takes_tensors, type_name
-from ..autograd import Function
+from ..autograd import Function, grad_mode
 from ..autograd.views import mark_multi_output
 from ..dtypes import result_type
 from ..tensor import Tensor
@@ -645,9 +645,17 @@ def unbind(input, dim=0):
                              "Unbind")
 
 
+def _history_first(input):
+    """PyTorch's autograd reads an input's grad_fn before the op checks its arguments: a view made stale by a write
+    into its base (an output of unbind or split, say) raises its error first, before a bad dim or index."""
+    if input._base is not None and grad_mode._state.enabled and input.requires_grad:
+        input.grad_fn
+
+
 @takes_tensors("input")
 def select(input, dim, index):
     """The view ``input[..., index, ...]`` with ``index`` on ``dim``, which the result no longer has."""
+    _history_first(input)
     if input.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     axis = normalize_dim(dim, input.ndim)
@@ -662,6 +670,7 @@ def select(input, dim, index):
 @takes_tensors("input")
 def narrow(input, dim, start, length):
     """The view ``input[..., start:start + length, ...]`` along ``dim`` (``start`` may be negative)."""
+    _history_first(input)
     axis = _split_axis("narrow", input, dim)
     size = input.shape[axis]
     if isinstance(start, Tensor) and (start.ndim != 0 or start.dtype.kind not in "iu"):
@@ -824,6 +833,7 @@ class Diagonal(Function):
 @takes_tensors("input")
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal ``offset`` of the planes spanned by ``dim1`` and ``dim2``, appended as the last dim: a view."""
+    _history_first(input)
     d1, d2 = _diagonal_axes(input.ndim, offset, dim1, dim2)
     return Diagonal.apply(input, operator.index(offset), d1, d2)
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..._checks import float_arg, takes_tensors
 from ...autograd import Function
+from ...autograd.function import watching
 from ...dtypes import compute_dtype
 from ...kernels import kernel
 from .common import (center, centered_dx, centered_second_order, centered_statistics, centering_overflows, exact_mean,
@@ -171,8 +172,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """LayerNorm over the trailing ``normalized_shape`` dims (``torch.nn.functional.layer_norm``)."""
     normalized_shape = _ln_options(input, functional_normalized_shape(normalized_shape, "layer_norm"), weight, bias)
     eps = float_arg(eps, "layer_norm", "eps", 5)
-    if input.numel() == 0:  # nothing to normalize: the composite gives the empty output and gradients
-        return layer_norm_composite(input, normalized_shape, weight, bias, eps)
+    if input.numel() == 0:  # nothing to normalize: the composite gives the empty output and gradients (and its node
+        #                     refuses writes into what PyTorch's layer norm saves, as the fused Function's does)
+        return watching(layer_norm_composite(input, normalized_shape, weight, bias, eps), input, weight, bias)
     return LayerNormFunction.apply(input, weight, bias, normalized_shape=normalized_shape, eps=float(eps))
 
 
