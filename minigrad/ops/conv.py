@@ -47,6 +47,7 @@ from .. import kernels
 from ..autograd import Function
 from ..dtypes import compute_dtype
 from ..autocast_ops import autocast_op
+from .elementwise import fused_node_grads
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
@@ -321,7 +322,8 @@ class Conv(Function):
         geo, needs = ctx.geo, ctx.needs_input_grad
         dx = ConvTranspose.apply(dout, ctx.input_tensor(1, w), None, geo) if needs[0] else None
         dw = ConvWeight.apply(ctx.input_tensor(0, x), dout, geo) if needs[1] else None
-        return dx, dw, dout.sum(_batch_and_space(dout.ndim)) if needs[2] else None, None
+        db = dout.sum(_batch_and_space(dout.ndim)) if needs[2] else None
+        return (*fused_node_grads(ctx, (dx, dw, db), sources=(0, 1)), None)   # (PyTorch's one backward node)
 
 
 class ConvTranspose(Function):
@@ -356,7 +358,8 @@ class ConvTranspose(Function):
         geo, needs = ctx.geo, ctx.needs_input_grad
         dy = Conv.apply(dout, ctx.input_tensor(1, w), None, geo) if needs[0] else None
         dw = ConvWeight.apply(dout, ctx.input_tensor(0, y), geo) if needs[1] else None
-        return dy, dw, dout.sum(_batch_and_space(dout.ndim)) if needs[2] else None, None
+        db = dout.sum(_batch_and_space(dout.ndim)) if needs[2] else None
+        return (*fused_node_grads(ctx, (dy, dw, db), sources=(0, 1)), None)
 
 
 class ConvWeight(Function):

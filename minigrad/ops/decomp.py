@@ -108,6 +108,7 @@ class Factorization(Function):
 
     saved_inputs = ()
     saves_outputs = True
+    empty_grads_depend = True    # under create_graph, zero gradients of empty inputs depend on them (as PyTorch's)
 
     @classmethod
     def forward(cls, ctx, *args, side, **options):
@@ -135,13 +136,17 @@ class Factorization(Function):
         *arrays, packed = ctx.saved_tensors
         inputs = [ctx.input_tensor(i, a) if isinstance(a, np.ndarray) else a for i, a in enumerate(arrays)]
         outputs = _unpack(ctx.output_tensor(packed), ctx.batch, ctx.shapes)
-        return cls._gradients(ctx, dout, inputs, outputs)
+        return cls._gradients(ctx, dout, inputs, outputs, graph=True)
 
     @classmethod
-    def _gradients(cls, ctx, dout, inputs, outputs):
+    def _gradients(cls, ctx, dout, inputs, outputs, graph=False):
         grads = [None if _all_zero(g) else g for g in _unpack(dout, ctx.batch, ctx.shapes)]
         if all(g is None for g in grads) or any(0 in i.shape for i in inputs if isinstance(i, Tensor)):
-            return tuple(zeros_of(i) if n else None for i, n in zip(inputs, ctx.needs_input_grad))
+            # zeros; under create_graph depending on each input, as PyTorch's formulas (which read them) give them
+            zeros = [zeros_of(i) if n else None for i, n in zip(inputs, ctx.needs_input_grad)]
+            if not (graph and cls.empty_grads_depend):
+                return tuple(zeros)
+            return tuple(None if z is None else ew.depending_on_input(ctx, i, z) for i, z in enumerate(zeros))
         found = cls.gradient(ctx, grads, inputs, outputs, **ctx.options)
         return found if isinstance(found, tuple) else (found,)
 
@@ -320,6 +325,7 @@ class Det(Factorization):
     and the factor det A is 0."""
 
     saved_inputs = (0,)
+    empty_grads_depend = False   # PyTorch's det of an empty matrix gives a constant zero gradient
 
     @staticmethod
     def compute(A):

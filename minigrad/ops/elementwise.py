@@ -408,6 +408,36 @@ def depending_on_input(ctx, i, g):
     return ConstantSlope.apply(g, place, None)
 
 
+class InFusedNode(Function):
+    """``g`` (a gradient computed under create_graph) made to require grad whenever one of ``sources`` does, with no
+    gradient for them (None): the part of a fused backward node's output that does not read those inputs."""
+
+    @staticmethod
+    def forward(ctx, g, *sources):
+        return g._data.copy()
+
+    @staticmethod
+    def backward(ctx, dout):
+        return (dout._data,) + (None,) * (len(ctx.needs_input_grad) - 1)
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return (dout,) + (None,) * (len(ctx.needs_input_grad) - 1)
+
+
+def fused_node_grads(ctx, grads, sources, constant=()):
+    """create_graph gradients (Tensors or None, one per input) as PyTorch's fused backward nodes give them (a norm's,
+    a convolution's): one node whose inputs include x and the weight (LayerNorm's the bias too), so each gradient
+    requires grad whenever one of the inputs at positions ``sources`` does, even a part that reads none of them
+    (db = sum of dout, or dw of a constant x), and differentiating that part gives those inputs no gradient
+    (``InFusedNode``). Not the gradients at positions ``constant`` (GroupNorm's db: its node's bias gradient is not
+    differentiable)."""
+    places = [ctx.input_tensor(i, np.broadcast_to(np.zeros((), ctx.input_meta[i][1]), ctx.input_meta[i][0]))
+              for i in sources if ctx.needs_input_grad[i]]
+    return [g if g is None or n in constant or g.requires_grad or not places else InFusedNode.apply(g, *places)
+            for n, g in enumerate(grads)]
+
+
 class Abs(Function):
     """|a|. Backward: grad * sgn(a), with sgn(z) = z / |z| (0 at 0) for complex z, sign(x) for real x."""
 

@@ -25,7 +25,8 @@ from ..autograd.function import pytorch_saves
 from ..dtypes import kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
 from .activation import softplus
-from .elementwise import ConstantSlope, as_tensor_operand, cast, check_broadcast, clamp_min, square, sub
+from .elementwise import (ConstantSlope, as_tensor_operand, cast, check_broadcast, clamp_min, depending_on_input,
+                          square, sub)
 from .reduce import Sum
 from .softmax import LogSoftmax, Softmax, shifted_exp
 from ..autocast_ops import autocast_op
@@ -339,10 +340,11 @@ class NllLoss(Function):
 
     @staticmethod
     def graph_backward(ctx, dout):
-        """dout (per position) times the constant -w_t at the target classes: linear in dout."""
+        """dout (per position) times the constant -w_t at the target classes: linear in dout (depending on the input
+        with derivative zero: PyTorch's nll_loss_backward reads it)."""
         g = _upstream_per_position(dout, ctx.reduction, ctx.normaliser, ctx.axis)
         weights = _scatter(ctx.shape, ctx.idx, -np.expand_dims(ctx.w_t, ctx.axis), ctx.axis, dout.dtype)
-        return Tensor(weights) * g, None, None, None, None
+        return depending_on_input(ctx, 0, Tensor(weights) * g), None, None, None, None
 
 
 @takes_tensors("input", "target", "weight")

@@ -148,11 +148,24 @@ class AvgPool(AxisMaps):
 
 
 class AdaptiveAvgPool(AxisMaps):
-    pass
+    @classmethod
+    def graph_backward(cls, ctx, dout):
+        # PyTorch's backward reads the input (for its shape), but for an output of ones (a mean there, which does not)
+        dx = cls.apply(dout, _transposed(ctx.maps))
+        ones = all(n == 1 for n in dout.shape[dout.ndim - len(ctx.maps):])
+        return (dx if ones else depending_on_input(ctx, 0, dx)), None
 
 
 class Pad(AxisMaps):
     pass
+
+
+class EdgePad(Pad):
+    """Reflection and replication padding: PyTorch's backward of these reads the input (for its shape)."""
+
+    @classmethod
+    def graph_backward(cls, ctx, dout):
+        return depending_on_input(ctx, 0, cls.apply(dout, _transposed(ctx.maps))), None
 
 
 class Interpolate(AxisMaps):
@@ -868,7 +881,7 @@ def pad(input, pad, mode="constant", value=None):
             continue
         maps.append(_pad_map(size, left, right, mode))
     maps = tuple(maps)
-    out = Pad.apply(input, maps)
+    out = (EdgePad if mode in ("reflect", "replicate") else Pad).apply(input, maps)
     if mode == "constant" and value is not None and value != 0:
         inside = apply_maps(np.ones(input.shape[input.ndim - n:]), maps)       # 1 where the input was copied
         fill = (np.asarray(value) * (1 - inside)).astype(input.dtype)

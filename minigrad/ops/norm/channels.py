@@ -248,7 +248,7 @@ class ChannelNormBackward(Function):
             return ctx.fn.view(a, ctx.options)
 
         def as_nsc(t):                                                # (N, C, S), compute dtype
-            return t.to(rstd.dtype).reshape(n, c, -1)
+            return t.to(rstd.dtype).reshape(n, c, math.prod(x.shape[2:]))
         xhat, rstd_a = centered_statistics(view(as_nsc(ctx.input_tensor(1, x))), ctx.fn.axes, ctx.eps)
         w_t = None if w is None else ctx.input_tensor(2, w.reshape(ctx.w_shape)).reshape(c, 1)
         grads = centered_second_order(as_nsc(G), as_nsc(ctx.input_tensor(0, dout)), w_t, xhat, rstd_a, ctx.fn.axes,

@@ -25,9 +25,9 @@ import math
 
 import numpy as np
 
-from ...autograd import Function
 from ...dtypes import LOW_PRECISION, bfloat16, cast_array, float32
 from ...kernels import buffers
+from ..elementwise import fused_node_grads  # noqa: F401 - the norms import it from here
 
 
 def contiguous_as(a, dtype):
@@ -179,35 +179,6 @@ def input_grads(ctx, *grads):
     grads = tuple(cast_array(g, bfloat16, pooled=True) if isinstance(g, np.ndarray) and g.dtype == float32 and i < len(meta)
                   and meta[i] is not None and meta[i][1] == bfloat16 else g for i, g in enumerate(grads))
     return grads + (None,) * (len(ctx.needs_input_grad) - len(grads))
-
-
-class InFusedNode(Function):
-    """``g`` (a gradient computed under create_graph) made to require grad whenever one of ``sources`` does, with no
-    gradient for them (None): the part of a fused backward node's output that does not read those inputs."""
-
-    @staticmethod
-    def forward(ctx, g, *sources):
-        return g._data.copy()
-
-    @staticmethod
-    def backward(ctx, dout):
-        return (dout._data,) + (None,) * (len(ctx.needs_input_grad) - 1)
-
-    @staticmethod
-    def graph_backward(ctx, dout):
-        return (dout,) + (None,) * (len(ctx.needs_input_grad) - 1)
-
-
-def fused_node_grads(ctx, grads, sources, constant=()):
-    """A norm's create_graph gradients (Tensors or None, one per input) as PyTorch's are: it computes them in one
-    backward node whose inputs include x and the weight (LayerNorm's the bias too), so each requires grad whenever
-    one of the inputs at positions ``sources`` does, even a part that reads none of them (db = sum of dout, or dw of
-    a constant x), and differentiating that part gives those inputs no gradient (``InFusedNode``). Not the gradients
-    at positions ``constant`` (GroupNorm's db: its node's bias gradient is not differentiable)."""
-    places = [ctx.input_tensor(i, np.broadcast_to(np.zeros((), ctx.input_meta[i][1]), ctx.input_meta[i][0]))
-              for i in sources if ctx.needs_input_grad[i]]
-    return [g if g is None or n in constant or g.requires_grad or not places else InFusedNode.apply(g, *places)
-            for n, g in enumerate(grads)]
 
 
 def normalize(x, dims, eps, centered=True):

@@ -19,6 +19,8 @@ of the same names in minigrad/kernels/numba_kernels.py), the ``GroupNormFunction
 (ordinary minigrad ops that autograd differentiates), and the public ``group_norm`` and
 ``instance_norm`` with their checks.
 """
+import math
+
 import numpy as np
 
 from ..._checks import int_arg, takes_tensors
@@ -33,12 +35,18 @@ from .channels import (ChannelNormBackward, affine_channels, channel_affine, cha
 from .common import center, centered_dx, centering_overflows, exact_mean, normalize, square_mean64
 
 
+def as_groups(x, num_groups):
+    """x (N, C, *spatial), an ndarray or a Tensor, as rows (N, G, C/G * S) (the sizes given: -1 cannot be inferred
+    for an empty batch)."""
+    return x.reshape(x.shape[0], num_groups, x.shape[1] // num_groups * math.prod(x.shape[2:]))
+
+
 # --------------------------------------------------------------------------- NumPy reference, x (N, C, S)
 def group_norm_forward(x, num_groups, weight, bias, eps):
     """GroupNorm on x (N, C, S): statistics per (n, g) over the C/G channels of group g and all S;
     per-channel affine weight/bias (C,). Returns (y, mean (N, G), rstd (N, G))."""
     n, c, s = x.shape
-    xg = x.reshape(n, num_groups, -1)                        # (N, G, C/G*S)
+    xg = as_groups(x, num_groups)                            # (N, G, C/G*S)
     mean = xg.mean(axis=2, dtype=np.float64, keepdims=True)  # (N, G, 1), float64 for exact centering
     xc = center(xg, mean)                                    # (N, G, C/G*S)
     var = square_mean64(xc, "ngm->ng")[:, :, None]           # (N, G, 1) float64, biased: no overflow
@@ -49,7 +57,7 @@ def group_norm_forward(x, num_groups, weight, bias, eps):
 
 def group_norm_xhat(x, mean, rstd, num_groups):
     """xhat of x (N, C, S) as rows (N, G, C/G*S), from the saved statistics (N, G), centered as the forward did."""
-    xg = x.reshape(x.shape[0], num_groups, -1)                                    # (N, G, C/G*S)
+    xg = as_groups(x, num_groups)                                                 # (N, G, C/G*S)
     return center(xg, exact_mean(xg, mean[:, :, None], 2)) * rstd[:, :, None]
 
 
@@ -63,7 +71,8 @@ def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw,
     if need_dx:
         gw = dy.copy() if weight is None else dy * weight[:, None]                # (N, C, S), a fresh array
         rows = n * num_groups                                                     # one row per (n, g)
-        dx = centered_dx(gw.reshape(rows, -1), xhat.reshape(rows, -1), rstd.reshape(rows), axes=1)
+        dx = centered_dx(gw.reshape(rows, c // num_groups * s), xhat.reshape(rows, c // num_groups * s),
+                         rstd.reshape(rows), axes=1)
         dx = dx.reshape(n, c, s)
     return dx, dw, db
 
@@ -142,7 +151,7 @@ class GroupNormBackward(ChannelNormBackward):
 
     @staticmethod
     def view(a, options):
-        return a.reshape(a.shape[0], options["num_groups"], -1)           # (N, G, C/G*S)
+        return as_groups(a, options["num_groups"])                        # (N, G, C/G*S)
 
     @staticmethod
     def statistics(x, mean, rstd, options):
@@ -166,7 +175,7 @@ def instance_norm_composite(input, running_mean=None, running_var=None, weight=N
 def _group_norm_composite(input, num_groups, weight, bias, eps):
     """The composite normalization without argument checks (shared by GroupNorm and InstanceNorm)."""
     x = input.to(compute_dtype(input.dtype))
-    xhat = normalize(x.reshape(x.shape[0], num_groups, -1), (2,), eps).reshape(x.shape)   # rows of (N, G, C/G*S)
+    xhat = normalize(as_groups(x, num_groups), (2,), eps).reshape(x.shape)   # rows of (N, G, C/G*S)
     return channel_affine(xhat, weight, bias).to(input.dtype)
 
 

@@ -25,6 +25,8 @@ all-reduces cost one extra latency per layer and keep the message at 2C + 1 valu
 
 With no process group, world size 1, or in eval, the module calls BatchNorm itself (exactly equal).
 """
+import math
+
 import numpy as np
 
 from ...autograd import Function
@@ -137,8 +139,9 @@ class SyncBatchNormFunction(Function):
         need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
         x_shape, w_shape, b_shape = ctx.shapes
         n, c = x.shape[:2]
-        x3 = ctx.input_tensor(0, x).to(rstd.dtype).reshape(n, c, -1)       # (N, C, S), compute dtype
-        g = dout.to(rstd.dtype).reshape(n, c, -1)                                 # (N, C, S)
+        spatial = math.prod(x.shape[2:])
+        x3 = ctx.input_tensor(0, x).to(rstd.dtype).reshape(n, c, spatial)  # (N, C, S), compute dtype
+        g = dout.to(rstd.dtype).reshape(n, c, spatial)                            # (N, C, S)
         xhat, rstd_t = sync_statistics_composite(x3, ctx.count, ctx.eps, ctx.group)
         sum_dy, sum_dy_xhat = g.sum((0, 2)), (g * xhat).sum((0, 2))               # (C,) local
         dx = None
