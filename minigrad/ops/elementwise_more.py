@@ -142,6 +142,26 @@ def ldexp(input, other):
     return ew.mul(ew._floating(input), _exp2(ew._floating(other)))
 
 
+def lerp_values(input, end, weight):
+    """PyTorch's formula: input + weight (end - input) where |weight| < 0.5, else end - (end - input)(1 - weight),
+    which is exact at weight 1 and gives what PyTorch gives at infinite ends (a Tensor or number weight)."""
+    with np.errstate(invalid="ignore"):     # (inf - inf in the branch not taken, or taken as PyTorch takes it)
+        diff = ew.sub(end, input)
+        if not isinstance(weight, Tensor):
+            return ew.add(input, ew.mul(diff, weight)) if abs(weight) < 0.5 else ew.sub(end, ew.mul(diff, 1 - weight))
+        low = ew.abs(weight) < 0.5
+        return ew.where(low, ew.add(input, ew.mul(weight, diff)), ew.sub(end, ew.mul(diff, 1 - weight)))
+
+
+def lerp_array(a, end, weight):
+    """``lerp_values`` on ndarrays (or a number weight)."""
+    with np.errstate(invalid="ignore"):
+        diff = end - a
+        if np.ndim(weight) == 0 and not isinstance(weight, np.ndarray):
+            return a + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+        return np.where(np.abs(weight) < 0.5, a + weight * diff, end - diff * (1 - weight))
+
+
 @takes_tensors("input", "end", numbers=("weight",))
 def lerp(input, end, weight):
     """input + weight * (end - input): the linear interpolation from ``input`` to ``end``."""
@@ -151,7 +171,7 @@ def lerp(input, end, weight):
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t.dtype != input.dtype:
             raise RuntimeError(f"expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
-    out = ew.add(input, ew.mul(_operand(weight, input), ew.sub(end, input)))
+    out = lerp_values(input, end, weight)
     if isinstance(weight, Tensor) and weight.requires_grad:   # PyTorch's backward then saves input and end too
         return watching(out, input, end)
     return out

@@ -196,7 +196,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 def _group_norm_function(input, num_groups, weight, bias, eps):
-    """InstanceNorm's GroupNorm: rstd = 0 on constant rows when eps = 0, as PyTorch's instance_norm."""
+    """InstanceNorm's GroupNorm: rstd = 0 on constant rows when eps = 0, as PyTorch's instance_norm. An empty input
+    without affine parameters comes back as a copy, as PyTorch's returns it (no norm in its graph)."""
+    if input.numel() == 0 and weight is None and bias is None:
+        return input.clone()
     return GroupNormFunction.apply(input, weight, bias, num_groups=num_groups, eps=eps, zero_rstd=eps == 0,
                                    instance=True)
 
