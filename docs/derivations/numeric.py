@@ -62,7 +62,7 @@ def run(fn, arrays, g):
     return the output, its grad_fn's saved arrays (read before backward frees them) and the gradients."""
     leaves = [None if a is None else mg.tensor(np.asarray(a, dtype=np.float64), requires_grad=True) for a in arrays]
     y = fn(*leaves)
-    saved = tuple(y.grad_fn.saved)
+    saved = tuple((y if y._base is None else y._base).grad_fn.saved)   # (instance_norm's result is a view)
     y.backward(mg.tensor(g))
     return y.detach().numpy(), saved, [None if t is None else t.grad.numpy() for t in leaves]
 

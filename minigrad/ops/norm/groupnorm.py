@@ -70,9 +70,8 @@ def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw,
     dw, db = channel_param_grads(dy, xhat, need_dw, need_db)                      # (C,) each
     if need_dx:
         gw = dy.copy() if weight is None else dy * weight[:, None]                # (N, C, S), a fresh array
-        rows = n * num_groups                                                     # one row per (n, g)
-        dx = centered_dx(gw.reshape(rows, c // num_groups * s), xhat.reshape(rows, c // num_groups * s),
-                         rstd.reshape(rows), axes=1)
+        rows, m = n * num_groups, c // num_groups * s                             # one row (m,) per (n, g)
+        dx = centered_dx(gw.reshape(rows, m), xhat.reshape(rows, m), rstd.reshape(rows), axes=1)
         dx = dx.reshape(n, c, s)
     return dx, dw, db
 
@@ -190,9 +189,12 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 @takes_tensors("input", "running_mean", "running_var", "weight", "bias")
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
-    """``F.instance_norm``: GroupNorm with G = C, or BatchNorm-eval on the running buffers."""
-    return _instance_norm(batch_norm, _group_norm_function, input, running_mean, running_var, weight, bias,
-                          use_input_stats, momentum, eps)
+    """``F.instance_norm``: GroupNorm with G = C, or BatchNorm-eval on the running buffers. The result is a view (of
+    itself), as PyTorch's is (of its batch norm's (1, N*C, ...) output): made under no_grad, a later write into it
+    with grad enabled is refused, as in PyTorch."""
+    out = _instance_norm(batch_norm, _group_norm_function, input, running_mean, running_var, weight, bias,
+                         use_input_stats, momentum, eps)
+    return out.view(out.shape)
 
 
 def _group_norm_function(input, num_groups, weight, bias, eps):
