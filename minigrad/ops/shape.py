@@ -143,8 +143,30 @@ def unsqueeze(input, dim):
     if not -input.ndim - 1 <= dim <= input.ndim:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim - 1}, {input.ndim}], "
                          f"but got {dim})")
-    dim = dim % (input.ndim + 1)
-    return reshape(input, input.shape[:dim] + (1,) + input.shape[dim:])
+    return Unsqueeze.apply(input, dim % (input.ndim + 1))
+
+
+class Unsqueeze(Function):
+    """A new size-1 dim at ``dim``: a view whose new stride is PyTorch's, the size times the stride of the dim it goes
+    before (1 element past the last), so that ``stride()`` and in-place writes (which compare memory layouts) agree
+    with PyTorch's. Backward: the gradient without that dim."""
+    view = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        x = a._data
+        ctx.shape = x.shape
+        step = x.shape[dim] * x.strides[dim] if dim < x.ndim else x.itemsize
+        return np.lib.stride_tricks.as_strided(x, x.shape[:dim] + (1,) + x.shape[dim:],
+                                               x.strides[:dim] + (step,) + x.strides[dim:], writeable=x.flags.writeable)
+
+    @staticmethod
+    def backward(ctx, dout):
+        return dout._data.reshape(ctx.shape), None
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        return dout.reshape(ctx.shape), None
 
 
 @takes_tensors("input")
@@ -209,7 +231,13 @@ class Expand(Function):
     def forward(ctx, a, shape):
         x = a._data                      # a writable view (np.broadcast_to's are read-only): PyTorch writes into an
         lead = len(shape) - x.ndim       # expand that only adds size-1 dims, and fill_ writes even shared memory
-        strides = (0,) * lead + tuple(0 if n != m else st for n, m, st in zip(x.shape, shape[lead:], x.strides))
+        strides = [0] * len(shape)       # PyTorch's: 0 where a dim grows; a new size-1 dim spans the dims after it
+        for i in range(len(shape) - 1, -1, -1):
+            if i >= lead:
+                size, stride = x.shape[i - lead], x.strides[i - lead]
+            else:
+                size, stride = 1, shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else 0
+            strides[i] = stride if size == shape[i] else 0
         return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
 
     @staticmethod
