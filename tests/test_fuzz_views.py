@@ -295,6 +295,13 @@ REGRESSIONS = [
     # instance_norm of an empty input (unfold windows of size 0) without weight: PyTorch returns a copy, so under
     # create_graph the input's first gradient has no graph
     ([("unfold", 63, 2, 24528, False), ("instance_norm", 43, 53, 17852, False)], True),
+    # in-place writes between two views of the same memory that differ only in the strides of size-1 dims: PyTorch's
+    # unsqueeze and expand give a new size-1 dim the stride of the dims after it, so the two are a full overlap
+    # (allowed); minigrad's strides differed, and it refused a partial one
+    ([("index_select", 6, 29, 60524, True), ("diagonal", 30, 26, 26499, False), ("unsqueeze", 44, 35, 120, False),
+      ("prod", 55, 50, 22067, False), ("setitem_tensor", 33, 25, 50946, False)], False),
+    ([("reshape", 20, 37, 32481, False), ("unsqueeze", 19, 49, 16509, False), ("expand_as", 52, 44, 48669, False),
+      ("lerp_", 16, 53, 52458, True)], True),
     # select() on a 0-d output of unbind written under no_grad: both raise, PyTorch RuntimeError (its autograd reads
     # the stale view's grad_fn before the op checks its arguments); minigrad raised IndexError (the argument first)
     ([("unsqueeze", 2, 13, 28545, False), ("t", 41, 34, 59672, False), ("piece", 16, 19, 12141, False),
