@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from .._checks import float_arg, takes_tensors
+from ..autograd.function import pytorch_saves
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor
 from .activation import logsigmoid
@@ -31,7 +32,6 @@ from .elementwise import as_tensor_operand, clamp_min, minimum, where
 from .loss import apply_reduction, check_reduction, cross_entropy, legacy_reduction
 from .linalg import linear
 from ..autocast_ops import autocast_op
-from ..autograd.function import pytorch_saves
 
 
 def _reduction(size_average, reduce, reduction):

@@ -12,10 +12,9 @@ import numpy as np
 
 from .._checks import takes_tensors
 from ..autograd import Function, grad_mode
-from ..autograd.function import retained_elsewhere
+from ..autograd.function import pytorch_saves, retained_elsewhere
 from ..autograd.version import bump_tensor
 from ..autograd.views import seen_now
-from ..autograd.function import pytorch_saves
 from ..tensor import Tensor
 from . import shape as sh
 from .dims import normalize_dim
