@@ -11,7 +11,7 @@ import numpy as np
 import minigrad as mg
 
 from .opinfo_util import flat_outputs
-from .saved_survey import _walk
+from .saved_survey import _walk, weighted_sum
 
 ZERO = 1e-12      # a second-order gradient below this everywhere counts as zeros (rounding noise of an exact 0)
 
@@ -45,19 +45,19 @@ def outcome(lib, fn, sample, torch):
     if not outs or not leaves:
         return "nothing to differentiate"
     try:
-        loss = sum((o * lib.tensor(np.random.default_rng(k).standard_normal(tuple(o.shape)), dtype=o.dtype)).sum()
-                   for k, o in enumerate(outs))
-        firsts = lib.autograd.grad(loss, leaves, create_graph=True, allow_unused=True)
+        firsts = lib.autograd.grad(weighted_sum(lib, outs), leaves, create_graph=True, allow_unused=True)
     except Exception as error:
         return "first backward raised " + type(error).__name__
+    return second_order(lib, firsts, leaves)
+
+
+def second_order(lib, firsts, leaves):
+    """(whether each of the first gradients ``firsts`` requires grad, then what a backward of a random-weighted sum of
+    those that do gives each of ``leaves``: None, "zeros" or "values")."""
     flags = tuple(None if g is None else bool(g.requires_grad) for g in firsts)
-    terms = [(g * lib.tensor(np.random.default_rng(50 + i).standard_normal(tuple(g.shape)), dtype=g.dtype)).sum()
-             for i, g in enumerate(firsts) if g is not None and g.requires_grad]
-    if not terms:
+    total = weighted_sum(lib, [g for g in firsts if g is not None and g.requires_grad], seed=50)
+    if total is None:
         return flags, "no second backward"
-    total = terms[0]
-    for term in terms[1:]:
-        total = total + term
     try:
         total.backward()
     except Exception as error:

@@ -34,6 +34,17 @@ def _walk(obj, fn, torch):
     return obj
 
 
+def weighted_sum(lib, tensors, seed=0, factors=None):
+    """sum_k factor_k (t_k * R_k).sum(), R_k a fixed random tensor of t_k's shape and dtype (seed ``seed + k``): a loss
+    whose gradient is a random upstream (never all ones, which hides errors); None for no tensors."""
+    total = None
+    for k, t in enumerate(tensors):
+        term = (t * (1.0 if factors is None else factors[k]) *
+                lib.tensor(np.random.default_rng(seed + k).standard_normal(tuple(t.shape)), dtype=t.dtype)).sum()
+        total = term if total is None else total + term
+    return total
+
+
 def _shares_memory(lib, a, b, torch):
     if lib is mg:
         if a.layout != mg.strided or b.layout != mg.strided:
@@ -78,17 +89,13 @@ def run(lib, fn, sample, target, write, torch):
             factors[n] = 2.0
     except Exception as error:
         return "write raised " + type(error).__name__, None
+    differentiable = [k for k, o in enumerate(outs) if o.requires_grad and o.is_floating_point()]
     try:
-        terms = [(o * factors[k] * lib.tensor(np.random.default_rng(k).standard_normal(tuple(o.shape)),
-                                              dtype=o.dtype)).sum()
-                 for k, o in enumerate(outs) if o.requires_grad and o.is_floating_point()]
+        loss = weighted_sum(lib, [outs[k] for k in differentiable], factors=[factors[k] for k in differentiable])
     except Exception as error:
         return "loss raised " + type(error).__name__, None
-    if not terms:
+    if loss is None:
         return "no loss", None
-    loss = terms[0]
-    for term in terms[1:]:
-        loss = loss + term
     try:
         loss.backward()
     except Exception as error:

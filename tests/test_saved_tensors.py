@@ -14,7 +14,7 @@ import pytest
 
 import minigrad as mg
 
-from . import saved_survey
+from . import graph_survey, saved_survey
 from .mirror import torch_or_skip
 from .opinfo_harness import op_id
 
@@ -201,18 +201,7 @@ def _first_and_second(L, name, grads, bias, upstream_grad):
     upstream = L.tensor(np.random.default_rng(3).standard_normal(tuple(y.shape)), requires_grad=upstream_grad)
     wanted = [t for t in (x, w, b if bias else None) if t is not None and t.requires_grad]
     firsts = L.autograd.grad((y * upstream).sum(), wanted, create_graph=True, allow_unused=True)
-    flags = tuple(None if g is None else g.requires_grad for g in firsts)
-    terms = [(g * L.tensor(np.random.default_rng(5 + i).standard_normal(tuple(g.shape)))).sum()
-             for i, g in enumerate(firsts) if g is not None and g.requires_grad]
-    if not terms:
-        return flags, "no second backward"
-    total = terms[0]
-    for term in terms[1:]:
-        total = total + term
-    total.backward()
-    reached = tuple(None if t.grad is None else "values" if t.grad.detach().numpy().any() else "zeros"
-                    for t in (x, w, b))
-    return flags, reached
+    return graph_survey.second_order(L, firsts, (x, w, b))
 
 
 @pytest.mark.parametrize("name", NORMS)

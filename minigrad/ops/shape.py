@@ -146,11 +146,10 @@ def unsqueeze(input, dim):
     return Unsqueeze.apply(input, dim % (input.ndim + 1))
 
 
-class Unsqueeze(Function):
+class Unsqueeze(Reshape):
     """A new size-1 dim at ``dim``: a view whose new stride is PyTorch's, the size times the stride of the dim it goes
     before (1 element past the last), so that ``stride()`` and in-place writes (which compare memory layouts) agree
-    with PyTorch's. Backward: the gradient without that dim."""
-    view = True
+    with PyTorch's. Backward (``Reshape``'s): the gradient without that dim."""
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -159,14 +158,6 @@ class Unsqueeze(Function):
         step = x.shape[dim] * x.strides[dim] if dim < x.ndim else x.itemsize
         return np.lib.stride_tricks.as_strided(x, x.shape[:dim] + (1,) + x.shape[dim:],
                                                x.strides[:dim] + (step,) + x.strides[dim:], writeable=x.flags.writeable)
-
-    @staticmethod
-    def backward(ctx, dout):
-        return dout._data.reshape(ctx.shape), None
-
-    @staticmethod
-    def graph_backward(ctx, dout):
-        return dout.reshape(ctx.shape), None
 
 
 @takes_tensors("input")
