@@ -132,11 +132,13 @@ def index_put(input, indices, values, accumulate=False):
     _same_dtype("index_put", input, values, "values")
     x = sh.reshape(input, 1) if input.ndim == 0 else input
     target = x._data[index].shape           # raises IndexError for an index out of range
-    try:
-        np.broadcast_shapes(target, values.shape)
+    try:       # broadcast to the indexing result itself: no leading dims beyond it, even of size 1 (PyTorch's rule)
+        fits = np.broadcast_shapes(target, values.shape) == tuple(target)
     except ValueError:
+        fits = False
+    if not fits:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
-                           f"indexing result of shape {list(target)}") from None
+                           f"indexing result of shape {list(target)}")
     out = put_at(x, index, values, accumulate)
     return sh.reshape(out, ()) if input.ndim == 0 else out
 
