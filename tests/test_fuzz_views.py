@@ -306,6 +306,10 @@ REGRESSIONS = [
     # does not); minigrad wrote it
     ([("movedim", 47, 9, 43173, False), ("unflatten", 33, 52, 51179, False), ("matmul", 49, 56, 55359, False),
       ("index_put_", 51, 41, 10125, False)], True),
+    # retain_grad(), then unsqueeze_ under no_grad: the tensor still retains its gradient (of the old shape), as in
+    # PyTorch; minigrad kept the gradient but its retains_grad said False (so .grad was not reported)
+    ([("mul_const", 7, 21, 3183, False), ("retain_grad", 51, 2, 13867, False), ("expand", 37, 60, 20763, True),
+      ("exp", 48, 12, 27091, False), ("unsqueeze_", 57, 45, 608, True)], False),
     # select() on a 0-d output of unbind written under no_grad: both raise, PyTorch RuntimeError (its autograd reads
     # the stale view's grad_fn before the op checks its arguments); minigrad raised IndexError (the argument first)
     ([("unsqueeze", 2, 13, 28545, False), ("t", 41, 34, 59672, False), ("piece", 16, 19, 12141, False),

@@ -428,6 +428,8 @@ def _note_stale_shape(t, op, before):
     old._grad_fn, old._requires_grad = node, True
     with grad_mode.enable_grad():
         t._grad_fn = StaleShape.apply(old, t._data, op)._grad_fn
+    if node.retained is not None:            # retain_grad() before the change: the gradient is still kept below (of the
+        t._grad_fn.retained = retained_elsewhere   # old shape), and the tensor still retains it, as in PyTorch
 
 
 squeeze_ = _reshaped_in_place("squeeze_", sh.squeeze)
