@@ -85,10 +85,20 @@ def _round_result(ctx, out, dtype):
     result = cast_array(np.asarray(array), dtype)
     if any(s is array for s in ctx.saved):
         ctx.saved = tuple(result.astype(float32) if s is array else s for s in ctx.saved)
+        ctx.watch(result)       # PyTorch's saved result is the 16-bit output itself: a write into it is refused
     for key, value in list(ctx.__dict__.items()):
         if value is array:
             ctx.__dict__[key] = result.astype(float32)
     return result
+
+
+def _watch_originals(ctx, operands, upcast):
+    """Where the forward saved the float32 copy of a 16-bit operand, a write into the operand itself makes backward
+    refuse, as PyTorch's (which saves the 16-bit tensor) does (``Context.watch``)."""
+    saved = {id(s._data if isinstance(s, Tensor) else s) for s in ctx.saved}
+    for original, copy in zip(operands, upcast):
+        if copy is not original and id(copy._data) in saved:
+            ctx.watch(original._data)
 
 
 def _wrap_forward(forward, lead):
@@ -105,9 +115,12 @@ def _wrap_forward(forward, lead):
         dtype = _target_dtype(operands, kwargs)
         if dtype is None:
             return forward(*args, **kwargs)
-        args[lead - 1].low_precision = dtype     # ctx: its backward upcasts the gradient
-        out = forward(*args[:lead], *[_upcast(a) for a in operands], **{k: _upcast(v) for k, v in kwargs.items()})
-        return _round_result(args[lead - 1], out, dtype)
+        ctx = args[lead - 1]
+        ctx.low_precision = dtype                # ctx: its backward upcasts the gradient
+        upcast = [_upcast(a) for a in operands]
+        out = forward(*args[:lead], *upcast, **{k: _upcast(v) for k, v in kwargs.items()})
+        _watch_originals(ctx, operands, upcast)
+        return _round_result(ctx, out, dtype)
     return _with_plain(low_precision_forward, forward, lead)
 
 
