@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from . import dtypes
+from .dtypes import FLOAT32_64
 from . import layouts as _layouts
 from .autograd import version as _version
 from .autograd import views as _views
@@ -542,42 +543,7 @@ class Tensor:
     __hash__ = object.__hash__
 
     # ----------------------------------------------------------------- operators
-    # x * 2.0 or x * y: operands the public functions' argument check (``_checks.takes_tensors``) would pass
-    # anyway go straight to the function it wraps; anything else goes through the check.
-    def __add__(self, other):
-        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
-            return _ew.add.__wrapped__(self, other)
-        return _ew.add(self, other)
-
-    def __radd__(self, other):
-        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
-            return _ew.add.__wrapped__(other, self)
-        return _ew.add(other, self)
-
-    def __sub__(self, other):
-        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
-            return _ew.sub.__wrapped__(self, other)
-        return _ew.sub(self, other)
-
-    def __rsub__(self, other):
-        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
-            return _ew.sub.__wrapped__(other, self)
-        return _ew.sub(other, self)
-
-    def __mul__(self, other):
-        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
-            return _ew.mul.__wrapped__(self, other)
-        return _ew.mul(self, other)
-
-    def __rmul__(self, other):
-        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
-            return _ew.mul.__wrapped__(other, self)
-        return _ew.mul(other, self)
-
-    def __truediv__(self, other):
-        if other.__class__ in _PLAIN_OPERANDS:  # the common case: nothing to check (saves the checker's call)
-            return _ew.div.__wrapped__(self, other)
-        return _ew.div(self, other)
+    # + - * / are set after the class (``_arithmetic``): they need the Functions of ops/elementwise.py
 
     def __rtruediv__(self, other):
         # PyTorch's 2 / x is x.reciprocal() * 2: its two roundings, and its saved tensor (the reciprocal, which no
@@ -693,9 +659,7 @@ class Tensor:
     def __rfloordiv__(self, other):
         return _division.floor_divide(other, self)
 
-    __rdiv__ = __rtruediv__
-
-    __div__ = __truediv__
+    __rdiv__ = __rtruediv__   # (__div__ = __truediv__: below the class, with it)
 
     def __iand__(self, other):
         return self.bitwise_and_(other)
@@ -792,6 +756,34 @@ from .ops import reduce_more as _reduce_more  # noqa: E402
 from .ops import inplace_more as _inplace_more  # noqa: E402
 
 _PLAIN_OPERANDS.update((Tensor, float, int))
+
+
+def _arithmetic(function, public, reflected=False):
+    """The operator method (``__mul__``, ``__rmul__``...) of ``function`` (Add, Sub, Mul or Div), whose public function
+    is ``public`` (``mg.mul``...). Its two common cases go straight to the Function: ``x * 0.5`` (a Python float beside
+    a float32/float64 tensor: the number in the tensor's dtype, as ``public`` takes it) and ``x * y`` (two float32/
+    float64 tensors). Other operands go through ``public``, without its argument check when it could not fail."""
+    unchecked = public.__wrapped__
+
+    def method(self, other):
+        dtype = self._data.dtype
+        if dtype in FLOAT32_64:
+            if other.__class__ is float:
+                other = Tensor(np.asarray(other, dtype))
+                return function.apply(other, self) if reflected else function.apply(self, other)
+            if isinstance(other, Tensor) and other._data.dtype in FLOAT32_64:
+                return _ew._apply_broadcasting(function, *((other, self) if reflected else (self, other)))
+        call = unchecked if other.__class__ in _PLAIN_OPERANDS else public
+        return call(other, self) if reflected else call(self, other)
+    return method
+
+
+for _name, _function, _public in (("add", _ew.Add, _ew.add), ("sub", _ew.Sub, _ew.sub), ("mul", _ew.Mul, _ew.mul),
+                                  ("truediv", _ew.Div, _ew.div)):
+    setattr(Tensor, f"__{_name}__", _arithmetic(_function, _public))
+    if _name != "truediv":      # 2 / x is x.reciprocal() * 2, as in PyTorch (``__rtruediv__``)
+        setattr(Tensor, f"__r{_name}__", _arithmetic(_function, _public, reflected=True))
+Tensor.__div__ = Tensor.__truediv__
 _COMPARABLE = (Tensor, bool, int, float, complex, np.ndarray, np.generic)   # what ``==`` compares elementwise
 
 # Methods defined in ops/, next to their Functions: Tensor.name(self, ...) == mg.name(tensor, ...).
