@@ -721,11 +721,27 @@ class Tensor:
         return _decomp.mH(self)
 
 
-# autograd wraps arrays in Tensors but cannot import this module while it loads (circular): tell it here.
+_new = object.__new__
+
+
+def wrap(array):
+    """``Tensor(array)`` for an ``array`` whose type is exactly ``np.ndarray``, without the constructor's reading of its
+    arguments (130 ns against 210): the engine wraps the output of every op and the gradient entering every node's
+    backward. It sets what ``Tensor.__init__`` sets (tests/test_autograd.py compares the two)."""
+    t = _new(Tensor)
+    t._data = array
+    t._grad = t._grad_fn = t._base = None
+    t._hooks = ()
+    t._requires_grad = False
+    return t
+
+
+# autograd wraps arrays in Tensors (``wrap``) but cannot import this module while it loads (circular): tell it here.
 from .autograd import engine as _engine  # noqa: E402
 from .autograd import function as _function  # noqa: E402
 
 _engine.Tensor = _function.Tensor = Tensor
+_engine.wrap = _function.wrap = wrap
 
 # The ops modules import Tensor, so they are imported after the class exists.
 from .ops import elementwise as _ew  # noqa: E402
@@ -769,7 +785,7 @@ def _arithmetic(function, public, reflected=False):
         dtype = self._data.dtype
         if dtype in FLOAT32_64:
             if other.__class__ is float:
-                other = Tensor(np.asarray(other, dtype))
+                other = wrap(np.asarray(other, dtype))
                 return function.apply(other, self) if reflected else function.apply(self, other)
             if isinstance(other, Tensor) and other._data.dtype in FLOAT32_64:
                 return _ew._apply_broadcasting(function, *((other, self) if reflected else (self, other)))

@@ -17,6 +17,21 @@ def leaf(shape, seed=0, dtype=np.float64):
 
 
 # ----------------------------------------------------------------------------- graph shapes
+def test_wrap_sets_what_the_constructor_sets():
+    """tensor.wrap, the engine's fast Tensor(array), leaves every slot as Tensor(array) does: set or unset alike, to the
+    same values (a slot the constructor comes to set and wrap does not fails here)."""
+    from minigrad.tensor import Tensor, wrap
+    a = np.arange(6.0).reshape(2, 3)
+    made, wrapped = Tensor(a), wrap(a)
+    assert type(wrapped) is Tensor and wrapped._data is a
+    for name in Tensor.__slots__:
+        if name == "__weakref__":
+            continue
+        assert hasattr(made, name) == hasattr(wrapped, name), name
+        if hasattr(made, name):
+            assert getattr(made, name) is getattr(wrapped, name) or getattr(made, name) == getattr(wrapped, name), name
+
+
 def test_diamond_graph_sums_both_paths():
     x = leaf((3,))
     a = x * 2.0

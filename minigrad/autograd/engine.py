@@ -39,6 +39,7 @@ from .function import Context, Function
 from .version import bump, writes
 
 Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
+wrap = None    # and its fast Tensor(array) for an ndarray (tensor.wrap)
 
 
 def fit_gradient(grad, meta, node, index):
@@ -333,7 +334,7 @@ def run_node(node, grad, sink, retain_graph, graph=False):
         backward = fn.backward
         if "low_precision" not in node.__dict__:    # low_precision.py's wrapper would only pass the call on
             backward = getattr(backward, "_minigrad_plain", backward)
-        in_grads = backward(node, Tensor(grad))
+        in_grads = backward(node, wrap(grad) if type(grad) is np.ndarray else Tensor(grad))  # (0-d sums: scalars)
     in_grads = list(in_grads) if isinstance(in_grads, tuple) else [in_grads]
     if len(in_grads) != len(node.next_edges):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "

@@ -34,6 +34,7 @@ from . import grad_mode
 from .version import own_counters_in_use, storage_of, version_of, writes, writes_since
 
 Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
+wrap = None    # and its fast Tensor(array) for an ndarray (tensor.wrap)
 mark_view = None  # views.py (which imports this module) sets it to views.mark_view
 
 
@@ -289,7 +290,7 @@ class Function:
             state.enabled = prev
 
         if type(out) is np.ndarray:  # the common case first
-            out = Tensor(out)
+            out = wrap(out)
         elif isinstance(out, tuple):
             raise TypeError(f"{cls.__name__}.forward returned a tuple: minigrad Functions have exactly one "
                             "output (return other results through ctx or compute them outside the Function)")

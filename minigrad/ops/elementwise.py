@@ -13,7 +13,7 @@ from ..autograd import Function
 from ..dtypes import (FLOAT32_64, cast_array, get_default_dtype, is_differentiable, kind_of, result_type,
                       scalar_dtype_for)
 from ..kernels.fused import relu as relu_array, relu_backward
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap
 from ..low_precision import arithmetic_operand
 from .layout import like_operands, row_major
 
@@ -44,9 +44,9 @@ def _common_pair(a, b):
         if isinstance(b, Tensor):
             return a, b
         if b.__class__ is float and a._data.dtype in FLOAT32_64:
-            return a, Tensor(np.asarray(b, a._data.dtype))
+            return a, wrap(np.asarray(b, a._data.dtype))
     elif a.__class__ is float and isinstance(b, Tensor) and b._data.dtype in FLOAT32_64:
-        return Tensor(np.asarray(a, b._data.dtype)), b
+        return wrap(np.asarray(a, b._data.dtype)), b
     return None
 
 
