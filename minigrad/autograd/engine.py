@@ -193,6 +193,8 @@ class Accumulate:
     """``backward()``: leaves receive their gradient in ``.grad`` (after their hooks); ``retain_grad``
     tensors receive a copy of their node's."""
 
+    at_node = ()   # no gradient is captured at a node (``Capture``'s are): the engine calls ``node`` only for retain_grad
+
     def leaf(self, tensor, grad, alone):
         if tensor._grad_fn is not None:             # written in place since it was used as a leaf
             raise RuntimeError("leaf variable has been moved into the graph interior")
@@ -317,7 +319,8 @@ def run_node(node, grad, sink, retain_graph, graph=False):
     if "watched" in node.__dict__ and writes[0] != node.saved_at:
         node._check_versions()          # arrays PyTorch saves that this backward does not read (Context.watch)
     hooked = run_hooks(node.pre_hooks, grad) if node.pre_hooks else grad
-    sink.node(node, hooked, grad)
+    if node.retained is not None or sink.at_node:      # (the call only when the sink has something to do)
+        sink.node(node, hooked, grad)
     grad = hooked
     fn = node.fn
     graph_backward = getattr(fn, "graph_backward", None) if graph else None
