@@ -151,7 +151,7 @@ def _wrap_backward(backward, lead, graph):
     @functools.wraps(backward)
     def low_precision_backward(*args):
         ctx, dout = args[lead - 1], args[lead]
-        if "low_precision" in ctx.__dict__ and isinstance(dout, Tensor) and dout._data.dtype.char in _LOW_CHARS:
+        if ctx.low_precision is not None and isinstance(dout, Tensor) and dout._data.dtype.char in _LOW_CHARS:
             dout = dout.float() if graph else Tensor(dout._data.astype(float32))
             args = (*args[:lead], dout, *args[lead + 1:])
         return backward(*args)

@@ -316,7 +316,7 @@ def run_node(node, grad, sink, retain_graph, graph=False):
     joined to the graph, its results marked ``NotDifferentiableTwice``), so the gradients are Tensors with a graph."""
     if node.freed:
         node.saved_tensors  # raises the "backward through the graph a second time" error
-    if "watched" in node.__dict__ and writes[0] != node.saved_at:
+    if node.watched and writes[0] != node.saved_at:
         node._check_versions()          # arrays PyTorch saves that this backward does not read (Context.watch)
     hooked = run_hooks(node.pre_hooks, grad) if node.pre_hooks else grad
     if node.retained is not None or sink.at_node:      # (the call only when the sink has something to do)
@@ -335,7 +335,7 @@ def run_node(node, grad, sink, retain_graph, graph=False):
             node.saved = saved
     else:
         backward = fn.backward
-        if "low_precision" not in node.__dict__:    # low_precision.py's wrapper would only pass the call on
+        if node.low_precision is None:              # low_precision.py's wrapper would only pass the call on
             backward = getattr(backward, "_minigrad_plain", backward)
         in_grads = backward(node, wrap(grad) if type(grad) is np.ndarray else Tensor(grad))  # (0-d sums: scalars)
     in_grads = list(in_grads) if isinstance(in_grads, tuple) else [in_grads]

@@ -43,6 +43,9 @@ class Context:
 
     __slots__ = ("fn", "saved", "saved_at", "next_edges", "input_meta", "needs_input_grad",
                  "pre_hooks", "retained", "freed", "__dict__", "__weakref__")
+    # Defaults of attributes few nodes set (in the node's __dict__, which reading these does not create):
+    watched = ()           # arrays PyTorch saves that this backward does not read (``watch``)
+    low_precision = None   # the 16-bit dtype of the inputs, for a forward run in float32 (low_precision.py)
 
     def __init__(self, fn):
         self.fn = fn
@@ -74,7 +77,7 @@ class Context:
         """Arrays the backward does not read but PyTorch's saves (a norm's weight, which minigrad keeps as a converted
         copy; a pooling's input, whose shape is all its backward needs): a write into one after the forward makes
         backward refuse, as it does for a saved one (the engine checks before running the node)."""
-        self.__dict__["watched"] = self.__dict__.get("watched", ()) + tuple(a for a in arrays if a is not None)
+        self.watched = self.watched + tuple(a for a in arrays if a is not None)
         if not self.saved:                 # (nothing saved yet: the writes counted from now)
             self.saved_at = writes[0]
 
@@ -92,7 +95,7 @@ class Context:
 
     def _check_versions(self):
         noted = self.__dict__.get("own_counters", ())       # inputs that were .data tensors (or their views)
-        for item in self.saved + self.__dict__.get("watched", ()):
+        for item in self.saved + self.watched:
             array = _array(item)
             if array is None:
                 continue

@@ -62,7 +62,7 @@ class Attention(Function):
         ctx.dtype, dtype = q.dtype, compute_dtype(q.dtype)
         q, k, v = (t._data.astype(dtype, copy=False) for t in (q, k, v))
         scores = kernels.matmul(q, np.swapaxes(k, -1, -2))                             # (..., L, S)
-        low = ctx.__dict__.get("low_precision")      # float16/bfloat16 inputs, here as float32 (low_precision.py)
+        low = ctx.low_precision                      # float16/bfloat16 inputs, here as float32 (low_precision.py)
         out = _flash_low_precision(scores, v, scale, bias, low) if low is not None else None
         w = masked_softmax_(scores, scale, bias)
         ctx.scale, ctx.bias = scale, bias

@@ -54,7 +54,7 @@ class RoundedDiv(Function):
     def forward(ctx, a, b, rounding_mode):
         from .elementwise import promoted
         x, y = promoted(a, b)
-        return rounded_quotient(x, y, rounding_mode, ctx.__dict__.get("low_precision"))
+        return rounded_quotient(x, y, rounding_mode, ctx.low_precision)
 
     @staticmethod
     def backward(ctx, dout):
