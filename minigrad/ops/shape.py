@@ -591,6 +591,7 @@ def _split_axis(name, input, dim):
 def split(tensor, split_size_or_sections, dim=0):
     """Views of ``tensor`` along ``dim``: pieces of ``split_size`` (the last may be smaller), or of the given
     ``sections`` sizes."""
+    _history_first(tensor)
     axis = _split_axis("split", tensor, dim)
     size = tensor.shape[axis]
     if isinstance(split_size_or_sections, (tuple, list)):
@@ -657,6 +658,7 @@ def triu(input, diagonal=0):
 @takes_tensors("input")
 def unbind(input, dim=0):
     """The slices of ``input`` along ``dim``, each a view without that dim."""
+    _history_first(input)
     if input.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     axis = normalize_dim(dim, input.ndim)
@@ -666,7 +668,9 @@ def unbind(input, dim=0):
 
 def _history_first(input):
     """PyTorch's autograd reads an input's grad_fn before the op checks its arguments: a view made stale by a write
-    into its base (an output of unbind or split, say) raises its error first, before a bad dim or index."""
+    into its base (an output of unbind or split, say) raises its error first, before a bad dim or index. (Only in
+    ops with a derivative of their own: a composite such as chunk checks its arguments first. Called by select,
+    narrow, diagonal, unbind and split; docs/differences.md lists the ops that still check first.)"""
     if input._base is not None and grad_mode._state.enabled and input.requires_grad:
         input.grad_fn
 
