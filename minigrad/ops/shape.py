@@ -669,8 +669,8 @@ def unbind(input, dim=0):
 def _history_first(input):
     """PyTorch's autograd reads an input's grad_fn before the op checks its arguments: a view made stale by a write
     into its base (an output of unbind or split, say) raises its error first, before a bad dim or index. (Only in
-    ops with a derivative of their own: a composite such as chunk checks its arguments first. Called by select,
-    narrow, diagonal, unbind and split; docs/differences.md lists the ops that still check first.)"""
+    ops with a derivative of their own: a composite such as chunk or narrow checks its arguments first. Called by
+    select, diagonal, unbind and split; docs/differences.md lists the ops that still check first.)"""
     if input._base is not None and grad_mode._state.enabled and input.requires_grad:
         input.grad_fn
 
@@ -692,8 +692,8 @@ def select(input, dim, index):
 
 @takes_tensors("input")
 def narrow(input, dim, start, length):
-    """The view ``input[..., start:start + length, ...]`` along ``dim`` (``start`` may be negative)."""
-    _history_first(input)
+    """The view ``input[..., start:start + length, ...]`` along ``dim`` (``start`` may be negative). (A composite in
+    PyTorch: its arguments are checked before a stale view's history is read.)"""
     axis = _split_axis("narrow", input, dim)
     size = input.shape[axis]
     if isinstance(start, Tensor) and (start.ndim != 0 or start.dtype.kind not in "iu"):
