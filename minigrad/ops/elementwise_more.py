@@ -144,22 +144,13 @@ def ldexp(input, other):
 
 def lerp_values(input, end, weight):
     """PyTorch's formula: input + weight (end - input) where |weight| < 0.5, else end - (end - input)(1 - weight),
-    which is exact at weight 1 and gives what PyTorch gives at infinite ends (a Tensor or number weight)."""
+    which is exact at weight 1 and gives what PyTorch gives at infinite ends. One form for Tensors (differentiable)
+    and ndarrays (``lerp_``'s fast path): operators, and ``select`` for the branch of a tensor weight."""
     with np.errstate(invalid="ignore"):     # (inf - inf in the branch not taken, or taken as PyTorch takes it)
-        diff = ew.sub(end, input)
-        if not isinstance(weight, Tensor):
-            return ew.add(input, ew.mul(diff, weight)) if abs(weight) < 0.5 else ew.sub(end, ew.mul(diff, 1 - weight))
-        low = ew.abs(weight) < 0.5
-        return ew.where(low, ew.add(input, ew.mul(weight, diff)), ew.sub(end, ew.mul(diff, 1 - weight)))
-
-
-def lerp_array(a, end, weight):
-    """``lerp_values`` on ndarrays (or a number weight)."""
-    with np.errstate(invalid="ignore"):
-        diff = end - a
-        if np.ndim(weight) == 0 and not isinstance(weight, np.ndarray):
-            return a + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
-        return np.where(np.abs(weight) < 0.5, a + weight * diff, end - diff * (1 - weight))
+        diff = end - input
+        if not isinstance(weight, (Tensor, np.ndarray)):                  # a number: one branch
+            return input + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+        return ew.select(ew.array_of(abs(weight) < 0.5), input + weight * diff, end - diff * (1 - weight))
 
 
 @takes_tensors("input", "end", numbers=("weight",))

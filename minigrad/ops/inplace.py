@@ -350,11 +350,11 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 
 def lerp_(self, end, weight):
     """self += weight * (end - self), by PyTorch's formula (``lerp_values``)."""
-    from .elementwise_more import lerp_array, lerp_values   # (it imports this module)
+    from .elementwise_more import lerp_values   # (it imports this module)
     e, w = ew.as_tensor_operand(end, self), ew.as_tensor_operand(weight, self)
     check_result(self, np.broadcast_shapes(e.shape, w.shape), result_type(self._data, e._data))
     return write(self, lambda old: lerp_values(old, e, w), (e, w),
-                 lambda a: np.copyto(a, lerp_array(a, e._data, w._data), casting="unsafe"))
+                 lambda a: np.copyto(a, lerp_values(a, e._data, w._data), casting="unsafe"))
 
 
 # --------------------------------------------------------------------------- overwriting
