@@ -13,6 +13,7 @@ docs/derivations/layernorm.md, batchnorm.md and groupnorm.md.
 """
 import numpy as np
 
+from ...autograd.function import watching
 from ...tensor import Tensor
 from .batchnorm import batch_norm
 from .groupnorm import group_norm
@@ -32,9 +33,7 @@ def _statistics(x, axes, eps, dtype):
 def _saved(y, *statistics):
     """``y`` and the statistics, which PyTorch's backward of y saves: a write into one of them after the forward makes
     that backward refuse, as PyTorch's does (they are computed apart here: ``Context.watch``)."""
-    if y.grad_fn is not None:
-        y.grad_fn.watch(*[t._data for t in statistics])
-    return (y,) + statistics
+    return (watching(y, *statistics),) + statistics
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
