@@ -591,6 +591,12 @@ def _split_axis(name, input, dim):
 def split(tensor, split_size_or_sections, dim=0):
     """Views of ``tensor`` along ``dim``: pieces of ``split_size`` (the last may be smaller), or of the given
     ``sections`` sizes."""
+    return split_views(tensor, split_size_or_sections, dim)
+
+
+def split_views(tensor, split_size_or_sections, dim, guarded=True):
+    """``split``; with ``guarded`` False the pieces are views of their own, which may be written in place (PyTorch's
+    unsafe_split), not the outputs of one op (``_split_sizes``)."""
     _history_first(tensor)
     axis = _split_axis("split", tensor, dim)
     size = tensor.shape[axis]
@@ -602,7 +608,7 @@ def split(tensor, split_size_or_sections, dim=0):
         if np.sum(sizes) != size:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
                                f"size at dimension {axis}), but got split_sizes={sizes}")
-        return _split_sizes(tensor, axis, sizes, "SplitWithSizes")
+        return _split_sizes(tensor, axis, sizes, "SplitWithSizes" if guarded else None)
     step = operator.index(split_size_or_sections)
     if step < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
@@ -610,7 +616,8 @@ def split(tensor, split_size_or_sections, dim=0):
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
     pieces = -(-size // step) if step else 1
     pieces = pieces or 1  # an empty dimension still gives one (empty) piece
-    return _split_sizes(tensor, axis, [step] * (pieces - 1) + [size - step * (pieces - 1)])
+    sizes = [step] * (pieces - 1) + [size - step * (pieces - 1)]
+    return _split_sizes(tensor, axis, sizes, "Split" if guarded else None)
 
 
 
@@ -622,13 +629,18 @@ def split_method(self, split_size, dim=0):
 def chunk(input, chunks, dim=0):
     """At most ``chunks`` views of ``input`` along ``dim``, each ``ceil(size / chunks)`` long (the last may be
     shorter)."""
+    return chunk_views(input, chunks, dim)
+
+
+def chunk_views(input, chunks, dim, guarded=True):
+    """``chunk``; ``guarded`` as in ``split_views`` (False: PyTorch's unsafe_chunk)."""
     axis = _split_axis("chunk", input, dim)
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = input.shape[axis]
     if size == 0:
-        return _split_sizes(input, axis, [0] * chunks)
-    return split(input, -(-size // chunks), axis)
+        return _split_sizes(input, axis, [0] * chunks, "Split" if guarded else None)
+    return split_views(input, -(-size // chunks), axis, guarded)
 
 
 # --------------------------------------------------------------------------- triangles

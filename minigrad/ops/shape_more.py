@@ -197,22 +197,15 @@ def split_with_sizes(input, split_sizes, dim=0):
     return sh.split(input, list(split_sizes), dim)
 
 
-def _unguarded(pieces):
-    """Split views as views of their own: PyTorch's unsafe_ splits do not forbid writing into their outputs."""
-    for piece in pieces:
-        if piece._view_kind is not None and piece._view_kind[0] == "multi_output":
-            piece._view_kind = None
-    return pieces
-
-
 def unsafe_split(tensor, split_size_or_sections, dim=0):
     """``split`` whose pieces may be written in place (PyTorch's unsafe_split; here they stay views, recorded)."""
-    return _unguarded(sh.split(tensor, split_size_or_sections, dim))
+    return sh.split_views(tensor, split_size_or_sections, dim, guarded=False)
 
 
+@takes_tensors("input")
 def unsafe_chunk(input, chunks, dim=0):
     """``chunk`` whose pieces may be written in place (PyTorch's unsafe_chunk; here they stay views, recorded)."""
-    return _unguarded(sh.chunk(input, chunks, dim))
+    return sh.chunk_views(input, chunks, dim, guarded=False)
 
 
 # --------------------------------------------------------------------------- tile, ravel, unflatten
