@@ -16,8 +16,8 @@ from ...autograd import Function
 from ...autograd.version import bump
 from ...dtypes import LOW_PRECISION, cast_like, compute_dtype, is_floating_point, scalar_type_name
 from ...kernels import kernel
-from .common import (contiguous_as, centered_second_order, centered_statistics, fused_node_grads, input_grads,
-                     second_order_grads, sum64)
+from ..elementwise import fused_node_grads
+from .common import contiguous_as, centered_second_order, centered_statistics, input_grads, second_order_grads, sum64
 
 _TORCH_TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
 

@@ -27,7 +27,6 @@ import numpy as np
 
 from ...dtypes import LOW_PRECISION, bfloat16, cast_array, float32
 from ...kernels import buffers
-from ..elementwise import fused_node_grads  # noqa: F401 - the norms import it from here
 
 
 def contiguous_as(a, dtype):

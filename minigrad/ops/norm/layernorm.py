@@ -22,8 +22,9 @@ from ...autograd import Function
 from ...autograd.function import watching
 from ...dtypes import compute_dtype
 from ...kernels import kernel
+from ..elementwise import fused_node_grads
 from .common import (center, centered_dx, centered_second_order, centered_statistics, centering_overflows, exact_mean,
-                     fused_node_grads, input_grads, normalize, second_order_grads, square_mean64)
+                     input_grads, normalize, second_order_grads, square_mean64)
 from .rows import (affine_rows, as_rows, check_row_norm_args, from_rows, functional_normalized_shape, row_affine,
                    row_dims, row_operands, row_param, row_param_grads, shaped_grads)
 
