@@ -459,6 +459,40 @@ def test_attention_mask_and_causal_combine(rng, kind):
     assert_mirror(*run_both(f), *(rng.standard_normal((1, 2, 3, 4)) for _ in range(3)))
 
 
+@pytest.mark.parametrize("q_heads, kv_heads, is_causal", [(6, 3, False), (6, 2, True), (4, 1, False), (3, 3, True)])
+def test_grouped_query_attention_gradcheck_and_mirror(q_heads, kv_heads, is_causal, rng):
+    """enable_gqa: each key/value head serves q_heads // kv_heads consecutive query heads; its gradient sums
+    over them."""
+    q, k, v = attention_inputs(rng, (2, q_heads), 3, 4)
+    check_attention(rng, q, k[:, :kv_heads], v[:, :kv_heads], is_causal=is_causal, enable_gqa=True)
+
+
+def test_grouped_query_attention_is_attention_with_repeated_heads(rng):
+    """The same output as repeating key's and value's heads by hand, as LLaMA's repeat_kv does, with a mask."""
+    q, k, v = (mg.tensor(a) for a in attention_inputs(rng, (1, 4), 3, 5))
+    k, v = k[:, :2], v[:, :2]
+    mask = mg.tensor(rng.random((3, 5)) > 0.3)
+    grouped = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True).numpy()
+    by_hand = F.scaled_dot_product_attention(q, *(mg.tensor(np.repeat(t.numpy(), 2, axis=1)) for t in (k, v)),
+                                           attn_mask=mask)
+    np.testing.assert_allclose(grouped, by_hand.numpy(), rtol=1e-12, atol=0)
+    with pytest.raises(RuntimeError, match="must match the size"):    # without the flag: PyTorch's broadcast error
+        F.scaled_dot_product_attention(q, k, v)
+
+
+@pytest.mark.parametrize("shapes, error, pattern", [
+    (((2, 6, 5, 4), (2, 4, 7, 4), (2, 4, 7, 3)), RuntimeError, "Number of heads in key and value must divide"),
+    (((2, 6, 5, 4), (2, 0, 7, 4), (2, 0, 7, 3)), RuntimeError, "Number of heads in key and value must divide"),
+    (((5, 4), (7, 4), (7, 3)), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\]"),
+], ids=["not a divisor", "no heads", "2-d"])
+def test_grouped_query_attention_errors(shapes, error, pattern):
+    q, k, v = (mg.ones(*s) for s in shapes)
+    with pytest.raises(error, match=pattern):
+        F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    with pytest.raises(TypeError, match="argument 'enable_gqa' must be bool, not int"):
+        F.scaled_dot_product_attention(q, k, v, enable_gqa=1)
+
+
 def test_attention_errors():
     q = mg.ones(2, 3, 4)
     with pytest.raises(RuntimeError, match=r"got shapes \[2, 3, 4\], \[2, 3, 5\], \[2, 3, 4\]"):

@@ -17,14 +17,16 @@ import math
 import numpy as np
 
 from .. import kernels
-from .._checks import takes_tensors
+from .._checks import takes_tensors, type_name
 from ..autograd import Function
 from ..dtypes import compute_dtype, kind_of
 from ..kernels.fused import masked_softmax_, softmax_backward_
 from ..tensor import Tensor
 from .activation import dropout
 from .elementwise import as_tensor_operand, masked_fill
+from .dims import normalize_dim
 from .linalg import matmul
+from .shape import repeat_interleave
 from .softmax import Softmax, softmax, softmax_grad
 from ..autocast_ops import autocast_op
 
@@ -111,6 +113,18 @@ def _flash_low_precision(scores, v, scale, bias, dtype):
     return kernels.matmul(e.astype(dtype).astype(np.float32), v) / e.sum(axis=-1, keepdims=True)
 
 
+def _grouped(query, key, value):
+    """key and value with each head (dim -3) repeated to the query's head count, as ``repeat_interleave`` does:
+    query head h reads key/value head h // (query heads / key heads). Their gradients add up over the group."""
+    for t in (query, key, value):
+        normalize_dim(-3, t.ndim)                                     # PyTorch's IndexError below 3 dimensions
+    q_heads, k_heads, v_heads = query.shape[-3], key.shape[-3], value.shape[-3]
+    if not (q_heads == k_heads == v_heads or (k_heads and v_heads and q_heads % k_heads == q_heads % v_heads == 0)):
+        raise RuntimeError(f"Number of heads in key and value must divide the number of heads in query: got "
+                           f"query {q_heads}, key {k_heads} and value {v_heads} heads")
+    return (t if t.shape[-3] == q_heads else repeat_interleave(t, q_heads // t.shape[-3], -3) for t in (key, value))
+
+
 def _fusable(query, key, value, bias, dropout_p):
     """Whether ``Attention`` computes this call: see the module docstring."""
     dtype = query.dtype
@@ -128,9 +142,15 @@ def _fusable(query, key, value, bias, dropout_p):
 
 @takes_tensors("query", "key", "value", numbers=("attn_mask",))
 @autocast_op("lower")
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
     """softmax(q k^T * scale + mask) v with PyTorch's arguments; ``scale`` defaults to 1/sqrt(E).
-    ``dropout_p`` applies dropout to the attention weights (always: this function has no training flag)."""
+    ``dropout_p`` applies dropout to the attention weights (always: this function has no training flag).
+    ``enable_gqa`` (grouped-query attention): key and value may have fewer heads (dim -3) than query, a
+    divisor of its count; each of their heads then serves that many consecutive query heads."""
+    if not isinstance(enable_gqa, (bool, np.bool_)):
+        raise TypeError(f"scaled_dot_product_attention(): argument 'enable_gqa' must be bool, not "
+                        f"{type_name(enable_gqa)}")
     if dropout_p < 0:
         raise RuntimeError(f"scaled_dot_product_attention: dropout_p must be in [0, 1], got {dropout_p}")
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
@@ -140,6 +160,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if key.shape[-1] != query.shape[-1] or value.shape[-2] != S:
         raise RuntimeError(f"scaled_dot_product_attention: expected query (..., L, E), key (..., S, E) and value "
                            f"(..., S, Ev), got shapes {list(query.shape)}, {list(key.shape)}, {list(value.shape)}")
+    if enable_gqa:
+        key, value = _grouped(query, key, value)
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     if S == 0:  # no keys: every output row is 0 (PyTorch's value for a query that sees no key)
         return matmul(matmul(query * scale, key.mT), value)
