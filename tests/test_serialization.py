@@ -596,3 +596,98 @@ def test_load_state_dict_casts_like_pytorch():
     reference = torch.nn.BatchNorm1d(2)
     reference.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
     assert reference.num_batches_tracked.dtype == torch.int64 and int(reference.num_batches_tracked) == 2
+
+
+def _assign_scenario(lib):
+    """load_state_dict(assign=True) as a program uses it: what each slot holds afterwards, in plain Python."""
+    model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.BatchNorm1d(2))
+    model[0].bias.requires_grad_(False)
+    frozen = lib.nn.Parameter(lib.zeros(2), requires_grad=True)     # a Parameter value: kept, requires_grad set
+    state = {"0.weight": lib.ones(2, 3, dtype=lib.float64), "0.bias": frozen, "1.running_mean": lib.ones(2),
+             "1.weight": lib.full((2,), 2.0, dtype=lib.float64)}
+    result = model.load_state_dict(state, strict=False, assign=True)
+    weight = model[0].weight
+    return {"missing": sorted(result.missing_keys), "unexpected": sorted(result.unexpected_keys),
+            "weight": (type(weight).__name__, str(weight.dtype).split(".")[-1], weight.requires_grad,
+                       weight.untyped_storage().data_ptr() == state["0.weight"].untyped_storage().data_ptr()
+                       if lib.__name__ == "torch" else np.shares_memory(weight._data, state["0.weight"]._data)),
+            "bias is the value": model[0].bias is frozen, "bias requires grad": frozen.requires_grad,
+            "running_mean is the value": model[1].running_mean is state["1.running_mean"],
+            "bn weight": (type(model[1].weight).__name__, str(model[1].weight.dtype).split(".")[-1])}
+
+
+def test_load_state_dict_assign_puts_the_tensors_in_place():
+    """assign=True: the module holds the state_dict's own tensors (their dtype and memory), parameters as
+    Parameters with the module's requires_grad, as PyTorch's does."""
+    result = _assign_scenario(mg)
+    assert result == {"missing": ["1.bias", "1.running_var"],         # num_batches_tracked defaults to 0
+                      "unexpected": [], "weight": ("Parameter", "float64", True, True), "bias is the value": True,
+                      "bias requires grad": False, "running_mean is the value": True,
+                      "bn weight": ("Parameter", "float64")}
+    torch = torch_or_skip()
+    assert _assign_scenario(torch) == result
+
+
+def test_load_state_dict_assign_refuses_an_integer_trainable_parameter_first():
+    model = nn.Sequential(nn.Linear(2, 3), nn.Linear(3, 3))
+    before, params = snapshot(model), list(model.parameters())
+    state = OrderedDict((k, v.clone()) for k, v in model.state_dict().items())
+    state["1.bias"] = mg.ones(3, dtype=mg.int64)                      # the last: the others would load first
+    with pytest.raises(RuntimeError, match=r'"1.bias", whose dimensions .* \(.Only Tensors of floating point'):
+        model.load_state_dict(state, assign=True)
+    assert_unchanged(model, before)
+    assert all(a is b for a, b in zip(model.parameters(), params))
+
+
+def _old_checkpoint_cases(lib):
+    """Loading state_dicts of older module formats: what each load returns or raises, as text."""
+    def versioned(entries, version):
+        state = OrderedDict(entries)
+        if version is not None:
+            state._metadata = {"": {"version": version}}
+        return state
+
+    def without_count(strict):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        state = model.state_dict()                                    # written now: version 2, with _metadata
+        del state["1.num_batches_tracked"]
+        return model.load_state_dict(state, strict=strict)
+
+    cases = {
+        "no versions": lambda: lib.nn.BatchNorm1d(2).load_state_dict(versioned({"weight": lib.ones(2)}, None),
+                                                                      strict=False),
+        "version 1": lambda: lib.nn.BatchNorm1d(2).load_state_dict(versioned({"weight": lib.ones(2)}, 1),
+                                                                    strict=False),
+        "version 2": lambda: lib.nn.BatchNorm1d(2).load_state_dict(versioned({"weight": lib.ones(2)}, 2),
+                                                                    strict=False),
+        "today's without the count": lambda: without_count(False),
+        "today's without the count, strict": lambda: without_count(True),
+        "pre-0.4 InstanceNorm": lambda: lib.nn.Sequential(lib.nn.InstanceNorm1d(2)).load_state_dict(
+            {"0.running_mean": lib.ones(2), "0.x": lib.ones(2)}, strict=False),
+        "versions": lambda: dict(lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2)).state_dict(
+            prefix="m.")._metadata),
+    }
+    results = {}
+    for name, load in cases.items():
+        try:
+            results[name] = str(load())
+        except RuntimeError as error:
+            results[name] = "RuntimeError: " + str(error)
+    return results
+
+
+def test_load_state_dict_reads_older_module_formats_as_pytorch():
+    """A BatchNorm checkpoint without num_batches_tracked from before its version 2 (or a plain dict) loads
+    and keeps the count; a versioned one misses it; a pre-0.4 InstanceNorm's running stats are refused."""
+    results = _old_checkpoint_cases(mg)
+    assert results["no versions"] == results["version 1"] == (
+        "_IncompatibleKeys(missing_keys=['bias', 'running_mean', 'running_var'], unexpected_keys=[])")
+    assert "'num_batches_tracked'" in results["version 2"]
+    assert "['1.num_batches_tracked']" in results["today's without the count"]
+    assert 'Missing key(s) in state_dict: "1.num_batches_tracked"' in results["today's without the count, strict"]
+    assert re.search(r'Unexpected running stats buffer\(s\) "0.running_mean" for InstanceNorm1d with '
+                     r"track_running_stats=False", results["pre-0.4 InstanceNorm"])
+    assert "0.x" not in results["pre-0.4 InstanceNorm"]               # strict=False: the unknown key is only listed
+    assert results["versions"] == "{'m': {'version': 1}, 'm.0': {'version': 1}, 'm.1': {'version': 2}}"
+    torch = torch_or_skip()
+    assert {k: v.replace("torch.Size(", "") for k, v in _old_checkpoint_cases(torch).items()} == results

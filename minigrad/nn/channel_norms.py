@@ -47,6 +47,8 @@ def _reset_affine(module):
 class _NormBase(Module):
     """What BatchNorm and InstanceNorm share: affine parameters, running buffers, resets, repr."""
 
+    _version = 2   # version 2 added num_batches_tracked (PyTorch's numbering)
+
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None, *, bias=True):
         super().__init__()
@@ -73,6 +75,11 @@ class _NormBase(Module):
     def reset_parameters(self):
         self.reset_running_stats()
         _reset_affine(self)
+
+    def _keeps_when_missing(self, name, version):
+        """num_batches_tracked came with version 2 of these modules: a state_dict of an older version (or one
+        without PyTorch's versions) loads without it and keeps the module's count, as PyTorch's does."""
+        return name == "num_batches_tracked" and (version is None or version < 2)
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
@@ -160,6 +167,20 @@ class _InstanceNorm(_NormBase):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
                  dtype=None, *, bias=True):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def _state_errors(self, state_dict, prefix, version):
+        """A state_dict without versions that holds running statistics for a module without them: a checkpoint
+        from before PyTorch 0.4, when InstanceNorm tracked them by default. PyTorch's error, whatever ``strict``."""
+        keys = [prefix + name for name in ("running_mean", "running_var") if prefix + name in state_dict]
+        if version is not None or self.track_running_stats or not keys:
+            return [], []
+        klass, names = type(self).__name__, " and ".join(f'"{key}"' for key in keys)
+        return [f"Unexpected running stats buffer(s) {names} for "
+                f"{klass} with track_running_stats=False. If state_dict is a checkpoint saved before 0.4.0, this may "
+                f"be expected because {klass} does not track running stats by default since 0.4.0. Please remove "
+                f"these keys from state_dict. If the running stats are actually needed, instead set "
+                f"track_running_stats=True in {klass} to enable them. See the documentation of {klass} for "
+                f"details."], keys
 
     def _check_input_dim(self, input):
         if input.ndim not in (self._no_batch_dim, self._no_batch_dim + 1):

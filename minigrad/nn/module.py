@@ -99,8 +99,32 @@ def _load_error(key, value, target):
     return None
 
 
+def _assign_error(key, value, target):
+    """Why ``load_state_dict(assign=True)`` cannot put ``value`` in place of ``target``, or None if it can: a
+    parameter that requires grad cannot become an integer or boolean tensor (PyTorch's words)."""
+    if isinstance(target, Parameter) and target.requires_grad and np.asarray(
+            value._data if isinstance(value, Tensor) else value).dtype.kind not in "fc":
+        return (f'While copying the parameter named "{key}", whose dimensions in the model are {list(target.shape)} '
+                f"and whose dimensions in the checkpoint are {list(target.shape)}, an exception occurred : "
+                "('Only Tensors of floating point and complex dtype can require gradients',).")
+    return None
+
+
+def _assigned(value, target):
+    """What ``load_state_dict(assign=True)`` puts in place of ``target``: ``value`` itself (an ndarray wrapped
+    without a copy), as a Parameter with ``target``'s ``requires_grad`` where ``target`` is one."""
+    value = value if isinstance(value, Tensor) else Tensor(np.asarray(value))
+    if not isinstance(target, Parameter):
+        return value
+    if isinstance(value, Parameter):
+        return value.requires_grad_(target.requires_grad)
+    return Parameter(value, requires_grad=target.requires_grad)
+
+
 class Module:
     """Base class of every layer and model: subclasses set attributes in ``__init__`` and define ``forward``."""
+
+    _version = 1   # the format of this module's state_dict entries, as PyTorch numbers it (load_state_dict)
 
     def __init__(self):
         # object.__setattr__: our __setattr__ needs these registries to exist already.
@@ -387,6 +411,17 @@ class Module:
         return self.to(dtypes.float16)
 
     # ------------------------------------------------------------------ state_dict
+    def _keeps_when_missing(self, name, version):
+        """Whether a state_dict without the entry ``name`` of this module, in the module format ``version`` (None:
+        a state_dict without PyTorch's ``_metadata``), loads with that entry left as it is, not missing: an entry
+        a later version of the module added (PyTorch fills it with the module's own value)."""
+        return False
+
+    def _state_errors(self, state_dict, prefix, version):
+        """(errors, keys) of what this module refuses in ``state_dict`` (its entries under ``prefix``, written in
+        its format ``version``) beyond missing, unexpected and mismatched entries; the keys are not unexpected."""
+        return [], []
+
     def _local_state(self):
         """This module's own saved state: ``(name, tensor)`` for parameters, then persistent buffers."""
         for name, param in self._parameters.items():
@@ -397,43 +432,57 @@ class Module:
                 yield name, buf
 
     def state_dict(self, destination=None, prefix="", keep_vars=False):
-        """An OrderedDict from dotted names to tensors sharing this module's data (PyTorch's keys)."""
+        """An OrderedDict from dotted names to tensors sharing this module's data (PyTorch's keys), with PyTorch's
+        ``_metadata``: each module's format version, which ``load_state_dict`` reads."""
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()
         for module_prefix, module in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
+            if hasattr(destination, "_metadata"):
+                destination._metadata[module_prefix] = {"version": module._version}
             for name, tensor in module._local_state():
                 key = f"{module_prefix}.{name}" if module_prefix else name
                 if key not in destination:
                     destination[key] = tensor if keep_vars else tensor.detach()
         return destination
 
-    def load_state_dict(self, state_dict, strict=True):
+    def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy values (Tensors or ndarrays) into this module's parameters and persistent buffers.
 
         All or nothing: every key, kind (numeric arrays only) and shape is checked, and every value cast
         to its destination's dtype, before the first copy, so a failed load leaves every parameter and
         buffer as it was. With ``strict=True`` missing and unexpected keys are errors, reported in
         PyTorch's words. Returns ``(missing_keys, unexpected_keys)``.
+
+        ``assign=True`` puts the state_dict's tensors themselves in place of the module's (their dtype and
+        memory, no copy), as PyTorch does: a value for a parameter becomes a Parameter (a Parameter value is kept)
+        with the module's ``requires_grad``; an ndarray is wrapped without a copy.
         """
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing, errors, copies = [], [], []
         unexpected = [key for key in state_dict.keys() if not isinstance(key, str)]  # no module has such a key
+        versions = getattr(state_dict, "_metadata", None) or {}           # PyTorch's per-module format versions
         for prefix, module in self.named_modules(remove_duplicate=False):
+            version = (versions.get(prefix) or {}).get("version") if isinstance(versions, dict) else None
             prefix = f"{prefix}." if prefix else ""
             local = dict(module._local_state())
             for name, target in local.items():
                 key = prefix + name
                 if key not in state_dict:
-                    missing.append(key)
+                    if not module._keeps_when_missing(name, version):
+                        missing.append(key)
                     continue
-                error = _load_error(key, state_dict[key], target)
+                error = _load_error(key, state_dict[key], target) or (assign and _assign_error(key, state_dict[key],
+                                                                                               target))
                 if error:
                     errors.append(error)
                 else:
-                    copies.append((target, state_dict[key]))
+                    copies.append((module, name, target, state_dict[key]))
+            refused, handled = module._state_errors(state_dict, prefix, version)
+            errors.extend(refused)
             for key in state_dict.keys():
-                if not isinstance(key, str) or not key.startswith(prefix):
+                if not isinstance(key, str) or not key.startswith(prefix) or key in handled:
                     continue
                 head, *rest = key[len(prefix):].split(".", 1)
                 if (head not in module._modules) if rest else (head not in local):
@@ -446,11 +495,15 @@ class Module:
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(self._get_name(),
                                                                                        "\n\t".join(errors)))
+        if assign:
+            for module, name, target, value in copies:
+                setattr(module, name, _assigned(value, target))
+            return _IncompatibleKeys(missing, unexpected)
         # Casting may still fail (or warn, as complex to real does): do it all before writing anything.
         sources = [np.asarray(value._data if isinstance(value, Tensor) else value).astype(target.dtype, copy=False)
-                   for target, value in copies]
+                   for _, _, target, value in copies]
         with no_grad():
-            for (target, _), source in zip(copies, sources):
+            for (_, _, target, _), source in zip(copies, sources):
                 target.copy_(Tensor(source))
         return _IncompatibleKeys(missing, unexpected)
 
