@@ -360,13 +360,58 @@ def test_casts_around_complex_tensors():
         assert mg.tensor([1 + 2j]).float().tolist() == [1.0]
 
 
-def test_unsupported_complex_gradients_are_refused():
-    z = mg.tensor([1 + 1j], requires_grad=True)
-    with pytest.raises(NotImplementedError, match="gradient of exp for complex tensors"):
-        z.exp()
-    with pytest.raises(NotImplementedError, match="gradient of pow for complex tensors"):
-        z ** 2
-    assert np.allclose(mg.tensor([1j]).exp().numpy(), np.exp(1j))     # the forward alone is fine
+COMPLEX_MATH = {
+    "exp": lambda m, z: z.exp(), "log": lambda m, z: m.log(z), "sqrt": lambda m, z: z.sqrt(),
+    "rsqrt": lambda m, z: m.rsqrt(z), "square": lambda m, z: m.square(z), "tanh": lambda m, z: m.tanh(z),
+    "sigmoid": lambda m, z: m.sigmoid(z), "sin": lambda m, z: m.sin(z), "cos": lambda m, z: m.cos(z),
+    "z ** w": lambda m, z, w: z ** w, "z ** 2.5": lambda m, z: z ** 2.5, "1.5 ** z": lambda m, z: 1.5 ** z,
+    "x ** w": lambda m, x, w: m.pow(x.abs() + 0.5, w), "z ** y": lambda m, z, y: m.pow(z, y),
+    "logaddexp": lambda m, z, w: m.logaddexp(z, w), "exp_": lambda m, z: (z * 1).exp_(),
+    "sigmoid_": lambda m, z: (z * 1).sigmoid_(), "pow_": lambda m, z, w: (z * 1).pow_(w),
+}
+COMPLEX_ARGUMENTS = {"z ** w": "cc", "x ** w": "rc", "z ** y": "cr", "logaddexp": "cc", "pow_": "cc"}
+
+
+def _complex_arguments(name, shape, seed=0):
+    return [crandn(*shape, seed=seed + i) if kind == "c" else randn(*shape, seed=seed + i)
+            for i, kind in enumerate(COMPLEX_ARGUMENTS.get(name, "c"))]
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_MATH))
+def test_complex_math_functions_mirror_and_gradcheck(name):
+    """Holomorphic functions of complex tensors: the gradient is dout * conj(f'(z)) (PyTorch's convention), in
+    their first and (create_graph) second derivatives; real operands beside complex ones get the real part."""
+    f = COMPLEX_MATH[name]
+    mirror(f, *_complex_arguments(name, (3, 4)))
+    gradcheck(f, *_complex_arguments(name, (2, 3), seed=5))
+    torch = torch_or_skip()
+    arrays, g, h = _complex_arguments(name, (4,), seed=9), crandn(4, seed=20), crandn(4, seed=21)
+    results = []
+    for lib in (mg, torch):
+        inputs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        first = lib.autograd.grad(f(lib, *inputs), inputs, lib.tensor(g), create_graph=True)
+        second = lib.autograd.grad(first, inputs, [lib.tensor(h if a.dtype.kind == "c" else h.real) for a in arrays],
+                                   allow_unused=True)
+        results.append([t.detach().resolve_conj().numpy() for t in first + second if t is not None])
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_complex_pow_and_logaddexp_special_values_as_pytorch():
+    """pow's exponent gradient is 0 at a zero base under a real exponent >= 0 (PyTorch's mask); logaddexp
+    of complex infinities and NaNs gives PyTorch's values."""
+    z, w = crandn(4), crandn(4, seed=1)
+    z[1], w[1], w[2] = 0, 2.0, 0
+    mirror(lambda m, z, w: z ** w, z, w)
+    inf, nan = np.inf, np.nan
+    a = np.array([complex(-inf, 1), complex(inf, 2), complex(nan, 1), complex(1, nan), 3 + 0j, complex(-inf, -1)])
+    b = np.array([complex(-inf, 2), complex(inf, -1), 1 + 1j, 2 + 2j, complex(-inf, 0), 3 + 1j])
+    torch = torch_or_skip()
+    for dtype in (np.complex128, np.complex64):
+        ours = mg.logaddexp(mg.tensor(a.astype(dtype)), mg.tensor(b.astype(dtype)))
+        theirs = torch.logaddexp(torch.tensor(a.astype(dtype)), torch.tensor(b.astype(dtype)))
+        assert ours.dtype == dtype
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, equal_nan=True)
 
 
 def test_ordering_ops_refuse_complex_as_pytorch():
@@ -379,6 +424,9 @@ def test_ordering_ops_refuse_complex_as_pytorch():
             lib.minimum(lib.ones(1), z)
         with pytest.raises(NotImplementedError, match="clamp is not supported for complex types"):
             z.clamp(0, 1)
+        for requires_grad in (False, True):
+            with pytest.raises(NotImplementedError, match="clamp is not supported for complex types"):
+                lib.relu(lib.tensor([1 + 1j], requires_grad=requires_grad))
 
 
 # --------------------------------------------------------------------------- gradcheck on complex inputs

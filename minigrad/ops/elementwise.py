@@ -100,7 +100,7 @@ def _apply_broadcasting(fn, *operands):
 def conj_if_complex(x):
     """conj(x) for a complex array; a real array itself. Backward passes multiply by conj(f'(z)) (PyTorch's
     convention for complex gradients, ``ops/complex.py``), which is f'(x) for real inputs."""
-    return np.conj(x) if kind_of(x.dtype) == "c" else x
+    return np.conj(x) if x.dtype.kind == "c" else x                  # (bfloat16 is kind "V": real)
 
 
 def promoted(a, b):
@@ -246,12 +246,14 @@ class Pow(Function):
         x, y, out = ctx.saved_tensors
         g = dout._data
         # d(x^y)/dx = y x^(y-1); PyTorch defines it as 0 where y == 0 (also at x == 0), inf at 0 ** (y < 1).
+        # Complex operands take the conjugate derivative (conj_if_complex), as every backward here.
         with np.errstate(divide="ignore", invalid="ignore"):
-            dx = np.where(y == 0, 0.0, g * y * x ** (y - 1)).astype(g.dtype) if ctx.needs_input_grad[0] else None
-        # d(x^y)/dy = x^y log x; PyTorch masks x == 0 (where y >= 0) to 0.
+            dx = (np.where(y == 0, 0.0, g * conj_if_complex(y * x ** (y - 1))).astype(g.dtype)
+                  if ctx.needs_input_grad[0] else None)
+        # d(x^y)/dy = x^y log x; PyTorch masks x == 0 (where y is real and >= 0) to 0.
         if ctx.needs_input_grad[1]:
             with np.errstate(divide="ignore", invalid="ignore"):
-                dy = np.where((x == 0) & (y >= 0), 0.0, g * out * np.log(x)).astype(g.dtype)
+                dy = np.where(_zero_base(x, y), 0.0, g * conj_if_complex(out * np.log(x))).astype(g.dtype)
         else:
             dy = None
         return dx, dy
@@ -269,10 +271,16 @@ class Pow(Function):
         with np.errstate(divide="ignore", invalid="ignore"):   # log(0), 0 ** -1: masked as in backward
             if ctx.needs_input_grad[0]:
                 yt = ctx.input_tensor(1, y)
-                dx = select(y == 0, 0.0, dout * (yt * xt ** (yt - 1)))
+                dx = select(y == 0, 0.0, dout * (yt * xt ** (yt - 1)).conj())
             if ctx.needs_input_grad[1]:
-                dy = dout * select((x == 0) & (y >= 0), 0.0, ctx.output_tensor(out) * log(xt))
+                dy = dout * select(_zero_base(x, y), 0.0, (ctx.output_tensor(out) * log(xt)).conj())
         return dx, dy
+
+
+def _zero_base(x, y):
+    """Where pow's exponent gradient x^y log x is defined as 0: x == 0 and y real and >= 0 (PyTorch's mask)."""
+    y_real_nonnegative = (y.imag == 0) & (y.real >= 0) if kind_of(y.dtype) == "c" else y >= 0
+    return (x == 0) & y_real_nonnegative
 
 
 _BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
@@ -332,7 +340,6 @@ def pow(input, exponent):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     if kind_of(a.dtype) in "biu" and kind_of(b.dtype) in "iu" and (b._data < 0).any():
         return Tensor(_integer_pow(*promoted(a, b)))
-    _check_complex_grad("pow", a, b)
     return _apply_broadcasting(Pow, a, b)
 
 
@@ -480,7 +487,7 @@ class Exp(Function):
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return dout._data * out
+        return dout._data * conj_if_complex(out)
 
     @staticmethod
     def graph_backward(ctx, dout):
@@ -497,12 +504,12 @@ class Log(Function):
     @staticmethod
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
-        return dout._data / a._data
+        return dout._data / conj_if_complex(a._data)
 
     @staticmethod
     def graph_backward(ctx, dout):
         (a,) = ctx.graph_saved()
-        return dout / a
+        return dout / a.conj()
 
 
 class Sqrt(Function):
@@ -515,7 +522,7 @@ class Sqrt(Function):
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return dout._data / (2 * out)
+        return dout._data / (2 * conj_if_complex(out))
 
     @staticmethod
     def graph_backward(ctx, dout):
@@ -532,7 +539,7 @@ class Rsqrt(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        (out,) = ctx.saved_tensors
+        out = conj_if_complex(ctx.saved_tensors[0])
         return -0.5 * dout._data * out * out * out
 
     @staticmethod
@@ -550,7 +557,7 @@ class Square(Function):
     @staticmethod
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
-        return 2 * dout._data * a._data
+        return 2 * dout._data * conj_if_complex(a._data)
 
     @staticmethod
     def graph_backward(ctx, dout):
@@ -568,11 +575,11 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return dout._data * (1 - out * out)
+        return dout._data * conj_if_complex(1 - out * out)
 
     @staticmethod
     def graph_backward(ctx, dout):
-        out = ctx.output_tensor(ctx.saved_tensors[0])
+        out = ctx.output_tensor(ctx.saved_tensors[0]).conj()
         return dout * (1 - out * out)
 
 
@@ -580,20 +587,23 @@ class Sigmoid(Function):
     @staticmethod
     def forward(ctx, a):
         x = a._data
-        # exp of a non-positive number only: no overflow warnings for large |x|
-        e = np.exp(-np.abs(x))
-        out = np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+        if kind_of(x.dtype) == "c":
+            with np.errstate(all="ignore"):                  # inf/NaN at the poles, as PyTorch returns them
+                out = 1 / (1 + np.exp(-x))
+        else:                                                # exp of a non-positive number only: no overflow
+            e = np.exp(-np.abs(x))                           # warnings for large |x|
+            out = np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, dout):
-        (out,) = ctx.saved_tensors
+        out = conj_if_complex(ctx.saved_tensors[0])
         return dout._data * out * (1 - out)
 
     @staticmethod
     def graph_backward(ctx, dout):
-        out = ctx.output_tensor(ctx.saved_tensors[0])
+        out = ctx.output_tensor(ctx.saved_tensors[0]).conj()
         return dout * out * (1 - out)
 
 
@@ -626,12 +636,12 @@ class Sin(Function):
     @staticmethod
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
-        return dout._data * np.cos(a._data)
+        return dout._data * conj_if_complex(np.cos(a._data))
 
     @staticmethod
     def graph_backward(ctx, dout):
         (a,) = ctx.graph_saved()
-        return dout * Cos.apply(a)
+        return dout * Cos.apply(a).conj()
 
 
 class Cos(Function):
@@ -643,12 +653,12 @@ class Cos(Function):
     @staticmethod
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
-        return -dout._data * np.sin(a._data)
+        return -dout._data * conj_if_complex(np.sin(a._data))
 
     @staticmethod
     def graph_backward(ctx, dout):
         (a,) = ctx.graph_saved()
-        return -dout * Sin.apply(a)
+        return -dout * Sin.apply(a).conj()
 
 
 def _floating(input):
@@ -656,30 +666,20 @@ def _floating(input):
     return cast(input, get_default_dtype()) if kind_of(input._data.dtype) in "biu" else input
 
 
-def _check_complex_grad(name, *operands):
-    """Refuse to record ``name`` on complex tensors when its backward does not take conj(f'(z)) yet."""
-    if any([isinstance(t, Tensor) and t.requires_grad and kind_of(t._data.dtype) == "c" for t in operands]):
-        raise NotImplementedError(f"the gradient of {name} for complex tensors is not implemented in minigrad "
-                                  "(complex tensors differentiate through + - * /, abs and ops/complex.py)")
-
-
-def _unary(fn, floating=False, bool_error=None):
+def _unary(fn, floating=False, refused=None):
     """The public function for the one-input Function ``fn``: ``floating`` computes integers and bools in the
-    default float dtype; ``bool_error`` is (exception class, message) PyTorch raises for a bool tensor, if it
-    refuses them."""
-    complex_checked = fn.__name__ not in ("Neg", "Abs", "Reciprocal")   # (these take conj(f'(z)) already)
+    default float dtype; ``refused`` maps a dtype kind ("b" bool, "c" complex) to the (exception class, message)
+    PyTorch raises for such a tensor, where it refuses them."""
 
     def op(input):
         if input.__class__ is not Tensor:   # the check's call only when it can fail (a Parameter passes too)
             check_tensor(input, op.__name__, "input", 1)
         if input._data.dtype in FLOAT32_64:  # float32/float64, the common case: neither bool, integer nor complex
             return fn.apply(input)
-        if bool_error is not None and kind_of(input._data.dtype) == "b":
-            raise bool_error[0](bool_error[1])
-        input = _floating(input) if floating else input
-        if complex_checked and input.requires_grad and kind_of(input._data.dtype) == "c":
-            _check_complex_grad(op.__name__, input)
-        return fn.apply(input)
+        if refused and kind_of(input._data.dtype) in refused:
+            error, message = refused[kind_of(input._data.dtype)]
+            raise error(message)
+        return fn.apply(_floating(input) if floating else input)
     op.__name__ = fn.__name__.lower()
     op.__doc__ = f"Elementwise {op.__name__} (differentiable; see ``{fn.__name__}.backward``)."
     return op
@@ -698,7 +698,7 @@ def neg(input):
 
 
 negative = neg
-abs = _unary(Abs, bool_error=(NotImplementedError, '"abs_cpu" not implemented for \'Bool\''))  # noqa: A001
+abs = _unary(Abs, refused={"b": (NotImplementedError, '"abs_cpu" not implemented for \'Bool\'')})  # noqa: A001
 exp = _unary(Exp, floating=True)
 log = _unary(Log, floating=True)
 sqrt = _unary(Sqrt, floating=True)
@@ -714,13 +714,14 @@ def square(input):
 
 tanh = _unary(Tanh, floating=True)
 sigmoid = _unary(Sigmoid, floating=True)
-relu = _unary(Relu, bool_error=(RuntimeError, "Boolean inputs not supported for relu"))
+relu = _unary(Relu, refused={"b": (RuntimeError, "Boolean inputs not supported for relu"),
+                              "c": (NotImplementedError, "clamp is not supported for complex types")})
 sin = _unary(Sin, floating=True)
 cos = _unary(Cos, floating=True)
 
 
 class Log1p(Function):
-    """out = log(1 + x), accurate for small x; dx = dout / (1 + x)."""
+    """out = log(1 + x), accurate for small x; dx = dout / conj(1 + x)."""
 
     @staticmethod
     def forward(ctx, a):
@@ -730,16 +731,16 @@ class Log1p(Function):
     @staticmethod
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
-        return dout._data / (1 + a._data)
+        return dout._data / conj_if_complex(1 + a._data)
 
     @staticmethod
     def graph_backward(ctx, dout):
         (a,) = ctx.graph_saved()
-        return dout / (1 + a)
+        return dout / (1 + a).conj()
 
 
 class Expm1(Function):
-    """out = exp(x) - 1, accurate for small x; dx = dout * (out + 1)."""
+    """out = exp(x) - 1, accurate for small x; dx = dout * conj(out + 1)."""
 
     @staticmethod
     def forward(ctx, a):
@@ -750,15 +751,15 @@ class Expm1(Function):
     @staticmethod
     def backward(ctx, dout):
         (out,) = ctx.saved_tensors
-        return dout._data * (out + 1)
+        return dout._data * conj_if_complex(out + 1)
 
     @staticmethod
     def graph_backward(ctx, dout):
-        return dout * (ctx.output_tensor(ctx.saved_tensors[0]) + 1)
+        return dout * (ctx.output_tensor(ctx.saved_tensors[0]) + 1).conj()
 
 
 class LogBase(Function):
-    """out = log_b(x) for b = 2 or 10 (``log_b`` NumPy's log2 or log10); dx = dout / (x ln b)."""
+    """out = log_b(x) for b = 2 or 10 (``log_b`` NumPy's log2 or log10); dx = dout / (conj(x) ln b)."""
 
     @staticmethod
     def forward(ctx, a, log_b, b):
@@ -769,12 +770,12 @@ class LogBase(Function):
     @staticmethod
     def backward(ctx, dout):
         (a,) = ctx.saved_tensors
-        return dout._data / (a._data * ctx.ln_b), None, None
+        return dout._data / (conj_if_complex(a._data) * ctx.ln_b), None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
         (a,) = ctx.graph_saved()
-        return dout / (a * float(ctx.ln_b)), None, None
+        return dout / (a.conj() * float(ctx.ln_b)), None, None
 
 
 class Reciprocal(Function):

@@ -23,12 +23,28 @@ _exp = on_both(np.exp, ew.exp)
 _exp2 = on_both(np.exp2, lambda t: ew.pow(2.0, t))    # 2^t, differentiable in t
 
 
+def _logaddexp(x, y):
+    """log(e^x + e^y): NumPy's for real arrays; for complex ones PyTorch's, m + log1p(e^(n - m)) with m the operand
+    of the larger real part and n the other (no overflow), n itself where both real parts are -inf, log(e^n + e^m)
+    where both are +inf, and NaN + NaN j where either operand has a NaN part."""
+    if kind_of(x.dtype) != "c":
+        return np.logaddexp(x, y)
+    x, y = np.broadcast_arrays(x, y)
+    m, n = np.where(x.real < y.real, y, x), np.where(x.real < y.real, x, y)
+    infinite = ~np.isfinite(n.real) & (n.real == m.real)
+    with np.errstate(all="ignore"):
+        out = m + np.log1p(np.exp(n - m))
+        out = np.where(infinite, np.where(n.real < 0, n, np.log(np.exp(n) + np.exp(m))), out)
+    return np.where(np.isnan(x) | np.isnan(y), complex(np.nan, np.nan), out).astype(x.dtype, copy=False)
+
+
 class LogAddExp(BinaryMath):
     """out = log_b(b^x + b^y) for base b = e (``LogAddExp2``: 2), computed as max + log_b(1 + b^-|x - y|) (no
     overflow); d/dx = b^x / (b^x + b^y) = 1 / (1 + b^(y - x)), d/dy = 1 / (1 + b^(x - y)): PyTorch's formulas, from
-    the inputs only (so a write into the output after the forward is allowed, as in PyTorch)."""
+    the inputs only (so a write into the output after the forward is allowed, as in PyTorch). Complex inputs take
+    the same formulas (holomorphic), conjugated in the backward as every gradient here."""
 
-    f = staticmethod(np.logaddexp)
+    f = staticmethod(_logaddexp)
     power = staticmethod(_exp)                     # b^v, for ndarrays and Tensors
     saves = ("input", "other")
 

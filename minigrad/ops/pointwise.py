@@ -13,7 +13,7 @@ from .._checks import check_tensor
 from ..autograd import Function
 from ..dtypes import get_default_dtype
 from ..tensor import Tensor
-from .elementwise import (_apply_broadcasting, _check_complex_grad, _floating, _pair, _type_name, conj_if_complex,
+from .elementwise import (_apply_broadcasting, _floating, _pair, _type_name, conj_if_complex,
                           promoted)
 
 
@@ -157,9 +157,7 @@ def binary(fn, name):
     """The public function of the two-input Function ``fn``: Tensor or number operands (not both numbers),
     broadcast together."""
     def op(input, other):
-        a, b = tensor_pair(name, input, other)
-        _check_complex_grad(name, a, b)
-        return _apply_broadcasting(fn, a, b)
+        return _apply_broadcasting(fn, *tensor_pair(name, input, other))
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} (differentiable; see ``{fn.__name__}``)."
     return op
