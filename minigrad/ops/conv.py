@@ -47,7 +47,7 @@ from .. import kernels
 from ..autograd import Function
 from ..dtypes import compute_dtype
 from ..autocast_ops import autocast_op
-from .elementwise import fused_node_grads
+from .elementwise import conj_if_complex, fused_node_grads
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
@@ -237,16 +237,18 @@ def _transpose_by_columns(y, w, geo, rows=None):
 
 
 # --------------------------------------------------------------------------- depthwise: numba kernels
-def _depthwise_kernels(channels_per_group, geo):
-    """The numba kernels (``kernels/conv_numba.py``) for a 2-D depthwise convolution (one input channel per
-    group, weight (O, 1, kh, kw)) on the numba backend; None otherwise: then the im2col path above, which is
-    also the reference the kernels are tested against."""
-    return kernels.numba_module("conv_numba") if channels_per_group == 1 and geo.dims == 2 else None
+def _depthwise_kernels(channels_per_group, geo, dtype):
+    """The numba kernels (``kernels/conv_numba.py``) for a real 2-D depthwise convolution (one input channel per
+    group, weight (O, 1, kh, kw)) on the numba backend; None otherwise (complex numbers too): then the im2col path
+    above, which is also the reference the kernels are tested against."""
+    if channels_per_group != 1 or geo.dims != 2 or dtype.kind == "c":
+        return None
+    return kernels.numba_module("conv_numba")
 
 
 def _conv(x, w, geo, cols=None, bias=None):
     """C(x, w) (+ bias): (N, O, OH, OW); ``cols`` x's columns if already made."""
-    fast = _depthwise_kernels(w.shape[1], geo) if cols is None else None
+    fast = _depthwise_kernels(w.shape[1], geo, x.dtype) if cols is None else None
     if fast is not None:
         return fast.depthwise_conv(x, w, bias, geo.padding, geo.stride, geo.dilation, geo.out_size)
     return _conv_from_columns(_columns(x, geo) if cols is None else cols, w, x.shape[0], geo, bias)
@@ -254,7 +256,7 @@ def _conv(x, w, geo, cols=None, bias=None):
 
 def _conv_weight(x, y, geo, cols=None, rows=None):
     """W(x, y): (O, Cg, kh, kw); ``cols`` x's columns, ``rows`` y's, if already made."""
-    fast = _depthwise_kernels(x.shape[1] // geo.groups, geo) if cols is None else None
+    fast = _depthwise_kernels(x.shape[1] // geo.groups, geo, x.dtype) if cols is None else None
     if fast is not None:
         return fast.depthwise_conv_weight(x, y, geo.padding, geo.stride, geo.dilation, geo.kernel)
     return _weight_from_columns(_columns(x, geo) if cols is None else cols, y, geo, rows)
@@ -262,7 +264,7 @@ def _conv_weight(x, y, geo, cols=None, rows=None):
 
 def _transpose(y, w, geo, rows=None):
     """T(y, w): (N, C, H, W); ``rows`` y's rows (``_group_rows``) if already made."""
-    fast = _depthwise_kernels(w.shape[1], geo)
+    fast = _depthwise_kernels(w.shape[1], geo, y.dtype)
     if fast is not None:
         return fast.depthwise_conv_transpose(y, w, geo.groups, geo.padding, geo.stride, geo.dilation, geo.size)
     return _transpose_by_columns(y, w, geo, rows)
@@ -290,7 +292,8 @@ def _bias_grad(dout):
 
 # --------------------------------------------------------------------------- the Functions
 class Conv(Function):
-    """out = C(x, w) + b (module docstring). Backward:
+    """out = C(x, w) + b (module docstring). Backward (complex x, w: each formula takes the other operand's
+    conjugate, as a product does):
 
         dx = T(dout, w)  (the transposed convolution of dout)
         dw = W(x, dout)  (the correlation of x with dout: dw[o, c, i, j] = sum_{n,p,q} dout[n,o,p,q] xpad[n,c,p*sh+i*dh,q*sw+j*dw])
@@ -300,7 +303,7 @@ class Conv(Function):
     @staticmethod
     def forward(ctx, x, w, b, geo):
         xa, wa, ba = _arrays(x, w, b)
-        cols = None if _depthwise_kernels(wa.shape[1], geo) else _columns(xa, geo)  # kept for dw
+        cols = None if _depthwise_kernels(wa.shape[1], geo, xa.dtype) else _columns(xa, geo)  # kept for dw
         ctx.geo, ctx.cols = geo, cols if ctx.needs_input_grad[1] else None
         ctx.save_for_backward(x._data if ctx.needs_input_grad[1] else None,
                               w._data if ctx.needs_input_grad[0] else None)
@@ -311,8 +314,9 @@ class Conv(Function):
         x, w = ctx.saved_tensors
         g, geo, needs = _arrays(dout)[0], ctx.geo, ctx.needs_input_grad
         rows = None if ctx.cols is None else _group_rows(g, geo.groups)      # im2col path: made once for dx, dw, db
-        dx = _transpose(g, w.astype(g.dtype, copy=False), geo, rows) if needs[0] else None
-        dw = _conv_weight(x.astype(g.dtype, copy=False), g, geo, ctx.cols, rows) if needs[1] else None
+        cols = None if ctx.cols is None else conj_if_complex(ctx.cols)      # (conjugates: complex operands)
+        dx = _transpose(g, conj_if_complex(w).astype(g.dtype, copy=False), geo, rows) if needs[0] else None
+        dw = _conv_weight(conj_if_complex(x).astype(g.dtype, copy=False), g, geo, cols, rows) if needs[1] else None
         db = (_bias_grad(g) if rows is None else rows.sum(-1).reshape(-1)) if needs[2] else None
         return dx, dw, db, None
 
@@ -320,8 +324,8 @@ class Conv(Function):
     def graph_backward(ctx, dout):
         x, w = ctx.saved_tensors
         geo, needs = ctx.geo, ctx.needs_input_grad
-        dx = ConvTranspose.apply(dout, ctx.input_tensor(1, w), None, geo) if needs[0] else None
-        dw = ConvWeight.apply(ctx.input_tensor(0, x), dout, geo) if needs[1] else None
+        dx = ConvTranspose.apply(dout, ctx.input_tensor(1, w).conj(), None, geo) if needs[0] else None
+        dw = ConvWeight.apply(ctx.input_tensor(0, x).conj(), dout, geo) if needs[1] else None
         db = dout.sum(_batch_and_space(dout.ndim)) if needs[2] else None
         return (*fused_node_grads(ctx, (dx, dw, db), sources=(0, 1)), None)   # (PyTorch's one backward node)
 
@@ -346,18 +350,18 @@ class ConvTranspose(Function):
     def backward(ctx, dout):
         y, w = ctx.saved_tensors
         g, geo, needs = _arrays(dout)[0], ctx.geo, ctx.needs_input_grad
-        depthwise = _depthwise_kernels(g.shape[1] // geo.groups, geo)
+        depthwise = _depthwise_kernels(g.shape[1] // geo.groups, geo, g.dtype)
         cols = _columns(g, geo) if (needs[0] or needs[1]) and not depthwise else None    # shared by dy and dw
-        dy = _conv(g, w.astype(g.dtype, copy=False), geo, cols) if needs[0] else None
-        dw = _conv_weight(g, y.astype(g.dtype, copy=False), geo, cols) if needs[1] else None
+        dy = _conv(g, conj_if_complex(w).astype(g.dtype, copy=False), geo, cols) if needs[0] else None
+        dw = _conv_weight(g, conj_if_complex(y).astype(g.dtype, copy=False), geo, cols) if needs[1] else None
         return dy, dw, _bias_grad(g) if needs[2] else None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
         y, w = ctx.saved_tensors
         geo, needs = ctx.geo, ctx.needs_input_grad
-        dy = Conv.apply(dout, ctx.input_tensor(1, w), None, geo) if needs[0] else None
-        dw = ConvWeight.apply(dout, ctx.input_tensor(0, y), geo) if needs[1] else None
+        dy = Conv.apply(dout, ctx.input_tensor(1, w).conj(), None, geo) if needs[0] else None
+        dw = ConvWeight.apply(dout, ctx.input_tensor(0, y).conj(), geo) if needs[1] else None
         db = dout.sum(_batch_and_space(dout.ndim)) if needs[2] else None
         return (*fused_node_grads(ctx, (dy, dw, db), sources=(0, 1)), None)
 
@@ -381,16 +385,16 @@ class ConvWeight(Function):
     def backward(ctx, dout):
         x, y = ctx.saved_tensors
         g, geo, needs = _arrays(dout)[0], ctx.geo, ctx.needs_input_grad
-        dx = _transpose(y.astype(g.dtype, copy=False), g, geo) if needs[0] else None
-        dy = _conv(x.astype(g.dtype, copy=False), g, geo) if needs[1] else None
+        dx = _transpose(conj_if_complex(y).astype(g.dtype, copy=False), g, geo) if needs[0] else None
+        dy = _conv(conj_if_complex(x).astype(g.dtype, copy=False), g, geo) if needs[1] else None
         return dx, dy, None
 
     @staticmethod
     def graph_backward(ctx, dout):
         x, y = ctx.saved_tensors
         geo, needs = ctx.geo, ctx.needs_input_grad
-        dx = ConvTranspose.apply(ctx.input_tensor(1, y), dout, None, geo) if needs[0] else None
-        dy = Conv.apply(ctx.input_tensor(0, x), dout, None, geo) if needs[1] else None
+        dx = ConvTranspose.apply(ctx.input_tensor(1, y).conj(), dout, None, geo) if needs[0] else None
+        dy = Conv.apply(ctx.input_tensor(0, x).conj(), dout, None, geo) if needs[1] else None
         return dx, dy, None
 
 

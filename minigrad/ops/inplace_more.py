@@ -71,6 +71,20 @@ def float_power_(self, exponent):
 
 
 _OPS["float_power_"] = float_power_
+
+
+def _refusing_complex(op):
+    """``op`` (``abs_``, ``absolute_``), refusing a complex tensor as PyTorch does: its real result would lose the
+    imaginary parts in place."""
+    def checked(self, *args, **kwargs):
+        if self.dtype.kind == "c":
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
+        return op(self, *args, **kwargs)
+    checked.__name__, checked.__doc__ = op.__name__, op.__doc__
+    return checked
+
+
+_OPS.update({name: _refusing_complex(_OPS[name]) for name in ("abs_", "absolute_")})
 globals().update(_OPS)
 
 METHODS = sorted(_OPS)

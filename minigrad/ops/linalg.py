@@ -422,7 +422,7 @@ def _ellipsis(subscripts):
 class Einsum(Function):
     """out = np.einsum(equation, *operands). Backward for operand k with subscripts s_k:
 
-        d operand_k = einsum(out_subs, *other subscripts -> s_k)(dout, *other operands)
+        d operand_k = einsum(out_subs, *other subscripts -> s_k)(dout, *conj(other operands))
 
     For the letters of s_k that appear nowhere else the gradient is broadcast along them (they were summed
     over in operand k alone); a letter repeated in s_k (a diagonal, ``ii``) gets the gradient on that
@@ -439,7 +439,7 @@ class Einsum(Function):
 
     @staticmethod
     def backward(ctx, dout):
-        operands = [None if t is None else t._data for t in ctx.saved_tensors]
+        operands = [None if t is None else conj_if_complex(t._data) for t in ctx.saved_tensors]
         return tuple(_einsum_operand_grad(ctx, k, dout._data, operands, _contract, np.broadcast_to, _place_diagonal)
                      if need else None for k, need in enumerate(ctx.needs_input_grad))
 
@@ -447,7 +447,7 @@ class Einsum(Function):
     def graph_backward(ctx, dout):
         """The backward above with minigrad ops: the contraction is an Einsum again, the broadcast an expand and
         the diagonal placement an ``IndexAdjoint``."""
-        operands = [None if t is None else ctx.input_tensor(i, t._data) for i, t in enumerate(ctx.saved_tensors)]
+        operands = [None if t is None else ctx.input_tensor(i, t._data).conj() for i, t in enumerate(ctx.saved_tensors)]
         return tuple(_einsum_operand_grad(ctx, k, dout, operands, _contract_graph, _expand, IndexAdjoint.apply)
                      if need else None for k, need in enumerate(ctx.needs_input_grad))
 

@@ -222,8 +222,9 @@ def _check_class_targets(name, input, target, weight, ignore_index, probabilitie
 
 
 def check_floating_input(kernel, input):
-    """PyTorch's NotImplementedError for a loss on integer or bool input (its kernels are floating-point)."""
-    if kind_of(input.dtype) not in "fc":
+    """PyTorch's NotImplementedError for a loss on integer, bool or complex input (its kernels are real
+    floating-point)."""
+    if kind_of(input.dtype) != "f":
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
@@ -366,6 +367,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 
 # --------------------------------------------------------------------------- l1, smooth_l1, huber
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}   # a result of a later category cannot be cast to an earlier
+
+
 class Huber(Function):
     """The Huber function of d = input - target, divided by ``scale``:
 
@@ -411,22 +415,30 @@ class Huber(Function):
         return g, -g, None, None
 
 
-def _huber_elements(input, target, delta, scale):
+def _huber_elements(kernel, input, target, delta, scale):
     target = as_tensor_operand(target, input)
     _warn_if_broadcast(input, target)
     check_broadcast(input.shape, target.shape)
     input, target = _promoted(input, target)
+    check_floating_input(kernel, input)
     return Huber.apply(input, target, delta, scale)
 
 
 @takes_tensors("input", "target", "weight")
 @autocast_op("float32")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """|input - target|, reduced; with ``weight`` (the input's shape) 'mean' is sum(w |d|) / sum(w)."""
+    """|input - target|, reduced; with ``weight`` (the input's shape) 'mean' is sum(w |d|) / sum(w). Other than
+    real floating-point operands take PyTorch's composite ``(input - target).abs()``: complex ones give the real
+    modulus, integers and bools the errors (or integer results) of its subtraction and reduction."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    return _elementwise_weighted(_huber_elements(input, target, 0.0, 1.0), input, weight, reduction,
-                                 mean_by_weight=True)
+    target = as_tensor_operand(target, input)
+    if kind_of(_promoted(input, target)[0].dtype) == "f":
+        elements = _huber_elements("l1_loss", input, target, 0.0, 1.0)
+    else:
+        _warn_if_broadcast(input, target)
+        elements = (input - target).abs()
+    return _elementwise_weighted(elements, input, weight, reduction, mean_by_weight=True)
 
 
 @takes_tensors("input", "target")
@@ -438,7 +450,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss does not support negative values for beta (got beta={beta}).")
     beta = float(beta)
-    return apply_reduction(_huber_elements(input, target, beta, beta or 1.0), reduction)
+    return apply_reduction(_huber_elements("smooth_l1_cpu", input, target, beta, beta or 1.0), reduction)
 
 
 @takes_tensors("input", "target", "weight")
@@ -447,12 +459,14 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (d = input - target), reduced; with
     ``weight`` (the input's shape) 'mean' is mean(w h(d)) (PyTorch's choice, unlike l1_loss and mse_loss)."""
     check_reduction(reduction)
-    if kind_of(input.dtype) in "biu":
-        raise RuntimeError(f"result type Double can't be cast to the desired output type "
+    target = as_tensor_operand(target, input)
+    promoted = _promoted(input, target)[0].dtype
+    if _CATEGORY[kind_of(promoted)] > _CATEGORY[kind_of(input.dtype)]:     # PyTorch writes into input's dtype
+        raise RuntimeError(f"result type {scalar_type_name(promoted)} can't be cast to the desired output type "
                            f"{scalar_type_name(input.dtype)}")
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta (got delta={delta}).")
-    return _elementwise_weighted(_huber_elements(input, target, float(delta), 1.0), input, weight, reduction,
+    return _elementwise_weighted(_huber_elements("huber_cpu", input, target, float(delta), 1.0), input, weight, reduction,
                                  mean_by_weight=False)
 
 

@@ -17,7 +17,7 @@ from ..autograd import Function
 from ..dtypes import get_default_dtype, kind_of
 from ..tensor import Tensor
 from .dims import normalize_dim, normalize_dims
-from .elementwise import ConstantSlope, maximum, minimum
+from .elementwise import ConstantSlope, conj_if_complex, maximum, minimum
 from .layout import row_major
 
 
@@ -113,20 +113,23 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 # --------------------------------------------------------------------------- variance and standard deviation
 def _variance(ctx, name, a, axes, keepdim, correction, whole):
-    """var = sum((x - mean)^2) / max(N - correction, 0); keeps on ``ctx`` what ``_variance_grad`` needs."""
+    """var = sum(|x - mean|^2) / max(N - correction, 0) (real: for complex x, the real parts' variance plus the
+    imaginary parts'); keeps on ``ctx`` what ``_variance_grad`` needs."""
     x = a._data
     centered = x - x.mean(axis=axes, keepdims=True)
+    squares = centered.real ** 2 + centered.imag ** 2 if x.dtype.kind == "c" else centered * centered
     ctx.dof, ctx.whole, ctx.keep_shape = _count(x.shape, axes) - correction, whole, _keepdim_shape(x.shape, axes)
     if ctx.dof <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", stacklevel=6)
     with np.errstate(divide="ignore", invalid="ignore"):
-        var = row_major(np.asarray((centered * centered).sum(axis=axes, keepdims=keepdim) / builtins.max(ctx.dof, 0)))
+        var = row_major(np.asarray(squares.sum(axis=axes, keepdims=keepdim) / builtins.max(ctx.dof, 0)))
     return var, centered
 
 
 def _variance_grad(ctx, centered, dvar):
-    """dx = dvar * 2 (x - mean) / (N - correction), with PyTorch's values when N - correction <= 0.
+    """dx = dvar * 2 (x - mean) / (N - correction), with PyTorch's values when N - correction <= 0 (complex x:
+    the same formula, PyTorch's gradient of a real function of x's real and imaginary parts).
     ndarrays, or Tensors under create_graph (``centered`` then a function of the input: see ``_centered``)."""
     g = dvar.reshape(ctx.keep_shape)
     if ctx.whole and ctx.dof <= 0:  # PyTorch: 2/0 times (x - mean) is nan where x == mean, inf elsewhere
@@ -204,7 +207,7 @@ def _variance_op(fn, name, input, dim, unbiased, keepdim, correction):
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments: pass either unbiased or "
                         f"correction, not both")
-    if kind_of(input.dtype) != "f":
+    if kind_of(input.dtype) not in "fc":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if correction is None:
         correction = 0 if unbiased is False else 1
@@ -484,7 +487,7 @@ class CumSum(Function):
 
 
 class CumProd(Function):
-    """out_i = prod_{j <= i} x_j along ``dim``; dx_k = sum_{i >= k} dout_i prod_{j <= i, j != k} x_j.
+    """out_i = prod_{j <= i} x_j along ``dim``; dx_k = sum_{i >= k} dout_i conj(prod_{j <= i, j != k} x_j).
 
     Without zeros in a slice that is ``reverse_cumsum(dout * out) / x``. With its first zero at z: positions
     before z still use it (out_i is 0 for i >= z, so nothing divides by zero); position z gets
@@ -503,9 +506,9 @@ class CumProd(Function):
         a, out = ctx.saved_tensors
         if a._data.size == 0:
             return np.zeros(a.shape, dout.dtype), None
-        x = np.moveaxis(a._data, ctx.axis, -1)                     # (..., n)
+        x = np.moveaxis(conj_if_complex(a._data), ctx.axis, -1)   # (..., n)
         n = x.shape[-1]
-        x, p = x.reshape(-1, n), np.moveaxis(out, ctx.axis, -1).reshape(-1, n)
+        x, p = x.reshape(-1, n), np.moveaxis(conj_if_complex(out), ctx.axis, -1).reshape(-1, n)
         g = np.moveaxis(dout._data, ctx.axis, -1).reshape(-1, n)   # (rows, n), one slice per row
         zero = x == 0
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -525,9 +528,9 @@ class CumProd(Function):
         in x: with M[k, j] = x_j off the diagonal and 1 on it (..., n, n), P = cumprod(M) along j holds
         P[k, i] = prod_{j <= i, j != k} x_j, and dx_k = sum_{i >= k} dout_i P[k, i] (O(n^2) per slice)."""
         a, out = ctx.saved_tensors
-        x, axis = ctx.input_tensor(0, a._data), ctx.axis
+        x, axis = ctx.input_tensor(0, a._data).conj(), ctx.axis
         if not (a._data == 0).any():
-            return _reverse_cumsum_graph(dout * ctx.output_tensor(out), axis) / x, None
+            return _reverse_cumsum_graph(dout * ctx.output_tensor(out).conj(), axis) / x, None
         n = a.shape[axis]
         eye = np.eye(n, dtype=a.dtype)
         m = x.movedim(axis, -1).unsqueeze(-2) * Tensor(1 - eye) + Tensor(eye)        # (..., n, n): [k, j]

@@ -45,7 +45,7 @@ def products_of_others(x, axis):
 
 
 class Prod(Function):
-    """out = prod_j x_j along ``axis``; dx_k = dout * prod_{j != k} x_j.
+    """out = prod_j x_j along ``axis``; dx_k = dout * conj(prod_{j != k} x_j) (conj: for complex x).
 
     As PyTorch: dout * out / x_k when the input holds no zero at all (inf / inf gives NaN, as there), the
     products of the others otherwise (``products_of_others``: a single zero of a slice gets the product of the
@@ -79,7 +79,7 @@ class Prod(Function):
         x, out = ctx.saved_tensors
         g = dout._data.reshape(out.shape)
         with np.errstate(divide="ignore", invalid="ignore"):
-            grad = Prod._grad(x, out, g, ctx.axis, bool((x == 0).any()))
+            grad = Prod._grad(ew.conj_if_complex(x), ew.conj_if_complex(out), g, ctx.axis, bool((x == 0).any()))
         return np.broadcast_to(grad, x.shape), None, None
 
     @staticmethod
@@ -90,7 +90,7 @@ class Prod(Function):
         x, out = ctx.saved_tensors
         g = dout.reshape(out.shape)
         out_t = ctx.output_tensor(_reduced(out, (ctx.axis,), ctx.keepdim)).reshape(out.shape)
-        grad = Prod._grad(ctx.input_tensor(0, x), out_t, g, ctx.axis, bool((x == 0).any()))
+        grad = Prod._grad(ctx.input_tensor(0, x).conj(), out_t.conj(), g, ctx.axis, bool((x == 0).any()))
         if x.shape[ctx.axis] == 0:      # empty slices: zeros that depend on the input, as PyTorch's (derivative 0)
             grad = ew.depending_on_input(ctx, 0, grad)
         return grad.expand(x.shape), None, None
