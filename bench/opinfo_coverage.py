@@ -143,7 +143,7 @@ def report(ops, results):
         lines.append(f"| {fam} | {len(resolved[fam])} | {len(names[fam])} | {', '.join(missing) or '-'} |")
     if results is not None:
         counts, failing = tally(results)
-        f64, dt, er = counts["float64"], counts["dtypes"], counts["errors"]
+        f64, c128, dt, er = counts["float64"], counts["complex128"], counts["dtypes"], counts["errors"]
         compared = f64["ok"] + f64["fail"] + f64["skipped"]
         lines += ["", "## Samples", "",
                   "Full pass (float64, or the op's own dtype; forward values, dtypes, float64 gradients of a random "
@@ -152,6 +152,10 @@ def report(ops, results):
                   f"{f64['fail']} fail ({', '.join(f'{k[6:]}: {v}' for k, v in sorted(f64.items()) if k.startswith('fail: '))}"
                   f"), {f64['skipped']} are left out by a reviewed skip, {f64['n/a']} cannot be expressed in minigrad "
                   "(a bfloat16 tensor, a torch.Generator, a dtype minigrad lacks).",
+                  f"* **complex pass: {c128['ok']} of {c128['ok'] + c128['fail'] + c128['skipped']} complex128 samples "
+                  f"agree** (float ops PyTorch also computes on complex numbers: values, dtypes, and the gradients of "
+                  f"a random complex upstream in PyTorch's convention), {c128['fail']} fail, {c128['skipped']} "
+                  f"skipped, {c128['n/a']} not expressible.",
                   f"* cheap pass (float32 and integer/bool dtypes, forward and dtype): {dt['ok']} of "
                   f"{dt['ok'] + dt['fail'] + dt['skipped']} agree, {dt['fail']} fail, {dt['skipped']} skipped, "
                   f"{dt['n/a']} not expressible.",

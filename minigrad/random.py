@@ -75,10 +75,11 @@ from .tensor import Tensor  # noqa: E402
 from .ops.layout import creation_keywords  # noqa: E402
 
 
-def _float_dtype(dtype, kernel, default=None):
-    """The float dtype a sampler makes; PyTorch has no integer kernel for uniform or normal draws."""
+def _float_dtype(dtype, kernel, default=None, complex_ok=False):
+    """The float (``complex_ok``: or complex) dtype a sampler makes; PyTorch has no integer kernel for uniform or
+    normal draws."""
     dtype = creation.dtype_or(dtype, default)
-    if dtypes.kind_of(dtype) != "f":
+    if dtypes.kind_of(dtype) not in ("fc" if complex_ok else "f"):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(dtype)}': the dtype must be a "
                                   f"floating-point dtype, got {dtype}")
     return dtype
@@ -91,18 +92,28 @@ def _type_word(dtype):
 
 @creation_keywords
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    """Uniform samples on [0, 1)."""
-    dtype = _float_dtype(dtype, "check_uniform_bounds")
-    sample = numpy_rng(generator).random(creation.size_of(size))
-    return creation.new_tensor(sample.astype(dtype), device, requires_grad)
+    """Uniform samples on [0, 1); a complex dtype draws its real and imaginary parts so, as PyTorch's."""
+    dtype = _float_dtype(dtype, "check_uniform_bounds", complex_ok=True)
+    return creation.new_tensor(_draw(numpy_rng(generator).random, creation.size_of(size), dtype), device,
+                               requires_grad)
 
 
 @creation_keywords
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples."""
-    dtype = _float_dtype(dtype, "normal_kernel_cpu")
-    sample = numpy_rng(generator).standard_normal(creation.size_of(size))
-    return creation.new_tensor(sample.astype(dtype), device, requires_grad)
+    """Standard normal samples; a complex dtype draws its real and imaginary parts each with variance 1/2 (so
+    that |z|^2 has mean 1), as PyTorch's."""
+    dtype = _float_dtype(dtype, "normal_kernel_cpu", complex_ok=True)
+    return creation.new_tensor(_draw(numpy_rng(generator).standard_normal, creation.size_of(size), dtype,
+                                     np.sqrt(0.5)), device, requires_grad)
+
+
+def _draw(sampler, shape, dtype, complex_scale=1.0):
+    """``sampler(shape)`` in ``dtype``; for a complex dtype, (real, imaginary) pairs of draws times
+    ``complex_scale``."""
+    if dtypes.kind_of(dtype) != "c":
+        return sampler(shape).astype(dtype)
+    pairs = sampler(tuple(shape) + (2,)) * complex_scale
+    return (pairs[..., 0] + 1j * pairs[..., 1]).astype(dtype)
 
 
 def _integers(low, high, shape, generator, dtype, device, requires_grad):

@@ -8,8 +8,10 @@ A *case* is (OpInfo, variant, kind):
 * variant ``"function"`` (``mg.tan``, ``mg.nn.functional.x``, or PyTorch's own lambda re-bound to minigrad),
   ``"method"`` (``Tensor.tan``) or ``"inplace"`` (``Tensor.tan_``), each when both libraries have it;
 * kind ``"float64"`` (a spread of float64 samples: values, dtypes, the gradients of a random upstream, inputs not
-  mutated), ``"dtypes"`` (float32 and the integer and bool dtypes PyTorch supports for the op: values and dtypes)
-  or ``"errors"`` (``error_inputs`` raise PyTorch's exception type; function variant only).
+  mutated), ``"complex128"`` (the same with complex128 samples, for float ops PyTorch also computes on complex
+  numbers: complex outputs get complex upstream gradients), ``"dtypes"`` (float32 and the integer and bool dtypes
+  PyTorch supports for the op: values and dtypes) or ``"errors"`` (``error_inputs`` raise PyTorch's exception type;
+  function variant only).
 
 An op is picked up as soon as minigrad resolves its name, so ops added on other branches run without edits here.
 """
@@ -29,10 +31,12 @@ from .opinfo_util import (assert_same_outputs, assert_same_shapes, check_out_of_
                           op_db, record_out_of_place, resolve, samples, spread, to_mg, within_budget)
 
 VARIANTS = ("function", "method", "inplace")
-KINDS = ("float64", "dtypes", "errors")
+KINDS = ("float64", "complex128", "dtypes", "errors")
 
 FLOAT64_LIMIT = 12        # float64 samples per (op, variant): a fixed spread over the op's list
 METHOD_LIMIT = 6          # the method and in-place variants call the same code: fewer samples
+COMPLEX_LIMIT = 6         # complex128 samples per (op, function variant) of a float op that takes complex too (method
+                          # and in-place variants: half)
 DTYPE_LIMIT = 3           # samples per extra dtype (forward and dtype only), spread over the first DTYPE_SCAN
 DTYPE_SCAN = 40
 # dtypes of the cheap pass: float32, then PyTorch's integer and bool dtypes that minigrad has, and bfloat16
@@ -120,6 +124,18 @@ def main_dtype(op):
     return next((name for name in MAIN_DTYPES if _torch_dtype(name) in supported), None)
 
 
+def complex_pass(op):
+    """Whether ``op`` gets a complex128 full pass beside its float64 one: PyTorch computes it on complex128 too."""
+    return main_dtype(op) == "float64" and _torch_dtype("complex128") in op.supported_dtypes("cpu")
+
+
+def full_pass(op, kind, variant, limit):
+    """The dtype and sample limit of a full pass (kind "float64" or "complex128")."""
+    if kind == "complex128":
+        return "complex128", limit or (COMPLEX_LIMIT if variant == "function" else COMPLEX_LIMIT // 2)
+    return main_dtype(op), limit or (FLOAT64_LIMIT if variant == "function" else METHOD_LIMIT)
+
+
 def values_compared(op):
     """False for ops whose values are random or uninitialized memory: only shapes and dtypes are compared."""
     return not is_random(op) and op.name not in UNINITIALIZED
@@ -132,7 +148,8 @@ def cases(ops=None):
         for variant in VARIANTS:
             if minigrad_variant(op, variant) is None:
                 continue
-            kinds = (("float64",) if main_dtype(op) else ()) + (("dtypes",) if extra_dtypes(op) else ())
+            kinds = (("float64",) if main_dtype(op) else ()) + (("complex128",) if complex_pass(op) else ())
+            kinds += ("dtypes",) if extra_dtypes(op) else ()
             kinds += ("errors",) if variant == "function" and op.error_inputs_func else ()
             found.extend((op, variant, kind) for kind in kinds)
     return found
@@ -200,7 +217,7 @@ def _assert_same_writes(inputs_mg, before_mg, after_th, rtol, atol):
 def record_out_of_place_sample(op, sample, fn_th, values=True, gradients=True, processed=False):
     """PyTorch's side of ``run_out_of_place``: the sample, outputs, the inputs it changed, the gradients."""
     return record_out_of_place(op, sample, fn_th, values=values, gradients=gradients, processed_forward=processed,
-                               watch=values)
+                               watch=values, complex_outputs=True)
 
 
 def run_out_of_place(record, fn_mg, *, values=True, rtol=1e-7, atol=1e-7, processed=False, live_sample=None, ulps=1):
@@ -350,7 +367,7 @@ def _recorded_variant(op, variant):
     return resolve(op.name, variant)
 
 
-REPLAY_SAMPLES = {"float64": 4, "dtypes": 1, "errors": 6}   # samples per dtype kept in the fixture (a spread)
+REPLAY_SAMPLES = {"float64": 4, "complex128": 2, "dtypes": 1, "errors": 6}   # samples per dtype kept in the fixture (a spread)
 
 
 def _thin(record, kind):
@@ -392,10 +409,8 @@ def record_case(op, variant, kind, limit=None, processed=False, gradients=True):
         for index, error in enumerate(error_inputs(op)):
             add(lambda: record_error(op, error), index, "")
         return record
-    if kind == "float64":
-        name = main_dtype(op)
-        if limit is None:
-            limit = FLOAT64_LIMIT if variant == "function" else METHOD_LIMIT
+    if kind in ("float64", "complex128"):
+        name, limit = full_pass(op, kind, variant, limit)
         for index, sample in enumerate(_samples(op, name, None, limit, None)):
             add(lambda: record_inplace_sample(sample, fn_th, values) if variant == "inplace" else
                 record_out_of_place_sample(op, sample, fn_th, values, gradients, processed), index, name)
@@ -451,11 +466,11 @@ def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7,
         if kind == "errors":
             body = functools.partial(check_error, r, fn_mg)
         elif variant == "inplace":
-            rtol, atol = tolerance if kind == "float64" else (1e-4, 1e-5)
+            rtol, atol = tolerance if kind in ("float64", "complex128") else (1e-4, 1e-5)
             body = functools.partial(run_inplace, r, fn_mg, values=values, rtol=rtol, atol=atol)
         else:
             # float32 results (of float32 or integer inputs) computed in another order: PyTorch's float32 tolerance
-            rtol, atol = tolerance if kind == "float64" else (1e-4, 1e-5)
+            rtol, atol = tolerance if kind in ("float64", "complex128") else (1e-4, 1e-5)
             body = functools.partial(run_out_of_place, r, fn_mg, values=values, rtol=rtol, atol=atol,
                                      processed=processed, ulps=bfloat16_ulps,
                                      live_sample=live_samples[(dtype, index)] if live_samples else None)
@@ -475,10 +490,9 @@ def _live_samples(op, variant, kind, limit):
     """{(dtype, index): SampleInput} of a live case (their ``output_process_fn_grad``), from the cache."""
     if kind == "errors":
         return {}
-    if kind == "float64":
-        name = main_dtype(op)
-        found = _samples(op, name, None, limit or (FLOAT64_LIMIT if variant == "function" else METHOD_LIMIT), None)
-        return {(name, i): s for i, s in enumerate(found)}
+    if kind in ("float64", "complex128"):
+        name, limit = full_pass(op, kind, variant, limit)
+        return {(name, i): s for i, s in enumerate(_samples(op, name, None, limit, None))}
     return {(name, i): s for name in extra_dtypes(op, variant)
             for i, s in enumerate(_samples(op, name, False, limit or DTYPE_LIMIT, DTYPE_SCAN))}
 

@@ -22,6 +22,7 @@ from ..autograd.function import pytorch_saves
 from ..tensor import Tensor
 from . import elementwise as ew
 from .dims import normalize_dim
+from .elementwise_more import complex_logaddexp
 from .index import gather
 from .pointwise import not_implemented
 from .reduce import cumsum, sum as reduce_sum
@@ -75,21 +76,35 @@ def cummin(input, dim):
 
 
 # --------------------------------------------------------------------------- logcumsumexp
+def _logcumsumexp(v, axis):
+    """log sum_{j <= i} exp(v_j) along ``axis``: ``np.logaddexp.accumulate`` for real v; for complex v PyTorch's
+    running complex logaddexp (``elementwise_more``), one step per position along ``axis``."""
+    if kind_of(v.dtype) != "c":
+        return np.logaddexp.accumulate(v, axis=axis)
+    out = np.moveaxis(v.copy(), axis, 0)                                 # (n, ...): out[i] accumulates v[<= i]
+    for i in range(1, out.shape[0]):
+        out[i] = complex_logaddexp(out[i - 1], out[i])
+    return np.moveaxis(out, 0, axis)
+
+
 def _reverse_logcumsumexp(v, axis):
     """log sum_{i >= j} exp(v_i) along ``axis``."""
-    return np.flip(np.logaddexp.accumulate(np.flip(v, axis), axis=axis), axis)
+    return np.flip(_logcumsumexp(np.flip(v, axis), axis), axis)
 
 
 class LogCumSumExp(Function):
-    """out_i = log sum_{j <= i} exp(x_j) (``np.logaddexp.accumulate``: stable). Backward, the module docstring's
-    sum in log space, split by the sign of dout so that every term is a log of a positive number:
+    """out_i = log sum_{j <= i} exp(x_j) (``_logcumsumexp``: stable). Backward, the module docstring's sum in log
+    space, split by the sign of dout so that every term is a log of a positive number:
 
         dx_j = exp(x_j + log sum_{i >= j} dout_i^+ e^(-out_i)) - (the same with dout^-)
+
+    and for complex x, where the logarithm of any nonzero number exists, as PyTorch computes it unsplit:
+    dx_j = conj(exp(x_j + log sum_{i >= j} e^(log conj(dout_i) - out_i))).
     """
 
     @staticmethod
     def forward(ctx, a, axis):
-        out = row_major(np.logaddexp.accumulate(a._data, axis=axis))   # (row-major, as PyTorch's)
+        out = row_major(_logcumsumexp(a._data, axis))                 # (row-major, as PyTorch's)
         ctx.axis = axis
         ctx.save_for_backward(a._data, out)
         return out
@@ -99,6 +114,8 @@ class LogCumSumExp(Function):
         x, out = ctx.saved_tensors
         g = dout._data
         with np.errstate(divide="ignore", invalid="ignore"):
+            if kind_of(x.dtype) == "c":
+                return np.conj(np.exp(x + _reverse_logcumsumexp(np.log(np.conj(g)) - out, ctx.axis))), None
             parts = [np.exp(x + _reverse_logcumsumexp(np.log(np.where(sign * g > 0, sign * g, 0)) - out, ctx.axis))
                      for sign in (1, -1)]
         return np.nan_to_num(parts[0] - parts[1], nan=0.0, posinf=np.inf, neginf=-np.inf), None
@@ -113,16 +130,16 @@ class LogCumSumExp(Function):
         outt = ctx.output_tensor(out).movedim(axis, -1).unsqueeze(-2)              # (..., 1, n): i
         n = x.shape[axis]
         earlier = Tensor(np.tril(np.ones((n, n), bool), -1))                        # i < j
-        weights = ew.exp(ew.masked_fill(xt - outt, earlier, float("-inf")))
+        weights = ew.exp(ew.masked_fill(xt - outt, earlier, float("-inf"))).conj()    # (conj: complex x)
         grad = reduce_sum(weights * dout.movedim(axis, -1).unsqueeze(-2), -1)      # (..., n)
         return grad.movedim(-1, axis), None
 
 
 @takes_tensors("input")
 def logcumsumexp(input, dim):
-    """log(cumsum(exp(input))) along ``dim``, computed stably (floating-point inputs)."""
+    """log(cumsum(exp(input))) along ``dim``, computed stably (floating-point and complex inputs)."""
     axis = normalize_dim(dim, input.ndim)
-    if kind_of(input.dtype) not in "f":
+    if kind_of(input.dtype) not in "fc":
         raise not_implemented("logcumsumexp_out_cpu", input.dtype)
     if input.ndim == 0:
         return LogCumSumExp.apply(input.reshape(1), 0).reshape(())

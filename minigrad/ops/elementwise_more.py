@@ -24,11 +24,14 @@ _exp2 = on_both(np.exp2, lambda t: ew.pow(2.0, t))    # 2^t, differentiable in t
 
 
 def _logaddexp(x, y):
-    """log(e^x + e^y): NumPy's for real arrays; for complex ones PyTorch's, m + log1p(e^(n - m)) with m the operand
-    of the larger real part and n the other (no overflow), n itself where both real parts are -inf, log(e^n + e^m)
-    where both are +inf, and NaN + NaN j where either operand has a NaN part."""
-    if kind_of(x.dtype) != "c":
-        return np.logaddexp(x, y)
+    """log(e^x + e^y): NumPy's for real arrays, ``complex_logaddexp`` for complex ones."""
+    return complex_logaddexp(x, y) if kind_of(x.dtype) == "c" else np.logaddexp(x, y)
+
+
+def complex_logaddexp(x, y):
+    """PyTorch's log(e^x + e^y) of complex arrays: m + log1p(e^(n - m)) with m the operand of the larger real part
+    and n the other (no overflow), n itself where both real parts are -inf, log(e^n + e^m) where both are +inf, and
+    NaN + NaN j where either operand has a NaN part."""
     x, y = np.broadcast_arrays(x, y)
     m, n = np.where(x.real < y.real, y, x), np.where(x.real < y.real, x, y)
     infinite = ~np.isfinite(n.real) & (n.real == m.real)

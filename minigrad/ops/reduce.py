@@ -398,17 +398,17 @@ def argmin(input, dim=None, keepdim=False):
 
 # --------------------------------------------------------------------------- logsumexp
 class LogSumExp(Function):
-    """out = m + log(sum(exp(x - m))) with m the max (0 where it is infinite); dx = dout * exp(x - out).
+    """out = m + log(sum(exp(x - m))) with m the max (0 where it is infinite); dx = dout * conj(exp(x - out)).
 
     Subtracting m keeps exp from overflowing. A row of -inf gives -inf (and a NaN
-    gradient, as in PyTorch: exp(-inf - (-inf))).
+    gradient, as in PyTorch: exp(-inf - (-inf))). Complex x: m is the max of the real parts, as PyTorch's.
     """
 
     @staticmethod
     def forward(ctx, a, axes, keepdim):
         x = a._data
-        m = np.max(x, axis=axes, keepdims=True) if x.size else np.zeros(_keepdim_shape(x.shape, axes), x.dtype)
-        m = np.where(np.isinf(m), np.zeros((), x.dtype), m)
+        m = (np.max(x.real, axis=axes, keepdims=True) if x.size else np.zeros(_keepdim_shape(x.shape, axes), x.real.dtype))
+        m = np.where(np.isinf(m), np.zeros((), m.dtype), m)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m
         out = row_major(np.asarray(out))   # (a 0-d x gives a NumPy scalar: an array the output views; row-major)
@@ -420,19 +420,19 @@ class LogSumExp(Function):
     def backward(ctx, dout):
         a, out = ctx.saved_tensors
         with np.errstate(invalid="ignore"):
-            return dout._data.reshape(out.shape) * np.exp(a._data - out), None, None
+            return dout._data.reshape(out.shape) * conj_if_complex(np.exp(a._data - out)), None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
         a, out = ctx.saved_tensors
         out_t = ctx.output_tensor(_reduced(out, ctx.axes, ctx.keepdim)).reshape(out.shape)
-        return dout.reshape(out.shape) * (ctx.input_tensor(0, a._data) - out_t).exp(), None, None
+        return dout.reshape(out.shape) * (ctx.input_tensor(0, a._data) - out_t).exp().conj(), None, None
 
 
 @takes_tensors("input")
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(x))) over ``dim``, computed stably; integer inputs give the default float dtype."""
-    if kind_of(input.dtype) != "f":
+    if kind_of(input.dtype) not in "fc":
         input = input.to(get_default_dtype())
     return LogSumExp.apply(input, normalize_dims(dim, input.ndim), keepdim)
 

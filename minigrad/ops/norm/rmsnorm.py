@@ -303,6 +303,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *, bias=None, eps_i
         return rms_norm_composite(input, normalized_shape, weight, eps, bias=bias, eps_inside_sqrt=eps_inside_sqrt,
                                   partial=partial)
     normalized_shape, eps, k = _rms_options(input, normalized_shape, weight, bias, eps, partial)
+    if input.dtype.kind == "c":   # PyTorch's complex rms_norm: x rsqrt(mean(x^2) + eps), x^2 the complex square
+        return row_affine(rms_rows(input, normalized_shape, eps, k, eps_inside_sqrt), weight, bias)
     return RMSNormFunction.apply(input, weight, bias, normalized_shape=normalized_shape, eps=eps, k=k,
                                  eps_outside=not eps_inside_sqrt)
 

@@ -10,7 +10,7 @@ arrays (R,), broadcast back over a row as ``stat[:, None]``.
 import numpy as np
 
 from ..._checks import is_int, size_arg, type_name
-from ...dtypes import cast_like, compute_dtype, is_floating_point
+from ...dtypes import cast_like, compute_dtype, is_floating_point, kind_of
 from .common import contiguous_as, sum64
 
 
@@ -55,7 +55,7 @@ def check_row_norm_args(input, normalized_shape, weight=None, bias=None, *, rms=
         leading = "*" if rms else "*, "
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[{leading}{', '.join(map(str, shape))}], but got input of size{list(x_shape)}")
-    if not is_floating_point(input.dtype):
+    if not (is_floating_point(input.dtype) or (rms and kind_of(input.dtype) == "c")):   # (rms_norm: complex too)
         raise NotImplementedError(f"normalization over rows is only implemented for floating-point input, "
                                   f"got {input.dtype}")
     return shape
