@@ -144,6 +144,7 @@ def report(ops, results):
     if results is not None:
         counts, failing = tally(results)
         f64, c128, dt, er = counts["float64"], counts["complex128"], counts["dtypes"], counts["errors"]
+        cu = counts["complex_unlisted"]
         compared = f64["ok"] + f64["fail"] + f64["skipped"]
         lines += ["", "## Samples", "",
                   "Full pass (float64, or the op's own dtype; forward values, dtypes, float64 gradients of a random "
@@ -156,6 +157,9 @@ def report(ops, results):
                   f"agree** (float ops PyTorch also computes on complex numbers: values, dtypes, and the gradients of "
                   f"a random complex upstream in PyTorch's convention), {c128['fail']} fail, {c128['skipped']} "
                   f"skipped, {c128['n/a']} not expressible.",
+                  f"* **complex inputs to real-only ops: {cu['ok']} of {cu['ok'] + cu['fail']} complexified float64 "
+                  f"samples behave as PyTorch** (refused with its exception type, or, where PyTorch computes them "
+                  f"all the same, its values), {cu['fail']} fail, {cu['skipped']} skipped, {cu['n/a']} not counted.",
                   f"* cheap pass (float32 and integer/bool dtypes, forward and dtype): {dt['ok']} of "
                   f"{dt['ok'] + dt['fail'] + dt['skipped']} agree, {dt['fail']} fail, {dt['skipped']} skipped, "
                   f"{dt['n/a']} not expressible.",

@@ -94,6 +94,26 @@ def takes_tensors(*names, numbers=(), optional=(), fname=None):
     return decorate
 
 
+_COMPLEX_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def refuses_complex(message, error=NotImplementedError):
+    """Decorator (beneath ``takes_tensors``, so that Tensor methods bind it too): a complex tensor or a Python
+    complex among the arguments raises ``error(message)``, PyTorch's refusal of an op it computes on real numbers
+    only (where NumPy would order, round or pool complex numbers). ``{dtype}`` in ``message`` becomes PyTorch's
+    name of the complex dtype ('ComplexDouble')."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            for value in args + tuple(kwargs.values()):
+                if isinstance(value, complex) or (isinstance(value, _tensor.Tensor) and value.dtype.kind == "c"):
+                    dtype = "complex128" if isinstance(value, complex) else str(value.dtype)
+                    raise error(message.format(dtype=_COMPLEX_NAMES.get(dtype, dtype)))
+            return fn(*args, **kwargs)
+        return wrapper
+    return decorate
+
+
 def int_arg(value, fname, name, position=None):
     """``value`` as an int (``as_index``); TypeError otherwise."""
     index = as_index(value)

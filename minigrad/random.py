@@ -172,6 +172,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     """``randint_like(input, high)`` or ``randint_like(input, low, high)``: ``input``'s shape and dtype."""
     if high is None:
         low, high = 0, low
+    if dtypes.kind_of(dtype or input.dtype) == "c":
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
     return _integers(int(low), int(high), input.shape, generator, dtype or input.dtype, device, requires_grad)
 
 
@@ -223,6 +225,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         raise TypeError("normal(): size, dtype and requires_grad can only be given when mean and std are numbers "
                         "(with a tensor mean or std, the output takes their shape and dtype)")
     check_device(device)
+    if isinstance(mean, Tensor) and isinstance(std, Tensor) and dtypes.kind_of(std.dtype) == "c":
+        raise RuntimeError("normal expects standard deviation to be non-complex")
     mean_t, std_t = _as_parameter(mean, std), _as_parameter(std, mean)
     if (std_t._data < 0).any():
         raise RuntimeError(f"normal expects all elements of std >= 0.0, got {std_t._data.min()}")

@@ -31,7 +31,8 @@ from .opinfo_util import (assert_same_outputs, assert_same_shapes, check_out_of_
                           op_db, record_out_of_place, resolve, samples, spread, to_mg, within_budget)
 
 VARIANTS = ("function", "method", "inplace")
-KINDS = ("float64", "complex128", "dtypes", "errors")
+KINDS = ("float64", "complex128", "dtypes", "errors", "complex_unlisted")
+ERROR_KINDS = ("errors", "complex_unlisted")   # kinds whose samples are (mostly) inputs PyTorch refuses
 
 FLOAT64_LIMIT = 12        # float64 samples per (op, variant): a fixed spread over the op's list
 METHOD_LIMIT = 6          # the method and in-place variants call the same code: fewer samples
@@ -136,6 +137,52 @@ def full_pass(op, kind, variant, limit):
     return main_dtype(op), limit or (FLOAT64_LIMIT if variant == "function" else METHOD_LIMIT)
 
 
+def complex_unlisted_pass(op):
+    """Whether ``op`` gets the complex128 pass of a float op whose dtypes PyTorch lists without complex128: a
+    complex input must be refused as PyTorch refuses it (not computed by NumPy's rules for ordering, rounding or
+    pooling complex numbers), or, where PyTorch computes it all the same, give PyTorch's values."""
+    return main_dtype(op) == "float64" and _torch_dtype("complex128") not in op.supported_dtypes("cpu")
+
+
+COMPLEX_UNLISTED_LIMIT = 3     # complexified float64 samples per op
+
+
+def _complexified(torch, obj):
+    """``obj`` (a sample's input, args or kwargs) with every float64 tensor made complex128."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().to(torch.complex128) if obj.dtype == torch.float64 else obj.detach()
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+        return type(obj)(_complexified(torch, o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _complexified(torch, v) for k, v in obj.items()}
+    return obj
+
+
+def complexified_samples(op):
+    """``op``'s first float64 samples with their float64 tensors made complex128 (those that hold one)."""
+    torch = oracle.live_torch()
+    found = []
+    for sample in _samples(op, "float64", False, COMPLEX_UNLISTED_LIMIT, None):
+        made = type(sample)(_complexified(torch, sample.input), args=_complexified(torch, tuple(sample.args)),
+                            kwargs=_complexified(torch, dict(sample.kwargs)))
+        if any(isinstance(t, torch.Tensor) and t.is_complex()
+               for t in flat_outputs([made.input, list(made.args), list(made.kwargs.values())])):
+            found.append(made)
+    return found
+
+
+def record_complex_unlisted(op, sample, fn_th, values):
+    """PyTorch's side of one complexified sample: the exception type it refuses it with (``record_error``'s
+    record), or, where it computes it, its outputs (``computed``; values only, no gradients)."""
+    try:
+        fn_th(sample.input, *sample.args, **sample.kwargs)
+    except Exception as refused:   # noqa: BLE001 - its type is the record
+        error = types.SimpleNamespace(sample_input=sample, error_type=type(refused),
+                                      error_regex=re.escape(str(refused).strip().split("\n")[0][:60]))
+        return record_error(op, error)
+    return dict(record_out_of_place(op, sample, fn_th, values=values, gradients=False), computed=True)
+
+
 def values_compared(op):
     """False for ops whose values are random or uninitialized memory: only shapes and dtypes are compared."""
     return not is_random(op) and op.name not in UNINITIALIZED
@@ -151,6 +198,7 @@ def cases(ops=None):
             kinds = (("float64",) if main_dtype(op) else ()) + (("complex128",) if complex_pass(op) else ())
             kinds += ("dtypes",) if extra_dtypes(op) else ()
             kinds += ("errors",) if variant == "function" and op.error_inputs_func else ()
+            kinds += ("complex_unlisted",) if variant == "function" and complex_unlisted_pass(op) else ()
             found.extend((op, variant, kind) for kind in kinds)
     return found
 
@@ -367,7 +415,7 @@ def _recorded_variant(op, variant):
     return resolve(op.name, variant)
 
 
-REPLAY_SAMPLES = {"float64": 4, "complex128": 2, "dtypes": 1, "errors": 6}   # samples per dtype kept in the fixture (a spread)
+REPLAY_SAMPLES = {"float64": 4, "complex128": 2, "dtypes": 1, "errors": 6, "complex_unlisted": 2}   # samples per dtype kept in the fixture (a spread)
 
 
 def _thin(record, kind):
@@ -408,6 +456,10 @@ def record_case(op, variant, kind, limit=None, processed=False, gradients=True):
     if kind == "errors":
         for index, error in enumerate(error_inputs(op)):
             add(lambda: record_error(op, error), index, "")
+        return record
+    if kind == "complex_unlisted":
+        for index, sample in enumerate(complexified_samples(op)):
+            add(lambda: record_complex_unlisted(op, sample, fn_th, values), index, "complex128")
         return record
     if kind in ("float64", "complex128"):
         name, limit = full_pass(op, kind, variant, limit)
@@ -463,7 +515,9 @@ def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7,
         if r.get("accepted"):
             outcomes.append(Outcome(index, "n/a", "accepted by PyTorch too", "conversion", dtype, sample))
             continue
-        if kind == "errors":
+        if kind == "complex_unlisted" and r.get("computed"):   # PyTorch computes it: its values (no gradients)
+            body = functools.partial(check_out_of_place, r, fn_mg, values=values)
+        elif kind in ERROR_KINDS:
             body = functools.partial(check_error, r, fn_mg)
         elif variant == "inplace":
             rtol, atol = tolerance if kind in ("float64", "complex128") else (1e-4, 1e-5)
@@ -488,7 +542,7 @@ def _rule_without_sample(sample_filter, op, variant, dtype):
 
 def _live_samples(op, variant, kind, limit):
     """{(dtype, index): SampleInput} of a live case (their ``output_process_fn_grad``), from the cache."""
-    if kind == "errors":
+    if kind in ERROR_KINDS:
         return {}
     if kind in ("float64", "complex128"):
         name, limit = full_pass(op, kind, variant, limit)

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .._checks import float_arg, takes_tensors
+from .._checks import float_arg, refuses_complex, takes_tensors
 from ..autograd import Function
 from ..dtypes import compute_dtype, finfo, kind_of, scalar_type_name
 from ..random import numpy_rng
@@ -533,6 +533,7 @@ def _integer_bound(value, input):
 
 
 @takes_tensors("input")
+@refuses_complex('clamp is not supported for complex types')
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """clamp(x, min_val, max_val); integer inputs keep their dtype (the bounds truncated to integers)."""
     min_val = float_arg(min_val, "hardtanh", "min_val", 2)
@@ -551,6 +552,7 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 
 @takes_tensors("input")
+@refuses_complex('clamp is not supported for complex types')
 def relu6(input, inplace=False):
     """min(max(x, 0), 6): ``hardtanh(x, 0, 6)``."""
     return hardtanh(input, 0.0, 6.0, inplace)
@@ -663,6 +665,7 @@ def _threshold(input, threshold, value, inplace):
 
 
 @takes_tensors("input")
+@refuses_complex('"threshold_cpu" not implemented for \'{dtype}\'')
 def threshold(input, threshold, value, inplace=False):
     """x where x > threshold, else value; integer inputs keep their dtype (threshold and value truncated)."""
     return _threshold(input, threshold, value, inplace)

@@ -9,8 +9,8 @@ import operator
 
 import numpy as np
 
-from ..dtypes import kind_of
-from .._checks import takes_tensors
+from ..dtypes import kind_of, scalar_type_name
+from .._checks import refuses_complex, takes_tensors
 from ..tensor import Tensor
 from .dims import normalize_dim
 
@@ -125,6 +125,8 @@ def _check_weight(name, input, weight, shape):
 def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """(hist, bin_edges) of the flattened ``input``: ``bins`` equal-width bins (or the given edges, a 1-D tensor);
     ``weight`` sums weights instead of counting; ``density`` normalizes to unit integral."""
+    if kind_of(input.dtype) == "c":
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{scalar_type_name(input.dtype)}'")
     if kind_of(input.dtype) != "f":
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, but got "
                            f"input {input.dtype}")
@@ -136,6 +138,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
 
 
 @takes_tensors("input")
+@refuses_complex('"histogramdd" not implemented for \'{dtype}\'')
 def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
     """(hist, [bin_edges per dim]) of the points ``input`` (..., D): a D-dimensional histogram."""
     if input.ndim < 1:
@@ -163,6 +166,8 @@ class _HistogramddResult(_HistogramResult):
 def histc(input, bins=100, min=0, max=0):
     """Counts of the flattened ``input`` in ``bins`` equal-width bins over [min, max] (the data's own range when
     both are 0, widened by 1 each side if constant), in ``input``'s dtype; values outside are ignored."""
+    if kind_of(input.dtype) == "c":
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{scalar_type_name(input.dtype)}'")
     if kind_of(input.dtype) != "f":
         raise RuntimeError(f"\"histogram_cpu\" not implemented for '{input.dtype}'")
     bins = operator.index(bins)
@@ -198,6 +203,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     seq = sorted_sequence._data
     scalar = not isinstance(input, Tensor)
     values = np.asarray(input) if scalar else input._data
+    if (seq.dtype.kind == "c" or values.dtype.kind == "c") and seq.size and values.size:  # (empty: nothing to order)
+        raise NotImplementedError(f"\"searchsorted_out_cpu\" not implemented for "
+                                  f"'{scalar_type_name(np.result_type(seq, values))}'")
     if sorter is not None:
         if sorter.shape != sorted_sequence.shape:
             raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, but got "
@@ -220,6 +228,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return Tensor(out.reshape(values.shape))
 
 
+@refuses_complex('"searchsorted_out_cpu" not implemented for \'{dtype}\'')
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The bucket of each value of ``input`` for the 1-D sorted ``boundaries``: i with
     boundaries[i-1] < x <= boundaries[i] (``right``: boundaries[i-1] <= x < boundaries[i])."""
@@ -239,6 +248,7 @@ def _outputs(values, inverse, counts, return_inverse, return_counts):
 
 
 @takes_tensors("input")
+@refuses_complex('"unique" not implemented for \'{dtype}\'')
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values (sorted; NaNs each distinct), or the distinct slices along ``dim``; with
     ``return_inverse`` the index of each element's value (input's shape), with ``return_counts`` how often each
@@ -259,6 +269,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 @takes_tensors("input")
+@refuses_complex('"unique" not implemented for \'{dtype}\'')
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Each run of equal consecutive values (slices along ``dim``) collapsed to one; the inverse maps every
     element to its run, the counts give each run's length."""
@@ -281,6 +292,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return _outputs(values, run, counts, return_inverse, return_counts)
 
 
+@refuses_complex('Unsupported input type encountered for isin(): {dtype}', RuntimeError)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each of ``elements`` occurs in ``test_elements`` (either may be a number), as a bool tensor of
     ``elements``' shape; ``invert`` negates it."""

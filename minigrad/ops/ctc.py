@@ -26,7 +26,7 @@ sample beyond 2 L_n and the frames beyond T_n are -inf and do not reach the stat
 """
 import numpy as np
 
-from .._checks import takes_tensors
+from .._checks import refuses_complex, takes_tensors
 from ..autograd import Function, once_differentiable
 from ..tensor import Tensor
 from .loss import check_reduction
@@ -164,6 +164,7 @@ def _padded(targets, target_lengths, n):
 
 @takes_tensors("log_probs", "targets")
 @autocast_op("float32")
+@refuses_complex('"ctc_loss_cpu" not implemented for \'{dtype}\'')
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """The CTC loss of log-probabilities (T, N, C) (or (T, C) unbatched) against targets, padded (N, S) or
     concatenated (sum(target_lengths),): per sample -log p(target | input); 'mean' divides each by its target

@@ -48,7 +48,7 @@ def _running_arg(x, axis, accumulate):
 
 
 def _cumulative_extremum(name, input, dim, accumulate, result):
-    if kind_of(input.dtype) == "c":
+    if kind_of(input.dtype) == "c" and input.ndim:                   # (PyTorch returns a 0-d input as it is)
         raise not_implemented(f"{name}_cpu", input.dtype)
     flat = input.reshape(1) if input.ndim == 0 else input
     axis = normalize_dim(dim, flat.ndim)

@@ -323,7 +323,11 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode is not None:
         from .rounded_div import RoundedDiv, check_rounding_mode
         check_rounding_mode(rounding_mode)
-        return _apply_broadcasting(RoundedDiv, *_pair(input, other), rounding_mode)
+        a, b = _pair(input, other)
+        if kind_of(result_type(a._data, b._data)) == "c":
+            raise NotImplementedError(f'"div_{rounding_mode}_cpu" not implemented for '
+                                      f"'{_type_name(result_type(a._data, b._data))}'")
+        return _apply_broadcasting(RoundedDiv, a, b, rounding_mode)
     return _apply_broadcasting(Div, *_arithmetic_pair(input, other))
 
 
@@ -678,7 +682,7 @@ def _unary(fn, floating=False, refused=None):
             return fn.apply(input)
         if refused and kind_of(input._data.dtype) in refused:
             error, message = refused[kind_of(input._data.dtype)]
-            raise error(message)
+            raise error(message.format(dtype=_type_name(input._data.dtype)))
         return fn.apply(_floating(input) if floating else input)
     op.__name__ = fn.__name__.lower()
     op.__doc__ = f"Elementwise {op.__name__} (differentiable; see ``{fn.__name__}.backward``)."
@@ -827,7 +831,7 @@ class Erf(Function):
 log1p = _unary(Log1p, floating=True)
 expm1 = _unary(Expm1, floating=True)
 reciprocal = _unary(Reciprocal, floating=True)
-erf = _unary(Erf, floating=True)
+erf = _unary(Erf, floating=True, refused={"c": (NotImplementedError, '"erf_vml_cpu" not implemented for \'{dtype}\'')})
 
 
 @takes_tensors("input")
@@ -859,11 +863,18 @@ class Piecewise(Function):
         return Tensor(np.zeros_like(dout._data)), None   # a constant: every higher derivative is 0 too
 
 
+_COMPLEX_PIECEWISE = {"sign": "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                "torch.sgn instead.", "round": '"round_vml_cpu" not implemented for \'{dtype}\''}
+
+
 def _piecewise(name, fn):
     def op(input):
         check_tensor(input, name, "input", 1)
         if kind_of(input.dtype) == "b" and name != "sign":
             raise NotImplementedError(f'"{name}_vml_cpu" not implemented for \'Bool\'')
+        if kind_of(input.dtype) == "c":               # PyTorch's words for each: no complex floor, sign, ...
+            message = _COMPLEX_PIECEWISE.get(name, f"{name} is not supported for complex inputs")
+            raise NotImplementedError(message.format(dtype=_type_name(input.dtype)))
         if kind_of(input.dtype) in "biu":  # integers are their own floor, ceil, ...; bools their own sign
             return Tensor(fn(input._data) if kind_of(input.dtype) != "b" else input._data.copy())
         return Piecewise.apply(input, fn)
@@ -884,7 +895,7 @@ def round(input, *, decimals=0):  # noqa: A001 - PyTorch's name
     """Round half to even, to ``decimals`` decimal places (gradient 0)."""
     if decimals == 0:
         return _round_half_even(input)
-    if kind_of(input.dtype) in "biu":
+    if kind_of(input.dtype) in "biuc":
         raise NotImplementedError(f'"round_cpu" not implemented for \'{_type_name(input.dtype)}\'')
     return Piecewise.apply(input, lambda x: np.round(x, decimals))
 
@@ -943,7 +954,10 @@ def atan2(input, other):
         if not isinstance(t, Tensor):
             raise TypeError(f"atan2(): argument '{name}' (position {position}) must be Tensor, not "
                             f"{type(t).__name__}")
-    return _apply_broadcasting(Atan2, *_pair(input, other))
+    a, b = _pair(input, other)
+    if kind_of(result_type(a._data, b._data)) == "c":
+        raise NotImplementedError(f'"atan2_cpu" not implemented for \'{_type_name(result_type(a._data, b._data))}\'')
+    return _apply_broadcasting(Atan2, a, b)
 
 
 arctan2 = atan2
@@ -1161,6 +1175,8 @@ def _compare(npfn, name, numbers_ok=True):
         a, b = _pair(input, other)
         check_broadcast(a.shape, b.shape)
         x, y = promoted(a, b)
+        if x.dtype.kind == "c" and name in ("lt", "le", "gt", "ge"):  # complex numbers have no order in PyTorch
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(x.dtype)}\'')
         return Tensor(like_operands(npfn(x, y), x, y))
     op.__name__ = name
     return op

@@ -14,6 +14,7 @@ entry's bag gradient), and for 'max' a gather of each bag's argmax entry per fea
 import numpy as np
 
 from .._checks import takes_tensors
+from ..dtypes import kind_of, scalar_type_name
 from ..tensor import Tensor
 from .linalg import check_lookup, embedding, embedding_renorm_
 from .shape import IndexAdjoint
@@ -55,6 +56,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
     """Per bag, the sum / mean / max of the rows of ``weight`` (num_embeddings, dim) that its indices pick:
     (B, dim). ``per_sample_weights`` (input's shape) scale each entry ('sum' only)."""
+    if kind_of(weight.dtype) != "f":
+        raise RuntimeError(f"Expected tensor for argument #1 'weight' to have one of the following scalar types: Half, "
+                           f"BFloat16, Float, Double; but got CPU{scalar_type_name(weight.dtype)}Type instead (while "
+                           f"checking arguments for embedding_bag)")
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
         raise ValueError(f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is not None, "
                          f"then it must have the same shape as the input ({list(input.shape)})")

@@ -24,7 +24,7 @@ frexp_result = namedtuple("frexp", ["mantissa", "exponent"])  # like torch.retur
 
 
 def _float_only(name, t):
-    if kind_of(t.dtype) not in "fc":
+    if kind_of(t.dtype) != "f":
         raise RuntimeError(f"torch.{name}() only supports floating-point dtypes")
 
 

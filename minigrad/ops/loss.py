@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from .._checks import takes_tensors
+from .._checks import refuses_complex, takes_tensors
 from ..autograd import Function
 from ..autograd.version import writes, writes_since
 from ..autograd.function import pytorch_saves
@@ -526,6 +526,7 @@ def _weighted_reduction(elements, weight, reduction):
 
 @takes_tensors("input", "target", "weight")
 @autocast_op("float32")
+@refuses_complex('"binary_cross_entropy" not implemented for \'{dtype}\'')
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-w (y log x + (1 - y) log(1 - x)) for probabilities x = ``input`` and targets y in [0, 1], each log
     clamped at -100 as in PyTorch; ``weight`` broadcasts to the input's shape."""
@@ -671,6 +672,7 @@ class KLDiv(Function):
 
 @takes_tensors("input", "target")
 @autocast_op("float32")
+@refuses_complex('kl_div: Complex inputs not supported.', RuntimeError)
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || q) pointwise, for log-probabilities ``input`` = log q and probabilities ``target`` (or
     log-probabilities with ``log_target``). 'batchmean' divides the sum by the batch size input.size(0)

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .._checks import float_arg, takes_tensors
+from .._checks import float_arg, refuses_complex, takes_tensors
 from ..autograd.function import pytorch_saves
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor
@@ -165,6 +165,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
 
 # --------------------------------------------------------------------------- likelihoods
 @takes_tensors("input", "target", numbers=("var",))
+@refuses_complex('"lt_cpu" not implemented for \'{dtype}\'')
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     """(log v + (x - y)^2 / v) / 2 per element, v the variance clamped to at least ``eps`` (in value only).
 
@@ -192,6 +193,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 @takes_tensors("input", "target")
 @autocast_op("float32")
+@refuses_complex('"le_cpu" not implemented for \'{dtype}\'')
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """The negative log-likelihood of ``target`` under Poisson(rate): rate = exp(x) with ``log_input``

@@ -13,7 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._checks import takes_tensors
+from .._checks import refuses_complex, takes_tensors
 from ..dtypes import bfloat16, kind_of
 from ..tensor import Tensor
 from . import elementwise as ew
@@ -109,8 +109,9 @@ _KERNELS = {"median": "median_out", "nanmedian": "nanmedian_out", "kthvalue": "k
 
 
 def _check_sortable(name, input):
-    """PyTorch's kernels order neither complex numbers nor (but for mode) bools."""
-    if input.dtype.kind == "c" or (input.dtype.kind == "b" and name != "mode"):
+    """PyTorch's kernels order neither complex numbers nor (but for mode) bools (mode returns a 0-d input as it
+    is, complex or not)."""
+    if (input.dtype.kind == "c" and (input.ndim or name != "mode")) or (input.dtype.kind == "b" and name != "mode"):
         raise not_implemented(_KERNELS[name], input.dtype)
 
 
@@ -153,12 +154,14 @@ def mode(input, dim=-1, keepdim=False):
 
 
 @takes_tensors("input")
+@refuses_complex(' Sort does not support complex dtypes on CPU', RuntimeError)
 def msort(input):
     """``input`` sorted along its first dimension (the values of ``sort(input, 0)``)."""
     return sort(input, 0).values
 
 
 @takes_tensors("input")
+@refuses_complex('"aminmax_cpu" not implemented for \'{dtype}\'')
 def aminmax(input, *, dim=None, keepdim=False):
     """``(min, max)`` over ``dim`` (everything by default), each with ``amin``/``amax``'s gradient."""
     if dim is None:

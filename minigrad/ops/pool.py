@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 
 from .. import kernels
-from .._checks import takes_tensors
+from .._checks import refuses_complex, takes_tensors
 from ..autograd import Function
 from ..autograd.function import watching
 from ..dtypes import is_differentiable, kind_of, scalar_type_name
@@ -524,12 +524,14 @@ def _max_pool(name, d, input, kernel_size, stride, padding, dilation, ceil_mode,
                     input)
 
 
+@refuses_complex('"max_pool2d" not implemented for \'{dtype}\'')
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over windows of ``kernel_size`` elements (spaced ``dilation`` apart, every ``stride``) of the last axis
     of (N, C, L) or (C, L) input, padded by ``padding`` with -inf. dx: dout routed to each window's argmax."""
     return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@refuses_complex('"max_pool2d" not implemented for \'{dtype}\'')
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over (kH, kW) windows of (N, C, H, W) or (C, H, W) input (see ``max_pool1d``); indices are flat
     positions h W + w."""
@@ -537,6 +539,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 @autocast_op("float32")
+@refuses_complex('"max_pool3d" not implemented for \'{dtype}\'')
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over (kD, kH, kW) windows of (N, C, D, H, W) or (C, D, H, W) input (see ``max_pool1d``); indices are
     flat positions (d H + h) W + w. The window scan is the NumPy one (the numba scans take 1 or 2 axes)."""
@@ -644,6 +647,7 @@ def _max_unpool(name, d, input, indices, kernel_size, stride, padding, output_si
 
 
 @takes_tensors("input", "indices")
+@refuses_complex('"max_unpool2d" not implemented for \'{dtype}\'')
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of ``max_pool1d``: (N, C, L) or (C, L) input written at ``indices`` (from
     ``max_pool1d(..., return_indices=True)``) into zeros of length (L - 1) stride + kernel_size - 2 padding, or
@@ -652,12 +656,14 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 
 @takes_tensors("input", "indices")
+@refuses_complex('"max_unpool2d" not implemented for \'{dtype}\'')
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of ``max_pool2d`` on (N, C, H, W) or (C, H, W) input (see ``max_unpool1d``)."""
     return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
 
 
 @takes_tensors("input", "indices")
+@refuses_complex('"max_unpool3d" not implemented for \'{dtype}\'')
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of ``max_pool3d`` on (N, C, D, H, W) or (C, D, H, W) input (see ``max_unpool1d``)."""
     return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
@@ -692,12 +698,14 @@ def _avg_pool(name, d, input, kernel_size, stride, padding, ceil_mode, count_inc
     return watching(AvgPool.apply(input, maps), input)
 
 
+@refuses_complex('"avg_pool2d" not implemented for \'{dtype}\'')
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """Mean over windows of the last axis of (N, C, L) or (C, L) input (zero padding counted in the mean
     unless ``count_include_pad=False``). Linear: dx = dout spread evenly over each window."""
     return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
 
 
+@refuses_complex('"avg_pool2d" not implemented for \'{dtype}\'')
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """Mean over (kH, kW) windows of (N, C, H, W) or (C, H, W) input (see ``avg_pool1d``); with
@@ -707,6 +715,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 @autocast_op("float32")
+@refuses_complex('"avg_pool3d_out_frame" not implemented for \'{dtype}\'')
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """Mean over (kD, kH, kW) windows of (N, C, D, H, W) or (C, D, H, W) input (see ``avg_pool2d``)."""
@@ -756,18 +765,31 @@ def _adaptive_avg_pool(name, d, input, output_size):
 
 def adaptive_avg_pool1d(input, output_size):
     """Mean over ``output_size`` windows [floor(o L / out), ceil((o + 1) L / out)) of the last axis. Linear."""
+    _complex_mean_only(input, output_size, 1, "adaptive_avg_pool2d")
     return _adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
 
 
 def adaptive_avg_pool2d(input, output_size):
     """Mean over adaptive windows of the last two axes (``output_size`` an int, a pair, None keeps a size)."""
+    _complex_mean_only(input, output_size, 2, "adaptive_avg_pool2d")
     return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
 
 
 @autocast_op("float32")
 def adaptive_avg_pool3d(input, output_size):
     """Mean over adaptive windows of the last three axes (``output_size`` an int, a triple, None keeps a size)."""
+    _complex_mean_only(input, output_size, 3, "adaptive_avg_pool3d_cpu")
     return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
+
+
+def _complex_mean_only(input, output_size, d, kernel):
+    """PyTorch pools complex numbers adaptively only to an output of size 1 (its shortcut, a mean over the
+    axes) or, in 1 or 2 dimensions, from an empty input; any other size is refused by its kernel."""
+    if not (isinstance(input, Tensor) and input.dtype.kind == "c" and (input.numel() or d == 3)):
+        return
+    sizes = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * d
+    if any(size != 1 for size in sizes):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
 def _adaptive_max_pool(name, d, input, output_size, return_indices):
@@ -777,17 +799,20 @@ def _adaptive_max_pool(name, d, input, output_size, return_indices):
                                  lambda: _adaptive_plan(in_sizes, sizes), return_indices), input)
 
 
+@refuses_complex('"adaptive_max_pool2d" not implemented for \'{dtype}\'')
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """Max over adaptive windows of the last axis (see ``adaptive_avg_pool1d``); dx: dout routed to each argmax."""
     return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
 
 
+@refuses_complex('"adaptive_max_pool2d" not implemented for \'{dtype}\'')
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max over adaptive windows of the last two axes; indices are flat positions h W + w."""
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
 @autocast_op("float32")
+@refuses_complex('"adaptive_max_pool3d_cpu" not implemented for \'{dtype}\'')
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max over adaptive windows of the last three axes; indices are flat positions (d H + h) W + w."""
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
@@ -1029,6 +1054,13 @@ def _interpolate_sizes(input, d, size, scale_factor, recompute_scale_factor):
     return sizes, (None,) * d if recompute_scale_factor else factors
 
 
+# the kernel PyTorch names when it refuses a complex input to ``interpolate`` in each mode
+_COMPLEX_KERNELS = {"nearest": "compute_indices_weights_nearest", "nearest-exact": "compute_indices_weights_nearest",
+                    "linear": "compute_indices_weights_linear", "trilinear": "compute_indices_weights_linear",
+                    "bilinear": "upsample_bilinear2d_channels_last", "bicubic": "compute_indices_weights_cubic",
+                    "area": "adaptive_avg_pool2d"}
+
+
 @takes_tensors("input")
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
@@ -1041,6 +1073,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
+    if input.dtype.kind == "c" and mode in _COMPLEX_KERNELS:         # PyTorch resamples real numbers only
+        raise NotImplementedError(f'"{_COMPLEX_KERNELS[mode]}" not implemented for \'{scalar_type_name(input.dtype)}\'')
     d = input.ndim - 2
     if mode not in _INTERPOLATE_MODES or d not in (1, 2, 3):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from .. import random as _random
-from .._checks import takes_tensors
+from .._checks import refuses_complex, takes_tensors
 from ..tensor import Tensor
 from .elementwise import relu
 from .pool import avg_pool1d, avg_pool2d, avg_pool3d, interpolate, max_pool1d, max_pool2d, max_pool3d
@@ -123,6 +123,7 @@ def _fractional_max_pool(name, d, input, kernel_size, output_size, output_ratio,
 
 
 @takes_tensors("input")
+@refuses_complex('"fractional_max_pool2d_out_frame" not implemented for \'{dtype}\'')
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                           _random_samples=None):
     """Max over (kH, kW) windows at pseudo-random positions giving an (oH, oW) output (``output_size``, or the
@@ -132,6 +133,7 @@ def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=Non
 
 
 @takes_tensors("input")
+@refuses_complex('"fractional_max_pool3d_out_frame" not implemented for \'{dtype}\'')
 def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                           _random_samples=None):
     """Max over (kT, kH, kW) windows at pseudo-random positions (see ``fractional_max_pool2d``)."""

@@ -12,9 +12,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._checks import takes_tensors
+from .._checks import refuses_complex, takes_tensors
 from ..autograd import Function
-from ..dtypes import get_default_dtype, kind_of
+from ..dtypes import get_default_dtype, kind_of, scalar_type_name
 from ..tensor import Tensor
 from .dims import normalize_dim, normalize_dims
 from .elementwise import ConstantSlope, conj_if_complex, maximum, minimum
@@ -334,6 +334,10 @@ def _extremum_with_indices(name, input, dim, keepdim, arg, result):
 def _max_or_min(name, input, dim, keepdim, other_fn, reduce, arg, result):
     if isinstance(dim, Tensor):  # max(input, other): the elementwise maximum
         return other_fn(input, dim)
+    if input.dtype.kind == "c":   # complex numbers have no order in PyTorch (its two kernels word it differently)
+        if dim is None:
+            raise NotImplementedError(f'"{name}_all" not implemented for \'{scalar_type_name(input.dtype)}\'')
+        raise RuntimeError(f"{name}(): does not support complex input")
     if dim is None:
         _check_nonempty(name, input, (), False)
         return Extremum.apply(input, normalize_dims(None, input.ndim), False, reduce, True)
@@ -359,12 +363,14 @@ def _amax_or_amin(name, input, dim, keepdim, reduce):
 
 
 @takes_tensors("input")
+@refuses_complex('"max_values_cpu" not implemented for \'{dtype}\'')
 def amax(input, dim=(), keepdim=False):
     """Largest value over ``dim`` (all dims by default); tied elements share the gradient evenly."""
     return _amax_or_amin("amax", input, dim, keepdim, np.max)
 
 
 @takes_tensors("input")
+@refuses_complex('"min_values_cpu" not implemented for \'{dtype}\'')
 def amin(input, dim=(), keepdim=False):
     """Smallest value over ``dim`` (all dims by default); tied elements share the gradient evenly."""
     return _amax_or_amin("amin", input, dim, keepdim, np.min)
@@ -385,12 +391,14 @@ def _arg_op(name, input, dim, keepdim, arg):
 
 
 @takes_tensors("input")
+@refuses_complex('argmax(): does not support complex input', RuntimeError)
 def argmax(input, dim=None, keepdim=False):
     """Index of the first largest value (int64, no gradient); over the flattened tensor when ``dim`` is None."""
     return _arg_op("argmax", input, dim, keepdim, np.argmax)
 
 
 @takes_tensors("input")
+@refuses_complex('argmin(): does not support complex input', RuntimeError)
 def argmin(input, dim=None, keepdim=False):
     """Index of the first smallest value (int64, no gradient); over the flattened tensor when ``dim`` is None."""
     return _arg_op("argmin", input, dim, keepdim, np.argmin)

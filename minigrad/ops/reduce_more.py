@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from ..dtypes import kind_of
-from .._checks import takes_tensors
+from .._checks import refuses_complex, takes_tensors
 from ..autograd import Function
 from ..autograd.function import pytorch_saves
 from ..tensor import Tensor
@@ -132,6 +132,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 @takes_tensors("input")
 @pytorch_saves("input")
+@refuses_complex('nansum on CPU does not support complex inputs', RuntimeError)
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """``mean`` of the non-NaN elements (NaN where a slice has none)."""
     if kind_of(input.dtype) not in "fc" and dtype is None:

@@ -22,6 +22,8 @@ gradient can be differentiated again.
 """
 import numpy as np
 
+from .._checks import refuses_complex
+from ..dtypes import scalar_type_name
 from ..autograd import Function, no_grad
 from ..autograd.function import NoDerivative
 from ..tensor import Tensor
@@ -181,10 +183,14 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     with its ``dim`` coordinate replaced by ``index[i]``; ``include_self`` reduces ``input``'s value in too."""
     if reduce not in _REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if reduce in ("amax", "amin") and input.dtype.kind == "c":        # complex numbers have no order in PyTorch
+        raise NotImplementedError(f'"scatter_gather_tensor_cpu_reduce_{reduce}" not implemented for '
+                                  f"'{scalar_type_name(input.dtype)}'")
     d, idx, used = _check_like_scatter("scatter_reduce", input, dim, index, src)
     return _reduce_into(input, _scatter_positions(idx, d), used, reduce, include_self)
 
 
+@refuses_complex('"index_func_" not implemented for \'{dtype}\'')
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """``input`` with slice ``j`` of ``source`` along ``dim`` reduced (prod, mean, amax, amin) into slice
     ``index[j]``: ``scatter_reduce`` with ``index[j]`` repeated across slice ``j``."""

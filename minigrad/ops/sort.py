@@ -9,7 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._checks import takes_tensors
+from .._checks import refuses_complex, takes_tensors
 from ..dtypes import bfloat16
 from ..tensor import Tensor
 from .dims import normalize_dim
@@ -50,18 +50,21 @@ def _sorted_along(input, dim, descending, k=None):
 
 
 @takes_tensors("input")
+@refuses_complex(' Sort does not support complex dtypes on CPU', RuntimeError)
 def sort(input, dim=-1, descending=False, *, stable=False):
     """``(values, indices)``: ``input`` sorted along ``dim`` and where each value came from."""
     return sort_result(*_sorted_along(input, dim, descending))
 
 
 @takes_tensors("input")
+@refuses_complex(' Sort does not support complex dtypes on CPU', RuntimeError)
 def argsort(input, dim=-1, descending=False, *, stable=False):
     """The int64 indices that sort ``input`` along ``dim`` (no gradient)."""
     return _sorted_along(input.detach(), dim, descending)[1]
 
 
 @takes_tensors("input")
+@refuses_complex(' topk does not support complex dtypes on CPU', RuntimeError)
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements along ``dim``, in order."""
     k = operator.index(k)

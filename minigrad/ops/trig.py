@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .._checks import takes_tensors
+from .._checks import refuses_complex, takes_tensors
 from . import elementwise as ew
 from .pointwise import UnaryMath, on_both, public_unary
 
@@ -115,12 +115,14 @@ atanh = arctanh = public_unary(Atanh)
 
 
 @takes_tensors("input")
+@refuses_complex('deg2rad is not supported for complex tensors.', RuntimeError)
 def deg2rad(input):
     """input * pi / 180 (integers and bools give the default float dtype); dx = dout * pi / 180."""
     return ew.mul(ew._floating(input), math.pi / 180)
 
 
 @takes_tensors("input")
+@refuses_complex('rad2deg is not supported for complex tensors.', RuntimeError)
 def rad2deg(input):
     """input * 180 / pi (integers and bools give the default float dtype); dx = dout * 180 / pi."""
     return ew.mul(ew._floating(input), 180 / math.pi)

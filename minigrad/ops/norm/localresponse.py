@@ -22,7 +22,7 @@ import operator
 
 import numpy as np
 
-from ..._checks import takes_tensors
+from ..._checks import refuses_complex, takes_tensors
 from ...autograd import Function
 from ...dtypes import compute_dtype, get_default_dtype
 from ...kernels import kernel
@@ -100,6 +100,7 @@ def _check_arguments(input, size):
 
 
 @takes_tensors("input")
+@refuses_complex('"avg_pool2d" not implemented for \'{dtype}\'')
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """``F.local_response_norm``: PyTorch's semantics (module docstring), the hand-derived backward. An empty
     input is returned as it is; integer input gives the default float dtype (PyTorch floors the window's mean
