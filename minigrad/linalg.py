@@ -476,7 +476,8 @@ def lu(A, *, pivot=True, out=None):
     _check_matrices(A, "linalg.lu")
     if not pivot:
         raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
-    return LUResult(*dc.run(dc.LU, A))
+    P, L, U = dc.run(dc.LU, A)
+    return LUResult(P.detach(), L, U)     # P has no gradient (PyTorch's is not differentiable either)
 
 
 @pytorch_saves("LU", outputs=(0,))

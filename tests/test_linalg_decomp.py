@@ -403,3 +403,39 @@ def test_opinfo_complex_samples(name):
     torch = torch_or_skip()
     compared, failures = run_samples(name, "", dtype=torch.complex128, limit=6)
     assert compared and not failures, f"{name}: {len(failures)} of {compared} samples differ\n{_describe(failures)}"
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (3, 4), (4, 2)])
+@pytest.mark.parametrize("which", ["svdvals", "nuclear norm", "U and V"])
+def test_complex_svd_second_derivatives_match_pytorch(shape, which):
+    """Under create_graph the complex SVD's gradient keeps the diagonal PyTorch's formula keeps (zero at the point,
+    not in its derivative) and adds the phases' term i Im(diag(U^H gU)) / S: second derivatives as PyTorch's."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(3)
+    a0 = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    h0 = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    w0 = rng.standard_normal((min(shape), min(shape)))
+
+    def loss(lib, a):
+        if which == "svdvals":
+            return (lib.linalg.svdvals(a) * lib.tensor(w0[0])).sum()
+        if which == "nuclear norm":
+            return lib.linalg.matrix_norm(a, "nuc")
+        U, S, Vh = lib.linalg.svd(a, full_matrices=False)
+        return ((U @ Vh).abs() ** 2).sum() + (S * lib.tensor(w0[1])).sum()   # phase-invariant: U Vh, S
+
+    results = []
+    for lib in (mg, torch):
+        a = lib.tensor(a0, requires_grad=True)
+        (g,) = lib.autograd.grad(loss(lib, a), a, create_graph=True)
+        (gg,) = lib.autograd.grad(g, a, lib.tensor(h0))
+        results.append([t.detach().resolve_conj().numpy() if lib is torch else t.detach().numpy() for t in (g, gg)])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-10)
+
+
+def test_lu_permutation_has_no_gradient():
+    """linalg.lu's P is not differentiable in PyTorch: it does not require grad, L and U do."""
+    a = mg.tensor(np.random.default_rng(0).standard_normal((3, 5)), requires_grad=True)
+    P, L, U = mg.linalg.lu(a)
+    assert (P.requires_grad, L.requires_grad, U.requires_grad) == (False, True, True)

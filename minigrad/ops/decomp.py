@@ -544,8 +544,9 @@ class Eig(Factorization):
 # --------------------------------------------------------------------------- SVD
 class SVD(Factorization):
     """A = U diag(S) Vh, k = min(m, n) (full matrices: U, Vh narrowed to k for the formula). With
-    skew(M) = M - M^H, J = skew(U^H gU), K = skew(V^H gV) and E_ij = S_j^2 - S_i^2:
-    inner = (J S + S K) / E + diag(gS), gA = U inner Vh, plus (I - U U^H) gU S^-1 Vh when m > k and
+    skew(M) = M - M^H, J = skew(U^H gU), K = skew(V^H gV) and E_ij = S_j^2 - S_i^2 (1 on the diagonal):
+    inner = (J S + S K) / E + diag(gS) (+ diag(J) / 2S for complex A, given gU and gV), gA = U inner Vh, plus
+    (I - U U^H) gU S^-1 Vh when m > k and
     U S^-1 gV^H (I - V V^H) when n > k. The complex case raises when the loss depends on the phases of the
     singular vectors (Im diag(U^H gU) != -Im diag(V^H gV)), as PyTorch does."""
 
@@ -588,15 +589,17 @@ class SVD(Factorization):
                                    "phase term, making it ill-defined.")
         S2 = ew.mul(S, S)
         E = gap_matrix(S2)
-        terms = []
-        if UhgU is not None:
-            terms.append(ew.mul(ew.sub(UhgU, mH(UhgU)), S.unsqueeze(-2)))
-        if VhgV is not None:
-            terms.append(ew.mul(S.unsqueeze(-1), ew.sub(VhgV, mH(VhgV))))
-        inner = terms[0] if len(terms) == 1 else ew.add(*terms)
-        inner = off_diagonal(ew.div(inner, E))
+        J = None if UhgU is None else ew.sub(UhgU, mH(UhgU))          # skew(U^H gU)
+        K = None if VhgV is None else ew.sub(VhgV, mH(VhgV))          # skew(V^H gV)
+        terms = [t for t in (None if J is None else ew.mul(J, S.unsqueeze(-2)),
+                             None if K is None else ew.mul(S.unsqueeze(-1), K)) if t is not None]
+        # The diagonal is kept, as PyTorch keeps it: J's and K's are 0 for real A and cancel for a complex loss that
+        # does not depend on the vectors' phases, but second derivatives differentiate them.
+        inner = ew.div(terms[0] if len(terms) == 1 else ew.add(*terms), E)
         if gS is not None:
             inner = ew.add(inner, sh.diag_embed(gS))
+        if A.dtype.kind == "c" and J is not None and K is not None:  # + i Im(diag(U^H gU)) / S, the phases' term
+            inner = ew.add(inner, sh.diag_embed(ew.div(diag(J), ew.mul(S, 2.0))))
         if m > k and gU is not None:
             gUSinv = ew.div(gU, S.unsqueeze(-2))
             inner = ew.add(matmul(U, inner), ew.sub(gUSinv, matmul(U, matmul(mH(U), gUSinv))))
