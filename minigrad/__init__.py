@@ -141,4 +141,10 @@ newaxis = None
 
 __version__ = "0.1.0"
 
+# out=: the tensor functions of these namespaces write their result into a given tensor, as PyTorch's (_out.py)
+from . import _out  # noqa: E402
+for _namespace in (globals(), vars(linalg), vars(special), vars(fft), vars(nn.functional)):
+    _out.install(_namespace)
+del _namespace
+
 _malloc.keep_freed_memory()   # freed arrays' pages serve the next arrays: no page faults (see _malloc.py)

@@ -218,8 +218,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if dtype.kind in "iu":      # PyTorch truncates the bounds to integers first: arange(0.1, -7.9, -4) is [0, -4]
         start, end, step = int(start), int(end), int(step)
-        if step == 0:
-            raise RuntimeError("step must be nonzero")
+        if step == 0:                          # (a fractional step truncated to 0: PyTorch's ValueError)
+            raise ValueError("step must be nonzero")
     count = int(np.ceil((end - start) / step))
     # start + i * step in float64 (int64 for integers), then cast: PyTorch's values (NumPy's float32 arange
     # accumulates in float32), wrapping around in uint8 as PyTorch does

@@ -31,7 +31,7 @@ from .opinfo_util import (assert_same_outputs, assert_same_shapes, check_out_of_
                           op_db, record_out_of_place, resolve, samples, spread, to_mg, within_budget)
 
 VARIANTS = ("function", "method", "inplace")
-KINDS = ("float64", "complex128", "dtypes", "errors", "complex_unlisted")
+KINDS = ("float64", "complex128", "dtypes", "errors", "complex_unlisted", "out")
 ERROR_KINDS = ("errors", "complex_unlisted")   # kinds whose samples are (mostly) inputs PyTorch refuses
 
 FLOAT64_LIMIT = 12        # float64 samples per (op, variant): a fixed spread over the op's list
@@ -145,6 +145,7 @@ def complex_unlisted_pass(op):
 
 
 COMPLEX_UNLISTED_LIMIT = 3     # complexified float64 samples per op
+OUT_LIMIT = 2                  # float64 samples per op of the out= pass
 
 
 def _complexified(torch, obj):
@@ -199,6 +200,7 @@ def cases(ops=None):
             kinds += ("dtypes",) if extra_dtypes(op) else ()
             kinds += ("errors",) if variant == "function" and op.error_inputs_func else ()
             kinds += ("complex_unlisted",) if variant == "function" and complex_unlisted_pass(op) else ()
+            kinds += ("out",) if variant == "function" and op.supports_out and main_dtype(op) else ()
             found.extend((op, variant, kind) for kind in kinds)
     return found
 
@@ -415,7 +417,9 @@ def _recorded_variant(op, variant):
     return resolve(op.name, variant)
 
 
-REPLAY_SAMPLES = {"float64": 4, "complex128": 2, "dtypes": 1, "errors": 6, "complex_unlisted": 2}   # samples per dtype kept in the fixture (a spread)
+# (the complex128 and out= passes are compared live only: their records would double the fixture, which PyTorch-less
+# runs replay; CI, which has PyTorch, checks their empty records)
+REPLAY_SAMPLES = {"float64": 4, "complex128": 0, "dtypes": 1, "errors": 6, "complex_unlisted": 1, "out": 0}   # samples per dtype kept in the fixture (a spread)
 
 
 def _thin(record, kind):
@@ -426,7 +430,7 @@ def _thin(record, kind):
         groups.setdefault(r["dtype"], []).append(r)
     for group in groups.values():
         usable = [r for r in group if not _unconvertible(r)]
-        kept.extend(spread(usable or group, REPLAY_SAMPLES[kind]))
+        kept.extend(spread(usable or group, REPLAY_SAMPLES[kind]) if REPLAY_SAMPLES[kind] else [])
     return dict(record, samples=within_budget(kept))
 
 
@@ -460,6 +464,11 @@ def record_case(op, variant, kind, limit=None, processed=False, gradients=True):
     if kind == "complex_unlisted":
         for index, sample in enumerate(complexified_samples(op)):
             add(lambda: record_complex_unlisted(op, sample, fn_th, values), index, "complex128")
+        return record
+    if kind == "out":
+        name = main_dtype(op)
+        for index, sample in enumerate(_samples(op, name, False, OUT_LIMIT, None)):
+            add(lambda: record_out_sample(sample, fn_th, values), index, name)
         return record
     if kind in ("float64", "complex128"):
         name, limit = full_pass(op, kind, variant, limit)
@@ -505,6 +514,10 @@ def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7,
         sample = r["sample"]
         if r.get("unrecordable"):    # left out by a reviewed rule that needs no sample, or not expressible
             reason = _rule_without_sample(sample_filter, shown, variant, dtype)
+            if OUT_OVERLAP in r["unrecordable"]:    # checked by tests/test_out.py instead, live
+                reason = "out= sharing memory: tests/test_out.py checks PyTorch's refusals of it"
+            elif OUT_NOT_APPLICABLE in r["unrecordable"]:
+                reason = r["unrecordable"]
             outcomes.append(Outcome(index, "n/a", reason or r["unrecordable"], "skipped" if reason else "conversion",
                                     dtype, None))
             continue
@@ -517,6 +530,8 @@ def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7,
             continue
         if kind == "complex_unlisted" and r.get("computed"):   # PyTorch computes it: its values (no gradients)
             body = functools.partial(check_out_of_place, r, fn_mg, values=values)
+        elif kind == "out":
+            body = functools.partial(check_out_sample, r, fn_mg, rtol=tolerance[0], atol=tolerance[1])
         elif kind in ERROR_KINDS:
             body = functools.partial(check_error, r, fn_mg)
         elif variant == "inplace":
@@ -542,7 +557,7 @@ def _rule_without_sample(sample_filter, op, variant, dtype):
 
 def _live_samples(op, variant, kind, limit):
     """{(dtype, index): SampleInput} of a live case (their ``output_process_fn_grad``), from the cache."""
-    if kind in ERROR_KINDS:
+    if kind in ERROR_KINDS + ("out",):
         return {}
     if kind in ("float64", "complex128"):
         name, limit = full_pass(op, kind, variant, limit)
@@ -551,9 +566,49 @@ def _live_samples(op, variant, kind, limit):
             for i, s in enumerate(_samples(op, name, False, limit or DTYPE_LIMIT, DTYPE_SCAN))}
 
 
+def record_out_sample(sample, fn_th, values):
+    """PyTorch's side of ``check_out_sample``: the op called with ``out=`` empty tensors of its results' dtypes (one
+    per result, a tuple for several): what they hold afterwards, and whether the call returned them."""
+    torch = oracle.live_torch()
+    results = flat_outputs(fn_th(sample.input, *sample.args, **sample.kwargs))
+    if not all(isinstance(r, torch.Tensor) for r in results):   # equal's bool, histogramdd's list of edges
+        raise ValueError(f"{OUT_NOT_APPLICABLE}: its result is not a tensor or a tuple of tensors")
+    outs = [torch.empty(0, dtype=r.dtype) for r in results]
+    out = tuple(outs) if len(outs) > 1 else outs[0]
+    try:
+        returned = fn_th(sample.input, *sample.args, **sample.kwargs, out=out)
+    except TypeError as error:          # an OpInfo lambda that passes no out=: nothing to compare
+        raise ValueError(f"{OUT_NOT_APPLICABLE}: PyTorch's callable takes no out= ({error})"[:300]) from error
+    returned_outs = flat_outputs(returned)
+    return {"sample": snap_sample(sample), "out": [oracle.snap(o, values=values, grad=False) for o in outs],
+            "values": values,
+            "returns_out": len(returned_outs) == len(outs) and all(r is o for r, o in zip(returned_outs, outs))}
+
+
+def check_out_sample(record, fn_mg, rtol=1e-7, atol=1e-7):
+    """``out=``: minigrad writes its result into empty tensors of PyTorch's out dtypes (resizing them), holds
+    PyTorch's values there, and returns them as PyTorch's call did."""
+    x, args, kwargs, _ = convert_recorded(record["sample"])
+    outs = [mg.empty(0, dtype=getattr(mg, str(o.dtype).rpartition(".")[2])) for o in record["out"]]
+    out = tuple(outs) if len(outs) > 1 else outs[0]
+    returned = fn_mg(x, *args, **kwargs, out=out)
+    returned_outs = flat_outputs(returned)
+    if record["values"]:
+        assert_same_outputs(outs, record["out"], rtol, atol, what="out")
+    else:                                # random or uninitialized values: shapes and dtypes
+        assert_same_shapes(outs, record["out"])
+    if record["returns_out"]:
+        assert len(returned_outs) == len(outs) and all(r is o for r, o in zip(returned_outs, outs)), \
+            "out=: minigrad does not return the out tensors, PyTorch does"
+    return "out"
+
+
 def record_error(op, error):
     """PyTorch's side of an ``ErrorInput``: ``{"accepted": True}`` when the installed PyTorch runs it after all
-    (the database marks some as expected failures), else the sample, the exception type and regex."""
+    (the database marks some as expected failures), else the sample, the exception type and regex. An ``out`` that
+    shares memory with an input cannot be recorded (a record keeps tensors' values, not their memory)."""
+    if _out_shares_memory(error.sample_input):
+        raise ValueError(OUT_OVERLAP)
     try:
         op.op(error.sample_input.input, *error.sample_input.args, **error.sample_input.kwargs)
     except Exception:   # noqa: BLE001
@@ -562,6 +617,21 @@ def record_error(op, error):
         return {"accepted": True, "sample": snap_sample(error.sample_input)}
     return {"sample": snap_sample(error.sample_input), "error_type": oracle.builtin_kind_of(error.error_type),
             "regex": error.error_regex}
+
+
+OUT_OVERLAP = "out= shares memory with an input or within itself, which a recorded sample cannot express"
+OUT_NOT_APPLICABLE = "no out= call to compare"
+
+
+def _out_shares_memory(sample):
+    torch = oracle.live_torch()
+    outs = flat_outputs([sample.kwargs.get("out")])
+    inputs = flat_outputs([sample.input, list(sample.args), [v for k, v in sample.kwargs.items() if k != "out"]])
+    storage = lambda t: t.untyped_storage().data_ptr()               # noqa: E731
+    internal = any(isinstance(o, torch.Tensor) and any(st == 0 and n > 1 for st, n in zip(o.stride(), o.shape))
+                   for o in outs)                                     # an expanded out: elements share memory
+    return internal or any(isinstance(o, torch.Tensor) and isinstance(t, torch.Tensor) and storage(o) == storage(t)
+                           for o in outs for t in inputs)
 
 
 def check_error(record, fn_mg):

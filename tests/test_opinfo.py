@@ -30,6 +30,10 @@ if LIVE:
 # --------------------------------------------------------------------------- the reviewed lists
 # (op id, variant) or (op id, variant, kind): the whole case fails for the reason given (strict xfail).
 SKIPS = {
+    **{(name, "function", "out"): "PyTorch 2.13's composite returns a new tensor for a sample with s= and leaves the "
+       "out tensor empty; minigrad writes the result into out" for name in ("fft.ihfft2", "fft.ihfftn")},
+    ("linalg.eigh", "function", "out"): "eigenvectors are unique up to sign: the float64 pass compares them as |Q|, "
+                                        "this pass as written",
     **{(name, "function", "complex_unlisted"): "PyTorch 2.13's masked ops crash on a complex input with a TypeError "
        "(torch.iinfo() of a complex dtype, or an assertion) before any kernel; minigrad refuses it with the "
        "reduction's own error or computes it" for name in ("masked.amax", "masked.amin", "masked.argmax",
@@ -80,8 +84,6 @@ def _not_a_tensor(value):
 
 # (a tuple of op ids, or "*" for every op; predicate(op, sample, variant, dtype); reason): single samples left out.
 SAMPLE_SKIPS = [
-    ("*", lambda op, s, variant, dtype: "out" in s.kwargs,
-     "out= (writing into a given tensor) is not part of minigrad's API: its functions return new tensors"),
     ("*", lambda op, s, variant, dtype: op.name.startswith("__r") and _not_a_tensor(s.input),
      "Tensor.__radd__(2, 3): PyTorch's C method refuses a non-Tensor self; minigrad's is a Python function, "
      "reached only through a Tensor operand in real code"),

@@ -1,0 +1,158 @@
+"""``out=``: PyTorch's functions write their result into a given tensor and return it (``torch.add(a, b, out=c)``).
+
+``install`` wraps the public functions of the ``minigrad``, ``linalg``, ``special`` and ``fft`` namespaces (the
+Tensor methods, which take no ``out``, keep the functions themselves). A call without ``out`` goes straight through;
+with it, PyTorch's contract:
+
+* no gradients: with grad mode on, an argument or ``out`` that requires grad is refused (RuntimeError);
+* ``out`` may not share memory with an input, except that an elementwise op may write into an operand itself
+  (``torch.exp(x, out=x)``), as PyTorch's elementwise kernels allow;
+* the result is computed as without ``out``, then written into ``out``'s own memory (a view writes through to its
+  base). PyTorch's elementwise ops, sums and means, ``cat`` and ``stack`` cast it to ``out``'s dtype (not a float
+  into an integer, a complex number into a real); its other ops want ``out`` in the result's dtype exactly; a
+  factory (``zeros``, ``arange``, ``randn``) makes its result in ``out``'s dtype;
+* an ``out`` of another shape is resized to the result's, with PyTorch's deprecation warning unless it was empty;
+* functions with several results (``max(x, dim)``, ``linalg.slogdet``, ``sort``) take a tuple of tensors, one per
+  result, and return them as the function's named tuple.
+"""
+import functools
+import inspect
+import types
+import warnings
+
+import numpy as np
+
+from . import autograd
+from .autograd import grad_mode
+from .dtypes import kind_of, scalar_type_name
+from .tensor import Tensor
+
+# the modules whose functions compute tensors (the others, save or manual_seed, take no ``out``)
+_MODULES = ("minigrad.ops", "minigrad.linalg", "minigrad.special", "minigrad.fft", "minigrad.creation",
+            "minigrad.random", "minigrad.low_precision", "minigrad.masked")
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}   # a later category cannot be cast into an earlier one
+# the elementwise ops' modules: their results are cast into ``out``, which may be an operand itself
+_ELEMENTWISE = ("minigrad.ops.elementwise", "minigrad.ops.elementwise_more", "minigrad.ops.trig",
+                "minigrad.ops.pointwise", "minigrad.ops.floats", "minigrad.ops.division", "minigrad.ops.bitwise",
+                "minigrad.ops.special", "minigrad.special")
+# other ops whose results PyTorch casts into ``out`` (its reductions by TensorIterator, its concatenations)
+_CASTING = {"sum", "nansum", "mean", "nanmean", "prod", "std", "var", "logsumexp", "cumsum", "cumprod", "cat", "concat",
+            "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "outer", "ger"}
+_FACTORIES = ("minigrad.creation", "minigrad.random")
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def install(namespace):
+    """Wrap every public tensor function of the dict ``namespace`` (a module's ``globals()`` or ``vars()``)."""
+    for name, fn in list(namespace.items()):
+        if not name.startswith("__") and _wrappable(fn):
+            namespace[name] = accepts_out(fn)
+
+
+def _wrappable(fn):
+    inner = getattr(fn, "__wrapped__", fn)
+    return (isinstance(fn, types.FunctionType) and not getattr(fn, "takes_out", False)
+            and getattr(inner, "__module__", "").startswith(_MODULES))
+
+
+def accepts_out(fn):
+    """``fn`` taking PyTorch's keyword ``out`` (module docstring)."""
+    inner = inspect.unwrap(fn)
+    module, parameters = inner.__module__, inspect.signature(inner).parameters
+
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        name = fn.__name__
+        outs = _checked_outs(name, out)
+        if grad_mode.is_grad_enabled() and any(t.requires_grad for t in _tensors(args, kwargs) + outs):
+            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                               "but one of the arguments requires grad.")
+        _check_overlap(outs, _tensors(args, kwargs), module.startswith(_ELEMENTWISE))
+        factory = module.startswith(_FACTORIES) and "dtype" in parameters and not _tensors(args, kwargs)
+        if factory and kwargs.get("dtype") is None:
+            kwargs["dtype"] = outs[0].dtype                            # a factory makes out's dtype
+        result = fn(*args, **kwargs)
+        results = list(result) if isinstance(result, tuple) else [result]
+        if not all(isinstance(r, Tensor) for r in results):
+            raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+        if len(results) != len(outs) or isinstance(result, tuple) != isinstance(out, (tuple, list)):
+            expected = f"a tuple of {len(results)} Tensors" if isinstance(result, tuple) else "Tensor"
+            raise TypeError(f"{name}(): argument 'out' must be {expected}, got {_described(out)}")
+        casting = module.startswith(_ELEMENTWISE) or name in _CASTING or factory
+        for r, o in zip(results, outs):
+            _check_dtype(r, o, casting)
+        for r, o in zip(results, outs):
+            _write(r, o)
+        return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs) if isinstance(result, tuple) \
+            else outs[0]
+    wrapper.takes_out = True
+    return wrapper
+
+
+def _checked_outs(name, out):
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if not outs or not all(isinstance(o, Tensor) for o in outs):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor or a tuple of Tensors, not {_described(out)}")
+    return outs
+
+
+def _described(out):
+    return type(out).__name__ if not isinstance(out, (tuple, list)) else \
+        f"{type(out).__name__} of {', '.join(type(o).__name__ for o in out)}"
+
+
+def _tensors(args, kwargs):
+    """The Tensors among the arguments, and in lists or tuples of them (``cat([a, b], out=c)``)."""
+    found = []
+    for value in list(args) + list(kwargs.values()):
+        items = value if isinstance(value, (list, tuple)) else (value,)
+        found.extend(v for v in items if isinstance(v, Tensor))
+    return found
+
+
+def _check_overlap(outs, inputs, alias_ok):
+    """PyTorch's refusal of an ``out`` that shares memory with an input (``alias_ok``: but for the input itself) or
+    whose own elements share memory (an expanded tensor)."""
+    for o in outs:
+        if any(stride == 0 and size > 1 for stride, size in zip(o._data.strides, o._data.shape)):
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
+        for t in inputs:
+            a, b = o._data, t._data
+            if not np.may_share_memory(a, b):
+                continue
+            same = (a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.shape == b.shape
+                    and a.strides == b.strides)
+            if (same and alias_ok) or not (same or np.shares_memory(a, b)):
+                continue
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               "refer to a single memory location. Please clone() the tensor before performing the "
+                               "operation.")
+
+
+def _check_dtype(result, out, casting):
+    """``out`` takes ``result``'s dtype: any it can be cast to (``casting``) or that dtype exactly."""
+    if casting and _CATEGORY[kind_of(result.dtype)] > _CATEGORY[kind_of(out.dtype)]:
+        raise RuntimeError(f"result type {scalar_type_name(result.dtype)} can't be cast to the desired output type "
+                           f"{scalar_type_name(out.dtype)}")
+    if not casting and result.dtype != out.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_C_NAMES.get(str(result.dtype), result.dtype)}, but got "
+                           f"{_C_NAMES.get(str(out.dtype), out.dtype)} instead")
+
+
+def _write(result, out):
+    """``out`` holds ``result``: resized (with PyTorch's warning unless empty), then written in place."""
+    with autograd.no_grad():
+        if tuple(out.shape) != tuple(result.shape):
+            if out.numel():
+                warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
+                              f"which does not match the required output shape {list(result.shape)}. This behavior "
+                              "is deprecated, and in a future PyTorch release outputs will not be resized unless they "
+                              "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, "
+                              "to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
+            out.resize_(result.shape)
+        out.copy_(result)
