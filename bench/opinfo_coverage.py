@@ -144,7 +144,7 @@ def report(ops, results):
     if results is not None:
         counts, failing = tally(results)
         f64, c128, dt, er = counts["float64"], counts["complex128"], counts["dtypes"], counts["errors"]
-        cu = counts["complex_unlisted"]
+        cu, wo = counts["complex_unlisted"], counts["out"]
         compared = f64["ok"] + f64["fail"] + f64["skipped"]
         lines += ["", "## Samples", "",
                   "Full pass (float64, or the op's own dtype; forward values, dtypes, float64 gradients of a random "
@@ -160,14 +160,17 @@ def report(ops, results):
                   f"* **complex inputs to real-only ops: {cu['ok']} of {cu['ok'] + cu['fail']} complexified float64 "
                   f"samples behave as PyTorch** (refused with its exception type, or, where PyTorch computes them "
                   f"all the same, its values), {cu['fail']} fail, {cu['skipped']} skipped, {cu['n/a']} not counted.",
+                  f"* **out=: {wo['ok']} of {wo['ok'] + wo['fail']} samples write PyTorch's values into empty tensors "
+                  f"given as out** (resized, returned as PyTorch returns them), {wo['fail']} fail, {wo['skipped']} "
+                  f"skipped, {wo['n/a']} not counted.",
                   f"* cheap pass (float32 and integer/bool dtypes, forward and dtype): {dt['ok']} of "
                   f"{dt['ok'] + dt['fail'] + dt['skipped']} agree, {dt['fail']} fail, {dt['skipped']} skipped, "
                   f"{dt['n/a']} not expressible.",
                   f"* **error inputs: {er['ok']} of {er['ok'] + er['fail']} raise PyTorch's exception type "
                   f"({percent(er['ok'], er['ok'] + er['fail'])}; {percent(er['ok'], er['ok'] + er['fail'] + er['skipped'])}"
-                  f" of {er['ok'] + er['fail'] + er['skipped']} counting the `out=` ones)**, {er['message matches']} of "
+                  f" of {er['ok'] + er['fail'] + er['skipped']} counting the skipped ones)**, {er['message matches']} of "
                   f"them with a message matching PyTorch's pattern; {er['fail']} do not raise it, {er['skipped']} "
-                  f"skipped (`out=`), {er['n/a']} not counted (PyTorch accepts them itself, or NumPy cannot hold "
+                  f"skipped, {er['n/a']} not counted (PyTorch accepts them itself, or NumPy cannot hold "
                   "the input).", ""]
         if failing:
             lines += ["### Failing samples (by case)", ""]
