@@ -140,8 +140,8 @@ def _check_dtype(result, out, casting):
         raise RuntimeError(f"result type {scalar_type_name(result.dtype)} can't be cast to the desired output type "
                            f"{scalar_type_name(out.dtype)}")
     if not casting and result.dtype != out.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {_C_NAMES.get(str(result.dtype), result.dtype)}, but got "
-                           f"{_C_NAMES.get(str(out.dtype), out.dtype)} instead")
+        wanted, got = (_C_NAMES.get(str(t.dtype), t.dtype) for t in (result, out))
+        raise RuntimeError(f"Expected out tensor to have dtype {wanted}, but got {got} instead")
 
 
 def _write(result, out):

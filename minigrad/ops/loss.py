@@ -466,8 +466,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
                            f"{scalar_type_name(input.dtype)}")
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta (got delta={delta}).")
-    return _elementwise_weighted(_huber_elements("huber_cpu", input, target, float(delta), 1.0), input, weight, reduction,
-                                 mean_by_weight=False)
+    elements = _huber_elements("huber_cpu", input, target, float(delta), 1.0)
+    return _elementwise_weighted(elements, input, weight, reduction, mean_by_weight=False)
 
 
 # --------------------------------------------------------------------------- binary cross-entropy

@@ -415,7 +415,8 @@ class LogSumExp(Function):
     @staticmethod
     def forward(ctx, a, axes, keepdim):
         x = a._data
-        m = (np.max(x.real, axis=axes, keepdims=True) if x.size else np.zeros(_keepdim_shape(x.shape, axes), x.real.dtype))
+        m = (np.max(x.real, axis=axes, keepdims=True) if x.size
+             else np.zeros(_keepdim_shape(x.shape, axes), x.real.dtype))
         m = np.where(np.isinf(m), np.zeros((), m.dtype), m)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m
