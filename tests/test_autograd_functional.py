@@ -150,3 +150,35 @@ def test_unknown_strategy_is_a_value_error():
     """PyTorch raises AssertionError here; minigrad raises ValueError (a bad argument, not a broken invariant)."""
     with pytest.raises(ValueError, match="forward-mode"):
         F.jacobian(lambda t: t, mg.tensor(X), strategy="sideways")
+
+
+def test_grad_with_batched_grad_outputs_as_pytorch():
+    """is_grads_batched: grad_outputs carry a batch dimension first; the result stacks one gradient per entry
+    (a vector-Jacobian product per row), also under create_graph, as PyTorch's vmap computes them."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(0)
+    x0, w0, G = rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal((5, 3))
+    results = []
+    for lib in (mg, torch):
+        x, w = lib.tensor(x0, requires_grad=True), lib.tensor(w0, requires_grad=True)
+        y = (x ** 2 * w).sum(1) * x.sin().sum(1)                          # (3,)
+        gx, gw = lib.autograd.grad(y, (x, w), lib.tensor(G), is_grads_batched=True, create_graph=True)
+        (second,) = lib.autograd.grad((gx ** 2).sum() + gw.sum(), x)
+        results.append([t.detach().numpy() for t in (gx, gw, second)])
+    assert results[0][0].shape == (5, 3, 4) and results[0][1].shape == (5, 4)
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_grad_with_batched_grad_outputs_is_one_grad_per_entry():
+    """Without PyTorch: each stacked entry is the plain grad of that upstream gradient."""
+    rng = np.random.default_rng(1)
+    x = mg.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    y = (x.exp() * x).sum(0)                                             # (3,)
+    G = rng.standard_normal((4, 3))
+    (batched,) = mg.autograd.grad(y, x, mg.tensor(G), is_grads_batched=True, retain_graph=True)
+    for b in range(4):
+        (one,) = mg.autograd.grad(y, x, mg.tensor(G[b]), retain_graph=True)
+        np.testing.assert_allclose(batched[b].numpy(), one.numpy(), rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match="interpret the first dimension of each grad_output as the batch"):
+        mg.autograd.grad(y, x, mg.tensor(G[:, :2]), is_grads_batched=True)

@@ -92,6 +92,33 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             accumulate(t, g)
 
 
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """``grad(..., is_grads_batched=True)``: the first dimension of each grad_output is a batch; the gradients for
+    each of its entries, stacked along a new first dimension (PyTorch computes them with vmap, minigrad in a loop
+    over the batch, the graph kept until the last)."""
+    from ..ops.shape import stack
+    outputs = _as_tuple(outputs)
+    if grad_outputs is None:
+        raise RuntimeError("grad(..., is_grads_batched=True) needs grad_outputs: each with a batch dimension first")
+    grad_outputs = _as_tuple(grad_outputs)
+    for i, (g, out) in enumerate(zip(grad_outputs, outputs)):
+        if g is None or tuple(g.shape[1:]) != tuple(out.shape):
+            raise RuntimeError(f"If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
+                               f"the batch dimension. The sizes of the remaining dimensions are expected to match the "
+                               f"shape of corresponding output, but a mismatch was detected: grad_output[{i}] has a "
+                               f"shape of {list(getattr(g, 'shape', []))} and output[{i}] has a shape of "
+                               f"{list(out.shape)}.")
+    batch = grad_outputs[0].shape[0]
+    if any(g.shape[0] != batch for g in grad_outputs):
+        raise RuntimeError("grad(..., is_grads_batched=True): every grad_output needs the same batch size, got "
+                           f"{[g.shape[0] for g in grad_outputs]}")
+    retain = create_graph if retain_graph is None else retain_graph
+    per_entry = [grad(outputs, inputs, [g[b] for g in grad_outputs], retain_graph=retain or b < batch - 1,
+                      create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
+                 for b in range(batch)]
+    return tuple(None if gs[0] is None else stack(list(gs)) for gs in zip(*per_entry))
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated into ``.grad``.
@@ -102,8 +129,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """
     from ..tensor import Tensor
     if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True (vmap over grad_outputs) is not supported by minigrad; "
-                                  "loop over the batch of grad_outputs instead")
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
     if materialize_grads and not allow_unused:
