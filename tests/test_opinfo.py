@@ -87,9 +87,6 @@ SAMPLE_SKIPS = [
     ("*", lambda op, s, variant, dtype: op.name.startswith("__r") and _not_a_tensor(s.input),
      "Tensor.__radd__(2, 3): PyTorch's C method refuses a non-Tensor self; minigrad's is a Python function, "
      "reached only through a Tensor operand in real code"),
-    (("nn.functional.avg_pool1d", "nn.functional.avg_pool2d", "nn.functional.avg_pool3d"),
-     lambda op, s, variant, dtype: _integral(dtype),
-     "integer average pooling (PyTorch divides the integer window sums) is not implemented: NotImplementedError"),
     (("nn.functional.interpolate.bilinear", "nn.functional.interpolate.bicubic", "nn.functional.interpolate.nearest",
       "nn.functional.interpolate.nearest-exact"), lambda op, s, variant, dtype: dtype == "uint8",
      "uint8 image interpolation (PyTorch's rounding image path) is not implemented: NotImplementedError"),

@@ -856,3 +856,25 @@ def test_dtypes_without_kernels_keep_the_numpy_path():
         for ours, reference in zip(*results):
             assert ours.dtype == reference.dtype
             np.testing.assert_array_equal(ours, reference)
+
+
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                    dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+                                    dict(kernel_size=2, padding=1, divisor_override=-3),
+                                    dict(kernel_size=(7, 6)), dict(kernel_size=3, ceil_mode=True, stride=2)], ids=str)
+def test_int64_average_pooling_truncates_as_pytorch(kwargs):
+    """int64 average pooling divides each window's integer sum in C's integer division (toward zero); no other
+    integer dtype is pooled."""
+    x = np.random.default_rng(0).integers(-50, 50, (2, 3, 7, 6))
+    ours = mg.nn.functional.avg_pool2d(mg.tensor(x), **kwargs)
+    assert ours.dtype == mg.int64
+    torch = torch_or_skip()
+    np.testing.assert_array_equal(ours.numpy(), torch.nn.functional.avg_pool2d(torch.tensor(x), **kwargs).numpy())
+
+
+def test_int64_average_pooling_by_hand():
+    x = mg.tensor([[[[-3, 0], [0, 0]]]])
+    assert mg.nn.functional.avg_pool2d(x, 2).tolist() == [[[[0]]]]               # -3 / 4 truncates to 0, not -1
+    assert mg.nn.functional.avg_pool2d(x, 2, divisor_override=2).tolist() == [[[[-1]]]]
+    with pytest.raises(NotImplementedError, match="\"avg_pool2d\" not implemented for 'Int'"):
+        mg.nn.functional.avg_pool2d(x.int(), 2)

@@ -684,7 +684,8 @@ def _avg_map(size, out, k, s, p, count_include_pad, divisor):
 
 def _avg_pool(name, d, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     kernel, stride, padding, _ = _pool_args(name, input, d, kernel_size, stride, padding, 1)
-    _check_floating(name, input)
+    if input.dtype != np.int64:              # PyTorch pools int64 too (below), no other integer dtype
+        _check_floating(name, input)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{name}: divisor must be not zero, but got divisor_override={divisor_override}")
     if d == 3 and any(n < k for n, k in zip(input.shape[-3:], kernel)):    # PyTorch's check for 3 axes only
@@ -695,7 +696,23 @@ def _avg_pool(name, d, input, kernel_size, stride, padding, ceil_mode, count_inc
     divisors = [None] * d if divisor_override is None else [divisor_override] + [1] * (d - 1)
     maps = tuple(_avg_map(n, o, k, s, p, count_include_pad, q)
                  for n, o, k, s, p, q in zip(input.shape[-d:], sizes, kernel, stride, padding, divisors))
+    if input.dtype == np.int64:
+        return Tensor(_integer_average(input._data, maps))
     return watching(AvgPool.apply(input, maps), input)
+
+
+def _integer_average(x, maps):
+    """PyTorch's int64 average pooling: each window's integer sum divided by its divisor (the product of the maps'
+    per-axis counts, or divisor_override) in C's integer division, which truncates toward zero."""
+    sums = apply_maps(x, tuple(AxisMap((m.matrix != 0).astype(np.int64)) for m in maps))
+    divisor = np.ones((), np.int64)
+    for m in maps:                          # each row's non-zero weights are 1 / its count (or 1 / divisor_override)
+        inside = m.matrix != 0
+        weight = m.matrix.sum(axis=1) / np.maximum(inside.sum(axis=1), 1)
+        count = np.rint(np.divide(1.0, weight, out=np.ones_like(weight), where=weight != 0)).astype(np.int64)
+        divisor = divisor[..., None] * count
+    quotient = sums // divisor
+    return quotient + ((sums % divisor != 0) & ((sums < 0) != (divisor < 0)))   # floor to truncation
 
 
 @refuses_complex('"avg_pool2d" not implemented for \'{dtype}\'')
@@ -725,8 +742,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 # =========================================================================== adaptive pooling
 def _check_floating(name, input):
-    """Averages and interpolations take floating-point input (integer average pooling, which PyTorch rounds,
-    is not implemented)."""
+    """Averages and interpolations take floating-point input (int64 average pooling is ``_integer_average``)."""
     if not is_differentiable(input.dtype):          # floating or complex (bfloat16 too)
         raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
