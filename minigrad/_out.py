@@ -44,11 +44,16 @@ _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bf
             "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
+_WRAPPERS = {}   # function -> its wrapper: one function in several namespaces stays one object (mg.conv1d is F.conv1d)
+
+
 def install(namespace):
     """Wrap every public tensor function of the dict ``namespace`` (a module's ``globals()`` or ``vars()``)."""
     for name, fn in list(namespace.items()):
         if not name.startswith("__") and _wrappable(fn):
-            namespace[name] = accepts_out(fn)
+            if fn not in _WRAPPERS:
+                _WRAPPERS[fn] = accepts_out(fn)
+            namespace[name] = _WRAPPERS[fn]
 
 
 def _wrappable(fn):
