@@ -227,7 +227,9 @@ def skip_reason(op, variant, kind):
 # --------------------------------------------------------------------------- the test
 def _param(op, variant, kind):
     reason = skip_reason(op, variant, kind)
-    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    # strict with PyTorch: a listed case that passes is reported (its entry goes); a replay runs a few recorded
+    # samples of the case, which need not include the failing ones
+    marks = [pytest.mark.xfail(strict=LIVE, reason=reason)] if reason else []
     return pytest.param(op, variant, kind, id=f"{op_id(op)}-{variant}-{kind}", marks=marks)
 
 
