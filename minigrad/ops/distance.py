@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from .._checks import float_arg, takes_tensors
-from ..autograd import Function, is_grad_enabled, no_grad
+from ..autograd import Function, no_grad
 from ..autograd.function import pytorch_saves
 from ..dtypes import kind_of, result_type, scalar_type_name
 from .dims import normalize_dim
@@ -47,20 +47,12 @@ class ClampMinPassGradient(Routing):
         return g, None
 
 
-@takes_tensors("input", "out")
-def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+@takes_tensors("input")
+def normalize(input, p=2.0, dim=1, eps=1e-12):
     """input / max(||input||_p, eps) along ``dim`` (an int or a tuple of ints): unit vectors, zero vectors stay 0.
-
-    With ``out``, the result is also copied into ``out`` (same shape and dtype), which cannot be recorded:
-    as in PyTorch, that is refused when a gradient would be needed."""
+    (``out=``, as ``nn.functional.normalize`` takes it, is minigrad/_out.py's.)"""
     eps = float_arg(eps, "normalize", "eps", 4)
-    denom = clamp_min(norm(input, p, dim, keepdim=True), eps)
-    if out is None:
-        return input / denom
-    if is_grad_enabled() and input.requires_grad:
-        raise RuntimeError("div(): functions with out=... arguments don't support automatic differentiation, "
-                           "but one of the arguments requires grad.")
-    return out.copy_(input / denom)
+    return input / clamp_min(norm(input, p, dim, keepdim=True), eps)
 
 
 @takes_tensors("x1", "x2")
