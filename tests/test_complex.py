@@ -591,3 +591,88 @@ def test_view_as_real_double_backward_with_the_pair_axis_moved():
         grads.append(g.detach().numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=0, atol=0)
     np.testing.assert_allclose(grads[0], w[0] + 1j * w[1], rtol=1e-15)
+
+
+# --------------------------------------------------------------------------- second derivatives on the op database
+# op id: why its complex second derivative (or the graph of its first) still differs from PyTorch's
+GRADGRAD_KNOWN = {
+    "linalg.norm.subgradients_at_zero": "at a zero vector PyTorch's second derivative of the norm has values, "
+                                        "minigrad's is zeros (as in float64: docs/differences.md)",
+    "ormqr": "PyTorch gives the inputs of a sample no first gradient, minigrad zeros with a graph (as in float64)",
+    "stft": "without a window the first gradient is linear in the upstream only: minigrad's has no graph, PyTorch's "
+            "requires grad (values agree)",
+}
+
+
+def _gradgrad_outcomes(op, torch):
+    """For 3 complex128 samples of ``op``: (sample index, what differs) where minigrad's second derivatives (of a
+    random complex upstream, then a random complex upstream of the first gradients) differ from PyTorch's."""
+    from .opinfo_harness import minigrad_variant
+    from .opinfo_util import flat_outputs, samples, to_mg, upstream_gradients
+    found, compared = [], 0
+    for i, s in enumerate(samples(op, torch.complex128, requires_grad=True, limit=3)):
+        try:
+            outs_th = [o for o in flat_outputs(op.op(s.input, *s.args, **s.kwargs))
+                       if isinstance(o, torch.Tensor) and o.requires_grad]
+            leaves_th = [t for t in flat_outputs([s.input, list(s.args), list(s.kwargs.values())])
+                         if isinstance(t, torch.Tensor) and t.requires_grad]
+            ups = upstream_gradients(np.random.default_rng(0), outs_th)
+            first_th = torch.autograd.grad(outs_th, leaves_th, [torch.tensor(u, dtype=o.dtype) for u, o in
+                                                                zip(ups, outs_th)], create_graph=True, allow_unused=True)
+            first_th = [g for g in first_th if g is not None and g.requires_grad]
+            hs = upstream_gradients(np.random.default_rng(1), first_th)
+            second_th = torch.autograd.grad(first_th, leaves_th, [torch.tensor(u, dtype=g.dtype)
+                                                                  for u, g in zip(hs, first_th)], allow_unused=True)
+        except Exception:   # noqa: BLE001 - a sample PyTorch itself cannot differentiate twice: nothing to compare
+            continue
+        if not outs_th or not first_th:
+            continue
+        memo = {}
+        x, args, kwargs = to_mg(s.input, memo), to_mg(list(s.args), memo), to_mg(dict(s.kwargs), memo)
+        leaves = [memo[id(t)][1] for t in leaves_th]
+        outs = [o for o in flat_outputs(minigrad_variant(op, "function")(x, *args, **kwargs))
+                if isinstance(o, mg.Tensor) and o.requires_grad]
+        first = mg.autograd.grad(outs, leaves, [mg.tensor(u, dtype=o.dtype) for u, o in zip(ups, outs)],
+                                 create_graph=True, allow_unused=True)
+        first = [g for g in first if g is not None and g.requires_grad]
+        compared += 1
+        if len(first) != len(first_th):
+            found.append((i, f"{len(first)} first gradients with a graph, PyTorch {len(first_th)}"))
+            continue
+        second = mg.autograd.grad(first, leaves, [mg.tensor(u, dtype=g.dtype) for u, g in zip(hs, first)],
+                                  allow_unused=True)
+        for j, (ours, theirs) in enumerate(zip(second, second_th)):
+            if theirs is not None and (ours is None or not np.allclose(
+                    ours.numpy(), theirs.resolve_conj().numpy(), rtol=1e-6, atol=1e-6, equal_nan=True)):
+                found.append((i, f"second derivative of input {j}"))
+                break
+    return found, compared
+
+
+def _complex_gradgrad_ops():
+    torch = torch_or_skip()
+    pytest.importorskip("expecttest", reason="PyTorch's op database imports expecttest")
+    from .opinfo_harness import cases, is_random, op_id
+    return [op for op, variant, kind in cases() if kind == "complex128" and variant == "function"
+            and op.supports_autograd and getattr(op, "supports_gradgrad", True) and not is_random(op)], torch
+
+
+def test_complex_second_derivatives_match_pytorch_on_its_op_database():
+    """Every op PyTorch differentiates twice on complex128 (its op database, 3 samples each): minigrad's second
+    derivatives agree, but for the ops listed in GRADGRAD_KNOWN (which must still differ, so that a fixed one's
+    entry goes)."""
+    from .opinfo_harness import op_id
+    ops, torch = _complex_gradgrad_ops()
+    differing, compared = {}, 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for op in ops:
+            try:
+                found, n = _gradgrad_outcomes(op, torch)
+            except pytest.skip.Exception:        # a sample minigrad cannot be given (a module instance)
+                continue
+            compared += n
+            if found:
+                differing[op_id(op)] = found[0]
+    assert compared > 300, compared
+    assert set(differing) == set(GRADGRAD_KNOWN), {k: v for k, v in differing.items() if k not in GRADGRAD_KNOWN}
