@@ -671,15 +671,23 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 # =========================================================================== average pooling
 @_cached
-def _avg_map(size, out, k, s, p, count_include_pad, divisor):
-    """A 1-D average pooling, (out, size): 1/count over each window's input elements, where count is the
-    window's length inside the padded input (count_include_pad) or inside the input; 1/divisor if given."""
+def _avg_windows(size, out, k, s, p, count_include_pad):
+    """A 1-D average pooling's windows: which of the ``size`` input elements each of the ``out`` windows holds
+    (out, size), and its count (out,), the window's length inside the padded input (count_include_pad) or inside
+    the input."""
     start = np.arange(out) * s - p
     end = np.minimum(start + k, size + p)
     count = end - start if count_include_pad else np.minimum(end, size) - np.maximum(start, 0)
     cols = np.arange(size)[None, :]
-    inside = (cols >= start[:, None]) & (cols < end[:, None])
-    return AxisMap(inside / (np.maximum(count, 1)[:, None] if divisor is None else divisor))
+    return (cols >= start[:, None]) & (cols < end[:, None]), np.maximum(count, 1)
+
+
+@_cached
+def _avg_map(size, out, k, s, p, count_include_pad, divisor):
+    """A 1-D average pooling, (out, size): 1/count over each window's input elements (``_avg_windows``); 1/divisor
+    if given."""
+    inside, count = _avg_windows(size, out, k, s, p, count_include_pad)
+    return AxisMap(inside / (count[:, None] if divisor is None else divisor))
 
 
 def _avg_pool(name, d, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -692,25 +700,22 @@ def _avg_pool(name, d, input, kernel_size, stride, padding, ceil_mode, count_inc
         raise RuntimeError(f"{name}: input image (T: {input.shape[-3]} H: {input.shape[-2]} W: {input.shape[-1]}) "
                            f"smaller than kernel size (kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
     sizes = _output_sizes(name, input, d, kernel, stride, padding, (1,) * d, ceil_mode)
+    axes = list(zip(input.shape[-d:], sizes, kernel, stride, padding))
+    if input.dtype == np.int64:
+        windows = [_avg_windows(n, o, k, s, p, count_include_pad) for n, o, k, s, p in axes]
+        return Tensor(_integer_average(input._data, windows, divisor_override))
     # with divisor_override: window sums along every axis, divided by it along the first
     divisors = [None] * d if divisor_override is None else [divisor_override] + [1] * (d - 1)
-    maps = tuple(_avg_map(n, o, k, s, p, count_include_pad, q)
-                 for n, o, k, s, p, q in zip(input.shape[-d:], sizes, kernel, stride, padding, divisors))
-    if input.dtype == np.int64:
-        return Tensor(_integer_average(input._data, maps))
+    maps = tuple(_avg_map(n, o, k, s, p, count_include_pad, q) for (n, o, k, s, p), q in zip(axes, divisors))
     return watching(AvgPool.apply(input, maps), input)
 
 
-def _integer_average(x, maps):
-    """PyTorch's int64 average pooling: each window's integer sum divided by its divisor (the product of the maps'
-    per-axis counts, or divisor_override) in C's integer division, which truncates toward zero."""
-    sums = apply_maps(x, tuple(AxisMap((m.matrix != 0).astype(np.int64)) for m in maps))
-    divisor = np.ones((), np.int64)
-    for m in maps:                          # each row's non-zero weights are 1 / its count (or 1 / divisor_override)
-        inside = m.matrix != 0
-        weight = m.matrix.sum(axis=1) / np.maximum(inside.sum(axis=1), 1)
-        count = np.rint(np.divide(1.0, weight, out=np.ones_like(weight), where=weight != 0)).astype(np.int64)
-        divisor = divisor[..., None] * count
+def _integer_average(x, windows, divisor_override):
+    """PyTorch's int64 average pooling: each window's integer sum divided by its divisor (divisor_override, or the
+    product of the window's per-axis counts) in C's integer division, which truncates toward zero."""
+    sums = apply_maps(x, tuple(AxisMap(inside.astype(np.int64)) for inside, _ in windows))
+    divisor = (np.int64(divisor_override) if divisor_override is not None
+               else functools.reduce(np.multiply.outer, [count for _, count in windows]))   # (o_1, ..., o_d)
     quotient = sums // divisor
     return quotient + ((sums % divisor != 0) & ((sums < 0) != (divisor < 0)))   # floor to truncation
 
