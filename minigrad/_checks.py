@@ -94,9 +94,6 @@ def takes_tensors(*names, numbers=(), optional=(), fname=None):
     return decorate
 
 
-_COMPLEX_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
 def refuses_complex(message, error=NotImplementedError):
     """Decorator (beneath ``takes_tensors``, so that Tensor methods bind it too): a complex tensor or a Python
     complex among the arguments raises ``error(message)``, PyTorch's refusal of an op it computes on real numbers
@@ -107,8 +104,8 @@ def refuses_complex(message, error=NotImplementedError):
         def wrapper(*args, **kwargs):
             for value in args + tuple(kwargs.values()):
                 if isinstance(value, complex) or (isinstance(value, _tensor.Tensor) and value.dtype.kind == "c"):
-                    dtype = "complex128" if isinstance(value, complex) else str(value.dtype)
-                    raise error(message.format(dtype=_COMPLEX_NAMES.get(dtype, dtype)))
+                    dtype = np.complex128 if isinstance(value, complex) else value.dtype
+                    raise error(message.format(dtype=dtypes.scalar_type_name(dtype)))
             return fn(*args, **kwargs)
         return wrapper
     return decorate

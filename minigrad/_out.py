@@ -1,8 +1,8 @@
 """``out=``: PyTorch's functions write their result into a given tensor and return it (``torch.add(a, b, out=c)``).
 
-``install`` wraps the public functions of the ``minigrad``, ``linalg``, ``special`` and ``fft`` namespaces (the
-Tensor methods, which take no ``out``, keep the functions themselves). A call without ``out`` goes straight through;
-with it, PyTorch's contract:
+``install`` wraps the public functions of the ``minigrad``, ``linalg``, ``special``, ``fft`` and ``nn.functional``
+namespaces (the Tensor methods, which take no ``out``, keep the functions themselves). A call without ``out`` goes
+straight through; with it, PyTorch's contract:
 
 * no gradients: with grad mode on, an argument or ``out`` that requires grad is refused (RuntimeError);
 * ``out`` may not share memory with an input, except that an elementwise op may write into an operand itself
@@ -24,13 +24,12 @@ import numpy as np
 
 from . import autograd
 from .autograd import grad_mode
-from .dtypes import kind_of, scalar_type_name
+from .dtypes import can_cast, scalar_type_name
 from .tensor import Tensor
 
 # the modules whose functions compute tensors (the others, save or manual_seed, take no ``out``)
 _MODULES = ("minigrad.ops", "minigrad.linalg", "minigrad.special", "minigrad.fft", "minigrad.creation",
             "minigrad.random", "minigrad.low_precision", "minigrad.masked")
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}   # a later category cannot be cast into an earlier one
 # the elementwise ops' modules: their results are cast into ``out``, which may be an operand itself
 _ELEMENTWISE = ("minigrad.ops.elementwise", "minigrad.ops.elementwise_more", "minigrad.ops.trig",
                 "minigrad.ops.pointwise", "minigrad.ops.floats", "minigrad.ops.division", "minigrad.ops.bitwise",
@@ -72,12 +71,12 @@ def accepts_out(fn):
         if out is None:
             return fn(*args, **kwargs)
         name = fn.__name__
-        outs = _checked_outs(name, out)
-        if grad_mode.is_grad_enabled() and any(t.requires_grad for t in _tensors(args, kwargs) + outs):
+        outs, inputs = _checked_outs(name, out), _tensors(args, kwargs)
+        if grad_mode.is_grad_enabled() and any(t.requires_grad for t in inputs + outs):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                                "but one of the arguments requires grad.")
-        _check_overlap(outs, _tensors(args, kwargs), module.startswith(_ELEMENTWISE))
-        factory = module.startswith(_FACTORIES) and "dtype" in parameters and not _tensors(args, kwargs)
+        _check_overlap(outs, inputs, module.startswith(_ELEMENTWISE))
+        factory = module.startswith(_FACTORIES) and "dtype" in parameters and not inputs
         if factory and kwargs.get("dtype") is None:
             kwargs["dtype"] = outs[0].dtype                            # a factory makes out's dtype
         result = fn(*args, **kwargs)
@@ -141,7 +140,7 @@ def _check_overlap(outs, inputs, alias_ok):
 
 def _check_dtype(result, out, casting):
     """``out`` takes ``result``'s dtype: any it can be cast to (``casting``) or that dtype exactly."""
-    if casting and _CATEGORY[kind_of(result.dtype)] > _CATEGORY[kind_of(out.dtype)]:
+    if casting and not can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"result type {scalar_type_name(result.dtype)} can't be cast to the desired output type "
                            f"{scalar_type_name(out.dtype)}")
     if not casting and result.dtype != out.dtype:

@@ -22,7 +22,7 @@ from .._checks import refuses_complex, takes_tensors
 from ..autograd import Function
 from ..autograd.version import writes, writes_since
 from ..autograd.function import pytorch_saves
-from ..dtypes import kind_of, result_type, scalar_type_name
+from ..dtypes import can_cast, kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
 from .activation import softplus
 from .elementwise import (ConstantSlope, as_tensor_operand, cast, check_broadcast, clamp_min, depending_on_input,
@@ -367,9 +367,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 
 # --------------------------------------------------------------------------- l1, smooth_l1, huber
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}   # a result of a later category cannot be cast to an earlier
-
-
 class Huber(Function):
     """The Huber function of d = input - target, divided by ``scale``:
 
@@ -461,7 +458,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     check_reduction(reduction)
     target = as_tensor_operand(target, input)
     promoted = _promoted(input, target)[0].dtype
-    if _CATEGORY[kind_of(promoted)] > _CATEGORY[kind_of(input.dtype)]:     # PyTorch writes into input's dtype
+    if not can_cast(promoted, input.dtype):                               # PyTorch writes into input's dtype
         raise RuntimeError(f"result type {scalar_type_name(promoted)} can't be cast to the desired output type "
                            f"{scalar_type_name(input.dtype)}")
     if delta <= 0:
