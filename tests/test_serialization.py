@@ -691,3 +691,13 @@ def test_load_state_dict_reads_older_module_formats_as_pytorch():
     assert results["versions"] == "{'m': {'version': 1}, 'm.0': {'version': 1}, 'm.1': {'version': 2}}"
     torch = torch_or_skip()
     assert {k: v.replace("torch.Size(", "") for k, v in _old_checkpoint_cases(torch).items()} == results
+
+
+def test_load_state_dict_takes_bfloat16_values():
+    """A bfloat16 checkpoint (NumPy's kind "V") loads: cast into float32 parameters, or put in place with assign."""
+    model = nn.Linear(2, 2)
+    state = {"weight": mg.full((2, 2), 1.5, dtype=mg.bfloat16), "bias": mg.zeros(2, dtype=mg.bfloat16)}
+    model.load_state_dict(state)
+    assert model.weight.dtype == mg.float32 and model.weight.tolist() == [[1.5, 1.5], [1.5, 1.5]]
+    model.load_state_dict(state, assign=True)
+    assert model.weight.dtype == mg.bfloat16 and model.weight.requires_grad

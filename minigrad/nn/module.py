@@ -87,7 +87,7 @@ def _load_error(key, value, target):
     if not isinstance(source, (np.ndarray, np.generic)):
         return (f'While copying the parameter named "{key}", expected Tensor or ndarray from checkpoint but '
                 f"received {type(value)}")
-    if source.dtype.kind not in "biufc":
+    if dtypes.kind_of(source.dtype) not in "biufc":              # (bfloat16 is NumPy's kind "V")
         return (f'While copying the parameter named "{key}", expected a numeric Tensor or ndarray from checkpoint '
                 f"but received an array of dtype {source.dtype}")
     if np.shape(source) != target.shape:
@@ -102,8 +102,8 @@ def _load_error(key, value, target):
 def _assign_error(key, value, target):
     """Why ``load_state_dict(assign=True)`` cannot put ``value`` in place of ``target``, or None if it can: a
     parameter that requires grad cannot become an integer or boolean tensor (PyTorch's words)."""
-    if isinstance(target, Parameter) and target.requires_grad and np.asarray(
-            value._data if isinstance(value, Tensor) else value).dtype.kind not in "fc":
+    source = value._data if isinstance(value, Tensor) else np.asarray(value)
+    if isinstance(target, Parameter) and target.requires_grad and not dtypes.is_differentiable(source.dtype):
         return (f'While copying the parameter named "{key}", whose dimensions in the model are {list(target.shape)} '
                 f"and whose dimensions in the checkpoint are {list(target.shape)}, an exception occurred : "
                 "('Only Tensors of floating point and complex dtype can require gradients',).")
