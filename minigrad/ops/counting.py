@@ -228,7 +228,6 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return Tensor(out.reshape(values.shape))
 
 
-@refuses_complex('"searchsorted_out_cpu" not implemented for \'{dtype}\'')
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The bucket of each value of ``input`` for the 1-D sorted ``boundaries``: i with
     boundaries[i-1] < x <= boundaries[i] (``right``: boundaries[i-1] <= x < boundaries[i])."""

@@ -324,9 +324,9 @@ def div(input, other, *, rounding_mode=None):
         from .rounded_div import RoundedDiv, check_rounding_mode
         check_rounding_mode(rounding_mode)
         a, b = _pair(input, other)
-        if kind_of(result_type(a._data, b._data)) == "c":
-            raise NotImplementedError(f'"div_{rounding_mode}_cpu" not implemented for '
-                                      f"'{_type_name(result_type(a._data, b._data))}'")
+        dtype = result_type(a._data, b._data)
+        if kind_of(dtype) == "c":
+            raise NotImplementedError(f'"div_{rounding_mode}_cpu" not implemented for \'{_type_name(dtype)}\'')
         return _apply_broadcasting(RoundedDiv, a, b, rounding_mode)
     return _apply_broadcasting(Div, *_arithmetic_pair(input, other))
 
@@ -955,8 +955,9 @@ def atan2(input, other):
             raise TypeError(f"atan2(): argument '{name}' (position {position}) must be Tensor, not "
                             f"{type(t).__name__}")
     a, b = _pair(input, other)
-    if kind_of(result_type(a._data, b._data)) == "c":
-        raise NotImplementedError(f'"atan2_cpu" not implemented for \'{_type_name(result_type(a._data, b._data))}\'')
+    dtype = result_type(a._data, b._data)
+    if kind_of(dtype) == "c":
+        raise NotImplementedError(f'"atan2_cpu" not implemented for \'{_type_name(dtype)}\'')
     return _apply_broadcasting(Atan2, a, b)
 
 
