@@ -113,12 +113,6 @@ def _y_and_saved(outputs):
     return outputs[0], outputs[1:]
 
 
-def _bn_raw_forward(k, x3, w, b):
-    mean, var = k.batch_norm_stats(x3)
-    rstd = (1 / np.sqrt(var + EPS)).astype(x3.dtype)
-    return k.batch_norm_forward(x3, mean, rstd, w, b), (mean, rstd)
-
-
 def _jax_normalize(jnp, x, axes, eps):
     """(x - mean) / sqrt(var + eps) over ``axes`` (biased variance), in jax.numpy."""
     mean = x.mean(axes, keepdims=True)
@@ -184,7 +178,7 @@ NORMS = [
          lambda k, dy, x, saved, w: k.layer_norm_backward(dy, x, *saved, w, True, True, True), registry="LayerNorm"),
     Norm("BatchNorm2d", False, lambda F, x, w, b, buf: F.batch_norm(x, *buf, w, b, True, 0.1, EPS),
          lambda jnp, x, w, b: _jax_channels(jnp, x, w, b, (0, 2, 3)),
-         _bn_raw_forward,
+         lambda k, x, w, b: _y_and_saved(k.batch_norm_train(x, EPS, 0.1, None, None, w, b)),
          lambda k, dy, x, saved, w: k.batch_norm_backward(dy, x, *saved, w, True, True, True, True),
          registry="BatchNorm"),
     Norm("InstanceNorm2d", False, lambda F, x, w, b, buf: F.instance_norm(x, weight=w, bias=b, eps=EPS),

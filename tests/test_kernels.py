@@ -35,7 +35,7 @@ NEEDS = list(itertools.product([False, True], repeat=3))   # (need_dx, need_dw, 
 NEED_IDS = ["".join(name for name, need in zip(("dx", "dw", "db"), n) if need) or "none" for n in NEEDS]
 KERNEL_NAMES = ("rms_norm_forward", "rms_norm_backward", "layer_norm_forward", "layer_norm_backward",
                 "group_norm_forward", "group_norm_backward", "batch_norm_stats", "batch_norm_train_stats",
-                "batch_norm_forward", "batch_norm_backward")
+                "batch_norm_train", "batch_norm_forward", "batch_norm_backward")
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -115,6 +115,9 @@ CASES = {
                          lambda m, a, st, nd: m.group_norm_backward(a["dy"], a["x"], *st, 3, None, *nd)),
     "bn-train": Case(CHANNELS, 6, _batch_norm_train_forward,
                      lambda m, a, st, nd: m.batch_norm_backward(a["dy"], a["x"], *st, a["w"], True, *nd)),
+    "bn-train-one-call": Case(CHANNELS, 6,
+                              lambda m, a: m.batch_norm_train(a["x"], 1e-5, 0.1, None, None, a["w"], a["b"]),
+                              lambda m, a, st, nd: m.batch_norm_backward(a["dy"], a["x"], *st, a["w"], True, *nd)),
     "bn-eval": Case(CHANNELS, 6, lambda m, a: (m.batch_norm_forward(a["x"], a["running_mean"], a["running_rstd"],
                                                                     a["w"], a["b"]),
                                                a["running_mean"], a["running_rstd"]),
@@ -138,13 +141,17 @@ def test_numba_kernels_have_the_numpy_signatures():
         assert inspect.signature(getattr(nb, name)) == inspect.signature(getattr(numpy_kernels, name)), name
 
 
-@pytest.fixture(params=["serial", "parallel"])
+@pytest.fixture(params=["serial", "parallel", "by-channel"])
 def nb(request, monkeypatch):
     """The numba kernels on each path: the small cases here run on the serial twins at the real threshold;
-    ``SERIAL_BELOW = 0`` forces every kernel onto its parallel path."""
+    ``SERIAL_BELOW = 0`` forces every kernel onto its parallel path; ``by-channel`` also runs BatchNorm's kernels
+    one task per channel, which the real threshold keeps for slices longer than these."""
     kernels_ = numba_kernels()
-    if request.param == "parallel":
+    if request.param != "serial":
         monkeypatch.setattr(kernels_, "SERIAL_BELOW", 0)
+    if request.param == "by-channel":
+        monkeypatch.setattr(kernels_, "BY_CHANNEL_SLICE_BYTES", 0)
+        monkeypatch.setattr(kernels_, "BY_CHANNEL_MIN_BYTES", 0)
     return kernels_
 
 
@@ -362,9 +369,10 @@ def test_two_runs_are_bitwise_equal(kern, case):
         assert np.array_equal(u, v)
 
 
-@pytest.mark.parametrize("case", ["gn-G2", "bn-train", "bn-eval"])
+@pytest.mark.parametrize("case", ["gn-G2", "bn-train", "bn-train-one-call", "bn-eval"])
 def test_channel_family_does_not_depend_on_the_thread_count(case, monkeypatch):
-    """Serial twin, parallel kernel on 1 thread and on 2 threads: bitwise the same results."""
+    """Serial twin, parallel kernel on 1 thread and on 2 threads, and BatchNorm's kernels one task per slice or per
+    channel: bitwise the same results (the same operations in the same order, so exact by construction)."""
     import numba
     nb, c = numba_kernels(), CASES[case]
     if numba.config.NUMBA_NUM_THREADS < 2:
@@ -374,15 +382,34 @@ def test_channel_family_does_not_depend_on_the_thread_count(case, monkeypatch):
     threads = numba.get_num_threads()
     try:
         for serial_below, n in ((1 << 62, 2), (0, 1), (0, 2)):
-            monkeypatch.setattr(nb, "SERIAL_BELOW", serial_below)
-            numba.set_num_threads(n)
-            stats = c.forward(nb, a)
-            results.append(stats + c.backward(nb, a, stats[1:], (True, True, True)))
+            for least_bytes in (1 << 62, 0):
+                monkeypatch.setattr(nb, "SERIAL_BELOW", serial_below)
+                monkeypatch.setattr(nb, "BY_CHANNEL_SLICE_BYTES", least_bytes)
+                monkeypatch.setattr(nb, "BY_CHANNEL_MIN_BYTES", least_bytes)
+                numba.set_num_threads(n)
+                stats = c.forward(nb, a)
+                results.append(stats + c.backward(nb, a, stats[1:], (True, True, True)))
     finally:
         numba.set_num_threads(threads)
     for run in results[1:]:
         for u, v in zip(results[0], run):
             assert np.array_equal(u, v)
+
+
+@pytest.mark.parametrize("shape, dtype, team, expected", [
+    ((32, 64, 4096), np.float32, 2, True),      # BatchNorm2d's 64x64 images: 32 MB, slices of 16 KB
+    ((32, 64, 4096), np.float32, 1, True),
+    ((16, 64, 2048), np.float32, 2, True),      # 8 MB, 8 KB slices
+    ((16, 64, 2047), np.float32, 2, False),     # slices just below 8 KB
+    ((2, 64, 4096), np.float32, 2, False),      # 2 MB: in the caches
+    ((8192, 1024, 1), np.float32, 2, False),    # BatchNorm1d: one element per slice
+    ((64, 3, 4096), np.float32, 2, False),      # fewer than two channels per thread
+    ((128, 3, 4096), np.float64, 1, True),      # one thread: three channels are enough
+])
+def test_batch_norm_runs_by_channel_for_long_slices_and_enough_channels(shape, dtype, team, expected, monkeypatch):
+    nb = numba_kernels()
+    monkeypatch.setattr(nb, "team_size", lambda work: team)
+    assert nb._by_channel(np.empty(shape, dtype)) is expected
 
 
 @pytest.mark.parametrize("case", ["rms", "prms-eps-outside", "ln", "gn-G2", "bn-train", "bn-eval"])

@@ -20,7 +20,7 @@ import importlib
 from .registry import NORMS
 
 from .batchnorm import batch_norm, batch_norm_backward, batch_norm_composite, batch_norm_forward  # noqa: F401
-from .batchnorm import batch_norm_stats, batch_norm_train_stats  # noqa: F401
+from .batchnorm import batch_norm_stats, batch_norm_train, batch_norm_train_stats  # noqa: F401
 from .groupnorm import group_norm, group_norm_backward, group_norm_composite, group_norm_forward  # noqa: F401
 from .groupnorm import instance_norm, instance_norm_composite  # noqa: F401
 from .localresponse import local_response_norm, local_response_norm_composite  # noqa: F401

@@ -53,6 +53,13 @@ def batch_norm_forward(x, mean, rstd, weight, bias):
     return affine_channels((x - mean[:, None]) * rstd[:, None], weight, bias)
 
 
+def batch_norm_train(x, eps, momentum, running_mean, running_var, weight, bias):
+    """Training's forward in one call: (y, mean, rstd), ``batch_norm_forward`` with the statistics (and the running
+    buffers' update) of ``batch_norm_train_stats``. (The numba twin reads each channel twice while it is in cache.)"""
+    mean, rstd = batch_norm_train_stats(x, eps, momentum, running_mean, running_var)
+    return batch_norm_forward(x, mean, rstd, weight, bias), mean, rstd
+
+
 def batch_norm_backward(dy, x, mean, rstd, weight, training, need_dx, need_dw, need_db):
     """training: dx = rstd*(gw - mean_{N,S}(gw) - xhat*mean_{N,S}(gw*xhat)); eval (fixed statistics):
     dx = gw * rstd. dw_c = sum_{n,s} dy*xhat, db_c = sum_{n,s} dy."""
@@ -86,9 +93,10 @@ class BatchNormFunction(Function):
     """
 
     @staticmethod
-    def forward(ctx, x, weight, bias, mean, rstd, training, eps=None):
+    def forward(ctx, x, weight, bias, mean, rstd, training, eps=None, y=None):
         x3, w, b = channel_operands(x, weight, bias, rstd.dtype)     # (N, C, S), (C,), (C,) in the statistics' dtype
-        y = kernel(batch_norm_forward)(x3, mean, rstd, w, b)
+        if y is None:                                                # (else computed with the statistics)
+            y = kernel(batch_norm_forward)(x3, mean, rstd, w, b)
         save_for_channel_backward(ctx, x, weight, bias, mean, rstd, w, training=training, eps=eps)
         return cast_like(y.reshape(x.shape), x.dtype, pooled=True)
 
@@ -135,8 +143,8 @@ class BatchNormBackward(ChannelNormBackward):
 def batch_norm_composite(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                          eps=1e-5):
     """``batch_norm`` written with ordinary ops (same arguments, checks and buffer updates)."""
-    mean, rstd = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,
-                                                      momentum, eps)
+    mean, rstd, _ = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,
+                                                         momentum, eps)
     x = input.to(compute_dtype(input.dtype))
     if training:
         xhat = normalize(x, (0,) + tuple(range(2, x.ndim)), eps)
@@ -153,30 +161,36 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         out = input.clone()
         out = out if weight is None else out * weight[0]
         return out if bias is None else out + bias[0]
-    mean, rstd = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,
-                                                      momentum, eps)
-    return BatchNormFunction.apply(input, weight, bias, mean=mean, rstd=rstd, training=training, eps=eps)
+    mean, rstd, y = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,
+                                                         momentum, eps, normalize=True)
+    return BatchNormFunction.apply(input, weight, bias, mean=mean, rstd=rstd, training=training, eps=eps, y=y)
 
 
-def _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training, momentum, eps):
+def _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training, momentum, eps,
+                                          normalize=False):
     """Check the arguments (before any state changes), then return the per-channel (mean, rstd) to normalize
     with, rstd = 1/sqrt(var + eps): in training the batch's (after updating the running buffers, if given,
-    with the unbiased variance), in eval the running buffers'. Arrays in the compute dtype."""
+    with the unbiased variance), in eval the running buffers'. Arrays in the compute dtype. Third, with
+    ``normalize`` in training, y (N, C, S), the forward's output computed with the statistics (``batch_norm_train``:
+    one read of x from memory); else None."""
     check_batch_norm_arguments(input, running_mean, running_var, weight, bias, training, eps)
     dtype = compute_dtype(input.dtype)
     if not training:
-        return channel_array(running_mean, dtype), 1.0 / np.sqrt(channel_array(running_var, dtype) + eps)
+        return channel_array(running_mean, dtype), 1.0 / np.sqrt(channel_array(running_var, dtype) + eps), None
     x3 = channels_view(input._data)                                   # (N, C, S)
-    if running_mean is None:
-        mean, rstd = kernel(batch_norm_train_stats)(x3, eps, momentum, None, None)
+    buffers = (None, None) if running_mean is None else (buffer_array(running_mean, dtype),
+                                                         buffer_array(running_var, dtype))   # (C,) each
+    if normalize:
+        w, b = channel_array(weight, dtype), channel_array(bias, dtype)
+        y, mean, rstd = kernel(batch_norm_train)(x3, eps, momentum, *buffers, w, b)
     else:
-        buffers = buffer_array(running_mean, dtype), buffer_array(running_var, dtype)   # (C,) each
-        mean, rstd = kernel(batch_norm_train_stats)(x3, eps, momentum, *buffers)
+        y, (mean, rstd) = None, kernel(batch_norm_train_stats)(x3, eps, momentum, *buffers)
+    if running_mean is not None:
         buffer_written(running_mean, buffers[0])
         buffer_written(running_var, buffers[1])
     if centering_overflows(rstd, x3.shape[0] * x3.shape[2], dtype):   # float32 overflows: normalize in float64
-        mean, rstd = kernel(batch_norm_train_stats)(x3.astype(np.float64), eps, momentum, None, None)
-    return mean, rstd
+        y, (mean, rstd) = None, kernel(batch_norm_train_stats)(x3.astype(np.float64), eps, momentum, None, None)
+    return mean, rstd, y
 
 
 def check_batch_norm_arguments(input, running_mean, running_var, weight, bias, training, eps, check_batch_size=True):

@@ -125,7 +125,7 @@ NORMS = [
              "Ioffe & Szegedy 2015, Batch Normalization",
              ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d"), "nn.channel_norms", (3,), (4, 3, 2),
              (("weight", (3,)), ("bias", (3,))), _CALLS["batch_norm"], _f("batch_norm"), kind="channel",
-             second_order="fused", kernels=("batch_norm_forward", "batch_norm_backward")),
+             second_order="fused", kernels=("batch_norm_train", "batch_norm_forward", "batch_norm_backward")),
     NormSpec("InstanceNorm", "instance_norm", "groupnorm", "instance_norm_composite", "instancenorm.md",
              "Ulyanov, Vedaldi & Lempitsky 2016, Instance Normalization",
              ("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"), "nn.channel_norms", (3,), (2, 3, 4),
