@@ -87,17 +87,12 @@ SAMPLE_SKIPS = [
     ("*", lambda op, s, variant, dtype: op.name.startswith("__r") and _not_a_tensor(s.input),
      "Tensor.__radd__(2, 3): PyTorch's C method refuses a non-Tensor self; minigrad's is a Python function, "
      "reached only through a Tensor operand in real code"),
-    (("nn.functional.interpolate.bilinear", "nn.functional.interpolate.bicubic", "nn.functional.interpolate.nearest",
-      "nn.functional.interpolate.nearest-exact"), lambda op, s, variant, dtype: dtype == "uint8",
-     "uint8 image interpolation (PyTorch's rounding image path) is not implemented: NotImplementedError"),
     (("grid_sampler_2d", "grid_sampler_3d"), lambda op, s, variant, dtype: dtype == "bfloat16",
      "PyTorch computes the sampling coordinates in bfloat16 (a point can move to another pixel), minigrad in float32; "
      "the float32 and float64 samples are compared"),
     (("istft",), lambda op, s, variant, dtype: dtype == "complex128" and _window_is_a_view(s),
      "PyTorch 2.13 gives no gradient to a window that is a no-grad view of a complex leaf (a fresh leaf of the same "
      "values gets the gradient minigrad gives; tests/test_fft.py compares that)"),
-    (("nn.functional.upsample_bilinear", "nn.functional.upsample_nearest"), lambda op, s, variant, dtype: dtype == "uint8",
-     "uint8 image interpolation (PyTorch's rounding image path) is not implemented: NotImplementedError"),
     (("nn.functional.triplet_margin_with_distance_loss",), lambda op, s, variant, dtype: True,
      "its samples pass a PyTorch module instance as distance_function, which the conversion cannot turn into minigrad's; "
      "tests/test_functional_more.py and tests/test_modinfo.py compare it with minigrad's own distance modules"),

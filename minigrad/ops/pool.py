@@ -40,6 +40,7 @@ from ..dtypes import is_differentiable, kind_of, scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
 from .elementwise import depending_on_input
+from .resize_uint8 import resize_uint8
 from ..autocast_ops import autocast_op
 
 
@@ -1075,6 +1076,11 @@ def _interpolate_sizes(input, d, size, scale_factor, recompute_scale_factor):
     return sizes, (None,) * d if recompute_scale_factor else factors
 
 
+# the modes in which ``interpolate`` takes uint8 images: nearest ones copy pixels (exact), bilinear and bicubic
+# resize in PyTorch's fixed-point arithmetic (resize_uint8.py)
+_UINT8_MODES = ("nearest", "nearest-exact", "bilinear", "bicubic")
+
+
 # the kernel PyTorch names when it refuses a complex input to ``interpolate`` in each mode
 _COMPLEX_KERNELS = {"nearest": "compute_indices_weights_nearest", "nearest-exact": "compute_indices_weights_nearest",
                     "linear": "compute_indices_weights_linear", "trilinear": "compute_indices_weights_linear",
@@ -1112,7 +1118,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "lanczos" and align_corners:
         raise ValueError("Lanczos mode does not support align_corners=True")
     sizes, scales = _interpolate_sizes(input, d, size, scale_factor, recompute_scale_factor)
-    _check_floating(f"upsample_{mode}", input)
+    image = input.dtype == np.uint8 and mode in _UINT8_MODES        # PyTorch resizes uint8 images in these modes
+    if not image:
+        _check_floating(f"upsample_{mode}", input)
     if any(o < 1 for o in sizes) or any(n < 1 for n in input.shape[2:]):
         names = ("D", "H", "W")[3 - d:]
         raise RuntimeError("Input and output sizes should be greater than 0, but got input ("
@@ -1121,6 +1129,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "area":
         return adaptive_avg_pool1d(input, sizes) if d == 1 else \
             _adaptive_avg_pool("adaptive_avg_pool", d, input, sizes)
+    if image and mode in ("bilinear", "bicubic"):
+        return Tensor(resize_uint8(input._data, sizes, scales, mode, bool(align_corners), antialias))
     if antialias:
         maps = [_antialias_map(n, o, s, bool(align_corners), mode) for n, o, s in zip(input.shape[2:], sizes, scales)]
     elif mode in _LINEAR_MODES:
