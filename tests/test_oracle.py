@@ -156,3 +156,19 @@ def test_fixture_files_are_compact_and_readable():
     for f in files:
         tests = json.loads(gzip.decompress(f.read_bytes()))
         assert tests and all(isinstance(calls, list) and calls for calls in tests.values()), f
+
+
+def test_bfloat16_records_match_within_a_few_ulps_as_pytorch_varies_between_cpus():
+    """PyTorch's bfloat16 kernels round differently on AVX2 and AVX-512 CPUs: a fresh bfloat16 result within
+    ``BFLOAT16_RECORD_ULPS`` ulps of its record matches it; one further away, or a float32 one off by as much, is
+    stale."""
+    values = np.array([-46.0, -10.3125, 61.0, 27.75, 163.0, 0.5], dtype=np.float32)   # bfloat16 numbers
+    ulp_of_largest = 2.0 ** -7 * 163.0
+    near = values + np.float32(2 * ulp_of_largest)
+    far = values + np.float32(2 * oracle.BFLOAT16_RECORD_ULPS * ulp_of_largest)
+
+    def tensor(dtype, v):
+        return oracle.RecordedTensor(dtype, v.shape, v)
+    assert oracle.differences(tensor("bfloat16", values), tensor("bfloat16", near)) == []
+    assert oracle.differences(tensor("bfloat16", values), tensor("bfloat16", far))
+    assert oracle.differences(tensor("float32", values), tensor("float32", near))
