@@ -19,9 +19,11 @@ whose partial sums per chunk depend on the number of threads (below).
 How the kernels work (the formulas are derived in docs/derivations/*.md):
 
 * one parallel task per row (row family, x (R, D)), per (n, g) group (GroupNorm/InstanceNorm,
-  x (N, C, S) viewed as rows (N*G, C/G*S)) or per (n, c) slice (BatchNorm); each task makes two
-  passes over its data, statistics then normalize, while the data is still in cache, so memory
-  sees one read of x (and dy) and one write of y (or dx);
+  x (N, C, S) viewed as rows (N*G, C/G*S)) or per channel (BatchNorm, whose statistics span the batch,
+  for an x larger than the caches: ``BY_CHANNEL_SLICE_BYTES``); each task makes two passes over its data,
+  statistics then normalize, while the data is still in cache, so memory sees one read of x (and dy)
+  and one write of y (or dx). A smaller BatchNorm runs one task per (n, c) slice, in two parallel steps
+  (statistics, then normalize), each reading x once;
 * statistics and every sum are accumulated in float64, also for float32 data: a float32 row of
   65,536 elements with |mean| >> std stays within 1e-5 of a float64 reference; the variance is
   never E[x^2] - E[x]^2: two-pass, mean((x - mean)^2), for float64 data, and for float32 data
