@@ -180,8 +180,9 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     by PyTorch's randomized range finder: the same factors when A - M has rank <= q, up to the signs of the
     singular vectors."""
     X = A if M is None else ew.sub(A, M)
-    U, S, Vh = linalg.svd(X, full_matrices=False)
-    return U[..., :, :q], S[..., :q], dc.mH(Vh[..., :q, :])
+    linalg._check_matrices(X, "linalg.svd")
+    U, S, Vh = dc.run(dc.SVD, X, full_matrices=False, keep=q)     # no gradient through the dropped components
+    return U[..., :, :q], linalg._real_part(S)[..., :q], dc.mH(Vh[..., :q, :])
 
 
 def pca_lowrank(A, q=None, center=True, niter=2):

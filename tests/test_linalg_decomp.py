@@ -439,3 +439,21 @@ def test_lu_permutation_has_no_gradient():
     a = mg.tensor(np.random.default_rng(0).standard_normal((3, 5)), requires_grad=True)
     P, L, U = mg.linalg.lu(a)
     assert (P.requires_grad, L.requires_grad, U.requires_grad) == (False, True, True)
+
+
+def test_svd_lowrank_gradient_where_a_dropped_singular_value_is_exactly_zero():
+    """svd_lowrank truncates a full SVD to q components; for an A of rank q the dropped singular values can be exactly
+    0 (here by construction, on some CPUs for the op database's rank-q samples), and their 1/S terms were 0 / 0 = NaN
+    in the gradient. No gradient flows into dropped components, so those terms are 0: finite differences agree."""
+    a = np.array([[3.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])   # singular values 3, 2, 0
+    assert np.linalg.svd(a, compute_uv=False)[-1] == 0.0
+    rng = np.random.default_rng(3)
+    v, w = mg.tensor(rng.standard_normal(2)), mg.tensor(rng.standard_normal((4, 3)))
+
+    def gauge_free(x):                         # depends on S and on U S V^T, not on the vectors' signs
+        U, S, V = mg.svd_lowrank(x, q=2)
+        return (S * v).sum() + ((U * S) @ V.mT * w).sum()
+    x = mg.tensor(a, requires_grad=True)
+    (g,) = mg.autograd.grad(gauge_free(x), x)
+    assert np.isfinite(g.numpy()).all()
+    assert mg.autograd.gradcheck(gauge_free, (x,))

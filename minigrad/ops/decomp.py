@@ -548,10 +548,14 @@ class SVD(Factorization):
     inner = (J S + S K) / E + diag(gS) (+ diag(J) / 2S for complex A, given gU and gV), gA = U inner Vh, plus
     (I - U U^H) gU S^-1 Vh when m > k and
     U S^-1 gV^H (I - V V^H) when n > k. The complex case raises when the loss depends on the phases of the
-    singular vectors (Im diag(U^H gU) != -Im diag(V^H gV)), as PyTorch does."""
+    singular vectors (Im diag(U^H gU) != -Im diag(V^H gV)), as PyTorch does.
+
+    ``keep`` (``svd_lowrank``'s truncation to q components): the caller drops the components from ``keep`` on, so
+    no gradient flows into them and their S^-1 terms are 0, also where such an S is 0 (a rank-deficient A: there
+    PyTorch's linalg.svd gives NaN, 0 / 0, while its svd_lowrank never computes those components)."""
 
     @staticmethod
-    def compute(A, full_matrices=True):
+    def compute(A, full_matrices=True, keep=None):
         m, n = A.shape[-2:]
         k = min(m, n)
         batch = A.shape[:-2]
@@ -565,11 +569,12 @@ class SVD(Factorization):
         return [U, S.astype(A.dtype), Vh], batch
 
     @staticmethod
-    def gradient(ctx, grads, inputs, outputs, full_matrices=True):
+    def gradient(ctx, grads, inputs, outputs, full_matrices=True, keep=None):
         (gU, gS, gVh), (A,), (U, S, Vh) = grads, inputs, outputs
         m, n = A.shape[-2:]
         k = min(m, n)
         S = real(S) if S.dtype.kind == "c" else S
+        truncated = keep is not None and keep < k
         if full_matrices:
             U, Vh = U[..., :, :k], Vh[..., :k, :]
             gU = None if gU is None else gU[..., :, :k]
@@ -601,14 +606,22 @@ class SVD(Factorization):
         if A.dtype.kind == "c" and J is not None and K is not None:  # + i Im(diag(U^H gU)) / S, the phases' term
             inner = ew.add(inner, sh.diag_embed(ew.div(diag(J), ew.mul(S, 2.0))))
         if m > k and gU is not None:
-            gUSinv = ew.div(gU, S.unsqueeze(-2))
+            gUSinv = ew.mul(gU, _kept_reciprocal(S, keep).unsqueeze(-2)) if truncated else ew.div(gU, S.unsqueeze(-2))
             inner = ew.add(matmul(U, inner), ew.sub(gUSinv, matmul(U, matmul(mH(U), gUSinv))))
             return matmul(inner, Vh)
         if n > k and gV is not None:
-            SinvgVh = ew.div(gVh, S.unsqueeze(-1))
+            SinvgVh = (ew.mul(gVh, _kept_reciprocal(S, keep).unsqueeze(-1)) if truncated
+                       else ew.div(gVh, S.unsqueeze(-1)))
             inner = ew.add(matmul(inner, Vh), ew.sub(SinvgVh, matmul(matmul(SinvgVh, V), Vh)))
             return matmul(U, inner)
         return matmul(U, matmul(inner, Vh))
+
+
+def _kept_reciprocal(S, keep):
+    """1 / S for the first ``keep`` singular values (..., k), 0 for the others, with no division by them."""
+    kept = np.arange(S.shape[-1]) < keep                               # (k,)
+    safe = ew.add(ew.mul(S, kept.astype(S.dtype)), (~kept).astype(S.dtype))   # the dropped ones replaced by 1
+    return ew.mul(ew.reciprocal(safe), kept.astype(S.dtype))
 
 
 # --------------------------------------------------------------------------- LU
