@@ -40,7 +40,6 @@ from ..dtypes import is_differentiable, kind_of, scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
 from .elementwise import depending_on_input
-from .resize_uint8 import resize_uint8
 from ..autocast_ops import autocast_op
 
 
@@ -980,13 +979,19 @@ def _cubic_weights(t, a):
     return np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], axis=1)
 
 
+def _step(size, out, scale, align_corners):
+    """Input pixels per output pixel, as PyTorch computes it: (size - 1) / (out - 1) with align_corners, else
+    1 / scale for a given scale factor, else size / out."""
+    if align_corners:
+        return (size - 1) / (out - 1) if out > 1 else 0.0
+    return 1 / scale if scale is not None and scale > 0 else size / out
+
+
 def _source_positions(size, out, scale, align_corners):
     """Where output o reads the input (PyTorch's source index, before any clamping): o (size - 1) / (out - 1)
     with align_corners, else (o + 0.5) / scale - 0.5 (scale = out / size unless given)."""
-    if align_corners:
-        return np.arange(out) * ((size - 1) / (out - 1) if out > 1 else 0.0)
-    step = 1 / scale if scale is not None and scale > 0 else size / out
-    return (np.arange(out) + 0.5) * step - 0.5
+    step = _step(size, out, scale, align_corners)
+    return np.arange(out) * step if align_corners else (np.arange(out) + 0.5) * step - 0.5
 
 
 @_cached
@@ -1029,10 +1034,7 @@ def _antialias_map(size, out, scale, align_corners, mode):
     filter((j + 0.5 - c) / max(step, 1)), the weights normalized to sum to 1 (step = in/out, or PyTorch's scale
     for align_corners and a given scale_factor)."""
     kernel, half_width = _ANTIALIAS_FILTERS[mode]
-    if align_corners:
-        step = (size - 1) / (out - 1) if out > 1 else 0.0
-    else:
-        step = 1 / scale if scale is not None and scale > 0 else size / out
+    step = _step(size, out, scale, align_corners)
     stretch = max(step, 1.0)                                       # widen the filter only when downsampling
     support = half_width * stretch
     centre = step * (np.arange(out) + 0.5)
@@ -1130,6 +1132,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         return adaptive_avg_pool1d(input, sizes) if d == 1 else \
             _adaptive_avg_pool("adaptive_avg_pool", d, input, sizes)
     if image and mode in ("bilinear", "bicubic"):
+        from .resize_uint8 import resize_uint8          # (it reads this module's filters)
         return Tensor(resize_uint8(input._data, sizes, scales, mode, bool(align_corners), antialias))
     if antialias:
         maps = [_antialias_map(n, o, s, bool(align_corners), mode) for n, o, s in zip(input.shape[2:], sizes, scales)]

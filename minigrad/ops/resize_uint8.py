@@ -17,29 +17,12 @@ pass's result is a uint8 image again. For an axis of ``size`` inputs and ``out``
 
 Integer images have no gradient: the result does not require grad.
 """
+import functools
 import math
 
 import numpy as np
 
-
-def _triangle(s):
-    return np.where(np.abs(s) < 1, 1 - np.abs(s), 0.0)
-
-
-def _keys(a):
-    """Keys' cubic convolution kernel with parameter ``a``: 0 beyond |s| = 2."""
-    def kernel(s):
-        s = np.abs(s)
-        return np.where(s < 1, ((a + 2) * s - (a + 3)) * s * s + 1,
-                        np.where(s < 2, ((a * s - 5 * a) * s + 8 * a) * s - 4 * a, 0.0))
-    return kernel
-
-
-def _scale(size, out, scale, align_corners):
-    """Input pixels per output pixel, as PyTorch computes it in float64 (``scale``: the given scale factor)."""
-    if align_corners:
-        return (size - 1) / (out - 1) if out > 1 else 0.0
-    return 1.0 / scale if scale is not None and scale > 0 else size / out
+from .pool import _CUBIC_A, _cubic_aa, _step, _triangle
 
 
 def _antialias_taps(size, out, step, kernel, half_width):
@@ -117,13 +100,13 @@ def resize_uint8(x, sizes, scales, mode, align_corners, antialias):
     """x (N, C, H, W) uint8 resized to ``sizes`` (H', W') in ``mode`` bilinear or bicubic (``scales``: the given scale
     factors or None per axis), PyTorch's fixed-point way (module docstring)."""
     k = 2 if mode == "bilinear" else 4
-    kernel = _triangle if k == 2 else _keys(-0.5 if antialias else -0.75)
+    kernel = _triangle if k == 2 else (_cubic_aa if antialias else functools.partial(_cubic_aa, a=_CUBIC_A))
     out = x
     for axis in (3, 2):                                           # the last axis first
         size, size_out, scale = x.shape[axis], sizes[axis - 2], scales[axis - 2]
         if size == size_out:
             continue
-        step = _scale(size, size_out, scale, align_corners)
+        step = _step(size, size_out, scale, align_corners)
         if antialias:
             first, weights, w_max = _antialias_taps(size, size_out, step, kernel, k / 2)
         else:
