@@ -94,7 +94,10 @@ def _kept_as_pytorch(ctx, input, weight, w):
     """(x, w) for RMSNorm's backward, kept as PyTorch's composite rms_norm keeps them: x and the weight themselves
     only when x needs a gradient (and, for x, is float32/float64); otherwise PyTorch saves intermediates (the
     normalized rows, an upcast copy), so copies here, and a write into x or the weight after the forward is refused
-    exactly when PyTorch refuses it. ``w`` is the weight as the kernels read it (``row_operands``)."""
+    exactly when PyTorch refuses it. ``w`` is the weight as the kernels read it (``row_operands``). When no graph is
+    recorded (under no_grad, or no input requires grad) nothing is kept: (None, None), and no copy of x is made."""
+    if not any(ctx.needs_input_grad) and getattr(ctx, "edgeless", None) is None:
+        return None, None
     if ctx.needs_input_grad[0]:
         if weight is not None:
             ctx.watch(weight._data)                     # (w may be a converted copy)
