@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+import minigrad.nn as nn
 import minigrad.nn.functional as F
 from minigrad import kernels
 from minigrad.ops import norm as numpy_kernels
@@ -775,6 +776,39 @@ def test_dynamic_tanh_kernels_match_numpy(dtype, needs, nb):
     actual = nb.dynamic_tanh_backward(a["dy"], a["x"], alpha, a["w"], t, *needs)
     assert [g is not None for g in actual] == list(needs)
     assert_same_outputs(actual, expected, RTOL[dtype], ["dx", "dalpha", "dw", "db"])
+
+
+@pytest.mark.parametrize("norm", ["DynamicTanh", "LocalResponseNorm"])
+def test_forward_without_keep_saves_nothing_and_gives_the_same_y(norm, kern):
+    """DynamicTanh's t and LocalResponseNorm's d are kept only for a backward: with keep=False the forward returns
+    None for them and the same y (the same operations in the same order, written to y alone: exact by
+    construction)."""
+    rng = np.random.default_rng(13)
+    if norm == "DynamicTanh":
+        x = rng.standard_normal((53, 29), dtype=np.float32) * 4
+        call = lambda keep: kern.dynamic_tanh_forward(x, np.float32(0.7), x[0] * 0 + 1.5, x[1], keep=keep)
+    else:
+        x = rng.standard_normal((2, 7, 37), dtype=np.float32) * 3
+        call = lambda keep: kern.local_response_norm_forward(x, 5, 0.3, 0.75, 1.0, keep=keep)
+    (y, saved), (y_alone, nothing) = call(True), call(False)
+    assert saved is not None and saved.shape == x.shape and nothing is None
+    np.testing.assert_array_equal(y_alone, y)
+
+
+@pytest.mark.parametrize("norm", ["DynamicTanh", "LocalResponseNorm"])
+def test_inference_takes_no_memory_for_a_backward(norm, pool):
+    """Under no_grad the layer's forward takes one block from the pool (y), not two (y and t or d); with grad on,
+    two; the outputs agree."""
+    pytest.importorskip("numba")
+    x = mg.tensor(np.random.default_rng(14).standard_normal((8, 16, 64, 64)).astype(np.float32), requires_grad=True)
+    layer = nn.DynamicTanh(64) if norm == "DynamicTanh" else nn.LocalResponseNorm(5)
+    with kernels.use_backend("numba"):
+        with mg.no_grad():
+            y_inference = layer(x)
+        assert pool.held_bytes() == x.numel() * 4
+        y_training = layer(x)
+        assert pool.held_bytes() == 3 * x.numel() * 4                  # y_inference's, y_training's and t or d
+    np.testing.assert_array_equal(y_inference.numpy(), y_training.detach().numpy())
 
 
 # --------------------------------------------------------------------------- LocalResponseNorm: windows, powers, spans

@@ -701,11 +701,16 @@ def _tanh_overload(z):
 @_kernel
 def _dynamic_tanh_forward(x, alpha, w, b, y, t):
     r_count, d = x.shape
+    keep = t.size > 0                                                  # t (R, D), or (0, D) when nothing is saved
     for r in prange(r_count):
-        for j in range(d):
-            t_rj = _tanh(alpha * x[r, j])                              # x, y, t (R, D); w, b (D,)
-            t[r, j] = t_rj
-            y[r, j] = w[j] * t_rj + b[j]
+        if keep:
+            for j in range(d):
+                t_rj = _tanh(alpha * x[r, j])                          # x, y, t (R, D); w, b (D,)
+                t[r, j] = t_rj
+                y[r, j] = w[j] * t_rj + b[j]
+        else:                                                          # (one loop each: a branch inside a loop
+            for j in range(d):                                         # stops LLVM vectorizing it)
+                y[r, j] = w[j] * _tanh(alpha * x[r, j]) + b[j]
 
 
 @_kernel
@@ -790,17 +795,20 @@ def _local_response_norm_forward(x, size, alpha, beta, k, span, y, d):
     before, after = size // 2, (size - 1) // 2                         # the window W(c) = [c - before, c + after]
     spans = (s_count + span - 1) // span
     a, k_, beta_ = x.dtype.type(alpha / size), x.dtype.type(k), x.dtype.type(beta)
+    keep = d.size > 0                                                  # d (N, C, S), or (0, C, S) when not saved
     for task in prange(n_count * spans):
         n, s0 = task // spans, task % spans * span
         width = min(span, s_count - s0)
         sq_sum, scale = np.empty(width, x.dtype), np.empty(width, x.dtype)   # (width,): channel c's
+        d_scratch = np.empty(0 if keep else width, x.dtype)           # (width,): d of channel c if d is not saved
         for c in range(c_count):
             _zero(sq_sum)
             for c_ in range(max(c - before, 0), min(c + after, c_count - 1) + 1):
                 x_row = x[n, c_, s0:s0 + width]                        # x, y, d (N, C, S); *_row (width,)
                 for s in range(width):
                     sq_sum[s] += x_row[s] * x_row[s]
-            d_row, y_row, x_row = d[n, c, s0:s0 + width], y[n, c, s0:s0 + width], x[n, c, s0:s0 + width]
+            d_row = d[n, c, s0:s0 + width] if keep else d_scratch
+            y_row, x_row = y[n, c, s0:s0 + width], x[n, c, s0:s0 + width]
             for s in range(width):
                 d_row[s] = k_ + a * sq_sum[s]
             _negative_powers(d_row, beta_, scale)
@@ -1024,14 +1032,15 @@ def batch_norm_backward(dy, x, mean, rstd, weight, training, need_dx, need_dw, n
                      (need_dx, need_dw, need_db), (c, c), chunked=False)
 
 
-def dynamic_tanh_forward(x, alpha, weight, bias):
+def dynamic_tanh_forward(x, alpha, weight, bias, keep=True):
     """The numba twin of dynamic_tanh_forward in minigrad/ops/norm/dynamictanh.py (x rows (R, D), alpha 0-d)."""
     x = np.ascontiguousarray(x)
     d = x.shape[1]
-    y, t = buffers.empty(x.shape, x.dtype), buffers.empty(x.shape, x.dtype)   # (t: saved for backward)
+    y = buffers.empty(x.shape, x.dtype)
+    t = buffers.empty(x.shape, x.dtype) if keep else np.empty((0, d), x.dtype)   # (t: saved for backward)
     _run(_dynamic_tanh_forward, x.size, x, x.dtype.type(alpha), _neutral(weight, d, x.dtype, 1),
          _neutral(bias, d, x.dtype, 0), y, t)
-    return y, t
+    return y, (t if keep else None)
 
 
 def dynamic_tanh_backward(dy, x, alpha, weight, t, need_dx=True, need_dalpha=True, need_dw=True, need_db=True):
@@ -1042,12 +1051,13 @@ def dynamic_tanh_backward(dy, x, alpha, weight, t, need_dx=True, need_dalpha=Tru
                      (need_dx, need_dalpha, need_dw, need_db), (1, d, d), ((), (d,), (d,)))
 
 
-def local_response_norm_forward(x, size, alpha, beta, k):
+def local_response_norm_forward(x, size, alpha, beta, k, keep=True):
     """The numba twin of local_response_norm_forward in minigrad/ops/norm/localresponse.py (x (N, C, S))."""
     x = np.ascontiguousarray(x)
-    y, d = buffers.empty(x.shape, x.dtype), buffers.empty(x.shape, x.dtype)   # (d: saved for backward)
+    y = buffers.empty(x.shape, x.dtype)
+    d = buffers.empty(x.shape, x.dtype) if keep else np.empty((0,) + x.shape[1:], x.dtype)   # (d: saved for backward)
     _run(_local_response_norm_forward, x.size, x, int(size), float(alpha), float(beta), float(k), _lrn_span(x), y, d)
-    return y, d
+    return y, (d if keep else None)
 
 
 def local_response_norm_backward(dy, x, d, size, alpha, beta, need_dx=True):

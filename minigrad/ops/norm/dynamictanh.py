@@ -22,11 +22,12 @@ from .rows import as_normalized_shape
 
 
 # --------------------------------------------------------------------------- the formulas (ndarrays or Tensors)
-def dynamic_tanh_forward(x, alpha, weight, bias):
-    """y = weight * t + bias, t = tanh(alpha * x) (weight/bias None: left out). Returns (y, t)."""
+def dynamic_tanh_forward(x, alpha, weight, bias, keep=True):
+    """y = weight * t + bias, t = tanh(alpha * x) (weight/bias None: left out). Returns (y, t), t None unless
+    ``keep`` (t is kept for a backward)."""
     t = np.tanh(alpha * x) if isinstance(x, np.ndarray) else (alpha * x).tanh()
     y = t if weight is None else t * weight
-    return (y if bias is None else y + bias), t
+    return (y if bias is None else y + bias), (t if keep else None)
 
 
 def dynamic_tanh_backward(dy, x, alpha, weight, t, need_dx=True, need_dalpha=True, need_dw=True, need_db=True):
@@ -67,7 +68,8 @@ class DynamicTanhFunction(Function):
         x = input._data.astype(cdt, copy=False).reshape(math.prod(input.shape[:input.ndim - len(trailing)]), d)
         a = alpha._data.astype(cdt, copy=False).reshape(())
         w, b = (None if p is None else p._data.astype(cdt, copy=False) for p in (weight, bias))
-        y, t = kernel(dynamic_tanh_forward)(x, a, _as_row(w, trailing), _as_row(b, trailing))   # (R, D), (R, D)
+        keep = any(ctx.needs_input_grad[:4])                           # t is kept only for a backward
+        y, t = kernel(dynamic_tanh_forward)(x, a, _as_row(w, trailing), _as_row(b, trailing), keep=keep)  # (R, D) each
         ctx.save_for_backward(x, a, w, t)
         ctx.shapes = (input.shape, trailing) + tuple(None if p is None else p.shape for p in (alpha, weight, bias))
         return y.reshape(input.shape).astype(input.dtype, copy=False)
@@ -75,6 +77,8 @@ class DynamicTanhFunction(Function):
     @staticmethod
     def backward(ctx, dout):
         x, a, w, t = ctx.saved_tensors
+        if t is None:                                                  # no input needs a gradient: nothing kept
+            return (None,) * 4
         dy = dout._data.astype(x.dtype, copy=False).reshape(x.shape)
         return _in_shapes(ctx, *kernel(dynamic_tanh_backward)(dy, x, a, _as_row(w, ctx.shapes[1]), t,
                                                                *ctx.needs_input_grad[:4]))

@@ -51,10 +51,10 @@ def _input_grad(g, x, d, scale, size, alpha, beta):
     return g * scale - 2 * alpha * beta / size * x * window_sum(g * x * scale / d, (size - 1) // 2, size // 2)
 
 
-def local_response_norm_forward(x, size, alpha, beta, k):
-    """(y, d) for x (N, C, S): y = x * d^(-beta), d = ``_divisor``."""
+def local_response_norm_forward(x, size, alpha, beta, k, keep=True):
+    """(y, d) for x (N, C, S): y = x * d^(-beta), d = ``_divisor`` (None unless ``keep``: saved for a backward)."""
     d = _divisor(x, size, alpha, k)
-    return x * d ** -beta, d
+    return x * d ** -beta, (d if keep else None)
 
 
 def local_response_norm_backward(dy, x, d, size, alpha, beta, need_dx=True):
@@ -69,7 +69,8 @@ class LocalResponseNormFunction(Function):
     @staticmethod
     def forward(ctx, input, size, alpha, beta, k):
         x = input._data.astype(compute_dtype(input.dtype), copy=False).reshape(*input.shape[:2], -1)  # (N, C, S)
-        y, d = kernel(local_response_norm_forward)(x, size, alpha, beta, k)
+        keep = ctx.needs_input_grad[0]                                # d is saved only for a gradient of x
+        y, d = kernel(local_response_norm_forward)(x, size, alpha, beta, k, keep=keep)
         ctx.save_for_backward(x, d)
         ctx.options, ctx.k, ctx.shape = (size, alpha, beta), k, input.shape
         return y.reshape(input.shape).astype(input.dtype, copy=False)
@@ -77,6 +78,8 @@ class LocalResponseNormFunction(Function):
     @staticmethod
     def backward(ctx, dout):
         x, d = ctx.saved_tensors
+        if d is None:                                                  # x needs no gradient: nothing was saved
+            return (None,) * 5
         dy = dout._data.astype(x.dtype, copy=False).reshape(x.shape)
         dx, = kernel(local_response_norm_backward)(dy, x, d, *ctx.options)
         return (dx.reshape(ctx.shape),) + (None,) * 4
