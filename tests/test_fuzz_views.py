@@ -317,6 +317,11 @@ REGRESSIONS = [
     # unbind() on a 0-d output of unbind whose base was written under no_grad: PyTorch raises the stale view's error
     # before unbind's own dim check (IndexError in minigrad, seed 2,515,136); split likewise
     ([("piece", 34, 16, 58593, False), ("sub_", 45, 16, 41221, True), ("piece", 23, 5, 34566, False)], False),
+    # sigmoid_ into x.data (its own version counter), then a write through a view of it: PyTorch's sigmoid saved the
+    # tensor itself, so its backward raises; minigrad's saved copy counted the storage's writes, not x.data's own
+    # counter, and gave a gradient from the overwritten values (seed 2,857,345)
+    ([("data_mul_", 44, 35, 53868, False), ("scatter_add_", 43, 28, 3754, False), ("sigmoid_", 3, 44, 15497, False),
+      ("mT", 26, 45, 13843, False), ("narrow", 13, 58, 40826, False), ("addcmul_", 35, 24, 50809, False)], False),
 ]
 
 

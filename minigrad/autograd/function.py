@@ -327,7 +327,7 @@ class Function:
                     meta.append(None)
                 # (a .data tensor may require grad too: after an in-place op with an operand that does)
                 if noting and isinstance(a, Tensor):
-                    _note_own_counter(ctx, a)
+                    note_own_counter(ctx, a)
             ctx.next_edges, ctx.input_meta = tuple(edges), tuple(meta)
             if cls.watched_inputs:
                 ctx.watch(*[args[i]._data for i in cls.watched_inputs if isinstance(args[i], Tensor)])
@@ -336,10 +336,10 @@ class Function:
         return out
 
 
-def _note_own_counter(ctx, a):
-    """For an input that counts its writes on a counter of its own (``.data`` and its views, as PyTorch's ``.data``
-    has a fresh version counter): its storage, counter, the counter's value now and its array, for
-    ``_check_versions``."""
+def note_own_counter(ctx, a):
+    """For a tensor whose array ``ctx`` keeps (an input, or the tensor an in-place op's saved result now is) that
+    counts its writes on a counter of its own (``.data`` and its views, as PyTorch's ``.data`` has a fresh version
+    counter): its storage, counter, the counter's value now and its array, for ``_check_versions``."""
     counter = getattr(a, "_own_counter", None)
     if counter is not None:
         ctx.__dict__.setdefault("own_counters", []).append((storage_of(a._data), counter, counter[0], a._data))

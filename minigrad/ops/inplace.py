@@ -23,6 +23,7 @@ import numpy as np
 from .._checks import check_tensor
 from ..autograd import Function, grad_mode
 from ..autograd import version
+from ..autograd.function import note_own_counter
 from ..autograd.version import alias, bump_tensor, storage_of
 from ..autograd.views import (WriteRegion, base_region_history, check_rebase, history, move_retained, overlaps,
                               refuse_shared_base, region, repeats_memory, set_view_history)
@@ -215,6 +216,7 @@ def _save_as_the_tensor(value, t):
     if any(item is value._data for item in saved):
         ctx.saved = tuple(t._data if item is value._data else item for item in saved)
         ctx.saved_at = version.writes[0]         # saved after this very write, as the result is made by it
+        note_own_counter(ctx, t)                 # t is .data or its view: later writes count on t's own counter
         return ctx
     return None
 
