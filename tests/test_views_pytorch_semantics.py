@@ -316,3 +316,30 @@ def test_autograd_grad_fills_retained_grad_and_skips_unneeded_nodes():
     np.testing.assert_allclose(gw, np.full((2, 2), 3.0))
     (empty,) = _outcome(mg, empty_view_gradient)
     np.testing.assert_array_equal(empty, np.zeros(3))
+
+
+def _zero_dim_results(lib):
+    """Ops that work on a 0-d input as on one element and return a 0-d result (PyTorch's is a tensor of its own;
+    not so an unbatched ctc_loss without reduction, a view in both libraries)."""
+    F, t = lib.nn.functional, lib.tensor(0.7, requires_grad=True)
+    pair = lib.tensor([0.3, 0.7], requires_grad=True)
+    return {
+        "silu": lambda: F.silu(t), "index_select": lambda: t.index_select(0, lib.tensor([0])),
+        "cumsum": lambda: t.cumsum(0), "cumprod": lambda: t.cumprod(0), "logcumsumexp": lambda: t.logcumsumexp(0),
+        "cummax": lambda: lib.cummax(t, 0).values, "cummin": lambda: lib.cummin(t, 0).values,
+        "max": lambda: t.max(0).values, "min": lambda: t.min(0).values, "kthvalue": lambda: t.kthvalue(1, 0).values,
+        "median": lambda: t.median(0).values, "mode": lambda: t.mode(0).values,
+        "multi_margin_loss": lambda: F.multi_margin_loss(pair, lib.tensor(1), reduction="none"),
+        "multilabel_margin_loss": lambda: F.multilabel_margin_loss(pair, lib.tensor([1, -1]), reduction="none"),
+    }
+
+
+@pytest.mark.parametrize("op", list(_zero_dim_results(mg)))
+def test_a_zero_dim_result_is_no_view(op):
+    """A 0-d input's result is the op's own tensor, not a view of an intermediate: ``_is_view()`` is False, and
+    ``detach_()`` (which refuses views) works, as in PyTorch (fuzzer seed 3,114,191: cumsum)."""
+    out = _zero_dim_results(mg)[op]()
+    assert out.shape == () and not out._is_view() and out._base is None
+    assert out.detach_() is out and not out.requires_grad
+    torch = torch_or_skip()
+    assert not _zero_dim_results(torch)[op]()._is_view()

@@ -21,6 +21,7 @@ from .dims import normalize_dim
 from .elementwise import ConstantSlope, Exp, Routing, Sigmoid, Tanh, select
 from .inplace import write
 from .layout import like_operands
+from .shape import result_reshape
 from ..autocast_ops import autocast_op
 
 # --------------------------------------------------------------------------- erfc (Cody, 1969)
@@ -223,7 +224,7 @@ def silu(input, inplace=False):
     if kind_of(input.dtype) in "biu":
         _check_floating("silu", input)
     # the kernel works on arrays: a 0-d tensor goes through as one element
-    kernel = Silu.apply if input.ndim else (lambda x: Silu.apply(x.reshape(1)).reshape(()))
+    kernel = Silu.apply if input.ndim else (lambda x: result_reshape(Silu.apply(x.reshape(1)), ()))
     return write(input, kernel) if inplace else kernel(input)
 
 

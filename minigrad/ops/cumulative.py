@@ -26,7 +26,7 @@ from .elementwise_more import complex_logaddexp
 from .index import gather
 from .pointwise import not_implemented
 from .reduce import cumsum, sum as reduce_sum
-from .shape import cat, narrow
+from .shape import cat, narrow, result_reshape
 from .layout import row_major
 
 cummax_result = namedtuple("cummax", ["values", "indices"])   # like torch.return_types.cummax
@@ -57,7 +57,7 @@ def _cumulative_extremum(name, input, dim, accumulate, result):
     indices = _running_arg(flat._data, axis, accumulate)
     values = gather(flat, axis, Tensor(indices))
     if input.ndim == 0:
-        return result(values.reshape(()), Tensor(indices.reshape(())))
+        return result(result_reshape(values, ()), Tensor(indices.reshape(())))
     return result(values, Tensor(indices))
 
 
@@ -142,7 +142,7 @@ def logcumsumexp(input, dim):
     if kind_of(input.dtype) not in "fc":
         raise not_implemented("logcumsumexp_out_cpu", input.dtype)
     if input.ndim == 0:
-        return LogCumSumExp.apply(input.reshape(1), 0).reshape(())
+        return result_reshape(LogCumSumExp.apply(input.reshape(1), 0), ())
     return LogCumSumExp.apply(input, axis)
 
 

@@ -13,7 +13,7 @@ from ..tensor import Tensor
 from .dims import normalize_dim
 from .elementwise import boolean_mask
 from .inplace import IndexAdd, _index_add_into, _scatter_positions, clone
-from .shape import IndexAdjoint, index_adjoint
+from .shape import IndexAdjoint, index_adjoint, result_reshape
 
 
 # --------------------------------------------------------------------------- gather
@@ -128,7 +128,7 @@ def index_select(input, dim, index):
         raise RuntimeError(f"index_select(): index {int(bad)} is out of range for dimension {d} with size "
                          f"{x.shape[d]}")
     out = IndexSelect.apply(x, d, idx)
-    return out.reshape(()) if input.ndim == 0 else out
+    return result_reshape(out, ()) if input.ndim == 0 else out
 
 
 # --------------------------------------------------------------------------- masked_select, nonzero

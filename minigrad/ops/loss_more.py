@@ -31,6 +31,7 @@ from .distance import ClampMinPassGradient, pairwise_distance
 from .elementwise import as_tensor_operand, clamp_min, minimum, where
 from .loss import apply_reduction, check_reduction, cross_entropy, legacy_reduction
 from .linalg import linear
+from .shape import result_reshape
 from ..autocast_ops import autocast_op
 
 
@@ -130,7 +131,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         z = z * weight.index_select(0, Tensor(t)).reshape(n, 1)
     loss = z.sum(1) / classes                                               # (N,)
     if reduction == "none":
-        return loss.reshape(()) if single and target.ndim == 0 else loss
+        return result_reshape(loss, ()) if single and target.ndim == 0 else loss
     return apply_reduction(loss, reduction)
 
 
@@ -159,7 +160,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     pairs = listed[:, :, None] & ~is_target[:, None, :]
     loss = where(Tensor(pairs), hinge, 0.0).sum((1, 2)) / classes          # (N,)
     if reduction == "none":
-        return loss.reshape(()) if single else loss
+        return result_reshape(loss, ()) if single else loss
     return apply_reduction(loss, reduction)
 
 

@@ -22,6 +22,7 @@ from .index import gather_values as gather
 from .layout import row_major
 from .pointwise import not_implemented
 from .reduce import Extremum, SelectAlong, _check_nonempty, amax, amin
+from .shape import result_reshape
 from .sort import sort
 from ..autocast_ops import autocast_op
 
@@ -91,7 +92,7 @@ def _select(name, result, input, dim, keepdim, find_indices):
     indices = find_indices(flat._data, d)
     values = SelectAlong.apply(flat, indices, d, keepdim and input.ndim > 0)
     if input.ndim == 0:
-        return result(values.reshape(()), Tensor(indices.reshape(())))
+        return result(result_reshape(values, ()), Tensor(indices.reshape(())))
     return result(values, Tensor(indices if keepdim else np.squeeze(indices, d)))
 
 

@@ -17,6 +17,7 @@ from ..autograd import Function
 from ..dtypes import get_default_dtype, kind_of, scalar_type_name
 from ..tensor import Tensor
 from .dims import normalize_dim, normalize_dims
+from .shape import result_reshape
 from .elementwise import ConstantSlope, conj_if_complex, maximum, minimum
 from .layout import row_major
 
@@ -328,7 +329,7 @@ def _extremum_with_indices(name, input, dim, keepdim, arg, result):
     indices = _arg_extremum(flat._data, d, arg)
     values = SelectAlong.apply(flat, indices, d, keepdim and input.ndim > 0)
     indices = _reduced(indices, (d,), keepdim) if input.ndim else indices.reshape(())
-    return result(values.reshape(()) if input.ndim == 0 else values, Tensor(indices))
+    return result(result_reshape(values, ()) if input.ndim == 0 else values, Tensor(indices))
 
 
 def _max_or_min(name, input, dim, keepdim, other_fn, reduce, arg, result):
@@ -556,7 +557,7 @@ def _cumulative(fn, input, dim, dtype):
         input = input.to(np.int64)  # PyTorch accumulates integers and bools as int64
     flat = input.reshape(1) if input.ndim == 0 else input
     out = fn.apply(flat, normalize_dim(dim, flat.ndim))
-    return out.reshape(()) if input.ndim == 0 else out
+    return result_reshape(out, ()) if input.ndim == 0 else out
 
 
 @takes_tensors("input")

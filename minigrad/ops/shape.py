@@ -55,6 +55,18 @@ class Reshape(Function):
         return dout.reshape(ctx.shape), None
 
 
+class ResultReshape(Reshape):
+    """``Reshape`` of an op's own new result into the shape the op returns (a 0-d input's one-element result to
+    0-d): no view, as the op's output in PyTorch is a tensor of its own (a view would refuse ``detach_()`` and
+    report ``_is_view()``)."""
+    view = False
+
+
+def result_reshape(result, shape):
+    """``result`` (a tensor an op has just made) in ``shape``, as the op's own output rather than a view of it."""
+    return ResultReshape.apply(result, tuple(shape))
+
+
 def _check_reshape(shape, n):
     """PyTorch's errors for a target ``shape`` (at most one -1) that cannot hold ``n`` elements."""
     for i, s in enumerate(shape):
