@@ -574,7 +574,11 @@ def run(lib, program, create_graph=False, loss_seed=0, trace=None):
 
 
 def _values(t):
-    """``t``'s values as an ndarray (PyTorch's gradients may be a ZeroTensor, which ``numpy()`` refuses)."""
+    """``t``'s values as an ndarray. PyTorch's gradients may be a ZeroTensor, which ``numpy()`` refuses and which has
+    no memory behind it: ``numpy(force=True)`` of one read from a null pointer and crashed the fuzzer now and then
+    (a segmentation fault in libc), so its zeros are made here."""
+    if getattr(t, "_is_zerotensor", lambda: False)():
+        return t.detach().new_zeros(t.shape).numpy()
     try:
         return t.detach().numpy().copy()
     except RuntimeError:
