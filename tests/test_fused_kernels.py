@@ -70,6 +70,102 @@ def test_softmax_backward_twin_matches_reference(dtype, rng):
     np.testing.assert_allclose(fused_numba.softmax_backward_(dw.copy(), w, 0.3), expected, **TOL[dtype])
 
 
+def _exp_float32_sweep():
+    """Every 31st float32 of magnitude 1e-7 .. 87.3, both signs, and of 87.3 .. 88.3 positive (``_exp``'s range)."""
+    z = np.arange(np.float32(1e-7).view(np.int32), np.float32(87.3).view(np.int32), 31, dtype=np.int32).view(np.float32)
+    top = np.arange(np.float32(87.3).view(np.int32), np.float32(88.3).view(np.int32), 31, dtype=np.int32)
+    return np.concatenate([-z, z, top.view(np.float32)])
+
+
+def test_float32_exp_is_within_two_ulp_of_the_float64_exp():
+    """The masked softmax twin's float32 exp (numba_kernels._exp_float32, plain arithmetic that LLVM vectorizes):
+    within 2 ulp of NumPy's float64 exp over its range, 0 below it, inf above, NaN kept; float64 is the C
+    library's exp."""
+    from numba import njit
+
+    from minigrad.kernels.numba_kernels import _exp
+
+    @njit
+    def exp_each(y, out):
+        for i in range(y.size):
+            out[i] = _exp(y[i])
+
+    y = _exp_float32_sweep()
+    e = np.empty_like(y)
+    exp_each(y, e)
+    exact = np.exp(y.astype(np.float64))
+    ulps = np.abs(e - exact) / np.spacing(exact.astype(np.float32)).astype(np.float64)
+    assert ulps.max() <= 2.0, f"{ulps.max():.2f} ulp at y = {y[ulps.argmax()]}"
+    edges = np.array([0.0, -0.0, -87.31, -104.0, -np.inf, 88.31, 100.0, np.inf, np.nan], np.float32)
+    e = np.empty_like(edges)
+    exp_each(edges, e)
+    np.testing.assert_array_equal(e, [1, 1, 0, 0, 0, np.inf, np.inf, np.inf, np.nan])   # exact by construction
+    y64 = np.linspace(-700.0, 700.0, 101)
+    e64 = np.empty_like(y64)
+    exp_each(y64, e64)
+    np.testing.assert_allclose(e64, np.exp(y64), rtol=1e-15)
+
+
+MASKS = {
+    "none": lambda rng, l, s: None,
+    "causal": lambda rng, l, s: np.where(np.tri(l, s, dtype=bool), 0.0, -np.inf),
+    "float": lambda rng, l, s: rng.standard_normal((l, s)),
+    "float, batch dims of 1": lambda rng, l, s: rng.standard_normal((1, 1, l, s)),
+    "per batch (the reference's)": lambda rng, l, s: rng.standard_normal((3, 1, l, s)),
+}
+
+
+@pytest.mark.parametrize("serial", [True, False], ids=["serial", "parallel"])
+@pytest.mark.parametrize("mask", list(MASKS))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_masked_softmax_twin_matches_reference(dtype, mask, serial, rng, monkeypatch):
+    from minigrad.kernels import numba_kernels
+    if not serial:
+        monkeypatch.setattr(numba_kernels, "SERIAL_BELOW", 0)
+    w = (rng.standard_normal((3, 2, 5, 7)) * 4).astype(dtype)
+    bias = MASKS[mask](rng, 5, 7)
+    bias = None if bias is None else bias.astype(dtype)
+    expected = fused.masked_softmax_reference_(w.copy(), 0.3, bias)
+    with use_backend("numba"):
+        got = w.copy()
+        assert fused.masked_softmax_(got, 0.3, bias) is got                  # in place
+    np.testing.assert_allclose(got, expected, **TOL[dtype])
+    np.testing.assert_allclose(got.sum(-1), 1.0, **TOL[dtype])
+    if mask == "causal":
+        assert not got[..., np.triu_indices(5, 1, 7)[0], np.triu_indices(5, 1, 7)[1]].any()   # masked keys: 0
+
+
+def test_masked_softmax_twin_keeps_nan_and_inf_rows_as_numpy(rng):
+    """A NaN score, a +inf score (inf - inf) or a row masked whole make the row NaN in NumPy's softmax; the twin
+    agrees (sdpa itself gives a row with no key zeros, ops/attention.py, before reaching either)."""
+    w = rng.standard_normal((5, 6)).astype(np.float32)
+    w[0, 3], w[1, 0], w[2, 5], w[3, :] = np.nan, np.nan, np.inf, -np.inf
+    with np.errstate(invalid="ignore"):
+        expected = fused.masked_softmax_reference_(w.copy(), 1.0, None)
+    got = fused_numba.masked_softmax_(w.copy(), 1.0, None)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    assert np.isnan(got[:4]).all() and not np.isnan(got[4]).any()
+    np.testing.assert_allclose(got[4], expected[4], rtol=1e-6)
+
+
+def test_masked_softmax_dispatch(rng):
+    """The twin runs for a mask shared by the batch on C-contiguous scores; a per-batch mask, a strided w or
+    mixed dtypes run the reference (the same function object decides: fused._twin)."""
+    w = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    calls = []
+    with use_backend("numba"):
+        real = fused_numba.masked_softmax_
+        try:
+            fused_numba.masked_softmax_ = lambda *a: calls.append(a) or real(*a)
+            fused.masked_softmax_(w.copy(), 1.0, np.zeros((3, 4), np.float32))
+            fused.masked_softmax_(w.copy(), 1.0, np.zeros((2, 3, 4), np.float32))        # per batch
+            fused.masked_softmax_(w.copy()[..., ::2], 1.0, None)                          # strided
+            fused.masked_softmax_(w.copy(), 1.0, np.zeros((3, 4), np.float64))            # mixed dtypes
+        finally:
+            fused_numba.masked_softmax_ = real
+    assert len(calls) == 1
+
+
 def test_dispatch_follows_the_backend(rng):
     x = heads_view(rng, np.float64)
     cos, sin = angles(rng, 5, 6, np.float64)

@@ -13,12 +13,17 @@ give the same floats; the softmax twin sums differently (below).
   usually a transposed view of a projection), the twin one.
 * ``swiglu_backward(dout, a, b, s)``: the gradients of out = silu(a) * b, s = sigmoid(a):
   da = dout * b * s * (1 + a (1 - s)), db = dout * a * s. NumPy makes seven passes, the twin one.
+* ``masked_softmax_(w, scale, bias)``: attention's softmax of the scaled, masked scores along the last
+  axis, in place. NumPy makes seven passes over the scores (scale, mask, max, subtract, exp, sum, divide),
+  and its max and sum along rows of a few dozen scores cost more than the arithmetic; the twin handles one
+  row at a time in cache, on numba's threads. numba's own exp is the C library's scalar one, so the float32
+  twin calls a vectorizable exp of plain arithmetic (``numba_kernels._exp_float32``, within 2 ulp), and sums
+  the row in float64. It covers a mask (L, S) shared by the whole batch, as ``is_causal`` makes it; another
+  mask's shape runs the reference.
 * ``softmax_backward_(dw, w, scale)``: attention's softmax backward along the last axis of rows of a
   few dozen scores, in place. NumPy's sum along such a short axis costs more than the arithmetic; the
   twin handles one row at a time in cache and accumulates the row's dot product in float64 (so it may
-  differ from NumPy's float32 pairwise sum in the last bit). The forward, ``masked_softmax_``, has no
-  twin: a serial exp in numba is several times slower than NumPy's vectorized one, which outweighs
-  the slow max and sum.
+  differ from NumPy's float32 pairwise sum in the last bit).
 * ``relu_backward(out, dout)``: ReLU's input gradient from its output, as PyTorch's threshold_backward:
   dout where out > 0 or out is NaN, 0 elsewhere (also where dout is inf or NaN). NumPy makes a
   comparison, its negation and a product with the mask (plus a fix-up pass for non-finite dout), the twin
@@ -57,9 +62,8 @@ def swiglu_backward_reference(dout, a, b, s):
     return da, db
 
 
-def masked_softmax_(w, scale, bias):
-    """w <- softmax(w * scale + bias) along the last axis, in place, for w (..., L, S) and bias None or an
-    array broadcasting to w; returns w."""
+def masked_softmax_reference_(w, scale, bias):
+    """NumPy reference of ``masked_softmax_``."""
     w *= scale
     if bias is not None:
         w += bias
@@ -98,6 +102,17 @@ def swiglu_backward(dout, a, b, s):
     if not (dout.shape == a.shape == b.shape == s.shape):
         return swiglu_backward_reference(dout, a, b, s)
     return _twin(swiglu_backward_reference, dout, a, b, s)(dout, a, b, s)
+
+
+def masked_softmax_(w, scale, bias):
+    """w <- softmax(w * scale + bias) along the last axis, in place, for w (..., L, S) and bias None or an
+    array broadcasting to w; returns w."""
+    shared = bias is None or (bias.ndim <= w.ndim and bias.shape[-2:] == w.shape[-2:]
+                              and all(size == 1 for size in bias.shape[:-2]))     # one (L, S) mask for the batch
+    if not (shared and w.flags.c_contiguous and w.ndim >= 2 and w.size):
+        return masked_softmax_reference_(w, scale, bias)
+    arrays = (w,) if bias is None else (w, bias)
+    return _twin(masked_softmax_reference_, *arrays)(w, scale, bias)
 
 
 def softmax_backward_(dw, w, scale):

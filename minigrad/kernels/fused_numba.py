@@ -11,7 +11,7 @@ numba_kernels.py) and make the inputs contiguous where the kernel walks them fla
 import numpy as np
 from numba import njit, prange
 
-from .numba_kernels import _kernel, _run
+from .numba_kernels import _exp, _kernel, _run, _sum_dev
 
 _serial = njit(cache=True, fastmath=False, error_model="numpy")
 _sum = njit(cache=True, fastmath={"reassoc"}, error_model="numpy")
@@ -73,6 +73,36 @@ def _softmax_backward(dw, w, scale):
 def softmax_backward_(dw, w, scale):
     _softmax_backward(dw.reshape(-1, dw.shape[-1]), w.reshape(-1, w.shape[-1]), w.dtype.type(1) * scale)
     return dw
+
+
+@_kernel
+def _masked_softmax(w, scale, bias):
+    n_rows, n_cols = w.shape                              # w (R, S) contiguous: R = batch * L rows of scores
+    n_queries = bias.shape[0]                             # bias (L, S), or (0, S) for none: row r is query r % L
+    for r in prange(n_rows):
+        row = w[r]
+        for j in range(n_cols):
+            row[j] *= scale
+        if n_queries:
+            b = bias[r % n_queries]
+            for j in range(n_cols):
+                row[j] += b[j]
+        m = row[0]
+        for j in range(1, n_cols):
+            m = row[j] if row[j] > m else m               # NaN: exp passes it on, and the total makes the row NaN
+        for j in range(n_cols):
+            row[j] = _exp(row[j] - m)                     # float32: numba_kernels._exp_float32, vectorized
+        total = w.dtype.type(_sum_dev(row, 0.0))          # float64 sum
+        for j in range(n_cols):
+            row[j] /= total
+
+
+def masked_softmax_(w, scale, bias):
+    n_cols = w.shape[-1]
+    rows = w.reshape(-1, n_cols)                          # a view: the caller passes w C-contiguous
+    bias = np.empty((0, n_cols), w.dtype) if bias is None else np.ascontiguousarray(bias).reshape(-1, n_cols)
+    _run(_masked_softmax, w.size, rows, w.dtype.type(scale), bias)
+    return w
 
 
 @_kernel

@@ -670,6 +670,45 @@ def _float32_from_bits(typingctx, bits):
     return numba.types.float32(numba.types.int32), codegen
 
 
+@_inline
+def _exp_reduced_float32(y):
+    """e^y = e^r 2^k for a float32 y with -126 <= k = round(y / ln 2) <= 127 (|y| below about 87.3), in float32
+    arithmetic only (the formula above the constants); no range checks: the callers clamp y."""
+    one = _F32(1.0)
+    k = np.floor(y * _LOG2E + _F32(0.5))
+    r = (y - k * _LN2_HI) - k * _LN2_LO
+    e_r = one + r + r * r * ((((_E[4] * r + _E[3]) * r + _E[2]) * r + _E[1]) * r + _E[0])
+    return e_r * _float32_from_bits((np.int32(k) + np.int32(127)) << np.int32(23))
+
+
+_EXP_LO, _EXP_HI = _F32(-87.3), _F32(88.3)
+"""``_exp_float32``'s range, where -126 <= k <= 127: below it e^y is 0 (IEEE's is subnormal there, from 1.2e-38 down),
+above it inf (IEEE's is finite up to 88.72)."""
+
+
+def _exp(y):
+    """e^y of one number in a kernel: ``_exp_float32`` for float32, the C library's for float64 (overload below)."""
+    return math.exp(y)
+
+
+def _exp_float32(y):
+    """e^y for a float32 y in float32 arithmetic, vectorizable: ``_exp_reduced_float32`` of y clamped to
+    [_EXP_LO, _EXP_HI]; 0 below, inf above, NaN stays NaN. Within 2 ulp of the float64 exp in that range
+    (tests/test_fused_kernels.py). The attention softmax (fused_numba.py) calls it on y <= 0, where it is the exp
+    of every normal float32 result."""
+    e = _exp_reduced_float32(min(max(y, _EXP_LO), _EXP_HI))
+    e = _F32(0.0) if y < _EXP_LO else e
+    e = _F32(np.inf) if y > _EXP_HI else e
+    return e if y == y else y
+
+
+@overload(_exp, jit_options={"fastmath": False, "error_model": "numpy"})
+def _exp_overload(y):
+    if y == numba.types.float32:
+        return _exp_float32
+    return lambda y: math.exp(y)
+
+
 def _tanh(z):
     """tanh of one number in a kernel: ``_tanh_float32`` for float32, the C library's for float64 (overload below)."""
     return math.tanh(z)
@@ -681,12 +720,7 @@ def _tanh_float32(z):
     a = min(abs(z), _F32(10.0))
     u = a * a
     near = a + a * u * ((((_S[4] * u + _S[3]) * u + _S[2]) * u + _S[1]) * u + _S[0])
-    y = a + a
-    k = np.floor(y * _LOG2E + _F32(0.5))                              # e^y = 2^k e^r
-    r = (y - k * _LN2_HI) - k * _LN2_LO
-    e_r = one + r + r * r * ((((_E[4] * r + _E[3]) * r + _E[2]) * r + _E[1]) * r + _E[0])
-    two_k = _float32_from_bits((np.int32(k) + np.int32(127)) << np.int32(23))   # 0 <= k <= 29
-    far = one - two / (e_r * two_k + one)
+    far = one - two / (_exp_reduced_float32(a + a) + one)              # e^(2a) = e^r 2^k, 0 <= k <= 29
     t = math.copysign(near if a < _F32(0.55) else far, z)
     return t if z == z else z
 
