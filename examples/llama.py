@@ -32,7 +32,7 @@ import minigrad as mg
 import minigrad.nn as nn
 import minigrad.nn.functional as F
 from minigrad.autograd import Function
-from minigrad.kernels.fused import rotate_pairs, swiglu_backward
+from minigrad.kernels.fused import rotate_pairs, swiglu_backward, swiglu_forward
 from minigrad.ops.norm.registry import transformer_norms
 
 IGNORE_INDEX = -100  # targets equal to this do not count in the loss (the prompt of the synthetic task)
@@ -194,21 +194,15 @@ class Attention(nn.Module):
 
 
 class SwiGLU(Function):
-    """out = silu(a) * b = a s b with s = sigmoid(a), as one node whose backward is one fused pass
-    (F.silu(a) * b makes two nodes and seven passes): da = dout b s (1 + a (1 - s)), db = dout a s
-    (``minigrad.kernels.fused.swiglu_backward``)."""
+    """out = silu(a) * b = a s b with s = sigmoid(a), as one node whose forward and backward are one fused pass
+    each (F.silu(a) * b makes two nodes and seven passes backward): da = dout b s (1 + a (1 - s)), db = dout a s
+    (``minigrad.kernels.fused.swiglu_forward`` and ``swiglu_backward``)."""
 
     @staticmethod
     def forward(ctx, a, b):
         x, y = np.asarray(a), np.asarray(b)
-        s = np.negative(x)
-        with np.errstate(over="ignore"):  # exp(-x) = inf for x << 0 gives s = 1/inf = 0, the right limit
-            np.exp(s, out=s)
-        s += 1
-        np.reciprocal(s, out=s)
+        out, s = swiglu_forward(x, y)
         ctx.save_for_backward(x, y, s)
-        out = x * s
-        out *= y
         return out
 
     @staticmethod

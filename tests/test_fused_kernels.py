@@ -26,6 +26,16 @@ DTYPES = [np.float32, np.float64]
 TOL = {np.float32: dict(rtol=1e-5, atol=1e-6), np.float64: dict(rtol=1e-12, atol=1e-13)}
 
 
+@pytest.fixture(params=["serial", "parallel"])
+def path(request, monkeypatch):
+    """The twins on each path: the small cases here run serially at the real threshold; ``SERIAL_BELOW = 0`` puts
+    the kernels that have a parallel form on numba's threads."""
+    if request.param == "parallel":
+        from minigrad.kernels import numba_kernels
+        monkeypatch.setattr(numba_kernels, "SERIAL_BELOW", 0)
+    return request.param
+
+
 def heads_view(rng, dtype, b=3, t=5, h=2, hd=6):
     """(B, H, T, hd) as the Transformer makes it: a transposed view of a (B, T, H, hd) projection."""
     return rng.standard_normal((b, t, h, hd)).astype(dtype).transpose(0, 2, 1, 3)
@@ -52,7 +62,26 @@ def test_rotate_pairs_twin_matches_reference_and_turns_back(dtype, rng):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_swiglu_backward_twin_matches_reference(dtype, rng):
+def test_swiglu_forward_twin_matches_reference(dtype, path, rng):
+    a, b = (rng.standard_normal((4, 3, 7)) * 5).astype(dtype), rng.standard_normal((4, 3, 7)).astype(dtype)
+    a[0, 0, :4] = [-1000.0, 100.0, np.nan, 0.0]                        # s: 0 (exp(1000) = inf), 1, NaN, 1/2
+    with np.errstate(invalid="ignore"):
+        expected = fused.swiglu_forward_reference(a, b)
+    got = fused_numba.swiglu_forward(a[:, ::-1], b[:, ::-1])           # strided operands are made contiguous
+    with np.errstate(invalid="ignore"):
+        expected_strided = fused.swiglu_forward_reference(a[:, ::-1], b[:, ::-1])
+    for g, want in zip(got, expected_strided):
+        np.testing.assert_allclose(g, want, **TOL[dtype])
+        assert g.dtype == dtype and g.shape == a.shape
+    out, s = fused_numba.swiglu_forward(a, b)
+    np.testing.assert_allclose(s, expected[1], **TOL[dtype])
+    np.testing.assert_allclose(out, expected[0], **TOL[dtype])
+    np.testing.assert_allclose(s[1:], 1 / (1 + np.exp(-a[1:].astype(np.float64))), **TOL[dtype])   # sigmoid
+    assert s[0, 0, 0] == 0 and s[0, 0, 1] == 1 and np.isnan(s[0, 0, 2]) and s[0, 0, 3] == 0.5
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_swiglu_backward_twin_matches_reference(dtype, path, rng):
     dout, a, b = (rng.standard_normal((4, 3, 7)).astype(dtype) for _ in range(3))
     s = 1 / (1 + np.exp(-a))
     expected = fused.swiglu_backward_reference(dout, a, b, s)
@@ -62,7 +91,7 @@ def test_swiglu_backward_twin_matches_reference(dtype, rng):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_softmax_backward_twin_matches_reference(dtype, rng):
+def test_softmax_backward_twin_matches_reference(dtype, path, rng):
     w = rng.random((2, 3, 4, 5)).astype(dtype)
     w /= w.sum(-1, keepdims=True)
     dw = rng.standard_normal(w.shape).astype(dtype)
@@ -115,13 +144,9 @@ MASKS = {
 }
 
 
-@pytest.mark.parametrize("serial", [True, False], ids=["serial", "parallel"])
 @pytest.mark.parametrize("mask", list(MASKS))
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_masked_softmax_twin_matches_reference(dtype, mask, serial, rng, monkeypatch):
-    from minigrad.kernels import numba_kernels
-    if not serial:
-        monkeypatch.setattr(numba_kernels, "SERIAL_BELOW", 0)
+def test_masked_softmax_twin_matches_reference(dtype, mask, path, rng):
     w = (rng.standard_normal((3, 2, 5, 7)) * 4).astype(dtype)
     bias = MASKS[mask](rng, 5, 7)
     bias = None if bias is None else bias.astype(dtype)

@@ -2,15 +2,18 @@
 
 Each kernel has a NumPy reference here (the executable specification, run on the ``"numpy"`` backend and
 for the cases the numba twin does not cover) and a numba twin of the same name in fused_numba.py, run
-on the ``"numba"`` backend (``minigrad.kernels.get_backend()``). The twins are serial: at these sizes
-(about a million elements) a second numba thread measured no faster on a shared 2-core machine. The
-rotary and SwiGLU twins compute the reference's expressions in its order, without fastmath, so both
-give the same floats; the softmax twin sums differently (below).
+on the ``"numba"`` backend (``minigrad.kernels.get_backend()``); fused_numba.py says which run on numba's
+threads. The rotary twin and SwiGLU's backward compute the reference's expressions in its order, without
+fastmath, so both give the same floats; the softmax twins sum differently, and the float32 twins that take an
+exp (the masked softmax, SwiGLU's forward) use their own (below).
 
 * ``rotate_pairs(x, cos, sin)``: the rotary embedding's turn of each feature pair (x1, x2) =
   (x[..., i], x[..., i + hd/2]) of x (..., T, hd) by its angle, cos and sin (T, hd/2):
   y1 = x1 cos - x2 sin, y2 = x2 cos + x1 sin. NumPy makes six strided passes over the halves (x is
   usually a transposed view of a projection), the twin one.
+* ``swiglu_forward(a, b)``: out = silu(a) * b = a s b and s = sigmoid(a) = 1 / (1 + exp(-a)), which the
+  backward reuses. NumPy makes six passes (and its exp one thread), the twin one on numba's threads, with
+  the vectorizable float32 exp of the softmax twin below.
 * ``swiglu_backward(dout, a, b, s)``: the gradients of out = silu(a) * b, s = sigmoid(a):
   da = dout * b * s * (1 + a (1 - s)), db = dout * a * s. NumPy makes seven passes, the twin one.
 * ``masked_softmax_(w, scale, bias)``: attention's softmax of the scaled, masked scores along the last
@@ -47,6 +50,18 @@ def rotate_pairs_reference(x, cos, sin):
     np.multiply(x2, cos, out=y2)
     y2 += x1 * sin
     return y
+
+
+def swiglu_forward_reference(a, b):
+    """NumPy reference of ``swiglu_forward``: (out, s), fresh arrays of a's shape."""
+    s = np.negative(a)
+    with np.errstate(over="ignore"):  # exp(-a) = inf for a << 0 gives s = 1/inf = 0, the right limit
+        np.exp(s, out=s)
+    s += 1
+    np.reciprocal(s, out=s)
+    out = a * s
+    out *= b
+    return out, s
 
 
 def swiglu_backward_reference(dout, a, b, s):
@@ -95,6 +110,13 @@ def rotate_pairs(x, cos, sin):
     if x.ndim != 4:
         return rotate_pairs_reference(x, cos, sin)
     return _twin(rotate_pairs_reference, x, cos, sin)(x, cos, sin)
+
+
+def swiglu_forward(a, b):
+    """(out, s) of out = a * s * b, s = sigmoid(a), for arrays of one shape."""
+    if a.shape != b.shape:
+        return swiglu_forward_reference(a, b)
+    return _twin(swiglu_forward_reference, a, b)(a, b)
 
 
 def swiglu_backward(dout, a, b, s):
