@@ -155,6 +155,50 @@ def test_float32_adam_keeps_dtypes_like_pytorch(torch):
     assert m.opt.state[m.ours[0]]["step"].dtype == mg.float32 and m.ours[0].dtype == mg.float32
 
 
+ADAM_CASES = [("AdamW", dict(weight_decay=0.1)), ("Adam", {}), ("Adam", dict(amsgrad=True)),
+              ("AdamW", dict(maximize=True, amsgrad=True)), ("Adam", dict(weight_decay=0.1))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name, kwargs", ADAM_CASES, ids=[f"{n}-{k}" for n, k in ADAM_CASES])
+def test_adam_one_pass_equals_its_numpy_operations(name, kwargs, dtype, monkeypatch):
+    """On the numba backend Adam's step is one pass per parameter (kernels/fused_numba.py ``adam_step_``), the NumPy
+    operations of optim/adam.py elementwise in their order: the same bits as the numpy backend's step (exact by
+    construction: the same IEEE operations in one dtype, compiled without fastmath), the same version counts. L2
+    weight decay (Adam's weight_decay) and a strided parameter keep the NumPy path."""
+    from minigrad.kernels import fused_numba, use_backend
+    calls = []
+    real = fused_numba.adam_step_
+    monkeypatch.setattr(fused_numba, "adam_step_", lambda *a: calls.append(a) or real(*a))
+    rng = np.random.default_rng(0)
+    start = [rng.standard_normal(s).astype(dtype) for s in [(40, 30), (7,), (5, 6)]]
+    grads = [[(rng.standard_normal(a.shape) * 10.0 ** rng.integers(-3, 3)).astype(dtype) for a in start]
+             for _ in range(4)]
+    results = {}
+    for backend in ("numpy", "numba"):
+        with use_backend(backend):
+            params = [nn.Parameter(mg.tensor(a.copy())) for a in start[:2]]
+            params.append(nn.Parameter(mg.tensor(start[2].T.copy()).t()))            # strided: the NumPy path
+            opt = getattr(optim, name)(params, lr=0.01, **kwargs)
+            versions = [p._version for p in params]
+            for step_grads in grads:
+                for p, g in zip(params, step_grads):
+                    p.grad = mg.tensor(g)
+                opt.step()
+            results[backend] = ([p.detach().numpy().copy() for p in params],
+                                [p._version - v for p, v in zip(params, versions)],
+                                [{k: np.array(v) for k, v in opt.state[p].items()} for p in params])
+    for ours, reference in zip(results["numba"][0], results["numpy"][0]):
+        np.testing.assert_array_equal(ours, reference)
+    assert results["numba"][1] == results["numpy"][1]
+    for ours, reference in zip(results["numba"][2], results["numpy"][2]):
+        assert ours.keys() == reference.keys()
+        for key in ours:
+            np.testing.assert_array_equal(ours[key], reference[key])
+    fused = name == "AdamW" or "weight_decay" not in kwargs
+    assert len(calls) == (2 * len(grads) if fused else 0)      # the two contiguous parameters, each step
+
+
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
 def test_default_hyperparameters_equal_pytorch(torch, name):
     p = nn.Parameter(mg.zeros(2))

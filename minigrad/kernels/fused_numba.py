@@ -10,6 +10,11 @@ softmax backward's dot product (``_dot``, compiled with ``fastmath={"reassoc"}``
 float64 partial sums in SIMD lanes, 3x faster) and the softmax's total (numba_kernels._sum_dev); their order is
 still fixed by the code and the row length. The wrappers allocate the outputs with NumPy (huge pages, see
 numba_kernels.py) and make the inputs contiguous where the kernel walks them flat.
+
+One twin has no reference in fused.py: Adam's step (``adam_step_``), whose reference is the NumPy operations of
+optim/adam.py, one array pass each; the twin does them elementwise in one pass, in their order and dtype, so
+both give the same bits (tests/test_optim.py). The Transformer's AdamW step over its 918,656 float32 parameters
+(39 tensors, one process, 2 threads) took 10.4 ms as NumPy operations and 3.6 ms as the twin.
 """
 import numpy as np
 from numba import njit, prange
@@ -147,3 +152,30 @@ def relu_backward(out, dout):
     _run(_relu_backward, out.size, np.ascontiguousarray(out).reshape(-1), np.ascontiguousarray(dout).reshape(-1),
          dx.reshape(-1))
     return dx
+
+
+@_kernel
+def _adam_step(p, g, m, v, v_max, decay, c1, beta2, c2, bias_correction2_sqrt, eps, neg_step_size):
+    amsgrad = v_max.size > 0                              # v_max (N,), or (0,) without AMSGrad
+    for i in prange(p.size):                              # p, g, m, v (N,) contiguous
+        gi = g[i]
+        p_i = p[i] * decay                                # AdamW's decay first (1 without)
+        m_i = m[i] + (gi - m[i]) * c1                     # m += (1 - beta1) * (g - m)
+        v_i = v[i] * beta2 + (gi * c2) * gi               # v = beta2 * v + (1 - beta2) * g * g
+        m[i], v[i] = m_i, v_i
+        second = v_i
+        if amsgrad:                                       # np.maximum's: a NaN on either side wins
+            second = v_max[i] if v_max[i] >= v_i or v_max[i] != v_max[i] else v_i
+            v_max[i] = second
+        denom = np.sqrt(second) / bias_correction2_sqrt + eps
+        p[i] = p_i + (m_i * neg_step_size) / denom
+
+
+def adam_step_(p, g, m, v, v_max, lr, beta1, beta2, eps, step, decay):
+    """One Adam step of the contiguous arrays p (written in place), g, m, v and v_max (AMSGrad's running maximum,
+    or None), in one pass: optim/adam.py's NumPy operations, elementwise in their order and dtype (its NumPy path
+    is this twin's reference). ``decay``: AdamW's factor 1 - lr * weight_decay, or 1."""
+    t = p.dtype.type
+    v_max = np.empty(0, p.dtype) if v_max is None else v_max.reshape(-1)
+    _run(_adam_step, p.size, p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), v_max, t(decay),
+         t(1 - beta1), t(beta2), t(1 - beta2), t((1 - beta2 ** step) ** 0.5), t(eps), t(-(lr / (1 - beta1 ** step))))

@@ -1,6 +1,11 @@
-"""Adam (Kingma & Ba, 2015) and AdamW (Loshchilov & Hutter, 2019), in PyTorch's operation order."""
+"""Adam (Kingma & Ba, 2015) and AdamW (Loshchilov & Hutter, 2019), in PyTorch's operation order.
+
+On the numba backend a parameter's step is one pass (kernels/fused_numba.py ``adam_step_``) of the NumPy operations
+written out in ``Adam._update_group``, which stay its reference and run for the cases the pass does not cover."""
 import numpy as np
 
+from ..autograd.version import bump_tensor
+from ..kernels import numba_module
 from ..tensor import Tensor
 from .optimizer import Optimizer, _scalar_tensor
 from ._moments import check_betas, check_non_negative, speed_flags
@@ -55,14 +60,34 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = Tensor(np.zeros_like(p._data))
         return state
 
+    @staticmethod
+    def _fusable(p, grad, state, group):
+        """Whether ``p``'s step can run as one pass of numba's (kernels/fused_numba.py ``adam_step_``): real float
+        arrays of one dtype, each C-contiguous and apart, p writable, weight decay none or decoupled. Else the
+        NumPy operations below run (they are the pass's reference)."""
+        arrays = [p._data, grad] + [state[name]._data for name in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+                                    if name in state]
+        return (p._data.dtype in (np.float32, np.float64) and p._data.flags.writeable
+                and (group["weight_decay"] == 0 or group["decoupled_weight_decay"])
+                and all(a.dtype == p._data.dtype and a.flags.c_contiguous for a in arrays)
+                and not any(np.may_share_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:]))
+
     def _update_group(self, group, params):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+        fused = numba_module("fused_numba") if not group["differentiable"] else None
         for p in params:
             grad = -p.grad._data if group["maximize"] else p.grad._data
             state = self._init_state(p, amsgrad)
             exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
             state["step"]._data += 1
+            if fused is not None and self._fusable(p, grad, state, group):
+                decays = weight_decay != 0 and group["decoupled_weight_decay"]
+                fused.adam_step_(p._data, grad, exp_avg, exp_avg_sq, state["max_exp_avg_sq"]._data if amsgrad else None,
+                                 lr, beta1, beta2, eps, state["step"].item(), 1 - lr * weight_decay if decays else 1)
+                for _ in range(2 if decays else 1):     # p.mul_ and p.add_ below each count as a write
+                    bump_tensor(p)
+                continue
             if weight_decay != 0:
                 if group["decoupled_weight_decay"]:
                     p.mul_(1 - lr * weight_decay)
