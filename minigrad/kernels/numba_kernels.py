@@ -686,50 +686,45 @@ _EXP_LO, _EXP_HI = _F32(-87.3), _F32(88.3)
 above it inf (IEEE's is finite up to 88.72)."""
 
 
-def _exp(y):
-    """e^y of one number in a kernel: ``_exp_float32`` for float32, the C library's for float64 (overload below)."""
-    return math.exp(y)
+def _float32_own(float32_impl, libm):
+    """A function of one number for kernels: ``float32_impl`` (plain float32 arithmetic, which LLVM vectorizes) for
+    a float32, the C library's ``libm`` (a scalar call) otherwise, chosen by numba at compile time (an overload)."""
+    def function(x):
+        return libm(x)
+
+    @overload(function, jit_options={"fastmath": False, "error_model": "numpy"})
+    def _by_type(x):
+        if x == numba.types.float32:
+            return float32_impl
+        return lambda x: libm(x)
+    function.__doc__ = f"{libm.__name__} in a kernel: {float32_impl.__name__} for float32, else the C library's."
+    return function
 
 
-def _exp_float32(y):
-    """e^y for a float32 y in float32 arithmetic, vectorizable: ``_exp_reduced_float32`` of y clamped to
+def _exp_float32(x):
+    """e^x for a float32 x in float32 arithmetic, vectorizable: ``_exp_reduced_float32`` of x clamped to
     [_EXP_LO, _EXP_HI]; 0 below, inf above, NaN stays NaN. Within 2 ulp of the float64 exp in that range
-    (tests/test_fused_kernels.py). The attention softmax (fused_numba.py) calls it on y <= 0, where it is the exp
+    (tests/test_fused_kernels.py). The attention softmax (fused_numba.py) calls it on x <= 0, where it is the exp
     of every normal float32 result."""
-    e = _exp_reduced_float32(min(max(y, _EXP_LO), _EXP_HI))
-    e = _F32(0.0) if y < _EXP_LO else e
-    e = _F32(np.inf) if y > _EXP_HI else e
-    return e if y == y else y
+    e = _exp_reduced_float32(min(max(x, _EXP_LO), _EXP_HI))
+    e = _F32(0.0) if x < _EXP_LO else e
+    e = _F32(np.inf) if x > _EXP_HI else e
+    return e if x == x else x
 
 
-@overload(_exp, jit_options={"fastmath": False, "error_model": "numpy"})
-def _exp_overload(y):
-    if y == numba.types.float32:
-        return _exp_float32
-    return lambda y: math.exp(y)
-
-
-def _tanh(z):
-    """tanh of one number in a kernel: ``_tanh_float32`` for float32, the C library's for float64 (overload below)."""
-    return math.tanh(z)
-
-
-def _tanh_float32(z):
-    """tanh(z) for a float32 z in float32 arithmetic only (the formula above the constants)."""
+def _tanh_float32(x):
+    """tanh(x) for a float32 x in float32 arithmetic only (the formula above the constants)."""
     one, two = _F32(1.0), _F32(2.0)
-    a = min(abs(z), _F32(10.0))
+    a = min(abs(x), _F32(10.0))
     u = a * a
     near = a + a * u * ((((_S[4] * u + _S[3]) * u + _S[2]) * u + _S[1]) * u + _S[0])
     far = one - two / (_exp_reduced_float32(a + a) + one)              # e^(2a) = e^r 2^k, 0 <= k <= 29
-    t = math.copysign(near if a < _F32(0.55) else far, z)
-    return t if z == z else z
+    t = math.copysign(near if a < _F32(0.55) else far, x)
+    return t if x == x else x
 
 
-@overload(_tanh, jit_options={"fastmath": False, "error_model": "numpy"})
-def _tanh_overload(z):
-    if z == numba.types.float32:
-        return _tanh_float32
-    return lambda z: math.tanh(z)
+_exp = _float32_own(_exp_float32, math.exp)
+_tanh = _float32_own(_tanh_float32, math.tanh)
 
 
 @_kernel
