@@ -61,7 +61,7 @@ def swiglu_forward(a, b):
 
 @_kernel
 def _swiglu_backward(dout, a, b, s, one, da, db):
-    for i in prange(a.size):                               # all (N,) contiguous
+    for i in prange(a.size):                              # all (N,) contiguous
         si, ai = s[i], a[i]
         db[i] = dout[i] * (ai * si)
         da[i] = (((one - si) * ai + one) * si) * (dout[i] * b[i])   # one: 1 in the data's dtype

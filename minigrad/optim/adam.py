@@ -75,7 +75,7 @@ class Adam(Optimizer):
     def _update_group(self, group, params):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
-        fused = numba_module("fused_numba") if not group["differentiable"] else None
+        fused = numba_module("fused_numba") if not group.get("differentiable") else None
         for p in params:
             grad = -p.grad._data if group["maximize"] else p.grad._data
             state = self._init_state(p, amsgrad)
