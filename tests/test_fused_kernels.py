@@ -157,7 +157,8 @@ def test_masked_softmax_twin_matches_reference(dtype, mask, path, rng):
     np.testing.assert_allclose(got, expected, **TOL[dtype])
     np.testing.assert_allclose(got.sum(-1), 1.0, **TOL[dtype])
     if mask == "causal":
-        assert not got[..., np.triu_indices(5, 1, 7)[0], np.triu_indices(5, 1, 7)[1]].any()   # masked keys: 0
+        rows, cols = np.triu_indices(5, 1, 7)
+        assert not got[..., rows, cols].any()                                 # masked keys: 0
 
 
 def test_masked_softmax_twin_keeps_nan_and_inf_rows_as_numpy(rng):
@@ -173,21 +174,18 @@ def test_masked_softmax_twin_keeps_nan_and_inf_rows_as_numpy(rng):
     np.testing.assert_allclose(got[4], expected[4], rtol=1e-6)
 
 
-def test_masked_softmax_dispatch(rng):
+def test_masked_softmax_dispatch(rng, monkeypatch):
     """The twin runs for a mask shared by the batch on C-contiguous scores; a per-batch mask, a strided w or
     mixed dtypes run the reference (the same function object decides: fused._twin)."""
     w = rng.standard_normal((2, 3, 4)).astype(np.float32)
     calls = []
+    real = fused_numba.masked_softmax_
+    monkeypatch.setattr(fused_numba, "masked_softmax_", lambda *a: calls.append(a) or real(*a))
     with use_backend("numba"):
-        real = fused_numba.masked_softmax_
-        try:
-            fused_numba.masked_softmax_ = lambda *a: calls.append(a) or real(*a)
-            fused.masked_softmax_(w.copy(), 1.0, np.zeros((3, 4), np.float32))
-            fused.masked_softmax_(w.copy(), 1.0, np.zeros((2, 3, 4), np.float32))        # per batch
-            fused.masked_softmax_(w.copy()[..., ::2], 1.0, None)                          # strided
-            fused.masked_softmax_(w.copy(), 1.0, np.zeros((3, 4), np.float64))            # mixed dtypes
-        finally:
-            fused_numba.masked_softmax_ = real
+        fused.masked_softmax_(w.copy(), 1.0, np.zeros((3, 4), np.float32))
+        fused.masked_softmax_(w.copy(), 1.0, np.zeros((2, 3, 4), np.float32))        # per batch
+        fused.masked_softmax_(w.copy()[..., ::2], 1.0, None)                          # strided
+        fused.masked_softmax_(w.copy(), 1.0, np.zeros((3, 4), np.float64))            # mixed dtypes
     assert len(calls) == 1
 
 
