@@ -136,6 +136,9 @@ from .dtypes import (can_cast, finfo, iinfo, int, int8, int16, promote_types,  #
 from .size import Size  # noqa: E402
 from .ops.layout import layout, strided  # noqa: E402
 from .tensor import is_nonzero  # noqa: E402
+from .random import get_rng_state, initial_seed, seed, set_rng_state  # noqa: E402
+from .tensor import set_printoptions  # noqa: E402
+from .switches import *  # noqa: E402,F401,F403 - deterministic algorithms, anomaly, warn_always, typename, ...
 from math import e, inf, nan, pi  # noqa: E402
 newaxis = None
 

@@ -6,6 +6,8 @@ Every random function takes ``generator=`` (a ``minigrad.Generator``, or a NumPy
 otherwise draws from the global default generator, which ``minigrad.manual_seed`` reseeds. The
 streams differ from PyTorch's: the same seed gives other numbers than in PyTorch.
 """
+import contextlib
+
 import numpy as np
 
 from ._checks import takes_tensors
@@ -39,11 +41,13 @@ class Generator:
         return self._initial_seed
 
     def get_state(self):
-        """The stream's state (a dict: NumPy's bit-generator state), for ``set_state``."""
+        """The stream's state (a dict: NumPy's bit-generator state), for ``set_state``. PyTorch returns a uint8
+        tensor here; ``minigrad.get_rng_state()`` does for the default generator."""
         return self.numpy.bit_generator.state
 
     def set_state(self, state):
-        self.numpy.bit_generator.state = state
+        """Put the stream in ``state``: a dict from ``get_state`` or a uint8 tensor from ``get_rng_state``."""
+        self.numpy.bit_generator.state = state if isinstance(state, dict) else _unpack_state(state)
         return self
 
 
@@ -53,6 +57,70 @@ default_generator = Generator()
 def manual_seed(seed):
     """Reseed minigrad's default generator (NumPy's PCG64; the streams differ from PyTorch's)."""
     return default_generator.manual_seed(seed)
+
+
+def seed():
+    """Reseed the default generator from fresh entropy; returns the new seed (``torch.seed``)."""
+    return default_generator.seed()
+
+
+def initial_seed():
+    """The seed the default generator was last seeded with (``torch.initial_seed``)."""
+    return default_generator.initial_seed()
+
+
+# PCG64's state as PyTorch hands a generator's state around, a uint8 tensor: the 128-bit state and increment,
+# then the flag and value of the buffered 32-bit half, each little-endian. (PyTorch's Mersenne Twister state
+# is 5056 bytes; the two cannot be exchanged.)
+_STATE_FIELDS = (("state", 16), ("inc", 16), ("has_uint32", 4), ("uinteger", 4))
+_STATE_BYTES = sum(size for _, size in _STATE_FIELDS)
+
+
+def _pack_state(state):
+    """The uint8 array of a PCG64 state dict."""
+    values = {**state["state"], "has_uint32": state["has_uint32"], "uinteger": state["uinteger"]}
+    raw = b"".join(int(values[name]).to_bytes(size, "little") for name, size in _STATE_FIELDS)
+    return np.frombuffer(raw, dtype=np.uint8).copy()
+
+
+def _unpack_state(tensor):
+    """The PCG64 state dict of a uint8 tensor from ``_pack_state``; PyTorch's errors for anything else."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"expected a torch.ByteTensor, but got {type(tensor).__name__}")
+    if tensor.dtype != np.uint8:
+        raise TypeError("RNG state must be a torch.ByteTensor")
+    if tensor.numel() != _STATE_BYTES:
+        raise RuntimeError(f"Expected a PCG64 generator state of size {_STATE_BYTES} but found the input RNG state "
+                           f"size to be {tensor.numel()}")
+    raw, values, at = tensor._data.reshape(-1).tobytes(), {}, 0
+    for name, size in _STATE_FIELDS:
+        values[name], at = int.from_bytes(raw[at:at + size], "little"), at + size
+    return {"bit_generator": "PCG64", "state": {"state": values["state"], "inc": values["inc"]},
+            "has_uint32": values["has_uint32"], "uinteger": values["uinteger"]}
+
+
+def get_rng_state():
+    """The default generator's state as a uint8 tensor (``torch.get_rng_state``), for ``set_rng_state``."""
+    return Tensor(_pack_state(default_generator.get_state()))
+
+
+def set_rng_state(new_state):
+    """Put the default generator in ``new_state``, a uint8 tensor from ``get_rng_state``."""
+    default_generator.set_state(_unpack_state(new_state))
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type=None):
+    """Within the block, draw from the default generator freely: its state is put back on leaving
+    (``torch.random.fork_rng``; minigrad has no other device whose streams would need forking)."""
+    if not enabled:
+        yield
+        return
+    state = default_generator.get_state()
+    try:
+        yield
+    finally:
+        default_generator.set_state(state)
 
 
 def numpy_rng(generator=None):

@@ -7,6 +7,7 @@ The operations themselves live in ``minigrad/ops/`` next to their backward passe
 the table at the bottom of this file binds them as methods, so ``x.sum(1)`` and
 ``mg.sum(x, 1)`` are the same function.
 """
+import sys
 import weakref
 
 import numpy as np
@@ -75,26 +76,52 @@ def legacy_array(data, sizes, dtype, constructor):
     return np.array(data, dtype=dtype)
 
 
+_PRINT_PROFILES = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+                   "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+                   "full": {"precision": 4, "threshold": sys.maxsize, "edgeitems": 3, "linewidth": 80}}
+PRINT_OPTIONS = dict(_PRINT_PROFILES["default"], sci_mode=None)
+"""How tensors print (``set_printoptions``): digits after the point, the element count above which a tensor is
+summarised with ``edgeitems`` items at each end, the line width, and scientific notation (None: when needed)."""
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """``torch.set_printoptions``: ``profile`` ("default", "short" or "full") first, then the options given;
+    ``sci_mode`` is set by every call (None, its default, chooses scientific notation when the values need it)."""
+    PRINT_OPTIONS.update(_PRINT_PROFILES.get(profile, {}))
+    given = {"precision": precision, "threshold": threshold, "edgeitems": edgeitems, "linewidth": linewidth}
+    PRINT_OPTIONS.update({name: value for name, value in given.items() if value is not None})
+    PRINT_OPTIONS["sci_mode"] = sci_mode
+
+
 def _print_options(data):
-    """``np.array2string`` options that print like PyTorch: floats with 4 decimals ("1.5000"), or as "1." when
-    every value is an integer, or in scientific notation when the magnitudes span more than 1000x (or reach
-    1e8, or go below 1e-4); a lone ``True`` is not padded to the width of ``False``."""
+    """``np.array2string`` options that print like PyTorch: floats with ``precision`` (4) decimals ("1.5000"), or
+    as "1." when every value is an integer, or in scientific notation when the magnitudes span more than 1000x
+    (or reach 1e8, or go below 1e-4) or ``sci_mode`` asks for it; a lone ``True`` is not padded to the width of
+    ``False``. The summary and line width follow PRINT_OPTIONS."""
+    shape = {"threshold": PRINT_OPTIONS["threshold"], "edgeitems": PRINT_OPTIONS["edgeitems"],
+             "max_line_width": PRINT_OPTIONS["linewidth"]}
     if data.dtype.kind == "b":
         width = 5 if not data.all() else 4
-        return {"formatter": {"bool": lambda b: str(b).rjust(width)}}
+        return {"formatter": {"bool": lambda b: str(b).rjust(width)}, **shape}
     if data.dtype.kind != "f":
-        return {}
+        return shape
+    digits, sci_mode = PRINT_OPTIONS["precision"], PRINT_OPTIONS["sci_mode"]
+    fixed = {"precision": digits, "floatmode": "fixed", "suppress_small": True, **shape}
     magnitudes = np.abs(data[np.isfinite(data) & (data != 0)]).astype(np.float64)
     if magnitudes.size == 0:
-        return {"precision": 4}
-    lo, hi = magnitudes.min(), magnitudes.max()
-    if np.all(magnitudes == np.round(magnitudes)):
-        if hi <= 1e8:
-            return {"precision": 4}  # NumPy prints integral floats as "1."
-    elif hi / lo <= 1000 and hi <= 1e8 and lo >= 1e-4:
-        return {"precision": 4, "floatmode": "fixed", "suppress_small": True}
-    width = 11 if (data < 0).any() else 10  # "-1.0000e+00": right-aligned like NumPy's own modes
-    return {"formatter": {"float_kind": lambda x: f"{x:.4e}".rjust(width)}}
+        return {"precision": digits, **shape}
+    if sci_mode is not True and np.all(magnitudes == np.round(magnitudes)) and (sci_mode is False or
+                                                                                 magnitudes.max() <= 1e8):
+        return {"precision": digits, **shape}  # NumPy prints integral floats as "1."
+    if sci_mode is False and magnitudes.max() >= 1e8:       # (NumPy's fixed mode switches to exponents there)
+        finite = data[np.isfinite(data)]
+        width = max(len(f"{v:.{digits}f}") for v in (finite.min(), finite.max()))
+        return {"formatter": {"float_kind": lambda x: f"{x:.{digits}f}".rjust(width)}, **shape}
+    if sci_mode is False or (sci_mode is None and magnitudes.max() / magnitudes.min() <= 1000
+                             and magnitudes.max() <= 1e8 and magnitudes.min() >= 1e-4):
+        return fixed
+    width = digits + 6 + bool((data < 0).any())  # "-1.0000e+00": right-aligned like NumPy's own modes
+    return {"formatter": {"float_kind": lambda x: f"{x:.{digits}e}".rjust(width)}, **shape}
 
 
 _PLAIN_OPERANDS = set()   # Tensor, float, int: filled in once the class exists
@@ -530,6 +557,7 @@ class Tensor:
         else:
             shown = self._data.astype(dtypes.float32) if self._data.dtype == dtypes.bfloat16 else self._data
             body = np.array2string(shown, separator=", ", prefix="tensor(", **_print_options(shown))
+            body = body.replace(", ..., ", ",  ..., ")     # PyTorch's gap before a row's summary
         implied = (dtypes.get_default_dtype(),) if self._data.size == 0 else (dtypes.get_default_dtype(), dtypes.int64,
                                                                              dtypes.bool, dtypes.default_complex())
         if self._data.dtype not in implied:
