@@ -140,6 +140,8 @@ from .random import get_rng_state, initial_seed, seed, set_rng_state  # noqa: E4
 from .tensor import set_printoptions  # noqa: E402
 from .switches import *  # noqa: E402,F401,F403 - deterministic algorithms, anomaly, warn_always, typename, ...
 from math import e, inf, nan, pi  # noqa: E402
+from .ops.torch_functional import *  # noqa: E402,F401,F403
+from .ops.torch_misc import *  # noqa: E402,F401,F403
 newaxis = None
 
 __version__ = "0.1.0"
