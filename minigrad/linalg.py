@@ -80,6 +80,7 @@ from .ops import decomp as dc  # noqa: E402
 from .ops import elementwise as _ew  # noqa: E402
 from .ops import shape as _sh  # noqa: E402
 from .ops.products import linalg_cross as cross, multi_dot, vander, vecdot  # noqa: E402,F401
+from .ops.linalg import matmul  # noqa: E402  (torch.linalg.matmul: the same function)
 from .tensor import Tensor  # noqa: E402
 from .autograd.function import pytorch_saves
 
@@ -87,7 +88,7 @@ LinAlgError = dc.LinAlgError
 
 __all__ += ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
             "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq",
-            "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot",
+            "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot",
             "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
             "tensorsolve", "vander", "vecdot"]
 
@@ -265,7 +266,6 @@ def matrix_power(A, n, *, out=None):
 
 
 def _mm(a, b):
-    from .ops.linalg import matmul
     return matmul(a, b)
 
 

@@ -1,10 +1,15 @@
 """Tensor methods public programs call that are spelled differently elsewhere in minigrad: ``ndimension``,
-``nelement``, ``adjoint``, ``swapaxes_``/``swapdims_``, ``fill_diagonal_``, and the memory stand-ins
+``nelement``, ``adjoint``, ``swapaxes_``/``swapdims_``, ``fill_diagonal_``; the memory stand-ins
 ``share_memory_`` (CPU memory: a no-op, as PyTorch's on one process) and ``pin_memory`` (PyTorch's CPU-only
-build raises: pinned memory is for copies to an accelerator)."""
+build raises: pinned memory is for copies to an accelerator); the layout queries ``dim_order``, ``dense_dim``,
+``sparse_dim``, ``is_set_to``, ``const_data_ptr``; and the CPU tensor's Python-function maps ``apply_``, ``map_``,
+``map2_``."""
 import numpy as np
 
 from ._checks import takes_tensors
+from .autograd.version import bump_tensor
+from .ops.inplace import check_writable
+from .ops.shape import expand
 from .tensor import Tensor
 
 
@@ -59,9 +64,75 @@ def pin_memory(self, device=None):
     raise RuntimeError("Cannot access accelerator device when none is available.")
 
 
+def dim_order(self, *, ambiguity_check=False):
+    """The dims from the outermost to the innermost in memory (largest stride first; equal strides in dim
+    order): (0, 2, 3, 1) for channels_last. With ``ambiguity_check``, PyTorch's error when two dims have the
+    same stride (size-1 dims), so that the order is not unique."""
+    strides = self._data.strides
+    if ambiguity_check is not False and len(set(strides)) < len(strides):
+        raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
+                           "memory formats.")
+    return tuple(sorted(range(self.ndim), key=lambda d: -strides[d]))
+
+
+def dense_dim(self):
+    """A strided tensor's dims are all dense."""
+    return self.ndim
+
+
+def sparse_dim(self):
+    """A strided tensor has no sparse dims."""
+    return 0
+
+
+def is_set_to(self, tensor):
+    """Whether both tensors show the same memory the same way (start, sizes and strides)."""
+    a, b = self._data, tensor._data
+    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.shape == b.shape
+            and a.strides == b.strides and a.dtype == b.dtype)
+
+
+def const_data_ptr(self):
+    """``data_ptr()``."""
+    return self.data_ptr()
+
+
+def _map_in_place(name, target, others, fn):
+    """``target``'s elements replaced by ``fn(t, *o)`` of each element and the matching elements of ``others``
+    (broadcast to ``target``'s shape), called with Python numbers; the results cast to ``target``'s dtype.
+    PyTorch's error for a tensor that requires grad (the map cannot be differentiated). The write counts as an
+    in-place write (a saved tensor rewritten this way makes backward refuse, where PyTorch does not notice)."""
+    if any(t.requires_grad for t in (target, *others)):
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
+    columns = [target._data.reshape(-1).tolist()]
+    columns += [expand(o, target.shape)._data.reshape(-1).tolist() for o in others]
+    values = np.array([fn(*items) for items in zip(*columns)]).reshape(target.shape)
+    check_writable(target._data)
+    np.copyto(target._data, values, casting="unsafe")
+    bump_tensor(target)
+    return target
+
+
+def apply_(self, callable):
+    """Each element replaced by ``callable(element)`` (a Python function of a Python number)."""
+    return _map_in_place("apply_", self, (), callable)
+
+
+def map_(self, tensor, callable):
+    """Each element replaced by ``callable(element, tensor's element)``, ``tensor`` broadcast to this shape."""
+    return _map_in_place("map_", self, (tensor,), callable)
+
+
+def map2_(self, x, y, callable):
+    """Each element replaced by ``callable(element, x's element, y's element)``."""
+    return _map_in_place("map2_", self, (x, y), callable)
+
+
 METHODS = {"ndimension": ndimension, "nelement": nelement, "adjoint": adjoint, "swapaxes_": swapaxes_,
            "swapdims_": swapdims_, "fill_diagonal_": fill_diagonal_, "share_memory_": share_memory_,
-           "pin_memory": pin_memory}
+           "pin_memory": pin_memory, "dim_order": dim_order, "dense_dim": dense_dim, "sparse_dim": sparse_dim,
+           "is_set_to": is_set_to, "const_data_ptr": const_data_ptr, "apply_": apply_, "map_": map_,
+           "map2_": map2_}
 for _name, _method in METHODS.items():
     setattr(Tensor, _name, _method)
 

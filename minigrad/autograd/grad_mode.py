@@ -179,3 +179,29 @@ class detect_anomaly(_GradMode):
                 return fn(*args, **kwargs)
 
         return wrapper
+
+
+# --------------------------------------------------------------------------- backward's threads
+_engine = {"multithreading": True}
+
+
+def is_multithreading_enabled():
+    return _engine["multithreading"]
+
+
+class set_multithreading_enabled:
+    """PyTorch's switch for running backward on one thread per device (a plain call or a context manager). minigrad's
+    backward always runs on the calling thread (its kernels use numba's threads); the setting is recorded and
+    reported back by ``is_multithreading_enabled``."""
+
+    def __init__(self, mode):
+        self.prev = _engine["multithreading"]
+        _engine["multithreading"] = bool(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _engine["multithreading"] = self.prev
+        return False
+

@@ -1,14 +1,25 @@
 """The margin, ranking and likelihood loss modules (``ops/loss_more.py`` has the formulas) and CTCLoss: PyTorch's
 constructors, with class weights registered as the ``weight`` buffer as the other weighted losses do."""
 import math
+import warnings
 
 from . import functional as F
 from .layers import Linear
-from .loss import _Loss, _WeightedLoss
+from .loss import NLLLoss, _Loss, _WeightedLoss
 
 __all__ = ["CTCLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "LinearCrossEntropyLoss", "MarginRankingLoss",
-           "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss",
+           "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss2d", "PoissonNLLLoss",
            "SoftMarginLoss", "TripletMarginWithDistanceLoss"]
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated name of ``NLLLoss`` for (N, C, H, W) inputs: the same loss, with its FutureWarning."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
+                      stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class MarginRankingLoss(_Loss):

@@ -51,6 +51,43 @@ class TensorDataset(Dataset):
         return self.tensors[0].size(0)
 
 
+class StackDataset(Dataset):
+    """Several datasets of one length side by side: sample i is ``(d[i] for d in args)`` as a tuple, or
+    ``{name: d[i]}`` as a dict for datasets given by keyword."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        self.datasets = args if args else kwargs
+        self._length = len(next(iter(self.datasets.values())) if kwargs else args[0])
+        if any(len(d) != self._length for d in (kwargs.values() if kwargs else args)):
+            raise ValueError("Size mismatch between datasets")
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {name: d[index] for name, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices):
+        """The samples at ``indices`` (a DataLoader's batch), each dataset read through its own ``__getitems__``
+        when it has one."""
+        def column(d):
+            got = d.__getitems__(indices) if hasattr(d, "__getitems__") else [d[i] for i in indices]
+            if len(got) != len(indices):
+                raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(got)}")
+            return got
+        if isinstance(self.datasets, dict):
+            columns = {name: column(d) for name, d in self.datasets.items()}
+            return [{name: values[i] for name, values in columns.items()} for i in range(len(indices))]
+        return list(zip(*(column(d) for d in self.datasets)))
+
+    def __len__(self):
+        return self._length
+
+
 class Subset(Dataset):
     """The samples of ``dataset`` at ``indices``, in that order."""
 

@@ -1,0 +1,108 @@
+"""Less common names public PyTorch programs use, mirrored against PyTorch: Tensor.dim_order, dense_dim,
+sparse_dim, is_set_to, const_data_ptr, apply_/map_/map2_; utils.data.StackDataset; nn.NLLLoss2d; linalg.matmul;
+autograd.set_multithreading_enabled."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+from .mirror import torch_or_skip
+
+
+def test_layout_queries_as_pytorch():
+    torch = torch_or_skip()
+    cases = [lambda lib: lib.zeros(2, 3), lambda lib: lib.zeros(2, 3).t(),
+             lambda lib: lib.zeros(2, 3, 4, 5).to(memory_format=lib.channels_last), lambda lib: lib.zeros(4, 6)[:, ::2],
+             lambda lib: lib.zeros(3, 4, 5).permute(2, 0, 1)]
+    for make in cases:
+        ours, theirs = make(mg), make(torch)
+        assert ours.dim_order() == theirs.dim_order()
+        assert (ours.dense_dim(), ours.sparse_dim()) == (theirs.dense_dim(), theirs.sparse_dim())
+        assert ours.is_set_to(ours) and not ours.is_set_to(ours.clone())
+        assert ours.const_data_ptr() == ours.data_ptr()
+    for lib in (mg, torch):
+        with pytest.raises(RuntimeError, match="does not have unique dim order"):
+            lib.zeros(1, 3, 1, 1).dim_order(ambiguity_check=True)
+        assert lib.zeros(2, 3).dim_order(ambiguity_check=True) == (0, 1)
+    x = mg.zeros(2, 3)
+    assert x.is_set_to(x.view(2, 3)) and not x.is_set_to(x.t()) and not x[1:].is_set_to(x)
+
+
+def test_python_function_maps_as_pytorch():
+    torch = torch_or_skip()
+    results = []
+    for lib in (mg, torch):
+        a = lib.arange(4)                     # int64: float results are cast back (truncated)
+        a.apply_(lambda v: v * 2.7)
+        b = lib.arange(6.).reshape(2, 3)
+        b.map_(lib.tensor([1.0, 10.0, 100.0]), lambda u, v: u * v + 1)      # broadcast along the rows
+        b.map2_(lib.ones(2, 3), lib.full((2, 3), 3.0), lambda u, v, w: u - v * w)
+        results.append((a.tolist(), b.tolist()))
+    assert results[0] == results[1]
+    grad = mg.zeros(2, requires_grad=True)
+    for call, name in ((lambda: grad.apply_(abs), "apply_"), (lambda: mg.zeros(2).map_(grad, max), "map_"),
+                       (lambda: grad.map2_(mg.ones(2), mg.ones(2), max), "map2_")):
+        with pytest.raises(RuntimeError, match=rf"Can't call {name}\(\) on Variable that requires grad"):
+            call()
+    with pytest.raises(RuntimeError, match="expanded size"):
+        mg.zeros(2).map_(mg.zeros(3), max)
+
+
+def test_apply_counts_as_a_write_into_a_saved_tensor():
+    """PyTorch does not count apply_ as a write (the gradient then silently uses the new values); minigrad does,
+    so backward refuses."""
+    w = mg.ones(3, requires_grad=True)
+    x = mg.arange(3.)
+    y = w * x                                     # saves x for w's gradient
+    x.apply_(lambda v: v + 1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward(mg.ones(3))
+
+
+def test_stack_dataset_as_pytorch():
+    torch = torch_or_skip()
+    for lib in (mg, torch):
+        data = lib.utils.data
+        first, second = data.TensorDataset(lib.arange(4)), [10, 11, 12, 13]
+        by_position, by_name = data.StackDataset(first, second), data.StackDataset(x=first, y=second)
+        assert len(by_position) == 4 and by_position[1][1] == 11 and int(by_position[2][0][0]) == 2
+        assert by_name[3]["y"] == 13 and int(by_name[3]["x"][0]) == 3
+        assert [s[1] for s in by_position.__getitems__([0, 3])] == [10, 13]
+        assert [s["y"] for s in by_name.__getitems__([2, 1])] == [12, 11]
+        for args, kwargs, message in (((), {}, "At least one dataset"), ((first,), {"y": second}, "both types"),
+                                      ((first, [1]), {}, "Size mismatch"), ((), {"a": first, "b": [1]}, "Size mismatch")):
+            with pytest.raises(ValueError, match=message):
+                data.StackDataset(*args, **kwargs)
+    batches = list(mg.utils.data.DataLoader(mg.utils.data.StackDataset(mg.utils.data.TensorDataset(mg.arange(4.)),
+                                                                       mg.arange(4) * 10), batch_size=2))
+    assert batches[1][1].tolist() == [20, 30] and batches[1][0][0].tolist() == [2.0, 3.0]
+
+
+def test_nllloss2d_warns_and_is_nllloss(rng):
+    torch = torch_or_skip()
+    logp = np.log(rng.dirichlet(np.ones(3), size=(2, 4, 5)).transpose(0, 3, 1, 2))      # (N, C, H, W)
+    target = rng.integers(0, 3, size=(2, 4, 5))
+    values = []
+    for lib in (mg, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loss = lib.nn.NLLLoss2d(ignore_index=1)
+        assert [w.category for w in caught] == [FutureWarning] and "NLLLoss2d" in str(caught[0].message)
+        assert isinstance(loss, lib.nn.NLLLoss)
+        values.append(loss(lib.tensor(logp), lib.tensor(target)).item())
+    np.testing.assert_allclose(values[0], values[1], rtol=1e-12)
+
+
+def test_linalg_matmul_and_multithreading_switch():
+    torch = torch_or_skip()
+    assert mg.linalg.matmul is mg.matmul
+    for lib in (mg, torch):
+        assert lib.autograd.is_multithreading_enabled()
+        with lib.autograd.set_multithreading_enabled(False):
+            assert not lib.autograd.is_multithreading_enabled()
+        assert lib.autograd.is_multithreading_enabled()
+        lib.autograd.set_multithreading_enabled(False)
+        assert not lib.autograd.is_multithreading_enabled()
+        lib.autograd.set_multithreading_enabled(True)
