@@ -75,7 +75,7 @@ from .amp import get_autocast_dtype, set_autocast_dtype  # noqa: E402
 from . import cpu  # noqa: E402  (minigrad.cpu.amp.autocast, PyTorch's older spelling)
 from . import viz  # noqa: E402
 from .ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
-from .ops.conv import conv3d, conv_transpose1d, conv_transpose3d  # noqa: E402
+from .ops.conv import conv3d, conv_tbc, conv_transpose1d, conv_transpose3d  # noqa: E402
 from .ops.pool import channel_shuffle, constant_pad_nd  # noqa: E402
 from .ops.finite_differences import gradient  # noqa: E402
 from .ops.sampling import grid_sampler_2d, grid_sampler_3d  # noqa: E402

@@ -1,5 +1,5 @@
 """Less common names public PyTorch programs use, mirrored against PyTorch: Tensor.dim_order, dense_dim,
-sparse_dim, is_set_to, const_data_ptr, apply_/map_/map2_; utils.data.StackDataset; nn.NLLLoss2d; linalg.matmul;
+sparse_dim, is_set_to, const_data_ptr, apply_/map_/map2_; utils.data.StackDataset; nn.NLLLoss2d; linalg.matmul; conv_tbc;
 autograd.set_multithreading_enabled."""
 import warnings
 
@@ -106,3 +106,26 @@ def test_linalg_matmul_and_multithreading_switch():
         lib.autograd.set_multithreading_enabled(False)
         assert not lib.autograd.is_multithreading_enabled()
         lib.autograd.set_multithreading_enabled(True)
+
+
+def test_conv_tbc_as_pytorch(rng):
+    torch = torch_or_skip()
+    x, w, b = rng.standard_normal((7, 2, 3)), rng.standard_normal((3, 3, 4)), rng.standard_normal(4)
+    upstream = rng.standard_normal((7, 2, 4))
+    grads = []
+    for lib in (mg, torch):
+        tensors = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        out = lib.nn.functional.conv_tbc(*tensors, 1)
+        assert tuple(out.shape) == (7, 2, 4) and lib.conv_tbc is lib.nn.functional.conv_tbc
+        out.backward(lib.tensor(upstream))
+        grads.append([out.detach().numpy()] + [t.grad.numpy() for t in tensors])
+    for ours, theirs in zip(*grads):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+    for lib in (mg, torch):
+        t = [lib.tensor(a) for a in (x, w, b)]
+        for args, message in (((t[0][0], t[1], t[2]), "Input must have 3 dims"),
+                              ((t[0], t[1][0], t[2]), "Weight tensor must have 3 dims"),
+                              ((t[0], t[1], t[2][:3]), "Bias size must equal dim 2"),
+                              ((t[0], t[1][:, :2], t[2]), "Input dim 2 \\(input channels\\)")):
+            with pytest.raises(RuntimeError, match=message):
+                lib.conv_tbc(*args)

@@ -20,7 +20,7 @@ def relu(input, inplace=False):
 from ..ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: F401,E402
                         adaptive_max_pool2d, avg_pool1d, avg_pool2d, dropout1d, dropout2d, interpolate, max_pool1d,
                         max_pool2d, pad, pixel_shuffle, pixel_unshuffle)
-from ..ops.conv import conv3d, conv_transpose1d, conv_transpose3d  # noqa: F401,E402
+from ..ops.conv import conv3d, conv_tbc, conv_transpose1d, conv_transpose3d  # noqa: F401,E402
 from ..ops.fold import fold, unfold  # noqa: F401,E402
 from ..ops.pool import (adaptive_avg_pool3d, adaptive_max_pool1d_with_indices,  # noqa: F401,E402
                         adaptive_max_pool2d_with_indices, adaptive_max_pool3d, adaptive_max_pool3d_with_indices,

@@ -44,12 +44,13 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import kernels
+from .._checks import takes_tensors
 from ..autograd import Function
 from ..dtypes import compute_dtype
 from ..autocast_ops import autocast_op
 from .elementwise import conj_if_complex, fused_node_grads
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
 
 # --------------------------------------------------------------------------- geometry
@@ -528,6 +529,26 @@ def _convolution(name, input, weight, bias, stride, padding, dilation, groups, d
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution (cross-correlation) of input (N, C, L) or (C, L) with weight (O, C/groups, k)."""
     return _convolution("conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+@autocast_op("lower")
+@takes_tensors("input", "weight", "bias")
+def conv_tbc(input, weight, bias, pad=0):
+    """1-D convolution over time of input (T, B, C) with weight (k, C, O) and bias (O,), ``pad`` steps of zeros at
+    each end: ``conv1d`` on the (B, C, T) view, the result (T + 2 pad - k + 1, B, O) laid back in time-batch-channel
+    order (fairseq's layout)."""
+    for tensor, dims, message in ((input, 3, "Input must have 3 dims: time, batch, in_channel"),
+                                  (weight, 3, "Weight tensor must have 3 dims: kernel_width, in_channels, "
+                                              "out_channels."),
+                                  (bias, 1, "Bias must have 1 dim: out_channels")):
+        if tensor.ndim != dims:
+            raise RuntimeError(message)
+    if bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)     # (B, O, T')
+    return out.permute(2, 0, 1)
 
 
 @autocast_op("lower")
