@@ -1,6 +1,6 @@
 """Less common names public PyTorch programs use, mirrored against PyTorch: Tensor.dim_order, dense_dim,
-sparse_dim, is_set_to, const_data_ptr, apply_/map_/map2_; utils.data.StackDataset; nn.NLLLoss2d; linalg.matmul; conv_tbc;
-autograd.set_multithreading_enabled."""
+sparse_dim, is_set_to, const_data_ptr, apply_/map_/map2_; utils.data.StackDataset; nn.NLLLoss2d;
+linalg.matmul; conv_tbc; autograd.set_multithreading_enabled."""
 import warnings
 
 import numpy as np
