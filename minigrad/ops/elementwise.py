@@ -296,10 +296,31 @@ def _check_no_bool_sub(a, b):
         raise RuntimeError(_BOOL_SUB)
 
 
+def scaled_by_alpha(b, alpha, kind):
+    """``b * alpha`` for add and sub, whose result has dtype kind ``kind`` (``check_alpha``); for a bool result alpha
+    counts as a bool."""
+    check_alpha(alpha, kind)
+    if alpha == 1:
+        return b
+    return mul(b, bool(alpha)) if kind == "b" else mul(b, alpha)
+
+
+def check_alpha(alpha, kind):
+    """PyTorch's rules for add's and sub's ``alpha`` against the kind of their result's dtype: a float alpha is
+    refused for integral (and bool) results, a complex one for real results, a bool one for non-bool results."""
+    if isinstance(alpha, (bool, np.bool_)):
+        if kind != "b":
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, (float, np.floating)) and kind in "biu":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    elif isinstance(alpha, (complex, np.complexfloating)) and kind != "c":
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+
+
 @takes_tensors(numbers=("input", "other"))
 def add(input, other, *, alpha=1):
     a, b = _pair(input, other)
-    return _apply_broadcasting(Add, a, b if alpha == 1 else mul(b, alpha))
+    return _apply_broadcasting(Add, a, scaled_by_alpha(b, alpha, kind_of(result_type(a._data, b._data))))
 
 
 @takes_tensors(numbers=("input", "other"))
@@ -308,7 +329,7 @@ def sub(input, other, *, alpha=1):
         raise RuntimeError(_BOOL_SUB)
     a, b = _pair(input, other)
     _check_no_bool_sub(a, b)
-    return _apply_broadcasting(Sub, a, b if alpha == 1 else mul(b, alpha))
+    return _apply_broadcasting(Sub, a, scaled_by_alpha(b, alpha, kind_of(result_type(a._data, b._data))))
 
 
 @takes_tensors(numbers=("input", "other"))

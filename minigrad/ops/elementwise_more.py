@@ -190,12 +190,25 @@ def lerp(input, end, weight):
 @takes_tensors("input", "tensor1", "tensor2")
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2."""
-    return ew.add(input, ew.mul(ew.mul(tensor1, tensor2), value))
+    return ew.add(input, ew.mul(ew.mul(tensor1, tensor2), addcmul_value(value, input, tensor1, tensor2)))
+
+
+def addcmul_value(value, input, tensor1, tensor2):
+    """addcmul's ``value`` in the operands' common dtype, as PyTorch takes it: a float value truncated toward zero
+    when the three tensors are integral."""
+    integral = all(kind_of(t.dtype) in "iu" for t in (input, tensor1, tensor2))
+    return int(value) if integral and isinstance(value, (float, np.floating)) else value
 
 
 @takes_tensors("input", "tensor1", "tensor2")
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2 (floating point: PyTorch refuses integer division here)."""
+    check_addcdiv_operands(tensor1, tensor2)
+    return ew.add(input, ew.mul(ew.div(tensor1, tensor2), value))
+
+
+def check_addcdiv_operands(tensor1, tensor2):
+    """PyTorch's error for addcdiv (and addcdiv_) of two integral tensors."""
     if kind_of(tensor1.dtype) in "biu" and kind_of(tensor2.dtype) in "biu":
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
                            "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
@@ -203,7 +216,6 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
                            "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
                            "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
                            "for all dtypes.")
-    return ew.add(input, ew.mul(ew.div(tensor1, tensor2), value))
 
 
 @takes_tensors("input", numbers=("other",))

@@ -27,7 +27,7 @@ from ..autograd.function import note_own_counter
 from ..autograd.version import alias, bump_tensor, storage_of
 from ..autograd.views import (WriteRegion, base_region_history, check_rebase, history, move_retained, overlaps,
                               refuse_shared_base, region, repeats_memory, set_view_history)
-from ..dtypes import result_type, scalar_type_name
+from ..dtypes import kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -260,6 +260,8 @@ def _binary(t, other, name, ufunc, outofplace, alpha=1, true_division=True):
     if (name == "xlogy" or name == "div" and true_division) and dtype.kind in "biu":   # float results
         dtype = np.dtype(np.float32)
     check_result(t, o.shape, dtype)
+    if name in ("add", "sub"):
+        ew.check_alpha(alpha, kind_of(dtype))
     if name == "pow" and o.dtype.kind in "iu" and t.dtype.kind in "biu" and np.any(o._data < 0):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
@@ -338,6 +340,8 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
     """self += value * tensor1 * tensor2"""
     t1, t2 = ew.as_tensor_operand(tensor1, self), ew.as_tensor_operand(tensor2, self)
     check_result(self, np.broadcast_shapes(t1.shape, t2.shape), result_type(t1._data, t2._data))
+    from .elementwise_more import addcmul_value   # (it imports this module)
+    value = addcmul_value(value, self, t1, t2)
     return write(self, lambda old: ew.add(old, ew.mul(ew.mul(t1, t2), value)), (t1, t2),
                  lambda a: np.add(a, value * t1._data * t2._data, out=a, casting="unsafe"))
 
@@ -345,6 +349,8 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
 def addcdiv_(self, tensor1, tensor2, *, value=1):
     """self += value * tensor1 / tensor2"""
     t1, t2 = ew.as_tensor_operand(tensor1, self), ew.as_tensor_operand(tensor2, self)
+    from .elementwise_more import check_addcdiv_operands   # (it imports this module)
+    check_addcdiv_operands(t1, t2)
     check_result(self, np.broadcast_shapes(t1.shape, t2.shape), result_type(t1._data, t2._data))
     return write(self, lambda old: ew.add(old, ew.mul(ew.div(t1, t2), value)), (t1, t2),
                  lambda a: np.add(a, value * t1._data / t2._data, out=a, casting="unsafe"))
