@@ -25,5 +25,6 @@ from .loss_more import *  # noqa: F401,F403,E402 - margin, ranking, likelihood a
 from .lazy import *  # noqa: F401,F403,E402 - Lazy* modules and the uninitialized placeholders (lazy.py's __all__)
 from .pooling_more import *  # noqa: F401,F403,E402 - LPPool1d/2d/3d, FractionalMaxPool2d/3d (pooling_more.py's __all__)
 from .layers_more import AlphaDropout, Bilinear, EmbeddingBag, FeatureAlphaDropout  # noqa: F401,E402
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401,E402 - Grave et al.'s adaptive softmax
 from .parallel import DataParallel  # noqa: F401,E402 - a pass-through on the CPU, as PyTorch's without GPUs
 from . import parameter  # noqa: F401,E402 - torch.nn.parameter, where programs import Parameter from

@@ -9,6 +9,8 @@ returned at the broadcast batch shape: the engine sums broadcast batch dimension
 are multiplied in float32 (NumPy has no half-precision BLAS) and the result is cast back, as PyTorch's CPU
 kernels accumulate half products in float.
 """
+import math
+
 import numpy as np
 
 from .. import kernels
@@ -188,7 +190,7 @@ class Linear(Function):
     def backward(ctx, dout):
         x2, w = (None if t is None else conj_if_complex(t) for t in ctx.saved_tensors)  # complex: conj(x), conj(W)
         g = dout._data.astype(compute_dtype(dout.dtype), copy=False)
-        g2 = g.reshape(-1, g.shape[-1])                        # (M, out)
+        g2 = g.reshape(math.prod(ctx.x_shape[:-1]), g.shape[-1])   # (M, out); out may be 0
         dx = kernels.matmul(g2, w).reshape(ctx.x_shape) if w is not None else None
         dw = kernels.matmul(g2.T, x2) if x2 is not None else None  # (out, in)
         return dx, dw, (dout if ctx.needs_input_grad[2] else None)
@@ -198,7 +200,7 @@ class Linear(Function):
         """The backward above with minigrad ops (MatMuls), differentiable to any order."""
         x2, w = ctx.saved_tensors
         g = dout.to(compute_dtype(dout.dtype))
-        g2 = g.reshape(-1, g.shape[-1])                        # (M, out)
+        g2 = g.reshape(math.prod(ctx.x_shape[:-1]), g.shape[-1])   # (M, out); out may be 0
         dx = MatMul.apply(g2, ctx.input_tensor(1, w).conj()).reshape(ctx.x_shape) if w is not None else None
         dw = None
         if x2 is not None:
