@@ -1,23 +1,29 @@
 """Optimizers and learning-rate schedulers, with PyTorch's update rules, defaults, state keys and state_dicts.
 
 Optimizers: ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``,
-``RAdam`` (each follows PyTorch's single-tensor path, so updates agree with PyTorch to rounding), and
-``LBFGS`` (with or without the strong-Wolfe line search). PyTorch's ``foreach``/``fused``/``capturable``/
-``differentiable`` flags are taken where PyTorch takes them and act as on PyTorch's CPU: ``foreach`` and
+``RAdam``, ``Rprop``, ``Adafactor`` (each follows PyTorch's single-tensor path, so updates agree with PyTorch to
+rounding), and ``LBFGS`` (with or without the strong-Wolfe line search). PyTorch's ``foreach``/``fused``/
+``capturable``/``differentiable`` flags are taken where PyTorch takes them and act as on PyTorch's CPU: ``foreach`` and
 ``fused`` change nothing, ``capturable=True`` and ``differentiable=True`` (on leaves) fail at the step.
 
 Schedulers (``minigrad.optim.lr_scheduler``): ``LambdaLR``, ``MultiplicativeLR``, ``StepLR``, ``MultiStepLR``,
 ``ConstantLR``, ``LinearLR``, ``ExponentialLR``, ``PolynomialLR``, ``CosineAnnealingLR``,
-``CosineAnnealingWarmRestarts``, ``OneCycleLR``, ``SequentialLR``, ``ReduceLROnPlateau``.
+``CosineAnnealingWarmRestarts``, ``OneCycleLR``, ``SequentialLR``, ``ReduceLROnPlateau``, ``CyclicLR``,
+``ChainedScheduler``.
+
+Weight averaging (``minigrad.optim.swa_utils``): ``AveragedModel``, ``SWALR``, ``update_bn`` and the
+``get_{ema,swa}_{multi_,}avg_fn`` averaging functions.
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
+from .adafactor import Adafactor
 from .adagrad import Adadelta, Adagrad
 from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
 from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Optimizer",
-           "lr_scheduler", "LBFGS"]
+__all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "Optimizer",
+           "lr_scheduler", "swa_utils", "LBFGS", "Adafactor"]

@@ -1,6 +1,7 @@
 """Learning-rate schedulers: ``LambdaLR``, ``MultiplicativeLR``, ``StepLR``, ``MultiStepLR``, ``ConstantLR``,
 ``LinearLR``, ``ExponentialLR``, ``PolynomialLR``, ``CosineAnnealingLR``, ``CosineAnnealingWarmRestarts``,
-``OneCycleLR``, ``SequentialLR`` and ``ReduceLROnPlateau``.
+``OneCycleLR``, ``SequentialLR``, ``ReduceLROnPlateau``, and (from ``lr_scheduler_cyclic``) ``CyclicLR`` and
+``ChainedScheduler``.
 
 A scheduler rewrites ``group['lr']`` of its optimizer each time ``step()`` is called (once per
 epoch or iteration, after ``optimizer.step()``). Construction performs a first step, so the lr at
@@ -18,9 +19,9 @@ from collections.abc import Mapping
 
 from .optimizer import Optimizer
 
-__all__ = ["ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "ExponentialLR", "LRScheduler", "LambdaLR",
-           "LinearLR", "MultiStepLR", "MultiplicativeLR", "OneCycleLR", "PolynomialLR", "ReduceLROnPlateau",
-           "SequentialLR", "StepLR"]
+__all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR",
+           "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR", "MultiplicativeLR", "OneCycleLR",
+           "PolynomialLR", "ReduceLROnPlateau", "SequentialLR", "StepLR"]
 
 
 def _checked(optimizer):
@@ -227,10 +228,8 @@ class CosineAnnealingLR(LRScheduler):
 
     def get_lr(self):
         t, T, eta_min = self.last_epoch, self.T_max, self.eta_min
-        if self._is_initial:
+        if self._is_initial:               # (resumed at epoch t > 0 too: the recursion goes on from the lr as it is)
             return self._group_lrs()
-        if self._step_count == 1 and t > 0:  # resumed at epoch t: start from the closed form
-            return self._get_closed_form_lr()
         if (t - 1 - T) % (2 * T) == 0:  # restarting from the minimum, where the ratio below is 0/0
             return [group["lr"] + (base_lr - eta_min) * (1 - math.cos(math.pi / T)) / 2
                     for base_lr, group in zip(self.base_lrs, self.optimizer.param_groups)]
@@ -269,7 +268,29 @@ class LinearLR(LRScheduler):
         return [base_lr * factor for base_lr in self.base_lrs]
 
 
-class SequentialLR(LRScheduler):
+class _ComposedScheduler(LRScheduler):
+    """A scheduler made of others (``SequentialLR``, ``ChainedScheduler``): its state_dict holds its own entries
+    and, under '_schedulers', each scheduler's state_dict."""
+
+    def state_dict(self):
+        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def _check_state(self, state_dict):
+        super()._check_state(state_dict)  # also checks that '_schedulers' has one entry per scheduler
+        for scheduler, saved in zip(self._schedulers, state_dict.get("_schedulers", ())):
+            scheduler._check_state(saved)
+
+    def _apply_state(self, state_dict):
+        state = dict(state_dict)
+        saved = state.pop("_schedulers", [{}] * len(self._schedulers))
+        self.__dict__.update(state)
+        for scheduler, s in zip(self._schedulers, saved):
+            scheduler._apply_state(s)
+
+
+class SequentialLR(_ComposedScheduler):
     """Run ``schedulers[i]`` between ``milestones[i-1]`` and ``milestones[i]`` (e.g. warm-up then cosine);
     each later scheduler restarts from its epoch 0 at its milestone."""
 
@@ -307,23 +328,6 @@ class SequentialLR(LRScheduler):
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
-
-    def state_dict(self):
-        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def _check_state(self, state_dict):
-        super()._check_state(state_dict)  # also checks that '_schedulers' has one entry per scheduler
-        for scheduler, saved in zip(self._schedulers, state_dict.get("_schedulers", ())):
-            scheduler._check_state(saved)
-
-    def _apply_state(self, state_dict):
-        state = dict(state_dict)
-        saved = state.pop("_schedulers", [{}] * len(self._schedulers))
-        self.__dict__.update(state)
-        for scheduler, s in zip(self._schedulers, saved):
-            scheduler._apply_state(s)
 
 
 class StepLR(LRScheduler):
@@ -663,3 +667,6 @@ class ReduceLROnPlateau(LRScheduler):
     def _apply_state(self, state_dict):
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+from .lr_scheduler_cyclic import ChainedScheduler, CyclicLR  # noqa: E402  (they build on the classes above)
