@@ -574,3 +574,22 @@ def test_adafactor_refuses_complex_parameters_like_pytorch():
             lib_optim.Adafactor([p]).step()
         messages.append(str(info.value))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("last_epoch", [0, 4, 7, 13])
+def test_cosine_annealing_resumed_at_an_epoch_goes_on_from_the_current_lr_as_pytorch(last_epoch):
+    """A CosineAnnealingLR built with last_epoch >= 0 keeps the lr it finds and steps its recursion from there
+    (it took its closed form from initial_lr at the first step once, which PyTorch does not)."""
+    torch = torch_or_skip()
+    sequences = []
+    for lib in (mg, torch):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.zeros(1))], lr=0.5)
+        opt.param_groups[0]["initial_lr"] = 0.7
+        scheduler = lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=7, eta_min=0.01, last_epoch=last_epoch)
+        lrs = [opt.param_groups[0]["lr"]]
+        for _ in range(16):
+            opt.step()
+            scheduler.step()
+            lrs.append(opt.param_groups[0]["lr"])
+        sequences.append(lrs)
+    np.testing.assert_allclose(sequences[0], sequences[1], rtol=1e-12)
