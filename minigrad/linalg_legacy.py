@@ -67,7 +67,10 @@ def cholesky_solve(input, input2, upper=False):
     if input.ndim < 2 or input2.ndim < 2:
         raise RuntimeError("cholesky_solve: b and A should have at least 2 dimensions")
     A = sh.transpose(input2, -2, -1).conj() if upper else input2
-    return linalg.solve(_mm(A, dc.mH(A)), input)
+    batch = tuple(np.broadcast_shapes(input.shape[:-2], A.shape[:-2]))   # B is always matrices here (linalg.solve
+    B = sh.expand(input, batch + tuple(input.shape[-2:]))                 # reads a B of A's shape less one dim as
+    A = sh.expand(A, batch + tuple(A.shape[-2:]))                         # vectors)
+    return linalg.solve(_mm(A, dc.mH(A)), B)
 
 
 def _mm(a, b):

@@ -457,3 +457,23 @@ def test_svd_lowrank_gradient_where_a_dropped_singular_value_is_exactly_zero():
     (g,) = mg.autograd.grad(gauge_free(x), x)
     assert np.isfinite(g.numpy()).all()
     assert mg.autograd.gradcheck(gauge_free, (x,))
+
+
+@pytest.mark.parametrize("b_shape", [(3, 3), (2, 1, 3, 2), (3, 3, 1)])
+def test_cholesky_solve_broadcasts_b_as_matrices_as_pytorch(b_shape):
+    """B is always a (batch of) matrix: an (n, n) B beside a batch of n factors is one matrix broadcast over the
+    batch, not n vectors (it was read as vectors through linalg.solve's rule)."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((3, 3, 3))
+    L = np.linalg.cholesky(a @ np.swapaxes(a, -1, -2) + 3 * np.eye(3))
+    B = rng.standard_normal(b_shape)
+    upstream = rng.standard_normal(np.broadcast_shapes(b_shape[:-2], (3,)) + b_shape[-2:])
+    results = []
+    for lib in (mg, torch):
+        b, factor = lib.tensor(B, requires_grad=True), lib.tensor(L, requires_grad=True)
+        x = lib.cholesky_solve(b, factor)
+        x.backward(lib.tensor(upstream))
+        results.append([x.detach().numpy(), b.grad.numpy(), factor.grad.numpy()])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
