@@ -16,9 +16,10 @@ Where things are: ``distribution.py`` (the base class and validation), ``constra
 Exponential), ``discrete.py``, ``gamma_family.py`` (Gamma, Chi2, StudentT, FisherSnedecor, Dirichlet, Beta),
 ``multivariate.py`` (MultivariateNormal, LowRankMultivariateNormal, Independent), ``transformed.py``
 (TransformedDistribution, LogNormal, the relaxed distributions), ``derived.py`` (the other transformed ones),
-``mixture.py``, ``continuous_bernoulli.py``, ``von_mises.py``, ``kl.py``, and ``_ops.py`` (the Functions the
-distributions need: Cholesky, triangular solves, erfinv, gamma and Dirichlet samples with their implicit
-gradients, the regularised incomplete gamma, log I0). PyTorch's module paths (``.normal``, ``.categorical``,
+``mixture.py``, ``continuous_bernoulli.py``, ``von_mises.py``, ``generalized_pareto.py``, ``lkj_cholesky.py``,
+``wishart.py``, ``kl.py``, and ``_ops.py`` (the Functions the distributions need: Cholesky, triangular
+solves, erfinv, gamma and Dirichlet samples with their implicit gradients, the regularised incomplete gamma,
+log I0). PyTorch's module paths (``.normal``, ``.categorical``,
 ...) are registered at the bottom of this file.
 """
 from . import constraints, transforms
@@ -30,16 +31,20 @@ from .continuous_bernoulli import ContinuousBernoulli
 from .derived import HalfCauchy, HalfNormal, InverseGamma, Kumaraswamy, LogisticNormal, Pareto, Weibull
 from .distribution import Distribution, ExponentialFamily
 from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
+from .generalized_pareto import GeneralizedPareto
 from .kl import kl_divergence, register_kl
+from .lkj_cholesky import LKJCholesky
 from .mixture import MixtureSameFamily
 from .multivariate import Independent, LowRankMultivariateNormal, MultivariateNormal
 from .von_mises import VonMises
+from .wishart import Wishart
 from .transformed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, LogNormal, RelaxedBernoulli,
                           RelaxedOneHotCategorical, TransformedDistribution)
-from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CumulativeDistributionTransform,
-                         ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
-                         PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
-                         StackTransform, StickBreakingTransform, TanhTransform, Transform, identity_transform)
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
+                         CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
+                         PositiveDefiniteTransform, PowerTransform, ReshapeTransform, SigmoidTransform,
+                         SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
+                         Transform, identity_transform)
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
            "ExpRelaxedCategorical", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfNormal",
@@ -53,7 +58,8 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "InverseGamma", "LogisticNormal", "Pareto", "Weibull", "NegativeBinomial",
            "LowRankMultivariateNormal", "FisherSnedecor", "Kumaraswamy",
            "ContinuousBernoulli", "CumulativeDistributionTransform", "PositiveDefiniteTransform",
-           "ReshapeTransform", "VonMises", "CatTransform", "StackTransform"]
+           "ReshapeTransform", "VonMises", "CatTransform", "StackTransform", "CorrCholeskyTransform",
+           "GeneralizedPareto", "LKJCholesky", "Wishart"]
 
 
 def _pytorch_module_names():

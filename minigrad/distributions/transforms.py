@@ -869,3 +869,66 @@ class StackTransform(Transform):
     @property
     def codomain(self):
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CorrCholeskyTransform(Transform):
+    """R^(D(D-1)/2) onto Cholesky factors of D x D correlation matrices (lower triangular, positive diagonal,
+    rows of unit norm). The vector fills the strict lower triangle row by row as r = tanh(x) in (-1, 1); each row
+    is then a signed stick-breaking of the squares: y_ij = r_ij sqrt(prod_{k<j} (1 - r_ik^2)) below the
+    diagonal, and y_ii = sqrt(prod_{k<i} (1 - r_ik^2)) takes what remains of the unit norm.
+    log|J| is that of x and the flattened strict lower triangle of y."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        from ..creation import eye
+        from .utils import vec_to_tril_matrix
+        eps = float(np.finfo(x.dtype).eps)
+        r = vec_to_tril_matrix(x.tanh().clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        remaining = (1 - r.pow(2)).sqrt().cumprod(-1)       # sqrt(prod_{k<=j} (1 - r_ik^2))
+        r = r + eye(r.shape[-1], dtype=r.dtype)
+        return r * F.pad(remaining[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        from .utils import tril_matrix_to_vec
+        remaining = 1 - (y * y).cumsum(-1)                    # 1 - sum_{k<=j} y_ik^2
+        remaining_before = F.pad(remaining[..., :-1], [1, 0], value=1)
+        r = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(remaining_before, diag=-1).sqrt()
+        return (r.log1p() - (-r).log1p()) / 2                 # atanh
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        """1/2 sum_{j<i-1} log(1 - sum_{k<=j} y_ik^2) (stick-breaking) + sum log(1 - tanh^2 x)."""
+        from .utils import tril_matrix_to_vec
+        remaining = tril_matrix_to_vec(1 - (y * y).cumsum(-1), diag=-2)
+        stick_breaking = 0.5 * remaining.log().sum(-1)
+        tanh = 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x)).sum(-1)
+        return stick_breaking + tanh
+
+    def forward_shape(self, shape):
+        """(..., N) -> (..., D, D) with N = D (D - 1) / 2."""
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        N = shape[-1]
+        D = round((0.25 + 2 * N) ** 0.5 + 0.5)
+        if D * (D - 1) // 2 != N:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return tuple(shape[:-1]) + (D, D)
+
+    def inverse_shape(self, shape):
+        """(..., D, D) -> (..., D (D - 1) / 2)."""
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        D = shape[-1]
+        return tuple(shape[:-2]) + (D * (D - 1) // 2,)
+
+
+__all__.append("CorrCholeskyTransform")
