@@ -16,7 +16,7 @@ import sys
 NAMESPACES = ["torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.optim",
               "torch.optim.lr_scheduler", "torch.utils.data", "torch.linalg", "torch.fft", "torch.special",
               "torch.distributions", "torch.sparse", "torch.cuda", "torch.autograd", "torch.autograd.functional",
-              "torch.multiprocessing", "torch.hub", "torch.amp"]
+              "torch.multiprocessing", "torch.hub", "torch.amp", "torch.nn.utils", "torch.random"]
 
 # every name minigrad has in these namespaces answers as on a machine without the hardware
 STAND_IN_NAMESPACES = {
@@ -46,6 +46,17 @@ STAND_INS = {
     "torch.amp.GradScaler": "'cuda' disables itself with a warning, as without CUDA; 'cpu' scales as PyTorch",
     "torch.amp.autocast": "as torch.autocast",
     "torch.multiprocessing.spawn": "runs fn(i, *args) in nprocs processes; no tensor sharing to set up",
+    "torch.use_deterministic_algorithms": "recorded and reported back; every minigrad op is deterministic already",
+    "torch.set_deterministic_debug_mode": "as use_deterministic_algorithms",
+    "torch.set_flush_denormal": "returns False (NumPy gives no control of the CPU's flag); nothing changes",
+    "torch.set_num_interop_threads": "recorded: minigrad runs no inter-op thread pool",
+    "torch.get_num_interop_threads": "what set_num_interop_threads recorded (1 by default)",
+    "torch.set_warn_always": "recorded; minigrad's warnings follow Python's warning filters",
+    "torch.get_rng_state": "a uint8 tensor of the default generator's PCG64 state (40 bytes; PyTorch's Mersenne "
+                           "Twister state cannot be exchanged with it)",
+    "torch.random.get_rng_state": "as torch.get_rng_state",
+    "torch.nn.utils.skip_init": "builds the module with its usual initial values, the random stream left where it "
+                                "was (PyTorch leaves the memory uninitialised)",
 }
 
 
