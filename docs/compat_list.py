@@ -16,7 +16,8 @@ import sys
 NAMESPACES = ["torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.optim",
               "torch.optim.lr_scheduler", "torch.utils.data", "torch.linalg", "torch.fft", "torch.special",
               "torch.distributions", "torch.sparse", "torch.cuda", "torch.autograd", "torch.autograd.functional",
-              "torch.multiprocessing", "torch.hub", "torch.amp", "torch.nn.utils", "torch.random"]
+              "torch.multiprocessing", "torch.hub", "torch.amp", "torch.nn.utils", "torch.random",
+              "torch.func"]
 
 # every name minigrad has in these namespaces answers as on a machine without the hardware
 STAND_IN_NAMESPACES = {

@@ -131,6 +131,7 @@ from .ops.shape_more import _chunk_cat  # noqa: E402
 
 # dtypes, their limits and promotion; shapes; layouts; constants (PyTorch's names)
 from .dtypes import bfloat16  # noqa: E402
+from numpy import dtype  # noqa: E402  (torch.dtype: minigrad's dtypes are NumPy's, mg.float32 among them)
 from .dtypes import (can_cast, finfo, iinfo, int, int8, int16, promote_types,  # noqa: E402,A004
                      result_type, short, uint8)
 from .size import Size  # noqa: E402
@@ -142,6 +143,7 @@ from .switches import *  # noqa: E402,F401,F403 - deterministic algorithms, anom
 from math import e, inf, nan, pi  # noqa: E402
 from .ops.torch_functional import *  # noqa: E402,F401,F403
 from .ops.torch_misc import *  # noqa: E402,F401,F403
+from . import func  # noqa: E402  (functional_call)
 newaxis = None
 
 __version__ = "0.1.0"

@@ -1,6 +1,6 @@
 """Less common names public PyTorch programs use, mirrored against PyTorch: Tensor.dim_order, dense_dim,
 sparse_dim, is_set_to, const_data_ptr, apply_/map_/map2_; utils.data.StackDataset; nn.NLLLoss2d;
-linalg.matmul; conv_tbc; autograd.set_multithreading_enabled."""
+linalg.matmul; conv_tbc; autograd.set_multithreading_enabled; the *_copy functions, adjoint, is_neg, dtype."""
 import warnings
 
 import numpy as np
@@ -72,7 +72,8 @@ def test_stack_dataset_as_pytorch():
         assert [s[1] for s in by_position.__getitems__([0, 3])] == [10, 13]
         assert [s["y"] for s in by_name.__getitems__([2, 1])] == [12, 11]
         for args, kwargs, message in (((), {}, "At least one dataset"), ((first,), {"y": second}, "both types"),
-                                      ((first, [1]), {}, "Size mismatch"), ((), {"a": first, "b": [1]}, "Size mismatch")):
+                                      ((first, [1]), {}, "Size mismatch"),
+                                      ((), {"a": first, "b": [1]}, "Size mismatch")):
             with pytest.raises(ValueError, match=message):
                 data.StackDataset(*args, **kwargs)
     batches = list(mg.utils.data.DataLoader(mg.utils.data.StackDataset(mg.utils.data.TensorDataset(mg.arange(4.)),
@@ -129,3 +130,24 @@ def test_conv_tbc_as_pytorch(rng):
                               ((t[0], t[1][:, :2], t[2]), "Input dim 2 \\(input channels\\)")):
             with pytest.raises(RuntimeError, match=message):
                 lib.conv_tbc(*args)
+
+
+def test_copy_forms_and_small_functions_as_pytorch(rng):
+    torch = torch_or_skip()
+    x = rng.standard_normal((3, 4))
+    calls = [lambda lib, t: lib.slice_copy(t, 1, 1, 4, 2), lambda lib, t: lib.slice_copy(t),
+             lambda lib, t: lib.select_copy(t, 0, -1), lambda lib, t: lib.detach_copy(t), lambda lib, t: lib.adjoint(t)]
+    for call in calls:
+        ours, theirs = call(mg, mg.tensor(x)), call(torch, torch.tensor(x))
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    for split in (lambda lib, t: lib.split_copy(t, 3, 1), lambda lib, t: lib.unsafe_split_with_sizes(t, [1, 2], 0)):
+        ours, theirs = split(mg, mg.tensor(x)), split(torch, torch.tensor(x))
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    source = mg.tensor(x)
+    copies = (mg.slice_copy(source), mg.select_copy(source, 0, 0), mg.detach_copy(source), mg.split_copy(source, 2)[0])
+    for copy in copies:
+        assert not np.shares_memory(copy.numpy(), source.numpy())
+    assert mg.is_neg(source) is torch.is_neg(torch.tensor(x)) is False
+    assert isinstance(mg.float32, mg.dtype) and isinstance(source.dtype, mg.dtype)

@@ -34,7 +34,9 @@ def _method_function(name):
     return fn
 
 
-for _name in _INPLACE:
+_METHODS = ["adjoint", "is_neg"]     # torch.<name>(input) is input.<name>() too
+
+for _name in _INPLACE + _METHODS:
     globals()[_name] = _method_function(_name)
 del _name
 
@@ -56,6 +58,38 @@ def numel(input):
 def detach(input):
     """``input.detach()``: a view of ``input`` outside the autograd graph."""
     return input.detach()
+
+
+@takes_tensors("input")
+def detach_copy(input):
+    """``input.detach()`` in memory of its own."""
+    return input.detach().clone()
+
+
+@takes_tensors("input")
+def select_copy(input, dim, index):
+    """``input.select(dim, index)`` in memory of its own."""
+    return input.select(dim, index).clone()
+
+
+@takes_tensors("input")
+def slice_copy(input, dim=0, start=None, end=None, step=1):
+    """``input[..., start:end:step, ...]`` along ``dim``, in memory of its own."""
+    index = [slice(None)] * input.ndim
+    index[dim] = slice(start, end, step)
+    return input[tuple(index)].clone()
+
+
+@takes_tensors("tensor")
+def split_copy(tensor, split_size, dim=0):
+    """``split``'s pieces, each in memory of its own."""
+    return tuple(piece.clone() for piece in tensor.split(split_size, dim))
+
+
+@takes_tensors("input")
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """``split_with_sizes`` (PyTorch's unsafe form only skips view tracking, which minigrad keeps)."""
+    return tuple(input.split(list(split_sizes), dim))
 
 
 @takes_tensors("input", "other")
@@ -195,5 +229,6 @@ def range(start, end, step=1, *, dtype=None, layout=None, device=None, requires_
     return out.requires_grad_(True) if requires_grad else out
 
 
-__all__ = _INPLACE + ["t", "numel", "detach", "is_same_size", "is_signed", "is_inference", "concat", "concatenate",
-                      "vander", "asarray", "frombuffer", "range"]
+__all__ = _INPLACE + _METHODS + ["t", "numel", "detach", "detach_copy", "select_copy", "slice_copy", "split_copy",
+                                 "unsafe_split_with_sizes", "is_same_size", "is_signed", "is_inference", "concat",
+                                 "concatenate", "vander", "asarray", "frombuffer", "range"]

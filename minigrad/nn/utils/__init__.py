@@ -1,8 +1,9 @@
 """``minigrad.nn.utils``: gradient clipping (clip_grad.py), parameter vectors (convert_parameters.py), weight
 normalization (weight_norm.py), spectral normalization (spectral_norm.py), parametrizations (parametrize.py,
 parametrizations.py), conv/linear-BatchNorm fusion (fusion.py), convolution weights' memory layout
-(memory_format.py) and ``skip_init`` (init.py), with PyTorch's names."""
-from . import convert_parameters, fusion, init, memory_format, parametrizations, parametrize, rnn  # noqa: F401
+(memory_format.py), ``skip_init`` (init.py) and the old ``stateless.functional_call``, with PyTorch's names."""
+from . import (convert_parameters, fusion, init, memory_format, parametrizations, parametrize, rnn,  # noqa: F401
+               stateless)
 from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_,  # noqa: F401
                         get_total_norm)
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
