@@ -113,14 +113,20 @@ def test_rprop_complex_parameters_equal_pytorch():
     np.testing.assert_allclose(ours.state[p]["step_size"].numpy(), theirs.state[q]["step_size"].numpy(), rtol=1e-12)
 
 
-@pytest.mark.parametrize("kwargs", [{"lr": -0.1}, {"lr": float("nan")}, {"etas": (1.0, 1.2)}, {"etas": (0.0, 1.2)},
-                                    {"etas": (0.5, 1.0)}])
-def test_rprop_bad_hyperparameters_raise_like_pytorch(kwargs):
+BAD_HYPERPARAMETERS = ([("Rprop", kwargs) for kwargs in ({"lr": -0.1}, {"lr": float("nan")}, {"etas": (1.0, 1.2)},
+                                                          {"etas": (0.0, 1.2)}, {"etas": (0.5, 1.0)})]
+                       + [("Adafactor", kwargs) for kwargs in ({"lr": -1.0}, {"beta2_decay": 0.1},
+                                                               {"eps": (-1.0, 1e-3)}, {"eps": (None, -1.0)},
+                                                               {"d": 0.5}, {"weight_decay": -1.0})])
+
+
+@pytest.mark.parametrize("name, kwargs", BAD_HYPERPARAMETERS)
+def test_bad_hyperparameters_raise_like_pytorch(name, kwargs):
     torch = torch_or_skip()
     with pytest.raises(ValueError) as theirs:
-        torch.optim.Rprop([torch.nn.Parameter(torch.zeros(2))], **kwargs)
+        getattr(torch.optim, name)([torch.nn.Parameter(torch.zeros(2))], **kwargs)
     with pytest.raises(ValueError) as ours:
-        optim.Rprop([nn.Parameter(mg.zeros(2))], **kwargs)
+        getattr(optim, name)([nn.Parameter(mg.zeros(2))], **kwargs)
     assert str(ours.value) == str(theirs.value)
 
 
@@ -199,13 +205,18 @@ CYCLIC = {
 }
 
 
-@pytest.mark.parametrize("key", list(CYCLIC))
-def test_cyclic_lr_and_momentum_sequences_equal_pytorch(key):
+def _cyclic_pair(key):
+    """The optimizers of case ``key`` in minigrad and PyTorch, each with its CyclicLR."""
     torch = torch_or_skip()
     name, opt_kwargs, sched_kwargs = CYCLIC[key]
     ours, theirs = two_group_optimizers(torch, name, **opt_kwargs)
-    sched = lr_scheduler.CyclicLR(ours, **sched_kwargs())
-    th_sched = torch.optim.lr_scheduler.CyclicLR(theirs, **sched_kwargs())
+    return (ours, theirs, lr_scheduler.CyclicLR(ours, **sched_kwargs()),
+            torch.optim.lr_scheduler.CyclicLR(theirs, **sched_kwargs()))
+
+
+@pytest.mark.parametrize("key", list(CYCLIC))
+def test_cyclic_lr_and_momentum_sequences_equal_pytorch(key):
+    ours, theirs, sched, th_sched = _cyclic_pair(key)
     assert history(ours, sched, 40) == history(theirs, th_sched, 40)       # five cycles or more
     assert [{k: v for k, v in g.items() if k != "params"} for g in ours.param_groups] == \
         [{k: v for k, v in g.items() if k != "params"} for g in theirs.param_groups]
@@ -214,11 +225,8 @@ def test_cyclic_lr_and_momentum_sequences_equal_pytorch(key):
 
 @pytest.mark.parametrize("key", ["triangular2_per_group", "exp_range_adam_betas", "scale_fn_object_cycle"])
 def test_cyclic_state_dict_round_trip_continues_the_schedule(key):
-    torch = torch_or_skip()
-    name, opt_kwargs, sched_kwargs = CYCLIC[key]
-    ours, theirs = two_group_optimizers(torch, name, **opt_kwargs)
-    sched = lr_scheduler.CyclicLR(ours, **sched_kwargs())
-    th_sched = torch.optim.lr_scheduler.CyclicLR(theirs, **sched_kwargs())
+    ours, theirs, sched, th_sched = _cyclic_pair(key)
+    torch, (name, opt_kwargs, sched_kwargs) = torch_or_skip(), CYCLIC[key]
     history(ours, sched, 11)
     history(theirs, th_sched, 11)
     saved = copy.deepcopy(sched.state_dict())
@@ -551,17 +559,6 @@ def test_adafactor_float32_equals_pytorch():
         for p, q in zip(ours, theirs):
             np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-6)
     assert opt.state[ours[0]]["row_var"].dtype == mg.float32
-
-
-@pytest.mark.parametrize("kwargs", [{"lr": -1.0}, {"beta2_decay": 0.1}, {"eps": (-1.0, 1e-3)}, {"eps": (None, -1.0)},
-                                    {"d": 0.5}, {"weight_decay": -1.0}])
-def test_adafactor_bad_hyperparameters_raise_like_pytorch(kwargs):
-    torch = torch_or_skip()
-    with pytest.raises(ValueError) as theirs:
-        torch.optim.Adafactor([torch.nn.Parameter(torch.zeros(2))], **kwargs)
-    with pytest.raises(ValueError) as ours:
-        optim.Adafactor([nn.Parameter(mg.zeros(2))], **kwargs)
-    assert str(ours.value) == str(theirs.value)
 
 
 def test_adafactor_refuses_complex_parameters_like_pytorch():

@@ -33,7 +33,30 @@ def _precision_to_scale_tril(P):
     return solve_triangular(L_inv, identity.expand(L_inv.shape), upper=False)
 
 
-class MultivariateNormal(CenteredAtLoc, Distribution):
+class ScaleTrilMatrices:
+    """The three matrices of a distribution given by a lower Cholesky factor L (``_unbroadcasted_scale_tril``),
+    expanded to ``_matrix_shape()``: ``scale_tril`` L, ``covariance_matrix`` L L^T, ``precision_matrix``
+    (L L^T)^{-1} (MultivariateNormal, Wishart)."""
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return (L @ L.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self):
+        """(L L^T)^{-1} = L^{-T} L^{-1}."""
+        L = self._unbroadcasted_scale_tril
+        identity = eye(L.shape[-1], dtype=L.dtype).expand(L.shape)
+        L_inv = solve_triangular(L, identity, upper=False)
+        return (L_inv.mT @ L_inv).expand(self._matrix_shape())
+
+
+class MultivariateNormal(ScaleTrilMatrices, CenteredAtLoc, Distribution):
     """N(loc, Sigma) over vectors of the last dim; Sigma = L L^T from ``scale_tril`` L, the Cholesky factor of
     ``covariance_matrix``, or of the inverse of ``precision_matrix``."""
 
@@ -82,23 +105,6 @@ class MultivariateNormal(CenteredAtLoc, Distribution):
     def _matrix_shape(self):
         n = self._event_shape[0]
         return self._batch_shape + (n, n)
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return (L @ L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        """(L L^T)^{-1} = L^{-T} L^{-1}."""
-        L = self._unbroadcasted_scale_tril
-        identity = eye(L.shape[-1], dtype=L.dtype).expand(L.shape)
-        L_inv = solve_triangular(L, identity, upper=False)
-        return (L_inv.mT @ L_inv).expand(self._matrix_shape())
 
     @property
     def variance(self):

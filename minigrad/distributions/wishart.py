@@ -23,8 +23,8 @@ from . import constraints
 from ._ops import cholesky
 from .distribution import ExponentialFamily
 from .gamma_family import Chi2
-from .multivariate import _precision_to_scale_tril
-from .utils import broadcast_shapes, lazy_property, standard_normal, vec_to_tril_matrix
+from .multivariate import ScaleTrilMatrices, _precision_to_scale_tril
+from .utils import broadcast_shapes, standard_normal, vec_to_tril_matrix
 
 __all__ = ["Wishart"]
 
@@ -39,7 +39,7 @@ def _mvdigamma(x, p):
     return (x.unsqueeze(-1) - halves).digamma().sum(-1)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(ScaleTrilMatrices, ExponentialFamily):
     """Wishart(df, covariance_matrix | precision_matrix | scale_tril): one of the three matrices (with optional
     batch dims) gives Sigma; ``df`` must exceed p - 1."""
 
@@ -106,21 +106,6 @@ class Wishart(ExponentialFamily):
 
     def _matrix_shape(self):
         return self._batch_shape + self._event_shape
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return (L @ L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        identity = Tensor(np.eye(self._event_shape[-1], dtype=L.dtype)).expand(L.shape)
-        return cholesky_solve(identity, L).expand(self._matrix_shape())
 
     def _df_matrix(self):
         """nu shaped to multiply batches of matrices: batch_shape + (1, 1)."""
