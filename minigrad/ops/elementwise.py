@@ -296,9 +296,12 @@ def _check_no_bool_sub(a, b):
         raise RuntimeError(_BOOL_SUB)
 
 
-def scaled_by_alpha(b, alpha, kind):
-    """``b * alpha`` for add and sub, whose result has dtype kind ``kind`` (``check_alpha``); for a bool result alpha
-    counts as a bool."""
+def scaled_by_alpha(a, b, alpha):
+    """``b * alpha`` for ``add(a, b)`` and ``sub(a, b)``, with ``check_alpha`` against their result's dtype kind; for
+    a bool result alpha counts as a bool. The default alpha, the int 1, passes every check: b as it is."""
+    if type(alpha) is int and alpha == 1:
+        return b
+    kind = kind_of(result_type(a._data, b._data))
     check_alpha(alpha, kind)
     if alpha == 1:
         return b
@@ -320,7 +323,7 @@ def check_alpha(alpha, kind):
 @takes_tensors(numbers=("input", "other"))
 def add(input, other, *, alpha=1):
     a, b = _pair(input, other)
-    return _apply_broadcasting(Add, a, scaled_by_alpha(b, alpha, kind_of(result_type(a._data, b._data))))
+    return _apply_broadcasting(Add, a, scaled_by_alpha(a, b, alpha))
 
 
 @takes_tensors(numbers=("input", "other"))
@@ -329,7 +332,7 @@ def sub(input, other, *, alpha=1):
         raise RuntimeError(_BOOL_SUB)
     a, b = _pair(input, other)
     _check_no_bool_sub(a, b)
-    return _apply_broadcasting(Sub, a, scaled_by_alpha(b, alpha, kind_of(result_type(a._data, b._data))))
+    return _apply_broadcasting(Sub, a, scaled_by_alpha(a, b, alpha))
 
 
 @takes_tensors(numbers=("input", "other"))
