@@ -38,6 +38,13 @@ class ScaleTrilMatrices:
     expanded to ``_matrix_shape()``: ``scale_tril`` L, ``covariance_matrix`` L L^T, ``precision_matrix``
     (L L^T)^{-1} (MultivariateNormal, Wishart)."""
 
+    @staticmethod
+    def _scale_tril_of(name, matrix):
+        """L from whichever of the three matrices, ``name``, was given (unbroadcast)."""
+        if name == "scale_tril":
+            return matrix
+        return cholesky(matrix) if name == "covariance_matrix" else _precision_to_scale_tril(matrix)
+
     @lazy_property
     def scale_tril(self):
         return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
@@ -82,12 +89,7 @@ class MultivariateNormal(ScaleTrilMatrices, CenteredAtLoc, Distribution):
         setattr(self, name, matrix.expand(batch_shape + (n, n)))
         self.loc = loc.expand(batch_shape + (loc.shape[-1],))
         super().__init__(batch_shape, tuple(self.loc.shape[-1:]), validate_args=validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = scale_tril
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = self._scale_tril_of(name, matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)

@@ -20,10 +20,9 @@ from ..ops.elementwise import where
 from ..ops.gamma import mvlgamma
 from ..tensor import Tensor
 from . import constraints
-from ._ops import cholesky
 from .distribution import ExponentialFamily
 from .gamma_family import Chi2
-from .multivariate import ScaleTrilMatrices, _precision_to_scale_tril
+from .multivariate import ScaleTrilMatrices
 from .utils import broadcast_shapes, standard_normal, vec_to_tril_matrix
 
 __all__ = ["Wishart"]
@@ -77,12 +76,7 @@ class Wishart(ScaleTrilMatrices, ExponentialFamily):
             warnings.warn("Low df values detected. Singular samples are highly likely to occur for "
                           "ndim - 1 < df < ndim.", stacklevel=2)
         super().__init__(batch_shape, (p, p), validate_args=validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = matrix
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = cholesky(matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
+        self._unbroadcasted_scale_tril = self._scale_tril_of(name, matrix)
         self._dist_chi2 = self._bartlett_chi2(self.df, batch_shape, p)
 
     @staticmethod
