@@ -24,8 +24,10 @@ Gradients returned by ``backward`` may have the broadcast shape of the forward's
 output: the engine sums them down to each input's shape (the only place in minigrad
 where broadcasting is undone) and casts them to the input's dtype.
 """
+import contextlib
 import functools
 import inspect
+import threading
 
 import numpy as np
 
@@ -36,6 +38,30 @@ from .version import own_counters_in_use, storage_of, version_of, writes, writes
 Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
 wrap = None    # and its fast Tensor(array) for an ndarray (tensor.wrap)
 mark_view = None  # views.py (which imports this module) sets it to views.mark_view
+
+
+node_logs = {}   # thread id -> lists receiving the nodes made in that thread while they are here (utils.checkpoint)
+
+
+def log_node(node):
+    """Note ``node`` in the calling thread's node logs (``recording_nodes``)."""
+    for log in node_logs.get(threading.get_ident(), ()):
+        log.append(node)
+
+
+@contextlib.contextmanager
+def recording_nodes():
+    """Within the block, every node the calling thread makes is appended to the list it yields (in order): a
+    checkpointed segment tells the nodes it made from those that were there before it ran (``utils/checkpoint.py``)."""
+    log, thread = [], threading.get_ident()
+    node_logs.setdefault(thread, []).append(log)
+    try:
+        yield log
+    finally:
+        logs = node_logs[thread]
+        logs.pop()                 # this block's log: blocks of one thread nest
+        if not logs:
+            del node_logs[thread]
 
 
 class Context:
@@ -56,6 +82,8 @@ class Context:
         self.pre_hooks = []        # hooks registered on this node's output tensor
         self.retained = None       # weakref to the output tensor when it called retain_grad()
         self.freed = False
+        if node_logs:              # (empty but while a checkpointed segment runs: one test per node otherwise)
+            log_node(self)
 
     def save_for_backward(self, *tensors):
         """Keep these for backward. Tensors are kept as detached views (no cycles); ndarrays as is.
