@@ -27,12 +27,24 @@ _NO_DATA = object()  # ``Tensor()`` with no argument
 
 
 class _RemovableHandle:
+    """What registering a hook returns (``torch.utils.hooks.RemovableHandle``): ``remove()`` takes the hook out;
+    ``with handle:`` removes it when the block ends. ``id`` numbers the handles of the process."""
+    next_id = [0]
+
     def __init__(self, hooks, hook):
         self._hooks, self._hook = hooks, hook
+        self.id = _RemovableHandle.next_id[0]
+        _RemovableHandle.next_id[0] += 1
 
     def remove(self):
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
 
 
 def parse_to_args(args, dtype=None, device=None):

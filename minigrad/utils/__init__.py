@@ -1,5 +1,6 @@
-"""Utilities with PyTorch's names: ``minigrad.utils.data`` (datasets, samplers, ``DataLoader``) and
-``minigrad.utils.checkpoint`` (activation checkpointing)."""
-from . import checkpoint, data
+"""Utilities with PyTorch's names: ``minigrad.utils.data`` (datasets, samplers, ``DataLoader``),
+``minigrad.utils.checkpoint`` (activation checkpointing), ``minigrad.utils.dlpack`` (sharing memory with other
+libraries) and ``minigrad.utils.hooks`` (hook handles)."""
+from . import checkpoint, data, dlpack, hooks
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "data", "dlpack", "hooks"]
