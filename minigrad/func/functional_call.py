@@ -1,7 +1,6 @@
-"""``minigrad.func``: ``functional_call``, a module run with other tensors in place of its parameters and buffers
-(as ``torch.func.functional_call``; meta-learning, ensembles and per-sample losses write the model's weights as
-arguments this way). PyTorch's function transforms (``grad``, ``vmap``, ``jacrev``, ...) are not here:
-``minigrad.autograd.functional`` has ``jacobian``, ``hessian``, ``vjp`` and ``jvp``.
+"""``functional_call``: a module run with other tensors in place of its parameters and buffers (as
+``torch.func.functional_call``). Meta-learning, ensembles and per-sample gradients write the model's weights as
+arguments this way, so that the function transforms (``grad``, ``vmap``, ...) can act on them.
 
     params = {name: p.detach().requires_grad_() for name, p in model.named_parameters()}
     loss = loss_fn(functional_call(model, params, (x,)), y)    # gradients reach params, not the model's own
