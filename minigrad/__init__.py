@@ -144,6 +144,9 @@ from math import e, inf, nan, pi  # noqa: E402
 from .ops.torch_functional import *  # noqa: E402,F401,F403
 from .ops.torch_misc import *  # noqa: E402,F401,F403
 from . import func  # noqa: E402  (functional_call)
+from . import jit, profiler  # noqa: E402
+from .func import vmap  # noqa: E402  (torch.vmap, as torch.func.vmap)
+from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402
 newaxis = None
 
 __version__ = "0.1.0"
