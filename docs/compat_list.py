@@ -17,7 +17,8 @@ NAMESPACES = ["torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch
               "torch.optim.lr_scheduler", "torch.utils.data", "torch.linalg", "torch.fft", "torch.special",
               "torch.distributions", "torch.sparse", "torch.cuda", "torch.autograd", "torch.autograd.functional",
               "torch.multiprocessing", "torch.hub", "torch.amp", "torch.nn.utils", "torch.random",
-              "torch.func"]
+              "torch.func", "torch.utils.checkpoint", "torch.utils.dlpack", "torch.utils.hooks", "torch.jit",
+              "torch.profiler"]
 
 # every name minigrad has in these namespaces answers as on a machine without the hardware
 STAND_IN_NAMESPACES = {
@@ -56,6 +57,30 @@ STAND_INS = {
     "torch.get_rng_state": "a uint8 tensor of the default generator's PCG64 state (40 bytes; PyTorch's Mersenne "
                            "Twister state cannot be exchanged with it)",
     "torch.random.get_rng_state": "as torch.get_rng_state",
+    "torch.func.functionalize": "returns a wrapper calling the function itself (no functionalization pass); same "
+                                "results and input mutations",
+    "torch.func.debug_unwrap": "returns its tensor (minigrad's transforms wrap nothing)",
+    "torch.jit.script": "returns the module (made a ScriptModule in place, same parameters) or the function; no "
+                        "TorchScript: it runs eagerly",
+    "torch.jit.trace": "returns the module or function as script does; the example inputs are not run",
+    "torch.jit.trace_module": "as jit.trace",
+    "torch.jit.save": "minigrad's own archive (class names, attributes, tensors), not TorchScript",
+    "torch.jit.load": "reads jit.save's archives (the model's classes must be imported); TorchScript files are "
+                      "refused with the state_dict route",
+    "torch.jit.is_scripting": "always False",
+    "torch.jit.is_tracing": "always False",
+    "torch.jit.fork": "runs the call at once; wait returns its result",
+    "torch.jit.freeze": "PyTorch's checks, then the module itself (parameters kept)",
+    "torch.jit.optimize_for_inference": "PyTorch's checks, then the module itself",
+    "torch.jit.set_fusion_strategy": "checked and recorded; nothing is fused",
+    "torch.jit.enable_onednn_fusion": "recorded; nothing is fused",
+    "torch.profiler.profile": "times minigrad ops (Function.apply), backward nodes and record_function ranges on the "
+                              "CPU; schedule, step and on_trace_ready as PyTorch's; CUDA records nothing; no FLOPs",
+    "torch.autograd.profiler.emit_nvtx": "a context manager that does nothing",
+    "torch.autograd.profiler.emit_itt": "a context manager that does nothing",
+    "torch.utils.checkpoint.create_selective_checkpoint_contexts": "accepted; every op of the segment is recomputed "
+                                                                   "whatever the policy (the same results)",
+    "torch.utils.checkpoint.set_checkpoint_early_stop": "accepted; minigrad recomputes whole segments",
     "torch.nn.utils.skip_init": "builds the module with its usual initial values, the random stream left where it "
                                 "was (PyTorch leaves the memory uninitialised)",
 }
