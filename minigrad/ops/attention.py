@@ -140,6 +140,9 @@ def _fusable(query, key, value, bias, dropout_p):
             and not np.all(bias._data == -np.inf, axis=-1).any())   # every query keeps a key
 
 
+sdpa_backend_available = [True]   # False within nn.attention.sdpa_kernel(...) that allows no CPU backend
+
+
 @takes_tensors("query", "key", "value", numbers=("attn_mask",))
 @autocast_op("lower")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -148,6 +151,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     ``dropout_p`` applies dropout to the attention weights (always: this function has no training flag).
     ``enable_gqa`` (grouped-query attention): key and value may have fewer heads (dim -3) than query, a
     divisor of its count; each of their heads then serves that many consecutive query heads."""
+    if not sdpa_backend_available[0]:
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to "
+                           "turning off both the math kernel and the fused kernels.")
     if not isinstance(enable_gqa, (bool, np.bool_)):
         raise TypeError(f"scaled_dot_product_attention(): argument 'enable_gqa' must be bool, not "
                         f"{type_name(enable_gqa)}")

@@ -1,0 +1,60 @@
+"""The gradients of a convolution written as functions (``torch.nn.grad``): what the backward pass of ``conv2d``
+gives its input and its weight for an upstream gradient ``grad_output``.
+
+    dx = conv2d_input(x.shape, w, dy, stride, padding)       # = d<conv2d(x, w), dy>/dx
+    dw = conv2d_weight(x, w.shape, dy, stride, padding)      # = d<conv2d(x, w), dy>/dw
+
+A convolution is linear in its input and in its weight, so each gradient depends on the other operand and on
+``grad_output`` only; here each is the backward pass itself (minigrad's ``autograd.grad`` of the convolution at a
+zero stand-in for the missing operand), so it is differentiable with respect to the tensors given, as PyTorch's.
+"""
+from .. import autograd
+from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..creation import zeros
+from ..tensor import Tensor
+from . import functional as F
+
+__all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "conv3d_input", "conv3d_weight"]
+
+
+def _gradient(conv, name, x, w, grad_output, wanted, stride, padding, dilation, groups):
+    """d<conv(x, w), grad_output> / d wanted (``wanted`` is x or w, the other is given)."""
+    for label, t in (("grad_output", grad_output), ("weight" if wanted is x else "input", w if wanted is x else x)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}: {label} must be a Tensor, got {type(t).__name__}")
+    keep_graph = is_grad_enabled() and (grad_output.requires_grad or (w if wanted is x else x).requires_grad)
+    with enable_grad():
+        out = conv(x, w, None, stride, padding, dilation, groups)
+        if tuple(out.shape) != tuple(grad_output.shape):
+            raise RuntimeError(f"{name}: grad_output has shape {list(grad_output.shape)}, but the convolution of the "
+                               f"given sizes with this stride, padding and dilation has output shape "
+                               f"{list(out.shape)}")
+        (grad,) = autograd.grad(out, wanted, grad_output, create_graph=keep_graph)
+    return grad if keep_graph else grad.detach()
+
+
+def _input_gradient(conv, name):
+    def gradient(input_size, weight, grad_output, stride=1, padding=0, dilation=1, groups=1):
+        x = zeros(*input_size, dtype=grad_output.dtype if isinstance(grad_output, Tensor) else None,
+                  requires_grad=True)
+        return _gradient(conv, name, x, weight, grad_output, x, stride, padding, dilation, groups)
+    gradient.__name__ = gradient.__qualname__ = name
+    gradient.__doc__ = (f"The gradient of ``{conv.__name__}(input, weight, ...)`` with respect to an input of size "
+                        "``input_size``, for the upstream gradient ``grad_output``.")
+    return gradient
+
+
+def _weight_gradient(conv, name):
+    def gradient(input, weight_size, grad_output, stride=1, padding=0, dilation=1, groups=1):
+        w = zeros(*weight_size, dtype=grad_output.dtype if isinstance(grad_output, Tensor) else None,
+                  requires_grad=True)
+        return _gradient(conv, name, input, w, grad_output, w, stride, padding, dilation, groups)
+    gradient.__name__ = gradient.__qualname__ = name
+    gradient.__doc__ = (f"The gradient of ``{conv.__name__}(input, weight, ...)`` with respect to a weight of size "
+                        "``weight_size``, for the upstream gradient ``grad_output``.")
+    return gradient
+
+
+conv1d_input, conv1d_weight = _input_gradient(F.conv1d, "conv1d_input"), _weight_gradient(F.conv1d, "conv1d_weight")
+conv2d_input, conv2d_weight = _input_gradient(F.conv2d, "conv2d_input"), _weight_gradient(F.conv2d, "conv2d_weight")
+conv3d_input, conv3d_weight = _input_gradient(F.conv3d, "conv3d_input"), _weight_gradient(F.conv3d, "conv3d_weight")
