@@ -148,6 +148,7 @@ from . import jit, profiler  # noqa: E402
 from .func import vmap  # noqa: E402  (torch.vmap, as torch.func.vmap)
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402
 from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402  (Tensor.untyped_storage, .storage)
+from . import types  # noqa: E402,F401  (torch.types: typing aliases)
 newaxis = None
 
 __version__ = "0.1.0"

@@ -14,7 +14,9 @@ Schedulers (``minigrad.optim.lr_scheduler``): ``LambdaLR``, ``MultiplicativeLR``
 Weight averaging (``minigrad.optim.swa_utils``): ``AveragedModel``, ``SWALR``, ``update_bn`` and the
 ``get_{ema,swa}_{multi_,}avg_fn`` averaging functions.
 """
-from . import lr_scheduler, swa_utils
+import sys
+
+from . import adagrad, adam, adam_variants, lr_scheduler, swa_utils
 from .adafactor import Adafactor
 from .adagrad import Adadelta, Adagrad
 from .adam import Adam, AdamW
@@ -24,6 +26,13 @@ from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+
+# PyTorch's module paths for optimizers minigrad keeps beside their relatives (``from torch.optim.adamw import AdamW``)
+for _name, _module in (("adadelta", adagrad), ("adamw", adam), ("adamax", adam_variants), ("nadam", adam_variants),
+                       ("radam", adam_variants)):
+    sys.modules[f"{__name__}.{_name}"] = _module
+    globals()[_name] = _module
+del _name, _module
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "Optimizer",
            "lr_scheduler", "swa_utils", "LBFGS", "Adafactor"]

@@ -154,6 +154,10 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
+class _LRScheduler(LRScheduler):
+    """PyTorch's older name of the base class, which custom schedulers in public code still subclass."""
+
+
 class _LambdaScheduler(LRScheduler):
     """Schedulers driven by ``lr_lambda``: one function, or one per parameter group."""
 
