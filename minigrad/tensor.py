@@ -781,6 +781,7 @@ from .autograd import engine as _engine  # noqa: E402
 from .autograd import function as _function  # noqa: E402
 
 _engine.Tensor = _function.Tensor = Tensor
+_function.RemovableHandle = _RemovableHandle
 _engine.wrap = _function.wrap = wrap
 
 # The ops modules import Tensor, so they are imported after the class exists.

@@ -188,7 +188,7 @@ def _step(order, nodes, edges, event):
     for i, g in enumerate(sent):
         if i in targets and g is not None:
             step["leaving"].append({"to": targets[i], "input": i, "grad": _array(g)})
-    if grad.size <= JACOBIAN_MAX and all(m is None or math.prod(m[0]) <= JACOBIAN_MAX for m in obj.input_meta):
+    if grad.size <= JACOBIAN_MAX and all(not m or math.prod(m[0]) <= JACOBIAN_MAX for m in obj.input_meta):
         step["jacobians"] = _jacobians(obj, grad, targets)
     return step
 

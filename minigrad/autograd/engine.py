@@ -349,9 +349,28 @@ def run_node(node, grad, sink, retain_graph, graph=False):
             if g is not None and not (isinstance(g, Tensor) and g.requires_grad):
                 value = g if isinstance(g, Tensor) else Tensor(np.asarray(g))
                 in_grads[i] = NotDifferentiableTwice.apply(value, grad, *_stand_ins(node), name=node.name())
+    if node.post_hooks:
+        in_grads = _run_post_hooks(node, in_grads, grad)
     if not retain_graph:
         node.release()
     return in_grads
+
+
+def _run_post_hooks(node, in_grads, grad):
+    """The node's ``register_hook`` hooks: ``fn(grad_inputs, grad_outputs)``; a returned tuple replaces the gradients
+    the node hands its inputs (one per input, None where there is none)."""
+    as_tensor = lambda g: g if g is None or isinstance(g, Tensor) else Tensor(np.asarray(g))   # noqa: E731
+    grad_inputs = tuple(as_tensor(g) for g in in_grads)
+    grad_outputs = (as_tensor(grad),)
+    for hook in list(node.post_hooks):
+        result = hook(grad_inputs, grad_outputs)
+        if result is not None:
+            result = tuple(result)
+            if len(result) != len(grad_inputs):
+                raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has returned an incorrect number of "
+                                   f"values (got {len(result)}, but expected {len(grad_inputs)})")
+            grad_inputs = tuple(as_tensor(g) for g in result)
+    return list(grad_inputs)
 
 
 def _added(total, g, node, i):

@@ -36,6 +36,7 @@ from . import grad_mode
 from .version import own_counters_in_use, storage_of, version_of, writes, writes_since
 
 Tensor = None  # minigrad.tensor sets this once the class exists (importing it here would be circular)
+RemovableHandle = None   # and the handle class its hooks return
 wrap = None    # and its fast Tensor(array) for an ndarray (tensor.wrap)
 mark_view = None  # views.py (which imports this module) sets it to views.mark_view
 
@@ -77,7 +78,7 @@ class Context:
         self.fn = fn
         self.saved = ()
         self.next_edges = ()       # per input: its grad_fn Context, the leaf Tensor, or None
-        self.input_meta = ()       # per input: (shape, dtype) the gradient must have
+        self.input_meta = ()       # per input: (shape, dtype) the gradient must have; None, False for a non-tensor
         self.needs_input_grad = ()
         self.pre_hooks = []        # hooks registered on this node's output tensor
         self.retained = None       # weakref to the output tensor when it called retain_grad()
@@ -185,6 +186,37 @@ class Context:
 
     def name(self):
         return self.fn.__name__ + "Backward"
+
+    # ----------------------------------------------------------------- PyTorch's Node interface (graph.py)
+    post_hooks = ()        # fn(grad_inputs, grad_outputs) after the backward (``register_hook``); in __dict__ if any
+
+    @property
+    def next_functions(self):
+        """One ``(node, 0)`` per input: the node that made it, a leaf's ``AccumulateGrad`` node, or None."""
+        from .graph import as_node
+        return tuple((as_node(edge), 0) for edge, meta in zip(self.next_edges, self.input_meta) if meta is not False)
+
+    @property
+    def metadata(self):
+        """A dict kept with the node for the user's own notes."""
+        return self.__dict__.setdefault("user_metadata", {})
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` (a 1-tuple: this node's incoming gradient) before the node runs; a returned tuple
+        replaces the gradient. Runs after the hooks registered on the output tensor."""
+        def hook(grad):
+            result = fn((grad,))
+            return None if result is None else result[0]
+        self.pre_hooks.append(hook)
+        return RemovableHandle(self.pre_hooks, hook)
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` after the node has run: ``grad_inputs`` holds one gradient (or None) per
+        input, ``grad_outputs`` the incoming one; a returned tuple replaces ``grad_inputs``."""
+        if "post_hooks" not in self.__dict__:
+            self.post_hooks = []
+        self.post_hooks.append(fn)
+        return RemovableHandle(self.post_hooks, fn)
 
     def __repr__(self):
         return f"<{self.name()}>"
@@ -354,7 +386,7 @@ class Function:
                     meta.append((a._data.shape, a._data.dtype))
                 else:
                     edges.append(None)
-                    meta.append(None)
+                    meta.append(None if isinstance(a, Tensor) else False)   # False: not a tensor (next_functions)
                 # (a .data tensor may require grad too: after an in-place op with an operand that does)
                 if noting and isinstance(a, Tensor):
                     note_own_counter(ctx, a)

@@ -176,7 +176,7 @@ def input_grads(ctx, *grads):
     reused memory as the float32 kernels' dx is (``kernels/buffers.py``)."""
     meta = getattr(ctx, "input_meta", ())
     grads = tuple(cast_array(g, bfloat16, pooled=True) if isinstance(g, np.ndarray) and g.dtype == float32 and i < len(meta)
-                  and meta[i] is not None and meta[i][1] == bfloat16 else g for i, g in enumerate(grads))
+                  and meta[i] and meta[i][1] == bfloat16 else g for i, g in enumerate(grads))
     return grads + (None,) * (len(ctx.needs_input_grad) - len(grads))
 
 

@@ -1,0 +1,123 @@
+"""minigrad.autograd.graph against torch.autograd.graph: the graph as next_functions shows it (AccumulateGrad nodes
+for leaves, None for inputs that need no gradient, no entry for non-tensor arguments), node pre- and post-hooks that
+read and replace gradients (random upstream, float64), register_multi_grad_hook in both modes, increment_version,
+get_gradient_edge."""
+import re
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+from .mirror import torch_or_skip
+
+
+def _program(lib):
+    values = np.random.default_rng(0)
+    x = lib.tensor(values.standard_normal(3), requires_grad=True)
+    w = lib.tensor(values.standard_normal(3), requires_grad=True)
+    c = lib.tensor(values.standard_normal(3))
+    y = ((x * w).sin() + c * 2).exp().sum()
+    return x, w, y
+
+
+def _walk(node, leaves):
+    """The graph below ``node`` as nested tuples: (name, children); a leaf's AccumulateGrad as ('leaf', index)."""
+    if node is None:
+        return None
+    if node.name() == "torch::autograd::AccumulateGrad":
+        return ("leaf", next(i for i, t in enumerate(leaves) if node.variable is t))
+    name = re.sub(r"Backward\d*$", "", node.name())
+    return (name, tuple(_walk(child, leaves) for child, index in node.next_functions))
+
+
+def test_next_functions_as_pytorch():
+    torch = torch_or_skip()
+    graphs = []
+    for lib in (mg, torch):
+        x, w, y = _program(lib)
+        graphs.append(_walk(y.grad_fn, [x, w]))
+        assert all(index == 0 for _, index in y.grad_fn.next_functions)
+    assert graphs[0] == graphs[1]
+    assert graphs[0][0] == "Sum" and graphs[0][1][0][0] == "Exp"
+
+
+def test_one_accumulate_grad_node_per_leaf():
+    x, w, y = _program(mg)
+    sin = y.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
+    mul = sin.next_functions[0][0]
+    first, second = mul.next_functions
+    assert first[0].variable is x and second[0].variable is w
+    assert mg.autograd.graph.get_gradient_edge(x).node is first[0]
+    assert isinstance(first[0], mg.autograd.graph.Node) and isinstance(y.grad_fn, mg.autograd.graph.Node)
+    assert mg.autograd.graph.get_gradient_edge(y).node is y.grad_fn
+
+
+def _hooked(lib):
+    """A prehook that doubles the gradient reaching sin's node, and a post-hook on mul's node that replaces the
+    gradient for w by its cube; what the hooks saw and the leaves' gradients."""
+    x, w, y = _program(lib)
+    sin = y.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
+    mul = sin.next_functions[0][0]
+    seen = []
+    sin.register_prehook(lambda grad_outputs: (grad_outputs[0] * 2,))
+
+    def post(grad_inputs, grad_outputs):
+        seen.append([g.detach().numpy().copy() for g in grad_inputs] + [grad_outputs[0].detach().numpy().copy()])
+        return grad_inputs[0], grad_inputs[1] ** 3
+    mul.register_hook(post)
+    mul.metadata["note"] = "kept"
+    assert mul.metadata == {"note": "kept"}
+    y.backward()
+    return seen[0] + [x.grad.numpy(), w.grad.numpy()]
+
+
+def test_node_hooks_read_and_replace_gradients_as_pytorch():
+    torch = torch_or_skip()
+    for a, b in zip(_hooked(mg), _hooked(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def _multi(lib, mode, use_both):
+    values = np.random.default_rng(1)
+    a = lib.tensor(values.standard_normal(2), requires_grad=True)
+    b = lib.tensor(values.standard_normal(2), requires_grad=True)
+    calls = []
+
+    def record(grads):
+        calls.append([None if g is None else g.numpy().copy() for g in grads] if mode == "all"
+                     else grads.numpy().copy())
+    lib.autograd.graph.register_multi_grad_hook((a, b), record, mode=mode)
+    loss = (a * 3).sum() + ((b * b).sum() if use_both else 0)
+    loss.backward()
+    return calls
+
+
+@pytest.mark.parametrize("use_both", [True, False])
+def test_multi_grad_hook_as_pytorch(use_both):
+    torch = torch_or_skip()
+    ours, theirs = _multi(mg, "all", use_both), _multi(torch, "all", use_both)
+    assert len(ours) == len(theirs) == 1
+    for a, b in zip(ours[0], theirs[0]):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+    ours, theirs = _multi(mg, "any", use_both), _multi(torch, "any", use_both)
+    assert len(ours) == len(theirs) == 1
+
+
+def test_increment_version_makes_backward_refuse():
+    torch = torch_or_skip()
+    for lib in (mg, torch):
+        x = lib.ones(3, requires_grad=True)
+        y = x.exp()                  # exp saves its result
+        lib.autograd.graph.increment_version(y)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+def test_bad_mode_and_gradient_edge_errors():
+    with pytest.raises(ValueError, match="Expects mode to be one of"):
+        mg.autograd.graph.register_multi_grad_hook([mg.ones(1, requires_grad=True)], print, mode="some")
+    with pytest.raises(RuntimeError, match="does not require gradients"):
+        mg.autograd.graph.get_gradient_edge(mg.ones(1))
