@@ -28,4 +28,5 @@ from .layers_more import AlphaDropout, Bilinear, EmbeddingBag, FeatureAlphaDropo
 from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401,E402 - Grave et al.'s adaptive softmax
 from .parallel import DataParallel  # noqa: F401,E402 - a pass-through on the CPU, as PyTorch's without GPUs
 from . import parameter  # noqa: F401,E402 - torch.nn.parameter, where programs import Parameter from
+from . import common_types, modules  # noqa: F401,E402 - torch.nn.common_types and torch.nn.modules' files
 from . import attention, grad  # noqa: F401,E402 - sdpa_kernel; the convolution gradients as functions

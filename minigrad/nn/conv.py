@@ -61,10 +61,16 @@ class _ConvNd(Module):
     dims = 2
     transposed = False
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, groups,
-                 bias, padding_mode, device, dtype):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed, output_padding,
+                 groups, bias, padding_mode, device=None, dtype=None):
+        """PyTorch's signature, so that a layer subclassing ``_ConvNd`` directly (passing ``_pair(k)`` and
+        ``transposed``) builds as it does there; the number of spatial dims is the kernel tuple's length."""
         check_device(device)
         super().__init__()
+        if transposed != type(self).transposed:
+            self.transposed = bool(transposed)
+        if isinstance(kernel_size, (tuple, list)) and len(kernel_size) != self.dims:
+            self.dims = len(kernel_size)
         dims = self.dims
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -138,7 +144,7 @@ class _Conv(_ConvNd):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, 0, groups, bias,
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups, bias,
                          padding_mode, device, dtype)
 
     def forward(self, input):
@@ -176,8 +182,8 @@ class _ConvTranspose(_ConvNd):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, groups,
-                         bias, padding_mode, device, dtype)
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding,
+                         groups, bias, padding_mode, device, dtype)
 
     def _output_padding(self, input, output_size):
         """The output_padding giving spatial size ``output_size`` (which may start with the batch and channel

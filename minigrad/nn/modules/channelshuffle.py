@@ -1,0 +1,4 @@
+"""``torch.nn.modules.channelshuffle``."""
+from ..pooling import ChannelShuffle
+
+__all__ = ["ChannelShuffle"]

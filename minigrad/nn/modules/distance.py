@@ -1,0 +1,4 @@
+"""``torch.nn.modules.distance``."""
+from ..distance import CosineSimilarity, PairwiseDistance
+
+__all__ = ["PairwiseDistance", "CosineSimilarity"]

@@ -1,0 +1,4 @@
+"""``torch.nn.modules.flatten``."""
+from ..activation import Flatten, Unflatten
+
+__all__ = ["Flatten", "Unflatten"]

@@ -1,0 +1,4 @@
+"""``torch.nn.modules.fold``."""
+from ..fold import Fold, Unfold
+
+__all__ = ["Fold", "Unfold"]

@@ -1,0 +1,3 @@
+"""``torch.nn.modules.linear_cross_entropy_options``. Absent: ``LinearCrossEntropyOptions``."""
+
+__all__ = []
