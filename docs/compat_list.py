@@ -18,10 +18,12 @@ NAMESPACES = ["torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch
               "torch.distributions", "torch.sparse", "torch.cuda", "torch.autograd", "torch.autograd.functional",
               "torch.multiprocessing", "torch.hub", "torch.amp", "torch.nn.utils", "torch.random",
               "torch.func", "torch.utils.checkpoint", "torch.utils.dlpack", "torch.utils.hooks", "torch.jit",
-              "torch.profiler"]
+              "torch.profiler", "torch.autograd.graph", "torch.nn.attention", "torch.nn.grad", "torch.compiler"]
 
 # every name minigrad has in these namespaces answers as on a machine without the hardware
 STAND_IN_NAMESPACES = {
+    "torch.compiler": "accepted: minigrad runs everything eagerly, so each mark returns what it is given and each "
+                      "query answers as outside a compiled region",
     "torch.cuda": "answers as PyTorch's CPU-only build does: 0 / False / an empty dict, or the same exception type",
     "torch.hub": "get_dir/set_dir keep a directory; loading raises NotImplementedError (hub models are PyTorch "
                  "code)",
