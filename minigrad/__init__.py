@@ -14,6 +14,7 @@ from .device import device, get_default_device, set_default_device
 from .dtypes import (bool, cdouble, cfloat, complex64, complex128, double, float, float16, float32, float64,
                      get_default_dtype, half, int32, int64, long, set_default_dtype)
 from .kernels import get_backend, get_num_threads, set_backend, set_num_threads
+from .kernels import has_lapack, has_mkl, has_openmp, has_spectral, init_num_threads
 from .ops.elementwise import (abs, add, clamp, clip, cos, div, eq, exp, ge, gt, isfinite, isnan, le, log,
                               logical_and, logical_not, logical_or, lt, masked_fill, maximum, minimum, mul, ne,
                               neg, pow, relu, rsqrt, sigmoid, sin, sqrt, square, sub, tanh, where)
@@ -92,6 +93,7 @@ from .ops.products import (addbmm, addmm, addmv, addr, baddbmm, block_diag, chai
 from .linalg_legacy import (cholesky, cholesky_inverse, cholesky_solve, det, geqrf, inverse, logdet, lu,  # noqa: E402
                             lu_solve, lu_unpack, matrix_exp, matrix_power, ormqr, pca_lowrank, pinverse, qr,
                             slogdet, svd, svd_lowrank, triangular_solve)
+from .linalg_legacy import eig, lstsq, matrix_rank, solve, symeig  # noqa: E402  (removed: they raise, as PyTorch's)
 from . import fft  # noqa: E402
 from . import special  # noqa: E402
 from . import signal  # noqa: E402
@@ -148,10 +150,15 @@ from . import jit, profiler  # noqa: E402
 from .func import vmap  # noqa: E402  (torch.vmap, as torch.func.vmap)
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402
 from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402  (Tensor.untyped_storage, .storage)
+from .storage import (BFloat16Storage, BoolStorage, ByteStorage, CharStorage, ComplexDoubleStorage,  # noqa: E402
+                      ComplexFloatStorage, DoubleStorage, FloatStorage, HalfStorage, IntStorage, LongStorage,
+                      ShortStorage)
 from . import types  # noqa: E402,F401  (torch.types: typing aliases)
 newaxis = None
 
-__version__ = "0.1.0"
+from . import torch_version, version  # noqa: E402
+__version__ = torch_version.__version__   # "0.1.0" (version.py), comparing as a version
+from .control_flow import *  # noqa: E402,F401,F403 - sym_int, sym_max, ..., cond, while_loop
 
 # out=: the tensor functions of these namespaces write their result into a given tensor, as PyTorch's (_out.py)
 from . import _out  # noqa: E402

@@ -1,9 +1,12 @@
 """More creation ops: tril_indices/triu_indices, unravel_index, scalar_tensor, empty_strided/new_empty_strided,
 empty_permuted, fill; the in-place random fills cauchy_, geometric_, log_normal_ (with uniform_ and exponential_
-checked as PyTorch checks them); resize_/resize_as_, and the in-place triangles tril_/triu_.
+checked as PyTorch checks them); resize_/resize_as_, the deprecated out-of-place resize/resize_as, set_ (a tensor
+made to show another's memory, or a storage's), and the in-place triangles tril_/triu_.
 """
+import functools
 import math
 import operator
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -147,6 +150,148 @@ def resize_as_(self, the_template, *, memory_format=None):
     return resize_(self, the_template.shape)
 
 
+def _resized(self, sizes):
+    """``self`` reshaped to ``sizes``, which must keep the number of elements (the deprecated out-of-place
+    ``resize``: a view when the memory allows, differentiable)."""
+    numel = functools.reduce(operator.mul, sizes, 1)
+    if numel != self.numel():
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), but the "
+                           f"given tensor has a size of {'x'.join(map(str, self.shape))} ({self.numel()} elements). "
+                           "autograd's resize can only change the shape of a given tensor, while preserving the "
+                           "number of elements. ")
+    return sh.reshape(self, tuple(sizes))
+
+
+def resize(self, *sizes):
+    """Deprecated (PyTorch's warning): ``self`` with shape ``sizes`` (separate ints, as PyTorch's), the same
+    number of elements."""
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    return _resized(self, sizes)
+
+
+def resize_as(self, tensor):
+    """Deprecated (PyTorch's warning): ``resize`` to ``tensor``'s shape."""
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    return _resized(self, tensor.shape)
+
+
+# --------------------------------------------------------------------------- set_
+def _set_arguments_error(args):
+    shown = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args)
+    return TypeError(f"set_() received an invalid combination of arguments - got ({shown}), but expected one of:\n"
+                     " * ()\n * (Storage source)\n * (Storage source, int storage_offset, tuple of ints size, tuple "
+                     "of ints stride = None)\n * (Tensor source)\n * (Tensor source, int storage_offset, tuple of ints "
+                     "size, tuple of ints stride = None)\n")
+
+
+def _strided_over(elements, nbytes, offset, size, stride):
+    """The view of the 1-D array ``elements`` (a storage of ``nbytes`` bytes) with ``size`` and element ``stride``
+    (C-contiguous if None) from element ``offset``; PyTorch's errors for what does not fit."""
+    size = sh._sizes((size,))
+    if stride is None:
+        stride = tuple(int(np.prod(size[i + 1:], dtype=np.int64)) for i in range(len(size)))
+    else:
+        stride = sh._sizes((stride,))
+    offset = operator.index(offset)
+    if len(size) != len(stride):
+        raise RuntimeError(f"unequal size length ({len(size)}) and stride length ({len(stride)})")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+    needed = offset + (1 + sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else 0)
+    if needed * elements.itemsize > nbytes:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {elements.itemsize} requiring a storage size of {needed * elements.itemsize} "
+                           f"are out of bounds for storage of size {nbytes}")
+    return np.lib.stride_tricks.as_strided(elements[offset:], size, tuple(st * elements.itemsize for st in stride),
+                                           writeable=elements.flags.writeable)
+
+
+def _set_memory(self, source, storage_offset, size, stride):
+    """The array ``self.set_(source, storage_offset, size, stride)`` makes ``self`` show."""
+    from ._out import _C_NAMES
+    from .storage import TypedStorage, _Storage
+    positioned = size is not None
+    args = [source] + ([storage_offset] if positioned or storage_offset != 0 else []) + \
+        [a for a in (size, stride) if a is not None]
+    if not positioned and (storage_offset != 0 or stride is not None):
+        raise _set_arguments_error(args)
+    if source is None:
+        if positioned:
+            raise _set_arguments_error(args)
+        return np.empty(0, self._data.dtype)
+    dtype = self._data.dtype
+    if isinstance(source, Tensor):
+        if source.dtype != dtype:
+            raise RuntimeError(f"Could not set tensor of type {_C_NAMES.get(source.dtype.name, source.dtype.name)} "
+                               f"to a tensor of type {_C_NAMES.get(dtype.name, dtype.name)}")
+        if not positioned:
+            return source._data.view()
+        if not source.is_contiguous():
+            raise RuntimeError("passed in tensor to be used as storage must be contiguous")
+        elements = sh._storage_elements(source)     # (the offset counts from the source's first element)
+        return _strided_over(elements, elements.nbytes, source.storage_offset() + operator.index(storage_offset),
+                             size, stride)
+    if isinstance(source, _Storage):
+        if isinstance(source, TypedStorage):
+            if source.dtype != dtype:
+                raise RuntimeError(f"Expected a Storage of type {_C_NAMES.get(dtype.name, dtype.name)} or an "
+                                   f"UntypedStorage, but got type {dtypes.scalar_type_name(source.dtype)} for "
+                                   "argument 1 'storage'")
+            elements = source._flat
+        else:
+            whole = source._flat.size // dtype.itemsize * dtype.itemsize
+            elements = source._flat[:whole].view(dtype)
+        if not positioned:
+            return elements
+        return _strided_over(elements, source.nbytes(), storage_offset, size, stride)
+    raise _set_arguments_error(args)
+
+
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """This tensor now shows ``source``'s memory: a tensor's, with its shape and strides, or (given ``size``, and
+    ``stride`` or C-contiguous strides) its memory from ``storage_offset`` elements after its first element on (a
+    contiguous source); or a storage's (``untyped_storage()``, ``storage()``) from element ``storage_offset`` on,
+    read as this tensor's dtype; with no source, empty memory. The dtype
+    stays (a source of another dtype is refused). As in PyTorch: a write into memory a backward saved from this
+    tensor before makes that backward raise, a leaf that requires grad is refused while grad is recorded, and a
+    result that requires grad cannot be differentiated through. The memory's version counter is the source's
+    (PyTorch keeps this tensor's own). Memory cannot grow: a size beyond the storage is an error."""
+    from .autograd.function import NoDerivative
+    from .autograd.version import bump_tensor
+    from .ops.shape_more import _note_stale_shape
+    new = _set_memory(self, source, storage_offset, size, stride)
+    sources = (source,) if isinstance(source, Tensor) else ()
+    recording = inplace._records(self, sources)
+    if recording:
+        inplace.check_leaf(self)
+    before = self._data.shape
+    was_view = self._base is not None
+    bump_tensor(self)           # the memory self showed: what a backward saved from self is stale now
+    history = None
+    if recording:
+        history = NoDerivative.apply(RuntimeError, "derivative for set_ is not implemented", new, self, *sources)
+    self._data = new
+    if was_view:                # self shows other memory now: no longer a view of its base
+        self._base = None
+        for slot in ("_view_version", "_view_at", "_view_kind"):
+            if hasattr(self, slot):
+                delattr(self, slot)
+    if hasattr(self, "_own_counter"):
+        del self._own_counter
+    counter = getattr(source, "_own_counter", None)
+    if counter is not None:     # the source counts its writes on a counter of its own (.data): share it
+        self._own_counter = counter
+    if history is not None:
+        self._grad_fn, self._requires_grad = history._grad_fn, True
+    elif not was_view and self._grad_fn is not None and before != new.shape:
+        _note_stale_shape(self, "set_", before)     # (under no_grad) the history still expects the old shape
+    return self
+
+
 # --------------------------------------------------------------------------- random fills
 def _fill_random(self, draw, generator):
     """Write ``draw(numpy_rng, shape)`` into ``self`` (the values do not depend on it: nothing to differentiate)."""
@@ -211,5 +356,5 @@ def random_(self, from_=0, to=None, *, generator=None, **kwargs):
     return _fill_random(self, lambda rng, shape: rng.integers(from_, to, shape), generator)
 
 
-METHODS = ["new_empty_strided", "tril_", "triu_", "resize_", "resize_as_", "uniform_", "exponential_", "cauchy_",
-           "geometric_", "log_normal_", "random_"]
+METHODS = ["new_empty_strided", "tril_", "triu_", "resize_", "resize_as_", "resize", "resize_as", "set_", "uniform_",
+           "exponential_", "cauchy_", "geometric_", "log_normal_", "random_"]

@@ -16,7 +16,7 @@ from .autograd.function import pytorch_saves
 
 __all__ = ["det", "slogdet", "logdet", "inverse", "cholesky", "cholesky_inverse", "cholesky_solve", "qr", "svd",
            "pinverse", "matrix_power", "matrix_exp", "lu", "lu_solve", "lu_unpack", "triangular_solve", "geqrf",
-           "ormqr", "svd_lowrank", "pca_lowrank"]
+           "ormqr", "svd_lowrank", "pca_lowrank", "lstsq", "solve", "eig", "symeig", "matrix_rank"]
 
 slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
 qr_result = namedtuple("qr", ["Q", "R"])
@@ -198,3 +198,89 @@ def pca_lowrank(A, q=None, center=True, niter=2):
 
 METHODS = ["det", "slogdet", "logdet", "inverse", "cholesky", "cholesky_inverse", "cholesky_solve", "qr", "svd",
            "pinverse", "matrix_power", "matrix_exp", "lu", "lu_solve", "triangular_solve", "geqrf", "ormqr"]
+
+# --------------------------------------------------------------------------- removed: PyTorch's pointers to linalg
+# PyTorch 1.9 deprecated these and later removed them; it still defines them, to raise its message naming the
+# torch.linalg function that replaces each (the same messages here: ``import minigrad as torch`` programs read
+# them as written).
+_REMOVED = "This function was deprecated since version 1.9 and is now removed."
+_MATRIX_RANK = (f"{_REMOVED}\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter 'symmetric' "
+                "was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.")
+_SOLVE = (f"{_REMOVED} `torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has its "
+          "arguments reversed and does not return the LU factorization.\n\nTo get the LU factorization see "
+          "`torch.lu`, which can be used with `torch.lu_solve` or `torch.lu_unpack`.\nX = torch.solve(B, A).solution "
+          "should be replaced with:\nX = torch.linalg.solve(A, B)")
+_LSTSQ = (f"{_REMOVED} `torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has "
+          "reversed arguments and does not return the QR decomposition in the returned tuple (although it returns "
+          "other information about the problem).\n\nTo get the QR decomposition consider using `torch.linalg.qr`."
+          "\n\nThe returned solution in `torch.lstsq` stored the residuals of the solution in the last m - n columns "
+          "of the returned value whenever m > n. In torch.linalg.lstsq, the residuals are in the field 'residuals' "
+          "of the returned named tuple.\n\nThe unpacking of the solution, as in\nX, _ = torch.lstsq(B, A).solution"
+          "[:A.size(1)]\nshould be replaced with:\nX = torch.linalg.lstsq(A, B).solution")
+_SYMEIG = (f"{_REMOVED} The default behavior has changed from using the upper triangular portion of the matrix by "
+           "default to using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) should be "
+           "replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = "
+           "torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if "
+           "upper else 'L')")
+_EIG = (f"{_REMOVED} `torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real "
+        "tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\nL_complex = "
+        "torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) should be replaced with:\n"
+        "L_complex, V_complex = torch.linalg.eig(A)")
+
+
+def matrix_rank(input, tol=None, symmetric=False, *, out=None):
+    """Removed from PyTorch: raises, pointing to ``linalg.matrix_rank``."""
+    raise RuntimeError(_MATRIX_RANK)
+
+
+def solve(input, A, *, out=None):
+    """Removed from PyTorch: raises, pointing to ``linalg.solve``."""
+    raise RuntimeError(_SOLVE)
+
+
+def lstsq(input, A, *, out=None):
+    """Removed from PyTorch: raises, pointing to ``linalg.lstsq``."""
+    raise RuntimeError(_LSTSQ)
+
+
+def symeig(input, eigenvectors=False, upper=True, *, out=None):
+    """Removed from PyTorch: raises, pointing to ``linalg.eigh`` / ``linalg.eigvalsh``."""
+    raise RuntimeError(_SYMEIG)
+
+
+def eig(self, eigenvectors=False, *, e=None, v=None):
+    """Removed from PyTorch: raises, pointing to ``linalg.eig`` / ``linalg.eigvals``."""
+    raise RuntimeError(_EIG)
+
+
+for _removed in (matrix_rank, solve, lstsq, symeig, eig):
+    _removed.takes_out = True        # their own ``out``: the error, whatever ``out`` is (not _out.py's checks)
+del _removed
+
+
+# their Tensor methods, with PyTorch's parameters
+def _lstsq_method(self, other):
+    """Removed from PyTorch: raises, pointing to ``linalg.lstsq``."""
+    raise RuntimeError(_LSTSQ)
+
+
+def _solve_method(self, other):
+    """Removed from PyTorch: raises, pointing to ``linalg.solve``."""
+    raise RuntimeError(_SOLVE)
+
+
+def _eig_method(self, eigenvectors=False):
+    """Removed from PyTorch: raises, pointing to ``linalg.eig`` / ``linalg.eigvals``."""
+    raise RuntimeError(_EIG)
+
+
+def _symeig_method(self, eigenvectors=False):
+    """Removed from PyTorch: raises, pointing to ``linalg.eigh`` / ``linalg.eigvalsh``."""
+    raise RuntimeError(_SYMEIG)
+
+
+for _name, _method in (("lstsq", _lstsq_method), ("solve", _solve_method), ("eig", _eig_method),
+                       ("symeig", _symeig_method)):
+    _method.__name__ = _method.__qualname__ = _name
+    setattr(Tensor, _name, _method)
+del _name, _method

@@ -1,5 +1,6 @@
 """Storages (``Tensor.untyped_storage()``, ``Tensor.storage()``, ``minigrad.UntypedStorage``): the memory a tensor
-and its views share, seen as bytes or as elements.
+and its views share, seen as bytes or as elements; PyTorch's legacy classes (``FloatStorage``, ``LongStorage``...,
+which ``Tensor.storage_type()`` returns) make typed storages of their dtype.
 
 A minigrad tensor's memory is a NumPy array's; its storage is the array that owns that memory (the end of the
 ``.base`` chain: ``autograd.version.storage_of``). Two tensors share memory exactly when their storages have the same
@@ -11,12 +12,15 @@ import warnings
 
 import numpy as np
 
+from . import dtypes
 from .autograd.version import bump, storage_of
 from .device import device as _device
 from .dtypes import scalar_type_name
 from .tensor import Tensor
 
-__all__ = ["UntypedStorage", "TypedStorage", "is_storage"]
+__all__ = ["UntypedStorage", "TypedStorage", "is_storage", "DoubleStorage", "FloatStorage", "HalfStorage",
+           "BFloat16Storage", "LongStorage", "IntStorage", "ShortStorage", "CharStorage", "ByteStorage", "BoolStorage",
+           "ComplexDoubleStorage", "ComplexFloatStorage"]
 
 
 class _Storage:
@@ -180,6 +184,35 @@ class TypedStorage(_Storage):
         return f"{lines}\n[minigrad.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {len(self)}]"
 
 
+class _LegacyStorageMeta(type):
+    """The metaclass of the legacy storage classes: ``isinstance(s, FloatStorage)`` asks whether ``s`` is a
+    TypedStorage of float32, as in PyTorch."""
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, TypedStorage) and instance.dtype == cls.dtype
+
+
+class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageMeta):
+    """``FloatStorage(n)``, ``LongStorage([1, 2])``...: a TypedStorage of the class's dtype (PyTorch's legacy
+    storage classes, which ``Tensor.storage_type()`` returns)."""
+
+    dtype = None
+
+    def __new__(cls, *args, device=None):
+        return TypedStorage(*args, dtype=cls.dtype, device=device)
+
+
+_LEGACY = {}     # dtype -> its legacy storage class
+for _dtype in (np.float64, np.float32, np.float16, dtypes.bfloat16, np.int64, np.int32, np.int16, np.int8, np.uint8,
+               np.bool_, np.complex128, np.complex64):
+    _dtype = np.dtype(_dtype)
+    _name = f"{scalar_type_name(_dtype)}Storage"
+    _LEGACY[_dtype] = globals()[_name] = _LegacyStorageMeta(_name, (_LegacyStorage,), {
+        "dtype": _dtype, "__module__": "minigrad", "__qualname__": _name,
+        "__doc__": f"A TypedStorage of {_dtype.name} (PyTorch's legacy ``torch.{_name}``)."})
+del _dtype, _name
+
+
 def _owner_of(tensor):
     return storage_of(tensor._data)
 
@@ -190,14 +223,24 @@ def untyped_storage(self):
     return UntypedStorage._over(owner, _bytes_of(owner))
 
 
+_TYPED_STORAGE_WARNING = ("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be "
+                          "the only storage class. This should only matter to you if you are using storages directly. "
+                          " To access UntypedStorage directly, use tensor.untyped_storage() instead of "
+                          "tensor.storage()")
+
+
 def storage(self):
     """The memory this tensor lives in, as elements of its dtype (PyTorch's deprecation warning included)."""
-    warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only "
-                  "storage class. This should only matter to you if you are using storages directly.  To access "
-                  "UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()", UserWarning,
-                  stacklevel=2)
+    warnings.warn(_TYPED_STORAGE_WARNING, UserWarning, stacklevel=2)
     owner = _owner_of(self)
     return TypedStorage._over(owner, _bytes_of(owner).view(self._data.dtype))
+
+
+def storage_type(self):
+    """The legacy storage class of this tensor's dtype (``minigrad.FloatStorage`` for float32; None for a dtype that
+    has none), with PyTorch's deprecation warning for typed storages."""
+    warnings.warn(_TYPED_STORAGE_WARNING, UserWarning, stacklevel=2)
+    return _LEGACY.get(self._data.dtype)
 
 
 def is_storage(obj):
@@ -207,3 +250,4 @@ def is_storage(obj):
 
 Tensor.untyped_storage = untyped_storage
 Tensor.storage = storage
+Tensor.storage_type = storage_type

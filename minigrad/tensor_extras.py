@@ -2,11 +2,13 @@
 ``nelement``, ``adjoint``, ``swapaxes_``/``swapdims_``, ``fill_diagonal_``; the memory stand-ins
 ``share_memory_`` (CPU memory: a no-op, as PyTorch's on one process) and ``pin_memory`` (PyTorch's CPU-only
 build raises: pinned memory is for copies to an accelerator); the layout queries ``dim_order``, ``dense_dim``,
-``sparse_dim``, ``is_set_to``, ``const_data_ptr``; and the CPU tensor's Python-function maps ``apply_``, ``map_``,
-``map2_``."""
+``sparse_dim``, ``is_set_to``, ``const_data_ptr``; the CPU tensor's Python-function maps ``apply_``, ``map_``,
+``map2_``; ``as_subclass`` (the tensor as an instance of a Tensor subclass, sharing memory and history) and
+``module_load`` (how ``load_state_dict`` turns a state-dict value into a parameter's)."""
 import numpy as np
 
 from ._checks import takes_tensors
+from .autograd import Function
 from .autograd.version import bump_tensor
 from .ops.inplace import check_writable
 from .ops.shape import expand
@@ -128,11 +130,55 @@ def map2_(self, x, y, callable):
     return _map_in_place("map2_", self, (x, y), callable)
 
 
+class Alias(Function):
+    """out = the input itself, seen through another Tensor object: a view of all of it; the gradient passes
+    unchanged."""
+    view = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return a._data.view()
+
+    @staticmethod
+    def backward(ctx, dout):
+        return dout
+
+    graph_backward = backward
+
+
+def as_subclass(self, cls):
+    """This tensor as an instance of ``cls`` (``Tensor`` or a subclass of it, whose ``__init__`` is not called),
+    sharing its memory and version counter; a view recorded by autograd, so the gradient reaches this tensor's
+    history (as PyTorch's, the result is never a leaf when this tensor requires grad)."""
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+    if not issubclass(cls, Tensor):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+                        "Make sure your class inherits from Tensor.")
+    alias = Alias.apply(self)
+    if cls is Tensor:
+        return alias
+    out = object.__new__(cls)
+    for slot in Tensor.__slots__:            # the alias's state (memory, history, view links), in a ``cls`` object
+        if slot != "__weakref__" and hasattr(alias, slot):
+            setattr(out, slot, getattr(alias, slot))
+    return out
+
+
+def module_load(self, other, assign=False):
+    """What ``load_state_dict`` puts in place of this parameter or buffer for the state-dict value ``other``
+    (when it swaps tensors): ``other`` detached with ``assign``, else this tensor with ``other`` copied in,
+    detached."""
+    if assign:
+        return other.detach()
+    return self.copy_(other).detach()
+
+
 METHODS = {"ndimension": ndimension, "nelement": nelement, "adjoint": adjoint, "swapaxes_": swapaxes_,
            "swapdims_": swapdims_, "fill_diagonal_": fill_diagonal_, "share_memory_": share_memory_,
            "pin_memory": pin_memory, "dim_order": dim_order, "dense_dim": dense_dim, "sparse_dim": sparse_dim,
            "is_set_to": is_set_to, "const_data_ptr": const_data_ptr, "apply_": apply_, "map_": map_,
-           "map2_": map2_}
+           "map2_": map2_, "as_subclass": as_subclass, "module_load": module_load}
 for _name, _method in METHODS.items():
     setattr(Tensor, _name, _method)
 

@@ -194,3 +194,35 @@ def use_backend(name):
         yield
     finally:
         _active = previous
+
+
+def init_num_threads():
+    """``torch.init_num_threads``: nothing to do. PyTorch copies its thread count to a new thread; numba's count is
+    per thread too, but a new Python thread already starts with numba's default (``NUMBA_NUM_THREADS``)."""
+
+
+# --------------------------------------------------------------------------- what this installation computes with
+def _numpy_blas():
+    """The name of the BLAS NumPy was built with (``scipy-openblas``, ``mkl-sdl``, ...; "" if NumPy does not say)."""
+    try:
+        return str(np.__config__.CONFIG["Build Dependencies"]["blas"]["name"])
+    except (AttributeError, KeyError, TypeError):
+        return ""
+
+
+def _numba_has_openmp():
+    """Whether the installed numba ships its OpenMP threading layer (looked up without importing numba)."""
+    import glob
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec("numba")
+    except (ImportError, ValueError):
+        return False
+    locations = [] if spec is None else list(spec.submodule_search_locations or ())
+    return any(glob.glob(os.path.join(location, "np", "ufunc", "omppool*")) for location in locations)
+
+
+has_openmp = _numba_has_openmp()       # numba's kernels' threads (the OpenMP layer is the one minigrad starts)
+has_mkl = "mkl" in _numpy_blas().lower()   # NumPy's matrix products and linear algebra run on MKL
+has_lapack = True                      # numpy.linalg: LAPACK (the BLAS's, or NumPy's bundled lapack_lite)
+has_spectral = True                    # numpy.fft (pocketfft) behind minigrad.fft

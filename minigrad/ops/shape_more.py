@@ -202,6 +202,28 @@ def unsafe_split(tensor, split_size_or_sections, dim=0):
     return sh.split_views(tensor, split_size_or_sections, dim, guarded=False)
 
 
+def _unsafe_split_with_sizes(input, split_sizes, dim, position):
+    if not isinstance(split_sizes, (tuple, list)):
+        raise TypeError(f"unsafe_split_with_sizes(): argument 'split_sizes' (position {position}) must be tuple of "
+                        f"ints, not {type(split_sizes).__name__}")
+    return tuple(sh.split_views(input, list(split_sizes), dim, guarded=False))
+
+
+@takes_tensors("input")
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """``split_with_sizes`` whose pieces may be written in place (PyTorch's unsafe form; here they stay views,
+    recorded)."""
+    return _unsafe_split_with_sizes(input, split_sizes, dim, 2)
+
+
+def unsafe_split_with_sizes_method(self, split_sizes, dim=0):
+    """``Tensor.unsafe_split_with_sizes``."""
+    return _unsafe_split_with_sizes(self, split_sizes, dim, 1)
+
+
+unsafe_split_with_sizes_method.__name__ = unsafe_split_with_sizes_method.__qualname__ = "unsafe_split_with_sizes"
+
+
 @takes_tensors("input")
 def unsafe_chunk(input, chunks, dim=0):
     """``chunk`` whose pieces may be written in place (PyTorch's unsafe_chunk; here they stay views, recorded)."""
@@ -437,6 +459,7 @@ def _t_checked(input):
 
 
 t_ = _reshaped_in_place("t_", _t_checked)
+as_strided_ = _reshaped_in_place("as_strided_", sh.as_strided)
 
 
 # --------------------------------------------------------------------------- the *_copy ops: the op, then a copy
@@ -475,4 +498,5 @@ split_with_sizes_copy = _copied("split_with_sizes_copy", split_with_sizes,
 
 METHODS = ["tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk",
            "tile", "ravel", "unflatten", "rot90", "diagflat", "resolve_neg", "broadcast_to", "narrow_copy", "squeeze_",
-           "unsqueeze_", "transpose_", "t_"]
+           "unsqueeze_", "transpose_", "t_", "as_strided_"]
+Tensor.unsafe_split_with_sizes = unsafe_split_with_sizes_method     # (its argument error counts from self)

@@ -13,10 +13,11 @@ from ..creation import from_numpy, tensor
 from ..dtypes import get_default_dtype, promote_types, scalar_type_name
 from ..tensor import Tensor
 from .shape import cat
+from .shape_more import unsafe_split_with_sizes  # noqa: F401 (exported here, as before)
 
 # torch.<name>(input, *args, **kwargs) is input.<name>(*args, **kwargs)
 _INPLACE = ["abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
-            "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_",
+            "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_",
             "conj_physical_", "cos_", "cosh_", "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_",
             "fill_", "fix_", "floor_", "frac_", "gcd_", "i0_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_",
             "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "round_",
@@ -34,7 +35,7 @@ def _method_function(name):
     return fn
 
 
-_METHODS = ["adjoint", "is_neg"]     # torch.<name>(input) is input.<name>() too
+_METHODS = ["adjoint", "is_neg", "get_device", "is_distributed"]     # torch.<name>(input) is input.<name>() too
 
 for _name in _INPLACE + _METHODS:
     globals()[_name] = _method_function(_name)
@@ -84,12 +85,6 @@ def slice_copy(input, dim=0, start=None, end=None, step=1):
 def split_copy(tensor, split_size, dim=0):
     """``split``'s pieces, each in memory of its own."""
     return tuple(piece.clone() for piece in tensor.split(split_size, dim))
-
-
-@takes_tensors("input")
-def unsafe_split_with_sizes(input, split_sizes, dim=0):
-    """``split_with_sizes`` (PyTorch's unsafe form only skips view tracking, which minigrad keeps)."""
-    return tuple(input.split(list(split_sizes), dim))
 
 
 @takes_tensors("input", "other")
