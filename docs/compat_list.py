@@ -18,7 +18,8 @@ NAMESPACES = ["torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch
               "torch.distributions", "torch.sparse", "torch.cuda", "torch.autograd", "torch.autograd.functional",
               "torch.multiprocessing", "torch.hub", "torch.amp", "torch.nn.utils", "torch.random",
               "torch.func", "torch.utils.checkpoint", "torch.utils.dlpack", "torch.utils.hooks", "torch.jit",
-              "torch.profiler", "torch.autograd.graph", "torch.nn.attention", "torch.nn.grad", "torch.compiler"]
+              "torch.profiler", "torch.autograd.graph", "torch.nn.attention", "torch.nn.grad", "torch.compiler",
+              "torch.utils.benchmark"]
 
 # every name minigrad has in these namespaces answers as on a machine without the hardware
 STAND_IN_NAMESPACES = {
@@ -80,6 +81,7 @@ STAND_INS = {
                               "CPU; schedule, step and on_trace_ready as PyTorch's; CUDA records nothing; no FLOPs",
     "torch.autograd.profiler.emit_nvtx": "a context manager that does nothing",
     "torch.autograd.profiler.emit_itt": "a context manager that does nothing",
+    "torch.init_num_threads": "does nothing (numba starts its threads itself)",
     "torch.utils.checkpoint.create_selective_checkpoint_contexts": "accepted; every op of the segment is recomputed "
                                                                    "whatever the policy (the same results)",
     "torch.utils.checkpoint.set_checkpoint_early_stop": "accepted; minigrad recomputes whole segments",
