@@ -199,9 +199,13 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 def _group_norm_function(input, num_groups, weight, bias, eps):
     """InstanceNorm's GroupNorm: rstd = 0 on constant rows when eps = 0, as PyTorch's instance_norm. An empty input
-    without affine parameters comes back as a copy, as PyTorch's returns it (no norm in its graph)."""
-    if input.numel() == 0 and weight is None and bias is None:
-        return input.clone()
+    comes back as PyTorch's does (its instance_norm is batch_norm on the input seen as (1, N*C, ...), whose empty
+    path copies it, scaled and shifted by the first weight and bias): no norm in its graph, and so no saved input
+    whose in-place change would make backward refuse."""
+    if input.numel() == 0:
+        out = input.clone()
+        out = out if weight is None or weight.numel() == 0 else out * weight[0]
+        return out if bias is None or bias.numel() == 0 else out + bias[0]
     return GroupNormFunction.apply(input, weight, bias, num_groups=num_groups, eps=eps, zero_rstd=eps == 0,
                                    instance=True)
 
