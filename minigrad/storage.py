@@ -29,6 +29,13 @@ class _Storage:
     def __init__(self, owner, flat):
         self._owner, self._flat = owner, flat
 
+    @classmethod
+    def _over(cls, owner, flat):
+        """A storage of this kind over ``flat``, a view of the memory ``owner`` owns (no new memory)."""
+        storage = cls.__new__(cls)
+        _Storage.__init__(storage, owner, flat)
+        return storage
+
     def data_ptr(self):
         """The address of the storage's first byte."""
         return self._owner.__array_interface__["data"][0]
@@ -128,12 +135,6 @@ class UntypedStorage(_Storage):
             owner = np.zeros(int(size), dtype=np.uint8)
         super().__init__(owner, owner)
 
-    @classmethod
-    def _over(cls, owner, flat):
-        storage = cls.__new__(cls)
-        _Storage.__init__(storage, owner, flat)
-        return storage
-
     def untyped(self):
         return self
 
@@ -157,12 +158,6 @@ class TypedStorage(_Storage):
         size = args[0] if args else 0
         owner = np.array(size, dtype=dtype).reshape(-1) if isinstance(size, (list, tuple)) else np.zeros(size, dtype)
         super().__init__(owner, owner)
-
-    @classmethod
-    def _over(cls, owner, flat):
-        storage = cls.__new__(cls)
-        _Storage.__init__(storage, owner, flat)
-        return storage
 
     @property
     def dtype(self):

@@ -33,28 +33,30 @@ def _gradient(conv, name, x, w, grad_output, wanted, stride, padding, dilation, 
     return grad if keep_graph else grad.detach()
 
 
-def _input_gradient(conv, name):
-    def gradient(input_size, weight, grad_output, stride=1, padding=0, dilation=1, groups=1):
-        x = zeros(*input_size, dtype=grad_output.dtype if isinstance(grad_output, Tensor) else None,
-                  requires_grad=True)
-        return _gradient(conv, name, x, weight, grad_output, x, stride, padding, dilation, groups)
-    gradient.__name__ = gradient.__qualname__ = name
-    gradient.__doc__ = (f"The gradient of ``{conv.__name__}(input, weight, ...)`` with respect to an input of size "
-                        "``input_size``, for the upstream gradient ``grad_output``.")
-    return gradient
+def _gradient_function(conv, wanted):
+    """``conv``'s gradient with respect to its ``wanted`` operand ("input" or "weight") as PyTorch's function of
+    that operand's size, the other operand and ``grad_output``."""
+    name = f"{conv.__name__}_{wanted}"
+
+    def gradient(given, size, grad_output, stride=1, padding=0, dilation=1, groups=1):
+        stand_in = zeros(*size, dtype=grad_output.dtype if isinstance(grad_output, Tensor) else None,
+                         requires_grad=True)
+        x, w = (stand_in, given) if wanted == "input" else (given, stand_in)
+        return _gradient(conv, name, x, w, grad_output, stand_in, stride, padding, dilation, groups)
+
+    def input_gradient(input_size, weight, grad_output, stride=1, padding=0, dilation=1, groups=1):
+        return gradient(weight, input_size, grad_output, stride, padding, dilation, groups)
+
+    def weight_gradient(input, weight_size, grad_output, stride=1, padding=0, dilation=1, groups=1):
+        return gradient(input, weight_size, grad_output, stride, padding, dilation, groups)
+
+    public = input_gradient if wanted == "input" else weight_gradient
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = (f"The gradient of ``{conv.__name__}(input, weight, ...)`` with respect to a {wanted} of size "
+                      f"``{wanted}_size``, for the upstream gradient ``grad_output``.")
+    return public
 
 
-def _weight_gradient(conv, name):
-    def gradient(input, weight_size, grad_output, stride=1, padding=0, dilation=1, groups=1):
-        w = zeros(*weight_size, dtype=grad_output.dtype if isinstance(grad_output, Tensor) else None,
-                  requires_grad=True)
-        return _gradient(conv, name, input, w, grad_output, w, stride, padding, dilation, groups)
-    gradient.__name__ = gradient.__qualname__ = name
-    gradient.__doc__ = (f"The gradient of ``{conv.__name__}(input, weight, ...)`` with respect to a weight of size "
-                        "``weight_size``, for the upstream gradient ``grad_output``.")
-    return gradient
-
-
-conv1d_input, conv1d_weight = _input_gradient(F.conv1d, "conv1d_input"), _weight_gradient(F.conv1d, "conv1d_weight")
-conv2d_input, conv2d_weight = _input_gradient(F.conv2d, "conv2d_input"), _weight_gradient(F.conv2d, "conv2d_weight")
-conv3d_input, conv3d_weight = _input_gradient(F.conv3d, "conv3d_input"), _weight_gradient(F.conv3d, "conv3d_weight")
+conv1d_input, conv1d_weight = _gradient_function(F.conv1d, "input"), _gradient_function(F.conv1d, "weight")
+conv2d_input, conv2d_weight = _gradient_function(F.conv2d, "input"), _gradient_function(F.conv2d, "weight")
+conv3d_input, conv3d_weight = _gradient_function(F.conv3d, "input"), _gradient_function(F.conv3d, "weight")
