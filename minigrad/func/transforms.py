@@ -408,6 +408,17 @@ def _jacobian_blocks(outputs, inputs, create_graph):
     return blocks
 
 
+def call_drawing_nothing(func, args, kwargs):
+    """``func(*args, **kwargs)``; randomness 'error': PyTorch's error if it drew from the default generator (found by
+    comparing the generator's state before and after), the generator put back as if the draw had not happened."""
+    before = default_generator.get_state()
+    result = func(*args, **kwargs)
+    if default_generator.get_state() != before:
+        default_generator.set_state(before)
+        raise RuntimeError(RANDOM_IN_ERROR_MODE)
+    return result
+
+
 def _check_randomness(randomness):
     if randomness not in _RANDOMNESS:
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
@@ -431,11 +442,8 @@ def _jacobian(func, argnums, has_aux, context, forward, randomness=None):
         tracking = is_grad_enabled()
         with enable_grad():
             stand_ins, structure, arguments = _stand_in_arguments(args, argnums, tracking, forward=forward)
-            state = default_generator.get_state() if randomness == "error" else None
-            result = func(*arguments, **kwargs)
-            if state is not None and default_generator.get_state() != state:
-                default_generator.set_state(state)
-                raise RuntimeError(RANDOM_IN_ERROR_MODE)
+            result = (call_drawing_nothing(func, arguments, kwargs) if randomness == "error"
+                      else func(*arguments, **kwargs))
             output, aux = _split_aux(result, has_aux, context)
             outputs, output_structure = _tensor_leaves(output, context)
             _check_real(name, "inputs", stand_ins)

@@ -30,7 +30,7 @@ from ..ops.shape import stack
 from ..random import default_generator, fork_rng
 from ..tensor import Tensor
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
-from .transforms import RANDOM_IN_ERROR_MODE, _check_randomness
+from .transforms import _check_randomness, call_drawing_nothing
 
 __all__ = ["vmap"]
 
@@ -109,12 +109,9 @@ class _Randomness:
     def call(self, func, args, kwargs):
         if self.mode == "same":
             default_generator.set_state(self.start)
-        before = default_generator.get_state() if self.mode == "error" else None
-        result = func(*args, **kwargs)
-        if before is not None and default_generator.get_state() != before:
-            default_generator.set_state(before)        # as if the draw had not happened: PyTorch raises before it
-            raise RuntimeError(RANDOM_IN_ERROR_MODE)
-        return result
+        if self.mode == "error":
+            return call_drawing_nothing(func, args, kwargs)
+        return func(*args, **kwargs)
 
 
 # --------------------------------------------------------------------------- outputs: stacked along out_dims

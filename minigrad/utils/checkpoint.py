@@ -32,8 +32,8 @@ import numpy as np
 
 from .. import autograd
 from ..autograd import grad_mode
-from ..autograd.function import Context, Function, recording_nodes
-from ..random import default_generator
+from ..autograd.function import Context, Function, _joined, recording_nodes
+from ..random import default_generator, fork_rng
 from ..tensor import Tensor
 
 __all__ = ["CheckpointError", "CheckpointFunction", "CheckpointPolicy", "DefaultDeviceType", "SelectiveCheckpointContext",
@@ -393,20 +393,15 @@ def _redirect(roots, made, alias_nodes):
 def _stand_in(node, meta):
     """A tensor at ``node``'s place in the graph (shape and dtype from ``meta``; its values are never read)."""
     shape, dtype = meta
-    t = Tensor(np.broadcast_to(np.zeros((), dtype), shape))
-    t._grad_fn, t._requires_grad = node, True
-    return t
+    return _joined(np.broadcast_to(np.zeros((), dtype), shape), node)
 
 
 @contextlib.contextmanager
 def _replayed(state):
     """The default generator in ``state`` within the block, and back where it was after it."""
-    now = default_generator.get_state()
-    default_generator.set_state(state)
-    try:
+    with fork_rng():
+        default_generator.set_state(state)
         yield
-    finally:
-        default_generator.set_state(now)
 
 
 # ----------------------------------------------------------------------------------------- outputs
