@@ -157,13 +157,19 @@ def batch_norm_composite(input, running_mean, running_var, weight=None, bias=Non
 @takes_tensors("input", "weight", "bias", optional=("running_mean", "running_var"))
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """``F.batch_norm``: PyTorch's semantics (module docstring), the hand-derived backward."""
-    if input.numel() == 0:        # PyTorch: a copy (scaled and shifted by the first weight and bias), no checks
-        out = input.clone()
-        out = out if weight is None else out * weight[0]
-        return out if bias is None else out + bias[0]
+    if input.numel() == 0:
+        return empty_batch_norm(input, weight, bias)
     mean, rstd, y = _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training,
                                                          momentum, eps, normalize=True)
     return BatchNormFunction.apply(input, weight, bias, mean=mean, rstd=rstd, training=training, eps=eps, y=y)
+
+
+def empty_batch_norm(input, weight, bias):
+    """PyTorch's batch_norm of an empty input: a copy scaled and shifted by the first weight and bias (when
+    given), with no checks and no norm in its graph (so no saved input). instance_norm's empty path too."""
+    out = input.clone()
+    out = out if weight is None else out * weight[0]
+    return out if bias is None else out + bias[0]
 
 
 def _check_statistics_and_update_running(input, running_mean, running_var, weight, bias, training, momentum, eps,

@@ -27,7 +27,7 @@ from ..._checks import int_arg, takes_tensors
 from ...autograd import Function
 from ...dtypes import cast_like, compute_dtype
 from ...kernels import kernel
-from .batchnorm import batch_norm, batch_norm_composite, batch_norm_stats
+from .batchnorm import batch_norm, batch_norm_composite, batch_norm_stats, empty_batch_norm
 from .channels import (ChannelNormBackward, affine_channels, channel_affine, channel_backward, channel_graph_backward,
                        channel_operands, channel_param_grads, channels_view, check_channel_input,
                        check_floating_channels, check_param_dtypes, check_running_pair, save_for_channel_backward,
@@ -203,9 +203,7 @@ def _group_norm_function(input, num_groups, weight, bias, eps):
     path copies it, scaled and shifted by the first weight and bias): no norm in its graph, and so no saved input
     whose in-place change would make backward refuse."""
     if input.numel() == 0:
-        out = input.clone()
-        out = out if weight is None or weight.numel() == 0 else out * weight[0]
-        return out if bias is None or bias.numel() == 0 else out + bias[0]
+        return empty_batch_norm(input, weight, bias)
     return GroupNormFunction.apply(input, weight, bias, num_groups=num_groups, eps=eps, zero_rstd=eps == 0,
                                    instance=True)
 
