@@ -15,6 +15,7 @@ from .grad_mode import inference_mode  # noqa: E402  (also torch.autograd.infere
 from .grad_mode import is_multithreading_enabled, set_multithreading_enabled  # noqa: E402
 from . import profiler  # noqa: E402  (torch.autograd.profiler: profile, record_function, emit_nvtx)
 from . import graph  # noqa: E402  (torch.autograd.graph: Node, next_functions, node hooks)
+from .saved_tensors import SavedTensor  # noqa: E402  (torch.autograd.SavedTensor: grad_fn._raw_saved_self)
 
 __all__ = ["Context", "Function", "functional", "GradcheckError", "backward", "detect_anomaly", "enable_grad", "grad",
            "gradcheck", "gradgradcheck", "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled",

@@ -434,7 +434,8 @@ def run_backward(tensors, grads, retain_graph=False, inputs=None, create_graph=F
         with grad_mode.enable_grad():
             return _walk(tensors, [g if isinstance(g, Tensor) else Tensor(g) for g in grads], retain_graph,
                          inputs, True)
-    return _walk(tensors, grads, retain_graph, inputs, False)
+    with grad_mode.no_grad():      # as in PyTorch: a backward records nothing unless create_graph (hooks, unpacking)
+        return _walk(tensors, grads, retain_graph, inputs, False)
 
 
 def _walk(tensors, grads, retain_graph, inputs, graph):

@@ -41,6 +41,14 @@ wrap = None    # and its fast Tensor(array) for an ndarray (tensor.wrap)
 mark_view = None  # views.py (which imports this module) sets it to views.mark_view
 
 
+FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
+         "already been freed). Saved intermediate values of the graph are freed when you call .backward(). Specify "
+         "retain_graph=True if you need to backward through the graph a second time or if you need to access saved "
+         "tensors after calling backward.")
+saving_hooks = [0]   # saved-tensor hook pairs in use, in all threads (saved_tensors.py): Function.apply packs if any
+pack_saved = None    # saved_tensors.py sets it: packs a new node's saved tensors with the thread's hooks
+saved_by_name = None  # and this: a node's ``_saved_<name>`` / ``_raw_saved_<name>``
+
 node_logs = {}   # thread id -> lists receiving the nodes made in that thread while they are here (utils.checkpoint)
 
 
@@ -113,11 +121,7 @@ class Context:
     @property
     def saved_tensors(self):
         if self.freed:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved tensors "
-                "after they have already been freed). Saved intermediate values of the graph are freed "
-                "when you call .backward(). Specify retain_graph=True if you need to backward through "
-                "the graph a second time or if you need to access saved tensors after calling backward.")
+            raise RuntimeError(FREED)
         if self.saved and writes[0] != self.saved_at:  # something was written in place since the save
             self._check_versions()
         return self.saved
@@ -218,6 +222,18 @@ class Context:
         self.post_hooks.append(fn)
         return RemovableHandle(self.post_hooks, fn)
 
+    def __getattr__(self, name):
+        """PyTorch's names of what a node saved (``_saved_self``, ``_saved_result``, ``_raw_saved_self``, ...), for
+        the Functions that declare them (``Function.saved_as``). Called only for a name not found otherwise."""
+        if name.startswith(("_saved_", "_raw_saved_")):
+            return saved_by_name(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        names = [n for n, _ in self.fn.saved_as if n] + list(self.fn.saved_values)
+        return list(super().__dir__()) + [f"_saved_{n}" for n in names] + [f"_raw_saved_{n}" for n, _ in
+                                                                          self.fn.saved_as if n]
+
     def __repr__(self):
         return f"<{self.name()}>"
 
@@ -301,6 +317,11 @@ class Function:
     view = False
     watched_inputs = ()
     """Positions of the inputs PyTorch's backward saves that this Function's does not (``Context.watch``)."""
+    saved_as = ()
+    """PyTorch's name of each tensor ``forward`` passes to ``save_for_backward``, in order, with where it comes from: an
+    input's position, "out" for the result, or None; a node then has ``_saved_<name>`` (saved_tensors.py)."""
+    saved_values = {}
+    """PyTorch's names of saved non-tensor values (``normalized_shape``, ``eps``) -> the ``ctx`` attribute holding each."""
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -395,6 +416,8 @@ class Function:
                 ctx.watch(*[args[i]._data for i in cls.watched_inputs if isinstance(args[i], Tensor)])
             out._grad_fn = ctx
             out._requires_grad = True
+            if saving_hooks[0] and ctx.saved:     # saved-tensor hooks are in use (in some thread)
+                pack_saved(ctx, args, out)
         return out
 
 

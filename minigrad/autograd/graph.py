@@ -13,7 +13,8 @@ graph the backward pass will run, down to the ``AccumulateGrad`` nodes whose ``v
         node = node.next_functions[0][0] if node.next_functions else None
 
 Also here: ``register_multi_grad_hook`` (one call once the gradients of several tensors are known),
-``get_gradient_edge``/``GradientEdge``, ``increment_version``.
+``get_gradient_edge``/``GradientEdge``, ``increment_version``; the saved-tensor hooks (``saved_tensors_hooks``,
+``save_on_cpu``, ``disable_saved_tensors_hooks``, ``allow_mutation_on_saved_tensors``: saved_tensors.py).
 """
 import abc
 import threading
@@ -23,9 +24,16 @@ from typing import NamedTuple
 from ..tensor import Tensor, _RemovableHandle
 from . import engine
 from .function import Context
+from .saved_tensors import (SavedTensor, allow_mutation_on_saved_tensors, disable_saved_tensors_hooks, save_on_cpu,
+                            saved_tensors_hooks)
+from .variable import Variable
 from .version import bump_tensor
 
-__all__ = ["GradientEdge", "Node", "get_gradient_edge", "increment_version", "register_multi_grad_hook"]
+RemovableHandle = _RemovableHandle   # (torch.utils.hooks.RemovableHandle, as PyTorch's graph module has it)
+
+__all__ = ["GradientEdge", "Node", "RemovableHandle", "SavedTensor", "Variable", "allow_mutation_on_saved_tensors",
+           "disable_saved_tensors_hooks", "get_gradient_edge", "increment_version", "register_multi_grad_hook",
+           "save_on_cpu", "saved_tensors_hooks"]
 
 
 class Node(abc.ABC):

@@ -179,6 +179,7 @@ class Sub(Function):
 
 class Mul(Function):
     """a * b. Backward: grad * conj(b), grad * conj(a)."""
+    saved_as = (("self", 0), ("other", 1))
 
     @staticmethod
     def forward(ctx, a, b):
@@ -203,6 +204,7 @@ class Mul(Function):
 
 class Div(Function):
     """a / b. Backward: grad / conj(b), -grad * conj(a) / conj(b)^2."""
+    saved_as = (("self", 0), ("other", 1))
 
     @staticmethod
     def forward(ctx, a, b):
@@ -230,6 +232,8 @@ class Div(Function):
 
 
 class Pow(Function):
+    saved_as = (("self", 0), ("exponent", 1), ("result", "out"))
+
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted(a, b)
@@ -475,6 +479,7 @@ def fused_node_grads(ctx, grads, sources, constant=()):
 
 class Abs(Function):
     """|a|. Backward: grad * sgn(a), with sgn(z) = z / |z| (0 at 0) for complex z, sign(x) for real x."""
+    saved_as = (("self", 0),)
 
     @staticmethod
     def forward(ctx, a):
@@ -506,6 +511,8 @@ class Abs(Function):
 
 
 class Exp(Function):
+    saved_as = (("result", "out"),)
+
     @staticmethod
     def forward(ctx, a):
         out = np.exp(a._data)
@@ -524,6 +531,8 @@ class Exp(Function):
 
 
 class Log(Function):
+    saved_as = (("self", 0),)
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -541,6 +550,8 @@ class Log(Function):
 
 
 class Sqrt(Function):
+    saved_as = (("result", "out"),)
+
     @staticmethod
     def forward(ctx, a):
         out = np.sqrt(a._data)
@@ -559,6 +570,8 @@ class Sqrt(Function):
 
 
 class Rsqrt(Function):
+    saved_as = (("result", "out"),)
+
     @staticmethod
     def forward(ctx, a):
         out = 1 / np.sqrt(a._data)
@@ -594,6 +607,8 @@ class Square(Function):
 
 
 class Tanh(Function):
+    saved_as = (("result", "out"),)
+
     @staticmethod
     def forward(ctx, a):
         out = np.tanh(a._data)
@@ -612,6 +627,8 @@ class Tanh(Function):
 
 
 class Sigmoid(Function):
+    saved_as = (("result", "out"),)
+
     @staticmethod
     def forward(ctx, a):
         x = a._data
@@ -636,6 +653,8 @@ class Sigmoid(Function):
 
 
 class Relu(Function):
+    saved_as = (("result", "out"),)
+
     @staticmethod
     def forward(ctx, a):
         out = like_operands(relu_array(a._data), a._data, a._data)   # laid out as the input, as PyTorch's
@@ -656,6 +675,8 @@ class Relu(Function):
 
 
 class Sin(Function):
+    saved_as = (("self", 0),)
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -673,6 +694,8 @@ class Sin(Function):
 
 
 class Cos(Function):
+    saved_as = (("self", 0),)
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -750,6 +773,7 @@ cos = _unary(Cos, floating=True)
 
 class Log1p(Function):
     """out = log(1 + x), accurate for small x; dx = dout / conj(1 + x)."""
+    saved_as = (("self", 0),)
 
     @staticmethod
     def forward(ctx, a):
@@ -769,6 +793,7 @@ class Log1p(Function):
 
 class Expm1(Function):
     """out = exp(x) - 1, accurate for small x; dx = dout * conj(out + 1)."""
+    saved_as = (("result", "out"),)
 
     @staticmethod
     def forward(ctx, a):
@@ -808,6 +833,7 @@ class LogBase(Function):
 
 class Reciprocal(Function):
     """out = 1 / x; dx = -dout * conj(out^2) (the conjugate for a complex x, PyTorch's convention)."""
+    saved_as = (("result", "out"),)
 
     @staticmethod
     def forward(ctx, a):
@@ -833,6 +859,7 @@ _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 class Erf(Function):
     """out = erf(x) (Cody's rational approximations, ``ops/activation.py``); dx = dout * 2/sqrt(pi) exp(-x^2)."""
+    saved_as = (("self", 0),)
 
     @staticmethod
     def forward(ctx, a):
@@ -943,6 +970,7 @@ class Atan2(Function):
 
         dy = dout * x / (x^2 + y^2)        dx = -dout * y / (x^2 + y^2)
     """
+    saved_as = (("self", 0), ("other", 1))
 
     @staticmethod
     def forward(ctx, a, b):

@@ -75,6 +75,7 @@ class MatMul(Function):
     (k, 1), and ``dout`` gets the dimensions matmul removed back. Then da = dout @ b^T, db = a^T @ dout
     per batch matrix, and the lifted dimension is dropped again.
     """
+    saved_as = (("self", 0), ("mat2", 1))
 
     @staticmethod
     def forward(ctx, a, b):

@@ -83,6 +83,8 @@ class Softmax(Function):
     """y = exp(x - max) / sum(exp(x - max));  dx = y * (dout - sum(dout * y)).
 
     Under create_graph y is this node's output, so the double backward differentiates through y again."""
+    saved_as = (("result", "out"),)
+    saved_values = {"dim": "axis"}
 
     @staticmethod
     def forward(ctx, a, axis):
@@ -104,6 +106,8 @@ class Softmax(Function):
 
 class LogSoftmax(Function):
     """out = (x - max) - log(sum(exp(x - max)));  dx = dout - exp(out) * sum(dout)."""
+    saved_as = (("result", "out"),)
+    saved_values = {"dim": "axis"}
 
     @staticmethod
     def forward(ctx, a, axis):

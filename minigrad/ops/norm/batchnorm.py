@@ -91,6 +91,8 @@ class BatchNormFunction(Function):
     and dw, db as minigrad sums of g * xhat and g, xhat being this Function without affine. ``eps`` (the
     one rstd was computed with) is needed only there, in training, to rebuild rstd as a function of x.
     """
+    saved_as = (("input", 0), ("result1", None), ("result2", None), ("weight", 1))   # PyTorch's names: mean, rstd
+    saved_values = {"training": "training", "eps": "eps"}
 
     @staticmethod
     def forward(ctx, x, weight, bias, mean, rstd, training, eps=None, y=None):

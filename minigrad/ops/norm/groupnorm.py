@@ -96,6 +96,8 @@ class GroupNormFunction(Function):
     a row of zero variance gets rstd = 0 instead of 1/sqrt(0), so xhat = 0, y = bias and every gradient
     through the row is 0 (GroupNorm itself gives NaN there, as PyTorch's does).
     """
+    saved_as = (("input", 0), ("result1", None), ("result2", None), ("weight", 1))   # PyTorch's names: mean, rstd
+    saved_values = {"group": "num_groups"}
 
     @staticmethod
     def forward(ctx, x, weight, bias, num_groups, eps, zero_rstd=False, instance=False):

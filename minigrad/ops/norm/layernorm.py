@@ -67,6 +67,8 @@ class LayerNormFunction(Function):
     number each per row) and w. Each gradient is computed only if ``ctx.needs_input_grad`` asks for it; the
     kernels allocate every gradient they return, so the engine makes them the leaves' ``.grad`` without a copy.
     """
+    saved_as = (("input", 0), ("result1", None), ("result2", None), ("weight", 1))   # PyTorch's names: mean, rstd
+    saved_values = {"normalized_shape": "normalized_shape"}
 
     @staticmethod
     def forward(ctx, input, weight, bias, normalized_shape, eps):

@@ -118,6 +118,8 @@ class RMSNormFunction(Function):
     Under ``create_graph=True`` the engine runs ``graph_backward`` instead: the same gradients, each with
     a graph (dx through ``RMSNormBackward``, the double backward below).
     """
+    saved_as = (("input", 0), ("result1", None), ("weight", 1))   # PyTorch's (_fused_rms_norm's) names: rstd
+    saved_values = {"normalized_shape": "normalized_shape", "eps": "eps"}
 
     @staticmethod
     def forward(ctx, input, weight, bias, normalized_shape, eps, k, eps_outside):
