@@ -5,6 +5,7 @@ import numpy as np
 
 from .engine import accumulate, run_backward
 from . import function as _function
+from . import forward_ad  # noqa: E402  (torch.autograd.forward_ad; before any op can run)
 from .function import Context, Function, once_differentiable
 from .grad_mode import (detect_anomaly, enable_grad, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                         is_grad_enabled, no_grad, set_detect_anomaly, set_grad_enabled)

@@ -48,6 +48,9 @@ FREED = ("Trying to backward through the graph a second time (or directly access
 saving_hooks = [0]   # saved-tensor hook pairs in use, in all threads (saved_tensors.py): Function.apply packs if any
 pack_saved = None    # saved_tensors.py sets it: packs a new node's saved tensors with the thread's hooks
 saved_by_name = None  # and this: a node's ``_saved_<name>`` / ``_raw_saved_<name>``
+dual_active = False  # forward_ad.py sets it while a forward AD level is active, and ``dual_apply`` (and ops/inplace.py's
+dual_apply = None    # ``dual_write``), which propagate tangents
+dual_write = None
 
 node_logs = {}   # thread id -> lists receiving the nodes made in that thread while they are here (utils.checkpoint)
 
@@ -109,6 +112,10 @@ class Context:
                 break
         self.saved = saved
         self.saved_at = writes[0]
+
+    def save_for_forward(self, *tensors):
+        """Tensors a custom Function's ``jvp`` reads as ``ctx.saved_tensors`` under forward AD (forward_ad.py)."""
+        self.__dict__["forward_saved"] = tuple([t.detach() if isinstance(t, Tensor) else t for t in tensors])
 
     def watch(self, *arrays):
         """Arrays the backward does not read but PyTorch's saves (a norm's weight, which minigrad keeps as a converted
@@ -335,6 +342,8 @@ class Function:
     # when recording stops: profiler/_recorder.py), so that profiling costs nothing here when it is off.
     @classmethod
     def apply(cls, *args, **kwargs):
+        if dual_active:   # a forward AD level is active (set by autograd/forward_ad.py, which propagates tangents)
+            return dual_apply(cls, args, kwargs)
         ctx = Context(cls)
         needs = []
         edgeless = None   # inputs that require grad only through their base, with no grad_fn: no edge (below)

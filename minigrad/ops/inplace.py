@@ -23,6 +23,7 @@ import numpy as np
 from .._checks import check_tensor
 from ..autograd import Function, grad_mode
 from ..autograd import version
+from ..autograd import function as _function
 from ..autograd.function import note_own_counter
 from ..autograd.version import alias, bump_tensor, storage_of
 from ..autograd.views import (WriteRegion, base_region_history, check_rebase, history, move_retained, overlaps,
@@ -167,6 +168,8 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
     ``"any"`` refuses both (``index_put_``), None checks nothing (a value read as a number first). ``index``: the
     basic index of ``written`` in ``t`` (a write through ``t[index]``), written last when ``t``'s elements share
     memory (an expanded tensor), so that the positions outside it cannot write their old values back over it."""
+    if _function.dual_active:   # forward AD: the tangent follows the write (autograd/forward_ad.py)
+        return _function.dual_write(write, t, compute, operands, fast, shared_ok, overlap, written, index)
     if not shared_ok or not t._data.flags.writeable:
         check_writable(t._data if written is None else written)
     if overlap is not None and operands:
