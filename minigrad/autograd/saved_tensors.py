@@ -26,6 +26,7 @@ from .function import FREED, Context
 from .version import writes, writes_since
 
 _local = threading.local()     # .stack: the (pack, unpack) pairs entered in this thread; .disabled: a message or None
+_count_lock = threading.Lock()  # guards function.saving_hooks (the pairs entered in all threads)
 
 
 def _stack():
@@ -51,12 +52,14 @@ class saved_tensors_hooks:
         if message is not None:
             raise RuntimeError(message)
         _stack().append((self.pack_hook, self.unpack_hook))
-        function.saving_hooks[0] += 1
+        with _count_lock:
+            function.saving_hooks[0] += 1
         return self
 
     def __exit__(self, *exc):
         _stack().pop()
-        function.saving_hooks[0] -= 1
+        with _count_lock:
+            function.saving_hooks[0] -= 1
         return False
 
 
