@@ -1,8 +1,8 @@
 """Optimizers and learning-rate schedulers, with PyTorch's update rules, defaults, state keys and state_dicts.
 
 Optimizers: ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``,
-``RAdam``, ``Rprop``, ``Adafactor`` (each follows PyTorch's single-tensor path, so updates agree with PyTorch to
-rounding), and ``LBFGS`` (with or without the strong-Wolfe line search). PyTorch's ``foreach``/``fused``/
+``RAdam``, ``Rprop``, ``Adafactor``, ``Muon`` (each follows PyTorch's single-tensor path, so updates agree with
+PyTorch to rounding; Muon's Newton-Schulz iteration runs in bfloat16 as PyTorch's), and ``LBFGS`` (with or without the strong-Wolfe line search). PyTorch's ``foreach``/``fused``/
 ``capturable``/``differentiable`` flags are taken where PyTorch takes them and act as on PyTorch's CPU: ``foreach`` and
 ``fused`` change nothing, ``capturable=True`` and ``differentiable=True`` (on leaves) fail at the step.
 
@@ -22,6 +22,7 @@ from .adagrad import Adadelta, Adagrad
 from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
 from .lbfgs import LBFGS
+from .muon import Muon
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .rprop import Rprop
@@ -35,4 +36,4 @@ for _name, _module in (("adadelta", adagrad), ("adamw", adam), ("adamax", adam_v
 del _name, _module
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "Optimizer",
-           "lr_scheduler", "swa_utils", "LBFGS", "Adafactor"]
+           "lr_scheduler", "swa_utils", "LBFGS", "Adafactor", "Muon"]
