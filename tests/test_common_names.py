@@ -121,3 +121,19 @@ def test_upsample_is_interpolate_with_a_warning():
             outs.append(lib.nn.functional.upsample(lib.tensor(x), scale_factor=2, mode="bilinear",
                                                    align_corners=False).numpy())
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12)
+
+
+def test_factory_kwargs_and_lr_scheduler_names_as_pytorch():
+    """nn.factory_kwargs merges device/dtype/memory_format with a factory_kwargs dict and refuses others, as PyTorch's;
+    lr_scheduler has PyTorch's module-level names (inf, Tensor)."""
+    torch = torch_or_skip()
+    for lib in (mg, torch):
+        merged = lib.nn.factory_kwargs({"dtype": lib.float64, "factory_kwargs": {"device": "cpu"}})
+        assert set(merged) == {"dtype", "device"} and merged["dtype"] == lib.float64
+        assert lib.nn.factory_kwargs(None) == {}
+        assert lib.empty(2, **merged).dtype == lib.float64
+        with pytest.raises(TypeError, match=r"unexpected kwargs \{'foo'\}"):
+            lib.nn.factory_kwargs({"foo": 1})
+        with pytest.raises(TypeError, match="dtype specified twice, in \\*\\*kwargs and in factory_kwargs"):
+            lib.nn.factory_kwargs({"dtype": lib.float64, "factory_kwargs": {"dtype": lib.float32}})
+        assert lib.optim.lr_scheduler.inf == float("inf") and lib.optim.lr_scheduler.Tensor is lib.Tensor

@@ -30,3 +30,21 @@ from .parallel import DataParallel  # noqa: F401,E402 - a pass-through on the CP
 from . import parameter  # noqa: F401,E402 - torch.nn.parameter, where programs import Parameter from
 from . import common_types, modules  # noqa: F401,E402 - torch.nn.common_types and torch.nn.modules' files
 from . import attention, grad  # noqa: F401,E402 - sdpa_kernel; the convolution gradients as functions
+
+
+def factory_kwargs(kwargs):
+    """The keyword arguments of a module's constructor meant for tensor factories (``device``, ``dtype``,
+    ``memory_format``, or a dict given as ``factory_kwargs``) as one dict: ``empty(10, **factory_kwargs(kwargs))``.
+    Any other key, or a key given both ways, is a TypeError."""
+    if kwargs is None:
+        return {}
+    simple = {"device", "dtype", "memory_format"}
+    unexpected = set(kwargs) - simple - {"factory_kwargs"}
+    if unexpected:
+        raise TypeError(f"unexpected kwargs {unexpected}")
+    merged = dict(kwargs.get("factory_kwargs", {}))
+    for key in simple & set(kwargs):
+        if key in merged:
+            raise TypeError(f"{key} specified twice, in **kwargs and in factory_kwargs")
+        merged[key] = kwargs[key]
+    return merged

@@ -17,7 +17,10 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Mapping
 
+from ..tensor import Tensor  # noqa: F401  (PyTorch's lr_scheduler module has these names too)
 from .optimizer import Optimizer
+
+inf = math.inf
 
 __all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR",
            "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR", "MultiplicativeLR", "OneCycleLR",
