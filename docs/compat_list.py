@@ -19,7 +19,8 @@ NAMESPACES = ["torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch
               "torch.multiprocessing", "torch.hub", "torch.amp", "torch.nn.utils", "torch.random",
               "torch.func", "torch.utils.checkpoint", "torch.utils.dlpack", "torch.utils.hooks", "torch.jit",
               "torch.profiler", "torch.autograd.graph", "torch.nn.attention", "torch.nn.grad", "torch.compiler",
-              "torch.utils.benchmark"]
+              "torch.utils.benchmark", "torch.library", "torch.overrides", "torch.futures", "torch.return_types",
+              "torch.quasirandom", "torch.functional"]
 
 # every name minigrad has in these namespaces answers as on a machine without the hardware
 STAND_IN_NAMESPACES = {
@@ -85,6 +86,35 @@ STAND_INS = {
     "torch.utils.checkpoint.create_selective_checkpoint_contexts": "accepted; every op of the segment is recomputed "
                                                                    "whatever the policy (the same results)",
     "torch.utils.checkpoint.set_checkpoint_early_stop": "accepted; minigrad recomputes whole segments",
+    "torch.fork": "runs the call at once and returns a finished Future (no asynchronous TorchScript task)",
+    "torch.library.register_fake": "stored and run only by opcheck, on real inputs (minigrad has no fake tensors or "
+                                   "tracing)",
+    "torch.library.impl_abstract": "as register_fake",
+    "torch.library.get_ctx": "new_dynamic_size() has no symbolic size to make: it returns min (opcheck then skips "
+                             "its shape check)",
+    "torch.library.register_torch_dispatch": "stored, never called: minigrad has no __torch_dispatch__",
+    "torch.library.register_vmap": "stored, never called: minigrad's vmap runs the op on each slice",
+    "torch.library.register_autocast": "recorded; minigrad's autocast computes in the tensors' own dtypes",
+    "torch.library.fallthrough_kernel": "a marker: registering it does nothing (no dispatcher)",
+    "torch.library.opcheck": "PyTorch's four test names with minigrad's own checks: undeclared mutation, an autograd "
+                             "registration, the fake impl's shapes and dtypes, the backward against finite "
+                             "differences",
+    "torch.overrides.TorchFunctionMode": "sees only the calls made through handle_torch_function; minigrad's own ops "
+                                         "do not dispatch on __torch_function__",
+    "torch.overrides.BaseTorchFunctionMode": "as TorchFunctionMode",
+    "torch.overrides.enable_reentrant_dispatch": "a context manager that does nothing (no dispatcher)",
+    "torch.overrides.has_torch_function": "False for minigrad tensors and their subclasses (minigrad.Tensor has no "
+                                          "__torch_function__ and its ops do not dispatch on it); True for objects "
+                                          "defining one or under a TorchFunctionMode, as PyTorch's",
+    "torch.overrides.has_torch_function_unary": "as has_torch_function",
+    "torch.overrides.has_torch_function_variadic": "as has_torch_function",
+    "torch.functional.has_torch_function": "as torch.overrides.has_torch_function",
+    "torch.functional.has_torch_function_unary": "as torch.overrides.has_torch_function",
+    "torch.functional.has_torch_function_variadic": "as torch.overrides.has_torch_function",
+    "torch.autograd.has_torch_function": "as torch.overrides.has_torch_function",
+    "torch.quasirandom.SobolEngine": "unscrambled points are PyTorch's exactly; scrambled ones come from NumPy's "
+                                     "generator (other points than PyTorch's for the same seed, same properties); "
+                                     "needs SciPy",
     "torch.nn.utils.skip_init": "builds the module with its usual initial values, the random stream left where it "
                                 "was (PyTorch leaves the memory uninitialised)",
 }

@@ -166,4 +166,9 @@ for _namespace in (globals(), vars(linalg), vars(special), vars(fft), vars(nn.fu
     _out.install(_namespace)
 del _namespace
 
+# torch.library, torch.overrides, torch.futures, torch.return_types, torch.functional, torch.quasirandom
+from . import futures, library, overrides, quasirandom, return_types  # noqa: E402
+from . import functional  # noqa: E402  (after _out: the same objects as the top-level names)
+from .futures import Future, fork, wait  # noqa: E402  (torch.Future, torch.fork, torch.wait)
+
 _malloc.keep_freed_memory()   # freed arrays' pages serve the next arrays: no page faults (see _malloc.py)

@@ -335,73 +335,7 @@ def _warn_if_empty(container):
 
 
 # --------------------------------------------------------------------------- fork / wait
-class Future:
-    """``torch.jit.Future`` (``torch.futures.Future``): a result that ``wait()`` returns. ``fork`` returns one
-    already finished; one made directly is finished by ``set_result``/``set_exception`` (from another thread,
-    say), and ``wait()`` blocks until then."""
-
-    def __init__(self, *, devices=None):
-        self._done = threading.Event()
-        self._result = self._exception = None
-        self._callbacks = []
-        self._lock = threading.Lock()
-
-    def done(self):
-        return self._done.is_set()
-
-    def set_result(self, result):
-        self._finish(result, None)
-
-    def set_exception(self, result):
-        if not builtins.isinstance(result, BaseException):
-            raise TypeError(f"set_exception expects an exception, got {type(result).__name__}")
-        self._finish(None, result)
-
-    def _finish(self, result, exception):
-        with self._lock:
-            if self._done.is_set():
-                raise RuntimeError("this Future already has a result (set_result/set_exception was called before)")
-            self._result, self._exception = result, exception
-            self._done.set()
-            callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
-            callback(self)
-
-    def wait(self):
-        """The result (waiting for it if need be); the exception set with ``set_exception`` is raised."""
-        self._done.wait()
-        if self._exception is not None:
-            raise self._exception
-        return self._result
-
-    def value(self):
-        """The result of a finished Future (without waiting)."""
-        if not self.done():
-            raise RuntimeError("Future.value() called before the Future has a result (call wait())")
-        return self.wait()
-
-    def then(self, callback):
-        """A new Future holding ``callback(self)``, run once this one is finished."""
-        chained = Future()
-
-        def run(fut):
-            try:
-                chained.set_result(callback(fut))
-            except Exception as err:    # noqa: BLE001 - handed on to whoever waits on the chained Future
-                chained.set_exception(err)
-        self.add_done_callback(run)
-        return chained
-
-    def add_done_callback(self, callback):
-        """Call ``callback(self)`` when finished (at once if already finished)."""
-        with self._lock:
-            if not self._done.is_set():
-                self._callbacks.append(callback)
-                return
-        callback(self)
-
-    def __repr__(self):
-        return f"<minigrad.jit.Future {'done' if self.done() else 'pending'}>"
+from .futures import Future  # noqa: E402  (torch.jit.Future is torch.futures.Future)
 
 
 def fork(func, *args, **kwargs):

@@ -424,7 +424,7 @@ def test_future_set_from_another_thread():
         future.value()
     threading.Timer(0.01, future.set_result, args=(41,)).start()
     assert mg.jit.wait(future) == 41 and seen == [41]
-    with pytest.raises(RuntimeError, match="already"):
+    with pytest.raises(RuntimeError, match="complete again"):
         future.set_result(1)
     failing = mg.jit.Future()
     failing.set_exception(KeyError("k"))
