@@ -136,6 +136,8 @@ from .dtypes import bfloat16  # noqa: E402
 from numpy import dtype  # noqa: E402  (torch.dtype: minigrad's dtypes are NumPy's, mg.float32 among them)
 from .dtypes import (can_cast, finfo, iinfo, int, int8, int16, promote_types,  # noqa: E402,A004
                      result_type, short, uint8)
+from .dtypes import (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,  # noqa: E402
+                     uint16, uint32, uint64)
 from .size import Size  # noqa: E402
 from .ops.layout import layout, strided  # noqa: E402
 from .tensor import is_nonzero  # noqa: E402

@@ -117,6 +117,8 @@ def from_numpy(array):
 
 
 def _filled(fill, shape, dtype, device, requires_grad):
+    if dtype is not None and np.dtype(dtype) in dtypes.FLOAT8:     # PyTorch's conversion (0 is 2**-127 in e8m0fnu)
+        fill = dtypes.cast_array(np.asarray(fill._data if isinstance(fill, Tensor) else fill, dtypes.float32), dtype)
     try:
         array = np.full(shape, fill, dtype=dtype)
     except OverflowError:       # full((2,), -5, dtype=uint8): the value wraps around, as in PyTorch
@@ -204,6 +206,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if end is None:
         start, end = 0, _bound(start, "end", 1)
     start, end, step = _bound(start, "start", 1), _bound(end, "end", 2), _bound(step, "step", 3)
+    if dtype is not None and np.dtype(dtype) in dtypes.LIMITED:
+        raise NotImplementedError(f'"arange_cpu" not implemented for \'{dtypes.scalar_type_name(dtype)}\'')
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if not all(np.isfinite(v) for v in (start, end)):

@@ -78,7 +78,7 @@ def _strided(size, stride, dtype):
         raise RuntimeError(f"mismatch in length of strides and shape: size {list(size)}, stride {list(stride)}")
     span = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
     buffer = np.empty(max(span, 1), dtype)
-    return np.lib.stride_tricks.as_strided(buffer, size, tuple(s * buffer.itemsize for s in stride))
+    return dtypes.as_strided(buffer, size, tuple(s * buffer.itemsize for s in stride))
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
@@ -206,8 +206,8 @@ def _strided_over(elements, nbytes, offset, size, stride):
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
                            f"itemsize {elements.itemsize} requiring a storage size of {needed * elements.itemsize} "
                            f"are out of bounds for storage of size {nbytes}")
-    return np.lib.stride_tricks.as_strided(elements[offset:], size, tuple(st * elements.itemsize for st in stride),
-                                           writeable=elements.flags.writeable)
+    return dtypes.as_strided(elements[offset:], size, tuple(st * elements.itemsize for st in stride),
+                             writeable=elements.flags.writeable)
 
 
 def _set_memory(self, source, storage_offset, size, stride):
@@ -349,7 +349,7 @@ def random_(self, from_=0, to=None, *, generator=None, **kwargs):
         elif self.dtype.kind in "iu":
             to = int(np.iinfo(self.dtype).max) + 1
         else:
-            info = ml_dtypes.finfo(self.dtype) if self.dtype == dtypes.bfloat16 else np.finfo(self.dtype)
+            info = ml_dtypes.finfo(self.dtype) if self.dtype in dtypes.ML_FLOATS else np.finfo(self.dtype)
             to = 2 ** (info.nmant + 1) + 1
     if from_ >= to:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")

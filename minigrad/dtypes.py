@@ -14,6 +14,15 @@ What differs from NumPy is promotion, which follows PyTorch:
 
 bfloat16 is ``ml_dtypes.bfloat16`` (NumPy has none). NumPy calls its kind ``'V'``, so code that asks
 whether a dtype is floating goes through ``kind_of(dtype)``, which says ``'f'`` for it.
+
+The "limited" dtypes, which PyTorch stores, converts and moves but hardly computes with, follow its rules:
+
+* uint16, uint32 and uint64 (NumPy's) promote only with themselves and with a floating dtype: next to bool,
+  another integer or a complex dtype, promotion raises RuntimeError (``LIMITED_UINTS``);
+* the five float8 dtypes (ml_dtypes') promote only with themselves (``FLOAT8``), and ``cast_array`` converts to
+  them as PyTorch does (``_to_float8``): through float32; float8_e4m3fn saturates at +-448 (infinities too),
+  float8_e5m2 keeps the sign of NaN with the payload 0x7F, float8_e8m0fnu ignores the sign and rounds the
+  exponent up from half a binade (ties included, except in float32's subnormal range).
 """
 import ml_dtypes
 import numpy as np
@@ -29,6 +38,14 @@ int8 = np.dtype(np.int8)
 int16 = short = np.dtype(np.int16)
 int32 = int = np.dtype(np.int32)  # noqa: A001 - PyTorch's names shadow the builtins only in this module
 int64 = long = np.dtype(np.int64)
+uint16 = np.dtype(np.uint16)
+uint32 = np.dtype(np.uint32)
+uint64 = np.dtype(np.uint64)
+float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
+float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
+float8_e4m3fnuz = np.dtype(ml_dtypes.float8_e4m3fnuz)
+float8_e5m2fnuz = np.dtype(ml_dtypes.float8_e5m2fnuz)
+float8_e8m0fnu = np.dtype(ml_dtypes.float8_e8m0fnu)
 complex64 = cfloat = np.dtype(np.complex64)
 complex128 = cdouble = np.dtype(np.complex128)
 bool = np.dtype(np.bool_)  # noqa: A001
@@ -47,6 +64,9 @@ def set_default_dtype(dtype):
     _default_float = dtype
 
 
+FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+LIMITED_UINTS = (uint16, uint32, uint64)
+ML_FLOATS = frozenset((bfloat16,) + FLOAT8)   # ml_dtypes' floats (NumPy's kind 'V' for most)
 LOW_PRECISION = (float16, bfloat16)   # the 16-bit floats: stored as such, computed in float32
 FLOAT32_64 = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 """The common float dtypes, for a set test on the paths every op takes (float, differentiable, a Python float
@@ -58,7 +78,7 @@ def kind_of(dtype):
     if not isinstance(dtype, np.dtype):        # a scalar type, a name, ...: the common case is a dtype already
         dtype = np.dtype(dtype)
     kind = dtype.kind
-    return "f" if kind == "V" and dtype == bfloat16 else kind   # bfloat16 is ml_dtypes' 'V'oid-kind float
+    return "f" if kind == "V" and dtype in ML_FLOATS else kind   # ml_dtypes' floats are of 'V'oid kind
 
 
 def is_floating_point(dtype):
@@ -85,6 +105,12 @@ def cast_array(array, dtype, pooled=False):
     than ``ml_dtypes``' cast), into reused memory if ``pooled`` (a norm's output or input gradient:
     ``kernels/buffers.py``)."""
     dtype = np.dtype(dtype)
+    if dtype.itemsize == 1 and dtype in FLOAT8 or array.dtype.itemsize == 1 and array.dtype in FLOAT8:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _float8_cast(array, dtype)
+    if dtype in LIMITED_UINTS and kind_of(array.dtype) == "f":
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _float_to_uint(array, dtype)
     if dtype == bfloat16 and array.dtype == float32 and array.size >= NARROW_IN_NUMBA_FROM and _numba_backend():
         from .kernels.bfloat16_numba import narrow
         return narrow(array, bfloat16, pooled)
@@ -92,6 +118,106 @@ def cast_array(array, dtype, pooled=False):
         if dtype == float16 and array.dtype not in (float16, float32, bfloat16) and array.dtype.kind != "c":
             array = array.astype(float32)
         return array.astype(dtype)
+
+
+def cast_limited(array, dtype):
+    """``array.astype(dtype)`` (no copy if it has ``dtype``), by ``cast_array``'s PyTorch rules when either dtype
+    is a float8 or uint16/32/64 one (a write into such a tensor: ``copy_``, ``fill_``)."""
+    if array.dtype in LIMITED or dtype in LIMITED:
+        return array if array.dtype == dtype else cast_array(array, dtype)
+    return array.astype(dtype, copy=False)
+
+
+def _float8_to_float32(array):
+    """float8 values as float32, exactly, with PyTorch's NaN bits: e4m3fn's NaN keeps its sign and mantissa at the
+    top of float32's, e5m2's goes through float16 (quieted), the fnuz and e8m0fnu NaN is float32's 0x7F800001."""
+    out = array.astype(float32)
+    nan = np.isnan(out)
+    if not nan.any():
+        return out
+    b = array.view(np.uint8).astype(np.uint32)
+    if array.dtype == float8_e4m3fn:
+        bits = ((b & 0x80) << 24) | 0x7F800000 | ((b & 0x7) << 20)
+    elif array.dtype == float8_e5m2:
+        bits = ((b & 0x80) << 24) | 0x7F800000 | (((b & 0x3) << 8 | 0x200) << 13)
+    else:
+        bits = np.full(b.shape, 0x7F800001, np.uint32)
+    return np.where(nan, bits.astype(np.uint32).view(float32), out)
+
+
+def _float8_cast(array, dtype):
+    """A cast from or to a float8 dtype, as PyTorch's: through float32 (exact from float8)."""
+    if array.dtype == dtype:
+        return array.copy()
+    if array.dtype in FLOAT8:
+        if dtype.kind in "biu" and array.dtype not in (float8_e4m3fn, float8_e5m2):
+            with np.errstate(invalid="ignore"):    # the fnuz and e8m0fnu NaN is 0 as an integer (ml_dtypes' too)
+                return array.astype(dtype)
+        wide = _float8_to_float32(array)
+        if dtype == float32:
+            return wide
+        out = cast_array(wide, dtype)
+        nan = np.isnan(wide)
+        if dtype in (float16, bfloat16) and nan.any():    # PyTorch's NaN bits: float16 quiet with the top payload,
+            bits = wide.view(np.uint32)                      # bfloat16 always 0x7FC0
+            nan_bits = (((bits >> 16) & 0x8000) | 0x7E00 | ((bits & 0x7FFFFF) >> 13)) if dtype == float16 else 0x7FC0
+            out = np.where(nan, np.asarray(nan_bits).astype(np.uint16), out.view(np.uint16)).astype(np.uint16)
+            out = out.view(dtype)
+        return out
+    with np.errstate(over="ignore", invalid="ignore"):
+        wide = array.astype(float32) if array.dtype != float32 else array
+    if dtype == float8_e8m0fnu:
+        bits = wide.view(np.uint32) & np.uint32(0x7FFFFFFF)          # the sign is dropped
+        exponent, mantissa = bits >> np.uint32(23), bits & np.uint32(0x7FFFFF)
+        half = np.uint32(0x400000)
+        up = (mantissa > half) | ((mantissa == half) & (exponent > 0))
+        out = np.where(exponent == 255, np.uint32(255), np.minimum(exponent + up, np.uint32(255)))
+        return out.astype(np.uint8).view(dtype)
+    nan = np.isnan(wide)
+    if dtype == float8_e4m3fn:                                        # saturates, infinities included
+        wide = np.where(nan, wide, np.clip(wide, -448.0, 448.0).astype(float32))
+    out = wide.astype(dtype)
+    if dtype in (float8_e4m3fn, float8_e5m2) and nan.any():           # NaN: sign kept, payload 0x7F
+        sign = (wide.view(np.uint32) >> np.uint32(24)).astype(np.uint8) & np.uint8(0x80)
+        out = np.where(nan, sign | np.uint8(0x7F), out.view(np.uint8)).astype(np.uint8).view(dtype)
+    return out
+
+
+_INT64_MIN = np.int64(-(1 << 63))
+
+
+def _float_to_int64(array):
+    """Floats truncated to int64; NaN, infinities and values out of range become int64's minimum (x86's rule,
+    which PyTorch's CPU casts follow)."""
+    array = array.astype(float64)
+    ok = np.isfinite(array) & (array >= -2.0 ** 63) & (array < 2.0 ** 63)
+    return np.where(ok, np.where(ok, array, 0.0).astype(np.int64), _INT64_MIN)
+
+
+def _float_to_uint(array, dtype):
+    """Floats to uint16/32/64 as PyTorch converts them: truncated, and a negative value wraps around (-1.5 is the
+    type's maximum); out of range, to uint16 through int32 (0), to uint64 from 2**63 up by subtracting 2**63 first.
+    (PyTorch's uint32 results out of range depend on its loop; these are its vectorized loop's.)"""
+    array = array.astype(float64) if array.dtype != float64 else array
+    if dtype == uint16:                          # through int32: out of its range, int32's minimum (0 here)
+        ok = (array >= -2.0 ** 31) & (array < 2.0 ** 31)
+        return np.where(ok, _float_to_int64(array), 0).astype(dtype)
+    if dtype == uint32:     # out of [-2**31, 2**32): 0 above, 2**31 below and for NaN (PyTorch's vectorized loop)
+        low, high = np.isnan(array) | (array < -2.0 ** 31), array >= 2.0 ** 32
+        out = _float_to_int64(np.where(low | high, 0.0, array)).astype(dtype)
+        return np.where(low, uint32.type(1 << 31), out)
+    high = array >= 2.0 ** 63
+    low = _float_to_int64(array).view(np.uint64)
+    upper = _float_to_int64(array - 2.0 ** 63).view(np.uint64) ^ np.uint64(1 << 63)
+    return np.where(high, upper, low)
+
+
+def as_strided(array, shape=None, strides=None, **kwargs):
+    """``np.lib.stride_tricks.as_strided``, for float8_e5m2 arrays too (NumPy's array interface, which it goes
+    through, names that dtype '<f1' and cannot read it back): those are strided as their uint8 bits."""
+    if array.dtype == float8_e5m2:
+        return np.lib.stride_tricks.as_strided(array.view(np.uint8), shape, strides, **kwargs).view(float8_e5m2)
+    return np.lib.stride_tricks.as_strided(array, shape, strides, **kwargs)
 
 
 NARROW_IN_NUMBA_FROM = 1 << 15
@@ -111,7 +237,10 @@ def cast_like(array, dtype, pooled=False):
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long", "int32": "Int",
                       "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                      "complex128": "ComplexDouble"}
+                      "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+                      "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+                      "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz",
+                      "float8_e8m0fnu": "Float8_e8m0fnu"}
 
 
 def scalar_type_name(dtype):
@@ -125,7 +254,10 @@ def is_complex(dtype):
 
 
 def complex_of(dtype):
-    """The complex dtype whose parts have ``dtype``'s precision (float64 -> complex128; smaller -> complex64)."""
+    """The complex dtype whose parts have ``dtype``'s precision (float64 -> complex128; smaller -> complex64).
+    A float8 dtype has none (PyTorch's RuntimeError)."""
+    if np.dtype(dtype) in FLOAT8:
+        raise RuntimeError(f"Unknown Complex ScalarType for {scalar_type_name(dtype)}")
     return complex128 if np.dtype(dtype) in (float64, complex128) else complex64
 
 
@@ -165,6 +297,26 @@ def _promote_within(d1, d2):
 
 
 _NUMBERS = (_builtin_bool, _builtin_int, _builtin_float, complex)
+LIMITED = _LIMITED = frozenset(FLOAT8 + LIMITED_UINTS)   # PyTorch's "limited support" dtypes
+NOT_PLAIN = frozenset(LOW_PRECISION + FLOAT8 + LIMITED_UINTS + (np.dtype("Q"), np.dtype("L")))
+"""The dtypes (uint64 has two, 'L' and 'Q', equal and hashed alike) of the arrays whose Functions go through a wrapper:
+low_precision.py's for the 16-bit floats, limited_dtypes.py's for the limited dtypes (``Function.apply``: one set
+lookup per tensor argument)."""
+
+
+def check_promotable(d1, d2):
+    """PyTorch's RuntimeError where it does not promote two different dtypes: a float8 dtype with any other, or
+    uint16/32/64 with any but a floating dtype."""
+    if d1 == d2 or (d1 not in _LIMITED and d2 not in _LIMITED):
+        return
+    if d1 in FLOAT8 or d2 in FLOAT8:
+        family = "Float8 Types"
+    elif kind_of(d1) == "f" or kind_of(d2) == "f":
+        return
+    else:
+        family = "uint16, uint32, uint64 types"
+    raise RuntimeError(f"Promotion for {family} is not supported, attempted to promote {scalar_type_name(d1)} and "
+                       f"{scalar_type_name(d2)}")
 
 
 def _python_number_dtype(value):
@@ -187,6 +339,8 @@ def result_type(a, b):
     ca, cb = _category(da), _category(db)
     if ca != cb:
         (high, dh), (low, dl) = ((a, da), (b, db)) if ca > cb else ((b, db), (a, da))
+        if not (low.ndim == 0 and high.ndim > 0):     # a 0-dim operand of a lower category takes no part
+            check_promotable(da, db)
         if dh.kind == "c" and kind_of(dl) == "f":  # complex keeps the float's precision unless the float is 0-dim
             if high.ndim == 0 and low.ndim > 0:
                 return complex_of(dl)
@@ -198,6 +352,7 @@ def result_type(a, b):
         return db
     if b.ndim == 0 and a.ndim > 0:
         return da
+    check_promotable(da, db)
     return _promote_within(da, db)
 
 
@@ -236,6 +391,7 @@ def promote_types(type1, type2):
     (bool < integers < floats < complex) NumPy's, across categories the higher one's dtype (``int64`` and
     ``float16`` give ``float16``, where NumPy gives float64), complex widened to hold the float's precision."""
     d1, d2 = np.dtype(type1), np.dtype(type2)
+    check_promotable(d1, d2)
     c1, c2 = _category(d1), _category(d2)
     if c1 == c2:
         return _promote_within(d1, d2)
@@ -255,6 +411,9 @@ def _name(dtype):
     return np.dtype(dtype).name
 
 
+_FLOAT8_EPS = {"float8_e5m2fnuz": 0.125}   # PyTorch's value; ml_dtypes' is 0.25, the spacing above 1
+
+
 class finfo:
     """Machine limits of a floating-point dtype (default: the default dtype), with PyTorch's attribute names:
     ``bits``, ``eps``, ``max``, ``min``, ``tiny`` (= ``smallest_normal``), ``resolution``, ``dtype`` (its name).
@@ -267,13 +426,15 @@ class finfo:
         if kind_of(dtype) != "f":
             raise TypeError(f"minigrad.finfo() requires a floating point input type. Use minigrad.iinfo to handle "
                             f"'minigrad.finfo' (got {dtype})")
-        info = ml_dtypes.finfo(dtype) if dtype == bfloat16 else np.finfo(dtype)
+        info = ml_dtypes.finfo(dtype) if dtype in ML_FLOATS else np.finfo(dtype)
         self.bits = info.bits
-        self.eps = _builtin_float(info.eps)
+        self.eps = _builtin_float(_FLOAT8_EPS.get(dtype.name, info.eps))
         self.max = _builtin_float(info.max)
         self.min = _builtin_float(info.min)
         self.tiny = self.smallest_normal = _builtin_float(info.smallest_normal)
-        self.resolution = 10.0 ** -info.precision      # 0.001 for float16 (NumPy rounds it to float16)
+        # 0.001 for float16 (NumPy rounds it to float16); 1 for the float8 dtypes, whose significands hold no
+        # whole decimal digit (ml_dtypes says 0.1 there)
+        self.resolution = 1.0 if dtype in FLOAT8 else 10.0 ** -info.precision
         self.dtype = _name(dtype)
 
     def __repr__(self):

@@ -31,8 +31,9 @@ import weakref
 
 import numpy as np
 
+from . import limited_dtypes
 from .autograd.function import Function
-from .dtypes import LOW_PRECISION, cast_array, float32, result_type
+from .dtypes import FLOAT8, LOW_PRECISION, cast_array, float32, result_type, scalar_type_name
 from .tensor import Tensor
 
 _LOW_CHARS = frozenset(d.char for d in LOW_PRECISION)   # 'e' (float16), 'E' (bfloat16): a fast test
@@ -44,6 +45,9 @@ def arithmetic_operand(value, like):
     marked as a wrapped number so that it does not widen the result (which keeps ``like``'s dtype). None if
     ``value`` is not such a number."""
     if like._data.dtype.char not in _LOW_CHARS or type(value) not in (int, float):
+        if like._data.dtype in FLOAT8 and type(value) in (int, float):   # PyTorch has no such float8 kernel
+            raise NotImplementedError(f'"mul_cpu_reduced_float" not implemented for '
+                                      f'\'{scalar_type_name(like._data.dtype)}\'')
         return None
     number = Tensor(np.asarray(value, dtype=float32))
     _wrapped_numbers.add(number)
@@ -186,11 +190,11 @@ def install(cls):
     if not cls.__module__.startswith("minigrad.") or cls.__dict__.get("_low_precision_wrapped"):
         return
     cls._low_precision_wrapped = True
-    if getattr(cls, "low_precision_native", False) or cls.__module__.startswith(_NATIVE_PACKAGE):
-        return
-    _rewrap(cls, "forward", _mark_forward if getattr(cls, "view", False) or moves_values(cls) else _wrap_forward)
-    _rewrap(cls, "backward", lambda f, lead: _wrap_backward(f, lead, graph=False))
-    _rewrap(cls, "graph_backward", lambda f, lead: _wrap_backward(f, lead, graph=True))
+    if not (getattr(cls, "low_precision_native", False) or cls.__module__.startswith(_NATIVE_PACKAGE)):
+        _rewrap(cls, "forward", _mark_forward if getattr(cls, "view", False) or moves_values(cls) else _wrap_forward)
+        _rewrap(cls, "backward", lambda f, lead: _wrap_backward(f, lead, graph=False))
+        _rewrap(cls, "graph_backward", lambda f, lead: _wrap_backward(f, lead, graph=True))
+    limited_dtypes.gate(cls)      # outermost: PyTorch's refusals on uint16/32/64 and float8 (limited_dtypes.py)
 
 
 def _install_everywhere():

@@ -36,9 +36,10 @@ import stat
 import zipfile
 from collections import OrderedDict
 
+import ml_dtypes
 import numpy as np
 
-from .dtypes import bfloat16, is_differentiable
+from .dtypes import FLOAT8, LIMITED_UINTS, ML_FLOATS, bfloat16, is_differentiable
 from .tensor import Tensor
 
 __all__ = ["save", "load", "save_safetensors", "load_safetensors", "MAX_LOAD_BYTES"]
@@ -164,7 +165,7 @@ class _Encoder:
         self.open_containers = set()
 
     def array(self, array, path):
-        if array.dtype.kind not in _NUMERIC_KINDS and array.dtype != bfloat16:
+        if array.dtype.kind not in _NUMERIC_KINDS and array.dtype not in ML_FLOATS:
             raise TypeError(f"mg.save cannot save an array of dtype {array.dtype} at {path}: only bool, integer, "
                             "floating-point and complex arrays can be saved")
         index = self.index_of.get(id(array))
@@ -232,13 +233,18 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     bfloat16_arrays = [i for i, array in enumerate(encoder.arrays) if array.dtype == bfloat16]
     if bfloat16_arrays:
         structure["bfloat16_arrays"] = bfloat16_arrays
+    # nor float8: stored as their uint8 bit patterns, their dtype names listed by array number
+    float8_arrays = {str(i): array.dtype.name for i, array in enumerate(encoder.arrays) if array.dtype in FLOAT8}
+    if float8_arrays:
+        structure["float8_arrays"] = float8_arrays
     out, opened = _open(f, "wb")
     try:
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
             archive.writestr(_STRUCTURE, json.dumps(structure))
             for index, array in enumerate(encoder.arrays):
                 with archive.open(_array_name(index), "w", force_zip64=True) as entry:
-                    stored = array.view(np.uint16) if array.dtype == bfloat16 else array
+                    stored = array.view(np.uint16) if array.dtype == bfloat16 else \
+                        array.view(np.uint8) if array.dtype in FLOAT8 else array
                     np.lib.format.write_array(entry, stored, allow_pickle=False)
     finally:
         if opened:
@@ -362,7 +368,8 @@ class _Decoder:
 
     _CONTAINERS = ("list", "tuple", "dict", "ordered_dict")
 
-    def __init__(self, entries, bfloat16_arrays=()):
+    def __init__(self, entries, bfloat16_arrays=(), float8_arrays=None):
+        self.float8_arrays = {int(i): _FLOAT8_BY_NAME[name] for i, name in (float8_arrays or {}).items()}
         self.entries = entries
         self.bfloat16_arrays = set(bfloat16_arrays)   # indices of arrays stored as bfloat16 bit patterns (uint16)
         self.headers = {}  # array index -> (shape, fortran_order, dtype), from check
@@ -451,6 +458,10 @@ class _Decoder:
                 if dtype != np.uint16:
                     raise _bad_archive(f"{name} is listed as bfloat16 but holds {dtype}, not uint16 bit patterns")
                 header = (shape, header[1], bfloat16)
+            if index in self.float8_arrays:
+                if dtype != np.uint8:
+                    raise _bad_archive(f"{name} is listed as float8 but holds {dtype}, not uint8 bit patterns")
+                header = (shape, header[1], self.float8_arrays[index])
             self.headers[index] = header
         return self.headers[index]
 
@@ -462,7 +473,8 @@ class _Decoder:
                     array = np.lib.format.read_array(entry, allow_pickle=False)
                 except ValueError as err:  # NumPy's word for data that ends early
                     raise _bad_archive(f"{_array_name(index)}: {_clip(err)}") from None
-            self.arrays[index] = array.view(bfloat16) if index in self.bfloat16_arrays else array
+            self.arrays[index] = array.view(bfloat16) if index in self.bfloat16_arrays else \
+                array.view(self.float8_arrays[index]) if index in self.float8_arrays else array
         return self.arrays[index]
 
     def decode(self, node):
@@ -506,9 +518,16 @@ def _load_minigrad(entries):
     bfloat16_arrays = structure.get("bfloat16_arrays", [])
     if not (isinstance(bfloat16_arrays, list) and all(type(i) is int and i >= 0 for i in bfloat16_arrays)):
         raise _bad_archive(f"bfloat16_arrays {_preview(bfloat16_arrays)}")
-    decoder = _Decoder(entries, bfloat16_arrays)
+    float8_arrays = structure.get("float8_arrays", {})
+    if not (isinstance(float8_arrays, dict) and all(isinstance(i, str) and i.isdigit() and name in _FLOAT8_BY_NAME
+                                                    for i, name in float8_arrays.items())):
+        raise _bad_archive(f"float8_arrays {_preview(float8_arrays)}")
+    decoder = _Decoder(entries, bfloat16_arrays, float8_arrays)
     decoder.check(structure.get("root"))
     return decoder.decode(structure.get("root"))
+
+
+_FLOAT8_BY_NAME = {dtype.name: dtype for dtype in FLOAT8}
 
 
 # =========================================================================== PyTorch's zip format
@@ -569,11 +588,12 @@ class _Storage(_Inert):
 class _TensorRecord(_Inert):
     """What ``_rebuild_tensor_v2`` was called with; made into a Tensor after the whole pickle is read."""
 
-    __slots__ = ("storage", "offset", "size", "stride", "requires_grad", "parameter")
+    __slots__ = ("storage", "offset", "size", "stride", "requires_grad", "parameter", "dtype")
 
-    def __init__(self, storage, offset, size, stride, requires_grad, parameter=False):
+    def __init__(self, storage, offset, size, stride, requires_grad, parameter=False, dtype=None):
         self.storage, self.offset, self.size, self.stride = storage, offset, size, stride
         self.requires_grad, self.parameter = requires_grad, parameter
+        self.dtype = dtype      # the elements' dtype when the storage is untyped bytes (_rebuild_tensor_v3)
 
     def __repr__(self):
         return f"tensor of size {list(self.size)}"
@@ -592,6 +612,18 @@ def _index_tuple(value, what):
 def _no_hooks(backward_hooks):
     if not isinstance(backward_hooks, OrderedDict) or backward_hooks:
         raise _refuse(f"a tensor with backward hooks {_preview(backward_hooks)}")
+
+
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+    """``torch._utils._rebuild_tensor_v3``: as v2, over an untyped (byte) storage read as ``dtype``; PyTorch
+    writes it for the dtypes without a typed storage class (uint16/32/64, the float8 dtypes)."""
+    if not (isinstance(dtype, _Marker) and not dtype.storage) or not isinstance(storage, _Storage) \
+            or storage.dtype != np.uint8:
+        raise _refuse(f"a tensor rebuilt from {_preview(storage)} as {_preview(dtype)}")
+    elements = _Storage(storage.key, dtype.dtype, storage.numel // dtype.dtype.itemsize)   # for the bounds check
+    record = _rebuild_tensor_v2(elements, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
+    record.storage, record.dtype = storage, dtype.dtype
+    return record
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
@@ -620,7 +652,8 @@ def _rebuild_parameter(data, requires_grad, backward_hooks):
     if not isinstance(data, _TensorRecord) or type(requires_grad) is not bool:
         raise _refuse(f"a parameter rebuilt from {_preview(data)}, requires_grad {_preview(requires_grad)}")
     _no_hooks(backward_hooks)
-    return _TensorRecord(data.storage, data.offset, data.size, data.stride, requires_grad, parameter=True)
+    return _TensorRecord(data.storage, data.offset, data.size, data.stride, requires_grad, parameter=True,
+                         dtype=data.dtype)
 
 
 def _torch_size(sizes=()):
@@ -661,12 +694,16 @@ def _admitted_globals():
     admitted = {
         ("collections", "OrderedDict"): _Global("collections.OrderedDict", _ordered_dict),
         ("torch._utils", "_rebuild_tensor_v2"): _Global("torch._utils._rebuild_tensor_v2", _rebuild_tensor_v2),
+        ("torch._utils", "_rebuild_tensor_v3"): _Global("torch._utils._rebuild_tensor_v3", _rebuild_tensor_v3),
         ("torch._utils", "_rebuild_parameter"): _Global("torch._utils._rebuild_parameter", _rebuild_parameter),
         ("torch", "Size"): _Global("torch.Size", _torch_size),
         ("builtins", "set"): _Global("builtins.set", _set),
         ("builtins", "complex"): _Global("builtins.complex", _complex),
         ("torch", "UntypedStorage"): _Marker("torch.UntypedStorage", np.dtype(np.uint8), storage=True),
     }
+    admitted["torch.storage", "UntypedStorage"] = admitted["torch", "UntypedStorage"]
+    for dtype in FLOAT8 + LIMITED_UINTS:          # no storage class of their own: _rebuild_tensor_v3 names them
+        admitted["torch", dtype.name] = _Marker(f"torch.{dtype.name}", dtype, storage=False)
     for name, (storage_name, dtype) in _TORCH_DTYPES.items():
         admitted["torch", storage_name] = _Marker(f"torch.{storage_name}", np.dtype(dtype), storage=True)
         admitted["torch", name] = _Marker(f"torch.{name}", np.dtype(dtype), storage=False)
@@ -795,6 +832,11 @@ class _Materializer:
         from .nn.module import Parameter
 
         base = self.storage_array(record.storage)
+        if record.dtype is not None and record.dtype != base.dtype:     # bytes read as their elements' dtype
+            base = base[:base.size // record.dtype.itemsize * record.dtype.itemsize].view(
+                record.dtype.newbyteorder(self.byteorder) if record.dtype.itemsize > 1 else record.dtype)
+            if not base.dtype.isnative:
+                base = base.byteswap().view(record.dtype)
         itemsize = base.dtype.itemsize
         if 0 in record.size:
             array = np.empty(record.size, dtype=base.dtype)
@@ -1180,7 +1222,7 @@ def save_safetensors(tensors, filename, metadata=None):
     arrays = {}
     for name, value in tensors.items():
         array = value._data if isinstance(value, Tensor) else value
-        numeric = isinstance(array, np.ndarray) and (array.dtype.kind in _NUMERIC_KINDS or array.dtype == bfloat16)
+        numeric = isinstance(array, np.ndarray) and (array.dtype.kind in _NUMERIC_KINDS or array.dtype in ML_FLOATS)
         if not isinstance(name, str) or not numeric:
             raise TypeError(f"tensors[{name!r}] must be a numeric Tensor or ndarray under a string name, got "
                             f"{type(value).__name__}" + (f" of dtype {array.dtype}" if hasattr(array, "dtype") else ""))
@@ -1218,4 +1260,6 @@ def load_safetensors(filename, *, max_bytes=None):
 # safetensors' dtype codes (little-endian, as x86 and ARM are) and minigrad's dtypes; BF16 through ml_dtypes
 _SAFETENSORS_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": bfloat16, "I64": np.int64,
                        "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_,
-                       "C64": np.complex64}
+                       "C64": np.complex64, "U16": np.uint16, "U32": np.uint32, "U64": np.uint64,
+                       "F8_E4M3": ml_dtypes.float8_e4m3fn, "F8_E5M2": ml_dtypes.float8_e5m2,
+                       "F8_E8M0": ml_dtypes.float8_e8m0fnu}

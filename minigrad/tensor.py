@@ -418,7 +418,7 @@ class Tensor:
         return self.to(dtype)
 
     def is_signed(self):
-        return dtypes.kind_of(self._data.dtype) in "ifc"
+        return dtypes.kind_of(self._data.dtype) in "ifc" and self._data.dtype != dtypes.float8_e8m0fnu
 
     # ----------------------------------------------------------------- new tensors like this one
     def new(self, data=_NO_DATA, *sizes, device=None):
@@ -567,7 +567,7 @@ class Tensor:
             if self._data.ndim != 1:
                 extras.append(f"size={self._data.shape}")
         else:
-            shown = self._data.astype(dtypes.float32) if self._data.dtype == dtypes.bfloat16 else self._data
+            shown = self._data.astype(dtypes.float32) if self._data.dtype in dtypes.ML_FLOATS else self._data
             body = np.array2string(shown, separator=", ", prefix="tensor(", **_print_options(shown))
             body = body.replace(", ..., ", ",  ..., ")     # PyTorch's gap before a row's summary
         implied = (dtypes.get_default_dtype(),) if self._data.size == 0 else (dtypes.get_default_dtype(), dtypes.int64,

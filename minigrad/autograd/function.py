@@ -31,7 +31,7 @@ import threading
 
 import numpy as np
 
-from ..dtypes import FLOAT32_64, is_differentiable, scalar_type_name
+from ..dtypes import FLOAT32_64, NOT_PLAIN, is_differentiable, scalar_type_name
 from . import grad_mode
 from .version import own_counters_in_use, storage_of, version_of, writes, writes_since
 
@@ -363,7 +363,7 @@ class Function:
                     needs.append(False)
                     if a._base._requires_grad:
                         edgeless = (edgeless or ()) + (len(needs) - 1,)
-                if a._data.itemsize == 2:
+                if a._data.dtype in NOT_PLAIN:   # 16-bit floats; uint16/32/64, float8 (limited_dtypes)
                     plain = False
             else:
                 needs.append(False)

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import (FLOAT32_64, cast_array, get_default_dtype, is_differentiable, kind_of, result_type,
+from ..dtypes import (FLOAT32_64, LIMITED, cast_array, get_default_dtype, is_differentiable, kind_of, result_type,
                       scalar_dtype_for)
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor, wrap
@@ -1228,7 +1228,8 @@ def _compare(npfn, name, numbers_ok=True):
         a, b = _pair(input, other)
         check_broadcast(a.shape, b.shape)
         x, y = promoted(a, b)
-        if x.dtype.kind == "c" and name in ("lt", "le", "gt", "ge"):  # complex numbers have no order in PyTorch
+        # complex numbers have no order in PyTorch, and it has no such kernels for uint16/32/64 and float8
+        if (x.dtype.kind == "c" or x.dtype in LIMITED) and name in ("lt", "le", "gt", "ge"):
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(x.dtype)}\'')
         return Tensor(like_operands(npfn(x, y), x, y))
     op.__name__ = name

@@ -28,7 +28,7 @@ from ..autograd.function import note_own_counter
 from ..autograd.version import alias, bump_tensor, storage_of
 from ..autograd.views import (WriteRegion, base_region_history, check_rebase, history, move_retained, overlaps,
                               refuse_shared_base, region, repeats_memory, set_view_history)
-from ..dtypes import kind_of, result_type, scalar_type_name
+from ..dtypes import cast_limited, kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -145,7 +145,7 @@ class Overwrite(Function):
 
     @staticmethod
     def forward(ctx, old, value):
-        return np.broadcast_to(value._data.astype(old.dtype, copy=False), old.shape)
+        return np.broadcast_to(cast_limited(value._data, old.dtype), old.shape)
 
     @staticmethod
     def backward(ctx, dout):
@@ -377,7 +377,7 @@ def copy_(self, src, non_blocking=False):
         raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
     check_result(self, src.shape, self.dtype)
     return write(self, lambda old: Overwrite.apply(old, src), (src,),
-                 lambda a: np.copyto(a, src._data, casting="unsafe"))
+                 lambda a: np.copyto(a, cast_limited(src._data, a.dtype), casting="unsafe"))
 
 
 def fill_(self, value):

@@ -18,6 +18,7 @@ import functools
 
 import numpy as np
 
+from .. import dtypes as _dtypes
 from .._checks import takes_tensors
 from ..autograd import Function
 from ..autograd.version import storage_of
@@ -172,8 +173,8 @@ def laid_out_like(array, like):
         out = np.empty_like(like, dtype=array.dtype)      # (order "K": like's order of dims)
     else:
         steps = [s // like.itemsize for s in like.strides]
-        out = np.lib.stride_tricks.as_strided(np.empty(max(array.size, 1), array.dtype), array.shape,
-                                              [s * array.itemsize for s in dense_strides_like(like.shape, steps)])
+        out = _dtypes.as_strided(np.empty(max(array.size, 1), array.dtype), array.shape,
+                                 [s * array.itemsize for s in dense_strides_like(like.shape, steps)])
     out[...] = array
     return out
 
@@ -189,8 +190,8 @@ def like_operands(result, x, y, z=None):
     target = dense_strides_like(result.shape, *strides)
     if all(n == 1 or t * result.itemsize == s for n, t, s in zip(result.shape, target, result.strides)):
         return result
-    out = np.lib.stride_tricks.as_strided(np.empty(max(result.size, 1), result.dtype), result.shape,
-                                          [t * result.itemsize for t in target])
+    out = _dtypes.as_strided(np.empty(max(result.size, 1), result.dtype), result.shape,
+                             [t * result.itemsize for t in target])
     out[...] = result
     return out
 

@@ -19,6 +19,7 @@ import numpy as np
 from .._checks import int_arg, takes_tensors, type_name
 from ..autograd import Function, grad_mode
 from ..autograd.views import mark_multi_output
+from .. import dtypes as _dtypes
 from ..dtypes import result_type
 from ..tensor import Tensor
 from .dims import normalize_dim
@@ -168,8 +169,8 @@ class Unsqueeze(Reshape):
         x = a._data
         ctx.shape = x.shape
         step = x.shape[dim] * x.strides[dim] if dim < x.ndim else x.itemsize
-        return np.lib.stride_tricks.as_strided(x, x.shape[:dim] + (1,) + x.shape[dim:],
-                                               x.strides[:dim] + (step,) + x.strides[dim:], writeable=x.flags.writeable)
+        return _dtypes.as_strided(x, x.shape[:dim] + (1,) + x.shape[dim:],
+                                  x.strides[:dim] + (step,) + x.strides[dim:], writeable=x.flags.writeable)
 
 
 @takes_tensors("input")
@@ -241,7 +242,7 @@ class Expand(Function):
             else:
                 size, stride = 1, shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else 0
             strides[i] = stride if size == shape[i] else 0
-        return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+        return _dtypes.as_strided(x, shape, strides, writeable=x.flags.writeable)
 
     @staticmethod
     def backward(ctx, dout):
@@ -386,7 +387,7 @@ def _with_pytorch_new_axes(view, array, index):
             del sizes[dim], strides[dim]
     if tuple(sizes) != view.shape:               # (not an index this emulation knows: NumPy's strides stay)
         return view
-    return np.lib.stride_tricks.as_strided(view, view.shape, [s * view.itemsize for s in strides])
+    return _dtypes.as_strided(view, view.shape, [s * view.itemsize for s in strides])
 
 
 def index_adjoint(g, shape, index):
@@ -855,7 +856,7 @@ def _diagonal_view(x, offset, d1, d2):
     keep = [i for i in range(x.ndim) if i not in (d1, d2)]
     shape = tuple(x.shape[i] for i in keep) + (n,)
     strides = tuple(x.strides[i] for i in keep) + (x.strides[d1] + x.strides[d2],)
-    return np.lib.stride_tricks.as_strided(corner, shape, strides, writeable=x.flags.writeable)
+    return _dtypes.as_strided(corner, shape, strides, writeable=x.flags.writeable)
 
 
 class Diagonal(Function):
@@ -978,7 +979,7 @@ def _windows(array, axis, size, step):
     count = (array.shape[axis] - size) // step + 1
     shape = array.shape[:axis] + (count,) + array.shape[axis + 1:] + (size,)
     strides = array.strides[:axis] + (array.strides[axis] * step,) + array.strides[axis + 1:] + (array.strides[axis],)
-    return np.lib.stride_tricks.as_strided(array, shape, strides)
+    return _dtypes.as_strided(array, shape, strides)
 
 
 def _add_windows(g, shape, axis, size, step):
@@ -1112,8 +1113,8 @@ class AsStrided(Function):
     def forward(ctx, a, size, stride, offset):
         from ..autograd.views import positions_in
         storage = _storage_elements(a)
-        out = np.lib.stride_tricks.as_strided(storage[offset:], size, tuple(st * storage.itemsize for st in stride),
-                                              writeable=a._data.flags.writeable)
+        out = _dtypes.as_strided(storage[offset:], size, tuple(st * storage.itemsize for st in stride),
+                                 writeable=a._data.flags.writeable)
         ctx.shape, ctx.positions = a.shape, positions_in(a._data, out)
         return out
 

@@ -1,0 +1,149 @@
+"""The ops PyTorch refuses on its "limited support" dtypes, refused here too; float8 computed as PyTorch computes it.
+
+PyTorch stores uint16, uint32, uint64 and the float8 dtypes, converts them and moves their values (views,
+reshapes, indexing, ``cat``, ``where``, ``clone``), but has CPU kernels for few of their ops. Programs are written
+against PyTorch, so minigrad refuses what PyTorch refuses, with PyTorch's ``NotImplementedError`` (``"add_stub"
+not implemented for 'UInt32'``), even where NumPy could compute the result:
+
+* uint16/32/64: ``+``, ``-``, negation, ``%``, ``abs``, ``**``, max/min, ``maximum``/``minimum``, ``clamp``,
+  ``relu``, ``masked_fill``, ``flip``, ``index_select``, ``masked_select`` and matrix products are refused; ``*``, ``/`` (a float result), ``sum``,
+  ``prod``, ``cumsum``, comparisons for equality and the bitwise ops run (and uint next to a float tensor is a float
+  op, which runs);
+* float8: only ``*`` of two tensors of the same float8 dtype, ``abs`` and matrix products (float8_e8m0fnu has
+  only ``*``) compute, in float32 with the result rounded once by PyTorch's conversion
+  (``dtypes.cast_array``); ``abs`` is PyTorch's element loop's (-0 becomes 0; its vectorized loop leaves -0 and
+  NaN bits as they are on whole blocks of 64 elements). Ops that only move values run.
+
+``gate(cls)`` wraps a minigrad ``Function``'s forward (low_precision.py's ``install`` calls it for each one), so
+the refusal happens where the op would compute, for the functions and the Tensor methods alike; ``Function.apply``
+calls the wrapper only when an argument has one of these dtypes. The order comparisons are refused in
+ops/elementwise.py (``_compare``). Ops that are not ``Function``s (floor division, shifts, ``sign``, ``argmax``,
+``topk``) and the classmethod forwards but max/min and remainder (``_CLASSMETHOD_GATED``) are not refused
+(docs/differences.md lists them).
+"""
+import functools
+
+import numpy as np
+
+from .dtypes import FLOAT8, LIMITED_UINTS, cast_array, float8_e8m0fnu, float32, result_type, scalar_type_name
+from .tensor import Tensor
+
+_FLOAT8_CHARS = frozenset(d.char for d in FLOAT8)
+_UINT_CHARS = frozenset([d.char for d in LIMITED_UINTS] + ["Q"])    # uint64 is 'L' and 'Q' (unsigned long long)
+_LIMITED_CHARS = _FLOAT8_CHARS | _UINT_CHARS
+
+# Functions PyTorch has no uint16/32/64 kernel for, and the kernel name its message gives
+_UINT_REFUSED = {
+    "Add": "add_stub", "Sub": "add_stub", "Neg": "neg_cpu", "Remainder": "remainder_cpu", "Extremum": "max_all",
+    "Abs": "abs_cpu", "Maximum": "maximum_cpu", "Minimum": "minimum_cpu", "Pow": "pow", "Clamp": "clamp_scalar_cpu",
+    "MaskedFill": "masked_fill", "Flip": "flip_cpu", "Relu": "clamp_min_scalar_cpu", "MatMul": "addmm_impl_cpu_",
+    "IndexSelect": "index_select", "MaskedSelect": "masked_select",
+}
+# Functions that only move values (or cast): run on float8 as they are
+_FLOAT8_MOVING = {"Cast", "Where", "Gather", "IndexSelect", "MaskedSelect"}
+_FLOAT8_MOVING_MODULES = ("minigrad.ops.shape", "minigrad.ops.layout")
+# float8 Functions computed in float32, and PyTorch's kernel names of the refused ones it is asked for most
+_FLOAT8_COMPUTED = {"Mul", "MatMul", "Abs"}
+_FLOAT8_KERNELS = {
+    "Add": "add_stub", "Sub": "add_stub", "Div": "div_cpu", "Neg": "neg_cpu", "Sum": "sum_cpu", "Mean": "sum_cpu",
+    "Extremum": "max_all", "Maximum": "maximum_cpu", "Minimum": "minimum_cpu", "Clamp": "clamp_scalar_cpu",
+    "Relu": "clamp_min_scalar_cpu", "Flip": "flip_cpu", "MaskedFill": "masked_fill", "Pow": "pow",
+    "Remainder": "remainder_cpu", "CumSum": "cumsum_out_cpu", "Prod": "prod_out_cpu", "Mul": "mul_cpu_reduced_float",
+    "MatMul": "addmm_impl_cpu_", "Abs": "abs_cpu",
+}
+
+
+_PROMOTING = {"Add", "Sub", "Remainder", "Maximum", "Minimum", "Pow", "MatMul"}   # binary ops: operands promoted
+
+
+def _promote(tensors):
+    for other in tensors[1:]:
+        result_type(tensors[0], other)
+
+
+# A classmethod forward has no plain form for Function.apply to call, so its wrapper would cost every call: only
+# these (max/min, remainder) are wrapped; the other classmethod ops (tan, sinh, erfc, hypot, ...) run on float8.
+_CLASSMETHOD_GATED = {"_Extremum", "_RoundedRemainder"}
+
+
+def _refused(kernel, dtype):
+    return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dtype)}\'')
+
+
+def _op_dtype(operands):
+    """The limited dtype an op on ``operands`` computes in, or None: uint next to a float tensor is a float op."""
+    limited, floating = None, False
+    for a in operands:
+        if isinstance(a, Tensor):
+            dtype = a._data.dtype
+            if dtype.char in _LIMITED_CHARS:
+                if limited is None or dtype.char in _FLOAT8_CHARS:
+                    limited = dtype
+            elif dtype.kind in "fc" or dtype.kind == "V":
+                floating = True
+    if limited is not None and floating and limited.char in _UINT_CHARS:
+        return None
+    return limited
+
+
+def _float8_abs(a):
+    """abs of float8 as PyTorch's element-by-element loop computes it: in float32, converted back (-0 is 0, a NaN
+    is the dtype's NaN of PyTorch's conversion). Its vectorized loop, on whole blocks of 64 elements, leaves -0 and
+    NaN bits as they are."""
+    return cast_array(np.abs(a._data.astype(float32)), a._data.dtype)
+
+
+def gate(cls):
+    """Wrap ``cls``'s own forward in the check; ``Function.apply`` calls the wrapper only when an argument has one
+    of ``dtypes.NOT_PLAIN`` (the forward without it otherwise: no cost to the other dtypes)."""
+    raw = cls.__dict__.get("forward")
+    if isinstance(raw, staticmethod):
+        lead, wrapped = 1, raw.__func__
+    elif isinstance(raw, classmethod) and cls.__name__ in _CLASSMETHOD_GATED:
+        lead, wrapped = 2, raw.__func__
+    else:
+        return
+    gated = _gated(wrapped, lead, cls)
+    if lead == 1:     # Function.apply calls the plain forward when no argument has a dtype in NOT_PLAIN
+        gated._minigrad_plain = getattr(wrapped, "_minigrad_plain", wrapped)
+    setattr(cls, "forward", staticmethod(gated) if lead == 1 else classmethod(gated))
+
+
+def _gated(forward, lead, owner):
+    @functools.wraps(forward)
+    def limited_dtype_forward(*args, **kwargs):
+        for a in args:
+            if isinstance(a, Tensor) and a._data.dtype.char in _LIMITED_CHARS:
+                break
+        else:
+            return forward(*args, **kwargs)
+        cls = args[0] if lead == 2 else owner
+        operands = args[lead:] + tuple(kwargs.values())
+        dtype = _op_dtype(operands)
+        if dtype is None:
+            return forward(*args, **kwargs)
+        name = cls.__name__.lstrip("_")
+        if dtype.char in _UINT_CHARS:
+            if name in _PROMOTING:                  # int64 next to uint32: PyTorch's promotion error comes first
+                _promote([a for a in operands if isinstance(a, Tensor)])
+            if name in _UINT_REFUSED:
+                raise _refused(_UINT_REFUSED[name], dtype)
+            return forward(*args, **kwargs)
+        if name in _FLOAT8_MOVING or getattr(cls, "view", False) or cls.__module__.startswith(_FLOAT8_MOVING_MODULES):
+            if name != "Flip":
+                return forward(*args, **kwargs)
+        if name in _PROMOTING or name in ("Mul", "Div"):   # float8 next to another dtype: PyTorch's promotion error
+            _promote([a for a in operands if isinstance(a, Tensor)])
+        if name in _FLOAT8_COMPUTED and (dtype != float8_e8m0fnu or name == "Mul"):
+            tensors = [a for a in operands if isinstance(a, Tensor)]
+            if name == "Mul" and not all(t._data.dtype == dtype for t in tensors):
+                raise _refused("mul_cpu_reduced_float", dtype)
+            if name == "Abs":
+                return _float8_abs(tensors[0])
+            wide = [Tensor(a._data.astype(float32)) if isinstance(a, Tensor) and a._data.dtype == dtype else a
+                    for a in args[lead:]]
+            out = forward(*args[:lead], *wide, **kwargs)
+            array = out._data if isinstance(out, Tensor) else np.asarray(out)
+            return cast_array(array, dtype)
+        raise _refused(_FLOAT8_KERNELS.get(name, f"{name.lower()}_cpu"), dtype)
+    return limited_dtype_forward
