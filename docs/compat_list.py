@@ -112,6 +112,9 @@ STAND_INS = {
     "torch.functional.has_torch_function_unary": "as torch.overrides.has_torch_function",
     "torch.functional.has_torch_function_variadic": "as torch.overrides.has_torch_function",
     "torch.autograd.has_torch_function": "as torch.overrides.has_torch_function",
+    "torch.nn.functional.has_torch_function": "as torch.overrides.has_torch_function",
+    "torch.nn.functional.has_torch_function_unary": "as torch.overrides.has_torch_function",
+    "torch.nn.functional.has_torch_function_variadic": "as torch.overrides.has_torch_function",
     "torch.quasirandom.SobolEngine": "unscrambled points are PyTorch's exactly; scrambled ones come from NumPy's "
                                      "generator (other points than PyTorch's for the same seed, same properties); "
                                      "needs SciPy",

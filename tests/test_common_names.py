@@ -137,3 +137,20 @@ def test_factory_kwargs_and_lr_scheduler_names_as_pytorch():
         with pytest.raises(TypeError, match="dtype specified twice, in \\*\\*kwargs and in factory_kwargs"):
             lib.nn.factory_kwargs({"dtype": lib.float64, "factory_kwargs": {"dtype": lib.float32}})
         assert lib.optim.lr_scheduler.inf == float("inf") and lib.optim.lr_scheduler.Tensor is lib.Tensor
+
+
+def test_native_channel_shuffle_and_functional_dispatch_names_as_pytorch():
+    torch = torch_or_skip()
+    x = np.random.default_rng(8).standard_normal((2, 6, 3))
+    upstream = np.random.default_rng(9).standard_normal((2, 6, 3))
+    results = []
+    for lib in (mg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.native_channel_shuffle(t, 3)
+        results.append(y.detach().numpy())
+        assert y.requires_grad
+        with pytest.raises(RuntimeError, match="derivative for aten::native_channel_shuffle is not implemented"):
+            y.backward(lib.tensor(upstream))
+        assert lib.nn.functional.has_torch_function((lib.ones(2),)) is False
+        assert lib.nn.functional.Tensor is lib.Tensor
+    np.testing.assert_array_equal(results[0], results[1])      # a permutation of the input: exact

@@ -41,3 +41,16 @@ from ..ops.embedding_bag import embedding_bag  # noqa: F401,E402
 from ..ops.mha import multi_head_attention_forward  # noqa: F401,E402
 from ..ops.distance import pdist  # noqa: F401,E402
 from ..ops.dropout_alpha import alpha_dropout, feature_alpha_dropout  # noqa: F401,E402
+from ..overrides import (handle_torch_function, has_torch_function, has_torch_function_unary,  # noqa: F401,E402
+                         has_torch_function_variadic)   # (PyTorch's functional module imports them too)
+from ..tensor import Tensor  # noqa: F401,E402
+
+
+def native_channel_shuffle(input, groups):
+    """``channel_shuffle``'s values; as in PyTorch, this form has no derivative (backward through it raises)."""
+    from ..autograd import no_grad
+    from ..autograd.function import NoDerivative
+    with no_grad():
+        values = channel_shuffle(input, groups)._data
+    return NoDerivative.apply(RuntimeError, "derivative for aten::native_channel_shuffle is not implemented", values,
+                              input)
