@@ -57,6 +57,8 @@ from . import hub, multiprocessing  # noqa: E402
 from . import sparse  # noqa: E402
 from .sparse import spmm  # noqa: E402
 from .sparse.coo import sparse_coo_tensor  # noqa: E402
+from .sparse.compressed import (sparse_bsc_tensor, sparse_bsr_tensor, sparse_compressed_tensor,  # noqa: E402
+                                sparse_csc_tensor, sparse_csr_tensor)
 from .cuda.runtime import OutOfMemoryError  # noqa: E402
 
 

@@ -367,6 +367,7 @@ class Tensor:
     # the other backends PyTorch's tensors report on; a sparse tensor (``minigrad.sparse``) sets is_sparse
     is_xpu = is_mps = is_xla = is_ipu = is_maia = is_mtia = is_vulkan = is_mkldnn = is_quantized = False
     is_sparse = is_sparse_csr = is_nested = False
+    _compressed = False   # True on sparse/compressed.py's CSR, CSC, BSR, BSC tensors (a class attribute: no lookup miss)
     layout = _layouts.strided
 
     def is_pinned(self, device=None):
@@ -991,4 +992,7 @@ Tensor.split = _shape.split_method   # Tensor.split(split_size, dim) names its a
 
 from .sparse import coo as _sparse_coo  # noqa: E402  (to_sparse, to_dense and the sparse-only accessors' errors)
 for _name, _function in _sparse_coo.DENSE_METHODS.items():
+    setattr(Tensor, _name, _function)
+from .sparse import compressed as _sparse_compressed  # noqa: E402  (to_sparse_csr, ..., crow_indices' errors)
+for _name, _function in _sparse_compressed.DENSE_METHODS.items():
     setattr(Tensor, _name, _function)

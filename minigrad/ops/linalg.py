@@ -146,6 +146,9 @@ def matmul(input, other):
     if getattr(input, "is_sparse", False) or getattr(other, "is_sparse", False):   # a sparse COO operand
         from ..sparse.products import matmul as sparse_matmul
         return sparse_matmul(input, other)
+    if getattr(input, "_compressed", False) or getattr(other, "_compressed", False):   # CSR, CSC, BSR, BSC
+        from ..sparse.compressed import matmul as compressed_matmul
+        return compressed_matmul(input, other)
     a = as_tensor_operand(input)
     b = as_tensor_operand(other, a)
     _check_matmul_shapes(a.shape, b.shape)

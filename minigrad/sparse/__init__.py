@@ -11,14 +11,15 @@ from ..ops.dims import normalize_dim
 from ..ops.index import IndexSelect
 from ..tensor import Tensor
 from .coo import SparseTensor, _linear, _segment_sum, sparse_coo_tensor, to_sparse
+from .compressed import CompressedTensor, sampled_addmm
 from .products import addmm, matmul, sparse_mm
 
-__all__ = ["DoubleTensor", "FloatTensor", "addmm", "check_sparse_tensor_invariants", "log_softmax", "mm", "softmax",
-           "sum"]
+__all__ = ["DoubleTensor", "FloatTensor", "addmm", "check_sparse_tensor_invariants", "log_softmax", "mm",
+           "sampled_addmm", "softmax", "sum"]
 
 
 def mm(mat1, mat2, reduce="sum"):
-    """``mat1 @ mat2`` with one sparse COO operand (PyTorch's ``torch.sparse.mm``)."""
+    """``mat1 @ mat2`` with one sparse operand, COO or compressed (PyTorch's ``torch.sparse.mm``)."""
     if reduce != "sum":
         raise NotImplementedError(f"sparse.mm(reduce={reduce!r}): minigrad supports reduce='sum' only")
     return matmul(mat1, mat2)

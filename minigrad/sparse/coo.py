@@ -212,6 +212,9 @@ class SparseTensor(Tensor):
         return out if dtype is None else out.to(dtype)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout in _COMPRESSED:
+            from .compressed import to_compressed
+            return to_compressed(self, layout, blocksize)
         _check_layout(layout)
         return self
 
@@ -357,6 +360,9 @@ def _segment_sum(values, slot, n):
     return IndexAdd.apply(zeros, values, 0, slot, 1)
 
 
+_COMPRESSED = (layouts.sparse_csr, layouts.sparse_csc, layouts.sparse_bsr, layouts.sparse_bsc)
+
+
 def _check_layout(layout):
     if layout is not None and layout is not layouts.sparse_coo:
         raise NotImplementedError(f"to_sparse(): minigrad has sparse COO tensors only, not {layout}")
@@ -428,7 +434,10 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     first ``sparse_dim`` dims whose slices hold a non-zero), coalesced. The values are gathered from
     ``input`` by ``IndexSelect``, so gradients reach ``input`` at those positions."""
     if isinstance(input, SparseTensor):
-        return input.to_sparse(sparse_dim, layout=layout)
+        return input.to_sparse(sparse_dim, layout=layout, blocksize=blocksize)
+    if layout in _COMPRESSED:
+        from .compressed import to_compressed
+        return to_compressed(input, layout, blocksize)
     _check_layout(layout)
     d = input.ndim if sparse_dim is None else int(sparse_dim)
     if not 0 <= d <= input.ndim:

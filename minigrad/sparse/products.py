@@ -95,6 +95,9 @@ def _check_product(sparse, dense, left_sparse):
 
 def sparse_mm(sparse, dense):
     """S @ D for a sparse matrix S and a dense matrix (or vector) D."""
+    if getattr(sparse, "_compressed", False):
+        from .compressed import matmul as compressed_matmul
+        return compressed_matmul(sparse, dense)
     _check_product(sparse, dense, left_sparse=True)
     if dense.ndim == 1:
         return sparse_mm(sparse, dense.unsqueeze(1)).squeeze(1)
@@ -104,6 +107,9 @@ def sparse_mm(sparse, dense):
 
 def matmul(input, other):
     """``mm``/``matmul``/``@`` with a sparse operand: S @ D, or D @ S = (S^T @ D^T)^T."""
+    if getattr(input, "_compressed", False) or getattr(other, "_compressed", False):   # (torch.sparse.mm/addmm)
+        from .compressed import matmul as compressed_matmul
+        return compressed_matmul(input, other, sparse_api=True)
     if isinstance(input, SparseTensor):
         return sparse_mm(input, other)
     if not isinstance(other, SparseTensor):
