@@ -30,12 +30,12 @@ indices within a group only with ``check_invariants=True``, as PyTorch.
 """
 import numpy as np
 
-from .. import dtypes, layouts
+from .. import layouts
 from ..autograd import Function
-from ..autograd.function import type_name
 from ..dtypes import scalar_type_name
 from ..ops.index import IndexSelect
 from ..tensor import Tensor
+from .base import SparseBase
 from .coo import SparseTensor, _segment_sum
 from .products import _entry_grad, sparse_dense_product
 
@@ -68,12 +68,12 @@ def _is_compressed(x):
     return isinstance(x, CompressedTensor)
 
 
-class CompressedTensor(Tensor):
+class CompressedTensor(SparseBase):
     """A 2-D compressed sparse tensor (module docstring); made by the ``sparse_*_tensor`` functions or the
     ``to_sparse_*`` methods."""
 
-    __slots__ = ("_layout", "_cidx", "_pidx", "_vals", "_size", "_block", "_source", "_owns", "_node",
-                 "_index_dtype")
+    __slots__ = ("_layout", "_cidx", "_pidx", "_block", "_source", "_owns", "_node", "_index_dtype")
+    _NO_DENSE = _NO_DENSE
     is_sparse = False
     _compressed = True
 
@@ -85,10 +85,6 @@ class CompressedTensor(Tensor):
         self._size, self._block, self._source = tuple(int(s) for s in size), tuple(block), source
         self._owns, self._node, self._index_dtype = False, node, np.dtype(index_dtype)
         self._grad, self._grad_fn, self._hooks, self._base, self._requires_grad = None, None, (), None, False
-
-    @property
-    def _data(self):
-        raise NotImplementedError(_NO_DENSE)
 
     def _like(self, values, source=None, node=None):
         return CompressedTensor(self._layout, self._cidx, self._pidx, values, self._size, self._block, source, node,
@@ -104,28 +100,14 @@ class CompressedTensor(Tensor):
         return self._layout is layouts.sparse_csr
 
     @property
-    def shape(self):
-        return self._size
-
-    @property
-    def dtype(self):
-        return self._vals.dtype
-
-    @property
     def ndim(self):
         return 2
 
     def dim(self):
         return 2
 
-    def size(self, dim=None):
-        return self._size if dim is None else self._size[dim]
-
     def numel(self):
         return self._size[0] * self._size[1]
-
-    def __len__(self):
-        return self._size[0]
 
     def sparse_dim(self):
         return 2
@@ -135,16 +117,6 @@ class CompressedTensor(Tensor):
 
     def _nnz(self):
         return int(self._pidx.shape[0])
-
-    def is_floating_point(self):
-        return self._vals.is_floating_point()
-
-    def is_complex(self):
-        return self._vals.is_complex()
-
-    @property
-    def _version(self):
-        return self._vals._version
 
     # ----------------------------------------------------------------- the parts
     def _index(self, array):
@@ -242,9 +214,6 @@ class CompressedTensor(Tensor):
     def data(self):
         return self.detach()
 
-    def detach(self):
-        return self._like(self._vals.detach())
-
     def clone(self, memory_format=None):
         out = self._like(self._vals.clone(), self._source, self._node)
         out._cidx, out._pidx = self._cidx.copy(), self._pidx.copy()
@@ -314,14 +283,6 @@ class CompressedTensor(Tensor):
         source = None if self._source is None else self._source.to(values.dtype)
         return self._like(values, source, self._node)
 
-    def type(self, dtype=None, non_blocking=False):
-        if dtype is None:
-            return "minigrad.sparse." + type_name(self.dtype).rpartition(".")[2]
-        return self.to(dtype)
-
-    def cpu(self, memory_format=None):
-        return self
-
     # ----------------------------------------------------------------- shape ops
     def t(self):
         """The transpose: CSR <-> CSC (BSR <-> BSC, blocks transposed) on the same index arrays."""
@@ -331,10 +292,6 @@ class CompressedTensor(Tensor):
         source = None if self._source is None else self._source.t()
         return CompressedTensor(flip, self._cidx, self._pidx, values, self._size[::-1], self._block[::-1], source,
                                 "TBackward0", self._index_dtype)
-
-    @property
-    def T(self):
-        return self.t()
 
     def transpose(self, dim0, dim1):
         if {dim0 % 2, dim1 % 2} == {0, 1}:
@@ -374,14 +331,7 @@ class CompressedTensor(Tensor):
 
         def part(name, tensor):
             return f"{name}=" + repr(tensor).replace("\n", "\n" + " " * (len(name) + 8))
-        extras = f"size={self._size}, nnz={self._nnz()}"
-        if self.dtype != dtypes.get_default_dtype():
-            extras += f", dtype=minigrad.{self.dtype}"
-        extras += f", layout={self._layout!r}"
-        if self.grad_fn is not None:
-            extras += f",\n{pad}grad_fn={self.grad_fn!r}"
-        elif self.requires_grad:
-            extras += ", requires_grad=True"
+        extras = self._repr_extras(pad)
         return (f"tensor({part(cname, self._index(self._cidx))},\n{pad}{part(pname, self._index(self._pidx))},\n"
                 f"{pad}{part('values', self._vals.detach())}, {extras})")
 

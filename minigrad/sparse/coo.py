@@ -21,11 +21,11 @@ A sparse tensor is a ``Tensor`` (``isinstance`` holds, ``is_sparse`` is True, ``
 """
 import numpy as np
 
-from .. import dtypes, layouts
-from ..autograd.function import type_name
+from .. import layouts
 from ..ops.index import IndexSelect
 from ..ops.inplace import IndexAdd
 from ..tensor import Tensor
+from .base import SparseBase
 
 _NO_DENSE = ("this operation has no sparse COO kernel in minigrad (as many have none in PyTorch, which raises "
              "NotImplementedError too): convert with .to_dense() first. Sparse tensors support: mm/matmul/@ with a "
@@ -47,10 +47,11 @@ class _SparseConstruction:
 _CONSTRUCTION = _SparseConstruction()
 
 
-class SparseTensor(Tensor):
+class SparseTensor(SparseBase):
     """A sparse COO tensor (see the module docstring); made by ``sparse_coo_tensor`` or ``to_sparse``."""
 
-    __slots__ = ("_idx", "_vals", "_size", "_coalesced", "_owns")
+    __slots__ = ("_idx", "_coalesced", "_owns")
+    _NO_DENSE = _NO_DENSE
     is_sparse = True
     layout = layouts.sparse_coo
 
@@ -60,10 +61,6 @@ class SparseTensor(Tensor):
         self._coalesced, self._owns = bool(coalesced), owns
         self._grad, self._grad_fn, self._hooks, self._base, self._requires_grad = None, None, (), None, False
 
-    @property
-    def _data(self):
-        raise NotImplementedError(_NO_DENSE)
-
     def _like(self, values, indices=None, coalesced=None):
         """A sparse tensor of this size with other values (and indices)."""
         return SparseTensor(self._idx if indices is None else indices, values, self._size,
@@ -71,28 +68,14 @@ class SparseTensor(Tensor):
 
     # ----------------------------------------------------------------- shape and dtype
     @property
-    def shape(self):
-        return self._size
-
-    @property
-    def dtype(self):
-        return self._vals.dtype
-
-    @property
     def ndim(self):
         return len(self._size)
 
     def dim(self):
         return len(self._size)
 
-    def size(self, dim=None):
-        return self._size if dim is None else self._size[dim]
-
     def numel(self):
         return int(np.prod(self._size))
-
-    def __len__(self):
-        return self._size[0]
 
     def sparse_dim(self):
         return self._idx.shape[0]
@@ -102,16 +85,6 @@ class SparseTensor(Tensor):
 
     def _nnz(self):
         return self._idx.shape[1]
-
-    def is_floating_point(self):
-        return self._vals.is_floating_point()
-
-    def is_complex(self):
-        return self._vals.is_complex()
-
-    @property
-    def _version(self):
-        return self._vals._version
 
     # ----------------------------------------------------------------- autograd (through the values)
     @property
@@ -164,9 +137,6 @@ class SparseTensor(Tensor):
 
     @property
     def data(self):
-        return self._like(self._vals.detach())
-
-    def detach(self):
         return self._like(self._vals.detach())
 
     def clone(self, memory_format=None):
@@ -226,14 +196,6 @@ class SparseTensor(Tensor):
         values = self._vals.to(*args, dtype=dtype, **kwargs)
         return self if values is self._vals else self._like(values)
 
-    def type(self, dtype=None, non_blocking=False):
-        if dtype is None:
-            return "minigrad.sparse." + type_name(self.dtype).rpartition(".")[2]
-        return self.to(dtype)
-
-    def cpu(self, memory_format=None):
-        return self
-
     # ----------------------------------------------------------------- shape ops
     def transpose(self, dim0, dim1):
         """The two sparse dims swapped (their index rows exchanged); no longer coalesced."""
@@ -251,10 +213,6 @@ class SparseTensor(Tensor):
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
         return self if self.ndim < 2 else self.transpose(0, 1)
-
-    @property
-    def T(self):
-        return self.t()
 
     # ----------------------------------------------------------------- arithmetic
     def __mul__(self, other):
@@ -330,14 +288,7 @@ class SparseTensor(Tensor):
         pad = " " * len("tensor(indices=")
         indices = repr(Tensor(self._idx)).replace("\n", "\n" + pad)
         values = repr(self._vals.detach()).replace("\n", "\n" + " " * len("       values="))
-        extras = f"size={self._size}, nnz={self._nnz()}"
-        if self.dtype != dtypes.get_default_dtype():
-            extras += f", dtype=minigrad.{self.dtype}"
-        extras += ", layout=minigrad.sparse_coo"
-        if self.grad_fn is not None:
-            extras += f",\n       grad_fn={self.grad_fn!r}"
-        elif self.requires_grad:
-            extras += ", requires_grad=True"
+        extras = self._repr_extras(" " * 7)
         return f"tensor(indices={indices},\n       values={values},\n       {extras})"
 
     def numpy(self):
