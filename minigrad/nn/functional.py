@@ -46,10 +46,16 @@ from ..overrides import (handle_torch_function, has_torch_function, has_torch_fu
 from ..tensor import Tensor  # noqa: F401,E402
 
 
+@takes_tensors("input")
 def native_channel_shuffle(input, groups):
-    """``channel_shuffle``'s values; as in PyTorch, this form has no derivative (backward through it raises)."""
+    """``channel_shuffle``'s values, (N, g * k, *) -> channels reordered as the transpose of (k, g); as in PyTorch,
+    this form (also ``minigrad.native_channel_shuffle``) has no derivative: backward through it raises."""
     from ..autograd import no_grad
     from ..autograd.function import NoDerivative
+    channels = input.shape[1] if input.ndim > 1 else 0
+    if groups > 0 and channels % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {channels} channels and "
+                           f"{groups} groups.")
     with no_grad():
         values = channel_shuffle(input, groups)._data
     return NoDerivative.apply(RuntimeError, "derivative for aten::native_channel_shuffle is not implemented", values,

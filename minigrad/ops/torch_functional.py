@@ -22,6 +22,7 @@ bilinear = F.bilinear
 pixel_shuffle = F.pixel_shuffle
 pixel_unshuffle = F.pixel_unshuffle
 pdist = F.pdist
+native_channel_shuffle = F.native_channel_shuffle
 avg_pool1d = F.avg_pool1d
 adaptive_avg_pool1d = F.adaptive_avg_pool1d
 
@@ -123,16 +124,6 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
                            "(while checking arguments for embedding)")
     padding = padding_idx if 0 <= padding_idx < weight.shape[0] else None
     return F.embedding(indices, weight, padding_idx=padding, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
-
-
-@takes_tensors("input")
-def native_channel_shuffle(input, groups):
-    """``F.channel_shuffle``: (N, g * k, *) -> channels reordered as the transpose of (k, g)."""
-    channels = input.shape[1] if input.ndim > 1 else 0
-    if groups > 0 and channels % groups:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got {channels} channels and "
-                           f"{groups} groups.")
-    return F.channel_shuffle(input, groups)
 
 
 # --------------------------------------------------------------------------- losses with an int reduction
