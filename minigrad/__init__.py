@@ -96,6 +96,13 @@ from .linalg_legacy import (cholesky, cholesky_inverse, cholesky_solve, det, geq
                             lu_solve, lu_unpack, matrix_exp, matrix_power, ormqr, pca_lowrank, pinverse, qr,
                             slogdet, svd, svd_lowrank, triangular_solve)
 from .linalg_legacy import eig, lstsq, matrix_rank, solve, symeig  # noqa: E402  (removed: they raise, as PyTorch's)
+from .linalg_legacy import frobenius_norm, nuclear_norm, orgqr  # noqa: E402
+from .random import binomial  # noqa: E402
+from .amp import GradScaler  # noqa: E402  (torch.GradScaler is torch.amp.GradScaler)
+from .amp import (autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,  # noqa: E402
+                  get_autocast_cpu_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled, is_autocast_cpu_enabled,
+                  set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled, set_autocast_enabled,
+                  set_autocast_gpu_dtype)
 from . import fft  # noqa: E402
 from . import special  # noqa: E402
 from . import signal  # noqa: E402

@@ -53,6 +53,77 @@ def set_autocast_dtype(device_type, dtype):
     _autocast_dtype[Device(device_type).type] = np.dtype(dtype)
 
 
+# ---------------------------------------------------------------------- PyTorch's older, function-style autocast API
+def set_autocast_enabled(device_type, enabled=None):
+    """Turn autocast on or off for ``device_type`` (``set_autocast_enabled(enabled)``: CUDA's), as ``autocast``'s block
+    does, until turned again. On the CPU the ops then run in ``get_autocast_dtype('cpu')``."""
+    if enabled is None:
+        device_type, enabled = "cuda", device_type
+    device_type = Device(device_type).type
+    _autocast[device_type] = bool(enabled)
+    if device_type == "cpu":
+        use_autocast_dtype(_autocast_dtype["cpu"] if enabled else None)
+
+
+def _deprecated(old, new):
+    warnings.warn(f"minigrad.{old} is deprecated. Please use minigrad.{new} instead.", DeprecationWarning, stacklevel=3)
+
+
+def is_autocast_cpu_enabled():
+    _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled):
+    _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
+    set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype():
+    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype):
+    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
+    set_autocast_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype():
+    _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
+
+
+def set_autocast_gpu_dtype(dtype):
+    _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
+    set_autocast_dtype("cuda", dtype)
+
+
+_cache = {"enabled": True, "nesting": 0}   # minigrad caches no casts: the flag and the count are kept for programs
+
+
+def is_autocast_cache_enabled():
+    return _cache["enabled"]
+
+
+def set_autocast_cache_enabled(enabled):
+    _cache["enabled"] = bool(enabled)
+
+
+def clear_autocast_cache():
+    """Nothing to clear: minigrad's autocast casts each op's arguments anew."""
+
+
+def autocast_increment_nesting():
+    _cache["nesting"] += 1
+    return _cache["nesting"]
+
+
+def autocast_decrement_nesting():
+    _cache["nesting"] -= 1
+    return _cache["nesting"]
+
+
 class autocast:  # noqa: N801 - PyTorch's name
     """``with autocast(device_type, dtype=None, enabled=True, cache_enabled=None):`` or as a decorator: on the
     CPU, the ops of PyTorch's CPU autocast lists run in ``dtype`` (default bfloat16) or float32 inside it

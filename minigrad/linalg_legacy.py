@@ -3,6 +3,8 @@ their older signatures and named tuples, built on ``minigrad.linalg`` (whose ops
 are also Tensor methods (``A.det()``, ``A.svd()``, ``b.lu_solve(LU, pivots)``)."""
 from collections import namedtuple
 
+import warnings
+
 import numpy as np
 
 from . import linalg
@@ -16,7 +18,8 @@ from .autograd.function import pytorch_saves
 
 __all__ = ["det", "slogdet", "logdet", "inverse", "cholesky", "cholesky_inverse", "cholesky_solve", "qr", "svd",
            "pinverse", "matrix_power", "matrix_exp", "lu", "lu_solve", "lu_unpack", "triangular_solve", "geqrf",
-           "ormqr", "svd_lowrank", "pca_lowrank", "lstsq", "solve", "eig", "symeig", "matrix_rank"]
+           "ormqr", "svd_lowrank", "pca_lowrank", "lstsq", "solve", "eig", "symeig", "matrix_rank", "orgqr",
+           "frobenius_norm", "nuclear_norm"]
 
 slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
 qr_result = namedtuple("qr", ["Q", "R"])
@@ -197,7 +200,7 @@ def pca_lowrank(A, q=None, center=True, niter=2):
 
 
 METHODS = ["det", "slogdet", "logdet", "inverse", "cholesky", "cholesky_inverse", "cholesky_solve", "qr", "svd",
-           "pinverse", "matrix_power", "matrix_exp", "lu", "lu_solve", "triangular_solve", "geqrf", "ormqr"]
+           "pinverse", "matrix_power", "matrix_exp", "lu", "lu_solve", "triangular_solve", "geqrf", "ormqr", "orgqr"]
 
 # --------------------------------------------------------------------------- removed: PyTorch's pointers to linalg
 # PyTorch 1.9 deprecated these and later removed them; it still defines them, to raise its message naming the
@@ -284,3 +287,34 @@ for _name, _method in (("lstsq", _lstsq_method), ("solve", _solve_method), ("eig
     _method.__name__ = _method.__qualname__ = _name
     setattr(Tensor, _name, _method)
 del _name, _method
+
+
+@takes_tensors("input", "input2")
+def orgqr(input, input2):
+    """The Q of geqrf's (``input``, ``input2`` = tau): ``linalg.householder_product`` under its LAPACK name."""
+    return linalg.householder_product(input, input2)
+
+
+def _deprecated_norm(name, replacement):
+    warnings.warn(f"at::{name} is deprecated and it is just left for JIT compatibility. It will be removed in a future "
+                  f"PyTorch release. Please use `{replacement}` instead", UserWarning, stacklevel=3)
+
+
+@takes_tensors("input")
+def frobenius_norm(input, dim, keepdim=False):
+    """sqrt(sum |x|^2) over ``dim`` (one or two dims), PyTorch's deprecated form of ``linalg.vector_norm``."""
+    _deprecated_norm("frobenius_norm", "linalg.vector_norm(A, 2., dim, keepdim)")
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead.")
+    return linalg.vector_norm(input, 2.0, dims, keepdim)
+
+
+@takes_tensors("input")
+def nuclear_norm(input, dim=None, keepdim=False):
+    """The sum of the singular values over the last two dims (or ``dim``), PyTorch's deprecated form of
+    ``linalg.matrix_norm(A, 'nuc')``; ``nuclear_norm(A, keepdim)`` is accepted as in PyTorch."""
+    _deprecated_norm("nuclear_norm", "linalg.matrix_norm(A, 'nuc', dim, keepdim)")
+    if isinstance(dim, bool):                      # nuclear_norm(input, keepdim)
+        dim, keepdim = None, dim
+    return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)

@@ -370,6 +370,20 @@ def poisson(input, generator=None):
     return Tensor(numpy_rng(generator).poisson(rates).astype(rates.dtype))
 
 
+@takes_tensors("count", "prob")
+def binomial(count, prob, generator=None):
+    """Binomial(count, prob) draws, elementwise (broadcast), in ``count``'s floating dtype. As PyTorch's sampler, a
+    probability outside [0, 1] acts as the nearer end and a negative count gives 0. Not differentiable (backward
+    through it raises PyTorch's error)."""
+    from .autograd.function import NoDerivative
+    if dtypes.kind_of(count.dtype) != "f":
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: {_type_word(count.dtype)}")
+    n, p = np.broadcast_arrays(count._data, prob._data)
+    n = np.maximum(np.nan_to_num(n.astype(np.float64)), 0).astype(np.int64)
+    draws = numpy_rng(generator).binomial(n, np.clip(p.astype(np.float64), 0, 1)).astype(count.dtype)
+    return NoDerivative.apply(RuntimeError, "derivative for aten::binomial is not implemented", draws, count, prob)
+
+
 from ._keywords import size_keyword  # noqa: E402
 
 rand, randn = size_keyword(rand), size_keyword(randn)   # rand(size=(2, 3)), as PyTorch

@@ -154,3 +154,86 @@ def test_native_channel_shuffle_and_functional_dispatch_names_as_pytorch():
         assert lib.nn.functional.has_torch_function((lib.ones(2),)) is False
         assert lib.nn.functional.Tensor is lib.Tensor
     np.testing.assert_array_equal(results[0], results[1])      # a permutation of the input: exact
+
+
+def test_legacy_norms_and_orgqr_as_pytorch():
+    """frobenius_norm, nuclear_norm (deprecated in PyTorch, with its UserWarning) and orgqr: values and gradients from
+    a random upstream gradient in float64, as PyTorch's."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3, 4))
+    results = []
+    for lib in (mg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        with pytest.warns(UserWarning, match="frobenius_norm is deprecated"):
+            f = lib.frobenius_norm(t, (1, 2), True)
+        with pytest.warns(UserWarning, match="nuclear_norm is deprecated"):
+            n = lib.nuclear_norm(t)
+        with pytest.raises(RuntimeError, match="Expected at most 2 dimensions, but got 3 dimensions instead."):
+            lib.frobenius_norm(t, (0, 1, 2))
+        a, tau = lib.geqrf(lib.tensor(x[0].T))
+        a.requires_grad_()
+        q = lib.orgqr(a, tau)
+        total = ((f * lib.tensor(rng.standard_normal(f.shape))).sum() + (n * lib.tensor([0.3, -1.2])).sum()
+                 + (q * lib.tensor(np.arange(12.0).reshape(4, 3) / 7)).sum())
+        total.backward()
+        results.append([f.detach().numpy(), n.detach().numpy(), q.detach().numpy(), a.orgqr(tau).detach().numpy(),
+                        t.grad.numpy(), a.grad.numpy()])
+        rng = np.random.default_rng(11)
+        rng.standard_normal((2, 3, 4))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_native_dropout_and_binomial():
+    """native_dropout: output = input * mask / (1 - p) and the gradient through the same mask (without PyTorch);
+    evaluation and p = 1 and the errors as PyTorch's. binomial: the mean of many draws, PyTorch's edge cases
+    (probability beyond 1, negative count), its dtype error and its missing derivative."""
+    x = mg.tensor(np.random.default_rng(12).standard_normal(2000), requires_grad=True)
+    out, mask = mg.native_dropout(x, 0.25, True)
+    assert mask.dtype == mg.bool and 0.70 < mask.float().mean().item() < 0.80
+    np.testing.assert_allclose(out.detach().numpy(), x.detach().numpy() * mask.numpy() / 0.75, rtol=1e-6)
+    upstream = np.random.default_rng(13).standard_normal(2000)
+    out.backward(mg.tensor(upstream, dtype=mg.float32))
+    np.testing.assert_allclose(x.grad.numpy(), upstream * mask.numpy() / 0.75, rtol=1e-6)
+    draws = mg.binomial(mg.full((20000,), 10.0), mg.full((20000,), 0.3))
+    assert abs(draws.mean().item() - 3.0) < 0.05 and draws.dtype == mg.float32
+    torch = torch_or_skip()
+    for lib in (mg, torch):
+        kept, every = lib.native_dropout(lib.ones(5), 0.5, False)
+        assert every.all() and (kept == 1).all()
+        zeros, none = lib.native_dropout(lib.ones(5), 1.0, True)
+        assert not none.any() and (zeros == 0).all()
+        with pytest.raises(RuntimeError, match=r"bernoulli_ expects p to be in \[0, 1\], but got p=-0.5"):
+            lib.native_dropout(lib.ones(3), 1.5, True)
+        edge = lib.binomial(lib.tensor([5.0, -1.0, 4.0]), lib.tensor([1.5, 0.5, 0.0]))
+        assert edge.tolist() == [5.0, 0.0, 0.0]
+        with pytest.raises(ValueError, match="binomial only supports floating-point dtypes for count, got: Long"):
+            lib.binomial(lib.tensor([5]), lib.tensor([0.5]))
+        y = lib.binomial(lib.tensor([5.0, 7.0], requires_grad=True), lib.tensor([0.5, 0.2]))
+        with pytest.raises(RuntimeError, match="derivative for aten::binomial is not implemented"):
+            y.sum().backward()
+
+
+def test_function_style_autocast_api_as_pytorch():
+    """The older autocast functions: values, PyTorch's DeprecationWarnings, set_autocast_enabled turning CPU autocast
+    on for the ops that follow, the nesting count; torch.GradScaler is torch.amp.GradScaler."""
+    torch = torch_or_skip()
+    for lib in (mg, torch):
+        with pytest.warns(DeprecationWarning, match=r"get_autocast_cpu_dtype\(\) is deprecated. Please use"):
+            assert lib.get_autocast_cpu_dtype() == lib.bfloat16
+        with pytest.warns(DeprecationWarning, match=r"is_autocast_cpu_enabled\(\) is deprecated"):
+            assert lib.is_autocast_cpu_enabled() is False
+        with pytest.warns(DeprecationWarning, match=r"get_autocast_gpu_dtype\(\) is deprecated"):
+            assert lib.get_autocast_gpu_dtype() == lib.float16
+        lib.set_autocast_enabled("cpu", True)
+        try:
+            assert lib.is_autocast_enabled("cpu")
+            assert (lib.ones(2, 2) @ lib.ones(2, 2)).dtype == lib.bfloat16
+        finally:
+            lib.set_autocast_enabled("cpu", False)
+        assert (lib.ones(2, 2) @ lib.ones(2, 2)).dtype == lib.float32
+        assert lib.is_autocast_cache_enabled() is True
+        lib.clear_autocast_cache()
+        assert [lib.autocast_increment_nesting(), lib.autocast_decrement_nesting()] == [1, 0]
+        assert lib.GradScaler is lib.amp.GradScaler

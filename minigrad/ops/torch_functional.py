@@ -126,6 +126,19 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     return F.embedding(indices, weight, padding_idx=padding, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
+def native_dropout(input, p, train):
+    """(output, mask): in training (``train`` True or None) each element kept with probability 1 - p, scaled by
+    1/(1 - p), and the boolean mask of the kept ones; otherwise (the input's values, all True). Differentiable in
+    ``input`` through the mask, as PyTorch's."""
+    if train is False:
+        return input * 1, Tensor(np.ones(input.shape, dtype=bool))
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1 - p}")
+    keep = numpy_rng().random(input.shape) >= p if p < 1 else np.zeros(input.shape, dtype=bool)
+    scale = 1 / (1 - p) if p < 1 else 0.0
+    return input * Tensor((keep * scale).astype(input.dtype)), Tensor(keep)
+
+
 # --------------------------------------------------------------------------- losses with an int reduction
 # ATen's int reduction: 1 mean, 2 sum, 0 (or any other int) none. ATen declares the default Mean, but PyTorch's
 # Python binding reads that default as 0: the losses below return the unreduced loss when reduction is omitted.
@@ -311,7 +324,7 @@ def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 
 __all__ = ["layer_norm", "batch_norm", "instance_norm", "group_norm", "rms_norm",
-           "dropout", "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
+           "dropout", "dropout_", "native_dropout", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
            "feature_alpha_dropout", "feature_alpha_dropout_",
            "embedding", "bilinear", "pixel_shuffle", "pixel_unshuffle", "native_channel_shuffle", "pdist",
            "kl_div", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
