@@ -48,7 +48,15 @@ def test_transposed_convolutions_normalize_over_dim_1():
 
 @pytest.mark.parametrize("wrap", [nn.utils.spectral_norm, parametrizations.spectral_norm])
 def test_power_iteration_converges_to_the_largest_singular_value(wrap):
-    layer = wrap(nn.Linear(6, 4).double(), n_power_iterations=50)
+    # a weight whose two largest singular values are 3 and 1: 50 iterations converge to (1/3)^100 (a random weight's
+    # may lie close together, and then 50 iterations are not enough for 1e-8, as the test's earlier version found)
+    rng = np.random.default_rng(14)
+    U, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    V, _ = np.linalg.qr(rng.standard_normal((6, 4)))
+    linear = nn.Linear(6, 4).double()
+    with mg.no_grad():
+        linear.weight.copy_(mg.tensor(U @ np.diag([3.0, 1.0, 0.5, 0.2]) @ V.T))
+    layer = wrap(linear, n_power_iterations=50)
     layer(mg.zeros(1, 6, dtype=mg.float64))                              # training: the hook iterates
     original = layer.weight_orig if hasattr(layer, "weight_orig") else layer.parametrizations.weight.original
     sigma = np.linalg.svd(original.detach().numpy(), compute_uv=False)[0]
