@@ -23,7 +23,11 @@ the forward alone (under no_grad) and forward + backward (with a random upstream
 * ``floor``: a parallel numba copy moving the bytes the layer must move at least, into
   preallocated memory: read x and write y (forward), plus read x and dy and write dx (backward);
   ``floor fresh`` writes into newly allocated arrays instead, as the layers do, so the difference
-  is the cost of allocating (page faults on first touch).
+  is the cost of allocating (page faults on first touch);
+* ``paired``: at the 8M-element shapes, minigrad's worker also times the floor itself, alternating it with
+  minigrad's call sample by sample (15 pairs), and reports the median of the per-pair ratios. Both then run in
+  one process, on the same memory pages and at the same moments of the machine's load, so the ratio does not
+  carry the process-to-process swings of a shared machine (the floor's own processes differ by up to 1.8x).
 
 Each library runs in its own fresh processes (bench/common.py): per round and thread count, one
 process for minigrad, one for PyTorch, one for JAX and one for the floor, rounds alternating, the
@@ -72,6 +76,8 @@ EPS = 1e-5
 PASSES = ("fwd", "fwd+bwd")
 LIBRARIES = ("minigrad", "pytorch", "jax", "floor")
 IMPLS = ["minigrad", "raw", "numpy", "torch", "jax", "floor", "floor fresh"]
+PAIRED = "paired"             # minigrad / floor, both timed in minigrad's process, alternating (a ratio, not seconds)
+PAIRED_SAMPLES = 15
 BF16_IMPLS = {"minigrad bf16": "minigrad", "torch bf16": "torch"}     # --bf16: each and its float32 twin
 ERROR = "error|"                      # a worker's result key for a bfloat16 call its library refused
 
@@ -320,7 +326,27 @@ def worker(library, threads, sizes, names, bf16):
                     if impl not in BF16_IMPLS:
                         raise
                     result[ERROR + k] = f"{type(err).__name__}: {err}".splitlines()[0][:160]
+            if library == "minigrad" and shape in (TARGET_ROWS, TARGET_IMAGE):
+                result.update(paired_ratios(norm, shape))
     emit(result)
+
+
+def paired_ratios(norm, shape):
+    """{key: minigrad's time / the floor's} for both passes, the two timed in this process in alternation: per
+    sample, a block of minigrad's calls, then a block of the floor's; the median of the per-sample ratios."""
+    x, dy, _ = inputs(norm, shape)
+    y_buf, dx_buf = np.empty_like(x), np.empty_like(x)
+    floors = {"fwd": lambda: floor_forward(x, y_buf), "fwd+bwd": lambda: floor_step(x, dy, y_buf, dx_buf)}
+    calls = calls_of("minigrad", norm, shape)
+    out = {}
+    for pass_, floor in floors.items():
+        ours = calls[("minigrad", pass_)]
+        for fn in (ours, floor, ours, floor):                          # warm-up (the floor compiles here)
+            fn()
+        ratios = [time_call(ours, warmup=1, samples=1) / time_call(floor, warmup=1, samples=1)
+                  for _ in range(PAIRED_SAMPLES)]
+        out[key(norm.name, shape, pass_, PAIRED)] = float(np.median(ratios))
+    return out
 
 
 def plan(sizes="full", names=None):
@@ -383,7 +409,7 @@ def collect(results, sizes, names, thread_counts):
                                       if ERROR + key(norm.name, shape, pass_, impl) in r]
                             if errors:
                                 record["errors"][impl] = errors[0]
-                        for impl in [*IMPLS, *BF16_IMPLS]:
+                        for impl in [*IMPLS, *BF16_IMPLS, PAIRED]:
                             k = key(norm.name, shape, pass_, impl)
                             if k in medians:
                                 record["median_s"][impl] = medians[k]
@@ -403,11 +429,17 @@ def report_norm(name, records):
     for r in (r for r in records if r["norm"] == name):
         t = r["median_s"]
         rows.append(["x".join(map(str, r["shape"])), r["threads"], r["pass"], *(fmt_ms(t.get(i)) for i in impls),
-                     ratio(t["minigrad"], t["floor"]), ratio(t.get("raw"), t["floor"]),
+                     ratio(t["minigrad"], t["floor"]), paired(t), ratio(t.get("raw"), t["floor"]),
                      *(ratio(t.get(i), t["minigrad"]) for i in compared), ratio(t.get("numpy"), t["minigrad"])])
-    headers = ["shape", "threads", "pass", *(f"{i} ms" for i in impls), "minigrad / floor", "raw / floor",
+    headers = ["shape", "threads", "pass", *(f"{i} ms" for i in impls), "minigrad / floor",
+               "minigrad / floor, paired", "raw / floor",
                *(f"{i} / minigrad" for i in compared), "numpy / minigrad"]
     print(f"\n## {name}\n\n{table(headers, rows)}")
+
+
+def paired(t):
+    """The paired ratio of a record's timings as text ("—" where it was not measured)."""
+    return f"{t[PAIRED]:.2f}x" if t.get(PAIRED) else "—"
 
 
 def report_bf16(records):
@@ -512,6 +544,9 @@ def targets(records, startup, threads):
         t = r["median_s"]
         check(f"{r['norm']} {'x'.join(map(str, r['shape']))} within 1.5x of the floor (API, issue 15)",
               t["minigrad"] / t["floor"], t["minigrad"] <= 1.5 * t["floor"], "{:.2f}x")
+        if t.get(PAIRED):
+            check(f"{r['norm']} {'x'.join(map(str, r['shape']))} within 1.5x of the floor, paired in one process",
+                  t[PAIRED], t[PAIRED] <= 1.5, "{:.2f}x")
     slower = [r for r in records if r["median_s"].get("torch") and r["median_s"]["minigrad"] > r["median_s"]["torch"]]
     if any(r["median_s"].get("torch") for r in records):
         check("every norm, shape, pass and thread count at least as fast as PyTorch (issue 15)", len(slower),
