@@ -142,17 +142,19 @@ def test_numba_kernels_have_the_numpy_signatures():
         assert inspect.signature(getattr(nb, name)) == inspect.signature(getattr(numpy_kernels, name)), name
 
 
-@pytest.fixture(params=["serial", "parallel", "by-channel"])
+@pytest.fixture(params=["serial", "parallel", "long-slices", "long-slices-serial"])
 def nb(request, monkeypatch):
     """The numba kernels on each path: the small cases here run on the serial twins at the real threshold;
-    ``SERIAL_BELOW = 0`` forces every kernel onto its parallel path; ``by-channel`` also runs BatchNorm's kernels
-    one task per channel, which the real threshold keeps for slices longer than these."""
+    ``SERIAL_BELOW = 0`` forces every kernel onto its parallel path; ``long-slices`` also takes the paths the real
+    thresholds keep for slices longer than these: BatchNorm's kernels one task per channel and GroupNorm's
+    pipelined forward (on numba's threads, and on the serial twins)."""
     kernels_ = numba_kernels()
-    if request.param != "serial":
+    if request.param in ("parallel", "long-slices"):
         monkeypatch.setattr(kernels_, "SERIAL_BELOW", 0)
-    if request.param == "by-channel":
+    if request.param.startswith("long-slices"):
         monkeypatch.setattr(kernels_, "BY_CHANNEL_SLICE_BYTES", 0)
         monkeypatch.setattr(kernels_, "BY_CHANNEL_MIN_BYTES", 0)
+        monkeypatch.setattr(kernels_, "PIPELINED_SLICE_BYTES", 0)
     return kernels_
 
 
@@ -395,6 +397,57 @@ def test_channel_family_does_not_depend_on_the_thread_count(case, monkeypatch):
     for run in results[1:]:
         for u, v in zip(results[0], run):
             assert np.array_equal(u, v)
+
+
+@pytest.mark.parametrize("shape, num_groups", [((1, 4, 9), 2), ((5, 4, 1), 2), ((1, 6, 1), 3), ((3, 4, 7), 4),
+                                               ((2, 6, 5), 1), ((7, 6, 3), 6)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_pipelined_group_norm_forward_on_odd_shapes(shape, num_groups, dtype, monkeypatch):
+    """GroupNorm's pipelined forward (the next group's sums in the loop writing this group's y) against the float64
+    oracle: one sample, one element per channel, one group, a group per channel (InstanceNorm), more groups than
+    chunks and fewer."""
+    nb = numba_kernels()
+    monkeypatch.setattr(nb, "PIPELINED_SLICE_BYTES", 0)
+    for serial_below in (1 << 62, 0):
+        monkeypatch.setattr(nb, "SERIAL_BELOW", serial_below)
+        check_channels(nb, arrays(shape, shape[1], dtype), num_groups, 1e-12 if dtype == np.float64 else 1e-5)
+
+
+def test_pipelined_group_norm_forward_does_not_depend_on_the_thread_count(monkeypatch):
+    """Serial twin, and the parallel kernel in 1 and 2 chunks: the same bits (each chunk's first group is summed by
+    the loop the other groups are summed in, writing into a scratch group)."""
+    import numba
+    nb = numba_kernels()
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("only one numba thread available")
+    monkeypatch.setattr(nb, "PIPELINED_SLICE_BYTES", 0)
+    a = arrays((17, 6, 33), 6, np.float32)
+    results, threads = [], numba.get_num_threads()
+    try:
+        for serial_below, n in ((1 << 62, 2), (0, 1), (0, 2)):
+            monkeypatch.setattr(nb, "SERIAL_BELOW", serial_below)
+            numba.set_num_threads(n)
+            results.append(nb.group_norm_forward(a["x"], 2, a["w"], a["b"], 1e-5))
+    finally:
+        numba.set_num_threads(threads)
+    for run in results[1:]:
+        for u, v in zip(results[0], run):
+            assert np.array_equal(u, v)
+
+
+def test_group_norm_pipelines_long_slices_only():
+    """The pipelined forward runs where a channel's slice takes PIPELINED_SLICE_BYTES or more."""
+    nb = numba_kernels()
+    calls = []
+    kernels = nb._group_norm_forward, nb._group_norm_forward_pipelined
+    s_long = nb.PIPELINED_SLICE_BYTES // 4
+    try:
+        nb._launch, launch = (lambda kernel, *args: calls.append(kernel) or launch(kernel, *args)), nb._launch
+        for s_count in (s_long - 1, s_long):
+            nb.group_norm_forward(np.ones((2, 4, s_count), np.float32), 2, None, None, 1e-5)
+    finally:
+        nb._launch = launch
+    assert [k for k in calls if k in kernels] == list(kernels)
 
 
 @pytest.mark.parametrize("shape, dtype, team, expected", [

@@ -24,14 +24,15 @@ How the kernels work (the formulas are derived in docs/derivations/*.md):
   statistics then normalize, while the data is still in cache, so memory sees one read of x (and dy)
   and one write of y (or dx). A smaller BatchNorm runs one task per (n, c) slice, in two parallel steps
   (statistics, then normalize), each reading x once;
-* the row forwards of RMSNorm and LayerNorm run one task per chunk of rows (``n_chunks``, as their backwards) and
-  pipeline the rows: the loop that writes row r's y also takes row r + 1's sums, so that memory streams the next
-  row in while this one is written, as a copy does, instead of reading and writing in turns. 8192x1024 float32,
-  the kernels alone, old and new alternating in one process, 55 calls each, the minimum: LayerNorm 5.8-6.1 -> 5.0-5.1
-  ms on one thread and 3.0-3.1 -> 2.6-2.9 ms on two, RMSNorm 5.1-5.4 -> 4.7-5.0 ms on one (AVX2 EPYC). The same
-  in the backwards (dx of row r with row r + 1's sums) measured no faster there, so they read and write in turns.
-  A chunk's first row is summed by the same loop writing into a scratch row, so a row's statistics have the same
-  bits wherever the chunks start;
+* the forwards of RMSNorm, LayerNorm and GroupNorm (so InstanceNorm; with long channel slices only,
+  ``PIPELINED_SLICE_BYTES``) run one task per chunk of rows or groups (``n_chunks``, as the row backwards) and
+  pipeline them: the loop that writes row r's y also takes row r + 1's
+  sums, so that memory streams the next row in while this one is written, as a copy does, instead of reading and
+  writing in turns. 8192x1024 float32, the kernels alone, old and new alternating in one process, 55 calls each,
+  the minimum: LayerNorm 5.8-6.1 -> 5.0-5.1 ms on one thread and 3.0-3.1 -> 2.6-2.9 ms on two, RMSNorm 5.1-5.4 ->
+  4.7-5.0 ms on one (AVX2 EPYC). The same in the backwards (dx of row r with row r + 1's sums) measured no faster
+  there, so they read and write in turns. A chunk's first row is summed by the same loop writing into a scratch
+  row, so a row's statistics have the same bits wherever the chunks start;
 * statistics and every sum are accumulated in float64, also for float32 data: a float32 row of
   65,536 elements with |mean| >> std stays within 1e-5 of a float64 reference; the variance is
   never E[x^2] - E[x]^2: two-pass, mean((x - mean)^2), for float64 data, and for float32 data
@@ -40,8 +41,10 @@ How the kernels work (the formulas are derived in docs/derivations/*.md):
   float32 doubles the SIMD width; a float64 mean enters them as hi + lo float32 parts, so
   centering loses nothing when |mean| >> std;
 * the sums are the only code compiled with ``fastmath={"reassoc", "contract"}`` (the ``@_sum`` helpers, among them
-  the two pipelined forward loops, whose y may then take one FMA where it took two roundings; without "nsz",
-  LLVM does not reassociate (x - hi) - lo, which the LayerNorm loop relies on, nor a product):
+  the pipelined forward loops, whose y may then take one FMA where it took two roundings, and a product of scalars
+  hoisted out of the loop: last-bit differences. Without "nsz", LLVM does not reassociate the subtractions of
+  (x - hi) - lo, which the LayerNorm and GroupNorm loops rely on (their compiled loops keep both ``vsubps``, and
+  the tests of float32 rows with mean 1e4 and std 1e-2 fail if the two are folded into one)):
   reassoc lets LLVM keep several float64 partial sums in SIMD lanes, ~5x faster than one scalar chain,
   and contract fuses a product into its sum (one FMA where a multiply and an add would round twice:
   LayerNorm's statistics of 8192x1024 float32 on one thread, 1.24 -> 1.01 ms, the speed of reading x).
@@ -528,6 +531,32 @@ def _split(i, inner):
     return q, u - q * d
 
 
+@_sum
+def _affine_segment_summing_next(xs, ys, m_hi, m_lo, s, wc, bc, xn, k_next):
+    """ys = ((xs - m_hi) - m_lo) * s * wc + bc on one channel's slice (S,) with scalar parameters, and in the same loop
+    the shifted sums (``_shifted_sums``) of the slice xn (S,) around k_next."""
+    s1 = s2 = 0.0
+    for t in range(xs.size):
+        ys[t] = ((xs[t] - m_hi) - m_lo) * s * wc + bc                  # xs, ys, xn (S,)
+        v = xn[t] - k_next
+        s1 += v
+        s2 += v * v
+    return s1, s2
+
+
+@_inline
+def _normalize_group_summing_next(xg, yg, m_hi, m_lo, s, w, b, c0, s_count, xn, k_next):
+    """yg = ((xg - m_hi) - m_lo) * s * w_c + b_c over one group (C/G*S,), whose channels c0, c0 + 1, ... take s_count
+    elements each; and, channel slice by channel slice, the shifted sums of the next group xn around k_next."""
+    s1 = s2 = 0.0
+    for j in range(xg.size // s_count if s_count else 0):
+        a, z = j * s_count, (j + 1) * s_count                          # channel c0 + j's slice of the group
+        t1, t2 = _affine_segment_summing_next(xg[a:z], yg[a:z], m_hi, m_lo, s, w[c0 + j], b[c0 + j], xn[a:z], k_next)
+        s1 += t1
+        s2 += t2
+    return s1, s2
+
+
 @_kernel
 def _group_norm_forward(x, num_groups, w, b, eps, y, mean, rstd):
     n_count, c_count, s_count = x.shape
@@ -540,6 +569,33 @@ def _group_norm_forward(x, num_groups, w, b, eps, y, mean, rstd):
         mean[n, g], rstd[n, g] = m, s                                  # mean, rstd (N, G)
         for c in range(g * cg, (g + 1) * cg):
             _affine_segment(x[n, c], y[n, c], m, s, w[c], b[c])        # x[n, c], y[n, c] (S,); w, b (C,)
+
+
+@_kernel
+def _group_norm_forward_pipelined(x, num_groups, w, b, eps, n_chunks, y, mean, rstd):
+    n_count, c_count, s_count = x.shape
+    cg = c_count // num_groups
+    size = cg * s_count                                                # elements per group
+    groups, y_groups = x.reshape(n_count * num_groups, size), y.reshape(n_count * num_groups, size)  # (N*G, C/G*S)
+    zero = x.dtype.type(0)
+    for c in prange(n_chunks):
+        first, end = c * (n_count * num_groups) // n_chunks, (c + 1) * (n_count * num_groups) // n_chunks
+        if first == end:
+            continue
+        # row pipelining, as in LayerNorm's forward: group i's sums are taken in the loop that writes group i - 1
+        k = np.float64(groups[first, 0]) if size else 0.0
+        s1, s2 = _normalize_group_summing_next(groups[first], np.empty(size, x.dtype), zero, zero, zero, w, b, 0,
+                                               s_count, groups[first], k)
+        for i in range(first, end):
+            n, g = _split(i, num_groups)
+            m, m2 = _moments_from_shifted(groups[i], k, s1, s2)       # groups[i] (C/G*S,): group g of sample n
+            s = 1.0 / np.sqrt(m2 / size + eps)
+            mean[n, g], rstd[n, g] = m, s                              # mean, rstd (N, G)
+            m_hi, m_lo = _hi_lo(m, x)
+            nxt = min(i + 1, end - 1)
+            k = np.float64(groups[nxt, 0]) if size else 0.0
+            s1, s2 = _normalize_group_summing_next(groups[i], y_groups[i], m_hi, m_lo, x.dtype.type(s), w, b, g * cg,
+                                                   s_count, groups[nxt], k)
 
 
 @_kernel
@@ -1034,14 +1090,27 @@ def layer_norm_backward(dy, x, mean, rstd, weight, need_dx, need_dw, need_db):
     return _row_backward(_layer_norm_backward, dy, x, (mean, rstd), weight, (), need_dx, need_dw, need_db)
 
 
+PIPELINED_SLICE_BYTES = 4096
+"""GroupNorm's (and InstanceNorm's) forward pipelines its groups (``_group_norm_forward_pipelined``) when each
+channel's slice takes at least this many bytes: it makes one call per channel slice, whose cost a short slice does
+not repay. Forward, float32, the kernels alone, old and new alternating in one process, min ms at 1 / 2 threads:
+GroupNorm(32) 32x64x4096 5.85 / 3.40 -> 4.97 / 3.10, InstanceNorm 5.67 / 3.83 -> 4.86 / 3.54; but GroupNorm(32)
+32x64x64 0.08 / 0.05 -> 0.13 / 0.09 and 32x64x16 0.08 / 0.04 -> 0.15 / 0.08 (AVX2 EPYC). The two kernels' statistics
+may differ in the last bit; which one runs depends on the shape alone."""
+
+
 def group_norm_forward(x, num_groups, weight, bias, eps):
     """The numba twin of group_norm_forward in minigrad/ops/norm/groupnorm.py."""
     x = np.ascontiguousarray(x)
     n, c, _ = x.shape
     y, mean, rstd = buffers.empty(x.shape, x.dtype), np.empty((n, num_groups), x.dtype), np.empty((n, num_groups),
                                                                                                     x.dtype)
-    _run(_group_norm_forward, x.size, x, int(num_groups), _neutral(weight, c, x.dtype, 1),
-         _neutral(bias, c, x.dtype, 0), float(eps), y, mean, rstd)
+    params = (int(num_groups), _neutral(weight, c, x.dtype, 1), _neutral(bias, c, x.dtype, 0), float(eps))
+    if x.shape[2] * x.itemsize >= PIPELINED_SLICE_BYTES:
+        n_chunks = max(1, min(team_size(x.size), n * num_groups))
+        _launch(_group_norm_forward_pipelined, n_chunks, x, *params, n_chunks, y, mean, rstd)
+    else:
+        _run(_group_norm_forward, x.size, x, *params, y, mean, rstd)
     return y, mean, rstd
 
 
