@@ -1107,7 +1107,7 @@ def group_norm_forward(x, num_groups, weight, bias, eps):
                                                                                                     x.dtype)
     params = (int(num_groups), _neutral(weight, c, x.dtype, 1), _neutral(bias, c, x.dtype, 0), float(eps))
     if x.shape[2] * x.itemsize >= PIPELINED_SLICE_BYTES:
-        n_chunks = max(1, min(team_size(x.size), n * num_groups))
+        n_chunks = _row_chunks(x.reshape(n * num_groups, -1))             # the groups as rows (N*G, C/G*S)
         _launch(_group_norm_forward_pipelined, n_chunks, x, *params, n_chunks, y, mean, rstd)
     else:
         _run(_group_norm_forward, x.size, x, *params, y, mean, rstd)
