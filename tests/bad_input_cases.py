@@ -714,6 +714,15 @@ RNN_CALLS = [
     ("batchnorm_channels", lambda c: c.mod(c.nn.BatchNorm1d(4, dtype=c.lib.float64))(c.t(M23))),
     ("batchnorm_eval_one", lambda c: c.mod(c.nn.BatchNorm1d(3, dtype=c.lib.float64)).eval()(c.t(np.ones((1, 3))))),
     ("groupnorm_channels", lambda c: c.mod(c.nn.GroupNorm(1, 4, dtype=c.lib.float64))(c.t(M23))),
+    ("cross_map_lrn_3d", lambda c: c.nn.CrossMapLRN2d(3)(c.t(X4))),
+    ("cross_map_lrn_5d", lambda c: c.nn.CrossMapLRN2d(3)(c.t(np.ones((1, 2, 2, 2, 2))))),
+    ("cross_map_lrn_int", lambda c: c.nn.CrossMapLRN2d(3)(c.t(np.ones((2, 3, 2, 2), dtype=np.int64)))),
+    ("cross_map_lrn_no_channels", lambda c: c.nn.CrossMapLRN2d(3)(c.t(np.ones((2, 0, 2, 2))))),
+    ("cross_map_lrn_empty_batch", lambda c: c.nn.CrossMapLRN2d(3)(c.t(np.ones((0, 3, 2, 2))))),
+    ("cross_map_lrn_zero_size", lambda c: c.nn.CrossMapLRN2d(0)(c.t(X4.reshape(2, 3, 2, 2)))),
+    ("cross_map_lrn_negative_size", lambda c: c.nn.CrossMapLRN2d(-1)(c.t(X4.reshape(2, 3, 2, 2)))),
+    ("cross_map_lrn_float_size", lambda c: c.nn.CrossMapLRN2d(2.5)(c.t(X4.reshape(2, 3, 2, 2)))),
+    ("cross_map_lrn_list", lambda c: c.nn.CrossMapLRN2d(3)([[[[1.0]]]])),
 ]
 for name, call in RNN_CALLS:
     case(f"module_forward:{name}", call)
@@ -955,6 +964,12 @@ DOCUMENTED_DIFFERENCES = {
                                                        "(h_0, c_0) pair; minigrad names the shapes it expected"),
     "tensor:grad_not_tensor_outputs": (TypeError, "PyTorch asserts (AssertionError); minigrad raises the TypeError "
                                                   "of every other non-Tensor argument"),
+    "module_forward:cross_map_lrn_zero_size": (ValueError, "PyTorch divides alpha by the size 0 (ZeroDivisionError); "
+                                                           "minigrad says the size must be at least 1"),
+    "module_forward:cross_map_lrn_negative_size": (ValueError, "PyTorch computes numbers with a window of no "
+                                                               "channels; minigrad says the size must be at least 1"),
+    "module_forward:cross_map_lrn_float_size": (TypeError, "PyTorch's forward takes a float size (its backward "
+                                                           "then fails); minigrad refuses it, as local_response_norm"),
     "tensor:to_int": (TypeError, "PyTorch's Tensor.to(3.5) returns the tensor unchanged; minigrad refuses an "
                                  "argument that is neither a dtype, a device nor a tensor"),
 }

@@ -36,7 +36,6 @@ SUBMODULES = ("activation", "adaptive", "batchnorm", "channelshuffle", "containe
 EXPECTED_ABSENT = {
     "container": {"Container"},
     "linear_cross_entropy_options": {"LinearCrossEntropyOptions"},
-    "normalization": {"CrossMapLRN2d"},
     "module": {f"register_module_{kind}" for kind in (
         "forward_pre_hook", "forward_hook", "full_backward_pre_hook", "backward_hook", "full_backward_hook",
         "buffer_registration_hook", "module_registration_hook", "parameter_registration_hook")},

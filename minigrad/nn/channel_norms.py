@@ -1,5 +1,5 @@
-"""BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, GroupNorm and LocalResponseNorm: the channel-family normalization
-modules.
+"""BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, GroupNorm, LocalResponseNorm and CrossMapLRN2d: the channel-family
+normalization modules.
 
 Each holds its per-channel affine parameters and (BatchNorm, optionally InstanceNorm) running
 buffers, with PyTorch's signatures, defaults, ``state_dict`` keys and mode rules, and calls the
@@ -16,14 +16,14 @@ from ..creation import tensor
 from ..ops.norm.batchnorm import batch_norm
 from ..ops.norm.channels import count_batch
 from ..ops.norm.groupnorm import group_norm, instance_norm
-from ..ops.norm.localresponse import local_response_norm
+from ..ops.norm.localresponse import cross_map_lrn2d, local_response_norm
 from .._checks import as_index
 from ..tensor import Tensor, check_device
 from . import init
 from .module import Module, Parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-           "GroupNorm", "LocalResponseNorm"]
+           "GroupNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _factory_dtype(dtype):
@@ -266,6 +266,24 @@ class LocalResponseNorm(Module):
     def forward(self, input):
         check_module_input(input)
         return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """LocalResponseNorm's formula on (N, C, H, W) with the window of PyTorch's port of Lua Torch's layer: channels
+    [c - (size-1)//2, c + (size-1)//2], and channel 0 in every window, as PyTorch computes it. Its gradient is the
+    derivative of that forward, where PyTorch's hand-written backward is not (docs/derivations/localresponsenorm.md,
+    section 7). No parameters, no buffers."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        check_module_input(input)
+        return cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,5 +1,5 @@
-"""``torch.nn.modules.normalization``. Absent: ``CrossMapLRN2d``."""
-from ..channel_norms import GroupNorm, LocalResponseNorm
+"""``torch.nn.modules.normalization``."""
+from ..channel_norms import CrossMapLRN2d, GroupNorm, LocalResponseNorm
 from ..row_norms import LayerNorm, RMSNorm
 
-__all__ = ["LocalResponseNorm", "LayerNorm", "GroupNorm", "RMSNorm"]
+__all__ = ["LocalResponseNorm", "CrossMapLRN2d", "LayerNorm", "GroupNorm", "RMSNorm"]

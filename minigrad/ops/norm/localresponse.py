@@ -12,6 +12,9 @@ window W'(j) = [j - (size-1)//2, j + size//2]. With g the upstream gradient and 
 
     dx[j] = g[j] * scale[j] - 2 * alpha * beta / size * x[j] * sum over c in W'(j) of g[c] * x[c] * scale[c] / d[c]
 
+``nn.CrossMapLRN2d`` (PyTorch's port of Lua Torch's layer) is the same y on (N, C, H, W) with another window (the
+``cross_map`` functions at the end of this file).
+
 There are no parameters and no running statistics. The formulas are written once (``_divisor``, ``_input_grad``)
 on ndarrays or Tensors alike: on arrays x (N, C, S), S = prod(spatial), they are the kernel contract's NumPy references
 (``local_response_norm_forward`` and ``_backward``, numba twins of the same names in minigrad/kernels/numba_kernels.py),
@@ -24,7 +27,7 @@ import numpy as np
 
 from ..._checks import refuses_complex, takes_tensors
 from ...autograd import Function
-from ...dtypes import compute_dtype, get_default_dtype
+from ...dtypes import compute_dtype, get_default_dtype, is_floating_point
 from ...kernels import kernel
 from ...tensor import Tensor
 from ..pool import pad
@@ -129,3 +132,102 @@ def local_response_norm_composite(input, size, alpha=1e-4, beta=0.75, k=1.0):
     _check_arguments(input, size)
     x = input.to(compute_dtype(input.dtype))
     return (x * _divisor(x, size, alpha, k) ** -beta).to(input.dtype)
+
+
+# ------------------------------------------------------------------------------------------------ CrossMapLRN2d
+# nn.CrossMapLRN2d computes y = x * d^(-beta) as above, on (N, C, H, W), with its own window: PyTorch's forward keeps a
+# running sum over the channels that adds channel c + h (h = (size-1)//2) and drops channel c - h - 1 only when that
+# is 1 or more, so channel 0 is never dropped. Its window is W(c) = [c - h, c + h] and channel 0:
+#     d[c] = k + alpha/size * (sum over |c' - c| <= h of x[c']^2  +  [c > h] x[0]^2)
+# Channel j's square reaches d[c] for |c - j| <= h (a symmetric window is its own mirror), and channel 0's also every
+# d[c] with c > h; with t = g * x * d^(-beta) / d (docs/derivations/localresponsenorm.md, section 7):
+#     dx[j] = g[j] d[j]^(-beta) - 2 alpha beta / size * x[j] * (sum over |c - j| <= h of t[c]  +  [j = 0] sum over c > h
+#             of t[c])
+# PyTorch's own backward is another formula (its window is off by a channel and it has no channel-0 term): it is not
+# the derivative of its forward, and torch.autograd.gradcheck fails on it. minigrad's is the derivative.
+
+
+def _channel_marks(x, h):
+    """(beyond, first): arrays of shape (C, 1, ...) in x's dtype, broadcasting against x (N, C, ...): 1 where c > h,
+    and 1 at channel 0."""
+    c = np.arange(x.shape[1]).reshape((-1,) + (1,) * (x.ndim - 2))
+    dtype = x._data.dtype if isinstance(x, Tensor) else x.dtype
+    return (c > h).astype(dtype), (c == 0).astype(dtype)
+
+
+def _channel_total(a):
+    """a (N, C, ...) summed over the channels, keeping the axis; an ndarray or a Tensor."""
+    return a.sum(dim=1, keepdim=True) if isinstance(a, Tensor) else a.sum(axis=1, keepdims=True)
+
+
+def _cross_map_divisor(x, size, alpha, k):
+    """d = k + alpha / size * (sum of x^2 over [c - h, c + h], h = (size-1)//2, plus x[0]^2 where c > h)."""
+    h = (size - 1) // 2
+    beyond, _ = _channel_marks(x, h)
+    square = x * x
+    return k + alpha / size * (window_sum(square, h, h) + square[:, :1] * beyond)
+
+
+def _cross_map_input_grad(g, x, d, scale, size, alpha, beta):
+    """dx = g * scale - 2 alpha beta / size * x * (t summed over [j - h, j + h], and at j = 0 also over c > h),
+    t = g * x * scale / d."""
+    h = (size - 1) // 2
+    beyond, first = _channel_marks(x, h)
+    t = g * x * scale / d
+    return g * scale - 2 * alpha * beta / size * x * (window_sum(t, h, h) + _channel_total(t * beyond) * first)
+
+
+class CrossMapLRN2dFunction(Function):
+    """y = x * d^(-beta) with CrossMapLRN2d's window (the comment above); saves x and d."""
+
+    @staticmethod
+    def forward(ctx, input, size, alpha, beta, k):
+        x = input._data.astype(compute_dtype(input.dtype), copy=False)                  # (N, C, H, W)
+        d = _cross_map_divisor(x, size, alpha, k)
+        ctx.save_for_backward(x, d)
+        ctx.options, ctx.k = (size, alpha, beta), k
+        return (x * d ** -beta).astype(input.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dout):
+        x, d = ctx.saved_tensors
+        size, alpha, beta = ctx.options
+        dy = dout._data.astype(x.dtype, copy=False)
+        return (_cross_map_input_grad(dy, x, d, d ** -beta, size, alpha, beta),) + (None,) * 4
+
+    @staticmethod
+    def graph_backward(ctx, dout):
+        x, _ = ctx.saved_tensors
+        size, alpha, beta = ctx.options
+        x_t = ctx.input_tensor(0, x)
+        d_t = _cross_map_divisor(x_t, size, alpha, ctx.k)
+        return (_cross_map_input_grad(dout.to(x.dtype), x_t, d_t, d_t ** -beta, size, alpha, beta),) + (None,) * 4
+
+
+def _check_cross_map_arguments(input, size):
+    if input.ndim != 4:
+        raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+        raise TypeError(f"CrossMapLRN2d: size must be an int, not {type(size).__name__}")
+    if size <= 0:
+        raise ValueError(f"CrossMapLRN2d: size must be at least 1, got {size}")
+    if input.shape[1] == 0:
+        raise IndexError(f"CrossMapLRN2d: expected at least one channel, got input of size {list(input.shape)}")
+    if not is_floating_point(input.dtype):
+        raise RuntimeError(f"CrossMapLRN2d: expected a floating point input, got {input.dtype}")
+
+
+@takes_tensors("input")
+@refuses_complex("CrossMapLRN2d: complex input is not supported (got {dtype})", error=TypeError)
+def cross_map_lrn2d(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """What ``nn.CrossMapLRN2d(size, alpha, beta, k)`` computes (PyTorch has no functional form): PyTorch's forward,
+    the derivative of it as the backward (the comment above ``_channel_marks``)."""
+    _check_cross_map_arguments(input, size)
+    return CrossMapLRN2dFunction.apply(input, operator.index(size), float(alpha), float(beta), float(k))
+
+
+def cross_map_lrn2d_composite(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """``cross_map_lrn2d`` written with ordinary minigrad ops, differentiated by autograd (the tests' oracle)."""
+    _check_cross_map_arguments(input, size)
+    x = input.to(compute_dtype(input.dtype))
+    return (x * _cross_map_divisor(x, size, alpha, k) ** -beta).to(input.dtype)
