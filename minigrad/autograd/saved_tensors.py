@@ -92,6 +92,11 @@ def disable_saved_tensors_hooks(error_message):
         _local.disabled = before
 
 
+def hooks_disabled():
+    """Whether entering ``saved_tensors_hooks`` in this thread would raise (``disable_saved_tensors_hooks``)."""
+    return getattr(_local, "disabled", None) is not None
+
+
 class _AllowMutationOnSavedContext:
     """What ``allow_mutation_on_saved_tensors`` yields: whether its block is still open."""
 

@@ -21,8 +21,12 @@ so nothing outside the segment runs twice, and the engine passes the gradients o
 node's. Under ``create_graph=True`` the recomputed graph is recorded, so checkpointed segments can be
 differentiated twice.
 
-Memory: between forward and backward a segment holds its inputs and outputs; while its own forward runs it holds its
-intermediates, as an unchecked forward does, and frees them at its end.
+Memory: between forward and backward a segment holds its inputs and outputs. While its first forward runs, each
+tensor an op saves for its backward is dropped as it is saved (saved-tensor hooks that keep only its place in the
+order, as PyTorch's non-reentrant variant does), so an intermediate is freed as soon as the function lets go of it.
+Only a backward inside the segment's own forward reads them (``autograd.grad`` in the function): that runs the segment
+a second time and reads the tensors it saves, in the same order. Arrays a few ops keep as ``ctx`` attributes, outside
+the saved tensors, are held until the segment ends.
 """
 import contextlib
 import enum
@@ -33,6 +37,7 @@ import numpy as np
 from .. import autograd
 from ..autograd import grad_mode
 from ..autograd.function import Context, Function, _joined, recording_nodes
+from ..autograd.saved_tensors import hooks_disabled as saved_tensors_disabled
 from ..random import default_generator, fork_rng
 from ..tensor import Tensor
 
@@ -99,17 +104,20 @@ class _Segment:
         self.stand_ins = []         # per boundary item: a tensor at its place in the graph
         self.recomputed = None      # (outputs, aliases) while backward uses them
         self.count = self.pending = 0   # outputs that require grad; those whose backward has not run yet
+        self.dropped = 0            # tensors the ops of the first forward saved (and that were dropped), so far
+        self.saved_again = None     # the same tensors from a second run, when a backward inside the forward reads one
 
     # ------------------------------------------------------------------------------ the forward
     def run(self):
         """The first forward, recording; then each output that requires grad becomes a ``_SegmentOutput`` node."""
         firsts = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in self.args]
         forward_context, _ = self.context_fn()
-        with recording_nodes() as made, forward_context:
+        with recording_nodes() as made, forward_context, self._dropping_saved():
             out = self.function(*firsts, **self.kwargs)
             results = _tensors_in(out, self.reentrant)
             roots = [t.grad_fn for t in results if t.grad_fn is not None]   # (read inside: a view's node is made
         #                                                                     when its grad_fn is first read)
+        self.saved_again = None
         given = {id(first): arg for first, arg in zip(firsts, self.args) if isinstance(arg, Tensor)}
         for arg in self.args:
             if isinstance(arg, Tensor) and arg.requires_grad:
@@ -129,6 +137,45 @@ class _Segment:
                 outputs[id(results[i])] = t.detach()
         self.pending = self.count
         return _replaced(out, outputs, self.reentrant)
+
+    def _dropping_saved(self):
+        """The first forward's hooks: each tensor an op saves is dropped as it is saved (the op's node keeps its
+        place in the order), so the segment's intermediates are freed as soon as the function lets go of them, as
+        in PyTorch. Only a backward inside the segment's own forward reads them: it gets them from a second run of
+        the segment (``_saved_again``). Where this thread's hooks are disabled, everything is kept."""
+        if saved_tensors_disabled():
+            return contextlib.nullcontext()
+
+        def drop(tensor):
+            self.dropped += 1
+            return self.dropped - 1
+
+        def from_second_run(place):
+            if self.saved_again is None:
+                self.saved_again = self._saved_again()
+            if place >= len(self.saved_again):
+                raise CheckpointError("torch.utils.checkpoint: a backward inside the checkpointed function read a "
+                                      "saved tensor that running the function again did not save: the function must "
+                                      "compute the same thing when it runs again")
+            return self.saved_again[place]
+
+        return autograd.graph.saved_tensors_hooks(drop, from_second_run)
+
+    def _saved_again(self):
+        """Run the segment a second time, as the first (its random stream replayed), keeping what its ops save, in
+        order: the tensors the first forward dropped."""
+        kept = []
+
+        def keep(tensor):
+            kept.append(tensor)
+            return tensor
+
+        firsts = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in self.args]
+        _, recompute_context = self.context_fn()
+        rng = contextlib.nullcontext() if self.rng_state is None else _replayed(self.rng_state)
+        with grad_mode.enable_grad(), recompute_context, rng, autograd.graph.saved_tensors_hooks(keep, lambda t: t):
+            self.function(*firsts, **self.kwargs)
+        return kept
 
     def _add(self, item, stand_in):
         if not any(item is b for b in self.boundary):
