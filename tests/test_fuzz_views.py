@@ -327,6 +327,11 @@ REGRESSIONS = [
     # raised "modified by an inplace operation" (seed 3,598,138, shrunk)
     ([("unfold", 38, 12, 51414, False), ("instance_norm", 31, 53, 52415, False), ("transpose_", 26, 42, 58283, False)],
      True),
+    # cat of two 1-D empty tensors (an empty slice of w, twice), summed into v by index_put_, then sin_, under
+    # create_graph: PyTorch gives each 1-D empty input of cat a new empty gradient, so w's gradient (all zeros) does
+    # not require grad; minigrad's sliced the upstream gradient, which did (seed 3,813,643; values agreed)
+    ([("sum_dim", 30, 51, 3336, False), ("add_", 39, 11, 36628, False), ("index", 9, 19, 26790, False),
+      ("stack", 54, 21, 50282, False), ("index_put_", 2, 41, 28363, False), ("sin_", 14, 13, 26376, False)], True),
 ]
 
 
