@@ -494,15 +494,15 @@ def repeat(input, *sizes, repeats=None):
 class Cat(Function):
     """out = the inputs joined along ``axis``; each input's gradient is its slice of dout.
 
-    Inputs flagged in ``skip`` (PyTorch's legacy 1-D empty tensors) take no part and get an empty gradient. Every
-    1-D empty input gets a new empty gradient, as in PyTorch, even when all of them are (and so none is skipped):
-    under create_graph it does not require grad.
+    Inputs flagged in ``skip`` (PyTorch's legacy 1-D empty tensors) take no part. Every 1-D empty input gets a new
+    empty gradient, as in PyTorch, even when all inputs are 1-D empty (and so none is skipped): under create_graph it
+    does not require grad.
     """
 
     @staticmethod
     def forward(ctx, *parts, axis, dtype, skip):
         joined = [p for p, s in zip(parts, skip) if not s]
-        ctx.axis, ctx.skip = axis, skip
+        ctx.axis = axis
         ctx.empty_1d = tuple(p.shape == (0,) for p in parts)
         ctx.offsets = np.cumsum([p.shape[axis] for p in joined[:-1]])
         # row-major, as PyTorch's (NumPy follows the inputs' order)
@@ -520,10 +520,10 @@ class Cat(Function):
 
 
 def _cat_grads(ctx, pieces, empty):
-    """One gradient per input of ``Cat``: the next of ``pieces`` (dout's slices), ``empty`` for a skipped input."""
+    """One gradient per input of ``Cat``: ``empty`` for a 1-D empty input, else the next of ``pieces`` (dout's slices:
+    one per joined input; skipped inputs have none, and when all inputs are 1-D empty the pieces go unused)."""
     pieces = iter(pieces)
-    grads = [empty if s else next(pieces) for s in ctx.skip]
-    grads = [empty if e else g for g, e in zip(grads, ctx.empty_1d)]
+    grads = [empty if e else next(pieces) for e in ctx.empty_1d]
     return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
 
 

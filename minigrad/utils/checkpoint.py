@@ -110,7 +110,7 @@ class _Segment:
     # ------------------------------------------------------------------------------ the forward
     def run(self):
         """The first forward, recording; then each output that requires grad becomes a ``_SegmentOutput`` node."""
-        firsts = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in self.args]
+        firsts = self._fresh_args()
         forward_context, _ = self.context_fn()
         with recording_nodes() as made, forward_context, self._dropping_saved():
             out = self.function(*firsts, **self.kwargs)
@@ -170,12 +170,21 @@ class _Segment:
             kept.append(tensor)
             return tensor
 
-        firsts = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in self.args]
+        with self._again(), autograd.graph.saved_tensors_hooks(keep, lambda t: t):
+            self.function(*self._fresh_args(), **self.kwargs)
+        return kept
+
+    def _fresh_args(self):
+        """The arguments, each tensor detached (keeping requires_grad): the first forward's own leaves."""
+        return [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in self.args]
+
+    @contextlib.contextmanager
+    def _again(self):
+        """Around a second run of the segment: recording on, the recomputation's context, the random stream replayed."""
         _, recompute_context = self.context_fn()
         rng = contextlib.nullcontext() if self.rng_state is None else _replayed(self.rng_state)
-        with grad_mode.enable_grad(), recompute_context, rng, autograd.graph.saved_tensors_hooks(keep, lambda t: t):
-            self.function(*firsts, **self.kwargs)
-        return kept
+        with grad_mode.enable_grad(), recompute_context, rng:
+            yield
 
     def _add(self, item, stand_in):
         if not any(item is b for b in self.boundary):
@@ -202,9 +211,7 @@ class _Segment:
             aliases = [_Alias.apply(t) for t in self.stand_ins]
         alias_of = {id(b): a for b, a in zip(self.boundary, aliases)}
         args = [alias_of.get(id(a), a) if isinstance(a, Tensor) else a for a in self.args]
-        _, recompute_context = self.context_fn()
-        rng = contextlib.nullcontext() if self.rng_state is None else _replayed(self.rng_state)
-        with grad_mode.enable_grad(), recording_nodes() as made, recompute_context, rng:
+        with self._again(), recording_nodes() as made:
             out = self.function(*args, **self.kwargs)
             results = _tensors_in(out, self.reentrant)
             roots = [t.grad_fn for t in results if t.grad_fn is not None]
