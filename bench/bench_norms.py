@@ -488,15 +488,19 @@ def report_spread(records, impls=("minigrad", "torch", "floor")):
         size = max(np.prod(q["shape"]) for q in records if q["norm"] == r["norm"])
         if r["pass"] != "fwd+bwd" or np.prod(r["shape"]) != size:
             continue
-        for impl in impls:
+        for impl in (*impls, PAIRED):
             per_process = sorted(r["rounds_s"].get(impl, ()))
             if len(per_process) > 1:
-                rows.append([r["norm"], "x".join(map(str, r["shape"])), r["threads"], impl,
-                             *(fmt_ms(t) for t in (per_process[0], float(np.median(per_process)), per_process[-1])),
+                show = (lambda v: f"{v:.2f}x") if impl == PAIRED else fmt_ms
+                rows.append([r["norm"], "x".join(map(str, r["shape"])), r["threads"],
+                             "minigrad / floor, paired" if impl == PAIRED else impl,
+                             *(show(t) for t in (per_process[0], float(np.median(per_process)), per_process[-1])),
                              ratio(per_process[-1], per_process[0])])
     if rows:
         print("\n## Spread over processes: the largest shape, forward + backward (each process's median)\n")
-        print(table(["norm", "shape", "threads", "library", "fastest ms", "median ms", "slowest ms",
+        print("The paired rows are ratios, not times: minigrad's time over the floor's, both timed in minigrad's own\n"
+              "process in alternation; their spread is the part of the spread the machine's memory does not explain.\n")
+        print(table(["norm", "shape", "threads", "library", "fastest", "median", "slowest",
                      "slowest / fastest"], rows))
 
 
