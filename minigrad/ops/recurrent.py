@@ -166,7 +166,7 @@ two halves on 2 threads as whole on one (its fastest of 3000 calls, 2-core AMD E
 step waits for the second thread wherever the machine is busy (a median of 7 ms instead of 51 us with 8
 programs sharing the 2 cores). The products over all steps, outside the loops, use every thread. On the 2-core
 Intel Xeon with AVX-512 two threads were faster (53 against 70 us per product; in one process, alternating, the
-LSTM's fwd+bwd of bench/bench_rnn.py 90 -> 86 ms, the GRU's 90 -> 78 ms): a gain on one machine, a loss on the
+LSTM's fwd+bwd of bench/bench_rnn.py 90 -> 86 ms, the GRU's 90 -> 78 ms): a gain on one machine, none on the
 other and a risk on busy ones, so the steps stay on one thread."""
 
 
