@@ -35,7 +35,15 @@ def _torch_dtype(*values):
 
 
 def _log10_f32(x):
-    return float(np.log10(_torch_dtype(x)(x)))
+    """log10(x) in the precision PyTorch computes it in (``_torch_dtype``), correctly rounded: from the C library's
+    float64 log10, rounded once. NumPy's SIMD float32 log10 is 1 ulp off on some CPUs (on an AVX-512 Xeon
+    log10(float32(1e-6)) is -6.0000005, not -6.0), which put a time of exactly 1 us in the nanosecond band."""
+    kind = _torch_dtype(x)
+    v = float(kind(x))
+    if v > 0 and math.isfinite(v):
+        return float(kind(math.log10(v)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.log10(kind(x)))         # 0, negative, inf, nan: as NumPy (and PyTorch) give them
 
 
 def select_unit(t):
