@@ -172,3 +172,19 @@ def test_bfloat16_records_match_within_a_few_ulps_as_pytorch_varies_between_cpus
     assert oracle.differences(tensor("bfloat16", values), tensor("bfloat16", near)) == []
     assert oracle.differences(tensor("bfloat16", values), tensor("bfloat16", far))
     assert oracle.differences(tensor("float32", values), tensor("float32", near))
+
+
+def test_which_samples_a_fixture_keeps_does_not_depend_on_the_last_bits():
+    """``within_budget`` keeps the cheapest records by their JSON's length with every float counted alike: two
+    sets of records that differ only in their floats' last bits (as PyTorch's results differ between CPUs,
+    printing longer or shorter) keep the same samples; longer arrays still cost more."""
+    from .opinfo_util import REPLAY_CHARACTERS, within_budget
+
+    def records(values):
+        return [{"index": i, "out": np.array(v)} for i, v in enumerate(values)]
+    n = REPLAY_CHARACTERS // 40                     # two records of n floats fit the budget, not three
+    short = records([[0.5] * n, [0.25] * n, [0.125] * n])
+    long_ = records([[0.1 + 2e-17] * n, [0.30000000000000004] * n, [1 / 3] * n])
+    assert [r["index"] for r in within_budget(short)] == [r["index"] for r in within_budget(long_)] == [0, 1]
+    mixed = records([[0.5] * (n + 5), [1 / 3] * n, [0.5] * n])
+    assert [r["index"] for r in within_budget(mixed)] == [1, 2]

@@ -346,6 +346,16 @@ def test_pickling_and_equality(rng):
         m.not_a_field
 
 
+def test_a_time_of_exactly_one_unit_is_shown_in_that_unit():
+    """1 ns, 1 us, 1 ms and 1 s print in their own unit, as PyTorch's (whose log10 of them is exact): NumPy's SIMD
+    float32 log10 is 1 ulp off on some CPUs (-6.0000005 for float32(1e-6) on an AVX-512 Xeon), which gave 1 us as
+    "ns" there."""
+    for t, unit in ((1e-9, "ns"), (1e-6, "us"), (1e-3, "ms"), (1.0, "s")):
+        assert benchmark.select_unit(t)[0] == unit
+        assert benchmark.select_unit(np.float64(t))[0] == unit
+        assert benchmark.select_unit(t * 0.999)[0] != unit
+
+
 def test_helpers_match_pytorch(rng):
     torch = _torch()
     tb = torch.utils.benchmark
