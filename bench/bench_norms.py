@@ -484,6 +484,7 @@ def report_spread(records, impls=("minigrad", "torch", "floor")):
     """Process to process: for each norm's largest shape, forward + backward, each library's fastest, median and
     slowest process (each process's own median after warm-up) and slowest / fastest."""
     rows = []
+    shown = {PAIRED: lambda v: f"{v:.2f}x"}                            # a ratio; the others are seconds
     for r in records:
         size = max(np.prod(q["shape"]) for q in records if q["norm"] == r["norm"])
         if r["pass"] != "fwd+bwd" or np.prod(r["shape"]) != size:
@@ -491,7 +492,7 @@ def report_spread(records, impls=("minigrad", "torch", "floor")):
         for impl in (*impls, PAIRED):
             per_process = sorted(r["rounds_s"].get(impl, ()))
             if len(per_process) > 1:
-                show = (lambda v: f"{v:.2f}x") if impl == PAIRED else fmt_ms
+                show = shown.get(impl, fmt_ms)
                 rows.append([r["norm"], "x".join(map(str, r["shape"])), r["threads"],
                              "minigrad / floor, paired" if impl == PAIRED else impl,
                              *(show(t) for t in (per_process[0], float(np.median(per_process)), per_process[-1])),
