@@ -59,7 +59,7 @@ def get_default_dtype():
 def set_default_dtype(dtype):
     global _default_float
     dtype = np.dtype(dtype)
-    if dtype.kind != "f":
+    if dtype.kind != "f" and dtype != bfloat16:                 # float16, bfloat16, float32, float64 (as PyTorch)
         raise TypeError(f"only floating-point types are supported as the default type, got {dtype}")
     _default_float = dtype
 
@@ -413,6 +413,11 @@ def _name(dtype):
 
 _FLOAT8_EPS = {"float8_e5m2fnuz": 0.125}   # PyTorch's value; ml_dtypes' is 0.25, the spacing above 1
 
+
+def float_info(dtype):
+    """NumPy's ``finfo`` of a float dtype (NumPy scalars of that dtype), bfloat16 and float8 included (ml_dtypes'
+    finfo: NumPy's own refuses them). The library's code asks this one; users ask ``finfo`` (PyTorch's names)."""
+    return ml_dtypes.finfo(dtype)
 
 class finfo:
     """Machine limits of a floating-point dtype (default: the default dtype), with PyTorch's attribute names:

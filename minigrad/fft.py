@@ -27,7 +27,7 @@ import numpy as np
 from ._checks import check_tensor, int_arg, is_int, takes_tensors
 from .autograd import Function
 from .creation import dtype_or, new_tensor
-from .dtypes import complex_of, get_default_dtype, scalar_type_name
+from .dtypes import complex_of, get_default_dtype, is_differentiable, scalar_type_name
 from .ops.complex import conj
 from .ops.dims import normalize_dim
 from .ops.elementwise import cast
@@ -373,7 +373,7 @@ def _frequencies(fname, n, d, dtype, device, requires_grad, onesided):
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dtype = dtype_or(dtype)
-    if dtype.kind not in "fc":
+    if not is_differentiable(dtype):                          # floating (bfloat16 too) or complex
         raise RuntimeError(f"{fname} requires a floating point or complex dtype")
     k = np.arange(n // 2 + 1) if onesided else np.concatenate([np.arange((n - 1) // 2 + 1), np.arange(-(n // 2), 0)])
     with np.errstate(divide="ignore", invalid="ignore"):    # n = 0: rfftfreq's one bin is 0 * inf = NaN, as PyTorch's

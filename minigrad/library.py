@@ -343,7 +343,7 @@ class _Operator:
             message = (f"Trying to backward through {self.namespace}.{self.name}.default but no autograd formula "
                        "was registered. Please use register_autograd to add one.")
             out = _map_outputs(out, lambda t: NoDerivative.apply(RuntimeError, message, t, *tensors)
-                               if t.dtype.kind in "fc" else t)
+                               if t.is_floating_point() or t.is_complex() else t)
         return out
 
     def positional(self, values):
@@ -454,7 +454,7 @@ def _make_function(op):
         layout.outputs = out
         if isinstance(out, Tensor):
             return out
-        parts = [(i, o) for i, o in enumerate(out) if isinstance(o, Tensor) and o.dtype.kind in "fc"]
+        parts = [(i, o) for i, o in enumerate(out) if isinstance(o, Tensor) and (o.is_floating_point() or o.is_complex())]
         if not parts:
             raise RuntimeError(f"{op_.qualname}: no floating-point output to differentiate")
         dtype = np.result_type(*[o._data.dtype for _, o in parts])
@@ -955,7 +955,7 @@ def _test_aot_dispatch_dynamic(op, args, kwargs, rtol, atol):
     leaves = []
 
     def to64(v):
-        if isinstance(v, Tensor) and v.requires_grad and v.dtype.kind == "f":
+        if isinstance(v, Tensor) and v.requires_grad and v.is_floating_point():
             t = v.detach().to(np.float64).requires_grad_(True)
             leaves.append(t)
             return t
@@ -984,7 +984,7 @@ def _test_aot_dispatch_dynamic(op, args, kwargs, rtol, atol):
                 with grad_mode.no_grad():
                     o = op(*a64, **k64)
                 os_ = [x for x in (_tensors_in(o) if isinstance(o, (list, tuple)) else _tensors_in(o))
-                       if x.dtype.kind in "fc"][:len(outs)]
+                       if x.is_floating_point() or x.is_complex()][:len(outs)]
                 vals.append(sum(float((x._data * u._data).sum()) for x, u in zip(os_, ups)))
             flat[j] = saved
             numeric.reshape(-1)[j] = (vals[0] - vals[1]) / (2 * eps)

@@ -957,7 +957,7 @@ def set_default_tensor_type(t):
         dtype = t.dtype
     else:
         raise TypeError("invalid type object: only floating-point types are supported as the default type")
-    if dtype.kind != "f":
+    if dtype.kind != "f" and dtype != dtypes.bfloat16:
         raise TypeError("only floating-point types are supported as the default type")
     dtypes.set_default_dtype(dtype)
 

@@ -456,3 +456,101 @@ def test_bfloat16_orderings_put_nan_where_pytorch_does(op):
     want = calls[op](torch.tensor(values).bfloat16())
     np.testing.assert_array_equal(got.float().numpy() if got.dtype == mg.bfloat16 else got.numpy(),
                                   want.float().numpy() if want.dtype == torch.bfloat16 else want.numpy())
+
+
+# --------------------------------------------------------------------------- bfloat16 is a float everywhere
+# NumPy calls ml_dtypes' bfloat16 kind "V" (void), not "f": each place that asks whether a dtype is floating must
+# ask minigrad.dtypes (kind_of, is_floating_point), or it refuses bfloat16 or takes it for an integer.
+def test_modules_convert_to_bfloat16_and_back():
+    m = mg.nn.Sequential(mg.nn.Linear(3, 2), mg.nn.BatchNorm1d(2))
+    w32 = m[0].weight.detach().numpy().copy()
+    m[0].weight.grad = mg.ones(2, 3)
+    assert m.bfloat16() is m
+    assert {p.dtype for p in m.parameters()} == {mg.bfloat16} and m[0].weight.grad.dtype == mg.bfloat16
+    assert m[1].running_var.dtype == mg.bfloat16 and m[1].num_batches_tracked.dtype == mg.int64
+    assert m(mg.ones(4, 3, dtype=mg.bfloat16)).dtype == mg.bfloat16
+    m.to(mg.float32)
+    assert {p.dtype for p in m.parameters()} == {mg.float32} and m[1].running_mean.dtype == mg.float32
+    w = m[0].weight.detach().numpy()
+    assert np.abs(w - w32).max() <= 2.0 ** -8 * np.abs(w32).max()            # rounded to bfloat16 once
+    assert (w.view(np.uint32) & 0xFFFF == 0).all()                           # and exactly a bfloat16 value
+    with pytest.raises(TypeError, match="floating point or complex"):
+        m.to(mg.int32)
+
+
+def test_bfloat16_is_taken_where_pytorch_takes_a_float_dtype():
+    with pytest.warns(UserWarning, match="deprecated"):
+        assert mg.range(0, 1, 0.25, dtype=mg.bfloat16).float().tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert mg.hann_window(4, dtype=mg.bfloat16).float().tolist() == [0.0, 0.5, 1.0, 0.5]
+    assert mg.fft.fftfreq(4, dtype=mg.bfloat16).float().tolist() == [0.0, 0.25, -0.5, -0.25]
+    primal, tangent = mg.func.jvp(lambda x: x * 3, (mg.ones(2, dtype=mg.bfloat16),), (mg.ones(2, dtype=mg.bfloat16),))
+    assert primal.dtype == tangent.dtype == mg.bfloat16 and tangent.float().tolist() == [3.0, 3.0]
+    previous = mg.get_default_dtype()
+    try:
+        mg.set_default_dtype(mg.bfloat16)                                    # PyTorch takes the 16-bit floats too
+        assert mg.ones(1).dtype == mg.tensor([1.5]).dtype == mg.bfloat16
+    finally:
+        mg.set_default_dtype(previous)
+    with pytest.raises(TypeError, match="floating-point"):
+        mg.set_default_dtype(mg.int64)
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_in_place_float_ops_on_16_bit_tensors(name):
+    dtype = getattr(mg, name)
+    values = np.array([0.25, 0.5, 0.75], np.float32)
+    for op in ("exp", "sqrt", "sigmoid", "logit", "lgamma", "digamma", "erfinv", "i0", "rsqrt", "reciprocal"):
+        t = mg.tensor(values).to(dtype)
+        assert getattr(t, op + "_")() is t and t.dtype == dtype
+        exact = getattr(mg, op)(mg.tensor(values.astype(np.float64))).numpy()      # float64
+        assert np.abs(t.float().numpy() - exact).max() <= EPS[name] * np.abs(exact).max(), op
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_nextafter_steps_one_16_bit_float(name):
+    dtype = getattr(mg, name)
+    x = mg.tensor([1.5, -2.0, 0.0, 1.0]).to(dtype)
+    y = mg.tensor([0.5, 3.0, 1.0, 1.0]).to(dtype)
+    b = x.detach().numpy().view(np.uint16).astype(np.int64)
+    step = mg.nextafter(x, y).numpy().view(np.uint16).astype(np.int64)
+    # towards zero from a positive number and from a negative one: the pattern one lower; 0 -> the smallest
+    # positive subnormal (pattern 1); towards itself: unchanged
+    assert (step - b).tolist() == [-1, -1, 1, 0]
+
+
+def test_optimizers_with_bfloat16_state():
+    # Adafactor steps a bfloat16 parameter (its eps comes from the parameter's dtype)
+    p = mg.nn.Parameter(mg.tensor([[1.0, 2.0], [3.0, 4.0]]).bfloat16())
+    p.grad = mg.ones(2, 2, dtype=mg.bfloat16)
+    opt = mg.optim.Adafactor([p], lr=0.01)
+    opt.step()
+    assert p.dtype == mg.bfloat16 and (p.detach().float().numpy() < [[1.0, 2.0], [3.0, 4.0]]).all()
+    restored = mg.optim.Adafactor([mg.nn.Parameter(p.detach().clone())])
+    restored.load_state_dict(opt.state_dict())
+    # a bfloat16 moment loads into a float32 parameter's state as float32, as in PyTorch
+    q = mg.nn.Parameter(mg.ones(3))
+    adam = mg.optim.Adam([q])
+    q.grad = mg.ones(3)
+    adam.step()
+    state = adam.state_dict()
+    state["state"][0]["exp_avg"] = state["state"][0]["exp_avg"].bfloat16()
+    other = mg.nn.Parameter(mg.ones(3))
+    loaded = mg.optim.Adam([other])
+    loaded.load_state_dict(state)
+    assert loaded.state[other]["exp_avg"].dtype == mg.float32
+
+
+def test_distributions_take_bfloat16_parameters():
+    b = mg.tensor([0.25, 0.75]).bfloat16()
+    cases = {"Categorical": lambda: mg.distributions.Categorical(probs=b).entropy(),
+             "Bernoulli": lambda: mg.distributions.Bernoulli(probs=b).log_prob(mg.ones(2, dtype=mg.bfloat16)),
+             "SigmoidTransform": lambda: mg.distributions.transforms.SigmoidTransform()(b),
+             "StickBreakingTransform": lambda: mg.distributions.transforms.StickBreakingTransform()(b)}
+    exact = {"Categorical": -(0.25 * np.log(0.25) + 0.75 * np.log(0.75)), "Bernoulli": np.log([0.25, 0.75]),
+             "SigmoidTransform": 1 / (1 + np.exp(-np.array([0.25, 0.75])))}
+    for name, call in cases.items():
+        out = call()
+        assert out.dtype == mg.bfloat16, name
+        if name in exact:
+            np.testing.assert_allclose(out.float().numpy(), exact[name], rtol=2 ** -7, err_msg=name)
+    assert abs(float(cases["StickBreakingTransform"]().float().sum()) - 1) <= 2 ** -6

@@ -33,6 +33,7 @@ import threading
 
 import numpy as np
 
+from ..dtypes import is_differentiable
 from ..kernels import buffers
 from . import grad_mode
 from .function import Context, Function
@@ -389,7 +390,7 @@ def check_nan(node, in_grads):
         return
     for i, g in enumerate(in_grads):
         array = g._data if isinstance(g, Tensor) else g
-        if isinstance(array, np.ndarray) and array.dtype.kind in "fc" and np.isnan(array).any():
+        if isinstance(array, np.ndarray) and is_differentiable(array.dtype) and np.isnan(array).any():
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 

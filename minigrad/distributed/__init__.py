@@ -32,6 +32,8 @@ from enum import IntEnum
 
 import numpy as np
 
+from ..dtypes import is_differentiable, is_floating_point
+
 __all__ = ["GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_object", "all_reduce",
            "barrier", "broadcast", "broadcast_object_list", "destroy_process_group", "get_backend", "get_rank",
            "get_world_size", "group", "init_process_group", "is_available", "is_initialized",
@@ -279,17 +281,29 @@ def _check_tensor(tensor, name, fn):
     return tensor
 
 
-def _buffer(tensor):
+def _wire(array, reducing):
+    """``array`` in a dtype MPI knows. MPI has no type for ml_dtypes' floats (bfloat16, float8): reduced, they
+    travel as float32 (summed there, rounded back once at the end); moved (broadcast, gathered), as their bits
+    (unsigned integers of their size, exact). Other arrays as they are (NumPy's dtypes map to MPI's)."""
+    if array.dtype.kind != "V" or not is_floating_point(array.dtype):
+        return array
+    return array.astype(np.float32) if reducing else array.view(f"u{array.dtype.itemsize}")
+
+
+def _buffer(tensor, reducing=False):
     """A C-contiguous array for MPI to read and write, and a function that writes it back into ``tensor``
-    when it had to be a copy (a non-contiguous view, or a bool tensor sent as bytes)."""
+    when it had to be a copy (a non-contiguous view, or a float MPI has no type for: ``_wire``)."""
     data = tensor._data
     if data.flags.c_contiguous and data.flags.writeable:
-        return data, None
-    copy = np.ascontiguousarray(data)
+        buf = _wire(data, reducing)
+        if buf is data or not reducing:      # the tensor's own memory (as bits)
+            return buf, None
+    else:
+        buf = _wire(np.ascontiguousarray(data), reducing)
 
     def write_back():
-        tensor._data[...] = copy
-    return copy, write_back
+        tensor._data[...] = buf.astype(data.dtype) if reducing else buf.view(data.dtype)
+    return buf, write_back
 
 
 def _bump(tensor):
@@ -303,7 +317,7 @@ def _mpi_op(op, fn, dtype):
         op = RedOpType(op)
     except ValueError:
         raise ValueError(f"{fn}(): op must be a ReduceOp (SUM, AVG, PRODUCT, MIN, MAX), got {op!r}") from None
-    if op == RedOpType.AVG and dtype.kind not in "fc":
+    if op == RedOpType.AVG and not is_differentiable(dtype):
         raise RuntimeError(f"{fn}(): ReduceOp.AVG needs a floating point or complex tensor, got {dtype} "
                            "(use ReduceOp.SUM and divide)")
     return {RedOpType.SUM: MPI.SUM, RedOpType.AVG: MPI.SUM, RedOpType.PRODUCT: MPI.PROD,
@@ -330,7 +344,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce ``tensor`` over all ranks with ``op``; every rank receives the result in place."""
     _check_tensor(tensor, "tensor", "all_reduce")
     pg = _default_group(group)
-    buf, write_back = _buffer(tensor)
+    buf, write_back = _buffer(tensor, reducing=True)
     mpi_op, average = _mpi_op(op, "all_reduce", buf.dtype)
     request = pg.comm.Iallreduce(_mpi().IN_PLACE, buf, mpi_op)
 
@@ -355,7 +369,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     _check_tensor(tensor, "tensor", "reduce")
     pg = _default_group(group)
     dst = _check_rank(dst if group_dst is None else group_dst, "dst", "reduce", pg.size())
-    buf, write_back = _buffer(tensor)
+    buf, write_back = _buffer(tensor, reducing=True)
     mpi_op, average = _mpi_op(op, "reduce", buf.dtype)
     MPI = _mpi()
     if pg.rank() == dst:
@@ -386,12 +400,13 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _check_tensor(tensor, "tensor", "all_gather")
     pg = _default_group(group)
     _check_list(tensor_list, "tensor_list", "all_gather", tensor, pg.size())
-    gathered = np.empty((pg.size(),) + tensor._data.shape, tensor._data.dtype)   # (world, *shape)
-    request = pg.comm.Iallgather(np.ascontiguousarray(tensor._data), gathered)
+    send = _wire(np.ascontiguousarray(tensor._data), reducing=False)
+    gathered = np.empty((pg.size(),) + send.shape, send.dtype)                  # (world, *shape)
+    request = pg.comm.Iallgather(send, gathered)
 
     def scatter_locally():
         for r, out in enumerate(tensor_list):
-            out._data[...] = gathered[r]
+            out._data[...] = gathered[r].view(tensor._data.dtype)
             _bump(out)
     return _run([request], "all_gather", pg, async_op, scatter_locally)
 
@@ -401,8 +416,8 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     _check_tensor(output, "output", "reduce_scatter")
     pg = _default_group(group)
     _check_list(input_list, "input_list", "reduce_scatter", output, pg.size())
-    send = np.stack([t._data for t in input_list])              # (world, *shape), contiguous
-    buf, write_back = _buffer(output)
+    send = _wire(np.stack([t._data for t in input_list]), reducing=True)   # (world, *shape), contiguous
+    buf, write_back = _buffer(output, reducing=True)
     mpi_op, average = _mpi_op(op, "reduce_scatter", buf.dtype)
     request = pg.comm.Ireduce_scatter_block(send, buf, mpi_op)
 

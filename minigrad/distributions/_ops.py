@@ -18,6 +18,7 @@ import numpy as np
 
 from ..autograd import Function, once_differentiable
 from ..autograd.function import NoDerivative
+from ..dtypes import float_info
 from ..ops.gamma import scipy_special
 from ..random import numpy_rng
 from ..tensor import Tensor
@@ -103,7 +104,7 @@ def dirichlet_grad(x, alpha, total):
 def _gamma_draws(a, generator):
     """Gamma(a, 1) draws from minigrad's generator in a's dtype, kept away from 0 as PyTorch keeps them."""
     g = np.asarray(numpy_rng(generator).standard_gamma(a)).astype(a.dtype)
-    return np.maximum(g, np.finfo(a.dtype).tiny)
+    return np.maximum(g, float_info(a.dtype).tiny)
 
 
 class StandardGamma(Function):
@@ -150,7 +151,7 @@ class DirichletSample(Function):
         a = alpha._data
         gammas = _gamma_draws(a, generator)
         x = gammas / gammas.sum(-1, keepdims=True)
-        x = np.clip(x, np.finfo(a.dtype).tiny, 1 - np.finfo(a.dtype).eps)
+        x = np.clip(x, float_info(a.dtype).tiny, 1 - float_info(a.dtype).eps)
         ctx.save_for_backward(x, a)
         return x
 

@@ -6,6 +6,7 @@ constraint's ``event_dim`` rightmost dims reduced. ``is_discrete`` and ``event_d
 """
 import numpy as np
 
+from ..dtypes import float_info
 from ..tensor import Tensor
 
 __all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",
@@ -273,7 +274,7 @@ class _CorrCholesky(Constraint):
     event_dim = 2
 
     def _holds(self, x):
-        tol = np.finfo(x.dtype).eps * x.shape[-1] * 10
+        tol = float_info(x.dtype).eps * x.shape[-1] * 10
         unit_rows = (np.abs(np.linalg.norm(x, axis=-1) - 1) <= tol).all(-1)
         return _LowerCholesky()._holds(x) & unit_rows
 

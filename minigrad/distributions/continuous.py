@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from ..dtypes import float_info
 from ..ops.elementwise import atan2
 from . import constraints
 from ._ops import erfinv
@@ -98,7 +99,7 @@ class Laplace(_LocationScale, Distribution):
 
     def rsample(self, sample_shape=()):
         """The inverse CDF of u ~ U(eps - 1, 1): loc - scale sign(u) log(1 - |u|)."""
-        eps = float(np.finfo(self.loc.dtype).eps)
+        eps = float(float_info(self.loc.dtype).eps)
         u = uniform(self._extended_shape(sample_shape), self.loc.dtype, eps - 1, 1)
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
@@ -184,7 +185,7 @@ class Gumbel(_LocationScale, Distribution):
 
     def rsample(self, sample_shape=()):
         """loc - scale log(-log u), u ~ U(tiny, 1 - eps)."""
-        info = np.finfo(self.loc.dtype)
+        info = float_info(self.loc.dtype)
         u = uniform(self._extended_shape(sample_shape), self.loc.dtype, float(info.tiny), 1 - float(info.eps))
         return self.loc - self.scale * (-(u.log())).log()
 

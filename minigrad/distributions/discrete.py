@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from ..autograd import no_grad
+from ..dtypes import float_info
 from ..nn import functional as F
 from ..ops.elementwise import where
 from ..ops.index import one_hot
@@ -208,7 +209,7 @@ class Categorical(ProbsOrLogits, Distribution):
 
     def entropy(self):
         """-sum p log p, with the logits clamped to the dtype's lowest finite value (0 * -inf = 0)."""
-        min_real = float(np.finfo(self.logits.dtype).min)
+        min_real = float(float_info(self.logits.dtype).min)
         logits = self.logits.clamp(min=min_real)
         return -(logits * self.probs).sum(-1)
 
@@ -488,7 +489,7 @@ class Geometric(BinaryParameters, Distribution):
         shape = self._extended_shape(sample_shape)
         with no_grad():
             probs = np.broadcast_to(self.probs._data, shape)
-            u = numpy_rng(None).uniform(np.finfo(probs.dtype).tiny, 1, shape)
+            u = numpy_rng(None).uniform(float_info(probs.dtype).tiny, 1, shape)
             with np.errstate(divide="ignore"):
                 return Tensor(np.floor(np.log(u) / np.log1p(-probs)).astype(probs.dtype))
 

@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from ..dtypes import float_info
 from ..ops.elementwise import where
 from ..ops.shape import stack
 from ..tensor import Tensor
@@ -49,7 +50,7 @@ class Gamma(ExponentialFamily):
         """A standard gamma sample of the concentration (implicit gradient) divided by the rate."""
         shape = self._extended_shape(sample_shape)
         value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
-        tiny = np.finfo(value._data.dtype).tiny
+        tiny = float_info(value._data.dtype).tiny
         np.maximum(value._data, tiny, out=value._data)     # as PyTorch: away from 0, outside autograd
         return value
 
@@ -177,7 +178,7 @@ class FisherSnedecor(Distribution):
         shape = self._extended_shape(sample_shape)
         X1 = self._gamma1.rsample(sample_shape).reshape(shape)
         X2 = self._gamma2.rsample(sample_shape).reshape(shape)
-        tiny = float(np.finfo(X2.dtype).tiny)
+        tiny = float(float_info(X2.dtype).tiny)
         Y = X1 / X2.clamp(min=tiny)
         np.maximum(Y._data, tiny, out=Y._data)            # as PyTorch's clamp_ outside autograd
         return Y

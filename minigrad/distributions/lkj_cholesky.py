@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ..autograd import no_grad
+from ..dtypes import float_info
 from ..ops.gamma import mvlgamma
 from ..random import numpy_rng
 from ..tensor import Tensor
@@ -71,7 +72,7 @@ class LKJCholesky(Distribution):
                 directions /= np.linalg.norm(directions, axis=-1, keepdims=True)
             directions[..., 0, :] = 0.0                                       # row 0 was 0 / 0
             w = np.sqrt(radius2) * directions
-            tiny = np.finfo(w.dtype).tiny
+            tiny = float_info(w.dtype).tiny
             diagonal = np.sqrt(np.maximum(1 - (w ** 2).sum(-1), tiny))
             return Tensor(w + diagonal[..., None] * np.eye(self.dim, dtype=w.dtype))
 

@@ -27,6 +27,7 @@ import weakref
 
 import numpy as np
 
+from ..dtypes import float_info
 from ..nn import functional as F
 from ..tensor import Tensor
 from . import constraints
@@ -302,7 +303,7 @@ class ExpTransform(Transform):
 
 def _clipped_sigmoid(x):
     """sigmoid(x) kept inside [tiny, 1 - eps] of x's dtype, so that its inverse stays finite."""
-    info = np.finfo(x.dtype)
+    info = float_info(x.dtype)
     return x.sigmoid().clamp(min=float(info.tiny), max=1.0 - float(info.eps))
 
 
@@ -323,7 +324,7 @@ class SigmoidTransform(Transform):
         return _clipped_sigmoid(x)
 
     def _inverse(self, y):
-        info = np.finfo(y.dtype)
+        info = float_info(y.dtype)
         y = y.clamp(min=float(info.tiny), max=1.0 - float(info.eps))
         return y.log() - (-y).log1p()
 
@@ -614,7 +615,7 @@ class StickBreakingTransform(Transform):
 
     def _inverse(self, y):
         y_crop = y[..., :-1]
-        remaining = (1 - y_crop.cumsum(-1)).clamp(min=float(np.finfo(y.dtype).tiny))
+        remaining = (1 - y_crop.cumsum(-1)).clamp(min=float(float_info(y.dtype).tiny))
         return y_crop.log() - remaining.log() + self._offset(y_crop.shape[-1], y)
 
     def log_abs_det_jacobian(self, x, y):
@@ -890,7 +891,7 @@ class CorrCholeskyTransform(Transform):
     def _call(self, x):
         from ..creation import eye
         from .utils import vec_to_tril_matrix
-        eps = float(np.finfo(x.dtype).eps)
+        eps = float(float_info(x.dtype).eps)
         r = vec_to_tril_matrix(x.tanh().clamp(min=-1 + eps, max=1 - eps), diag=-1)
         remaining = (1 - r.pow(2)).sqrt().cumprod(-1)       # sqrt(prod_{k<=j} (1 - r_ik^2))
         r = r + eye(r.shape[-1], dtype=r.dtype)

@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes
+from ..dtypes import float_info
 from ..random import numpy_rng
 from ..tensor import Tensor
 
@@ -56,7 +57,7 @@ def logits_to_probs(logits, is_binary=False):
 
 def clamp_probs(probs):
     """``probs`` clamped into [eps, 1 - eps] (eps of their dtype), away from 0 and 1."""
-    eps = float(np.finfo(probs.dtype).eps)
+    eps = float(float_info(probs.dtype).eps)
     return probs.clamp(min=eps, max=1 - eps)
 
 
@@ -133,7 +134,7 @@ def vec_to_tril_matrix(vec, diag=0):
     """The inverse of ``tril_matrix_to_vec``: (..., k) vectors into (..., n, n) lower triangles (zeros above)."""
     k = vec.shape[-1]
     n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * k + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
-    if round(n) - n > np.finfo(vec.dtype).eps:
+    if round(n) - n > float_info(vec.dtype).eps:
         raise ValueError(f"The size of last dimension is {k} which cannot be expressed as the lower triangular "
                          "part of a square D x D matrix.")
     n = round(n)

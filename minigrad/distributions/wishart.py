@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from ..dtypes import float_info
 from ..linalg import slogdet
 from ..linalg_legacy import cholesky_solve
 from ..ops.elementwise import where
@@ -127,7 +128,7 @@ class Wishart(ScaleTrilMatrices, ExponentialFamily):
         """(L A)(L A)^T with the Bartlett factor A."""
         p = self._event_shape[-1]
         chi = self._dist_chi2.rsample(sample_shape).sqrt()
-        chi = chi.clamp(min=float(np.finfo(chi.dtype).eps))
+        chi = chi.clamp(min=float(float_info(chi.dtype).eps))
         below = standard_normal(tuple(sample_shape) + self._batch_shape + (p * (p - 1) // 2,), chi.dtype)
         A = chi.diag_embed() + vec_to_tril_matrix(below, diag=-1)
         factor = self._unbroadcasted_scale_tril @ A

@@ -76,7 +76,7 @@ def _check_tensors(leaves):
 def _check_forward_dtypes(leaves):
     """Forward-mode transforms (jvp, linearize, jacfwd) take floating point or complex primals only."""
     for leaf in leaves:
-        if leaf.dtype.kind not in "fc":
+        if not (leaf.is_floating_point() or leaf.is_complex()):   # bfloat16 too
             raise ValueError(f"Expected primal to be floating point or complex, but got: minigrad.{leaf.dtype}")
 
 

@@ -378,7 +378,7 @@ class Module:
         dtype = parse_to_args(args, dtype, device)
         if dtype is not None:
             dtype = np.dtype(dtype)
-            if dtype.kind not in "fc":
+            if not dtypes.is_differentiable(dtype):     # floating (bfloat16 too: NumPy's kind 'V') or complex
                 raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                                 f"dtype={dtype}")
         if memory_format is not None:
@@ -387,7 +387,7 @@ class Module:
         tensors += [p.grad for p in tensors if p.grad is not None]
         tensors += [b for _, b in self.named_buffers(remove_duplicate=True)]
         for tensor in tensors:
-            if dtype is not None and tensor._data.dtype.kind == "f":
+            if dtype is not None and dtypes.is_floating_point(tensor._data.dtype):
                 tensor._data = tensor._data.astype(dtype, copy=False)
             if memory_format is not None and tensor.ndim in (4, 5):
                 tensor._data = layout.laid_out(tensor._data, memory_format)
@@ -409,6 +409,9 @@ class Module:
 
     def half(self):
         return self.to(dtypes.float16)
+
+    def bfloat16(self):
+        return self.to(dtypes.bfloat16)
 
     # ------------------------------------------------------------------ state_dict
     def _keeps_when_missing(self, name, version):

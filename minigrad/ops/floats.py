@@ -53,6 +53,7 @@ class NextAfter(Function):
     """Differentiable in name only, as in PyTorch: the output requires grad, its backward raises."""
 
     watched_inputs = (0, 1)  # PyTorch's backward saves both operands
+    low_precision_native = True   # the next float16/bfloat16, not the next float32 rounded back (the same number)
 
     @staticmethod
     def forward(ctx, a, b):

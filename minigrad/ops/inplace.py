@@ -118,9 +118,9 @@ def check_result(t, shape, dtype):
     if shape != t.shape and shape != () and tuple(np.broadcast_shapes(t.shape, shape)) != t.shape:
         raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "
                            f"{list(np.broadcast_shapes(t.shape, shape))}")
-    if dtype != t.dtype and _CATEGORY[np.dtype(dtype).kind] > _CATEGORY[t.dtype.kind]:
-        raise RuntimeError(f"result type {_NAMES[np.dtype(dtype).kind]} can't be cast to the desired output "
-                           f"type {_NAMES[t.dtype.kind]}")
+    result, target = kind_of(dtype), kind_of(t.dtype)          # (bfloat16 is "f", not NumPy's "V")
+    if dtype != t.dtype and _CATEGORY[result] > _CATEGORY[target]:
+        raise RuntimeError(f"result type {_NAMES[result]} can't be cast to the desired output type {_NAMES[target]}")
 
 
 def _broadcast_error(t, other):

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._checks import dtype_arg, takes_tensors, type_name
 from ..creation import from_numpy, tensor
-from ..dtypes import get_default_dtype, promote_types, scalar_type_name
+from ..dtypes import get_default_dtype, is_differentiable, promote_types, scalar_type_name
 from ..tensor import Tensor
 from .shape import cat
 from .shape_more import unsafe_split_with_sizes  # noqa: F401 (exported here, as before)
@@ -218,7 +218,7 @@ def range(start, end, step=1, *, dtype=None, layout=None, device=None, requires_
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = int(math.floor((end - start) / step)) + 1
-    values = start + np.arange(n, dtype=np.float64) * step if dtype.kind in "fc" else \
+    values = start + np.arange(n, dtype=np.float64) * step if is_differentiable(dtype) else \
         int(start) + np.arange(n, dtype=np.int64) * int(step)
     out = from_numpy(values.astype(dtype))
     return out.requires_grad_(True) if requires_grad else out

@@ -2,6 +2,7 @@
 a relative step size, update clipping, and no first moment."""
 import numpy as np
 
+from .. import dtypes
 from ..tensor import Tensor
 from ._moments import increment_step, lerp_, speed_flags
 from .optimizer import Optimizer, _ArrayMismatch, _scalar_tensor
@@ -91,7 +92,7 @@ class Adafactor(Optimizer):
             if not isinstance(value, (Tensor, np.ndarray)):
                 return f"has {name!r} of type {type(value).__name__}, expected a Tensor"
             array = value._data if isinstance(value, Tensor) else value
-            if name not in expected or array.shape != expected[name] or array.dtype.kind != "f":
+            if name not in expected or array.shape != expected[name] or not dtypes.is_floating_point(array.dtype):
                 return _ArrayMismatch(f"has {name!r} of shape {list(array.shape)} and dtype {array.dtype}, expected "
                                       f"{'no ' + repr(name) if name not in expected else list(expected[name])} "
                                       "and a floating-point dtype")
@@ -108,7 +109,7 @@ class Adafactor(Optimizer):
                 for name, shape in self._moment_shapes(p).items():
                     state[name] = Tensor(np.zeros(shape, dtype=grad.dtype))
             if eps1 is None:
-                eps1 = float(np.finfo(p._data.dtype).eps)
+                eps1 = dtypes.finfo(p._data.dtype).eps
             step = increment_step(state)
             one_minus_beta2_t = step ** beta2_decay
             rho_t = min(lr, 1 / (step ** 0.5))

@@ -38,7 +38,7 @@ def _scalar_value(value):
     """The float in ``value`` (a real number, or a one-element real Tensor/ndarray) if finite and >= 0, else None."""
     if isinstance(value, (Tensor, np.ndarray, np.generic)):
         array = np.asarray(value._data if isinstance(value, Tensor) else value)
-        if array.size != 1 or array.dtype.kind not in "iuf":
+        if array.size != 1 or dtypes.kind_of(array.dtype) not in "iuf":     # (bfloat16 is "f")
             return None
         number = float(array.reshape(()))
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -206,10 +206,10 @@ class Optimizer:
                     return f"has {name!r} = {_describe(value)}, expected one finite non-negative real number"
             elif isinstance(value, (Tensor, np.ndarray)):
                 array = value._data if isinstance(value, Tensor) else value
-                if array.shape != param.shape or array.dtype.kind != param._data.dtype.kind:
+                kind = dtypes.kind_of(param._data.dtype)
+                if array.shape != param.shape or dtypes.kind_of(array.dtype) != kind:
                     return _ArrayMismatch(f"has {name!r} of shape {list(array.shape)} and dtype {array.dtype}, "
-                                          f"expected shape {list(param.shape)} and a "
-                                          f"{_KIND_NAMES[param._data.dtype.kind]} dtype")
+                                          f"expected shape {list(param.shape)} and a {_KIND_NAMES[kind]} dtype")
             elif name in required or not (value is None or isinstance(value, (bool, int, float, str))):
                 return f"has {name!r} = {_describe(value)}, expected a Tensor"
         return None
@@ -293,11 +293,11 @@ class Optimizer:
     def _restore_value(param, name, value):
         if name in _SCALAR_STATE:  # a 0-d tensor, also from the plain number older checkpoints hold
             array = np.asarray(value._data if isinstance(value, Tensor) else value)
-            dtype = array.dtype if array.dtype.kind == "f" else _scalar_tensor(0.0).dtype
+            dtype = array.dtype if dtypes.is_floating_point(array.dtype) else _scalar_tensor(0.0).dtype
             return Tensor(np.array(array.reshape(()), dtype=dtype))
         if isinstance(value, (Tensor, np.ndarray)):
             array = np.array(value._data if isinstance(value, Tensor) else value)  # a copy
-            if array.dtype.kind == "f":
+            if dtypes.is_floating_point(array.dtype):
                 array = array.astype(param._data.dtype, copy=False)
             return Tensor(array)
         return copy.deepcopy(value)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._checks import is_int, type_name
 from ..creation import dtype_or, new_tensor
-from ..dtypes import get_default_dtype
+from ..dtypes import get_default_dtype, is_floating_point
 
 
 # --------------------------------------------------------------------------- checks, the shared sample grid
@@ -154,7 +154,7 @@ def _check_length(fname, window_length, dtype):
     if window_length < 0:
         raise RuntimeError(f"{fname} requires non-negative window_length, got window_length={window_length}")
     dtype = dtype_or(dtype)
-    if dtype.kind != "f":
+    if not is_floating_point(dtype):                          # bfloat16 too (NumPy's kind "V")
         raise RuntimeError(f"{fname} expects floating point dtypes, got: minigrad.{dtype.name}")
     return dtype
 

@@ -16,7 +16,10 @@ assert dist.is_initialized() and dist.group.WORLD is not None and dist.get_backe
 REDUCE = {dist.ReduceOp.SUM: lambda a: a.sum(0), dist.ReduceOp.PRODUCT: lambda a: a.prod(0),
           dist.ReduceOp.MIN: lambda a: a.min(0), dist.ReduceOp.MAX: lambda a: a.max(0),
           dist.ReduceOp.AVG: lambda a: a.sum(0) / world}
-DTYPES = {"float32": (mg.float32, np.float32), "float64": (mg.float64, np.float64), "int64": (mg.int64, np.int64)}
+DTYPES = {"float32": (mg.float32, np.float32), "float64": (mg.float64, np.float64), "int64": (mg.int64, np.int64),
+          "float16": (mg.float16, np.float16), "bfloat16": (mg.bfloat16, mg.bfloat16)}
+LOW = ("float16", "bfloat16")     # references computed in float32 and rounded once, as minigrad reduces them
+TOL = dict(float32=1e-5, float64=1e-12, int64=0, float16=1e-3, bfloat16=8e-3)
 
 
 def inputs(dtype, shape, salt):
@@ -28,9 +31,17 @@ def inputs(dtype, shape, salt):
     return values.astype(DTYPES[dtype][1])
 
 
+def reference(ref, values):
+    """``ref`` of the ranks' ``values``, for float16/bfloat16 in float32 and rounded to their dtype once."""
+    if str(values.dtype) in LOW:
+        return ref(values.astype(np.float32)).astype(values.dtype)
+    return ref(values)
+
+
 def check(actual, expected, what):
-    tol = dict(float32=1e-5, float64=1e-12, int64=0)[str(expected.dtype)]
-    np.testing.assert_allclose(actual, expected, rtol=tol, atol=tol, err_msg=f"rank {rank}: {what}")
+    tol = TOL[str(expected.dtype)]
+    np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=tol, atol=tol,
+                               err_msg=f"rank {rank}: {what}")
     assert actual.dtype == expected.dtype, (what, actual.dtype, expected.dtype)
 
 
@@ -49,21 +60,21 @@ for dtype in DTYPES:
                 assert work.is_completed()
             else:
                 assert work is None
-            check(t.numpy(), ref(everyone), f"all_reduce {op!r} {dtype} async={async_op}")
+            check(t.numpy(), reference(ref, everyone), f"all_reduce {op!r} {dtype} async={async_op}")
 
             dst = salt % world
             t = mg.tensor(everyone[rank])
             work = dist.reduce(t, dst=dst, op=op, async_op=async_op)
             if async_op:
                 work.wait()
-            check(t.numpy(), ref(everyone) if rank == dst else everyone[rank], f"reduce {op!r} {dtype}")
+            check(t.numpy(), reference(ref, everyone) if rank == dst else everyone[rank], f"reduce {op!r} {dtype}")
 
             lists = inputs(dtype, (world, 2, 3), salt)           # (rank, slot, 2, 3): rank's input_list
             out = mg.zeros(2, 3, dtype=DTYPES[dtype][0])
             work = dist.reduce_scatter(out, [mg.tensor(a) for a in lists[rank]], op=op, async_op=async_op)
             if async_op:
                 work.wait()
-            check(out.numpy(), ref(lists[:, rank]), f"reduce_scatter {op!r} {dtype}")
+            check(out.numpy(), reference(ref, lists[:, rank]), f"reduce_scatter {op!r} {dtype}")
 
     for async_op in (False, True):
         salt += 1

@@ -12,6 +12,7 @@ import numpy as np
 from ... import linalg
 from ...autograd import no_grad
 from ...creation import eye
+from ...dtypes import float_info
 from ...random import randn
 from ...ops.shape import cat
 from ...ops.norm.weightnorm import _weight_norm, norm_except_dim
@@ -188,7 +189,7 @@ def _qr_reflections(Q):
 def _is_orthogonal(Q):
     """Whether Q^H Q = I to 10 n eps."""
     n, k = Q.size(-2), Q.size(-1)
-    tolerance = 10.0 * n * float(np.finfo(Q.detach().numpy().dtype).eps)
+    tolerance = 10.0 * n * float(float_info(Q.detach().numpy().dtype).eps)
     return bool((Q.mH @ Q - eye(k, dtype=Q.dtype)).abs().max() <= tolerance)
 
 
