@@ -1,0 +1,219 @@
+"""A differential fuzzer of the normalization modules against PyTorch: random configurations, dtypes, layouts and
+train/eval sequences, run as the same case in both libraries.
+
+A case (``random_case(seed)``) picks a module PyTorch has (BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LayerNorm,
+GroupNorm, RMSNorm, LocalResponseNorm) with random constructor arguments (eps, momentum including None, affine,
+track_running_stats, elementwise_affine, bias, normalized_shape of 1 to all dims, groups), an input shape (batched or
+not, 0 to 3 spatial dims), a dtype (float64, float32, float16, bfloat16), a layout (contiguous, a transposed copy,
+every second column of a wider tensor), data scaled (1e-3 to 100) and shifted (0 or 5: |mean| >> std), and 1 to 3
+steps, each in train or eval mode, with a random upstream gradient and each of input and parameters requiring grad
+or not. Parameters start from the same random values (away from zero) in both libraries.
+
+What is compared after each step: the output, the input's and every parameter's gradient, and every buffer
+(running_mean, running_var, num_batches_tracked). In float64 minigrad must agree with PyTorch to 1e-9 of the
+value's scale. In float32, float16 and bfloat16 both libraries are held to the exact answer instead (a float64 run
+of the same inputs, rounded to the dtype beforehand, on a contiguous input): minigrad may be off by at most twice
+PyTorch's own error plus a few units of the dtype's precision (PyTorch's float32 GroupNorm of data with |mean| >> std,
+for one, is further from the exact answer than minigrad's). A non-contiguous input is held to that exact answer
+too, in every dtype: PyTorch 2.13's CPU BatchNorm returns a wrong input gradient for an input it takes for
+channels_last (strides (1, 1, 1, 3) for shape (1, 3, 1, 4), say) with a contiguous upstream gradient (seed 277). Errors: if either library raises, both must, with the same exception type,
+except where minigrad computes what PyTorch refuses on purpose (``KNOWN``, docs/differences.md).
+
+``describe(seed)`` prints the case, to paste into a regression test or a bug report.
+"""
+import traceback
+
+import numpy as np
+
+DTYPES = ("float64", "float32", "float16", "bfloat16")
+DTYPE_WEIGHTS = (0.5, 0.3, 0.1, 0.1)
+TOLERANCE = {"float64": 1e-9, "float32": 1e-5, "float16": 4e-3, "bfloat16": 3e-2}   # times the value's scale
+
+
+def _spatial(rng, count):
+    return tuple(int(s) for s in rng.integers(1, 5, size=count))
+
+
+def random_case(seed):
+    """The case of ``seed``: a dict of plain values (the same in both libraries)."""
+    rng = np.random.default_rng(seed)
+    kind = str(rng.choice(["BatchNorm", "InstanceNorm", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]))
+    nd = int(rng.integers(1, 4))
+    c, n = int(rng.choice([1, 2, 3, 4, 6])), int(rng.choice([1, 2, 3]))
+    if kind == "BatchNorm":
+        shape = ((n, c) if rng.random() < 0.5 else (n, c) + _spatial(rng, 1)) if nd == 1 else (n, c) + _spatial(rng, nd)
+        name, args = f"BatchNorm{nd}d", (c,)
+        kwargs = dict(eps=float(rng.choice([1e-5, 1e-3, 0.1])), momentum=[0.1, 0.5, None, 1.0][int(rng.integers(4))],
+                      affine=bool(rng.random() < 0.7), track_running_stats=bool(rng.random() < 0.7))
+    elif kind == "InstanceNorm":
+        shape = (n, c) + _spatial(rng, nd)
+        shape = shape[1:] if rng.random() < 0.25 else shape                           # unbatched
+        name, args = f"InstanceNorm{nd}d", (c,)
+        kwargs = dict(eps=float(rng.choice([1e-5, 1e-3])), momentum=[0.1, None][int(rng.integers(2))],
+                      affine=bool(rng.random() < 0.5), track_running_stats=bool(rng.random() < 0.4))
+    elif kind == "GroupNorm":
+        groups = int(rng.choice([g for g in (1, 2, 3, 6) if c % g == 0]))
+        shape = (n, c) + _spatial(rng, int(rng.integers(0, 4)))
+        name, args = "GroupNorm", (groups, c)
+        kwargs = dict(eps=float(rng.choice([1e-5, 1e-2])), affine=bool(rng.random() < 0.7))
+    elif kind in ("LayerNorm", "RMSNorm"):
+        shape = (n,) + _spatial(rng, nd) + (c,)
+        normalized = list(shape[len(shape) - int(rng.integers(1, len(shape) + 1)):])
+        name, args = kind, (normalized,)
+        kwargs = (dict(eps=float(rng.choice([1e-5, 1e-2])), elementwise_affine=bool(rng.random() < 0.7),
+                       bias=bool(rng.random() < 0.7)) if kind == "LayerNorm" else
+                  dict(eps=[None, 1e-6, 1e-2][int(rng.integers(3))], elementwise_affine=bool(rng.random() < 0.7)))
+    else:
+        shape = (n, c) + _spatial(rng, nd)
+        name, args = kind, (int(rng.integers(1, 5)),)
+        kwargs = dict(alpha=float(rng.choice([1e-4, 0.5])), beta=float(rng.choice([0.75, 0.5, 1.5])),
+                      k=float(rng.choice([1.0, 2.0])))
+    dtype = DTYPES[int(rng.choice(len(DTYPES), p=DTYPE_WEIGHTS))]
+    steps = int(rng.integers(1, 4))
+    scale, shift = float(rng.choice([1.0, 1.0, 100.0, 1e-3])), float(rng.choice([0.0, 0.0, 5.0]))
+    return dict(name=name, args=args, kwargs=kwargs, shape=tuple(shape), dtype=dtype, layout=int(rng.integers(3)),
+                training=[bool(rng.random() < 0.7) for _ in range(steps)],
+                grads=(bool(rng.random() < 0.8), bool(rng.random() < 0.8)),
+                x=[rng.standard_normal(shape) * scale + shift for _ in range(steps)],
+                g=[rng.standard_normal(shape) for _ in range(steps)],
+                param_seed=int(rng.integers(1 << 31)), scale=scale, shift=shift)
+
+
+def describe(seed):
+    case = random_case(seed)
+    return (f"seed {seed}: {case['name']}(*{case['args']}, **{case['kwargs']}) on x of shape {case['shape']}, "
+            f"{case['dtype']}, layout {case['layout']}, steps training={case['training']}, "
+            f"grads of (x, parameters)={case['grads']}, x ~ N({case['shift']}, {case['scale']}^2)")
+
+
+def _laid_out(lib, array, layout):
+    """``array`` as a tensor of ``lib``: contiguous (0), a transposed copy transposed back (1), or every second
+    column of a tensor twice as wide (2)."""
+    t = lib.tensor(array)
+    if layout == 1 and t.ndim >= 2:
+        return t.transpose(0, -1).contiguous().transpose(0, -1)
+    if layout == 2 and t.ndim >= 2:
+        return lib.tensor(np.repeat(array, 2, axis=-1))[..., ::2]
+    return t
+
+
+def _as_float64(t):
+    return None if t is None else np.array(t.detach().double().numpy())
+
+
+def run(lib, case, dtype, params):
+    """[(what, float64 array or None)] over the case's steps in ``lib`` (minigrad or torch), computed in ``dtype``."""
+    dt = getattr(lib, dtype)
+    module = getattr(lib.nn, case["name"])(*case["args"], **case["kwargs"])
+    with lib.no_grad():
+        for p, value in zip(module.parameters(), params):
+            p.copy_(lib.tensor(value))
+    module = module.to(dt)
+    results = []
+    for x_values, g_values, training in zip(case["x"], case["g"], case["training"]):
+        module.train(training)
+        x = _laid_out(lib, x_values, case["layout"]).to(dt).requires_grad_(case["grads"][0])
+        for p in module.parameters():
+            p.grad = None
+            p.requires_grad_(case["grads"][1])
+        y = module(x)
+        results.append(("output", _as_float64(y)))
+        if y.requires_grad:
+            y.backward(lib.tensor(g_values).to(y.dtype))
+            results.append(("input grad", _as_float64(x.grad)))
+            results += [(f"{name} grad", _as_float64(p.grad)) for name, p in module.named_parameters()]
+        results += [(name, _as_float64(b)) for name, b in module.named_buffers()]
+    return results
+
+
+def _known(case, torch_error):
+    """Where minigrad computes what PyTorch refuses on purpose (docs/differences.md): PyTorch's CPU
+    LocalResponseNorm has no float16/bfloat16 kernel (its avg_pool3d), and views a 5-D input in a way a
+    non-contiguous input cannot be viewed."""
+    message = str(torch_error)
+    return case["name"] == "LocalResponseNorm" and ("not implemented for" in message or "view size" in message)
+
+
+def _conditioning(case):
+    """How much more than a few units of the dtype an answer may be off by: 1, except for BatchNorm in float32 and
+    the 16-bit floats, which centers x with its mean rounded to the dtype, as PyTorch's CPU kernel does for a
+    non-contiguous input (the row and group norms carry the float64 mean as two parts): x - mean is then off by up
+    to half a unit of |mean|, a relative error of |mean| / std units of the dtype (seeds 3684 and 6385: mean 5,
+    std 1e-3, float32)."""
+    if case["name"].startswith("BatchNorm") and case["dtype"] != "float64":
+        return 1 + abs(case["shift"]) / case["scale"]
+    return 1
+
+
+def _rounded(torch, case, dtype, params):
+    """The case with x, g and the parameters rounded to ``dtype`` (then every run starts from the same values)."""
+    def r(a):
+        return torch.tensor(a).to(getattr(torch, dtype)).double().numpy()
+    return dict(case, x=[r(a) for a in case["x"]], g=[r(a) for a in case["g"]]), [r(p) for p in params]
+
+
+def differences(torch, mg, seed):
+    """None if minigrad agrees with PyTorch on the case of ``seed``, else what differs (a string)."""
+    case = random_case(seed)
+    dtype = case["dtype"]
+    shapes = [tuple(p.shape) for p in getattr(torch.nn, case["name"])(*case["args"], **case["kwargs"]).parameters()]
+    rng = np.random.default_rng(case["param_seed"])
+    params = [1 + 0.5 * rng.standard_normal(s) for s in shapes]
+    if dtype != "float64":
+        case, params = _rounded(torch, case, dtype, params)
+    outcome = {}
+    runs = [("torch", torch, case, dtype), ("minigrad", mg, case, dtype)]
+    if dtype != "float64" or case["layout"]:   # the exact answer: float64 on a contiguous input
+        runs.append(("exact", torch, dict(case, layout=0), "float64"))
+    for who, lib, laid_out, dt in runs:
+        try:
+            outcome[who] = run(lib, laid_out, dt, params)
+        except Exception as error:  # noqa: BLE001 - an exception is an answer to compare
+            outcome[who] = error
+    theirs, ours = outcome["torch"], outcome["minigrad"]
+    head = describe(seed)
+    if isinstance(theirs, Exception) or isinstance(ours, Exception):
+        if isinstance(theirs, Exception) and isinstance(ours, Exception):
+            if isinstance(ours, type(theirs)):
+                return None
+            return f"{head}\n  PyTorch raises {type(theirs).__name__}: {theirs}\n  minigrad {type(ours).__name__}: {ours}"
+        if isinstance(theirs, Exception) and _known(case, theirs):
+            return None
+        mine = "".join(traceback.format_exception(ours)[-3:]) if isinstance(ours, Exception) else "no error"
+        return f"{head}\n  PyTorch: {theirs if isinstance(theirs, Exception) else 'no error'}\n  minigrad: {mine}"
+    if [w for w, _ in theirs] != [w for w, _ in ours]:
+        return f"{head}\n  results: PyTorch {[w for w, _ in theirs]}, minigrad {[w for w, _ in ours]}"
+    exact = outcome.get("exact", theirs)
+    for (what, a), (_, b), (_, e) in zip(theirs, ours, exact):
+        if (a is None) != (b is None) or (a is not None and a.shape != b.shape):
+            return f"{head}\n  {what}: PyTorch {None if a is None else a.shape}, minigrad {None if b is None else b.shape}"
+        if a is None:
+            continue
+        finite = np.isfinite(e) & np.isfinite(a)
+        if not np.array_equal(np.isfinite(b), np.isfinite(a)) and not np.array_equal(np.isfinite(b), np.isfinite(e)):
+            return f"{head}\n  {what}: infinities or NaN where neither PyTorch nor the exact answer has them"
+        scale = 1 + np.abs(e[finite]).max(initial=0)
+        ours_off = np.abs(b[finite] - e[finite]).max(initial=0)
+        theirs_off = np.abs(a[finite] - e[finite]).max(initial=0)
+        if ours_off > 2 * theirs_off + TOLERANCE[dtype] * scale * _conditioning(case):
+            return f"{head}\n  {what}: minigrad off by {ours_off:.3g}, PyTorch by {theirs_off:.3g} (scale {scale:.3g})"
+    return None
+
+
+if __name__ == "__main__":
+    import argparse
+
+    import torch
+
+    import minigrad as mg
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--start", type=int, default=0)
+    options = parser.parse_args()
+    found = 0
+    for s in range(options.start, options.start + options.cases):
+        problem = differences(torch, mg, s)
+        if problem:
+            found += 1
+            print(problem, flush=True)
+    print(f"{options.cases} cases (seeds {options.start}-{options.start + options.cases - 1}): {found} differ from PyTorch")
