@@ -7,7 +7,9 @@ track_running_stats, elementwise_affine, bias, normalized_shape of 1 to all dims
 not, 0 to 3 spatial dims), a dtype (float64, float32, float16, bfloat16), a layout (contiguous, a transposed copy,
 every second column of a wider tensor), data scaled (1e-3 to 100) and shifted (0 or 5: |mean| >> std), and 1 to 3
 steps, each in train or eval mode, with a random upstream gradient and each of input and parameters requiring grad
-or not. Parameters start from the same random values (away from zero) in both libraries.
+or not. Parameters start from the same random values (away from zero) in both libraries. Four in ten float64 cases
+also take second derivatives: the first gradients with ``create_graph=True``, then the gradients of a random-weighted
+sum of them with respect to the input and the parameters (the norms' hand-derived double backwards).
 
 What is compared after each step: the output, the input's and every parameter's gradient, and every buffer
 (running_mean, running_var, num_batches_tracked). In float64 minigrad must agree with PyTorch to 1e-9 of the
@@ -76,14 +78,17 @@ def random_case(seed):
                 grads=(bool(rng.random() < 0.8), bool(rng.random() < 0.8)),
                 x=[rng.standard_normal(shape) * scale + shift for _ in range(steps)],
                 g=[rng.standard_normal(shape) for _ in range(steps)],
-                param_seed=int(rng.integers(1 << 31)), scale=scale, shift=shift)
+                param_seed=int(rng.integers(1 << 31)), scale=scale, shift=shift,
+                # (from a generator of its own: the draws above, and so every seed's case, stay as they were)
+                second=dtype == "float64" and bool(np.random.default_rng([seed, 1]).random() < 0.4))
 
 
 def describe(seed):
     case = random_case(seed)
     return (f"seed {seed}: {case['name']}(*{case['args']}, **{case['kwargs']}) on x of shape {case['shape']}, "
             f"{case['dtype']}, layout {case['layout']}, steps training={case['training']}, "
-            f"grads of (x, parameters)={case['grads']}, x ~ N({case['shift']}, {case['scale']}^2)")
+            f"grads of (x, parameters)={case['grads']}, x ~ N({case['shift']}, {case['scale']}^2)"
+            + (", second order" if case["second"] else ""))
 
 
 def _laid_out(lib, array, layout):
@@ -118,12 +123,33 @@ def run(lib, case, dtype, params):
             p.requires_grad_(case["grads"][1])
         y = module(x)
         results.append(("output", _as_float64(y)))
-        if y.requires_grad:
+        if y.requires_grad and case["second"]:
+            results += _second_order(lib, module, x, y, lib.tensor(g_values).to(y.dtype), case)
+        elif y.requires_grad:
             y.backward(lib.tensor(g_values).to(y.dtype))
             results.append(("input grad", _as_float64(x.grad)))
             results += [(f"{name} grad", _as_float64(p.grad)) for name, p in module.named_parameters()]
         results += [(name, _as_float64(b)) for name, b in module.named_buffers()]
     return results
+
+
+def _second_order(lib, module, x, y, g, case):
+    """The first gradients with create_graph=True (which of them require grad, and their values), then the
+    gradients of a random-weighted sum of those that do, with respect to x and the parameters."""
+    named = [("input", x)] + list(module.named_parameters())
+    names, wrt = zip(*[(n, t) for n, t in named if t.requires_grad])
+    firsts = lib.autograd.grad(y, list(wrt), g, create_graph=True, allow_unused=True)
+    results = [(f"{n} grad", _as_float64(f)) for n, f in zip(names, firsts)]
+    results.append(("which first gradients require grad",
+                    np.array([f is not None and f.requires_grad for f in firsts], float)))
+    rng = np.random.default_rng([case["param_seed"], 2])
+    weights = [rng.standard_normal(tuple(t.shape)) for t in wrt]
+    total = sum((f * lib.tensor(v).to(f.dtype)).sum() for f, v in zip(firsts, weights)
+                if f is not None and f.requires_grad)
+    if isinstance(total, int):                 # no first gradient depends on anything: nothing to differentiate
+        return results
+    seconds = lib.autograd.grad(total, list(wrt), allow_unused=True)
+    return results + [(f"second order, {n}", _as_float64(s)) for n, s in zip(names, seconds)]
 
 
 def _known(case, torch_error):

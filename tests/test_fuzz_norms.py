@@ -33,6 +33,7 @@ def test_cases_cover_every_module_dtype_and_layout():
     assert {c["dtype"] for c in cases} == set(nf.DTYPES) and {c["layout"] for c in cases} == {0, 1, 2}
     assert {t for c in cases for t in c["training"]} == {True, False}
     assert any(c["kwargs"].get("momentum", 0.1) is None for c in cases)
+    assert {c["name"] for c in cases if c["second"]} == names                     # second order, every module
 
 
 def test_minigrad_is_right_where_pytorch_batch_norm_is_not():
@@ -85,3 +86,16 @@ def test_the_fuzzer_catches_a_missing_error(monkeypatch):
     monkeypatch.setattr(batchnorm, "check_batch_norm_arguments",
                         lambda *args, **kwargs: original(*args, **{**kwargs, "check_batch_size": False}))
     assert _first_difference(torch, range(CHUNK * CHUNKS), "more than 1 value per channel") is not None
+
+
+def test_the_fuzzer_catches_a_wrong_second_derivative(monkeypatch):
+    """LayerNorm's hand-derived double backward (``LayerNormBackward.backward``) off by one part in a million: the
+    second-order cases notice."""
+    torch = torch_or_skip()
+    from minigrad.ops.norm.layernorm import LayerNormBackward
+    original = LayerNormBackward.backward
+
+    def wrong(ctx, G):
+        return tuple(None if g is None else g * (1 + 1e-6) for g in original(ctx, G))
+    monkeypatch.setattr(LayerNormBackward, "backward", staticmethod(wrong))
+    assert _first_difference(torch, range(CHUNK * CHUNKS), "second order") is not None
