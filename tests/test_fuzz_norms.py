@@ -34,6 +34,7 @@ def test_cases_cover_every_module_dtype_and_layout():
     assert {t for c in cases for t in c["training"]} == {True, False}
     assert any(c["kwargs"].get("momentum", 0.1) is None for c in cases)
     assert {c["name"] for c in cases if c["second"]} == names                     # second order, every module
+    assert any(c["mixed"] for c in cases) and any(c["shape"][0] == 0 for c in cases)   # mixed dtypes, empty batches
 
 
 def test_minigrad_is_right_where_pytorch_batch_norm_is_not():
