@@ -5,8 +5,8 @@ every op minigrad has: one test per (op, variant, kind), e.g. ``test_opinfo[tan-
   only, complex128 or int64): values, dtypes, float64 gradients of a random upstream, inputs changed only where
   PyTorch changes them; the in-place variant returns its input object holding PyTorch's values;
 * kind ``dtypes``: float32 and the integer and bool dtypes PyTorch lists for the op, a few samples each
-  (values and dtypes), and bfloat16 (function variant), whose values are compared in bfloat16 ulps: bit for bit
-  for the families in ``BFLOAT16_EXACT``, within ``BFLOAT16_ULPS`` where listed, within 1 ulp otherwise;
+  (values and dtypes), and bfloat16 (function and in-place variants), whose values are compared in bfloat16 ulps:
+  bit for bit for the families in ``BFLOAT16_EXACT``, within ``BFLOAT16_ULPS`` where listed, within 1 ulp otherwise;
 * kind ``errors``: every ``ErrorInput`` raises PyTorch's exception type (and changes nothing).
 
 minigrad's ops are found by name (``tests/opinfo_harness.py``): an op added anywhere in minigrad is run here
