@@ -40,10 +40,10 @@ COMPLEX_LIMIT = 6         # complex128 samples per (op, function variant) of a f
                           # and in-place variants: half)
 DTYPE_LIMIT = 3           # samples per extra dtype (forward and dtype only), spread over the first DTYPE_SCAN
 DTYPE_SCAN = 40
-# dtypes of the cheap pass: float32, then PyTorch's integer and bool dtypes that minigrad has, and bfloat16
+# dtypes of the cheap pass: float32, then PyTorch's integer and bool dtypes that minigrad has, bfloat16 and float16
 # (function and in-place variants; values compared in ulps. The method variant runs the function's code; the
 # in-place one its own, which once took bfloat16, NumPy's kind "V", for an integer dtype)
-EXTRA_DTYPES = ("float32", "uint8", "int8", "int16", "int32", "int64", "bool", "bfloat16")
+EXTRA_DTYPES = ("float32", "uint8", "int8", "int16", "int32", "int64", "bool", "bfloat16", "float16")
 
 
 def op_id(op):
@@ -346,10 +346,10 @@ def _torch_dtype(name):
 
 def extra_dtypes(op, variant="function"):
     """The dtypes of the cheap pass: those of ``EXTRA_DTYPES`` that PyTorch supports for ``op`` and minigrad has,
-    but the full pass's (bfloat16 for the function and in-place variants)."""
+    but the full pass's (bfloat16 and float16 for the function and in-place variants)."""
     supported, main = op.supported_dtypes("cpu"), main_dtype(op)
     return [name for name in EXTRA_DTYPES if _torch_dtype(name) in supported and hasattr(mg, name) and name != main
-            and (name != "bfloat16" or variant in ("function", "inplace"))]
+            and (name not in ("bfloat16", "float16") or variant in ("function", "inplace"))]
 
 
 def missing_dtypes(op):
@@ -491,14 +491,14 @@ UNSTABLE_SAMPLES = {"meshgrid.variadic_tensors", "meshgrid.list_of_tensors", "mu
 
 
 def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7, 1e-7), processed=False,
-             gradients=True, bfloat16_ulps=1):
+             gradients=True, bfloat16_ulps=1, float16_ulps=1):
     """The outcomes of one case. ``op`` is an OpInfo, or without PyTorch the case's op id (its record then comes
     from ``tests/fixtures/``). ``tolerance`` is the full pass's (rtol, atol) for values (gradients: at least
     1e-6). ``processed``: outputs compared after the sample's ``output_process_fn_grad`` (eigenvectors, unique up
     to sign). ``gradients=False``: the full pass compares values only. ``sample_filter(op, variant, sample,
     dtype_name)`` returns a reason to leave a sample out (recorded as an ``"n/a"`` outcome carrying the reason,
-    ``what="skipped"``) or None. ``bfloat16_ulps``: how far (in bfloat16 ulps) the bfloat16 samples' values may be
-    from PyTorch's (0: bit for bit)."""
+    ``what="skipped"``) or None. ``bfloat16_ulps``, ``float16_ulps``: how far (in ulps of their dtype) the bfloat16
+    and float16 samples' values may be from PyTorch's (0: bit for bit)."""
     live = not isinstance(op, str)
     record = oracle.ask(lambda torch: record_case(op, variant, kind, limit, processed, gradients),
                         inputs=(op_id(op), variant, kind, limit, gradients), tolerance=tolerance,
@@ -538,12 +538,12 @@ def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7,
         elif variant == "inplace":
             rtol, atol = tolerance if kind in ("float64", "complex128") else (1e-4, 1e-5)
             body = functools.partial(run_inplace, r, fn_mg, values=values, rtol=rtol, atol=atol,
-                                     ulps=bfloat16_ulps)
+                                     ulps=float16_ulps if dtype == "float16" else bfloat16_ulps)
         else:
             # float32 results (of float32 or integer inputs) computed in another order: PyTorch's float32 tolerance
             rtol, atol = tolerance if kind in ("float64", "complex128") else (1e-4, 1e-5)
             body = functools.partial(run_out_of_place, r, fn_mg, values=values, rtol=rtol, atol=atol,
-                                     processed=processed, ulps=bfloat16_ulps,
+                                     processed=processed, ulps=float16_ulps if dtype == "float16" else bfloat16_ulps,
                                      live_sample=live_samples[(dtype, index)] if live_samples else None)
         _run_one(outcomes, index, dtype, sample, body)
     return outcomes

@@ -234,6 +234,8 @@ def assert_same_outputs(out_mg, out_th, rtol=1e-7, atol=1e-7, what="forward", ul
         gv, wv = _values(g), _values(w)
         if mg.bfloat16 in (gv.dtype, wv.dtype):
             assert_bfloat16_ulps(gv, wv, ulps, f"{what} output {i}")
+        elif np.float16 in (gv.dtype, wv.dtype):
+            assert_bfloat16_ulps(gv, wv, ulps, f"{what} output {i}", name="float16")
         elif gv.dtype.kind in "fc" or wv.dtype.kind in "fc":
             np.testing.assert_allclose(gv, wv, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{what} output {i}")
         else:
@@ -251,21 +253,22 @@ def assert_same_shapes(out_mg, out_th):
             assert _dtype_name(g) == _dtype_name(w), f"forward output {i}: dtype {g.dtype}, PyTorch {w.dtype}"
 
 
-def assert_bfloat16_ulps(got, want, ulps, what):
-    """Two bfloat16 arrays within ``ulps`` of each other (NaN where the other has NaN; +0 and -0 one apart), or
-    within ``ulps`` ulps of the largest value of ``want`` (a sum that cancels: its small results are the rounding
-    noise of large terms, as in float32's atol)."""
-    from .low_precision_helpers import ulp_distance
-    got, want = np.asarray(got).astype(mg.bfloat16), np.asarray(want).astype(mg.bfloat16)
-    distance = ulp_distance(got.view(np.uint16), want.view(np.uint16), "bfloat16")
+def assert_bfloat16_ulps(got, want, ulps, what, name="bfloat16"):
+    """Two bfloat16 (or, with ``name="float16"``, float16) arrays within ``ulps`` of each other (NaN where the other
+    has NaN; +0 and -0 one apart), or within ``ulps`` ulps of the largest value of ``want`` (a sum that cancels: its
+    small results are the rounding noise of large terms, as in float32's atol)."""
+    from .low_precision_helpers import EPS, ulp_distance
+    dtype = getattr(mg, name)
+    got, want = np.asarray(got).astype(dtype), np.asarray(want).astype(dtype)
+    distance = ulp_distance(got.view(np.uint16), want.view(np.uint16), name)
     g, w = got.astype(np.float64), want.astype(np.float64)
     finite = np.isfinite(w)
     if ulps and distance.size and finite.any():      # ulps=0: bit for bit, no allowance
         largest = np.abs(w[finite]).max()
         with np.errstate(invalid="ignore"):
-            distance = np.where(np.abs(g - w) <= ulps * 2.0 ** -7 * largest, 0, distance)
+            distance = np.where(np.abs(g - w) <= ulps * EPS[name] * largest, 0, distance)
     worst = int(distance.max()) if distance.size else 0
-    assert worst <= ulps, (f"{what}: {int((distance > ulps).sum())} of {distance.size} bfloat16 values more than {ulps} "
+    assert worst <= ulps, (f"{what}: {int((distance > ulps).sum())} of {distance.size} {name} values more than {ulps} "
                            f"ulp(s) from PyTorch's (worst {worst})")
 
 

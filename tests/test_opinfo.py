@@ -5,8 +5,9 @@ every op minigrad has: one test per (op, variant, kind), e.g. ``test_opinfo[tan-
   only, complex128 or int64): values, dtypes, float64 gradients of a random upstream, inputs changed only where
   PyTorch changes them; the in-place variant returns its input object holding PyTorch's values;
 * kind ``dtypes``: float32 and the integer and bool dtypes PyTorch lists for the op, a few samples each
-  (values and dtypes), and bfloat16 (function and in-place variants), whose values are compared in bfloat16 ulps:
-  bit for bit for the families in ``BFLOAT16_EXACT``, within ``BFLOAT16_ULPS`` where listed, within 1 ulp otherwise;
+  (values and dtypes), and bfloat16 and float16 (function and in-place variants), whose values are compared in ulps
+  of their dtype: bit for bit for the families in ``BFLOAT16_EXACT``, within ``BFLOAT16_ULPS`` (float16:
+  ``FLOAT16_ULPS`` first) where listed, within 1 ulp otherwise;
 * kind ``errors``: every ``ErrorInput`` raises PyTorch's exception type (and changes nothing).
 
 minigrad's ops are found by name (``tests/opinfo_harness.py``): an op added anywhere in minigrad is run here
@@ -87,9 +88,9 @@ SAMPLE_SKIPS = [
     ("*", lambda op, s, variant, dtype: op.name.startswith("__r") and _not_a_tensor(s.input),
      "Tensor.__radd__(2, 3): PyTorch's C method refuses a non-Tensor self; minigrad's is a Python function, "
      "reached only through a Tensor operand in real code"),
-    (("grid_sampler_2d", "grid_sampler_3d"), lambda op, s, variant, dtype: dtype == "bfloat16",
-     "PyTorch computes the sampling coordinates in bfloat16 (a point can move to another pixel), minigrad in float32; "
-     "the float32 and float64 samples are compared"),
+    (("grid_sampler_2d", "grid_sampler_3d"), lambda op, s, variant, dtype: dtype in ("bfloat16", "float16"),
+     "PyTorch computes the sampling coordinates in bfloat16 or float16 (a point can move to another pixel), minigrad "
+     "in float32; the float32 and float64 samples are compared"),
     (("istft",), lambda op, s, variant, dtype: dtype == "complex128" and _window_is_a_view(s),
      "PyTorch 2.13 gives no gradient to a window that is a no-grad view of a complex leaf (a fresh leaf of the same "
      "values gets the gradient minigrad gives; tests/test_fft.py compares that)"),
@@ -102,9 +103,10 @@ SAMPLE_SKIPS = [
      "at the poles (0 and the negative integers, which integer samples hit) PyTorch's float32 polygamma returns large "
      "finite numbers (1.7e16 at -3), SciPy's returns inf, the exact value"),
     (("sort", "argsort", "topk", "msort", "kthvalue", "mode", "median", "nanmedian"),
-     lambda op, s, variant, dtype: (_integral(dtype) or dtype == "bfloat16") and not s.kwargs.get("stable"),
-     "ties in integer, bool and bfloat16 data (256 values per binade): the order of equal elements is unspecified "
-     "unless stable=True"),
+     lambda op, s, variant, dtype: ((_integral(dtype) or dtype in ("bfloat16", "float16"))
+                                    and not s.kwargs.get("stable")),
+     "ties in integer, bool, bfloat16 and float16 data (256 or 1024 values per binade): the order of equal elements "
+     "is unspecified unless stable=True"),
     (("sparse.mm.reduce",), lambda op, s, variant, dtype: True,
      "its samples pass reduce= other than 'sum' to CSR products, which minigrad's sparse.mm does not take "
      "(tests/test_sparse.py and tests/test_sparse_compressed.py compare sparse.mm)"),
@@ -114,9 +116,12 @@ SAMPLE_SKIPS = [
     (("to_sparse",), lambda op, s, variant, dtype: True,
      "the result is a sparse tensor, which the harness does not compare; tests/test_sparse.py compares to_sparse "
      "and to_dense with their gradients"),
-    (("matrix_exp",), lambda op, s, variant, dtype: dtype == "bfloat16",
-     "PyTorch's bfloat16 matrix_exp returns NaN for these samples (its scaling and squaring runs in bfloat16); "
-     "minigrad computes in float32 and rounds once"),
+    (("matrix_exp",), lambda op, s, variant, dtype: dtype in ("bfloat16", "float16"),
+     "PyTorch's bfloat16 and float16 matrix_exp return NaN for these samples (its scaling and squaring runs in the "
+     "16-bit dtype); minigrad computes in float32 and rounds once"),
+    (("complex", "view_as_complex"), lambda op, s, variant, dtype: dtype == "float16",
+     "PyTorch makes complex32 (ComplexHalf) of float16 parts, a dtype minigrad does not have (it refuses float16 "
+     "parts, as PyTorch refuses bfloat16 ones)"),
 ]
 
 
@@ -193,6 +198,14 @@ BFLOAT16_ULPS = {
 }
 
 
+# op id: (ulps, reason) where float16 values may differ from PyTorch's by more than BFLOAT16_ULPS allows (which
+# applies to float16 too, in float16 ulps: 1 unless listed, 0 for BFLOAT16_EXACT)
+FLOAT16_ULPS = {
+    "index_put": (2, "with accumulate=True PyTorch adds repeated indices in float16, rounding at each addition"),
+    "renorm": (2, "PyTorch scales by maxnorm / norm computed in float16"),
+}
+
+
 def bfloat16_ulps(op):
     """How far (bfloat16 ulps) ``op``'s bfloat16 values may be from PyTorch's: 0, the listed bound, or 1."""
     if op_id(op) in BFLOAT16_EXACT:
@@ -200,12 +213,17 @@ def bfloat16_ulps(op):
     return BFLOAT16_ULPS.get(op_id(op), (1, ""))[0]
 
 
+def float16_ulps(op):
+    """How far (float16 ulps) ``op``'s float16 values may be from PyTorch's: FLOAT16_ULPS's bound, else bfloat16's."""
+    return FLOAT16_ULPS[op_id(op)][0] if op_id(op) in FLOAT16_ULPS else bfloat16_ulps(op)
+
+
 def case_settings(op):
     """The reviewed rules above for ``op``, as ``run_case``'s keyword arguments (bench/opinfo_coverage.py uses
     them too, so the published coverage counts what this test counts)."""
     return dict(sample_filter=sample_skip, tolerance=TOLERANCES.get(op_id(op), (1e-7, 1e-7)),
                 processed=op_id(op) in PROCESSED, gradients=op_id(op) not in NO_GRADIENTS,
-                bfloat16_ulps=bfloat16_ulps(op))
+                bfloat16_ulps=bfloat16_ulps(op), float16_ulps=float16_ulps(op))
 
 
 def sample_skip(op, variant, sample, dtype):
