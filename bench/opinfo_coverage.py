@@ -163,7 +163,8 @@ def report(ops, results):
                   f"* **out=: {wo['ok']} of {wo['ok'] + wo['fail']} samples write PyTorch's values into empty tensors "
                   f"given as out** (resized, returned as PyTorch returns them), {wo['fail']} fail, {wo['skipped']} "
                   f"skipped, {wo['n/a']} not counted.",
-                  f"* cheap pass (float32, integer/bool dtypes, bfloat16 and float16, forward and dtype): {dt['ok']} of "
+                  f"* cheap pass (float32, integer/bool dtypes, bfloat16 and float16, forward and dtype): "
+                  f"{dt['ok']} of "
                   f"{dt['ok'] + dt['fail'] + dt['skipped']} agree, {dt['fail']} fail, {dt['skipped']} skipped, "
                   f"{dt['n/a']} not expressible.",
                   f"* **error inputs: {er['ok']} of {er['ok'] + er['fail']} raise PyTorch's exception type "

@@ -454,7 +454,8 @@ def _make_function(op):
         layout.outputs = out
         if isinstance(out, Tensor):
             return out
-        parts = [(i, o) for i, o in enumerate(out) if isinstance(o, Tensor) and (o.is_floating_point() or o.is_complex())]
+        parts = [(i, o) for i, o in enumerate(out)
+                 if isinstance(o, Tensor) and (o.is_floating_point() or o.is_complex())]
         if not parts:
             raise RuntimeError(f"{op_.qualname}: no floating-point output to differentiate")
         dtype = np.result_type(*[o._data.dtype for _, o in parts])
