@@ -539,3 +539,38 @@ def test_clip_grad_norm_edge_cases():
     p.grad = mg.tensor([3.0, -4.0])
     nn.utils.clip_grad_value_(p, 2.0)
     assert p.grad.tolist() == [2.0, -2.0]
+
+
+@pytest.mark.parametrize("lazy, eager, x_shape", [
+    ("LazyLinear", "Linear", (2, 7)), ("LazyConv1d", "Conv1d", (2, 4, 7)), ("LazyConvTranspose2d", "ConvTranspose2d",
+                                                                             (2, 4, 5, 5)),
+    ("LazyBatchNorm1d", "BatchNorm1d", (3, 4)), ("LazyInstanceNorm2d", "InstanceNorm2d", (2, 4, 3, 3))])
+def test_a_lazy_module_takes_a_state_dict_before_its_first_call(lazy, eager, x_shape):
+    """As PyTorch's lazy load hook: load_state_dict gives the placeholders the checkpoint's shapes and values, the
+    first call then turns the module into its eager class without drawing new weights (in_channels and num_features
+    stay 0, as in PyTorch; LazyLinear takes in_features from the weight, checking the input's size against it)."""
+    rng = np.random.default_rng(0)
+    sizes = {"Linear": (7, 5), "Conv1d": (4, 5, 3), "ConvTranspose2d": (4, 5, 3), "BatchNorm1d": (4,),
+             "InstanceNorm2d": (4,)}[eager]
+    kwargs = {"affine": True, "track_running_stats": True} if eager == "InstanceNorm2d" else {}
+    source = getattr(mg.nn, eager)(*sizes, **kwargs)
+    state = {k: mg.tensor(rng.standard_normal(v.shape) ** (2 if "var" in k else 1)) if v.dtype.kind == "f" else v
+             for k, v in source.state_dict().items()}                                 # (a variance is positive)
+    source.load_state_dict(state)
+    m = getattr(mg.nn, lazy)(*sizes[1:] if eager in ("Linear", "Conv1d", "ConvTranspose2d") else (), **kwargs)
+    assert m.load_state_dict(state) is not None and type(m).__name__ == lazy
+    for name, value in source.state_dict().items():
+        np.testing.assert_array_equal(m.state_dict()[name].numpy(), value.numpy())
+    x = mg.tensor(rng.standard_normal(x_shape), dtype=mg.float32)
+    if eager == "InstanceNorm2d":      # num_features stayed 0: PyTorch's own check refuses the input
+        with pytest.raises(ValueError, match="num_features"):
+            m(x)
+        return
+    np.testing.assert_array_equal(m.eval()(x).detach().numpy(), source.eval()(x).detach().numpy())
+    assert type(m).__name__ == eager
+    if eager == "Linear":
+        assert m.in_features == 7
+        wrong = mg.nn.LazyLinear(5)
+        wrong.load_state_dict(state)
+        with pytest.raises(AssertionError, match="in_features"):
+            wrong(mg.ones(2, 6))

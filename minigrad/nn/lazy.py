@@ -33,6 +33,7 @@ class _Uninitialized:
 
     __slots__ = ()
     eager = None
+    lazy_placeholder = True   # load_state_dict gives it the checkpoint's shape (nn/module.py), as PyTorch's lazy hook
 
     def materialize(self, shape, device=None, dtype=None):
         check_device(device)
@@ -82,8 +83,8 @@ class LazyModuleMixin:
         return any(_is_uninitialized(t) for t in tensors)
 
     def __call__(self, *args, **kwargs):
-        if self.has_uninitialized_params():
-            self.initialize_parameters(*args, **kwargs)
+        # the first call (then the module becomes cls_to_become): also after load_state_dict filled the placeholders
+        self.initialize_parameters(*args, **kwargs)
         if not self.has_uninitialized_params() and self.cls_to_become is not None:
             self.__class__ = self.cls_to_become
         return Module.__call__(self, *args, **kwargs)
@@ -117,8 +118,14 @@ class LazyLinear(LazyModuleMixin, Linear):
             self.bias = UninitializedParameter(dtype=dtype)
 
     def initialize_parameters(self, input, *args, **kwargs):
-        self.in_features = input.shape[-1]
-        self._materialize_all({"weight": (self.out_features, self.in_features), "bias": (self.out_features,)})
+        if self.has_uninitialized_params():
+            self.in_features = input.shape[-1]
+            self._materialize_all({"weight": (self.out_features, self.in_features), "bias": (self.out_features,)})
+        if self.in_features == 0:          # the weight came from load_state_dict: as PyTorch, check and take its size
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+                                     f"in_features from self.weight: {self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]
 
 
 # --------------------------------------------------------------------------- convolutions
@@ -134,6 +141,8 @@ class _LazyConv(LazyModuleMixin):
             self.bias = UninitializedParameter(dtype=dtype)
 
     def initialize_parameters(self, input, *args, **kwargs):
+        if not self.has_uninitialized_params():   # loaded by load_state_dict: in_channels stays 0, as in PyTorch
+            return
         batched = input.ndim == self.dims + 2
         if input.ndim not in (self.dims + 1, self.dims + 2):
             raise RuntimeError(f"Expected {self.dims + 1}D (unbatched) or {self.dims + 2}D (batched) input to "
@@ -196,6 +205,8 @@ class _LazyNorm(LazyModuleMixin):
             self.num_batches_tracked = Tensor(np.array(0, dtype=np.int64))
 
     def initialize_parameters(self, input, *args, **kwargs):
+        if not self.has_uninitialized_params():   # loaded by load_state_dict: num_features stays 0, as in PyTorch
+            return
         self.num_features = input.shape[1]   # as PyTorch, also for unbatched input
         shape = (self.num_features,)
         self._materialize_all({name: shape for name in ("weight", "bias", "running_mean", "running_var")})

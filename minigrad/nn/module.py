@@ -90,7 +90,7 @@ def _load_error(key, value, target):
     if dtypes.kind_of(source.dtype) not in "biufc":              # (bfloat16 is NumPy's kind "V")
         return (f'While copying the parameter named "{key}", expected a numeric Tensor or ndarray from checkpoint '
                 f"but received an array of dtype {source.dtype}")
-    if np.shape(source) != target.shape:
+    if np.shape(source) != target.shape and not getattr(target, "lazy_placeholder", False):   # (it takes any shape)
         return (f"size mismatch for {key}: copying a param with shape {list(np.shape(source))} from checkpoint, "
                 f"the shape in current model is {list(target.shape)}.")
     if not target._data.flags.writeable:
@@ -507,6 +507,8 @@ class Module:
                    for _, _, target, value in copies]
         with no_grad():
             for (_, _, target, _), source in zip(copies, sources):
+                if getattr(target, "lazy_placeholder", False):   # a lazy module's: the checkpoint's shape, as PyTorch
+                    target.materialize(source.shape)
                 target.copy_(Tensor(source))
         return _IncompatibleKeys(missing, unexpected)
 
