@@ -2,7 +2,7 @@
 bfloat16), layouts and train/eval sequences must give PyTorch's outputs, gradients, running buffers and errors (the
 cases and what is compared: ``tests/norm_fuzz.py``).
 
-Seeded cases (fixed, so CI runs the same ones every time), the case that found a PyTorch bug, and two planted
+Seeded cases (fixed, so CI runs the same ones every time), the case that found a PyTorch bug, and three planted
 mistakes the fuzzer must notice.
 """
 import numpy as np
