@@ -8,7 +8,6 @@ import math
 import operator
 import warnings
 
-import ml_dtypes
 import numpy as np
 
 from ._checks import takes_tensors
@@ -349,7 +348,7 @@ def random_(self, from_=0, to=None, *, generator=None, **kwargs):
         elif self.dtype.kind in "iu":
             to = int(np.iinfo(self.dtype).max) + 1
         else:
-            info = ml_dtypes.finfo(self.dtype) if self.dtype in dtypes.ML_FLOATS else np.finfo(self.dtype)
+            info = dtypes.float_info(self.dtype)
             to = 2 ** (info.nmant + 1) + 1
     if from_ >= to:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")

@@ -431,7 +431,7 @@ class finfo:
         if kind_of(dtype) != "f":
             raise TypeError(f"minigrad.finfo() requires a floating point input type. Use minigrad.iinfo to handle "
                             f"'minigrad.finfo' (got {dtype})")
-        info = ml_dtypes.finfo(dtype) if dtype in ML_FLOATS else np.finfo(dtype)
+        info = float_info(dtype)
         self.bits = info.bits
         self.eps = _builtin_float(_FLOAT8_EPS.get(dtype.name, info.eps))
         self.max = _builtin_float(info.max)

@@ -46,6 +46,7 @@ import numpy as np
 
 from .autograd import grad_mode
 from .autograd.function import Function, NoDerivative
+from .dtypes import is_differentiable
 from .tensor import Tensor
 
 __all__ = ["CustomOpDef", "Library", "OpOverload", "custom_op", "define", "fallthrough_kernel", "get_ctx",
@@ -343,7 +344,7 @@ class _Operator:
             message = (f"Trying to backward through {self.namespace}.{self.name}.default but no autograd formula "
                        "was registered. Please use register_autograd to add one.")
             out = _map_outputs(out, lambda t: NoDerivative.apply(RuntimeError, message, t, *tensors)
-                               if t.is_floating_point() or t.is_complex() else t)
+                               if is_differentiable(t.dtype) else t)
         return out
 
     def positional(self, values):
@@ -454,8 +455,7 @@ def _make_function(op):
         layout.outputs = out
         if isinstance(out, Tensor):
             return out
-        parts = [(i, o) for i, o in enumerate(out)
-                 if isinstance(o, Tensor) and (o.is_floating_point() or o.is_complex())]
+        parts = [(i, o) for i, o in enumerate(out) if isinstance(o, Tensor) and is_differentiable(o.dtype)]
         if not parts:
             raise RuntimeError(f"{op_.qualname}: no floating-point output to differentiate")
         dtype = np.result_type(*[o._data.dtype for _, o in parts])
@@ -985,7 +985,7 @@ def _test_aot_dispatch_dynamic(op, args, kwargs, rtol, atol):
                 with grad_mode.no_grad():
                     o = op(*a64, **k64)
                 os_ = [x for x in (_tensors_in(o) if isinstance(o, (list, tuple)) else _tensors_in(o))
-                       if x.is_floating_point() or x.is_complex()][:len(outs)]
+                       if is_differentiable(x.dtype)][:len(outs)]
                 vals.append(sum(float((x._data * u._data).sum()) for x, u in zip(os_, ups)))
             flat[j] = saved
             numeric.reshape(-1)[j] = (vals[0] - vals[1]) / (2 * eps)

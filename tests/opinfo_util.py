@@ -232,10 +232,8 @@ def assert_same_outputs(out_mg, out_th, rtol=1e-7, atol=1e-7, what="forward", ul
             assert tuple(g.shape) == tuple(w.shape), f"{what} output {i}: shape {tuple(g.shape)}, PyTorch {tuple(w.shape)}"
             assert _dtype_name(g) == _dtype_name(w), f"{what} output {i}: dtype {g.dtype}, PyTorch {w.dtype}"
         gv, wv = _values(g), _values(w)
-        if mg.bfloat16 in (gv.dtype, wv.dtype):
-            assert_bfloat16_ulps(gv, wv, ulps, f"{what} output {i}")
-        elif np.float16 in (gv.dtype, wv.dtype):
-            assert_bfloat16_ulps(gv, wv, ulps, f"{what} output {i}", name="float16")
+        if {gv.dtype, wv.dtype} & {np.dtype(mg.bfloat16), np.dtype(np.float16)}:
+            assert_16_bit_ulps(gv, wv, ulps, f"{what} output {i}")
         elif gv.dtype.kind in "fc" or wv.dtype.kind in "fc":
             np.testing.assert_allclose(gv, wv, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{what} output {i}")
         else:
@@ -253,13 +251,14 @@ def assert_same_shapes(out_mg, out_th):
             assert _dtype_name(g) == _dtype_name(w), f"forward output {i}: dtype {g.dtype}, PyTorch {w.dtype}"
 
 
-def assert_bfloat16_ulps(got, want, ulps, what, name="bfloat16"):
-    """Two bfloat16 (or, with ``name="float16"``, float16) arrays within ``ulps`` of each other (NaN where the other
-    has NaN; +0 and -0 one apart), or within ``ulps`` ulps of the largest value of ``want`` (a sum that cancels: its
-    small results are the rounding noise of large terms, as in float32's atol)."""
+def assert_16_bit_ulps(got, want, ulps, what):
+    """Two bfloat16 or float16 arrays (the 16-bit one's dtype) within ``ulps`` of each other (NaN where the other has
+    NaN; +0 and -0 one apart), or within ``ulps`` ulps of the largest value of ``want`` (a sum that cancels: its small
+    results are the rounding noise of large terms, as in float32's atol)."""
     from .low_precision_helpers import EPS, ulp_distance
-    dtype = getattr(mg, name)
-    got, want = np.asarray(got).astype(dtype), np.asarray(want).astype(dtype)
+    got, want = np.asarray(got), np.asarray(want)
+    name = "bfloat16" if np.dtype(mg.bfloat16) in (got.dtype, want.dtype) else "float16"
+    got, want = got.astype(getattr(mg, name)), want.astype(getattr(mg, name))
     distance = ulp_distance(got.view(np.uint16), want.view(np.uint16), name)
     g, w = got.astype(np.float64), want.astype(np.float64)
     finite = np.isfinite(w)

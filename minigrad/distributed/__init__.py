@@ -302,7 +302,7 @@ def _buffer(tensor, reducing=False):
         buf = _wire(np.ascontiguousarray(data), reducing)
 
     def write_back():
-        tensor._data[...] = buf.astype(data.dtype) if reducing else buf.view(data.dtype)
+        tensor._data[...] = buf if reducing else buf.view(data.dtype)   # (assignment rounds float32 back)
     return buf, write_back
 
 

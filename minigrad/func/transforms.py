@@ -33,6 +33,7 @@ import numpy as np
 from .. import autograd
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..creation import zeros_like
+from ..dtypes import is_differentiable
 from ..ops.shape import stack
 from ..random import default_generator
 from ..tensor import Tensor
@@ -76,7 +77,7 @@ def _check_tensors(leaves):
 def _check_forward_dtypes(leaves):
     """Forward-mode transforms (jvp, linearize, jacfwd) take floating point or complex primals only."""
     for leaf in leaves:
-        if not (leaf.is_floating_point() or leaf.is_complex()):   # bfloat16 too
+        if not is_differentiable(leaf.dtype):
             raise ValueError(f"Expected primal to be floating point or complex, but got: minigrad.{leaf.dtype}")
 
 

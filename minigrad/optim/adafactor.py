@@ -109,7 +109,7 @@ class Adafactor(Optimizer):
                 for name, shape in self._moment_shapes(p).items():
                     state[name] = Tensor(np.zeros(shape, dtype=grad.dtype))
             if eps1 is None:
-                eps1 = dtypes.finfo(p._data.dtype).eps
+                eps1 = float(dtypes.float_info(p._data.dtype).eps)
             step = increment_step(state)
             one_minus_beta2_t = step ** beta2_decay
             rho_t = min(lr, 1 / (step ** 0.5))
