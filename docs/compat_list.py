@@ -124,18 +124,20 @@ STAND_INS = {
 
 
 def public_names(namespace):
-    """PyTorch's public names in ``namespace``: attributes not starting with '_', not in capitals, modules only
-    if they are submodules of ``namespace`` (not ``os`` or ``torch`` itself), and nothing imported from
-    outside torch (typing helpers, Python's own functions)."""
+    """PyTorch's public names in ``namespace``: attributes not starting with '_', no constants in capitals (classes
+    in capitals, ``SGD`` or ``LSTM``, count), modules only if they are submodules of ``namespace`` (not ``os`` or
+    ``torch`` itself), and nothing imported from outside torch (typing helpers, Python's own functions)."""
     obj = _resolve("torch", namespace)
     prefix = (namespace if inspect.ismodule(obj) else "torch") + "."
     names = []
     for name in dir(obj):
-        if name.startswith("_") or name.isupper():
+        if name.startswith("_"):
             continue
         try:
             value = getattr(obj, name)
         except Exception:  # noqa: BLE001 - a lazy attribute that fails to load is not a name programs use
+            continue
+        if name.isupper() and not inspect.isclass(value):
             continue
         if inspect.ismodule(value):
             if value.__name__.startswith(prefix):

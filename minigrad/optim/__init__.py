@@ -1,8 +1,11 @@
 """Optimizers and learning-rate schedulers, with PyTorch's update rules, defaults, state keys and state_dicts.
 
 Optimizers: ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``,
-``RAdam``, ``Rprop``, ``Adafactor``, ``Muon`` (each follows PyTorch's single-tensor path, so updates agree with
-PyTorch to rounding; Muon's Newton-Schulz iteration runs in bfloat16 as PyTorch's), and ``LBFGS`` (with or without the strong-Wolfe line search). PyTorch's ``foreach``/``fused``/
+``RAdam``, ``Rprop``, ``ASGD``, ``Adafactor``, ``Muon`` (each follows PyTorch's single-tensor path, so updates agree
+with PyTorch to rounding; Muon's Newton-Schulz iteration runs in bfloat16 as PyTorch's), and ``LBFGS`` (with or
+without the strong-Wolfe line search). Parameters may come as ``model.named_parameters()`` (the names are kept in
+the state_dict), a complex parameter updates as its pairs of reals, and ``lr`` (and Adam's betas) may be one-element
+Tensors, as in PyTorch. PyTorch's ``foreach``/``fused``/
 ``capturable``/``differentiable`` flags are taken where PyTorch takes them and act as on PyTorch's CPU: ``foreach`` and
 ``fused`` change nothing, ``capturable=True`` and ``differentiable=True`` (on leaves) fail at the step.
 
@@ -21,6 +24,7 @@ from .adafactor import Adafactor
 from .adagrad import Adadelta, Adagrad
 from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .muon import Muon
 from .optimizer import Optimizer
@@ -36,4 +40,4 @@ for _name, _module in (("adadelta", adagrad), ("adamw", adam), ("adamax", adam_v
 del _name, _module
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "Optimizer",
-           "lr_scheduler", "swa_utils", "LBFGS", "Adafactor", "Muon"]
+           "lr_scheduler", "swa_utils", "LBFGS", "Adafactor", "Muon", "ASGD"]

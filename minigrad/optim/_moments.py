@@ -9,7 +9,7 @@ from ..tensor import Tensor
 from .optimizer import _scalar_tensor
 
 __all__ = ["lerp_", "decay_square_", "ratio", "effective_grad", "increment_step", "zeros_state", "check_betas",
-           "check_non_negative", "speed_flags"]
+           "check_non_negative", "check_tensor_options", "speed_flags"]
 
 
 def check_non_negative(group, *names, nan_ok=False):
@@ -28,6 +28,23 @@ def check_betas(group):
     for i, beta in enumerate(group["betas"]):
         if not 0.0 <= beta < 1.0:
             raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
+def check_tensor_options(group):
+    """Adam's and AdamW's checks of a Tensor ``lr`` or betas (PyTorch takes them for capturable steps), in PyTorch's
+    words: betas both floats or both Tensors, each Tensor one element, and none with ``foreach=True`` unless
+    ``capturable``."""
+    refused = group.get("foreach") and not group.get("capturable")
+    if isinstance(group["lr"], Tensor) and refused:
+        raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+    betas = group["betas"]
+    if not (all(isinstance(b, float) for b in betas) or all(isinstance(b, Tensor) for b in betas)):
+        raise ValueError("betas must be either both floats or both Tensors")
+    for i, beta in enumerate(betas):
+        if isinstance(beta, Tensor) and refused:
+            raise ValueError(f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True")
+        if isinstance(beta, Tensor) and beta.numel() != 1:
+            raise ValueError(f"Tensor betas[{i}] must be 1-element")
 
 
 def speed_flags(**flags):
@@ -90,9 +107,9 @@ def increment_step(state):
     return state["step"].item()
 
 
-def zeros_state(p, *names, fill=0.0):
+def zeros_state(p, *names, fill=0.0, fused=False):
     """``{'step': 0, name: zeros_like(p) ...}`` (a new parameter's state, keys in PyTorch's order)."""
-    state = {"step": _scalar_tensor(0.0)}
+    state = {"step": _scalar_tensor(0.0, fused=fused)}
     for name in names:
         state[name] = Tensor(np.full_like(p._data, fill))
     return state

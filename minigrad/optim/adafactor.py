@@ -36,6 +36,8 @@ class Adafactor(Optimizer):
     Complex parameters are refused, as in PyTorch.
     """
 
+    _takes_complex = False   # refused at the step, as PyTorch refuses it
+
     def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, *,
                  foreach=None, maximize=False):
         defaults = dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d, weight_decay=weight_decay,

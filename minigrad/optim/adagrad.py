@@ -40,7 +40,7 @@ class Adagrad(Optimizer):
     def _init_state(self, p, group):
         state = self.state[p]
         if not state:
-            state.update(zeros_state(p, "sum", fill=group["initial_accumulator_value"]))
+            state.update(zeros_state(p, "sum", fill=group["initial_accumulator_value"], fused=group["fused"]))
         return state
 
     def _update_group(self, group, params):

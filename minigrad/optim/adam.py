@@ -8,7 +8,7 @@ from ..autograd.version import bump_tensor
 from ..kernels import numba_module
 from ..tensor import Tensor
 from .optimizer import Optimizer, _scalar_tensor
-from ._moments import check_betas, check_non_negative, speed_flags
+from ._moments import check_betas, check_non_negative, check_tensor_options, speed_flags
 
 __all__ = ["Adam", "AdamW"]
 
@@ -46,17 +46,18 @@ class Adam(Optimizer):
         check_non_negative(group, "lr", "eps")
         check_betas(group)
         check_non_negative(group, "weight_decay")
+        check_tensor_options(group)
 
     def _required_state(self, group):
         return ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
 
-    def _init_state(self, p, amsgrad):
+    def _init_state(self, p, group):
         state = self.state[p]
         if not state:
-            state["step"] = _scalar_tensor(0.0)
+            state["step"] = _scalar_tensor(0.0, fused=group["fused"])
             state["exp_avg"] = Tensor(np.zeros_like(p._data))
             state["exp_avg_sq"] = Tensor(np.zeros_like(p._data))
-            if amsgrad:
+            if group["amsgrad"]:
                 state["max_exp_avg_sq"] = Tensor(np.zeros_like(p._data))
         return state
 
@@ -78,7 +79,7 @@ class Adam(Optimizer):
         fused = numba_module("fused_numba") if not group.get("differentiable") else None
         for p in params:
             grad = -p.grad._data if group["maximize"] else p.grad._data
-            state = self._init_state(p, amsgrad)
+            state = self._init_state(p, group)
             exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
             state["step"]._data += 1
             if fused is not None and self._fusable(p, grad, state, group):

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..autograd import enable_grad, no_grad
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, real_view
 
 __all__ = ["LBFGS"]
 
@@ -146,22 +146,25 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def add_param_group(self, param_group):
-        if self.param_groups:
+        super().add_param_group(param_group)   # PyTorch's checks of the group come first
+        if len(self.param_groups) > 1:
+            self.param_groups.pop()
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
-        super().add_param_group(param_group)
 
     # ------------------------------------------------------------------ the flat parameter vector
     def _gather_flat_grad(self):
-        """Every parameter's gradient (zeros for none), flattened and concatenated: a fresh array."""
-        return np.concatenate([np.zeros(p.numel(), p._data.dtype) if p.grad is None else p.grad._data.reshape(-1)
-                               for p in self._params])
+        """Every parameter's gradient (zeros for none), flattened and concatenated: a fresh array. A complex
+        parameter counts as its (real, imaginary) pairs, as in PyTorch, so x is a real vector."""
+        return np.concatenate([np.zeros(_real_size(p), p._data.real.dtype) if p.grad is None
+                               else real_view(p.grad._data).reshape(-1) for p in self._params])
 
     def _add_grad(self, step_size, update):
         """x = x + step_size * update, parameter by parameter."""
         offset = 0
         for p in self._params:
-            n = p.numel()
-            p.add_(Tensor(step_size * update[offset:offset + n].reshape(p.shape)))
+            n = _real_size(p)
+            piece = step_size * update[offset:offset + n]
+            p.add_(Tensor(piece.view(p._data.dtype).reshape(p.shape) if p.is_complex() else piece.reshape(p.shape)))
             offset += n
 
     def _clone_param(self):
@@ -183,7 +186,7 @@ class LBFGS(Optimizer):
     def step(self, closure):
         """Up to ``max_iter`` L-BFGS iterations; returns the loss the closure gave first."""
         group = self.param_groups[0]
-        lr = _float(group["lr"])
+        lr = _float(group["lr"]) if isinstance(group["lr"], Tensor) else group["lr"]   # an int lr stays int in 't
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
@@ -204,10 +207,10 @@ class LBFGS(Optimizer):
             if np.abs(flat_grad).max() <= tolerance_grad:
                 return orig_loss
 
-            d, t = _array_or_none(state.get("d")), state.get("t")
+            d, t = _array_or_none(state.get("d")), _number(state.get("t"))
             old_dirs = [_array_or_none(v) for v in state.get("old_dirs", [])]
             old_stps = [_array_or_none(v) for v in state.get("old_stps", [])]
-            ro, H_diag = list(state.get("ro", [])), state.get("H_diag")
+            ro, H_diag = [_number(r) for r in state.get("ro", [])], _number(state.get("H_diag"))
             prev_flat_grad, prev_loss = _array_or_none(state.get("prev_flat_grad")), state.get("prev_loss")
 
             n_iter = 0
@@ -269,7 +272,9 @@ class LBFGS(Optimizer):
 
             state["d"], state["t"] = Tensor(d), t
             state["old_dirs"], state["old_stps"] = [Tensor(v) for v in old_dirs], [Tensor(v) for v in old_stps]
-            state["ro"], state["H_diag"] = ro, H_diag
+            state["ro"], state["H_diag"] = [_scalar(r) for r in ro], _scalar(H_diag)
+            if "al" in state:
+                state["al"] = [_scalar(a) for a in state["al"]]
             state["prev_flat_grad"], state["prev_loss"] = Tensor(prev_flat_grad), prev_loss
         return orig_loss
 
@@ -279,7 +284,7 @@ class LBFGS(Optimizer):
         size, lists of them, and numbers."""
         if not isinstance(state, dict):
             return f"must be a dict, got {type(state).__name__}"
-        size = sum(p.numel() for p in self._params)
+        size = sum(_real_size(p) for p in self._params)
         for name, value in state.items():
             values = value if isinstance(value, list) else [value]
             for v in values:
@@ -299,6 +304,20 @@ class LBFGS(Optimizer):
         if isinstance(value, (Tensor, np.ndarray)):
             return Tensor(np.array(value._data if isinstance(value, Tensor) else value))
         return value
+
+
+def _scalar(value):
+    """A number of the history as PyTorch keeps it: a 0-d tensor (the first H_diag, the int 1, and None stay)."""
+    return Tensor(np.array(value)) if isinstance(value, (float, np.floating)) else value
+
+
+def _number(value):
+    """A 0-d tensor of the state as a NumPy scalar of its dtype (float32 history stays float32); others as they are."""
+    return value._data.reshape(())[()] if isinstance(value, Tensor) else value
+
+
+def _real_size(param):
+    return param.numel() * (2 if param.is_complex() else 1)
 
 
 def _array_or_none(value):

@@ -25,6 +25,8 @@ class Muon(Optimizer):
     ``ratio`` is sqrt(max(1, rows / cols)) ("original", the default) or 0.2 sqrt(max(rows, cols))
     ("match_rms_adamw", which gives the update AdamW's typical size)."""
 
+    _takes_complex = False   # refused at the step, as PyTorch refuses it
+
     def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
                  ns_coefficients=NEWTON_SCHULZ, eps=1e-7, ns_steps=5, adjust_lr_fn=None):
         if isinstance(lr, Tensor) and lr.numel() != 1:
@@ -48,7 +50,7 @@ class Muon(Optimizer):
         check_non_negative(group, "weight_decay")
 
     def _update_group(self, group, params):
-        lr, momentum, weight_decay = float(group["lr"]), group["momentum"], group["weight_decay"]
+        lr, momentum, weight_decay = group["lr"], group["momentum"], group["weight_decay"]
         for p in params:
             if p.is_complex():
                 raise RuntimeError("Muon does not support complex parameters")

@@ -13,11 +13,12 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import enable_grad, no_grad
+from ..ops.complex import view_as_real
 from ..tensor import Tensor
 
 __all__ = ["Optimizer"]
 
-_SCALAR_STATE = ("step", "mu_product")  # per-parameter state entries that are one number, not a moment
+_SCALAR_STATE = ("step", "mu_product", "eta", "mu")  # per-parameter state entries that are one number, not a moment
 _KIND_NAMES = {"f": "floating-point", "c": "complex"}
 
 
@@ -48,10 +49,59 @@ def _scalar_value(value):
     return number if np.isfinite(number) and number >= 0 else None
 
 
-def _scalar_tensor(value):
-    """A 0-d step counter with PyTorch's dtype: float64 if that is the default dtype, else float32."""
-    dtype = dtypes.float64 if dtypes.get_default_dtype() == dtypes.float64 else dtypes.float32
+def _scalar_tensor(value, fused=False):
+    """A 0-d step counter with PyTorch's dtype: float64 if that is the default dtype, else float32 (always float32
+    for a ``fused=True`` optimizer, as PyTorch's fused kernels keep it)."""
+    dtype = dtypes.float64 if dtypes.get_default_dtype() == dtypes.float64 and not fused else dtypes.float32
     return Tensor(np.asarray(value, dtype=dtype))
+
+
+def real_view(array):
+    """A complex array as its (real, imaginary) pairs, sharing memory (``torch.view_as_real``); a real array as is."""
+    if not np.iscomplexobj(array):
+        return array
+    return array.reshape(-1).view(array.real.dtype).reshape(*array.shape, 2)
+
+
+def _real_entry(value, param):
+    """A state entry of a complex parameter as the update on its real view sees it."""
+    if isinstance(value, Tensor) and value.is_complex() and value.shape == param.shape:
+        return Tensor(real_view(value._data))
+    return value
+
+
+def _complex_entry(value, param, original):
+    """A state entry back from the update on a complex parameter's real view: the original complex tensor if the
+    update wrote into it, else a new complex tensor of the pairs."""
+    if not (isinstance(value, Tensor) and not value.is_complex() and value.shape == (*param.shape, 2)):
+        return value
+    if original is not None and np.shares_memory(value._data, original._data):
+        return original
+    return Tensor(np.ascontiguousarray(value._data).view(param._data.dtype).reshape(param.shape))
+
+
+def _names_of(group):
+    """A group's 'param_names' entry, if any: ``load_state_dict`` keeps it unless the saved group names its own."""
+    return {"param_names": group["param_names"]} if "param_names" in group else {}
+
+
+def _as_numbers(group):
+    """``group`` as an update reads it: a one-element Tensor ``lr`` or beta (PyTorch takes both, for schedules that
+    change them in place) becomes a NumPy scalar of its dtype. NumPy's scalars combine with Python floats and arrays
+    as PyTorch's 0-d tensors do (a float32 ``lr`` keeps ``1 - lr * weight_decay`` in float32), so the update rounds
+    as PyTorch's. The group itself keeps the Tensor."""
+    tensors = isinstance(group.get("lr"), Tensor) or any(isinstance(b, Tensor) for b in group.get("betas", ()))
+    if not tensors:
+        return group
+    values = dict(group)
+    values["lr"] = _number(group["lr"])
+    if "betas" in group:
+        values["betas"] = tuple(_number(b) for b in group["betas"])
+    return values
+
+
+def _number(value):
+    return value._data.reshape(())[()] if isinstance(value, Tensor) else value
 
 
 class _ArrayMismatch(str):
@@ -92,6 +142,11 @@ class Optimizer:
                             "of tensors in sets will change between runs. Please use a list instead.")
         else:
             params = list(params)
+        # ``model.named_parameters()``: (name, parameter) pairs; the names go to 'param_names' (kept in state_dicts)
+        names = [param[0] for param in params if isinstance(param, tuple)]
+        params = [param[1] if isinstance(param, tuple) else param for param in params]
+        if names and len(names) != len(params):
+            raise ValueError("all optimizer params should be with/without names. Some param names are missing")
         for param in params:
             if not isinstance(param, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(param).__name__}")
@@ -103,10 +158,18 @@ class Optimizer:
         if len({id(p) for p in params}) != len(params):
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
                           "cause an error", stacklevel=3)
+        for group in self.param_groups:
+            if ("param_names" in group) != bool(names):
+                raise ValueError("all optimizer param groups should be with/without names. cannot add param group "
+                                 f"{'with' if names else 'without'} names to the optimizer")
         existing = {id(p) for group in self.param_groups for p in group["params"]}
         if existing & {id(p) for p in params}:
             raise ValueError("some parameters appear in more than one parameter group")
         group = {**self.defaults, **param_group, "params": params}
+        if names:
+            group["param_names"] = names
+        if isinstance(group.get("lr"), Tensor) and group["lr"].numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
         self._check_group(group)
         self.param_groups.append(group)
 
@@ -142,8 +205,35 @@ class Optimizer:
         self._check_step_inputs()
         with no_grad():  # parameters change in place, outside the graph (each write bumps their version)
             for group in self.param_groups:
-                self._update_group(group, self._params_with_grad(group))
+                self._update_as_real(_as_numbers(group), self._params_with_grad(group))
         return loss
+
+    _takes_complex = True   # False where PyTorch refuses complex parameters (the subclass raises)
+
+    def _update_as_real(self, group, params):
+        """``_update_group``, with each complex parameter updated as PyTorch updates it: as the real tensor of its
+        (real, imaginary) pairs (``view_as_real``), its gradient and state viewed the same way. So Adam's second
+        moment squares each part (not ``|g|^2``) and Rprop steps each part by its own size. The views share the
+        parameter's memory and version counter; state made meanwhile is turned back into complex tensors."""
+        moved, views = [], []
+        for p in params:
+            if not (self._takes_complex and p.is_complex()):
+                views.append(p)
+                continue
+            real = view_as_real(p)
+            real.grad = view_as_real(p.grad)
+            originals = dict(self.state[p]) if p in self.state else {}
+            self.state[real] = {name: _real_entry(value, p) for name, value in originals.items()}
+            moved.append((p, real, originals))
+            views.append(real)
+        try:
+            self._update_group(group, views)
+        finally:
+            for p, real, originals in moved:
+                entries = self.state.pop(real)
+                if entries or p in self.state:
+                    self.state[p] = {name: _complex_entry(value, p, originals.get(name))
+                                     for name, value in entries.items()}
 
     def _check_step_inputs(self):
         """Raise (TypeError for a non-Tensor gradient, RuntimeError otherwise) before ``step`` changes anything."""
@@ -266,8 +356,8 @@ class Optimizer:
         if len(set(saved_indices)) != len(saved_indices):
             raise ValueError(f"loaded state dict lists a parameter index twice: {saved_indices}")
         # options missing from an older state_dict keep this optimizer's defaults (PyTorch's __setstate__)
-        groups = [{**self.defaults, **copy.deepcopy({k: v for k, v in saved.items() if k != "params"}),
-                   "params": group["params"]}
+        groups = [{**self.defaults, **_names_of(group),
+                   **copy.deepcopy({k: v for k, v in saved.items() if k != "params"}), "params": group["params"]}
                   for group, saved in zip(self.param_groups, saved_groups)]
         for group in groups:
             self._check_group(group)
@@ -291,10 +381,10 @@ class Optimizer:
 
     @staticmethod
     def _restore_value(param, name, value):
-        if name in _SCALAR_STATE:  # a 0-d tensor, also from the plain number older checkpoints hold
+        if name in _SCALAR_STATE:  # a 0-d tensor; the plain number older checkpoints hold gets PyTorch's scalar dtype
             array = np.asarray(value._data if isinstance(value, Tensor) else value)
-            dtype = array.dtype if dtypes.is_floating_point(array.dtype) else _scalar_tensor(0.0).dtype
-            return Tensor(np.array(array.reshape(()), dtype=dtype))
+            floating = isinstance(value, (Tensor, np.ndarray)) and dtypes.is_floating_point(array.dtype)
+            return Tensor(np.array(array.reshape(()), dtype=array.dtype if floating else _scalar_tensor(0.0).dtype))
         if isinstance(value, (Tensor, np.ndarray)):
             array = np.array(value._data if isinstance(value, Tensor) else value)  # a copy
             if dtypes.is_floating_point(array.dtype):

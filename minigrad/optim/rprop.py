@@ -18,7 +18,8 @@ class Rprop(Optimizer):
         p = p - sign(g) * step_size;  prev = g
 
     ``state[p]`` holds 'step', 'prev' (the last gradient used, 0 after a sign flip) and 'step_size'
-    (starting at ``lr``). Complex parameters are treated as pairs of reals, as PyTorch does.
+    (starting at ``lr``). A complex parameter steps each of its real and imaginary parts
+    (``Optimizer._update_as_real``).
     """
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
@@ -43,14 +44,13 @@ class Rprop(Optimizer):
         for p in params:
             state = self.state[p]
             if not state:
-                lr = complex(group["lr"], group["lr"]) if np.iscomplexobj(p._data) else group["lr"]
                 state["step"] = _scalar_tensor(0.0)
                 state["prev"] = Tensor(np.zeros_like(p._data))
-                state["step_size"] = Tensor(np.full_like(p.grad._data, lr))
+                state["step_size"] = Tensor(np.full_like(p.grad._data, group["lr"]))
             increment_step(state)
             grad = -p.grad._data if group["maximize"] else p.grad._data
-            prev, step_size = _real_view(state["prev"]._data), _real_view(state["step_size"]._data)
-            grad = np.array(_real_view(np.asarray(grad)), copy=True)
+            prev, step_size = state["prev"]._data, state["step_size"]._data
+            grad = np.array(grad, copy=True)
             factor = np.multiply(grad, prev, out=np.empty_like(grad))
             np.sign(factor, out=factor)              # +1: same sign, -1: flipped, 0: a zero (NaN stays NaN)
             factor[factor > 0] = etaplus
@@ -62,14 +62,6 @@ class Rprop(Optimizer):
             update = np.sign(grad, out=np.empty_like(grad))
             update *= step_size
             np.negative(update, out=update)
-            if np.iscomplexobj(p._data):
-                update = update.reshape(-1).view(p._data.dtype)
-            p.add_(Tensor(update.reshape(p.shape)))
+            p.add_(Tensor(update))
             prev[...] = grad
 
-
-def _real_view(array):
-    """A complex array as real pairs (``torch.view_as_real``); a real array as it is."""
-    if not np.iscomplexobj(array):
-        return array
-    return array.reshape(-1).view(array.real.dtype).reshape(*array.shape, 2)
