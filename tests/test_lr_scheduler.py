@@ -235,3 +235,35 @@ def test_onecycle_needs_a_momentum_option_to_cycle(torch):
     with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
         lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=10)
     lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=10, cycle_momentum=False)
+
+
+def _tensor_lr_history(lib, opt, sched, steps):
+    """Each step's lr values; and whether every group's lr is still the Tensor it started as."""
+    originals = [g["lr"] for g in opt.param_groups]
+    history = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for _ in range(steps):
+            opt.step()
+            sched.step()
+            assert all(g["lr"] is t for g, t in zip(opt.param_groups, originals)), "the lr Tensor was replaced"
+            last = sched.get_last_lr()
+            assert all(isinstance(v, lib.Tensor) and v is not t for v, t in zip(last, originals)), \
+                "get_last_lr() should give copies of the lr Tensors"
+            history.append([float(g["lr"]) for g in opt.param_groups])
+    return history
+
+
+@pytest.mark.parametrize("key", [k for k in SCHEDULES if "sequential" not in k])
+def test_a_tensor_lr_is_updated_in_place_like_pytorch(torch, key):
+    """A Tensor lr (PyTorch takes one for capturable steps) stays the same Tensor: schedulers fill it in place and
+    ``get_last_lr()`` gives copies, as PyTorch's do; the values are PyTorch's."""
+    make, name, kwargs = SCHEDULES[key]
+    ours, theirs = make_optimizers(torch, name, **kwargs)
+    for lib, opt in ((mg, ours), (torch, theirs)):
+        for g in opt.param_groups:
+            g["lr"] = lib.tensor(g["lr"])
+    history = _tensor_lr_history(mg, ours, make(lr_scheduler, ours), 30)
+    expected = _tensor_lr_history(torch, theirs, make(torch.optim.lr_scheduler, theirs), 30)
+    np.testing.assert_allclose(history, expected, rtol=1e-6, atol=1e-9)
+    assert len({tuple(lrs) for lrs in history}) >= 2  # the schedule moves

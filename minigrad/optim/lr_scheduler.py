@@ -17,7 +17,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Mapping
 
-from ..tensor import Tensor  # noqa: F401  (PyTorch's lr_scheduler module has these names too)
+from ..tensor import Tensor  # (PyTorch's lr_scheduler module has this name too)
 from .optimizer import Optimizer
 
 inf = math.inf
@@ -64,6 +64,21 @@ def _mismatch(current, loaded, path):
     return None
 
 
+def set_lr(group, lr):
+    """``group['lr'] = lr``, but a Tensor lr (PyTorch takes one for capturable steps) is filled in place and stays the
+    same Tensor, as PyTorch's schedulers keep it."""
+    if isinstance(group["lr"], Tensor):
+        group["lr"].fill_(lr)
+    else:
+        group["lr"] = lr
+
+
+def _copy(value):
+    """A learning rate to keep (initial_lr, base_lrs, get_last_lr()): a Tensor is cloned, so it does not follow the
+    group's lr as that changes in place (PyTorch's)."""
+    return value.clone() if isinstance(value, Tensor) else value
+
+
 class LRScheduler:
     """Base class: subclasses define ``get_lr()`` (the new lr of each group, given ``self.last_epoch``)
     and optionally ``_get_closed_form_lr()`` (the lr at an arbitrary epoch, used by ``step(epoch)``)."""
@@ -72,13 +87,13 @@ class LRScheduler:
         self.optimizer = _checked(optimizer)
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                group.setdefault("initial_lr", _copy(group["lr"]))
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
                     raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
                                    "scheduler with last_epoch >= 0.")
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lrs = [_copy(group["initial_lr"]) for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._initial_step()
 
@@ -118,11 +133,11 @@ class LRScheduler:
             self.last_epoch = epoch
             values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+            set_lr(group, lr)
+        self._last_lr = self._group_lrs()
 
     def _group_lrs(self):
-        return [group["lr"] for group in self.optimizer.param_groups]
+        return [_copy(group["lr"]) for group in self.optimizer.param_groups]
 
     def state_dict(self):
         """Everything but the optimizer (PyTorch's format)."""
@@ -319,7 +334,7 @@ class SequentialLR(_ComposedScheduler):
         # Constructing the schedulers stepped them once each: reset the lr and undo those steps,
         # then let only the scheduler that owns epoch 0 take its initial step.
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            set_lr(group, group["initial_lr"])
         for scheduler in self._schedulers:
             scheduler.last_epoch -= 1
         first = self._schedulers[bisect_right(self._milestones, 0)]
@@ -473,7 +488,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_i = self.T_0 * self.T_mult ** n
         self.last_epoch = math.floor(epoch)
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
+            set_lr(group, lr)
         self._last_lr = self._group_lrs()
 
 
@@ -662,7 +677,7 @@ class ReduceLROnPlateau(LRScheduler):
             old_lr = float(group["lr"])
             new_lr = max(old_lr * self.factor, min_lr)
             if old_lr - new_lr > self.eps:
-                group["lr"] = new_lr
+                set_lr(group, new_lr)
 
     def _check_state(self, state_dict):
         super()._check_state(state_dict)

@@ -5,7 +5,7 @@ import types
 from collections.abc import Mapping
 from functools import partial
 
-from .lr_scheduler import LRScheduler, ReduceLROnPlateau, _checked, _ComposedScheduler, _per_group
+from .lr_scheduler import LRScheduler, ReduceLROnPlateau, _checked, _ComposedScheduler, _copy, _per_group, set_lr
 
 __all__ = ["ChainedScheduler", "CyclicLR"]
 
@@ -43,7 +43,7 @@ class CyclicLR(LRScheduler):
         base_lrs = _per_group("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for group, lr in zip(optimizer.param_groups, base_lrs):
-                group["lr"] = lr
+                set_lr(group, lr)
         self.max_lrs = _per_group("max_lr", optimizer, max_lr)
         step_size_up = float(step_size_up)
         step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
@@ -157,9 +157,9 @@ class ChainedScheduler(_ComposedScheduler):
                                  f"different from {type(optimizer).__name__}.")
         self._schedulers = list(schedulers)
         self.optimizer = optimizer
-        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+        self._last_lr = [_copy(group["lr"]) for group in self._schedulers[-1].optimizer.param_groups]
 
     def step(self):
         for scheduler in self._schedulers:
             scheduler.step()
-        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+        self._last_lr = [_copy(group["lr"]) for group in self._schedulers[-1].optimizer.param_groups]
