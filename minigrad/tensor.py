@@ -298,9 +298,10 @@ class Tensor:
         self._grad = value
 
     def numpy(self, *, force=False):
-        """The underlying ndarray (no copy). Like PyTorch, refuses a tensor that requires grad, unless ``force``
-        (PyTorch's ``detach().numpy()`` then; minigrad has no device or lazy conjugate to resolve)."""
-        if self.requires_grad and not force:
+        """The underlying ndarray (no copy). Like PyTorch, refuses a tensor that requires grad while grad mode is on
+        (under ``no_grad``, and so in a Function's forward, it is given), unless ``force`` (PyTorch's
+        ``detach().numpy()`` then; minigrad has no device or lazy conjugate to resolve)."""
+        if self.requires_grad and not force and _grad_mode._state.enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data
 
@@ -780,6 +781,7 @@ def wrap(array):
 # autograd wraps arrays in Tensors (``wrap``) but cannot import this module while it loads (circular): tell it here.
 from .autograd import engine as _engine  # noqa: E402
 from .autograd import function as _function  # noqa: E402
+from .autograd import grad_mode as _grad_mode  # noqa: E402
 
 _engine.Tensor = _function.Tensor = Tensor
 _function.RemovableHandle = _RemovableHandle

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..dtypes import is_differentiable
 from . import function as _function
 from . import grad_mode
 
@@ -216,7 +217,7 @@ def _generators(args, kwargs):
 
 
 def _differentiable(t):
-    return t._data.dtype.kind in "fc"
+    return is_differentiable(t._data.dtype)     # floating (bfloat16 too) or complex
 
 
 def _apply(cls, args, kwargs):
@@ -347,14 +348,16 @@ def _custom_apply(cls, args, kwargs, tangents):
              for a, t in zip(args, tangents)]
     with grad_mode.no_grad():
         tangent = jvp(_JvpContext(ctx), *given)
-    if isinstance(tangent, tuple) and len(tangent) == 1:
-        tangent = tangent[0]
-    if tangent is not None and _differentiable(out):
-        values = tangent._data if isinstance(tangent, Tensor) else np.asarray(tangent)
-        if values.shape != out._data.shape:
+    outputs = out if isinstance(out, tuple) else (out,)       # a Function may have several outputs: one tangent each
+    tangents = tangent if isinstance(tangent, tuple) else (tangent,)
+    for o, t in zip(outputs, tangents):
+        if t is None or not isinstance(o, Tensor) or not _differentiable(o):
+            continue
+        values = t._data if isinstance(t, Tensor) else np.asarray(t)
+        if values.shape != o._data.shape:
             raise RuntimeError(f"{cls.__name__}.jvp returned a tangent of size {list(values.shape)} for an output of "
-                               f"size {list(out._data.shape)}")
-        _store(out, Tensor(np.array(values, dtype=out._data.dtype, copy=True)))
+                               f"size {list(o._data.shape)}")
+        _store(o, Tensor(np.array(values, dtype=o._data.dtype, copy=True)))
     return out
 
 

@@ -113,6 +113,26 @@ class Context:
         self.saved = saved
         self.saved_at = writes[0]
 
+    # PyTorch's marks on a user Function's outputs (custom_function.py carries them out)
+    marked = False
+
+    def mark_non_differentiable(self, *tensors):
+        """These outputs (Tensors the forward returns) do not require grad; backward gets zeros for them."""
+        self._marks()["non_differentiable"] += tensors
+
+    def mark_dirty(self, *tensors):
+        """The forward wrote into these inputs in place and returns them: each output is the input itself, its history
+        continued through this Function (as after any in-place op)."""
+        self._marks()["dirty"] += tensors
+
+    def set_materialize_grads(self, value):
+        """False: backward gets None, not zeros, for an output whose gradient did not arrive."""
+        self._marks()["materialize"] = bool(value)
+
+    def _marks(self):
+        self.marked = True
+        return _custom_function.marks(self)
+
     def save_for_forward(self, *tensors):
         """Tensors a custom Function's ``jvp`` reads as ``ctx.saved_tensors`` under forward AD (forward_ad.py)."""
         self.__dict__["forward_saved"] = tuple([t.detach() if isinstance(t, Tensor) else t for t in tensors])
@@ -340,8 +360,16 @@ class Function:
 
     # While a minigrad.profiler profile records, this method is swapped for a timed wrapper of it (and put back
     # when recording stops: profiler/_recorder.py), so that profiling costs nothing here when it is off.
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """PyTorch's second style of Function: ``forward(*inputs)`` takes no ctx, and this, given the inputs (the
+        arguments with forward's defaults filled in) and what forward returned, saves what backward needs."""
+        raise NotImplementedError("setup_context is not implemented.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
+        if cls.setup_context is not _no_setup_context:   # the inputs setup_context sees: every argument, by position
+            args, kwargs = _bound_arguments(cls.forward, args, kwargs), {}
         if dual_active:   # a forward AD level is active (set by autograd/forward_ad.py, which propagates tangents)
             return dual_apply(cls, args, kwargs)
         ctx = Context(cls)
@@ -380,15 +408,18 @@ class Function:
             forward = getattr(forward, "_minigrad_plain", forward)
         state.enabled = False
         try:
-            out = forward(ctx, *args, **kwargs)
+            if cls.setup_context is _no_setup_context:
+                out = forward(ctx, *args, **kwargs)
+            else:     # PyTorch's other style: forward(*inputs) without ctx, then setup_context(ctx, inputs, output)
+                out = forward(*args)
+                cls.setup_context(ctx, args, out)
         finally:
             state.enabled = prev
 
+        if ctx.marked or isinstance(out, tuple):   # several outputs, or marked ones (a user's Function)
+            return _custom_function.finish(cls, ctx, args, out, record)
         if type(out) is np.ndarray:  # the common case first
             out = wrap(out)
-        elif isinstance(out, tuple):
-            raise TypeError(f"{cls.__name__}.forward returned a tuple: minigrad Functions have exactly one "
-                            "output (return other results through ctx or compute them outside the Function)")
         elif not isinstance(out, Tensor):    # a NumPy scalar (a ufunc on 0-d arrays), say
             array = np.asarray(out)
             if any(item is out for item in ctx.saved):     # saved as the result: the result's array is saved
@@ -425,9 +456,36 @@ class Function:
                 ctx.watch(*[args[i]._data for i in cls.watched_inputs if isinstance(args[i], Tensor)])
             out._grad_fn = ctx
             out._requires_grad = True
+            if "origins" in ctx.__dict__:     # Tensors were saved: the output among them is this node's output
+                join_saved_outputs(ctx, {id(out._data): ctx})
             if saving_hooks[0] and ctx.saved:     # saved-tensor hooks are in use (in some thread)
                 pack_saved(ctx, args, out)
         return out
+
+
+_no_setup_context = Function.__dict__["setup_context"].__func__
+
+
+def join_saved_outputs(ctx, nodes, dirty=()):
+    """A Function's output that its forward saved (``ctx.save_for_backward(out)``) sits in the graph at the node that
+    made it (``nodes``: id of the output's array -> that node), as PyTorch's saved outputs do: under
+    ``create_graph=True`` a backward that reads it is differentiated through it, not as through a constant. So does
+    an input the forward wrote into (``dirty``: ids of their arrays): what was saved is its new value."""
+    origins = list(ctx.origins)
+    for j, item in enumerate(ctx.saved):
+        if not isinstance(item, Tensor) or id(item._data) not in nodes:
+            continue
+        if origins[j] is None or id(item._data) in dirty:
+            origins[j] = nodes[id(item._data)]
+    ctx.origins = tuple(origins)
+
+
+def _bound_arguments(forward, args, kwargs):
+    """``forward``'s arguments as one tuple in its parameters' order, defaults filled in (PyTorch's
+    ``bind_default_args``)."""
+    bound = inspect.signature(forward).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.args) + tuple(bound.kwargs.values())
 
 
 def note_own_counter(ctx, a):
@@ -465,3 +523,6 @@ def once_differentiable(backward):
         with grad_mode.no_grad():
             return backward(ctx, *grad_outputs)
     return wrapper
+
+
+from . import custom_function as _custom_function  # noqa: E402  (it builds its nodes on Function, above)
