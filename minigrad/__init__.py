@@ -176,6 +176,9 @@ from . import _out  # noqa: E402
 for _namespace in (globals(), vars(linalg), vars(special), vars(fft), vars(nn.functional)):
     _out.install(_namespace)
 del _namespace
+# axis= for dim=, keepdims= for keepdim=: the namespaces' functions take them in their out= wrapper, the rest here
+from . import _numpy_names  # noqa: E402
+_numpy_names.install([globals(), vars(linalg), vars(special), vars(fft)], Tensor)
 
 # torch.library, torch.overrides, torch.futures, torch.return_types, torch.functional, torch.quasirandom
 from . import futures, library, overrides, quasirandom, return_types  # noqa: E402

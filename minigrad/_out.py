@@ -24,6 +24,7 @@ import numpy as np
 
 from . import autograd
 from .autograd import grad_mode
+from ._numpy_names import renamed, wants_numpy_names
 from .dtypes import can_cast, scalar_type_name
 from .tensor import Tensor
 
@@ -65,9 +66,12 @@ def accepts_out(fn):
     """``fn`` taking PyTorch's keyword ``out`` (module docstring)."""
     inner = inspect.unwrap(fn)
     module, parameters = inner.__module__, inspect.signature(inner).parameters
+    aliases = wants_numpy_names(inner)     # axis= for dim=, keepdims= for keepdim= (_numpy_names.py)
 
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
+        if aliases and kwargs and ("axis" in kwargs or "keepdims" in kwargs):
+            kwargs = renamed(fn, kwargs)
         if out is None:
             return fn(*args, **kwargs)
         name = fn.__name__
@@ -94,6 +98,7 @@ def accepts_out(fn):
         return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs) if isinstance(result, tuple) \
             else outs[0]
     wrapper.takes_out = True
+    wrapper.numpy_names = aliases
     return wrapper
 
 

@@ -46,10 +46,8 @@ KNOWN = {
         "minigrad an error naming the Function (docs/differences.md)",
 }
 
-# Functions minigrad cannot run yet, with the reason; strict xfails, so a fix shows
+# Functions minigrad cannot run yet, with the reason; strict xfails, so a fix shows. Empty: all 14 run.
 GAPS = {
-    "SortGenVmapAutogradFunction": "it calls torch.argsort(x, axis=dim): minigrad lacks PyTorch's NumPy-style "
-                                   "keyword aliases (axis= for dim=, keepdims= for keepdim=; docs/differences.md)",
 }
 
 
