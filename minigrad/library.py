@@ -419,8 +419,30 @@ class _Layout:
                 self.flat.extend(v)
             else:
                 self.slots.append(None)
-        self.outputs = None      # the kernel's result (tuple or Tensor)
-        self.packed = None       # [(position, shape, dtype, start, stop)] of the float outputs in the flat output
+        self.outputs = None      # the kernel's result (a Tensor, or a tuple possibly holding lists of tensors)
+
+
+def _leaves(out):
+    """The kernel's outputs as one flat tuple (a list of tensors inside the result contributes each tensor), which the
+    Function returns as its several outputs (``autograd/custom_function.py``)."""
+    flat = []
+    for o in out:
+        flat.extend(o if isinstance(o, list) else [o])
+    return tuple(flat)
+
+
+def _nested(flat, out):
+    """``flat`` (one value per leaf of ``out``) in ``out``'s structure again: lists where ``out`` has lists, a named
+    tuple of ``out``'s type."""
+    values, at = [], 0
+    for o in out:
+        if isinstance(o, list):
+            values.append(list(flat[at:at + len(o)]))
+            at += len(o)
+        else:
+            values.append(flat[at])
+            at += 1
+    return type(out)(*values) if hasattr(out, "_fields") else type(out)(values)
 
 
 def _call_setup(op, ctx, inputs, output, values):
@@ -453,28 +475,13 @@ def _make_function(op):
         ctx.layout = layout
         _call_setup(op_, ctx, inputs, out, values)
         layout.outputs = out
-        if isinstance(out, Tensor):
-            return out
-        parts = [(i, o) for i, o in enumerate(out) if isinstance(o, Tensor) and is_differentiable(o.dtype)]
-        if not parts:
-            raise RuntimeError(f"{op_.qualname}: no floating-point output to differentiate")
-        dtype = np.result_type(*[o._data.dtype for _, o in parts])
-        packed, start = [], 0
-        for i, o in parts:
-            packed.append((i, o._data.shape, o._data.dtype, start, start + o._data.size))
-            start += o._data.size
-        layout.packed = packed
-        return np.concatenate([o._data.reshape(-1).astype(dtype) for _, o in parts])
+        return out if isinstance(out, Tensor) else _leaves(out)
 
-    def backward(ctx, dout):
+    def backward(ctx, *grads):
         layout = ctx.layout
         op_ = layout.op
-        if layout.packed is None:
-            grads = (dout,)
-        else:
-            grads = [None] * len(layout.outputs)
-            for i, shape, dtype, start, stop in layout.packed:
-                grads[i] = dout[start:stop].reshape(shape).to(dtype)
+        if not isinstance(layout.outputs, Tensor):
+            grads = _nested(grads, layout.outputs)
         ctx.needs_input_grad = ctx.needs_input_grad[:len(layout.slots)]   # as PyTorch's: one per input here
         result = op_.backward(ctx, *grads)
         if not isinstance(result, tuple):
@@ -504,12 +511,7 @@ def _run_with_autograd(op, values):
     if fn is None:
         fn = op.function = _make_function(op)
     out = fn.apply(layout, *layout.flat)
-    if layout.packed is None:
-        return out
-    results = list(layout.outputs)
-    for i, shape, dtype, start, stop in layout.packed:
-        results[i] = out[start:stop].reshape(shape).to(dtype).clone()
-    return type(layout.outputs)(results) if not isinstance(layout.outputs, list) else results
+    return out if isinstance(out, Tensor) else _nested(out, layout.outputs)
 
 
 # =========================================================================== the public objects
@@ -631,6 +633,11 @@ class CustomOpDef:
     @property
     def _schema(self):
         return self._op.schema_text
+
+    @property
+    def _opoverload(self):
+        """The operator's ``torch.ops.<ns>.<name>.default`` (PyTorch's attribute, used by its custom-op tests)."""
+        return OpOverload(self._op)
 
     def __call__(self, *args, **kwargs):
         return self._op(*args, **kwargs)

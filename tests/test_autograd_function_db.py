@@ -1,12 +1,14 @@
-"""PyTorch's database of custom autograd Functions (``autograd_function_db``) as an oracle for ``autograd.Function``.
+"""PyTorch's databases of custom autograd Functions (``autograd_function_db``) and custom operators
+(``custom_op_db``) as oracles for ``autograd.Function`` and ``library.custom_op``.
 
-PyTorch keeps 15 Functions, each an OpInfo, covering the ways a custom Function is written: ``forward(ctx, ...)`` or
-``forward(...)`` with a separate ``setup_context`` (defaults filled in), several outputs (NumPy arrays among them),
-outputs marked non-differentiable, an input marked dirty (written in place and returned), saving inputs, outputs
-and intermediates, a backward built from other custom Functions (so that it can be differentiated again),
-``once_differentiable``, and ``jvp`` staticmethods. Their source runs here with minigrad standing for torch (the
-classes; the OpInfo entries and samples come from PyTorch's own database), and for every sample both libraries'
-results are compared:
+PyTorch keeps 14 Functions and 11 custom ops, each an OpInfo, covering the ways they are written: ``forward(ctx,
+...)`` or ``forward(...)`` with a separate ``setup_context`` (defaults filled in), several outputs (NumPy arrays among
+them), outputs marked non-differentiable, an input marked dirty (written in place and returned), saving inputs,
+outputs and intermediates, a backward built from other custom Functions or ops (so that it can be differentiated
+again), ``once_differentiable``, ``jvp`` staticmethods; custom ops with ``register_fake``, ``register_autograd``
+(keyword-only inputs too) and ``register_vmap``, data-dependent output shapes, lists of tensors. Their source runs
+here with minigrad standing for torch (``tests/torch_shim.py``; the OpInfo entries and the samples come from
+PyTorch's own databases), and for every sample both libraries' results are compared:
 
 * the outputs: values, dtype, and which require grad;
 * first gradients, for random upstream gradients;
@@ -28,19 +30,27 @@ import minigrad as mg
 
 from .mirror import torch_or_skip
 from .opinfo_util import to_mg
+from .torch_shim import minigrad_as_torch
 
-try:   # the parametrization needs the database at collection time
+try:   # the parametrization needs the databases at collection time
     import torch
-    from torch.testing._internal import autograd_function_db as _DB_MODULE
-    _DB = _DB_MODULE.autograd_function_db
+    from torch.testing._internal import autograd_function_db as _FUNCTION_MODULE
+    from torch.testing._internal import custom_op_db as _OP_MODULE
+    _DATABASES = {"function": (_FUNCTION_MODULE, _FUNCTION_MODULE.autograd_function_db),
+                  "op": (_OP_MODULE, _OP_MODULE.custom_op_db)}
 except ImportError:   # pragma: no cover - without PyTorch (or expecttest) the tests skip
-    torch, _DB_MODULE, _DB = None, None, []
+    torch, _DATABASES = None, {}
+_DB = [info for _, entries in _DATABASES.values() for info in entries]
 
 # (Function name, check) -> why minigrad's result differs from PyTorch's, by design
 KNOWN = {
     ("NumpyCubeNotComposableAutogradFunction", "vmap"):
         "PyTorch refuses to vmap a Function with neither a vmap staticmethod nor generate_vmap_rule; minigrad's "
         "vmap runs the function once per sample, so every Function works",
+    ("NumpyNonzeroCustomOp", "vmap"): "data-dependent output shapes: PyTorch runs the op's register_vmap rule, which "
+                                      "raises NotImplementedError; minigrad's vmap runs the op per sample and refuses "
+                                      "outputs of different shapes with a RuntimeError",
+    ("NumpyNMSCustomOp", "vmap"): "as NumpyNonzeroCustomOp's vmap",
     ("NumpyCubeNotComposableAutogradFunction", "second order"):
         "its backward is once_differentiable: differentiating its gradient again gives PyTorch a silent None here, "
         "minigrad an error naming the Function (docs/differences.md)",
@@ -51,25 +61,32 @@ GAPS = {
 }
 
 
-def _minigrad_functions():
-    """The database's source run with minigrad as ``torch``: {OpInfo name: (op, inplace_variant)}."""
-    source = inspect.getsource(_DB_MODULE)
-    source = re.sub(r"^from torch\.testing[^\n(]*\([^)]*\)\n", "", source, flags=re.M)   # the OpInfo machinery:
-    source = re.sub(r"^from torch\.testing[^\n]*\n", "", source, flags=re.M)             # stand-ins below
-    source = re.sub(r"^import torch\n", "", source, flags=re.M)
-    namespace = {"__name__": "autograd_function_db_on_minigrad", "torch": mg,
-                 "OpInfo": lambda name, **entry: (name, entry), "SampleInput": None, "make_tensor": None,
-                 "all_types_and": lambda *dtypes: ()}
-    exec(compile(source, "autograd_function_db (minigrad as torch)", "exec"), namespace)   # noqa: S102
-    return {name: (entry["op"], entry.get("inplace_variant")) for name, entry in namespace["autograd_function_db"]}
+def _run_on_minigrad(module, entries):
+    """A database's source run with minigrad as ``torch``: {OpInfo name: op}. Its imports from
+    ``torch.testing`` (the OpInfo machinery, sample functions) are stand-ins: the samples come from PyTorch's."""
+    source = inspect.getsource(module)
+    imported = re.findall(r"^from torch\.testing[^\n(]*(?:\([^)]*\)|[^\n]*)\n", source, flags=re.M)
+    namespace = {name: _stand_in for block in imported for name in re.findall(r"\w+", block.split(" import ", 1)[1])}
+    for block in imported:
+        source = source.replace(block, "")
+    namespace.update({"__name__": f"{module.__name__.rsplit('.', 1)[-1]}_on_minigrad",
+                      "OpInfo": lambda name, **entry: (name, entry)})
+    with minigrad_as_torch():
+        exec(compile(source, f"{module.__name__} (minigrad as torch)", "exec"), namespace)   # noqa: S102
+    return {name: entry["op"] for name, entry in namespace[entries]}
 
 
 _MINE = {}
 
 
+def _stand_in(*args, **kwargs):
+    """What the databases import from ``torch.testing`` (dtype lists, sample makers) stands for, on minigrad."""
+
+
 def _mine(name):
     if not _MINE:
-        _MINE.update(_minigrad_functions())
+        for module, entries in _DATABASES.values():
+            _MINE.update(_run_on_minigrad(module, [k for k, v in vars(module).items() if v is entries][0]))
     return _MINE[name]
 
 
@@ -150,7 +167,7 @@ def test_custom_function_matches_pytorch(info, check):
         pytest.skip(KNOWN[(info.name, check)])
     if check == "second order" and not info.supports_gradgrad or check == "forward AD" and not info.supports_forward_ad:
         pytest.skip(f"PyTorch's database says {info.name} does not support {check}")
-    mine, _ = _mine(info.name)
+    mine = _mine(info.name)
     rng = np.random.default_rng(0)
     for n, sample in enumerate(info.sample_inputs("cpu", torch.float64, requires_grad=True)):
         args_t, kwargs_t = [sample.input, *sample.args], sample.kwargs
@@ -177,8 +194,9 @@ def test_custom_function_matches_pytorch(info, check):
         _same(got, want, what)
 
 
-def test_every_function_of_the_database_runs_on_minigrad():
-    """The whole database's source runs with minigrad as torch, and names the same Functions as PyTorch's."""
+def test_every_entry_of_the_databases_runs_on_minigrad():
+    """The databases' sources run with minigrad as torch, and name the same Functions and ops as PyTorch's."""
     torch_or_skip()
-    assert len(_DB) >= 14
-    assert {info.name for info in _DB} == set(_MINE or _minigrad_functions())
+    assert len(_DB) >= 25
+    _mine(_DB[0].name)
+    assert {info.name for info in _DB} == set(_MINE)

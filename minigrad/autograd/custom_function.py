@@ -115,18 +115,19 @@ class Packed(_function.Function):
         if user_ctx.saved:
             ctx.saved, ctx.saved_at = user_ctx.saved, user_ctx.saved_at
         ctx.__dict__.update(user_ctx.__dict__)
+        ctx.needs_input_grad = user_ctx.needs_input_grad   # as the user's forward left it
         ctx.marked = False            # (the marks are carried out: this node's output is the joined one)
-        ctx.layout, ctx.received = layout, set()
+        ctx._packed_layout, ctx._packed_received = layout, set()
         return flat
 
     @classmethod
     def backward(cls, ctx, dflat):
         materialize = marks(ctx)["materialize"]
         grads = []
-        for i, (kind, spec) in enumerate(ctx.layout):
+        for i, (kind, spec) in enumerate(ctx._packed_layout):
             if kind == "differentiable":
                 offset, size, shape, dtype = spec
-                if materialize or i in ctx.received:
+                if materialize or i in ctx._packed_received:
                     grads.append(dflat[offset:offset + size].reshape(shape).to(dtype))
                 else:
                     grads.append(None)
@@ -135,7 +136,7 @@ class Packed(_function.Function):
                 grads.append(_function.Tensor(np.zeros(shape, dtype)))
             else:
                 grads.append(None)
-        ctx.received = set()
+        ctx._packed_received = set()
         return cls.user.backward(ctx, *grads)
 
 
@@ -151,8 +152,8 @@ class Unpacked(_function.Function):
     @staticmethod
     def backward(ctx, dout):
         offset, size, shape, dtype = ctx.spec
-        ctx.node.received.add(ctx.index)
-        pieces = [spec for kind, spec in ctx.node.layout if kind == "differentiable"]
+        ctx.node._packed_received.add(ctx.index)
+        pieces = [spec for kind, spec in ctx.node._packed_layout if kind == "differentiable"]
         total, flat_dtype = sum(p[1] for p in pieces), np.result_type(*[p[3] for p in pieces])
         Tensor = _function.Tensor
         before = Tensor(np.zeros(offset, flat_dtype))
