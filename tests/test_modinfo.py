@@ -9,13 +9,16 @@ For every ModuleInfo (114 in PyTorch 2.13), in training and in eval mode, each o
 * forward: every output's shape, dtype and values;
 * backward: one random float64 upstream gradient per differentiable output; the gradients of every input
   that requires grad and of every parameter;
-* afterwards every buffer (running statistics, ``num_batches_tracked``) agrees.
+* afterwards every buffer (running statistics, ``num_batches_tracked``) agrees;
+* and the database's error inputs (``module_error_inputs_func``) raise as PyTorch's do.
 
 Lazy modules are materialised by a first forward without grad in both libraries, then PyTorch's parameters
 are copied and the comparison runs as for any module. A module minigrad lacks, or an input it does not
 support, fails unless it is listed in ``SKIP_MODULES`` / ``SKIP_INPUTS`` with the reason.
 """
 import os
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -260,3 +263,54 @@ def test_module(info, training):
             compare_module(info, module_input, training)
         except Exception as error:
             raise AssertionError(f"{name} input {module_input.desc!r}: {type(error).__name__}: {error}") from error
+
+
+def _error_cases():
+    cases = []
+    for info in _MODULE_DB:
+        if info.module_error_inputs_func is None:
+            continue
+        for training in (True, False):
+            errors = info.module_error_inputs_func(info, device="cpu", dtype=torch.float64, requires_grad=False,
+                                                   training=training)
+            cases += [pytest.param(info, training, i, id=f"{_name(info)}-{'train' if training else 'eval'}-{i}")
+                      for i in range(len(errors))]
+    return cases or [pytest.param(None, None, None, id="no-torch")]
+
+
+def _raised(lib, info, error_input, training):
+    """What constructing the module (and, for a forward error, calling it) raises in ``lib``: the exception, or
+    None. minigrad gets the same arguments, converted."""
+    module_input = error_input.module_error_input
+    convert = (lambda x: x) if lib is torch else to_mg
+    cls = info.module_cls if lib is torch else getattr(mg.nn, info.module_cls.__name__)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = cls(*convert(list(module_input.constructor_input.args)),
+                         **convert(dict(module_input.constructor_input.kwargs)))
+            module.train(training)
+            forward = module_input.forward_input
+            if forward is not None and error_input.error_on.name == "FORWARD_ERROR":
+                module(*convert(list(forward.args)), **convert(dict(forward.kwargs)))
+    except Exception as error:   # compared with PyTorch's
+        return error
+    return None
+
+
+@pytest.mark.parametrize("info, training, index", _error_cases())
+def test_module_error_inputs_match_pytorch(info, training, index):
+    """The database's bad constructions and calls (``module_error_inputs_func``): minigrad raises where PyTorch
+    raises, the same exception type, and a message that matches the database's pattern wherever PyTorch's does.
+    (PyTorch itself does not raise on a few of them, BatchNorm with eps=0 in eval mode; nor must minigrad.)"""
+    torch_or_skip()
+    if info is None:
+        pytest.skip("PyTorch's module database (torch, expecttest) not importable")
+    error_input = info.module_error_inputs_func(info, device="cpu", dtype=torch.float64, requires_grad=False,
+                                                training=training)[index]
+    want = _raised(torch, info, error_input, training)
+    got = _raised(mg, info, error_input, training)
+    assert type(got) is type(want), f"PyTorch: {want!r}; minigrad: {got!r}"
+    if want is not None and re.search(error_input.error_regex, str(want)):
+        assert re.search(error_input.error_regex, str(got)), \
+            f"minigrad's message {str(got)!r} does not match PyTorch's pattern {error_input.error_regex!r}"

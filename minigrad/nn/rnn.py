@@ -26,7 +26,7 @@ from .._checks import as_index, check_tensor
 from ..creation import empty, zeros
 from ..ops.linalg import linear
 from ..ops.recurrent import GATES as _GATES
-from ..ops.recurrent import cell_step, recurrent_layer
+from ..ops.recurrent import cell_step, check_cell, recurrent_layer
 from ..ops.shape import cat, stack
 from ..tensor import Tensor, check_device
 from . import functional as F
@@ -83,6 +83,9 @@ class RNNBase(Module):
             raise ValueError("proj_size has to be smaller than hidden_size")
         if proj_size and mode != "LSTM":
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        for flag, value in (("bias", bias), ("batch_first", batch_first)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{flag} should be of type bool, got: {type(value).__name__}")
         self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
         self.bidirectional, self.proj_size = bidirectional, proj_size
@@ -280,24 +283,25 @@ class RNNCellBase(Module):
 
     def _prepare(self, input, hx):
         """(batched input (N, H_in), the state as (N, H) tensors, whether the input was batched)."""
+        name = type(self).__name__
         if input.ndim not in (1, 2):
-            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.ndim}D instead")
-        if input.shape[-1] != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected {self.input_size}")
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        n_states = 2 if self.mode == "LSTM" else 1
+        if hx is not None:
+            given = tuple(hx) if n_states == 2 else (hx,)
+            for k, s in enumerate(given):
+                if s.ndim not in (1, 2):
+                    label = f"hx[{k}]" if n_states == 2 else "hidden"
+                    raise ValueError(f"{name}: Expected {label} to be 1D or 2D, got {s.ndim}D instead")
         batched = input.ndim == 2
         if not batched:
             input = input.unsqueeze(0)
-        n_states = 2 if self.mode == "LSTM" else 1
         if hx is None:
             states = tuple(zeros(input.shape[0], self.hidden_size, dtype=input.dtype) for _ in range(n_states))
         else:
-            states = tuple(hx) if n_states == 2 else (hx,)
-            if not batched:
-                states = tuple(s.unsqueeze(0) for s in states)
-            for k, s in enumerate(states):
-                if s.shape != (input.shape[0], self.hidden_size):
-                    raise RuntimeError(f"hidden{k if n_states == 2 else ''} has inconsistent size: got "
-                                       f"{list(s.shape)}, expected {[input.shape[0], self.hidden_size]}")
+            states = tuple(s.unsqueeze(0) for s in given) if not batched else given
+        # PyTorch's checks of the operands (ATen's, as the functional cells make them)
+        check_cell(input, states, self.weight_ih, self.weight_hh, _GATES.get(self.mode, 1))
         return input, states, batched
 
     def forward(self, input, hx=None):

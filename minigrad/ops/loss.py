@@ -206,15 +206,23 @@ def _check_class_targets(name, input, target, weight, ignore_index, probabilitie
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
                            f"got weight tensor of shape: {list(weight.shape)}")
-    if probabilities_allowed and kind_of(target.dtype) == "f" and target.shape == input.shape:
-        return                                                 # class probabilities
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(input.dtype)} but found "
+                           f"{scalar_type_name(weight.dtype)}")
+    if probabilities_allowed and target.shape == input.shape:   # class probabilities, as PyTorch decides: by shape
+        if kind_of(target.dtype) != "f":
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{scalar_type_name(target.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return
+    if input.ndim == 2 and target.ndim >= 1 and target.shape[0] != input.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
     if kind_of(target.dtype) not in "iu":
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype} (class-probability "
                            f"targets must have the input's shape {list(input.shape)})")
     expected = input.shape[:axis] + input.shape[axis + 1:]
-    if input.ndim == 2 and target.ndim == 1 and target.shape != expected:
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                         f"({target.shape[0]}).")
     if target.shape != expected:
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)} (input "
                            f"{list(input.shape)}: size mismatch)")

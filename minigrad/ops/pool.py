@@ -252,6 +252,8 @@ def _ntuple(value, d, what, name):
 
 def _check_ndim(input, d, name):
     """Pooling takes (N, C, *S) or unbatched (C, *S) input with d spatial dims, none of them empty."""
+    if input.ndim not in (d + 1, d + 2) and name in ("max_pool2d", "max_pool3d", "avg_pool3d"):
+        raise RuntimeError(f"{name}: non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected for input")
     if input.ndim not in (d + 1, d + 2) or any(s == 0 for s in input.shape[-d - 1:]):
         raise RuntimeError(f"{name}: Expected {d + 1}D or {d + 2}D (batch mode) tensor with optional 0 dim batch "
                            f"size for input (non-empty spatial and channel dims), but got: {list(input.shape)}")
@@ -275,10 +277,13 @@ def _pool_args(name, input, d, kernel_size, stride, padding, dilation):
         raise RuntimeError(f"{name}: dilation should be greater than zero, but got dilation={dilation}")
     if any(p < 0 for p in padding):
         raise RuntimeError(f"{name}: pad must be non-negative, but got pad: {padding}")
-    for p, k in zip(padding, kernel):
+    for p, k, dl in zip(padding, kernel, dilation):
+        if p > k // 2 and name == "max_pool1d":     # (PyTorch's words differ by op)
+            raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p} "
+                               f"and kernel_size={k}")
         if p > k // 2:
-            raise RuntimeError(f"{name}: pad should be at most half of kernel size, but got pad={p} and "
-                               f"kernel_size={k}")
+            raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={dl}")
     return kernel, stride, padding, dilation
 
 

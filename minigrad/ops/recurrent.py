@@ -429,3 +429,19 @@ def recurrent_layer(mode, x, h0, c0, weights, reverse):
     packed = RecurrentLayer.apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode=mode, reverse=reverse)
     L, N = x.shape[:2]
     return unpack(packed, mode, L, N, w_hh.shape[1], w_hh.shape[0] // GATES[mode])
+
+
+def check_cell(input, hiddens, w_ih, w_hh, gates):
+    """ATen's checks of a cell's operands (the functional cells' and the cell modules'): input (N, I), each hidden
+    (N, H), w_ih (gates * H, I), w_hh (gates * H, H)."""
+    if input.size(1) != w_ih.size(1):
+        raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected {w_ih.size(1)}")
+    hidden_size = w_hh.size(1)
+    for label, h in enumerate(hiddens):
+        if input.size(0) != h.size(0):
+            raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{label} batch size {h.size(0)}")
+        if h.size(1) != hidden_size:
+            raise RuntimeError(f"hidden{label} has inconsistent hidden_size: got {h.size(1)}, expected {hidden_size}")
+    if gates > 1 and w_ih.size(0) != gates * hidden_size:
+        raise RuntimeError(f"weight_ih first dim must be {gates} * hidden_size = {gates * hidden_size}, "
+                           f"but got {w_ih.size(0)}")

@@ -16,6 +16,7 @@ from ..nn import functional as F
 from ..random import numpy_rng
 from ..tensor import Tensor
 from .dropout_alpha import _alpha_dropout
+from .recurrent import check_cell
 
 # the same functions as nn.functional's (PyTorch's are one object too)
 bilinear = F.bilinear
@@ -263,21 +264,6 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
 
 # --------------------------------------------------------------------------- recurrent cells
-def _check_cell(input, hiddens, w_ih, w_hh, gates):
-    """ATen's checks of a cell's operands: input (N, I), each hidden (N, H), w_ih (gates * H, I), w_hh (gates * H, H)."""
-    if input.size(1) != w_ih.size(1):
-        raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected {w_ih.size(1)}")
-    hidden_size = w_hh.size(1)
-    for label, h in enumerate(hiddens):
-        if input.size(0) != h.size(0):
-            raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{label} batch size {h.size(0)}")
-        if h.size(1) != hidden_size:
-            raise RuntimeError(f"hidden{label} has inconsistent hidden_size: got {h.size(1)}, expected {hidden_size}")
-    if gates > 1 and w_ih.size(0) != gates * hidden_size:
-        raise RuntimeError(f"weight_ih first dim must be {gates} * hidden_size = {gates * hidden_size}, "
-                           f"but got {w_ih.size(0)}")
-
-
 @takes_tensors("input", "w_ih", "w_hh")
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One LSTM step: gates i, f, g, o of x W_ih^T + b_ih + h W_hh^T + b_hh; c' = s(f) c + s(i) tanh(g),
@@ -287,7 +273,7 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     if len(hx) != 2:
         raise RuntimeError(f"lstm_cell expects two hidden states, but got {len(hx)}")
     h, c = hx
-    _check_cell(input, hx, w_ih, w_hh, 4)
+    check_cell(input, hx, w_ih, w_hh, 4)
     gates = F.linear(input, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
     i, f, g, o = gates.chunk(4, 1)
     c_next = f.sigmoid() * c + i.sigmoid() * g.tanh()
@@ -298,7 +284,7 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One GRU step: r, z = s(x W_ir^T + h W_hr^T + b), n = tanh(x W_in^T + b_in + r (h W_hn^T + b_hn)),
     h' = (1 - z) n + z h."""
-    _check_cell(input, (hx,), w_ih, w_hh, 3)
+    check_cell(input, (hx,), w_ih, w_hh, 3)
     gi_r, gi_z, gi_n = F.linear(input, w_ih, b_ih).chunk(3, 1)
     gh_r, gh_z, gh_n = F.linear(hx, w_hh, b_hh).chunk(3, 1)
     r, z = (gi_r + gh_r).sigmoid(), (gi_z + gh_z).sigmoid()
@@ -307,7 +293,7 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 
 def _rnn_cell(input, hx, w_ih, w_hh, b_ih, b_hh):
-    _check_cell(input, (hx,), w_ih, w_hh, 1)
+    check_cell(input, (hx,), w_ih, w_hh, 1)
     return F.linear(input, w_ih, b_ih) + F.linear(hx, w_hh, b_hh)
 
 
