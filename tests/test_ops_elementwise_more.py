@@ -199,3 +199,21 @@ def test_trig_gradients_for_complex_inputs_as_pytorch(name):
     (got,) = mg.autograd.grad(out, x, mg.tensor(upstream))
     (expected,) = torch.autograd.grad(want, t, torch.tensor(upstream))
     np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["addcmul", "addcdiv", "addcmul_", "addcdiv_"])
+def test_addcmul_and_addcdiv_compute_in_the_common_dtype_of_all_three(name):
+    """A float64 input with bfloat16 and float32 tensors (a case of PyTorch's reference inputs): PyTorch computes the
+    whole expression in float64; the product or quotient of the two narrower tensors alone would be float32, off by
+    about 1e-7."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(0)
+    x, t1, t2 = rng.uniform(-4, 4, (5, 5)), rng.uniform(-6, 6, (5, 5)), rng.uniform(2, 6, (1, 5))
+    results = []
+    for lib in (mg, torch):
+        args = (lib.tensor(x), lib.tensor(t1).to(lib.bfloat16), lib.tensor(t2).to(lib.float32))
+        out = getattr(args[0], name)(*args[1:], value=-3.14) if name.endswith("_") else \
+            getattr(lib, name)(*args, value=-3.14)
+        assert str(out.dtype).endswith("float64")
+        results.append(out.numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-14, atol=1e-14)

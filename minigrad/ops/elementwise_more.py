@@ -13,7 +13,7 @@ The rest are compositions of differentiable ops (their gradients follow from the
 import numpy as np
 
 from .._checks import takes_tensors
-from ..dtypes import float64, kind_of
+from ..dtypes import float64, kind_of, result_type
 from ..tensor import Tensor
 from . import elementwise as ew
 from .pointwise import BinaryMath, binary, not_implemented, on_both
@@ -187,10 +187,27 @@ def lerp(input, end, weight):
     return out
 
 
+def common_dtype(input, tensor1, tensor2):
+    """The dtype PyTorch computes ``input + value * tensor1 (*|/) tensor2`` in: the three operands' common one (a 0-d
+    operand does not widen a dimensioned one), not tensor1 and tensor2's alone (a bfloat16 times a float32 added to
+    a float64 is computed in float64)."""
+    def stand_in(dtype, ndim):    # an empty array of the dtype, 0-d or not, for the promotion rules
+        return np.empty((0,) * min(ndim, 1), dtype)
+    pair = result_type(stand_in(tensor1.dtype, tensor1.ndim), stand_in(tensor2.dtype, tensor2.ndim))
+    return result_type(stand_in(input.dtype, input.ndim), stand_in(pair, max(tensor1.ndim, tensor2.ndim)))
+
+
+def in_common_dtype(input, tensor1, tensor2):
+    dtype = common_dtype(input, tensor1, tensor2)
+    return tuple(t if t.dtype == dtype else t.to(dtype) for t in (tensor1, tensor2))
+
+
 @takes_tensors("input", "tensor1", "tensor2")
 def addcmul(input, tensor1, tensor2, *, value=1):
-    """input + value * tensor1 * tensor2."""
-    return ew.add(input, ew.mul(ew.mul(tensor1, tensor2), addcmul_value(value, input, tensor1, tensor2)))
+    """input + value * tensor1 * tensor2, computed in the three operands' common dtype."""
+    value = addcmul_value(value, input, tensor1, tensor2)
+    tensor1, tensor2 = in_common_dtype(input, tensor1, tensor2)
+    return ew.add(input, ew.mul(ew.mul(tensor1, tensor2), value))
 
 
 def addcmul_value(value, input, tensor1, tensor2):
@@ -202,8 +219,10 @@ def addcmul_value(value, input, tensor1, tensor2):
 
 @takes_tensors("input", "tensor1", "tensor2")
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    """input + value * tensor1 / tensor2 (floating point: PyTorch refuses integer division here)."""
+    """input + value * tensor1 / tensor2, computed in the three operands' common dtype (floating point: PyTorch
+    refuses integer division here)."""
     check_addcdiv_operands(tensor1, tensor2)
+    tensor1, tensor2 = in_common_dtype(input, tensor1, tensor2)
     return ew.add(input, ew.mul(ew.div(tensor1, tensor2), value))
 
 

@@ -343,8 +343,9 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
     """self += value * tensor1 * tensor2"""
     t1, t2 = ew.as_tensor_operand(tensor1, self), ew.as_tensor_operand(tensor2, self)
     check_result(self, np.broadcast_shapes(t1.shape, t2.shape), result_type(t1._data, t2._data))
-    from .elementwise_more import addcmul_value   # (it imports this module)
+    from .elementwise_more import in_common_dtype, addcmul_value   # (it imports this module)
     value = addcmul_value(value, self, t1, t2)
+    t1, t2 = in_common_dtype(self, t1, t2)
     return write(self, lambda old: ew.add(old, ew.mul(ew.mul(t1, t2), value)), (t1, t2),
                  lambda a: np.add(a, value * t1._data * t2._data, out=a, casting="unsafe"))
 
@@ -352,9 +353,10 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
 def addcdiv_(self, tensor1, tensor2, *, value=1):
     """self += value * tensor1 / tensor2"""
     t1, t2 = ew.as_tensor_operand(tensor1, self), ew.as_tensor_operand(tensor2, self)
-    from .elementwise_more import check_addcdiv_operands   # (it imports this module)
+    from .elementwise_more import in_common_dtype, check_addcdiv_operands   # (it imports this module)
     check_addcdiv_operands(t1, t2)
     check_result(self, np.broadcast_shapes(t1.shape, t2.shape), result_type(t1._data, t2._data))
+    t1, t2 = in_common_dtype(self, t1, t2)
     return write(self, lambda old: ew.add(old, ew.mul(ew.div(t1, t2), value)), (t1, t2),
                  lambda a: np.add(a, value * t1._data / t2._data, out=a, casting="unsafe"))
 
