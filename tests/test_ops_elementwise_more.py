@@ -217,3 +217,23 @@ def test_addcmul_and_addcdiv_compute_in_the_common_dtype_of_all_three(name):
         assert str(out.dtype).endswith("float64")
         results.append(out.numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-14, atol=1e-14)
+
+
+def test_gradients_at_the_edges_of_the_domain_are_pytorchs():
+    """From PyTorch's reference inputs: asin/acos at +-inf (NaN, not the 0 that (-inf) ** -0.5 gives) and atan2 at the
+    origin (0 for both arguments, PyTorch's choice where the angle has no derivative)."""
+    torch = torch_or_skip()
+    values = np.array([np.inf, -np.inf, 2.0, 0.5, np.nan])
+    for name in ("asin", "acos"):
+        grads = []
+        for lib in (mg, torch):
+            x = lib.tensor(values, requires_grad=True)
+            (g,) = lib.autograd.grad(getattr(lib, name)(x).sum(), x)
+            grads.append(g.numpy())
+        np.testing.assert_allclose(grads[0], grads[1], rtol=1e-14, equal_nan=True)
+    grads = []
+    for lib in (mg, torch):
+        y, x = lib.tensor([0.0, -0.0, 1.0], requires_grad=True), lib.tensor([0.0, 0.0, 2.0], requires_grad=True)
+        grads.append([g.numpy() for g in lib.autograd.grad(lib.atan2(y, x).sum(), (y, x))])
+    for got, want in zip(*grads):
+        np.testing.assert_allclose(got, want, rtol=1e-14)

@@ -969,7 +969,8 @@ class Atan2(Function):
     """out = atan2(y, x), the angle of the point (x, y), y = input, x = other.
 
         dy = dout * x / (x^2 + y^2)        dx = -dout * y / (x^2 + y^2)
-    """
+
+    At the origin, where the angle has no derivative, both are 0 (PyTorch's choice)."""
     saved_as = (("self", 0), ("other", 1))
 
     @staticmethod
@@ -996,7 +997,8 @@ class Atan2(Function):
     @staticmethod
     def grads(g, y, x):
         """The formulas of the class docstring (ndarrays, or Tensors in a graph)."""
-        scale = g / (x * x + y * y)
+        denominator = x * x + y * y
+        scale = select(array_of(denominator) == 0, np.zeros_like(array_of(g)), g / denominator)
         return scale * x, -scale * y
 
 

@@ -49,13 +49,22 @@ _cosh = on_both(np.cosh, lambda t: Cosh.apply(t))
 _sinh = on_both(np.sinh, lambda t: Sinh.apply(t))
 
 
+def _inverse_sqrt_one_minus_square(x):
+    """1 / sqrt(1 - x^2): NaN outside [-1, 1] for real x, at +-inf too (``** -0.5`` would give 0 there, from
+    (-inf) ** -0.5 = 0; PyTorch's rsqrt gives NaN)."""
+    one_minus_square = 1 - x * x
+    with np.errstate(invalid="ignore"):
+        return 1 / (np.sqrt(one_minus_square) if not isinstance(one_minus_square, ew.Tensor) else
+                    one_minus_square.sqrt())
+
+
 class Asin(UnaryMath):
     saves = ("input",)
     f = staticmethod(np.arcsin)
 
     @staticmethod
     def derivative(x, out):
-        return (1 - x * x) ** -0.5
+        return _inverse_sqrt_one_minus_square(x)
 
 
 class Acos(UnaryMath):
@@ -64,7 +73,7 @@ class Acos(UnaryMath):
 
     @staticmethod
     def derivative(x, out):
-        return -((1 - x * x) ** -0.5)
+        return -_inverse_sqrt_one_minus_square(x)
 
 
 class Atan(UnaryMath):
