@@ -154,19 +154,25 @@ def _vmap(lib, op, args, kwargs):
     return _values([o for o in _outputs(out) if isinstance(o, lib.Tensor)])
 
 
+CHECKS = ("forward", "backward", "second order", "forward AD", "vmap")
+
+
+def _supported(info, check):
+    """Whether PyTorch's database says the entry supports ``check``."""
+    return not (check == "second order" and not info.supports_gradgrad
+                or check == "forward AD" and not info.supports_forward_ad)
+
+
 def _cases():
+    """Every entry and check, but those the database marks unsupported and those in KNOWN."""
     return [pytest.param(info, check, id=f"{info.name}-{check}",
                          marks=[pytest.mark.xfail(reason=GAPS[info.name], strict=True)] if info.name in GAPS else [])
-            for info in _DB for check in ("forward", "backward", "second order", "forward AD", "vmap")]
+            for info in _DB for check in CHECKS if _supported(info, check) and (info.name, check) not in KNOWN]
 
 
 @pytest.mark.parametrize("info, check", _cases())
 def test_custom_function_matches_pytorch(info, check):
     torch_or_skip()
-    if (info.name, check) in KNOWN:
-        pytest.skip(KNOWN[(info.name, check)])
-    if check == "second order" and not info.supports_gradgrad or check == "forward AD" and not info.supports_forward_ad:
-        pytest.skip(f"PyTorch's database says {info.name} does not support {check}")
     mine = _mine(info.name)
     rng = np.random.default_rng(0)
     for n, sample in enumerate(info.sample_inputs("cpu", torch.float64, requires_grad=True)):
@@ -200,3 +206,11 @@ def test_every_entry_of_the_databases_runs_on_minigrad():
     assert len(_DB) >= 25
     _mine(_DB[0].name)
     assert {info.name for info in _DB} == set(_MINE)
+
+
+def test_the_known_differences_name_supported_checks():
+    """Each KNOWN entry names an entry of the databases and a check it supports (the list cannot go stale)."""
+    torch_or_skip()
+    entries = {info.name: info for info in _DB}
+    for name, check in KNOWN:
+        assert name in entries and check in CHECKS and _supported(entries[name], check), (name, check)

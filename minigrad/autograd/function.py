@@ -473,8 +473,8 @@ def join_saved_outputs(ctx, nodes, dirty=()):
     an input the forward wrote into (``dirty``: ids of their arrays): what was saved is its new value."""
     origins = list(ctx.origins)
     for j, item in enumerate(ctx.saved):
-        if not isinstance(item, Tensor) or id(item._data) not in nodes:
-            continue
+        if not isinstance(item, Tensor) or item.layout is not Tensor.layout or id(item._data) not in nodes:
+            continue                                     # (a sparse tensor has no one array to compare)
         if origins[j] is None or id(item._data) in dirty:
             origins[j] = nodes[id(item._data)]
     ctx.origins = tuple(origins)
