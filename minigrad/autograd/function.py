@@ -23,6 +23,10 @@ reference cycles and is freed as soon as the last tensor of a step goes away.
 Gradients returned by ``backward`` may have the broadcast shape of the forward's
 output: the engine sums them down to each input's shape (the only place in minigrad
 where broadcasting is undone) and casts them to the input's dtype.
+
+A user's Function may use the rest of PyTorch's API: ``setup_context``, several
+outputs, ``ctx.mark_dirty`` / ``mark_non_differentiable`` / ``set_materialize_grads``
+(``custom_function.py`` records those).
 """
 import contextlib
 import functools
@@ -358,14 +362,14 @@ class Function:
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("a Function subclass must implement backward(ctx, *grad_outputs)")
 
-    # While a minigrad.profiler profile records, this method is swapped for a timed wrapper of it (and put back
-    # when recording stops: profiler/_recorder.py), so that profiling costs nothing here when it is off.
     @staticmethod
     def setup_context(ctx, inputs, output):
         """PyTorch's second style of Function: ``forward(*inputs)`` takes no ctx, and this, given the inputs (the
         arguments with forward's defaults filled in) and what forward returned, saves what backward needs."""
         raise NotImplementedError("setup_context is not implemented.")
 
+    # While a minigrad.profiler profile records, this method is swapped for a timed wrapper of it (and put back
+    # when recording stops: profiler/_recorder.py), so that profiling costs nothing here when it is off.
     @classmethod
     def apply(cls, *args, **kwargs):
         if cls.setup_context is not _no_setup_context:   # the inputs setup_context sees: every argument, by position
