@@ -73,3 +73,46 @@ def test_signatures_take_pytorchs_flags():
                 assert ours[flag].default == theirs[flag].default, (name, flag)
                 assert (ours[flag].kind == inspect.Parameter.KEYWORD_ONLY) == (
                     theirs[flag].kind == inspect.Parameter.KEYWORD_ONLY), (name, flag)
+
+
+def _hook_log(lib, optimizer_module):
+    """The order and arguments of every optimizer hook over two steps, a state_dict and a load, in ``lib``."""
+    log = []
+    p = lib.nn.Parameter(lib.tensor([1.0, -2.0]))
+    opt = lib.optim.SGD([p], lr=0.5)
+    handles = [
+        optimizer_module.register_optimizer_step_pre_hook(lambda o, a, k: log.append(("global pre", len(a)))),
+        optimizer_module.register_optimizer_step_post_hook(lambda o, a, k: log.append(("global post", len(a)))),
+    ]
+    try:
+        opt.register_step_pre_hook(lambda o, a, k: log.append(("pre", o is opt, len(a), sorted(k))))
+        doubling = opt.register_step_pre_hook(lambda o, a, k: (a, {**k, "closure": lambda: 7.0}))
+        opt.register_step_post_hook(lambda o, a, k: log.append(("post", sorted(k))))
+        opt.register_state_dict_pre_hook(lambda o: log.append("sd pre 1"))
+        opt.register_state_dict_pre_hook(lambda o: log.append("sd pre 0"), prepend=True)
+        opt.register_state_dict_post_hook(lambda o, sd: {**sd, "note": "added"})
+        opt.register_load_state_dict_pre_hook(lambda o, sd: log.append(("load pre", sorted(sd))) or
+                                              {k: v for k, v in sd.items() if k != "note"})
+        opt.register_load_state_dict_post_hook(lambda o: log.append("load post"))
+        p.grad = lib.ones(2)
+        log.append(("loss", opt.step()))
+        doubling.remove()
+        log.append(("loss", opt.step()))
+        sd = opt.state_dict()
+        log.append(("state_dict", sorted(sd)))
+        opt.load_state_dict(sd)
+        log.append(("p", p.detach().tolist()))
+    finally:
+        for handle in handles:
+            handle.remove()
+    return log
+
+
+def test_optimizer_hooks_run_as_pytorchs():
+    """Step pre and post hooks (per optimizer and global, a pre hook replacing the step's arguments, removal),
+    state_dict and load_state_dict hooks (prepend, a post hook replacing the dict, a pre hook filtering it): the same
+    calls in the same order as PyTorch's."""
+    real_torch = torch_or_skip()
+    import torch.optim.optimizer as torch_optimizer
+    from minigrad.optim import optimizer as mg_optimizer
+    assert _hook_log(mg, mg_optimizer) == _hook_log(real_torch, torch_optimizer)

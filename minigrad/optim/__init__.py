@@ -5,7 +5,9 @@ Optimizers: ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``
 with PyTorch to rounding; Muon's Newton-Schulz iteration runs in bfloat16 as PyTorch's), and ``LBFGS`` (with or
 without the strong-Wolfe line search). Parameters may come as ``model.named_parameters()`` (the names are kept in
 the state_dict), a complex parameter updates as its pairs of reals, and ``lr`` (and Adam's betas) may be one-element
-Tensors, as in PyTorch. PyTorch's ``foreach``/``fused``/
+Tensors, as in PyTorch. The hooks are PyTorch's: ``register_step_pre_hook``/``post_hook``, the state_dict and
+load_state_dict ones, and the global ``optimizer.register_optimizer_step_pre_hook``/``post_hook``. PyTorch's
+``foreach``/``fused``/
 ``capturable``/``differentiable`` flags are taken where PyTorch takes them and act as on PyTorch's CPU: ``foreach`` and
 ``fused`` change nothing, ``capturable=True`` and ``differentiable=True`` (on leaves) fail at the step.
 

@@ -4,6 +4,7 @@ Subclasses implement ``step()``: for each group, for each parameter with a gradi
 ``p`` in place (``p.add_``, under ``no_grad``) from ``p.grad`` and ``self.state[p]``.
 """
 import copy
+import functools
 import warnings
 from collections import defaultdict
 from collections.abc import Mapping
@@ -15,8 +16,9 @@ from .. import dtypes
 from ..autograd import enable_grad, no_grad
 from ..ops.complex import view_as_real
 from ..tensor import Tensor
+from ..tensor import _RemovableHandle as RemovableHandle
 
-__all__ = ["Optimizer"]
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
 _SCALAR_STATE = ("step", "mu_product", "eta", "mu")  # per-parameter state entries that are one number, not a moment
 _KIND_NAMES = {"f": "floating-point", "c": "complex"}
@@ -80,6 +82,11 @@ def _complex_entry(value, param, original):
     return Tensor(np.ascontiguousarray(value._data).view(param._data.dtype).reshape(param.shape))
 
 
+def _replaced(result, state_dict):
+    """What a state_dict hook hands on: the dict it returned, or the one it was given."""
+    return state_dict if result is None else result
+
+
 def _names_of(group):
     """A group's 'param_names' entry, if any: ``load_state_dict`` keeps it unless the saved group names its own."""
     return {"param_names": group["param_names"]} if "param_names" in group else {}
@@ -104,6 +111,53 @@ def _number(value):
     return value._data.reshape(())[()] if isinstance(value, Tensor) else value
 
 
+# --------------------------------------------------------------------------- step hooks
+_global_step_pre_hooks, _global_step_post_hooks = [], []   # of every optimizer (PyTorch's global hooks)
+
+
+def register_optimizer_step_pre_hook(hook):
+    """``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; it may return ``(new_args, new_kwargs)``."""
+    _global_step_pre_hooks.append(hook)
+    return RemovableHandle(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
+    _global_step_post_hooks.append(hook)
+    return RemovableHandle(_global_step_post_hooks, hook)
+
+
+def _with_step_hooks(step):
+    """``step`` running the step hooks around it, in PyTorch's order: global then the optimizer's pre hooks, the
+    step, the optimizer's then global post hooks. Every ``step`` an Optimizer class defines is wrapped so."""
+    @functools.wraps(step)
+    def hooked_step(*args, **kwargs):          # args[0] is the optimizer: hooks see it among the args, as PyTorch's
+        self = args[0]
+        if self.__dict__.get("_stepping"):     # a subclass's step calling super().step(): the hooks ran once
+            return step(*args, **kwargs)
+        self._stepping = True
+        try:
+            return _run_step_hooks(step, self, args, kwargs)
+        finally:
+            self._stepping = False
+    hooked_step.has_step_hooks = True
+    return hooked_step
+
+
+def _run_step_hooks(step, self, args, kwargs):
+    for hook in [*_global_step_pre_hooks, *self._step_hooks[0]]:
+        result = hook(self, args, kwargs)
+        if result is not None:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got "
+                                   f"{result}.")
+            args, kwargs = result
+    out = step(*args, **kwargs)
+    for hook in [*self._step_hooks[1], *_global_step_post_hooks]:
+        hook(self, args, kwargs)
+    return out
+
+
 class _ArrayMismatch(str):
     """``Optimizer._state_error``'s phrase for an array entry of the wrong shape or dtype kind."""
 
@@ -115,7 +169,19 @@ class Optimizer:
     hyperparameters are filled from ``defaults``.
     """
 
+    # hook lists (class-level empty defaults, so that an instance made without __init__ has them too)
+    _step_hooks = ((), ())                     # (pre, post): hook(optimizer, args, kwargs)
+    _state_dict_hooks = ((), ())               # (pre: hook(optimizer), post: hook(optimizer, state_dict))
+    _load_state_dict_hooks = ((), ())          # (pre: hook(optimizer, state_dict), post: hook(optimizer))
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "has_step_hooks", False):
+            cls.step = _with_step_hooks(step)
+
     def __init__(self, params, defaults):
+        self._step_hooks, self._state_dict_hooks, self._load_state_dict_hooks = ([], []), ([], []), ([], [])
         self.defaults = defaults
         self.state = defaultdict(dict)  # Parameter -> its state dict
         self.param_groups = []
@@ -308,12 +374,46 @@ class Optimizer:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ state_dict
+    # ------------------------------------------------------------------ hooks
+    def register_step_pre_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` before each ``step``; it may return ``(new_args, new_kwargs)``."""
+        return self._add_hook(self._step_hooks[0], hook, False)
+
+    def register_step_post_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` after each ``step``."""
+        return self._add_hook(self._step_hooks[1], hook, False)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` before ``state_dict`` builds the dict."""
+        return self._add_hook(self._state_dict_hooks[0], hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict)`` on the dict ``state_dict`` built; a returned dict replaces it."""
+        return self._add_hook(self._state_dict_hooks[1], hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict)`` before loading; a returned dict is loaded instead."""
+        return self._add_hook(self._load_state_dict_hooks[0], hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` after ``load_state_dict`` has loaded."""
+        return self._add_hook(self._load_state_dict_hooks[1], hook, prepend)
+
+    @staticmethod
+    def _add_hook(hooks, hook, prepend):
+        hooks.insert(0, hook) if prepend else hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    # ------------------------------------------------------------------ state_dict
     def state_dict(self):
         """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}`` as in PyTorch.
 
         Parameters are replaced by their position in the concatenated groups. Like PyTorch, the state
-        values are the live tensors: ``copy.deepcopy`` the result to snapshot it.
+        values are the live tensors: ``copy.deepcopy`` the result to snapshot it. The state_dict hooks run
+        before and after.
         """
+        for hook in list(self._state_dict_hooks[0]):
+            hook(self)
         index_of = {}
         packed_groups = []
         for group in self.param_groups:
@@ -323,7 +423,10 @@ class Optimizer:
             packed["params"] = [index_of[id(p)] for p in group["params"]]
             packed_groups.append(packed)
         packed_state = {index_of[id(p)] if isinstance(p, Tensor) else p: s for p, s in self.state.items()}
-        return {"state": packed_state, "param_groups": packed_groups}
+        state_dict = {"state": packed_state, "param_groups": packed_groups}
+        for hook in list(self._state_dict_hooks[1]):
+            state_dict = _replaced(hook(self, state_dict), state_dict)
+        return state_dict
 
     def load_state_dict(self, state_dict):
         """Restore hyperparameters and state saved by ``state_dict()`` (values are copied, not shared).
@@ -332,8 +435,11 @@ class Optimizer:
         parameter's state (the entries its optimizer needs, each a numeric Tensor or ndarray of the
         parameter's shape; 'step' one finite non-negative number) are checked before anything changes.
         Missing 'state'/'param_groups' raise KeyError, wrong types TypeError, wrong sizes or values
-        ValueError. Floating state tensors are cast to their parameter's dtype, except 'step'.
+        ValueError. Floating state tensors are cast to their parameter's dtype, except 'step'. The
+        load_state_dict hooks run before and after.
         """
+        for hook in list(self._load_state_dict_hooks[0]):
+            state_dict = _replaced(hook(self, state_dict), state_dict)
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Optimizer.load_state_dict expects a dict with 'state' and 'param_groups', got "
                             f"{type(state_dict).__name__}")
@@ -378,6 +484,8 @@ class Optimizer:
             state[param] = {name: self._restore_value(param, name, v) for name, v in values.items()}
         self.state = state
         self.param_groups = groups
+        for hook in list(self._load_state_dict_hooks[1]):
+            hook(self)
 
     @staticmethod
     def _restore_value(param, name, value):
@@ -398,3 +506,6 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {key}: {group[key]}" for key in sorted(group) if key != "params"]
         return "\n".join(lines) + "\n)"
+
+
+Optimizer.step = _with_step_hooks(Optimizer.step)   # (subclasses' own steps are wrapped by __init_subclass__)
