@@ -158,5 +158,5 @@ class Unpacked(_function.Function):
         Tensor = _function.Tensor
         before = Tensor(np.zeros(offset, flat_dtype))
         after = Tensor(np.zeros(total - offset - size, flat_dtype))
-        from ..ops.shape import cat
+        from ..ops.shape import cat   # (ops import autograd: not at the top)
         return cat([before, dout.reshape(-1).to(flat_dtype), after])
