@@ -169,7 +169,7 @@ def _compare_trajectories(got, want, spreads, rtol, what):
 def _same_option(got, want, where):
     if isinstance(want, torch.Tensor):
         assert isinstance(got, mg.Tensor), f"{where}: PyTorch has a Tensor, minigrad {type(got).__name__}"
-        np.testing.assert_array_equal(_array(got), _array(want), err_msg=where)
+        np.testing.assert_array_equal(_array(got), _array(want), err_msg=where)   # copied from one argument: exact
     elif isinstance(want, (tuple, list)):
         assert isinstance(got, type(want)) and len(got) == len(want), f"{where}: {got!r} against {want!r}"
         for i, (g, w) in enumerate(zip(got, want)):

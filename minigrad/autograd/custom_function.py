@@ -153,8 +153,7 @@ class Unpacked(_function.Function):
     def backward(ctx, dout):
         offset, size, shape, dtype = ctx.spec
         ctx.node._packed_received.add(ctx.index)
-        pieces = [spec for kind, spec in ctx.node._packed_layout if kind == "differentiable"]
-        total, flat_dtype = sum(p[1] for p in pieces), np.result_type(*[p[3] for p in pieces])
+        (total,), flat_dtype = ctx.input_meta[0]          # the joined outputs' shape and dtype, as apply noted them
         Tensor = _function.Tensor
         before = Tensor(np.zeros(offset, flat_dtype))
         after = Tensor(np.zeros(total - offset - size, flat_dtype))

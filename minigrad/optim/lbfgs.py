@@ -18,7 +18,7 @@ import numpy as np
 
 from ..autograd import enable_grad, no_grad
 from ..tensor import Tensor
-from .optimizer import Optimizer, real_view
+from .optimizer import Optimizer, _number, real_view
 
 __all__ = ["LBFGS"]
 
@@ -309,11 +309,6 @@ class LBFGS(Optimizer):
 def _scalar(value):
     """A number of the history as PyTorch keeps it: a 0-d tensor (the first H_diag, the int 1, and None stay)."""
     return Tensor(np.array(value)) if isinstance(value, (float, np.floating)) else value
-
-
-def _number(value):
-    """A 0-d tensor of the state as a NumPy scalar of its dtype (float32 history stays float32); others as they are."""
-    return value._data.reshape(())[()] if isinstance(value, Tensor) else value
 
 
 def _real_size(param):

@@ -108,6 +108,7 @@ def _as_numbers(group):
 
 
 def _number(value):
+    """A 0-d Tensor as a NumPy scalar of its dtype (a float32 one stays float32); anything else as it is."""
     return value._data.reshape(())[()] if isinstance(value, Tensor) else value
 
 
@@ -373,7 +374,6 @@ class Optimizer:
     def _update_group(self, group, params):
         raise NotImplementedError
 
-    # ------------------------------------------------------------------ state_dict
     # ------------------------------------------------------------------ hooks
     def register_step_pre_hook(self, hook):
         """``hook(optimizer, args, kwargs)`` before each ``step``; it may return ``(new_args, new_kwargs)``."""
