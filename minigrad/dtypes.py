@@ -24,6 +24,8 @@ The "limited" dtypes, which PyTorch stores, converts and moves but hardly comput
   float8_e5m2 keeps the sign of NaN with the payload 0x7F, float8_e8m0fnu ignores the sign and rounds the
   exponent up from half a binade (ties included, except in float32's subnormal range).
 """
+import warnings
+
 import ml_dtypes
 import numpy as np
 
@@ -120,9 +122,21 @@ def cast_array(array, dtype, pooled=False):
         return array.astype(dtype)
 
 
+def real_values(array, dtype):
+    """A complex ``array`` as PyTorch reads it into the real ``dtype``: its real part, or for bool whether each number
+    is nonzero; other arrays as they are."""
+    if array.dtype.kind != "c" or kind_of(dtype) == "c":
+        return array
+    return array != 0 if kind_of(dtype) == "b" else array.real
+
+
 def cast_limited(array, dtype):
     """``array.astype(dtype)`` (no copy if it has ``dtype``), by ``cast_array``'s PyTorch rules when either dtype
-    is a float8 or uint16/32/64 one (a write into such a tensor: ``copy_``, ``fill_``)."""
+    is a float8 or uint16/32/64 one (a write into such a tensor: ``copy_``, ``fill_``). Complex values written into
+    a real tensor keep their real part, with PyTorch's warning."""
+    if array.dtype.kind == "c" and kind_of(dtype) not in "bc":
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
+        array = array.real
     if array.dtype in LIMITED or dtype in LIMITED:
         return array if array.dtype == dtype else cast_array(array, dtype)
     return array.astype(dtype, copy=False)
@@ -354,6 +368,34 @@ def result_type(a, b):
         return da
     check_promotable(da, db)
     return _promote_within(da, db)
+
+
+def _combine_categories(higher, lower):
+    """PyTorch's combination of two groups' dtypes, ``higher`` the group that takes precedence (dimensioned tensors
+    over 0-dim ones): ``lower`` counts only where its category is above ``higher``'s (then a float ``higher`` keeps
+    its precision in complex)."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    high, low = kind_of(higher), kind_of(lower)
+    if high == "c":
+        return higher
+    if low == "c":
+        return complex_of(higher) if high == "f" else lower
+    if high == "f":
+        return higher
+    if high == "b" or low == "f":
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type_of(*operands):
+    """PyTorch's result dtype of an op on several tensors or ndarrays: the dimensioned ones' common dtype, which a
+    0-dim one widens only from a higher category (``where(mask, half 0-dim, float 0-dim)`` is float32)."""
+    groups = [None, None]          # the dimensioned operands' common dtype, the 0-dim ones'
+    for o in operands:
+        g = 0 if o.ndim else 1
+        groups[g] = o.dtype if groups[g] is None else promote_types(groups[g], o.dtype)
+    return _combine_categories(*groups)
 
 
 def scalar_dtype_for(tensor_dtype, value):

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import limited_dtypes
 from .autograd.function import Function
-from .dtypes import FLOAT8, LOW_PRECISION, cast_array, float32, result_type, scalar_type_name
+from .dtypes import FLOAT8, LOW_PRECISION, cast_array, float32, result_type_of, scalar_type_name
 from .tensor import Tensor
 
 _LOW_CHARS = frozenset(d.char for d in LOW_PRECISION)   # 'e' (float16), 'E' (bfloat16): a fast test
@@ -57,21 +57,9 @@ def arithmetic_operand(value, like):
 def _target_dtype(args, kwargs):
     """The 16-bit dtype an op's result takes, or None: PyTorch's promotion of its tensor arguments (not counting
     wrapped numbers), if it is 16-bit."""
-    target = None
-    for a in (*args, *kwargs.values()):
-        if isinstance(a, Tensor) and a not in _wrapped_numbers:
-            target = a if target is None else _Promoted(result_type(target, a), max(target.ndim, a.ndim))
-    dtype = target.dtype if target is not None else None
+    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor) and a not in _wrapped_numbers]
+    dtype = result_type_of(*tensors) if tensors else None
     return dtype if dtype in LOW_PRECISION else None
-
-
-class _Promoted:
-    """A stand-in for a tensor in the promotion fold: a dtype and whether it is dimensioned."""
-
-    __slots__ = ("dtype", "ndim")
-
-    def __init__(self, dtype, ndim):
-        self.dtype, self.ndim = dtype, ndim
 
 
 def _upcast(value):

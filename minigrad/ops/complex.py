@@ -75,6 +75,7 @@ class Complex(Function):
         return dout.real if ctx.needs_input_grad[0] else None, dout.imag if ctx.needs_input_grad[1] else None
 
 
+@takes_tensors("real", "imag")
 def complex(real, imag):  # noqa: A001 - PyTorch's name
     """The complex tensor ``real + i imag`` (float32 parts give complex64, float64 complex128; broadcasts)."""
     _check_same_float_dtypes(real, imag)
@@ -117,8 +118,11 @@ class Polar(Function):
         return dabs, dangle
 
 
+@takes_tensors("abs", "angle")
 def polar(abs, angle):  # noqa: A002 - PyTorch's argument names
     """``abs * (cos(angle) + i sin(angle))``, complex64 from float32 inputs, complex128 from float64."""
+    if abs.dtype == angle.dtype == np.float16:      # (complex() makes complex32 of these, which minigrad lacks)
+        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
     _check_same_float_dtypes(abs, angle)
     return _apply_broadcasting(Polar, abs, angle)
 

@@ -10,8 +10,8 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import (FLOAT32_64, LIMITED, cast_array, get_default_dtype, is_differentiable, kind_of, result_type,
-                      scalar_dtype_for)
+from ..dtypes import (FLOAT32_64, LIMITED, cast_array, get_default_dtype, is_differentiable, kind_of, real_values,
+                      result_type, scalar_dtype_for)
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor, wrap
 from ..low_precision import arithmetic_operand
@@ -291,7 +291,7 @@ _BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported
              "mask, use the `~` or `logical_not()` operator instead.")
 
 
-def _check_no_bool_sub(a, b):
+def check_no_bool_sub(a, b):
     """PyTorch refuses ``-`` with a bool operand (tensor or Python bool) instead of computing it."""
     if kind_of(a.dtype) == "b" and kind_of(b.dtype) == "b":
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
@@ -305,10 +305,13 @@ def scaled_by_alpha(a, b, alpha):
     a bool result alpha counts as a bool. The default alpha, the int 1, passes every check: b as it is."""
     if type(alpha) is int and alpha == 1:
         return b
-    kind = kind_of(result_type(a._data, b._data))
+    dtype = result_type(a._data, b._data)
+    kind = kind_of(dtype)
     check_alpha(alpha, kind)
     if alpha == 1:
         return b
+    if b._data.dtype != dtype:     # scaled in the result's dtype: a uint8 plus 2 * a bool stays uint8
+        b = cast(b, dtype)
     return mul(b, bool(alpha)) if kind == "b" else mul(b, alpha)
 
 
@@ -335,7 +338,7 @@ def sub(input, other, *, alpha=1):
     if isinstance(input, bool) or isinstance(other, bool):  # a Python bool takes the tensor's dtype in _pair
         raise RuntimeError(_BOOL_SUB)
     a, b = _pair(input, other)
-    _check_no_bool_sub(a, b)
+    check_no_bool_sub(a, b)
     return _apply_broadcasting(Sub, a, scaled_by_alpha(a, b, alpha))
 
 
@@ -366,7 +369,9 @@ def pow(input, exponent):
                         f"{type(exponent).__name__}): one of them must be a Tensor")
     a, b = _pair(input, exponent)
     if kind_of(a.dtype) == "b" and kind_of(b.dtype) == "b":
-        raise NotImplementedError('"pow" not implemented for \'Bool\'')
+        if not isinstance(exponent, bool):      # a bool tensor to a Python bool power is PyTorch's one bool pow
+            raise NotImplementedError('"pow" not implemented for \'Bool\'')
+        return Tensor(a._data.copy() if exponent else np.ones_like(a._data))
     if b.ndim == 0 and not isinstance(exponent, Tensor) and kind_of(a.dtype) in "biu" and kind_of(b.dtype) in "iu" \
             and b._data < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -1019,10 +1024,12 @@ arctan2 = atan2
 
 
 def clamp_min(input, min):
+    check_clamp_operands(input, min, None, via_clamp=False)
     return clamp(input, min=min)
 
 
 def clamp_max(input, max):
+    check_clamp_operands(input, None, max, via_clamp=False)
     return clamp(input, max=max)
 
 
@@ -1056,7 +1063,9 @@ class Clamp(Routing):
     """out = min(max(x, lo), hi): where lo > hi every element is hi, as in PyTorch. The bounds are numbers,
     tensors (broadcasting with x) or None. The gradient goes to what the output equals:
 
-        x   where lo <= x <= hi        lo  where x < lo <= hi        hi  where x > hi or lo > hi
+        x   where lo <= x <= hi        lo  where x < lo < hi        hi  where x > hi or lo > hi
+
+    (PyTorch's masks: where x < lo == hi the output equals both bounds and neither gets the gradient.)
     """
 
     @staticmethod
@@ -1074,11 +1083,12 @@ class Clamp(Routing):
         x, lo, hi = ctx.saved_tensors
         zero = np.zeros((), g.dtype)
         crossed = np.asarray(False) if lo is None or hi is None else np.asarray(lo > hi)
+        below_hi = np.asarray(True) if lo is None or hi is None else np.asarray(lo < hi)
         in_range = np.asarray(True) if lo is None else x >= lo
         if hi is not None:
             in_range = in_range & (x <= hi)
         dx = select(in_range, g, zero)
-        dlo = select((x < lo) & ~crossed, g, zero) if ctx.needs_input_grad[1] else None
+        dlo = select((x < lo) & below_hi, g, zero) if ctx.needs_input_grad[1] else None
         dhi = select((x > hi) | crossed, g, zero) if ctx.needs_input_grad[2] else None
         return dx, dlo, dhi
 
@@ -1087,8 +1097,7 @@ class Clamp(Routing):
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if kind_of(input.dtype) == "c":
-        raise NotImplementedError("clamp is not supported for complex types")
+    check_clamp_operands(input, min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return _clamp_to_tensors(input, min, max)
     if kind_of(input._data.dtype) in "biu" and any(isinstance(b, float) for b in (min, max)):
@@ -1096,13 +1105,40 @@ def clamp(input, min=None, max=None):
     return Clamp.apply(input, min, max)
 
 
-def _clamp_to_tensors(input, min, max):
-    """Tensor bounds: input and bounds in their promoted dtype, broadcast together, bounds differentiable."""
-    bounds = [None if b is None else as_tensor_operand(b, input) for b in (min, max)]
+def _clamp_dtype(input, bounds):
+    """The dtype clamp computes in with Tensor bounds: the promoted one of input and bounds."""
     dtype = input.dtype
     for b in bounds:
         if b is not None:
             dtype = result_type(np.empty(input.shape, dtype), b._data)
+    return dtype
+
+
+def check_clamp_operands(input, min, max, via_clamp=True):
+    """PyTorch's refusals of clamp's operands: complex numbers anywhere (``clamp`` of a float tensor refuses a
+    Python complex bound as a value it cannot convert; ``via_clamp=False``: called as clamp_min or clamp_max),
+    bool bounds on a bool tensor where it has no kernel."""
+    kernel = "clamp" if min is not None and max is not None else ("clamp_min" if max is None else "clamp_max")
+    bounds = [b for b in (min, max) if b is not None]
+    complex_number = any(isinstance(b, complex) for b in bounds)
+    if complex_number and via_clamp and kind_of(input.dtype) == "f":
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    if kind_of(input.dtype) == "c" or complex_number:
+        raise NotImplementedError("clamp is not supported for complex types")
+    tensors = [b for b in bounds if isinstance(b, Tensor)]
+    if tensors:
+        dtype = _clamp_dtype(input, tensors)
+        if kind_of(dtype) == "c" or kind_of(dtype) == "b" and len(tensors) == 2:
+            name = {"clamp": "clamp", "clamp_min": "maximum", "clamp_max": "minimum"}[kernel]
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(dtype)}\'')
+    elif kind_of(input.dtype) == "b" and all(isinstance(b, (bool, np.bool_)) for b in bounds):
+        raise NotImplementedError(f'"{kernel}_scalar_cpu" not implemented for \'Bool\'')
+
+
+def _clamp_to_tensors(input, min, max):
+    """Tensor bounds: input and bounds in their promoted dtype, broadcast together, bounds differentiable."""
+    bounds = [None if b is None else as_tensor_operand(b, input) for b in (min, max)]
+    dtype = _clamp_dtype(input, bounds)
     bounds = [None if b is None else cast(b, dtype) for b in bounds]
     return _apply_broadcasting(Clamp, cast(input, dtype), *bounds)
 
@@ -1185,7 +1221,8 @@ class MaskedFill(Routing):
     def forward(ctx, a, mask, value):
         ctx.save_for_backward(mask)
         # row-major, as PyTorch's (its masked_fill clones contiguous first)
-        return row_major(np.where(mask._data, value._data.astype(a._data.dtype), a._data))
+        v = real_values(value._data, a._data.dtype)   # (a complex value into a real tensor fits: checked)
+        return row_major(np.where(mask._data, v.astype(a._data.dtype), a._data))
 
     @staticmethod
     def grads(ctx, g):
@@ -1209,11 +1246,21 @@ def boolean_mask(mask, input, dtype_error):
     return mask
 
 
+def check_value_fits(value, dtype):
+    """PyTorch's check of a single value (a Python number or a 0-d tensor, read as a number) written into a tensor of
+    ``dtype``: a complex value with an imaginary part does not fit a real dtype (bool takes any number)."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0 or not value.is_complex():
+            return
+        value = complex(value._data)
+    if isinstance(value, (complex, np.complexfloating)) and value.imag != 0 and kind_of(dtype) not in "bc":
+        raise RuntimeError(f"value cannot be converted to type {np.dtype(dtype)} without overflow")
+
+
 @takes_tensors("input", numbers=("mask", "value"))
 def masked_fill(input, mask, value):
     mask = boolean_mask(mask, input, "masked_fill_ only supports boolean masks, but got mask with dtype {}")
-    if kind_of(input.dtype) != "c" and (isinstance(value, complex) or (isinstance(value, Tensor) and value.is_complex())):
-        raise RuntimeError(f"value cannot be converted to type {input.dtype} without overflow")
+    check_value_fits(value, input.dtype)
     value = as_tensor_operand(value, input)
     if value.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "

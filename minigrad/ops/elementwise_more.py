@@ -13,10 +13,10 @@ The rest are compositions of differentiable ops (their gradients follow from the
 import numpy as np
 
 from .._checks import takes_tensors
-from ..dtypes import float64, kind_of, result_type
+from ..dtypes import float64, get_default_dtype, kind_of, result_type, result_type_of
 from ..tensor import Tensor
 from . import elementwise as ew
-from .pointwise import BinaryMath, binary, not_implemented, on_both
+from .pointwise import BinaryMath, binary, check_common_kind, not_implemented, on_both
 from ..autograd.function import watching
 
 _exp = on_both(np.exp, ew.exp)
@@ -94,13 +94,6 @@ class CopySign(BinaryMath):
         return dx, dy
 
 
-def _floating_only(kernel, *operands):
-    """logaddexp, logaddexp2, hypot: PyTorch has no integer or bool kernels (``logaddexp2`` no complex one)."""
-    for t in operands:
-        if isinstance(t, Tensor) and (kind_of(t.dtype) in "biu" or (kind_of(t.dtype) == "c" and kernel != "logaddexp_cpu")):
-            raise not_implemented(kernel, t.dtype)
-
-
 _logaddexp = binary(LogAddExp, "logaddexp")
 _logaddexp2 = binary(LogAddExp2, "logaddexp2")
 _hypot = binary(Hypot, "hypot")
@@ -110,30 +103,28 @@ _copysign = binary(CopySign, "copysign")
 @takes_tensors("input", numbers=("other",))
 def copysign(input, other):
     """|input| with the sign of other (integers give the default float dtype)."""
-    for t in (input, other):
-        if isinstance(t, Tensor) and kind_of(t.dtype) == "c":
-            raise not_implemented("copysign_cpu", t.dtype)
+    check_common_kind("copysign_cpu", input, other, "biuf")
     return _copysign(input, other)
 
 
 @takes_tensors("input", "other")
 def logaddexp(input, other):
     """log(exp(input) + exp(other)) elementwise, without overflow."""
-    _floating_only("logaddexp_cpu", input, other)
+    check_common_kind("logaddexp_cpu", input, other, "fc")
     return _logaddexp(input, other)
 
 
 @takes_tensors("input", "other")
 def logaddexp2(input, other):
     """log2(2**input + 2**other) elementwise, without overflow."""
-    _floating_only("logaddexp2_cpu", input, other)
+    check_common_kind("logaddexp2_cpu", input, other, "f")
     return _logaddexp2(input, other)
 
 
 @takes_tensors("input", "other")
 def hypot(input, other):
     """sqrt(input**2 + other**2) elementwise (floating-point tensors)."""
-    _floating_only("hypot_cpu", input, other)
+    check_common_kind("hypot_cpu", input, other, "f")
     return _hypot(input, other)
 
 
@@ -157,8 +148,14 @@ def float_power(input, exponent):
 
 @takes_tensors("input", "other")
 def ldexp(input, other):
-    """input * 2 ** other (integer inputs give the default float dtype)."""
-    return ew.mul(ew._floating(input), _exp2(ew._floating(other)))
+    """input * 2 ** other, computed in the two's common dtype (integers and bools in the default float dtype); a
+    bool exponent of a float input is refused, as PyTorch has no kernel for it."""
+    if kind_of(input.dtype) == "f" and kind_of(other.dtype) == "b":
+        raise not_implemented("ldexp_cpu_exp", other.dtype)
+    dtype = result_type(input._data, other._data)
+    if kind_of(dtype) in "biu":
+        dtype = get_default_dtype()
+    return ew.mul(ew.cast(input, dtype), _exp2(ew.cast(other, dtype)))
 
 
 def lerp_values(input, end, weight):
@@ -175,12 +172,20 @@ def lerp_values(input, end, weight):
 @takes_tensors("input", "end", numbers=("weight",))
 def lerp(input, end, weight):
     """input + weight * (end - input): the linear interpolation from ``input`` to ``end``."""
-    if kind_of(input.dtype) not in "fc":
-        raise not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor) else "lerp_kernel_tensor",
-                              input.dtype)
+    # PyTorch's checks: end (and a weight with dims) of input's dtype; a 0-d weight is promoted with them instead,
+    # and the kernel is looked for in the common dtype; a number weight must fit input's dtype
     for name, t in (("end", end), ("weight", weight)):
-        if isinstance(t, Tensor) and t.dtype != input.dtype:
+        if isinstance(t, Tensor) and t.dtype != input.dtype and (name == "end" or t.ndim):
             raise RuntimeError(f"expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
+    if isinstance(weight, Tensor):
+        dtype = result_type_of(input._data, end._data, weight._data)
+        if kind_of(dtype) not in "fc":
+            raise not_implemented("lerp_kernel_tensor", dtype)
+        input, end, weight = (t if t.dtype == dtype else ew.cast(t, dtype) for t in (input, end, weight))
+    elif kind_of(input.dtype) not in "fc":
+        raise not_implemented("lerp_kernel_scalar", input.dtype)
+    else:
+        ew.check_value_fits(weight, input.dtype)
     out = lerp_values(input, end, weight)
     if isinstance(weight, Tensor) and weight.requires_grad:   # PyTorch's backward then saves input and end too
         return watching(out, input, end)
@@ -191,10 +196,7 @@ def common_dtype(input, tensor1, tensor2):
     """The dtype PyTorch computes ``input + value * tensor1 (*|/) tensor2`` in: the three operands' common one (a 0-d
     operand does not widen a dimensioned one), not tensor1 and tensor2's alone (a bfloat16 times a float32 added to
     a float64 is computed in float64)."""
-    def stand_in(dtype, ndim):    # an empty array of the dtype, 0-d or not, for the promotion rules
-        return np.empty((0,) * min(ndim, 1), dtype)
-    pair = result_type(stand_in(tensor1.dtype, tensor1.ndim), stand_in(tensor2.dtype, tensor2.ndim))
-    return result_type(stand_in(input.dtype, input.ndim), stand_in(pair, max(tensor1.ndim, tensor2.ndim)))
+    return result_type_of(input._data, tensor1._data, tensor2._data)
 
 
 def in_common_dtype(input, tensor1, tensor2):
@@ -205,6 +207,8 @@ def in_common_dtype(input, tensor1, tensor2):
 @takes_tensors("input", "tensor1", "tensor2")
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2, computed in the three operands' common dtype."""
+    if kind_of(common_dtype(input, tensor1, tensor2)) == "b":
+        raise not_implemented("addcmul_cpu_out", input.dtype)
     value = addcmul_value(value, input, tensor1, tensor2)
     tensor1, tensor2 = in_common_dtype(input, tensor1, tensor2)
     return ew.add(input, ew.mul(ew.mul(tensor1, tensor2), value))

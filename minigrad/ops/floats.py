@@ -18,7 +18,7 @@ from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
 from ..tensor import Tensor
 from . import elementwise as ew
-from .pointwise import not_implemented
+from .pointwise import check_common_kind, not_implemented
 
 frexp_result = namedtuple("frexp", ["mantissa", "exponent"])  # like torch.return_types.frexp
 
@@ -71,9 +71,7 @@ class NextAfter(Function):
 def nextafter(input, other):
     """The next representable float after ``input`` towards ``other``."""
     a, b = ew._pair(input, other)
-    if kind_of(a.dtype) != "f" or kind_of(b.dtype) != "f":
-        wrong = a.dtype if kind_of(a.dtype) != "f" else b.dtype
-        raise not_implemented("nextafter_cpu", wrong)
+    check_common_kind("nextafter_cpu", a, b, "f")
     return ew._apply_broadcasting(NextAfter, a, b)
 
 

@@ -28,7 +28,7 @@ from ..autograd.function import note_own_counter
 from ..autograd.version import alias, bump_tensor, storage_of
 from ..autograd.views import (WriteRegion, base_region_history, check_rebase, history, move_retained, overlaps,
                               refuse_shared_base, region, repeats_memory, set_view_history)
-from ..dtypes import cast_limited, kind_of, result_type, scalar_type_name
+from ..dtypes import cast_limited, kind_of, real_values, result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -254,7 +254,7 @@ def _new_values(t, make):
 
 
 # --------------------------------------------------------------------------- arithmetic
-def _binary(t, other, name, ufunc, outofplace, alpha=1, true_division=True):
+def _binary(t, other, name, ufunc, outofplace, alpha=1, true_division=True, kernel=None):
     check_tensor(other, f"{name}_", "other", 1, numbers_ok=True)
     o = other if isinstance(other, Tensor) else ew.as_tensor_operand(other, t)
     if o.shape != t.shape:
@@ -263,6 +263,12 @@ def _binary(t, other, name, ufunc, outofplace, alpha=1, true_division=True):
     if (name == "xlogy" or name == "div" and true_division) and dtype.kind in "biu":   # float results
         dtype = np.dtype(np.float32)
     check_result(t, o.shape, dtype)
+    if kernel is not None and kind_of(dtype) not in kernel[1]:      # kernel: its name and the dtype kinds it has
+        raise NotImplementedError(f'"{kernel[0]}" not implemented for \'{scalar_type_name(dtype)}\'')
+    if name == "sub":
+        ew.check_no_bool_sub(t, ew.as_tensor_operand(True) if isinstance(other, bool) else o)
+    if name == "pow" and kind_of(t.dtype) == kind_of(o.dtype) == "b" and not isinstance(other, bool):
+        raise NotImplementedError('"pow" not implemented for \'Bool\'')
     if name in ("add", "sub"):
         ew.check_alpha(alpha, kind_of(dtype))
     if name == "pow" and o.dtype.kind in "iu" and t.dtype.kind in "biu" and np.any(o._data < 0):
@@ -297,7 +303,7 @@ def div_(self, other, *, rounding_mode=None):
         np.copyto(out, rounded_quotient(a.astype(common, copy=False), y.astype(common, copy=False), rounding_mode),
                   casting=casting)
     return _binary(self, other, "div", rounded, lambda old, o: ew.div(old, o, rounding_mode=rounding_mode),
-                   true_division=False)
+                   true_division=False, kernel=(f"div_{rounding_mode}_cpu", "biuf"))
 
 
 def pow_(self, exponent):
@@ -308,6 +314,9 @@ def _unary(name, outofplace, ufunc=None, floating=True):
     def op(self):
         if floating and self.dtype.kind != "f":
             check_result(self, self.shape, np.float32)  # PyTorch: the float result can't go into integers
+        if self.dtype.kind in "bc":     # the twin's refusals of bool and complex tensors, before anything is written
+            with grad_mode.no_grad():
+                outofplace(Tensor(np.empty((0,), self.dtype)))
         fast = None if ufunc is None else (lambda a: ufunc(a, out=a))
         return write(self, outofplace, (), fast)
     op.__name__ = name
@@ -326,6 +335,7 @@ relu_ = _unary("relu_", ew.relu, lambda a, out: np.maximum(a, 0, out=out), float
 def clamp_(self, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    ew.check_clamp_operands(self, min, max)
     bounds = [b for b in (min, max) if b is not None]
     for b in bounds:
         b = ew.as_tensor_operand(b, self)
@@ -427,13 +437,24 @@ def setitem(self, index, value):
     index = sh.to_numpy_index(index)
     if sh._is_basic(index) and self._base is not None and grad_mode._state.enabled and not _whole(self, index):
         self.grad_fn     # PyTorch writes through a view of self[index], whose making brings a stale self up to date
+    ew.check_value_fits(value, self.dtype)
     v = ew.as_tensor_operand(value, self)
     target = sh._read(self._data, index)   # raises IndexError for a bad index before anything is written
+    if isinstance(value, Tensor) and v.dtype != self.dtype and not sh._is_basic(index) and \
+            not _fills_by_mask(index, v):
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{scalar_type_name(self.dtype)} for the destination and {scalar_type_name(v.dtype)} for "
+                           f"the source.")
+    value_shape = _without_leading_ones(v.shape)
     try:
-        np.broadcast_shapes(target.shape, v.shape)
+        fits = len(value_shape) <= target.ndim and np.broadcast_shapes(target.shape, value_shape) == target.shape
     except ValueError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot be broadcast to "
-                           f"indexing result of shape {list(target.shape)}") from None
+        fits = False
+    if not fits:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value_shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(target.shape)}")
+    if v.is_complex() and not self.is_complex() and not v.requires_grad:   # a fitting complex value, read silently
+        v = Tensor(real_values(v._data, self.dtype))
 
     def fast(a):
         a[index] = v._data
@@ -449,12 +470,25 @@ def setitem(self, index, value):
         write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, overlap="any", shared_ok=True)
 
 
+def _fills_by_mask(index, value):
+    """Whether PyTorch writes ``value`` through ``index`` with masked_fill_ (which casts it): a 0-d value through a
+    single boolean mask of at least one dim. Every other advanced index goes through index_put_, which requires
+    the value's dtype to be the tensor's."""
+    return value.ndim == 0 and isinstance(index, np.ndarray) and index.dtype == np.bool_ and index.ndim >= 1
+
+
+def _without_leading_ones(shape):
+    """A value's shape as PyTorch matches it to the indexed region's: its leading 1s dropped."""
+    shape = tuple(shape)
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
 def _expands(value_shape, target_shape):
     """Whether writing a value of ``value_shape`` into ``target_shape`` repeats it along a dim of size > 1: PyTorch then
     copies from the value expanded (its leading 1s dropped first), which is not dense, and checks no overlap."""
-    shape = list(value_shape)
-    while shape and shape[0] == 1:
-        shape.pop(0)
+    shape = list(_without_leading_ones(value_shape))
     shape = [1] * (len(target_shape) - len(shape)) + shape
     return any(n == 1 and m > 1 for n, m in zip(shape, target_shape))
 

@@ -10,7 +10,9 @@ is what gets written; when recording, ``write`` runs the twin again on the old v
 """
 import numpy as np
 
+from .._checks import check_tensor
 from ..autograd import grad_mode
+from ..dtypes import can_cast, result_type, scalar_type_name
 from ..tensor import Tensor
 from . import bitwise, division, elementwise_more, floats, reduce, reduce_more, shape, trig
 from . import complex as complex_ops
@@ -22,9 +24,42 @@ def _detached(value):
     return Tensor(value._data) if isinstance(value, Tensor) else value
 
 
+# binary ops PyTorch computes in their operands' common dtype, which must then fit self's before anything is run
+_PROMOTING = {"atan2_", "arctan2_", "hypot_", "copysign_", "nextafter_", "heaviside_", "remainder_", "fmod_",
+              "floor_divide_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_left_shift_",
+              "bitwise_right_shift_", "gcd_", "lcm_", "multiply_", "divide_", "subtract_", "true_divide_"}
+_PROMOTING_TENSORS = {"clamp_min_", "clamp_max_"}     # (a number bound is refused or converted first)
+# ops whose operand must be a Tensor (not a number): its parameter's name
+_TENSOR_OPERAND = {"atan2_": "other", "arctan2_": "other", "hypot_": "other", "nextafter_": "other",
+                   "heaviside_": "values", "gcd_": "other", "lcm_": "other"}
+
+
+def check_fits(self, name, args):
+    """PyTorch's checks of an in-place op's operands, made in its order, before the op's own (which kernels exist
+    for which dtype): the tensors broadcast to ``self``'s shape (a 0-d ``self`` cannot take a 2x3 result), and for a
+    promoting binary op their common dtype can be written into ``self`` (no float into an integer tensor)."""
+    if name in _TENSOR_OPERAND and args:
+        check_tensor(args[0], name, _TENSOR_OPERAND[name], 1)
+    shapes = [a.shape for a in args if isinstance(a, Tensor)]
+    try:
+        shape = np.broadcast_shapes(self.shape, *shapes)
+    except ValueError:
+        return                      # the op's own check names the sizes that do not broadcast
+    if shape != self.shape:
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
+    if args and (name in _PROMOTING and isinstance(args[0], (Tensor, bool, int, float, complex)) or
+                 name in _PROMOTING_TENSORS and isinstance(args[0], Tensor)):
+        other = args[0]._data if isinstance(args[0], Tensor) else args[0]
+        common = result_type(self._data, other)
+        if not can_cast(common, self.dtype):
+            raise RuntimeError(f"result type {scalar_type_name(common)} can't be cast to the desired output type "
+                               f"{scalar_type_name(self.dtype)}")
+
+
 def in_place(name, twin):
     """``Tensor.name`` (ending in ``_``): ``self`` becomes ``twin(self, *args, **kwargs)``; returns ``self``."""
     def op(self, *args, **kwargs):
+        check_fits(self, name, args)
         with grad_mode.no_grad():
             result = twin(Tensor(self._data), *[_detached(a) for a in args],
                           **{k: _detached(v) for k, v in kwargs.items()})

@@ -5,13 +5,14 @@
 ``on_both`` functions, so that one formula serves ``backward`` (ndarrays) and ``graph_backward`` (Tensors in
 the graph, for ``create_graph=True``); the gradient is dout * conj(f'(x)), PyTorch's convention for complex
 inputs. ``BinaryMath``: the same for out = f(x, y), with both partial derivatives. ``tensor_pair``: a binary
-op's operands checked and made Tensors; ``not_implemented``: PyTorch's error for a dtype it has no kernel for.
+op's operands checked and made Tensors; ``not_implemented``: PyTorch's error for a dtype it has no kernel for, ``check_common_kind`` its check on
+the operands' common dtype.
 """
 import numpy as np
 
 from .._checks import check_tensor
 from ..autograd import Function
-from ..dtypes import get_default_dtype
+from ..dtypes import get_default_dtype, kind_of, result_type
 from ..tensor import Tensor
 from .elementwise import (_apply_broadcasting, _floating, _pair, _type_name, conj_if_complex,
                           promoted)
@@ -21,6 +22,15 @@ def not_implemented(kernel, dtype):
     """PyTorch's error for a dtype its kernel ``kernel`` has no implementation for: NotImplementedError
     '"hypot_cpu" not implemented for 'Long''."""
     return NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(dtype)}'")
+
+
+def check_common_kind(kernel, a, b, kinds):
+    """PyTorch promotes a binary op's operands to their common dtype first and looks for the kernel there:
+    ``hypot(bool tensor, float16 tensor)`` computes in float16, ``hypot(int, int)`` has no kernel. ``kinds``: the
+    dtype kinds the kernel has ("f" floats, "c" complex, ...)."""
+    common = result_type(a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b)
+    if kind_of(common) not in kinds:
+        raise not_implemented(kernel, common)
 
 
 def public_unary(fn):

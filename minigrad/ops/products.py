@@ -17,7 +17,7 @@ import numpy as np
 from .._checks import check_tensor, takes_tensors
 from ..autograd.version import bump_tensor
 from ..autograd.function import pytorch_saves
-from ..dtypes import result_type
+from ..dtypes import kind_of, result_type
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import reduce as rd
@@ -220,7 +220,9 @@ addbmm_ = _inplace_fused(addbmm, lambda a, b: (a.shape[1], b.shape[2]), resizes=
 @takes_tensors("input")
 @autocast_op("float32")
 def trace(input):
-    """The sum of the main diagonal of a 2-D tensor (integers sum to int64)."""
+    """The sum of the main diagonal of a 2-D tensor (integers sum to int64; PyTorch has no bool kernel)."""
+    if kind_of(input.dtype) == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return rd.sum(sh.diagonal(input))

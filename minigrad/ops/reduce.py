@@ -45,7 +45,9 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, a, axes, keepdim):
         ctx.shape, ctx.axes = a.shape, axes
-        return row_major(np.asarray(a._data.sum(axis=axes, keepdims=keepdim)))   # (row-major, as PyTorch's)
+        x = a._data
+        dtype = x.dtype if x.dtype.kind in "iu" else None     # (NumPy would sum int8..int32 as int64)
+        return row_major(np.asarray(x.sum(axis=axes, keepdims=keepdim, dtype=dtype)))   # (row-major, as PyTorch's)
 
     @staticmethod
     def backward(ctx, dout):

@@ -10,7 +10,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._checks import refuses_complex, takes_tensors
-from ..dtypes import bfloat16
+from ..dtypes import bfloat16, kind_of
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .index import gather_values as gather
@@ -68,6 +68,8 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements along ``dim``, in order."""
     k = operator.index(k)
+    if kind_of(input.dtype) == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     size = input.shape[normalize_dim(dim, input.ndim)] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError(f"selected index k out of range (k = {k}, size along dim {dim} = {size})")

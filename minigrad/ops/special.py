@@ -20,7 +20,7 @@ from ..autograd import Function
 from ..dtypes import compute_dtype, get_default_dtype, result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
-from .pointwise import joined, kept
+from .pointwise import check_common_kind, joined, kept
 
 
 def scipy_special():
@@ -456,6 +456,7 @@ def _binary(fn, name, numbers=True):
         if not numbers:
             check_tensor(input, name, "input", 1)
             check_tensor(other, name, "other", 2)
+            check_common_kind(f"{name}_cpu", input, other, "f")
         a, b = _float_pair(input, other, name)
         return ew._apply_broadcasting(fn, a, b)
     return _named(op, name, f"Elementwise {name} (broadcasting; see ``{fn.__name__}``).")
@@ -552,10 +553,13 @@ def _inplace_unary(name, outofplace):
     return _unary(name + "_", outofplace)
 
 
-def _inplace_binary(name, outofplace):
+def _inplace_binary(name, outofplace, numbers=True):
     from .inplace import _binary
 
     def op(self, other):
+        if not numbers:
+            check_tensor(other, name + "_", "other", 1)
+
         def ufunc(a, y, out, casting):
             np.copyto(out, outofplace(Tensor(a), Tensor(np.asarray(y)))._data, casting=casting)
         return _binary(self, other, name, ufunc, outofplace)
@@ -568,8 +572,8 @@ exp2_ = _inplace_unary("exp2", exp2)
 sinc_ = _inplace_unary("sinc", sinc)
 i0_ = _inplace_unary("i0", i0)
 xlogy_ = _inplace_binary("xlogy", xlogy)
-igamma_ = _inplace_binary("igamma", igamma)
-igammac_ = _inplace_binary("igammac", igammac)
+igamma_ = _inplace_binary("igamma", igamma, numbers=False)
+igammac_ = _inplace_binary("igammac", igammac, numbers=False)
 
 
 def logit_(self, eps=None):

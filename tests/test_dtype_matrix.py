@@ -1,0 +1,349 @@
+"""PyTorch as the oracle for dtypes: every op below runs on every pair of dtypes (and 0-d tensors and Python
+numbers) in both libraries, and minigrad must do what PyTorch does.
+
+For each combination of operands, the two libraries must agree on the outcome:
+
+* both compute: the same result dtype and shape, and the same values (a tolerance by the result's dtype);
+* both refuse: the same exception type (the messages are PyTorch's where minigrad has them, not compared here);
+* one computes where the other refuses: a failure either way.
+
+Operands: a 2x3 tensor ("t"), a 0-d tensor ("z") and the Python numbers True, 2, 2.5 and 1+2j, in the twelve
+dtypes minigrad has. The values are small integers, exact in every dtype, so that a difference is a difference of
+rule and not of rounding; the second operand has no zero, so integer division runs instead of refusing.
+
+What PyTorch does that minigrad does not, on purpose, is listed in ``KNOWN`` with the reason (and in
+docs/differences.md); those combinations are left out of the comparison, nothing else.
+"""
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+from .mirror import torch_or_skip
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+          "complex64", "complex128"]
+FIRST = [[1, 2, 3], [0, 5, 1]]        # the first operand's values (a 0-d first operand: 3)
+SECOND = [[2, 1, 3], [1, 4, 2]]       # the second's (0-d: 2); no zero, so integer division computes
+NUMBERS = {"True": True, "2": 2, "2.5": 2.5, "1+2j": 1 + 2j}
+
+
+def operand(lib, kind, dtype, values, zero_d):
+    if kind in NUMBERS:
+        return NUMBERS[kind]
+    return lib.tensor(zero_d if kind == "z" else values, dtype=getattr(lib, dtype))
+
+
+def operand_kinds():
+    """(kind, dtype) of a second operand: tensors and 0-d tensors of every dtype, and the Python numbers."""
+    return [(k, d) for k in ("t", "z") for d in DTYPES] + [(k, None) for k in NUMBERS]
+
+
+# --------------------------------------------------------------------------- the ops
+def _function(name):
+    def call(lib, a, b):
+        return getattr(lib, name)(a, b)
+    return call
+
+
+def _method_(name):
+    def call(lib, a, b):
+        return getattr(a, name)(b)
+    return call
+
+
+FUNCTIONS = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow", "float_power",
+             "atan2", "arctan2", "hypot", "logaddexp", "logaddexp2", "maximum", "minimum", "fmax", "fmin", "eq", "ne",
+             "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+             "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "copysign", "nextafter", "ldexp", "xlogy",
+             "heaviside", "gcd", "lcm", "igamma", "igammac", "dist", "isclose", "rsub", "clamp_min", "clamp_max",
+             "polar", "complex"]
+IN_PLACE = ["add_", "sub_", "mul_", "div_", "true_divide_", "floor_divide_", "remainder_", "fmod_", "pow_",
+            "float_power_", "atan2_", "hypot_", "logaddexp_", "copysign_", "nextafter_", "ldexp_", "xlogy_",
+            "heaviside_", "gcd_", "lcm_", "igamma_", "bitwise_and_", "bitwise_or_", "bitwise_xor_",
+            "bitwise_left_shift_", "bitwise_right_shift_", "lt_", "ge_", "eq_", "logical_and_", "clamp_min_",
+            "clamp_max_", "maximum_", "fmax_"]
+OPERATORS = {
+    "a + b": lambda lib, a, b: a + b, "b - a": lambda lib, a, b: b - a, "a * b": lambda lib, a, b: a * b,
+    "a / b": lambda lib, a, b: a / b, "a // b": lambda lib, a, b: a // b, "a % b": lambda lib, a, b: a % b,
+    "a ** b": lambda lib, a, b: a ** b, "b ** a": lambda lib, a, b: b ** a, "a & b": lambda lib, a, b: a & b,
+    "a | b": lambda lib, a, b: a | b, "b ^ a": lambda lib, a, b: b ^ a, "a << b": lambda lib, a, b: a << b,
+    "a == b": lambda lib, a, b: a == b, "b < a": lambda lib, a, b: b < a,
+}
+CALLS = {
+    **{f"torch.{n}": _function(n) for n in FUNCTIONS},
+    **{f"Tensor.{n}": _method_(n) for n in IN_PLACE},
+    **OPERATORS,
+    "add(alpha=2)": lambda lib, a, b: lib.add(a, b, alpha=2),
+    "div(rounding_mode='trunc')": lambda lib, a, b: lib.div(a, b, rounding_mode="trunc"),
+    "where(mask, a, b)": lambda lib, a, b: lib.where(lib.tensor([[True, False, True], [False, True, False]]), a, b),
+    "clamp(a, min=b)": lambda lib, a, b: lib.clamp(a, min=b),
+    "clamp(a, b, b)": lambda lib, a, b: lib.clamp(a, b, b),
+    "lerp(a, a, b)": lambda lib, a, b: lib.lerp(a, a, b),
+    "addcmul(a, b, b)": lambda lib, a, b: lib.addcmul(a, b, b),
+    "masked_fill(a, mask, b)": lambda lib, a, b: a.masked_fill(_mask(lib, a), b),
+    "a[mask] = b": lambda lib, a, b: _setitem(a, _mask(lib, a), b),
+    "a[[1, 0]] = b[0]": lambda lib, a, b: _setitem(a, [1, 0], b[0] if getattr(b, "ndim", 0) else b),
+    "a.copy_(b)": lambda lib, a, b: a.copy_(b),
+}
+PAIRS = sorted(CALLS)
+
+
+def _mask(lib, a):
+    return lib.tensor([[True, False, True], [False, True, True]] if a.ndim else True)
+
+
+def _setitem(a, index, b):
+    a[index] = b if not hasattr(b, "ndim") or b.ndim == 0 else b[index]
+    return a
+
+
+# --------------------------------------------------------------------------- what minigrad leaves out on purpose
+def _complex32(outcome):
+    """PyTorch computes in complex32 (a float16 meeting a complex number), which minigrad does not have: PyTorch's
+    result is complex32, or its refusal names ComplexHalf."""
+    return outcome[1] == "complex32" or outcome[0] == "raises" and "ComplexHalf" in outcome[2]
+
+
+POWERS = ("torch.pow", "torch.float_power", "Tensor.pow_", "Tensor.float_power_", "a ** b", "b ** a")
+
+
+def complex_zero_power(name, expected, actual, complex_result):
+    """PyTorch's complex pow with a tensor exponent is NaN at a zero base (it computes exp(b log 0)), where minigrad
+    gives the limit (0 ** 0 = 1, as NumPy, C99's cpow and PyTorch's own real pow and pow with a number exponent
+    do), in values and gradients. There (and only for complex powers) ``expected`` takes ``actual``'s value."""
+    if name in POWERS and complex_result and expected.shape == actual.shape:
+        return np.where(np.isnan(expected), actual, expected)
+    return expected
+
+
+KNOWN = [_complex32]
+
+
+def _computes_in_complex32(torch, first, second):
+    """The operands' common dtype is complex32 in PyTorch (``dist`` of a float16 tensor and a complex 0-d tensor
+    computes there, then returns float16): minigrad has no complex32, so their results differ by design."""
+    try:
+        common = torch.result_type(operand(torch, *first, FIRST, 3), operand(torch, *second, SECOND, 2))
+    except (RuntimeError, TypeError):
+        return False
+    return common == torch.complex32
+
+
+# --------------------------------------------------------------------------- running both libraries
+def run(lib, call, first, second):
+    a_kind, a_dtype = first
+    b_kind, b_dtype = second
+    try:
+        a = operand(lib, a_kind, a_dtype, FIRST, 3)
+        b = operand(lib, b_kind, b_dtype, SECOND, 2)
+        result = call(lib, a, b)
+    except Exception as e:       # noqa: BLE001 -- an exception is an outcome to compare
+        return ("raises", type(e).__name__, str(e)[:160])
+    return ("computes", str(result.dtype).split(".")[-1], result)
+
+
+def as_numpy(torch, result):
+    if isinstance(result, torch.Tensor):
+        result = result.resolve_conj().resolve_neg()
+        wide = torch.complex128 if result.is_complex() else (torch.float64 if result.is_floating_point() else None)
+        return (result.to(wide) if wide is not None else result).numpy()
+    wide = mg.complex128 if result.is_complex() else (mg.float64 if result.is_floating_point() else None)
+    return np.asarray((result.to(wide) if wide is not None else result).numpy())
+
+
+TOLERANCE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6, "complex64": 2e-6}   # else 1e-12 (float64)
+
+
+def disagreement(torch, name, first, second):
+    """None where minigrad does what PyTorch does with these operands, else what differs."""
+    if _computes_in_complex32(torch, first, second):
+        return None
+    want = run(torch, CALLS[name], first, second)
+    got = run(mg, CALLS[name], first, second)
+    if any(known(want) for known in KNOWN):
+        return None
+    label = f"{name} with {first[0]}:{first[1]} and {second[0]}:{second[1]}"
+    if want[0] != got[0] or want[0] == "raises" and want[1] != got[1]:
+        return f"{label}: PyTorch {want[0]} {want[1]} {want[2] if want[0] == 'raises' else ''}| minigrad " \
+               f"{got[0]} {got[1]} {got[2] if got[0] == 'raises' else ''}"
+    if want[0] == "raises":
+        return None
+    if want[1] != got[1]:
+        return f"{label}: PyTorch's result is {want[1]}, minigrad's {got[1]}"
+    actual = as_numpy(torch, got[2])
+    expected = complex_zero_power(name, as_numpy(torch, want[2]), actual, want[1].startswith("complex"))
+    if expected.shape != actual.shape:
+        return f"{label}: shape {expected.shape} in PyTorch, {actual.shape} in minigrad"
+    tol = TOLERANCE.get(want[1], 1e-12)
+    if not np.allclose(actual, expected, rtol=tol, atol=tol, equal_nan=True):
+        return f"{label}: values {actual.ravel()} where PyTorch has {expected.ravel()}"
+    return None
+
+
+@pytest.mark.parametrize("name", PAIRS)
+def test_every_dtype_pair_as_pytorch(name):
+    torch = torch_or_skip()
+    problems = []
+    for a_kind in ("t", "z"):
+        for a_dtype in DTYPES:
+            for second in operand_kinds():
+                problem = disagreement(torch, name, (a_kind, a_dtype), second)
+                if problem:
+                    problems.append(problem)
+    assert not problems, f"{len(problems)} combinations differ from PyTorch:\n" + "\n".join(problems[:12])
+
+
+# --------------------------------------------------------------------------- one operand
+def _unary(name):
+    def call(lib, a, _):
+        return getattr(lib, name)(a)
+    return call
+
+
+def _unary_method(name, *args, **kwargs):
+    def call(lib, a, _):
+        return getattr(a, name)(*args, **kwargs)
+    return call
+
+
+UNARY = ["neg", "abs", "sqrt", "exp", "sin", "sigmoid", "floor", "round", "sign", "sgn", "logical_not", "bitwise_not",
+         "reciprocal", "rsqrt", "square", "log", "erf", "ceil", "trunc", "frac", "isnan", "isinf", "isfinite",
+         "signbit", "angle", "real", "imag", "conj", "positive", "relu", "tanh", "exp2", "expm1", "log2", "log1p",
+         "deg2rad", "rad2deg", "nan_to_num", "sum", "prod", "mean", "argmax", "amax", "amin", "std", "var", "any",
+         "all", "count_nonzero", "nansum", "nanmean", "median", "sinc", "i0", "digamma", "lgamma", "erfinv", "fix",
+         "clone", "logit", "isreal", "nonzero", "trace", "flatten"]
+UNARY_IN_PLACE = ["exp_", "sqrt_", "abs_", "neg_", "floor_", "round_", "zero_", "sign_", "relu_", "square_",
+                  "reciprocal_", "ceil_", "sigmoid_", "tanh_", "trunc_", "frac_", "log_", "sin_", "logical_not_",
+                  "bitwise_not_", "sgn_", "fix_", "nan_to_num_", "digamma_", "erf_"]
+ONE_OPERAND = {
+    **{f"torch.{n}": _unary(n) for n in UNARY},
+    **{f"Tensor.{n}": _unary_method(n) for n in UNARY_IN_PLACE},
+    "sum(dtype=float64)": lambda lib, a, _: a.sum(dtype=lib.float64),
+    "sum(0, dtype=int8)": lambda lib, a, _: a.sum(0, dtype=lib.int8),
+    "mean(dtype=float64)": lambda lib, a, _: a.mean(dtype=lib.float64),
+    "prod(dtype=int64)": lambda lib, a, _: a.prod(dtype=lib.int64),
+    "cumsum(0)": _unary_method("cumsum", 0), "cumprod(0)": _unary_method("cumprod", 0),
+    "cumsum(0, dtype=float32)": lambda lib, a, _: a.cumsum(0, dtype=lib.float32),
+    "logcumsumexp(0)": _unary_method("logcumsumexp", 0), "cummax(0)": lambda lib, a, _: a.cummax(0)[0],
+    "softmax(0)": _unary_method("softmax", 0), "log_softmax(0)": _unary_method("log_softmax", 0),
+    "softmax(0, dtype=float64)": lambda lib, a, _: a.softmax(0, dtype=lib.float64),
+    "float_power(a, 2)": lambda lib, a, _: lib.float_power(a, 2), "true_divide(a, 2)": lambda lib, a, _: a / 2,
+    "norm()": _unary_method("norm"), "clamp(a, min=1)": lambda lib, a, _: lib.clamp(a, min=1),
+    "clamp(a, 0.5, 2.5)": lambda lib, a, _: lib.clamp(a, 0.5, 2.5), "max(0)": lambda lib, a, _: a.max(0)[0],
+    "sort(0)": lambda lib, a, _: a.sort(0)[0], "argsort(0)": _unary_method("argsort", 0),
+    "topk(1, 0)": lambda lib, a, _: a.topk(1, 0)[0], "unique()": lambda lib, a, _: lib.unique(a),
+    "a.to(float16)": lambda lib, a, _: a.to(lib.float16), "a.to(int64)": lambda lib, a, _: a.to(lib.int64),
+    "a.to(bool)": lambda lib, a, _: a.to(lib.bool), "a.float()": _unary_method("float"),
+    "-a": lambda lib, a, _: -a, "~a": lambda lib, a, _: ~a, "abs(a)": lambda lib, a, _: abs(a),
+    "a.fill_(2.5)": _unary_method("fill_", 2.5), "a.fill_(True)": _unary_method("fill_", True),
+    "full_like(a, 2.5)": lambda lib, a, _: lib.full_like(a, 2.5), "zeros_like(a)": lambda lib, a, _: lib.zeros_like(a),
+    "a.mul_(2.5)": _unary_method("mul_", 2.5), "a.add_(2)": _unary_method("add_", 2),
+    "a.div_(2, rounding_mode='floor')": lambda lib, a, _: a.div_(2, rounding_mode="floor"),
+}
+CALLS.update(ONE_OPERAND)
+
+
+@pytest.mark.parametrize("name", sorted(ONE_OPERAND))
+def test_every_dtype_alone_as_pytorch(name):
+    torch = torch_or_skip()
+    problems = [p for kind in ("t", "z") for dtype in DTYPES
+                if (p := disagreement(torch, name, (kind, dtype), ("2", None)))]
+    assert not problems, f"{len(problems)} dtypes differ from PyTorch:\n" + "\n".join(problems[:12])
+
+
+# --------------------------------------------------------------------------- gradients across dtypes
+FLOATING = ["float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
+DIFFERENTIABLE = ["torch.add", "torch.sub", "torch.mul", "torch.div", "torch.pow", "torch.atan2", "torch.hypot",
+                  "torch.maximum", "torch.fmin", "torch.copysign", "torch.xlogy", "torch.logaddexp", "torch.fmod",
+                  "torch.remainder", "torch.dist", "add(alpha=2)", "where(mask, a, b)", "lerp(a, a, b)",
+                  "addcmul(a, b, b)", "clamp(a, b, b)", "a * b", "b ** a", "a / b", "b - a"]
+
+
+def gradients(lib, call, first, second, upstream):
+    """The result and the gradients of both operands (None where one does not get one) under ``upstream`` (an
+    ndarray of the result's shape), or the exception's type name."""
+    try:
+        a = operand(lib, *first, FIRST, 3).requires_grad_()
+        b = operand(lib, *second, SECOND, 2).requires_grad_()
+        out = call(lib, a, b)
+        g = lib.tensor(upstream(out.shape, str(out.dtype).split(".")[-1]), dtype=out.dtype)
+        da, db = lib.autograd.grad(out, (a, b), g, allow_unused=True)
+    except Exception as e:       # noqa: BLE001 -- an exception is an outcome to compare
+        return type(e).__name__
+    return out, da, db
+
+
+COMPLEX_OF = {"float16": "complex64", "bfloat16": "complex64", "float32": "complex64", "float64": "complex128"}
+
+
+def real_inputs_made_complex(torch, call, first, second, upstream):
+    """PyTorch's gradients with its real operands made complex and the gradients' real parts taken back to their
+    dtypes. Where a complex result meets a real operand PyTorch's engine refuses the complex gradient for many ops
+    (logaddexp, where, lerp, dist: "Expected isFloatingType(grad.scalar_type()) || (input_is_complex ==
+    grad_is_complex)") and takes its real part for others (add, mul); minigrad takes the real part for every op,
+    which is the gradient this computes."""
+    made = [(k, COMPLEX_OF.get(d, d)) for k, d in (first, second)]
+    result = gradients(torch, call, *made, upstream)
+    if isinstance(result, str):
+        return result
+    out, *grads = result
+    return (out, *(g if g is None or d.startswith("complex") else g.real.to(getattr(torch, d))
+                   for g, (_, d) in zip(grads, (first, second))))
+
+
+def random_upstream(shape, dtype):
+    rng = np.random.default_rng(abs(hash((shape, dtype))) % 2**32)
+    g = rng.uniform(0.5, 1.5, shape)
+    return g + 1j * rng.uniform(0.5, 1.5, shape) if dtype.startswith("complex") else g
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+def test_gradients_across_dtypes_as_pytorch(name):
+    """Each operand's gradient has its own dtype and PyTorch's value, whatever dtype the other operand has."""
+    torch = torch_or_skip()
+    problems = []
+    for first in [(k, d) for k in ("t", "z") for d in FLOATING]:
+        for second in [(k, d) for k in ("t", "z") for d in FLOATING]:
+            if _computes_in_complex32(torch, first, second):
+                continue
+            want = gradients(torch, CALLS[name], first, second, random_upstream)
+            got = gradients(mg, CALLS[name], first, second, random_upstream)
+            if want == "RuntimeError" and not isinstance(got, str) and \
+                    first[1].startswith("complex") != second[1].startswith("complex"):
+                want = real_inputs_made_complex(torch, CALLS[name], first, second, random_upstream)
+            label = f"{name} with {first[0]}:{first[1]} and {second[0]}:{second[1]}"
+            if isinstance(want, str) or isinstance(got, str):
+                if not (isinstance(want, str) and isinstance(got, str) and (want == got or "ComplexHalf" in want)):
+                    problems.append(f"{label}: PyTorch {want if isinstance(want, str) else 'computes'}, minigrad "
+                                    f"{got if isinstance(got, str) else 'computes'}")
+                continue
+            for which, w, g in zip(("result", "first's gradient", "second's gradient"), want, got):
+                if (w is None) != (g is None):
+                    problems.append(f"{label}: {which} is {w is not None} in PyTorch, {g is not None} in minigrad")
+                    continue
+                if w is None:
+                    continue
+                w_dtype, g_dtype = str(w.dtype).split(".")[-1], str(g.dtype).split(".")[-1]
+                if w_dtype != g_dtype:
+                    problems.append(f"{label}: {which} is {w_dtype} in PyTorch, {g_dtype} in minigrad")
+                    continue
+                actual = as_numpy(torch, g.detach())
+                expected = complex_zero_power(name, as_numpy(torch, w.detach()), actual, want[0].is_complex())
+                # a gradient passes through the result's dtype: PyTorch sums a broadcast operand's gradient there,
+                # minigrad in the operand's own dtype (more precise), so the coarser of the two sets the tolerance
+                tol = 4 * max(TOLERANCE.get(w_dtype, 1e-12), TOLERANCE.get(str(want[0].dtype).split(".")[-1], 1e-12))
+                if expected.shape != actual.shape or not np.allclose(actual, expected, rtol=tol, atol=tol,
+                                                                     equal_nan=True):
+                    problems.append(f"{label}: {which} {actual.ravel()} where PyTorch has {expected.ravel()}")
+    assert not problems, f"{len(problems)} combinations differ from PyTorch:\n" + "\n".join(problems[:12])
+
+
+def test_the_comparison_catches_a_wrong_dtype_rule(monkeypatch):
+    """A planted mistake: ``hypot`` computing in float64 whatever its operands. The comparison must notice."""
+    torch = torch_or_skip()
+    real = mg.hypot
+    monkeypatch.setattr(mg, "hypot", lambda a, b: real(a.to(mg.float64), b.to(mg.float64)))
+    assert disagreement(torch, "torch.hypot", ("t", "float32"), ("t", "float32")) is not None
+    monkeypatch.setattr(mg, "hypot", real)
+    assert disagreement(torch, "torch.hypot", ("t", "float32"), ("t", "float32")) is None
