@@ -85,18 +85,49 @@ def _from_python(data, dtype):
             raise ValueError("Overflow when unpacking long long") from None
         _check_no_strings(data)
         raise
+    if isinstance(data, (list, tuple)):
+        natural = _with_numpy_scalars(data, natural)
     dtype = natural if dtype is None else dtype
     if dtype.kind in "biu" and natural.kind in "fc" and not np.isfinite(np.asarray(data, dtype=natural)).all():
         raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
     # straight to the asked dtype: 0.1 through float32 first would lose float64's digits
-    return np.asarray(data, dtype=dtype)
+    try:
+        return np.asarray(data, dtype=dtype)
+    except OverflowError:
+        if _has_huge_int(data):
+            raise ValueError("Overflow when unpacking long long") from None
+        raise RuntimeError(f"value cannot be converted to type {dtype} without overflow") from None
 
 
 def _has_huge_int(data):
-    """Whether a Python int that no 64-bit integer holds occurs in ``data`` (a number or nested sequence)."""
+    """Whether a Python int that no signed 64-bit integer holds occurs in ``data`` (a number or nested sequence)."""
     if isinstance(data, (list, tuple)):
         return any(_has_huge_int(item) for item in data)
-    return isinstance(data, int) and not -2 ** 63 <= data < 2 ** 64
+    return isinstance(data, int) and not -2 ** 63 <= data < 2 ** 63
+
+
+def _with_numpy_scalars(data, natural):
+    """PyTorch's dtype for a nested sequence holding NumPy scalars: each NumPy scalar counts with its own dtype
+    (``[np.float64(1), 2]`` is float64), promoted with the Python numbers' dtypes; ``natural`` (the Python numbers'
+    dtype) where there are none."""
+    found, pending = set(), [data]
+    while pending:                        # the element types, a set per sequence (fast for long flat lists)
+        items = pending.pop()
+        types = set(map(type, items))
+        found |= types
+        if list in types or tuple in types:
+            pending.extend(item for item in items if isinstance(item, (list, tuple)))
+    if not any(issubclass(t, np.generic) for t in found):
+        return natural
+    python = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: dtypes.get_default_dtype(),
+              complex: dtypes.default_complex()}
+    result = None
+    for t in found - {list, tuple}:
+        dtype = np.dtype(t) if issubclass(t, np.generic) else python.get(t)
+        if dtype is None:                 # (another element type: the plain rule)
+            return natural
+        result = dtype if result is None else dtypes.promote_types(result, dtype)
+    return result
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -119,11 +150,9 @@ def from_numpy(array):
 def _filled(fill, shape, dtype, device, requires_grad):
     if dtype is not None and np.dtype(dtype) in dtypes.FLOAT8:     # PyTorch's conversion (0 is 2**-127 in e8m0fnu)
         fill = dtypes.cast_array(np.asarray(fill._data if isinstance(fill, Tensor) else fill, dtypes.float32), dtype)
-    try:
-        array = np.full(shape, fill, dtype=dtype)
-    except OverflowError:       # full((2,), -5, dtype=uint8): the value wraps around, as in PyTorch
-        array = np.full(shape, np.asarray(fill).astype(dtype))
-    return new_tensor(array, device, requires_grad)
+    else:                       # PyTorch's conversion: -5 wraps around into uint8, 300 is refused
+        fill = dtypes.fitted_scalar(fill._data if isinstance(fill, Tensor) else fill, dtype)
+    return new_tensor(np.full(shape, fill, dtype=dtype), device, requires_grad)
 
 
 def _positional_or_keyword(size, keyword, fname):
@@ -261,11 +290,18 @@ def _spaced(start, end, steps, dtype, fname):
         np.full(steps, start, dtype=work)
 
 
+def _spaced_dtype(start, end):
+    """linspace's and logspace's dtype when none is given: the default complex dtype for a complex bound (a number
+    or a 0-d tensor), else the default float dtype."""
+    complex_bound = any(isinstance(v, complex) or isinstance(v, Tensor) and v.is_complex() for v in (start, end))
+    return dtypes.default_complex() if complex_bound else dtypes.get_default_dtype()
+
+
 @creation_keywords
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     steps = _check_steps(steps, "linspace")
-    dtype = dtype_or(dtype)
+    dtype = dtype_or(dtype, _spaced_dtype(start, end))
     return new_tensor(_spaced(start, end, steps, dtype, "linspace").astype(dtype), device, requires_grad)
 
 
@@ -273,7 +309,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """``base ** linspace(start, end, steps)``."""
     steps = _check_steps(steps, "logspace")
-    dtype = dtype_or(dtype)
+    dtype = dtype_or(dtype, _spaced_dtype(start, end))
     exponents = _spaced(start, end, steps, dtype, "logspace")
     with np.errstate(over="ignore"):
         return new_tensor((exponents.dtype.type(base) ** exponents).astype(dtype), device, requires_grad)

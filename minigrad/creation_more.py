@@ -64,9 +64,8 @@ def unravel_index(indices, shape):
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """A 0-d tensor holding the number ``s`` (the default float dtype unless ``dtype``)."""
-    value = np.asarray(s)                        # converted as PyTorch casts: -5 to uint8 wraps to 251
-    with np.errstate(invalid="ignore", over="ignore"):
-        return creation.new_tensor(value.astype(creation.dtype_or(dtype)), device, requires_grad)
+    value = dtypes.fitted_scalar(s, creation.dtype_or(dtype))   # as PyTorch converts: -5 to uint8 wraps to 251
+    return creation.new_tensor(value, device, requires_grad)
 
 
 # --------------------------------------------------------------------------- uninitialized tensors

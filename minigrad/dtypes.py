@@ -122,6 +122,50 @@ def cast_array(array, dtype, pooled=False):
         return array.astype(dtype)
 
 
+_C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+                 "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def fitted_scalar(value, dtype):
+    """``value`` (a Python or NumPy number, or a 0-d array) converted to ``dtype`` as PyTorch converts a fill value
+    (``full``, ``fill_``, ``masked_fill``, ``x[i] = v``), or PyTorch's RuntimeError where it overflows: an integer
+    outside the dtype's range (a negative one may wrap into an unsigned dtype, as -5 becomes 251 in uint8), a
+    finite float beyond a float dtype's largest (infinities and NaN pass) or any NaN or infinity for an integer
+    dtype, a complex number with an imaginary part for a real dtype. A bool dtype takes every number."""
+    dtype = np.dtype(dtype)
+    number = np.asarray(value)
+    kind, target = number.dtype.kind, kind_of(dtype)
+    if target != "b" and kind != "b" and dtype not in LIMITED and _overflows(number, kind, dtype, target):
+        name = _C_TYPE_NAMES.get(dtype.name, dtype.name)
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.asarray(real_values(number, dtype)).astype(dtype)
+
+
+def _overflows(number, kind, dtype, target):
+    """Whether the number ``number`` of NumPy kind ``kind`` overflows ``dtype`` (of minigrad kind ``target``)."""
+    if kind == "c":           # a complex number: its imaginary part must be 0 for a real dtype, each part must fit
+        if target != "c":
+            return number.imag != 0 or _overflows(np.asarray(number.real), "f", dtype, target)
+        part = float32 if dtype == complex64 else float64
+        return _overflows(np.asarray(number.real), "f", part, "f") or _overflows(np.asarray(number.imag), "f", part, "f")
+    if target == "c":
+        dtype, target = (float32 if dtype == complex64 else float64), "f"
+    if target in "iu":
+        info = np.iinfo(dtype)
+        if kind == "f":
+            return not np.isfinite(number) or number < info.min or number > info.max
+        v = _builtin_int(number)
+        if target == "u" and v < 0:          # a negative integer wraps into an unsigned dtype unless too large
+            return -v > info.max
+        return v < info.min or v > info.max
+    largest = _builtin_float(ml_dtypes.finfo(dtype).max) if dtype == bfloat16 else _builtin_float(np.finfo(dtype).max)
+    if kind == "f" and not np.isfinite(number):
+        return False
+    return abs(_builtin_float(number)) > largest
+
+
 def real_values(array, dtype):
     """A complex ``array`` as PyTorch reads it into the real ``dtype``: its real part, or for bool whether each number
     is nonzero; other arrays as they are."""

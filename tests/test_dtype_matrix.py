@@ -339,6 +339,126 @@ def test_gradients_across_dtypes_as_pytorch(name):
     assert not problems, f"{len(problems)} combinations differ from PyTorch:\n" + "\n".join(problems[:12])
 
 
+# --------------------------------------------------------------------------- matrix products
+PRODUCT_DTYPES = ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64"]
+PRODUCTS = {
+    "matmul": lambda L, a, b: L.matmul(a, b), "mm": lambda L, a, b: L.mm(a, b),
+    "bmm": lambda L, a, b: L.bmm(a[None], b[None]), "mv": lambda L, a, b: L.mv(a, b[0]),
+    "dot": lambda L, a, b: L.dot(a[0], b[0]), "vdot": lambda L, a, b: L.vdot(a[0], b[0]),
+    "addmm": lambda L, a, b: L.addmm(a, a, b), "baddbmm": lambda L, a, b: L.baddbmm(a[None], a[None], b[None]),
+    "addmm(b, a, a)": lambda L, a, b: L.addmm(b, a, a), "addmv(b, a, a)": lambda L, a, b: L.addmv(b[0], a, a[0]),
+    "addmv": lambda L, a, b: L.addmv(a[0], a, b[0]), "addr": lambda L, a, b: L.addr(a, a[0], b[0]),
+    "outer": lambda L, a, b: L.outer(a[0], b[0]), "inner": lambda L, a, b: L.inner(a, b),
+    "cross": lambda L, a, b: L.cross(L.cat([a[0], a[0][:1]]), L.cat([b[0], b[0][:1]]), dim=0),
+    "tensordot": lambda L, a, b: L.tensordot(a, b, 1), "kron": lambda L, a, b: L.kron(a, b),
+    "einsum": lambda L, a, b: L.einsum("ij,jk->ik", a, b), "multi_dot": lambda L, a, b: L.linalg.multi_dot([a, b]),
+    "cdist": lambda L, a, b: L.cdist(a, b), "linear": lambda L, a, b: L.nn.functional.linear(a, b),
+    "bilinear": lambda L, a, b: L.nn.functional.bilinear(a, a, b[None]),
+}
+
+
+def run_product(lib, call, a_dtype, b_dtype):
+    try:
+        a = lib.tensor([[1, 2], [3, 0]], dtype=getattr(lib, a_dtype))
+        b = lib.tensor([[2, 1], [1, 1]], dtype=getattr(lib, b_dtype))
+        result = call(lib, a, b)
+    except Exception as e:       # noqa: BLE001 -- an exception is an outcome to compare
+        return ("raises", type(e).__name__, str(e)[:160])
+    return ("computes", str(result.dtype).split(".")[-1], result)
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+def test_products_of_every_dtype_pair_as_pytorch(name):
+    """Matrix products refuse bool (PyTorch has no such kernels) and mixed dtypes (no promotion) as PyTorch does."""
+    torch = torch_or_skip()
+    problems = []
+    for a_dtype in PRODUCT_DTYPES:
+        for b_dtype in PRODUCT_DTYPES:
+            want = run_product(torch, PRODUCTS[name], a_dtype, b_dtype)
+            got = run_product(mg, PRODUCTS[name], a_dtype, b_dtype)
+            problems.append(compare_outcomes(torch, f"{name}({a_dtype}, {b_dtype})", want, got))
+    problems = [p for p in problems if p]
+    assert not problems, f"{len(problems)} combinations differ from PyTorch:\n" + "\n".join(problems[:12])
+
+
+def compare_outcomes(torch, label, want, got, values=True):
+    """None where the two outcomes (from ``run``-like functions) agree, else what differs."""
+    if want[0] != got[0] or want[0] == "raises" and want[1] != got[1]:
+        return f"{label}: PyTorch {want[0]} {want[1]} {want[2] if want[0] == 'raises' else ''}| minigrad " \
+               f"{got[0]} {got[1]} {got[2] if got[0] == 'raises' else ''}"
+    if want[0] == "raises":
+        return None
+    if want[1] != got[1]:
+        return f"{label}: PyTorch's result is {want[1]}, minigrad's {got[1]}"
+    expected, actual = as_numpy(torch, want[2]), as_numpy(torch, got[2])
+    if expected.shape != actual.shape:
+        return f"{label}: shape {expected.shape} in PyTorch, {actual.shape} in minigrad"
+    tol = TOLERANCE.get(want[1], 1e-12)
+    if values and not np.allclose(actual, expected, rtol=tol, atol=tol, equal_nan=True):
+        return f"{label}: values {actual.ravel()} where PyTorch has {expected.ravel()}"
+    return None
+
+
+# --------------------------------------------------------------------------- making tensors and filling them
+CREATION = [
+ "L.tensor([1, 2.0])", "L.tensor([True, 1])", "L.tensor([1, 1j])", "L.tensor([[1], [2.5]])", "L.tensor(3)", "L.tensor(3.5)", "L.tensor(True)",
+ "L.tensor([])", "L.tensor([[]])", "L.tensor(np.float32(2))", "L.tensor(np.int16(2))", "L.tensor([np.float64(1), 2])", "L.tensor(np.array([1,2],dtype=np.uint16))",
+ "L.tensor([L.tensor(1.), L.tensor(2.)])", "L.tensor([1, 2], dtype=L.float16)", "L.tensor(2**63)", "L.tensor(-2**63)", "L.tensor([2**62, 1.0])",
+ "L.arange(5)", "L.arange(0, 1, 0.25)", "L.arange(5.0)", "L.arange(0, 5, 2)", "L.arange(L.tensor(3))", "L.arange(L.tensor(3.))", "L.arange(0, 1, 0.25, dtype=L.int64)", "L.arange(10, dtype=L.float16)",
+ "L.arange(np.int32(3))", "L.arange(np.float64(3))", "L.arange(1, 4, dtype=L.bool)", "L.arange(-3, dtype=L.uint8)",
+ "L.full((2,), 1)", "L.full((2,), True)", "L.full((2,), 1.5)", "L.full((2,), 1j)", "L.full((2,), L.tensor(2.))", "L.full((2,), np.float32(2))", "L.full((2,), 1.5, dtype=L.int32)", "L.full((2,), 300, dtype=L.uint8)",
+ "L.zeros(2, dtype=L.int8)", "L.ones((2,), dtype=L.bool)", "L.empty(0).dtype and L.zeros(2)", "L.eye(2, dtype=L.int32)",
+ "L.linspace(0, 1, 5)", "L.linspace(0, 10, 5, dtype=L.int64)", "L.linspace(0, 1j, 3)", "L.linspace(L.tensor(0.), 1, 3)", "L.logspace(0, 2, 3)", "L.logspace(0, 2, 3, base=2, dtype=L.int32)",
+ "L.zeros_like(L.tensor([1,2]), dtype=L.float64)", "L.full_like(L.tensor([1,2]), 2.7)", "L.full_like(L.tensor([1.,2]), 1j)", "L.ones_like(L.tensor([True]))", "L.rand_like(L.tensor([1,2]))", "L.randn(2, dtype=L.float16)", "L.randint(0, 5, (3,)).dtype and L.randint(0,5,(3,))", "L.randint(0, 5, (3,), dtype=L.int8)", "L.randperm(4)", "L.randperm(4, dtype=L.float32)",
+ "L.as_tensor([1, 2])", "L.as_tensor(np.array([1., 2.]))", "L.as_tensor(np.array([1, 2], dtype=np.int32), dtype=L.float16)", "L.from_numpy(np.array([1, 2], dtype=np.uint8))", "L.from_numpy(np.array(True))",
+ "L.scalar_tensor(3)", "L.scalar_tensor(True)", "L.scalar_tensor(1j)", "L.tensor(3).item() * 0 + L.tensor([1,2])", "L.tril_indices(3, 3)", "L.tril_indices(3, 3, dtype=L.int32)", "L.polar(L.tensor([1.]), L.tensor([0.]))",
+ "L.empty_like(L.tensor([1,2]), dtype=L.float16)", "L.empty_strided((2,2), (2,1), dtype=L.int16)", "L.complex(L.tensor([1.]), L.tensor([2.]))", "L.heaviside(L.tensor([1.]), L.tensor([2]))", "L.cat([L.tensor([1]), L.tensor([2.])])", "L.cat([L.tensor([True]), L.tensor([2], dtype=L.uint8)])", "L.stack([L.tensor(1), L.tensor(2.)])",
+ "L.cat([L.tensor([1], dtype=L.float16), L.tensor([2], dtype=L.bfloat16)])", "L.cat([L.tensor([1j]), L.tensor([2.], dtype=L.float64)])", "L.hstack([L.tensor([1]), L.tensor([2.5])])", "L.tensor([1,2]).new_tensor([1.5])", "L.tensor([1,2]).new_full((2,), 1.5)", "L.tensor([1.,2]).new_zeros(2)", "L.tensor([1,2], dtype=L.int8).new_ones(2)",
+ "L.bucketize(L.tensor([1.5]), L.tensor([1., 2.]))", "L.searchsorted(L.tensor([1., 2.]), L.tensor([1.5]), out_int32=True)", "L.bincount(L.tensor([0, 1, 1]))", "L.bincount(L.tensor([0, 1]), weights=L.tensor([1., 2.], dtype=L.float16))", "L.histc(L.tensor([1., 2.]))", "L.argmax(L.tensor([1., 2.]))", "L.nonzero(L.tensor([1, 0]))", "L.unique(L.tensor([1, 1]), return_counts=True)[1]", "L.count_nonzero(L.tensor([1, 0]))",
+ "L.tensor([1, 2]).float().mean()", "L.tensor([1, 2]).sum()", "L.tensor([1, 2], dtype=L.uint8).sum()", "L.tensor([True]).sum()", "L.tensor([1, 2]).prod()", "L.tensor([1, 2]).cumsum(0)", "L.tensor([1,2], dtype=L.int8).cumsum(0)", "L.tensor([1., 2.], dtype=L.float16).sum()", "L.tensor([1, 2]).to(L.float16).std()",
+ "L.tensor([1, 2]).norm()", "L.tensor([1, 2]).float().norm(dtype=L.float64)", "L.tensor([1j, 2]).abs()", "L.tensor([1j, 2], dtype=L.complex128).angle()", "L.tensor([1, 2]).angle()", "L.tensor([True]).angle()", "L.tensor([1., 2]).var()", "L.tensor([1j, 2]).var()", "L.tensor([1j, 2]).std()", "L.tensor([1j, 2]).norm()", "L.linalg.vector_norm(L.tensor([1j, 2]))",
+ "L.tensor([1, 2]) @ L.tensor([1, 2])", "L.tensor([1., 2]) @ L.tensor([1, 2])", "L.tensor([[1., 2]]).T @ L.tensor([[1., 2]], dtype=L.float64)", "L.dot(L.tensor([1, 2], dtype=L.int8), L.tensor([1, 2], dtype=L.int8))", "L.mm(L.tensor([[True]]), L.tensor([[True]]))", "L.outer(L.tensor([1]), L.tensor([1.]))", "L.matmul(L.tensor([[1.]], dtype=L.float16), L.tensor([[1.]], dtype=L.float16))",
+ "L.einsum('i,i->', L.tensor([1., 2]), L.tensor([1, 2]))", "L.tensordot(L.tensor([1., 2]), L.tensor([1., 2], dtype=L.float64), 1)", "L.cross(L.tensor([1., 0, 0]), L.tensor([0, 1., 0], dtype=L.float64), dim=0)", "L.kron(L.tensor([1]), L.tensor([1.]))", "L.cdist(L.tensor([[1.]]), L.tensor([[1.]], dtype=L.float64))", "L.bmm(L.ones(1,1,1, dtype=L.int32), L.ones(1,1,1, dtype=L.int32))", "L.addmm(L.ones(1,1), L.ones(1,1), L.ones(1,1, dtype=L.float64))", "L.baddbmm(L.ones(1,1,1,dtype=L.float64), L.ones(1,1,1), L.ones(1,1,1))", "L.inner(L.tensor([1]), L.tensor([True]))",
+ "L.nn.functional.linear(L.ones(1,2), L.ones(3,2, dtype=L.float64))", "L.nn.functional.softmax(L.tensor([1, 2]), 0)", "L.nn.functional.softmax(L.tensor([1., 2]), 0, dtype=L.float64)", "L.nn.functional.one_hot(L.tensor([0, 1]))", "L.nn.functional.relu(L.tensor([1, -2]))", "L.nn.functional.gelu(L.tensor([1, -2]))", "L.nn.functional.mse_loss(L.tensor([1.]), L.tensor([1.], dtype=L.float64))", "L.nn.functional.cross_entropy(L.tensor([[1., 2]]), L.tensor([1], dtype=L.int32))", "L.nn.functional.embedding(L.tensor([0], dtype=L.int32), L.ones(2, 2))", "L.nn.functional.embedding(L.tensor([0.]), L.ones(2, 2))", "L.nn.functional.pad(L.tensor([1, 2]), (1, 1), value=1.5)", "L.nn.functional.normalize(L.tensor([[1, 2]]))",
+ "L.nn.functional.layer_norm(L.ones(2,2), (2,), L.ones(2, dtype=L.float64))", "L.nn.functional.layer_norm(L.ones(2,2, dtype=L.float16), (2,), L.ones(2))", "L.nn.functional.rms_norm(L.ones(2,2, dtype=L.bfloat16), (2,), L.ones(2))", "L.nn.functional.group_norm(L.ones(1,2,2, dtype=L.float16), 1, L.ones(2))", "L.nn.functional.batch_norm(L.ones(2,2), L.zeros(2, dtype=L.float64), L.ones(2, dtype=L.float64))", "L.nn.functional.batch_norm(L.ones(2,2, dtype=L.bfloat16), L.zeros(2), L.ones(2))",
+]
+FILLS = [
+    "L.zeros(2, dtype=L.uint8).fill_(300)", "L.zeros(2, dtype=L.uint8).fill_(-5)", "L.zeros(2, dtype=L.uint8).fill_(-300)",
+    "L.zeros(2, dtype=L.uint8).masked_fill(L.tensor([True, False]), 300)", "_setitem(L.zeros(2, dtype=L.uint8), 0, 300)",
+    "_setitem(L.zeros(2, dtype=L.uint8), L.tensor([True, False]), 300)", "L.full((2,), -5, dtype=L.uint8)",
+    "L.full((2,), 200, dtype=L.int8)", "L.full((2,), 1e6, dtype=L.float16)", "L.full((2,), float('inf'), dtype=L.float16)",
+    "L.full((2,), 2.7, dtype=L.int64)", "L.full((2,), float('nan'), dtype=L.int64)", "L.full((2,), 5, dtype=L.bool)",
+    "L.full((2,), 1e39, dtype=L.bfloat16)", "L.full((2,), 70000, dtype=L.float16)", "L.full((2,), 2 + 0j, dtype=L.int8)",
+    "L.full((2,), 1 + 2j, dtype=L.bool)", "L.full((2,), 1e300, dtype=L.float32)", "L.scalar_tensor(300, dtype=L.uint8)",
+    "L.scalar_tensor(-5, dtype=L.uint8)", "L.zeros(2, dtype=L.uint8) + 300", "L.zeros(2, dtype=L.float16) * 1e6",
+    "L.zeros(2, dtype=L.uint8).clamp(0, 300)", "L.zeros(2, dtype=L.float16).fill_(1e6)",
+    "L.full_like(L.zeros(2, dtype=L.uint8), 256)", "L.zeros(2, dtype=L.uint8).new_full((2,), 256)",
+    "L.zeros(2, dtype=L.int8).fill_(128)", "L.zeros(2, dtype=L.int8).fill_(L.tensor(-129))",
+    "L.tensor(300, dtype=L.uint8)", "L.tensor([300], dtype=L.uint8)", "L.tensor(2 ** 63)", "L.tensor([1, -2 ** 63 - 1])",
+    "L.where(L.tensor([True, False]), L.zeros(2, dtype=L.uint8), 300)",
+    "L.zeros(2, dtype=L.uint8).index_fill(0, L.tensor([0]), 300)", "L.zeros(2).masked_fill(L.tensor([True, False]), 1j)",
+    "L.zeros(2).masked_fill(L.tensor([True, False]), L.tensor(2 + 0j))",
+    "L.zeros(2, dtype=L.bool).masked_fill(L.tensor([True, False]), 1 + 2j)",
+]
+
+
+@pytest.mark.parametrize("expression", CREATION + FILLS)
+def test_making_and_filling_as_pytorch(expression):
+    """Dtypes inferred from data (NumPy scalars among Python numbers too), the creation functions' dtype rules, and
+    a fill value converted as PyTorch converts it (-5 wraps into uint8, 300 is refused)."""
+    torch = torch_or_skip()
+
+    def run_expression(lib):
+        try:
+            result = eval(expression, {"L": lib, "np": np, "_setitem": _setitem})   # noqa: S307 -- the fixed list above
+        except Exception as e:       # noqa: BLE001 -- an exception is an outcome to compare
+            return ("raises", type(e).__name__, str(e)[:160])
+        return ("computes", str(result.dtype).split(".")[-1], result)
+    random = "rand" in expression or "empty" in expression
+    problem = compare_outcomes(torch, expression, run_expression(torch), run_expression(mg), values=not random)
+    assert problem is None, problem
+
+
 def test_the_comparison_catches_a_wrong_dtype_rule(monkeypatch):
     """A planted mistake: ``hypot`` computing in float64 whatever its operands. The comparison must notice."""
     torch = torch_or_skip()

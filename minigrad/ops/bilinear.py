@@ -27,6 +27,10 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[0] if bias.ndim else 1}"
                            f" but expected {weight.shape[0]}")
+    tensors = [("input1", input1), ("input2", input2), ("weight", weight)] + ([("bias", bias)] if bias is not None else [])
+    if len({t.dtype for _, t in tensors}) > 1:
+        raise RuntimeError("All tensors must have the same dtype, got " +
+                           ", ".join(f"{name}: {t.dtype}" for name, t in tensors))
     y = einsum("...i,oij,...j->...o", input1, weight, input2)
     return y if bias is None else y + bias
 

@@ -222,6 +222,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {scalar_type_name(x.dtype)}")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if x1.dtype not in (np.float32, np.float64):      # PyTorch's CPU kernel has no 16-bit ones
+        raise NotImplementedError(f"\"cdist\" not implemented for '{scalar_type_name(x1.dtype)}'")
     if x1.dtype != x2.dtype:
         raise RuntimeError(f"cdist(): expected X1 and X2 to have the same dtype, but got {x1.dtype} and {x2.dtype}")
     if not p >= 0:

@@ -10,8 +10,8 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import (FLOAT32_64, LIMITED, cast_array, get_default_dtype, is_differentiable, kind_of, real_values,
-                      result_type, scalar_dtype_for)
+from ..dtypes import (FLOAT32_64, LIMITED, cast_array, fitted_scalar, get_default_dtype, is_differentiable, kind_of,
+                      real_values, result_type, scalar_dtype_for)
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor, wrap
 from ..low_precision import arithmetic_operand
@@ -1126,6 +1126,8 @@ def check_clamp_operands(input, min, max, via_clamp=True):
     if kind_of(input.dtype) == "c" or complex_number:
         raise NotImplementedError("clamp is not supported for complex types")
     tensors = [b for b in bounds if isinstance(b, Tensor)]
+    for b in bounds:
+        _check_number_fits(b, input)
     if tensors:
         dtype = _clamp_dtype(input, tensors)
         if kind_of(dtype) == "c" or kind_of(dtype) == "b" and len(tensors) == 2:
@@ -1213,7 +1215,17 @@ def where(condition, input, other):
     condition = as_tensor_operand(condition)
     if kind_of(condition.dtype) != "b":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype}")
+    _check_number_fits(input, other)
+    _check_number_fits(other, input)
     return _apply_broadcasting(Where, condition, *_pair(input, other))
+
+
+def _check_number_fits(number, tensor):
+    """A number written by an op into ``tensor``'s dtype (where it takes that dtype, as 300 next to a uint8 tensor
+    in ``where``) must fit it, as PyTorch checks (``dtypes.fitted_scalar``)."""
+    if isinstance(tensor, Tensor) and not isinstance(number, Tensor) and \
+            scalar_dtype_for(tensor.dtype, number) == tensor.dtype:
+        fitted_scalar(number, tensor.dtype)
 
 
 class MaskedFill(Routing):
@@ -1248,13 +1260,12 @@ def boolean_mask(mask, input, dtype_error):
 
 def check_value_fits(value, dtype):
     """PyTorch's check of a single value (a Python number or a 0-d tensor, read as a number) written into a tensor of
-    ``dtype``: a complex value with an imaginary part does not fit a real dtype (bool takes any number)."""
+    ``dtype`` (``dtypes.fitted_scalar``: 300 does not fit uint8, 1+2j no real dtype); other values pass."""
     if isinstance(value, Tensor):
-        if value.ndim != 0 or not value.is_complex():
-            return
-        value = complex(value._data)
-    if isinstance(value, (complex, np.complexfloating)) and value.imag != 0 and kind_of(dtype) not in "bc":
-        raise RuntimeError(f"value cannot be converted to type {np.dtype(dtype)} without overflow")
+        if value.ndim == 0:
+            fitted_scalar(value._data, dtype)
+    elif isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
+        fitted_scalar(value, dtype)
 
 
 @takes_tensors("input", numbers=("mask", "value"))

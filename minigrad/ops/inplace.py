@@ -28,7 +28,7 @@ from ..autograd.function import note_own_counter
 from ..autograd.version import alias, bump_tensor, storage_of
 from ..autograd.views import (WriteRegion, base_region_history, check_rebase, history, move_retained, overlaps,
                               refuse_shared_base, region, repeats_memory, set_view_history)
-from ..dtypes import cast_limited, kind_of, real_values, result_type, scalar_type_name
+from ..dtypes import cast_limited, fitted_scalar, kind_of, real_values, result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -401,7 +401,8 @@ def fill_(self, value):
         return write(self, lambda old: Overwrite.apply(old, value), (value,),
                      lambda a: a.__setitem__(Ellipsis, value._data), shared_ok=True,
                      overlap=None)
-    return _new_values(self, lambda: value)
+    fitted = fitted_scalar(value, self.dtype)      # PyTorch's conversion: -5 wraps into uint8, 300 is refused
+    return _new_values(self, lambda: fitted)
 
 
 def zero_(self):
@@ -437,7 +438,8 @@ def setitem(self, index, value):
     index = sh.to_numpy_index(index)
     if sh._is_basic(index) and self._base is not None and grad_mode._state.enabled and not _whole(self, index):
         self.grad_fn     # PyTorch writes through a view of self[index], whose making brings a stale self up to date
-    ew.check_value_fits(value, self.dtype)
+    if not isinstance(value, Tensor) or not sh._is_basic(index):   # (a 0-d tensor copied into a basic index casts)
+        ew.check_value_fits(value, self.dtype)
     v = ew.as_tensor_operand(value, self)
     target = sh._read(self._data, index)   # raises IndexError for a bad index before anything is written
     if isinstance(value, Tensor) and v.dtype != self.dtype and not sh._is_basic(index) and \

@@ -16,7 +16,7 @@ import numpy as np
 from .. import kernels
 from .._checks import takes_tensors
 from ..autograd import Function
-from ..dtypes import compute_dtype, result_type, scalar_type_name
+from ..dtypes import compute_dtype, kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
 from .elementwise import as_tensor_operand, check_broadcast, conj_if_complex
 from .shape import Index, IndexAdjoint
@@ -27,6 +27,22 @@ from ..autocast_ops import autocast_op
 def _check_same_dtype(a, b, what="m1 and m2"):
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected {what} to have the same dtype, but got: {a.dtype} != {b.dtype}")
+
+
+def check_product_kernel(a, b, kernel):
+    """PyTorch has no bool kernel for its matrix products (``kernel``: the one it names)."""
+    for t in (a, b):
+        if kind_of(t.dtype) == "b":
+            raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _product_kernel(sa, sb):
+    """The kernel PyTorch's matmul runs for operands of shapes ``sa`` and ``sb`` (as its errors name it)."""
+    if len(sa) == 1 and len(sb) == 1:
+        return "dot"
+    if len(sa) == 2 and len(sb) == 1:
+        return "addmv_impl_cpu"
+    return "addmm_impl_cpu_" if len(sb) <= 2 else "bmm"
 
 
 def _dims(shape):
@@ -152,7 +168,11 @@ def matmul(input, other):
     a = as_tensor_operand(input)
     b = as_tensor_operand(other, a)
     _check_matmul_shapes(a.shape, b.shape)
+    kernel = _product_kernel(a.shape, b.shape)
+    if kernel == "bmm":                    # (batched: PyTorch looks for the kernel before comparing dtypes)
+        check_product_kernel(a, a, kernel)
     _check_same_dtype(a, b)
+    check_product_kernel(a, b, kernel)
     if a.shape[-1] == 0:
         return _empty_inner_product(a, b)
     return MatMul.apply(a, b)
@@ -225,6 +245,7 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"linear(): expected input of at least 1 dimension and a 1-D or 2-D weight, "
                            f"got shapes {list(input.shape)} and {list(weight.shape)}")
     _check_same_dtype(input, weight, "input and weight")
+    check_product_kernel(input, weight, "addmm_impl_cpu_")
     if input.shape[-1] != weight.shape[1]:
         rows = int(np.prod(input.shape[:-1]))
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
@@ -413,6 +434,8 @@ def _einsum_dtype(inputs, output, operands):
         needed_later = set(output).union(*inputs[k + 1:])
         contracted = (letters & set(inputs[k])) - needed_later
         other = operands[k].dtype
+        if contracted and kind_of(dtype) == "b":          # (PyTorch has no bool bmm)
+            raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
         if contracted and other != dtype:
             raise RuntimeError(f"expected scalar type {scalar_type_name(dtype)} but found {scalar_type_name(other)}")
         dtype = result_type(np.empty((1,) * min(ndim, 1), dtype), np.empty((1,) * min(operands[k].ndim, 1), other))

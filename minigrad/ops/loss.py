@@ -219,9 +219,9 @@ def _check_class_targets(name, input, target, weight, ignore_index, probabilitie
     if input.ndim == 2 and target.ndim >= 1 and target.shape[0] != input.shape[0]:
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                          f"({target.shape[0]}).")
-    if kind_of(target.dtype) not in "iu":
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype} (class-probability "
-                           f"targets must have the input's shape {list(input.shape)})")
+    if target.dtype not in (np.int64, np.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_type_name(target.dtype)} "
+                           f"(class-probability targets must have the input's shape {list(input.shape)})")
     expected = input.shape[:axis] + input.shape[axis + 1:]
     if target.shape != expected:
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)} (input "

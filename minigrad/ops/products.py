@@ -17,7 +17,7 @@ import numpy as np
 from .._checks import check_tensor, takes_tensors
 from ..autograd.version import bump_tensor
 from ..autograd.function import pytorch_saves
-from ..dtypes import kind_of, result_type
+from ..dtypes import kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import reduce as rd
@@ -57,6 +57,8 @@ def mv(input, vec):
 def _check_vectors(input, other, fname):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if kind_of(input.dtype) == "b" and input.dtype == other.dtype:
+        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
     if input.dtype != other.dtype:
         raise RuntimeError(f"{fname} : expected both vectors to have same dtype, but found {input.dtype} and "
                            f"{other.dtype}")
@@ -139,16 +141,35 @@ def _fused(fname, input, product, beta, alpha):
     return _scaled_sum(input, product, beta, alpha)
 
 
+def _check_fused_dtypes(fname, input, mat1, mat2):
+    """addmm, addmv, addbmm and baddbmm take no mixed dtypes (PyTorch's errors, checked before the product's)."""
+    if fname == "baddbmm" and kind_of(input.dtype) == "b":     # (its kernel is looked for first)
+        raise NotImplementedError("\"baddbmm\" not implemented for 'Bool'")
+    if input.dtype == mat1.dtype == mat2.dtype:
+        return
+    names = [scalar_type_name(t.dtype) for t in (input, mat1, mat2)]
+    if fname == "addmv":
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names[0]}, {names[1]}, and "
+                           f"{names[2]}")
+    if fname == "baddbmm":
+        raise RuntimeError(f"Input dtypes must be the same, got: input {input.dtype}, batch1: {mat1.dtype}, batch2: "
+                           f"{mat2.dtype}")
+    if input.dtype != mat2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {names[0]} and {names[2]}")
+
+
 @takes_tensors("input", "mat1", "mat2")
 @autocast_op("lower")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2), mat1 (n, m), mat2 (m, p), input broadcastable to (n, p)."""
+    _check_fused_dtypes("addmm", input, mat1, mat2)
     return _fused("addmm", input, mm(mat1, mat2), beta, alpha)
 
 
 @takes_tensors("input", "mat", "vec")
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec)."""
+    _check_fused_dtypes("addmv", input, mat, vec)
     return _fused("addmv", input, mv(mat, vec), beta, alpha)
 
 
@@ -165,6 +186,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 @autocast_op("lower")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2) per batch matrix."""
+    _check_fused_dtypes("baddbmm", input, batch1, batch2)
     return _fused("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
@@ -172,6 +194,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 @autocast_op("lower")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
+    _check_fused_dtypes("addbmm", input, batch1, batch2)
     product = bmm(batch1, batch2)
     return _fused("addbmm", input, _keep_integer_dtype(rd.sum(product, 0), product.dtype), beta, alpha)
 
@@ -296,6 +319,11 @@ def linalg_cross(input, other, *, dim=-1):
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
                            f"{other.shape[d]}")
+    if kind_of(input.dtype) == "b":
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(input.dtype)} but found "
+                           f"{scalar_type_name(other.dtype)}")
     shape = np.broadcast_shapes(input.shape, other.shape)
     return _cross(sh.expand(input, shape), sh.expand(other, shape), d)
 
