@@ -459,6 +459,70 @@ def test_making_and_filling_as_pytorch(expression):
     assert problem is None, problem
 
 
+# --------------------------------------------------------------------------- reductions, dims and dtype=
+REDUCTIONS = ["sum", "prod", "mean", "nansum", "nanmean", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin",
+              "logsumexp", "norm", "all", "any", "std", "var", "max", "min", "median", "nanmedian", "mode",
+              "count_nonzero", "aminmax", "var_mean", "std_mean", "logcumsumexp", "cummax", "cummin", "msort", "sort",
+              "argsort", "topk", "kthvalue", "unique", "unique_consecutive", "diff", "softmax", "log_softmax",
+              "renorm"]
+TAKES_DTYPE = {"sum", "prod", "mean", "nansum", "nanmean", "cumsum", "cumprod", "softmax", "log_softmax", "norm"}
+ALONG_ONE_DIM = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "softmax", "log_softmax"}
+
+
+def reduction_arguments(name, dim, keepdim, dtype):
+    """(args, kwargs) of ``name`` for this dim, keepdim and dtype, or None where the op has no such form."""
+    if dtype is not None and name not in TAKES_DTYPE:
+        return None
+    kwargs = {} if dtype is None else {"dtype": dtype}
+    if name in ALONG_ONE_DIM:
+        return ([dim if isinstance(dim, int) else 0], kwargs) if not keepdim else None
+    if name in ("topk", "kthvalue"):
+        return ([1], {"dim": dim if isinstance(dim, int) else 0, **({"keepdim": keepdim} if name == "kthvalue" else {})})
+    if name == "renorm":
+        return ([2, 0, 1.0], {}) if dim is None and not keepdim else None
+    if name in ("msort", "unique", "unique_consecutive", "sort", "argsort", "diff", "count_nonzero"):
+        if keepdim or (dim is not None and not isinstance(dim, int) and name != "count_nonzero"):
+            return None
+        return [], ({} if dim is None else {"dim": dim})
+    if dim is None:
+        return None if keepdim else ([], kwargs)
+    return [], {"dim": dim, "keepdim": keepdim, **kwargs}
+
+
+def run_reduction(lib, name, dtype, args, kwargs):
+    try:
+        x = lib.tensor([[1, 2, 3], [0, 5, 1]], dtype=getattr(lib, dtype))
+        kwargs = {k: getattr(lib, v) if k == "dtype" else v for k, v in kwargs.items()}
+        result = getattr(x, name)(*args, **kwargs) if hasattr(x, name) else getattr(lib, name)(x, *args, **kwargs)
+        result = result[0] if isinstance(result, tuple) else result
+    except Exception as e:       # noqa: BLE001 -- an exception is an outcome to compare
+        return ("raises", type(e).__name__, str(e)[:160])
+    return ("computes", str(result.dtype).split(".")[-1], result)
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reductions_of_every_dtype_as_pytorch(name):
+    """Each reduction over no dim, one, two and the last, with and without keepdim and ``dtype=``, on every dtype:
+    the result dtype (int8 sums stay int8 when asked), values, and PyTorch's refusals. Where PyTorch's refusal is a
+    TypeError of its argument parser (a tuple where it takes one dim), either refusal is accepted."""
+    torch = torch_or_skip()
+    problems = []
+    for dtype in DTYPES:
+        for dim in (None, 0, (0, 1), -1):
+            for keepdim in (False, True):
+                for dtype_arg in (None, "float64", "int8", "complex128"):
+                    arguments = reduction_arguments(name, dim, keepdim, dtype_arg)
+                    if arguments is None:
+                        continue
+                    want = run_reduction(torch, name, dtype, *arguments)
+                    got = run_reduction(mg, name, dtype, *arguments)
+                    if want[:2] == ("raises", "TypeError") and got[0] == "raises":
+                        continue
+                    problems.append(compare_outcomes(torch, f"{name}({dtype}, {arguments})", want, got))
+    problems = [p for p in problems if p]
+    assert not problems, f"{len(problems)} combinations differ from PyTorch:\n" + "\n".join(problems[:12])
+
+
 def test_the_comparison_catches_a_wrong_dtype_rule(monkeypatch):
     """A planted mistake: ``hypot`` computing in float64 whatever its operands. The comparison must notice."""
     torch = torch_or_skip()

@@ -655,12 +655,20 @@ class VectorNorm(Function):
 
 
 def _vector_norm(input, ord, dim, keepdim, dtype, name):
-    if dtype is not None:
+    if kind_of(input.dtype) not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_type_name(input.dtype)}")
+    if dtype is not None:               # computed in dtype, which must be complex for complex input, else real
+        if kind_of(dtype) not in "fc":
+            raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
+                               f"{scalar_type_name(dtype)}")
+        if (kind_of(input.dtype) == "c") != (kind_of(dtype) == "c"):
+            raise RuntimeError(f"{name}: dtype should be {'complex' if kind_of(input.dtype) == 'c' else 'real'} for "
+                               f"{'complex' if kind_of(input.dtype) == 'c' else 'real'} inputs, but got "
+                               f"{scalar_type_name(dtype)}")
         input = input.to(dtype)
     if kind_of(input.dtype) == "c":     # the norm of complex numbers is the norm of their moduli
         input = abs(input)
-    if kind_of(input.dtype) != "f":
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {input.dtype}")
     if isinstance(ord, bool) or not isinstance(ord, (int, float, np.number)):
         raise RuntimeError(f"{name}: ord must be a number, got {ord!r}")
     axes = normalize_dims(dim, input.ndim)

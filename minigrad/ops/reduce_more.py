@@ -127,7 +127,14 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` treating NaN as 0."""
     if kind_of(input.dtype) == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
+    _check_nansum_dtype(input, dtype)
     return reduce_sum(_without_nans(input)[0], dim, keepdim, dtype=dtype)
+
+
+def _check_nansum_dtype(input, dtype):
+    """PyTorch's nansum of floats has no complex kernel, for a complex ``dtype=`` either (integers are summed)."""
+    if dtype is not None and kind_of(dtype) == "c" and kind_of(input.dtype) == "f":
+        raise NotImplementedError(f"\"nansum_cpu\" not implemented for '{ew._type_name(dtype)}'")
 
 
 @takes_tensors("input")
@@ -135,9 +142,13 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 @refuses_complex('nansum on CPU does not support complex inputs', RuntimeError)
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """``mean`` of the non-NaN elements (NaN where a slice has none)."""
-    if kind_of(input.dtype) not in "fc" and dtype is None:
+    if kind_of(input.dtype) not in "fc":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{ew._type_name(input.dtype)}")
+    if dtype is not None and kind_of(dtype) not in "fc":
+        raise RuntimeError(f"nanmean(): could not infer output dtype. Optional dtype must be either a floating "
+                           f"point or complex dtype. Got: {ew._type_name(dtype)}")
+    _check_nansum_dtype(input, dtype)
     values, kept = _without_nans(input)
     count = row_major(np.asarray(kept.sum(axis=normalize_dims(dim, input.ndim), keepdims=keepdim)))
     return ew.div(reduce_sum(values, dim, keepdim, dtype=dtype), Tensor(count.astype(input.dtype)))
