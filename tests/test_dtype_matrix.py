@@ -14,6 +14,8 @@ rule and not of rounding; the second operand has no zero, so integer division ru
 What PyTorch does that minigrad does not, on purpose, is listed in ``KNOWN`` with the reason (and in
 docs/differences.md); those combinations are left out of the comparison, nothing else.
 """
+import warnings
+
 import numpy as np
 import pytest
 
@@ -521,6 +523,78 @@ def test_reductions_of_every_dtype_as_pytorch(name):
                     problems.append(compare_outcomes(torch, f"{name}({dtype}, {arguments})", want, got))
     problems = [p for p in problems if p]
     assert not problems, f"{len(problems)} combinations differ from PyTorch:\n" + "\n".join(problems[:12])
+
+
+# --------------------------------------------------------------------------- indices and sources
+INDEX_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float32"]
+SOURCE_DTYPES = ["bool", "uint8", "int32", "int64", "float16", "float32", "float64", "complex64"]
+_ROWS = lambda i: i[None].expand(1, 3)                                           # noqa: E731 -- (1, 3) positions
+INDEXING = {
+    "index_select": lambda L, x, i, s: L.index_select(x, 0, i),
+    "gather": lambda L, x, i, s: L.gather(x, 0, _ROWS(i)),
+    "take": lambda L, x, i, s: L.take(x, i),
+    "x[i]": lambda L, x, i, s: x[i],
+    "x[:, i[:1]]": lambda L, x, i, s: x[:, i[:1]],
+    "x[i] = s": lambda L, x, i, s: _setitem(x.clone(), i, s[:i.shape[0]] if i.dtype != L.bool else s[:int(i.sum())]),
+    "index_put_": lambda L, x, i, s: x.clone().index_put_((i,), s[:1].squeeze(0)),
+    "scatter": lambda L, x, i, s: x.scatter(0, _ROWS(i), s[:1].expand(1, 3)),
+    "scatter_add": lambda L, x, i, s: x.scatter_add(0, _ROWS(i), s[:1].expand(1, 3)),
+    "scatter_reduce": lambda L, x, i, s: x.scatter_reduce(0, _ROWS(i), s[:1].expand(1, 3), "sum"),
+    "index_add": lambda L, x, i, s: x.index_add(0, i, s[:i.shape[0]]),
+    "index_copy": lambda L, x, i, s: x.index_copy(0, i, s[:i.shape[0]]),
+    "index_fill": lambda L, x, i, s: x.index_fill(0, i, 1),
+    "index_reduce": lambda L, x, i, s: x.index_reduce(0, i, s[:i.shape[0]], "prod"),
+    "put": lambda L, x, i, s: x.put(i, s[0][:i.shape[0]]),
+    "masked_scatter": lambda L, x, i, s: x.masked_scatter(i.bool()[:, None].expand(2, 3), s),
+    "masked_select": lambda L, x, i, s: x.masked_select(i[:, None].expand(2, 3)),
+    "embedding": lambda L, x, i, s: L.nn.functional.embedding(i, s),
+    "one_hot": lambda L, x, i, s: L.nn.functional.one_hot(i, 3),
+    "bincount": lambda L, x, i, s: L.bincount(i),
+    "cat": lambda L, x, i, s: L.cat([x, s]),
+    "stack": lambda L, x, i, s: L.stack([x, s]),
+    "repeat_interleave": lambda L, x, i, s: L.repeat_interleave(x, i, dim=0),
+    "searchsorted": lambda L, x, i, s: L.searchsorted(x[0], s[0]),
+    "bucketize": lambda L, x, i, s: L.bucketize(s, x[0]),
+    "copy_": lambda L, x, i, s: x.clone().copy_(s),
+    "type_as": lambda L, x, i, s: x.type_as(s),
+}
+
+
+def run_indexing(lib, call, x_dtype, i_dtype, s_dtype):
+    try:
+        x = lib.tensor([[1., 2, 3], [4, 5, 6]], dtype=getattr(lib, x_dtype))
+        i = lib.tensor([1, 0], dtype=getattr(lib, i_dtype))
+        s = lib.tensor([[1, 0, 1], [1, 1, 0]], dtype=getattr(lib, s_dtype))
+        result = call(lib, x, i, s)
+    except Exception as e:       # noqa: BLE001 -- an exception is an outcome to compare
+        return ("raises", type(e).__name__, str(e)[:160])
+    return ("computes", str(result.dtype).split(".")[-1], result)
+
+
+@pytest.mark.parametrize("name", sorted(INDEXING))
+def test_indices_and_sources_of_every_dtype_as_pytorch(name):
+    """Index tensors of every dtype (uint8 is a deprecated mask in PyTorch, int8 and int16 are refused) and sources
+    of every dtype (most index writes refuse a source of another dtype) into float32, int64 and float64 tensors."""
+    torch = torch_or_skip()
+    problems = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # (PyTorch's and minigrad's deprecation of uint8 masks)
+        for x_dtype in ("float32", "int64", "float64"):
+            for i_dtype in INDEX_DTYPES:
+                for s_dtype in SOURCE_DTYPES:
+                    want = run_indexing(torch, INDEXING[name], x_dtype, i_dtype, s_dtype)
+                    got = run_indexing(mg, INDEXING[name], x_dtype, i_dtype, s_dtype)
+                    problems.append(compare_outcomes(torch, f"{name}(x {x_dtype}, i {i_dtype}, s {s_dtype})", want,
+                                                     got))
+    problems = [p for p in problems if p]
+    assert not problems, f"{len(problems)} combinations differ from PyTorch:\n" + "\n".join(problems[:12])
+
+
+def test_a_uint8_index_is_a_mask_with_pytorchs_warning():
+    x = mg.arange(6.).reshape(2, 3)
+    with pytest.warns(UserWarning, match="indexing with dtype uint8 is now deprecated"):
+        picked = x[mg.tensor([1, 0], dtype=mg.uint8)]
+    assert picked.tolist() == [[0., 1., 2.]]
 
 
 def test_the_comparison_catches_a_wrong_dtype_rule(monkeypatch):

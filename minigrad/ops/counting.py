@@ -24,6 +24,8 @@ def bincount(input, weights=None, minlength=0):
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     values = input._data
+    if kind_of(values.dtype) not in "iu":      # PyTorch's kernel counts integers only
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{scalar_type_name(values.dtype)}'")
     if input.ndim != 1 or kind_of(values.dtype) not in "iu" or (values.size and values.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is None:

@@ -18,7 +18,7 @@ from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
 from ..tensor import Tensor
 from . import elementwise as ew
-from .pointwise import check_common_kind, not_implemented
+from .pointwise import check_common_kind
 
 frexp_result = namedtuple("frexp", ["mantissa", "exponent"])  # like torch.return_types.frexp
 

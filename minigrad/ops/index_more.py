@@ -16,6 +16,7 @@ import operator
 import numpy as np
 
 from .._checks import int_arg, takes_tensors
+from ..dtypes import scalar_type_name
 from ..autograd import Function, grad_mode
 from ..autograd.function import pytorch_saves
 from ..tensor import Tensor
@@ -118,8 +119,9 @@ def _tensor_indices(indices, input):
     for i in indices:
         if i is None:
             parts.append(slice(None))
-        elif isinstance(i, Tensor) and i.dtype.kind in "biu":
-            parts.append(i._data if i.dtype.kind == "b" else i._data.astype(np.int64))
+        elif isinstance(i, Tensor):         # PyTorch's index dtypes: a uint8 tensor is a (deprecated) mask
+            a = sh.index_array(i)
+            parts.append(a if a.dtype == np.bool_ else a.astype(np.int64))
         else:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return tuple(parts)
@@ -225,6 +227,9 @@ def _check_slices(name, input, d, positions, source):
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of ``input`` with ``alpha * source[i]`` added to slice ``index[i]`` along ``dim``; repeats add up."""
     d, positions = _index_vector("index_add", input, dim, index, int32=True)
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"index_add_(): self ({scalar_type_name(input.dtype)}) and source "
+                           f"({scalar_type_name(source.dtype)}) must have the same scalar type")
     if source.ndim and input.ndim and source.shape[:d] + source.shape[d + 1:] != input.shape[:d] + input.shape[d + 1:]:
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")

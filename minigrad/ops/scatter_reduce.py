@@ -22,7 +22,6 @@ gradient can be differentiated again.
 """
 import numpy as np
 
-from .._checks import refuses_complex
 from ..dtypes import scalar_type_name
 from ..autograd import Function, no_grad
 from ..autograd.function import NoDerivative
@@ -190,16 +189,21 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return _reduce_into(input, _scatter_positions(idx, d), used, reduce, include_self)
 
 
-@refuses_complex('"index_func_" not implemented for \'{dtype}\'')
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """``input`` with slice ``j`` of ``source`` along ``dim`` reduced (prod, mean, amax, amin) into slice
     ``index[j]``: ``scatter_reduce`` with ``index[j]`` repeated across slice ``j``."""
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
-    if not isinstance(index, Tensor) or index.dtype not in (np.int64, np.int32) or index.ndim > 1:
+    if isinstance(index, Tensor) and index.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{scalar_type_name(index.dtype)}")
+    if not isinstance(index, Tensor) or index.ndim > 1:
         raise IndexError("index_reduce_(): Index is supposed to be a vector")
     if source.dtype != input.dtype:
-        raise RuntimeError("index_reduce_(): self and source must have the same scalar type")
+        raise RuntimeError(f"index_reduce_(): self ({scalar_type_name(input.dtype)}) and source "
+                           f"({scalar_type_name(source.dtype)}) must have the same scalar type")
+    if input.dtype.kind == "c":                  # (PyTorch's kernel is real only)
+        raise NotImplementedError(f"\"index_func_\" not implemented for '{scalar_type_name(input.dtype)}'")
     d = normalize_dim(dim, max(input.ndim, 1))
     x_shape, s_shape = input.shape or (1,), source.shape or (1,)
     idx = index._data.reshape(-1).astype(np.int64)

@@ -283,9 +283,23 @@ def _to_numpy_part(part):
         raise TypeError(f"invalid index of type {type(part).__name__}: a tensor is indexed by ints, slices, None, "
                         "Ellipsis, and integer or boolean tensors")
     if isinstance(part, Tensor):
-        integer = part._data.ndim == 0 and part._data.dtype.kind in "iu"
-        return int(part._data) if integer else part._data  # PyTorch indexes with a 0-d integer tensor as with an int
+        if part._data.ndim == 0 and part._data.dtype.kind in "iu" and part._data.dtype != np.uint8:
+            return int(part._data)          # PyTorch indexes with a 0-d integer tensor as with an int
+        return index_array(part)
     return np.asarray(part) if isinstance(part, list) else part
+
+
+def index_array(t):
+    """The array of the index tensor ``t`` by PyTorch's rules: bool tensors are masks, and so (deprecated, with its
+    warning) are uint8 ones; int32 and int64 tensors are positions; other dtypes are refused."""
+    a = t._data
+    if a.dtype == np.uint8:
+        warnings.warn("indexing with dtype uint8 is now deprecated, please use a dtype bool instead.", UserWarning,
+                      stacklevel=5)
+        return a.astype(np.bool_)
+    if a.dtype.kind != "b" and a.dtype not in (np.int32, np.int64):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return a
 
 
 def to_numpy_index(index):
@@ -944,6 +958,10 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     times in place (an int, or a 1-D tensor of one count per slice). ``repeat_interleave(counts)`` alone gives
     the indices ``[0]*counts[0] + [1]*counts[1] + ...``."""
     from .index import index_select
+    counts = input if repeats is None else repeats
+    if isinstance(counts, Tensor) and counts.dtype not in (np.int32, np.int64):   # PyTorch's kernel's counts
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "
+                                  f"'{_dtypes.scalar_type_name(counts.dtype)}'")
     if repeats is None:  # the one-argument form: input holds the counts
         counts = _repeat_counts(input._data, input.shape[0] if input.ndim else 1, 0)
         return Tensor(np.repeat(np.arange(counts.size, dtype=np.int64), counts))
