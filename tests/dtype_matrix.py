@@ -91,9 +91,11 @@ def outcome(compute):
     return ("computes", _dtype(result), values_of(result))
 
 
-def compare(label, want, got, values=True, expected=None):
+def compare(label, want, got, values=True, expected=None, operand_dtypes=()):
     """None where minigrad's outcome ``got`` is PyTorch's ``want``, else what differs. ``expected(want_values,
-    got_values)``: PyTorch's values as they are compared (a documented difference taken out)."""
+    got_values)``: PyTorch's values as they are compared (a documented difference taken out). ``operand_dtypes``:
+    where PyTorch rounds intermediates to an operand's dtype (a float16 log_softmax before a float32 product), the
+    coarsest of them and the result's sets the tolerance."""
     if want[0] == "complex32":
         return None
     if want[0] != got[0] or want[1] != got[1]:
@@ -103,7 +105,8 @@ def compare(label, want, got, values=True, expected=None):
     theirs, ours = want[2], got[2]
     if expected is not None:
         theirs = expected(theirs, ours)
-    return _values_differ(label, "values", theirs, ours, TOLERANCE.get(want[1], 1e-12))
+    tol = max(TOLERANCE.get(d, 1e-12) for d in (want[1], *operand_dtypes))
+    return _values_differ(label, "values", theirs, ours, tol)
 
 
 def _values_differ(label, what, theirs, ours, tol):
@@ -114,13 +117,14 @@ def _values_differ(label, what, theirs, ours, tol):
     return None
 
 
-def check_all(label, cases, run, values=True, expected=None):
+def check_all(label, cases, run, values=True, expected=None, operand_dtypes=lambda case: ()):
     """Compare ``run(lib, *case)`` (a zero-argument function) in both libraries for every case; PyTorch's outcomes
-    are asked for in one record (``torch_result``: live, or replayed without PyTorch). Returns the differences."""
+    are asked for in one record (``torch_result``: live, or replayed without PyTorch). Returns the differences.
+    ``operand_dtypes(case)``: the operands' dtypes, where they widen the tolerance (``compare``)."""
     def kept(result):           # (without values: random results, recorded by dtype only)
         return result if values else result[:2]
     want = torch_result(lambda torch: [kept(outcome(run(torch, *case))) for case in cases], [repr(c) for c in cases])
-    problems = [compare(f"{label}{case}", w, kept(outcome(run(mg, *case))), values, expected)
+    problems = [compare(f"{label}{case}", w, kept(outcome(run(mg, *case))), values, expected, operand_dtypes(case))
                 for case, w in zip(cases, want)]
     return [p for p in problems if p]
 

@@ -439,6 +439,58 @@ def test_a_uint8_index_is_a_mask_with_pytorchs_warning():
     assert picked.tolist() == [[0., 1., 2.]]
 
 
+# --------------------------------------------------------------------------- layers: norms, losses, pools
+LAYER_DTYPES = ["float16", "bfloat16", "float32", "float64", "int64"]
+LAYERS = {
+    "layer_norm": lambda L,x,w: L.nn.functional.layer_norm(x,(3,),w,w),
+    "rms_norm": lambda L,x,w: L.nn.functional.rms_norm(x,(3,),w),
+    "group_norm": lambda L,x,w: L.nn.functional.group_norm(x.reshape(2,3,1),1,w,w),
+    "batch_norm_train": lambda L,x,w: L.nn.functional.batch_norm(x, None, None, w, w, training=True),
+    "batch_norm_eval": lambda L,x,w: L.nn.functional.batch_norm(x, w.abs()+1 if w.dtype!=L.int64 else w, w.abs()+1 if w.dtype!=L.int64 else w, w, w, training=False),
+    "batch_norm_running": lambda L,x,w: L.nn.functional.batch_norm(x, L.zeros(3,dtype=w.dtype), L.ones(3,dtype=w.dtype), None, None, training=True),
+    "instance_norm": lambda L,x,w: L.nn.functional.instance_norm(L.cat([x.reshape(2,3,1), x.reshape(2,3,1) * 2], 2), None, None, w, w),
+    "local_response_norm": lambda L,x,w: L.nn.functional.local_response_norm(x.reshape(2,3,1), 2),
+    "normalize": lambda L,x,w: L.nn.functional.normalize(x),
+    "linear": lambda L,x,w: L.nn.functional.linear(x, w[None]),
+    "softmax": lambda L,x,w: L.nn.functional.softmax(x, -1),
+    "gelu": lambda L,x,w: L.nn.functional.gelu(x), "silu": lambda L,x,w: L.nn.functional.silu(x),
+    "mse": lambda L,x,w: L.nn.functional.mse_loss(x, w.expand(2,3)), "l1": lambda L,x,w: L.nn.functional.l1_loss(x, w.expand(2,3)),
+    "bce": lambda L,x,w: L.nn.functional.binary_cross_entropy(x.sigmoid(), w.expand(2,3).sigmoid()) ,
+    "bce_logits": lambda L,x,w: L.nn.functional.binary_cross_entropy_with_logits(x, w.expand(2,3)),
+    "cross_entropy_prob": lambda L,x,w: L.nn.functional.cross_entropy(x, w.expand(2,3).softmax(-1)),
+    "cross_entropy_w": lambda L,x,w: L.nn.functional.cross_entropy(x, L.tensor([0,1]), weight=w),
+    "smooth_l1": lambda L,x,w: L.nn.functional.smooth_l1_loss(x, w.expand(2,3)), "huber": lambda L,x,w: L.nn.functional.huber_loss(x, w.expand(2,3)),
+    "kl_div": lambda L,x,w: L.nn.functional.kl_div(x, w.expand(2,3)), "cosine_similarity": lambda L,x,w: L.nn.functional.cosine_similarity(x, w.expand(2,3)),
+    "pairwise_distance": lambda L,x,w: L.nn.functional.pairwise_distance(x, w.expand(2,3)), "prelu": lambda L,x,w: L.nn.functional.prelu(x, w),
+    "embedding_bag": lambda L,x,w: L.nn.functional.embedding_bag(L.tensor([[0,1]]), x),
+    "conv1d": lambda L,x,w: L.nn.functional.conv1d(x.reshape(1,2,3), w.reshape(1,1,3).expand(1,2,3)),
+    "dropout_eval": lambda L,x,w: L.nn.functional.dropout(x, 0.5, training=False),
+    "hardtanh": lambda L,x,w: L.nn.functional.hardtanh(x), "logsigmoid": lambda L,x,w: L.nn.functional.logsigmoid(x), "softplus": lambda L,x,w: L.nn.functional.softplus(x),
+    "glu": lambda L,x,w: L.nn.functional.glu(x.reshape(3,2)), "avg_pool1d": lambda L,x,w: L.nn.functional.avg_pool1d(x.reshape(1,2,3), 2), "max_pool1d": lambda L,x,w: L.nn.functional.max_pool1d(x.reshape(1,2,3), 2),
+    "interpolate": lambda L,x,w: L.nn.functional.interpolate(x.reshape(1,2,3), scale_factor=2), "pad": lambda L,x,w: L.nn.functional.pad(x, (1,1), value=1.5),
+}
+
+
+def layer_run(lib, name, x_dtype, w_dtype):
+    def compute():
+        x = lib.tensor([[0.5, 1.5, -1], [2, -0.5, 1]], dtype=getattr(lib, x_dtype)) if x_dtype != "int64" else \
+            lib.tensor([[0, 1, 2], [2, 1, 0]])
+        w = lib.tensor([1., 0.5, 2], dtype=getattr(lib, w_dtype)) if w_dtype != "int64" else lib.tensor([1, 0, 2])
+        return LAYERS[name](lib, x, w)
+    return compute
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_layers_with_every_dtype_pair_as_pytorch(name):
+    """The norms, losses, pools and activations of nn.functional on an input and a parameter (weight, target) of
+    the real dtypes and int64: PyTorch's mixed-precision rules (16-bit input, float32 parameters), its result
+    dtypes (huber_loss keeps the input's, binary_cross_entropy_with_logits takes the target's), its refusals.
+    (Complex inputs are refused by both, in another order of checks: not compared.)"""
+    cases = [(name, x, w) for x in LAYER_DTYPES for w in LAYER_DTYPES]
+    problems = check_all("", cases, layer_run, operand_dtypes=lambda case: case[1:])
+    assert not problems, f"{len(problems)} combinations differ from PyTorch:\n" + "\n".join(problems[:12])
+
+
 # --------------------------------------------------------------------------- the comparison itself
 def test_the_comparison_catches_a_wrong_dtype_rule(monkeypatch):
     """A planted mistake: ``hypot`` computing in float64 whatever its operands. The comparison must notice."""

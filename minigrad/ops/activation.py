@@ -714,11 +714,11 @@ def prelu(input, weight):
     """x where x > 0, else weight * x; ``weight`` holds one slope, or one per channel (dim 1 of ``input``)."""
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
-    if kind_of(input.dtype) != "f":
-        raise NotImplementedError(f'"prelu_cpu" not implemented for \'{scalar_type_name(input.dtype)}\'')
-    if weight.dtype != input.dtype:
+    if weight.dtype != input.dtype:           # (PyTorch's first dtype check; then its kernel's)
         raise RuntimeError(f"prelu: Type promoting not supported. Got {scalar_type_name(input.dtype)} and "
                            f"{scalar_type_name(weight.dtype)}")
+    if kind_of(input.dtype) != "f":
+        raise NotImplementedError(f'"prelu_cpu" not implemented for \'{scalar_type_name(input.dtype)}\'')
     if weight.numel() == 1:
         return PRelu.apply(input, weight.reshape(()))
     if input.ndim == 0:

@@ -254,6 +254,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     check_reduction(reduction)
     target = as_tensor_operand(target)
     _check_cross_entropy(input, target, weight, ignore_index, label_smoothing)
+    if target.shape == input.shape and target.dtype != input.dtype:   # probabilities: the loss in the common dtype
+        input, target = _promoted(input, target)
     return CrossEntropy.apply(input, target, weight, ignore_index, reduction, float(label_smoothing))
 
 
@@ -472,6 +474,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta (got delta={delta}).")
     elements = _huber_elements("huber_cpu", input, target, float(delta), 1.0)
+    if elements.dtype != input.dtype:        # computed in the common dtype, written in input's (PyTorch's out)
+        elements = elements.to(input.dtype)
     return _elementwise_weighted(elements, input, weight, reduction, mean_by_weight=False)
 
 
@@ -612,8 +616,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if pos_weight is not None:
         pos_weight = as_tensor_operand(pos_weight, input)
         check_broadcast(input.shape, pos_weight.shape)
+    target_dtype = target.dtype
     input, target = _promoted(input, target)
     elements = BinaryCrossEntropyWithLogits.apply(input, target, pos_weight)
+    if elements.dtype != target_dtype:       # PyTorch's loss starts from (1 - target) and is computed into it
+        elements = elements.to(target_dtype)
     return _weighted_reduction(elements, weight, reduction)
 
 

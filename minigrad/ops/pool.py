@@ -509,6 +509,12 @@ def _windows_max(input, d, runs, plan, return_indices):
 
 # =========================================================================== max pooling
 def _max_pool(name, d, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    # PyTorch's kernels: no bool ones; max_pool1d without indices has its own kernel, for floats only (with indices
+    # it runs max_pool2d's)
+    kernel_name = "max_pool1d_impl" if name == "max_pool1d" and not return_indices else \
+        ("max_pool2d" if name == "max_pool1d" else name)
+    if kind_of(input.dtype) == "b" or kernel_name == "max_pool1d_impl" and kind_of(input.dtype) in "iu":
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{scalar_type_name(input.dtype)}'")
     kernel, stride, padding, dilation = _pool_args(name, input, d, kernel_size, stride, padding, dilation)
     sizes = _output_sizes(name, input, d, kernel, stride, padding, dilation, ceil_mode)
     in_sizes = input.shape[-d:]

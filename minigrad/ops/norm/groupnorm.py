@@ -25,7 +25,7 @@ import numpy as np
 
 from ..._checks import int_arg, takes_tensors
 from ...autograd import Function
-from ...dtypes import cast_like, compute_dtype
+from ...dtypes import cast_like, compute_dtype, is_floating_point
 from ...kernels import kernel
 from .batchnorm import batch_norm, batch_norm_composite, batch_norm_stats, empty_batch_norm
 from .channels import (ChannelNormBackward, affine_channels, channel_affine, channel_backward, channel_graph_backward,
@@ -227,6 +227,8 @@ def _check_group_norm(input, num_groups, weight, bias):
     (not the group size). weight and bias must be vectors of C elements (BatchNorm only counts elements)."""
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    if not is_floating_point(input.dtype):   # integer input: parameters of another dtype are PyTorch's first error
+        check_param_dtypes(input, weight, bias)
     check_floating_channels("GroupNormKernelImpl", input)
     num_groups = int_arg(num_groups, "group_norm", "num_groups", 2)
     n, c = input.shape[:2]

@@ -56,6 +56,10 @@ def check_row_norm_args(input, normalized_shape, weight=None, bias=None, *, rms=
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[{leading}{', '.join(map(str, shape))}], but got input of size{list(x_shape)}")
     if not (is_floating_point(input.dtype) or (rms and kind_of(input.dtype) == "c")):   # (rms_norm: complex too)
+        params = [p.dtype for p in (weight, bias) if p is not None]
+        if not rms and any(d != input.dtype for d in params):   # layer_norm: PyTorch's mixed-dtype error comes first
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype." if all(
+                d == np.float32 for d in params) else "mixed dtype (CPU): expect parameter to have scalar type of Float")
         raise NotImplementedError(f"normalization over rows is only implemented for floating-point input, "
                                   f"got {input.dtype}")
     return shape
