@@ -25,7 +25,7 @@ import numpy as np
 from . import autograd
 from .autograd import grad_mode
 from ._numpy_names import renamed, wants_numpy_names
-from .dtypes import can_cast, scalar_type_name
+from .dtypes import can_cast, kind_of, result_type_of, scalar_type_name
 from .tensor import Tensor
 
 # the modules whose functions compute tensors (the others, save or manual_seed, take no ``out``)
@@ -38,6 +38,18 @@ _ELEMENTWISE = ("minigrad.ops.elementwise", "minigrad.ops.elementwise_more", "mi
 # other ops whose results PyTorch casts into ``out`` (its reductions by TensorIterator, its concatenations)
 _CASTING = {"sum", "nansum", "mean", "nanmean", "prod", "std", "var", "logsumexp", "cumsum", "cumprod", "cat", "concat",
             "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "outer", "ger"}
+# PyTorch's ops whose ``out`` must have their input's dtype exactly ("Found dtype Float but expected Long"), checked
+# before anything is computed; and the other such checks, each with PyTorch's message (``_check_out_first``)
+_SAME_DTYPE = {"abs", "absolute", "bitwise_not", "ceil", "fix", "floor", "frac", "neg", "negative", "round", "sgn",
+               "sign", "trunc"}
+_SAME_AS_RESULT = {"clamp", "clip"}   # (its result's dtype: a bool clamped to int bounds is int64)
+_REFUSE_COMPLEX_FIRST = {"floor", "ceil", "trunc", "fix", "sign"}   # (their refusal of complex input comes first)
+_BOOL_OUT = {"signbit", "isposinf", "isneginf"}
+# reductions PyTorch computes in ``out``'s dtype (the input converted first), as with ``dtype=``
+_IN_OUT_DTYPE = {"sum", "prod", "cumsum", "cumprod"}
+_BOOL_RESULTS = {"eq", "ne", "lt", "le", "gt", "ge", "less", "less_equal", "greater", "greater_equal", "not_equal",
+                 "logical_and", "logical_or", "logical_xor", "isclose", "isin"}
+_CONCATENATIONS = {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack"}
 _FACTORIES = ("minigrad.creation", "minigrad.random")
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
@@ -83,16 +95,26 @@ def accepts_out(fn):
         factory = module.startswith(_FACTORIES) and "dtype" in parameters and not inputs
         if factory and kwargs.get("dtype") is None:
             kwargs["dtype"] = outs[0].dtype                            # a factory makes out's dtype
-        result = fn(*args, **kwargs)
+        _check_out_first(name, outs[0], inputs)
+        if name in _IN_OUT_DTYPE and kwargs.get("dtype") is None and inputs and outs[0].dtype != inputs[0].dtype:
+            kwargs["dtype"] = outs[0].dtype                            # sum(x, out=o): computed in o's dtype
+        casting = module.startswith(_ELEMENTWISE) or name in _CASTING or factory
+        try:
+            result = fn(*args, **kwargs)
+        except NotImplementedError:    # PyTorch checks out's dtype before looking for the op's kernel
+            _check_out_before_kernel(name, outs[0], inputs, casting)
+            raise
         results = list(result) if isinstance(result, tuple) else [result]
         if not all(isinstance(r, Tensor) for r in results):
             raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
         if len(results) != len(outs) or isinstance(result, tuple) != isinstance(out, (tuple, list)):
             expected = f"a tuple of {len(results)} Tensors" if isinstance(result, tuple) else "Tensor"
             raise TypeError(f"{name}(): argument 'out' must be {expected}, got {_described(out)}")
-        casting = module.startswith(_ELEMENTWISE) or name in _CASTING or factory
+        _check_out_after(name, results, outs)
+        if name in _IN_OUT_DTYPE and kind_of(outs[0].dtype) == "b" and kind_of(results[0].dtype) != "b":
+            results = [results[0] != 0]                 # a sum or product into bool: any / all of the inputs
         for r, o in zip(results, outs):
-            _check_dtype(r, o, casting)
+            _check_dtype(r, o, casting, name)
         for r, o in zip(results, outs):
             _write(r, o)
         return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs) if isinstance(result, tuple) \
@@ -143,9 +165,62 @@ def _check_overlap(outs, inputs, alias_ok):
                                "operation.")
 
 
-def _check_dtype(result, out, casting):
+def _check_out_first(name, out, inputs):
+    """PyTorch's checks of ``out``'s dtype that come before the op's own (module constants above)."""
+    if not inputs:
+        return
+    complex_input = kind_of(inputs[0].dtype) == "c"
+    if name in ("cumsum", "cumprod") and kind_of(out.dtype) == "b":
+        raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
+    if name in _BOOL_OUT and kind_of(out.dtype) != "b" and not complex_input:   # (complex: refused first)
+        raise RuntimeError(f"{name} does not support non-boolean outputs.")
+    if out.dtype == inputs[0].dtype or complex_input and name in _REFUSE_COMPLEX_FIRST:
+        return                                      # (the op's own refusal of complex input comes first)
+    expected, got = scalar_type_name(inputs[0].dtype), scalar_type_name(out.dtype)
+    if name in ("abs", "absolute") and complex_input and kind_of(out.dtype) != "c":
+        return                                      # (a complex input's abs is real: any real out it casts to)
+    if name in _SAME_DTYPE:
+        raise RuntimeError(f"Found dtype {got} but expected {expected}")
+    if name == "nan_to_num":
+        raise RuntimeError(f"nan_to_num: dtype of out: {got} should be same as input: {expected}")
+    if name == "heaviside":
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+
+
+def _check_out_after(name, results, outs):
+    """PyTorch's exact-dtype rules that compare ``out`` with the result (module constants above)."""
+    result, out = results[0], outs[0]
+    if result.dtype == out.dtype:
+        return
+    wanted, got = scalar_type_name(result.dtype), scalar_type_name(out.dtype)
+    if name == "where":
+        raise RuntimeError(f"Expected out type to be {wanted} but got {got}")
+    if name in _SAME_AS_RESULT or name in _SAME_DTYPE and kind_of(result.dtype) == "c":
+        raise RuntimeError(f"Found dtype {got} but expected {wanted}")
+
+
+def _check_out_before_kernel(name, out, inputs, casting):
+    """Where a binary op has no kernel for its inputs, PyTorch's error about ``out``'s dtype, which it raises first:
+    the inputs' common dtype cannot be cast into ``out`` (casting ops), or is not ``out``'s (the others).
+    (Comparisons write bool whatever they compare; a one-input op refuses its input before looking at ``out``.)"""
+    if len(inputs) < 2 or name in _BOOL_RESULTS:
+        return
+    common = result_type_of(*(t._data for t in inputs))
+    if casting and not can_cast(common, out.dtype):
+        raise RuntimeError(f"result type {scalar_type_name(common)} can't be cast to the desired output type "
+                           f"{scalar_type_name(out.dtype)}") from None
+    if not casting and common != out.dtype:
+        wanted, got = (_C_NAMES.get(str(d), d) for d in (common, out.dtype))
+        raise RuntimeError(f"Expected out tensor to have dtype {wanted}, but got {got} instead") from None
+
+
+def _check_dtype(result, out, casting, name=""):
     """``out`` takes ``result``'s dtype: any it can be cast to (``casting``) or that dtype exactly."""
-    if casting and not can_cast(result.dtype, out.dtype):
+    complex_mean = name == "mean" and kind_of(result.dtype) == "c" and kind_of(out.dtype) == "f"   # (its real part)
+    if casting and not can_cast(result.dtype, out.dtype) and not complex_mean:
+        if name in _CONCATENATIONS:
+            raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                            f"{scalar_type_name(out.dtype)}")
         raise RuntimeError(f"result type {scalar_type_name(result.dtype)} can't be cast to the desired output type "
                            f"{scalar_type_name(out.dtype)}")
     if not casting and result.dtype != out.dtype:

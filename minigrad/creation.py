@@ -235,7 +235,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if end is None:
         start, end = 0, _bound(start, "end", 1)
     start, end, step = _bound(start, "start", 1), _bound(end, "end", 2), _bound(step, "step", 3)
-    if dtype is not None and np.dtype(dtype) in dtypes.LIMITED:
+    if dtype is not None and (np.dtype(dtype) in dtypes.LIMITED or dtypes.kind_of(dtype) == "c"):
         raise NotImplementedError(f'"arange_cpu" not implemented for \'{dtypes.scalar_type_name(dtype)}\'')
     if step == 0:
         raise RuntimeError("step must be nonzero")
@@ -302,6 +302,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     steps = _check_steps(steps, "linspace")
     dtype = dtype_or(dtype, _spaced_dtype(start, end))
+    if dtypes.kind_of(dtype) == "b":                 # (PyTorch has no bool linspace)
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     return new_tensor(_spaced(start, end, steps, dtype, "linspace").astype(dtype), device, requires_grad)
 
 

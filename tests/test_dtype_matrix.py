@@ -491,6 +491,51 @@ def test_layers_with_every_dtype_pair_as_pytorch(name):
     assert not problems, f"{len(problems)} combinations differ from PyTorch:\n" + "\n".join(problems[:12])
 
 
+# --------------------------------------------------------------------------- out=
+OUT_DTYPES = ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64",
+              "complex128"]
+OUTS = {
+    "add": lambda L, a, b, o: L.add(a, b, out=o), "mul": lambda L, a, b, o: L.mul(a, b, out=o),
+    "div": lambda L, a, b, o: L.div(a, b, out=o), "floor_divide": lambda L, a, b, o: L.floor_divide(a, b, out=o),
+    "eq": lambda L, a, b, o: L.eq(a, b, out=o), "lt": lambda L, a, b, o: L.lt(a, b, out=o),
+    "atan2": lambda L, a, b, o: L.atan2(a, b, out=o), "maximum": lambda L, a, b, o: L.maximum(a, b, out=o),
+    "logical_and": lambda L, a, b, o: L.logical_and(a, b, out=o),
+    "bitwise_and": lambda L, a, b, o: L.bitwise_and(a, b, out=o), "pow": lambda L, a, b, o: L.pow(a, 2, out=o),
+    "sqrt": lambda L, a, b, o: L.sqrt(a, out=o), "exp": lambda L, a, b, o: L.exp(a, out=o),
+    "sigmoid": lambda L, a, b, o: L.sigmoid(a, out=o), "square": lambda L, a, b, o: L.square(a, out=o),
+    **{n: (lambda n: lambda L, a, b, o: getattr(L, n)(a, out=o))(n)
+       for n in ("neg", "abs", "round", "floor", "trunc", "frac", "sign", "bitwise_not", "signbit", "nan_to_num")},
+    "heaviside": lambda L, a, b, o: L.heaviside(a, a, out=o), "clamp": lambda L, a, b, o: L.clamp(a, 0, 2, out=o),
+    "where": lambda L, a, b, o: L.where(a > b, a, b, out=o),
+    "sum": lambda L, a, b, o: L.sum(a, 0, out=o), "prod": lambda L, a, b, o: L.prod(a, 0, out=o),
+    "mean": lambda L, a, b, o: L.mean(a, 0, out=o), "cumsum": lambda L, a, b, o: L.cumsum(a, 0, out=o),
+    "matmul": lambda L, a, b, o: L.matmul(a, b.T, out=o), "addmm": lambda L, a, b, o: L.addmm(a, a, b.T, out=o),
+    "cat": lambda L, a, b, o: L.cat([a, b], out=o), "stack": lambda L, a, b, o: L.stack([a, b], out=o),
+    "index_select": lambda L, a, b, o: L.index_select(a, 0, L.tensor([1, 0]), out=o),
+    "linspace": lambda L, a, b, o: L.linspace(0, 1, 3, out=o), "arange": lambda L, a, b, o: L.arange(3, out=o),
+    "zeros": lambda L, a, b, o: L.zeros(3, out=o), "full": lambda L, a, b, o: L.full((3,), 2, out=o),
+}
+
+
+def out_run(lib, name, in_dtype, out_dtype):
+    def compute():
+        a = lib.tensor([[1, 2], [3, 0]], dtype=getattr(lib, in_dtype))
+        b = lib.tensor([[2, 1], [1, 1]], dtype=getattr(lib, in_dtype))
+        return OUTS[name](lib, a, b, lib.empty(0, dtype=getattr(lib, out_dtype)))
+    return compute
+
+
+@pytest.mark.parametrize("name", sorted(OUTS))
+def test_out_of_every_dtype_as_pytorch(name):
+    """``out=`` of every dtype: PyTorch's ops each take the result's dtype exactly (``neg``, ``clamp``, ``where``),
+    any dtype they can cast it to (``add``, ``sqrt``), or any at all, computed there (``sum``, ``prod``)."""
+    cases = [(name, i, o) for i in ("bool", "int64", "float32", "float64", "complex64") for o in OUT_DTYPES]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # (complex values into a real out)
+        problems = check_all("", cases, out_run, operand_dtypes=lambda case: (*case[1:], "float32"))
+    assert not problems, f"{len(problems)} combinations differ from PyTorch:\n" + "\n".join(problems[:12])
+
+
 # --------------------------------------------------------------------------- the comparison itself
 def test_the_comparison_catches_a_wrong_dtype_rule(monkeypatch):
     """A planted mistake: ``hypot`` computing in float64 whatever its operands. The comparison must notice."""
