@@ -8,9 +8,11 @@ straight through; with it, PyTorch's contract:
 * ``out`` may not share memory with an input, except that an elementwise op may write into an operand itself
   (``torch.exp(x, out=x)``), as PyTorch's elementwise kernels allow;
 * the result is computed as without ``out``, then written into ``out``'s own memory (a view writes through to its
-  base). PyTorch's elementwise ops, sums and means, ``cat`` and ``stack`` cast it to ``out``'s dtype (not a float
-  into an integer, a complex number into a real); its other ops want ``out`` in the result's dtype exactly; a
-  factory (``zeros``, ``arange``, ``randn``) makes its result in ``out``'s dtype;
+  base). PyTorch's elementwise ops, means, ``cat`` and ``stack`` cast it to ``out``'s dtype (not a float into an
+  integer, a complex number into a real); ``sum``, ``prod``, ``cumsum`` and ``cumprod`` compute in ``out``'s dtype;
+  its one-dtype elementwise ops (``neg``, ``abs``, ``floor``, ``sign``, ...), ``clamp`` and ``where`` and its other
+  ops want ``out`` in the result's dtype exactly, each checked where PyTorch checks it (before or after looking for
+  the op's kernel); a factory (``zeros``, ``arange``, ``randn``) makes its result in ``out``'s dtype;
 * an ``out`` of another shape is resized to the result's, with PyTorch's deprecation warning unless it was empty;
 * functions with several results (``max(x, dim)``, ``linalg.slogdet``, ``sort``) take a tuple of tensors, one per
   result, and return them as the function's named tuple.
@@ -219,7 +221,7 @@ def _check_dtype(result, out, casting, name=""):
     complex_mean = name == "mean" and kind_of(result.dtype) == "c" and kind_of(out.dtype) == "f"   # (its real part)
     if casting and not can_cast(result.dtype, out.dtype) and not complex_mean:
         if name in _CONCATENATIONS:
-            raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+            raise TypeError(f"{name}(): input types can't be cast to the desired output type "
                             f"{scalar_type_name(out.dtype)}")
         raise RuntimeError(f"result type {scalar_type_name(result.dtype)} can't be cast to the desired output type "
                            f"{scalar_type_name(out.dtype)}")
