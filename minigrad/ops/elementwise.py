@@ -1258,13 +1258,20 @@ def boolean_mask(mask, input, dtype_error):
     return mask
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def check_value_fits(value, dtype):
     """PyTorch's check of a single value (a Python number or a 0-d tensor, read as a number) written into a tensor of
     ``dtype`` (``dtypes.fitted_scalar``: 300 does not fit uint8, 1+2j no real dtype); other values pass."""
     if isinstance(value, Tensor):
         if value.ndim == 0:
             fitted_scalar(value._data, dtype)
-    elif isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
+        return
+    if value.__class__ is float and (dtype == np.float64 or dtype == np.float32 and
+                                     -_FLOAT32_MAX <= value <= _FLOAT32_MAX):
+        return            # the common cases, decided without NumPy (a NaN fails the comparison: the long way)
+    if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
         fitted_scalar(value, dtype)
 
 

@@ -448,8 +448,9 @@ def setitem(self, index, value):
                            f"{scalar_type_name(self.dtype)} for the destination and {scalar_type_name(v.dtype)} for "
                            f"the source.")
     value_shape = _without_leading_ones(v.shape)
-    try:
-        fits = len(value_shape) <= target.ndim and np.broadcast_shapes(target.shape, value_shape) == target.shape
+    try:                 # (a 0-d value fits any region)
+        fits = not value_shape or len(value_shape) <= target.ndim and \
+            np.broadcast_shapes(target.shape, value_shape) == target.shape
     except ValueError:
         fits = False
     if not fits:
