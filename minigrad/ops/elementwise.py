@@ -11,7 +11,7 @@ import numpy as np
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
 from ..dtypes import (FLOAT32_64, LIMITED, cast_array, fitted_scalar, get_default_dtype, is_differentiable, kind_of,
-                      real_values, result_type, scalar_dtype_for)
+                      real_values, result_type, result_type_of, scalar_dtype_for)
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor, wrap
 from ..low_precision import arithmetic_operand
@@ -1106,12 +1106,9 @@ def clamp(input, min=None, max=None):
 
 
 def _clamp_dtype(input, bounds):
-    """The dtype clamp computes in with Tensor bounds: the promoted one of input and bounds."""
-    dtype = input.dtype
-    for b in bounds:
-        if b is not None:
-            dtype = result_type(np.empty(input.shape, dtype), b._data)
-    return dtype
+    """The dtype clamp computes in with Tensor bounds: the promoted one of input and bounds (PyTorch's rule over
+    all three: two 0-d bounds promote together before meeting the input)."""
+    return result_type_of(input._data, *(b._data for b in bounds if b is not None))
 
 
 def check_clamp_operands(input, min, max, via_clamp=True):

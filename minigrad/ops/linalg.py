@@ -29,11 +29,10 @@ def _check_same_dtype(a, b, what="m1 and m2"):
         raise RuntimeError(f"expected {what} to have the same dtype, but got: {a.dtype} != {b.dtype}")
 
 
-def check_product_kernel(a, b, kernel):
+def refuse_bool_product(t, kernel):
     """PyTorch has no bool kernel for its matrix products (``kernel``: the one it names)."""
-    for t in (a, b):
-        if kind_of(t.dtype) == "b":
-            raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if t._data.dtype.kind == "b":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def _product_kernel(sa, sb):
@@ -168,13 +167,11 @@ def matmul(input, other):
     a = as_tensor_operand(input)
     b = as_tensor_operand(other, a)
     _check_matmul_shapes(a.shape, b.shape)
-    if a._data.dtype.kind == "b" or b._data.dtype.kind == "b":     # (the common case skips this: one test each)
-        kernel = _product_kernel(a.shape, b.shape)
-        if kernel == "bmm":                # (batched: PyTorch looks for the kernel before comparing dtypes)
-            check_product_kernel(a, a, kernel)
-        _check_same_dtype(a, b)
-        check_product_kernel(a, b, kernel)
+    if b.ndim > 2:                         # (batched: PyTorch looks for the kernel before comparing dtypes)
+        refuse_bool_product(a, "bmm")
     _check_same_dtype(a, b)
+    if a._data.dtype.kind == "b":          # (both bool now)
+        refuse_bool_product(a, _product_kernel(a.shape, b.shape))
     if a.shape[-1] == 0:
         return _empty_inner_product(a, b)
     return MatMul.apply(a, b)
@@ -247,7 +244,7 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"linear(): expected input of at least 1 dimension and a 1-D or 2-D weight, "
                            f"got shapes {list(input.shape)} and {list(weight.shape)}")
     _check_same_dtype(input, weight, "input and weight")
-    check_product_kernel(input, weight, "addmm_impl_cpu_")
+    refuse_bool_product(input, "addmm_impl_cpu_")
     if input.shape[-1] != weight.shape[1]:
         rows = int(np.prod(input.shape[:-1]))
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "

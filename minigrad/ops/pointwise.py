@@ -5,8 +5,8 @@
 ``on_both`` functions, so that one formula serves ``backward`` (ndarrays) and ``graph_backward`` (Tensors in
 the graph, for ``create_graph=True``); the gradient is dout * conj(f'(x)), PyTorch's convention for complex
 inputs. ``BinaryMath``: the same for out = f(x, y), with both partial derivatives. ``tensor_pair``: a binary
-op's operands checked and made Tensors; ``not_implemented``: PyTorch's error for a dtype it has no kernel for, ``check_common_kind`` its check on
-the operands' common dtype.
+op's operands checked and made Tensors; ``not_implemented``: PyTorch's error for a dtype it has no kernel for,
+``check_common_kind`` its check on the operands' common dtype.
 """
 import numpy as np
 

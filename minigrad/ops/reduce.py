@@ -663,9 +663,8 @@ def _vector_norm(input, ord, dim, keepdim, dtype, name):
             raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
                                f"{scalar_type_name(dtype)}")
         if (kind_of(input.dtype) == "c") != (kind_of(dtype) == "c"):
-            raise RuntimeError(f"{name}: dtype should be {'complex' if kind_of(input.dtype) == 'c' else 'real'} for "
-                               f"{'complex' if kind_of(input.dtype) == 'c' else 'real'} inputs, but got "
-                               f"{scalar_type_name(dtype)}")
+            kind = "complex" if kind_of(input.dtype) == "c" else "real"
+            raise RuntimeError(f"{name}: dtype should be {kind} for {kind} inputs, but got {scalar_type_name(dtype)}")
         input = input.to(dtype)
     if kind_of(input.dtype) == "c":     # the norm of complex numbers is the norm of their moduli
         input = abs(input)

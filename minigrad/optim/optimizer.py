@@ -150,7 +150,7 @@ def _run_step_hooks(step, self, args, kwargs):
         result = hook(self, args, kwargs)
         if result is not None:
             if not (isinstance(result, tuple) and len(result) == 2):
-                raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got "
+                raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), but got "
                                    f"{result}.")
             args, kwargs = result
     out = step(*args, **kwargs)
