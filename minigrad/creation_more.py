@@ -210,7 +210,6 @@ def _strided_over(elements, nbytes, offset, size, stride):
 
 def _set_memory(self, source, storage_offset, size, stride):
     """The array ``self.set_(source, storage_offset, size, stride)`` makes ``self`` show."""
-    from ._out import _C_NAMES
     from .storage import TypedStorage, _Storage
     positioned = size is not None
     args = [source] + ([storage_offset] if positioned or storage_offset != 0 else []) + \
@@ -224,8 +223,8 @@ def _set_memory(self, source, storage_offset, size, stride):
     dtype = self._data.dtype
     if isinstance(source, Tensor):
         if source.dtype != dtype:
-            raise RuntimeError(f"Could not set tensor of type {_C_NAMES.get(source.dtype.name, source.dtype.name)} "
-                               f"to a tensor of type {_C_NAMES.get(dtype.name, dtype.name)}")
+            raise RuntimeError(f"Could not set tensor of type {dtypes.c_name(source.dtype)} "
+                               f"to a tensor of type {dtypes.c_name(dtype)}")
         if not positioned:
             return source._data.view()
         if not source.is_contiguous():
@@ -236,7 +235,7 @@ def _set_memory(self, source, storage_offset, size, stride):
     if isinstance(source, _Storage):
         if isinstance(source, TypedStorage):
             if source.dtype != dtype:
-                raise RuntimeError(f"Expected a Storage of type {_C_NAMES.get(dtype.name, dtype.name)} or an "
+                raise RuntimeError(f"Expected a Storage of type {dtypes.c_name(dtype)} or an "
                                    f"UntypedStorage, but got type {dtypes.scalar_type_name(source.dtype)} for "
                                    "argument 1 'storage'")
             elements = source._flat

@@ -301,6 +301,17 @@ _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half"
                       "float8_e8m0fnu": "Float8_e8m0fnu"}
 
 
+# the C++ type names PyTorch's messages print for its dtypes ("Expected out tensor to have dtype long int")
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def c_name(dtype):
+    """PyTorch's C++ name for ``dtype`` in its messages (``unsigned char`` for uint8); the dtype's own otherwise."""
+    return _C_NAMES.get(str(dtype), str(dtype))
+
+
 def scalar_type_name(dtype):
     """PyTorch's name of a dtype in messages: ``Float`` for float32, ``Long`` for int64, ``ComplexFloat``..."""
     name = np.dtype(dtype).name

@@ -8,6 +8,9 @@ streams differ from PyTorch's: the same seed gives other numbers than in PyTorch
 """
 import contextlib
 
+import functools
+import warnings
+
 import numpy as np
 
 from ._checks import takes_tensors
@@ -185,10 +188,32 @@ def _draw(sampler, shape, dtype, complex_scale=1.0):
 
 
 def _integers(low, high, shape, generator, dtype, device, requires_grad):
+    dtype = creation.dtype_or(dtype, dtypes.int64)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    _check_random_bounds(low, high - 1, dtype)
     sample = numpy_rng(generator).integers(low, high, size=shape)
-    return creation.new_tensor(sample.astype(creation.dtype_or(dtype, dtypes.int64)), device, requires_grad)
+    return creation.new_tensor(sample.astype(dtype), device, requires_grad)
+
+
+def _check_random_bounds(low, last, dtype):
+    """PyTorch's check of integer draws ``low .. last`` in ``dtype``: no complex dtype; an integer or bool dtype must
+    hold both ends; a float dtype draws exactly only within +-2**(its mantissa digits), and PyTorch warns outside."""
+    kind = dtypes.kind_of(dtype)
+    if kind == "c":
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
+    if kind == "f":
+        digits = np.finfo(dtype).nmant + 1
+        for value, which in ((low, "from"), (last, "to - 1")):
+            if not -2 ** digits <= value <= 2 ** digits:
+                warnings.warn(f"{which} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
+                              f"{dtypes.c_name(dtype)} can support discrete uniform distribution only within this "
+                              "range.", UserWarning, stacklevel=4)
+        return
+    info = (0, 1) if kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    for value, which in ((low, "from"), (last, "to - 1")):
+        if not info[0] <= value <= info[1]:
+            raise RuntimeError(f"{which} is out of bounds for {dtypes.c_name(dtype)}")
 
 
 @creation_keywords
@@ -216,8 +241,21 @@ def randint(*bounds_and_size, size=None, low=None, high=None, generator=None, dt
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise)."""
     (n,) = creation.size_of((n,))  # PyTorch's negative-size error
+    dtype = creation.dtype_or(dtype, dtypes.int64)
+    kind = dtypes.kind_of(dtype)
+    if kind in "bc":
+        raise NotImplementedError(f"\"randperm\" not implemented for '{_type_word(dtype)}'")
+    if kind in "iu" and n - 1 > np.iinfo(dtype).max:
+        raise RuntimeError(f"value cannot be converted to type {dtype}_t without overflow")
+    if dtype in _RANDPERM_LIMITS and n > _RANDPERM_LIMITS[dtype]:     # (the integers a float holds exactly)
+        raise RuntimeError(f"n cannot be greater than {_RANDPERM_LIMITS[dtype]} for {_type_word(dtype)} type.")
     permutation = numpy_rng(generator).permutation(n)
-    return creation.new_tensor(permutation.astype(creation.dtype_or(dtype, dtypes.int64)), device, requires_grad)
+    return creation.new_tensor(permutation.astype(dtype), device, requires_grad)
+
+
+# (PyTorch 2.13 checks no limit for bfloat16)
+_RANDPERM_LIMITS = {np.dtype(np.float16): 2 ** 11 + 1, np.dtype(np.float32): 2 ** 24 + 1,
+                    np.dtype(np.float64): 2 ** 53 + 1}
 
 
 @creation_keywords
@@ -240,8 +278,6 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     """``randint_like(input, high)`` or ``randint_like(input, low, high)``: ``input``'s shape and dtype."""
     if high is None:
         low, high = 0, low
-    if dtypes.kind_of(dtype or input.dtype) == "c":
-        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
     return _integers(int(low), int(high), input.shape, generator, dtype or input.dtype, device, requires_grad)
 
 
@@ -276,19 +312,25 @@ def _as_parameter(value, like):
 
 
 @creation_keywords
-def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+           _out_dtype=None):
     """Normal samples with the given mean and standard deviation, in PyTorch's forms:
     ``normal(mean_tensor, std_tensor)``, ``normal(mean_tensor, std=1.0)``, ``normal(mean, std_tensor)``
-    (shape: the two broadcast) and ``normal(mean, std, size)`` (numbers, shape ``size``)."""
+    (shape: the two broadcast) and ``normal(mean, std, size)`` (numbers, shape ``size``). A complex dtype draws the
+    real and imaginary parts each with deviation ``std / sqrt(2)``, as PyTorch does (numbers: each part has mean
+    ``mean``; tensors: ``mean + std * z``). ``_out_dtype``: the dtype of an ``out=`` tensor, which PyTorch draws
+    into (``minigrad/_out.py``)."""
     if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
         if size is None:
             raise TypeError("normal(): with a number for both mean and std, give the output's size: "
                             "normal(mean, std, size)")
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        dtype = _float_dtype(dtype, "normal_kernel_cpu")
-        sample = numpy_rng(generator).normal(mean, std, size=creation.size_of((size,)))
-        return creation.new_tensor(sample.astype(dtype), device, requires_grad)
+        dtype = _float_dtype(dtype, "normal_kernel_cpu", complex_ok=True)
+        draw = functools.partial(numpy_rng(generator).normal, mean, std / (np.sqrt(2) if dtypes.kind_of(dtype) == "c"
+                                                                          else 1))
+        return creation.new_tensor(_draw(lambda shape: draw(size=shape), creation.size_of((size,)), dtype), device,
+                                   requires_grad)
     if size is not None or dtype is not None or requires_grad:
         raise TypeError("normal(): size, dtype and requires_grad can only be given when mean and std are numbers "
                         "(with a tensor mean or std, the output takes their shape and dtype)")
@@ -299,8 +341,10 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     if (std_t._data < 0).any():
         raise RuntimeError(f"normal expects all elements of std >= 0.0, got {std_t._data.min()}")
     shape = check_broadcast(mean_t.shape, std_t.shape)
-    out_dtype = np.result_type(mean_t.dtype, std_t.dtype)
-    noise = numpy_rng(generator).standard_normal(shape)
+    out_dtype = np.result_type(mean_t.dtype, std_t.dtype) if _out_dtype is None else \
+        _float_dtype(_out_dtype, "normal_kernel_cpu", complex_ok=True)
+    noise = _draw(numpy_rng(generator).standard_normal, shape, np.result_type(out_dtype, np.float64),
+                  complex_scale=1 / np.sqrt(2))
     sample = (mean_t._data + std_t._data * noise).astype(out_dtype)
     return Sample.apply(sample, *(p for p in (mean, std) if isinstance(p, Tensor)))
 

@@ -10,8 +10,10 @@ A *case* is (OpInfo, variant, kind):
 * kind ``"float64"`` (a spread of float64 samples: values, dtypes, the gradients of a random upstream, inputs not
   mutated), ``"complex128"`` (the same with complex128 samples, for float ops PyTorch also computes on complex
   numbers: complex outputs get complex upstream gradients), ``"dtypes"`` (float32 and the integer and bool dtypes
-  PyTorch supports for the op: values and dtypes) or ``"errors"`` (``error_inputs`` raise PyTorch's exception type;
-  function variant only).
+  PyTorch supports for the op: values and dtypes), ``"errors"`` (``error_inputs`` raise PyTorch's exception type;
+  function variant only), ``"complex_unlisted"`` (complex inputs to a float op: refused as PyTorch refuses them),
+  or, for ops PyTorch marks ``supports_out``, ``"out"`` and ``"out_dtypes"`` (``out=`` of the result's dtype, and of
+  every other dtype: ``tests/opinfo_out.py``).
 
 An op is picked up as soon as minigrad resolves its name, so ops added on other branches run without edits here.
 """
@@ -26,12 +28,14 @@ import pytest
 import minigrad as mg
 
 from . import oracle
+from .opinfo_out import (OUT_NOT_APPLICABLE, check_out_dtypes_sample, check_out_sample, record_out_dtypes_sample,
+                         record_out_sample)
 from .opinfo_record import Unconvertible, convert_recorded, find, snap_sample
 from .opinfo_util import (assert_same_outputs, assert_same_shapes, check_out_of_place, error_inputs, flat_outputs,
                           op_db, record_out_of_place, resolve, samples, spread, to_mg, within_budget)
 
 VARIANTS = ("function", "method", "inplace")
-KINDS = ("float64", "complex128", "dtypes", "errors", "complex_unlisted", "out")
+KINDS = ("float64", "complex128", "dtypes", "errors", "complex_unlisted", "out", "out_dtypes")
 ERROR_KINDS = ("errors", "complex_unlisted")   # kinds whose samples are (mostly) inputs PyTorch refuses
 
 FLOAT64_LIMIT = 12        # float64 samples per (op, variant): a fixed spread over the op's list
@@ -201,7 +205,7 @@ def cases(ops=None):
             kinds += ("dtypes",) if extra_dtypes(op) else ()
             kinds += ("errors",) if variant == "function" and op.error_inputs_func else ()
             kinds += ("complex_unlisted",) if variant == "function" and complex_unlisted_pass(op) else ()
-            kinds += ("out",) if variant == "function" and op.supports_out and main_dtype(op) else ()
+            kinds += ("out", "out_dtypes") if variant == "function" and op.supports_out and main_dtype(op) else ()
             found.extend((op, variant, kind) for kind in kinds)
     return found
 
@@ -419,8 +423,9 @@ def _recorded_variant(op, variant):
 
 
 # (the complex128 and out= passes are compared live only: their records would double the fixture, which PyTorch-less
-# runs replay; CI, which has PyTorch, checks their empty records)
-REPLAY_SAMPLES = {"float64": 4, "complex128": 0, "dtypes": 1, "errors": 6, "complex_unlisted": 1, "out": 0}   # samples per dtype kept in the fixture (a spread)
+# runs replay; CI, which has PyTorch, checks their empty records. The out_dtypes pass keeps its one sample per op)
+REPLAY_SAMPLES = {"float64": 4, "complex128": 0, "dtypes": 1, "errors": 6, "complex_unlisted": 1, "out": 0,
+                  "out_dtypes": 1}   # samples per dtype kept in the fixture (a spread)
 
 
 def _thin(record, kind):
@@ -466,10 +471,10 @@ def record_case(op, variant, kind, limit=None, processed=False, gradients=True):
         for index, sample in enumerate(complexified_samples(op)):
             add(lambda: record_complex_unlisted(op, sample, fn_th, values), index, "complex128")
         return record
-    if kind == "out":
-        name = main_dtype(op)
-        for index, sample in enumerate(_samples(op, name, False, OUT_LIMIT, None)):
-            add(lambda: record_out_sample(sample, fn_th, values), index, name)
+    if kind in ("out", "out_dtypes"):
+        name, make = main_dtype(op), record_out_sample if kind == "out" else record_out_dtypes_sample
+        for index, sample in enumerate(_samples(op, name, False, OUT_LIMIT if kind == "out" else 1, None)):
+            add(lambda: make(sample, fn_th, values), index, name)
         return record
     if kind in ("float64", "complex128"):
         name, limit = full_pass(op, kind, variant, limit)
@@ -531,8 +536,9 @@ def run_case(op, variant, kind, limit=None, sample_filter=None, tolerance=(1e-7,
             continue
         if kind == "complex_unlisted" and r.get("computed"):   # PyTorch computes it: its values (no gradients)
             body = functools.partial(check_out_of_place, r, fn_mg, values=values)
-        elif kind == "out":
-            body = functools.partial(check_out_sample, r, fn_mg, rtol=tolerance[0], atol=tolerance[1])
+        elif kind in ("out", "out_dtypes"):
+            check = check_out_sample if kind == "out" else check_out_dtypes_sample
+            body = functools.partial(check, r, fn_mg, rtol=tolerance[0], atol=tolerance[1])
         elif kind in ERROR_KINDS:
             body = functools.partial(check_error, r, fn_mg)
         elif variant == "inplace":
@@ -559,50 +565,13 @@ def _rule_without_sample(sample_filter, op, variant, dtype):
 
 def _live_samples(op, variant, kind, limit):
     """{(dtype, index): SampleInput} of a live case (their ``output_process_fn_grad``), from the cache."""
-    if kind in ERROR_KINDS + ("out",):
+    if kind in ERROR_KINDS + ("out", "out_dtypes"):
         return {}
     if kind in ("float64", "complex128"):
         name, limit = full_pass(op, kind, variant, limit)
         return {(name, i): s for i, s in enumerate(_samples(op, name, None, limit, None))}
     return {(name, i): s for name in extra_dtypes(op, variant)
             for i, s in enumerate(_samples(op, name, False, limit or DTYPE_LIMIT, DTYPE_SCAN))}
-
-
-def record_out_sample(sample, fn_th, values):
-    """PyTorch's side of ``check_out_sample``: the op called with ``out=`` empty tensors of its results' dtypes (one
-    per result, a tuple for several): what they hold afterwards, and whether the call returned them."""
-    torch = oracle.live_torch()
-    results = flat_outputs(fn_th(sample.input, *sample.args, **sample.kwargs))
-    if not all(isinstance(r, torch.Tensor) for r in results):   # equal's bool, histogramdd's list of edges
-        raise ValueError(f"{OUT_NOT_APPLICABLE}: its result is not a tensor or a tuple of tensors")
-    outs = [torch.empty(0, dtype=r.dtype) for r in results]
-    out = tuple(outs) if len(outs) > 1 else outs[0]
-    try:
-        returned = fn_th(sample.input, *sample.args, **sample.kwargs, out=out)
-    except TypeError as error:          # an OpInfo lambda that passes no out=: nothing to compare
-        raise ValueError(f"{OUT_NOT_APPLICABLE}: PyTorch's callable takes no out= ({error})"[:300]) from error
-    returned_outs = flat_outputs(returned)
-    return {"sample": snap_sample(sample), "out": [oracle.snap(o, values=values, grad=False) for o in outs],
-            "values": values,
-            "returns_out": len(returned_outs) == len(outs) and all(r is o for r, o in zip(returned_outs, outs))}
-
-
-def check_out_sample(record, fn_mg, rtol=1e-7, atol=1e-7):
-    """``out=``: minigrad writes its result into empty tensors of PyTorch's out dtypes (resizing them), holds
-    PyTorch's values there, and returns them as PyTorch's call did."""
-    x, args, kwargs, _ = convert_recorded(record["sample"])
-    outs = [mg.empty(0, dtype=getattr(mg, str(o.dtype).rpartition(".")[2])) for o in record["out"]]
-    out = tuple(outs) if len(outs) > 1 else outs[0]
-    returned = fn_mg(x, *args, **kwargs, out=out)
-    returned_outs = flat_outputs(returned)
-    if record["values"]:
-        assert_same_outputs(outs, record["out"], rtol, atol, what="out")
-    else:                                # random or uninitialized values: shapes and dtypes
-        assert_same_shapes(outs, record["out"])
-    if record["returns_out"]:
-        assert len(returned_outs) == len(outs) and all(r is o for r, o in zip(returned_outs, outs)), \
-            "out=: minigrad does not return the out tensors, PyTorch does"
-    return "out"
 
 
 def record_error(op, error):
@@ -622,7 +591,6 @@ def record_error(op, error):
 
 
 OUT_OVERLAP = "out= shares memory with an input or within itself, which a recorded sample cannot express"
-OUT_NOT_APPLICABLE = "no out= call to compare"
 
 
 def _out_shares_memory(sample):

@@ -283,6 +283,16 @@ CREATION = [
  "L.nn.functional.linear(L.ones(1,2), L.ones(3,2, dtype=L.float64))", "L.nn.functional.softmax(L.tensor([1, 2]), 0)", "L.nn.functional.softmax(L.tensor([1., 2]), 0, dtype=L.float64)", "L.nn.functional.one_hot(L.tensor([0, 1]))", "L.nn.functional.relu(L.tensor([1, -2]))", "L.nn.functional.gelu(L.tensor([1, -2]))", "L.nn.functional.mse_loss(L.tensor([1.]), L.tensor([1.], dtype=L.float64))", "L.nn.functional.cross_entropy(L.tensor([[1., 2]]), L.tensor([1], dtype=L.int32))", "L.nn.functional.embedding(L.tensor([0], dtype=L.int32), L.ones(2, 2))", "L.nn.functional.embedding(L.tensor([0.]), L.ones(2, 2))", "L.nn.functional.pad(L.tensor([1, 2]), (1, 1), value=1.5)", "L.nn.functional.normalize(L.tensor([[1, 2]]))",
  "L.nn.functional.layer_norm(L.ones(2,2), (2,), L.ones(2, dtype=L.float64))", "L.nn.functional.layer_norm(L.ones(2,2, dtype=L.float16), (2,), L.ones(2))", "L.nn.functional.rms_norm(L.ones(2,2, dtype=L.bfloat16), (2,), L.ones(2))", "L.nn.functional.group_norm(L.ones(1,2,2, dtype=L.float16), 1, L.ones(2))", "L.nn.functional.batch_norm(L.ones(2,2), L.zeros(2, dtype=L.float64), L.ones(2, dtype=L.float64))", "L.nn.functional.batch_norm(L.ones(2,2, dtype=L.bfloat16), L.zeros(2), L.ones(2))",
 ]
+RANDOM_DTYPES = [
+    "L.randint(0, 2, (3,), dtype=L.complex64)", "L.randint(0, 3, (3,), dtype=L.bool)",
+    "L.randint(0, 257, (3,), dtype=L.uint8)", "L.randint(-1, 2, (3,), dtype=L.uint8)",
+    "L.randint_like(L.zeros(2, dtype=L.int8), 0, 200)", "L.randperm(3, dtype=L.bool)",
+    "L.randperm(3, dtype=L.complex64)", "L.randperm(257, dtype=L.uint8)", "L.randperm(256, dtype=L.uint8)",
+    "L.randperm(129, dtype=L.int8)", "L.randperm(3000, dtype=L.float16)", "L.randperm(2049, dtype=L.float16)",
+    "L.normal(0., 1., (2,), dtype=L.complex64)", "L.normal(0., 1., (2,), dtype=L.int64)",
+    "L.nanmean(L.tensor([1., 2.], dtype=L.float64), dtype=L.float32)",
+    "L.nanmean(L.tensor([1., float('nan')]), dtype=L.float16)",
+]
 FILLS = [
     "L.zeros(2, dtype=L.uint8).fill_(300)", "L.zeros(2, dtype=L.uint8).fill_(-5)", "L.zeros(2, dtype=L.uint8).fill_(-300)",
     "L.zeros(2, dtype=L.uint8).masked_fill(L.tensor([True, False]), 300)", "_setitem(L.zeros(2, dtype=L.uint8), 0, 300)",
@@ -307,12 +317,12 @@ def expression_run(lib, expression):
     return lambda: eval(expression, {"L": lib, "np": np, "_setitem": _setitem})   # noqa: S307 -- the lists above
 
 
-@pytest.mark.parametrize("expression", CREATION + FILLS)
+@pytest.mark.parametrize("expression", CREATION + RANDOM_DTYPES + FILLS)
 def test_making_and_filling_as_pytorch(expression):
-    """Dtypes inferred from data (NumPy scalars among Python numbers too), the creation functions' dtype rules, and
-    a fill value converted as PyTorch converts it (-5 wraps into uint8, 300 is refused). Random results are
-    compared by dtype and shape."""
-    random = "rand" in expression or "empty" in expression
+    """Dtypes inferred from data (NumPy scalars among Python numbers too), the creation functions' dtype rules
+    (the samplers' dtypes and bounds too), and a fill value converted as PyTorch converts it (-5 wraps into uint8,
+    300 is refused). Random results are compared by dtype and shape."""
+    random = "rand" in expression or "empty" in expression or "L.normal(" in expression
     problems = check_all("", [(expression,)], expression_run, values=not random)
     assert not problems, problems[0]
 

@@ -8,7 +8,10 @@ every op minigrad has: one test per (op, variant, kind), e.g. ``test_opinfo[tan-
   (values and dtypes), and bfloat16 and float16 (function and in-place variants), whose values are compared in ulps
   of their dtype: bit for bit for the families in ``BFLOAT16_EXACT``, within ``BFLOAT16_ULPS`` (float16:
   ``FLOAT16_ULPS`` first) where listed, within 1 ulp otherwise;
-* kind ``errors``: every ``ErrorInput`` raises PyTorch's exception type (and changes nothing).
+* kind ``errors``: every ``ErrorInput`` raises PyTorch's exception type (and changes nothing);
+* kinds ``out`` and ``out_dtypes`` (ops with ``out=``): the values written into an ``out`` of the result's dtype,
+  and, for an ``out`` of each other dtype, whether PyTorch computes (then its values, cast) or refuses (its
+  exception type, ``out`` left empty) (``tests/opinfo_out.py``).
 
 minigrad's ops are found by name (``tests/opinfo_harness.py``): an op added anywhere in minigrad is run here
 from then on. An op minigrad lacks is not run (``bench/opinfo_coverage.py`` counts it).

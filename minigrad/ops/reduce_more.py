@@ -151,7 +151,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     _check_nansum_dtype(input, dtype)
     values, kept = _without_nans(input)
     count = row_major(np.asarray(kept.sum(axis=normalize_dims(dim, input.ndim), keepdims=keepdim)))
-    return ew.div(reduce_sum(values, dim, keepdim, dtype=dtype), Tensor(count.astype(input.dtype)))
+    total = reduce_sum(values, dim, keepdim, dtype=dtype)
+    return ew.div(total, Tensor(count.astype(total.dtype)))            # (in ``dtype`` when given)
 
 
 # --------------------------------------------------------------------------- statistics
