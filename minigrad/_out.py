@@ -28,7 +28,7 @@ import numpy as np
 from . import autograd
 from .autograd import grad_mode
 from ._numpy_names import renamed, wants_numpy_names
-from .dtypes import c_name, can_cast, kind_of, result_type_of, scalar_type_name
+from .dtypes import c_name, can_cast, cast_refused, kind_of, result_type_of, scalar_type_name
 from .tensor import Tensor
 
 # the modules whose functions compute tensors (the others, save or manual_seed, take no ``out``)
@@ -316,8 +316,7 @@ def _check_out_before_kernel(name, out, inputs, casting):
         return
     common = result_type_of(*(t._data for t in inputs))
     if casting and not can_cast(common, out.dtype):
-        raise RuntimeError(f"result type {scalar_type_name(common)} can't be cast to the desired output type "
-                           f"{scalar_type_name(out.dtype)}") from None
+        raise cast_refused(common, out.dtype) from None
     if not casting and common != out.dtype:
         wanted, got = c_name(common), c_name(out.dtype)
         raise RuntimeError(f"Expected out tensor to have dtype {wanted}, but got {got} instead") from None
@@ -330,8 +329,7 @@ def _check_dtype(result, out, casting, name=""):
         if name in _CONCATENATIONS:
             raise TypeError(f"{name}(): input types can't be cast to the desired output type "
                             f"{scalar_type_name(out.dtype)}")
-        raise RuntimeError(f"result type {scalar_type_name(result.dtype)} can't be cast to the desired output type "
-                           f"{scalar_type_name(out.dtype)}")
+        raise cast_refused(result.dtype, out.dtype)
     if not casting and result.dtype != out.dtype:
         wanted, got = c_name(result.dtype), c_name(out.dtype)
         raise RuntimeError(f"Expected out tensor to have dtype {wanted}, but got {got} instead")

@@ -312,6 +312,13 @@ def c_name(dtype):
     return _C_NAMES.get(str(dtype), str(dtype))
 
 
+def cast_refused(result, target):
+    """PyTorch's error for a result of dtype ``result`` written into a tensor of dtype ``target`` that cannot hold
+    it (a float into an integer tensor, a complex number into a real one)."""
+    return RuntimeError(f"result type {scalar_type_name(result)} can't be cast to the desired output type "
+                        f"{scalar_type_name(target)}")
+
+
 def scalar_type_name(dtype):
     """PyTorch's name of a dtype in messages: ``Float`` for float32, ``Long`` for int64, ``ComplexFloat``..."""
     name = np.dtype(dtype).name

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._checks import float_arg, refuses_complex, takes_tensors
 from ..autograd import Function
-from ..dtypes import compute_dtype, finfo, kind_of, scalar_type_name
+from ..dtypes import cast_refused, compute_dtype, finfo, kind_of, scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
 from .dims import normalize_dim
@@ -261,8 +261,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0:
         return input
     if kind_of(input.dtype) not in "fc":
-        raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{scalar_type_name(input.dtype)}")
+        raise cast_refused(np.float32, input.dtype)
     if inplace:
         return write(input, lambda old: Dropout.apply(old, p))
     return Dropout.apply(input, p)

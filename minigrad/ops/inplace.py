@@ -28,14 +28,13 @@ from ..autograd.function import note_own_counter
 from ..autograd.version import alias, bump_tensor, storage_of
 from ..autograd.views import (WriteRegion, base_region_history, check_rebase, history, move_retained, overlaps,
                               refuse_shared_base, region, repeats_memory, set_view_history)
-from ..dtypes import cast_limited, fitted_scalar, kind_of, real_values, result_type, scalar_type_name
+from ..dtypes import cast_limited, cast_refused, fitted_scalar, kind_of, real_values, result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
 from .layout import clone, dense_order  # noqa: F401 - Tensor.clone is bound from METHODS below
 
 _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
-_NAMES = {"b": "Bool", "i": "Long", "u": "Byte", "f": "Float", "c": "ComplexFloat"}
 
 
 # --------------------------------------------------------------------------- checks, before anything changes
@@ -120,7 +119,7 @@ def check_result(t, shape, dtype):
                            f"{list(np.broadcast_shapes(t.shape, shape))}")
     result, target = kind_of(dtype), kind_of(t.dtype)          # (bfloat16 is "f", not NumPy's "V")
     if dtype != t.dtype and _CATEGORY[result] > _CATEGORY[target]:
-        raise RuntimeError(f"result type {_NAMES[result]} can't be cast to the desired output type {_NAMES[target]}")
+        raise cast_refused(dtype, t.dtype)
 
 
 def _broadcast_error(t, other):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._checks import check_tensor
 from ..autograd import grad_mode
-from ..dtypes import can_cast, result_type, scalar_type_name
+from ..dtypes import can_cast, cast_refused, result_type
 from ..tensor import Tensor
 from . import bitwise, division, elementwise_more, floats, reduce, reduce_more, shape, trig
 from . import complex as complex_ops
@@ -52,8 +52,7 @@ def check_fits(self, name, args):
         other = args[0]._data if isinstance(args[0], Tensor) else args[0]
         common = result_type(self._data, other)
         if not can_cast(common, self.dtype):
-            raise RuntimeError(f"result type {scalar_type_name(common)} can't be cast to the desired output type "
-                               f"{scalar_type_name(self.dtype)}")
+            raise cast_refused(common, self.dtype)
 
 
 def in_place(name, twin):

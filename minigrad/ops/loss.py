@@ -22,7 +22,7 @@ from .._checks import refuses_complex, takes_tensors
 from ..autograd import Function
 from ..autograd.version import writes, writes_since
 from ..autograd.function import pytorch_saves
-from ..dtypes import can_cast, kind_of, result_type, scalar_type_name
+from ..dtypes import can_cast, cast_refused, kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
 from .activation import softplus
 from .elementwise import (ConstantSlope, as_tensor_operand, cast, check_broadcast, clamp_min, depending_on_input,
@@ -469,8 +469,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     target = as_tensor_operand(target, input)
     promoted = _promoted(input, target)[0].dtype
     if not can_cast(promoted, input.dtype):                               # PyTorch writes into input's dtype
-        raise RuntimeError(f"result type {scalar_type_name(promoted)} can't be cast to the desired output type "
-                           f"{scalar_type_name(input.dtype)}")
+        raise cast_refused(promoted, input.dtype)
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta (got delta={delta}).")
     elements = _huber_elements("huber_cpu", input, target, float(delta), 1.0)
@@ -611,8 +610,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise ValueError(f"Target size ({_size(target)}) must be the same as input size ({_size(input)})")
     check_floating_input("log_sigmoid_cpu", input)
     if kind_of(target.dtype) not in "fc":
-        raise RuntimeError(f"result type {scalar_type_name(input.dtype)} can't be cast to the desired output type "
-                           f"{scalar_type_name(target.dtype)}")
+        raise cast_refused(input.dtype, target.dtype)
     if pos_weight is not None:
         pos_weight = as_tensor_operand(pos_weight, input)
         check_broadcast(input.shape, pos_weight.shape)

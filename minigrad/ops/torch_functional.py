@@ -11,7 +11,7 @@ products, sigmoid and tanh.
 import numpy as np
 
 from .._checks import takes_tensors, type_name
-from ..dtypes import kind_of, scalar_type_name
+from ..dtypes import cast_refused, kind_of, scalar_type_name
 from ..nn import functional as F
 from ..random import numpy_rng
 from ..tensor import Tensor
@@ -82,8 +82,7 @@ def _dropout(fname, input, p, train, feature, alpha, inplace):
         zero = Tensor(np.zeros((), input.dtype))
         return input.mul_(zero) if inplace else input * zero
     if kind_of(input.dtype) not in "fc":
-        raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{scalar_type_name(input.dtype)}")
+        raise cast_refused(np.float32, input.dtype)
     noise_shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
     if alpha:
         return _alpha_dropout(input, p, True, inplace, noise_shape)
