@@ -144,7 +144,7 @@ def report(ops, results):
     if results is not None:
         counts, failing = tally(results)
         f64, c128, dt, er = counts["float64"], counts["complex128"], counts["dtypes"], counts["errors"]
-        cu, wo = counts["complex_unlisted"], counts["out"]
+        cu, wo, wd = counts["complex_unlisted"], counts["out"], counts["out_dtypes"]
         compared = f64["ok"] + f64["fail"] + f64["skipped"]
         lines += ["", "## Samples", "",
                   "Full pass (float64, or the op's own dtype; forward values, dtypes, float64 gradients of a random "
@@ -163,6 +163,10 @@ def report(ops, results):
                   f"* **out=: {wo['ok']} of {wo['ok'] + wo['fail']} samples write PyTorch's values into empty tensors "
                   f"given as out** (resized, returned as PyTorch returns them), {wo['fail']} fail, {wo['skipped']} "
                   f"skipped, {wo['n/a']} not counted.",
+                  f"* **out= of the other dtypes: {wd['ok']} of {wd['ok'] + wd['fail']} ops behave as PyTorch with an "
+                  f"out of each of nine dtypes** (computing where PyTorch computes, with its values cast into out's "
+                  f"dtype; refusing with its exception type, out left empty, where it refuses), {wd['fail']} fail, "
+                  f"{wd['skipped']} skipped, {wd['n/a']} not counted (no tensor result, or no out= call to compare).",
                   f"* cheap pass (float32, integer/bool dtypes, bfloat16 and float16, forward and dtype): "
                   f"{dt['ok']} of "
                   f"{dt['ok'] + dt['fail'] + dt['skipped']} agree, {dt['fail']} fail, {dt['skipped']} skipped, "
