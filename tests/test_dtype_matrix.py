@@ -450,7 +450,7 @@ def test_a_uint8_index_is_a_mask_with_pytorchs_warning():
 
 
 # --------------------------------------------------------------------------- layers: norms, losses, pools
-LAYER_DTYPES = ["float16", "bfloat16", "float32", "float64", "int64"]
+LAYER_DTYPES = ["float16", "bfloat16", "float32", "float64", "int64", "bool", "complex64"]
 LAYERS = {
     "layer_norm": lambda L,x,w: L.nn.functional.layer_norm(x,(3,),w,w),
     "rms_norm": lambda L,x,w: L.nn.functional.rms_norm(x,(3,),w),
@@ -467,6 +467,7 @@ LAYERS = {
     "mse": lambda L,x,w: L.nn.functional.mse_loss(x, w.expand(2,3)), "l1": lambda L,x,w: L.nn.functional.l1_loss(x, w.expand(2,3)),
     "bce": lambda L,x,w: L.nn.functional.binary_cross_entropy(x.sigmoid(), w.expand(2,3).sigmoid()) ,
     "bce_logits": lambda L,x,w: L.nn.functional.binary_cross_entropy_with_logits(x, w.expand(2,3)),
+    "bce_weight": lambda L,x,w: L.nn.functional.binary_cross_entropy(x.sigmoid(), x.sigmoid().detach(), weight=w),
     "cross_entropy_prob": lambda L,x,w: L.nn.functional.cross_entropy(x, w.expand(2,3).softmax(-1)),
     "cross_entropy_w": lambda L,x,w: L.nn.functional.cross_entropy(x, L.tensor([0,1]), weight=w),
     "smooth_l1": lambda L,x,w: L.nn.functional.smooth_l1_loss(x, w.expand(2,3)), "huber": lambda L,x,w: L.nn.functional.huber_loss(x, w.expand(2,3)),
@@ -493,9 +494,10 @@ def layer_run(lib, name, x_dtype, w_dtype):
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_layers_with_every_dtype_pair_as_pytorch(name):
     """The norms, losses, pools and activations of nn.functional on an input and a parameter (weight, target) of
-    the real dtypes and int64: PyTorch's mixed-precision rules (16-bit input, float32 parameters), its result
-    dtypes (huber_loss keeps the input's, binary_cross_entropy_with_logits takes the target's), its refusals.
-    (Complex inputs are refused by both, in another order of checks: not compared.)"""
+    the real dtypes, int64, bool and complex64: PyTorch's mixed-precision rules (16-bit input, float32
+    parameters), its result dtypes (huber_loss keeps the input's, binary_cross_entropy_with_logits takes the
+    target's, a complex one too), its refusals and the order of its checks (a complex input to binary_cross_entropy
+    with a real target is a dtype mismatch first; a bool convolution has no kernel, whatever the weight's dtype)."""
     cases = [(name, x, w) for x in LAYER_DTYPES for w in LAYER_DTYPES]
     problems = check_all("", cases, layer_run, operand_dtypes=lambda case: case[1:])
     assert not problems, f"{len(problems)} combinations differ from PyTorch:\n" + "\n".join(problems[:12])

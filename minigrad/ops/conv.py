@@ -446,7 +446,7 @@ def _check_operands(name, x, weight, bias, groups, dims, transposed):
         raise RuntimeError(f"{name}: expected weight to be {dims + 2}-dimensional (out_channels, in_channels/groups, "
                            f"*kernel_size), but got weight of size {_shape(weight.shape)}")
     for other, what in ((weight, "weight"), (bias, "bias")):
-        if other is not None and other.dtype != x.dtype:
+        if other is not None and other.dtype != x.dtype and x.dtype.kind != "b":     # (bool: no kernel, below)
             raise RuntimeError(f"{name}: expected input and {what} to have the same dtype, but got: "
                                f"{x.dtype} != {other.dtype}")
     given = f"Given transposed=1, weight of size {_shape(weight.shape)}" if transposed else \
@@ -462,6 +462,9 @@ def _check_operands(name, x, weight, bias, groups, dims, transposed):
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
         raise RuntimeError(f"{given}, expected bias to be 1-dimensional with {out_channels} elements, but got "
                            f"bias of size {_shape(bias.shape)} instead")
+    if x.dtype.kind == "b":      # (PyTorch has no convolution kernel for bool, whatever the weight's dtype)
+        kernel = f"slow_conv_transpose{max(dims, 2)}d_out_cpu" if transposed else f"slow_conv{max(dims, 2)}d_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def _positive(values, what):

@@ -275,7 +275,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     check_reduction(reduction)
     target = as_tensor_operand(target, input)
     _warn_if_broadcast(input, target)
-    check_floating_input("mse_cpu", _promoted(input, target)[0])
+    input, target = _promoted(input, target)       # (PyTorch's mse kernel promotes a bool operand, no subtraction)
+    check_floating_input("mse_cpu", input)
     return _elementwise_weighted(square(sub(input, target)), input, weight, reduction, mean_by_weight=True)
 
 
@@ -440,7 +441,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     target = as_tensor_operand(target, input)
-    if kind_of(_promoted(input, target)[0].dtype) == "f":
+    if kind_of(_promoted(input, target)[0].dtype) == "f" and "b" not in (kind_of(input.dtype), kind_of(target.dtype)):
         elements = _huber_elements("l1_loss", input, target, 0.0, 1.0)
     else:
         _warn_if_broadcast(input, target)
@@ -534,7 +535,6 @@ def _weighted_reduction(elements, weight, reduction):
 
 @takes_tensors("input", "target", "weight")
 @autocast_op("float32")
-@refuses_complex('"binary_cross_entropy" not implemented for \'{dtype}\'')
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-w (y log x + (1 - y) log(1 - x)) for probabilities x = ``input`` and targets y in [0, 1], each log
     clamped at -100 as in PyTorch; ``weight`` broadcasts to the input's shape."""
@@ -547,6 +547,12 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {scalar_type_name(target.dtype)} but expected "
                            f"{scalar_type_name(input.dtype)}")
+    if kind_of(input.dtype) == "c":                         # (PyTorch compares the dtypes first)
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for '{scalar_type_name(input.dtype)}'")
+    if isinstance(weight, Tensor) and weight.dtype != input.dtype:    # (the loss is written in the input's dtype)
+        if kind_of(weight.dtype) == "c":
+            raise cast_refused(weight.dtype, input.dtype)
+        weight = weight.to(input.dtype)
     for name, t in (("input", input), ("target", target)):
         if not np.all((t._data >= 0) & (t._data <= 1)):  # NaN is refused too
             raise RuntimeError(f"all elements of {name} should be between 0 and 1")
@@ -615,7 +621,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         pos_weight = as_tensor_operand(pos_weight, input)
         check_broadcast(input.shape, pos_weight.shape)
     target_dtype = target.dtype
-    input, target = _promoted(input, target)
+    if kind_of(target.dtype) == "c" and kind_of(input.dtype) == "f":   # PyTorch's loss of a complex target: complex
+        common = result_type(input._data, target._data)            # (the logits stay real: softplus of reals)
+        if pos_weight is not None:                                 # (PyTorch writes its log weight into a real)
+            raise cast_refused(result_type(np.empty(0, common), pos_weight._data), input.dtype)
+        input, target = input.to(np.empty(0, common).real.dtype), target.to(common)
+    else:
+        input, target = _promoted(input, target)
     elements = BinaryCrossEntropyWithLogits.apply(input, target, pos_weight)
     if elements.dtype != target_dtype:       # PyTorch's loss starts from (1 - target) and is computed into it
         elements = elements.to(target_dtype)

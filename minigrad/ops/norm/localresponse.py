@@ -114,7 +114,10 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     _check_arguments(input, size)
     if input.numel() == 0:
         return input
-    if input.dtype.kind in "iub":
+    if input.dtype.kind == "b":     # (PyTorch pools the bool squares, which its average pools refuse)
+        raise NotImplementedError(f"\"{'avg_pool2d' if input.ndim == 3 else 'avg_pool3d_out_frame'}\" not implemented for "
+                                  "'Bool'")
+    if input.dtype.kind in "iu":
         return _integer_local_response_norm(input, operator.index(size), alpha, beta, k)
     return LocalResponseNormFunction.apply(input, operator.index(size), float(alpha), float(beta), float(k))
 
