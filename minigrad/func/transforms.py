@@ -101,10 +101,16 @@ def _stand_in_arguments(args, argnums, tracking, forward=False):
     if forward:
         _check_forward_dtypes(leaves)
     stand_ins = [_stand_in(leaf, tracking) for leaf in leaves]
-    rebuilt, arguments = tree_unflatten(stand_ins, structure), list(args)
+    return stand_ins, structure, _placed(args, argnums, structure, stand_ins)
+
+
+def _placed(args, argnums, structure, leaves):
+    """``args`` with the chosen arguments (``argnums``) rebuilt from ``leaves`` (their pytree ``structure``)."""
+    argnums = _checked_argnums(argnums, len(args))
+    rebuilt, arguments = tree_unflatten(list(leaves), structure), list(args)
     for position, value in ((argnums, rebuilt),) if isinstance(argnums, int) else zip(argnums, rebuilt):
         arguments[position] = value
-    return stand_ins, structure, tuple(arguments)
+    return tuple(arguments)
 
 
 def _split_aux(result, has_aux, context):
@@ -341,11 +347,50 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         stand_ins = [_stand_in(leaf, tracking) for leaf in leaves]
         output, aux = _split_aux(func(*tree_unflatten(stand_ins, structure)), has_aux, _JVP)
         outputs, output_structure = _tensor_leaves(output, _JVP)
+        if _user_functions(outputs):
+            _retire(stand_ins)
+            return _forward_mode_jvp(func, leaves, directions, structure, has_aux)
         linear = _JacobianVectorProducts(outputs, stand_ins, tracking)
         products = linear(directions)
     result = (_released(output, stand_ins, tracking), tree_unflatten(products, output_structure))
     _retire(linear.own)
     return result + (_released(aux, stand_ins, tracking),) if has_aux else result
+
+
+def _user_functions(outputs):
+    """Whether the graph of ``outputs`` holds a node of a user's ``autograd.Function``: its ``jvp`` (or the lack of
+    one) decides its tangent, as in PyTorch's forward mode, not its backward."""
+    seen, stack_ = set(), [o.grad_fn for o in outputs if o.grad_fn is not None]
+    while stack_:
+        node = stack_.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        cls = getattr(node, "fn", None)
+        if isinstance(cls, type) and not cls.__module__.startswith("minigrad."):
+            return True
+        stack_.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
+    return False
+
+
+def _forward_mode_jvp(func, primals, tangents, structure, has_aux):
+    """``jvp`` for a function that calls a user's ``autograd.Function``: ``func`` runs again in forward mode
+    (``autograd.forward_ad``), the user's Function contributing its own ``jvp`` (PyTorch's error without one) and
+    minigrad's ops their Jacobian-vector products; the results are this run's."""
+    from ..autograd import forward_ad
+
+    def primal(t):
+        return forward_ad.unpack_dual(t).primal if isinstance(t, Tensor) else t
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(p, v) for p, v in zip(primals, tangents)]
+        output, aux = _split_aux(func(*tree_unflatten(duals, structure)), has_aux, _JVP)
+        outputs, output_structure = _tensor_leaves(output, _JVP)
+        products = [forward_ad.unpack_dual(o).tangent for o in outputs]
+        values = [primal(o) for o in outputs]
+        aux = tree_unflatten([primal(t) for t in tree_flatten(aux)[0]], tree_flatten(aux)[1]) if has_aux else None
+    products = [zeros_like(v) if t is None else t for v, t in zip(values, products)]
+    result = (tree_unflatten(values, output_structure), tree_unflatten(products, output_structure))
+    return result + (aux,) if has_aux else result
 
 
 def linearize(func, *primals):
@@ -359,7 +404,8 @@ def linearize(func, *primals):
         stand_ins = [_stand_in(leaf, tracking) for leaf in leaves]
         output = func(*tree_unflatten(stand_ins, structure))
         outputs, output_structure = _tensor_leaves(output, "linearize(f, *primals)")
-        products = _JacobianVectorProducts(outputs, stand_ins, tracking)
+        custom = _user_functions(outputs)     # (a user's Function: each call runs f in forward mode, for its jvp)
+        products = None if custom else _JacobianVectorProducts(outputs, stand_ins, tracking)
 
     def jvp_fn(*tangents):
         directions, direction_structure = tree_flatten(tangents)
@@ -375,9 +421,11 @@ def linearize(func, *primals):
             if v.dtype != p.dtype:
                 raise RuntimeError(f"tangent:{i} with dtype minigrad.{v.dtype} in flattened pytree doesn't match the "
                                    f"dtype minigrad.{p.dtype} of the corresponding primal.")
+        if custom:
+            return _forward_mode_jvp(func, [t.detach() for t in leaves], directions, structure, False)[1]
         return tree_unflatten(products(directions), output_structure)
 
-    _retire(products.own)
+    _retire(stand_ins if custom else products.own)
     return _released(output, stand_ins, tracking), jvp_fn
 
 
@@ -406,6 +454,26 @@ def _jacobian_blocks(outputs, inputs, create_graph):
         for i, (o, size) in enumerate(zip(outputs, sizes)):
             blocks[i].append(matrix[start:start + size].reshape(tuple(o.shape) + tuple(x.shape)))
             start += size
+    return blocks
+
+
+def _forward_mode_blocks(func, inputs, outputs):
+    """``_jacobian_blocks`` in forward mode (a function calling a user's ``autograd.Function``, whose ``jvp`` gives
+    its part): column k of input j is the tangent of ``func(*inputs)`` in the direction e_k of input j."""
+    blocks = [[] for _ in outputs]
+    structure = tree_flatten(tuple(inputs))[1]
+    for j, x in enumerate(inputs):
+        columns = []
+        for k in range(x.numel()):
+            direction = np.zeros(x.numel(), dtype=x.dtype)
+            direction[k] = 1
+            tangents = [zeros_like(t) for t in inputs]
+            tangents[j] = Tensor(direction.reshape(x.shape))
+            columns.append(tree_flatten(_forward_mode_jvp(func, inputs, tangents, structure, False)[1])[0])
+        for i, o in enumerate(outputs):
+            column_i = [c[i].reshape(-1) for c in columns]
+            matrix = stack(column_i, 1) if column_i else Tensor(np.zeros((o.numel(), 0), dtype=o.dtype))
+            blocks[i].append(matrix.reshape(tuple(o.shape) + tuple(x.shape)))
     return blocks
 
 
@@ -450,7 +518,12 @@ def _jacobian(func, argnums, has_aux, context, forward, randomness=None):
             _check_real(name, "inputs", stand_ins)
             _check_real(name, "outputs", outputs)
             keep = _keeps_graph(outputs, stand_ins, tracking)
-            blocks = _jacobian_blocks(outputs, stand_ins, keep)
+            if forward and _user_functions(outputs):      # (their own jvp, in forward mode, as PyTorch's jacfwd)
+                blocks = _forward_mode_blocks(lambda *leaves: _split_aux(
+                    func(*_placed(args, argnums, structure, leaves), **kwargs), has_aux, context)[0],
+                    [t.detach() for t in stand_ins], outputs)
+            else:
+                blocks = _jacobian_blocks(outputs, stand_ins, keep)
         jacobian = tree_unflatten([tree_unflatten(row, structure) for row in blocks], output_structure)
         jacobian = _released(jacobian, stand_ins, tracking)
         _retire(stand_ins)
@@ -468,9 +541,10 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The Jacobian as ``jacrev`` gives it. PyTorch computes it column by column in forward mode; minigrad has
-    no forward mode and computes it row by row in reverse mode (same values, one backward pass per output
-    element). ``randomness``: 'error' (the default) raises if ``func`` draws random numbers; with 'same' or
+    """The Jacobian as ``jacrev`` gives it. PyTorch computes it column by column in forward mode; minigrad computes
+    it row by row in reverse mode (same values, one backward pass per output element), except through a user's
+    ``autograd.Function``, whose ``jvp`` PyTorch uses: then column by column in forward mode (``func`` runs once per
+    column). ``randomness``: 'error' (the default) raises if ``func`` draws random numbers; with 'same' or
     'different' ``func`` runs once, so all columns share its draws."""
     return _jacobian(func, argnums, has_aux, _JVP, forward=True, randomness=randomness)
 
