@@ -577,3 +577,25 @@ def test_a_lazy_module_takes_a_state_dict_before_its_first_call(lazy, eager, x_s
         wrong.load_state_dict(state)
         with pytest.raises(AssertionError, match="in_features"):
             wrong(mg.ones(2, 6))
+
+
+@pytest.mark.parametrize("lazy, loaded, x_shape", [
+    ("LazyLinear", {"weight": (3, 2)}, (4, 2)), ("LazyLinear", {"bias": (3,)}, (4, 2)),
+    ("LazyConv1d", {"bias": (3,)}, (1, 2, 5)), ("LazyBatchNorm1d", {"weight": (2,), "running_mean": (2,)}, (4, 2))])
+def test_a_partly_loaded_lazy_module_keeps_what_was_loaded(lazy, loaded, x_shape):
+    """load_state_dict(strict=False) filling some placeholders: the first call materializes the others and keeps
+    the loaded values (before, the eager initialization overwrote them; PyTorch 2.13 crashes on this call with an
+    AttributeError). A loaded tensor whose shape the input contradicts is refused."""
+    rng = np.random.default_rng(1)
+    args = {"LazyLinear": (3,), "LazyConv1d": (3, 2), "LazyBatchNorm1d": ()}[lazy]
+    m = getattr(mg.nn, lazy)(*args)
+    values = {name: rng.standard_normal(shape) + 2 for name, shape in loaded.items()}   # (a variance stays > 0)
+    result = m.load_state_dict({name: mg.tensor(v, dtype=mg.float32) for name, v in values.items()}, strict=False)
+    assert set(result.missing_keys) and not result.unexpected_keys
+    m.eval()(mg.ones(*x_shape))                     # (eval: a training step would move the running mean)
+    for name, v in values.items():
+        np.testing.assert_array_equal(getattr(m, name).detach().numpy(), v.astype(np.float32))   # copies: exact
+    wrong = mg.nn.LazyLinear(3)
+    wrong.load_state_dict({"weight": mg.ones(3, 5)}, strict=False)
+    with pytest.raises(RuntimeError, match="loaded weight has shape"):
+        wrong(mg.ones(4, 2))

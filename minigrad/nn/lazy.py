@@ -95,12 +95,22 @@ class LazyModuleMixin:
             super().reset_parameters()
 
     def _materialize_all(self, shapes):
-        """Give every placeholder named in ``shapes`` its shape, then initialise as the eager module does."""
+        """Give every placeholder named in ``shapes`` its shape, then initialise as the eager module does. Tensors
+        a partial ``load_state_dict(..., strict=False)`` filled keep their loaded values (PyTorch 2.13 crashes on
+        such a module's first call); a loaded one of another shape than the input implies is refused."""
+        loaded = {}
         for name, shape in shapes.items():
             t = getattr(self, name, None)
             if _is_uninitialized(t):
                 t.materialize(shape)
+            elif t is not None:
+                if tuple(t.shape) != tuple(shape):
+                    raise RuntimeError(f"{type(self).__name__}: the loaded {name} has shape {list(t.shape)}, but the "
+                                       f"first input makes it {list(shape)}")
+                loaded[name] = t.detach().numpy().copy()
         self.reset_parameters()
+        for name, values in loaded.items():
+            getattr(self, name)._data[...] = values
 
 
 # --------------------------------------------------------------------------- Linear
