@@ -42,8 +42,8 @@ _ELEMENTWISE = ("minigrad.ops.elementwise", "minigrad.ops.elementwise_more", "mi
 # composites that check ``out`` with canCast: the legacy and some linalg functions, products written by copy)
 _CASTING = {"sum", "nansum", "mean", "nanmean", "prod", "std", "var", "logsumexp", "cumsum", "cumprod", "cat", "concat",
             "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "outer", "ger",
-            "_chunk_cat", "diff", "addr", "kron", "normalize", "angle", "cond", "householder_product", "lstsq", "matrix_rank",
-            "pinv", "tensorinv", "tensorsolve", "eig", "eigvals"}
+            "_chunk_cat", "diff", "addr", "kron", "normalize", "angle", "cond", "householder_product", "lstsq",
+            "matrix_rank", "pinv", "tensorinv", "tensorsolve", "eig", "eigvals"}
 _CASTING_LEGACY = {"cholesky", "cholesky_inverse", "cholesky_solve", "geqrf"}   # (linalg.cholesky: the dtype exactly)
 # ops whose ``out`` may have any dtype: torch.lu copies its factors into it, bernoulli draws into it (not complex)
 _ANY_DTYPE = {"lu", "bernoulli"}
