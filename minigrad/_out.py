@@ -42,7 +42,7 @@ _ELEMENTWISE = ("minigrad.ops.elementwise", "minigrad.ops.elementwise_more", "mi
 # composites that check ``out`` with canCast: the legacy and some linalg functions, products written by copy)
 _CASTING = {"sum", "nansum", "mean", "nanmean", "prod", "std", "var", "logsumexp", "cumsum", "cumprod", "cat", "concat",
             "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "outer", "ger",
-            "_chunk_cat", "diff", "addr", "kron", "normalize", "angle", "cond", "householder_product", "lstsq",
+            "_chunk_cat", "addr", "kron", "normalize", "angle", "cond", "householder_product", "lstsq",
             "matrix_rank", "pinv", "tensorinv", "tensorsolve", "eig", "eigvals"}
 _CASTING_LEGACY = {"cholesky", "cholesky_inverse", "cholesky_solve", "geqrf"}   # (linalg.cholesky: the dtype exactly)
 # ops whose ``out`` may have any dtype: torch.lu copies its factors into it, bernoulli draws into it (not complex)
@@ -225,15 +225,18 @@ def _check_overlap(outs, inputs, alias_ok):
 
 def _casts(name, module, args, kwargs, inputs):
     """Whether PyTorch casts this call's result into ``out`` (module constants above), before the result is known:
-    ``clamp`` with tensor bounds (with numbers: the dtype exactly), ``matrix_power`` with ``n`` 0 or 1 (a copy of the
-    identity or the input; other powers are matrix products, wanting the dtype exactly)."""
+    ``clamp`` with tensor bounds (with numbers: the dtype exactly), ``matrix_power`` with ``n`` 0, 1, or +-4, 8, 16, ...
+    (PyTorch copies the identity, the input or its last square into ``out``; other powers end in a matrix product,
+    wanting the dtype exactly), ``diff`` but with ``n=0``."""
     if module.startswith(_ELEMENTWISE) or name in _CASTING or module == _FFT:
         return name not in _SAME_AS_RESULT or len(inputs) > 1
     if name in _CASTING_LEGACY or name == "all" or name == "any":
         return module != "minigrad.linalg"
-    if name == "matrix_power":
+    if name == "matrix_power":     # (PyTorch's squarings end in a copy for |n| a power of two from 4 on)
         n = args[1] if len(args) > 1 else kwargs.get("n")
-        return n in (0, 1)
+        return n in (0, 1) or abs(n) >= 4 and abs(n) & (abs(n) - 1) == 0
+    if name == "diff":                               # (n = 0 copies the input: the dtype exactly)
+        return (args[1] if len(args) > 1 else kwargs.get("n", 1)) != 0
     return False
 
 
@@ -265,7 +268,7 @@ def _check_out_first(name, out, inputs):
     complex_input = kind_of(inputs[0].dtype) == "c"
     if name in ("nansum", "nanmean") and kind_of(inputs[0].dtype) == "f" and kind_of(out.dtype) != "f":
         raise NotImplementedError(f"\"nansum_cpu\" not implemented for '{scalar_type_name(out.dtype)}'")
-    if name == "bernoulli" and kind_of(out.dtype) == "c":
+    if name == "bernoulli" and kind_of(out.dtype) == "c" and inputs[0].numel():      # (nothing drawn: no kernel)
         raise NotImplementedError(f"\"bernoulli_tensor_cpu_self_\" not implemented for "
                                   f"'{scalar_type_name(out.dtype)}'")
     if name in ("all", "any") and out.dtype not in (np.dtype(bool), np.dtype(np.uint8)):
@@ -273,7 +276,7 @@ def _check_out_first(name, out, inputs):
     if name == "frexp" and out.dtype != inputs[0].dtype:
         raise RuntimeError(f"torch.frexp() expects mantissa to have dtype {c_name(inputs[0].dtype)} but "
                            f"got {c_name(out.dtype)}")
-    if name in ("cumsum", "cumprod") and kind_of(out.dtype) == "b":
+    if name in ("cumsum", "cumprod") and kind_of(out.dtype) == "b" and inputs[0].ndim and inputs[0].numel():
         raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
     if name in _BOOL_OUT and kind_of(out.dtype) != "b" and not complex_input:   # (complex: refused first)
         raise RuntimeError(f"{name} does not support non-boolean outputs.")

@@ -203,7 +203,7 @@ def _check_random_bounds(low, last, dtype):
     if kind == "c":
         raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
     if kind == "f":
-        digits = np.finfo(dtype).nmant + 1
+        digits = dtypes.float_info(dtype).nmant + 1
         for value, which in ((low, "from"), (last, "to - 1")):
             if not -2 ** digits <= value <= 2 ** digits:
                 warnings.warn(f"{which} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "

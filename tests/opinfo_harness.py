@@ -28,8 +28,8 @@ import pytest
 import minigrad as mg
 
 from . import oracle
-from .opinfo_out import (OUT_NOT_APPLICABLE, check_out_dtypes_sample, check_out_sample, record_out_dtypes_sample,
-                         record_out_sample)
+from .opinfo_out import (OUT_NOT_APPLICABLE, check_out_dtypes_sample, check_out_sample, out_sample_size,
+                         record_out_dtypes_sample, record_out_sample)
 from .opinfo_record import Unconvertible, convert_recorded, find, snap_sample
 from .opinfo_util import (assert_same_outputs, assert_same_shapes, check_out_of_place, error_inputs, flat_outputs,
                           op_db, record_out_of_place, resolve, samples, spread, to_mg, within_budget)
@@ -151,6 +151,7 @@ def complex_unlisted_pass(op):
 
 COMPLEX_UNLISTED_LIMIT = 3     # complexified float64 samples per op
 OUT_LIMIT = 2                  # float64 samples per op of the out= pass
+OUT_DTYPES_SCAN = 4            # the out_dtypes pass takes the smallest of the first 4 float64 samples
 
 
 def _complexified(torch, obj):
@@ -471,10 +472,15 @@ def record_case(op, variant, kind, limit=None, processed=False, gradients=True):
         for index, sample in enumerate(complexified_samples(op)):
             add(lambda: record_complex_unlisted(op, sample, fn_th, values), index, "complex128")
         return record
-    if kind in ("out", "out_dtypes"):
-        name, make = main_dtype(op), record_out_sample if kind == "out" else record_out_dtypes_sample
-        for index, sample in enumerate(_samples(op, name, False, OUT_LIMIT if kind == "out" else 1, None)):
-            add(lambda: make(sample, fn_th, values), index, name)
+    if kind == "out":
+        name = main_dtype(op)
+        for index, sample in enumerate(_samples(op, name, False, OUT_LIMIT, None)):
+            add(lambda: record_out_sample(sample, fn_th, values), index, name)
+        return record
+    if kind == "out_dtypes":     # the smallest of the first OUT_DTYPES_SCAN samples (nine outs each are recorded)
+        name, found = main_dtype(op), list(enumerate(_samples(op, main_dtype(op), False, OUT_DTYPES_SCAN, None)))
+        for index, sample in sorted(found, key=lambda pair: out_sample_size(pair[1]))[:1]:
+            add(lambda: record_out_dtypes_sample(sample, fn_th, values), index, name)
         return record
     if kind in ("float64", "complex128"):
         name, limit = full_pass(op, kind, variant, limit)

@@ -22,14 +22,15 @@ OUT_DTYPES = ("float32", "float16", "bfloat16", "int64", "int32", "uint8", "bool
 OUT_NOT_APPLICABLE = "no out= call to compare"
 
 
-def _fresh(sample):
+def _fresh(sample, zeroed=False):
     """A copy of ``sample`` with every tensor cloned: a call that writes into its inputs (``native_batch_norm``'s
-    running statistics) leaves the next call, and the recorded sample, as they were."""
+    running statistics) leaves the next call, and the recorded sample, as they were. ``zeroed``: tensors of zeros
+    (their shapes and dtypes kept), for a record whose values do not matter."""
     torch = oracle.live_torch()
 
     def clone(obj):
         if isinstance(obj, torch.Tensor):
-            return obj.detach().clone()
+            return torch.zeros_like(obj.detach()) if zeroed else obj.detach().clone()
         if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
             return type(obj)(clone(o) for o in obj)
         if isinstance(obj, dict):
@@ -199,13 +200,14 @@ def functions_without_out():
     """The op database's function variants that PyTorch runs on every float64 sample but refuses, with a TypeError,
     for every sample given ``out=`` empty tensors of its results' dtypes: functions whose Python signature has no
     ``out`` (``torch.flip``, ``nn.functional.layer_norm``), or whose samples all call an overload without one
-    (``median(x)``, ``std(x, True)``). A list of (op name, one such sample as recorded)."""
-    from .opinfo_harness import _is_lambda, _samples, main_dtype
+    (``median(x)``, ``std(x, True)``). A list of (op name, one such sample as recorded, its tensors zeros: the
+    refusal comes before any value is read). Ops whose samples change from one process to the next are left out."""
+    from .opinfo_harness import UNSTABLE_SAMPLES, _is_lambda, _samples, main_dtype, op_id
     from .opinfo_util import op_db
     torch = oracle.live_torch()
     found = {}
     for op in op_db():
-        if op.supports_out or not main_dtype(op) or _is_lambda(op.op):
+        if op.supports_out or not main_dtype(op) or _is_lambda(op.op) or op_id(op) in UNSTABLE_SAMPLES:
             continue
         verdicts, first = set(), None         # (the smallest refused sample is recorded)
         for sample in _samples(op, main_dtype(op), False, 4, None):
@@ -217,18 +219,18 @@ def functions_without_out():
                 verdicts.add("accepts")
             except TypeError:
                 verdicts.add("refuses")
-                first = min(first or sample, sample, key=_size)
+                first = min(first or sample, sample, key=out_sample_size)
             except Exception:   # noqa: BLE001 - a sample PyTorch refuses anyway, or a result that is no tensor
                 verdicts.add("other")
         if verdicts == {"refuses"} and op.name not in found:
             try:
-                found[op.name] = snap_sample(first)
+                found[op.name] = snap_sample(_fresh(first, zeroed=True))
             except Exception:   # noqa: BLE001 - a sample no record can hold
                 continue
     return sorted(found.items())
 
 
-def _size(sample):
+def out_sample_size(sample):
     """How many elements a sample's tensors hold."""
     torch = oracle.live_torch()
     return sum(t.numel() for t in flat_outputs([sample.input, list(sample.args), list(sample.kwargs.values())])

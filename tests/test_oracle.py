@@ -148,11 +148,12 @@ def test_pytorchs_stand_in_skips_when_used():
 
 
 def test_fixture_files_are_compact_and_readable():
-    """Every committed fixture decodes; together they stay well under 5 MB."""
+    """Every committed fixture decodes; together they stay under 5.5 MB (the budget grew from 5 MB when the op
+    database's out= dtype pass added 120 kB)."""
     files = sorted(oracle.FIXTURES.glob("*.json.gz"))
     assert files, "no fixtures committed"
     total = sum(f.stat().st_size for f in files)
-    assert total < 5_000_000, f"fixtures take {total / 1e6:.1f} MB"
+    assert total < 5_500_000, f"fixtures take {total / 1e6:.2f} MB"
     for f in files:
         tests = json.loads(gzip.decompress(f.read_bytes()))
         assert tests and all(isinstance(calls, list) and calls for calls in tests.values()), f

@@ -227,7 +227,11 @@ def conj(input):
     return Conj.apply(input) if input.dtype.kind == "c" else input
 
 
-conj_physical = conj
+@takes_tensors("input")
+def conj_physical(input):
+    """``conj`` computed at once (minigrad's ``conj`` is never lazy, so the same values); a function of its own
+    because, unlike ``conj``, it takes PyTorch's ``out=``."""
+    return conj(input)
 
 
 @takes_tensors("input")
