@@ -7,7 +7,6 @@ otherwise draws from the global default generator, which ``minigrad.manual_seed`
 streams differ from PyTorch's: the same seed gives other numbers than in PyTorch.
 """
 import contextlib
-
 import functools
 import warnings
 

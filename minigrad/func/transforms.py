@@ -159,26 +159,29 @@ def _reaches_beyond(tensors, own):
     (and the retired leaves of finished transforms): then an outer transform (or the caller's autograd) can
     differentiate through them."""
     own_ids = {id(t) for t in own}
-    stack_, seen = [], set()
+    roots = []
     for t in tensors:
         if isinstance(t, Tensor) and t.requires_grad:
             if t.grad_fn is None:
                 if _counts(t, own_ids):
                     return True
             else:
-                stack_.append(t.grad_fn)
+                roots.append(t.grad_fn)
+    return any(isinstance(edge, Tensor) and _counts(edge, own_ids)
+               for node in _graph_nodes(roots) for edge in node.next_edges)
+
+
+def _graph_nodes(roots):
+    """Every node of the graphs under the nodes ``roots``, once each (a node's ``next_edges`` hold the nodes it
+    leads to, and the leaves as Tensors)."""
+    stack_, seen = list(roots), set()
     while stack_:
         node = stack_.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
-        for edge in node.next_edges:
-            if isinstance(edge, Tensor):
-                if _counts(edge, own_ids):
-                    return True
-            elif edge is not None:
-                stack_.append(edge)
-    return False
+        yield node
+        stack_.extend(edge for edge in node.next_edges if edge is not None and not isinstance(edge, Tensor))
 
 
 def _keeps_graph(tensors, own, tracking):
@@ -360,17 +363,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 def _user_functions(outputs):
     """Whether the graph of ``outputs`` holds a node of a user's ``autograd.Function``: its ``jvp`` (or the lack of
     one) decides its tangent, as in PyTorch's forward mode, not its backward."""
-    seen, stack_ = set(), [o.grad_fn for o in outputs if o.grad_fn is not None]
-    while stack_:
-        node = stack_.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        cls = getattr(node, "fn", None)
-        if isinstance(cls, type) and not cls.__module__.startswith("minigrad."):
-            return True
-        stack_.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
-    return False
+    roots = [o.grad_fn for o in outputs if o.grad_fn is not None]
+    classes = (getattr(node, "fn", None) for node in _graph_nodes(roots))
+    return any(isinstance(cls, type) and not cls.__module__.startswith("minigrad.") for cls in classes)
 
 
 def _forward_mode_jvp(func, primals, tangents, structure, has_aux):

@@ -622,10 +622,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         check_broadcast(input.shape, pos_weight.shape)
     target_dtype = target.dtype
     if kind_of(target.dtype) == "c" and kind_of(input.dtype) == "f":   # PyTorch's loss of a complex target: complex
-        common = result_type(input._data, target._data)            # (the logits stay real: softplus of reals)
-        if pos_weight is not None:                                 # (PyTorch writes its log weight into a real)
-            raise cast_refused(result_type(np.empty(0, common), pos_weight._data), input.dtype)
-        input, target = input.to(np.empty(0, common).real.dtype), target.to(common)
+        common = np.empty(0, result_type(input._data, target._data))   # (the logits stay real: softplus of reals)
+        if pos_weight is not None:                                    # (PyTorch writes its log weight into a real)
+            raise cast_refused(result_type(common, pos_weight._data), input.dtype)
+        input, target = input.to(common.real.dtype), target.to(common.dtype)
     else:
         input, target = _promoted(input, target)
     elements = BinaryCrossEntropyWithLogits.apply(input, target, pos_weight)
