@@ -32,7 +32,8 @@ from .opinfo_out import (OUT_NOT_APPLICABLE, check_out_dtypes_sample, check_out_
                          record_out_dtypes_sample, record_out_sample)
 from .opinfo_record import Unconvertible, convert_recorded, find, snap_sample
 from .opinfo_util import (assert_same_outputs, assert_same_shapes, check_out_of_place, error_inputs, flat_outputs,
-                          op_db, record_out_of_place, resolve, samples, spread, to_mg, within_budget)
+                          map_sample, op_db, record_out_of_place, resolve, samples, spread, to_mg,
+                          within_budget)
 
 VARIANTS = ("function", "method", "inplace")
 KINDS = ("float64", "complex128", "dtypes", "errors", "complex_unlisted", "out", "out_dtypes")
@@ -154,24 +155,13 @@ OUT_LIMIT = 2                  # float64 samples per op of the out= pass
 OUT_DTYPES_SCAN = 4            # the out_dtypes pass takes the smallest of the first 4 float64 samples
 
 
-def _complexified(torch, obj):
-    """``obj`` (a sample's input, args or kwargs) with every float64 tensor made complex128."""
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().to(torch.complex128) if obj.dtype == torch.float64 else obj.detach()
-    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
-        return type(obj)(_complexified(torch, o) for o in obj)
-    if isinstance(obj, dict):
-        return {k: _complexified(torch, v) for k, v in obj.items()}
-    return obj
-
-
 def complexified_samples(op):
     """``op``'s first float64 samples with their float64 tensors made complex128 (those that hold one)."""
     torch = oracle.live_torch()
     found = []
     for sample in _samples(op, "float64", False, COMPLEX_UNLISTED_LIMIT, None):
-        made = type(sample)(_complexified(torch, sample.input), args=_complexified(torch, tuple(sample.args)),
-                            kwargs=_complexified(torch, dict(sample.kwargs)))
+        made = map_sample(sample, lambda t: t.detach().to(torch.complex128) if t.dtype == torch.float64
+                          else t.detach())          # (every float64 tensor made complex128)
         if any(isinstance(t, torch.Tensor) and t.is_complex()
                for t in flat_outputs([made.input, list(made.args), list(made.kwargs.values())])):
             found.append(made)

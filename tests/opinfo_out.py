@@ -16,7 +16,7 @@ import minigrad as mg
 
 from . import oracle
 from .opinfo_record import convert_recorded, snap_sample
-from .opinfo_util import assert_same_outputs, assert_same_shapes, flat_outputs
+from .opinfo_util import assert_same_outputs, assert_same_shapes, flat_outputs, map_sample
 
 OUT_DTYPES = ("float32", "float16", "bfloat16", "int64", "int32", "uint8", "bool", "complex64", "complex128")
 OUT_NOT_APPLICABLE = "no out= call to compare"
@@ -27,16 +27,7 @@ def _fresh(sample, zeroed=False):
     running statistics) leaves the next call, and the recorded sample, as they were. ``zeroed``: tensors of zeros
     (their shapes and dtypes kept), for a record whose values do not matter."""
     torch = oracle.live_torch()
-
-    def clone(obj):
-        if isinstance(obj, torch.Tensor):
-            return torch.zeros_like(obj.detach()) if zeroed else obj.detach().clone()
-        if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
-            return type(obj)(clone(o) for o in obj)
-        if isinstance(obj, dict):
-            return {k: clone(v) for k, v in obj.items()}
-        return obj
-    return type(sample)(clone(sample.input), args=clone(tuple(sample.args)), kwargs=clone(dict(sample.kwargs)))
+    return map_sample(sample, lambda t: torch.zeros_like(t.detach()) if zeroed else t.detach().clone())
 
 
 def _results(sample, fn_th):

@@ -84,6 +84,22 @@ def samples(op, dtype=None, requires_grad=None, limit=None, scan=None):
     return spread(found, limit)
 
 
+def map_sample(sample, fn):
+    """A new SampleInput whose tensors (in its input, args and kwargs, inside lists, tuples and dicts) are
+    ``fn(tensor)``."""
+    torch = torch_or_skip()
+
+    def mapped(obj):
+        if isinstance(obj, torch.Tensor):
+            return fn(obj)
+        if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+            return type(obj)(mapped(o) for o in obj)
+        if isinstance(obj, dict):
+            return {k: mapped(v) for k, v in obj.items()}
+        return obj
+    return type(sample)(mapped(sample.input), args=mapped(tuple(sample.args)), kwargs=mapped(dict(sample.kwargs)))
+
+
 def spread(found, limit):
     """At most ``limit`` items of the list ``found``, evenly spread over it (all when ``limit`` is None)."""
     if limit is None or len(found) <= limit:
