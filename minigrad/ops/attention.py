@@ -12,6 +12,7 @@ in place on one scores buffer and makes one graph node instead of six.
 take part, or ``is_causal``), or a float ``attn_mask`` added as is. A query row with no key left to attend
 to gets zeros instead of softmax's nan (PyTorch's behaviour), and zero gradient.
 """
+import functools
 import math
 
 import numpy as np
@@ -20,6 +21,7 @@ from .. import kernels
 from .._checks import takes_tensors, type_name
 from ..autograd import Function
 from ..dtypes import compute_dtype, kind_of
+from ..overrides import handle_torch_function, has_torch_function
 from ..kernels.fused import masked_softmax_, softmax_backward_
 from ..tensor import Tensor
 from .activation import dropout
@@ -143,6 +145,19 @@ def _fusable(query, key, value, bias, dropout_p):
 sdpa_backend_available = [True]   # False within nn.attention.sdpa_kernel(...) that allows no CPU backend
 
 
+def _mask_dispatches(fn):
+    """PyTorch's ``__torch_function__`` protocol on ``attn_mask``: a mask object that defines it (``nn.attention.
+    bias.CausalBias``) computes the attention itself."""
+    @functools.wraps(fn)
+    def scaled_dot_product_attention(query, key, value, attn_mask=None, *args, **kwargs):
+        if attn_mask is not None and not isinstance(attn_mask, Tensor) and has_torch_function((attn_mask,)):
+            return handle_torch_function(scaled_dot_product_attention, (attn_mask,), query, key, value, attn_mask,
+                                         *args, **kwargs)
+        return fn(query, key, value, attn_mask, *args, **kwargs)
+    return scaled_dot_product_attention
+
+
+@_mask_dispatches
 @takes_tensors("query", "key", "value", numbers=("attn_mask",))
 @autocast_op("lower")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
