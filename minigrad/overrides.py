@@ -2,7 +2,9 @@
 
 minigrad's own functions do not dispatch on ``__torch_function__``: ``minigrad.Tensor`` has no such method, so
 ``has_torch_function*`` are False for minigrad tensors (and their subclasses), and calling ``minigrad.add`` on an
-object that defines ``__torch_function__`` does not reach that method. The helpers themselves work as PyTorch's
+object that defines ``__torch_function__`` does not reach that method. The one exception is the ``attn_mask`` of
+``scaled_dot_product_attention``, through which ``nn.attention.bias.CausalBias`` computes the attention, as in
+PyTorch. The helpers themselves work as PyTorch's
 for code that uses the protocol in its own functions::
 
     def my_func(x):
