@@ -115,9 +115,10 @@ _HOW_CALLED = ("minigrad calls {what} once on index tensors that broadcast again
                "rather than Python's if on them")
 
 
-def call_mod(fn, first, shape, what, device=None):
-    """``fn(*first, b, h, q_idx, kv_idx)`` over the (B, H, Q, KV) grid, as a Tensor of that shape. An error inside
-    ``fn`` keeps its type and message, with a note on how minigrad calls it; a result of another shape is refused."""
+def call_mod(fn, first, shape, what, device=None, expand=True):
+    """``fn(*first, b, h, q_idx, kv_idx)`` over the (B, H, Q, KV) grid, as a Tensor of that shape (``expand``) or
+    of four dimensions broadcasting to it. An error inside ``fn`` keeps its type and message, with a note on how
+    minigrad calls it; a result of another shape is refused."""
     how = _HOW_CALLED.format(what=what, B=shape[0], H=shape[1], L=shape[2], S=shape[3])
     try:
         value = fn(*first, *index_tensors(shape, device))
@@ -132,16 +133,19 @@ def call_mod(fn, first, shape, what, device=None):
     if not fits:
         raise RuntimeError(f"{what} returned a tensor of shape {tuple(value.shape)}, which does not broadcast to the "
                            f"scores' shape {shape}. {how}.")
+    if not expand:
+        return value.reshape((1,) * (4 - value.ndim) + tuple(value.shape))
     return value if tuple(value.shape) == shape else value.expand(shape)
 
 
 def mask_values(mask_mod, shape, device=None):
-    """mask_mod over the (B, H, Q, KV) grid: a bool ndarray of that shape."""
-    kept = call_mod(mask_mod, (), shape, "mask_mod", device)
+    """mask_mod over the (B, H, Q, KV) grid: a bool ndarray of four dimensions broadcasting to that shape (a
+    causal mask stays (1, 1, Q, KV))."""
+    kept = call_mod(mask_mod, (), shape, "mask_mod", device, expand=False)
     if kept.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{scalar_type_name(kept.dtype)}")
-    return np.ascontiguousarray(kept.detach().numpy())
+    return kept.detach().numpy()
 
 
 def create_mask(mod_fn, B, H, Q_LEN, KV_LEN, device=None):
@@ -153,7 +157,7 @@ def create_mask(mod_fn, B, H, Q_LEN, KV_LEN, device=None):
     if positional_count(mod_fn) == 5:
         score = call_mod(mod_fn, (zeros(shape),), shape, "score_mod", device)
         return Tensor(~np.isneginf(score.detach().numpy()))
-    return Tensor(mask_values(mod_fn, shape, device))
+    return Tensor(np.broadcast_to(mask_values(mod_fn, shape, device), shape).copy())
 
 
 # --------------------------------------------------------------------------- the block tables (ndarrays)
@@ -374,8 +378,9 @@ class BlockMask:
 
     # ----------------------------------------------------------------------- what flex_attention reads
     def allowed(self, mask_shape, device=None):
-        """The (B, H, L, S) bool ndarray of the elements attention keeps: those of partial tiles that the mask_mod
-        keeps, and those of full tiles. The tables' batch and head dimensions are 1 or B and H."""
+        """The bool ndarray of the elements attention keeps, broadcasting to ``mask_shape`` (B, H, L, S): those of
+        partial tiles that the mask_mod keeps, and those of full tiles. The tables' batch and head dimensions are 1
+        or B and H."""
         B, H, L, S = mask_shape
         q_block, kv_block = self.BLOCK_SIZE
         partial, full = self._dense_tiles()                               # (Bm, Hm, rows, cols) each
@@ -391,7 +396,7 @@ class BlockMask:
             kept = partial_elements & mask_values(self.mask_mod, mask_shape, device)
         if full is not None:
             kept = kept | _tiles_to_elements(full, q_block, kv_block, L, S)
-        return np.broadcast_to(kept, mask_shape)
+        return kept
 
 
 def _tiles_to_elements(tiles, q_block, kv_block, L, S):

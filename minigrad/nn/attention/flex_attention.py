@@ -161,10 +161,11 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     shape = (B, Hq, L, S)
     kept = None                                                        # None: everything kept
     if tuple(block_mask.BLOCK_SIZE) != (_LARGE_SPARSE_BLOCK_SIZE,) * 2 or block_mask.mask_mod is not noop_mask:
-        kept = block_mask.allowed(shape)                              # (B, Hq, L, S) bool
+        kept = block_mask.allowed(shape)                  # bool, broadcasting to (B, Hq, L, S): (1, 1, L, S) if causal
 
     if score_mod is None and not (want_lse or want_max) and _fusable(query, key, value, kept):
-        bias = None if kept is None else np.where(kept, 0, -np.inf).astype(query.dtype)
+        zero, minus_inf = np.zeros((), query.dtype), np.array(-np.inf, query.dtype)
+        bias = None if kept is None else np.where(kept, zero, minus_inf)
         return _finish(Attention.apply(query, key, value, bias, scale), None, None, return_lse, return_aux)
 
     work = np.float64 if query.dtype == np.float64 else np.float32    # PyTorch's working precision
