@@ -117,6 +117,7 @@ def accepts_out(fn):
     inner = inspect.unwrap(fn)
     module, parameters = inner.__module__, inspect.signature(inner).parameters
     aliases = wants_numpy_names(inner)     # axis= for dim=, keepdims= for keepdim= (_numpy_names.py)
+    no_out = getattr(fn, "no_out", False)  # a second function of the same name without out (F.softmax)
 
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
@@ -125,7 +126,7 @@ def accepts_out(fn):
         if out is None:
             return fn(*args, **kwargs)
         name = fn.__name__
-        if name in _NO_OUT or _overload_without_out(name, args, kwargs):
+        if name in _NO_OUT or no_out or _overload_without_out(name, args, kwargs):
             raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
         outs, inputs = _checked_outs(name, out), _tensors(args, kwargs)
         if grad_mode.is_grad_enabled() and any(t.requires_grad for t in inputs + outs):
@@ -166,7 +167,7 @@ def accepts_out(fn):
             _write(r, o)
         return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs) if isinstance(result, tuple) \
             else outs[0]
-    wrapper.takes_out = fn.__name__ not in _NO_OUT
+    wrapper.takes_out = fn.__name__ not in _NO_OUT and not no_out
     wrapper.numpy_names = aliases
     return wrapper
 

@@ -231,6 +231,29 @@ def test_softmin_without_dim_warns_and_uses_pytorchs_legacy_choice(rng):
             assert_mirror(F.softmin, lambda t: torch.nn.functional.softmin(t), x)
 
 
+@pytest.mark.parametrize("name, module", [("softmax", "Softmax"), ("log_softmax", "LogSoftmax")])
+def test_functional_softmax_without_dim_warns_and_uses_pytorchs_legacy_choice(rng, name, module):
+    """nn.functional's softmax and log_softmax take no dim (the legacy choice, with the warning naming the function;
+    the modules warn with it too) and no out=; minigrad.softmax and log_softmax need dim and take out= (as PyTorch)."""
+    torch = torch_or_replay()
+    for shape in [(4,), (3, 4), (2, 3, 4), (2, 3, 4, 5)]:
+        x = rng.standard_normal(shape)
+        with pytest.warns(UserWarning, match=f"Implicit dimension choice for {name}"):
+            assert_mirror(getattr(F, name), lambda t: getattr(torch.nn.functional, name)(t), x)
+        with pytest.warns(UserWarning, match=f"Implicit dimension choice for {name}"):
+            assert_mirror(getattr(mg.nn, module)(), getattr(torch.nn, module)(), x)
+    x = mg.tensor(rng.standard_normal((2, 3)))
+    with pytest.raises(TypeError, match=f"^{name}\\(\\) got an unexpected keyword argument 'out'$"):
+        getattr(F, name)(x, 1, out=mg.empty(2, 3))
+    out = mg.empty(2, 3, dtype=mg.float64)
+    assert getattr(mg, name)(x, 1, out=out) is out
+    np.testing.assert_allclose(out.numpy(), getattr(F, name)(x, 1).numpy(), rtol=1e-15)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'dim'"):
+        getattr(mg, name)(x)
+    with pytest.raises(TypeError, match=f"{name}\\(\\): argument 'dtype' must be minigrad.dtype, not int"):
+        getattr(mg, name)(x, 1, 3)
+
+
 def test_softmin_mirrors_pytorch(rng):
     x = rng.standard_normal((3, 4, 5))
     for dim in (0, 1, -1):

@@ -5,7 +5,6 @@ arguments and reprs.
 
 Each module stores its arguments and calls ``minigrad.nn.functional``; the maths is in ``ops/``.
 """
-import warnings
 
 from .. import dtypes
 from .._checks import size_param
@@ -38,21 +37,21 @@ class Softmax(_AlongDim):
     """softmax along ``dim``: exp(x) / sum(exp(x))."""
 
     def forward(self, input):
-        return F.softmax(input, _implicit_dim(self.dim, input))
+        return F.softmax(input, self.dim)      # dim None: PyTorch's implicit choice, with its warning
 
 
 class LogSoftmax(_AlongDim):
     """log(softmax(x)) along ``dim``."""
 
     def forward(self, input):
-        return F.log_softmax(input, _implicit_dim(self.dim, input))
+        return F.log_softmax(input, self.dim)
 
 
 class Softmin(_AlongDim):
     """softmax(-x) along ``dim``."""
 
     def forward(self, input):
-        return F.softmin(input, _implicit_dim(self.dim, input, "softmin"))
+        return F.softmin(input, self.dim)
 
 
 class GLU(_AlongDim):
@@ -72,15 +71,6 @@ class Softmax2d(Module):
         if input.ndim not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
         return F.softmax(input, -3)
-
-
-def _implicit_dim(dim, input, name="softmax"):
-    """PyTorch's legacy choice when no ``dim`` is given: 0 for 0-, 1- and 3-d inputs, else 1 (with its warning)."""
-    if dim is not None:
-        return dim
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
-                  "as an argument.", stacklevel=3)
-    return 0 if input.ndim in (0, 1, 3) else 1
 
 
 class LeakyReLU(_Activation):

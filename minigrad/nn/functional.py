@@ -9,7 +9,7 @@ from ..ops.linalg import embedding, linear  # noqa: F401
 from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,  # noqa: F401
                         huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from ..ops.norm import *  # noqa: F401,F403 - the norms listed in ops/norm/__init__.py's __all__ (rms_norm, ...)
-from ..ops.softmax import log_softmax, softmax  # noqa: F401
+from ..ops.softmax import functional_log_softmax as log_softmax, functional_softmax as softmax  # noqa: F401
 from ..ops.conv import conv1d, conv2d, conv_transpose2d  # noqa: F401,E402
 
 

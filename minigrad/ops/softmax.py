@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .._checks import takes_tensors
+from .._checks import dtype_arg, takes_tensors
 from ..autograd import Function
 from ..dtypes import compute_dtype, kind_of
 from .dims import normalize_dim
@@ -56,7 +56,7 @@ def _axis(input, dim):
 def _prepare(input, dim, dtype, name):
     """Cast to ``dtype`` if given (differentiably, as PyTorch does), check the dtype, and the axis."""
     if dtype is not None:
-        input = input.to(dtype)
+        input = input.to(dtype_arg(dtype, name))
     if kind_of(input.dtype) != "f":
         raise NotImplementedError(f"{name}: expected a floating-point input, got {input.dtype} "
                                   f"(pass dtype=minigrad.float32 to compute in floating point)")
@@ -139,6 +139,24 @@ def log_softmax(input, dim, dtype=None):
     """log(softmax(x)) along ``dim``, computed as x - max - log(sum(exp(x - max))) (never log of a 0)."""
     input, axis = _prepare(input, dim, dtype, "log_softmax")
     return LogSoftmax.apply(input, axis)
+
+
+def _functional(name, apply):
+    """``nn.functional``'s form of a softmax (``dim`` may be omitted: PyTorch's legacy implicit dim, with its
+    warning; ``_stacklevel`` third; no ``out=``), for ``apply`` = the Function."""
+    @takes_tensors("input", fname=name)
+    def functional(input, dim=None, _stacklevel=3, dtype=None):
+        input, axis = _prepare(input, dim, dtype, name)
+        return apply(input, axis)
+    functional.__name__ = functional.__qualname__ = name
+    functional.__doc__ = (f"``nn.functional.{name}``: as ``minigrad.{name}``, with ``dim`` optional (PyTorch's "
+                          "legacy implicit choice, with its warning) and no ``out=``.")
+    functional.no_out = True
+    return functional
+
+
+functional_softmax = _functional("softmax", Softmax.apply)
+functional_log_softmax = _functional("log_softmax", LogSoftmax.apply)
 
 
 @takes_tensors("input")
