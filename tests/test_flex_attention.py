@@ -336,3 +336,23 @@ def test_a_score_mod_indexing_one_index_at_a_time_is_refused_clearly():
     with pytest.raises(IndexError) as caught:
         fa.flex_attention(q, k, v, score_mod=lambda s, b, h, qi, kv: s + table[b][h][qi][kv])
     assert "one after another (bias[b][h])" in caught.value.__notes__[0]
+
+
+def test_a_block_mask_shared_by_heads_its_mask_mod_tells_apart_warns():
+    """create_block_mask(..., H=None) builds the tables of head 0; a mask_mod that keeps other elements in other
+    heads then needs tiles the tables skip. minigrad follows the tables (as PyTorch's compiled kernels) and warns;
+    a mask made for every head, or one whose mask_mod is the same in every head, does not warn."""
+    fa = flex(mg)
+    q, k, v = (mg.tensor(a) for a in inputs())
+    per_head = lambda b, h, q_idx, kv_idx: (kv_idx + h) % 3 == 0             # noqa: E731
+    with pytest.warns(UserWarning, match="made for batch size 1 and 1 head.*create the block mask with B and H"):
+        shared = fa.flex_attention(q, k, v, block_mask=fa.create_block_mask(per_head, None, None, L, S,
+                                                                            BLOCK_SIZE=(4, 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exact = fa.flex_attention(q, k, v, block_mask=fa.create_block_mask(per_head, None, H, L, S,
+                                                                           BLOCK_SIZE=(4, 1)))
+        fa.flex_attention(q, k, v, block_mask=block_mask(mg, "causal", None, None))
+    # head 0's one-column tiles are every third column, which head 1's mask_mod never keeps: its rows keep nothing
+    np.testing.assert_allclose(shared.numpy()[:, 0], exact.numpy()[:, 0], rtol=1e-12)
+    assert not np.allclose(shared.numpy()[:, 1], exact.numpy()[:, 1])

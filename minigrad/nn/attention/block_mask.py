@@ -109,10 +109,10 @@ def index_tensors(shape, device=None):
     return out
 
 
-_HOW_CALLED = ("minigrad calls {what} once on index tensors that broadcast against each other (b {B}x1x1x1, h 1x{H}x1x1, "
-               "q_idx 1x1x{L}x1, kv_idx 1x1x1x{S}) rather than on one element at a time: index a captured tensor with "
-               "all its indices at once (bias[b, h]) rather than one after another (bias[b][h]), and use torch.where "
-               "rather than Python's if on them")
+_HOW_CALLED = ("minigrad calls {what} once on index tensors that broadcast against each other (b {B}x1x1x1, "
+               "h 1x{H}x1x1, q_idx 1x1x{L}x1, kv_idx 1x1x1x{S}) rather than on one element at a time: index a "
+               "captured tensor with all its indices at once (bias[b, h]) rather than one after another (bias[b][h]), "
+               "and use torch.where rather than Python's if on them")
 
 
 def call_mod(fn, first, shape, what, device=None, expand=True):
@@ -390,13 +390,27 @@ class BlockMask:
         for have, want, what in zip(partial.shape[:2], (B, H), ("batch size", "number of query heads")):
             if have not in (1, want):
                 raise ValueError(f"block_mask has {what} {have}, which is neither 1 nor the query's {want}")
-        partial_elements = _tiles_to_elements(partial, q_block, kv_block, L, S)
-        kept = partial_elements
-        if self.mask_mod is not noop_mask:
-            kept = partial_elements & mask_values(self.mask_mod, mask_shape, device)
+        kept = _tiles_to_elements(partial, q_block, kv_block, L, S)     # (Bm, Hm, L, S)
+        mask = None if self.mask_mod is noop_mask else mask_values(self.mask_mod, mask_shape, device)
+        if mask is not None:
+            kept = kept & mask
         if full is not None:
             kept = kept | _tiles_to_elements(full, q_block, kv_block, L, S)
+        if mask is not None and partial.shape[:2] != (B, H) and (
+                np.broadcast_shapes(mask.shape, kept.shape) != kept.shape
+                or not np.array_equal(kept, np.broadcast_to(mask, kept.shape))):
+            _warn_shared_tables(partial.shape[:2], (B, H))
         return kept
+
+
+def _warn_shared_tables(have, want):
+    """The block mask was made for fewer batches or heads than attend, and its mask_mod differs between them."""
+    warnings.warn(
+        f"flex_attention: the block_mask was made for batch size {have[0]} and {have[1]} head(s) (create_block_mask "
+        f"with B or H None) and is shared by {want[0]} batches and {want[1]} heads, but its mask_mod keeps different "
+        "elements in different batches or heads, so the tiles it computes are not those the mask_mod needs. minigrad "
+        "follows the block mask, as PyTorch's compiled kernels do (PyTorch's uncompiled CPU path applies the mask_mod "
+        "to every element instead): create the block mask with B and H.", UserWarning, stacklevel=4)
 
 
 def _tiles_to_elements(tiles, q_block, kv_block, L, S):
