@@ -13,40 +13,25 @@ minigrad's time against PyTorch's under the same load. Tests never assert times;
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from common import Worker, available, machine_line, run_worker, table, write_json  # noqa: E402
+from common import Worker, available, busy_processes, machine_line, run_worker, stop, table, write_json  # noqa: E402
 
 SCRIPT = os.path.join(HERE, "bench_transformer.py")
 LIBRARIES = ("minigrad", "pytorch")
 BUSY = (0, 1, 2)
 THREADS = 2
-SPIN = "import time\nwhile True:\n    time.perf_counter()\n"
-
-
-def busy_processes(n):
-    """``n`` processes that each keep one core busy until killed."""
-    procs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(n)]
-    time.sleep(0.5 if n else 0)          # let them get going (and the load measure see them)
-    return procs
-
-
 def measure(library, weights, steps, busy, threads):
     procs = busy_processes(busy)
     try:
         worker = Worker(library, ["--worker", library, "--weights", weights, "--steps", str(steps)], threads=threads)
         return run_worker(SCRIPT, worker)["rmsnorm"]
     finally:
-        for p in procs:
-            p.kill()
-        for p in procs:
-            p.wait()
+        stop(procs)
 
 
 def main():

@@ -26,7 +26,6 @@ And one training step (zero_grad, forward, cross entropy, backward, SGD with mom
     conv 3x3 3->32, norm, ReLU, max pool 2;  conv 3x3 32->64, norm, ReLU, max pool 2;
     conv 3x3 64->64, norm, ReLU, adaptive average pool to 1x1;  linear 64->10
 """
-import argparse
 import os
 import sys
 import time
@@ -37,8 +36,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import (Worker, available, emit, environment, fmt_ms, machine_line, median_over_rounds,  # noqa: E402
-                    ratio, run_rounds, set_threads, spread, table, time_call, write_json)
+from common import (Worker, available, comparison_arguments, emit, environment, fmt_ms, machine_line,  # noqa: E402
+                    median_over_rounds, ratio, run_rounds, set_threads, spread, table, time_call, write_json)
 
 # name: (input shape N, C, H, W; out channels; groups; stride)
 LAYERS = {
@@ -172,13 +171,7 @@ def report(results, thread_counts):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="one round, fewer samples (a smoke test)")
-    parser.add_argument("--json", default=str(HERE / "results" / "conv.json"), help="where to write all numbers")
-    parser.add_argument("--rounds", type=int, default=None, help="fresh processes per library (default 3, quick 1)")
-    parser.add_argument("--worker", choices=LIBRARIES, help=argparse.SUPPRESS)
-    parser.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args = comparison_arguments(__doc__.split("\n\n")[0], str(HERE / "results" / "conv.json"), LIBRARIES).parse_args(argv)
     if args.worker:
         return worker(args.worker, args.threads, args.quick)
     rounds = args.rounds or (1 if args.quick else 3)

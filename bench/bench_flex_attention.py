@@ -18,11 +18,8 @@ soft-cap, which is not additive, the written-out math: scores, tanh, mask, softm
 in its own processes (bench/common.py), rounds alternating, thread counts set before import; a second set of
 rounds runs beside one process keeping a core busy.
 """
-import argparse
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,15 +27,15 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import (Worker, available, emit, environment, fmt_ms, machine_line, median_over_rounds,  # noqa: E402
-                    ratio, run_rounds, set_threads, spread, table, time_call, write_json)
+from common import (Worker, available, busy_processes, comparison_arguments, emit, environment, fmt_ms,  # noqa: E402
+                    machine_line, median_over_rounds, ratio, run_rounds, set_threads, spread, stop, table, time_call,
+                    write_json)
 
 B, H, L, E = 4, 8, 512, 64
 WINDOW = 128
 CASES = ("causal", "causal + alibi", "softcap, sliding window")
 PASSES = ("fwd", "fwd+bwd")
 LIBRARIES = ("minigrad", "pytorch")
-SPIN = "import time\nwhile True:\n    time.perf_counter()\n"
 
 
 def _masks(lib, case):
@@ -93,24 +90,16 @@ def worker(library, threads, quick):
 
 def rounds_beside(busy, workers, rounds):
     """``run_rounds`` with ``busy`` processes keeping cores busy throughout."""
-    procs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(busy)]
-    time.sleep(0.5 if busy else 0)
+    procs = busy_processes(busy)
     try:
         return run_rounds(__file__, workers, rounds)
     finally:
-        for p in procs:
-            p.kill()
-            p.wait()
+        stop(procs)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="one round, fewer samples (a smoke test)")
-    parser.add_argument("--json", default=str(HERE / "results" / "flex_attention.json"), help="where to write")
-    parser.add_argument("--rounds", type=int, default=None, help="fresh processes per library (default 3, quick 1)")
-    parser.add_argument("--worker", choices=LIBRARIES, help=argparse.SUPPRESS)
-    parser.add_argument("--threads", type=int, default=2, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args = comparison_arguments(__doc__.split("\n\n")[0], str(HERE / "results" / "flex_attention.json"), LIBRARIES,
+                                threads=2).parse_args(argv)
     if args.worker:
         return worker(args.worker, args.threads, args.quick)
     rounds = args.rounds or (1 if args.quick else 3)

@@ -174,6 +174,35 @@ def spread(round_results, key):
     return min(values), max(values)
 
 
+SPIN = "import time\nwhile True:\n    time.perf_counter()\n"     # a process keeping one core busy
+
+
+def busy_processes(n):
+    """``n`` processes that each keep one core busy until killed (a laptop with a browser, a shared server)."""
+    procs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(n)]
+    time.sleep(0.5 if n else 0)          # let them get going (and the load measure see them)
+    return procs
+
+
+def stop(procs):
+    for p in procs:
+        p.kill()
+    for p in procs:
+        p.wait()
+
+
+def comparison_arguments(description, json_default, libraries, threads=1):
+    """The command line of a library comparison: --quick, --json, --rounds, and the worker's --worker/--threads."""
+    import argparse
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="one round, fewer samples (a smoke test)")
+    parser.add_argument("--json", default=json_default, help="where to write all numbers")
+    parser.add_argument("--rounds", type=int, default=None, help="fresh processes per library (default 3, quick 1)")
+    parser.add_argument("--worker", choices=libraries, help=argparse.SUPPRESS)
+    parser.add_argument("--threads", type=int, default=threads, help=argparse.SUPPRESS)
+    return parser
+
+
 # --------------------------------------------------------------------------- one process, interleaved
 def sample_interleaved(calls, rounds=7, warmup=1, min_time=0.0):
     """Time each callable of ``calls`` (key -> fn()) in ``rounds`` interleaved rounds after ``warmup``

@@ -23,7 +23,6 @@ PyTorch raises, minigrad must raise the same exception type.
 
 ``describe(seed)`` prints the case.
 """
-import argparse
 import importlib
 import traceback
 import warnings
@@ -300,22 +299,6 @@ def _report(case, problems):
     return "\n".join([f"seed {case['seed']}:"] + problems + [f"  {k}: {v}" for k, v in case.items()])
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--start", type=int, default=0)
-    args = parser.parse_args(argv)
-    import torch
-
-    import minigrad as mg
-    found = 0
-    for seed in range(args.start, args.start + args.cases):
-        report = differences(torch, mg, seed)
-        if report:
-            found += 1
-            print(report, flush=True)
-    print(f"{found} of {args.cases} cases differ (seeds {args.start}-{args.start + args.cases - 1})")
-
-
 if __name__ == "__main__":
-    main()
+    from tests.fuzz_cli import run_seeds
+    run_seeds(differences, __doc__.split("\n")[0], default_cases=200)

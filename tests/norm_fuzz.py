@@ -260,20 +260,5 @@ def differences(torch, mg, seed):
 
 
 if __name__ == "__main__":
-    import argparse
-
-    import torch
-
-    import minigrad as mg
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cases", type=int, default=1000)
-    parser.add_argument("--start", type=int, default=0)
-    options = parser.parse_args()
-    found = 0
-    for s in range(options.start, options.start + options.cases):
-        problem = differences(torch, mg, s)
-        if problem:
-            found += 1
-            print(problem, flush=True)
-    last = options.start + options.cases - 1
-    print(f"{options.cases} cases (seeds {options.start}-{last}): {found} differ from PyTorch")
+    from tests.fuzz_cli import run_seeds
+    run_seeds(differences, __doc__.split("\n")[0])

@@ -59,30 +59,28 @@ def _sliced_mask_mod_error(batch, head, token_q, token_kv):
         "base_mask.mask_mod, offset)  # Use base_mask!")
 
 
-def or_masks(*mask_mods):
-    """The mask_mod keeping what any of ``mask_mods`` keeps."""
+def _combined(mask_mods, name, identity, combine):
+    """The mask_mod ``combine``-ing the results of ``mask_mods``, starting from ``identity`` (a bool)."""
     if not all(callable(m) for m in mask_mods):
         raise RuntimeError(f"All inputs should be callable mask_mods: {mask_mods}")
 
-    def or_mask(b, h, q_idx, kv_idx):
-        result = b.new_zeros((), dtype=_BOOL)
+    def combined(b, h, q_idx, kv_idx):
+        result = b.new_ones((), dtype=_BOOL) if identity else b.new_zeros((), dtype=_BOOL)
         for mask_mod in mask_mods:
-            result = result | mask_mod(b, h, q_idx, kv_idx)
+            result = combine(result, mask_mod(b, h, q_idx, kv_idx))
         return result
-    return or_mask
+    combined.__name__ = combined.__qualname__ = name
+    return combined
+
+
+def or_masks(*mask_mods):
+    """The mask_mod keeping what any of ``mask_mods`` keeps."""
+    return _combined(mask_mods, "or_mask", False, operator.or_)
 
 
 def and_masks(*mask_mods):
     """The mask_mod keeping what all of ``mask_mods`` keep."""
-    if not all(callable(m) for m in mask_mods):
-        raise RuntimeError(f"All inputs should be callable mask_mods: {mask_mods}")
-
-    def and_mask(b, h, q_idx, kv_idx):
-        result = b.new_ones((), dtype=_BOOL)
-        for mask_mod in mask_mods:
-            result = result & mask_mod(b, h, q_idx, kv_idx)
-        return result
-    return and_mask
+    return _combined(mask_mods, "and_mask", True, operator.and_)
 
 
 # --------------------------------------------------------------------------- calling a score_mod or mask_mod
