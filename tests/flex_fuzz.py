@@ -244,7 +244,8 @@ def gradients_written_out(torch, case, arrays):
         kept = _as_kernels_read_it(torch, case, _block_mask(torch, case)).mask_mod(*idx)
         s = torch.where(kept.expand(B, H, L, S), s, -float("inf"))
     out = torch._safe_softmax(s, -1) @ v
-    lse = torch.logsumexp(s, -1)
+    dead = (s == -float("inf")).all(-1, keepdim=True)         # rows with nothing kept: lse -inf, gradient 0 (not nan)
+    lse = torch.logsumexp(s.masked_fill(dead, 0.0), -1).masked_fill(dead[..., 0], -float("inf"))
     _loss(torch, out, lse, t).backward()
     return {n: None if t[n].grad is None else t[n].grad.numpy() for n in GRADIENT_INPUTS}
 
