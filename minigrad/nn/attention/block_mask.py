@@ -192,9 +192,9 @@ def _block_sums(mask, q_block, kv_block):
     with False to whole tiles."""
     B, H, Q, KV = mask.shape
     rows, cols = -(-Q // q_block), -(-KV // kv_block)
-    padded = np.zeros((B, H, rows * q_block, cols * kv_block), np.int64)
+    padded = np.zeros((B, H, rows * q_block, cols * kv_block), bool)
     padded[:, :, :Q, :KV] = mask
-    return padded.reshape(B, H, rows, q_block, cols, kv_block).sum(axis=(3, 5))
+    return padded.reshape(B, H, rows, q_block, cols, kv_block).sum(axis=(3, 5), dtype=np.int64)
 
 
 def _array(t):
