@@ -142,6 +142,16 @@ def _fusable(query, key, value, bias, dropout_p):
             and not np.all(bias._data == -np.inf, axis=-1).any())   # every query keeps a key
 
 
+def softmax_of_kept_rows(scores, dead):
+    """softmax(scores, -1), except that the rows ``dead`` marks (a bool ndarray broadcasting to (..., L, 1): every
+    score -inf, no key kept) give zeros and zero gradient instead of softmax's nan: each is made a finite row first,
+    and its weights are zeroed after. Returns the weights and the scores with those rows made finite."""
+    if not dead.any():
+        return softmax(scores, -1), scores
+    finite = masked_fill(scores, Tensor(dead), 0.0)
+    return masked_fill(softmax(finite, -1), Tensor(dead), 0.0), finite
+
+
 sdpa_backend_available = [True]   # False within nn.attention.sdpa_kernel(...) that allows no CPU backend
 
 
@@ -191,17 +201,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         return Attention.apply(query, key, value, None if bias is None else bias._data, scale)
 
     scores = matmul(query * scale, key.mT)                            # (..., L, S)
-    dead_rows = None
-    if bias is not None:
+    if bias is None:
+        weights = softmax(scores, -1)
+    else:
         blocked = np.all(bias._data == -np.inf, axis=-1, keepdims=True)  # (..., L, 1): no key left
-        if blocked.any():
-            # a finite row for softmax (its weights are zeroed below), so no nan reaches the gradient
-            dead_rows = blocked
-            bias = masked_fill(bias, Tensor(dead_rows), 0.0)
-        scores = scores + bias
-    weights = softmax(scores, -1)
-    if dead_rows is not None:
-        weights = masked_fill(weights, Tensor(dead_rows), 0.0)
+        weights, _ = softmax_of_kept_rows(scores + bias, blocked)
     if dropout_p > 0:
         weights = dropout(weights, dropout_p)
     return matmul(weights, value)                                     # (..., L, Ev)

@@ -25,10 +25,9 @@ from typing import NamedTuple, Optional, TypedDict
 
 import numpy as np
 
-from ...ops.attention import Attention, _grouped
+from ...ops.attention import Attention, _grouped, softmax_of_kept_rows
 from ...ops.elementwise import masked_fill, where
 from ...ops.linalg import matmul
-from ...ops.softmax import softmax
 from ...tensor import Tensor
 from .block_mask import (_LARGE_SPARSE_BLOCK_SIZE, BlockMask, _sliced_mask_mod_error, and_masks, call_mod,
                          create_block_mask, create_mask, empty_block_mask, noop_mask, or_masks)
@@ -174,10 +173,7 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
         scores = call_mod(score_mod, (scores,), shape, "score_mod")
     post = scores if kept is None else where(Tensor(kept), scores, Tensor(np.array(-np.inf, work)))
     dead = np.all(post.detach().numpy() == -np.inf, axis=-1, keepdims=True)    # (B, Hq, L, 1): nothing kept
-    finite = masked_fill(post, Tensor(dead), 0.0) if dead.any() else post     # softmax of a finite row, zeroed below
-    weights = softmax(finite, -1)
-    if dead.any():
-        weights = masked_fill(weights, Tensor(dead), 0.0)
+    weights, finite = softmax_of_kept_rows(post, dead)
     out = matmul(weights.to(query.dtype), value.to(query.dtype))      # (B, Hq, L, Ev)
     lse = max_scores = None
     if want_lse:
