@@ -2,7 +2,7 @@
 ``nelement``, ``adjoint``, ``swapaxes_``/``swapdims_``, ``fill_diagonal_``; the memory stand-ins
 ``share_memory_`` (CPU memory: a no-op, as PyTorch's on one process) and ``pin_memory`` (PyTorch's CPU-only
 build raises: pinned memory is for copies to an accelerator); the layout queries ``dim_order``, ``dense_dim``,
-``sparse_dim``, ``is_set_to``, ``const_data_ptr``; the CPU tensor's Python-function maps ``apply_``, ``map_``,
+``sparse_dim``, ``is_set_to``, ``const_data_ptr``; ``sparse_mask`` (a dense tensor read at a sparse one's positions); the CPU tensor's Python-function maps ``apply_``, ``map_``,
 ``map2_``; ``as_subclass`` (the tensor as an instance of a Tensor subclass, sharing memory and history) and
 ``module_load`` (how ``load_state_dict`` turns a state-dict value into a parameter's)."""
 import numpy as np
@@ -85,6 +85,13 @@ def dense_dim(self):
 def sparse_dim(self):
     """A strided tensor has no sparse dims."""
     return 0
+
+
+def sparse_mask(self, mask):
+    """The entries of this dense tensor at the positions of the sparse COO tensor ``mask``, as a sparse tensor with
+    ``mask``'s indices (its values unused): differentiable through the entries read."""
+    from .sparse.gradients import mask as sparse_mask_of
+    return sparse_mask_of(self, mask)
 
 
 def is_set_to(self, tensor):
@@ -178,7 +185,7 @@ METHODS = {"ndimension": ndimension, "nelement": nelement, "adjoint": adjoint, "
            "swapdims_": swapdims_, "fill_diagonal_": fill_diagonal_, "share_memory_": share_memory_,
            "pin_memory": pin_memory, "dim_order": dim_order, "dense_dim": dense_dim, "sparse_dim": sparse_dim,
            "is_set_to": is_set_to, "const_data_ptr": const_data_ptr, "apply_": apply_, "map_": map_,
-           "map2_": map2_, "as_subclass": as_subclass, "module_load": module_load}
+           "map2_": map2_, "as_subclass": as_subclass, "module_load": module_load, "sparse_mask": sparse_mask}
 for _name, _method in METHODS.items():
     setattr(Tensor, _name, _method)
 

@@ -189,6 +189,26 @@ def test_masked_softmax_dispatch(rng, monkeypatch):
     assert len(calls) == 1
 
 
+@pytest.mark.parametrize("alpha", [1, -0.3])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_add_rows_twin_matches_reference_bit_for_bit(dtype, alpha, rng):
+    """Rows added in order into repeated targets: the twin's loop is the reference's ``np.add.at``, so the same bits
+    (a strided target too); and both are the sum written out, within rounding."""
+    out = rng.standard_normal((9, 5)).astype(dtype)
+    at = rng.integers(0, 9, size=40)
+    rows = rng.standard_normal((40, 5)).astype(dtype)
+    alpha = dtype(alpha)
+    for target in (out.copy(), out.copy(order="F")):
+        twin, reference = target.copy(order="K"), target.copy(order="K")
+        fused_numba.add_rows_(twin, at, rows, alpha)
+        fused.add_rows_reference_(reference, at, rows, alpha)
+        np.testing.assert_array_equal(twin, reference)            # one order of the same operations: exact
+        written_out = out.astype(np.float64).copy()
+        for k in range(40):
+            written_out[at[k]] += float(alpha) * rows[k]
+        np.testing.assert_allclose(twin, written_out, **TOL[dtype])
+
+
 def test_dispatch_follows_the_backend(rng):
     x = heads_view(rng, np.float64)
     cos, sin = angles(rng, 5, 6, np.float64)

@@ -154,9 +154,12 @@ def accumulate(tensor, grad, alone=False):
     (C-contiguous for a C-contiguous tensor), a copy in the tensor's layout otherwise.
 
     A Tensor ``grad`` (create_graph=True) is kept with its graph: ``.grad`` becomes it, or ``.grad + grad``
-    (out of place, as PyTorch does, so the sum is differentiable too)."""
+    (out of place, as PyTorch does, so the sum is differentiable too). A sparse one: ``sparse/gradients.py``."""
     if isinstance(grad, Tensor):
-        total = grad if tensor.grad is None else tensor.grad + grad
+        if grad.is_sparse:
+            return sparse_gradients().accumulate(tensor, grad)
+        old = tensor.grad
+        total = grad if old is None else grad + old if old.is_sparse else old + grad   # (sparse + dense is refused)
         if total.shape == tensor.shape:
             tensor.grad = total
         else:                                # a retained gradient of a tensor reshaped in place since: its shape
@@ -171,6 +174,8 @@ def accumulate(tensor, grad, alone=False):
             copy = np.empty_like(like) if like.shape == grad.shape else np.empty(grad.shape, like.dtype)
             copy[...] = grad
             tensor._grad = Tensor(copy)      # (not the setter, which refuses another shape)
+    elif tensor.grad.is_sparse:              # a dense share after sparse ones: .grad becomes dense (PyTorch's order)
+        tensor._grad = Tensor(sparse_gradients().add(tensor.grad, grad))
     else:
         tensor.grad._data += grad
         bump(tensor.grad._data)  # an in-place write into .grad, as PyTorch counts it
@@ -229,7 +234,13 @@ class Capture:
         self.at_node = {t.grad_fn: id(t) for t in inputs if t.grad_fn is not None}
 
     def _add(self, key, grad):
-        self.grads[key] = grad if self.grads[key] is None else self.grads[key] + grad
+        total = self.grads[key]
+        if total is None:
+            self.grads[key] = grad
+        elif getattr(total, "is_sparse", False) or getattr(grad, "is_sparse", False):
+            self.grads[key] = sparse_gradients().add(total, grad)
+        else:
+            self.grads[key] = total + grad
 
     def leaf(self, tensor, grad, alone):
         if id(tensor) in self.grads:
@@ -374,9 +385,17 @@ def _run_post_hooks(node, in_grads, grad):
     return list(grad_inputs)
 
 
+def sparse_gradients():
+    """``minigrad.sparse.gradients`` (imported when a sparse gradient first appears: it needs the Tensor class)."""
+    from ..sparse import gradients
+    return gradients
+
+
 def _added(total, g, node, i):
     """``total + g``, two shares of one gradient; PyTorch's error if their shapes cannot add (a leaf whose shape
     changed in place under no_grad, ``x.t_()``, between the ops that used it)."""
+    if getattr(total, "is_sparse", False) or getattr(g, "is_sparse", False):
+        return sparse_gradients().add(total, g)
     try:
         return total + g
     except ValueError:
@@ -475,6 +494,8 @@ def _walk_graph(tensors, grads, retain_graph, inputs, graph):
     while ready:
         node = ready.pop()
         grad = pending.pop(node, None)
+        if type(grad) is not np.ndarray and getattr(grad, "is_sparse", False):
+            grad = sparse_gradients().densify(grad, graph)  # an op's backward takes it dense (PyTorch: if it can't)
         if needed is not None and node not in needed:   # an input's own node, or a root on no path to an input
             if grad is not None:
                 sink.node(node, run_hooks(node.pre_hooks, grad) if node.pre_hooks else grad)
@@ -488,7 +509,10 @@ def _walk_graph(tensors, grads, retain_graph, inputs, graph):
             if g is not None:
                 shape, dtype = node.input_meta[i]
                 if graph or type(g) is not np.ndarray or g.shape != shape or g.dtype != dtype:   # else it fits
-                    g = fit(g._data if isinstance(g, Tensor) and not graph else g, node.input_meta[i], node, i)
+                    if getattr(g, "is_sparse", False):
+                        g = sparse_gradients().fit(g, node.input_meta[i], node, i)
+                    else:
+                        g = fit(g._data if isinstance(g, Tensor) and not graph else g, node.input_meta[i], node, i)
                 pending[nxt] = g if nxt not in pending else _added(pending[nxt], g, node, i)
                 del g
             deps[nxt] -= 1
@@ -497,6 +521,6 @@ def _walk_graph(tensors, grads, retain_graph, inputs, graph):
                     ready.append(nxt)
                 elif nxt in pending:
                     grad = pending.pop(nxt)
-                    alone = not graph and unshared(grad)  # asked before the call passes it on
+                    alone = not graph and type(grad) is np.ndarray and unshared(grad)  # asked before it is passed on
                     sink.leaf(nxt, grad, alone)
     return sink.result()

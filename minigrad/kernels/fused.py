@@ -33,6 +33,10 @@ exp (the masked softmax, SwiGLU's forward) use their own (below).
   one pass (0.74 -> 0.43 ms at 32x32x32x32 float32, 1 thread).
 * ``relu(x)``: np.maximum(x, 0) (NaN stays NaN, -0.0 becomes 0.0); the twin is the same pass split over
   numba's threads (NumPy's runs on one).
+* ``add_rows_(out, at, rows, alpha)``: out[at[k]] += alpha * rows[k] for k in order (repeats accumulate), in
+  place: an embedding's backward and a sparse gradient applied to its table. NumPy's ``np.add.at`` takes 3.5 ms for
+  4,096 rows of 64 float32 (sorting and ``np.add.reduceat`` 1.2 ms); the twin is one serial loop in the same order,
+  so both give the same bits.
 """
 import numpy as np
 
@@ -166,3 +170,17 @@ def relu_backward_reference(out, dout):
 def relu_backward(out, dout):
     """dx of relu from its output ``out`` and the upstream gradient ``dout`` (arrays of one shape)."""
     return _twin(relu_backward_reference, out, dout)(out, dout)
+
+
+def add_rows_reference_(out, at, rows, alpha):
+    """NumPy reference of ``add_rows_``: out (M, D), at (N,) in range, rows (N, D), alpha a number of out's dtype."""
+    np.add.at(out, at, rows if alpha == 1 else rows * alpha)
+
+
+def add_rows_(out, at, rows, alpha=1):
+    """out[at[k]] += alpha * rows[k] for each k in order, in place (out (M, ...), at (N,), rows (N, ...))."""
+    alpha = out.dtype.type(alpha)
+    if out.ndim == 2 and rows.ndim == 2:
+        _twin(add_rows_reference_, out, rows)(out, at, rows, alpha)
+    else:
+        add_rows_reference_(out, at, rows, alpha)

@@ -1,6 +1,6 @@
 """numba twins of the NumPy references in fused.py (same names and signatures; see its docstring).
 
-The rotary turn is serial (a second thread measured no faster: 0.20 ms for (32, 4, 64, 32) float32 on one
+The rotary turn and the row scatter (``add_rows_``: rows adding into one row must go in order) are serial (a second thread measured no faster: 0.20 ms for (32, 4, 64, 32) float32 on one
 thread and on two); the others run on numba's threads above ``SERIAL_BELOW`` (numba_kernels.py). On the AVX2
 EPYC, one process, float32: SwiGLU's forward at (32, 64, 352) took 0.85 ms on one thread and 0.55 on two, its
 backward 0.60 and 0.33; the softmax backward at (32, 4, 64, 64) 0.25 and 0.17-0.19. Compiled without
@@ -179,3 +179,16 @@ def adam_step_(p, g, m, v, v_max, lr, beta1, beta2, eps, step, decay):
     v_max = np.empty(0, p.dtype) if v_max is None else v_max.reshape(-1)
     _run(_adam_step, p.size, p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), v_max, t(decay),
          t(1 - beta1), t(beta2), t(1 - beta2), t((1 - beta2 ** step) ** 0.5), t(eps), t(-(lr / (1 - beta1 ** step))))
+
+
+@_serial
+def _add_rows(out, at, rows, alpha, scale):
+    n_rows, dim = rows.shape                               # out (M, dim), at (n_rows,), rows (n_rows, dim)
+    for k in range(n_rows):
+        i = at[k]
+        for j in range(dim):
+            out[i, j] += rows[k, j] * alpha if scale else rows[k, j]
+
+
+def add_rows_(out, at, rows, alpha):
+    _add_rows(out, at, rows, alpha, alpha != 1)

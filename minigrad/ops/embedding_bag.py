@@ -45,9 +45,7 @@ def _bags(input, offsets, include_last_offset):
         raise RuntimeError(f"offsets[-1] can not be greater than input's length ({entries}), but got offsets[-1] "
                            f"of {starts[-1]}")
     bags = len(starts) - 1 if include_last_offset else len(starts)
-    bag_of = np.searchsorted(starts[:bags], np.arange(entries), side="right") - 1      # (M,)
-    if include_last_offset:
-        bag_of = np.where(np.arange(entries) < starts[-1], bag_of, -1)                  # past the last bag
+    bag_of = np.searchsorted(starts[:bags], np.arange(entries), side="right") - 1      # (M,), the last bag to the end
     return input._data, bag_of, max(bags, 0)
 
 
@@ -72,8 +70,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     if mode == "max" and sparse:
         raise ValueError("max mode does not support sparse weights")
-    if sparse:
-        raise NotImplementedError("minigrad has no sparse gradients: embedding_bag(sparse=True) is not supported")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
@@ -84,7 +80,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         embedding_renorm_(weight, indices, max_norm, norm_type)
     keep = bag_of >= 0 if padding_idx is None else (bag_of >= 0) & (indices != padding_idx)   # (M,) counted
     kept, bag_of = indices[keep], bag_of[keep]
-    rows = embedding(Tensor(kept), weight, None, None, 2.0, scale_grad_by_freq)        # (M', dim)
+    rows = embedding(Tensor(kept), weight, None, None, 2.0, scale_grad_by_freq, sparse)        # (M', dim)
     if mode == "max":
         return _bag_max(rows, bag_of, bags, dim)
     if per_sample_weights is not None:

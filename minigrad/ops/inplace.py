@@ -280,11 +280,28 @@ def _binary(t, other, name, ufunc, outofplace, alpha=1, true_division=True, kern
 
 
 def add_(self, other, *, alpha=1):
+    if getattr(other, "is_sparse", False):
+        return _add_sparse(self, other, alpha)
     return _binary(self, other, "add", np.add, lambda old, o: ew.add(old, o, alpha=alpha), alpha)
 
 
 def sub_(self, other, *, alpha=1):
+    if getattr(other, "is_sparse", False):
+        return _add_sparse(self, other, -alpha)
     return _binary(self, other, "sub", np.subtract, lambda old, o: ew.sub(old, o, alpha=alpha), alpha)
+
+
+def _add_sparse(t, other, alpha):
+    """dense += alpha * sparse (a sparse gradient applied to a parameter): when nothing is recorded, each entry is
+    added at its position, so only the rows listed are touched; else the dense sum, recorded."""
+    from ..sparse.gradients import add_into
+    if getattr(t, "is_sparse", False) or not hasattr(other, "_idx"):
+        raise NotImplementedError("add_: minigrad adds a sparse COO tensor into a dense one only")
+    if tuple(other.shape) != tuple(t.shape):
+        raise RuntimeError(f"add_: expected 'self' and 'other' to have same size, but self has size {list(t.shape)} "
+                           f"while other has size {list(other.shape)}")
+    return write(t, lambda old: ew.add(old, other.to_dense(), alpha=alpha), (other._vals,),
+                 lambda array: add_into(array, other, alpha))
 
 
 def mul_(self, other):

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .. import kernels
+from ..kernels.fused import add_rows_
 from .._checks import takes_tensors
 from ..autograd import Function
 from ..dtypes import compute_dtype, kind_of, result_type, scalar_type_name
@@ -266,47 +267,52 @@ def linear(input, weight, bias=None):
 class Embedding(Function):
     """out = weight[indices]: rows of the table, one per index, out shape indices.shape + (D,).
 
-    Backward scatters dout back onto the rows: dweight[i] = sum of dout over the positions holding index i;
-    the ``padding_idx`` row gets no gradient. The positions are sorted by index (stably, so each row's
-    terms are added in the order of the positions) and each run of equal indices summed with one
-    ``np.add.reduceat``: 3x faster than ``np.add.at`` on a batch of tokens. With ``scale_grad_by_freq`` each
-    row's gradient is divided by the number of times its index occurs in ``indices``.
+    Backward scatters dout back onto the rows: dweight[i] = sum of dout over the positions holding index i, in
+    their order (``kernels.fused.add_rows_``); the ``padding_idx`` row gets no gradient. With ``scale_grad_by_freq`` each
+    row's gradient is divided by the number of times its index occurs in ``indices``. With ``sparse`` the
+    gradient is left as the sum it is: a sparse tensor with one entry per lookup (``sparse/gradients.py``).
     """
 
     @staticmethod
-    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq=False):
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq=False, sparse=False):
         ctx.indices, ctx.padding_idx, ctx.weight_shape = indices, padding_idx, weight.shape
         ctx.frequencies = _index_frequencies(indices) if scale_grad_by_freq else None
+        ctx.sparse = sparse
         return weight._data[indices]
 
     @staticmethod
+    def _sparse_gradient(ctx, dout):
+        if ctx.frequencies is not None:
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+        from ..sparse.gradients import lookup_gradient
+        return lookup_gradient(ctx.indices, dout, ctx.weight_shape, ctx.padding_idx), None, None, None, None
+
+    @staticmethod
     def backward(ctx, dout):
+        if ctx.sparse:
+            return Embedding._sparse_gradient(ctx, dout)
         dweight = np.zeros(ctx.weight_shape, dtype=dout.dtype)                     # (V, D)
         indices = ctx.indices.reshape(-1)                                          # (N,), in range
-        if indices.size:
-            order = np.argsort(indices, kind="stable")
-            sorted_indices = indices[order]
-            starts = np.flatnonzero(np.r_[True, sorted_indices[1:] != sorted_indices[:-1]])  # first of each run
-            rows = dout._data.reshape(-1, ctx.weight_shape[1])[order]             # (N, D) in index order
-            dweight[sorted_indices[starts]] = np.add.reduceat(rows, starts, axis=0)
-            if ctx.frequencies is not None:
-                counts = np.diff(np.r_[starts, indices.size])                      # occurrences of each index
-                dweight[sorted_indices[starts]] /= counts[:, None]
+        add_rows_(dweight, indices, dout._data.reshape(-1, ctx.weight_shape[1]))
+        if ctx.frequencies is not None:                                            # occurrences of each index
+            dweight /= np.maximum(np.bincount(indices, minlength=ctx.weight_shape[0]), 1)[:, None]
         if ctx.padding_idx is not None:
             dweight[ctx.padding_idx] = 0
-        return dweight, None, None, None
+        return dweight, None, None, None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
         """dweight = zeros with dout's rows added at their indices (``IndexAdjoint``), the lookups of the
-        padding row left out."""
+        padding row left out (or, ``sparse``, those rows as the values of the sparse gradient)."""
+        if ctx.sparse:
+            return Embedding._sparse_gradient(ctx, dout)
         indices = ctx.indices
         if ctx.frequencies is not None:                                            # dout / count of its index
             dout = dout / Tensor(ctx.frequencies.astype(dout.dtype)[..., None])
         if ctx.padding_idx is not None:
             keep = indices != ctx.padding_idx                                      # indices.shape
             dout, indices = Index.apply(dout, keep), indices[keep]                 # (N, D), (N,)
-        return IndexAdjoint.apply(dout, ctx.weight_shape, indices), None, None, None
+        return IndexAdjoint.apply(dout, ctx.weight_shape, indices), None, None, None, None
 
 
 def _index_frequencies(indices):
@@ -346,8 +352,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
               sparse=False):
     """Look up rows of ``weight`` (num_embeddings, embedding_dim) for integer indices of any shape. With
     ``max_norm``, the rows looked up are first renormalised in place (``embedding_renorm_``); with
-    ``scale_grad_by_freq``, each row's gradient is divided by its index's count in ``input``. ``sparse``
-    gradients are not supported (minigrad has dense tensors only)."""
+    ``scale_grad_by_freq``, each row's gradient is divided by its index's count in ``input``. With ``sparse``,
+    weight's gradient is a sparse COO tensor of the rows looked up (``sparse/gradients.py``)."""
     indices = as_tensor_operand(input)._data
     if indices.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
@@ -355,11 +361,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     padding_idx = check_lookup(indices, weight.shape[0], padding_idx, "Padding_idx")
-    if sparse:
-        raise NotImplementedError("minigrad has no sparse gradients: embedding(sparse=True) is not supported")
     if max_norm is not None:
         embedding_renorm_(weight, indices, max_norm, norm_type)
-    return Embedding.apply(weight, indices, padding_idx, bool(scale_grad_by_freq))
+    return Embedding.apply(weight, indices, padding_idx, bool(scale_grad_by_freq), bool(sparse))
 
 
 # --------------------------------------------------------------------------- bmm, outer

@@ -139,6 +139,18 @@ class SparseTensor(SparseBase):
     def data(self):
         return self._like(self._vals.detach())
 
+    def detach_(self):
+        self._vals = self._vals.detach()
+        return self
+
+    def zero_(self):
+        """No entries left, the size kept (PyTorch's sparse ``zero_``, as ``optimizer.zero_grad(set_to_none=False)``
+        applies to a sparse gradient)."""
+        self._idx = np.zeros((self.sparse_dim(), 0), np.int64)
+        self._vals = Tensor(np.zeros((0,) + tuple(self._vals.shape[1:]), self._vals._data.dtype))
+        self._coalesced = True
+        return self
+
     def clone(self, memory_format=None):
         return self._like(self._vals.clone(), self._idx.copy())
 
