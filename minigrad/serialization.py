@@ -40,6 +40,7 @@ import ml_dtypes
 import numpy as np
 
 from .dtypes import FLOAT8, LIMITED_UINTS, ML_FLOATS, bfloat16, is_differentiable
+from .layouts import sparse_coo, strided
 from .tensor import Tensor
 
 __all__ = ["save", "load", "save_safetensors", "load_safetensors", "MAX_LOAD_BYTES"]
@@ -174,9 +175,19 @@ class _Encoder:
             self.arrays.append(array)
         return index
 
+    def _sparse(self, obj, path):
+        """A sparse COO tensor (SGD's momentum for a sparse gradient, a sparse matrix): its indices and values."""
+        if obj.layout is not sparse_coo:
+            raise TypeError(f"mg.save cannot save a {obj.layout} tensor at {path}: convert it with to_sparse_coo() or "
+                            "to_dense() first")
+        return {"type": "sparse_coo", "indices": self.array(obj._idx, path), "values": self.array(obj._vals._data, path),
+                "size": list(obj.shape), "coalesced": obj.is_coalesced(), "requires_grad": obj.requires_grad}
+
     def encode(self, obj, path):
         from .nn.module import Parameter  # nn builds on this package's top level
 
+        if isinstance(obj, Tensor) and obj.layout is not strided:
+            return self._sparse(obj, path)
         if isinstance(obj, Tensor):
             kind = "parameter" if isinstance(obj, Parameter) else "tensor"
             return {"type": kind, "array": self.array(obj._data, path), "requires_grad": obj.requires_grad}
@@ -392,6 +403,8 @@ class _Decoder:
                 raise _bad_archive(f"a NumPy scalar stored with shape {list(shape)}")
             if kind in ("tensor", "parameter") and node.get("requires_grad") is True and not is_differentiable(dtype):
                 raise _bad_archive(f"a {dtype} tensor that requires grad")
+        elif kind == "sparse_coo":
+            self.check_sparse(node)
         elif kind == "complex":
             if not all(type(node.get(part)) in (int, float) for part in ("real", "imag")):
                 raise _bad_archive(f"a complex number {_preview(node)}")
@@ -417,6 +430,21 @@ class _Decoder:
             raise _bad_archive(f"it holds more than {_MAX_COLLIDING_NUMBERS} complex numbers or ints of magnitude "
                                "2**61 - 1 or more (their hashes can be made to collide, which makes building dicts "
                                "and sets of them take quadratic time)")
+
+    def check_sparse(self, node):
+        """A sparse COO node: int64 indices (d, nnz), values (nnz, *dense), a size of d + len(dense) non-negative
+        ints ending in dense; the indices' range is checked when they are read (``decode``)."""
+        index_shape, _, index_dtype = self.check_array(node.get("indices"))
+        value_shape, _, value_dtype = self.check_array(node.get("values"))
+        size = node.get("size")
+        if (index_dtype != np.int64 or len(index_shape) != 2 or not value_shape or value_shape[0] != index_shape[1]
+                or not isinstance(size, list) or not all(type(n) is int and n >= 0 for n in size)
+                or len(size) != index_shape[0] + len(value_shape) - 1 or tuple(size[index_shape[0]:]) != value_shape[1:]
+                or type(node.get("coalesced")) is not bool or type(node.get("requires_grad")) is not bool):
+            raise _bad_archive(f"a sparse tensor with indices {list(index_shape)} of {index_dtype}, values "
+                               f"{list(value_shape)} and size {_preview(size)}")
+        if node["requires_grad"] and not is_differentiable(value_dtype):
+            raise _bad_archive(f"a {value_dtype} tensor that requires grad")
 
     def check_key(self, node):
         """Dict keys are plain values or tuples of them (what ``save`` writes), never arrays or lists."""
@@ -488,6 +516,8 @@ class _Decoder:
             tensor = Tensor(self.array(node["array"]))
             requires_grad = node.get("requires_grad") is True
             return Parameter(tensor, requires_grad) if kind == "parameter" else tensor.requires_grad_(requires_grad)
+        if kind == "sparse_coo":
+            return self.sparse(node)
         if kind == "ndarray":
             return self.array(node["array"])
         if kind == "numpy_scalar":
@@ -501,6 +531,17 @@ class _Decoder:
         for key, value in node["items"]:
             result[self.decode(key)] = self.decode(value)
         return result
+
+
+    def sparse(self, node):
+        from .sparse.coo import SparseTensor, _linear
+        indices, size = self.array(node["indices"]), node["size"]
+        if indices.size and (indices.min() < 0 or (indices.max(axis=1) >= size[:len(indices)]).any()):
+            raise _bad_archive(f"a sparse tensor of size {size} with an index out of range")
+        if node["coalesced"] and indices.shape[1] and (np.diff(_linear(indices, size)) <= 0).any():
+            raise _bad_archive("a sparse tensor marked coalesced whose indices are not sorted and distinct")
+        tensor = SparseTensor(indices, Tensor(self.array(node["values"])), size, coalesced=node["coalesced"])
+        return tensor.requires_grad_(node["requires_grad"])
 
 
 def _load_minigrad(entries):

@@ -152,6 +152,11 @@ def to_mg(obj, memo=None):
         if id(obj) not in memo:
             if obj.device.type == "meta":
                 pytest.skip("sample tensor on the meta device (no values)")
+            if obj.layout == torch.sparse_coo and obj.dtype != torch.complex32:     # indices and values copied
+                t = mg.sparse_coo_tensor(to_mg(obj._indices().clone(), memo), to_mg(obj._values().clone(), memo),
+                                         tuple(obj.shape), is_coalesced=obj.is_coalesced())
+                memo[id(obj)] = (obj, t.requires_grad_(obj.requires_grad))
+                return t
             if obj.dtype == torch.complex32 or obj.layout != torch.strided or obj.is_quantized:
                 pytest.skip(f"sample tensor of dtype {obj.dtype}, layout {obj.layout}")
             t = _storage_view(torch, obj)

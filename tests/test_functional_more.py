@@ -15,7 +15,7 @@ import minigrad as mg
 from minigrad.ops import ctc as ctc_module
 from minigrad.ops import linalg as linalg_module
 
-from .mirror import torch_or_skip
+from .mirror import assert_mirror, run_both, torch_or_skip
 from .opinfo_util import assert_raises_like, compare_sample, error_inputs, opinfos, resolve, samples
 
 F = mg.nn.functional
@@ -160,6 +160,17 @@ def test_embedding_bag_scale_grad_by_freq_divides_by_frequency():
         out = F.embedding_bag(mg.tensor(bags), w_mg, mode=mode, scale_grad_by_freq=True)
         out.backward(mg.tensor(upstream))
         np.testing.assert_allclose(w_mg.grad.numpy(), w_th.grad.numpy() * scale, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("offsets", [[0, 3, 3, 5], [0, 2, 7], [0, 0], [0, 1, 1]])
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_last_bag_runs_to_the_end_of_the_input_as_pytorch(mode, offsets):
+    """With include_last_offset, PyTorch's last bag takes every entry from its start to the end of the input, whatever
+    offsets[-1] says (it only checks offsets[-1] <= len(input)): values and gradients mirrored."""
+    def run(lib, weight):
+        return lib.nn.functional.embedding_bag(lib.tensor([1, 2, 4, 4, 3, 2, 0]), weight, lib.tensor(offsets),
+                                              mode=mode, include_last_offset=True)
+    assert_mirror(*run_both(run), np.random.default_rng(7).standard_normal((7, 3)), rtol=1e-12, atol=1e-13)
 
 
 def test_ctc_loss_gradient_reaches_logits_as_the_true_gradient():

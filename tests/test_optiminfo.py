@@ -44,10 +44,7 @@ STEPS = 5
 RTOL = {np.float64: 1e-13, np.complex128: 1e-13, np.float32: 1e-6}
 
 # Whole optimizers not compared, with the reason.
-SKIP_OPTIMIZERS = {
-    "SparseAdam": "needs sparse gradients, which minigrad's autograd does not produce (Embedding(sparse=True) gives "
-                  "a dense gradient); listed in docs/differences.md",
-}
+SKIP_OPTIMIZERS = {}
 
 # Optimizers compared more loosely (an rtol of each value's scale), with the reason. LBFGS's history (ro = 1 / y.s and
 # the rest) is made of dot products over ~100 iterations, each summed in its own order by NumPy and PyTorch; in
@@ -80,7 +77,7 @@ def _lib_of(params):
 def _initial_params(info, dtype):
     """Two parameters (a matrix and a vector; two matrices for Muon, which takes only 2-D ones) as NumPy arrays."""
     rng = np.random.default_rng(0)
-    shapes = [(4, 3), (5, 3)] if info.name == "Muon" else [(4, 3), (4,)]
+    shapes = [(4, 3), (5, 3)] if info.name == "Muon" or info.only_supports_sparse_grads else [(4, 3), (4,)]
     arrays = [rng.standard_normal(s) for s in shapes]
     if dtype == np.complex128:
         arrays = [a + 1j * rng.standard_normal(a.shape) for a in arrays]
@@ -96,11 +93,16 @@ def _nudged(arrays, sign=1):
     return out
 
 
-def _loss(lib, params, step):
-    """A different smooth, non-convex loss for each step: sum(c * sin(p)) + |p|^2 / 2 over the real components."""
+def _loss(lib, params, step, sparse=False):
+    """A different smooth, non-convex loss for each step: sum(c * sin(p)) + |p|^2 / 2 over the real components.
+    ``sparse`` (SparseAdam): over rows of each (2-D) parameter looked up with ``embedding(..., sparse=True)``, some
+    rows twice and some not at all, so that its gradient is sparse."""
     total = 0
     for i, p in enumerate(params):
         real = lib.view_as_real(p) if p.is_complex() else p
+        if sparse:
+            rows = np.random.default_rng([step, i, 1]).integers(0, p.shape[0], size=p.shape[0] + 1)
+            real = lib.nn.functional.embedding(lib.tensor(rows), p, sparse=True)
         c = np.random.default_rng([step, i]).standard_normal(tuple(real.shape))
         total = total + (lib.tensor(c) * real.sin()).sum() + 0.5 * (real * real).sum()
     return total
@@ -127,7 +129,7 @@ def _run(optimizer, params, info, steps):
     for k in steps:
         def closure(k=k):
             optimizer.zero_grad()
-            loss = _loss(lib, params, k)
+            loss = _loss(lib, params, k, sparse=info.only_supports_sparse_grads)
             loss.backward()
             return loss
         if info.step_requires_closure:

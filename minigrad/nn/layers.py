@@ -269,6 +269,17 @@ class Embedding(Module):
                 raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
+        """An Embedding whose weight is ``embeddings`` (num_embeddings, embedding_dim), sharing its memory; frozen
+        (no gradient) unless ``freeze=False``. The ``padding_idx`` row is kept as given (not zeroed)."""
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=embeddings,
+                   _freeze=freeze)
+
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:

@@ -2,6 +2,7 @@
 squared gradients."""
 import numpy as np
 
+from ..sparse import gradients as sparse_gradients
 from ..tensor import Tensor
 from ._moments import (check_non_negative, decay_square_, effective_grad, increment_step, ratio,
                        speed_flags, zeros_state)
@@ -43,18 +44,37 @@ class Adagrad(Optimizer):
             state.update(zeros_state(p, "sum", fill=group["initial_accumulator_value"], fused=group["fused"]))
         return state
 
+    def _sparse_gradient_error(self, group):
+        return "weight_decay option is not compatible with sparse gradients" if group["weight_decay"] != 0 else None
+
     def _update_group(self, group, params):
         lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
         for p in params:
             state = self._init_state(p, group)
             step = increment_step(state)
-            grad = effective_grad(group, p)
             clr = lr / (1 + (step - 1) * lr_decay)
+            if p.grad.is_sparse:
+                self._sparse_update(group, p, state, clr)
+                continue
+            grad = effective_grad(group, p)
             sum_sq = state["sum"]._data
             sum_sq += grad * grad
             std = np.sqrt(sum_sq)
             std += eps
             p.add_(ratio(grad, std, -clr))
+
+    @staticmethod
+    def _sparse_update(group, p, state, clr):
+        """The same update on the rows a sparse gradient lists (coalesced first, as the update is not linear); the
+        other rows' gradient is zero, and so is their change."""
+        at, values = sparse_gradients.coalesced(p.grad)                                # (nnz,), (nnz, *dense)
+        if group["maximize"]:
+            values = -values
+        with sparse_gradients.rows(state["sum"]._data, p.grad) as sum_sq:             # (positions, *dense)
+            sum_sq[at] += values * values
+            std = np.sqrt(sum_sq[at])
+        std += group["eps"]
+        p.add_(sparse_gradients.on_positions(p.grad, at, values / std), alpha=-clr)
 
 
 class Adadelta(Optimizer):

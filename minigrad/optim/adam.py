@@ -51,6 +51,9 @@ class Adam(Optimizer):
     def _required_state(self, group):
         return ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
 
+    def _sparse_gradient_error(self, group):
+        return "Adam does not support sparse gradients, please consider SparseAdam instead"   # AdamW's words too
+
     def _init_state(self, p, group):
         state = self.state[p]
         if not state:

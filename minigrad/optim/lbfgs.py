@@ -39,6 +39,11 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
     return (xmin_bound + xmax_bound) / 2.0
 
 
+def _dense(grad):
+    """A gradient's array (a sparse one's dense form)."""
+    return grad.to_dense()._data if grad.is_sparse else grad._data
+
+
 class _Bracket:
     """An interval of step sizes [t_a, t_b] with the loss, gradient and slope g.d at each end."""
 
@@ -156,7 +161,10 @@ class LBFGS(Optimizer):
         """Every parameter's gradient (zeros for none), flattened and concatenated: a fresh array. A complex
         parameter counts as its (real, imaginary) pairs, as in PyTorch, so x is a real vector."""
         return np.concatenate([np.zeros(_real_size(p), p._data.real.dtype) if p.grad is None
-                               else real_view(p.grad._data).reshape(-1) for p in self._params])
+                               else real_view(_dense(p.grad)).reshape(-1) for p in self._params])
+
+    def _sparse_gradient_error(self, group):
+        return None                                  # a sparse gradient is read dense, as PyTorch's LBFGS reads it
 
     def _add_grad(self, step_size, update):
         """x = x + step_size * update, parameter by parameter."""

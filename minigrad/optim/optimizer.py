@@ -319,10 +319,19 @@ class Optimizer:
                     raise RuntimeError(f"optimizer step: the .grad of {where} has shape {list(grad.shape)} and "
                                        f"dtype {grad.dtype}, but the parameter has shape {list(param.shape)} and "
                                        f"dtype {param.dtype}; nothing was updated")
+                if grad.is_sparse:
+                    refusal = self._sparse_gradient_error(group)
+                    if refusal:
+                        raise RuntimeError(refusal)
                 if param in self.state:
                     error = self._state_error(param, self.state[param], group)
                     if error:
                         raise RuntimeError(f"optimizer step: the state of {where} {error}; nothing was updated")
+
+    def _sparse_gradient_error(self, group):
+        """PyTorch's refusal of a sparse gradient (``embedding(..., sparse=True)``) in ``group``, or None where this
+        optimizer takes one (SGD, Adagrad, SparseAdam, LBFGS override it)."""
+        return f"{type(self).__name__} does not support sparse gradients"
 
     # what PyTorch 2.13 on the CPU says about the flags when a step runs
     _capturable_state = "params and state_steps"
@@ -362,10 +371,12 @@ class Optimizer:
                 if number is None:
                     return f"has {name!r} = {_describe(value)}, expected one finite non-negative real number"
             elif isinstance(value, (Tensor, np.ndarray)):
-                array = value._data if isinstance(value, Tensor) else value
+                array = value._values() if getattr(value, "is_sparse", False) else value   # (SGD's sparse momentum)
+                array = array._data if isinstance(array, Tensor) else array
+                shape = tuple(value.shape)
                 kind = dtypes.kind_of(param._data.dtype)
-                if array.shape != param.shape or dtypes.kind_of(array.dtype) != kind:
-                    return _ArrayMismatch(f"has {name!r} of shape {list(array.shape)} and dtype {array.dtype}, "
+                if shape != tuple(param.shape) or dtypes.kind_of(array.dtype) != kind:
+                    return _ArrayMismatch(f"has {name!r} of shape {list(shape)} and dtype {array.dtype}, "
                                           f"expected shape {list(param.shape)} and a {_KIND_NAMES[kind]} dtype")
             elif name in required or not (value is None or isinstance(value, (bool, int, float, str))):
                 return f"has {name!r} = {_describe(value)}, expected a Tensor"
@@ -493,6 +504,8 @@ class Optimizer:
             array = np.asarray(value._data if isinstance(value, Tensor) else value)
             floating = isinstance(value, (Tensor, np.ndarray)) and dtypes.is_floating_point(array.dtype)
             return Tensor(np.array(array.reshape(()), dtype=array.dtype if floating else _scalar_tensor(0.0).dtype))
+        if getattr(value, "is_sparse", False):                                      # SGD's sparse momentum
+            return value.to(param.dtype).clone()
         if isinstance(value, (Tensor, np.ndarray)):
             array = np.array(value._data if isinstance(value, Tensor) else value)  # a copy
             if dtypes.is_floating_point(array.dtype):
