@@ -27,9 +27,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import (Worker, available, busy_processes, comparison_arguments, emit, environment, fmt_ms,  # noqa: E402
-                    machine_line, median_over_rounds, ratio, run_rounds, set_threads, spread, stop, table, time_call,
-                    write_json)
+from common import (Worker, available, comparison_arguments, emit, environment, fmt_ms, machine_line,  # noqa: E402
+                    median_over_rounds, ratio, run_rounds_beside, set_threads, spread, table, time_call, write_json)
 
 B, H, L, E = 4, 8, 512, 64
 WINDOW = 128
@@ -88,15 +87,6 @@ def worker(library, threads, quick):
     emit(result)
 
 
-def rounds_beside(busy, workers, rounds):
-    """``run_rounds`` with ``busy`` processes keeping cores busy throughout."""
-    procs = busy_processes(busy)
-    try:
-        return run_rounds(__file__, workers, rounds)
-    finally:
-        stop(procs)
-
-
 def main(argv=None):
     args = comparison_arguments(__doc__.split("\n\n")[0], str(HERE / "results" / "flex_attention.json"), LIBRARIES,
                                 threads=2).parse_args(argv)
@@ -111,7 +101,7 @@ def main(argv=None):
     workers = [Worker(lib, ["--worker", lib] + ["--quick"] * args.quick, threads=threads) for lib in libraries]
     records = []
     for busy in (0, 1):
-        results = rounds_beside(busy, workers, rounds)
+        results = run_rounds_beside(busy, __file__, workers, rounds)
         medians = {lib: median_over_rounds(results[lib]) for lib in libraries}
         rows = []
         for case in CASES:

@@ -191,6 +191,15 @@ def stop(procs):
         p.wait()
 
 
+def run_rounds_beside(busy, script, workers, rounds):
+    """``run_rounds`` with ``busy`` processes keeping cores busy throughout."""
+    procs = busy_processes(busy)
+    try:
+        return run_rounds(script, workers, rounds)
+    finally:
+        stop(procs)
+
+
 def comparison_arguments(description, json_default, libraries, threads=1):
     """The command line of a library comparison: --quick, --json, --rounds, and the worker's --worker/--threads."""
     import argparse
