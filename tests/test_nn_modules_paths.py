@@ -36,13 +36,14 @@ SUBMODULES = ("activation", "adaptive", "batchnorm", "channelshuffle", "containe
 EXPECTED_ABSENT = {
     "container": {"Container"},
     "linear_cross_entropy_options": {"LinearCrossEntropyOptions"},
-    "module": {f"register_module_{kind}" for kind in (
-        "forward_pre_hook", "forward_hook", "full_backward_pre_hook", "backward_hook", "full_backward_hook",
-        "buffer_registration_hook", "module_registration_hook", "parameter_registration_hook")},
 }
 # Names of those __all__ that minigrad.nn does not export (nor does torch.nn): where minigrad has them.
 ELSEWHERE = {("lazy", "LazyModuleMixin"): mg.nn.lazy.LazyModuleMixin,
-             ("utils", "consume_prefix_in_state_dict_if_present"): mutils.consume_prefix_in_state_dict_if_present}
+             ("utils", "consume_prefix_in_state_dict_if_present"): mutils.consume_prefix_in_state_dict_if_present,
+             **{("module", f"register_module_{kind}"): getattr(mg.nn.module_hooks, f"register_module_{kind}")
+                for kind in ("forward_pre_hook", "forward_hook", "full_backward_pre_hook", "backward_hook",
+                             "full_backward_hook", "buffer_registration_hook", "module_registration_hook",
+                             "parameter_registration_hook")}}
 
 # The private names programs import from PyTorch's files, and minigrad's objects for them.
 PRIVATE = {

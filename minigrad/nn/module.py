@@ -11,6 +11,7 @@ Everything else (``parameters()``, ``state_dict()``, ``to()``, ``train()``) walk
 so keys, order and behaviour match PyTorch's for the same tree.
 """
 from collections import OrderedDict, namedtuple
+from typing import TypeVar
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from ..autograd import no_grad
 from ..device import check_device, cuda_device
 from ..ops import layout
 from ..tensor import Tensor, _RemovableHandle, parse_to_args
+from . import module_hooks
 
 __all__ = ["Module", "Parameter", "Buffer"]
 
@@ -121,10 +123,30 @@ def _assigned(value, target):
     return Parameter(value, requires_grad=target.requires_grad)
 
 
+EXTRA_STATE = "_extra_state"     # the state_dict entry of a module's get_extra_state()
+
+
+def _defines(cls, name):
+    """Whether the Module subclass ``cls`` defines its own ``name`` (``get_extra_state``/``set_extra_state``)."""
+    return getattr(cls, name) is not getattr(Module, name)
+
+
+def _dict_hook(module, registry, hook):
+    """Register ``hook`` in the module's id -> hook dict ``registry`` (made on first use)."""
+    hooks = module.__dict__.get(registry)
+    if hooks is None:
+        hooks = OrderedDict()
+        object.__setattr__(module, registry, hooks)
+    handle = _RemovableHandle(module_hooks._DictHooks(hooks), hook)
+    hooks[handle.id] = hook
+    return handle
+
+
 class Module:
     """Base class of every layer and model: subclasses set attributes in ``__init__`` and define ``forward``."""
 
     _version = 1   # the format of this module's state_dict entries, as PyTorch numbers it (load_state_dict)
+    T_destination = TypeVar("T_destination", bound=dict)    # PyTorch's type of a state_dict's destination
 
     def __init__(self):
         # object.__setattr__: our __setattr__ needs these registries to exist already.
@@ -141,26 +163,41 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        for hook in self._forward_pre_hooks:
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        output = self.forward(*args, **kwargs)
-        for hook in self._forward_hooks:
-            result = hook(self, args, output)
-            if result is not None:
-                output = result
-        return output
+        if not module_hooks.hooked(self):
+            return self.forward(*args, **kwargs)
+        return module_hooks.call(self, args, kwargs)
 
-    def register_forward_pre_hook(self, hook):
-        """Call ``hook(module, args)`` before ``forward``; a returned value replaces the positional args."""
-        self._forward_pre_hooks.append(hook)
-        return _RemovableHandle(self._forward_pre_hooks, hook)
+    _call_impl = __call__
 
-    def register_forward_hook(self, hook):
-        """Call ``hook(module, args, output)`` after ``forward``; a returned value replaces the output."""
-        self._forward_hooks.append(hook)
-        return _RemovableHandle(self._forward_hooks, hook)
+    # ------------------------------------------------------------------ hooks (module_hooks.py)
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """Call ``hook(module, args)`` before ``forward``; a returned value replaces the positional args. With
+        ``with_kwargs``: ``hook(module, args, kwargs)``, returning None or ``(args, kwargs)``."""
+        return module_hooks.add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """Call ``hook(module, args, output)`` after ``forward``; a returned value replaces the output. With
+        ``with_kwargs``: ``hook(module, args, kwargs, output)``; ``always_call``: also when forward raises."""
+        return module_hooks.add_hook(self._forward_hooks, hook, prepend, with_kwargs, always_call)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """Call ``hook(module, grad_output)`` when the gradients of this module's outputs are computed; a returned
+        tuple replaces grad_output."""
+        return module_hooks.add_hook(module_hooks.module_hooks(self, "_backward_pre_hooks"), hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients of this module's inputs are computed; a
+        returned tuple replaces grad_input."""
+        module_hooks.check_backward_kind("full", self.__dict__.get("_is_full_backward_hook"), "on a single Module")
+        object.__setattr__(self, "_is_full_backward_hook", "full")
+        return module_hooks.add_hook(module_hooks.module_hooks(self, "_backward_hooks"), hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """PyTorch's deprecated form of ``register_full_backward_hook``; minigrad gives it the full hook's meaning
+        (PyTorch's sees the gradients of the last operation of forward only)."""
+        module_hooks.check_backward_kind("legacy", self.__dict__.get("_is_full_backward_hook"), "on a single Module")
+        object.__setattr__(self, "_is_full_backward_hook", "legacy")
+        return module_hooks.add_hook(module_hooks.module_hooks(self, "_backward_hooks"), hook)
 
     # ------------------------------------------------------------------ registration
     def _check_new_name(self, name, kind, registry):
@@ -181,7 +218,7 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{_type_name(param)}' object to parameter '{name}' "
                             "(minigrad.nn.Parameter or None required)")
-        self._parameters[name] = param
+        self._parameters[name] = module_hooks.registered("parameter", self, name, param)
 
     def register_buffer(self, name, tensor, persistent=True):
         """Add ``tensor`` (or None) as a buffer: module state that is not trained.
@@ -192,7 +229,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_type_name(tensor)}' object to buffer '{name}' "
                             "(minigrad Tensor or None required)")
-        self._buffers[name] = tensor
+        self._buffers[name] = module_hooks.registered("buffer", self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -203,7 +240,7 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_type_name(module)} is not a Module subclass")
         self._check_new_name(name, "module", self.__dict__.get("_modules", {}))
-        self._modules[name] = module
+        self._modules[name] = module_hooks.registered("module", self, name, module)
 
     register_module = add_module
 
@@ -234,7 +271,7 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name, "_parameters", "_buffers")
-            modules[name] = value
+            modules[name] = module_hooks.registered("module", self, name, value)
         elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{_type_name(value)}' as child module '{name}' "
@@ -244,7 +281,7 @@ class Module:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
                                 "(minigrad Tensor or None expected)")
-            buffers[name] = value
+            buffers[name] = module_hooks.registered("buffer", self, name, value)
         else:
             super().__setattr__(name, value)
 
@@ -324,10 +361,47 @@ class Module:
         """The descendant at the dotted path ``target`` (``''`` is this module)."""
         module = self
         for part in target.split(".") if target else []:
-            if part not in module._modules or module._modules[part] is None:
+            if not hasattr(module, part):
                 raise AttributeError(f"{module._get_name()} has no attribute `{part}`")
-            module = module._modules[part]
+            module = getattr(module, part)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{part}` is not an nn.Module")
         return module
+
+    def set_submodule(self, target, module, strict=False):
+        """Put ``module`` at the dotted path ``target``, replacing a module there (``strict``: only replacing)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def get_parameter(self, target):
+        """The parameter at the dotted path ``target``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        param = getattr(module, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        """The buffer at the dotted path ``target``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(module, name)
 
     def apply(self, fn):
         """Call ``fn`` on every descendant (children first) and then on this module; return self."""
@@ -397,6 +471,37 @@ class Module:
         """``self``: every minigrad module lives on the CPU."""
         return self
 
+    def to_empty(self, *, device=None, recurse=True):
+        """Every parameter and buffer replaced by uninitialised memory of its shape and dtype on ``device`` (the CPU;
+        PyTorch's way of materialising a model built on the meta device). The Parameter objects stay."""
+        check_device(device)
+        modules = self.modules() if recurse else [self]
+        for module in modules:
+            for registry in (module._parameters, module._buffers):
+                for tensor in registry.values():
+                    if tensor is not None:
+                        tensor._data = np.empty_like(tensor._data)
+        return self
+
+    def share_memory(self):
+        """``share_memory_()`` on every parameter and buffer (CPU memory: nothing to do, as in one process)."""
+        return self
+
+    def type(self, dst_type):
+        """Every parameter and buffer cast to ``dst_type`` (a dtype, or a type name such as
+        ``'torch.DoubleTensor'``), floating or not, as PyTorch's ``Module.type``."""
+        for tensor in [p for p in self.parameters()] + [b for b in self.buffers()]:
+            tensor._data = tensor.type(dst_type)._data
+        return self
+
+    def compile(self, *args, **kwargs):
+        """``torch.compile`` of this module in place: minigrad compiles nothing, so the module runs as it is."""
+        from ..compiler import compile as compile_fn
+        compile_fn(self, **kwargs)
+
+    call_super_init = False     # PyTorch's class flags: whether __init__ passes its arguments on, and the old
+    dump_patches = False        # printing of source patches; both off, as in PyTorch
+
     def cuda(self, device=None):
         """Always raises: minigrad runs on the CPU only."""
         check_device(cuda_device(device))
@@ -436,18 +541,65 @@ class Module:
 
     def state_dict(self, destination=None, prefix="", keep_vars=False):
         """An OrderedDict from dotted names to tensors sharing this module's data (PyTorch's keys), with PyTorch's
-        ``_metadata``: each module's format version, which ``load_state_dict`` reads."""
+        ``_metadata``: each module's format version, which ``load_state_dict`` reads. Each module's state_dict
+        pre-hooks run before its entries are added, its post-hooks after its descendants'; a module whose class
+        defines ``get_extra_state`` adds ``<prefix>_extra_state``."""
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
-        for module_prefix, module in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
-            if hasattr(destination, "_metadata"):
-                destination._metadata[module_prefix] = {"version": module._version}
-            for name, tensor in module._local_state():
-                key = f"{module_prefix}.{name}" if module_prefix else name
-                if key not in destination:
-                    destination[key] = tensor if keep_vars else tensor.detach()
+        self._state_into(destination, prefix, keep_vars)
         return destination
+
+    def _state_into(self, destination, prefix, keep_vars):
+        for hook in list(self.__dict__.get("_state_dict_pre_hooks", {}).values()):
+            hook(self, prefix, keep_vars)
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for name, tensor in self._local_state():
+            if prefix + name not in destination:
+                destination[prefix + name] = tensor if keep_vars else tensor.detach()
+        if _defines(type(self), "get_extra_state"):
+            destination[prefix + EXTRA_STATE] = self.get_extra_state()
+        for name, child in self._modules.items():
+            if child is not None:
+                child._state_into(destination, f"{prefix}{name}.", keep_vars)
+        for hook in list(self.__dict__.get("_state_dict_hooks", {}).values()):
+            if hook(self, destination, prefix, local_metadata) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+
+    def register_state_dict_pre_hook(self, hook):
+        """``hook(module, prefix, keep_vars)`` before ``state_dict`` adds this module's entries."""
+        return _dict_hook(self, "_state_dict_pre_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata)`` after ``state_dict`` added this module's entries and
+        its descendants'; it may change ``state_dict`` in place (and must return None)."""
+        return _dict_hook(self, "_state_dict_hooks", hook)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``
+        before ``load_state_dict`` reads this module's entries; it may change ``state_dict`` (a copy of the caller's)
+        in place, to rename or convert entries of an older format."""
+        return _dict_hook(self, "_load_state_dict_pre_hooks", hook)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """``hook(module, incompatible_keys)`` after ``load_state_dict``; it may change the missing and unexpected
+        key lists in place, which ``strict`` then checks."""
+        return _dict_hook(self, "_load_state_dict_post_hooks", hook)
+
+    def get_extra_state(self):
+        """The extra state a subclass keeps in its state_dict (``<prefix>_extra_state``): define it, and
+        ``set_extra_state``, in the subclass."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
+    def set_extra_state(self, state):
+        """Take back what ``get_extra_state`` returned (``load_state_dict`` calls it)."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy values (Tensors or ndarrays) into this module's parameters and persistent buffers.
@@ -463,15 +615,31 @@ class Module:
         """
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, errors, copies = [], [], []
-        unexpected = [key for key in state_dict.keys() if not isinstance(key, str)]  # no module has such a key
+        missing, unexpected, errors, copies, extra = [], [], [], [], []
         versions = getattr(state_dict, "_metadata", None) or {}           # PyTorch's per-module format versions
-        for prefix, module in self.named_modules(remove_duplicate=False):
+        modules = list(self.named_modules(remove_duplicate=False))
+        if any(m.__dict__.get("_load_state_dict_pre_hooks") for _, m in modules):
+            metadata, state_dict = versions, OrderedDict(state_dict)       # the hooks change a copy, as PyTorch's
+            for prefix, module in modules:
+                local_metadata = (metadata.get(prefix) or {}) if isinstance(metadata, dict) else {}
+                for hook in list(module.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+                    hook(module, state_dict, f"{prefix}." if prefix else "", local_metadata, strict, missing,
+                         unexpected, errors)
+        unexpected += [key for key in state_dict.keys() if not isinstance(key, str)]  # no module has such a key
+        for prefix, module in modules:
             version = (versions.get(prefix) or {}).get("version") if isinstance(versions, dict) else None
             prefix = f"{prefix}." if prefix else ""
             local = dict(module._local_state())
+            if _defines(type(module), "set_extra_state"):
+                if prefix + EXTRA_STATE in state_dict:
+                    extra.append((module, state_dict[prefix + EXTRA_STATE]))
+                    local[EXTRA_STATE] = None                              # (not unexpected)
+                else:                                  # missing even when not strict, as PyTorch reports it
+                    missing.append(prefix + EXTRA_STATE)
             for name, target in local.items():
                 key = prefix + name
+                if name == EXTRA_STATE and target is None:
+                    continue
                 if key not in state_dict:
                     if not module._keeps_when_missing(name, version):
                         missing.append(key)
@@ -490,6 +658,13 @@ class Module:
                 head, *rest = key[len(prefix):].split(".", 1)
                 if (head not in module._modules) if rest else (head not in local):
                     unexpected.append(key)
+        post_hooks = [(m, hook) for _, m in modules for hook in m.__dict__.get("_load_state_dict_post_hooks", {}).values()]
+        incompatible = _IncompatibleKeys(missing, unexpected)
+        if post_hooks and not errors:     # PyTorch's hooks see the loaded module and may clear the key lists
+            self._copy_state(copies, extra, assign)
+            for module, hook in post_hooks:
+                if hook(module, incompatible) is not None:
+                    raise RuntimeError("load_state_dict post-hook must return None")
         if strict:
             for label, keys in (("Unexpected", unexpected), ("Missing", missing)):
                 if keys:  # inserted in front: missing keys first, then unexpected, then the rest
@@ -498,19 +673,27 @@ class Module:
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(self._get_name(),
                                                                                        "\n\t".join(errors)))
+        if not post_hooks:
+            self._copy_state(copies, extra, assign)
+        return incompatible
+
+    @staticmethod
+    def _copy_state(copies, extra, assign):
+        """Write what ``load_state_dict`` checked: each value copied (or, ``assign``, put) in place; extra states."""
         if assign:
             for module, name, target, value in copies:
                 setattr(module, name, _assigned(value, target))
-            return _IncompatibleKeys(missing, unexpected)
-        # Casting may still fail (or warn, as complex to real does): do it all before writing anything.
-        sources = [np.asarray(value._data if isinstance(value, Tensor) else value).astype(target.dtype, copy=False)
-                   for _, _, target, value in copies]
-        with no_grad():
-            for (_, _, target, _), source in zip(copies, sources):
-                if getattr(target, "lazy_placeholder", False):   # a lazy module's: the checkpoint's shape, as PyTorch
-                    target.materialize(source.shape)
-                target.copy_(Tensor(source))
-        return _IncompatibleKeys(missing, unexpected)
+        else:
+            # Casting may still fail (or warn, as complex to real does): do it all before writing anything.
+            sources = [np.asarray(value._data if isinstance(value, Tensor) else value).astype(target.dtype, copy=False)
+                       for _, _, target, value in copies]
+            with no_grad():
+                for (_, _, target, _), source in zip(copies, sources):
+                    if getattr(target, "lazy_placeholder", False):   # a lazy module's: the checkpoint's shape
+                        target.materialize(source.shape)
+                    target.copy_(Tensor(source))
+        for module, state in extra:
+            module.set_extra_state(state)
 
     # ------------------------------------------------------------------ printing
     def _get_name(self):

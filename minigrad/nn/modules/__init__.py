@@ -23,7 +23,7 @@ from .fold import *  # noqa: F401,F403
 from .instancenorm import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
-from .module import *  # noqa: F401,F403
+from .module import Module  # noqa: F401 - (as PyTorch: not the global hook registrations)
 from .normalization import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .pixelshuffle import *  # noqa: F401,F403
@@ -33,8 +33,9 @@ from .sparse import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 
-# PyTorch's torch.nn.modules.__all__: every file's __all__ but lazy's (LazyModuleMixin is not exported here).
+# PyTorch's torch.nn.modules.__all__: every file's __all__ but lazy's (LazyModuleMixin is not exported here) and
+# module's global hook registrations (only its Module is).
 __all__ = sorted({name for file in (activation, adaptive, batchnorm, channelshuffle, container, conv, distance, dropout,
-                                    flatten, fold, instancenorm, linear, loss, module, normalization, padding,
+                                    flatten, fold, instancenorm, linear, loss, normalization, padding,
                                     pixelshuffle, pooling, rnn, sparse, transformer, upsampling)
-                  for name in file.__all__})
+                  for name in file.__all__} | {"Module"})
