@@ -20,7 +20,8 @@ NAMESPACES = ["torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch
               "torch.func", "torch.utils.checkpoint", "torch.utils.dlpack", "torch.utils.hooks", "torch.jit",
               "torch.profiler", "torch.autograd.graph", "torch.nn.attention", "torch.nn.grad", "torch.compiler",
               "torch.utils.benchmark", "torch.library", "torch.overrides", "torch.futures", "torch.return_types",
-              "torch.quasirandom", "torch.functional", "torch.nn.attention.flex_attention", "torch.nn.attention.bias"]
+              "torch.quasirandom", "torch.functional", "torch.nn.attention.flex_attention", "torch.nn.attention.bias",
+              "torch.nn.Module", "torch.nn.modules.module"]
 
 # every name minigrad has in these namespaces answers as on a machine without the hardware
 STAND_IN_NAMESPACES = {
@@ -118,6 +119,9 @@ STAND_INS = {
     "torch.quasirandom.SobolEngine": "unscrambled points are PyTorch's exactly; scrambled ones come from NumPy's "
                                      "generator (other points than PyTorch's for the same seed, same properties); "
                                      "needs SciPy",
+    "torch.nn.Module.compile": "runs the module as it is (minigrad compiles nothing)",
+    "torch.nn.Module.cuda": "raises: minigrad runs on the CPU only",
+    "torch.nn.Module.share_memory": "returns the module: its CPU memory is not moved to shared memory",
     "torch.nn.utils.skip_init": "builds the module with its usual initial values, the random stream left where it "
                                 "was (PyTorch leaves the memory uninitialised)",
 }

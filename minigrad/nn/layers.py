@@ -79,6 +79,53 @@ class Sequential(Module):
             self.append(module)
         return self
 
+    def insert(self, index, module):
+        """``module`` at position ``index`` (negative from the end), the later children moved up one."""
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        index = index + n if index < 0 else index
+        modules = list(self._modules.values())
+        modules.insert(index, module)
+        self._modules.clear()
+        self._modules.update((str(i), m) for i, m in enumerate(modules))
+        return self
+
+    def pop(self, key):
+        """The child (or a Sequential of the children, for a slice) at ``key``, removed."""
+        value = self[key]
+        del self[key]
+        return value
+
+    def __add__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return self.extend(list(other))
+
+    def _check_factor(self, other):
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+
+    def __mul__(self, other):
+        """A Sequential of these children repeated ``other`` times (the same module objects)."""
+        self._check_factor(other)
+        return Sequential(*(list(self) * other))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, other):
+        self._check_factor(other)
+        return self.extend(list(self) * (other - 1))
+
     def forward(self, input):
         for module in self:
             input = module(input)
@@ -133,6 +180,12 @@ class ModuleList(Module):
         modules.insert(index, module)
         self._modules.clear()
         self.extend(modules)
+
+    def pop(self, key):
+        """The module (or a ModuleList, for a slice) at ``key``, removed."""
+        value = self[key]
+        del self[key]
+        return value
 
     def _child_lines(self):
         """PyTorch's compact listing: runs of identical children print once as ``(2-4): 3 x Linear(...)``."""

@@ -126,6 +126,29 @@ class ParameterDict(Module):
     def copy(self):
         return ParameterDict(dict(self.items()))
 
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def popitem(self):
+        """The last (key, parameter) added, removed."""
+        if not self._keys:
+            raise KeyError("popitem(): dictionary is empty")
+        key = next(reversed(self._keys))
+        return key, self.pop(key)
+
+    def fromkeys(self, keys, default=None):
+        """A new ParameterDict with each of ``keys`` holding ``default``."""
+        return ParameterDict((key, default) for key in keys)
+
+    def __reversed__(self):
+        return reversed(list(self._keys))
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
     def update(self, parameters):
         pairs = parameters.items() if hasattr(parameters, "items") else parameters
         for key, value in pairs:
