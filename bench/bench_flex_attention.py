@@ -18,7 +18,6 @@ soft-cap, which is not additive, the written-out math: scores, tanh, mask, softm
 in its own processes (bench/common.py), rounds alternating, thread counts set before import; a second set of
 rounds runs beside one process keeping a core busy.
 """
-import os
 import sys
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import (Worker, available, comparison_arguments, emit, environment, fmt_ms, machine_line,  # noqa: E402
+from common import (comparison_arguments, comparison_workers, emit, environment, fmt_ms, machine_line,  # noqa: E402
                     median_over_rounds, ratio, run_rounds_beside, set_threads, spread, table, time_call, write_json)
 
 B, H, L, E = 4, 8, 512, 64
@@ -92,13 +91,10 @@ def main(argv=None):
                                 threads=2).parse_args(argv)
     if args.worker:
         return worker(args.worker, args.threads, args.quick)
-    rounds = args.rounds or (1 if args.quick else 3)
-    threads = min(2, os.cpu_count() or 1)
-    libraries = [lib for lib in LIBRARIES if available(lib)]
+    rounds, threads, libraries, workers = comparison_workers(args, LIBRARIES)
     print(f"# flex_attention, float32 ({B}, {H}, {L}, {E}): each library in its own fresh processes, median over "
           f"{rounds} alternating rounds of each process's median after warm-up\n\n{machine_line()}; {threads} "
           "threads. Times in ms; the range is over processes.")
-    workers = [Worker(lib, ["--worker", lib] + ["--quick"] * args.quick, threads=threads) for lib in libraries]
     records = []
     for busy in (0, 1):
         results = run_rounds_beside(busy, __file__, workers, rounds)

@@ -200,6 +200,15 @@ def run_rounds_beside(busy, script, workers, rounds):
         stop(procs)
 
 
+def comparison_workers(args, libraries, threads=2):
+    """(rounds, threads, the libraries installed, a Worker for each) of a comparison's parsed ``args``."""
+    rounds = args.rounds or (1 if args.quick else 3)
+    threads = min(threads, os.cpu_count() or 1)
+    installed = [lib for lib in libraries if available(lib)]
+    workers = [Worker(lib, ["--worker", lib] + ["--quick"] * args.quick, threads=threads) for lib in installed]
+    return rounds, threads, installed, workers
+
+
 def comparison_arguments(description, json_default, libraries, threads=1):
     """The command line of a library comparison: --quick, --json, --rounds, and the worker's --worker/--threads."""
     import argparse

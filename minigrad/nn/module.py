@@ -384,24 +384,25 @@ class Module:
 
     def get_parameter(self, target):
         """The parameter at the dotted path ``target``."""
-        module_path, _, name = target.rpartition(".")
-        module = self.get_submodule(module_path)
-        if not hasattr(module, name):
-            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
-        param = getattr(module, name)
-        if not isinstance(param, Parameter):
+        module, name = self._owner_of(target)
+        if not isinstance(getattr(module, name), Parameter):
             raise AttributeError(f"`{name}` is not an nn.Parameter")
-        return param
+        return getattr(module, name)
 
     def get_buffer(self, target):
         """The buffer at the dotted path ``target``."""
+        module, name = self._owner_of(target)
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(module, name)
+
+    def _owner_of(self, target):
+        """(the module holding the attribute at the dotted path ``target``, its name); PyTorch's error for none."""
         module_path, _, name = target.rpartition(".")
         module = self.get_submodule(module_path)
         if not hasattr(module, name):
             raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
-        if name not in module._buffers:
-            raise AttributeError(f"`{name}` is not a buffer")
-        return getattr(module, name)
+        return module, name
 
     def apply(self, fn):
         """Call ``fn`` on every descendant (children first) and then on this module; return self."""
@@ -658,7 +659,8 @@ class Module:
                 head, *rest = key[len(prefix):].split(".", 1)
                 if (head not in module._modules) if rest else (head not in local):
                     unexpected.append(key)
-        post_hooks = [(m, hook) for _, m in modules for hook in m.__dict__.get("_load_state_dict_post_hooks", {}).values()]
+        post_hooks = [(m, hook) for _, m in modules
+                      for hook in m.__dict__.get("_load_state_dict_post_hooks", {}).values()]
         incompatible = _IncompatibleKeys(missing, unexpected)
         if post_hooks and not errors:     # PyTorch's hooks see the loaded module and may clear the key lists
             self._copy_state(copies, extra, assign)

@@ -1,16 +1,16 @@
 """Optimizers and learning-rate schedulers, with PyTorch's update rules, defaults, state keys and state_dicts.
 
-Optimizers: ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``,
-``RAdam``, ``Rprop``, ``ASGD``, ``Adafactor``, ``Muon``, ``SparseAdam`` (each follows PyTorch's single-tensor path,
-so updates agree with PyTorch to rounding; Muon's Newton-Schulz iteration runs in bfloat16 as PyTorch's), and
-``LBFGS`` (with or without the strong-Wolfe line search). Sparse gradients (``nn.Embedding(..., sparse=True)``) are
-taken by SGD, Adagrad, SparseAdam and LBFGS, and refused by the others with PyTorch's errors. Parameters may come as ``model.named_parameters()`` (the names are kept in
-the state_dict), a complex parameter updates as its pairs of reals, and ``lr`` (and Adam's betas) may be one-element
-Tensors, as in PyTorch. The hooks are PyTorch's: ``register_step_pre_hook``/``post_hook``, the state_dict and
-load_state_dict ones, and the global ``optimizer.register_optimizer_step_pre_hook``/``post_hook``. PyTorch's
-``foreach``/``fused``/
-``capturable``/``differentiable`` flags are taken where PyTorch takes them and act as on PyTorch's CPU: ``foreach`` and
-``fused`` change nothing, ``capturable=True`` and ``differentiable=True`` (on leaves) fail at the step.
+Optimizers: ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``, ``RAdam``,
+``Rprop``, ``ASGD``, ``Adafactor``, ``Muon``, ``SparseAdam`` (each follows PyTorch's single-tensor path, so updates
+agree with PyTorch to rounding; Muon's Newton-Schulz iteration runs in bfloat16 as PyTorch's), and ``LBFGS`` (with
+or without the strong-Wolfe line search). Sparse gradients (``nn.Embedding(..., sparse=True)``) are taken by SGD,
+Adagrad, SparseAdam and LBFGS, and refused by the others with PyTorch's errors. Parameters may come as
+``model.named_parameters()`` (the names are kept in the state_dict), a complex parameter updates as its pairs of
+reals, and ``lr`` (and Adam's betas) may be one-element Tensors, as in PyTorch. The hooks are PyTorch's:
+``register_step_pre_hook``/``post_hook``, the state_dict and load_state_dict ones, and the global
+``optimizer.register_optimizer_step_pre_hook``/``post_hook``. PyTorch's ``foreach``/``fused``/
+``capturable``/``differentiable`` flags are taken where PyTorch takes them and act as on PyTorch's CPU: ``foreach``
+and ``fused`` change nothing, ``capturable=True`` and ``differentiable=True`` (on leaves) fail at the step.
 
 Schedulers (``minigrad.optim.lr_scheduler``): ``LambdaLR``, ``MultiplicativeLR``, ``StepLR``, ``MultiStepLR``,
 ``ConstantLR``, ``LinearLR``, ``ExponentialLR``, ``PolynomialLR``, ``CosineAnnealingLR``,
