@@ -431,3 +431,33 @@ def test_the_rest_of_the_module_surface():
     assert net.share_memory() is net and net.compile() is None
     assert mg.nn.Module.call_super_init is False and mg.nn.Module.dump_patches is False
     assert mg.nn.Module.T_destination is not None
+
+
+# --------------------------------------------------------------------------- the recurrent layers' helpers
+def _lstm(lib):
+    return lib.nn.LSTM(3, 4, num_layers=2, bidirectional=True, proj_size=2).double()
+
+
+RNN_HELPERS = {
+    "sizes": lambda lib: [_lstm(lib).get_expected_hidden_size(lib.zeros(5, 7, 3), None),
+                          _lstm(lib).get_expected_cell_size(lib.zeros(5, 7, 3), None),
+                          lib.nn.GRU(3, 4, batch_first=True).get_expected_hidden_size(lib.zeros(5, 7, 3), None),
+                          lib.nn.RNN(3, 4).get_expected_hidden_size(lib.zeros(9, 3), lib.tensor([4, 3, 2]))],
+    "checked": lambda lib: _lstm(lib).check_forward_args(lib.zeros(5, 7, 3, dtype=lib.float64),
+                                                          (lib.zeros(4, 7, 2), lib.zeros(4, 7, 4)), None),
+    "bad_cell": lambda lib: _lstm(lib).check_forward_args(lib.zeros(5, 7, 3, dtype=lib.float64),
+                                                           (lib.zeros(4, 7, 2), lib.zeros(4, 7, 2)), None),
+    "bad_hidden": lambda lib: lib.nn.GRU(3, 4).double().check_forward_args(lib.zeros(5, 7, 3, dtype=lib.float64),
+                                                                           lib.zeros(1, 6, 4), None),
+    "bad_dims": lambda lib: lib.nn.GRU(3, 4).double().check_input(lib.zeros(5, 3, dtype=lib.float64), None),
+    "bad_features": lambda lib: lib.nn.GRU(3, 4).double().check_input(lib.zeros(5, 2, 2, dtype=lib.float64), None),
+    "permuted": lambda lib: _lstm(lib).permute_hidden((lib.tensor(X.reshape(1, 4, 3)),) * 2, lib.tensor([2, 0, 3, 1])),
+}
+
+
+@pytest.mark.parametrize("case", RNN_HELPERS)
+def test_recurrent_layer_helpers_as_pytorch(case):
+    """The helpers subclasses of nn.LSTM/GRU/RNN call (check_forward_args, get_expected_*_size, permute_hidden)."""
+    scenario = RNN_HELPERS[case]
+    scenario.__name__ = f"rnn_{case}"
+    mirror(scenario)

@@ -150,6 +150,35 @@ class RNNBase(Module):
         if hx.shape != expected:
             raise RuntimeError(f"Expected {what} size {expected}, got {list(hx.shape)}")
 
+    # ------------------------------------------------------------------ PyTorch's helpers for subclasses
+    def check_input(self, input, batch_sizes):
+        """PyTorch's check of a (packed: 2-D, else 3-D) input's dtype, dims and feature size."""
+        if input.dtype != self._flat_weights[0].dtype:
+            raise ValueError(f"input must have the type {self._flat_weights[0].dtype}, got type {input.dtype}")
+        expected = 2 if batch_sizes is not None else 3
+        if input.dim() != expected:
+            raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {input.size(-1)}")
+
+    def get_expected_hidden_size(self, input, batch_sizes):
+        """(num_layers * num_directions, batch, proj_size or hidden_size) for ``input``."""
+        batch = int(batch_sizes[0]) if batch_sizes is not None else input.size(0 if self.batch_first else 1)
+        return (self.num_layers * (2 if self.bidirectional else 1), batch, self.proj_size or self.hidden_size)
+
+    def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
+        if tuple(hx.size()) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx, permutation):
+        """``hx`` with its batch (dim 1) reordered by ``permutation`` (None: as it is)."""
+        return hx if permutation is None else hx.index_select(1, permutation)
+
     # ------------------------------------------------------------------ forward
     def forward(self, input, hx=None):
         """``input`` (L, N, H_in) ((N, L, H_in) with batch_first, or (L, H_in) unbatched); ``hx`` the
@@ -251,6 +280,20 @@ class LSTM(RNNBase):
                  bidirectional=False, proj_size=0, device=None, dtype=None):
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          proj_size, device=device, dtype=dtype)
+
+    def get_expected_cell_size(self, input, batch_sizes):
+        """(num_layers * num_directions, batch, hidden_size): c's size (never projected)."""
+        return self.get_expected_hidden_size(input, batch_sizes)[:2] + (self.hidden_size,)
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx, permutation):
+        return hx if permutation is None else (hx[0].index_select(1, permutation), hx[1].index_select(1, permutation))
 
 
 class GRU(RNNBase):
