@@ -42,6 +42,13 @@ class Generator:
     def initial_seed(self):
         return self._initial_seed
 
+    def clone_state(self):
+        """A new Generator in this one's state (the two then draw the same numbers independently)."""
+        clone = Generator()
+        clone._initial_seed = self._initial_seed
+        clone.set_state(self.get_state())
+        return clone
+
     def get_state(self):
         """The stream's state (a dict: NumPy's bit-generator state), for ``set_state``. PyTorch returns a uint8
         tensor here; ``minigrad.get_rng_state()`` does for the default generator."""

@@ -444,7 +444,7 @@ RNN_HELPERS = {
                           lib.nn.GRU(3, 4, batch_first=True).get_expected_hidden_size(lib.zeros(5, 7, 3), None),
                           lib.nn.RNN(3, 4).get_expected_hidden_size(lib.zeros(9, 3), lib.tensor([4, 3, 2]))],
     "checked": lambda lib: _lstm(lib).check_forward_args(lib.zeros(5, 7, 3, dtype=lib.float64),
-                                                          (lib.zeros(4, 7, 2), lib.zeros(4, 7, 4)), None),
+                                                          (lib.zeros(4, 7, 2), lib.zeros(4, 7, 4)), None) or "passed",
     "bad_cell": lambda lib: _lstm(lib).check_forward_args(lib.zeros(5, 7, 3, dtype=lib.float64),
                                                            (lib.zeros(4, 7, 2), lib.zeros(4, 7, 2)), None),
     "bad_hidden": lambda lib: lib.nn.GRU(3, 4).double().check_forward_args(lib.zeros(5, 7, 3, dtype=lib.float64),
@@ -460,4 +460,48 @@ def test_recurrent_layer_helpers_as_pytorch(case):
     """The helpers subclasses of nn.LSTM/GRU/RNN call (check_forward_args, get_expected_*_size, permute_hidden)."""
     scenario = RNN_HELPERS[case]
     scenario.__name__ = f"rnn_{case}"
+    mirror(scenario)
+
+
+def _packed(lib):
+    return lib.nn.utils.rnn.pack_padded_sequence(lib.tensor(X[:2, :, None]), lib.tensor([3, 2]), batch_first=True)
+
+
+SMALLER = {
+    "packed_casts": lambda lib: [(str(getattr(_packed(lib), cast)().data.dtype).rpartition(".")[2],
+                                  getattr(_packed(lib), cast)().data) for cast in
+                                 ("double", "float", "half", "long", "int", "short", "char", "byte")],
+    "packed_cpu": lambda lib: [_packed(lib).cpu() is not None, _packed(lib).to(lib.float64).data],
+    "packed_pin_memory": lambda lib: _packed(lib).pin_memory(),
+    "generator_clone_state": lambda lib: _clone(lib),
+    "merge_masks": lambda lib: _merged(lib),
+}
+
+
+def _clone(lib):
+    generator = lib.Generator().manual_seed(5)
+    lib.rand(3, generator=generator)
+    clone = generator.clone_state()
+    return [lib.rand(4, generator=generator).tolist() == lib.rand(4, generator=clone).tolist(), clone.initial_seed()]
+
+
+PER_HEAD = RNG.standard_normal((6, 5, 5))
+
+
+def _merged(lib):
+    attention = lib.nn.MultiheadAttention(4, 2, batch_first=True)
+    query = lib.zeros(3, 5, 4)
+    padding = lib.tensor(np.arange(15).reshape(3, 5) % 4 == 0)
+    square = lib.tensor(np.triu(np.ones((5, 5)), 1) * -1e9)
+    per_head = lib.tensor(PER_HEAD)
+    return [attention.merge_masks(None, None, query), attention.merge_masks(None, padding, query),
+            attention.merge_masks(square, None, query), attention.merge_masks(square, padding.double(), query),
+            attention.merge_masks(per_head, None, query)]
+
+
+@pytest.mark.parametrize("case", SMALLER)
+def test_smaller_members_as_pytorch(case):
+    """PackedSequence's casts, Generator.clone_state, MultiheadAttention.merge_masks."""
+    scenario = SMALLER[case]
+    scenario.__name__ = f"member_{case}"
     mirror(scenario)

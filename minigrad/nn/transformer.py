@@ -95,6 +95,22 @@ class MultiheadAttention(Module):
             init.xavier_normal_(self.bias_k)
             init.xavier_normal_(self.bias_v)
 
+    def merge_masks(self, attn_mask, key_padding_mask, query):
+        """(one mask of (N, num_heads, L, L), its type: 1 key padding only, 2 with an attention mask, None without
+        either) for self-attention on ``query`` (N, L, E), as PyTorch's fast path combines them (boolean masks add as
+        ``or``, float masks as sums)."""
+        merged, mask_type = key_padding_mask, None if key_padding_mask is None else 1
+        if attn_mask is not None:
+            batch, length, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                merged = attn_mask.view(batch, -1, length, length)
+            else:
+                merged = attn_mask.view(1, 1, length, length).expand(batch, self.num_heads, -1, -1)
+            if key_padding_mask is not None:
+                merged = merged + key_padding_mask.view(batch, 1, 1, length).expand(-1, self.num_heads, -1, -1)
+        return merged, mask_type
+
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
         """query (L, N, E), key (S, N, kdim), value (S, N, vdim) ((N, L, E) ... with batch_first, or unbatched

@@ -10,6 +10,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from ... import dtypes
 from ...creation import full
 from ...tensor import Tensor
 
@@ -21,13 +22,19 @@ class PackedSequence(NamedTuple):
     unsorted_indices: Optional[Tensor] = None
 
     def to(self, *args, **kwargs):
-        return self._replace(data=self.data.to(*args, **kwargs))
+        data = self.data.to(*args, **kwargs)
+        return self if data is self.data else self._replace(data=data)
 
-    def float(self):
-        return self._replace(data=self.data.float())
+    def cpu(self, *args, **kwargs):
+        return self.to("cpu", *args, **kwargs)
 
-    def double(self):
-        return self._replace(data=self.data.double())
+    def cuda(self, *args, **kwargs):
+        """Raises, as ``Tensor.cuda``: minigrad runs on the CPU only."""
+        self.data.cuda(*args, **kwargs)
+
+    def pin_memory(self):
+        """Raises, as ``Tensor.pin_memory`` does without an accelerator."""
+        return self._replace(data=self.data.pin_memory())
 
     @property
     def is_cuda(self):
@@ -35,6 +42,19 @@ class PackedSequence(NamedTuple):
 
     def is_pinned(self):
         return False
+
+
+def _cast(method, dtype):
+    def cast(self):
+        return self.to(dtype=getattr(dtypes, dtype))
+    cast.__name__, cast.__doc__ = method, f"The sequences' data as {dtype} (the indices unchanged)."
+    return cast
+
+
+for _method, _dtype in (("double", "float64"), ("float", "float32"), ("half", "float16"), ("long", "int64"),
+                        ("int", "int32"), ("short", "int16"), ("char", "int8"), ("byte", "uint8")):
+    setattr(PackedSequence, _method, _cast(_method, _dtype))
+del _method, _dtype
 
 
 def _packed_positions(batch_sizes, sorted_indices):
