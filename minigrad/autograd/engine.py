@@ -394,7 +394,8 @@ def sparse_gradients():
 def _added(total, g, node, i):
     """``total + g``, two shares of one gradient; PyTorch's error if their shapes cannot add (a leaf whose shape
     changed in place under no_grad, ``x.t_()``, between the ops that used it)."""
-    if getattr(total, "is_sparse", False) or getattr(g, "is_sparse", False):
+    if (type(total) is not np.ndarray or type(g) is not np.ndarray) and (getattr(total, "is_sparse", False)
+                                                                        or getattr(g, "is_sparse", False)):
         return sparse_gradients().add(total, g)
     try:
         return total + g
