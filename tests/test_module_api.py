@@ -72,6 +72,13 @@ def mirror(scenario, *key):
     same(values(scenario(mg)), theirs)
 
 
+def mirror_case(cases, case, prefix):
+    """``mirror`` of the scenario ``cases[case]``, named ``<prefix>_<case>`` (the name keys PyTorch's record)."""
+    scenario = cases[case]
+    scenario.__name__ = f"{prefix}_{case}"
+    mirror(scenario)
+
+
 # --------------------------------------------------------------------------- forward hooks
 def forward_hook_options(lib):
     layer, log = linear(lib), []
@@ -376,9 +383,7 @@ def _set(lib, target, strict=False):
 
 @pytest.mark.parametrize("case", LOOKUPS)
 def test_lookups_by_dotted_path_as_pytorch(case):
-    scenario = LOOKUPS[case]
-    scenario.__name__ = f"lookup_{case}"
-    mirror(scenario)
+    mirror_case(LOOKUPS, case, "lookup")
 
 
 def sequential_edits(lib):
@@ -415,9 +420,7 @@ def test_container_edits_as_pytorch():
 
 @pytest.mark.parametrize("case", CONTAINER_ERRORS)
 def test_container_errors_as_pytorch(case):
-    scenario = CONTAINER_ERRORS[case]
-    scenario.__name__ = f"container_{case}"
-    mirror(scenario)
+    mirror_case(CONTAINER_ERRORS, case, "container")
 
 
 def test_the_rest_of_the_module_surface():
@@ -458,9 +461,7 @@ RNN_HELPERS = {
 @pytest.mark.parametrize("case", RNN_HELPERS)
 def test_recurrent_layer_helpers_as_pytorch(case):
     """The helpers subclasses of nn.LSTM/GRU/RNN call (check_forward_args, get_expected_*_size, permute_hidden)."""
-    scenario = RNN_HELPERS[case]
-    scenario.__name__ = f"rnn_{case}"
-    mirror(scenario)
+    mirror_case(RNN_HELPERS, case, "rnn")
 
 
 def _packed(lib):
@@ -502,6 +503,4 @@ def _merged(lib):
 @pytest.mark.parametrize("case", SMALLER)
 def test_smaller_members_as_pytorch(case):
     """PackedSequence's casts, Generator.clone_state, MultiheadAttention.merge_masks."""
-    scenario = SMALLER[case]
-    scenario.__name__ = f"member_{case}"
-    mirror(scenario)
+    mirror_case(SMALLER, case, "member")
