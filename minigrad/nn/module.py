@@ -608,7 +608,9 @@ class Module:
         All or nothing: every key, kind (numeric arrays only) and shape is checked, and every value cast
         to its destination's dtype, before the first copy, so a failed load leaves every parameter and
         buffer as it was. With ``strict=True`` missing and unexpected keys are errors, reported in
-        PyTorch's words. Returns ``(missing_keys, unexpected_keys)``.
+        PyTorch's words. Returns ``(missing_keys, unexpected_keys)``. Load post-hooks (which may change those
+        lists before ``strict`` judges them) run after the copies, as in PyTorch: a strict error they leave then
+        comes after the values were written.
 
         ``assign=True`` puts the state_dict's tensors themselves in place of the module's (their dtype and
         memory, no copy), as PyTorch does: a value for a parameter becomes a Parameter (a Parameter value is kept)
