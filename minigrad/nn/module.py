@@ -633,16 +633,13 @@ class Module:
             version = (versions.get(prefix) or {}).get("version") if isinstance(versions, dict) else None
             prefix = f"{prefix}." if prefix else ""
             local = dict(module._local_state())
-            if _defines(type(module), "set_extra_state"):
-                if prefix + EXTRA_STATE in state_dict:
-                    extra.append((module, state_dict[prefix + EXTRA_STATE]))
-                    local[EXTRA_STATE] = None                              # (not unexpected)
-                else:                                  # missing even when not strict, as PyTorch reports it
-                    missing.append(prefix + EXTRA_STATE)
+            takes_extra = _defines(type(module), "set_extra_state")
+            if takes_extra and prefix + EXTRA_STATE in state_dict:
+                extra.append((module, state_dict[prefix + EXTRA_STATE]))
+            elif takes_extra:                          # missing even when not strict, as PyTorch reports it
+                missing.append(prefix + EXTRA_STATE)
             for name, target in local.items():
                 key = prefix + name
-                if name == EXTRA_STATE and target is None:
-                    continue
                 if key not in state_dict:
                     if not module._keeps_when_missing(name, version):
                         missing.append(key)
@@ -659,7 +656,8 @@ class Module:
                 if not isinstance(key, str) or not key.startswith(prefix) or key in handled:
                     continue
                 head, *rest = key[len(prefix):].split(".", 1)
-                if (head not in module._modules) if rest else (head not in local):
+                own = head in local or (takes_extra and head == EXTRA_STATE)
+                if (head not in module._modules) if rest else not own:
                     unexpected.append(key)
         post_hooks = [(m, hook) for _, m in modules
                       for hook in m.__dict__.get("_load_state_dict_post_hooks", {}).values()]

@@ -135,12 +135,7 @@ class _BackwardHooks:
         if not self.hooks or not any(args[i].requires_grad for i in positions):
             return args
         self.input_positions, self.inputs_hooked = positions, True
-        through = BackwardHookFunction.apply(self.on_grad_input, True, *(args[i] for i in positions))
-        through = through if isinstance(through, tuple) else (through,)
-        args = list(args)
-        for i, t in zip(positions, through):
-            args[i] = t
-        return tuple(args)
+        return _placed(_through(self.on_grad_input, True, [args[i] for i in positions]), positions, args)
 
     def setup_outputs(self, output):
         outputs = output if isinstance(output, tuple) else (output,)
@@ -151,26 +146,14 @@ class _BackwardHooks:
                               f"Tensors but received {type(output)}", stacklevel=3)
             return output
         self.n_outputs, self.output_positions = len(outputs), positions
-        through = BackwardHookFunction.apply(self.on_grad_output, False, *(outputs[i] for i in positions))
-        through = through if isinstance(through, tuple) else (through,)
-        outputs = list(outputs)
-        for i, t in zip(positions, through):
-            outputs[i] = t
-        return tuple(outputs) if isinstance(output, tuple) else outputs[0]
+        outputs = _placed(_through(self.on_grad_output, False, [outputs[i] for i in positions]), positions, outputs)
+        return outputs if isinstance(output, tuple) else outputs[0]
 
     def on_grad_output(self, grads):
         """The outputs' node: pre-hooks on grad_output; the full hooks too when no input is hooked."""
-        grad_output = [None] * self.n_outputs
-        for i, g in zip(self.output_positions, grads):
-            grad_output[i] = g
-        grad_output = tuple(grad_output)
-        for hook in self.pre_hooks:
-            result = hook(self.module, grad_output)
-            if result is not None:
-                if len(result) != len(grad_output):
-                    raise RuntimeError(f"Backward pre hook returned an invalid number of grad_output, got "
-                                       f"{len(result)}, but expected {len(grad_output)}")
-                grad_output = tuple(result)
+        grad_output = _placed(grads, self.output_positions, (None,) * self.n_outputs)
+        grad_output = _replaced(self.pre_hooks, lambda hook, g: hook(self.module, g), grad_output,
+                                "Backward pre hook returned an invalid number of grad_output")
         if not self.inputs_hooked and self.hooks:
             warnings.warn("Full backward hook is firing when gradients are computed with respect to module outputs "
                           "since no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/"
@@ -187,19 +170,36 @@ class _BackwardHooks:
 
     def on_grad_input(self, grads):
         """The inputs' node: the full hooks on (grad_input, grad_output)."""
-        grad_input = [None] * self.n_inputs
-        for i, g in zip(self.input_positions, grads):
-            grad_input[i] = g
-        grad_input = tuple(grad_input)
-        for hook in self.hooks:
-            result = hook(self.module, grad_input, self.grad_output)
-            if result is not None:
-                if len(result) != len(grad_input):
-                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(result)}, "
-                                       f"but expected {len(grad_input)}")
-                grad_input = tuple(result)
+        grad_input = _placed(grads, self.input_positions, (None,) * self.n_inputs)
+        grad_input = _replaced(self.hooks, lambda hook, g: hook(self.module, g, self.grad_output), grad_input,
+                               "Backward hook returned an invalid number of grad_input")
         self.grad_output = None
         return tuple(grad_input[i] for i in self.input_positions)
+
+
+def _through(on_grads, materialize, tensors):
+    """The tensors passed through one ``BackwardHookFunction`` node (a tuple, however many)."""
+    through = BackwardHookFunction.apply(on_grads, materialize, *tensors)
+    return through if isinstance(through, tuple) else (through,)
+
+
+def _placed(values, positions, into):
+    """``into`` as a tuple, with ``values`` at ``positions``."""
+    out = list(into)
+    for i, value in zip(positions, values):
+        out[i] = value
+    return tuple(out)
+
+
+def _replaced(hooks, call, grads, error):
+    """``grads`` after each hook (``call(hook, grads)``) that returns a replacement of the same length."""
+    for hook in hooks:
+        result = call(hook, grads)
+        if result is not None:
+            if len(result) != len(grads):
+                raise RuntimeError(f"{error}, got {len(result)}, but expected {len(grads)}")
+            grads = tuple(result)
+    return grads
 
 
 class BackwardHookFunction(Function):

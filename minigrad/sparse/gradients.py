@@ -33,11 +33,10 @@ def lookup_gradient(indices, dout, weight_shape, padding_idx):
     graph if ``dout`` has one (create_graph=True), else plain values."""
     flat = indices.reshape(-1)                                                     # (N,)
     rows = dout.reshape(-1, weight_shape[1])                                       # (N, D)
-    if padding_idx is not None:
-        keep = flat != padding_idx
-        if not keep.all():
-            flat, rows = flat[keep], rows[Tensor(np.flatnonzero(keep))]
-    if not rows.requires_grad:                        # a gradient of its own (dout's memory may be reused)
+    keep = None if padding_idx is None else flat != padding_idx
+    if keep is not None and not keep.all():                                        # (indexing copies the rows)
+        flat, rows = flat[keep], rows[Tensor(np.flatnonzero(keep))]
+    elif not rows.requires_grad:                      # a gradient of its own (dout's memory may be reused)
         rows = Tensor(np.array(rows._data, copy=True))
     return SparseTensor(flat.reshape(1, -1).astype(np.int64), rows, weight_shape, coalesced=flat.size <= 1)
 
