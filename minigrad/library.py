@@ -502,7 +502,8 @@ def _make_function(op):
         return (None, *flat)
 
     name = f"GeneratedBackwardFor_{op.namespace}_{op.name}_default"
-    return type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+    return type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
+                                    "written_by_user": True})
 
 
 def _run_with_autograd(op, values):

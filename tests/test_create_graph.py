@@ -160,9 +160,58 @@ def test_once_differentiable_as_pytorch():
                 return g * 3 * a * a
         (g,) = lib.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
         np.testing.assert_allclose(g.detach().numpy(), 3 * A * A, rtol=1e-15)
-        # PyTorch: "does not require grad" (the gradient is a constant); minigrad names the Function
-        with pytest.raises(RuntimeError, match="once_differentiable" if lib is mg else "require grad"):
+        # the upstream gradient (ones) does not require grad: PyTorch's wrapper returns the gradient as it is, a
+        # constant, and so does minigrad's
+        assert not g.requires_grad
+        with pytest.raises(RuntimeError, match="does not require grad"):
             lib.autograd.grad(g.sum(), x)
+        # an upstream gradient that requires grad: PyTorch's wrapper puts an error node on the gradient (whose second
+        # derivative by x then comes back None, docs/differences.md); minigrad's raises naming the Function
+        (g,) = lib.autograd.grad((Cube.apply(x) ** 2).sum(), x, create_graph=True)
+        assert g.requires_grad
+        if lib is mg:
+            with pytest.raises(RuntimeError, match="CubeBackward.*once_differentiable|once_differentiable.*Cube"):
+                lib.autograd.grad(g.sum(), x)
+
+
+def test_a_user_backward_with_constant_gradient_has_a_zero_hessian():
+    """A user's Function whose gradient does not depend on its input (3 x, and ReLU's mask times the upstream
+    ones): its Hessian is zero, as in PyTorch, not an error; with an upstream that depends on x it is not."""
+    try:
+        import torch
+        libraries = (mg, torch)
+    except ImportError:     # the expected values are exact: minigrad alone is checked without PyTorch
+        libraries = (mg,)
+    for lib in libraries:
+        class Triple(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 3
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 3
+
+        class Relu(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                ctx.save_for_backward(a)
+                return a.clamp(min=0)
+
+            @staticmethod
+            def backward(ctx, g):
+                (a,) = ctx.saved_tensors
+                return g * (a > 0)
+
+        flat = lib.tensor(A, requires_grad=True)
+        n = len(A)
+        for fn in (Triple, Relu):
+            h = lib.autograd.functional.hessian(lambda v: fn.apply(v).sum(), flat)
+            np.testing.assert_array_equal(h.numpy(), np.zeros((n, n)))
+        h = lib.autograd.functional.hessian(lambda v: (Relu.apply(v) ** 2).sum(), flat)
+        np.testing.assert_allclose(h.numpy(), np.diag(2.0 * (A.reshape(-1) > 0)), rtol=0, atol=1e-15)
+        h = lib.autograd.functional.hessian(lambda v: (Triple.apply(v) ** 2).sum(), flat)
+        np.testing.assert_allclose(h.numpy(), 18 * np.eye(n), rtol=1e-15)
 
 
 # ----------------------------------------------------------------------------- gradgradcheck

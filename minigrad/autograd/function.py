@@ -526,6 +526,7 @@ def once_differentiable(backward):
     def wrapper(ctx, *grad_outputs):
         with grad_mode.no_grad():
             return backward(ctx, *grad_outputs)
+    wrapper.once_differentiable = True
     return wrapper
 
 
