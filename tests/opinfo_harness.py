@@ -31,8 +31,8 @@ from . import oracle
 from .opinfo_out import (OUT_NOT_APPLICABLE, check_out_dtypes_sample, check_out_sample, out_sample_size,
                          record_out_dtypes_sample, record_out_sample)
 from .opinfo_record import Unconvertible, convert_recorded, find, snap_sample
-from .opinfo_util import (assert_same_outputs, assert_same_shapes, check_out_of_place, error_inputs, flat_outputs,
-                          map_sample, op_db, record_out_of_place, resolve, samples, spread, to_mg,
+from .opinfo_util import (assert_same_outputs, assert_same_shapes, check_out_of_place, ctor_to_mg, error_inputs,
+                          flat_outputs, map_sample, op_db, record_out_of_place, resolve, samples, spread, to_mg,
                           within_budget)
 
 VARIANTS = ("function", "method", "inplace")
@@ -656,12 +656,12 @@ def run_module(info, limit=MODULE_LIMIT):
             torch.manual_seed(0)
             module_th = info.module_cls(*c_args, **c_kwargs).to(torch.float64).eval()
             memo = {}
-            module_mg = cls(*to_mg(c_args, memo), **to_mg(c_kwargs, memo)).to(mg.float64).eval()
+            module_mg = cls(*ctor_to_mg(c_args), **ctor_to_mg(c_kwargs)).to(mg.float64).eval()
+            f_args, f_kwargs = item.forward_input.args, item.forward_input.kwargs
+            out_th = module_th(*f_args, **f_kwargs)      # first: a lazy module's parameters exist after a forward
             state = {k: to_mg(v.detach(), memo) for k, v in module_th.state_dict().items()}
             module_mg.load_state_dict(state)
-            f_args, f_kwargs = item.forward_input.args, item.forward_input.kwargs
             out_mg = module_mg(*to_mg(f_args, memo), **to_mg(f_kwargs, memo))
-            out_th = module_th(*f_args, **f_kwargs)
             assert_same_outputs(out_mg, out_th, 1e-7, 1e-7)
             return "ok"
         _run_one(outcomes, index, "float64", item, body)

@@ -195,6 +195,38 @@ def to_mg(obj, memo=None):
     return obj
 
 
+def _layer_to_mg(layer):
+    """minigrad's twin of a PyTorch Transformer layer passed as a constructor argument (TransformerEncoder takes
+    one), rebuilt from its attributes; its parameters are copied later with the enclosing module's."""
+    torch = oracle.live_torch()
+    kinds = {torch.nn.TransformerEncoderLayer: mg.nn.TransformerEncoderLayer,
+             torch.nn.TransformerDecoderLayer: mg.nn.TransformerDecoderLayer}
+    cls = kinds.get(type(layer))
+    if cls is None:
+        pytest.fail(f"no conversion for a {type(layer).__name__} constructor argument")
+    attn = layer.self_attn
+    return cls(attn.embed_dim, attn.num_heads, layer.linear1.out_features, layer.dropout.p,
+               activation=ctor_to_mg(layer.activation), layer_norm_eps=layer.norm1.eps,
+               batch_first=attn.batch_first, norm_first=layer.norm_first, bias=layer.linear1.bias is not None)
+
+
+def ctor_to_mg(obj):
+    """Constructor arguments in minigrad: PyTorch modules and ``torch.nn.functional`` functions by name, the rest
+    as ``to_mg`` converts it."""
+    torch = oracle.live_torch()
+    if isinstance(obj, torch.nn.Module):
+        if type(obj).__name__ in ("TransformerEncoderLayer", "TransformerDecoderLayer"):
+            return _layer_to_mg(obj)
+        return getattr(mg.nn, type(obj).__name__)()   # an argument-less activation module (GELU, ReLU, ...)
+    if callable(obj) and getattr(torch.nn.functional, getattr(obj, "__name__", ""), None) is obj:
+        return getattr(mg.nn.functional, obj.__name__)
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+        return type(obj)(ctor_to_mg(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: ctor_to_mg(v) for k, v in obj.items()}
+    return to_mg(obj)
+
+
 def convert_sample(sample):
     """(input, args, kwargs, memo) of a ``SampleInput`` in minigrad; ``memo`` maps torch tensors to minigrad's."""
     memo = {}

@@ -26,7 +26,7 @@ import pytest
 import minigrad as mg
 
 from .mirror import torch_or_skip
-from .opinfo_util import assert_same_outputs, flat_outputs, to_mg
+from .opinfo_util import assert_same_outputs, ctor_to_mg, flat_outputs, to_mg
 
 try:   # the parametrization needs the database at collection time
     import torch
@@ -145,42 +145,12 @@ def _copy_state(m_th, m_mg):
             buffers_mg[name]._data = b.detach().numpy().copy()
 
 
-def _layer_to_mg(layer):
-    """minigrad's twin of a PyTorch Transformer layer passed as a constructor argument (TransformerEncoder takes
-    one), rebuilt from its attributes; its parameters are copied later with the enclosing module's."""
-    kinds = {torch.nn.TransformerEncoderLayer: mg.nn.TransformerEncoderLayer,
-             torch.nn.TransformerDecoderLayer: mg.nn.TransformerDecoderLayer}
-    cls = kinds.get(type(layer))
-    if cls is None:
-        pytest.fail(f"no conversion for a {type(layer).__name__} constructor argument")
-    attn = layer.self_attn
-    return cls(attn.embed_dim, attn.num_heads, layer.linear1.out_features, layer.dropout.p,
-               activation=_ctor_to_mg(layer.activation), layer_norm_eps=layer.norm1.eps,
-               batch_first=attn.batch_first, norm_first=layer.norm_first, bias=layer.linear1.bias is not None)
-
-
-def _ctor_to_mg(obj):
-    """Constructor arguments in minigrad: PyTorch modules and ``torch.nn.functional`` functions by name, the rest
-    as ``to_mg`` converts it."""
-    if isinstance(obj, torch.nn.Module):
-        if type(obj).__name__ in ("TransformerEncoderLayer", "TransformerDecoderLayer"):
-            return _layer_to_mg(obj)
-        return getattr(mg.nn, type(obj).__name__)()   # an argument-less activation module (GELU, ReLU, ...)
-    if callable(obj) and getattr(torch.nn.functional, getattr(obj, "__name__", ""), None) is obj:
-        return getattr(mg.nn.functional, obj.__name__)
-    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
-        return type(obj)(_ctor_to_mg(o) for o in obj)
-    if isinstance(obj, dict):
-        return {k: _ctor_to_mg(v) for k, v in obj.items()}
-    return to_mg(obj)
-
-
 def _construct(info, module_input):
     cls_mg = getattr(mg.nn, _name(info))
     c = module_input.constructor_input
     torch.manual_seed(0)
     m_th = info.module_cls(*c.args, **c.kwargs).to(torch.float64)
-    m_mg = cls_mg(*_ctor_to_mg(c.args), **_ctor_to_mg(c.kwargs)).to(mg.float64)
+    m_mg = cls_mg(*ctor_to_mg(c.args), **ctor_to_mg(c.kwargs)).to(mg.float64)
     return m_th, m_mg
 
 
