@@ -21,13 +21,16 @@ NAMESPACES = ["torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch
               "torch.profiler", "torch.autograd.graph", "torch.nn.attention", "torch.nn.grad", "torch.compiler",
               "torch.utils.benchmark", "torch.library", "torch.overrides", "torch.futures", "torch.return_types",
               "torch.quasirandom", "torch.functional", "torch.nn.attention.flex_attention", "torch.nn.attention.bias",
-              "torch.nn.Module", "torch.nn.modules.module"]
+              "torch.nn.Module", "torch.nn.modules.module", "torch.xpu", "torch.mps"]
 
 # every name minigrad has in these namespaces answers as on a machine without the hardware
 STAND_IN_NAMESPACES = {
     "torch.compiler": "accepted: minigrad runs everything eagerly, so each mark returns what it is given and each "
                       "query answers as outside a compiled region",
     "torch.cuda": "answers as PyTorch's CPU-only build does: 0 / False / an empty dict, or the same exception type",
+    "torch.xpu": "answers as PyTorch's build without XPU does: 0 / False / an empty dict, or the same exception "
+                 "type",
+    "torch.mps": "answers as PyTorch's build without MPS does: False / 0, or its RuntimeError",
     "torch.hub": "get_dir/set_dir keep a directory; loading raises NotImplementedError (hub models are PyTorch "
                  "code)",
 }
@@ -46,6 +49,13 @@ STAND_INS = {
     "torch.get_num_threads": "numba's thread count",
     "torch.multiprocessing": "Python's multiprocessing, with spawn and the sharing-strategy functions",
     "torch.Tensor.cuda": "raises: minigrad runs on the CPU only",
+    "torch.Tensor.xpu": "raises: minigrad runs on the CPU only",
+    "torch.Tensor.mtia": "raises: minigrad runs on the CPU only",
+    "torch.SymInt": "a class for annotations and isinstance checks (False for every value): minigrad traces nothing",
+    "torch.SymFloat": "as SymInt",
+    "torch.SymBool": "as SymInt",
+    "torch.xpu": "answers as PyTorch's build without XPU (see the torch.xpu section)",
+    "torch.mps": "answers as PyTorch's build without MPS (see the torch.mps section)",
     "torch.Tensor.is_pinned": "False",
     "torch.Tensor.is_shared": "False",
     "torch.Tensor.is_inference": "False (inference_mode makes ordinary tensors)",
@@ -121,6 +131,9 @@ STAND_INS = {
                                      "needs SciPy",
     "torch.nn.Module.compile": "runs the module as it is (minigrad compiles nothing)",
     "torch.nn.Module.cuda": "raises: minigrad runs on the CPU only",
+    "torch.nn.Module.xpu": "raises: minigrad runs on the CPU only",
+    "torch.nn.Module.mtia": "raises: minigrad runs on the CPU only",
+    "torch.nn.Module.ipu": "raises: minigrad runs on the CPU only",
     "torch.nn.Module.share_memory": "returns the module: its CPU memory is not moved to shared memory",
     "torch.nn.utils.skip_init": "builds the module with its usual initial values, the random stream left where it "
                                 "was (PyTorch leaves the memory uninitialised)",

@@ -19,7 +19,41 @@ from .autograd.version import storage_of
 from .tensor import Tensor
 
 __all__ = ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_ite", "sym_sum",
-           "sym_fresh_size", "cond", "while_loop"]
+           "sym_fresh_size", "cond", "while_loop", "SymInt", "SymFloat", "SymBool", "_assert"]
+
+
+# --------------------------------------------------------------------------- symbolic numbers: never made here
+class _Symbolic:
+    """Base of PyTorch's symbolic numbers, which exist only while a compiler traces a program. minigrad traces
+    nothing, so none is ever made: the classes are there for type annotations and ``isinstance`` checks (which
+    are False for every number, as in eager PyTorch)."""
+
+    def __init__(self, node):
+        raise TypeError(f"{type(self).__name__} stands for a size traced by a compiler; minigrad runs eagerly and "
+                        "has none (use a Python number)")
+
+
+class SymInt(_Symbolic):
+    """A traced integer (``isinstance(n, SymInt)`` is False for every value in minigrad)."""
+
+
+class SymFloat(_Symbolic):
+    """A traced float (``isinstance(x, SymFloat)`` is False for every value in minigrad)."""
+
+
+class SymBool(_Symbolic):
+    """A traced bool (``isinstance(b, SymBool)`` is False for every value in minigrad)."""
+
+
+for _cls in (SymInt, SymFloat, SymBool):
+    _cls.__module__ = "minigrad"
+del _cls
+
+
+def _assert(condition, message):
+    """``assert condition, message`` as a function (models call it where a statement cannot be traced): raises
+    AssertionError(message) when ``condition`` is false; a tensor condition must have one element."""
+    assert condition, message
 
 
 # --------------------------------------------------------------------------- the sym_* helpers

@@ -100,12 +100,12 @@ def check_device(requested):
         raise DeviceUnavailableError(f"minigrad tensors live on the CPU only; cannot use device '{requested}'")
 
 
-def cuda_device(index=None):
-    """The device ``.cuda(index)`` asks for: ``cuda`` for None, ``cuda:N`` for an int, else ``index`` itself
-    (a device or its name), for ``check_device`` to refuse."""
+def cuda_device(index=None, kind="cuda"):
+    """The device ``.cuda(index)`` (``.xpu``, ... with ``kind``) asks for: ``cuda`` for None, ``cuda:N`` for an
+    int, else ``index`` itself (a device or its name), for ``check_device`` to refuse."""
     if index is None:
-        return device("cuda")
-    return device("cuda", index) if isinstance(index, int) else index
+        return device(kind)
+    return device(kind, index) if isinstance(index, int) else index
 
 
 def get_default_device():

@@ -406,6 +406,14 @@ class Tensor:
         """Always raises: minigrad runs on the CPU only."""
         check_device(cuda_device(device))
 
+    def xpu(self, device=None, non_blocking=False, memory_format=None):
+        """Always raises, as ``cuda``."""
+        check_device(cuda_device(device, "xpu"))
+
+    def mtia(self, device=None, non_blocking=False, memory_format=None):
+        """Always raises, as ``cuda``."""
+        check_device(cuda_device(device, "mtia"))
+
     # ----------------------------------------------------------------- dtype
     def type(self, dtype=None, non_blocking=False):
         """With no argument, the legacy type name (``'minigrad.FloatTensor'``); otherwise this tensor cast to

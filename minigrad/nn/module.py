@@ -507,6 +507,18 @@ class Module:
         """Always raises: minigrad runs on the CPU only."""
         check_device(cuda_device(device))
 
+    def xpu(self, device=None):
+        """Always raises, as ``cuda``."""
+        check_device(cuda_device(device, "xpu"))
+
+    def mtia(self, device=None):
+        """Always raises, as ``cuda``."""
+        check_device(cuda_device(device, "mtia"))
+
+    def ipu(self, device=None):
+        """Always raises, as ``cuda``."""
+        check_device(cuda_device(device, "ipu"))
+
     def float(self):
         return self.to(dtypes.float32)
 
