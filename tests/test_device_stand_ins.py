@@ -29,7 +29,9 @@ OTHER_CALLS = ["zeros(2).xpu()", "zeros(2).mtia()", "nn.Linear(2, 2).xpu()", "nn
                "isinstance(3, SymInt)", "isinstance(2.5, SymFloat)", "isinstance(True, SymBool)",
                "_dynamo.reset()", "_dynamo.is_compiling()", "_dynamo.mark_dynamic(zeros(3), 0)",
                "_dynamo.maybe_mark_dynamic(zeros(3), 0)", "_dynamo.mark_static(zeros(3), 0)",
-               "_dynamo.disable(lambda x: x + 1)(3)", "_dynamo.allow_in_graph(len) is len", "_dynamo.graph_break()",
+               "_dynamo.disable(lambda x: x + 1)(3)", "_dynamo.graph_break()",
+               # a new function: allow_in_graph(len) would change how PyTorch's dynamo treats len for later tests
+               "(lambda f: _dynamo.allow_in_graph(f) is f)(lambda x: x)",
                "backends.mkl.is_available() in (True, False)", "backends.openmp.is_available() in (True, False)",
                "backends.mkldnn.enabled", "_dynamo.config.no_such_setting"]
 DYNAMO_SETTINGS = ["suppress_errors", "verbose", "cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
