@@ -401,9 +401,8 @@ def test_pytree_structures_print_as_pytorchs(tree):
     leaves, spec = tree_flatten(tree)
     their_leaves, their_spec = _pytree.tree_flatten(tree)
     assert leaves == their_leaves
-    if not isinstance(tree, collections.OrderedDict):
-        assert repr(spec) == repr(their_spec)
-        assert spec.pretty() == _pytree.treespec_pprint(their_spec)
+    assert repr(spec) == repr(their_spec)
+    assert mg.func._pytree.treespec_pprint(spec) == _pytree.treespec_pprint(their_spec)
     assert mg.func._pytree.tree_unflatten(leaves, spec) == tree
 
 

@@ -37,7 +37,7 @@ from ..dtypes import is_differentiable
 from ..ops.shape import stack
 from ..random import default_generator
 from ..tensor import Tensor
-from ._pytree import tree_flatten, tree_unflatten
+from ._pytree import tree_flatten, tree_unflatten, treespec_pprint
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
 
@@ -273,8 +273,8 @@ def vjp(func, *primals, has_aux=False):
         given, given_structure = tree_flatten(cotangents)
         if given_structure != output_structure:
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of outputs "
-                               f"to the function. cotangents: {given_structure.pretty()}, primal output: "
-                               f"{output_structure.pretty()}")
+                               f"to the function. cotangents: {treespec_pprint(given_structure)}, primal output: "
+                               f"{treespec_pprint(output_structure)}")
         _check_cotangent_shapes(given, outputs)
         graph = create_graph
         if graph is None:

@@ -29,7 +29,7 @@ from ..creation import zeros
 from ..ops.shape import stack
 from ..random import default_generator, fork_rng
 from ..tensor import Tensor
-from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
+from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten, treespec_pprint
 from .transforms import _check_randomness, call_drawing_nothing
 
 __all__ = ["vmap"]
@@ -197,7 +197,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         for i, (_, other) in enumerate(flat[1:], 1):
             if other != out_structure:
                 raise RuntimeError(f"vmap({_name(func)}, ...): `{_name(func)}` returned outputs of structure "
-                                   f"{out_structure.pretty()} for sample 0 but {other.pretty()} for sample {i}: "
+                                   f"{treespec_pprint(out_structure)} for sample 0 but {treespec_pprint(other)} for "
+                                   f"sample {i}: "
                                    "every sample must give outputs of one structure")
         dims_out = _output_dims(func, out_dims, outputs[0], out_structure)
         joined = [_joined(func, [leaves_[position] for leaves_, _ in flat], dim, position)
