@@ -39,11 +39,15 @@ from collections import OrderedDict
 import ml_dtypes
 import numpy as np
 
+from . import safe_globals as _trust
 from .dtypes import FLOAT8, LIMITED_UINTS, ML_FLOATS, bfloat16, is_differentiable
 from .layouts import sparse_coo, strided
 from .tensor import Tensor
 
-__all__ = ["save", "load", "save_safetensors", "load_safetensors", "MAX_LOAD_BYTES"]
+from .safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals  # noqa: E402,F401
+
+__all__ = ["save", "load", "save_safetensors", "load_safetensors", "MAX_LOAD_BYTES", "add_safe_globals",
+           "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
 #: ``load``'s (and ``load_safetensors``') default limit, in bytes, on the file's size, and the most memory ``load``
 #: spends on one file (less for a small file: 48 times its size, at least 64 MiB; ``_Budget``). Set it
@@ -713,6 +717,14 @@ def _set(items=()):
     return set(items)
 
 
+def _latin1_bytes(text, encoding):
+    """``_codecs.encode(text, 'latin1')``: how pickle's protocol 2 writes a ``bytes`` value (a str of its bytes)."""
+    if type(text) is not str or encoding != "latin1":
+        raise _refuse(f"it calls _codecs.encode on {_preview(text)} with {_preview(encoding)} (pickle writes bytes "
+                      "as a str and 'latin1')")
+    return text.encode("latin1")
+
+
 def _ordered_dict(items=()):
     if not isinstance(items, (list, tuple, dict)):
         raise _refuse(f"OrderedDict({_preview(items)})")
@@ -740,6 +752,7 @@ def _admitted_globals():
         ("torch", "Size"): _Global("torch.Size", _torch_size),
         ("builtins", "set"): _Global("builtins.set", _set),
         ("builtins", "complex"): _Global("builtins.complex", _complex),
+        ("_codecs", "encode"): _Global("_codecs.encode", _latin1_bytes),
         ("torch", "UntypedStorage"): _Marker("torch.UntypedStorage", np.dtype(np.uint8), storage=True),
     }
     admitted["torch.storage", "UntypedStorage"] = admitted["torch", "UntypedStorage"]
@@ -761,7 +774,11 @@ def _admitted_global(module, name):
     module = "builtins" if module == "__builtin__" else module  # protocol 2 spells it the Python 2 way
     found = _ADMITTED.get((module, name))
     if found is None:
-        raise _refuse(f"it names the global {_clip(module, 100)}.{_clip(name, 100)}, which is not admitted")
+        found = _trust.trusted(module, name)
+    if found is None:
+        raise _refuse(f"it names the global {_clip(module, 100)}.{_clip(name, 100)}, which is not admitted (if "
+                      "you trust it, list it with minigrad.serialization.add_safe_globals, or the safe_globals "
+                      "context manager, as for PyTorch's weights_only load)")
     return found
 
 
@@ -774,9 +791,12 @@ class _TorchUnpickler(pickle.Unpickler):
         self.map_location = map_location
         self.storages = {}
         self.complex_numbers = 0
+        self.trusted = False
 
     def find_class(self, module, name):
         found = _admitted_global(module, name)
+        if not isinstance(found, _Inert):
+            self.trusted = True          # a global the user trusts: what it makes may be any object
         return _Global(found.name, self.complex) if found is _ADMITTED["builtins", "complex"] else found
 
     def complex(self, *parts):
@@ -842,9 +862,10 @@ class _Materializer:
     Tensors viewing one storage share one array (``np.ndarray`` views of it), as in PyTorch.
     """
 
-    def __init__(self, entries, prefix, byteorder):
+    def __init__(self, entries, prefix, byteorder, trusted=False):
         self.entries, self.prefix, self.byteorder = entries, prefix, byteorder
         self.done, self.open = {}, set()
+        self.trusted = trusted     # the pickle named globals the user trusts: other objects are accepted
 
     def check_storages(self, storages):
         """Before any storage is read: each entry's declared size is possible and holds its elements, and
@@ -909,6 +930,8 @@ class _Materializer:
                 metadata = getattr(obj, "_metadata", None)
                 if isinstance(metadata, dict):
                     pending.append(metadata)
+            elif self.trusted and not isinstance(obj, _Inert):
+                pending.extend(_attributes(obj).values())    # made by a trusted global: what it holds is checked
             else:
                 raise _refuse(f"it holds {_preview(obj)} as a value")
 
@@ -940,7 +963,18 @@ class _Materializer:
             if isinstance(metadata, dict):
                 result._metadata = self.convert(metadata)
             return result
+        if self.trusted and not isinstance(obj, _Inert):   # (check has seen it) kept, its attributes converted
+            attributes = _attributes(obj)
+            for key, value in list(attributes.items()):
+                attributes[key] = self.convert(value)
+            return obj
         raise _refuse(f"it holds {_preview(obj)} as a value")
+
+
+def _attributes(obj):
+    """An object's instance ``__dict__`` (empty for one without, a NumPy scalar say)."""
+    attributes = getattr(obj, "__dict__", None)
+    return attributes if type(attributes) is dict else {}
 
 
 # The opcodes torch.save writes (protocols 2 to 5) and nothing else: no INST/OBJ/NEWOBJ (instances of
@@ -966,7 +1000,8 @@ _MEMO_OPCODES = ("MEMOIZE", "BINPUT", "LONG_BINPUT")
 # with one character beyond U+FFFF stores all of them in 4 bytes, after an 80-byte header).
 _OPCODE_BYTES = 64
 _OPCODE_BYTES_FOR = {"EMPTY_LIST": 320, "EMPTY_DICT": 400, "EMPTY_SET": 640, "TUPLE": 128, "TUPLE1": 144,
-                     "TUPLE2": 160, "TUPLE3": 176, "REDUCE": 640, "BINPERSID": 256, "SETITEM": 192,
+                     "TUPLE2": 160, "TUPLE3": 176, "REDUCE": 640, "NEWOBJ": 640, "NEWOBJ_EX": 640,
+                     "BINPERSID": 256, "SETITEM": 192,
                      **dict.fromkeys(_STRING_OPCODES, 144), **dict.fromkeys(_BYTES_OPCODES, 112)}
 # ... and each item that these add to a container (a dict's or set's table grows up to 8-fold past its
 # items, in the unpickler's set and again in convert's copy).
@@ -978,14 +1013,14 @@ _SPECIAL = {"GLOBAL": _GLOBAL, "STACK_GLOBAL": _STACK_GLOBAL, "FRAME": _FRAME, "
             **dict.fromkeys(_MEMO_OPCODES, _MEMO), **dict.fromkeys(("BINGET", "LONG_BINGET"), _GET)}
 
 
-def _opcode_rules():
-    """admitted opcode name -> ``(bytes it costs, bytes per item it adds, what _check_opcodes does with it,
+def _opcode_rules(admitted=None):
+    """admitted opcode name (``_ADMITTED_OPCODES`` unless given) -> ``(bytes it costs, bytes per item it adds, what _check_opcodes does with it,
     below, change)``: ``below`` is None and ``change`` the change of the stack's depth, or, for opcodes
     that pop down to the last MARK, ``below`` the number of items they take from under it and ``change``
     the number they push."""
     rules = {}
     for opcode in pickletools.opcodes:
-        if opcode.name not in _ADMITTED_OPCODES:
+        if opcode.name not in (_ADMITTED_OPCODES if admitted is None else admitted):
             continue
         before, after = opcode.stack_before, opcode.stack_after
         if pickletools.markobject in before:
@@ -998,6 +1033,11 @@ def _opcode_rules():
 
 
 _OPCODE_RULES = _opcode_rules()
+# ... and, once the user trusts some globals (add_safe_globals), the opcode that makes an instance of a class
+# (protocol 2's way of pickling an object): the class can only be one of those globals, since the unpickler
+# resolves no other class; a non-class there is refused by pickle itself
+_TRUSTED_OPCODES = frozenset({"NEWOBJ", "NEWOBJ_EX"})
+_TRUSTED_OPCODE_RULES = _opcode_rules(_TRUSTED_OPCODES)
 
 
 def _check_opcodes(pickled, budget):
@@ -1018,6 +1058,8 @@ def _check_opcodes(pickled, budget):
     try:
         for opcode, arg, position in pickletools.genops(pickled):
             rule = rules.get(opcode.name)
+            if rule is None and opcode.name in _TRUSTED_OPCODES and _trust.any_trusted():
+                rule = _TRUSTED_OPCODE_RULES[opcode.name]
             if rule is None:
                 raise _refuse(f"its pickle uses the opcode {opcode.name} at byte {position}, which torch.save "
                               "does not write")
@@ -1093,7 +1135,7 @@ def _load_torch(entries, pickle_name, map_location):
         loaded = unpickler.load()
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, EOFError, RecursionError) as err:
         raise _refuse(f"its pickle is malformed ({type(err).__name__}: {_clip(err)})") from None
-    materializer = _Materializer(entries, prefix, "<" if byteorder == "little" else ">")
+    materializer = _Materializer(entries, prefix, "<" if byteorder == "little" else ">", unpickler.trusted)
     materializer.check(loaded)
     materializer.check_storages(unpickler.storages.values())
     return materializer.convert(loaded)
