@@ -1014,10 +1014,10 @@ _SPECIAL = {"GLOBAL": _GLOBAL, "STACK_GLOBAL": _STACK_GLOBAL, "FRAME": _FRAME, "
 
 
 def _opcode_rules(admitted=None):
-    """admitted opcode name (``_ADMITTED_OPCODES`` unless given) -> ``(bytes it costs, bytes per item it adds, what _check_opcodes does with it,
-    below, change)``: ``below`` is None and ``change`` the change of the stack's depth, or, for opcodes
-    that pop down to the last MARK, ``below`` the number of items they take from under it and ``change``
-    the number they push."""
+    """admitted opcode name (``_ADMITTED_OPCODES`` unless given) -> ``(bytes it costs, bytes per item it adds,
+    what _check_opcodes does with it, below, change)``: ``below`` is None and ``change`` the change of the
+    stack's depth, or, for opcodes that pop down to the last MARK, ``below`` the number of items they take
+    from under it and ``change`` the number they push."""
     rules = {}
     for opcode in pickletools.opcodes:
         if opcode.name not in (_ADMITTED_OPCODES if admitted is None else admitted):
