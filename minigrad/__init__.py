@@ -170,7 +170,6 @@ newaxis = None
 from . import torch_version, version  # noqa: E402
 __version__ = torch_version.__version__   # "0.1.0" (version.py), comparing as a version
 from .control_flow import *  # noqa: E402,F401,F403 - sym_int, sym_max, ..., cond, while_loop, SymInt, _assert
-from .control_flow import _assert  # noqa: E402,F401  (a leading underscore: star imports skip it)
 from . import _dynamo, _inductor, mps, xpu  # noqa: E402,F401  (stand-ins: torch.compile's config, other devices)
 
 # out=: the tensor functions of these namespaces write their result into a given tensor, as PyTorch's (_out.py)

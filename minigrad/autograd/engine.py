@@ -358,7 +358,7 @@ def run_node(node, grad, sink, retain_graph, graph=False):
         check_nan(node, in_grads)
     if graph and graph_backward is None:   # what a plain backward returned is right but may not be differentiable
         for i, g in enumerate(in_grads):
-            if g is not None and not (isinstance(g, Tensor) and g.requires_grad) and _maybe_not_constant(fn, g, grad):
+            if g is not None and not (isinstance(g, Tensor) and g.requires_grad) and _maybe_not_constant(fn, g):
                 value = g if isinstance(g, Tensor) else Tensor(np.asarray(g))
                 in_grads[i] = NotDifferentiableTwice.apply(value, grad, *_stand_ins(node), name=node.name())
     if node.post_hooks:
@@ -414,20 +414,21 @@ def check_nan(node, in_grads):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
-def _maybe_not_constant(fn, g, grad):
+def _maybe_not_constant(fn, g):
     """Whether a gradient ``g`` that a backward without ``graph_backward`` returned under ``create_graph``, and that
     does not require grad, must be marked ``NotDifferentiableTwice`` rather than taken as a constant.
 
-    minigrad's own such backwards work on arrays: always. A user's Function follows PyTorch: a ``once_differentiable``
-    backward is marked only when its gradient outputs require grad, and a backward written with minigrad ops
-    returned what autograd recorded (a Tensor that does not require grad is a constant: the gradient of
-    ``Cube.apply(x).sum()`` does not depend on the upstream ones). Arrays a user's backward returns are marked:
-    they have no history, and PyTorch would not take them at all."""
+    minigrad's own such backwards work on arrays, and a ``once_differentiable`` backward says it cannot be
+    differentiated: always (PyTorch marks the latter only when its gradient outputs require grad, and otherwise
+    lets a second derivative through it come out silently zero). A user's backward written with minigrad ops is
+    taken as PyTorch takes it: it returned what autograd recorded, so a Tensor that does not require grad is a
+    constant (the gradient of ``Triple.apply(x).sum()`` does not depend on x). Arrays a user's backward returns
+    are marked: they have no history, and PyTorch would not take them at all."""
     user = getattr(fn, "user", None) or fn          # (a Function with several outputs: custom_function.Packed)
     if not getattr(user, "written_by_user", not user.__module__.startswith("minigrad.")):
         return True
     if getattr(user.backward, "once_differentiable", False):
-        return grad.requires_grad
+        return True
     return not isinstance(g, Tensor)
 
 
