@@ -12,10 +12,11 @@ from ..ops.index import IndexSelect
 from ..tensor import Tensor
 from .coo import SparseTensor, _linear, _segment_sum, sparse_coo_tensor, to_sparse
 from .compressed import CompressedTensor, sampled_addmm
+from .diagonals import spdiags
 from .products import addmm, matmul, sparse_mm
 
 __all__ = ["DoubleTensor", "FloatTensor", "addmm", "check_sparse_tensor_invariants", "log_softmax", "mm",
-           "sampled_addmm", "softmax", "sum"]
+           "sampled_addmm", "softmax", "spdiags", "sum"]
 
 
 def mm(mat1, mat2, reduce="sum"):
