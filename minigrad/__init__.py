@@ -123,6 +123,7 @@ from .ops.reduce_more import *  # noqa: E402,F401,F403
 
 from .ops.norm.weightnorm import _weight_norm, norm_except_dim  # noqa: E402
 from .ops.norm.native import _native_batch_norm_legit, native_batch_norm, native_group_norm, native_layer_norm  # noqa: E402,F401
+from .ops.norm.native import batch_norm_update_stats  # noqa: E402,F401
 # indexing, shape, creation and counting (the op-database work)
 from .ops.shape_more import (alias_copy, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes,  # noqa: E402
                              broadcast_tensors, broadcast_to, column_stack, combinations, diagflat, diagonal_copy,

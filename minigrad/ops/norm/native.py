@@ -13,9 +13,12 @@ docs/derivations/layernorm.md, batchnorm.md and groupnorm.md.
 """
 import numpy as np
 
-from ...autograd.function import watching
+from ...autograd.function import NoDerivative, watching
+from ...autograd.grad_mode import is_grad_enabled
+from ...dtypes import compute_dtype, is_floating_point, scalar_type_name
 from ...tensor import Tensor
-from .batchnorm import batch_norm
+from .batchnorm import batch_norm, batch_norm_stats
+from .channels import blend_running, buffer_array, buffer_written, channels_view
 from .groupnorm import group_norm
 from .layernorm import layer_norm
 
@@ -56,6 +59,49 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return _saved(y, mean.reshape(-1), invstd.reshape(-1))
 
 
+def batch_norm_update_stats(input, running_mean, running_var, momentum):
+    """``torch.batch_norm_update_stats``: the batch's per-channel mean and biased variance (over every dim but 1),
+    and, where given, ``running_mean``/``running_var`` moved toward the mean and the unbiased variance
+    var * n / (n - 1) by ``momentum``, in place, as batch_norm's training step moves them (n = 1 gives NaN).
+    The statistics have the running buffers' dtype when given (float32 for a bfloat16 input), else the input's;
+    they have no derivative (a backward reaching them raises), as in PyTorch. PyTorch's errors for a 1-D, empty or integer input and a float32
+    input with float64 buffers; buffers of another length than C are refused (PyTorch reads past them)."""
+    if input.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(input.ndim, 1)}, "
+                         f"{max(input.ndim, 1) - 1}], but got 1)")
+    if input.numel() == 0:
+        raise RuntimeError(f"input tensor must have at least one element, but got input_sizes = {list(input.shape)}")
+    if not is_floating_point(input.dtype):
+        raise NotImplementedError(f'"batch_norm_update_stats_cpu" not implemented for '
+                                  f"'{scalar_type_name(input.dtype)}'")
+    for buffer in (running_mean, running_var):
+        if buffer is None:
+            continue
+        if buffer.dtype != input.dtype and compute_dtype(input.dtype) == input.dtype:
+            raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of "
+                               f"{scalar_type_name(input.dtype)}")
+        if buffer.numel() != input.shape[1]:
+            raise RuntimeError(f"batch_norm_update_stats: a running buffer of {buffer.numel()} elements for "
+                               f"{input.shape[1]} channels")
+    dtype = compute_dtype(input.dtype)
+    x3 = channels_view(input._data)                                          # (N, C, S), compute dtype
+    mean, var = batch_norm_stats(x3)                                         # (C,) each
+    n = x3.shape[0] * x3.shape[2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        unbiased = var * (n / (n - 1)) if n > 1 else var * np.nan
+    for buffer, statistic in ((running_mean, mean), (running_var, unbiased)):
+        if buffer is not None:
+            array = buffer_array(buffer, dtype)
+            blend_running(array, statistic, momentum)
+            buffer_written(buffer, array)
+    out_dtype = input.dtype if running_mean is None and running_var is None else \
+        (running_mean if running_mean is not None else running_var).dtype
+    if not (input.requires_grad and is_grad_enabled()):
+        return Tensor(mean.astype(out_dtype)), Tensor(var.astype(out_dtype))
+    message = "derivative for aten::batch_norm_update_stats is not implemented"    # reaching them in backward raises
+    return tuple(NoDerivative.apply(RuntimeError, message, a.astype(out_dtype), input) for a in (mean, var))
+
+
 def _native_batch_norm_legit(input, weight, bias, *args):
     """``torch._native_batch_norm_legit``: native_batch_norm's arguments, or (training, momentum, eps)
     without running statistics."""
@@ -74,4 +120,5 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     return _saved(y, mean, rstd)
 
 
-__all__ = ["native_layer_norm", "native_batch_norm", "_native_batch_norm_legit", "native_group_norm"]
+__all__ = ["native_layer_norm", "native_batch_norm", "_native_batch_norm_legit", "native_group_norm",
+           "batch_norm_update_stats"]
