@@ -1,6 +1,7 @@
 """The names device-agnostic and compile-tuned scripts touch, against PyTorch's CPU build: ``torch.xpu`` and
 ``torch.mps`` (what a build without those devices returns, or the exception type it raises), ``Tensor.xpu`` and
-``Module.xpu/mtia/ipu``, ``torch._assert``, the symbolic-number classes, ``torch._dynamo`` and
+``Module.xpu/mtia/ipu``, ``torch._assert``, the symbolic-number classes, ``amp.is_autocast_available``, the
+``autograd`` names of the profiler and anomaly modules, ``torch._dynamo`` and
 ``torch._inductor.config`` (PyTorch's defaults for the settings listed; setting them changes nothing), and the
 older import paths ``torch.utils.model_zoo`` and ``torch.utils.data._utils.collate``. PyTorch's side is live or
 recorded."""
@@ -33,7 +34,13 @@ OTHER_CALLS = ["zeros(2).xpu()", "zeros(2).mtia()", "nn.Linear(2, 2).xpu()", "nn
                # a new function: allow_in_graph(len) would change how PyTorch's dynamo treats len for later tests
                "(lambda f: _dynamo.allow_in_graph(f) is f)(lambda x: x)",
                "backends.mkl.is_available() in (True, False)", "backends.openmp.is_available() in (True, False)",
-               "backends.mkldnn.enabled", "_dynamo.config.no_such_setting"]
+               "backends.mkldnn.enabled", "_dynamo.config.no_such_setting",
+               "amp.is_autocast_available('cpu')", "amp.is_autocast_available('cuda')",
+               "amp.is_autocast_available('meta')", "amp.is_autocast_available('mps')",
+               "amp.is_autocast_available('tpu')", "autograd.kineto_available()", "profiler.kineto_available()",
+               "autograd.is_view_replay_enabled()", "autograd.ProfilerActivity is profiler.ProfilerActivity",
+               "autograd.anomaly_mode.detect_anomaly is autograd.detect_anomaly",
+               "autograd.profiler_util.EventList is autograd.profiler.EventList"]
 DYNAMO_SETTINGS = ["suppress_errors", "verbose", "cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
                    "accumulated_recompile_limit", "capture_scalar_outputs", "capture_dynamic_output_shape_ops",
                    "automatic_dynamic_shapes", "assume_static_by_default", "optimize_ddp"]

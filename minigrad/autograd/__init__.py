@@ -17,6 +17,13 @@ from .grad_mode import is_multithreading_enabled, set_multithreading_enabled  # 
 from . import profiler  # noqa: E402  (torch.autograd.profiler: profile, record_function, emit_nvtx)
 from . import graph  # noqa: E402  (torch.autograd.graph: Node, next_functions, node hooks)
 from .saved_tensors import SavedTensor  # noqa: E402  (torch.autograd.SavedTensor: grad_fn._raw_saved_self)
+from . import anomaly_mode, profiler_util  # noqa: E402,F401  (the modules PyTorch defines these names in)
+from ..profiler import DeviceType, ProfilerActivity, kineto_available  # noqa: E402,F401
+
+
+def is_view_replay_enabled():
+    """False: views are not replayed from their bases (PyTorch's default)."""
+    return False
 
 __all__ = ["Context", "Function", "functional", "GradcheckError", "backward", "detect_anomaly", "enable_grad", "grad",
            "gradcheck", "gradgradcheck", "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled",

@@ -28,6 +28,14 @@ from ._events import DeviceType, EventList, FunctionEvent, FunctionEventAvg, Int
 from ._profile import (ProfilerAction, ProfilerActivity, profile, record_function, schedule, supported_activities,
                        tensorboard_trace_handler)
 
+
+
+def kineto_available():
+    """True: the profiler API (``minigrad.profiler``, ``autograd.profiler``) is there to use, as PyTorch's answer
+    tells programs (minigrad's profiler is its own, not Kineto)."""
+    return True
+
+
 __all__ = ["DeviceType", "EventList", "FunctionEvent", "FunctionEventAvg", "Interval", "ProfilerAction",
            "ProfilerActivity", "profile", "record_function", "schedule", "supported_activities",
-           "tensorboard_trace_handler"]
+           "tensorboard_trace_handler", "kineto_available"]
