@@ -26,8 +26,14 @@ from .ops.sort import sort_result as sort, topk_result as topk
 histogram.__name__ = histogram.__qualname__ = "histogram"
 histogramdd.__name__ = histogramdd.__qualname__ = "histogramdd"
 
+from .utils._pytree import SequenceKey, pytree_register_structseq, register_pytree_node  # noqa: E402,F401
+
 __all__ = ["aminmax", "cummax", "cummin", "frexp", "geqrf", "histogram", "histogramdd", "kthvalue",
            "linalg_cholesky_ex", "linalg_eig", "linalg_eigh", "linalg_inv_ex", "linalg_ldl_factor",
            "linalg_ldl_factor_ex", "linalg_lstsq", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex",
            "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "lu_unpack", "max", "median", "min",
            "mode", "nanmedian", "qr", "slogdet", "sort", "svd", "topk", "triangular_solve"]
+
+for _name in __all__:          # each a pytree container of its fields, as PyTorch registers its structseqs
+    pytree_register_structseq(globals()[_name])
+del _name

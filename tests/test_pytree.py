@@ -186,7 +186,9 @@ def test_result_types_are_nodes_and_tensors_leaves():
     result = mg.max(x, 1)
     leaves, spec = pytree.tree_flatten({"r": result, "x": x})
     assert leaves[0] is result.values and leaves[1] is result.indices and leaves[2] is x
-    assert repr(spec.child(0)) == "TreeSpec(max, None, [*,\n  *])"
+    assert repr(spec.child(0)) == "TreeSpec(max, None, [*,\n  *])" and spec.child(0).type is type(result)
+    assert pytree.is_structseq_instance(result) and not pytree.is_namedtuple_instance(result)
+    assert [pytree.keystr(k) for k, _ in pytree.tree_leaves_with_path(result)] == ["[0]", "[1]"]
     rebuilt = pytree.tree_unflatten(leaves, spec)
     assert type(rebuilt["r"]) is type(result) and rebuilt["r"].values is result.values
     doubled = pytree.tree_map_only(mg.Tensor, lambda t: t * 2, {"r": result, "n": 3})

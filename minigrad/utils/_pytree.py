@@ -22,7 +22,8 @@ __all__ = ["PyTree", "Context", "FlattenFn", "UnflattenFn", "TreeSpec", "LeafSpe
            "tree_map_with_path", "tree_map_", "tree_map_only", "tree_map_only_", "tree_all", "tree_any",
            "tree_all_only", "tree_any_only", "treespec_pprint", "treespec_leaf", "treespec_tuple", "treespec_dict",
            "arg_tree_leaves", "map_only", "is_namedtuple", "is_namedtuple_class", "is_namedtuple_instance",
-           "is_structseq", "is_structseq_class", "is_structseq_instance", "SequenceKey", "MappingKey", "GetAttrKey"]
+           "is_structseq", "is_structseq_class", "is_structseq_instance", "pytree_register_structseq", "SequenceKey",
+           "MappingKey", "GetAttrKey"]
 
 PyTree = typing.Any
 Context = typing.Any
@@ -165,12 +166,11 @@ register_pytree_node(deque, lambda d: (list(d), d.maxlen), lambda values, maxlen
 _NamedTupleNode = namedtuple
 
 
-class structseq:   # noqa: N801 - PyTorch's name
-    """The node type of the ops' result types (``minigrad.max(x, 0)``'s), which PyTorch makes structseqs; the
-    context is the class (printed by its name: ``TreeSpec(max, None, ...)``)."""
-
-
-_StructSeqNode = structseq
+def pytree_register_structseq(cls):
+    """Make an ops' result type (``minigrad.max(x, 0)``'s class; PyTorch's are structseqs) a container of its
+    fields, context None (``TreeSpec(max, None, [*, *])``). ``minigrad.return_types`` registers them all."""
+    register_pytree_node(cls, lambda result: (list(result), None), lambda values, _: cls(*values),
+                         flatten_with_keys_fn=lambda result: _sequence_keys(list(result), None))
 
 
 def is_namedtuple_class(cls):
@@ -206,7 +206,7 @@ def is_structseq(obj):
     return is_structseq_class(obj if isinstance(obj, type) else type(obj))
 
 
-_BUILTIN_TYPES = (tuple, list, dict, OrderedDict, defaultdict, deque, namedtuple)   # (not the result types)
+_BUILTIN_TYPES = (tuple, list, dict, OrderedDict, defaultdict, deque, namedtuple)   # (the result types: registered)
 _DICT_TYPES = (dict, OrderedDict, defaultdict)
 
 
@@ -215,10 +215,7 @@ def _node_of(tree):
     node = SUPPORTED_NODES.get(type(tree))
     if node is not None:
         return node
-    if isinstance(tree, tuple):
-        if is_structseq_instance(tree):
-            return NodeDef(_StructSeqNode, lambda t: (list(t), type(t)), lambda values, cls: cls(*values),
-                           lambda t: _sequence_keys(list(t), type(t)))
+    if isinstance(tree, tuple):       # (the result types are registered: return_types.py)
         if is_namedtuple_instance(tree):
             return NodeDef(_NamedTupleNode, lambda t: (list(t), type(t)), lambda values, cls: cls(*values),
                            lambda t: ([(GetAttrKey(f), c) for f, c in zip(t._fields, t)], type(t)))
@@ -251,14 +248,12 @@ class TreeSpec:
         return self.children_specs[index]
 
     def _type_name(self):
-        if self.type is _StructSeqNode:
-            return self.context.__name__
         return self.type.__name__
 
     def __repr__(self, indent=0):
         if self.is_leaf():
             return "*"
-        context = "None" if self.type is _StructSeqNode else str(self.context)     # (PyTorch's: str, not repr)
+        context = str(self.context)     # (PyTorch's: str, not repr)
         children = f",\n{' ' * (indent + 2)}".join(child.__repr__(indent + 2) for child in self.children_specs)
         return f"TreeSpec({self._type_name()}, {context}, [{children}])"
 
@@ -344,7 +339,7 @@ _LEAF = LeafSpec()
 
 
 def _unflatten_fn(spec):
-    if spec.type is _NamedTupleNode or spec.type is _StructSeqNode:
+    if spec.type is _NamedTupleNode:
         return lambda values, cls: cls(*values)
     return SUPPORTED_NODES[spec.type].unflatten_fn
 

@@ -39,6 +39,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Context, Function, _joined, recording_nodes
 from ..autograd.saved_tensors import hooks_disabled as saved_tensors_disabled
 from ..random import default_generator, fork_rng
+from ._pytree import tree_map  # noqa: F401  (torch.utils.checkpoint imports it too)
 from ..tensor import Tensor
 
 __all__ = ["CheckpointError", "CheckpointFunction", "CheckpointPolicy", "DefaultDeviceType", "SelectiveCheckpointContext",

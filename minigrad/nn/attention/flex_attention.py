@@ -29,6 +29,7 @@ from ...ops.attention import Attention, _grouped, softmax_of_kept_rows
 from ...ops.elementwise import masked_fill, where
 from ...ops.linalg import matmul
 from ...tensor import Tensor
+from ...utils._pytree import GetAttrKey, TreeSpec, tree_flatten, tree_map_only, tree_unflatten  # noqa: F401
 from .block_mask import (_LARGE_SPARSE_BLOCK_SIZE, BlockMask, _sliced_mask_mod_error, and_masks, call_mod,
                          create_block_mask, create_mask, empty_block_mask, noop_mask, or_masks)
 
