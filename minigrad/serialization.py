@@ -25,6 +25,7 @@ freely:
 * ``save_safetensors``/``load_safetensors`` go through the ``safetensors`` package (the optional extra
   ``minigrad[safetensors]``); ``load_safetensors`` refuses non-regular files before opening them, too.
 """
+import contextlib
 import errno
 import io
 import json
@@ -47,7 +48,7 @@ from .tensor import Tensor
 from .safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals  # noqa: E402,F401
 
 __all__ = ["save", "load", "save_safetensors", "load_safetensors", "MAX_LOAD_BYTES", "add_safe_globals",
-           "get_safe_globals", "clear_safe_globals", "safe_globals"]
+           "get_safe_globals", "clear_safe_globals", "safe_globals", "get_unsafe_globals_in_checkpoint"]
 
 #: ``load``'s (and ``load_safetensors``') default limit, in bytes, on the file's size, and the most memory ``load``
 #: spends on one file (less for a small file: 48 times its size, at least 64 MiB; ``_Budget``). Set it
@@ -1171,9 +1172,19 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if pickle_module is not None:
         raise RuntimeError("mg.load reads checkpoints with its own restricted unpickler; pickle_module is not "
                            "supported")
+    _check_map_location(map_location)
+    with _archive(f, max_bytes) as entries:
+        if _STRUCTURE in entries.names:
+            return _load_minigrad(entries)
+        return _load_torch(entries, _torch_pickle_name(entries), map_location)
+
+
+@contextlib.contextmanager
+def _archive(f, max_bytes):
+    """The zip archive ``f`` as ``_Entries`` on a budget (``load``'s rules), closed after; what goes wrong inside
+    (a nesting too deep, an entry zipfile cannot read) raises RuntimeError saying so."""
     explicit = max_bytes is not None
     max_bytes = _checked_max_bytes(max_bytes, "mg.load")
-    _check_map_location(map_location)
     source, opened, size = _open_for_load(f, max_bytes)
     try:
         start = source.tell()
@@ -1186,15 +1197,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
             raise RuntimeError(f"mg.load: the file is not a readable zip archive ({_clip(err)})") from None
         with archive:
-            entries = _Entries(archive, start + size, _Budget(max_bytes, size, explicit))
             try:
-                if _STRUCTURE in entries.names:
-                    return _load_minigrad(entries)
-                pickles = [name for name in entries.names if name.endswith("/data.pkl") and name.count("/") == 1]
-                if len(pickles) != 1:
-                    raise RuntimeError("mg.load: this zip archive was not written by mg.save or torch.save (it has "
-                                       f"no {_STRUCTURE} and no <name>/data.pkl)")
-                return _load_torch(entries, pickles[0], map_location)
+                yield _Entries(archive, start + size, _Budget(max_bytes, size, explicit))
             except RecursionError:
                 raise RuntimeError("mg.load: the file nests containers too deeply to be read") from None
             except (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile, NotImplementedError) as err:
@@ -1203,6 +1207,39 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     finally:
         if opened:
             source.close()
+
+
+def _torch_pickle_name(entries):
+    """The one ``<name>/data.pkl`` of a ``torch.save`` archive."""
+    pickles = [name for name in entries.names if name.endswith("/data.pkl") and name.count("/") == 1]
+    if len(pickles) != 1:
+        raise RuntimeError("mg.load: this zip archive was not written by mg.save or torch.save (it has "
+                           f"no {_STRUCTURE} and no <name>/data.pkl)")
+    return pickles[0]
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """The globals (``"module.name"``) a ``torch.save`` checkpoint names that ``load`` would refuse: neither in
+    the weights-only subset nor listed with ``add_safe_globals``. Read statically, as PyTorch reads them (the
+    pickle is parsed, never run; GLOBAL opcodes, those of protocol 2, which ``torch.save`` writes)."""
+    try:
+        with _archive(f, None) as entries:
+            if _STRUCTURE in entries.names:
+                raise ValueError("Expected input to be a checkpoint returned by torch.save (this is mg.save's)")
+            pickled = entries.read(_torch_pickle_name(entries))
+    except RuntimeError as err:
+        raise ValueError(f"Expected input to be a checkpoint returned by torch.save: {err}") from None
+    names = set()
+    try:
+        for opcode, arg, _ in pickletools.genops(pickled):
+            if opcode.name == "GLOBAL":
+                module, name = arg.split(" ", 1)
+                module = "builtins" if module == "__builtin__" else module
+                if (module, name) not in _ADMITTED and _trust.trusted(module, name) is None:
+                    names.add(f"{module}.{name}")
+    except ValueError as err:
+        raise _refuse(f"its pickle is malformed ({_clip(err)})") from None
+    return sorted(names)
 
 
 _FILE_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),

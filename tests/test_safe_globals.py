@@ -133,3 +133,31 @@ def test_torch_save_checkpoints_as_torch_load_reads_them(tmp_path):
     np.testing.assert_array_equal(mine["model"]["w"].numpy(), theirs["model"]["w"].numpy())
     assert mine["best"] == theirs["best"] and type(mine["best"]) is np.float64
     assert mine["run"] == theirs["run"] and mine["raw"] == theirs["raw"]
+
+
+def test_get_unsafe_globals_in_checkpoint():
+    data = archive({"args": argparse.Namespace(a=1), "run": RunInfo("r", []), "raw": b"x"})
+    assert serialization.get_unsafe_globals_in_checkpoint(data) == ["argparse.Namespace",
+                                                                    f"{RunInfo.__module__}.RunInfo"]
+    data.seek(0)
+    with serialization.safe_globals([RunInfo]):
+        assert serialization.get_unsafe_globals_in_checkpoint(data) == ["argparse.Namespace"]
+    own = io.BytesIO()
+    mg.save({"w": mg.ones(2)}, own)
+    own.seek(0)
+    with pytest.raises(ValueError, match="Expected input to be a checkpoint returned by torch.save"):
+        serialization.get_unsafe_globals_in_checkpoint(own)
+    with pytest.raises(ValueError, match="Expected input to be a checkpoint returned by torch.save"):
+        serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(b"not a zip"))
+
+
+def test_get_unsafe_globals_in_checkpoint_as_pytorch(tmp_path):
+    torch = torch_or_skip()
+    path = tmp_path / "ckpt.pt"
+    torch.save({"w": torch.ones(2), "args": argparse.Namespace(lr=0.1), "best": np.float64(0.25),
+                "run": RunInfo("r", [1]), "raw": b"\x01"}, path)
+    for trusted in ([], [argparse.Namespace, RunInfo]):
+        with torch.serialization.safe_globals(trusted):
+            theirs = torch.serialization.get_unsafe_globals_in_checkpoint(path)
+        with serialization.safe_globals(trusted):
+            assert serialization.get_unsafe_globals_in_checkpoint(path) == sorted(theirs)
