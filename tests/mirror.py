@@ -103,6 +103,15 @@ def torch_raises(compute, *inputs):
     return theirs
 
 
+def assert_raises_as_recorded(compute, *inputs):
+    """``compute(lib)`` raises in minigrad what it raises in PyTorch (live or recorded): the same exception type
+    (the nearest built-in one) and the same message."""
+    theirs = torch_raises(compute, *inputs)
+    with pytest.raises(theirs.type) as caught:
+        compute(mg)
+    assert str(caught.value) == theirs.message
+
+
 def assert_mirror(mg_fn, torch_fn, *arrays, rtol=1e-10, atol=1e-10, seed=0, grads=None):
     """Compare forward and all input gradients of ``mg_fn`` and ``torch_fn`` on ``arrays``.
 
