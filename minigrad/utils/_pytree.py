@@ -166,11 +166,17 @@ register_pytree_node(deque, lambda d: (list(d), d.maxlen), lambda values, maxlen
 _NamedTupleNode = namedtuple
 
 
+_NAMEDTUPLE_NODE = NodeDef(_NamedTupleNode, lambda t: (list(t), type(t)), lambda values, cls: cls(*values),
+                           lambda t: ([(GetAttrKey(f), c) for f, c in zip(t._fields, t)], type(t)))
+_STRUCTSEQ_TYPES = set()      # the classes pytree_register_structseq registered
+
+
 def pytree_register_structseq(cls):
     """Make an ops' result type (``minigrad.max(x, 0)``'s class; PyTorch's are structseqs) a container of its
     fields, context None (``TreeSpec(max, None, [*, *])``). ``minigrad.return_types`` registers them all."""
     register_pytree_node(cls, lambda result: (list(result), None), lambda values, _: cls(*values),
                          flatten_with_keys_fn=lambda result: _sequence_keys(list(result), None))
+    _STRUCTSEQ_TYPES.add(cls)
 
 
 def is_namedtuple_class(cls):
@@ -188,14 +194,9 @@ def is_namedtuple(obj):
     return is_namedtuple_class(obj if isinstance(obj, type) else type(obj))
 
 
-def _result_types():
-    from .. import return_types
-    return {getattr(return_types, name) for name in return_types.__all__}
-
-
 def is_structseq_class(cls):
     """One of the ops' result types (``minigrad.return_types``), which PyTorch makes structseqs."""
-    return isinstance(cls, type) and cls in _result_types()
+    return isinstance(cls, type) and cls in _STRUCTSEQ_TYPES
 
 
 def is_structseq_instance(obj):
@@ -215,10 +216,8 @@ def _node_of(tree):
     node = SUPPORTED_NODES.get(type(tree))
     if node is not None:
         return node
-    if isinstance(tree, tuple):       # (the result types are registered: return_types.py)
-        if is_namedtuple_instance(tree):
-            return NodeDef(_NamedTupleNode, lambda t: (list(t), type(t)), lambda values, cls: cls(*values),
-                           lambda t: ([(GetAttrKey(f), c) for f, c in zip(t._fields, t)], type(t)))
+    if isinstance(tree, tuple) and is_namedtuple_instance(tree):    # (the result types are registered)
+        return _NAMEDTUPLE_NODE
     return None
 
 
@@ -339,9 +338,7 @@ _LEAF = LeafSpec()
 
 
 def _unflatten_fn(spec):
-    if spec.type is _NamedTupleNode:
-        return lambda values, cls: cls(*values)
-    return SUPPORTED_NODES[spec.type].unflatten_fn
+    return (_NAMEDTUPLE_NODE if spec.type is _NamedTupleNode else SUPPORTED_NODES[spec.type]).unflatten_fn
 
 
 # --------------------------------------------------------------------------- flatten / unflatten / map
