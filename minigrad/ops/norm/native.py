@@ -64,8 +64,9 @@ def batch_norm_update_stats(input, running_mean, running_var, momentum):
     and, where given, ``running_mean``/``running_var`` moved toward the mean and the unbiased variance
     var * n / (n - 1) by ``momentum``, in place, as batch_norm's training step moves them (n = 1 gives NaN).
     The statistics have the running buffers' dtype when given (float32 for a bfloat16 input), else the input's;
-    they have no derivative (a backward reaching them raises), as in PyTorch. PyTorch's errors for a 1-D, empty or integer input and a float32
-    input with float64 buffers; buffers of another length than C are refused (PyTorch reads past them)."""
+    they have no derivative (a backward reaching them raises), as in PyTorch. PyTorch's errors for a 1-D, empty or
+    integer input and a float32 input with float64 buffers; buffers of another length than C are refused (PyTorch
+    reads past them)."""
     if input.ndim < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-max(input.ndim, 1)}, "
                          f"{max(input.ndim, 1) - 1}], but got 1)")
