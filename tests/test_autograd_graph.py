@@ -106,6 +106,41 @@ def test_multi_grad_hook_as_pytorch(use_both):
     assert len(ours) == len(theirs) == 1
 
 
+def _multi_timing(lib, case):
+    """The order of a backward's tensor hooks and of a multi-grad hook ("all") on some of the tensors: PyTorch
+    calls the multi-grad hook as soon as the last gradient the pass computes has arrived, not at its end."""
+    values = np.random.default_rng(2)
+    x = lib.tensor(values.standard_normal(4), requires_grad=True)
+    unused = lib.tensor(values.standard_normal(4), requires_grad=True)
+    h1 = x * 2
+    h2 = h1.exp()
+    h3 = h2 * h1
+    loss = (h3 * lib.tensor(values.standard_normal(4))).sum()
+    events = []
+    for name, t in (("x", x), ("h1", h1), ("h2", h2), ("h3", h3)):
+        t.register_hook(lambda g, name=name: events.append(name))
+    watched = {"chain": (h3, h1), "leaf": (h2, x), "unused": (unused, h3), "reversed": (h1, h2)}[case]
+    lib.autograd.graph.register_multi_grad_hook(
+        watched, lambda grads: events.append(("all", tuple(g is None for g in grads))))
+    if case == "reversed":
+        lib.autograd.grad(loss, [h2])          # h1's node is not needed: the hook waits for h2 only
+    else:
+        loss.backward()
+    events.append("end")
+    return events
+
+
+@pytest.mark.parametrize("case", ["chain", "leaf", "unused", "reversed"])
+def test_multi_grad_hook_fires_when_its_gradients_have_arrived(case):
+    torch = torch_or_skip()
+    ours, theirs = _multi_timing(mg, case), _multi_timing(torch, case)
+    assert ours == theirs
+    fired = [i for i, e in enumerate(ours) if isinstance(e, tuple)]
+    assert len(fired) == 1
+    if case in ("chain", "unused"):
+        assert fired[0] < ours.index("x")     # before the pass went on to x: not at the pass's end
+
+
 def test_increment_version_makes_backward_refuse():
     torch = torch_or_skip()
     for lib in (mg, torch):

@@ -260,11 +260,13 @@ class Capture:
 
 
 class _Running(threading.local):
-    """Per thread: one list of queued callbacks per backward running (a hook may start another backward),
-    innermost last. Threads run their own backward passes independently."""
+    """Per thread, per backward running (a hook may start another backward), innermost last: its queued
+    callbacks, and what its walk will reach (``will_execute``). Threads run their own backward passes
+    independently."""
 
     def __init__(self):
         self.callbacks = []
+        self.reached = []      # per walk: (its dependency counts, its roots, the nodes needed or None, its sink)
 
 
 _running = _Running()
@@ -277,6 +279,20 @@ def queue_callback(callback):
     if not _running.callbacks:
         raise RuntimeError("Final callbacks can only be installed during backward pass.")
     _running.callbacks[-1].append(callback)
+
+
+def will_execute(key):
+    """Whether the innermost backward running in this thread will run ``key`` (a node) or hand a leaf its
+    gradient (``key`` a leaf tensor): PyTorch's ``torch._C._will_engine_execute_node``. ``register_multi_grad_hook``
+    asks it, to know which gradients to wait for."""
+    if not _running.reached:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    deps, roots, needed, sink = _running.reached[-1]
+    if key not in deps and not any(key is root for root in roots):
+        return False
+    if isinstance(key, Context):
+        return needed is None or key in needed or key in sink.at_node
+    return needed is None or id(key) in sink.grads          # a leaf: only the inputs asked for get gradients
 
 
 def count_dependencies(starts, needed=None):
@@ -493,7 +509,6 @@ def _walk(tensors, grads, retain_graph, inputs, graph):
 
 def _walk_graph(tensors, grads, retain_graph, inputs, graph):
     """The walk of the module docstring, on arrays, or on Tensors with a graph (``graph``, create_graph=True)."""
-    fit = fit_graph if graph else fit_gradient
     sink = Accumulate() if inputs is None else Capture(inputs)
     pending = {}                                    # node or leaf -> the sum of the shares arrived so far
     for t, g in zip(tensors, grads):
@@ -503,6 +518,16 @@ def _walk_graph(tensors, grads, retain_graph, inputs, graph):
     if inputs is not None:
         needed = needed_nodes(list(pending), set(sink.at_node) | {t for t in inputs if t.grad_fn is None})
     deps = count_dependencies(list(pending), needed)
+    _running.reached.append((deps, tuple(pending), needed, sink))   # (the roots: a few keys)
+    try:
+        return _run_walk(pending, deps, needed, sink, retain_graph, graph)
+    finally:
+        _running.reached.pop()
+
+
+def _run_walk(pending, deps, needed, sink, retain_graph, graph):
+    """The nodes in dependency order: each runs once every share of its gradient has arrived."""
+    fit = fit_graph if graph else fit_gradient
     ready = []
     for key in [k for k in pending if deps.get(k, 0) == 0]:
         if isinstance(key, Context):
@@ -515,9 +540,9 @@ def _walk_graph(tensors, grads, retain_graph, inputs, graph):
         grad = pending.pop(node, None)
         if type(grad) is not np.ndarray and getattr(grad, "is_sparse", False):
             grad = sparse_gradients().densify(grad, graph)  # an op's backward takes it dense (PyTorch: if it can't)
-        if needed is not None and node not in needed:   # an input's own node, or a root on no path to an input
-            if grad is not None:
-                sink.node(node, run_hooks(node.pre_hooks, grad) if node.pre_hooks else grad)
+        if needed is not None and node not in needed:   # an input's own node, or a node on no path to an input
+            if grad is not None and node in sink.at_node:   # (PyTorch runs no hook of a node it neither runs
+                sink.node(node, run_hooks(node.pre_hooks, grad) if node.pre_hooks else grad)   # nor captures)
             continue
         in_grads = (run_node(node, grad, sink, retain_graph, graph) if grad is not None
                     else [None] * len(node.next_edges))

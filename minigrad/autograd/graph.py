@@ -127,28 +127,34 @@ def increment_version(tensor):
 
 
 def register_multi_grad_hook(tensors, fn, *, mode="all"):
-    """Call ``fn`` once per backward pass that computes gradients of ``tensors``: ``mode="all"``, when the pass
-    has finished, with the list of their gradients (None for one the pass did not compute); ``mode="any"``, with
+    """Call ``fn`` once per backward pass that computes gradients of ``tensors``: ``mode="all"``, with the list of
+    their gradients (None for one the pass does not compute) as soon as the last of those the pass computes has
+    arrived (the pass tells which it will reach: ``engine.will_execute``), as PyTorch does; ``mode="any"``, with
     the first of their gradients computed. Returns a handle whose ``remove()`` takes the hooks off."""
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     tensors = list(tensors)
-    state = threading.local()
+    state = threading.local()       # per thread: this pass's gradients so far, and how many it will compute
 
     def hook_for(i):
         def hook(grad):
             grads = getattr(state, "grads", None)
             if grads is None:                        # the first of them in this backward pass
                 grads = state.grads = [None] * len(tensors)
-                engine.queue_callback(finish)
+                state.arrived = 0
+                state.expected = sum(engine.will_execute(t if t.grad_fn is None else t.grad_fn) for t in tensors)
+                engine.queue_callback(finish)        # (for a gradient the pass was to compute and did not)
                 if mode == "any":
                     fn(grad)
             grads[i] = grad
+            state.arrived += 1
+            if mode == "all" and state.arrived == state.expected:
+                finish()
         return hook
 
     def finish():
-        grads, state.grads = state.grads, None
-        if mode == "all":
+        grads, state.grads = getattr(state, "grads", None), None
+        if mode == "all" and grads is not None:
             fn(grads)
 
     handles = [t.register_hook(hook_for(i)) for i, t in enumerate(tensors)]
