@@ -24,8 +24,8 @@ import pytest
 
 import minigrad as mg
 
-from .dtype_matrix import (DTYPES, FIRST, FLOATING, SECOND, check_all, check_complex32, compare, compare_gradients,
-                           gradient_outcome, operand, operand_kinds, outcome, torch_gradient_outcome)
+from .dtype_matrix import (DTYPES, FIRST, FLOATING, RECORD_TOLERANCE, SECOND, check_all, check_complex32, compare,
+                           compare_gradients, gradient_outcome, operand, operand_kinds, outcome, torch_gradient_outcome)
 from .mirror import torch_result
 
 
@@ -190,7 +190,7 @@ DIFFERENTIABLE = ["torch.add", "torch.sub", "torch.mul", "torch.div", "torch.pow
 
 def gradient_problems(name, cases, looser=0.0):
     want = torch_result(lambda torch: [torch_gradient_outcome(torch, CALLS[name], *case) for case in cases],
-                        [repr(c) for c in cases])
+                        [repr(c) for c in cases], tolerance=RECORD_TOLERANCE)
     problems = [compare_gradients(f"{name} with {case}", w, gradient_outcome(mg, CALLS[name], *case), looser,
                                   complex_zero_power(name)) for case, w in zip(cases, want)]
     return [p for p in problems if p]
@@ -376,7 +376,7 @@ def test_reductions_of_every_dtype_as_pytorch(name):
              for keepdim in (False, True) for dtype_arg in (None, "float64", "int8", "complex128")
              if (arguments := reduction_arguments(name, dim, keepdim, dtype_arg)) is not None]
     want = torch_result(lambda torch: [outcome(reduction_run(torch, *case)) for case in cases],
-                        [repr(c) for c in cases])
+                        [repr(c) for c in cases], tolerance=RECORD_TOLERANCE)
     problems = []
     for case, w in zip(cases, want):
         got = outcome(reduction_run(mg, *case))

@@ -55,6 +55,12 @@ LOOSER = {"LBFGS": 1e-6}
 # tensor in PyTorch when ``lr`` is a Tensor (its arithmetic carries the type); minigrad keeps it a float.
 REPRESENTATION = {("LBFGS", "t")}
 
+# Configurations compared over fewer steps, with the reason. LBFGS in float32 runs its steps down to rounding noise
+# (its last directions are ~1e-5, its curvature pairs y.s ~1e-7 with 1/(y.s) up to 1e9), and the next step's first
+# pair is kept or dropped by the sign of such a y.s: on an AMD Zen 4 minigrad's came out +8e-7 and PyTorch's -6e-6,
+# and step 4 went to another basin (the float64 runs of both agree to 1e-13 there). Steps 1-3 stay above the noise.
+FEWER_STEPS = {("LBFGS", "float32"): 3}
+
 
 def _cases():
     """(info, kwargs, variant) for every configuration: PyTorch's, then ours."""
@@ -264,12 +270,13 @@ def _check_case(info, kwargs, variant):
     if variant == "float32":
         torch.set_default_dtype(torch.float32)
         mg.set_default_dtype(mg.float32)
-    want = _attempt(torch, info, kwargs, arrays, variant, range(STEPS))
-    got = _attempt(mg, info, kwargs, arrays, variant, range(STEPS))
+    steps = range(FEWER_STEPS.get((info.name, variant), STEPS))
+    want = _attempt(torch, info, kwargs, arrays, variant, steps)
+    got = _attempt(mg, info, kwargs, arrays, variant, steps)
     if isinstance(want, Exception) or isinstance(got, Exception):
         assert type(got) is type(want), f"PyTorch: {want!r}; minigrad: {got!r}"
         return
-    spreads = [_attempt(torch, info, kwargs, _nudged(arrays, sign), variant, range(STEPS)) for sign in (1, -1)]
+    spreads = [_attempt(torch, info, kwargs, _nudged(arrays, sign), variant, steps) for sign in (1, -1)]
     rtol = max(RTOL[_dtype_of(variant)], LOOSER.get(info.name, 0))
     _compare_trajectories(got[0], want[0], [s[0] for s in spreads], rtol, info.name)
     _compare_state_dicts(info.name, got[1].state_dict(), want[1].state_dict(), [s[1].state_dict() for s in spreads],
