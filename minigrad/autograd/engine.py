@@ -281,6 +281,11 @@ def queue_callback(callback):
     _running.callbacks[-1].append(callback)
 
 
+def backward_running():
+    """Whether a backward pass is running in this thread (PyTorch: ``torch._C._current_graph_task_id() != -1``)."""
+    return bool(_running.callbacks)
+
+
 def will_execute(key):
     """Whether the innermost backward running in this thread will run ``key`` (a node) or hand a leaf its
     gradient (``key`` a leaf tensor): PyTorch's ``torch._C._will_engine_execute_node``. ``register_multi_grad_hook``
@@ -288,11 +293,15 @@ def will_execute(key):
     if not _running.reached:
         raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
     deps, roots, needed, sink = _running.reached[-1]
-    if key not in deps and not any(key is root for root in roots):
-        return False
-    if isinstance(key, Context):
-        return needed is None or key in needed or key in sink.at_node
-    return needed is None or id(key) in sink.grads          # a leaf: only the inputs asked for get gradients
+    if not isinstance(key, Context) and needed is not None:
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
+    if key not in deps:
+        # a root: PyTorch starts a pass from one root's node itself, which it then does not count as one it will
+        # run; from several roots, it starts from a node above them, and counts them
+        if not any(key is root for root in roots) or len(roots) == 1:
+            return False
+    return needed is None or key in needed or key in sink.at_node
 
 
 def count_dependencies(starts, needed=None):

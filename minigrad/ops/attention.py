@@ -70,6 +70,7 @@ class Attention(Function):
         out = _flash_low_precision(scores, v, scale, bias, low) if low is not None else None
         w = masked_softmax_(scores, scale, bias)
         ctx.scale, ctx.bias = scale, bias
+        ctx.shapes = (q.shape, k.shape, v.shape)    # (for utils.flop_counter: the saved arrays may be freed)
         ctx.save_for_backward(q, k, v, w)
         return kernels.matmul(w, v).astype(ctx.dtype, copy=False) if out is None else out     # (..., L, Ev)
 

@@ -306,6 +306,7 @@ class Conv(Function):
         xa, wa, ba = _arrays(x, w, b)
         cols = None if _depthwise_kernels(wa.shape[1], geo, xa.dtype) else _columns(xa, geo)  # kept for dw
         ctx.geo, ctx.cols = geo, cols if ctx.needs_input_grad[1] else None
+        ctx.shapes = (xa.shape, wa.shape)      # (for utils.flop_counter: the saved arrays may be freed)
         ctx.save_for_backward(x._data if ctx.needs_input_grad[1] else None,
                               w._data if ctx.needs_input_grad[0] else None)
         return _conv(xa, wa, geo, cols, ba).astype(x.dtype, copy=False)
@@ -342,7 +343,7 @@ class ConvTranspose(Function):
     @staticmethod
     def forward(ctx, y, w, b, geo):
         ya, wa, ba = _arrays(y, w, b)
-        ctx.geo = geo
+        ctx.geo, ctx.shapes = geo, (ya.shape, wa.shape)   # (shapes: for utils.flop_counter)
         ctx.save_for_backward(y._data if ctx.needs_input_grad[1] else None,
                               w._data if ctx.needs_input_grad[0] else None)
         return _add_bias(_transpose(ya, wa, geo), ba).astype(y.dtype, copy=False)
@@ -377,7 +378,7 @@ class ConvWeight(Function):
     @staticmethod
     def forward(ctx, x, y, geo):
         xa, ya = _arrays(x, y)
-        ctx.geo = geo
+        ctx.geo, ctx.shapes = geo, (xa.shape, ya.shape)    # (shapes: for utils.flop_counter)
         ctx.save_for_backward(x._data if ctx.needs_input_grad[1] else None,
                               y._data if ctx.needs_input_grad[0] else None)
         return _conv_weight(xa, ya, geo).astype(x.dtype, copy=False)

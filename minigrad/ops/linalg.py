@@ -97,6 +97,7 @@ class MatMul(Function):
     def forward(ctx, a, b):
         x, y = _in_compute_dtype(a), _in_compute_dtype(b)
         ctx.a_vector, ctx.b_vector, ctx.b_matrix = x.ndim == 1, y.ndim == 1, y.ndim <= 2
+        ctx.shapes = (x.shape, y.shape)        # (for utils.flop_counter: the saved arrays may be freed)
         ctx.save_for_backward(x if ctx.needs_input_grad[1] else None, y if ctx.needs_input_grad[0] else None)
         return _mm(x, y).astype(a.dtype, copy=False)
 

@@ -15,6 +15,11 @@ and updates written on arrays (the optimizers' ``step``). Their time counts in t
 How the ops are timed without costing anything when no profile records: while one does, ``Function.apply``
 and ``engine.run_node`` are replaced by timing wrappers (``_install``), and the originals are put back when the
 last recording profile stops (``_uninstall``). When no profile records, the engine runs its own code untouched.
+
+The same wrappers tell listeners (``add_listener``: ``utils.flop_counter.FlopCounterMode``) of every op after it
+ran (``listener.op(cls, args, kwargs, out)``) and of every backward node before it runs (``listener.node(node,
+grad, graph)``, which may return a function to call once the node has run: by then the node may have dropped
+what it saved); they are installed while a profile records or a listener listens.
 """
 import os
 import sys
@@ -29,6 +34,7 @@ _clock = time.perf_counter_ns
 #: the collectors recording now (usually none or one: profiles may nest, each gets every range); a tuple replaced
 #: as a whole when a profile starts or stops, so that another thread reading it never sees it half changed
 _collectors = ()
+_listeners = ()                   # likewise: what add_listener added
 _lock = threading.Lock()
 _stacks = threading.local()       # per thread: the list of ranges open now, innermost last
 _originals = {}                   # what _install replaced: {"apply": classmethod, "run_node": function}
@@ -62,7 +68,7 @@ class Collector:
         global _collectors
         self.wall_origin, self.clock_origin = time.time_ns(), _clock()
         with _lock:
-            if not _collectors:
+            if not _collectors and not _listeners:
                 _install()
             _collectors = _collectors + (self,)
 
@@ -71,7 +77,7 @@ class Collector:
         with _lock:
             if self in _collectors:
                 _collectors = tuple(c for c in _collectors if c is not self)
-                if not _collectors:
+                if not _collectors and not _listeners:
                     _uninstall()
 
     @property
@@ -160,26 +166,35 @@ def _install():
     plain_apply = original_apply.__func__
 
     def apply(cls, *args, **kwargs):
-        rng = open_range(cls.__name__, "op", args)
-        if rng is None:                            # the profile stopped in another thread meanwhile
-            return plain_apply(cls, *args, **kwargs)
+        rng = open_range(cls.__name__, "op", args)     # (None when no profile records)
         try:
             out = plain_apply(cls, *args, **kwargs)
         except BaseException:
-            close_range(rng)
+            if rng is not None:
+                close_range(rng)
             raise
-        close_range(rng, out, args)
+        if rng is not None:
+            close_range(rng, out, args)
+        for listener in _listeners:
+            listener.op(cls, args, kwargs, out)
         return out
 
-    def run_node(node, *args, **kwargs):
+    def run_node(node, grad, *args, **kwargs):
+        graph = kwargs.get("graph", args[2] if len(args) > 2 else False)
+        after = [listener.node(node, grad, graph) for listener in _listeners]   # (before the node frees its state)
         rng = open_range(node.name(), "backward")
         try:
-            return original_run_node(node, *args, **kwargs)
+            in_grads = original_run_node(node, grad, *args, **kwargs)
         finally:
             if rng is not None:
                 close_range(rng)
+        for then in after:
+            if then is not None:
+                then()
+        return in_grads
 
-    apply.__doc__ = "``Function.apply`` timed for minigrad.profiler (installed only while a profile records)."
+    apply.__doc__ = ("``Function.apply`` timed for minigrad.profiler and told to listeners (installed only while a "
+                     "profile records or a listener listens).")
     _originals.update(apply=original_apply, run_node=original_run_node)
     _function.Function.apply = classmethod(apply)
     _engine.run_node = run_node
@@ -188,6 +203,24 @@ def _install():
 def _uninstall():
     _function.Function.apply = _originals.pop("apply")
     _engine.run_node = _originals.pop("run_node")
+
+
+def add_listener(listener):
+    """Tell ``listener`` of every op and backward node from now on (module docstring) until ``remove_listener``."""
+    global _listeners
+    with _lock:
+        if not _collectors and not _listeners:
+            _install()
+        _listeners = _listeners + (listener,)
+
+
+def remove_listener(listener):
+    global _listeners
+    with _lock:
+        if listener in _listeners:
+            _listeners = tuple(x for x in _listeners if x is not listener)
+            if not _collectors and not _listeners:
+                _uninstall()
 
 
 def is_recording():

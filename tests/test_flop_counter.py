@@ -1,0 +1,393 @@
+"""minigrad.utils.flop_counter against torch.utils.flop_counter: the counts per op and per module, forward and
+backward (and create_graph), for products, convolutions, attention, einsum and recurrent layers, with every
+combination of inputs needing gradients; the table's layout checked on counts worked out by hand; a planted
+wrong backward formula is caught; users' formulas and the counter's errors.
+
+The counts are compared as PyTorch's CPU build reports them (live, or recorded in tests/fixtures/). Where the two
+differ on purpose (PyTorch's CPU attention and oneDNN LSTM kernels, which it does not count), the test says so.
+"""
+import itertools
+import threading
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.utils import flop_counter as mg_flop_counter
+from minigrad.utils.flop_counter import FlopCounterMode, register_flop_formula
+
+from .mirror import torch_or_skip, torch_result
+
+
+def _counter_of(lib):
+    if lib is mg:
+        return FlopCounterMode
+    import torch.utils.flop_counter
+    return torch.utils.flop_counter.FlopCounterMode
+
+
+def _plain(counter):
+    """get_flop_counts() with the ops as text ("aten.mm"), as both libraries print them."""
+    return {module: {str(op): n for op, n in ops.items()} for module, ops in counter.get_flop_counts().items()}
+
+
+# --------------------------------------------------------------------------- single ops, every needs-grad combination
+OPS = {
+    "mm": (lambda l, F, a, b: l.mm(a, b), [(3, 4), (4, 5)]),
+    "matmul 1d@2d": (lambda l, F, a, b: l.matmul(a, b), [(4,), (4, 5)]),
+    "matmul 2d@1d": (lambda l, F, a, b: l.matmul(a, b), [(3, 4), (4,)]),
+    "matmul 1d@1d": (lambda l, F, a, b: l.matmul(a, b), [(4,), (4,)]),
+    "matmul 3d@2d": (lambda l, F, a, b: a @ b, [(2, 3, 4), (4, 5)]),
+    "matmul 2d@3d": (lambda l, F, a, b: a @ b, [(3, 4), (2, 4, 5)]),
+    "matmul 3d@1d": (lambda l, F, a, b: a @ b, [(2, 3, 4), (4,)]),
+    "matmul 1d@3d": (lambda l, F, a, b: a @ b, [(4,), (2, 4, 5)]),
+    "matmul 4d@3d broadcast": (lambda l, F, a, b: a @ b, [(2, 1, 3, 4), (5, 4, 6)]),
+    "matmul transposed 3d@2d": (lambda l, F, a, b: a.transpose(0, 1) @ b, [(3, 2, 4), (4, 5)]),
+    "bmm": (lambda l, F, a, b: l.bmm(a, b), [(2, 3, 4), (2, 4, 5)]),
+    "addmm": (lambda l, F, a, b, c: l.addmm(a, b, c), [(5,), (3, 4), (4, 5)]),
+    "baddbmm": (lambda l, F, a, b, c: l.baddbmm(a, b, c, beta=0.5), [(2, 3, 5), (2, 3, 4), (2, 4, 5)]),
+    "addbmm": (lambda l, F, a, b, c: l.addbmm(a, b, c), [(3, 5), (2, 3, 4), (2, 4, 5)]),
+    "linear 2d": (lambda l, F, x, w, b: F.linear(x, w, b), [(3, 4), (5, 4), (5,)]),
+    "linear 3d": (lambda l, F, x, w, b: F.linear(x, w, b), [(2, 3, 4), (5, 4), (5,)]),
+    "linear 4d": (lambda l, F, x, w, b: F.linear(x, w, b), [(2, 2, 3, 4), (5, 4), (5,)]),
+    "linear 1d": (lambda l, F, x, w, b: F.linear(x, w, b), [(4,), (5, 4), (5,)]),
+    "linear without bias": (lambda l, F, x, w: F.linear(x, w), [(2, 3, 4), (5, 4)]),
+    "linear transposed input": (lambda l, F, x, w, b: F.linear(x.transpose(0, 1), w, b), [(3, 2, 4), (5, 4), (5,)]),
+    "einsum bmm": (lambda l, F, a, b: l.einsum("bij,bjk->bik", a, b), [(2, 3, 4), (2, 4, 5)]),
+    "einsum three": (lambda l, F, a, b, c: l.einsum("ij,jk,kl->il", a, b, c), [(2, 3), (3, 4), (4, 5)]),
+    "einsum three batched": (lambda l, F, a, b, c: l.einsum("bij,bjk,bkl->bl", a, b, c),
+                             [(2, 2, 3), (2, 3, 4), (2, 4, 5)]),
+    "einsum outer": (lambda l, F, a, b: l.einsum("i,j->ij", a, b), [(3,), (4,)]),
+    "einsum batched outer": (lambda l, F, a, b: l.einsum("bi,bj->bij", a, b), [(2, 3), (2, 4)]),
+    "einsum full sum": (lambda l, F, a, b: l.einsum("ij,ij->", a, b), [(2, 3), (2, 3)]),
+    "einsum diagonal": (lambda l, F, a, b: l.einsum("ii,ij->j", a, b), [(3, 3), (3, 4)]),
+    "einsum ellipsis": (lambda l, F, a, b: l.einsum("...ij,...jk->...ik", a, b), [(2, 2, 3, 4), (2, 4, 5)]),
+    "einsum summed alone": (lambda l, F, a, b: l.einsum("ijk,jl->il", a, b), [(2, 3, 4), (3, 5)]),
+    "sdpa": (lambda l, F, q, k, v: F.scaled_dot_product_attention(q, k, v), [(2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 6)]),
+    "sdpa causal": (lambda l, F, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                    [(2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 6)]),
+    "sdpa grouped": (lambda l, F, q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+                     [(2, 4, 3, 4), (2, 2, 5, 4), (2, 2, 5, 6)]),
+    "sdpa 3d": (lambda l, F, q, k, v: F.scaled_dot_product_attention(q, k, v), [(2, 3, 4), (2, 5, 4), (2, 5, 6)]),
+    "conv2d": (lambda l, F, x, w, b: F.conv2d(x, w, b, padding=1), [(2, 3, 5, 5), (4, 3, 3, 3), (4,)]),
+    "conv1d grouped strided": (lambda l, F, x, w: F.conv1d(x, w, groups=2, stride=2), [(2, 4, 9), (6, 2, 3)]),
+    "conv3d dilated": (lambda l, F, x, w: F.conv3d(x, w, dilation=2), [(1, 2, 6, 6, 6), (3, 2, 2, 2, 2)]),
+    "conv_transpose2d": (lambda l, F, x, w: F.conv_transpose2d(x, w, stride=2), [(2, 3, 5, 5), (3, 4, 3, 3)]),
+    "conv_transpose1d grouped": (lambda l, F, x, w, b: F.conv_transpose1d(x, w, b, groups=2, output_padding=1,
+                                                                          stride=2),
+                                 [(2, 4, 6), (4, 3, 3), (6,)]),
+}
+
+
+def _op_counts(lib, name, grads):
+    """(forward counts, counts after a backward with a random upstream gradient), "Global" only."""
+    f, shapes = OPS[name]
+    values = np.random.default_rng(0)
+    tensors = [lib.tensor(values.standard_normal(s), requires_grad=g) for s, g in zip(shapes, grads)]
+    with _counter_of(lib)(display=False) as counter:
+        out = f(lib, lib.nn.functional, *tensors)
+        forward = _plain(counter).get("Global", {})
+        if any(grads):
+            out.backward(lib.tensor(values.standard_normal(tuple(out.shape))))
+    return [forward, _plain(counter).get("Global", {})]
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_op_counts_as_pytorch(name):
+    for grads in itertools.product([True, False], repeat=len(OPS[name][1])):
+        theirs = torch_result(lambda torch: _op_counts(torch, name, grads), name, grads)
+        assert _op_counts(mg, name, grads) == theirs, grads
+
+
+def test_a_wrong_backward_formula_is_caught(monkeypatch):
+    """The comparison above catches a backward formula that counts one product where two run."""
+    grads = (True, True)
+    theirs = torch_result(lambda torch: _op_counts(torch, "mm", grads), "mm", grads)
+    assert _op_counts(mg, "mm", grads) == theirs
+
+    def one_product(node, grad_shape):
+        name, flops = right(node, grad_shape)
+        return name, flops // 2
+    right = mg_flop_counter._matmul_backward
+    monkeypatch.setattr(mg_flop_counter, "_matmul_backward", one_product)
+    assert _op_counts(mg, "mm", grads) != theirs
+
+
+# --------------------------------------------------------------------------- modules: per-module counts
+def _mlp(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+
+
+def _cnn(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                         nn.Sequential(nn.Conv2d(4, 6, 3, stride=2, groups=2), nn.Flatten()), nn.Linear(54, 5))
+
+
+def _attention(lib):
+    nn = lib.nn
+
+    class SelfAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.att = nn.MultiheadAttention(8, 2, batch_first=True)
+            self.out = nn.Linear(8, 3)
+
+        def forward(self, x):
+            return self.out(self.att(x, x, x)[0])
+    return SelfAttention()
+
+
+def _decoder(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.ConvTranspose2d(3, 2, 3, stride=2), nn.Tanh(), nn.Conv2d(2, 2, 1))
+
+
+def _gru(lib):
+    return lib.nn.GRU(4, 6, num_layers=2, batch_first=True)
+
+
+MODELS = {"mlp": (_mlp, (5, 8)), "cnn": (_cnn, (2, 3, 8, 8)), "attention": (_attention, (2, 5, 8)),
+          "decoder": (_decoder, (2, 3, 4, 4)), "gru": (_gru, (2, 5, 4))}
+
+
+def _model_counts(lib, name, input_grad):
+    build, shape = MODELS[name]
+    lib.manual_seed(0)
+    model = build(lib)
+    values = np.random.default_rng(0)
+    x = lib.tensor(values.standard_normal(shape), dtype=lib.float32, requires_grad=input_grad)
+    with _counter_of(lib)(display=False) as counter:
+        out = model(x)
+        out = out[0] if isinstance(out, tuple) else out
+        out.backward(lib.tensor(values.standard_normal(tuple(out.shape)), dtype=lib.float32))
+    return _plain(counter)
+
+
+@pytest.mark.parametrize("input_grad", [False, True])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_module_counts_as_pytorch(name, input_grad):
+    """Every module's counts, forward and backward: in the backward an op belongs to the modules whose outputs'
+    gradients have arrived and whose inputs' have not (the model itself, whose output is the backward's one root,
+    is not entered in the backward: PyTorch's tracker does not see it)."""
+    theirs = torch_result(lambda torch: _model_counts(torch, name, input_grad), name, input_grad)
+    assert _model_counts(mg, name, input_grad) == theirs
+
+
+def _transformer_counts(lib):
+    lib.manual_seed(0)
+    layer = lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+    x = lib.tensor(np.random.default_rng(0).standard_normal((2, 5, 8)), dtype=lib.float32)
+    with _counter_of(lib)(display=False) as counter:
+        layer(x).sum().backward()
+    return _plain(counter)
+
+
+def test_transformer_layer_counts_attention_which_pytorch_cpu_does_not():
+    """PyTorch's CPU build runs the self-attention of a Transformer layer in a fused kernel it has no formula for
+    (it counts nothing there); minigrad counts attention's two products. Everything else agrees."""
+    theirs = torch_result(_transformer_counts)
+    ours = _transformer_counts(mg)
+    attention = {module: ops.pop("aten.bmm") for module, ops in ours.items() if "aten.bmm" in ops}
+    assert ours == theirs
+    # B*H = 4 products (L, E) @ (E, S) and 4 (L, S) @ (S, E), L = S = 5, E = 4: 2 * 4 * 5 * 5 * 4 flops each
+    # kind, forward; the backward runs two products per product (q, k and v all need gradients)
+    assert attention["TransformerEncoderLayer.self_attn"] == 3 * 2 * (2 * 4 * 5 * 5 * 4)
+
+
+# --------------------------------------------------------------------------- recurrent layers
+def _recurrent_counts(lib, mode, kwargs, input_grad, h0_grad):
+    lib.manual_seed(0)
+    layer = getattr(lib.nn, mode)(4, 6, **kwargs)
+    batch_first = kwargs.get("batch_first", False)
+    shape = (2, 5, 4) if batch_first else (5, 2, 4)
+    values = np.random.default_rng(0)
+    x = lib.tensor(values.standard_normal(shape), dtype=lib.float32, requires_grad=input_grad)
+    states = (2 if kwargs.get("bidirectional") else 1) * kwargs.get("num_layers", 1)
+    h0 = lib.zeros(states, 2, kwargs.get("proj_size") or 6, requires_grad=True) if h0_grad else None
+    with _counter_of(lib)(display=False) as counter:
+        if h0 is None:
+            out = layer(x)[0]
+        else:
+            out = layer(x, (h0, lib.zeros(states, 2, 6)) if mode == "LSTM" else h0)[0]
+        out.backward(lib.tensor(values.standard_normal(tuple(out.shape)), dtype=lib.float32))
+    return _plain(counter)
+
+
+def _pytorch_composite(compute):
+    """PyTorch's LSTM runs a oneDNN kernel on the CPU, which its counter does not count; with oneDNN off it runs
+    its composite cells, whose products it counts, and minigrad counts those."""
+    def without_onednn(torch):
+        with torch.backends.mkldnn.flags(enabled=False):
+            return compute(torch)
+    return without_onednn
+
+
+@pytest.mark.parametrize("mode", ["RNN", "GRU", "LSTM"])
+def test_recurrent_counts_as_pytorch(mode):
+    options = itertools.product([False, True], [False, True], [1, 2], [True, False], [0, 3], [False, True],
+                                [False, True])
+    for batch_first, bidirectional, layers, bias, proj, input_grad, h0_grad in options:
+        if proj and mode != "LSTM":
+            continue
+        kwargs = dict(batch_first=batch_first, bidirectional=bidirectional, num_layers=layers, bias=bias)
+        if proj:
+            kwargs["proj_size"] = proj
+        key = (mode, sorted(kwargs.items()), input_grad, h0_grad)
+        theirs = torch_result(_pytorch_composite(lambda torch: _recurrent_counts(torch, mode, kwargs, input_grad,
+                                                                                 h0_grad)), *key)
+        assert _recurrent_counts(mg, mode, kwargs, input_grad, h0_grad) == theirs, key
+
+
+# --------------------------------------------------------------------------- second order
+def _second_order_counts(lib, name):
+    values = np.random.default_rng(0)
+
+    def make(*shape, grad=True):
+        return lib.tensor(values.standard_normal(shape), requires_grad=grad)
+    F = lib.nn.functional
+    with _counter_of(lib)(display=False) as counter:
+        if name == "linear":
+            inputs = [make(3, 4), make(5, 4), make(5)]
+            y = F.linear(*inputs).tanh()
+        elif name == "bmm":
+            inputs = [make(2, 3, 4), make(2, 4, 5)]
+            y = (inputs[0] @ inputs[1]).tanh()
+        elif name == "conv":
+            inputs = [make(1, 2, 5, 5), make(3, 2, 3, 3)]
+            y = F.conv2d(*inputs).tanh()
+        else:
+            inputs = [make(1, 4, 5, 5), make(4, 2, 3, 3)]
+            y = F.conv_transpose2d(inputs[0], inputs[1], stride=2).tanh()
+        grads = lib.autograd.grad((y * make(*y.shape, grad=False)).sum(), inputs, create_graph=True)
+        sum((g * make(*g.shape, grad=False)).sum() for g in grads).backward()
+    return _plain(counter)
+
+
+@pytest.mark.parametrize("name", ["linear", "bmm", "conv", "conv_transpose"])
+def test_create_graph_counts_as_pytorch(name):
+    """Gradients of gradients: the first backward's products run as ops (counted as they run), and their
+    backward is counted again. (Grouped convolutions, or a second backward through only some of the first one's
+    gradients, count differently: PyTorch's first backward of a convolution is one op, minigrad's two.)"""
+    theirs = torch_result(lambda torch: _second_order_counts(torch, name), name)
+    assert _second_order_counts(mg, name) == theirs
+
+
+# --------------------------------------------------------------------------- the table, by hand
+def test_table_layout_on_counts_worked_out_by_hand():
+    """Linear(8, 3) then Linear(3, 2) on a batch of 2, input without gradient. Forward: addmm 2*2*8*3 = 96 and
+    2*2*3*2 = 24. Backward: the second layer's two mm (24 each), the first layer's weight mm (96). Total 264,
+    under 10,000: no unit, so the FLOP column holds plain numbers (as tabulate prints them). The model holds every
+    flop (its output is not the backward's root here), so "Global" is not shown."""
+    mg.manual_seed(0)
+    model = mg.nn.Sequential(mg.nn.Linear(8, 3), mg.nn.ReLU(), mg.nn.Linear(3, 2))
+    with FlopCounterMode(display=False, depth=2) as counter:
+        y = model(mg.randn(2, 8))
+        (y * mg.randn(2, 2)).sum().backward()
+    assert counter.get_total_flops() == 264
+    assert counter.get_table() == "\n".join([
+        "Module            FLOP    % Total",
+        "--------------  ------  ---------",
+        "Sequential         264    100.00%",
+        " - aten.addmm      120     45.45%",
+        " - aten.mm         144     54.55%",
+        " Sequential.0      192     72.73%",
+        "  - aten.addmm      96     36.36%",
+        "  - aten.mm         96     36.36%",
+        " Sequential.2       72     27.27%",
+        "  - aten.addmm      24      9.09%",
+        "  - aten.mm         48     18.18%",
+    ])
+    assert [line.split() for line in counter.get_table(depth=1).splitlines()[2:]] == [
+        ["Sequential", "264", "100.00%"], ["-", "aten.addmm", "120", "45.45%"], ["-", "aten.mm", "144", "54.55%"]]
+
+
+def test_table_units_and_empty_counter(capsys):
+    x = mg.randn(64, 64)
+    with FlopCounterMode(display=True) as counter:
+        x @ x                                    # 2 * 64^3 = 524,288: shown in thousands
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[2].split() == ["Global", "524.288K", "100.00%"]
+    assert counter.get_flop_counts() == {"Global": {"aten.mm": 524288}}
+    with FlopCounterMode(display=False) as counter:
+        pass
+    assert counter.get_table().splitlines()[2].split() == ["Global", "0", "0%"]
+
+
+def test_suffix_rules_as_pytorch():
+    torch = torch_or_skip()
+    from torch.utils import flop_counter as theirs
+    for n in [0, 7, 99, 999, 1000, 9999, 10000, 123456, 10 ** 9, 1010 * 10 ** 6, 10 ** 15]:
+        suffix = mg_flop_counter.get_suffix_str(n)
+        assert suffix == theirs.get_suffix_str(n)
+        assert mg_flop_counter.convert_num_with_suffix(n, suffix) == theirs.convert_num_with_suffix(n, suffix)
+        assert mg_flop_counter.convert_to_percent_str(n, 10 ** 9) == theirs.convert_to_percent_str(n, 10 ** 9)
+    assert torch is not None
+
+
+# --------------------------------------------------------------------------- users' formulas, threads, errors
+class Scale(mg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x._data * 3
+
+    @staticmethod
+    def backward(ctx, dout):
+        return dout * 3
+
+
+def test_users_formulas_for_their_functions():
+    x = mg.randn(4, 5, requires_grad=True)
+    with FlopCounterMode(display=False, custom_mapping={Scale: lambda x_shape, out_shape: x_shape[0] * x_shape[1]}) \
+            as counter:
+        Scale.apply(x).sum().backward()
+    assert counter.get_flop_counts()["Global"] == {"Scale": 20}
+
+    class Twice(Scale):
+        pass
+
+    @register_flop_formula(Twice)
+    def twice_flops(x_shape, out_shape=None):
+        return 2 * x_shape[0]
+    try:
+        with FlopCounterMode(display=False) as counter:
+            Twice.apply(x) @ mg.randn(5, 2)
+        assert counter.get_flop_counts()["Global"] == {"Twice": 8, "aten.mm": 2 * 4 * 5 * 2}
+        with pytest.raises(RuntimeError, match="duplicate registrations"):
+            register_flop_formula(Twice)(twice_flops)
+    finally:
+        mg_flop_counter.flop_registry.pop(Twice)
+
+
+def test_bad_targets_and_mods_warning():
+    with pytest.raises(ValueError, match="expected each target to be a minigrad.autograd.Function subclass"):
+        register_flop_formula("aten.mm")
+    with pytest.raises(ValueError, match="of type <class 'str'>"):
+        FlopCounterMode(custom_mapping={"aten.mm": lambda *a, **k: 0})
+    with pytest.warns(UserWarning, match="mods argument is not needed anymore"):
+        FlopCounterMode(mg.nn.Linear(2, 2))
+
+
+def test_only_the_entering_thread_is_counted():
+    """As in PyTorch, whose counting mode is per thread: another thread's products are not counted."""
+    a = mg.randn(8, 8)
+    with FlopCounterMode(display=False) as counter:
+        worker = threading.Thread(target=lambda: a @ a)
+        worker.start()
+        worker.join()
+        a @ a
+    assert counter.get_total_flops() == 2 * 8 ** 3
+
+
+def test_counting_stops_on_leaving_and_profiler_still_records():
+    a = mg.randn(8, 8)
+    with mg.profiler.profile() as prof:
+        with FlopCounterMode(display=False) as counter:
+            a @ a
+        a @ a                                    # after the counter: not counted, still profiled
+    assert counter.get_total_flops() == 2 * 8 ** 3
+    assert sum(e.count for e in prof.key_averages() if e.key == "MatMul") == 2
+    assert mg.autograd.Function.__dict__["apply"] is not None
+    from minigrad.profiler import _recorder
+    assert not _recorder._listeners and not _recorder._collectors
