@@ -119,7 +119,8 @@ def _multi_timing(lib, case):
     events = []
     for name, t in (("x", x), ("h1", h1), ("h2", h2), ("h3", h3)):
         t.register_hook(lambda g, name=name: events.append(name))
-    watched = {"chain": (h3, h1), "leaf": (h2, x), "unused": (unused, h3), "reversed": (h1, h2)}[case]
+    watched = {"chain": (h3, h1), "leaf": (h2, x), "unused": (unused, h3), "reversed": (h1, h2),
+               "root": (loss, h2)}[case]      # PyTorch starts the pass at the root's node and does not count it
     lib.autograd.graph.register_multi_grad_hook(
         watched, lambda grads: events.append(("all", tuple(g is None for g in grads))))
     if case == "reversed":
@@ -130,15 +131,27 @@ def _multi_timing(lib, case):
     return events
 
 
-@pytest.mark.parametrize("case", ["chain", "leaf", "unused", "reversed"])
+@pytest.mark.parametrize("case", ["chain", "leaf", "unused", "reversed", "root"])
 def test_multi_grad_hook_fires_when_its_gradients_have_arrived(case):
     torch = torch_or_skip()
     ours, theirs = _multi_timing(mg, case), _multi_timing(torch, case)
     assert ours == theirs
     fired = [i for i, e in enumerate(ours) if isinstance(e, tuple)]
-    assert len(fired) == 1
+    assert len(fired) == (1 if case != "root" else 2)   # (the root's gradient alone meets a count of 1: PyTorch's)
     if case in ("chain", "unused"):
         assert fired[0] < ours.index("x")     # before the pass went on to x: not at the pass's end
+
+
+def test_multi_grad_hook_on_a_leaf_during_autograd_grad_refuses_as_pytorch():
+    torch = torch_or_skip()
+    messages = []
+    for lib in (mg, torch):
+        x = lib.ones(3, requires_grad=True)
+        lib.autograd.graph.register_multi_grad_hook([x], print)
+        with pytest.raises(RuntimeError) as caught:
+            lib.autograd.grad((x * 2).sum(), [x])
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
 
 
 def test_increment_version_makes_backward_refuse():
