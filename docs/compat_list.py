@@ -22,7 +22,7 @@ NAMESPACES = ["torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch
               "torch.utils.benchmark", "torch.library", "torch.overrides", "torch.futures", "torch.return_types",
               "torch.quasirandom", "torch.functional", "torch.nn.attention.flex_attention", "torch.nn.attention.bias",
               "torch.nn.Module", "torch.nn.modules.module", "torch.xpu", "torch.mps", "torch.utils._pytree",
-              "torch.serialization"]
+              "torch.serialization", "torch.utils.flop_counter", "torch.utils.module_tracker"]
 
 # every name minigrad has in these namespaces answers as on a machine without the hardware
 STAND_IN_NAMESPACES = {

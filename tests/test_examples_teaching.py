@@ -117,3 +117,25 @@ def test_norm_hooks_prints_the_table_and_a_graph(norm_hooks_run):
     assert graph.text() in out
     assert [n.name for n in graph.ops()] == ["RMSNormFunctionBackward", "LinearBackward"]
     assert all(n.grad is not None for n in graph.nodes)
+
+
+# --------------------------------------------------------------------------- count_flops.py
+def test_count_flops_against_the_products_worked_out_by_hand(capsys):
+    """Per block: q, k, v and the output projection (4 of (B*T, D) @ (D, D)), SwiGLU's three (B*T, D) @ (D, F)
+    and back, attention's two (B*H of (T, hd) @ (hd, T) and (T, T) @ (T, hd)); then the head (B*T, D) @ (D, V).
+    The backward runs two products per product (every input needs a gradient)."""
+    example = load("count_flops")
+    result = example.main([])
+    out = capsys.readouterr().out
+    model, forward, step = result["model"], result["forward"], result["step"]
+    B, T, cfg = 32, 64, model.cfg
+    D, F, V, L = cfg.d_model, cfg.hidden_dim, cfg.vocab_size, cfg.n_layers
+    rows = B * T
+    block = 4 * 2 * rows * D * D + 3 * 2 * rows * D * F + 2 * 2 * B * T * T * D
+    assert forward.get_total_flops() == L * block + 2 * rows * D * V
+    assert step.get_total_flops() == 3 * forward.get_total_flops()
+    counts = step.get_flop_counts()
+    assert sum(counts["Llama.blocks.0"].values()) == 3 * block
+    assert counts["Llama.blocks.0"]["aten.bmm"] == 3 * 2 * 2 * B * T * T * D
+    assert f"counted {step.get_total_flops() / 1e9:.3f} GFLOP" in out and "2.00x the forward" in out
+    assert result["params"] == sum(int(np.prod(p.shape)) for p in model.parameters())

@@ -323,6 +323,13 @@ def test_suffix_rules_as_pytorch():
         assert suffix == theirs.get_suffix_str(n)
         assert mg_flop_counter.convert_num_with_suffix(n, suffix) == theirs.convert_num_with_suffix(n, suffix)
         assert mg_flop_counter.convert_to_percent_str(n, 10 ** 9) == theirs.convert_to_percent_str(n, 10 ** 9)
+    for shapes in [((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 6)), ((1, 4, 7, 2), (1, 2, 3, 2), (1, 2, 3, 5))]:
+        out = shapes[0][:-1] + shapes[2][-1:]
+        assert mg_flop_counter.sdpa_flop(*shapes) == theirs.sdpa_flop(*shapes, out_val=None)
+        assert mg_flop_counter.sdpa_backward_flop(out, *shapes) == theirs.sdpa_backward_flop(out, *shapes)
+    # the formulas take tensors as well as shapes, as PyTorch's do
+    a, b = mg.randn(3, 4), mg.randn(4, 5)
+    assert mg_flop_counter.mm_flop(a, b) == theirs.mm_flop(torch.randn(3, 4), torch.randn(4, 5)) == 120
     assert torch is not None
 
 

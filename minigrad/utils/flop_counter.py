@@ -26,6 +26,7 @@ counter listens to both while it is active (``profiler._recorder.add_listener``:
 and reads the shapes. Which module an op belongs to comes from ``utils.module_tracker.ModuleTracker``. Only the
 thread that entered the counter is counted, as PyTorch's counting mode is per thread.
 """
+import functools
 import math
 import sys
 import threading
@@ -34,11 +35,13 @@ from collections import defaultdict
 from ..autograd import Function
 from ..profiler import _recorder
 from ..tensor import Tensor
+from ._pytree import tree_flatten, tree_map, tree_unflatten
 from .module_tracker import ModuleTracker
 
 __all__ = ["FlopCounterMode", "register_flop_formula"]
 
 suffixes = ["", "K", "M", "B", "T"]
+_PYTREE = (tree_flatten, tree_map, tree_unflatten)   # importable from here, as from PyTorch's module
 
 
 # --------------------------------------------------------------------------- the formulas (PyTorch's, on shapes)
@@ -46,6 +49,17 @@ def get_shape(i):
     return i.shape if isinstance(i, Tensor) else i
 
 
+def shape_wrapper(formula):
+    """``formula`` called with the shapes of the tensors it is given (and ``out_shape``), as PyTorch's are."""
+    def on_shapes(*args, out_val=None, **kwargs):
+        shapes = [get_shape(a) for a in args]
+        return formula(*shapes, out_shape=get_shape(out_val), **{k: get_shape(v) for k, v in kwargs.items()})
+    on_shapes.__wrapped__ = formula
+    functools.update_wrapper(on_shapes, formula)
+    return on_shapes
+
+
+@shape_wrapper
 def mm_flop(a_shape, b_shape, *args, out_shape=None, **kwargs):
     """(m, k) @ (k, n): m*n dot products of length k, 2 flops per term."""
     m, k = a_shape
@@ -55,11 +69,13 @@ def mm_flop(a_shape, b_shape, *args, out_shape=None, **kwargs):
     return 2 * m * n * k
 
 
+@shape_wrapper
 def addmm_flop(self_shape, a_shape, b_shape, out_shape=None, **kwargs):
     """The product only (the added matrix is not counted)."""
     return mm_flop(a_shape, b_shape)
 
 
+@shape_wrapper
 def bmm_flop(a_shape, b_shape, out_shape=None, **kwargs):
     """(b, m, k) @ (b, k, n): b products of (m, k) @ (k, n)."""
     b, m, k = a_shape
@@ -69,6 +85,7 @@ def bmm_flop(a_shape, b_shape, out_shape=None, **kwargs):
     return 2 * b * m * n * k
 
 
+@shape_wrapper
 def baddbmm_flop(self_shape, a_shape, b_shape, out_shape=None, **kwargs):
     return bmm_flop(a_shape, b_shape)
 
@@ -83,6 +100,7 @@ def conv_flop_count(x_shape, w_shape, out_shape, transposed=False):
     return 2 * math.prod(positions) * math.prod(kernel) * batch_size * c_out * c_in
 
 
+@shape_wrapper
 def conv_flop(x_shape, w_shape, _bias, _stride, _padding, _dilation, transposed, *args, out_shape=None, **kwargs):
     return conv_flop_count(x_shape, w_shape, out_shape, transposed=transposed)
 
@@ -91,6 +109,7 @@ def _swap_batch_and_channels(shape):
     return [shape[1], shape[0]] + list(shape[2:])
 
 
+@shape_wrapper
 def conv_backward_flop(grad_out_shape, x_shape, w_shape, _bias, _stride, _padding, _dilation, transposed,
                        _output_padding, _groups, output_mask, out_shape):
     """A convolution's backward: the input's gradient is the transposed convolution of the output's gradient
@@ -117,6 +136,30 @@ def sdpa_flop_count(query_shape, key_shape, value_shape):
     S, Ev = key_shape[-2], value_shape[-1]
     bh = math.prod(batch)
     return bmm_flop((bh, L, E), (bh, E, S)) + bmm_flop((bh, L, S), (bh, S, Ev))
+
+
+@shape_wrapper
+def sdpa_flop(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs):
+    return sdpa_flop_count(query_shape, key_shape, value_shape)
+
+
+def sdpa_backward_flop_count(grad_out_shape, query_shape, key_shape, value_shape):
+    """Attention's backward as a fused (flash) kernel runs it, every input needing a gradient: the scores
+    recomputed (q @ k^T), dp = dout @ v^T, dv = p^T @ dout, dq = ds @ k and dk = ds^T @ q: three products of the
+    scores' size over E and two over Ev (PyTorch's formula; ``FlopCounterMode`` counts what minigrad runs)."""
+    *batch, L, E = query_shape
+    S, Ev = key_shape[-2], value_shape[-1]
+    bh = math.prod(batch)
+    return 3 * bmm_flop((bh, L, E), (bh, E, S)) + 2 * bmm_flop((bh, L, Ev), (bh, Ev, S))
+
+
+@shape_wrapper
+def sdpa_backward_flop(grad_out_shape, query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs):
+    return sdpa_backward_flop_count(grad_out_shape, query_shape, key_shape, value_shape)
+
+
+def normalize_tuple(x):
+    return x if isinstance(x, tuple) else (x,)
 
 
 def get_suffix_str(number):
@@ -286,7 +329,7 @@ def _conv_forward(transposed):
 def _conv_backward(transposed):
     def count(node, grad_shape):
         sx, sw = node.shapes
-        return "aten.convolution_backward", conv_backward_flop(
+        return "aten.convolution_backward", conv_backward_flop.__wrapped__(
             grad_shape, sx, sw, None, None, None, None, transposed, None, None, node.needs_input_grad, [sx, sw])
     return count
 
@@ -341,8 +384,8 @@ def _recurrent_forward(args, kwargs, out):
     """PyTorch's recurrent layers (its CPU composite): the input projection of all steps at once (``linear``, so
     ``addmm`` for a contiguous input with a bias, else ``mm``), then per step the state's projection (``addmm``,
     ``mm`` without bias) and, for an LSTM with ``proj_size``, the output projection (``mm``)."""
-    x, w_ih, w_hh, b_ih, b_hh, w_hr = args[0], args[3], args[4], args[5], args[6], args[7]
-    (L, N, I), (G, P) = x.shape, w_hh.shape
+    x, w_hh, b_ih, b_hh, w_hr = args[0], args[4], args[5], args[6], args[7]
+    (L, N, I), (G, P) = x.shape, w_hh.shape          # x (L, N, I), w_ih (G, I), w_hh (G, P), w_hr (P, H)
     counts = [("aten.addmm" if b_ih is not None and x.is_contiguous() else "aten.mm", 2 * L * N * I * G),
               ("aten.addmm" if b_hh is not None else "aten.mm", L * 2 * N * P * G)]
     if w_hr is not None:
@@ -379,15 +422,6 @@ def _library_formulas():
 # --------------------------------------------------------------------------- user formulas
 #: formulas registered for users' Functions: {Function subclass: formula(*input shapes, out_shape=...)}
 flop_registry = {}
-
-
-def shape_wrapper(formula):
-    """``formula`` called with the shapes of the tensors it is given (and ``out_shape``), as PyTorch's are."""
-    def on_shapes(*args, out_val=None, **kwargs):
-        shapes = [get_shape(a) for a in args]
-        return formula(*shapes, out_shape=get_shape(out_val), **{k: get_shape(v) for k, v in kwargs.items()})
-    on_shapes.__wrapped__ = formula
-    return on_shapes
 
 
 def _check_target(target):
