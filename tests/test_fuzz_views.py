@@ -332,6 +332,11 @@ REGRESSIONS = [
     # not require grad; minigrad's sliced the upstream gradient, which did (seed 3,813,643; values agreed)
     ([("sum_dim", 30, 51, 3336, False), ("add_", 39, 11, 36628, False), ("index", 9, 19, 26790, False),
       ("stack", 54, 21, 50282, False), ("index_put_", 2, 41, 28363, False), ("sin_", 14, 13, 26376, False)], True),
+    # prod along a dim of size 1 of an input holding zeros, under create_graph: PyTorch's gradient is dout itself
+    # (no graph to the input), so the first-order gradients did not require grad; minigrad's built the products of
+    # the others (1) from the input, and they did (seed 5,169,059; values agreed)
+    ([("zero_", 44, 58, 770, False), ("reshape", 59, 50, 52438, False), ("masked_scatter_", 23, 17, 61464, False),
+      ("prod", 35, 54, 2142, False)], True),
 ]
 
 

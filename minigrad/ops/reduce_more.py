@@ -69,6 +69,8 @@ class Prod(Function):
             return g * 0 if isinstance(g, Tensor) else np.zeros(x.shape, g.dtype)
         if not zeros:
             return g * out / x
+        if x.shape[axis] == 1:          # the product of no others is 1: dout itself (PyTorch's: no graph to x)
+            return g
         return g * products_of_others(x, axis)
 
     @staticmethod
