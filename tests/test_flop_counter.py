@@ -274,6 +274,27 @@ def test_create_graph_counts_as_pytorch(name):
     assert _second_order_counts(mg, name) == theirs
 
 
+def _grad_of_some_counts(lib):
+    """autograd.grad with ``inputs`` naming some of the leaves: a node's backward computes only the gradients on
+    the way to them (PyTorch's nodes do; minigrad's did all of them)."""
+    values = np.random.default_rng(0)
+    x, w, b = (lib.tensor(values.standard_normal(s), requires_grad=True) for s in [(3, 4), (5, 4), (5,)])
+    with _counter_of(lib)(display=False) as counter:
+        y = lib.nn.functional.linear(x, w, b).tanh()
+        (gx,) = lib.autograd.grad((y * lib.tensor(values.standard_normal((3, 5)))).sum(), [x])
+        h = (x @ w.T) @ w
+        (gw,) = lib.autograd.grad((h * lib.tensor(values.standard_normal((3, 4)))).sum(), [w])
+    return [_plain(counter), gx.detach().numpy(), gw.detach().numpy()]
+
+
+def test_autograd_grad_of_some_inputs_computes_only_theirs():
+    theirs = torch_result(_grad_of_some_counts)
+    ours = _grad_of_some_counts(mg)
+    assert ours[0] == theirs[0]
+    for mine, want in zip(ours[1:], theirs[1:]):
+        np.testing.assert_allclose(mine, want, rtol=1e-12, atol=1e-12)
+
+
 # --------------------------------------------------------------------------- the table, by hand
 def test_table_layout_on_counts_worked_out_by_hand():
     """Linear(8, 3) then Linear(3, 2) on a batch of 2, input without gradient. Forward: addmm 2*2*8*3 = 96 and

@@ -516,6 +516,27 @@ def _walk(tensors, grads, retain_graph, inputs, graph):
     return result
 
 
+def _is_library(fn):
+    """Whether ``fn`` is one of minigrad's own Functions (not a user's, nor a custom op's ``register_autograd``)."""
+    return not getattr(fn, "written_by_user", not fn.__module__.startswith("minigrad."))
+
+
+def _run_pruned(node, grad, sink, retain_graph, graph, needed):
+    """``run_node`` for ``autograd.grad``: minigrad's own backward computes only the gradients on the way to the
+    inputs asked for (its ``needs_input_grad`` narrowed while it runs), as PyTorch's nodes do. A user's Function
+    keeps the ``needs_input_grad`` of its forward, as in PyTorch."""
+    wanted = tuple([bool(n) and edge is not None and (edge in needed or edge in sink.at_node or
+                                                      (not isinstance(edge, Context) and id(edge) in sink.grads))
+                    for n, edge in zip(node.needs_input_grad, node.next_edges)])
+    if wanted == node.needs_input_grad:
+        return run_node(node, grad, sink, retain_graph, graph)
+    recorded, node.needs_input_grad = node.needs_input_grad, wanted
+    try:
+        return run_node(node, grad, sink, retain_graph, graph)
+    finally:
+        node.needs_input_grad = recorded
+
+
 def _walk_graph(tensors, grads, retain_graph, inputs, graph):
     """The walk of the module docstring, on arrays, or on Tensors with a graph (``graph``, create_graph=True)."""
     sink = Accumulate() if inputs is None else Capture(inputs)
@@ -553,8 +574,12 @@ def _run_walk(pending, deps, needed, sink, retain_graph, graph):
             if grad is not None and node in sink.at_node:   # (PyTorch runs no hook of a node it neither runs
                 sink.node(node, run_hooks(node.pre_hooks, grad) if node.pre_hooks else grad)   # nor captures)
             continue
-        in_grads = (run_node(node, grad, sink, retain_graph, graph) if grad is not None
-                    else [None] * len(node.next_edges))
+        if grad is None:
+            in_grads = [None] * len(node.next_edges)
+        elif needed is not None and _is_library(node.fn):
+            in_grads = _run_pruned(node, grad, sink, retain_graph, graph, needed)
+        else:
+            in_grads = run_node(node, grad, sink, retain_graph, graph)
         for i, nxt in enumerate(node.next_edges):
             if nxt is None:
                 continue

@@ -104,6 +104,7 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx, dout):
         x, y = (None if t is None else conj_if_complex(t) for t in ctx.saved_tensors)  # complex: conj(a), conj(b)
+        x, y = (x if ctx.needs_input_grad[1] else None), (y if ctx.needs_input_grad[0] else None)  # (autograd.grad)
         g = dout._data.astype(compute_dtype(dout.dtype), copy=False)
         if ctx.b_vector:
             g = g[..., None]                   # (*batch, n, 1)
@@ -134,6 +135,7 @@ class MatMul(Function):
         differentiated to any order. A shared ``b``'s gradient is left per batch matrix, (*batch, k, p): the
         engine sums the batch away."""
         x, y = ctx.saved_tensors
+        x, y = (x if ctx.needs_input_grad[1] else None), (y if ctx.needs_input_grad[0] else None)  # (autograd.grad)
         g = dout.to(compute_dtype(dout.dtype))
         if ctx.b_vector:
             g = g.unsqueeze(-1)                # (*batch, n, 1)
@@ -214,6 +216,7 @@ class Linear(Function):
     @staticmethod
     def backward(ctx, dout):
         x2, w = (None if t is None else conj_if_complex(t) for t in ctx.saved_tensors)  # complex: conj(x), conj(W)
+        x2, w = (x2 if ctx.needs_input_grad[1] else None), (w if ctx.needs_input_grad[0] else None)  # (autograd.grad)
         g = dout._data.astype(compute_dtype(dout.dtype), copy=False)
         g2 = g.reshape(math.prod(ctx.x_shape[:-1]), g.shape[-1])   # (M, out); out may be 0
         dx = kernels.matmul(g2, w).reshape(ctx.x_shape) if w is not None else None
@@ -224,6 +227,7 @@ class Linear(Function):
     def graph_backward(ctx, dout):
         """The backward above with minigrad ops (MatMuls), differentiable to any order."""
         x2, w = ctx.saved_tensors
+        x2, w = (x2 if ctx.needs_input_grad[1] else None), (w if ctx.needs_input_grad[0] else None)  # (autograd.grad)
         g = dout.to(compute_dtype(dout.dtype))
         g2 = g.reshape(math.prod(ctx.x_shape[:-1]), g.shape[-1])   # (M, out); out may be 0
         dx = MatMul.apply(g2, ctx.input_tensor(1, w).conj()).reshape(ctx.x_shape) if w is not None else None
