@@ -65,20 +65,11 @@ class Collector:
         self.wall_origin = self.clock_origin = None
 
     def start(self):
-        global _collectors
         self.wall_origin, self.clock_origin = time.time_ns(), _clock()
-        with _lock:
-            if not _collectors and not _listeners:
-                _install()
-            _collectors = _collectors + (self,)
+        _join("_collectors", self)
 
     def stop(self):
-        global _collectors
-        with _lock:
-            if self in _collectors:
-                _collectors = tuple(c for c in _collectors if c is not self)
-                if not _collectors and not _listeners:
-                    _uninstall()
+        _leave("_collectors", self)
 
     @property
     def recording(self):
@@ -205,22 +196,32 @@ def _uninstall():
     _engine.run_node = _originals.pop("run_node")
 
 
-def add_listener(listener):
-    """Tell ``listener`` of every op and backward node from now on (module docstring) until ``remove_listener``."""
-    global _listeners
+def _join(name, member):
+    """Add ``member`` to the tuple ``name`` (``"_collectors"`` or ``"_listeners"``; replaced as a whole), installing
+    the wrappers for the first member of either."""
     with _lock:
         if not _collectors and not _listeners:
             _install()
-        _listeners = _listeners + (listener,)
+        globals()[name] = globals()[name] + (member,)
+
+
+def _leave(name, member):
+    """Take ``member`` out of the tuple ``name``; the wrappers go when neither tuple has a member left."""
+    with _lock:
+        members = globals()[name]
+        if any(m is member for m in members):
+            globals()[name] = tuple(m for m in members if m is not member)
+            if not _collectors and not _listeners:
+                _uninstall()
+
+
+def add_listener(listener):
+    """Tell ``listener`` of every op and backward node from now on (module docstring) until ``remove_listener``."""
+    _join("_listeners", listener)
 
 
 def remove_listener(listener):
-    global _listeners
-    with _lock:
-        if listener in _listeners:
-            _listeners = tuple(x for x in _listeners if x is not listener)
-            if not _collectors and not _listeners:
-                _uninstall()
+    _leave("_listeners", listener)
 
 
 def is_recording():
