@@ -54,9 +54,7 @@ def shape_wrapper(formula):
     def on_shapes(*args, out_val=None, **kwargs):
         shapes = [get_shape(a) for a in args]
         return formula(*shapes, out_shape=get_shape(out_val), **{k: get_shape(v) for k, v in kwargs.items()})
-    on_shapes.__wrapped__ = formula
-    functools.update_wrapper(on_shapes, formula)
-    return on_shapes
+    return functools.update_wrapper(on_shapes, formula)      # (its __wrapped__: the formula on shapes)
 
 
 @shape_wrapper
@@ -411,11 +409,12 @@ def _library_formulas():
     from ..ops.conv import Conv, ConvTranspose, ConvWeight
     from ..ops.linalg import Einsum, Linear, MatMul
     from ..ops.recurrent import RecurrentLayer
-    forward = {RecurrentLayer: _recurrent_forward, MatMul: _matmul_forward, Linear: _linear_forward, Conv: _conv_forward(False),
-               ConvTranspose: _conv_forward(True), ConvWeight: _conv_weight_forward, Attention: _attention_forward,
-               Einsum: _einsum_forward}
-    backward = {RecurrentLayer: _recurrent_backward, MatMul: _matmul_backward, Linear: _linear_backward, Conv: _conv_backward(False),
-                ConvTranspose: _conv_backward(True), ConvWeight: _conv_weight_backward, Attention: _attention_backward, Einsum: _einsum_backward}
+    forward = {MatMul: _matmul_forward, Linear: _linear_forward, Einsum: _einsum_forward,
+               Conv: _conv_forward(False), ConvTranspose: _conv_forward(True), ConvWeight: _conv_weight_forward,
+               Attention: _attention_forward, RecurrentLayer: _recurrent_forward}
+    backward = {MatMul: _matmul_backward, Linear: _linear_backward, Einsum: _einsum_backward,
+                Conv: _conv_backward(False), ConvTranspose: _conv_backward(True), ConvWeight: _conv_weight_backward,
+                Attention: _attention_backward, RecurrentLayer: _recurrent_backward}
     return forward, backward
 
 
