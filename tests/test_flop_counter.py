@@ -295,6 +295,37 @@ def test_autograd_grad_of_some_inputs_computes_only_theirs():
         np.testing.assert_allclose(mine, want, rtol=1e-12, atol=1e-12)
 
 
+def _chains(lib, seed):
+    """Random chains of 2-6 matrices (the first may be a row vector, the last a column) through
+    ``linalg.multi_dot``: the counts (which reveal the order of the products) and the values."""
+    values = np.random.default_rng(seed)
+    results = []
+    for _ in range(40):
+        n = int(values.integers(2, 7))
+        dims = [int(d) for d in values.integers(1, 9, size=n + 1)]
+        arrays = [values.standard_normal((dims[i], dims[i + 1])) for i in range(n)]
+        if values.random() < 0.2:
+            arrays[0] = arrays[0][0]
+        if values.random() < 0.2:
+            arrays[-1] = arrays[-1][:, 0]
+        tensors = [lib.tensor(a, requires_grad=True) for a in arrays]
+        with _counter_of(lib)(display=False) as counter:
+            out = lib.linalg.multi_dot(tensors)
+            out.backward(lib.tensor(values.standard_normal(tuple(out.shape))))
+        results.append([_plain(counter), out.detach().numpy()] + [t.grad.numpy() for t in tensors])
+    return results
+
+
+def test_multi_dot_multiplies_in_the_cheapest_order_as_pytorch():
+    """linalg.multi_dot picks the order of the products with the fewest multiply-adds, as PyTorch does (minigrad
+    multiplied left to right: a (3, 4) (4, 5) (5, 2) chain took 180 flops forward where PyTorch takes 128)."""
+    theirs = torch_result(lambda torch: _chains(torch, 0))
+    for mine, want in zip(_chains(mg, 0), theirs):
+        assert mine[0] == want[0]
+        for a, b in zip(mine[1:], want[1:]):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
 # --------------------------------------------------------------------------- the table, by hand
 def test_table_layout_on_counts_worked_out_by_hand():
     """Linear(8, 3) then Linear(3, 2) on a batch of 2, input without gradient. Forward: addmm 2*2*8*3 = 96 and

@@ -365,9 +365,40 @@ def block_diag(*tensors):
     return sh.cat(rows, 0)
 
 
+def _chain_order(sizes):
+    """Where to split each sub-chain i..j of matrices (sizes[i] x sizes[i + 1]) so that the products take the
+    fewest multiply-adds: split[i][j] = k for (M_i..M_k)(M_k+1..M_j). PyTorch's rule: for three matrices the
+    cheaper of (AB)C and A(BC), (AB)C on a tie; for more, the dynamic program over sub-chains, the first best k."""
+    n = len(sizes) - 1
+    split = [[i] * n for i in range(n)]          # (a pair i, i+1 splits at i)
+    if n == 3:
+        a, b, c, d = sizes
+        split[0][2] = 0 if a * c * (b + d) > b * d * (a + c) else 1
+        return split
+    cost = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + sizes[i] * sizes[k + 1] * sizes[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def _chain(mats, split, i, j):
+    """The product of mats[i..j] in the order ``split`` gives."""
+    if i == j:
+        return mats[i]
+    k = split[i][j]
+    return matmul(_chain(mats, split, i, k), _chain(mats, split, k + 1, j))
+
+
 def multi_dot(tensors):
-    """``linalg.multi_dot``: the product of a chain of matrices; the first may be 1-D (a row) and the last
-    1-D (a column), their dimension dropped from the result."""
+    """``linalg.multi_dot``: the product of a chain of matrices, in the order that takes the fewest multiply-adds
+    (``_chain_order``); the first may be 1-D (a row) and the last 1-D (a column), their dimension dropped from the
+    result."""
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
     for i, t in enumerate(tensors):
@@ -390,9 +421,7 @@ def multi_dot(tensors):
         if mats[i].shape[1] != mats[i + 1].shape[0]:
             raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(tensors[i].shape)} and "
                                f"{list(tensors[i + 1].shape)} cannot be multiplied")
-    out = mats[0]
-    for m in mats[1:]:
-        out = matmul(out, m)
+    out = _chain(mats, _chain_order([m.shape[0] for m in mats] + [mats[-1].shape[1]]), 0, len(mats) - 1)
     if first_vector:
         out = out.squeeze(0)
     if last_vector:
