@@ -933,6 +933,7 @@ class _Materializer:
                     pending.append(metadata)
             elif self.trusted and not isinstance(obj, _Inert):
                 pending.extend(_attributes(obj).values())    # made by a trusted global: what it holds is checked
+                pending.extend(_items(obj))
             else:
                 raise _refuse(f"it holds {_preview(obj)} as a value")
 
@@ -964,12 +965,39 @@ class _Materializer:
             if isinstance(metadata, dict):
                 result._metadata = self.convert(metadata)
             return result
-        if self.trusted and not isinstance(obj, _Inert):   # (check has seen it) kept, its attributes converted
+        if self.trusted and not isinstance(obj, _Inert):   # (check has seen it) kept, what it holds converted
             attributes = _attributes(obj)
             for key, value in list(attributes.items()):
                 attributes[key] = self.convert(value)
-            return obj
+            return self._convert_items(obj)
         raise _refuse(f"it holds {_preview(obj)} as a value")
+
+    def _convert_items(self, obj):
+        """A trusted object that is a dict, list or tuple of a subclass: its items converted as its attributes are
+        (in place through the base class's own methods, so a subclass's ``__setitem__`` does not run again; a
+        tuple, being immutable, made again, by ``_make`` for a named tuple)."""
+        if isinstance(obj, dict):
+            for key, value in list(dict.items(obj)):
+                dict.__setitem__(obj, key, self.convert(value))
+        elif isinstance(obj, list):
+            for i, value in enumerate(list.__iter__(obj)):
+                list.__setitem__(obj, i, self.convert(value))
+        elif isinstance(obj, tuple):
+            items = [self.convert(v) for v in tuple.__iter__(obj)]
+            if any(a is not b for a, b in zip(items, obj)):
+                made = obj._make(items) if hasattr(obj, "_make") else type(obj)(items)
+                _attributes(made).update(_attributes(obj))
+                return made
+        return obj
+
+
+def _items(obj):
+    """What a trusted object holds as a container (a dict's keys and values, a list's or tuple's items)."""
+    if isinstance(obj, dict):
+        return [*dict.keys(obj), *dict.values(obj)]
+    if isinstance(obj, (list, tuple)):
+        return list(obj)
+    return []
 
 
 def _attributes(obj):

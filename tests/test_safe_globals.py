@@ -4,6 +4,7 @@
 opcode that instantiates a class is refused unless something is trusted. Handmade archives run without PyTorch;
 files written by ``torch.save`` are compared with ``torch.load``."""
 import argparse
+import collections
 import dataclasses
 import io
 import pickle
@@ -23,6 +24,17 @@ class RunInfo:
     """A small class of a project's own, saved in its checkpoints."""
     name: str
     scores: list
+
+
+class Bag(dict):
+    """A dict of a project's own (a record of metrics, say)."""
+
+
+class Trail(list):
+    """A list of a project's own."""
+
+
+Pair = collections.namedtuple("Pair", "left right")
 
 
 def archive(obj, protocol=2):
@@ -133,6 +145,35 @@ def test_torch_save_checkpoints_as_torch_load_reads_them(tmp_path):
     np.testing.assert_array_equal(mine["model"]["w"].numpy(), theirs["model"]["w"].numpy())
     assert mine["best"] == theirs["best"] and type(mine["best"]) is np.float64
     assert mine["run"] == theirs["run"] and mine["raw"] == theirs["raw"]
+
+
+def test_trusted_containers_hold_minigrad_tensors(tmp_path):
+    """A trusted named tuple of a project's own: its items' tensors become minigrad tensors, as its attributes'
+    do, and it loads as in PyTorch. A trusted dict or list subclass also loads, its items converted alike, where
+    PyTorch's weights-only load refuses to fill anything but a dict, OrderedDict, Counter or list (listed in
+    docs/differences.md)."""
+    torch = torch_or_skip()
+    path = tmp_path / "ckpt.pt"
+    torch.save({"pair": Pair(torch.arange(4.0), "x")}, path)
+    with torch.serialization.safe_globals([Pair]):
+        theirs = torch.load(path)
+    with serialization.safe_globals([Pair]):
+        mine = mg.load(path)
+    assert type(mine["pair"]) is Pair and isinstance(mine["pair"].left, mg.Tensor) and mine["pair"].right == "x"
+    np.testing.assert_array_equal(mine["pair"].left.numpy(), theirs["pair"].left.numpy())
+
+    bag = Bag(w=torch.arange(3.0), n=3)
+    bag.note = torch.ones(1)
+    torch.save({"bag": bag, "trail": Trail([torch.zeros(2), 2])}, path)
+    with torch.serialization.safe_globals([Bag, Trail]), pytest.raises(pickle.UnpicklingError, match="Can only"):
+        torch.load(path)
+    with serialization.safe_globals([Bag, Trail]):
+        mine = mg.load(path)
+    assert type(mine["bag"]) is Bag and type(mine["trail"]) is Trail
+    for ours, want in [(mine["bag"]["w"], [0.0, 1.0, 2.0]), (mine["bag"].note, [1.0]), (mine["trail"][0], [0.0, 0.0])]:
+        assert isinstance(ours, mg.Tensor)
+        np.testing.assert_array_equal(ours.numpy(), want)
+    assert mine["bag"]["n"] == 3 and mine["trail"][1] == 2
 
 
 def test_get_unsafe_globals_in_checkpoint():
