@@ -154,6 +154,42 @@ def test_multi_grad_hook_on_a_leaf_during_autograd_grad_refuses_as_pytorch():
     assert messages[0] == messages[1]
 
 
+def _needs_seen_by_user_functions(lib):
+    """What ``ctx.needs_input_grad`` a user's Function (one output, and two) sees in ``autograd.grad`` asked for one
+    of its inputs: its forward's, in PyTorch (only minigrad's own nodes narrow it to the inputs asked for)."""
+    seen = []
+
+    class Two(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b, a + b
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            seen.append(tuple(ctx.needs_input_grad))
+            return g1 * 2, g2 * 3
+
+    class One(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(tuple(ctx.needs_input_grad))
+            return g * 2, g * 3
+    a, b = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+    x, y = Two.apply(a, b)
+    lib.autograd.grad((x + y).sum(), [a])
+    lib.autograd.grad(One.apply(a, b).sum(), [a])
+    return seen
+
+
+def test_user_functions_keep_their_needs_input_grad_in_autograd_grad():
+    torch = torch_or_skip()
+    assert _needs_seen_by_user_functions(mg) == _needs_seen_by_user_functions(torch) == [(True, True)] * 2
+
+
 def test_increment_version_makes_backward_refuse():
     torch = torch_or_skip()
     for lib in (mg, torch):

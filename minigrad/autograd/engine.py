@@ -439,6 +439,17 @@ def check_nan(node, in_grads):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
+def _user_function(fn):
+    """The Function a node runs: a user's Function with several outputs runs through ``custom_function.Packed``."""
+    return getattr(fn, "user", None) or fn
+
+
+def _is_library(fn):
+    """Whether ``fn`` is one of minigrad's own Functions (not a user's, nor a custom op's ``register_autograd``)."""
+    user = _user_function(fn)
+    return not getattr(user, "written_by_user", not user.__module__.startswith("minigrad."))
+
+
 def _maybe_not_constant(fn, g):
     """Whether a gradient ``g`` that a backward without ``graph_backward`` returned under ``create_graph``, and that
     does not require grad, must be marked ``NotDifferentiableTwice`` rather than taken as a constant.
@@ -449,10 +460,9 @@ def _maybe_not_constant(fn, g):
     taken as PyTorch takes it: it returned what autograd recorded, so a Tensor that does not require grad is a
     constant (the gradient of ``Triple.apply(x).sum()`` does not depend on x). Arrays a user's backward returns
     are marked: they have no history, and PyTorch would not take them at all."""
-    user = getattr(fn, "user", None) or fn          # (a Function with several outputs: custom_function.Packed)
-    if not getattr(user, "written_by_user", not user.__module__.startswith("minigrad.")):
+    if _is_library(fn):
         return True
-    if getattr(user.backward, "once_differentiable", False):
+    if getattr(_user_function(fn).backward, "once_differentiable", False):
         return True
     return not isinstance(g, Tensor)
 
@@ -516,9 +526,6 @@ def _walk(tensors, grads, retain_graph, inputs, graph):
     return result
 
 
-def _is_library(fn):
-    """Whether ``fn`` is one of minigrad's own Functions (not a user's, nor a custom op's ``register_autograd``)."""
-    return not getattr(fn, "written_by_user", not fn.__module__.startswith("minigrad."))
 
 
 def _run_pruned(node, grad, sink, retain_graph, graph, needed):
