@@ -29,7 +29,6 @@ from ._profile import (ProfilerAction, ProfilerActivity, profile, record_functio
                        tensorboard_trace_handler)
 
 
-
 def kineto_available():
     """True: the profiler API (``minigrad.profiler``, ``autograd.profiler``) is there to use, as PyTorch's answer
     tells programs (minigrad's profiler is its own, not Kineto)."""

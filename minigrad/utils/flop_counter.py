@@ -394,12 +394,13 @@ def _recurrent_forward(args, kwargs, out):
 def _recurrent_backward(node, grad_shape):
     """The backward of those products, per input that needs a gradient: every step's state needs one, the first
     step's only if h0 does; the output projection's input needs one unless only ``w_hr`` does."""
+    from ..ops.recurrent import GATES
     L, N, P, H = node.shapes
-    G, I = node.gates * H, node.input_size
+    G, I = GATES[node.mode] * H, node.input_size
     needs = node.needs_input_grad
     state = 2 * N * P * G
     flops = (needs[0] + needs[3]) * 2 * L * N * I * G + (L * needs[4] + (L - 1) + needs[1]) * state
-    if node.projected:
+    if P != H:                                  # an LSTM with proj_size P < H
         flops += L * (any(needs[:7]) + needs[7]) * 2 * N * H * P
     return "aten.mm", flops
 
