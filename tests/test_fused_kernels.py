@@ -46,9 +46,14 @@ def angles(rng, t, hd, dtype):
     return np.cos(theta).astype(dtype), np.sin(theta).astype(dtype)
 
 
+@pytest.mark.parametrize("layout", ["heads view", "contiguous", "sliced"])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_rotate_pairs_twin_matches_reference_and_turns_back(dtype, rng):
-    x = heads_view(rng, dtype)
+def test_rotate_pairs_twin_matches_reference_and_turns_back(dtype, layout, path, rng):
+    x = heads_view(rng, dtype, b=4)
+    if layout == "contiguous":
+        x = np.ascontiguousarray(x)
+    elif layout == "sliced":                                     # every other batch entry: neither layout's rows
+        x = x[::2]
     cos, sin = angles(rng, 5, 6, dtype)
     y = fused_numba.rotate_pairs(x, cos, sin)
     reference = fused.rotate_pairs_reference(x, cos, sin)

@@ -1,8 +1,10 @@
 """numba twins of the NumPy references in fused.py (same names and signatures; see its docstring).
 
-The rotary turn and the row scatter (``add_rows_``: rows adding into one row must go in order) are serial (a second thread measured no faster: 0.20 ms for (32, 4, 64, 32) float32 on one
-thread and on two); the others run on numba's threads above ``SERIAL_BELOW`` (numba_kernels.py). On the AVX2
-EPYC, one process, float32: SwiGLU's forward at (32, 64, 352) took 0.85 ms on one thread and 0.55 on two, its
+The row scatter (``add_rows_``: rows adding into one row must go in order) is serial; the others run on numba's
+threads above ``SERIAL_BELOW`` (numba_kernels.py). The rotary turn reads each row of x where it lies: x is usually
+the transposed view of a (B, T, H, hd) projection, and walking it through its strides stopped LLVM vectorizing
+(Zen 4 EPYC, (32, 4, 64, 32) float32: 0.144 ms strided on one thread, 0.057 ms by rows on one, 0.030 on two). On the
+AVX2 EPYC, one process, float32: SwiGLU's forward at (32, 64, 352) took 0.85 ms on one thread and 0.55 on two, its
 backward 0.60 and 0.33; the softmax backward at (32, 4, 64, 64) 0.25 and 0.17-0.19. Compiled without
 fastmath: each output element is the reference's expression in the reference's order, except where an exp is
 computed (the float32 exp is numba_kernels._exp_float32, within 2 ulp, not NumPy's) and two row sums: the
@@ -25,22 +27,29 @@ _serial = njit(cache=True, fastmath=False, error_model="numpy")
 _sum = njit(cache=True, fastmath={"reassoc"}, error_model="numpy")
 
 
-@_serial
-def _rotate_pairs(x, cos, sin, y):
-    n_batch, n_heads, n_pos, hd = x.shape                 # x (B, H, T, hd), any strides; y contiguous
+@_kernel
+def _rotate_pairs(x, seq_major, cos, sin, y):
+    # x (B, H, T, hd), or (B, T, H, hd) if seq_major; C-contiguous either way, as y (B, H, T, hd)
+    n_batch, n_heads, n_pos, hd = y.shape
     half = hd // 2
-    for b in range(n_batch):
-        for h in range(n_heads):
-            for t in range(n_pos):
-                for i in range(half):
-                    x1, x2, c, s = x[b, h, t, i], x[b, h, t, i + half], cos[t, i], sin[t, i]
-                    y[b, h, t, i] = x1 * c - x2 * s
-                    y[b, h, t, i + half] = x2 * c + x1 * s
+    for bh in prange(n_batch * n_heads):
+        b, h = bh // n_heads, bh % n_heads
+        for t in range(n_pos):
+            xr, yr, c, s = x[b, t, h] if seq_major else x[b, h, t], y[b, h, t], cos[t], sin[t]   # (hd,), (hd/2,)
+            for i in range(half):
+                x1, x2 = xr[i], xr[i + half]
+                yr[i] = x1 * c[i] - x2 * s[i]
+                yr[i + half] = x2 * c[i] + x1 * s[i]
 
 
 def rotate_pairs(x, cos, sin):
     y = np.empty(x.shape, dtype=x.dtype)
-    _rotate_pairs(x, cos, sin, y)
+    cos, sin = np.ascontiguousarray(cos), np.ascontiguousarray(sin)
+    seq_major = x.transpose(0, 2, 1, 3)     # (B, T, H, hd): the projection's own layout, of which x is often a view
+    if seq_major.flags.c_contiguous and not x.flags.c_contiguous:
+        _run(_rotate_pairs, x.size, seq_major, True, cos, sin, y)
+    else:
+        _run(_rotate_pairs, x.size, np.ascontiguousarray(x), False, cos, sin, y)
     return y
 
 
