@@ -453,3 +453,118 @@ def test_counting_stops_on_leaving_and_profiler_still_records():
     assert sum(e.count for e in prof.key_averages() if e.key == "MatMul") == 2
     assert mg.autograd.Function.__dict__["apply"] is apply and engine.run_node is run_node
     assert not _recorder._listeners and not _recorder._collectors
+
+
+# --------------------------------------------------------------------------- the profiler's with_flops
+PROFILED = ["mm", "matmul 3d@2d", "matmul 4d@3d broadcast", "matmul transposed 3d@2d", "bmm", "addmm", "baddbmm",
+            "linear 3d", "linear without bias", "linear 1d"]
+PRODUCT_EVENTS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
+
+
+def _profiled_flops(lib, run):
+    """The flops of each event of ``run()`` profiled with with_flops=True, as (name, flops) pairs: minigrad's every
+    event, PyTorch's products (its profiler also counts aten::mul and aten::add at a flop per element, minigrad's
+    profile what its flop counter counts)."""
+    with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU], with_flops=True) as prof:
+        run()
+    return [(e.name, e.flops) for e in prof.events() if lib is mg or e.name in PRODUCT_EVENTS]
+
+
+def _op_run(lib, name):
+    f, shapes = OPS[name]
+    values = np.random.default_rng(0)
+    tensors = [lib.tensor(values.standard_normal(s), requires_grad=True) for s in shapes]
+
+    def run():
+        out = f(lib, lib.nn.functional, *tensors)
+        out.backward(lib.tensor(values.standard_normal(tuple(out.shape))))
+    return run
+
+
+def _profiled_total(lib, name):
+    return sum(flops for _, flops in _profiled_flops(lib, _op_run(lib, name)))
+
+
+@pytest.mark.parametrize("name", PROFILED)
+def test_profiler_flops_of_products_as_pytorch(name):
+    """The products' flops in a profile, forward and backward, total as PyTorch's profiler counts them."""
+    theirs = torch_result(lambda torch: _profiled_total(torch, name), "profiled", name)
+    assert _profiled_total(mg, name) == theirs
+
+
+def test_profiler_flops_a_backward_left_uncounted_is_caught(monkeypatch):
+    theirs = torch_result(lambda torch: _profiled_total(torch, "mm"), "profiled", "mm")
+    monkeypatch.setattr(mg_flop_counter, "node_flops", lambda node, grad, graph: 0)
+    assert _profiled_total(mg, "mm") != theirs
+
+
+def _model_run(name):
+    build, shape = MODELS[name]
+    mg.manual_seed(0)
+    model = build(mg)
+    values = np.random.default_rng(0)
+    x = mg.tensor(values.standard_normal(shape), dtype=mg.float32, requires_grad=True)
+
+    def run():
+        out = model(x)
+        out = out[0] if isinstance(out, tuple) else out
+        out.backward(mg.tensor(values.standard_normal(tuple(out.shape)), dtype=mg.float32))
+    return run
+
+
+@pytest.mark.parametrize("name", list(OPS) + list(MODELS))
+def test_profiler_flops_are_the_flop_counters(name):
+    """Event by event the profile holds what FlopCounterMode counts (convolutions, attention, einsum and recurrent
+    layers too, which PyTorch's profiler leaves out): the totals agree, each op and backward node counted once."""
+    run = _op_run(mg, name) if name in OPS else _model_run(name)
+    with FlopCounterMode(display=False) as counter:
+        run()
+    run = _op_run(mg, name) if name in OPS else _model_run(name)
+    assert sum(flops for _, flops in _profiled_flops(mg, run)) == counter.get_total_flops()
+    assert counter.get_total_flops() > 0 or name in OPS       # (some products with a 1-D operand count none)
+
+
+def test_profiler_flops_under_create_graph_are_the_flop_counters():
+    """A gradient of a gradient: the first backward's products run as ops (the nodes with a graph_backward count
+    nothing themselves), and are differentiated in turn."""
+    def run():
+        values = np.random.default_rng(0)
+        x, w = (mg.tensor(values.standard_normal(s), requires_grad=True) for s in [(3, 4), (5, 4)])
+        y = mg.nn.functional.linear(x, w).tanh()
+        (gx,) = mg.autograd.grad((y * mg.tensor(values.standard_normal((3, 5)))).sum(), [x], create_graph=True)
+        (gx * mg.tensor(values.standard_normal((3, 4)))).sum().backward()
+    with FlopCounterMode(display=False) as counter:
+        run()
+    assert sum(flops for _, flops in _profiled_flops(mg, run)) == counter.get_total_flops() == 6 * 2 * 3 * 4 * 5
+
+
+def _flops_table(lib):
+    """The header cell of the flops column and the product's cell, in a profile of one (30, 40) @ (40, 50) product
+    (120,000 flops) among ops that count none."""
+    values = np.random.default_rng(0)
+    a, b = lib.tensor(values.standard_normal((30, 40))), lib.tensor(values.standard_normal((40, 50)))
+    with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU], with_flops=True) as prof:
+        (a @ b).tanh()
+    lines = prof.key_averages().table(row_limit=-1).splitlines()
+    product = "MatMul" if lib is mg else "aten::mm"
+    row = next(line for line in lines if line.split()[0] == product).split()
+    none = next(line for line in lines[3:] if line.split()[0] in ("Tanh", "aten::tanh")).split()
+    return [lines[1].split()[-2:], row[-1], none[-1]]
+
+
+def test_profiler_flops_column_as_pytorch():
+    theirs = torch_result(_flops_table)
+    assert _flops_table(mg) == theirs == [["Total", "KFLOPs"], "120.000", "--"]
+
+
+def test_profiler_flops_add_up_by_name_and_are_off_by_default():
+    values = np.random.default_rng(0)
+    a, b = mg.tensor(values.standard_normal((3, 4))), mg.tensor(values.standard_normal((4, 5)))
+    for flops in (True, False):
+        with mg.profiler.profile(with_flops=flops) as prof:
+            for _ in range(3):
+                a @ b
+        (average,) = [e for e in prof.key_averages() if e.key == "MatMul"]
+        assert [e.flops for e in prof.events()] == [120 * flops] * 3 and average.flops == 360 * flops
+        assert ("FLOPs" in prof.key_averages().table()) == flops
+        assert bool(prof.events()[0].input_shapes) == flops          # with_flops records the shapes, as PyTorch

@@ -44,7 +44,6 @@ class _TimesMixin:
     device_time_total = self_device_time_total = cuda_time_total = self_cuda_time_total = 0.0
     device_memory_usage = self_device_memory_usage = cuda_memory_usage = self_cuda_memory_usage = 0
     device_type = DeviceType.CPU
-    flops = 0
     is_async = is_remote = is_legacy = False
     node_id = -1
 
@@ -76,14 +75,16 @@ class FunctionEvent(_TimesMixin):
     """One recorded range: ``name``, ``thread``, ``time_range``, ``cpu_time_total`` and ``self_cpu_time_total``
     (microseconds), ``cpu_parent`` and ``cpu_children`` (the ranges it is inside, and opened inside it),
     ``input_shapes`` (with ``record_shapes=True``), ``stack`` (with ``with_stack=True``), memory (with
-    ``profile_memory=True``) and ``kind``: "op" (a minigrad op's forward: a ``Function`` subclass's name),
+    ``profile_memory=True``), ``flops`` (with ``with_flops=True``: the flops of the op's own products, convolutions and
+    attention, as ``utils.flop_counter`` counts them; 0 for the others) and ``kind``: "op" (a minigrad op's forward: a ``Function`` subclass's name),
     "backward" (a node of the backward pass), "user" (a ``record_function``) or "step" (``ProfilerStep*``)."""
 
     count = 1
 
     def __init__(self, id, name, kind, thread, start_us, end_us, trace_name=None, input_shapes=None, stack=None,
-                 memory=0):
+                 memory=0, flops=0):
         self.id, self.name, self.kind, self.thread = id, name, kind, thread
+        self.flops = flops
         self.trace_name = trace_name or name
         self.time_range = Interval(start_us, end_us)
         self.input_shapes = input_shapes if input_shapes is not None else []
@@ -115,12 +116,12 @@ class FunctionEvent(_TimesMixin):
 
 class FunctionEventAvg(_TimesMixin):
     """The events of one key (a name; with its input shapes or stack when grouped so) added up: ``count``,
-    ``cpu_time_total``, ``self_cpu_time_total``, ``cpu_time`` (the average per call), memory."""
+    ``cpu_time_total``, ``self_cpu_time_total``, ``cpu_time`` (the average per call), memory, ``flops``."""
 
     def __init__(self, key="", input_shapes=None, stack=None):
         self.key, self.count = key, 0
         self.cpu_time_total = self.self_cpu_time_total = 0.0
-        self.cpu_memory_usage = self.self_cpu_memory_usage = 0
+        self.cpu_memory_usage = self.self_cpu_memory_usage = self.flops = 0
         self.input_shapes = input_shapes if input_shapes is not None else []
         self.stack = stack if stack is not None else []
         self.cpu_parent, self.cpu_children = None, []
@@ -136,6 +137,7 @@ class FunctionEventAvg(_TimesMixin):
         self.self_cpu_time_total += other.self_cpu_time_total
         self.cpu_memory_usage += other.cpu_memory_usage
         self.self_cpu_memory_usage += other.self_cpu_memory_usage
+        self.flops += other.flops
         return self
 
     __iadd__ = add
@@ -149,9 +151,11 @@ class FunctionEventAvg(_TimesMixin):
 class EventList(list):
     """A list of ``FunctionEvent`` (``profile.events()``) or ``FunctionEventAvg`` (``key_averages()``)."""
 
-    def __init__(self, *args, with_shapes=False, with_memory=False, with_stack=False, trace_meta=None):
+    def __init__(self, *args, with_shapes=False, with_memory=False, with_stack=False, with_flops=False,
+                 trace_meta=None):
         super().__init__(*args)
         self._with_shapes, self._with_memory, self._with_stack = with_shapes, with_memory, with_stack
+        self._with_flops = with_flops
         self._trace_meta = trace_meta or {}
 
     @property
@@ -170,7 +174,7 @@ class EventList(list):
                                   max_shapes_column_width=max_shapes_column_width,
                                   top_level_events_only=top_level_events_only, time_unit=time_unit,
                                   with_shapes=self._with_shapes, with_memory=self._with_memory,
-                                  with_stack=self._with_stack)
+                                  with_stack=self._with_stack, with_flops=self._with_flops)
 
     def __str__(self):
         return self.table()
@@ -193,7 +197,7 @@ class EventList(list):
                     stack=event.stack[:group_by_stack_n] if group_by_stack_n > 0 else None)
             averages[key].add(event)
         return EventList(averages.values(), with_shapes=group_by_input_shape, with_memory=self._with_memory,
-                         with_stack=group_by_stack_n > 0, trace_meta=self._trace_meta)
+                         with_stack=group_by_stack_n > 0, with_flops=self._with_flops, trace_meta=self._trace_meta)
 
     def total_average(self):
         """All events added up into one ``FunctionEventAvg`` named "Total"."""
@@ -216,6 +220,8 @@ class EventList(list):
                 args["Input Dims"] = event.input_shapes
             if event.stack:
                 args["Call stack"] = ";".join(event.stack)
+            if event.flops:
+                args["flops"] = event.flops
             events.append({"ph": "X", "cat": "cpu_op" if event.kind in ("op", "backward") else "user_annotation",
                            "name": event.trace_name, "pid": pid, "tid": event.thread,
                            "ts": event.time_range.start, "dur": event.cpu_time_total, "args": args})
@@ -257,14 +263,15 @@ def build_events(collector):
         return (origin_wall + (clock_ns - origin_clock)) / 1000.0
 
     events, event_of = EventList(with_shapes=collector.record_shapes, with_memory=collector.profile_memory,
-                                 with_stack=collector.with_stack,
+                                 with_stack=collector.with_stack, with_flops=collector.with_flops,
                                  trace_meta={"record_shapes": collector.record_shapes,
                                              "profile_memory": collector.profile_memory,
                                              "with_stack": collector.with_stack, "base_time_ns": origin_wall}), {}
     for index, rng in enumerate(ranges):
         name = "ProfilerStep*" if rng.kind == "step" else rng.name
         event = FunctionEvent(index, name, rng.kind, rng.thread, to_us(rng.start), to_us(rng.end),
-                              trace_name=rng.name, input_shapes=rng.shapes, stack=rng.stack, memory=rng.memory)
+                              trace_name=rng.name, input_shapes=rng.shapes, stack=rng.stack, memory=rng.memory,
+                              flops=rng.flops)
         event_of[rng] = event
         events.append(event)
     for rng in ranges:

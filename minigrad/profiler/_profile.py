@@ -144,10 +144,10 @@ class _Base:
     """What both profiles share: a ``Collector`` per recording, the events of the last one (or of all, with
     ``acc_events``), and the ways to look at them."""
 
-    def __init__(self, record_cpu, record_shapes, profile_memory, with_stack, acc_events):
+    def __init__(self, record_cpu, record_shapes, profile_memory, with_stack, acc_events, with_flops=False):
         self._record_cpu = record_cpu
-        self._options = dict(record_shapes=bool(record_shapes), profile_memory=bool(profile_memory),
-                             with_stack=bool(with_stack))
+        self._options = dict(record_shapes=bool(record_shapes or with_flops), profile_memory=bool(profile_memory),
+                             with_stack=bool(with_stack), with_flops=bool(with_flops))   # flops: shapes too, as PyTorch
         self._acc_events = acc_events
         self._collectors = []           # every recording since start(); the last one is the current one
         self._events = None             # built once a recording has stopped (cleared when another starts)
@@ -216,8 +216,10 @@ class profile(_Base):  # noqa: N801 - PyTorch's name
     ``ProfilerStep#N`` range, and ``on_trace_ready(prof)`` is called at the end of each active span (also when
     the block ends during one). Without a schedule everything is recorded and ``on_trace_ready`` is called at
     the end. ``record_shapes`` adds each op's input shapes, ``profile_memory`` the bytes of the arrays ops
-    return, ``with_stack`` the calling program's Python frames. Accepted and not acted on: ``with_flops`` (no
-    FLOPs are counted), ``with_modules``, ``experimental_config``, ``execution_trace_observer``,
+    return, ``with_stack`` the calling program's Python frames, ``with_flops`` each op's and backward node's flops
+    (``FunctionEvent.flops``, a "Total FLOPs" column in the table; what ``utils.flop_counter`` counts: products,
+    convolutions and attention, forward and backward) and the input shapes. Accepted and not acted on:
+    ``with_modules``, ``experimental_config``, ``execution_trace_observer``,
     ``custom_trace_id_callback``, ``post_processing_timeout_s``; CUDA and other non-CPU activities record
     nothing."""
 
@@ -240,7 +242,8 @@ class profile(_Base):  # noqa: N801 - PyTorch's name
                             "warmup=1, active=2))")
         if on_trace_ready is not None and not callable(on_trace_ready):
             raise TypeError(f"on_trace_ready must be a function of the profile, got {type(on_trace_ready).__name__}")
-        super().__init__(ProfilerActivity.CPU in chosen, record_shapes, profile_memory, with_stack, acc_events)
+        super().__init__(ProfilerActivity.CPU in chosen, record_shapes, profile_memory, with_stack, acc_events,
+                         with_flops)
         self.activities = chosen
         self.schedule = schedule if schedule is not None else _always_record
         self.record_steps = schedule is not None      # ProfilerStep#N ranges, as PyTorch records them
@@ -339,8 +342,8 @@ class autograd_profile(_Base):  # noqa: N801 - exported as minigrad.autograd.pro
         print(prof.key_averages().table(sort_by="self_cpu_time_total"))
 
     ``enabled=False`` records nothing (the results are empty). ``use_cuda``/``use_device`` record nothing for a
-    GPU (minigrad runs on the CPU); ``with_flops``, ``with_modules``, ``use_kineto`` and the other options are
-    accepted."""
+    GPU (minigrad runs on the CPU); ``with_flops`` counts flops as ``minigrad.profiler.profile`` does;
+    ``with_modules``, ``use_kineto`` and the other options are accepted."""
 
     def __init__(self, enabled=True, *, use_cuda=False, use_device=None, record_shapes=False, with_flops=False,
                  profile_memory=False, with_stack=False, with_modules=False, use_kineto=False, use_cpu=True,
@@ -349,7 +352,7 @@ class autograd_profile(_Base):  # noqa: N801 - exported as minigrad.autograd.pro
         if use_cuda:
             warnings.warn("`use_cuda` is deprecated: pass use_device='cuda' (minigrad runs on the CPU and records "
                           "nothing for it)", FutureWarning, stacklevel=2)
-        super().__init__(bool(enabled) and use_cpu, record_shapes, profile_memory, with_stack, acc_events)
+        super().__init__(bool(enabled) and use_cpu, record_shapes, profile_memory, with_stack, acc_events, with_flops)
         self.enabled = enabled
         self.entered = False
 

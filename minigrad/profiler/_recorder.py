@@ -16,6 +16,9 @@ How the ops are timed without costing anything when no profile records: while on
 and ``engine.run_node`` are replaced by timing wrappers (``_install``), and the originals are put back when the
 last recording profile stops (``_uninstall``). When no profile records, the engine runs its own code untouched.
 
+With ``with_flops``, each op's and backward node's range also holds the flops ``utils.flop_counter.FlopCounterMode``
+counts for it (its formulas, read from the shapes outside the timed range).
+
 The same wrappers tell listeners (``add_listener``: ``utils.flop_counter.FlopCounterMode``) of every op after it
 ran (``listener.op(cls, args, kwargs, out)``) and of every backward node before it runs (``listener.node(node,
 grad, graph)``, which may return a function to call once the node has run: by then the node may have dropped
@@ -44,23 +47,24 @@ _MINIGRAD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 class Range:
     """One recorded range: ``name``, its ``kind`` ("op", "backward", "user" or "step"), its thread, start and end
     (``time.perf_counter_ns``), the range it opened inside (``parent``), and what the profile asked for: the
-    input shapes, the Python stack, the bytes of memory its output took."""
+    input shapes, the Python stack, the bytes of memory its output took, the flops it did."""
 
-    __slots__ = ("name", "kind", "thread", "start", "end", "parent", "shapes", "stack", "memory")
+    __slots__ = ("name", "kind", "thread", "start", "end", "parent", "shapes", "stack", "memory", "flops")
 
     def __init__(self, name, kind, parent):
         self.name, self.kind, self.parent = name, kind, parent
         self.thread = threading.get_ident()
         self.start = self.end = None
         self.shapes = self.stack = None
-        self.memory = 0
+        self.memory = self.flops = 0
 
 
 class Collector:
     """The ranges one profile records between ``start()`` and ``stop()``, with its options."""
 
-    def __init__(self, record_shapes=False, profile_memory=False, with_stack=False):
+    def __init__(self, record_shapes=False, profile_memory=False, with_stack=False, with_flops=False):
         self.record_shapes, self.profile_memory, self.with_stack = record_shapes, profile_memory, with_stack
+        self.with_flops = with_flops
         self.ranges = []
         self.wall_origin = self.clock_origin = None
 
@@ -149,6 +153,17 @@ def _user_stack(limit=32):
     return frames
 
 
+def _counting_flops():
+    """Whether a recording profile asked for flops (``with_flops``)."""
+    return any(c.with_flops for c in _collectors)
+
+
+def _flop_counter():
+    """``utils.flop_counter``, whose formulas give the flops of the ops and backward nodes (it imports this module)."""
+    from ..utils import flop_counter
+    return flop_counter
+
+
 # --------------------------------------------------------------------------- the timing wrappers
 def _install():
     """Wrap ``Function.apply`` and ``engine.run_node`` in their timing versions (called with ``_lock`` held)."""
@@ -166,6 +181,8 @@ def _install():
             raise
         if rng is not None:
             close_range(rng, out, args)
+            if _counting_flops():
+                rng.flops = _flop_counter().op_flops(cls, args, kwargs, out)
         for listener in _listeners:
             listener.op(cls, args, kwargs, out)
         return out
@@ -173,12 +190,14 @@ def _install():
     def run_node(node, grad, *args, **kwargs):
         graph = kwargs.get("graph", args[2] if len(args) > 2 else False)
         after = [listener.node(node, grad, graph) for listener in _listeners]   # (before the node frees its state)
+        flops = _flop_counter().node_flops(node, grad, graph) if _counting_flops() else 0   # (before the range)
         rng = open_range(node.name(), "backward")
         try:
             in_grads = original_run_node(node, grad, *args, **kwargs)
         finally:
             if rng is not None:
                 close_range(rng)
+                rng.flops = flops
         for then in after:
             if then is not None:
                 then()

@@ -1,10 +1,14 @@
 """The text table of ``key_averages().table()``: one row per event (or per name, averaged), in PyTorch's columns.
 
     Name | Self CPU % | Self CPU | CPU total % | CPU total | CPU time avg | [CPU Mem | Self CPU Mem] | # of Calls
-         | [Input Shapes] | [Source Location]
+         | [Input Shapes] | [Total FLOPs] | [Source Location]
+
+The flops column (``with_flops``, when some event has flops) is in the unit of the smallest positive count among the
+events (FLOPs, KFLOPs, MFLOPs, ... as PyTorch scales it), "--" where an event has none.
 
 Percentages are of the summed self times (the time covered by the outermost ranges), shown under the table.
 """
+import math
 
 SORT_KEYS = ("cpu_time", "cpu_time_total", "self_cpu_time_total", "count", "cpu_memory_usage",
              "self_cpu_memory_usage", "device_time", "device_time_total", "self_device_time_total", "cuda_time",
@@ -29,6 +33,15 @@ def format_memory(nbytes):
     return f"{int(nbytes)} B"
 
 
+_FLOP_UNITS = ("FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs")
+
+
+def _flops_unit(smallest):
+    """(scale, unit) of the flops column: the unit of ``smallest`` (the smallest positive count), in steps of 1000."""
+    power = min(int(math.log10(smallest) // 3), len(_FLOP_UNITS) - 1)
+    return 10.0 ** (-3 * power), _FLOP_UNITS[power]
+
+
 def _percent(part, whole):
     return f"{100.0 * part / whole:.2f}%" if whole else "0.00%"
 
@@ -39,7 +52,7 @@ def _clip(text, width):
 
 def build_table(events, sort_by=None, row_limit=100, header=None, max_src_column_width=75, max_name_column_width=55,
                 max_shapes_column_width=80, top_level_events_only=False, time_unit=None, with_shapes=False,
-                with_memory=False, with_stack=False):
+                with_memory=False, with_stack=False, with_flops=False):
     if time_unit is not None and time_unit not in _UNITS:
         raise ValueError(f"time_unit must be one of 's', 'ms', 'us' (or None), got {time_unit!r}")
     rows = list(events)
@@ -64,6 +77,12 @@ def build_table(events, sort_by=None, row_limit=100, header=None, max_src_column
     if with_shapes:
         titles.append("Input Shapes")
         widths.append(min(max([len(str(e.input_shapes)) for e in rows] + [12]) + 2, max_shapes_column_width))
+    positive = [event.flops for event in events if event.flops > 0]
+    with_flops = with_flops and bool(positive)
+    if with_flops:
+        flops_scale, flops_unit = _flops_unit(min(positive))
+        titles.append(f"Total {flops_unit}")
+        widths.append(12)
     if with_stack:
         titles.append("Source Location")
         widths.append(min(max([len(e.stack[0]) for e in rows if e.stack] + [15]) + 2, max_src_column_width))
@@ -86,6 +105,8 @@ def build_table(events, sort_by=None, row_limit=100, header=None, max_src_column
         cells.append(str(event.count))
         if with_shapes:
             cells.append(_clip(str(event.input_shapes), widths[len(cells)]))
+        if with_flops:
+            cells.append(f"{event.flops * flops_scale:8.3f}" if event.flops > 0 else "--")
         if with_stack:
             cells.append(_clip(event.stack[0] if event.stack else "", widths[len(cells)]))
         out.append(line(cells))

@@ -455,6 +455,52 @@ def _user_forward(formula, target):
     return count
 
 
+# --------------------------------------------------------------------------- for the profiler's with_flops
+_library = []                    # [(forward, backward)] once built: the formulas of minigrad's own Functions
+
+
+def _formulas():
+    if not _library:
+        _library.append(_library_formulas())
+    return _library[0]
+
+
+def _pairs(counts):
+    """A formula's ``counts``, (op name, flops) or a list of them, as a list."""
+    return counts if isinstance(counts, list) else [counts]
+
+
+def _flops_of(counts):
+    """The flops of a formula's ``counts``, less those PyTorch does not count (named None)."""
+    return sum(flops for name, flops in _pairs(counts) if name is not None)
+
+
+def op_flops(cls, args, kwargs, out):
+    """The flops ``FlopCounterMode`` counts for one forward of the Function ``cls`` (0 for one it does not count):
+    the profiler's ``with_flops``."""
+    if not isinstance(out, Tensor):
+        return 0
+    formula = flop_registry.get(cls)
+    count = _user_forward(formula, cls) if formula is not None else _formulas()[0].get(cls)
+    return 0 if count is None else _flops_of(count(args, kwargs, out))
+
+
+def _node_counts(backward, node, grad, graph):
+    """A backward node's counts by the formulas ``backward``, taken before it runs (what it saved is still there);
+    None without a formula, or under create_graph for a Function with a graph_backward (its ops count as they run)."""
+    count = backward.get(node.fn)
+    if count is None or (graph and getattr(node.fn, "graph_backward", None) is not None):
+        return None
+    return count(node, tuple(grad.shape))
+
+
+def node_flops(node, grad, graph):
+    """The flops ``FlopCounterMode`` counts for the backward ``node``, called before it runs: the profiler's
+    ``with_flops``."""
+    counts = _node_counts(_formulas()[1], node, grad, graph)
+    return 0 if counts is None else _flops_of(counts)
+
+
 # --------------------------------------------------------------------------- the counter
 class FlopCounterMode:
     """Counts the flops of everything run inside ``with FlopCounterMode() as counter:``, forward and backward,
@@ -537,17 +583,14 @@ class FlopCounterMode:
     def node(self, node, grad, graph):
         """Before ``node`` runs (what it saved is still there): its count, added once it has run, when the
         modules its gradients leave and enter are known."""
-        count = self._backward.get(node.fn)
-        if count is None or threading.get_ident() != self._thread:
+        if threading.get_ident() != self._thread:
             return None
-        if graph and getattr(node.fn, "graph_backward", None) is not None:
-            return None                         # it runs minigrad ops, each counted as it runs
-        counts = count(node, tuple(grad.shape))
-        return lambda: self._add_all(counts)
+        counts = _node_counts(self._backward, node, grad, graph)
+        return None if counts is None else lambda: self._add_all(counts)
 
     def _add_all(self, counts):
         """``counts``: (op name, flops), or a list of them."""
-        for name, flops in counts if isinstance(counts, list) else [counts]:
+        for name, flops in _pairs(counts):
             self._add(name, flops)
 
     def _add(self, name, flops):
