@@ -220,8 +220,6 @@ class EventList(list):
                 args["Input Dims"] = event.input_shapes
             if event.stack:
                 args["Call stack"] = ";".join(event.stack)
-            if event.flops:
-                args["flops"] = event.flops
             events.append({"ph": "X", "cat": "cpu_op" if event.kind in ("op", "backward") else "user_annotation",
                            "name": event.trace_name, "pid": pid, "tid": event.thread,
                            "ts": event.time_range.start, "dur": event.cpu_time_total, "args": args})
