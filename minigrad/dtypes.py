@@ -409,27 +409,9 @@ def result_type(a, b):
     Python numbers (``mg.result_type(tensor, 2.5)``), as ``torch.result_type``."""
     if type(a) in _NUMBERS or type(b) in _NUMBERS or not hasattr(a, "dtype") or not hasattr(b, "dtype"):
         return _result_type_with_number(a, b)
-    da, db = a.dtype, b.dtype
-    if da == db:
-        return da
-    ca, cb = _category(da), _category(db)
-    if ca != cb:
-        (high, dh), (low, dl) = ((a, da), (b, db)) if ca > cb else ((b, db), (a, da))
-        if not (low.ndim == 0 and high.ndim > 0):     # a 0-dim operand of a lower category takes no part
-            check_promotable(da, db)
-        if dh.kind == "c" and kind_of(dl) == "f":  # complex keeps the float's precision unless the float is 0-dim
-            if high.ndim == 0 and low.ndim > 0:
-                return complex_of(dl)
-            if (high.ndim == 0) == (low.ndim == 0):
-                return _promote_within(dl, dh)
-        return dh
-    # Same category: a 0-dim operand does not widen a dimensioned one.
-    if a.ndim == 0 and b.ndim > 0:
-        return db
-    if b.ndim == 0 and a.ndim > 0:
-        return da
-    check_promotable(da, db)
-    return _promote_within(da, db)
+    if a.dtype == b.dtype:
+        return a.dtype
+    return result_type_of(a, b)
 
 
 def _combine_categories(higher, lower):

@@ -124,15 +124,17 @@ def test_result_type_with_scalars_and_0dim(name):
     torch = torch_or_skip()
     ours_x, theirs_x = mg.ones(3, dtype=getattr(mg, name)), torch.ones(3, dtype=getattr(torch, name))
     operands = [(1, 1), (1.5, 1.5), (True, True), (mg.tensor(1), torch.tensor(1)), (mg.tensor(1.0), torch.tensor(1.0)),
-                (mg.tensor(True), torch.tensor(True)), (mg.ones(3), torch.ones(3)), (1j, 1j)]
+                (mg.tensor(True), torch.tensor(True)), (mg.ones(3), torch.ones(3)), (1j, 1j),
+                (mg.tensor(1j), torch.tensor(1j)), (mg.ones(3, dtype=mg.complex64), torch.ones(3, dtype=torch.complex64))]
     for ours_y, theirs_y in operands:
-        try:
-            expected = torch.result_type(theirs_x, theirs_y)
-        except RuntimeError:
-            with pytest.raises(RuntimeError):
-                mg.result_type(ours_x, ours_y)
-        else:
-            assert mg.result_type(ours_x, ours_y) == getattr(mg, str(expected)[6:]), ours_y
+        for ours, theirs in (((ours_x, ours_y), (theirs_x, theirs_y)), ((ours_y, ours_x), (theirs_y, theirs_x))):
+            try:
+                expected = torch.result_type(*theirs)
+            except RuntimeError:
+                with pytest.raises(RuntimeError):
+                    mg.result_type(*ours)
+            else:
+                assert mg.result_type(*ours) == getattr(mg, str(expected)[6:]), ours
 
 
 # --------------------------------------------------------------------------- conversions
