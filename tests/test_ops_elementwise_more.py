@@ -76,18 +76,23 @@ def test_sgn_gradient_is_zero_for_real_and_z_over_abs_for_complex():
 
 
 def test_nextafter_gradient_is_pytorchs_one_and_zero():
-    """PyTorch treats the step to the next float as a constant: d/dinput = 1, d/dother = 0."""
+    """PyTorch treats the step to the next float as a constant: d/dinput = 1 where input != other (NaN included),
+    0 where they are equal (the output is other itself there, 0.0 == -0.0 too), and d/dother = 0; broadcast."""
     torch = torch_or_skip()
-    grads = []
-    for lib in (mg, torch):
-        x = lib.tensor(np.array([1.0, 2.0]), requires_grad=True)
-        y = lib.tensor(np.array([2.0, 0.0]), requires_grad=True)
-        out = lib.nextafter(x, y)
-        out.backward(lib.tensor(np.array([0.5, -3.0])))
-        grads.append((x.grad.numpy().copy(), y.grad.numpy().copy(), out.detach().numpy().copy()))
-    for got, want in zip(*grads):
-        np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(grads[0][0], [0.5, -3.0])
+    nan, inf = np.nan, np.inf
+    cases = [([1.0, 2.0, 3.0, nan, 1.0, inf, 0.0, -0.0], [2.0, 0.0, 3.0, 1.0, nan, inf, -0.0, 0.0]),
+             ([[1.0, 2.0, 5.0]], [[1.0], [5.0]])]
+    for a, b in cases:
+        grads = []
+        for lib in (mg, torch):
+            x = lib.tensor(np.array(a), requires_grad=True)
+            y = lib.tensor(np.array(b), requires_grad=True)
+            out = lib.nextafter(x, y)
+            out.backward(lib.tensor(np.random.default_rng(0).standard_normal(tuple(out.shape))))
+            grads.append((x.grad.numpy().copy(), y.grad.numpy().copy(), out.detach().numpy().copy()))
+        for got, want in zip(*grads):
+            np.testing.assert_array_equal(got, want)     # dout times 0 or 1, and the next floats: exact
+    assert (grads[0][0] != 0).all() and (grads[0][1] == 0).all()   # the broadcast case: every x differs from a y
 
 
 OPERATOR_CASES = {

@@ -4,7 +4,8 @@ isreal, fmax/fmin (maximum/minimum that skip NaN), heaviside.
 Gradients, PyTorch's:
 
     frexp:      mantissa = x / 2^e with e held fixed: d mantissa / dx = 2^-e
-    nextafter:  the step to the next float held fixed: d/dinput = 1, d/dother = 0
+    nextafter:  the step to the next float held fixed: d/dinput = 1 where input != other, 0 where they are
+                equal (the output is other there); d/dother = 0
     nan_to_num: dout where x is finite, 0 where it was replaced
     fmax(a, b): all of dout to a where a >= b or b is NaN, else to b (ties go to a, unlike maximum's halves);
                 fmin the same with a <= b
@@ -50,19 +51,22 @@ def frexp(input):
 
 
 class NextAfter(Function):
-    """Differentiable in name only, as in PyTorch: the output requires grad, its backward raises."""
+    """The next float after a towards b, differentiable as PyTorch defines it (module docstring)."""
 
     watched_inputs = (0, 1)  # PyTorch's backward saves both operands
     low_precision_native = True   # the next float16/bfloat16, not the next float32 rounded back (the same number)
 
     @staticmethod
     def forward(ctx, a, b):
-        return np.nextafter(*ew.promoted(a, b))
+        a, b = ew.promoted(a, b)
+        ctx.steps = a != b       # where the output is a's neighbour; where a == b it is b itself (broadcast shape)
+        return np.nextafter(a, b)
 
     @staticmethod
     def backward(ctx, dout):
-        """PyTorch's: the step to the next float is treated as a constant, so d/dinput = 1 and d/dother = 0."""
-        return dout, (dout * 0 if ctx.needs_input_grad[1] else None)
+        """PyTorch's: the step to the next float is held constant, so d/dinput = 1 where input != other (NaN
+        included) and 0 where they are equal, and d/dother = 0."""
+        return dout * ctx.steps, (dout * 0 if ctx.needs_input_grad[1] else None)
 
     graph_backward = backward
 
