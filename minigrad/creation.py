@@ -51,8 +51,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         arr = np.asarray(data)
     else:
         arr = _from_python(data, dtype)
-    if dtype is not None:
-        arr = arr.astype(dtype, copy=False)
+    if dtype is not None and arr.dtype != dtype:
+        arr = dtypes.cast_array(arr, dtype)        # PyTorch's rounding (float16 through float32, float8 saturating)
     return new_tensor(arr, device, requires_grad)
 
 
@@ -90,6 +90,9 @@ def _from_python(data, dtype):
     dtype = natural if dtype is None else dtype
     if dtype.kind in "biu" and natural.kind in "fc" and not np.isfinite(np.asarray(data, dtype=natural)).all():
         raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+    if (dtype in dtypes.LOW_PRECISION or dtype in dtypes.FLOAT8) and natural.kind != "c":   # PyTorch's rounding
+        with np.errstate(over="ignore"):
+            return dtypes.cast_array(np.asarray(data, dtype=natural), dtype)
     # straight to the asked dtype: 0.1 through float32 first would lose float64's digits
     try:
         return np.asarray(data, dtype=dtype)

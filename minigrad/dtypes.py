@@ -139,8 +139,9 @@ def fitted_scalar(value, dtype):
     if target != "b" and kind != "b" and dtype not in LIMITED and _overflows(number, kind, dtype, target):
         name = _C_TYPE_NAMES.get(dtype.name, dtype.name)
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    values = np.asarray(real_values(number, dtype))
     with np.errstate(invalid="ignore", over="ignore"):
-        return np.asarray(real_values(number, dtype)).astype(dtype)
+        return values.astype(dtype) if dtype in LIMITED else cast_array(values, dtype)   # float16: through float32
 
 
 def _overflows(number, kind, dtype, target):
@@ -176,12 +177,12 @@ def real_values(array, dtype):
 
 def cast_limited(array, dtype):
     """``array.astype(dtype)`` (no copy if it has ``dtype``), by ``cast_array``'s PyTorch rules when either dtype
-    is a float8 or uint16/32/64 one (a write into such a tensor: ``copy_``, ``fill_``). Complex values written into
+    is a float8 or uint16/32/64 one, or ``dtype`` is float16 (a write into such a tensor: ``copy_``, ``fill_``). Complex values written into
     a real tensor keep their real part, with PyTorch's warning."""
     if array.dtype.kind == "c" and kind_of(dtype) not in "bc":
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
         array = array.real
-    if array.dtype in LIMITED or dtype in LIMITED:
+    if array.dtype in LIMITED or dtype in LIMITED or dtype == float16:     # (float16: through float32, as PyTorch)
         return array if array.dtype == dtype else cast_array(array, dtype)
     return array.astype(dtype, copy=False)
 

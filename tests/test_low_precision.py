@@ -59,10 +59,56 @@ def test_rounding_to_16_bits_is_pytorchs(name, source):
         tiny = np.abs(values.astype(np.float64)) * 2.0 ** -30
         values = np.concatenate([values + tiny, values - tiny])
     want = bits(torch.from_numpy(values).to(torch_dtype(name)))
-    for convert in (lambda t: t.to(getattr(mg, name)), lambda t: getattr(t, {"float16": "half"}.get(name, name))()):
+    dtype = getattr(mg, name)
+    for convert in (lambda t: t.to(dtype), lambda t: getattr(t, {"float16": "half"}.get(name, name))(),
+                    lambda t: mg.tensor(t.numpy(), dtype=dtype), lambda t: mg.as_tensor(t.numpy(), dtype=dtype),
+                    lambda t: mg.empty(t.shape, dtype=dtype).copy_(t), lambda t: t.new_tensor(t.numpy(), dtype=dtype)):
         with np.errstate(all="ignore"):
             got = bits(convert(mg.tensor(values)))
         _assert_same_bits(got, want, name)
+    some = values[::97]                        # Python floats (float64 when the source is): the list path too
+    want = bits(torch.tensor(some.tolist(), dtype=torch_dtype(name)))
+    _assert_same_bits(bits(mg.tensor(some.tolist(), dtype=dtype)), want, name)
+
+
+def _near_ties():
+    """float64 numbers that round to another float16 through float32 (as PyTorch rounds them) than directly: a hair
+    beyond the midpoint between an even float16 and its neighbour away from zero. float32 holds the midpoint (a
+    tie: to the even one), float16 directly does not (to the neighbour)."""
+    evens = np.array([0x3C00, 0x4100, 0xC200, 0x3A94], dtype=np.uint16).view(np.float16)
+    away = [np.nextafter(h, np.float16(np.inf if h > 0 else -np.inf)) for h in evens]
+    return [(float(h) + float(n)) / 2 * (1 + 2.0 ** -40) for h, n in zip(evens, away)]
+
+
+NEAR_TIES = _near_ties()
+
+
+@pytest.mark.parametrize("case", ["full", "fill_", "setitem", "masked_fill", "where", "add", "sub", "rsub", "add_",
+                                  "clamp", "tensor(list)"])
+def test_python_numbers_round_to_float16_through_float32(case):
+    """A Python float written into or combined with a float16 tensor is rounded as PyTorch rounds it: to float32,
+    then to float16 (twice). Directly, these numbers round to the neighbouring float16."""
+    torch = torch_or_skip()
+    ops = {"full": lambda L, s: L.full((2,), s, dtype=L.float16),
+           "fill_": lambda L, s: L.zeros(2, dtype=L.float16).fill_(s),
+           "setitem": lambda L, s: _set_first(L.zeros(2, dtype=L.float16), s),
+           "masked_fill": lambda L, s: L.zeros(2, dtype=L.float16).masked_fill(L.tensor([True, False]), s),
+           "where": lambda L, s: L.where(L.tensor([True, False]), L.zeros(2, dtype=L.float16), s),
+           "add": lambda L, s: L.tensor([0.0, 1.0, 0.5], dtype=L.float16) + s,
+           "sub": lambda L, s: L.tensor([0.0, 1.0, 0.5], dtype=L.float16) - s,
+           "rsub": lambda L, s: s - L.tensor([0.0, 1.0, 0.5], dtype=L.float16),
+           "add_": lambda L, s: L.tensor([0.0, 1.0, 0.5], dtype=L.float16).add_(s),
+           "clamp": lambda L, s: L.tensor([-5.0, 0.0, 5.0], dtype=L.float16).clamp(min=s),
+           "tensor(list)": lambda L, s: L.tensor([s, -s], dtype=L.float16)}
+    for s in NEAR_TIES:
+        assert np.float16(s) != np.float16(np.float32(s))             # (the numbers are what they claim)
+        got, want = ops[case](mg, s), ops[case](torch, s)
+        np.testing.assert_array_equal(bits(got), bits(want))
+
+
+def _set_first(t, value):
+    t[0] = value
+    return t
 
 
 @pytest.mark.parametrize("name", DTYPES)

@@ -147,9 +147,14 @@ def test_cast_to_float8_bits(name, source):
         if source == "float64":      # float64 values a hair off the float32 ones: PyTorch rounds through float32
             values = np.concatenate([values, values * (1 + np.float64(2.0 ** -40))]).astype(np.float64)
         values = values.astype(ml_dtypes.bfloat16 if source == "bfloat16" else source)   # the same bits for both
-    ours = mg.tensor(values).to(getattr(mg, name))
-    theirs = _torch_from(torch, values).to(getattr(torch, name))
-    np.testing.assert_array_equal(ours.view(mg.uint8).numpy(), theirs.view(torch.uint8).numpy())
+    theirs = _torch_from(torch, values).to(getattr(torch, name)).view(torch.uint8).numpy()
+    dtype = getattr(mg, name)
+    for ours in (mg.tensor(values).to(dtype), mg.tensor(values, dtype=dtype)):      # (the second saturated to NaN)
+        np.testing.assert_array_equal(ours.view(mg.uint8).numpy(), theirs)
+    if source == "float64":                            # and from Python floats
+        some = values[::53].tolist()
+        np.testing.assert_array_equal(mg.tensor(some, dtype=dtype).view(mg.uint8).numpy(),
+                                      torch.tensor(some, dtype=getattr(torch, name)).view(torch.uint8).numpy())
 
 
 @pytest.mark.parametrize("name", FLOAT8)

@@ -10,8 +10,8 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import (FLOAT32_64, LIMITED, cast_array, fitted_scalar, get_default_dtype, is_differentiable, kind_of,
-                      real_values, result_type, result_type_of, scalar_dtype_for)
+from ..dtypes import (FLOAT32_64, LIMITED, cast_array, fitted_scalar, float16, get_default_dtype, is_differentiable,
+                      kind_of, real_values, result_type, result_type_of, scalar_dtype_for)
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor, wrap
 from ..low_precision import arithmetic_operand
@@ -24,11 +24,14 @@ def as_tensor_operand(value, like=None):
     if isinstance(value, Tensor):
         return value
     if type(value) is float and like is not None and kind_of(like._data.dtype) in "fc":   # x * 0.5: x's dtype
-        return Tensor(np.asarray(value, dtype=like._data.dtype))
+        dtype = like._data.dtype
+        return Tensor(cast_array(np.asarray(value), dtype) if dtype == float16 else np.asarray(value, dtype=dtype))
     if isinstance(value, np.ndarray):
         return Tensor(value)
     if like is not None and isinstance(value, (bool, int, float, complex, np.number)):
         dtype = scalar_dtype_for(like._data.dtype, value)
+        if dtype == float16 and not isinstance(value, (complex, np.complexfloating)):
+            return Tensor(cast_array(np.asarray(value), dtype))    # through float32, as PyTorch rounds a number
         try:
             return Tensor(np.asarray(value, dtype=dtype))
         except OverflowError:      # uint8 * -3: the number wraps around in the tensor's dtype, as in PyTorch
