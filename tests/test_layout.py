@@ -62,6 +62,26 @@ def test_contiguous_to_and_clone_lay_out_as_pytorch(fmt, name):
         np.testing.assert_array_equal(out.numpy(), expected.numpy())
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_clone_owns_its_memory_in_every_format(fmt):
+    """clone(memory_format=...) copies even when the input is laid out so already (it returned the input's own memory
+    for a contiguous input asked for contiguous_format, so a write into the clone changed the input), and takes a 0-d
+    tensor (which raised). PyTorch's clone always copies."""
+    torch = torch_or_skip()
+    for shape, layout in (((), "contiguous_format"), ((3,), "contiguous_format"), ((2, 3, 4, 5), "channels_last"),
+                          ((2, 3, 2, 4, 5), "channels_last_3d")):
+        if fmt not in ("contiguous_format", "preserve_format", layout):
+            continue
+        seen = []
+        for lib in (mg, torch):
+            x = lib.tensor(randn(shape)).contiguous(memory_format=getattr(lib, layout))
+            y = x.clone(memory_format=getattr(lib, fmt))
+            y.fill_(7.0)
+            seen.append((x.numpy().copy(), y.stride(), x.data_ptr() != y.data_ptr()))
+        np.testing.assert_array_equal(seen[0][0], randn(shape))       # the input as it was
+        assert seen[0][1:] == seen[1][1:] == (seen[1][1], True), (shape, fmt)
+
+
 @pytest.mark.parametrize("name", ["plain", "permuted", "sliced", "transposed", "channels_last", "expanded",
                                   "one channel", "permuted then sliced", "transposed then sliced", "expanded inside"])
 def test_clone_preserves_a_layout_as_pytorch(name):

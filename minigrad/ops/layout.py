@@ -202,7 +202,8 @@ def as_format(array, fmt):
     if fmt is preserve_format:
         return laid_out_like(array, array)
     order = memory_order(fmt, array.ndim)
-    return np.ascontiguousarray(array.transpose(order)).transpose(np.argsort(order))
+    # (np.array: a copy even when the array is laid out so already, and a 0-d array stays 0-d)
+    return np.array(array.transpose(order), order="C").transpose(np.argsort(order))
 
 
 class Relayout(Function):
