@@ -1,6 +1,7 @@
 """Fixes the op database found whose inputs its samples do not reach (the rest are checked by test_opinfo.py):
-the deprecated ``scatter(reduce=)``, ``div``'s rounding-mode errors, and the spectral norms' gradient at tied
-singular values (PyTorch shares it evenly, as its amax/amin do)."""
+the deprecated ``scatter(reduce=)``, ``div``'s rounding-mode errors, the spectral norms' gradient at tied
+singular values (PyTorch shares it evenly, as its amax/amin do), and from its reference inputs
+(``python -m tests.opinfo_reference``) ``floor_divide`` of two numbers."""
 import numpy as np
 import pytest
 
@@ -95,3 +96,15 @@ def test_empty_matrix_norms():
         assert got.item() == torch.linalg.norm(torch.zeros(0, 0, dtype=torch.float64), ord).item() == 0
     with pytest.raises(IndexError):
         mg.linalg.norm(mg.zeros(0, 0), -2)
+
+
+def test_floor_divide_of_two_numbers_as_pytorch():
+    """Found by the database's reference inputs: PyTorch's floor_divide takes two numbers (a 0-d tensor of the first
+    number's tensor dtype, promoted); minigrad refused them."""
+    torch = torch_or_skip()
+    for args in [(-3.48, 6.79), (7, 2), (7, 2.5), (True, 2), (7.0, 0.0), (-7, 2)]:
+        ours, theirs = mg.floor_divide(*args), torch.floor_divide(*args)
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1] and ours.ndim == 0, args
+        assert ours.item() == theirs.item(), args                 # exact: the floor of the same quotient
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        mg.floor_divide(3, 0)

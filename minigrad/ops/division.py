@@ -77,7 +77,11 @@ def fmod(input, other):
 
 @takes_tensors(numbers=("input", "other"))
 def floor_divide(input, other):
-    """floor(input / other) elementwise, in the operands' promoted dtype (no gradient)."""
+    """floor(input / other) elementwise, in the operands' promoted dtype (no gradient). Two numbers give a 0-d
+    tensor, as in PyTorch (the first is read as a tensor: a float in the default dtype, an int as int64)."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        from ..creation import tensor          # (creation imports the ops)
+        input = tensor(input)
     a, b = _operands("floor_divide", input, other, "div_floor_cpu")
     with np.errstate(all="ignore"):
         return Tensor(np.asarray(np.floor_divide(*ew.promoted(a, b))))
