@@ -88,7 +88,7 @@ def _from_python(data, dtype):
     if isinstance(data, (list, tuple)):
         natural = _with_numpy_scalars(data, natural)
     dtype = natural if dtype is None else dtype
-    if dtype.kind in "biu" and natural.kind in "fc" and not np.isfinite(np.asarray(data, dtype=natural)).all():
+    if dtype.kind in "iu" and natural.kind in "fc" and not np.isfinite(np.asarray(data, dtype=natural)).all():
         raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
     if (dtype in dtypes.LOW_PRECISION or dtype in dtypes.FLOAT8) and natural.kind != "c":   # PyTorch's rounding
         with np.errstate(over="ignore"):

@@ -1,5 +1,5 @@
-"""``python -m tests.opinfo_reference [--limit N] [--ops a,b]``: PyTorch's op database's *reference inputs* through
-the float64 pass of ``tests/test_opinfo.py`` (values, dtypes, float64 gradients of a random upstream, inputs
+"""``python -m tests.opinfo_reference [--limit N] [--ops a,b] [--kind complex128]``: PyTorch's op database's *reference
+inputs* through the float64 (or complex128) pass of ``tests/test_opinfo.py`` (values, dtypes, float64 gradients of a random upstream, inputs
 changed only where PyTorch changes them), for every op and variant minigrad has whose OpInfo lists them. Needs
 PyTorch; a hunt for differences, like ``tests/view_fuzz.py``, not a test (CI runs the sample inputs only).
 
@@ -84,13 +84,14 @@ def _failing_as_assertion(run_one):
     return guarded
 
 
-def hunt(limit, ops=None):
-    """{(op id, variant): [lines]} of the cases with failing samples, and the counts of samples ok and failed."""
+def hunt(limit, ops=None, kind="float64"):
+    """{(op id, variant): [lines]} of the cases with failing samples, and the counts of samples ok and failed, in the
+    pass ``kind`` ("float64", or "complex128" for the ops PyTorch computes on complex numbers too)."""
     opinfo_harness.samples = reference_samples
     opinfo_harness._run_one = _failing_as_assertion(opinfo_harness._run_one)
     failures, ok, failed = {}, 0, 0
-    for op, variant, kind in opinfo_harness.cases():
-        if kind != "float64" or op.reference_inputs_func is None or test_opinfo.skip_reason(op, variant, kind):
+    for op, variant, case_kind in opinfo_harness.cases():
+        if case_kind != kind or op.reference_inputs_func is None or test_opinfo.skip_reason(op, variant, kind):
             continue
         if ops and opinfo_harness.op_id(op) not in ops:
             continue
@@ -115,9 +116,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=40, help="reference inputs per op and function variant")
     parser.add_argument("--ops", default="", help="comma-separated op ids (default: all)")
+    parser.add_argument("--kind", default="float64", choices=["float64", "complex128"], help="the pass (dtype)")
     args = parser.parse_args()
     start = time.time()
-    failures, ok, failed = hunt(args.limit, set(filter(None, args.ops.split(","))))
+    failures, ok, failed = hunt(args.limit, set(filter(None, args.ops.split(","))), args.kind)
     print(f"{ok} samples agree, {failed} differ, in {len(failures)} op variants ({time.time() - start:.0f} s)")
     for (name, variant), lines in failures.items():
         print(f"\n{name} ({variant})")

@@ -360,6 +360,22 @@ def test_casts_around_complex_tensors():
         assert mg.tensor([1 + 2j]).float().tolist() == [1.0]
 
 
+def test_complex_to_bool_is_nonzero_as_pytorch():
+    """A complex number cast to bool is whether it is nonzero, its imaginary part included (it took the real part
+    alone, so 1j was False), without the warning; a Python NaN or inf becomes True in a bool tensor (it raised)."""
+    torch = torch_or_skip()
+    nan, inf = float("nan"), float("inf")
+    values = [0j, 1j, 1 + 0j, complex(0, nan), complex(nan, 0), complex(0, -0.0), complex(-0.0, 0), complex(0, 1e-30)]
+    for make in (lambda L: L.tensor(values).bool(), lambda L: L.tensor(values).to(L.bool),
+                 lambda L: L.tensor(values, requires_grad=True).to(L.bool), lambda L: L.tensor(values, dtype=L.bool),
+                 lambda L: L.tensor([nan, inf, 0.0, complex(0, nan)], dtype=L.bool)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")                # no warning: nothing is discarded
+            ours = make(mg)
+        assert ours.tolist() == make(torch).tolist()
+    assert mg.tensor(values).bool().tolist() == [False, True, True, True, True, False, False, True]
+
+
 COMPLEX_MATH = {
     "exp": lambda m, z: z.exp(), "log": lambda m, z: m.log(z), "sqrt": lambda m, z: z.sqrt(),
     "rsqrt": lambda m, z: m.rsqrt(z), "square": lambda m, z: m.square(z), "tanh": lambda m, z: m.tanh(z),

@@ -1041,10 +1041,7 @@ class Cast(Function):
 
     @staticmethod
     def forward(ctx, a, dtype):
-        if kind_of(a._data.dtype) == "c" and kind_of(dtype) != "c":
-            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
-            return a._data.real.astype(dtype)
-        return cast_array(a._data, dtype)
+        return cast_values(a._data, dtype)
 
     @staticmethod
     def backward(ctx, dout):
@@ -1053,11 +1050,22 @@ class Cast(Function):
     graph_backward = backward
 
 
+def cast_values(array, dtype, stacklevel=5):
+    """``array`` as ``dtype``, as PyTorch converts it (``dtypes.cast_array``); complex numbers into a real dtype keep
+    their real part, with PyTorch's warning, and into bool say whether they are nonzero (no warning)."""
+    if kind_of(array.dtype) == "c" and kind_of(dtype) != "c":
+        if kind_of(dtype) != "b":
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                          stacklevel=stacklevel)
+        array = real_values(array, dtype)
+    return cast_array(array, dtype)
+
+
 def cast(input, dtype):
     if input._data.dtype == dtype:
         return input
     if input.requires_grad and not is_differentiable(dtype):
-        return Tensor(input._data.astype(dtype))  # integer results are not differentiable
+        return Tensor(cast_values(input._data, dtype, stacklevel=4))  # integer results are not differentiable
     return Cast.apply(input, dtype)
 
 
