@@ -117,7 +117,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=40, help="reference inputs per op and function variant")
     parser.add_argument("--ops", default="", help="comma-separated op ids (default: all)")
-    parser.add_argument("--kind", default="float64", choices=["float64", "complex128"], help="the pass (dtype)")
+    parser.add_argument("--kind", default="float64", choices=["float64", "complex128", "dtypes"], help="the pass")
     args = parser.parse_args()
     start = time.time()
     failures, ok, failed = hunt(args.limit, set(filter(None, args.ops.split(","))), args.kind)

@@ -384,7 +384,7 @@ def test_relu_backward_numba_twin_equals_the_reference(dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_relu_numba_twins_equal_the_references(dtype, parallel, monkeypatch):
     """ReLU forward and backward on numba's threads (above SERIAL_BELOW; forced here for small arrays) and
-    serially: bit for bit the NumPy references (NaN kept, -0.0 to 0.0, infinities), contiguous or not."""
+    serially: bit for bit the NumPy references (NaN kept, -0.0 kept, infinities), contiguous or not."""
     fused_numba = pytest.importorskip("minigrad.kernels.fused_numba")
     from minigrad.kernels import numba_kernels
     from minigrad.kernels.fused import relu_backward_reference, relu_reference
@@ -400,6 +400,20 @@ def test_relu_numba_twins_equal_the_references(dtype, parallel, monkeypatch):
         np.testing.assert_array_equal(y.view(bits), relu_reference(xv).view(bits))
         np.testing.assert_array_equal(fused_numba.relu_backward(y, gv).view(bits),
                                       relu_backward_reference(y, gv).view(bits))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+def test_relu_keeps_negative_zero_and_nan_as_pytorch(dtype):
+    """PyTorch's relu (a clamp at 0) keeps -0.0 and NaN, bit for bit; minigrad's made -0.0 into 0.0 (NumPy's maximum).
+    Found by the op database's reference inputs (bfloat16 and float16 samples compared bit for bit)."""
+    torch = torch_or_skip()
+    values = [-0.0, 0.0, float("nan"), -1.0, 1.0, float("-inf"), float("inf"), 2.5] * 5   # vector loop and tail
+    for lib_relu in (lambda L, x: L.nn.functional.relu(x), lambda L, x: x.clone().relu_()):
+        ours = lib_relu(mg, mg.tensor(values, dtype=getattr(mg, dtype))).double().numpy()
+        theirs = lib_relu(torch, torch.tensor(values, dtype=getattr(torch, dtype))).double().numpy()
+        number = ~np.isnan(theirs)                    # (a NaN's sign bit depends on PyTorch's code path)
+        np.testing.assert_array_equal(np.signbit(ours[number]), np.signbit(theirs[number]))
+        np.testing.assert_array_equal(ours, theirs)                   # (NaN where NaN: equal_nan is the default)
 
 
 def test_relu_gradient_on_both_backends():

@@ -141,7 +141,7 @@ def masked_softmax_(w, scale, bias):
 def _relu(x, y):
     for i in prange(x.size):                              # both (N,) contiguous
         v = x[i]
-        y[i] = v if v > 0 or v != v else 0                # np.maximum(x, 0): NaN stays, -0.0 becomes 0.0
+        y[i] = 0 if v < 0 else v                          # the reference's: NaN and -0.0 stay
 
 
 def relu(x):

@@ -345,7 +345,14 @@ exp_ = _unary("exp_", ew.exp, np.exp)
 sqrt_ = _unary("sqrt_", ew.sqrt, np.sqrt)
 sigmoid_ = _unary("sigmoid_", ew.sigmoid)
 tanh_ = _unary("tanh_", ew.tanh, np.tanh)
-relu_ = _unary("relu_", ew.relu, lambda a, out: np.maximum(a, 0, out=out), floating=False)
+def _relu_into(a, out):
+    """relu of ``a`` written into ``out`` (``a`` itself): 0 where a < 0; NaN and -0.0 stay, as in ``ew.relu``."""
+    with np.errstate(invalid="ignore"):
+        np.copyto(out, a.dtype.type(0), where=a < 0)
+    return out
+
+
+relu_ = _unary("relu_", ew.relu, _relu_into, floating=False)
 
 
 def clamp_(self, min=None, max=None):
