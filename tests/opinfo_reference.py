@@ -1,7 +1,8 @@
 """``python -m tests.opinfo_reference [--limit N] [--ops a,b] [--kind complex128|dtypes]``: PyTorch's op database's
-*reference inputs* through the float64 (or complex128, or other dtypes') pass of ``tests/test_opinfo.py`` (values, dtypes, float64 gradients of a random upstream, inputs
-changed only where PyTorch changes them), for every op and variant minigrad has whose OpInfo lists them. Needs
-PyTorch; a hunt for differences, like ``tests/view_fuzz.py``, not a test (CI runs the sample inputs only).
+*reference inputs* through the float64 (or complex128, or other dtypes') pass of ``tests/test_opinfo.py`` (values,
+dtypes, float64 gradients of a random upstream, inputs changed only where PyTorch changes them), for every op and
+variant minigrad has whose OpInfo lists them. Needs PyTorch; a hunt for differences, like ``tests/view_fuzz.py``,
+not a test (CI runs the sample inputs only).
 
 Reference inputs are the database's larger lists: extremal values (inf, NaN, signed zeros, poles), broadcasting,
 mixed dtypes, non-contiguous and self-overlapping layouts. ``--limit`` of them per op and variant (a spread over
