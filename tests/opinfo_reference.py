@@ -10,9 +10,10 @@ the list; the method and in-place variants a third as many), after leaving out t
 hand minigrad as PyTorch holds them: a tensor with a stride of 0 or with elements sharing memory (minigrad gets a
 dense copy, which then gets a gradient PyTorch's leaf does not), a leaf that is a view of a tensor requiring grad
 (PyTorch gives neither a gradient: an artefact of how the database builds some non-contiguous samples), or a tensor
-of over 100,000 elements (the harness records no gradient for them). The reviewed rules of test_opinfo.py (its skips, tolerances and sample skips) apply. Printed:
-how many samples agree, then each op and variant with failures and its first three, for a person to read:
-differences found so far are fixed (with a regression test) or listed in docs/differences.md.
+of over 100,000 elements (the harness records no gradient for them). The reviewed rules of test_opinfo.py (its
+skips, tolerances and sample skips) apply. Printed: how many samples agree, then each op and variant with failures
+and its first three, for a person to read: differences found so far are fixed (with a regression test) or listed in
+docs/differences.md.
 
 What it reports on minigrad as it stands (limit 40: 10,753 samples agree, 143 differ in 58 op variants), all read:
 values and gradients at the edges of a domain (NaN, infinities, poles) listed in docs/differences.md (the clamps
