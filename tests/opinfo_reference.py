@@ -15,7 +15,8 @@ skips, tolerances and sample skips) apply. Printed: how many samples agree, then
 and its first three, for a person to read: differences found so far are fixed (with a regression test) or listed in
 docs/differences.md.
 
-What it reports on minigrad as it stands (limit 40: 10,753 samples agree, 143 differ in 58 op variants), all read:
+What it reports on minigrad as it stands (limit 200, 110 s: 22,426 samples agree, 179 differ in 58 op variants), all
+read:
 values and gradients at the edges of a domain (NaN, infinities, poles) listed in docs/differences.md (the clamps
 and shrinks, elu/celu/selu, acosh, polar, digamma and polygamma, i1/i1e, zeta, the Laguerre and Legendre
 polynomials), PyTorch's airy_ai off by 3e-6 near -2.4 (listed), addcdiv with mixed float dtypes (listed),
@@ -90,6 +91,17 @@ def _failing_as_assertion(run_one):
     return guarded
 
 
+def _with_number_selves(reviewed):
+    """The ``sample_filter`` of test_opinfo.py (``reviewed``), and a number as the first operand of a method or
+    in-place variant left out (the binary ops' reference inputs hold ``add(2.5, t)``: ``Tensor.add`` cannot be called
+    on 2.5 in either library, and the harness's PyTorch side raises a TypeError of its own)."""
+    def sample_filter(op, variant, sample, dtype):
+        if variant != "function" and sample is not None and test_opinfo._not_a_tensor(sample.input):
+            return "a number as self: no method to call"
+        return reviewed(op, variant, sample, dtype)
+    return sample_filter
+
+
 def hunt(limit, ops=None, kind="float64"):
     """{(op id, variant): [lines]} of the cases with failing samples, and the counts of samples ok and failed, in the
     pass ``kind`` ("float64", or "complex128" for the ops PyTorch computes on complex numbers too)."""
@@ -103,9 +115,11 @@ def hunt(limit, ops=None, kind="float64"):
             continue
         opinfo_harness._CACHE.clear()
         key = (opinfo_harness.op_id(op), variant)
+        settings = test_opinfo.case_settings(op)
+        settings["sample_filter"] = _with_number_selves(settings["sample_filter"])
         try:
             outcomes = opinfo_harness.run_case(op, variant, kind, limit=limit if variant == "function" else
-                                               max(1, limit // 3), **test_opinfo.case_settings(op))
+                                               max(1, limit // 3), **settings)
         except Exception as error:    # noqa: BLE001 - PyTorch's own sample functions fail on some dtypes
             failures[key] = [f"the case did not run: {type(error).__name__}: {str(error)[:200]}"]
             continue
