@@ -177,8 +177,8 @@ def real_values(array, dtype):
 
 def cast_limited(array, dtype):
     """``array.astype(dtype)`` (no copy if it has ``dtype``), by ``cast_array``'s PyTorch rules when either dtype
-    is a float8 or uint16/32/64 one, or ``dtype`` is float16 (a write into such a tensor: ``copy_``, ``fill_``). Complex values written into
-    a real tensor keep their real part, with PyTorch's warning."""
+    is a float8 or uint16/32/64 one, or ``dtype`` is float16 (a write into such a tensor: ``copy_``, ``fill_``).
+    Complex values written into a real tensor keep their real part, with PyTorch's warning."""
     if array.dtype.kind == "c" and kind_of(dtype) not in "bc":
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
         array = array.real

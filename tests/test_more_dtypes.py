@@ -125,7 +125,8 @@ def test_result_type_with_scalars_and_0dim(name):
     ours_x, theirs_x = mg.ones(3, dtype=getattr(mg, name)), torch.ones(3, dtype=getattr(torch, name))
     operands = [(1, 1), (1.5, 1.5), (True, True), (mg.tensor(1), torch.tensor(1)), (mg.tensor(1.0), torch.tensor(1.0)),
                 (mg.tensor(True), torch.tensor(True)), (mg.ones(3), torch.ones(3)), (1j, 1j),
-                (mg.tensor(1j), torch.tensor(1j)), (mg.ones(3, dtype=mg.complex64), torch.ones(3, dtype=torch.complex64))]
+                (mg.tensor(1j), torch.tensor(1j)),
+                (mg.ones(3, dtype=mg.complex64), torch.ones(3, dtype=torch.complex64))]
     for ours_y, theirs_y in operands:
         for ours, theirs in (((ours_x, ours_y), (theirs_x, theirs_y)), ((ours_y, ours_x), (theirs_y, theirs_x))):
             try:

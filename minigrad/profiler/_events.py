@@ -75,9 +75,10 @@ class FunctionEvent(_TimesMixin):
     """One recorded range: ``name``, ``thread``, ``time_range``, ``cpu_time_total`` and ``self_cpu_time_total``
     (microseconds), ``cpu_parent`` and ``cpu_children`` (the ranges it is inside, and opened inside it),
     ``input_shapes`` (with ``record_shapes=True``), ``stack`` (with ``with_stack=True``), memory (with
-    ``profile_memory=True``), ``flops`` (with ``with_flops=True``: the flops of the op's own products, convolutions and
-    attention, as ``utils.flop_counter`` counts them; 0 for the others) and ``kind``: "op" (a minigrad op's forward: a ``Function`` subclass's name),
-    "backward" (a node of the backward pass), "user" (a ``record_function``) or "step" (``ProfilerStep*``)."""
+    ``profile_memory=True``), ``flops`` (with ``with_flops=True``: the flops of the op's own products, convolutions
+    and attention, as ``utils.flop_counter`` counts them; 0 for the others) and ``kind``: "op" (a minigrad op's
+    forward: a ``Function`` subclass's name), "backward" (a node of the backward pass), "user" (a
+    ``record_function``) or "step" (``ProfilerStep*``)."""
 
     count = 1
 
