@@ -91,8 +91,8 @@ STAND_INS = {
     "torch.jit.set_fusion_strategy": "checked and recorded; nothing is fused",
     "torch.jit.enable_onednn_fusion": "recorded; nothing is fused",
     "torch.profiler.profile": "times minigrad ops (Function.apply), backward nodes and record_function ranges on the "
-                              "CPU; schedule, step and on_trace_ready as PyTorch's; CUDA records nothing; with_flops: the flop "
-                              "counter's counts per event",
+                              "CPU; schedule, step and on_trace_ready as PyTorch's; CUDA records nothing; "
+                              "with_flops: the flop counter's counts per event",
     "torch.autograd.profiler.emit_nvtx": "a context manager that does nothing",
     "torch.autograd.profiler.emit_itt": "a context manager that does nothing",
     "torch.init_num_threads": "does nothing (numba starts its threads itself)",
