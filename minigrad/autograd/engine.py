@@ -526,8 +526,6 @@ def _walk(tensors, grads, retain_graph, inputs, graph):
     return result
 
 
-
-
 def _run_pruned(node, grad, sink, retain_graph, graph, needed):
     """``run_node`` for ``autograd.grad``: minigrad's own backward computes only the gradients on the way to the
     inputs asked for (its ``needs_input_grad`` narrowed while it runs), as PyTorch's nodes do. A user's Function

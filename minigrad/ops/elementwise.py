@@ -23,9 +23,8 @@ def as_tensor_operand(value, like=None):
     """A Tensor for ``value``; a Python scalar takes the dtype PyTorch gives it next to ``like``."""
     if isinstance(value, Tensor):
         return value
-    if type(value) is float and like is not None and kind_of(like._data.dtype) in "fc":   # x * 0.5: x's dtype
-        dtype = like._data.dtype
-        return Tensor(cast_array(np.asarray(value), dtype) if dtype == float16 else np.asarray(value, dtype=dtype))
+    if type(value) is float and like is not None and like._data.dtype in FLOAT32_64:     # x * 0.5: x's dtype
+        return Tensor(np.asarray(value, dtype=like._data.dtype))
     if isinstance(value, np.ndarray):
         return Tensor(value)
     if like is not None and isinstance(value, (bool, int, float, complex, np.number)):

@@ -345,6 +345,8 @@ exp_ = _unary("exp_", ew.exp, np.exp)
 sqrt_ = _unary("sqrt_", ew.sqrt, np.sqrt)
 sigmoid_ = _unary("sigmoid_", ew.sigmoid)
 tanh_ = _unary("tanh_", ew.tanh, np.tanh)
+
+
 def _relu_into(a, out):
     """relu of ``a`` written into ``out`` (``a`` itself): 0 where a < 0; NaN and -0.0 stay, as in ``ew.relu``."""
     with np.errstate(invalid="ignore"):
