@@ -101,8 +101,10 @@ def compute_dtype(dtype):
 def cast_array(array, dtype, pooled=False):
     """``array`` as ``dtype`` with PyTorch's rounding. PyTorch converts float64 and integers to float16 or
     bfloat16 through float32 (two roundings, each to nearest even); NumPy's float64 -> float16 rounds once,
-    which differs for a value within float32's half-ulp of a float16 tie, so that cast goes through float32.
-    (``ml_dtypes`` already converts to bfloat16 through float32.) A large float32 array is rounded to bfloat16
+    which differs for a value within float32's half-ulp of a float16 tie, so those casts go through float32 (as
+    ``ml_dtypes`` 0.7 converts float64 to bfloat16 in one rounding too). From bfloat16 (or a float8 dtype) to an
+    integer dtype, the value is widened to float32 and truncated as C casts it, out of range and negative values
+    into unsigned dtypes included (-2.5 -> 254 in uint8), as PyTorch (``ml_dtypes`` 0.7 saturates). A large float32 array is rounded to bfloat16
     by a numba loop on its bits on the numba backend (``kernels/bfloat16_numba.py``: the same bits, 3-4x faster
     than ``ml_dtypes``' cast), into reused memory if ``pooled`` (a norm's output or input gradient:
     ``kernels/buffers.py``)."""
@@ -117,8 +119,10 @@ def cast_array(array, dtype, pooled=False):
         from .kernels.bfloat16_numba import narrow
         return narrow(array, bfloat16, pooled)
     with np.errstate(over="ignore", invalid="ignore"):     # overflow to inf, NaN to an integer: no warning, as PyTorch
-        if dtype == float16 and array.dtype not in (float16, float32, bfloat16) and array.dtype.kind != "c":
+        if dtype in LOW_PRECISION and array.dtype not in (float16, float32, bfloat16) and array.dtype.kind != "c":
             array = array.astype(float32)
+        elif array.dtype == bfloat16 and dtype.kind in "iu":
+            array = array.astype(float32)                  # exact; then truncated as C casts a float (-2.5 -> 254)
         return array.astype(dtype)
 
 
@@ -177,13 +181,14 @@ def real_values(array, dtype):
 
 def cast_limited(array, dtype):
     """``array.astype(dtype)`` (no copy if it has ``dtype``), by ``cast_array``'s PyTorch rules when either dtype
-    is a float8 or uint16/32/64 one, or ``dtype`` is float16 (a write into such a tensor: ``copy_``, ``fill_``).
+    is a float8 or uint16/32/64 one, ``dtype`` a 16-bit float or ``array`` bfloat16 (a write into such a tensor:
+    ``copy_``, ``fill_``).
     Complex values written into a real tensor keep their real part, with PyTorch's warning."""
     if array.dtype.kind == "c" and kind_of(dtype) not in "bc":
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
         array = array.real
-    if array.dtype in LIMITED or dtype in LIMITED or dtype == float16:     # (float16: through float32, as PyTorch)
-        return array if array.dtype == dtype else cast_array(array, dtype)
+    if array.dtype in LIMITED or dtype in LIMITED or dtype in LOW_PRECISION or array.dtype == bfloat16:
+        return array if array.dtype == dtype else cast_array(array, dtype)    # (16-bit floats: through float32)
     return array.astype(dtype, copy=False)
 
 
@@ -209,13 +214,12 @@ def _float8_cast(array, dtype):
     if array.dtype == dtype:
         return array.copy()
     if array.dtype in FLOAT8:
-        if dtype.kind in "biu" and array.dtype not in (float8_e4m3fn, float8_e5m2):
-            with np.errstate(invalid="ignore"):    # the fnuz and e8m0fnu NaN is 0 as an integer (ml_dtypes' too)
-                return array.astype(dtype)
         wide = _float8_to_float32(array)
         if dtype == float32:
             return wide
         out = cast_array(wide, dtype)
+        if dtype.kind in "iu" and array.dtype not in (float8_e4m3fn, float8_e5m2):
+            return np.where(np.isnan(wide), dtype.type(0), out)     # the fnuz and e8m0fnu NaN is 0 as an integer
         nan = np.isnan(wide)
         if dtype in (float16, bfloat16) and nan.any():    # PyTorch's NaN bits: float16 quiet with the top payload,
             bits = wide.view(np.uint32)                      # bfloat16 always 0x7FC0

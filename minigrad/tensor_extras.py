@@ -9,6 +9,7 @@ import numpy as np
 
 from ._checks import takes_tensors
 from .autograd import Function
+from .dtypes import cast_limited
 from .autograd.version import bump_tensor
 from .ops.inplace import check_writable
 from .ops.shape import expand
@@ -117,7 +118,7 @@ def _map_in_place(name, target, others, fn):
     columns += [expand(o, target.shape)._data.reshape(-1).tolist() for o in others]
     values = np.array([fn(*items) for items in zip(*columns)]).reshape(target.shape)
     check_writable(target._data)
-    np.copyto(target._data, values, casting="unsafe")
+    np.copyto(target._data, cast_limited(values, target._data.dtype), casting="unsafe")
     bump_tensor(target)
     return target
 

@@ -43,6 +43,14 @@ def _float32_probe(seed=0):
                            half_ties, special])
 
 
+def _written(values, dtype, differentiable=True):
+    """``values`` written into a tensor of ``dtype`` by ``x[:] = values`` (the graph's IndexPut if
+    ``differentiable``, else the plain write)."""
+    x = mg.zeros(values.shape, dtype=dtype, requires_grad=differentiable).clone()
+    x[:] = values.requires_grad_(differentiable)
+    return x.detach()
+
+
 def _assert_same_bits(got, want, name):
     distance = ulp_distance(got, want, name)
     assert (distance == 0).all(), f"{int((distance != 0).sum())} values differ, e.g. {np.flatnonzero(distance)[:5]}"
@@ -62,13 +70,16 @@ def test_rounding_to_16_bits_is_pytorchs(name, source):
     dtype = getattr(mg, name)
     for convert in (lambda t: t.to(dtype), lambda t: getattr(t, {"float16": "half"}.get(name, name))(),
                     lambda t: mg.tensor(t.numpy(), dtype=dtype), lambda t: mg.as_tensor(t.numpy(), dtype=dtype),
-                    lambda t: mg.empty(t.shape, dtype=dtype).copy_(t), lambda t: t.new_tensor(t.numpy(), dtype=dtype)):
+                    lambda t: mg.empty(t.shape, dtype=dtype).copy_(t), lambda t: t.new_tensor(t.numpy(), dtype=dtype),
+                    lambda t: _written(t, dtype, differentiable=False), lambda t: _written(t, dtype)):
         with np.errstate(all="ignore"):
             got = bits(convert(mg.tensor(values)))
         _assert_same_bits(got, want, name)
     some = values[::97]                        # Python floats (float64 when the source is): the list path too
     want = bits(torch.tensor(some.tolist(), dtype=torch_dtype(name)))
     _assert_same_bits(bits(mg.tensor(some.tolist(), dtype=dtype)), want, name)
+    numbers = iter(some.tolist())                                      # and a Python function's results (apply_)
+    _assert_same_bits(bits(mg.zeros(len(some), dtype=dtype).apply_(lambda _: next(numbers))), want, name)
 
 
 def _near_ties():
@@ -138,8 +149,8 @@ def test_integers_and_python_numbers_round_as_pytorch(name):
     numbers = [0.1, 1 / 3, 65519.0, 1e-7, -2.5, 257, 1e10, float("inf")]
     _assert_same_bits(bits(mg.tensor(numbers, dtype=getattr(mg, name))),
                       bits(torch.tensor(numbers, dtype=torch_dtype(name))), name)
-    back = np.array([-2.5, 2.5, 3.75, 1e4], dtype=np.float32)
-    for integer in ("int64", "int32", "int16", "uint8", "bool"):
+    back = np.array([-2.5, 2.5, 3.75, 1e4, -1.0, 300.7, -300.2, 3e9, -3e9, np.nan, np.inf, -np.inf], dtype=np.float32)
+    for integer in ("int64", "int32", "int16", "int8", "uint8", "bool"):   # truncated as C casts (-2.5 -> 254)
         got = mg.tensor(back).to(getattr(mg, name)).to(getattr(mg, integer)).numpy()
         want = torch.tensor(back).to(torch_dtype(name)).to(getattr(torch, integer)).numpy()
         np.testing.assert_array_equal(got, want, err_msg=integer)

@@ -424,7 +424,7 @@ def fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
                                "dimensions.")
         return write(self, lambda old: Overwrite.apply(old, value), (value,),
-                     lambda a: a.__setitem__(Ellipsis, value._data), shared_ok=True,
+                     lambda a: a.__setitem__(Ellipsis, cast_limited(value._data, a.dtype)), shared_ok=True,
                      overlap=None)
     fitted = fitted_scalar(value, self.dtype)      # PyTorch's conversion: -5 wraps into uint8, 300 is refused
     return _new_values(self, lambda: fitted)
@@ -485,7 +485,7 @@ def setitem(self, index, value):
         v = Tensor(real_values(v._data, self.dtype))
 
     def fast(a):
-        a[index] = v._data
+        a[index] = cast_limited(v._data, a.dtype)     # PyTorch's rounding (a float64 value into float16 ...)
     if sh._is_basic(index):     # PyTorch copies into the view self[index]: compared with that view's memory;
         # a 0-d value fills it (PyTorch's fill_, which reads the value first: it may lie in the written memory).
         # Its backward (CopySlices) first copies the gradient into self's layout: refused if self's own elements
@@ -546,7 +546,7 @@ class IndexPut(Function):
         ctx.index, ctx.value_ndim, ctx.shared = index, value.ndim, shared
         sh.save_index_arrays(ctx, index)
         out = a._data.copy()
-        out[index] = value._data
+        out[index] = cast_limited(value._data, out.dtype)
         return out
 
     @staticmethod
