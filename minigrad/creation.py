@@ -258,11 +258,13 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         if step == 0:                          # (a fractional step truncated to 0: PyTorch's ValueError)
             raise ValueError("step must be nonzero")
     count = int(np.ceil((end - start) / step))
-    # start + i * step in float64 (int64 for integers), then cast: PyTorch's values (NumPy's float32 arange
-    # accumulates in float32), wrapping around in uint8 as PyTorch does
-    work = np.int64 if dtype.kind in "iu" else np.float64
+    # start + i * step in PyTorch's accumulating type, then cast: int64 for integers (wrapping around in uint8 as
+    # PyTorch does), float32 for the 16-bit floats (PyTorch's loop element by element; its vectorized loop, for
+    # longer ranges, starts each vector from a value rounded to 16 bits, and can differ in the last bit), float64
+    # otherwise (NumPy's float32 arange would accumulate in float32)
+    work = np.int64 if dtype.kind in "iu" else np.float32 if dtype in dtypes.LOW_PRECISION else np.float64
     values = np.asarray(start, work) + np.asarray(step, work) * np.arange(count, dtype=work)
-    return new_tensor(values.astype(dtype), device, requires_grad)
+    return new_tensor(dtypes.cast_array(values, dtype), device, requires_grad)
 
 
 def _check_steps(steps, fname):
@@ -276,22 +278,42 @@ def _spaced(start, end, steps, dtype, fname):
     """PyTorch's ``steps`` evenly spaced values from ``start`` to ``end``: the first half counted up from
     ``start``, the second down from ``end`` (so both ends are exact), in ``dtype``'s own precision for floats and in
     float64, from bounds truncated to integers, for integer dtypes."""
-    for name, value in (("start", start), ("end", end)):
-        if isinstance(value, Tensor) and value.ndim != 0:
-            dims = f"start with {start.ndim} dimension(s)" if isinstance(start, Tensor) and start.ndim else \
-                f"start with 0 dimension(s) and end with {end.ndim} dimension(s)"
-            raise RuntimeError(f"{fname} only supports 0-dimensional start and end tensors, but got {dims}.")
-    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    start, end = _numbers(start, end, fname)
     if isinstance(start, complex) or isinstance(end, complex) or dtype.kind == "c":
         return np.linspace(start, end, steps, dtype=dtype)
     if dtype.kind in "iub":
         start, end = int(start), int(end)
     work = np.dtype(np.float64 if dtype.kind in "iub" else dtype)
+    start, end = (dtypes.cast_array(np.asarray(v), work)[()] for v in (start, end))   # (16 bits: through float32)
     i = np.arange(steps)
-    step = (work.type(end) - work.type(start)) / work.type(max(steps - 1, 1))
-    return np.where(i < steps // 2, work.type(start) + step * i.astype(work),
-                    work.type(end) - step * (steps - 1 - i).astype(work)) if steps > 1 else \
-        np.full(steps, start, dtype=work)
+    step = (end - start) / work.type(max(steps - 1, 1))
+    return np.where(i < steps // 2, start + step * i.astype(work), end - step * (steps - 1 - i).astype(work)) \
+        if steps > 1 else np.full(steps, start, dtype=work)
+
+
+def _numbers(start, end, fname):
+    """linspace's and logspace's bounds as numbers (a 0-d tensor's value); PyTorch's error for a tensor of more."""
+    for value in (start, end):
+        if isinstance(value, Tensor) and value.ndim != 0:
+            dims = f"start with {start.ndim} dimension(s)" if isinstance(start, Tensor) and start.ndim else \
+                f"start with 0 dimension(s) and end with {end.ndim} dimension(s)"
+            raise RuntimeError(f"{fname} only supports 0-dimensional start and end tensors, but got {dims}.")
+    return tuple(v.item() if isinstance(v, Tensor) else v for v in (start, end))
+
+
+def _log_exponents(start, end, steps, dtype):
+    """logspace's exponents for a real ``dtype`` as PyTorch computes them: the bounds in ``dtype`` (integers
+    truncated, wrapping around), their difference taken in ``dtype`` (a float) or as C's int, the rest in float64,
+    half counted up from ``start``, half down from ``end``. One step is ``start`` itself, unrounded."""
+    if steps == 1:
+        return np.array([start], dtype=np.float64)
+    if dtype.kind in "iu":
+        start, end = int(start), int(end)
+    start, end = (dtypes.cast_array(np.asarray(v), dtype)[()] for v in (start, end))   # (16 bits: through float32)
+    difference = np.float64(end) - np.float64(start) if dtype.kind in "iu" else np.float64(end - start)  # (C's int)
+    step = difference / (steps - 1)
+    i = np.arange(steps)
+    return np.where(i < steps // 2, np.float64(start) + step * i, np.float64(end) - step * (steps - 1 - i))
 
 
 def _spaced_dtype(start, end):
@@ -313,12 +335,20 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 @creation_keywords
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    """``base ** linspace(start, end, steps)``."""
+    """``base ** linspace(start, end, steps)``; for a real dtype, the exponents and powers in float64 (as PyTorch
+    computes them: ``_log_exponents``), rounded to ``dtype`` at the end."""
     steps = _check_steps(steps, "logspace")
     dtype = dtype_or(dtype, _spaced_dtype(start, end))
-    exponents = _spaced(start, end, steps, dtype, "logspace")
-    with np.errstate(over="ignore"):
-        return new_tensor((exponents.dtype.type(base) ** exponents).astype(dtype), device, requires_grad)
+    numbers = _numbers(start, end, "logspace")
+    if dtypes.kind_of(dtype) == "c" or any(isinstance(v, complex) for v in numbers):
+        exponents = _spaced(*numbers, steps, dtype, "logspace")
+        with np.errstate(over="ignore"):
+            return new_tensor((exponents.dtype.type(base) ** exponents).astype(dtype), device, requires_grad)
+    if dtypes.kind_of(dtype) == "b":
+        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    with np.errstate(over="ignore", invalid="ignore"):
+        powers = np.float64(base) ** _log_exponents(*numbers, steps, dtype)
+        return new_tensor(dtypes.cast_array(powers, dtype), device, requires_grad)
 
 
 @creation_keywords

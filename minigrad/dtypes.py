@@ -104,10 +104,10 @@ def cast_array(array, dtype, pooled=False):
     which differs for a value within float32's half-ulp of a float16 tie, so those casts go through float32 (as
     ``ml_dtypes`` 0.7 converts float64 to bfloat16 in one rounding too). From bfloat16 (or a float8 dtype) to an
     integer dtype, the value is widened to float32 and truncated as C casts it, out of range and negative values
-    into unsigned dtypes included (-2.5 -> 254 in uint8), as PyTorch (``ml_dtypes`` 0.7 saturates). A large float32 array is rounded to bfloat16
-    by a numba loop on its bits on the numba backend (``kernels/bfloat16_numba.py``: the same bits, 3-4x faster
-    than ``ml_dtypes``' cast), into reused memory if ``pooled`` (a norm's output or input gradient:
-    ``kernels/buffers.py``)."""
+    into unsigned dtypes included (-2.5 -> 254 in uint8), as PyTorch (``ml_dtypes`` 0.7 saturates). A large
+    float32 array is rounded to bfloat16 by a numba loop on its bits on the numba backend
+    (``kernels/bfloat16_numba.py``: the same bits, 3-4x faster than ``ml_dtypes``' cast), into reused memory if
+    ``pooled`` (a norm's output or input gradient: ``kernels/buffers.py``)."""
     dtype = np.dtype(dtype)
     if dtype.itemsize == 1 and dtype in FLOAT8 or array.dtype.itemsize == 1 and array.dtype in FLOAT8:
         with np.errstate(over="ignore", invalid="ignore"):

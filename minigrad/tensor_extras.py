@@ -9,7 +9,7 @@ import numpy as np
 
 from ._checks import takes_tensors
 from .autograd import Function
-from .dtypes import cast_limited
+from .dtypes import cast_limited, fitted_scalar
 from .autograd.version import bump_tensor
 from .ops.inplace import check_writable
 from .ops.shape import expand
@@ -53,7 +53,7 @@ def fill_diagonal_(self, fill_value, wrap=False):
         index = np.unravel_index(flat, self.shape)
     else:
         index = (np.arange(rows),) * self.ndim
-    values = Tensor(np.full(len(index[0]), fill_value, dtype=self.dtype))
+    values = Tensor(np.full(len(index[0]), fitted_scalar(fill_value, self._data.dtype)))   # PyTorch's fill_ rules
     return self.index_put_(tuple(Tensor(i.astype(np.int64)) for i in index), values)
 
 

@@ -82,43 +82,58 @@ def test_rounding_to_16_bits_is_pytorchs(name, source):
     _assert_same_bits(bits(mg.zeros(len(some), dtype=dtype).apply_(lambda _: next(numbers))), want, name)
 
 
-def _near_ties():
-    """float64 numbers that round to another float16 through float32 (as PyTorch rounds them) than directly: a hair
-    beyond the midpoint between an even float16 and its neighbour away from zero. float32 holds the midpoint (a
-    tie: to the even one), float16 directly does not (to the neighbour)."""
-    evens = np.array([0x3C00, 0x4100, 0xC200, 0x3A94], dtype=np.uint16).view(np.float16)
-    away = [np.nextafter(h, np.float16(np.inf if h > 0 else -np.inf)) for h in evens]
-    return [(float(h) + float(n)) / 2 * (1 + 2.0 ** -40) for h, n in zip(evens, away)]
+def _near_ties(name):
+    """float64 numbers that round to another 16-bit value through float32 (as PyTorch rounds them) than directly: a
+    hair beyond the midpoint between an even value of ``name`` and its neighbour away from zero. float32 holds the
+    midpoint (a tie: to the even one), one rounding does not (to the neighbour)."""
+    evens = [0x3C00, 0x4100, 0xC200, 0x3A94] if name == "float16" else [0x3F80, 0x4100, 0xC200, 0x3E9A]
+    patterns = np.array(evens + [p + 1 for p in evens], dtype=np.uint16)      # + 1: the neighbour away from zero
+    values = from_bits(patterns, name, mg).double().numpy()
+    midpoints = (values[:4] + values[4:]) / 2
+    return [float(m * (1 + 2.0 ** -40)) for m in midpoints], midpoints
 
 
-NEAR_TIES = _near_ties()
+_NUMBER_PATHS = {
+    "full": lambda L, d, s: L.full((2,), s, dtype=d),
+    "fill_": lambda L, d, s: L.zeros(2, dtype=d).fill_(s),
+    "fill_(tensor)": lambda L, d, s: L.zeros(2, dtype=d).fill_(L.tensor(s, dtype=L.float64)),
+    "setitem": lambda L, d, s: _set(L.zeros(2, dtype=d), 0, s),
+    "setitem(mask)": lambda L, d, s: _set(L.zeros(2, dtype=d), L.tensor([True, False]), s),
+    "setitem(indices)": lambda L, d, s: _set(L.zeros(2, dtype=d), L.tensor([1]), s),
+    "setitem(tensor)": lambda L, d, s: _set(L.zeros(2, dtype=d), slice(None), L.tensor([s, -s], dtype=L.float64)),
+    "masked_fill": lambda L, d, s: L.zeros(2, dtype=d).masked_fill(L.tensor([True, False]), s),
+    "index_fill": lambda L, d, s: L.zeros(3, dtype=d).index_fill(0, L.tensor([0, 2]), s),
+    "scatter(value)": lambda L, d, s: L.zeros(3, dtype=d).scatter(0, L.tensor([0, 2]), s),
+    "fill_diagonal_": lambda L, d, s: L.zeros(2, 2, dtype=d).fill_diagonal_(s),
+    "where": lambda L, d, s: L.where(L.tensor([True, False]), L.zeros(2, dtype=d), s),
+    "add": lambda L, d, s: L.tensor([0.0, 1.0, 0.5], dtype=d) + s,
+    "sub": lambda L, d, s: L.tensor([0.0, 1.0, 0.5], dtype=d) - s,
+    "rsub": lambda L, d, s: s - L.tensor([0.0, 1.0, 0.5], dtype=d),
+    "add_": lambda L, d, s: L.tensor([0.0, 1.0, 0.5], dtype=d).add_(s),
+    "pow": lambda L, d, s: L.tensor([2.0, 0.5], dtype=d).pow(s),
+    "clamp": lambda L, d, s: L.tensor([-5.0, 0.0, 5.0], dtype=d).clamp(min=s),
+    "tensor(list)": lambda L, d, s: L.tensor([s, -s], dtype=d),
+    "apply_": lambda L, d, s: L.zeros(2, dtype=d).apply_(lambda _: s),
+    "arange": lambda L, d, s: L.arange(0.0, 5 * s, s, dtype=d),
+    "linspace": lambda L, d, s: L.linspace(-s, s, 5, dtype=d),
+    "logspace": lambda L, d, s: L.logspace(s, -s, 5, base=1.5, dtype=d)}
 
 
-@pytest.mark.parametrize("case", ["full", "fill_", "setitem", "masked_fill", "where", "add", "sub", "rsub", "add_",
-                                  "clamp", "tensor(list)"])
-def test_python_numbers_round_to_float16_through_float32(case):
-    """A Python float written into or combined with a float16 tensor is rounded as PyTorch rounds it: to float32,
-    then to float16 (twice). Directly, these numbers round to the neighbouring float16."""
+@pytest.mark.parametrize("name", DTYPES)
+@pytest.mark.parametrize("case", sorted(_NUMBER_PATHS))
+def test_python_numbers_round_to_16_bits_through_float32(case, name):
+    """A Python float (or a float64 value) written into or combined with a 16-bit tensor is rounded as PyTorch
+    rounds it: to float32, then to 16 bits (twice). In one rounding, these numbers round to the neighbouring value."""
     torch = torch_or_skip()
-    ops = {"full": lambda L, s: L.full((2,), s, dtype=L.float16),
-           "fill_": lambda L, s: L.zeros(2, dtype=L.float16).fill_(s),
-           "setitem": lambda L, s: _set_first(L.zeros(2, dtype=L.float16), s),
-           "masked_fill": lambda L, s: L.zeros(2, dtype=L.float16).masked_fill(L.tensor([True, False]), s),
-           "where": lambda L, s: L.where(L.tensor([True, False]), L.zeros(2, dtype=L.float16), s),
-           "add": lambda L, s: L.tensor([0.0, 1.0, 0.5], dtype=L.float16) + s,
-           "sub": lambda L, s: L.tensor([0.0, 1.0, 0.5], dtype=L.float16) - s,
-           "rsub": lambda L, s: s - L.tensor([0.0, 1.0, 0.5], dtype=L.float16),
-           "add_": lambda L, s: L.tensor([0.0, 1.0, 0.5], dtype=L.float16).add_(s),
-           "clamp": lambda L, s: L.tensor([-5.0, 0.0, 5.0], dtype=L.float16).clamp(min=s),
-           "tensor(list)": lambda L, s: L.tensor([s, -s], dtype=L.float16)}
-    for s in NEAR_TIES:
-        assert np.float16(s) != np.float16(np.float32(s))             # (the numbers are what they claim)
-        got, want = ops[case](mg, s), ops[case](torch, s)
+    numbers, midpoints = _near_ties(name)
+    for s, midpoint in zip(numbers, midpoints):
+        assert s != midpoint and float(np.float32(s)) == midpoint       # (the numbers are what they claim)
+        got, want = (_NUMBER_PATHS[case](L, getattr(L, name), s) for L in (mg, torch))
         np.testing.assert_array_equal(bits(got), bits(want))
 
 
-def _set_first(t, value):
-    t[0] = value
+def _set(t, index, value):
+    t[index] = value
     return t
 
 

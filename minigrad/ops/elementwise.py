@@ -10,8 +10,8 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import (FLOAT32_64, LIMITED, cast_array, fitted_scalar, float16, get_default_dtype, is_differentiable,
-                      kind_of, real_values, result_type, result_type_of, scalar_dtype_for)
+from ..dtypes import (FLOAT32_64, LIMITED, LOW_PRECISION, cast_array, fitted_scalar, get_default_dtype,
+                      is_differentiable, kind_of, real_values, result_type, result_type_of, scalar_dtype_for)
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor, wrap
 from ..low_precision import arithmetic_operand
@@ -29,7 +29,7 @@ def as_tensor_operand(value, like=None):
         return Tensor(value)
     if like is not None and isinstance(value, (bool, int, float, complex, np.number)):
         dtype = scalar_dtype_for(like._data.dtype, value)
-        if dtype == float16 and not isinstance(value, (complex, np.complexfloating)):
+        if dtype in LOW_PRECISION and not isinstance(value, (complex, np.complexfloating)):
             return Tensor(cast_array(np.asarray(value), dtype))    # through float32, as PyTorch rounds a number
         try:
             return Tensor(np.asarray(value, dtype=dtype))

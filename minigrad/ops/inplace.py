@@ -681,7 +681,7 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     if src is None and value is None:
         raise TypeError("scatter_() missing required argument 'src' or 'value'")
     if not isinstance(src, Tensor):
-        src = Tensor(np.full(index.shape, src if value is None else value, dtype=self.dtype))
+        src = Tensor(np.full(index.shape, fitted_scalar(src if value is None else value, self._data.dtype)))
     if reduce is not None:   # deprecated in PyTorch, still sampled by its op database
         from .scatter_reduce import scatter_legacy_reduce
         return write(self, lambda old: scatter_legacy_reduce(old, dim, index, src, reduce), (src,))
