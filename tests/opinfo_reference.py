@@ -25,7 +25,7 @@ remainder(number, tensor) and narrow_copy with a negative start differentiable w
 float32's tolerance; the float64 pass here asks 1e-7), and 8 cases that do not run because PyTorch's own reference
 input functions of addcmul, clamp and where ask integer tensors to require grad. With ``--kind complex128`` (limit 20:
 2,692 agree, 22 differ): complex infinities in add/sub and some gradients, complex 0 ** 0, all listed. With
-``--kind dtypes`` (float32, the integer dtypes, bfloat16 and float16; limit 6: 13,934 agree, 11 differ): the sign of
+``--kind dtypes`` (float32, the integer dtypes, bfloat16 and float16; limit 6: 13,934 agree, 5 differ): the sign of
 a zero from fmax/fmin of +0.0 and -0.0 (PyTorch's depends on the dtype and on where the element sits), special.i0e
 in bfloat16 2 ulps from PyTorch's, and where's complex32 samples (a dtype minigrad lacks).
 """

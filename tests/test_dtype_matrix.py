@@ -310,6 +310,13 @@ FILLS = [
     "L.zeros(2, dtype=L.uint8).index_fill(0, L.tensor([0]), 300)", "L.zeros(2).masked_fill(L.tensor([True, False]), 1j)",
     "L.zeros(2).masked_fill(L.tensor([True, False]), L.tensor(2 + 0j))",
     "L.zeros(2, dtype=L.bool).masked_fill(L.tensor([True, False]), 1 + 2j)",
+    "L.zeros(3, dtype=L.uint8).scatter(0, L.tensor([0]), value=300)",
+    "L.zeros(3, dtype=L.uint8).scatter(0, L.tensor([0]), -5)",
+    "L.zeros(3, dtype=L.int8).scatter(0, L.tensor([0]), value=float('nan'))",
+    "L.zeros(3, dtype=L.float16).scatter(0, L.tensor([0]), value=1e6)", "L.zeros(3).scatter(0, L.tensor([0]), value=1j)",
+    "L.zeros(2, 2, dtype=L.uint8).fill_diagonal_(300)", "L.zeros(2, 2, dtype=L.uint8).fill_diagonal_(-1)",
+    "L.zeros(2, 2, dtype=L.float16).fill_diagonal_(1e6)", "L.zeros(2, 2).fill_diagonal_(1 + 2j)",
+    "L.zeros(2, 2, dtype=L.int32).fill_diagonal_(2.7)",
 ]
 
 
