@@ -259,9 +259,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
             raise ValueError("step must be nonzero")
     count = int(np.ceil((end - start) / step))
     # start + i * step in PyTorch's accumulating type, then cast: int64 for integers (wrapping around in uint8 as
-    # PyTorch does), float32 for the 16-bit floats (PyTorch's loop element by element; its vectorized loop, for
-    # longer ranges, starts each vector from a value rounded to 16 bits, and can differ in the last bit), float64
-    # otherwise (NumPy's float32 arange would accumulate in float32)
+    # PyTorch does), float32 for the 16-bit floats (PyTorch's loop element by element; its vectorized loop, which
+    # takes longer ranges, drifts from those values: docs/differences.md), float64 otherwise (NumPy's float32
+    # arange would accumulate in float32)
     work = np.int64 if dtype.kind in "iu" else np.float32 if dtype in dtypes.LOW_PRECISION else np.float64
     values = np.asarray(start, work) + np.asarray(step, work) * np.arange(count, dtype=work)
     return new_tensor(dtypes.cast_array(values, dtype), device, requires_grad)
