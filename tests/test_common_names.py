@@ -237,3 +237,30 @@ def test_function_style_autocast_api_as_pytorch():
         lib.clear_autocast_cache()
         assert [lib.autocast_increment_nesting(), lib.autocast_decrement_nesting()] == [1, 0]
         assert lib.GradScaler is lib.amp.GradScaler
+
+
+def test_hash_tensor_as_pytorch():
+    """hash_tensor: the xor of the elements' 64 bits after widening (every float16 pattern, NaN payloads included,
+    and the integer dtypes), over dims, and PyTorch's refusals (a mode, an empty reduction, dtypes without a
+    kernel) with its exception types."""
+    torch = torch_or_skip()
+    halves = np.arange(1 << 16, dtype=np.uint16).view(np.int16).reshape(256, 256)
+    cases = [lambda L: L.tensor(halves).view(L.float16), lambda L: L.tensor(halves).view(L.bfloat16),
+             lambda L: L.tensor(halves).view(L.float16).float(), lambda L: L.tensor(halves),
+             lambda L: L.tensor(halves).to(L.int8), lambda L: L.tensor(halves) > 0]
+    for make in cases:
+        for dim, keepdim in ((None, False), (1, False), (0, True), ((0, 1), True), ([], False)):
+            want = torch.hash_tensor(make(torch), dim, keepdim=keepdim).numpy()
+            got = mg.hash_tensor(make(mg), dim, keepdim=keepdim)
+            assert got.dtype == mg.uint64
+            np.testing.assert_array_equal(got.numpy(), want)
+    assert make(mg).hash_tensor(1).shape == (256,)
+    for bad in (lambda L: L.hash_tensor(L.ones(2), mode=1), lambda L: L.hash_tensor(L.zeros(0)),
+                lambda L: L.hash_tensor(L.zeros(2, 0), 1), lambda L: L.hash_tensor(L.ones(2, dtype=L.complex64)),
+                lambda L: L.hash_tensor(L.ones(2, dtype=L.uint32)),
+                lambda L: L.hash_tensor(L.ones(2), out=L.empty(0, dtype=L.int64))):
+        with pytest.raises(Exception) as theirs:
+            bad(torch)
+        with pytest.raises(type(theirs.value), match="hash_tensor|xor_sum_cpu|uint64"):
+            bad(mg)
+    assert mg.hash_tensor(mg.zeros(2, 0), 0).shape == (0,)

@@ -1,5 +1,5 @@
-"""Reductions beside ``reduce.py``: prod, nansum, nanmean, var_mean, std_mean, count_nonzero, cov, corrcoef,
-renorm, dist.
+"""Reductions beside ``reduce.py``: prod, nansum, nanmean, var_mean, std_mean, count_nonzero, hash_tensor, cov,
+corrcoef, renorm, dist.
 
 ``prod`` has its own backward (``Prod``); the others are compositions of differentiable ops, so their
 gradients are those of their parts (``renorm``'s, for one, is PyTorch's ``renorm_backward``: the scale
@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from ..dtypes import kind_of
+from ..dtypes import LIMITED, kind_of, scalar_type_name
 from .._checks import refuses_complex, takes_tensors
 from ..autograd import Function
 from ..autograd.function import pytorch_saves
@@ -184,6 +184,33 @@ def count_nonzero(input, dim=None):
     return Tensor(row_major(np.asarray(np.count_nonzero(input._data, axis=axes), dtype=np.int64)))
 
 
+# --------------------------------------------------------------------------- hash_tensor
+@takes_tensors("input")
+def hash_tensor(input, dim=None, *, keepdim=False, mode=0):
+    """A uint64 hash of the elements over ``dim`` (all by default; no gradient), PyTorch's mode 0: each element
+    widened to float64 (a float) or int64 (an integer or bool), its 64 bits read as a uint64 and xor-ed together.
+    A reduced dim must not be empty (xor has no value to start from that PyTorch accepts)."""
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    x = input._data
+    if x.dtype in LIMITED or kind_of(x.dtype) == "c":       # uint16/32/64, float8, complex: PyTorch has no kernel
+        raise NotImplementedError(f"\"xor_sum_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
+    every = dim is None or isinstance(dim, (tuple, list)) and len(dim) == 0
+    axes = normalize_dims(dim, input.ndim)
+    if every and x.size == 0:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")
+    for axis in axes:
+        if x.shape[axis] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {axis} to have non-zero size.")
+    if x.dtype == np.float16:        # through float32, as PyTorch: a signaling NaN comes out quiet, its payload kept
+        x = x.astype(np.float32)
+    with np.errstate(invalid="ignore"):                  # (ml_dtypes warns of a NaN it widens)
+        wide = x.astype(np.float64 if kind_of(x.dtype) == "f" else np.int64)     # exact; NaN payloads kept
+    hashed = np.bitwise_xor.reduce(wide.view(np.uint64), axis=axes, keepdims=keepdim)
+    return Tensor(row_major(np.asarray(hashed, dtype=np.uint64)))
+
+
 def _check_weights(name, weights, observations, integral):
     if weights is None:
         return
@@ -285,5 +312,6 @@ def dist(input, other, p=2):
     return vector_norm(ew.sub(input, other), p)
 
 
-__all__ = ["prod", "nansum", "nanmean", "var_mean", "std_mean", "count_nonzero", "cov", "corrcoef", "renorm", "dist"]
-METHODS = ["prod", "nansum", "nanmean", "count_nonzero", "cov", "corrcoef", "renorm", "dist"]
+__all__ = ["prod", "nansum", "nanmean", "var_mean", "std_mean", "count_nonzero", "cov", "corrcoef", "renorm", "dist",
+           "hash_tensor"]
+METHODS = ["prod", "nansum", "nanmean", "count_nonzero", "cov", "corrcoef", "renorm", "dist", "hash_tensor"]
