@@ -296,7 +296,10 @@ def _fill_random(self, draw, generator):
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
-    """Fill with draws from U[a, b)."""
+    """Fill with draws from U[a, b) (a complex tensor: its real and imaginary parts each)."""
+    inplace.check_fill_dtype(self, "uniform")
+    if self.is_complex() and self.numel() == 0:          # (PyTorch checks the range per part, of which there is none)
+        return self
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
     return inplace.uniform_(self, a, b, generator=generator)
@@ -313,6 +316,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     """Fill with draws from the Cauchy distribution: median + sigma * tan(pi * (U - 1/2))."""
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    inplace.check_fill_dtype(self, "cauchy")
     return _fill_random(self, lambda rng, shape: median + sigma * rng.standard_cauchy(shape), generator)
 
 
@@ -321,6 +325,7 @@ def geometric_(self, p, *, generator=None):
     first success."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    inplace.check_fill_dtype(self, "geometric")
     return _fill_random(self, lambda rng, shape: rng.geometric(p, shape), generator)
 
 
@@ -328,7 +333,33 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     """Fill with exp(N(mean, std^2)) draws."""
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    inplace.check_fill_dtype(self, "log_normal")
     return _fill_random(self, lambda rng, shape: rng.lognormal(mean, std, shape), generator)
+
+
+def _check_random_range(dtype, low, high):
+    """PyTorch's checks of random_'s range [low, high] for ``dtype``: refused for complex and float8 dtypes, each end
+    within the dtype's range (RuntimeError), and a warning past the integers a float dtype holds exactly."""
+    if dtype in dtypes.FLOAT8:
+        raise NotImplementedError(f"\"random_update_from_to\" not implemented for '{dtypes.scalar_type_name(dtype)}'")
+    kind = dtypes.kind_of(dtype)
+    if kind == "c":
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
+    if kind == "f":
+        info = dtypes.float_info(dtype)
+        lowest, largest, digits = -float(info.max), float(info.max), info.nmant + 1
+    else:
+        info = np.iinfo(np.uint8 if kind == "b" else dtype)
+        lowest, largest, digits = int(info.min), 1 if kind == "b" else int(info.max), None
+    for value, what in ((low, "from"), (high, "to - 1")):
+        if not lowest <= value <= largest:
+            raise RuntimeError(f"{what} is out of bounds for {dtypes.c_name(dtype)}")
+    for value, what in ((low, "from"), (high, "to - 1")):
+        if digits is not None and not -(2 ** digits) <= value <= 2 ** digits:
+            warnings.warn(f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
+                          f"{dtypes.c_name(dtype)} can support discrete uniform distribution only within this range. "
+                          "This warning will become an error in version 1.7 release, please fix the code in advance",
+                          UserWarning, stacklevel=3)
 
 
 def random_(self, from_=0, to=None, *, generator=None, **kwargs):
@@ -338,19 +369,25 @@ def random_(self, from_=0, to=None, *, generator=None, **kwargs):
     from_ = kwargs.pop("from", from_)
     if kwargs:
         raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if any(v is not None and not -2 ** 63 <= v < 2 ** 63 for v in (from_, to)):   # (int64 arguments)
+        raise ValueError("Overflow when unpacking long long")
     if to is None and from_:                    # random_(to): from 0
         from_, to = 0, from_
-    if to is None:
-        if self.dtype == np.bool_:
-            to = 2
-        elif self.dtype.kind in "iu":
-            to = int(np.iinfo(self.dtype).max) + 1
-        else:
-            info = dtypes.float_info(self.dtype)
-            to = 2 ** (info.nmant + 1) + 1
-    if from_ >= to:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
-    return _fill_random(self, lambda rng, shape: rng.integers(from_, to, shape), generator)
+    if to is not None:
+        if from_ >= to:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+        _check_random_range(self._data.dtype, from_, to - 1)
+        return _fill_random(self, lambda rng, shape: rng.integers(from_, to, shape), generator)
+    inplace.check_fill_dtype(self, "random")    # (no kernel for complex, float8, uint16/32/64: refused unless empty)
+    if self.dtype == np.bool_:
+        to = 2
+    elif self.dtype.kind in "iu":
+        to = int(np.iinfo(self.dtype).max) + 1
+    elif dtypes.kind_of(self.dtype) == "f" and self.dtype not in dtypes.LIMITED:
+        to = 2 ** (dtypes.float_info(self.dtype).nmant + 1) + 1
+    else:                                       # an empty complex or float8 tensor: nothing to draw
+        to = 1
+    return _fill_random(self, lambda rng, shape: rng.integers(0, to, shape), generator)
 
 
 METHODS = ["new_empty_strided", "tril_", "triu_", "resize_", "resize_as_", "resize", "resize_as", "set_", "uniform_",

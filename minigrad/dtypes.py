@@ -309,7 +309,8 @@ _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half"
 # the C++ type names PyTorch's messages print for its dtypes ("Expected out tensor to have dtype long int")
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+            "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int"}
 
 
 def c_name(dtype):

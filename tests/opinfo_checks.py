@@ -16,11 +16,10 @@ import pytest
 from . import oracle
 from .mirror import torch_or_skip
 from .opinfo_record import convert_recorded, snap_sample
-from .opinfo_util import (check_out_of_place, error_inputs, opinfos,
+from .opinfo_util import (RANDOM_FILLS, check_out_of_place, error_inputs, opinfos,
                           record_out_of_place, resolve, samples, spread, within_budget)
 
 FORWARD_DTYPES = ("float32", "int64", "bool")
-RANDOM = ("uniform", "cauchy", "exponential", "geometric", "log_normal")   # OpInfos of the in-place random fills
 STATS = {"compared": 0, "skipped": 0, "errors": 0, "out=": 0}   # what check_opinfo ran, for main()
 
 
@@ -180,7 +179,7 @@ def main(names):
         base, _, variant = name.partition(":")
         values = not base.endswith("?")            # name? : shapes and dtypes only
         base = base.rstrip("?")
-        kinds = ("inplace",) if base in RANDOM else ("function", "method", "inplace")
+        kinds = ("inplace",) if base in RANDOM_FILLS else ("function", "method", "inplace")
         before = dict(STATS)
         failures = check_opinfo(base, variant or None, kinds=kinds, values=values)
         counts = ", ".join(f"{k} {STATS[k] - before[k]}" for k in STATS)

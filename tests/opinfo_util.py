@@ -42,6 +42,10 @@ def opinfos(name, variant=None):
     return found
 
 
+RANDOM_FILLS = ("uniform", "cauchy", "exponential", "geometric", "log_normal")
+"""The OpInfos of PyTorch's in-place random fills: no function of that name, the op is ``Tensor.cauchy_``..."""
+
+
 def resolve(op, kind="function"):
     """minigrad's callable for an OpInfo: ``kind`` is ``"function"`` (``mg.linalg.inv``, ``mg.nn.functional.x``,
     or a Tensor method called as ``Tensor.name(input, ...)`` when PyTorch's op is a method only), ``"method"``
@@ -58,6 +62,8 @@ def resolve(op, kind="function"):
             break
     if (obj is None or not callable(obj)) and "." not in name:   # mg.float is a dtype: Tensor.float the op
         obj = tensor_attribute(name)
+    if obj is None and name in RANDOM_FILLS:
+        obj = tensor_attribute(name + "_")   # "cauchy": PyTorch has only the in-place fill Tensor.cauchy_
     return obj
 
 

@@ -10,7 +10,8 @@ import pytest
 import minigrad as mg
 
 from .mirror import torch_or_skip
-from .opinfo_checks import RANDOM, assert_opinfo
+from .opinfo_checks import assert_opinfo
+from .opinfo_util import RANDOM_FILLS
 
 VALUE_OPS = ["tril_indices", "triu_indices", "unravel_index", "scalar_tensor", "fill", "bincount", "bucketize",
              "searchsorted", "histc", "histogram", "histogramdd", "unique", "unique_consecutive", "isin",
@@ -23,9 +24,9 @@ def test_opinfo_samples(name):
     assert_opinfo(name, limit=30)
 
 
-@pytest.mark.parametrize("name", SHAPE_ONLY_OPS + list(RANDOM))
+@pytest.mark.parametrize("name", SHAPE_ONLY_OPS + list(RANDOM_FILLS))
 def test_opinfo_shapes_dtypes_and_errors(name):
-    kinds = ("inplace",) if name in RANDOM else ("function", "method", "inplace")
+    kinds = ("inplace",) if name in RANDOM_FILLS else ("function", "method", "inplace")
     assert_opinfo(name, kinds=kinds, values=False, limit=30)
 
 
@@ -80,3 +81,48 @@ def test_a_wrong_distribution_is_caught():
     """The mutant: a Cauchy fill with twice the scale is far outside the test's limit."""
     torch = torch_or_skip()
     assert ks_distance(draws(mg, "cauchy_", (1.0, 1.0)), draws(torch, "cauchy_", (1.0, 0.5))) > 3 * KS_LIMIT
+
+
+FILL_CALLS = [("cauchy_", ()), ("exponential_", ()), ("geometric_", (0.5,)), ("log_normal_", ()), ("uniform_", ()),
+              ("normal_", ()), ("random_", ()), ("random_", (0, 5)), ("random_", (7,)), ("random_", (3, 1)),
+              ("random_", (0, 300)), ("random_", (-1, 5)), ("random_", (0, 2)), ("random_", (0, 70000)),
+              ("random_", (0, 2 ** 25)), ("random_", (0, 2 ** 63)), ("uniform_", (3, 1)), ("cauchy_", (0, -1)),
+              ("normal_", (0, -1))]
+FILL_DTYPES = ["float32", "float16", "bfloat16", "complex64", "int64", "int32", "int8", "uint8", "bool", "uint16",
+               "uint64", "float8_e4m3fn"]
+
+
+def _fill_outcome(lib, method, args, dtype, size):
+    """What ``zeros(size, dtype).method(*args)`` does: its dtype and shape, or its exception, and the range warnings."""
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            t = getattr(lib.zeros(size, dtype=getattr(lib, dtype)), method)(*args)
+            outcome = (str(t.dtype).split(".")[-1], tuple(t.shape))
+        except Exception as error:      # noqa: BLE001 - compared with PyTorch's
+            outcome = f"{type(error).__name__}: {error}"
+    return outcome, [str(w.message).split(" (Triggered")[0] for w in caught if "out of bounds" in str(w.message)]
+
+
+@pytest.mark.parametrize("method, args", FILL_CALLS)
+def test_random_fills_take_the_dtypes_and_ranges_pytorch_takes(method, args):
+    """Each random fill into each dtype, empty or not: done, or refused with PyTorch's exception and message (the
+    continuous distributions refuse integers; random_'s range must fit the dtype, with PyTorch's warning past the
+    integers a float holds exactly), as PyTorch."""
+    torch = torch_or_skip()
+    for dtype in FILL_DTYPES:
+        for size in (3, 0):
+            want = _fill_outcome(torch, method, args, dtype, size)
+            assert _fill_outcome(mg, method, args, dtype, size) == want, (dtype, size)
+
+
+def test_complex_uniform_and_normal_fill_both_parts():
+    """PyTorch's complex uniform_ draws each part from U[a, b); normal_ each part with std / sqrt(2)."""
+    mg.manual_seed(0)
+    u = mg.zeros(100_000, dtype=mg.complex128).uniform_(2.0, 3.0).numpy()
+    n = mg.zeros(100_000, dtype=mg.complex128).normal_(5.0, 2.0).numpy()
+    for part in (u.real, u.imag):
+        assert 2.0 <= part.min() and part.max() < 3.0 and abs(part.mean() - 2.5) < 0.01
+    for part in (n.real, n.imag):
+        assert abs(part.mean() - 5.0) < 0.03 and abs(part.std() - 2.0 / np.sqrt(2)) < 0.02

@@ -28,7 +28,8 @@ from ..autograd.function import note_own_counter
 from ..autograd.version import alias, bump_tensor, storage_of
 from ..autograd.views import (WriteRegion, base_region_history, check_rebase, history, move_retained, overlaps,
                               refuse_shared_base, region, repeats_memory, set_view_history)
-from ..dtypes import cast_limited, cast_refused, fitted_scalar, kind_of, real_values, result_type, scalar_type_name
+from ..dtypes import (FLOAT8, LIMITED, c_name, cast_limited, cast_refused, fitted_scalar, kind_of, real_values,
+                      result_type, scalar_type_name)
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -774,14 +775,51 @@ def _generator(generator):
     return numpy_rng(generator)
 
 
+# PyTorch's kernels of the random fills: the name its error gives, the dtype kinds it fills, and whether it refuses
+# an empty tensor of another dtype too (the others are only looked up for elements to fill)
+_FILL_KERNELS = {"uniform": ("check_uniform_bounds", "fc", True), "normal": ("normal_kernel_cpu", "fc", False),
+                 "exponential": ("exponential_cpu", "f", False), "cauchy": ("cauchy_cpu", "f", False),
+                 "geometric": ("geometric_cpu", "iuf", False), "log_normal": ("log_normal_cpu", "f", False),
+                 "random": ("random_kernel_cpu", "biuf", False)}
+
+
+def check_fill_dtype(self, fill):
+    """PyTorch's refusal of the random fill ``fill`` ("cauchy") into a dtype its kernel does not fill, with its
+    exception type and message. Called after the fill's own argument checks, as PyTorch checks them first."""
+    kernel, kinds, always = _FILL_KERNELS[fill]
+    dtype = self._data.dtype
+    if dtype not in LIMITED and kind_of(dtype) in kinds:
+        return
+    continuous = fill in ("cauchy", "exponential") and dtype not in FLOAT8      # (uint16/32/64 included)
+    if continuous and (fill == "cauchy" or self._data.size):     # (cauchy_ checks before looking at the elements)
+        shown = c_name(dtype) if fill == "cauchy" else scalar_type_name(dtype)
+        raise RuntimeError(f"{fill.capitalize()} distribution is a continuous probability distribution. dtype must be "
+                           f"a floating point but you specified {shown}")
+    if always or self._data.size:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dtype)}'")
+
+
+def _draws(self, draw):
+    """``draw(shape)`` for ``self``: for a complex tensor, its real and imaginary parts drawn each so (PyTorch's
+    complex uniform_ and normal_)."""
+    if kind_of(self._data.dtype) == "c":
+        return draw(self.shape) + 1j * draw(self.shape)
+    return draw(self.shape)
+
+
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
-    return _new_values(self, lambda: _generator(generator).uniform(a, b, self.shape))
+    check_fill_dtype(self, "uniform")
+    return _new_values(self, lambda: _draws(self, lambda shape: _generator(generator).uniform(a, b, shape)))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill with N(mean, std^2) draws; a complex tensor's parts each get half the variance (std / sqrt(2)), as
+    PyTorch's."""
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return _new_values(self, lambda: _generator(generator).normal(mean, std, self.shape))
+    check_fill_dtype(self, "normal")
+    part = std / np.sqrt(2) if kind_of(self._data.dtype) == "c" else std
+    return _new_values(self, lambda: _draws(self, lambda shape: _generator(generator).normal(mean, part, shape)))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
@@ -794,6 +832,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
 def exponential_(self, lambd=1.0, *, generator=None):
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    check_fill_dtype(self, "exponential")
     return _new_values(self, lambda: _generator(generator).exponential(1.0 / lambd, self.shape))
 
 
