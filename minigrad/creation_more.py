@@ -337,31 +337,6 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     return _fill_random(self, lambda rng, shape: rng.lognormal(mean, std, shape), generator)
 
 
-def _check_random_range(dtype, low, high):
-    """PyTorch's checks of random_'s range [low, high] for ``dtype``: refused for complex and float8 dtypes, each end
-    within the dtype's range (RuntimeError), and a warning past the integers a float dtype holds exactly."""
-    if dtype in dtypes.FLOAT8:
-        raise NotImplementedError(f"\"random_update_from_to\" not implemented for '{dtypes.scalar_type_name(dtype)}'")
-    kind = dtypes.kind_of(dtype)
-    if kind == "c":
-        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
-    if kind == "f":
-        info = dtypes.float_info(dtype)
-        lowest, largest, digits = -float(info.max), float(info.max), info.nmant + 1
-    else:
-        info = np.iinfo(np.uint8 if kind == "b" else dtype)
-        lowest, largest, digits = int(info.min), 1 if kind == "b" else int(info.max), None
-    for value, what in ((low, "from"), (high, "to - 1")):
-        if not lowest <= value <= largest:
-            raise RuntimeError(f"{what} is out of bounds for {dtypes.c_name(dtype)}")
-    for value, what in ((low, "from"), (high, "to - 1")):
-        if digits is not None and not -(2 ** digits) <= value <= 2 ** digits:
-            warnings.warn(f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
-                          f"{dtypes.c_name(dtype)} can support discrete uniform distribution only within this range. "
-                          "This warning will become an error in version 1.7 release, please fix the code in advance",
-                          UserWarning, stacklevel=3)
-
-
 def random_(self, from_=0, to=None, *, generator=None, **kwargs):
     """Fill with integers drawn uniformly from [from, to) (``from`` may be passed by that name, as PyTorch's);
     without ``to``, from [0, 2^digits] where digits is the mantissa of a float dtype (every such integer is
@@ -376,7 +351,8 @@ def random_(self, from_=0, to=None, *, generator=None, **kwargs):
     if to is not None:
         if from_ >= to:
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
-        _check_random_range(self._data.dtype, from_, to - 1)
+        from .random import _check_random_bounds
+        _check_random_bounds(from_, to - 1, self._data.dtype)
         return _fill_random(self, lambda rng, shape: rng.integers(from_, to, shape), generator)
     inplace.check_fill_dtype(self, "random")    # (no kernel for complex, float8, uint16/32/64: refused unless empty)
     if self.dtype == np.bool_:

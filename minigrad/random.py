@@ -159,6 +159,8 @@ def _float_dtype(dtype, kernel, default=None, complex_ok=False):
     if dtypes.kind_of(dtype) not in ("fc" if complex_ok else "f"):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(dtype)}': the dtype must be a "
                                   f"floating-point dtype, got {dtype}")
+    if dtype in dtypes.FLOAT8:                     # (float8 tensors can be made, not drawn into)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dtypes.scalar_type_name(dtype)}'")
     return dtype
 
 
@@ -203,23 +205,29 @@ def _integers(low, high, shape, generator, dtype, device, requires_grad):
 
 
 def _check_random_bounds(low, last, dtype):
-    """PyTorch's check of integer draws ``low .. last`` in ``dtype``: no complex dtype; an integer or bool dtype must
-    hold both ends; a float dtype draws exactly only within +-2**(its mantissa digits), and PyTorch warns outside."""
+    """PyTorch's check of integer draws ``low .. last`` in ``dtype`` (``randint``, ``random_(from, to)``): no complex
+    or float8 dtype; each end within the dtype's range (a float dtype's largest finite value); and for a float dtype,
+    PyTorch's warning outside +-2**(its mantissa digits), where it no longer draws every integer exactly."""
+    if dtype in dtypes.FLOAT8:
+        raise NotImplementedError(f"\"random_update_from_to\" not implemented for '{dtypes.scalar_type_name(dtype)}'")
     kind = dtypes.kind_of(dtype)
     if kind == "c":
         raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
     if kind == "f":
-        digits = dtypes.float_info(dtype).nmant + 1
-        for value, which in ((low, "from"), (last, "to - 1")):
-            if not -2 ** digits <= value <= 2 ** digits:
-                warnings.warn(f"{which} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
-                              f"{dtypes.c_name(dtype)} can support discrete uniform distribution only within this "
-                              "range.", UserWarning, stacklevel=4)
-        return
-    info = (0, 1) if kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+        largest = float(dtypes.float_info(dtype).max)
+        lowest, digits = -largest, dtypes.float_info(dtype).nmant + 1
+    else:
+        lowest, largest = (0, 1) if kind == "b" else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+        digits = None
     for value, which in ((low, "from"), (last, "to - 1")):
-        if not info[0] <= value <= info[1]:
+        if not lowest <= value <= largest:
             raise RuntimeError(f"{which} is out of bounds for {dtypes.c_name(dtype)}")
+    for value, which in ((low, "from"), (last, "to - 1")):
+        if digits is not None and not -2 ** digits <= value <= 2 ** digits:
+            warnings.warn(f"{which} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
+                          f"{dtypes.c_name(dtype)} can support discrete uniform distribution only within this range. "
+                          "This warning will become an error in version 1.7 release, please fix the code in advance",
+                          UserWarning, stacklevel=4)
 
 
 @creation_keywords
@@ -249,8 +257,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     (n,) = creation.size_of((n,))  # PyTorch's negative-size error
     dtype = creation.dtype_or(dtype, dtypes.int64)
     kind = dtypes.kind_of(dtype)
-    if kind in "bc":
-        raise NotImplementedError(f"\"randperm\" not implemented for '{_type_word(dtype)}'")
+    if kind in "bc" or dtype in dtypes.LIMITED:
+        raise NotImplementedError(f"\"randperm\" not implemented for '{dtypes.scalar_type_name(dtype)}'")
     if kind in "iu" and n - 1 > np.iinfo(dtype).max:
         raise RuntimeError(f"value cannot be converted to type {dtype}_t without overflow")
     if dtype in _RANDPERM_LIMITS and n > _RANDPERM_LIMITS[dtype]:     # (the integers a float holds exactly)
@@ -383,7 +391,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if weights.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got a tensor of {weights.ndim} dimensions")
     if dtypes.kind_of(weights.dtype) != "f":
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {weights.dtype}")
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{dtypes.scalar_type_name(weights.dtype)}")
+    if weights.dtype in dtypes.FLOAT8:
+        raise NotImplementedError(f"\"aminmax_cpu\" not implemented for '{dtypes.scalar_type_name(weights.dtype)}'")
     if num_samples <= 0:
         raise RuntimeError(f"cannot sample n_sample <= 0 samples (num_samples={num_samples})")
     if not replacement and num_samples > weights.shape[-1]:
@@ -415,6 +426,8 @@ def poisson(input, generator=None):
     if dtypes.kind_of(rates.dtype) != "f":
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_type_word(rates.dtype)}': rates must be "
                                   f"floating point, got {rates.dtype}")
+    if rates.dtype in dtypes.FLOAT8:
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{dtypes.scalar_type_name(rates.dtype)}'")
     if (rates < 0).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return Tensor(numpy_rng(generator).poisson(rates).astype(rates.dtype))

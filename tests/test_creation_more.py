@@ -126,3 +126,31 @@ def test_complex_uniform_and_normal_fill_both_parts():
         assert 2.0 <= part.min() and part.max() < 3.0 and abs(part.mean() - 2.5) < 0.01
     for part in (n.real, n.imag):
         assert abs(part.mean() - 5.0) < 0.03 and abs(part.std() - 2.0 / np.sqrt(2)) < 0.02
+
+
+MAKERS = {"rand": lambda L, d: L.rand(3, dtype=d), "randn": lambda L, d: L.randn(3, dtype=d),
+          "randint": lambda L, d: L.randint(0, 5, (3,), dtype=d), "randperm": lambda L, d: L.randperm(3, dtype=d),
+          "normal": lambda L, d: L.normal(0.0, 1.0, (3,), dtype=d),
+          "poisson": lambda L, d: L.poisson(L.ones(3, dtype=d)),
+          "multinomial": lambda L, d: L.multinomial(L.ones(3, dtype=d), 1),
+          "bernoulli_": lambda L, d: L.zeros(3, dtype=d).bernoulli_(0.5)}
+
+
+@pytest.mark.parametrize("maker", sorted(MAKERS))
+def test_random_makers_refuse_the_dtypes_pytorch_refuses(maker):
+    """Each sampler into each dtype: made, or refused with PyTorch's exception type, its message first (minigrad
+    may say more after it)."""
+    torch = torch_or_skip()
+    for dtype in FILL_DTYPES + ["uint32", "float8_e5m2"]:
+        outcomes = []
+        for lib in (torch, mg):
+            try:
+                made = MAKERS[maker](lib, getattr(lib, dtype))
+                outcomes.append((str(made.dtype).split(".")[-1], tuple(made.shape)))
+            except Exception as error:      # noqa: BLE001 - compared with PyTorch's
+                outcomes.append((type(error).__name__, str(error)))
+        theirs, ours = outcomes
+        if theirs[0].endswith("Error"):
+            assert ours[0] == theirs[0] and ours[1].startswith(theirs[1]), (dtype, ours, theirs)
+        else:
+            assert ours == theirs, dtype

@@ -826,6 +826,9 @@ def bernoulli_(self, p=0.5, *, generator=None):
     prob = p._data if isinstance(p, Tensor) else p
     if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    dtype = self._data.dtype
+    if self._data.size and not isinstance(p, Tensor) and (kind_of(dtype) == "c" or dtype in LIMITED):
+        raise NotImplementedError(f"\"bernoulli_scalar_cpu_\" not implemented for '{scalar_type_name(dtype)}'")
     return _new_values(self, lambda: _generator(generator).random(self.shape) < prob)
 
 
