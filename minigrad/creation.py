@@ -152,10 +152,7 @@ def from_numpy(array):
 
 def _filled(fill, shape, dtype, device, requires_grad):
     fill = fill._data if isinstance(fill, Tensor) else fill
-    if dtype is not None and np.dtype(dtype) in dtypes.FLOAT8:     # PyTorch's conversion (0 is 2**-127 in e8m0fnu)
-        fill = dtypes.cast_array(np.asarray(fill, dtypes.float32), dtype)
-    else:                       # PyTorch's conversion: -5 wraps around into uint8, 300 is refused
-        fill = dtypes.fitted_scalar(fill, dtype)
+    fill = dtypes.fitted_scalar(fill, dtype)   # PyTorch's conversion: -5 wraps around into uint8, 300 is refused
     return new_tensor(np.full(shape, fill, dtype=dtype), device, requires_grad)
 
 

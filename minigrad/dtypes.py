@@ -140,12 +140,12 @@ def fitted_scalar(value, dtype):
     dtype = np.dtype(dtype)
     number = np.asarray(value)
     kind, target = number.dtype.kind, kind_of(dtype)
-    if target != "b" and kind != "b" and dtype not in LIMITED and _overflows(number, kind, dtype, target):
+    if target != "b" and kind != "b" and _overflows(number, kind, dtype, target):
         name = _C_TYPE_NAMES.get(dtype.name, dtype.name)
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
     values = np.asarray(real_values(number, dtype))
     with np.errstate(invalid="ignore", over="ignore"):
-        return values.astype(dtype) if dtype in LIMITED else cast_array(values, dtype)   # float16: through float32
+        return cast_array(values, dtype)        # (16-bit and float8: through float32, as PyTorch)
 
 
 def _overflows(number, kind, dtype, target):
@@ -165,9 +165,16 @@ def _overflows(number, kind, dtype, target):
         if target == "u" and v < 0:          # a negative integer wraps into an unsigned dtype unless too large
             return -v > info.max
         return v < info.min or v > info.max
-    largest = _builtin_float(ml_dtypes.finfo(dtype).max) if dtype == bfloat16 else _builtin_float(np.finfo(dtype).max)
-    if kind == "f" and not np.isfinite(number):
+    if dtype in ML_FLOATS:
+        largest = _builtin_float(ml_dtypes.finfo(dtype).max)
+    else:
+        largest = _builtin_float(np.finfo(dtype).max)
+    if kind == "f" and np.isnan(number):
         return False
+    if kind == "f" and np.isinf(number):        # an infinity fits the dtypes that have one
+        return dtype in FLOAT8 and dtype != float8_e5m2
+    if dtype == float8_e8m0fnu and kind == "f":     # powers of two only: a float must be positive and in range
+        return not 2.0 ** -127 <= _builtin_float(number) <= largest
     return abs(_builtin_float(number)) > largest
 
 

@@ -317,6 +317,12 @@ FILLS = [
     "L.zeros(2, 2, dtype=L.uint8).fill_diagonal_(300)", "L.zeros(2, 2, dtype=L.uint8).fill_diagonal_(-1)",
     "L.zeros(2, 2, dtype=L.float16).fill_diagonal_(1e6)", "L.zeros(2, 2).fill_diagonal_(1 + 2j)",
     "L.zeros(2, 2, dtype=L.int32).fill_diagonal_(2.7)",
+    "L.full((2,), 464.0, dtype=L.float8_e4m3fn)", "L.zeros(2, dtype=L.float8_e4m3fn).fill_(float('inf'))",
+    "L.full((2,), 1.0625 + 2 ** -30, dtype=L.float8_e4m3fn)", "L.full((2,), 448.0, dtype=L.float8_e4m3fnuz)",
+    "L.full((2,), 1e6, dtype=L.float8_e5m2)", "L.full((2,), float('inf'), dtype=L.float8_e5m2)",
+    "L.full((2,), 0.0, dtype=L.float8_e8m0fnu)", "L.zeros(2, dtype=L.float8_e8m0fnu)",
+    "L.full((2,), 1e6, dtype=L.uint16)", "L.zeros(2, dtype=L.uint32).fill_(float('nan'))",
+    "L.full((2,), -1e6, dtype=L.uint64)",
 ]
 
 
