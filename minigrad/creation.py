@@ -152,7 +152,7 @@ def from_numpy(array):
 
 def _filled(fill, shape, dtype, device, requires_grad):
     fill = fill._data if isinstance(fill, Tensor) else fill
-    fill = dtypes.fitted_scalar(fill, dtype)   # PyTorch's conversion: -5 wraps around into uint8, 300 is refused
+    fill = dtypes.fitted_scalar(fill, dtype, checked_limited=True)    # PyTorch's: -5 wraps into uint8, 300 refused
     return new_tensor(np.full(shape, fill, dtype=dtype), device, requires_grad)
 
 

@@ -131,16 +131,19 @@ _C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int3
                  "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
-def fitted_scalar(value, dtype):
+def fitted_scalar(value, dtype, checked_limited=False):
     """``value`` (a Python or NumPy number, or a 0-d array) converted to ``dtype`` as PyTorch converts a fill value
     (``full``, ``fill_``, ``masked_fill``, ``x[i] = v``), or PyTorch's RuntimeError where it overflows: an integer
     outside the dtype's range (a negative one may wrap into an unsigned dtype, as -5 becomes 251 in uint8), a
     finite float beyond a float dtype's largest (infinities and NaN pass) or any NaN or infinity for an integer
-    dtype, a complex number with an imaginary part for a real dtype. A bool dtype takes every number."""
+    dtype, a complex number with an imaginary part for a real dtype. A bool dtype takes every number. Into a float8
+    or uint16/32/64 dtype PyTorch checks only ``full`` and ``fill_`` (``checked_limited``); its other writes convert
+    the number as a tensor (saturating float8) or refuse the dtype itself first."""
     dtype = np.dtype(dtype)
     number = np.asarray(value)
     kind, target = number.dtype.kind, kind_of(dtype)
-    if target != "b" and kind != "b" and _overflows(number, kind, dtype, target):
+    checked = checked_limited or dtype not in LIMITED
+    if checked and target != "b" and kind != "b" and _overflows(number, kind, dtype, target):
         name = _C_TYPE_NAMES.get(dtype.name, dtype.name)
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
     values = np.asarray(real_values(number, dtype))

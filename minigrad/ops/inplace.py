@@ -427,7 +427,7 @@ def fill_(self, value):
         return write(self, lambda old: Overwrite.apply(old, value), (value,),
                      lambda a: a.__setitem__(Ellipsis, cast_limited(value._data, a.dtype)), shared_ok=True,
                      overlap=None)
-    fitted = fitted_scalar(value, self.dtype)      # PyTorch's conversion: -5 wraps into uint8, 300 is refused
+    fitted = fitted_scalar(value, self.dtype, checked_limited=True)   # PyTorch's: -5 wraps into uint8, 300 refused
     return _new_values(self, lambda: fitted)
 
 
