@@ -255,7 +255,8 @@ def _decode_array(d):
     if dtype.kind == "c":
         flat = np.array(d["re"], dtype=np.float64) + 1j * np.array(d["im"], dtype=np.float64)
     else:
-        flat = np.array(d["data"], dtype=np.float64 if dtype.kind == "f" else None)
+        exact = np.float64 if dtype.kind == "f" else dtype if dtype.kind in "iu" else None   # (uint64 above 2**53)
+        flat = np.array(d["data"], dtype=exact)
     return flat.astype(dtype).reshape(d["shape"])
 
 
