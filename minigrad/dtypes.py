@@ -128,7 +128,10 @@ def cast_array(array, dtype, pooled=False):
 
 _C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
                  "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
-                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "uint16": "uint16_t",
+                 "uint32": "uint32_t", "uint64": "uint64_t", "float8_e4m3fn": "c10::Float8_e4m3fn",
+                 "float8_e5m2": "c10::Float8_e5m2", "float8_e4m3fnuz": "c10::Float8_e4m3fnuz",
+                 "float8_e5m2fnuz": "c10::Float8_e5m2fnuz", "float8_e8m0fnu": "c10::Float8_e8m0fnu"}
 
 
 def fitted_scalar(value, dtype, checked_limited=False):
@@ -137,8 +140,9 @@ def fitted_scalar(value, dtype, checked_limited=False):
     outside the dtype's range (a negative one may wrap into an unsigned dtype, as -5 becomes 251 in uint8), a
     finite float beyond a float dtype's largest (infinities and NaN pass) or any NaN or infinity for an integer
     dtype, a complex number with an imaginary part for a real dtype. A bool dtype takes every number. Into a float8
-    or uint16/32/64 dtype PyTorch checks only ``full`` and ``fill_`` (``checked_limited``); its other writes convert
-    the number as a tensor (saturating float8) or refuse the dtype itself first."""
+    or uint16/32/64 dtype PyTorch checks only ``full`` and ``fill_`` (``checked_limited``; not for a float8 tensor of
+    one element, which PyTorch fills by another path); its other writes convert the number as a tensor (saturating
+    float8) or refuse the dtype itself first."""
     dtype = np.dtype(dtype)
     number = np.asarray(value)
     kind, target = number.dtype.kind, kind_of(dtype)

@@ -187,6 +187,25 @@ def test_cast_integers_and_bools_to_float8(name):
         np.testing.assert_array_equal(ours, theirs, err_msg=source)
 
 
+@pytest.mark.parametrize("name", FLOAT8)
+def test_python_numbers_written_into_float8_convert_as_pytorch(name):
+    """``x[i] = v`` and ``where(c, x, v)``: the number converted as PyTorch converts it into a tensor (through float32,
+    saturating where the dtype saturates), and ``full`` of it, which PyTorch checks, refused where PyTorch refuses."""
+    torch = torch_or_skip()
+    for number in (2.0, 464.0, 70000.0, 1e6, float("inf"), float("nan"), -1.0, 0.0, 1.0625 + 2 ** -30):
+        results = []
+        for lib in (torch, mg):
+            x = lib.zeros(2, dtype=getattr(lib, name))
+            x[0] = number
+            chosen = lib.where(lib.tensor([False, True]), x, number)
+            try:
+                full = lib.full((1,), number, dtype=getattr(lib, name)).view(lib.uint8).tolist()
+            except RuntimeError:
+                full = "RuntimeError"
+            results.append((x.view(lib.uint8).tolist(), chosen.view(lib.uint8).tolist(), full))
+        assert results[1] == results[0], number
+
+
 def test_float8_bit_patterns_without_torch():
     """Hand-derived bits: e4m3fn saturates at 448 (0x7E), infinities too, and NaN is 0x7F with its sign;
     e5m2 overflows to infinity (0x7C); e8m0fnu keeps only the exponent, rounding up from half a binade."""

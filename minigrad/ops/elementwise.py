@@ -10,7 +10,7 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import (FLOAT32_64, LIMITED, LOW_PRECISION, cast_array, fitted_scalar, get_default_dtype,
+from ..dtypes import (FLOAT8, FLOAT32_64, LIMITED, LOW_PRECISION, cast_array, fitted_scalar, get_default_dtype,
                       is_differentiable, kind_of, real_values, result_type, result_type_of, scalar_dtype_for)
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor, wrap
@@ -29,8 +29,8 @@ def as_tensor_operand(value, like=None):
         return Tensor(value)
     if like is not None and isinstance(value, (bool, int, float, complex, np.number)):
         dtype = scalar_dtype_for(like._data.dtype, value)
-        if dtype in LOW_PRECISION and not isinstance(value, (complex, np.complexfloating)):
-            return Tensor(cast_array(np.asarray(value), dtype))    # through float32, as PyTorch rounds a number
+        if (dtype in LOW_PRECISION or dtype in FLOAT8) and not isinstance(value, (complex, np.complexfloating)):
+            return Tensor(cast_array(np.asarray(value), dtype))    # through float32 (float8 saturating), as PyTorch
         try:
             return Tensor(np.asarray(value, dtype=dtype))
         except OverflowError:      # uint8 * -3: the number wraps around in the tensor's dtype, as in PyTorch

@@ -427,7 +427,8 @@ def fill_(self, value):
         return write(self, lambda old: Overwrite.apply(old, value), (value,),
                      lambda a: a.__setitem__(Ellipsis, cast_limited(value._data, a.dtype)), shared_ok=True,
                      overlap=None)
-    fitted = fitted_scalar(value, self.dtype, checked_limited=True)   # PyTorch's: -5 wraps into uint8, 300 refused
+    one_float8 = self._data.dtype in FLOAT8 and self._data.size == 1      # (PyTorch's one-element fill path)
+    fitted = fitted_scalar(value, self.dtype, checked_limited=not one_float8)   # -5 wraps into uint8, 300 refused
     return _new_values(self, lambda: fitted)
 
 
