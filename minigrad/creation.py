@@ -152,8 +152,7 @@ def from_numpy(array):
 
 def _filled(fill, shape, dtype, device, requires_grad):
     fill = fill._data if isinstance(fill, Tensor) else fill
-    one_float8 = np.dtype(dtype) in dtypes.FLOAT8 and int(np.prod(shape)) == 1     # (PyTorch's one-element fill)
-    fill = dtypes.fitted_scalar(fill, dtype, checked_limited=not one_float8)    # -5 wraps into uint8, 300 refused
+    fill = dtypes.fitted_scalar(fill, dtype, filling=int(np.prod(shape)))    # -5 wraps into uint8, 300 is refused
     return new_tensor(np.full(shape, fill, dtype=dtype), device, requires_grad)
 
 

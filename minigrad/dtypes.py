@@ -134,19 +134,19 @@ _C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int3
                  "float8_e5m2fnuz": "c10::Float8_e5m2fnuz", "float8_e8m0fnu": "c10::Float8_e8m0fnu"}
 
 
-def fitted_scalar(value, dtype, checked_limited=False):
+def fitted_scalar(value, dtype, filling=None):
     """``value`` (a Python or NumPy number, or a 0-d array) converted to ``dtype`` as PyTorch converts a fill value
     (``full``, ``fill_``, ``masked_fill``, ``x[i] = v``), or PyTorch's RuntimeError where it overflows: an integer
     outside the dtype's range (a negative one may wrap into an unsigned dtype, as -5 becomes 251 in uint8), a
     finite float beyond a float dtype's largest (infinities and NaN pass) or any NaN or infinity for an integer
     dtype, a complex number with an imaginary part for a real dtype. A bool dtype takes every number. Into a float8
-    or uint16/32/64 dtype PyTorch checks only ``full`` and ``fill_`` (``checked_limited``; not for a float8 tensor of
-    one element, which PyTorch fills by another path); its other writes convert the number as a tensor (saturating
-    float8) or refuse the dtype itself first."""
+    or uint16/32/64 dtype PyTorch checks only ``full`` and ``fill_`` (``filling``: the number of elements they fill),
+    and not a float8 tensor of one element, which it fills by another path; its other writes convert the number as
+    a tensor (saturating float8) or refuse the dtype itself first."""
     dtype = np.dtype(dtype)
     number = np.asarray(value)
     kind, target = number.dtype.kind, kind_of(dtype)
-    checked = checked_limited or dtype not in LIMITED
+    checked = dtype not in LIMITED or filling is not None and not (dtype in FLOAT8 and filling == 1)
     if checked and target != "b" and kind != "b" and _overflows(number, kind, dtype, target):
         name = _C_TYPE_NAMES.get(dtype.name, dtype.name)
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")

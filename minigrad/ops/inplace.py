@@ -427,8 +427,7 @@ def fill_(self, value):
         return write(self, lambda old: Overwrite.apply(old, value), (value,),
                      lambda a: a.__setitem__(Ellipsis, cast_limited(value._data, a.dtype)), shared_ok=True,
                      overlap=None)
-    one_float8 = self._data.dtype in FLOAT8 and self._data.size == 1      # (PyTorch's one-element fill path)
-    fitted = fitted_scalar(value, self.dtype, checked_limited=not one_float8)   # -5 wraps into uint8, 300 refused
+    fitted = fitted_scalar(value, self.dtype, filling=self._data.size)   # -5 wraps into uint8, 300 is refused
     return _new_values(self, lambda: fitted)
 
 
