@@ -780,7 +780,7 @@ def _generator(generator):
 _FILL_KERNELS = {"uniform": ("check_uniform_bounds", "fc", True), "normal": ("normal_kernel_cpu", "fc", False),
                  "exponential": ("exponential_cpu", "f", False), "cauchy": ("cauchy_cpu", "f", False),
                  "geometric": ("geometric_cpu", "iuf", False), "log_normal": ("log_normal_cpu", "f", False),
-                 "random": ("random_kernel_cpu", "biuf", False)}
+                 "random": ("random_kernel_cpu", "biuf", False), "bernoulli": ("bernoulli_scalar_cpu_", "biuf", False)}
 
 
 def check_fill_dtype(self, fill):
@@ -826,9 +826,8 @@ def bernoulli_(self, p=0.5, *, generator=None):
     prob = p._data if isinstance(p, Tensor) else p
     if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    dtype = self._data.dtype
-    if self._data.size and not isinstance(p, Tensor) and (kind_of(dtype) == "c" or dtype in LIMITED):
-        raise NotImplementedError(f"\"bernoulli_scalar_cpu_\" not implemented for '{scalar_type_name(dtype)}'")
+    if not isinstance(p, Tensor):                  # (a tensor of probabilities goes through another kernel)
+        check_fill_dtype(self, "bernoulli")
     return _new_values(self, lambda: _generator(generator).random(self.shape) < prob)
 
 
