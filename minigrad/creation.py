@@ -282,10 +282,16 @@ def _spaced(start, end, steps, dtype, fname):
         start, end = int(start), int(end)
     work = np.dtype(np.float64 if dtype.kind in "iub" else dtype)
     start, end = (dtypes.cast_array(np.asarray(v), work)[()] for v in (start, end))   # (16 bits: through float32)
+    if steps <= 1:
+        return np.full(steps, start, dtype=work)
+    return _from_both_ends(start, end, (end - start) / work.type(steps - 1), steps, work)
+
+
+def _from_both_ends(start, end, step, steps, work):
+    """``steps`` values a ``step`` apart, the first half counted up from ``start`` and the second down from ``end`` (so
+    both ends are exact), as PyTorch's range kernels count them: step times a count, in ``work``'s arithmetic."""
     i = np.arange(steps)
-    step = (end - start) / work.type(max(steps - 1, 1))
-    return np.where(i < steps // 2, start + step * i.astype(work), end - step * (steps - 1 - i).astype(work)) \
-        if steps > 1 else np.full(steps, start, dtype=work)
+    return np.where(i < steps // 2, start + step * i.astype(work), end - step * (steps - 1 - i).astype(work))
 
 
 def _numbers(start, end, fname):
@@ -308,9 +314,7 @@ def _log_exponents(start, end, steps, dtype):
         start, end = int(start), int(end)
     start, end = (dtypes.cast_array(np.asarray(v), dtype)[()] for v in (start, end))   # (16 bits: through float32)
     difference = np.float64(end) - np.float64(start) if dtype.kind in "iu" else np.float64(end - start)  # (C's int)
-    step = difference / (steps - 1)
-    i = np.arange(steps)
-    return np.where(i < steps // 2, np.float64(start) + step * i, np.float64(end) - step * (steps - 1 - i))
+    return _from_both_ends(np.float64(start), np.float64(end), difference / (steps - 1), steps, np.float64)
 
 
 def _spaced_dtype(start, end):
