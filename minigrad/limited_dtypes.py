@@ -16,10 +16,10 @@ not implemented for 'UInt32'``), even where NumPy could compute the result:
 
 ``gate(cls)`` wraps a minigrad ``Function``'s forward (low_precision.py's ``install`` calls it for each one), so
 the refusal happens where the op would compute, for the functions and the Tensor methods alike; ``Function.apply``
-calls the wrapper only when an argument has one of these dtypes. The order comparisons are refused in
-ops/elementwise.py (``_compare``). Ops that are not ``Function``s (floor division, shifts, ``sign``, ``argmax``,
-``topk``) and the classmethod forwards but max/min and remainder (``_CLASSMETHOD_GATED``) are not refused
-(docs/differences.md lists them).
+calls the wrapper only when an argument has one of these dtypes (and wraps a classmethod forward, ``gated_call``,
+for those calls only). The order comparisons are refused in ops/elementwise.py (``_compare``). Ops that are not
+``Function``s (floor division, shifts, ``sign``, ``argmax``, ``topk``) are not refused (docs/differences.md lists
+them).
 """
 import functools
 
@@ -37,10 +37,10 @@ _UINT_REFUSED = {
     "Add": "add_stub", "Sub": "add_stub", "Neg": "neg_cpu", "Remainder": "remainder_cpu", "Extremum": "max_all",
     "Abs": "abs_cpu", "Maximum": "maximum_cpu", "Minimum": "minimum_cpu", "Pow": "pow", "Clamp": "clamp_scalar_cpu",
     "MaskedFill": "masked_fill", "Flip": "flip_cpu", "Relu": "clamp_min_scalar_cpu", "MatMul": "addmm_impl_cpu_",
-    "IndexSelect": "index_select", "MaskedSelect": "masked_select",
+    "IndexSelect": "index_select", "MaskedSelect": "masked_select", "Fmod": "fmod_cpu", "Square": "pow",
 }
 # Functions that only move values (or cast): run on float8 as they are
-_FLOAT8_MOVING = {"Cast", "Where", "Gather", "IndexSelect", "MaskedSelect"}
+_FLOAT8_MOVING = {"Cast", "Where", "Gather", "IndexSelect", "MaskedSelect", "IndexPut", "IndexPutAdd"}
 _FLOAT8_MOVING_MODULES = ("minigrad.ops.shape", "minigrad.ops.layout")
 # float8 Functions computed in float32, and PyTorch's kernel names of the refused ones it is asked for most
 _FLOAT8_COMPUTED = {"Mul", "MatMul", "Abs"}
@@ -55,15 +55,41 @@ _FLOAT8_KERNELS = {
 
 _PROMOTING = {"Add", "Sub", "Remainder", "Maximum", "Minimum", "Pow", "MatMul"}   # binary ops: operands promoted
 
+# Index writes (``check_index_write``): PyTorch's kernel for each, which it lacks for uint16/32/64 and for the float8
+# dtypes listed (index_put, which ``x[index] = v`` runs, has a kernel for every float8 dtype but float8_e8m0fnu)
+_INDEX_WRITES = {
+    "scatter": ("scatter_gather_tensor_cpu", FLOAT8), "scatter_value": ("scatter_gather_scalar_cpu", FLOAT8),
+    "index_add": ("index_add_", FLOAT8), "masked_fill": ("masked_fill", FLOAT8),
+    "index_reduce": ("index_func_", FLOAT8),
+    "put": ("take_put_cpu", FLOAT8), "index_fill": ("index_fill_cpu", FLOAT8), "index_copy": ("index_copy_cpu", FLOAT8),
+    "masked_scatter": ("masked_scatter", FLOAT8), "index_put": ("index_put", (float8_e8m0fnu,)),
+}
+
+
+def check_index_write(op, target):
+    """PyTorch's refusal of the index write ``op`` ("scatter", ...) into the Tensor ``target`` when it has no such
+    kernel for its dtype; called after the op's argument checks, as PyTorch checks them first."""
+    dtype = target._data.dtype
+    if dtype.char in _LIMITED_CHARS:
+        kernel, float8 = _INDEX_WRITES[op]
+        if dtype.char in _UINT_CHARS or dtype in float8:
+            raise _refused(kernel, dtype)
+
+
+def _iterator_scalar(tensors):
+    """Whether the second of two operands is what PyTorch's elementwise loop calls a scalar: broadcast to the result's
+    shape, a zero step along every axis longer than 1 (one element, or a tensor expanded from one). PyTorch multiplies
+    by such an operand in a kernel it has for float16 and bfloat16 only, so float8 refuses it (not a 0-d left one)."""
+    if len(tensors) != 2 or tensors[1]._data.size == 0:
+        return False
+    shape = np.broadcast_shapes(*(t._data.shape for t in tensors))
+    steps = np.broadcast_to(tensors[1]._data, shape).strides                   # (out's ndim,)
+    return all(n == 1 or step == 0 for n, step in zip(shape, steps))
+
 
 def _promote(tensors):
     for other in tensors[1:]:
         result_type(tensors[0], other)
-
-
-# A classmethod forward has no plain form for Function.apply to call, so its wrapper would cost every call: only
-# these (max/min, remainder) are wrapped; the other classmethod ops (tan, sinh, erfc, hypot, ...) run on float8.
-_CLASSMETHOD_GATED = {"_Extremum", "_RoundedRemainder"}
 
 
 def _refused(kernel, dtype):
@@ -97,19 +123,23 @@ def gate(cls):
     """Wrap ``cls``'s own forward in the check; ``Function.apply`` calls the wrapper only when an argument has one
     of ``dtypes.NOT_PLAIN`` (the forward without it otherwise: no cost to the other dtypes)."""
     raw = cls.__dict__.get("forward")
-    if isinstance(raw, staticmethod):
-        lead, wrapped = 1, raw.__func__
-    elif isinstance(raw, classmethod) and cls.__name__ in _CLASSMETHOD_GATED:
-        lead, wrapped = 2, raw.__func__
-    else:
-        return
-    gated = _gated(wrapped, lead, cls)
-    if lead == 1:     # Function.apply calls the plain forward when no argument has a dtype in NOT_PLAIN
-        gated._minigrad_plain = getattr(wrapped, "_minigrad_plain", wrapped)
-    setattr(cls, "forward", staticmethod(gated) if lead == 1 else classmethod(gated))
+    if not isinstance(raw, staticmethod):
+        return        # a classmethod forward is checked per call instead (``gated_call``)
+    gated = _gated(raw.__func__, cls)
+    gated._minigrad_plain = getattr(raw.__func__, "_minigrad_plain", raw.__func__)   # for Function.apply (below)
+    setattr(cls, "forward", staticmethod(gated))
 
 
-def _gated(forward, lead, owner):
+def gated_call(forward, cls):
+    """``forward``, a classmethod forward bound to ``cls``, wrapped in the check for one call. A classmethod has no
+    plain form for ``Function.apply`` to call when no argument has a dtype in ``NOT_PLAIN``: wrapped once, it would
+    cost every call; so apply wraps it only for the calls with such an argument (tan, hypot, erfc, max, ...)."""
+    return _gated(forward, cls)
+
+
+def _gated(forward, cls):
+    """``forward(ctx, *inputs)`` of the Function ``cls``, refusing (or computing in float32) as PyTorch does when an
+    input has a limited dtype."""
     @functools.wraps(forward)
     def limited_dtype_forward(*args, **kwargs):
         for a in args:
@@ -117,8 +147,7 @@ def _gated(forward, lead, owner):
                 break
         else:
             return forward(*args, **kwargs)
-        cls = args[0] if lead == 2 else owner
-        operands = args[lead:] + tuple(kwargs.values())
+        operands = args[1:] + tuple(kwargs.values())                 # args: (ctx, *inputs)
         dtype = _op_dtype(operands)
         if dtype is None:
             return forward(*args, **kwargs)
@@ -136,13 +165,13 @@ def _gated(forward, lead, owner):
             _promote([a for a in operands if isinstance(a, Tensor)])
         if name in _FLOAT8_COMPUTED and (dtype != float8_e8m0fnu or name == "Mul"):
             tensors = [a for a in operands if isinstance(a, Tensor)]
-            if name == "Mul" and not all(t._data.dtype == dtype for t in tensors):
+            if name == "Mul" and (not all(t._data.dtype == dtype for t in tensors) or _iterator_scalar(tensors)):
                 raise _refused("mul_cpu_reduced_float", dtype)
             if name == "Abs":
                 return _float8_abs(tensors[0])
             wide = [Tensor(a._data.astype(float32)) if isinstance(a, Tensor) and a._data.dtype == dtype else a
-                    for a in args[lead:]]
-            out = forward(*args[:lead], *wide, **kwargs)
+                    for a in args[1:]]
+            out = forward(args[0], *wide, **kwargs)
             array = out._data if isinstance(out, Tensor) else np.asarray(out)
             return cast_array(array, dtype)
         raise _refused(_FLOAT8_KERNELS.get(name, f"{name.lower()}_cpu"), dtype)

@@ -32,6 +32,7 @@ import weakref
 import numpy as np
 
 from . import limited_dtypes
+from .autograd import function as _function
 from .autograd.function import Function
 from .dtypes import FLOAT8, LOW_PRECISION, cast_array, float32, result_type_of, scalar_type_name
 from .tensor import Tensor
@@ -204,3 +205,4 @@ def _install_everywhere():
 
 
 _install_everywhere()
+_function.limited_call = limited_dtypes.gated_call     # classmethod forwards: Function.apply

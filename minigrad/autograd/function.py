@@ -52,6 +52,8 @@ FREED = ("Trying to backward through the graph a second time (or directly access
 saving_hooks = [0]   # saved-tensor hook pairs in use, in all threads (saved_tensors.py): Function.apply packs if any
 pack_saved = None    # saved_tensors.py sets it: packs a new node's saved tensors with the thread's hooks
 saved_by_name = None  # and this: a node's ``_saved_<name>`` / ``_raw_saved_<name>``
+limited_call = None  # low_precision.py sets it: limited_dtypes.gated_call, which wraps a minigrad Function's
+# classmethod forward (bound to its class) in the refusals on float8 and uint16/32/64, for calls with such arguments
 dual_active = False  # forward_ad.py sets it while a forward AD level is active, and ``dual_apply`` (and ops/inplace.py's
 dual_apply = None    # ``dual_write``), which propagate tangents
 dual_write = None
@@ -410,6 +412,8 @@ class Function:
         forward = cls.forward
         if plain:         # low_precision.py's wrapper would only pass the call on: the forward it wraps, directly
             forward = getattr(forward, "_minigrad_plain", forward)
+        elif limited_call is not None and getattr(forward, "__self__", None) is cls:
+            forward = limited_call(forward, cls)    # a classmethod forward (tan, hypot, ...): checked on this call
         state.enabled = False
         try:
             if cls.setup_context is _no_setup_context:

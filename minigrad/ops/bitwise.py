@@ -8,6 +8,7 @@ b < 0 or b >= the width (minus the sign bit) is the sign fill (0 or -1).
 import numpy as np
 
 from .._checks import check_tensor, takes_tensors
+from ..dtypes import LIMITED_UINTS
 from ..tensor import Tensor
 from . import elementwise as ew
 from .pointwise import not_implemented, tensor_pair
@@ -45,7 +46,7 @@ lcm = _bitwise("lcm", np.lcm, bools=False, numbers=False)
 def bitwise_not(input):
     """~input: every bit flipped (logical not for bool tensors)."""
     x = input._data
-    if x.dtype.kind not in "biu":
+    if x.dtype.kind not in "biu" or x.dtype in LIMITED_UINTS:
         raise not_implemented("bitwise_not_cpu", x.dtype)
     return Tensor(np.invert(x))
 

@@ -10,6 +10,7 @@ gradients are dout times constants (``Routing``). Integer division by zero raise
 import numpy as np
 
 from .._checks import takes_tensors
+from ..dtypes import LIMITED
 from ..tensor import Tensor
 from . import elementwise as ew
 from .pointwise import not_implemented, tensor_pair
@@ -82,9 +83,11 @@ def floor_divide(input, other):
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         from ..creation import tensor          # (creation imports the ops)
         input = tensor(input)
-    a, b = _operands("floor_divide", input, other, "div_floor_cpu")
+    x, y = ew.promoted(*_operands("floor_divide", input, other, "div_floor_cpu"))
+    if x.dtype in LIMITED:                                  # PyTorch has no such kernel for uint16/32/64 and float8
+        raise not_implemented("div_floor_cpu", x.dtype)
     with np.errstate(all="ignore"):
-        return Tensor(np.asarray(np.floor_divide(*ew.promoted(a, b))))
+        return Tensor(np.asarray(np.floor_divide(x, y)))
 
 
 __all__ = ["remainder", "fmod", "floor_divide"]

@@ -933,6 +933,8 @@ def _piecewise(name, fn):
         if kind_of(input.dtype) == "c":               # PyTorch's words for each: no complex floor, sign, ...
             message = _COMPLEX_PIECEWISE.get(name, f"{name} is not supported for complex inputs")
             raise NotImplementedError(message.format(dtype=_type_name(input.dtype)))
+        if name == "sign" and input._data.dtype in LIMITED:       # (uint16/32/64: PyTorch has no sign kernel)
+            raise NotImplementedError(f'"sign_cpu" not implemented for \'{_type_name(input._data.dtype)}\'')
         if kind_of(input.dtype) in "biu":  # integers are their own floor, ceil, ...; bools their own sign
             return Tensor(fn(input._data) if kind_of(input.dtype) != "b" else input._data.copy())
         return Piecewise.apply(input, fn)
@@ -1303,7 +1305,8 @@ def _compare(npfn, name, numbers_ok=True):
         check_broadcast(a.shape, b.shape)
         x, y = promoted(a, b)
         # complex numbers have no order in PyTorch, and it has no such kernels for uint16/32/64 and float8
-        if (x.dtype.kind == "c" or x.dtype in LIMITED) and name in ("lt", "le", "gt", "ge"):
+        if (x.dtype.kind == "c" or x.dtype in LIMITED) and name in ("lt", "le", "gt", "ge") or (
+                x.dtype in LIMITED and name.startswith("logical")):
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(x.dtype)}\'')
         return Tensor(like_operands(npfn(x, y), x, y))
     op.__name__ = name
@@ -1322,6 +1325,8 @@ logical_or = _compare(np.logical_or, "logical_or", numbers_ok=False)
 
 @takes_tensors("input")
 def logical_not(input):
+    if input._data.dtype in LIMITED:                   # PyTorch has no such kernel for uint16/32/64 and float8
+        raise NotImplementedError(f'"logical_not_cpu" not implemented for \'{_type_name(input._data.dtype)}\'')
     return Tensor(np.logical_not(input._data))
 
 

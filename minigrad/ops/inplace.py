@@ -30,6 +30,7 @@ from ..autograd.views import (WriteRegion, base_region_history, check_rebase, hi
                               refuse_shared_base, region, repeats_memory, set_view_history)
 from ..dtypes import (FLOAT8, LIMITED, c_name, cast_limited, cast_refused, fitted_scalar, kind_of, real_values,
                       result_type, scalar_type_name)
+from ..limited_dtypes import check_index_write
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -250,10 +251,22 @@ def _new_values(t, make):
     """Write ``make()`` (an ndarray of ``t``'s shape or a number, not depending on ``t``) into ``t``."""
     def compute(old):
         return Overwrite.apply(old, Tensor(np.asarray(make(), dtype=t.dtype)))
-    return write(t, compute, fast=lambda a: a.__setitem__(Ellipsis, make()), shared_ok=True)
+    return write(t, compute, fast=lambda a: a.__setitem__(Ellipsis, cast_limited(np.asarray(make()), a.dtype)),
+                 shared_ok=True)
 
 
 # --------------------------------------------------------------------------- arithmetic
+def _numpy_path(fast, *arrays):
+    """``fast``, or None when an array has one of PyTorch's limited dtypes (float8, uint16/32/64): in-place arithmetic
+    on them takes the out-of-place twin, which refuses what PyTorch refuses ("add_stub" not implemented for
+    'Float8_e4m3fn') and computes the rest as PyTorch does (float8 products in float32), where NumPy would compute
+    everything."""
+    for a in arrays:
+        if a.dtype in LIMITED:
+            return None
+    return fast
+
+
 def _binary(t, other, name, ufunc, outofplace, alpha=1, true_division=True, kernel=None):
     check_tensor(other, f"{name}_", "other", 1, numbers_ok=True)
     o = other if isinstance(other, Tensor) else ew.as_tensor_operand(other, t)
@@ -277,7 +290,7 @@ def _binary(t, other, name, ufunc, outofplace, alpha=1, true_division=True, kern
     def fast(a):
         y = o._data if alpha == 1 else o._data * alpha
         ufunc(a, y, out=a, casting="unsafe")
-    return write(t, lambda old: outofplace(old, o), (o,), fast)
+    return write(t, lambda old: outofplace(old, o), (o,), _numpy_path(fast, t._data, o._data))
 
 
 def add_(self, other, *, alpha=1):
@@ -335,7 +348,7 @@ def _unary(name, outofplace, ufunc=None, floating=True):
             with grad_mode.no_grad():
                 outofplace(Tensor(np.empty((0,), self.dtype)))
         fast = None if ufunc is None else (lambda a: ufunc(a, out=a))
-        return write(self, outofplace, (), fast)
+        return write(self, outofplace, (), _numpy_path(fast, self._data))
     op.__name__ = name
     op.__doc__ = f"In-place ``{name[:-1]}``; returns ``self``."
     return op
@@ -369,7 +382,8 @@ def clamp_(self, min=None, max=None):
         check_result(self, b.shape, result_type(self._data, b._data))
     if any(isinstance(b, Tensor) for b in bounds):
         return write(self, lambda old: ew.clamp(old, min, max), bounds)
-    return write(self, lambda old: ew.clamp(old, min, max), (), lambda a: np.clip(a, min, max, out=a))
+    return write(self, lambda old: ew.clamp(old, min, max), (),
+                 _numpy_path(lambda a: np.clip(a, min, max, out=a), self._data))
 
 
 clip_ = clamp_
@@ -383,7 +397,8 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
     value = addcmul_value(value, self, t1, t2)
     t1, t2 = in_common_dtype(self, t1, t2)
     return write(self, lambda old: ew.add(old, ew.mul(ew.mul(t1, t2), value)), (t1, t2),
-                 lambda a: np.add(a, value * t1._data * t2._data, out=a, casting="unsafe"))
+                 _numpy_path(lambda a: np.add(a, value * t1._data * t2._data, out=a, casting="unsafe"),
+                             self._data, t1._data, t2._data))
 
 
 def addcdiv_(self, tensor1, tensor2, *, value=1):
@@ -394,7 +409,8 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
     check_result(self, np.broadcast_shapes(t1.shape, t2.shape), result_type(t1._data, t2._data))
     t1, t2 = in_common_dtype(self, t1, t2)
     return write(self, lambda old: ew.add(old, ew.mul(ew.div(t1, t2), value)), (t1, t2),
-                 lambda a: np.add(a, value * t1._data / t2._data, out=a, casting="unsafe"))
+                 _numpy_path(lambda a: np.add(a, value * t1._data / t2._data, out=a, casting="unsafe"),
+                             self._data, t1._data, t2._data))
 
 
 def lerp_(self, end, weight):
@@ -403,7 +419,8 @@ def lerp_(self, end, weight):
     e, w = ew.as_tensor_operand(end, self), ew.as_tensor_operand(weight, self)
     check_result(self, np.broadcast_shapes(e.shape, w.shape), result_type(self._data, e._data))
     return write(self, lambda old: lerp_values(old, e, w), (e, w),
-                 lambda a: np.copyto(a, lerp_values(a, e._data, w._data), casting="unsafe"))
+                 _numpy_path(lambda a: np.copyto(a, lerp_values(a, e._data, w._data), casting="unsafe"),
+                             self._data, e._data, w._data))
 
 
 # --------------------------------------------------------------------------- overwriting
@@ -450,6 +467,7 @@ def masked_fill_(self, mask, value):
     if v.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{v.ndim} dimension(s).")
+    check_index_write("masked_fill", self)
 
     def fast(a):
         np.copyto(a, v._data, where=mask._data, casting="unsafe")
@@ -495,6 +513,7 @@ def setitem(self, index, value):
         write(self, lambda old: IndexPut.apply(old, v, index, shared), (v,), fast, written=target, index=index,
               overlap=None if v.ndim == 0 and target.ndim or _expands(v.shape, target.shape) else "partial")
     else:                       # index_put_ refuses any overlap with self, and writes an expanded self with a warning
+        check_index_write("masked_fill" if _fills_by_mask(index, v) else "index_put", self)
         warn_expanded_index_put(self._data)
         write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, overlap="any", shared_ok=True)
 
@@ -681,18 +700,21 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     """``self[..., index[i], ...] = src[i]`` along ``dim`` (or ``value`` everywhere ``index`` points)."""
     if src is None and value is None:
         raise TypeError("scatter_() missing required argument 'src' or 'value'")
+    op = "scatter" if isinstance(src, Tensor) else "scatter_value"
     if not isinstance(src, Tensor):
         src = Tensor(np.full(index.shape, fitted_scalar(src if value is None else value, self._data.dtype)))
     if reduce is not None:   # deprecated in PyTorch, still sampled by its op database
         from .scatter_reduce import scatter_legacy_reduce
         return write(self, lambda old: scatter_legacy_reduce(old, dim, index, src, reduce), (src,))
     d = _check_scatter(self, dim, index, src, "scatter")
+    check_index_write(op, self)
     return _scatter(self, d, index, src, add=False)
 
 
 def scatter_add_(self, dim, index, src):
     """``self[..., index[i], ...] += src[i]`` along ``dim``; repeated positions accumulate."""
     d = _check_scatter(self, dim, index, src, "scatter_add")
+    check_index_write("scatter", self)
     return _scatter(self, d, index, src, add=True)
 
 
@@ -765,6 +787,7 @@ def index_add_(self, dim, index, source, *, alpha=1):
     idx = index._data.reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= sizes[d]):
         raise IndexError("index out of range in self")
+    check_index_write("index_add", self)
     return write(self, lambda old: IndexAdd.apply(old, source, d, idx, alpha), (source,),
                  lambda a: _index_add_into(a, d, idx, source._data, alpha))
 

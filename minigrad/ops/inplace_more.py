@@ -12,7 +12,7 @@ import numpy as np
 
 from .._checks import check_tensor
 from ..autograd import grad_mode
-from ..dtypes import can_cast, cast_refused, result_type
+from ..dtypes import can_cast, cast_limited, cast_refused, result_type
 from ..tensor import Tensor
 from . import bitwise, division, elementwise_more, floats, reduce, reduce_more, shape, trig
 from . import complex as complex_ops
@@ -65,7 +65,7 @@ def in_place(name, twin):
         check_result(self, result.shape, result.dtype)
         operands = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
         return write(self, lambda old: twin(old, *args, **kwargs), operands,
-                     lambda a: np.copyto(a, result._data, casting="unsafe"))
+                     lambda a: np.copyto(a, cast_limited(result._data, a.dtype), casting="unsafe"))
     op.__name__ = name
     op.__doc__ = f"In-place ``{twin.__name__}``; returns ``self``."
     return op
