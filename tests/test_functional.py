@@ -214,6 +214,44 @@ def test_dropout_rejects_a_probability_outside_0_1(p):
         F.dropout(mg.ones(3), p)
 
 
+_DROPOUTS = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
+_DROPOUT_DTYPES = ["float32", "bfloat16", "complex64", "int64", "uint8", "bool", "uint16", "float8_e4m3fn"]
+
+
+def _dropout_outcome(lib, functional, name, shape, dtype, p, training, inplace):
+    """What a dropout call does: its exception type and message, or the result's shape and dtype, whether it is the
+    input itself, and its values when they are certain (nothing or everything dropped)."""
+    import warnings as _warnings
+    x = lib.ones(shape, dtype=getattr(lib, dtype))
+    try:
+        with _warnings.catch_warnings():
+            _warnings.simplefilter("ignore")
+            y = getattr(functional, name)(x, p, training, inplace)
+    except Exception as error:
+        return type(error).__name__, str(error)
+    certain = y.to(lib.float64).flatten().tolist() if p == 1 or not training else None
+    return tuple(y.shape), str(y.dtype).rpartition(".")[2], y is x, certain
+
+
+@pytest.mark.parametrize("name", _DROPOUTS)
+def test_dropouts_take_refuse_and_pass_through_as_pytorch(name):
+    """Every dropout on every kind of dtype, empty inputs, inputs of too few dims, p in {0, 1, NaN} and eval mode:
+    PyTorch draws the noise in the input's dtype (complex and float8 refused), divides it by 1 - p in place (integers
+    refused), returns the input itself when nothing is dropped and multiplies by 0 when everything is."""
+    torch = torch_or_skip()
+    import torch.nn.functional as TF
+    wrong = []
+    for shape in [(2, 3, 4, 5), (0, 3, 4, 5), (1, 1, 1, 1), (3,), (2, 3), (2, 3, 4)]:
+        for dtype in _DROPOUT_DTYPES:
+            for p, training in [(0.5, True), (1.0, True), (0.0, True), (float("nan"), True), (0.5, False)]:
+                for inplace in (False, True):
+                    args = (name, shape, dtype, p, training, inplace)
+                    theirs, ours = _dropout_outcome(torch, TF, *args), _dropout_outcome(mg, F, *args)
+                    if ours != theirs:
+                        wrong.append(f"{args}: {ours}, PyTorch {theirs}")
+    assert not wrong, f"{len(wrong)} differ:\n" + "\n".join(wrong[:20])
+
+
 # ----------------------------------------------------------------------------- softmax, log_softmax
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("dim", [0, 1, -1])

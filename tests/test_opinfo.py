@@ -43,11 +43,9 @@ SKIPS = {
        "reduction's own error or computes it" for name in ("masked.amax", "masked.amin", "masked.argmax",
                                                            "masked.argmin", "masked.norm", "masked.softmax",
                                                            "masked.log_softmax", "masked.softmin", "masked.logaddexp")},
-    **{(name, "function", "complex_unlisted"): "PyTorch refuses complex probabilities or inputs only when it "
-       "actually draws (p = 0 or 1 and empty inputs pass); minigrad refuses complex probabilities always and "
-       "draws dropout masks for complex inputs" for name in ("bernoulli", "nn.functional.dropout2d",
-                                                           "nn.functional.dropout3d",
-                                                           "nn.functional.feature_alpha_dropout.with_train")},
+    ("bernoulli", "function", "complex_unlisted"): "PyTorch refuses complex probabilities only when it actually "
+                                                   "draws (p = 0 or 1 and empty inputs pass); minigrad refuses them "
+                                                   "always",
     **{(name, "function", "complex_unlisted"): "PyTorch's Python wrapper checks acc_dtype against real dtypes "
        "first (ValueError); minigrad's log_softmax refuses the complex input (NotImplementedError)"
        for name in ("nn.functional.linear_cross_entropy.chunked", "nn.functional.linear_cross_entropy.chunked_none")},

@@ -19,7 +19,7 @@ from ..random import numpy_rng
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .elementwise import ConstantSlope, Exp, Routing, Sigmoid, Tanh, select
-from .inplace import write
+from .inplace import check_fill_dtype, write
 from .layout import like_operands
 from .shape import result_reshape
 from ..autocast_ops import autocast_op
@@ -229,17 +229,44 @@ def silu(input, inplace=False):
 
 
 # --------------------------------------------------------------------------- dropout
+def check_dropout_p(p):
+    """The check PyTorch's dropout functions make in Python: p outside [0, 1] is a ValueError (NaN passes it)."""
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout_gate(input, p, training, inplace, alpha=False, noise_shape=None):
+    """What every dropout does before it draws its noise, as PyTorch's kernel (``_dropout_impl``): p checked (NaN
+    refused); the input itself when nothing is dropped (not training, p == 0, no elements); ``input * 0`` when
+    everything is (p == 1), in any dtype that multiplies. Otherwise None, once the input's dtype can take the noise,
+    which PyTorch draws with ``bernoulli_`` in that dtype (complex and float8 refused) and divides by 1 - p in place
+    (alpha dropout first adds -1, which makes bool noise int64): integer noise cannot hold that ("result type Float
+    can't be cast to the desired output type Long"). ``noise_shape(input)``, the shape of the noise, is asked before
+    the dtype is checked (a feature dropout's error for input below 2 dims comes first)."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    if p == 1:
+        zero = Tensor(np.zeros((), input._data.dtype))
+        return input.mul_(zero) if inplace else input * zero
+    if noise_shape is not None:
+        noise_shape(input)
+    check_fill_dtype(input, "bernoulli")
+    kind = kind_of(input.dtype)
+    if kind in "biu":
+        raise cast_refused(np.float32, np.int64 if alpha and kind == "b" else input.dtype)
+    return None
+
+
 class Dropout(Routing):
     """y = x * mask / (1 - p) with mask ~ Bernoulli(1 - p), drawn once in forward; dx = dout * mask / (1 - p)."""
 
     @staticmethod
     def forward(ctx, a, p):
         x = a._data
-        if p == 1:
-            scale = np.zeros(x.shape, dtype=x.dtype)
-        else:
-            keep = numpy_rng().random(x.shape, dtype=np.float32 if x.dtype != np.float64 else np.float64) >= p
-            scale = keep.astype(x.dtype) * x.dtype.type(1 / (1 - p))
+        keep = numpy_rng().random(x.shape, dtype=np.float32 if x.dtype != np.float64 else np.float64) >= p
+        scale = keep.astype(x.dtype) * x.dtype.type(1 / (1 - p))
         ctx.save_for_backward(scale)
         return x * scale
 
@@ -254,14 +281,10 @@ def dropout(input, p=0.5, training=True, inplace=False):
     """Inverted dropout: zero each element with probability p and scale the rest by 1/(1-p), so the
     expectation is unchanged; the identity when ``training`` is False or p == 0. With ``inplace`` the result
     is written into ``input`` (recorded like any in-place op)."""
-    if p != p:  # NaN passes PyTorch's Python-level check and is refused by its kernel
-        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not 0 <= p <= 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0:
-        return input
-    if kind_of(input.dtype) not in "fc":
-        raise cast_refused(np.float32, input.dtype)
+    check_dropout_p(p)
+    done = dropout_gate(input, p, training, inplace)
+    if done is not None:
+        return done
     if inplace:
         return write(input, lambda old: Dropout.apply(old, p))
     return Dropout.apply(input, p)

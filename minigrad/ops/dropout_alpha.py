@@ -13,18 +13,20 @@ import numpy as np
 from .._checks import takes_tensors
 from ..random import numpy_rng
 from ..tensor import Tensor
+from .activation import check_dropout_p, dropout_gate
+from .pool import feature_noise_shape
 
 _SELU_SATURATION = 1.7580993408473766   # lambda * alpha of SELU
 
 
-def _alpha_dropout(input, p, training, inplace, mask_shape):
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if p == 0 or not training or input.numel() == 0:
-        return input
+def _alpha_dropout(input, p, training, inplace, noise_shape):
+    """Alpha dropout with one draw per entry of ``noise_shape(input)``."""
+    check_dropout_p(p)
+    done = dropout_gate(input, p, training, inplace, alpha=True, noise_shape=noise_shape)
+    if done is not None:
+        return done
     dtype = input.dtype
-    if p == 1:
-        return input.mul_(Tensor(np.zeros((), dtype))) if inplace else input * Tensor(np.zeros((), dtype))
+    mask_shape = noise_shape(input)
     keep = (numpy_rng().random(mask_shape) >= p).astype(np.float64)
     a = 1.0 / np.sqrt((_SELU_SATURATION ** 2 * p + 1) * (1 - p))
     slope = Tensor((keep * a).astype(dtype))
@@ -35,17 +37,13 @@ def _alpha_dropout(input, p, training, inplace, mask_shape):
 @takes_tensors("input")
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Alpha dropout of every element (identity unless ``training``)."""
-    return _alpha_dropout(input, p, training, inplace, input.shape)
+    return _alpha_dropout(input, p, training, inplace, lambda x: x.shape)
 
 
 @takes_tensors("input")
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Alpha dropout of whole channels of (N, C, *) input (identity unless ``training``)."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if training and 0 < p and input.numel() and input.ndim < 2:
-        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    return _alpha_dropout(input, p, training, inplace, tuple(input.shape[:2]) + (1,) * (input.ndim - 2))
+    return _alpha_dropout(input, p, training, inplace, feature_noise_shape)
 
 
 __all__ = ["alpha_dropout", "feature_alpha_dropout"]

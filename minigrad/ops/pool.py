@@ -39,6 +39,7 @@ from ..autograd.function import watching
 from ..dtypes import is_differentiable, kind_of, scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
+from .activation import check_dropout_p, dropout_gate
 from .elementwise import depending_on_input
 from ..autocast_ops import autocast_op
 
@@ -1220,31 +1221,45 @@ def channel_shuffle(input, groups):
 
 
 # =========================================================================== channel dropout
-def _feature_dropout(input, p, training, inplace, mask_shape):
-    """Zero whole channels: x * m / (1 - p) with one m ~ Bernoulli(1 - p) per entry of ``mask_shape`` (the
-    input's shape with 1 for every axis a channel spans), broadcast over the channel."""
-    if not 0 <= p <= 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0:
-        return input
+def _feature_dropout(input, p, training, inplace):
+    """Zero whole channels of (N, C, *) input: x * m / (1 - p) with one m ~ Bernoulli(1 - p) per (n, c), broadcast
+    over the channel (PyTorch's ``feature_dropout``)."""
+    done = dropout_gate(input, p, training, inplace, noise_shape=feature_noise_shape)
+    if done is not None:
+        return done
     dtype = input.dtype
-    if p == 1:
-        scale = np.zeros(mask_shape, dtype=dtype)
-    else:
-        keep = numpy_rng().random(mask_shape, dtype=np.float64 if dtype == np.float64 else np.float32) >= p
-        scale = keep.astype(dtype) * dtype.type(1 / (1 - p))
-    return input.mul_(Tensor(scale)) if inplace else input * Tensor(scale)
+    keep = numpy_rng().random(feature_noise_shape(input), dtype=np.float64 if dtype == np.float64 else np.float32) >= p
+    scale = Tensor(keep.astype(dtype) * dtype.type(1 / (1 - p)))
+    return input.mul_(scale) if inplace else input * scale
+
+
+def feature_noise_shape(input):
+    """(N, C, 1, ..., 1) for an (N, C, *) input: one draw per channel; PyTorch's error below 2 dims."""
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
+
+
+def _unbatched(fn, input, inplace, batched):
+    """``fn(input)`` (a feature dropout), for an input without the batch dim as PyTorch's dropout1d/3d run it: with a
+    leading dim of 1 added first (in place too, with ``inplace``) and taken off the result."""
+    if batched:
+        return fn(input)
+    if inplace:
+        return fn(input.unsqueeze_(0)).squeeze_(0)
+    return fn(input.unsqueeze(0)).squeeze(0)
 
 
 @takes_tensors("input")
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Channel-wise dropout of (N, C, L) or (C, L) input: each channel is zeroed with probability p, the rest
     scaled by 1 / (1 - p)."""
+    check_dropout_p(p)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
                            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
                            "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
-    return _feature_dropout(input, p, training, inplace, input.shape[:-1] + (1,))
+    return _unbatched(lambda x: _feature_dropout(x, p, training, inplace), input, inplace, input.ndim == 3)
 
 
 def _warn_deprecated_rank(d, ndim):
@@ -1261,6 +1276,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     """Channel-wise dropout of (N, C, H, W) input: each (n, c) feature map is zeroed with probability p, the
     rest scaled by 1 / (1 - p). As PyTorch 2.13, 3-D input is taken as (N, C, L) with a warning, and other
     ranks (deprecated) drop over the first two dims."""
+    check_dropout_p(p)
     if input.ndim not in (3, 4):
         _warn_deprecated_rank(2, input.ndim)
     elif input.ndim == 3:
@@ -1269,7 +1285,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "This behavior will change in a future release to interpret the input as one without a batch "
                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
                       "switch to using dropout1d instead.", stacklevel=2)
-    return _feature_dropout(input, p, training, inplace, input.shape[:2] + (1,) * (input.ndim - 2))
+    return _feature_dropout(input, p, training, inplace)
 
 
 @takes_tensors("input")
@@ -1277,11 +1293,10 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     """Channel-wise dropout of (N, C, D, H, W) or (C, D, H, W) input: each channel is zeroed with probability p,
     the rest scaled by 1 / (1 - p). As PyTorch 2.13, other ranks (deprecated, with a warning) are taken as
     unbatched: they drop over the first dim."""
+    check_dropout_p(p)
     if input.ndim not in (4, 5):
         _warn_deprecated_rank(3, input.ndim)
-    channel_dims = 2 if input.ndim == 5 else 1
-    return _feature_dropout(input, p, training, inplace,
-                            input.shape[:channel_dims] + (1,) * (input.ndim - channel_dims))
+    return _unbatched(lambda x: _feature_dropout(x, p, training, inplace), input, inplace, input.ndim == 5)
 
 
 _pad = pad   # constant_pad_nd's argument is named pad, as PyTorch's
