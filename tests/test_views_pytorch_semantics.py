@@ -343,3 +343,82 @@ def test_a_zero_dim_result_is_no_view(op):
     assert out.detach_() is out and not out.requires_grad
     torch = torch_or_skip()
     assert not _zero_dim_results(torch)[op]()._is_view()
+
+
+# --------------------------------------------------------------------------- strides of views
+def _view_chain(lib, x, rng):
+    """One random view of ``x``: the ops whose strides along size-1 dims (or of empty tensors) NumPy may choose
+    otherwise than PyTorch."""
+    nd, c = x.ndim, int(rng.integers(12))
+    if c == 0:
+        return x.unsqueeze(int(rng.integers(nd + 1)))
+    if c == 1 and nd:
+        return x.squeeze(int(rng.integers(nd)))
+    if c == 2 and nd >= 2:
+        a, b = rng.choice(nd, 2, replace=False)
+        return x.transpose(int(a), int(b))
+    if c == 3 and nd:
+        d = int(rng.integers(nd))
+        return x.narrow(d, 0, int(rng.integers(1, x.shape[d] + 1)))
+    if c == 4:
+        return x.reshape(-1)
+    if c == 5 and nd:
+        shape = list(x.shape)
+        shape.insert(int(rng.integers(nd + 1)), 1)
+        return x.view(tuple(shape))
+    if c == 6 and nd and x.shape[0]:
+        return x.select(0, int(rng.integers(x.shape[0])))
+    if c == 7:
+        return x[None]
+    if c == 8 and nd:
+        return x.flatten(int(rng.integers(nd)))
+    if c == 9 and nd:
+        d = int(rng.integers(nd))
+        return x.unflatten(d, (1, x.shape[d]))
+    if c == 10 and nd >= 2:
+        return x.movedim(0, -1)
+    return x.view(tuple(x.shape))
+
+
+def test_view_strides_are_pytorchs():
+    """Chains of up to five views from tensors of up to three small dims: every view's stride(), size-1 dims
+    included, is PyTorch's (view and reshape follow its computeStride, squeeze keeps the other dims' strides). Empty
+    tensors are left out: NumPy makes them with zero strides (docs/differences.md)."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(0)
+    wrong, compared = [], 0
+    for _ in range(1500):
+        shape = tuple(int(s) for s in rng.integers(1, 4, rng.integers(0, 4)))
+        seed = int(rng.integers(1 << 30))
+        ours, theirs, made = mg.zeros(shape), torch.zeros(shape), []
+        for r_ours, r_theirs in [(np.random.default_rng(seed + k), np.random.default_rng(seed + k)) for k in range(5)]:
+            try:
+                theirs = _view_chain(torch, theirs, r_theirs)
+            except RuntimeError:
+                break
+            ours = _view_chain(mg, ours, r_ours)
+            made.append(tuple(theirs.shape))
+            compared += 1
+            if tuple(ours.shape) != tuple(theirs.shape) or ours.stride() != theirs.stride():
+                wrong.append(f"{shape} -> {made}: {ours.stride()}, PyTorch {theirs.stride()}")
+                break
+    assert compared > 5000
+    assert not wrong, f"{len(wrong)} differ:\n" + "\n".join(wrong[:10])
+
+
+def test_view_strides_along_size_one_dims_without_torch():
+    """PyTorch's strides (as PyTorch 2.13 reports them) for views whose size-1 dims NumPy strided otherwise."""
+    assert mg.zeros(2, 3).unfold(1, 3, 1).view(2, 1, 3).stride() == (3, 3, 1)      # NumPy kept (3, 1, 1)
+    assert mg.zeros(3, 1).t().unsqueeze(0).view(1, 1, 3).stride() == (3, 3, 1)      # NumPy: (1, 1, 1)
+    assert mg.zeros(1, 3, 1).permute(0, 2, 1).squeeze(0).stride() == (1, 1)         # NumPy: (3, 1)
+    assert mg.zeros(1, 3, 1).permute(1, 0, 2).squeeze(2).stride() == (1, 3)         # NumPy: (1, 1)
+
+
+def test_a_write_between_views_that_differ_only_in_size_one_strides_is_refused():
+    """x.add_(y) where x and y cover the same memory with different strides along a size-1 dim: PyTorch counts that
+    as a partial overlap and refuses it (the view fuzzer's seed 6,031,014)."""
+    y = mg.zeros(2, 3).unfold(1, 3, 1)                 # (2, 1, 3), strides (3, 1, 1)
+    x = y.view_as(y)                                   # PyTorch's view of it: strides (3, 3, 1)
+    assert x.stride() == (3, 3, 1)
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        x.add_(y)

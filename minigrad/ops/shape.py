@@ -40,12 +40,19 @@ def _sizes(sizes, keyword=None, fname=None, name=None):
 
 
 class Reshape(Function):
+    """``a`` in ``shape``: NumPy's view when the memory allows it (else its copy), with PyTorch's strides."""
     view = True
 
     @staticmethod
     def forward(ctx, a, shape):
-        ctx.shape = a.shape
-        return a._data.reshape(shape)
+        x = a._data
+        ctx.shape = x.shape
+        out = x.reshape(shape)
+        if 1 in out.shape or not out.size:      # only there may NumPy choose other steps than PyTorch
+            steps = view_steps(x.shape, [s // x.itemsize for s in x.strides], out.shape)
+            if steps is not None and (not out.size or np.may_share_memory(out, x)):
+                out = _dtypes.as_strided(out, out.shape, [s * x.itemsize for s in steps], writeable=out.flags.writeable)
+        return out
 
     @staticmethod
     def backward(ctx, dout):
@@ -54,6 +61,41 @@ class Reshape(Function):
     @staticmethod
     def graph_backward(ctx, dout):
         return dout.reshape(ctx.shape), None
+
+
+def view_steps(shape, steps, new_shape):
+    """The steps (strides in elements) PyTorch gives a view in ``new_shape`` of a tensor of ``shape`` and ``steps``
+    (its ``computeStride``), or None where no view exists. They are fixed by the memory except along size-1 dims
+    (and for empty tensors): there PyTorch's choice shows in ``stride()`` and in its checks of in-place writes,
+    which compare layouts. Walking the dims from the last, each chunk of dims that is contiguous in memory is
+    matched by view dims of the same element count, stepping by its base step."""
+    new_shape = tuple(new_shape)
+    if not shape:                                       # a 0-d tensor: every step 1
+        return (1,) * len(new_shape)
+    if 0 in shape:                                      # no elements: the same steps in the same shape, else dense
+        if tuple(shape) == new_shape:
+            return tuple(steps)
+        out, step = [0] * len(new_shape), 1
+        for d in range(len(new_shape) - 1, -1, -1):
+            out[d] = step
+            step *= max(new_shape[d], 1)
+        return tuple(out)
+    out = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    base = steps[-1]                                    # the step of the current chunk's last dim
+    chunk = viewed = 1                                  # elements in the chunk, and in the view dims matched to it
+    for d in range(len(shape) - 1, -1, -1):
+        chunk *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and steps[d - 1] != chunk * base):     # the chunk ends at dim d
+            while view_d >= 0 and (viewed < chunk or new_shape[view_d] == 1):
+                out[view_d] = viewed * base
+                viewed *= new_shape[view_d]
+                view_d -= 1
+            if viewed != chunk:
+                return None
+            if d > 0:
+                base, chunk, viewed = steps[d - 1], 1, 1
+    return tuple(out) if view_d == -1 else None
 
 
 class ResultReshape(Reshape):
@@ -180,7 +222,20 @@ def squeeze(input, dim=None):
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         axes = [d for d in (normalize_dim(d, input.ndim) for d in dims) if input.ndim and input.shape[d] == 1]
-    return reshape(input, tuple(s for i, s in enumerate(input.shape) if i not in axes))
+    return Squeeze.apply(input, tuple(axes))
+
+
+class Squeeze(Reshape):
+    """The size-1 dims ``axes`` removed: a view keeping the other dims' strides, as PyTorch's. Backward
+    (``Reshape``'s): the gradient in the input's shape."""
+
+    @staticmethod
+    def forward(ctx, a, axes):
+        x = a._data
+        ctx.shape = x.shape
+        keep = [d for d in range(x.ndim) if d not in axes]
+        return _dtypes.as_strided(x, tuple(x.shape[d] for d in keep), tuple(x.strides[d] for d in keep),
+                                  writeable=x.flags.writeable)
 
 
 class Permute(Function):
