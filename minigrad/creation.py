@@ -78,16 +78,23 @@ def _from_python(data, dtype):
     """A Python number or nested sequence of numbers as an array: PyTorch's dtype for it, or ``dtype``."""
     if data is None or isinstance(data, (dict, set)):
         raise RuntimeError(f"Could not infer dtype of {type_name(data)}")
+    if dtype is not None and dtypes.kind_of(dtype) in "fcb" and _has_huge_int(data):
+        data = _huge_ints_as_floats(data)             # PyTorch reads each number as the target reads it: a double
     try:
         natural = dtypes.dtype_of_python(data)        # also refuses data that is not numbers
     except TypeError:
         if _has_huge_int(data):                       # NumPy reads ints beyond 64 bits as objects
+            if dtype is not None and dtype.kind in "iu":
+                return np.asarray(_into_integer(data, dtype), dtype=dtype)   # (raises, in PyTorch's order)
             raise ValueError("Overflow when unpacking long long") from None
         _check_no_strings(data)
         raise
     if isinstance(data, (list, tuple)):
         natural = _with_numpy_scalars(data, natural)
     dtype = natural if dtype is None else dtype
+    if dtype.kind in "iu" and (natural.kind == "f" or dtype.kind == "u" and natural.kind == "i" and
+                               _may_be_negative(data)):
+        return np.asarray(_into_integer(data, dtype), dtype=dtype)     # each number checked as PyTorch does
     if dtype.kind in "iu" and natural.kind in "fc" and not np.isfinite(np.asarray(data, dtype=natural)).all():
         raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
     if (dtype in dtypes.LOW_PRECISION or dtype in dtypes.FLOAT8) and natural.kind != "c":   # PyTorch's rounding
@@ -102,11 +109,56 @@ def _from_python(data, dtype):
         raise RuntimeError(f"value cannot be converted to type {dtype} without overflow") from None
 
 
-def _has_huge_int(data):
-    """Whether a Python int that no signed 64-bit integer holds occurs in ``data`` (a number or nested sequence)."""
+def _has_huge_int(data, limit=2 ** 63):
+    """Whether a Python int outside [-2**63, limit) (no signed 64-bit integer holds it, by default) occurs in
+    ``data`` (a number or nested sequence)."""
     if isinstance(data, (list, tuple)):
-        return any(_has_huge_int(item) for item in data)
-    return isinstance(data, int) and not -2 ** 63 <= data < 2 ** 63
+        return any(_has_huge_int(item, limit) for item in data)
+    return isinstance(data, int) and not -2 ** 63 <= data < limit
+
+
+def _huge_ints_as_floats(data):
+    """``data`` with each int beyond 64 bits as a Python float (for a floating or bool target)."""
+    if isinstance(data, (list, tuple)):
+        return [_huge_ints_as_floats(item) for item in data]
+    return float(data) if isinstance(data, int) and not isinstance(data, bool) and _has_huge_int(data) else data
+
+
+def _may_be_negative(data):
+    """Whether integer ``data`` holds a negative number (or numbers NumPy cannot put in one integer array)."""
+    try:
+        values = np.asarray(data)
+    except OverflowError:
+        return True
+    return values.dtype.kind not in "iub" or values.min(initial=0) < 0
+
+
+def _into_integer(data, dtype):
+    """``data`` (Python numbers, nested) as PyTorch converts each number into the integer ``dtype``, in order
+    (c10's checked_convert): a float must lie within the dtype's range (NaN and infinities do not) and is
+    truncated; an int must lie within it too, except that an unsigned dtype takes one down to -max in two's
+    complement (-1 is 255 in uint8); uint64 reads a C unsigned integer (a float: TypeError; a negative int:
+    OverflowError). Bools and NumPy scalars are left to NumPy."""
+    if isinstance(data, (list, tuple)):
+        return [_into_integer(item, dtype) for item in data]
+    if isinstance(data, bool) or not isinstance(data, (int, float)):
+        return data
+    info = np.iinfo(dtype)
+    if dtype == np.uint64:
+        if isinstance(data, float):
+            raise TypeError("an integer is required")
+        if data < 0 or data > info.max:
+            raise OverflowError("can't convert negative int to unsigned" if data < 0 else "int too big to convert")
+        return data
+    if isinstance(data, float):
+        if not info.min <= data <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+        return int(data)
+    if not -2 ** 63 <= data < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    if not (-info.max if info.min == 0 else info.min) <= data <= info.max:
+        raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+    return data % (int(info.max) + 1) if data < 0 and info.min == 0 else data
 
 
 def _with_numpy_scalars(data, natural):

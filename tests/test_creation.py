@@ -461,3 +461,44 @@ def test_bernoulli_and_multinomial_are_tensor_methods_as_in_torch():
         p = lib.tensor([[0.0, 1.0], [1.0, 0.0]])
         assert p.bernoulli().tolist() == [[0.0, 1.0], [1.0, 0.0]]          # p of 0 and 1: exact
         assert p.multinomial(1).tolist() == [[1], [0]]
+
+
+# --------------------------------------------------------------------------- Python numbers into integer dtypes
+_NUMBERS = [-1, 256, -129, 127.5, -128.5, -255, -256, 70000, -70000, -65535, 2 ** 31, -2 ** 31 - 1, -2 ** 32 + 1,
+            2 ** 63 - 1, -2 ** 63, 2 ** 63, 2 ** 64 - 1, 2 ** 64, -2 ** 70, 1.5, -1.5, -0.5, 255.9, 1e10, 1e19,
+            float("nan"), float("inf"), True, 0]
+
+
+def _made(lib, data, dtype):
+    try:
+        return "made", lib.tensor(data, dtype=getattr(lib, dtype)).tolist()
+    except Exception as error:                                   # the exception type is compared
+        return "raised", type(error).__name__
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64", "bool",
+                                   "float16", "bfloat16", "float32"])
+def test_python_numbers_convert_into_each_dtype_as_pytorch(dtype):
+    """Each number as a scalar, in a list, a nested list and next to floats: PyTorch converts every number by its
+    own Python type (an int down to -max wraps into an unsigned dtype, a float must lie in the range, uint64
+    refuses floats and negative ints, a float target reads ints beyond 64 bits as doubles)."""
+    torch = torch_or_skip()
+    wrong = []
+    for number in _NUMBERS:
+        for data in (number, [number], [[number, 1], [2, 3]], [number, 1.0], [2.0, number, -1]):
+            ours, theirs = _made(mg, data, dtype), _made(torch, data, dtype)
+            if repr(ours) != repr(theirs):                # (repr: NaN equals NaN; conversions are exact)
+                wrong.append(f"{data!r}: {ours}, PyTorch {theirs}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_negative_ints_wrap_into_unsigned_dtypes_without_torch():
+    """c10's checked_convert lets an int down to -max wrap (PyTorch 2.13: tensor([-1], dtype=uint8) is [255])."""
+    assert mg.tensor([-1, -129, -255, 3], dtype=mg.uint8).tolist() == [255, 127, 1, 3]
+    assert mg.tensor(-1, dtype=mg.uint32).item() == 2 ** 32 - 1
+    for data, dtype, error in [([-256], mg.uint8, RuntimeError), ([-1], mg.uint64, OverflowError),
+                               ([1.5], mg.uint64, TypeError), ([-0.5], mg.uint8, RuntimeError),
+                               ([127.5], mg.int8, RuntimeError)]:
+        with pytest.raises(error):
+            mg.tensor(data, dtype=dtype)
+    assert mg.tensor([2.0, -1.5, 1], dtype=mg.int8).tolist() == [2, -1, 1]
