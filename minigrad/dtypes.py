@@ -140,13 +140,13 @@ def fitted_scalar(value, dtype, filling=None):
     outside the dtype's range (a negative one may wrap into an unsigned dtype, as -5 becomes 251 in uint8), a
     finite float beyond a float dtype's largest (infinities and NaN pass) or any NaN or infinity for an integer
     dtype, a complex number with an imaginary part for a real dtype. A bool dtype takes every number. Into a float8
-    or uint16/32/64 dtype PyTorch checks only ``full`` and ``fill_`` (``filling``: the number of elements they fill),
-    and not a float8 tensor of one element, which it fills by another path; its other writes convert the number as
-    a tensor (saturating float8) or refuse the dtype itself first."""
+    dtype PyTorch checks only ``full`` and ``fill_`` (``filling``: the number of elements they fill), and not a tensor
+    of one element, which it fills by another path; its other writes convert the number as a tensor (saturating).
+    uint16/32/64 check every write (index writes and ``where`` too, before refusing the op's dtype)."""
     dtype = np.dtype(dtype)
     number = np.asarray(value)
     kind, target = number.dtype.kind, kind_of(dtype)
-    checked = dtype not in LIMITED or filling is not None and not (dtype in FLOAT8 and filling == 1)
+    checked = dtype not in FLOAT8 or filling is not None and filling != 1
     if checked and target != "b" and kind != "b" and _overflows(number, kind, dtype, target):
         name = _C_TYPE_NAMES.get(dtype.name, dtype.name)
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")

@@ -478,3 +478,37 @@ def test_safetensors_round_trip(name, tmp_path):
     y = mg.serialization.load_safetensors(tmp_path / "a.safetensors")["x"]
     assert y.dtype == x.dtype
     np.testing.assert_array_equal(_raw(y), _raw(x))
+
+
+# --------------------------------------------------------------------------- numbers written into each dtype
+_WRITES = {
+    "x[0] = v": lambda lib, x, v: x.__setitem__(0, v), "x[0:2] = v": lambda lib, x, v: x.__setitem__(slice(0, 2), v),
+    "x[index] = v": lambda lib, x, v: x.__setitem__(lib.tensor([0, 1]), v),
+    "x[mask] = v": lambda lib, x, v: x.__setitem__(lib.tensor([True, False, True]), v),
+    "where": lambda lib, x, v: lib.where(lib.tensor([True, False, True]), x, v),
+    "index_fill": lambda lib, x, v: x.index_fill(0, lib.tensor([0]), v), "fill_": lambda lib, x, v: x.fill_(v),
+    "masked_fill": lambda lib, x, v: x.masked_fill(lib.tensor([True, False, True]), v),
+    "scatter": lambda lib, x, v: x.scatter(0, lib.tensor([0]), v), "clamp": lambda lib, x, v: x.clamp(max=v),
+}
+
+
+@pytest.mark.parametrize("name", UINTS + ["float8_e4m3fn", "uint8", "int16", "float16", "bfloat16", "float32", "bool"])
+def test_numbers_written_into_each_dtype_as_pytorch(name):
+    """Out-of-range, negative, fractional and non-finite Python numbers written by index writes, where, fills and
+    clamp: each checked (PyTorch's overflow error), converted (70000 into float16 is inf, -1 into uint8 wraps) or
+    refused for the dtype first, as PyTorch does."""
+    torch = torch_or_skip()
+    wrong = []
+    for value in [70000, 2 ** 40, -1, -70000, 1e10, 464.0, float("inf"), 1e39, -2.5, 3]:
+        for write, fn in _WRITES.items():
+            outcomes = []
+            for lib in (torch, mg):
+                x = lib.ones(3, dtype=getattr(lib, name))
+                try:
+                    out = fn(lib, x, value)
+                    outcomes.append(repr((x if out is None else out).tolist()))
+                except (RuntimeError, NotImplementedError, OverflowError, TypeError) as error:
+                    outcomes.append(type(error).__name__)
+            if outcomes[0] != outcomes[1]:
+                wrong.append(f"{write} with {value!r}: {outcomes[1]}, PyTorch {outcomes[0]}")
+    assert not wrong, "\n".join(wrong)

@@ -10,10 +10,11 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import (FLOAT8, FLOAT32_64, LIMITED, LOW_PRECISION, cast_array, fitted_scalar, get_default_dtype,
+from ..dtypes import (FLOAT8, FLOAT32_64, LIMITED, LIMITED_UINTS, LOW_PRECISION, cast_array, fitted_scalar, get_default_dtype,
                       is_differentiable, kind_of, real_values, result_type, result_type_of, scalar_dtype_for)
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor, wrap
+from ..limited_dtypes import check_index_write
 from ..low_precision import arithmetic_operand
 from .layout import like_operands, row_major
 
@@ -1114,6 +1115,8 @@ def clamp(input, min=None, max=None):
         return _clamp_to_tensors(input, min, max)
     if kind_of(input._data.dtype) in "biu" and any(isinstance(b, float) for b in (min, max)):
         input = cast(input, get_default_dtype())  # PyTorch: integers clamped to float bounds become floats
+    elif kind_of(input._data.dtype) in "iu":      # int bounds in the tensor's dtype (-1 wraps into uint8: 255)
+        min, max = (None if b is None else fitted_scalar(b, input._data.dtype) for b in (min, max))
     return Clamp.apply(input, min, max)
 
 
@@ -1135,6 +1138,9 @@ def check_clamp_operands(input, min, max, via_clamp=True):
     if kind_of(input.dtype) == "c" or complex_number:
         raise NotImplementedError("clamp is not supported for complex types")
     tensors = [b for b in bounds if isinstance(b, Tensor)]
+    if input.dtype in LIMITED_UINTS and not tensors and not any(isinstance(b, float) for b in bounds):   # no kernel
+        # (a float bound makes it a float op, which runs): refused before the bounds are read
+        raise NotImplementedError(f'"{kernel}_scalar_cpu" not implemented for \'{_type_name(input.dtype)}\'')
     for b in bounds:
         _check_number_fits(b, input)
     if tensors:
@@ -1224,17 +1230,19 @@ def where(condition, input, other):
     condition = as_tensor_operand(condition)
     if kind_of(condition.dtype) != "b":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype}")
-    _check_number_fits(input, other)
-    _check_number_fits(other, input)
+    _check_number_fits(input, other, converting=True)
+    _check_number_fits(other, input, converting=True)
     return _apply_broadcasting(Where, condition, *_pair(input, other))
 
 
-def _check_number_fits(number, tensor):
-    """A number written by an op into ``tensor``'s dtype (where it takes that dtype, as 300 next to a uint8 tensor
-    in ``where``) must fit it, as PyTorch checks (``dtypes.fitted_scalar``)."""
-    if isinstance(tensor, Tensor) and not isinstance(number, Tensor) and \
-            scalar_dtype_for(tensor.dtype, number) == tensor.dtype:
-        fitted_scalar(number, tensor.dtype)
+def _check_number_fits(number, tensor, converting=False):
+    """A number next to ``tensor`` in an op must fit the dtype it takes there (300 next to a uint8 tensor is uint8,
+    1e39 next to an integer one float32), as PyTorch checks (``dtypes.fitted_scalar``). ``converting``: the op
+    converts a number into float16 or bfloat16 unchecked (``where``, as ``x[i] = v``: 70000 is inf in float16)."""
+    if isinstance(tensor, Tensor) and not isinstance(number, Tensor):
+        dtype = scalar_dtype_for(tensor.dtype, number)
+        if not (converting and dtype in LOW_PRECISION):
+            fitted_scalar(number, dtype)
 
 
 class MaskedFill(Routing):
@@ -1270,9 +1278,12 @@ def boolean_mask(mask, input, dtype_error):
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-def check_value_fits(value, dtype):
+def check_value_fits(value, dtype, converting=False):
     """PyTorch's check of a single value (a Python number or a 0-d tensor, read as a number) written into a tensor of
-    ``dtype`` (``dtypes.fitted_scalar``: 300 does not fit uint8, 1+2j no real dtype); other values pass."""
+    ``dtype`` (``dtypes.fitted_scalar``: 300 does not fit uint8, 1+2j no real dtype); other values pass.
+    ``converting``: a real number into float16 or bfloat16 converts unchecked (``x[i] = 70000`` writes inf)."""
+    if converting and dtype in LOW_PRECISION and isinstance(value, (bool, int, float, np.integer, np.floating)):
+        return
     if isinstance(value, Tensor):
         if value.ndim == 0:
             fitted_scalar(value._data, dtype)
@@ -1287,6 +1298,7 @@ def check_value_fits(value, dtype):
 @takes_tensors("input", numbers=("mask", "value"))
 def masked_fill(input, mask, value):
     mask = boolean_mask(mask, input, "masked_fill_ only supports boolean masks, but got mask with dtype {}")
+    check_index_write("masked_fill", input)           # (uint16/32/64, float8: the dtype is refused before the value)
     check_value_fits(value, input.dtype)
     value = as_tensor_operand(value, input)
     if value.ndim != 0:

@@ -199,8 +199,8 @@ def index_fill(input, dim, index, value):
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
+    check_index_write("index_fill", input)          # (before the value, as PyTorch refuses these dtypes first)
     ew.check_value_fits(value, input.dtype)
-    check_index_write("index_fill", input)
     value = ew.as_tensor_operand(value, input)
     filled = np.unique(positions % max(input.shape[d] if input.ndim else 1, 1))   # each slice once: value's gradient
     return _as_1d(lambda x: put_at(x, _along(d, filled), value))(input)          # sums each filled element once

@@ -483,7 +483,7 @@ def setitem(self, index, value):
     if sh._is_basic(index) and self._base is not None and grad_mode._state.enabled and not _whole(self, index):
         self.grad_fn     # PyTorch writes through a view of self[index], whose making brings a stale self up to date
     if not isinstance(value, Tensor) or not sh._is_basic(index):   # (a 0-d tensor copied into a basic index casts)
-        ew.check_value_fits(value, self.dtype)
+        ew.check_value_fits(value, self.dtype, converting=True)
     v = ew.as_tensor_operand(value, self)
     target = sh._read(self._data, index)   # raises IndexError for a bad index before anything is written
     if isinstance(value, Tensor) and v.dtype != self.dtype and not sh._is_basic(index) and \
@@ -702,6 +702,7 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         raise TypeError("scatter_() missing required argument 'src' or 'value'")
     op = "scatter" if isinstance(src, Tensor) else "scatter_value"
     if not isinstance(src, Tensor):
+        check_index_write(op, self)                   # (before the value, as PyTorch refuses these dtypes first)
         src = Tensor(np.full(index.shape, fitted_scalar(src if value is None else value, self._data.dtype)))
     if reduce is not None:   # deprecated in PyTorch, still sampled by its op database
         from .scatter_reduce import scatter_legacy_reduce
