@@ -12,6 +12,7 @@ from . import dtypes
 from ._checks import dtype_arg, int_arg, is_int, is_number, size_arg, takes_tensors, tensor_array, type_name
 from ._keywords import size_keyword
 from .device import check_device
+from .limited_dtypes import check_kernel
 from .ops.layout import creation_keywords
 from .tensor import Tensor
 
@@ -383,6 +384,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     dtype = dtype_or(dtype, _spaced_dtype(start, end))
     if dtypes.kind_of(dtype) == "b":                 # (PyTorch has no bool linspace)
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    check_kernel("linspace", np.dtype(dtype))
     return new_tensor(_spaced(start, end, steps, dtype, "linspace").astype(dtype), device, requires_grad)
 
 
@@ -392,6 +394,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     computes them: ``_log_exponents``), rounded to ``dtype`` at the end."""
     steps = _check_steps(steps, "logspace")
     dtype = dtype_or(dtype, _spaced_dtype(start, end))
+    check_kernel("logspace", np.dtype(dtype))
     numbers = _numbers(start, end, "logspace")
     if dtypes.kind_of(dtype) == "c" or any(isinstance(v, complex) for v in numbers):
         exponents = _spaced(*numbers, steps, dtype, "logspace")
@@ -412,6 +415,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     for name, value in (("n", n), ("m", m)):
         if value is not None and value < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
+    check_kernel("eye", np.dtype(dtype_or(dtype)))
     return new_tensor(np.eye(n, m, dtype=dtype_or(dtype)), device, requires_grad)
 
 

@@ -38,9 +38,10 @@ _UINT_REFUSED = {
     "Abs": "abs_cpu", "Maximum": "maximum_cpu", "Minimum": "minimum_cpu", "Pow": "pow", "Clamp": "clamp_scalar_cpu",
     "MaskedFill": "masked_fill", "Flip": "flip_cpu", "Relu": "clamp_min_scalar_cpu", "MatMul": "addmm_impl_cpu_",
     "IndexSelect": "index_select", "MaskedSelect": "masked_select", "Fmod": "fmod_cpu", "Square": "pow",
+    "Fmax": "maximum_cpu", "Fmin": "minimum_cpu",
 }
 # Functions that only move values (or cast): run on float8 as they are
-_FLOAT8_MOVING = {"Cast", "Where", "Gather", "IndexSelect", "MaskedSelect", "IndexPut", "IndexPutAdd"}
+_FLOAT8_MOVING = {"Cast", "Where", "Gather", "IndexSelect", "MaskedSelect", "IndexPut", "IndexPutAdd", "Embedding"}
 _FLOAT8_MOVING_MODULES = ("minigrad.ops.shape", "minigrad.ops.layout")
 # float8 Functions computed in float32, and PyTorch's kernel names of the refused ones it is asked for most
 _FLOAT8_COMPUTED = {"Mul", "MatMul", "Abs"}
@@ -64,6 +65,34 @@ _INDEX_WRITES = {
     "put": ("take_put_cpu", FLOAT8), "index_fill": ("index_fill_cpu", FLOAT8), "index_copy": ("index_copy_cpu", FLOAT8),
     "masked_scatter": ("masked_scatter", FLOAT8), "index_put": ("index_put", (float8_e8m0fnu,)),
 }
+
+
+# Ops that are no Function gated above (selections, searches, counts, creations): PyTorch's kernel for uint16/32/64
+# and for the float8 dtypes, or None where it has one (``check_kernel``)
+_OP_KERNELS = {
+    "argmax": ("argmax_cpu", "argmax_cpu"), "argmin": ("argmin_cpu", "argmin_cpu"), "topk": ("topk_cpu", "topk_cpu"),
+    "nonzero": ("nonzero_count_cpu", "nonzero_count_cpu"), "cummax": ("cummax_cpu", "cummax_cpu"),
+    "cummin": ("cummin_cpu", "cummin_cpu"), "searchsorted": ("searchsorted_out_cpu", "searchsorted_out_cpu"),
+    "gather": ("scatter_gather_tensor_cpu", "gather_expanded_index"), "take": ("take_cpu", "take_cpu"),
+    "linspace": ("linspace_cpu", "linspace_cpu"), "logspace": ("logspace_cpu", "logspace_cpu"),
+    "histc": ("aminmax_cpu", "aminmax_cpu"), "isin": ("isin_default_cpu", "isin_default_cpu"),
+    "kthvalue": ("kthvalue_cpu", None),
+    "mode": ("mode_cpu", None), "bincount": ("bincount_cpu", None), "dot": ("dot", None), "eye": ("eye", None),
+    "lshift": ("lshift_cpu", None), "rshift": ("rshift_cpu", None), "sort": (None, "sorting_kernel_method_name"),
+    "unique": (None, "unique"), "equal": (None, "equal_notnan_cpu"), "isclose": (None, "mul_cpu_reduced_float"),
+    "signbit": (None, "signbit_cpu"),
+}
+
+
+def check_kernel(op, *operands):
+    """PyTorch's refusal of the op ``op`` ("argmax", ...) when an operand (a Tensor or a dtype) has a dtype it has no
+    kernel for (``_OP_KERNELS``)."""
+    for a in operands:
+        dtype = a._data.dtype if isinstance(a, Tensor) else a
+        if isinstance(dtype, np.dtype) and dtype.char in _LIMITED_CHARS:
+            kernel = _OP_KERNELS[op][dtype.char in _FLOAT8_CHARS]
+            if kernel is not None:
+                raise _refused(kernel, dtype)
 
 
 def check_index_write(op, target):

@@ -348,6 +348,18 @@ def _more_ops(lib, x, y, mask):
         "index_put_add": lambda: x.clone().index_put_((index,), y[:2], accumulate=True),
         "put_": lambda: x.clone().put_(index, y[:2]), "setitem_mask": lambda: _setitem(x.clone(), mask, 2.0),
         "setitem_index": lambda: _setitem(x.clone(), index, y[:2]),
+        # selections, searches, counts and creations that are no Function
+        "argmax": lambda: x.argmax(), "argmin": lambda: x.argmin(0), "topk": lambda: x.topk(2)[1],
+        "sort": lambda: x.sort()[1], "argsort": lambda: x.argsort(), "nonzero": lambda: x.nonzero(),
+        "count_nonzero": lambda: lib.count_nonzero(x), "cummax": lambda: x.cummax(0)[1], "cummin": lambda: x.cummin(0)[1],
+        "searchsorted": lambda: lib.searchsorted(x, y), "gather": lambda: x.gather(0, index), "take": lambda: x.take(index),
+        "histc": lambda: lib.histc(x), "isin": lambda: lib.isin(x, y), "fmax": lambda: lib.fmax(x, y),
+        "kthvalue": lambda: x.kthvalue(1)[1], "mode": lambda: x.mode()[1], "bincount": lambda: lib.bincount(x),
+        "dot": lambda: lib.dot(x, y), "lshift": lambda: x << 1, "rshift": lambda: x >> 1, "unique": lambda: lib.unique(x),
+        "equal": lambda: lib.tensor(lib.equal(x, y)), "equal_itself": lambda: lib.tensor(lib.equal(x, x)), "isclose": lambda: lib.isclose(x, y), "signbit": lambda: x.signbit(),
+        "embedding": lambda: lib.nn.functional.embedding(index, x.reshape(3, 1)),
+        "linspace": lambda: lib.linspace(0, 2, 3, dtype=x.dtype), "logspace": lambda: lib.logspace(0, 1, 2, dtype=x.dtype),
+        "eye": lambda: lib.eye(2, dtype=x.dtype),
     }
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..dtypes import LIMITED_UINTS
+from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from . import elementwise as ew
 from .pointwise import not_implemented, tensor_pair
@@ -59,6 +60,7 @@ def _shift_width(dtype):
 def bitwise_left_shift(input, other):
     """input << other (0 where other < 0 or other >= the bit width)."""
     x, y = _integer_operands("lshift", input, other, bools=False)
+    check_kernel("lshift", x.dtype)
     out_of_range = (y < 0) | (y >= x.dtype.itemsize * 8)
     with np.errstate(all="ignore"):
         shifted = np.left_shift(x, np.where(out_of_range, 0, y).astype(x.dtype))
@@ -68,6 +70,7 @@ def bitwise_left_shift(input, other):
 def bitwise_right_shift(input, other):
     """input >> other (the sign fill where other < 0 or other >= the width)."""
     x, y = _integer_operands("rshift", input, other, bools=False)
+    check_kernel("rshift", x.dtype)
     width = _shift_width(x.dtype)
     saturated = (y < 0) | (y >= width)
     with np.errstate(all="ignore"):

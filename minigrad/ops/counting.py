@@ -11,6 +11,7 @@ import numpy as np
 
 from ..dtypes import kind_of, scalar_type_name
 from .._checks import refuses_complex, takes_tensors
+from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from .dims import normalize_dim
 
@@ -24,6 +25,7 @@ def bincount(input, weights=None, minlength=0):
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     values = input._data
+    check_kernel("bincount", input)
     if kind_of(values.dtype) not in "iu":      # PyTorch's kernel counts integers only
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{scalar_type_name(values.dtype)}'")
     if input.ndim != 1 or kind_of(values.dtype) not in "iu" or (values.size and values.min() < 0):
@@ -170,6 +172,7 @@ def histc(input, bins=100, min=0, max=0):
     both are 0, widened by 1 each side if constant), in ``input``'s dtype; values outside are ignored."""
     if kind_of(input.dtype) == "c":
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{scalar_type_name(input.dtype)}'")
+    check_kernel("histc", input)
     if kind_of(input.dtype) != "f":
         raise RuntimeError(f"\"histogram_cpu\" not implemented for '{input.dtype}'")
     bins = operator.index(bins)
@@ -202,6 +205,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         raise TypeError(f"searchsorted(): argument 'sorted_sequence' must be Tensor, not "
                         f"{type(sorted_sequence).__name__}")
     side = _side(right, side)
+    check_kernel("searchsorted", sorted_sequence, input if isinstance(input, Tensor) else None)
     seq = sorted_sequence._data
     scalar = not isinstance(input, Tensor)
     values = np.asarray(input) if scalar else input._data
@@ -254,6 +258,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """The distinct values (sorted; NaNs each distinct), or the distinct slices along ``dim``; with
     ``return_inverse`` the index of each element's value (input's shape), with ``return_counts`` how often each
     value occurs."""
+    check_kernel("unique", input)
     x = input._data
     if dim is None:
         values, inverse, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True,
@@ -274,6 +279,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Each run of equal consecutive values (slices along ``dim``) collapsed to one; the inverse maps every
     element to its run, the counts give each run's length."""
+    check_kernel("unique", input)
     x = input._data
     if dim is None:
         flat = x.reshape(-1)
@@ -300,6 +306,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments: elements or test_elements must be a "
                         "Tensor")
+    check_kernel("isin", *[t for t in (elements, test_elements) if isinstance(t, Tensor)])
     a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
     b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
     return Tensor(np.isin(a, b, assume_unique=assume_unique, invert=invert))

@@ -19,6 +19,7 @@ from ..dtypes import kind_of
 from .._checks import takes_tensors
 from ..autograd import Function
 from ..autograd.function import pytorch_saves
+from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from . import elementwise as ew
 from .dims import normalize_dim
@@ -65,6 +66,7 @@ def _cumulative_extremum(name, input, dim, accumulate, result):
 @pytorch_saves("input")
 def cummax(input, dim):
     """(values, indices): the running maximum along ``dim`` and the index where it was last reached."""
+    check_kernel("cummax", input)
     return _cumulative_extremum("cummax", input, dim, np.maximum.accumulate, cummax_result)
 
 
@@ -72,6 +74,7 @@ def cummax(input, dim):
 @pytorch_saves("input")
 def cummin(input, dim):
     """(values, indices): the running minimum along ``dim`` and the index where it was last reached."""
+    check_kernel("cummin", input)
     return _cumulative_extremum("cummin", input, dim, np.minimum.accumulate, cummin_result)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from ..dtypes import finfo, kind_of
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
+from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from . import elementwise as ew
 from .pointwise import check_common_kind
@@ -111,6 +112,7 @@ def signbit(input):
     """True where the sign bit is set (-0.0 and negative NaNs included); bool."""
     if kind_of(input.dtype) == "c":
         raise NotImplementedError("signbit is not implemented for complex tensors.")
+    check_kernel("signbit", input)
     x = input._data
     return Tensor(np.signbit(x) if kind_of(x.dtype) == "f" else x < 0)
 

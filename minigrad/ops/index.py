@@ -9,6 +9,7 @@ import numpy as np
 from .._checks import takes_tensors
 from ..autograd import Function
 from ..autograd.function import pytorch_saves
+from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .elementwise import boolean_mask
@@ -49,6 +50,7 @@ def _check_index_dtype(name, index):
 @pytorch_saves("input", "index")
 def gather(input, dim, index, *, sparse_grad=False):
     """``input``'s elements along ``dim`` at ``index`` (same number of dims as ``input``; no larger in the others)."""
+    check_kernel("gather", input)
     return gather_values(input, dim, index)
 
 
@@ -167,6 +169,7 @@ def masked_select(input, mask):
 def nonzero(input, *, as_tuple=False):
     """Indices of the nonzero elements: an int64 (count, ndim) tensor, or with ``as_tuple`` one 1-D tensor per
     dim (a 0-d input counts as 1-D there, as in PyTorch)."""
+    check_kernel("nonzero", input)
     if as_tuple:
         return tuple(Tensor(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(input._data)))
     positions = np.argwhere(input._data).astype(np.int64)   # (count, ndim)

@@ -19,7 +19,7 @@ from .._checks import int_arg, takes_tensors
 from ..dtypes import scalar_type_name
 from ..autograd import Function, grad_mode
 from ..autograd.function import pytorch_saves
-from ..limited_dtypes import check_index_write
+from ..limited_dtypes import check_index_write, check_kernel
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -275,6 +275,7 @@ index_copy_ = _in_place("index_copy_", index_copy)
 def take(input, index):
     """The elements of the flattened ``input`` at ``index`` (negative counts from the end), in ``index``'s shape."""
     positions = _integer_index("take", index)
+    check_kernel("take", input)
     n = input.numel()
     _check_bounds(positions, n, 0, IndexError)
     if positions.size and n == 0:

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._checks import refuses_complex, takes_tensors
 from ..dtypes import bfloat16, kind_of
+from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from . import elementwise as ew
 from .dims import normalize_dim, normalize_dims
@@ -139,6 +140,7 @@ def nanmedian(input, dim=None, keepdim=False):
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element along ``dim`` (k from 1), ``(values, indices)``; NaN is the largest."""
     _check_sortable("kthvalue", input)
+    check_kernel("kthvalue", input)
     size = input.shape[normalize_dim(dim, input.ndim)] if input.ndim else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
@@ -149,6 +151,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` (the smallest of a tie) and the index of its last occurrence."""
     _check_sortable("mode", input)
+    check_kernel("mode", input)
     if input.numel() == 0:
         raise IndexError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
     return _select("mode", mode_result, input, dim, keepdim, _mode_indices)

@@ -18,6 +18,7 @@ from .._checks import check_tensor, takes_tensors
 from ..autograd.version import bump_tensor
 from ..autograd.function import pytorch_saves
 from ..dtypes import kind_of, result_type, scalar_type_name
+from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import reduce as rd
@@ -72,6 +73,7 @@ def _check_vectors(input, other, fname):
 def dot(input, tensor):
     """sum_i input_i * tensor_i of two 1-D tensors of one dtype (no conjugation)."""
     _check_vectors(input, tensor, "dot")
+    check_kernel("dot", input)
     return _keep_integer_dtype(rd.sum(ew.mul(input, tensor)), input.dtype)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from .._checks import refuses_complex, takes_tensors
 from ..autograd import Function
 from ..dtypes import get_default_dtype, kind_of, scalar_type_name
+from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from .dims import normalize_dim, normalize_dims
 from .shape import result_reshape
@@ -382,6 +383,7 @@ def amin(input, dim=(), keepdim=False):
 def _arg_op(name, input, dim, keepdim, arg):
     if kind_of(input.dtype) == "b":
         raise RuntimeError(f"{name}(): does not support bool input")
+    check_kernel(name, input)
     if dim is None:
         _check_nonempty(name, input, (), False)
         index = np.asarray(arg(input._data), dtype=np.int64)  # into the flattened tensor

@@ -13,6 +13,7 @@ from ..dtypes import LIMITED, kind_of, scalar_type_name
 from .._checks import refuses_complex, takes_tensors
 from ..autograd import Function
 from ..autograd.function import pytorch_saves
+from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from . import elementwise as ew
 from .dims import normalize_dim, normalize_dims
@@ -180,6 +181,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 @takes_tensors("input")
 def count_nonzero(input, dim=None):
     """How many elements over ``dim`` (all by default) are not zero (int64)."""
+    check_kernel("nonzero", input)
     axes = normalize_dims(dim, input.ndim)
     return Tensor(row_major(np.asarray(np.count_nonzero(input._data, axis=axes), dtype=np.int64)))
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._checks import refuses_complex, takes_tensors
 from ..dtypes import bfloat16, kind_of
+from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .index import gather_values as gather
@@ -53,6 +54,7 @@ def _sorted_along(input, dim, descending, k=None):
 @refuses_complex(' Sort does not support complex dtypes on CPU', RuntimeError)
 def sort(input, dim=-1, descending=False, *, stable=False):
     """``(values, indices)``: ``input`` sorted along ``dim`` and where each value came from."""
+    check_kernel("sort", input)
     return sort_result(*_sorted_along(input, dim, descending))
 
 
@@ -60,6 +62,7 @@ def sort(input, dim=-1, descending=False, *, stable=False):
 @refuses_complex(' Sort does not support complex dtypes on CPU', RuntimeError)
 def argsort(input, dim=-1, descending=False, *, stable=False):
     """The int64 indices that sort ``input`` along ``dim`` (no gradient)."""
+    check_kernel("sort", input)
     return _sorted_along(input.detach(), dim, descending)[1]
 
 
@@ -70,6 +73,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     k = operator.index(k)
     if kind_of(input.dtype) == "b":
         raise RuntimeError("topk does not support bool dtypes on CPU")
+    check_kernel("topk", input)
     size = input.shape[normalize_dim(dim, input.ndim)] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError(f"selected index k out of range (k = {k}, size along dim {dim} = {size})")
