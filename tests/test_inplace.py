@@ -521,3 +521,22 @@ def test_programs_mixing_inplace_and_out_of_place_match_torch(program):
             assert x is None or not np.any(x)
         else:
             np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int64", "float16", "float32", "complex64"])
+def test_in_place_lerp_and_addcmul_refuse_what_their_twins_refuse(dtype):
+    """lerp_ with a number weight has no integer or bool kernel, addcmul_ none in bool: refused as the out-of-place
+    ops refuse, before anything is written (they computed, or raised NumPy's TypeError for bool)."""
+    torch = torch_or_skip()
+    calls = {"lerp_": lambda x: x.lerp_(x.clone(), 0.5), "lerp_ int weight": lambda x: x.lerp_(x.clone(), 1),
+             "addcmul_": lambda x: x.addcmul_(x.clone(), x.clone()), "addcdiv_": lambda x: x.addcdiv_(x.clone(), x.clone())}
+    for name, call in calls.items():
+        outcomes = []
+        for lib in (torch, mg):
+            x = lib.ones(3, dtype=getattr(lib, dtype))
+            try:
+                call(x)
+                outcomes.append(("ran", x.tolist()))
+            except (RuntimeError, NotImplementedError, TypeError) as error:
+                outcomes.append((type(error).__name__, x.tolist()))      # x unchanged by a refused write
+        assert outcomes[1] == outcomes[0], f"{name}: {outcomes[1]}, PyTorch {outcomes[0]}"

@@ -172,8 +172,19 @@ def lerp_values(input, end, weight):
 @takes_tensors("input", "end", numbers=("weight",))
 def lerp(input, end, weight):
     """input + weight * (end - input): the linear interpolation from ``input`` to ``end``."""
-    # PyTorch's checks: end (and a weight with dims) of input's dtype; a 0-d weight is promoted with them instead,
-    # and the kernel is looked for in the common dtype; a number weight must fit input's dtype
+    dtype = check_lerp_operands(input, end, weight)
+    if dtype is not None:
+        input, end, weight = (t if t.dtype == dtype else ew.cast(t, dtype) for t in (input, end, weight))
+    out = lerp_values(input, end, weight)
+    if isinstance(weight, Tensor) and weight.requires_grad:   # PyTorch's backward then saves input and end too
+        return watching(out, input, end)
+    return out
+
+
+def check_lerp_operands(input, end, weight):
+    """PyTorch's checks of lerp's operands (``lerp_`` makes them too, before it writes): end (and a weight with dims)
+    of input's dtype; a 0-d weight is promoted with them instead, and the kernel is looked for in the common dtype,
+    which it returns; a number weight must fit input's dtype, whose kernel must exist (returns None)."""
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t.dtype != input.dtype and (name == "end" or t.ndim):
             raise RuntimeError(f"expected dtype {input.dtype} for `{name}` but got dtype {t.dtype}")
@@ -181,15 +192,12 @@ def lerp(input, end, weight):
         dtype = result_type_of(input._data, end._data, weight._data)
         if kind_of(dtype) not in "fc":
             raise not_implemented("lerp_kernel_tensor", dtype)
-        input, end, weight = (t if t.dtype == dtype else ew.cast(t, dtype) for t in (input, end, weight))
-    elif kind_of(input.dtype) not in "fc":
+        return dtype
+    if kind_of(input.dtype) not in "fc":
         raise not_implemented("lerp_kernel_scalar", input.dtype)
-    elif isinstance(weight, complex) and weight.imag and kind_of(input.dtype) != "c":
+    if isinstance(weight, complex) and weight.imag and kind_of(input.dtype) != "c":
         raise RuntimeError("value cannot be converted to type float without overflow")
-    out = lerp_values(input, end, weight)
-    if isinstance(weight, Tensor) and weight.requires_grad:   # PyTorch's backward then saves input and end too
-        return watching(out, input, end)
-    return out
+    return None
 
 
 def common_dtype(input, tensor1, tensor2):
@@ -207,11 +215,16 @@ def in_common_dtype(input, tensor1, tensor2):
 @takes_tensors("input", "tensor1", "tensor2")
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2, computed in the three operands' common dtype."""
-    if kind_of(common_dtype(input, tensor1, tensor2)) == "b":
-        raise not_implemented("addcmul_cpu_out", input.dtype)
+    check_addcmul_operands(input, tensor1, tensor2)
     value = addcmul_value(value, input, tensor1, tensor2)
     tensor1, tensor2 = in_common_dtype(input, tensor1, tensor2)
     return ew.add(input, ew.mul(ew.mul(tensor1, tensor2), value))
+
+
+def check_addcmul_operands(input, tensor1, tensor2):
+    """PyTorch's refusal of addcmul (and addcmul_) in bool: it has no such kernel."""
+    if kind_of(common_dtype(input, tensor1, tensor2)) == "b":
+        raise not_implemented("addcmul_cpu_out", input.dtype)
 
 
 def addcmul_value(value, input, tensor1, tensor2):

@@ -393,7 +393,8 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
     """self += value * tensor1 * tensor2"""
     t1, t2 = ew.as_tensor_operand(tensor1, self), ew.as_tensor_operand(tensor2, self)
     check_result(self, np.broadcast_shapes(t1.shape, t2.shape), result_type(t1._data, t2._data))
-    from .elementwise_more import in_common_dtype, addcmul_value   # (it imports this module)
+    from .elementwise_more import in_common_dtype, addcmul_value, check_addcmul_operands   # (it imports this module)
+    check_addcmul_operands(self, t1, t2)
     value = addcmul_value(value, self, t1, t2)
     t1, t2 = in_common_dtype(self, t1, t2)
     return write(self, lambda old: ew.add(old, ew.mul(ew.mul(t1, t2), value)), (t1, t2),
@@ -415,7 +416,8 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 
 def lerp_(self, end, weight):
     """self += weight * (end - self), by PyTorch's formula (``lerp_values``)."""
-    from .elementwise_more import lerp_values   # (it imports this module)
+    from .elementwise_more import check_lerp_operands, lerp_values   # (it imports this module)
+    check_lerp_operands(self, end, weight)
     e, w = ew.as_tensor_operand(end, self), ew.as_tensor_operand(weight, self)
     check_result(self, np.broadcast_shapes(e.shape, w.shape), result_type(self._data, e._data))
     return write(self, lambda old: lerp_values(old, e, w), (e, w),
