@@ -252,6 +252,30 @@ def test_dropouts_take_refuse_and_pass_through_as_pytorch(name):
     assert not wrong, f"{len(wrong)} differ:\n" + "\n".join(wrong[:20])
 
 
+@pytest.mark.parametrize("name", ["dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout"])
+def test_top_level_dropouts_as_pytorch(name):
+    """``torch.dropout(input, p, train)`` and its feature, alpha and in-place forms (ATen's own checks: p outside
+    [0, 1] is a RuntimeError there) over the same dtypes and shapes as the functional ones."""
+    torch = torch_or_skip()
+    wrong = []
+    for fname in (name, name + "_"):
+        for shape in [(2, 3, 4), (0, 3), (3,), (1, 1)]:
+            for dtype in _DROPOUT_DTYPES:
+                for p, train in [(0.5, True), (1.0, True), (0.0, True), (0.5, False), (float("nan"), True), (1.5, True)]:
+                    outcomes = []
+                    for lib in (torch, mg):
+                        x = lib.ones(shape, dtype=getattr(lib, dtype))
+                        try:
+                            y = getattr(lib, fname)(x, p, train)
+                            certain = y.to(lib.float64).tolist() if p == 1 or not train else None
+                            outcomes.append((tuple(y.shape), str(y.dtype).rpartition(".")[2], y is x, certain))
+                        except (RuntimeError, NotImplementedError, ValueError) as error:
+                            outcomes.append((type(error).__name__, str(error)))
+                    if outcomes[1] != outcomes[0]:
+                        wrong.append(f"{fname}{shape, dtype, p, train}: {outcomes[1]}, PyTorch {outcomes[0]}")
+    assert not wrong, f"{len(wrong)} differ:\n" + "\n".join(wrong[:20])
+
+
 # ----------------------------------------------------------------------------- softmax, log_softmax
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("dim", [0, 1, -1])

@@ -283,8 +283,11 @@ def dropout(input, p=0.5, training=True, inplace=False):
     is written into ``input`` (recorded like any in-place op)."""
     check_dropout_p(p)
     done = dropout_gate(input, p, training, inplace)
-    if done is not None:
-        return done
+    return dropout_noise(input, p, inplace) if done is None else done
+
+
+def dropout_noise(input, p, inplace):
+    """Dropout's draw (0 < p < 1, a floating input with elements: ``dropout_gate`` has passed it)."""
     if inplace:
         return write(input, lambda old: Dropout.apply(old, p))
     return Dropout.apply(input, p)

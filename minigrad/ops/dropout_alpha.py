@@ -23,10 +23,12 @@ def _alpha_dropout(input, p, training, inplace, noise_shape):
     """Alpha dropout with one draw per entry of ``noise_shape(input)``."""
     check_dropout_p(p)
     done = dropout_gate(input, p, training, inplace, alpha=True, noise_shape=noise_shape)
-    if done is not None:
-        return done
+    return alpha_noise(input, p, inplace, noise_shape(input)) if done is None else done
+
+
+def alpha_noise(input, p, inplace, mask_shape):
+    """Alpha dropout's draw, one per entry of ``mask_shape`` (``dropout_gate`` has passed the input and p)."""
     dtype = input.dtype
-    mask_shape = noise_shape(input)
     keep = (numpy_rng().random(mask_shape) >= p).astype(np.float64)
     a = 1.0 / np.sqrt((_SELU_SATURATION ** 2 * p + 1) * (1 - p))
     slope = Tensor((keep * a).astype(dtype))

@@ -1225,8 +1225,11 @@ def _feature_dropout(input, p, training, inplace):
     """Zero whole channels of (N, C, *) input: x * m / (1 - p) with one m ~ Bernoulli(1 - p) per (n, c), broadcast
     over the channel (PyTorch's ``feature_dropout``)."""
     done = dropout_gate(input, p, training, inplace, noise_shape=feature_noise_shape)
-    if done is not None:
-        return done
+    return feature_noise(input, p, inplace) if done is None else done
+
+
+def feature_noise(input, p, inplace):
+    """Channel dropout's draw (0 < p < 1, a floating input of 2 dims or more: ``dropout_gate`` has passed it)."""
     dtype = input.dtype
     keep = numpy_rng().random(feature_noise_shape(input), dtype=np.float64 if dtype == np.float64 else np.float32) >= p
     scale = Tensor(keep.astype(dtype) * dtype.type(1 / (1 - p)))

@@ -11,11 +11,13 @@ products, sigmoid and tanh.
 import numpy as np
 
 from .._checks import takes_tensors, type_name
-from ..dtypes import cast_refused, kind_of, scalar_type_name
+from ..dtypes import scalar_type_name
 from ..nn import functional as F
 from ..random import numpy_rng
 from ..tensor import Tensor
-from .dropout_alpha import _alpha_dropout
+from .activation import dropout_gate, dropout_noise
+from .dropout_alpha import alpha_noise
+from .pool import feature_noise, feature_noise_shape
 from .recurrent import check_cell
 
 # the same functions as nn.functional's (PyTorch's are one object too)
@@ -72,25 +74,13 @@ def _dropout(fname, input, p, train, feature, alpha, inplace):
         raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type_name(input)}")
     if not isinstance(train, (bool, np.bool_)):
         raise TypeError(f"{fname}(): argument 'train' (position 3) must be bool, not {type_name(train)}")
-    if not 0 <= p <= 1:           # NaN too
-        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if p == 0 or not train or input.numel() == 0:
-        return input
-    if feature and input.ndim < 2:
-        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    if p == 1:
-        zero = Tensor(np.zeros((), input.dtype))
-        return input.mul_(zero) if inplace else input * zero
-    if kind_of(input.dtype) not in "fc":
-        raise cast_refused(np.float32, input.dtype)
-    noise_shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
+    noise_shape = feature_noise_shape if feature else None
+    done = dropout_gate(input, p, train, inplace, alpha=alpha, noise_shape=noise_shape)
+    if done is not None:
+        return done
     if alpha:
-        return _alpha_dropout(input, p, True, inplace, noise_shape)
-    if not feature:
-        return F.dropout(input, p, True, inplace)
-    keep = numpy_rng().random(noise_shape) >= p
-    scale = Tensor((keep / (1 - p)).astype(input.dtype))
-    return input.mul_(scale) if inplace else input * scale
+        return alpha_noise(input, p, inplace, feature_noise_shape(input) if feature else input.shape)
+    return feature_noise(input, p, inplace) if feature else dropout_noise(input, p, inplace)
 
 
 def _dropout_function(name, feature, alpha, inplace):
