@@ -359,7 +359,8 @@ def _more_ops(lib, x, y, mask):
         "equal": lambda: lib.tensor(lib.equal(x, y)), "equal_itself": lambda: lib.tensor(lib.equal(x, x)), "isclose": lambda: lib.isclose(x, y), "signbit": lambda: x.signbit(),
         "embedding": lambda: lib.nn.functional.embedding(index, x.reshape(3, 1)),
         "linspace": lambda: lib.linspace(0, 2, 3, dtype=x.dtype), "logspace": lambda: lib.logspace(0, 1, 2, dtype=x.dtype),
-        "eye": lambda: lib.eye(2, dtype=x.dtype),
+        "eye": lambda: lib.eye(2, dtype=x.dtype), "max_dim": lambda: x.max(0)[1], "min_dim": lambda: x.min(0)[1],
+        "trace": lambda: lib.diag(x).trace(),
     }
 
 

@@ -250,6 +250,7 @@ def trace(input):
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    check_kernel("trace", input)
     return rd.sum(sh.diagonal(input))
 
 

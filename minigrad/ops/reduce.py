@@ -345,6 +345,7 @@ def _max_or_min(name, input, dim, keepdim, other_fn, reduce, arg, result):
     if dim is None:
         _check_nonempty(name, input, (), False)
         return Extremum.apply(input, normalize_dims(None, input.ndim), False, reduce, True)
+    check_kernel(name, input)
     return _extremum_with_indices(name, input, dim, keepdim, arg, result)
 
 
