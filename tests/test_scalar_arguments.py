@@ -58,3 +58,25 @@ def test_a_refused_in_place_write_changes_nothing():
     with pytest.raises(RuntimeError, match="Integer division with addcdiv"):
         t.addcdiv_(mg.tensor([3, 4]), mg.tensor([5, 9]))
     assert t.tolist() == [3, 4] and t._version == 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "bool", "complex64"])
+def test_complex_numbers_given_to_index_fill_and_clamp_as_pytorch(dtype):
+    """index_fill refuses a complex value for a real tensor even without an imaginary part; clamp of a floating
+    tensor reads a complex bound without one as its real part (then checked in the tensor's dtype)."""
+    torch = torch_or_skip()
+    calls = {"index_fill": lambda lib, x, v: x.index_fill(0, lib.tensor([0]), v),
+             "clamp max": lambda lib, x, v: x.clamp(max=v), "clamp min": lambda lib, x, v: x.clamp(min=v)}
+    wrong = []
+    for value in [complex(3, 0), complex(1e39, 0), 1 + 2j, complex(-2.5, 0)]:
+        for name, call in calls.items():
+            outcomes = []
+            for lib in (torch, mg):
+                try:
+                    out = call(lib, lib.ones(3, dtype=getattr(lib, dtype)), value)
+                    outcomes.append((str(out.dtype).rpartition(".")[2], repr(out.tolist())))
+                except (RuntimeError, NotImplementedError, TypeError) as error:
+                    outcomes.append(type(error).__name__)
+            if outcomes[1] != outcomes[0]:
+                wrong.append(f"{name} with {value}: {outcomes[1]}, PyTorch {outcomes[0]}")
+    assert not wrong, "\n".join(wrong)

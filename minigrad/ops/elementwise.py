@@ -1110,6 +1110,8 @@ class Clamp(Routing):
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if kind_of(input.dtype) == "f":      # PyTorch reads a number bound as a double: 3+0j is 3 (3+1j is refused)
+        min, max = (b.real if isinstance(b, complex) and not b.imag else b for b in (min, max))
     check_clamp_operands(input, min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return _clamp_to_tensors(input, min, max)

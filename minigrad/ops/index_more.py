@@ -200,6 +200,9 @@ def index_fill(input, dim, index, value):
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
     check_index_write("index_fill", input)          # (before the value, as PyTorch refuses these dtypes first)
+    complex_value = isinstance(value, (complex, np.complexfloating)) or isinstance(value, Tensor) and value.is_complex()
+    if complex_value and not input.is_complex():    # even with no imaginary part, and into bool
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     ew.check_value_fits(value, input.dtype)
     value = ew.as_tensor_operand(value, input)
     filled = np.unique(positions % max(input.shape[d] if input.ndim else 1, 1))   # each slice once: value's gradient
