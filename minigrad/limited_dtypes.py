@@ -17,9 +17,10 @@ not implemented for 'UInt32'``), even where NumPy could compute the result:
 ``gate(cls)`` wraps a minigrad ``Function``'s forward (low_precision.py's ``install`` calls it for each one), so
 the refusal happens where the op would compute, for the functions and the Tensor methods alike; ``Function.apply``
 calls the wrapper only when an argument has one of these dtypes (and wraps a classmethod forward, ``gated_call``,
-for those calls only). The order comparisons are refused in ops/elementwise.py (``_compare``). Ops that are not
-``Function``s (floor division, shifts, ``sign``, ``argmax``, ``topk``) are not refused (docs/differences.md lists
-them).
+for those calls only). Ops that are not ``Function``s refuse at their start: selections, searches, counts and
+creations through ``check_kernel`` (``argmax``, ``topk``, ``sort``, ``nonzero``, ``linspace``, ...), index writes
+through ``check_index_write`` (``scatter``, ``index_add``, ``masked_fill``, ``x[mask] = v``, ...), the order
+comparisons, logical ops and floor division in their own modules (docs/differences.md lists what still runs).
 """
 import functools
 
@@ -77,7 +78,8 @@ _OP_KERNELS = {
     "linspace": ("linspace_cpu", "linspace_cpu"), "logspace": ("logspace_cpu", "logspace_cpu"),
     "histc": ("aminmax_cpu", "aminmax_cpu"), "isin": ("isin_default_cpu", "isin_default_cpu"),
     "kthvalue": ("kthvalue_cpu", None), "max": ("max_cpu", "max_cpu"), "min": ("min_cpu", "min_cpu"),
-    "mode": ("mode_cpu", None), "trace": ("trace", "trace"), "bincount": ("bincount_cpu", None), "dot": ("dot", None), "eye": ("eye", None),
+    "mode": ("mode_cpu", None), "trace": ("trace", "trace"), "bincount": ("bincount_cpu", None),
+    "dot": ("dot", None), "eye": ("eye", None),
     "lshift": ("lshift_cpu", None), "rshift": ("rshift_cpu", None), "sort": (None, "sorting_kernel_method_name"),
     "unique": (None, "unique"), "equal": (None, "equal_notnan_cpu"), "isclose": (None, "mul_cpu_reduced_float"),
     "signbit": (None, "signbit_cpu"),

@@ -261,7 +261,8 @@ def test_top_level_dropouts_as_pytorch(name):
     for fname in (name, name + "_"):
         for shape in [(2, 3, 4), (0, 3), (3,), (1, 1)]:
             for dtype in _DROPOUT_DTYPES:
-                for p, train in [(0.5, True), (1.0, True), (0.0, True), (0.5, False), (float("nan"), True), (1.5, True)]:
+                for p, train in [(0.5, True), (1.0, True), (0.0, True), (0.5, False), (float("nan"), True),
+                                 (1.5, True)]:
                     outcomes = []
                     for lib in (torch, mg):
                         x = lib.ones(shape, dtype=getattr(lib, dtype))

@@ -529,7 +529,8 @@ def test_in_place_lerp_and_addcmul_refuse_what_their_twins_refuse(dtype):
     ops refuse, before anything is written (they computed, or raised NumPy's TypeError for bool)."""
     torch = torch_or_skip()
     calls = {"lerp_": lambda x: x.lerp_(x.clone(), 0.5), "lerp_ int weight": lambda x: x.lerp_(x.clone(), 1),
-             "addcmul_": lambda x: x.addcmul_(x.clone(), x.clone()), "addcdiv_": lambda x: x.addcdiv_(x.clone(), x.clone())}
+             "addcmul_": lambda x: x.addcmul_(x.clone(), x.clone()),
+             "addcdiv_": lambda x: x.addcdiv_(x.clone(), x.clone())}
     for name, call in calls.items():
         outcomes = []
         for lib in (torch, mg):

@@ -10,8 +10,9 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import (FLOAT8, FLOAT32_64, LIMITED, LIMITED_UINTS, LOW_PRECISION, cast_array, fitted_scalar, get_default_dtype,
-                      is_differentiable, kind_of, real_values, result_type, result_type_of, scalar_dtype_for)
+from ..dtypes import (FLOAT8, FLOAT32_64, LIMITED, LIMITED_UINTS, LOW_PRECISION, cast_array, fitted_scalar,
+                      get_default_dtype, is_differentiable, kind_of, real_values, result_type, result_type_of,
+                      scalar_dtype_for)
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor, wrap
 from ..limited_dtypes import check_index_write, check_kernel
