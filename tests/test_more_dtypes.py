@@ -529,3 +529,29 @@ def test_numbers_written_into_each_dtype_as_pytorch(name):
             if outcomes[0] != outcomes[1]:
                 wrong.append(f"{write} with {value!r}: {outcomes[1]}, PyTorch {outcomes[0]}")
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("name", LIMITED)
+def test_padding_moves_or_refuses_as_pytorch(name):
+    """Constant and circular padding move values (the fill converted as fill_ converts it: 500 overflows
+    float8_e4m3fn, 0 float8_e8m0fnu); reflection and replication padding PyTorch refuses for these dtypes."""
+    torch = torch_or_skip()
+    calls = {"zeros": lambda F, x: F.pad(x, (1, 1)), "value": lambda F, x: F.pad(x, (1, 2), value=2.0),
+             "too large": lambda F, x: F.pad(x, (1, 1), value=500.0), "crop": lambda F, x: F.pad(x, (-1, 1), value=3),
+             "crop only": lambda F, x: F.pad(x, (-1, 0)),
+             "2-D": lambda F, x: F.pad(x.reshape(1, 3), (1, 1, 1, 0), value=1.5),
+             "circular": lambda F, x: F.pad(x.reshape(1, 1, 3), (1, 1), mode="circular"),
+             "reflect": lambda F, x: F.pad(x.reshape(1, 3), (1, 1), mode="reflect"),
+             "replicate": lambda F, x: F.pad(x.reshape(1, 1, 3), (1, 1, 0, 0), mode="replicate")}
+    wrong = []
+    for call, fn in calls.items():
+        outcomes = []
+        for lib in (torch, mg):
+            x = lib.tensor([1.0, 2.0, 4.0]).to(getattr(lib, name))
+            try:
+                outcomes.append(_raw(fn(lib.nn.functional, x)).tolist())
+            except (RuntimeError, NotImplementedError) as error:
+                outcomes.append(type(error).__name__)
+        if outcomes[1] != outcomes[0]:
+            wrong.append(f"{call}: {outcomes[1]}, PyTorch {outcomes[0]}")
+    assert not wrong, "\n".join(wrong)

@@ -36,7 +36,7 @@ from .. import kernels
 from .._checks import refuses_complex, takes_tensors
 from ..autograd import Function
 from ..autograd.function import watching
-from ..dtypes import is_differentiable, kind_of, scalar_type_name
+from ..dtypes import LIMITED, fitted_scalar, is_differentiable, kind_of, scalar_type_name
 from ..random import numpy_rng
 from ..tensor import Tensor
 from .activation import check_dropout_p, dropout_gate
@@ -926,6 +926,8 @@ def pad(input, pad, mode="constant", value=None):
     that reads each input element."""
     pad = tuple(operator.index(p) for p in pad)
     _check_pad(input, pad, mode, value)
+    if input._data.dtype in LIMITED:
+        return _pad_bits(input, pad, mode, value)
     n = len(pad) // 2
     maps = []
     for i in reversed(range(n)):  # the last of the padded dims comes first in ``pad``
@@ -946,6 +948,26 @@ def pad(input, pad, mode="constant", value=None):
         out = out + Tensor(fill)
     # PyTorch's reflection and replication pads save the input (for its shape); its constant and circular ones do not
     return watching(out, input) if mode in ("reflect", "replicate") else out
+
+
+def _pad_bits(input, widths, mode, value):
+    """``pad`` of a uint16/32/64 or float8 tensor (no gradient): PyTorch moves their values (constant and circular
+    padding; reflection and replication it refuses), so their bits are padded as the signed integers of
+    their width, the fill value converted as ``fill_`` converts it (0 into float8_e8m0fnu is its overflow error) when
+    something is filled."""
+    dtype = input._data.dtype
+    if mode in ("reflect", "replicate"):
+        kind = "reflection" if mode == "reflect" else "replication"
+        raise NotImplementedError(f'"{kind}_pad{len(widths) // 2}d" not implemented for \'{scalar_type_name(dtype)}\'')
+    carrier = np.dtype(f"i{dtype.itemsize}")
+    fill = None
+    if mode == "constant" and any(w > 0 for w in widths):        # (only cropping: nothing is filled)
+        shape = list(input.shape)
+        for i in range(len(widths) // 2):
+            shape[-1 - i] += widths[2 * i] + widths[2 * i + 1]
+        fitted = fitted_scalar(0.0 if value is None else value, dtype, filling=math.prod(shape))
+        fill = int(np.asarray(fitted, dtype=dtype).view(carrier))
+    return Tensor(pad(Tensor(input._data.view(carrier)), widths, mode, fill)._data.view(dtype))
 
 
 # =========================================================================== interpolation
