@@ -82,17 +82,22 @@ _OP_KERNELS = {
     "dot": ("dot", None), "eye": ("eye", None),
     "lshift": ("lshift_cpu", None), "rshift": ("rshift_cpu", None), "sort": (None, "sorting_kernel_method_name"),
     "unique": (None, "unique"), "equal": (None, "equal_notnan_cpu"), "isclose": (None, "mul_cpu_reduced_float"),
-    "signbit": (None, "signbit_cpu"),
+    "signbit": (None, "signbit_cpu"), "var_mean": (None, "std_cpu"), "isposinf": (None, "isposinf_cpu"), "isneginf": (None, "isneginf_cpu"),
+    # (PyTorch's isinf/isfinite kernels cover the float8 dtypes named)
+    "isinf": (None, ("isinf", "float8_e4m3fn float8_e4m3fnuz float8_e5m2fnuz float8_e8m0fnu")),
+    "isfinite": (None, ("isfinite", "float8_e4m3fn float8_e4m3fnuz float8_e5m2fnuz")),
 }
 
 
 def check_kernel(op, *operands):
     """PyTorch's refusal of the op ``op`` ("argmax", ...) when an operand (a Tensor or a dtype) has a dtype it has no
-    kernel for (``_OP_KERNELS``)."""
+    kernel for (``_OP_KERNELS``: a kernel name, or (name, the dtypes it refuses))."""
     for a in operands:
         dtype = a._data.dtype if isinstance(a, Tensor) else a
         if isinstance(dtype, np.dtype) and dtype.char in _LIMITED_CHARS:
             kernel = _OP_KERNELS[op][dtype.char in _FLOAT8_CHARS]
+            if isinstance(kernel, tuple):
+                kernel = kernel[0] if dtype.name in kernel[1].split() else None
             if kernel is not None:
                 raise _refused(kernel, dtype)
 
@@ -205,5 +210,7 @@ def _gated(forward, cls):
             out = forward(args[0], *wide, **kwargs)
             array = out._data if isinstance(out, Tensor) else np.asarray(out)
             return cast_array(array, dtype)
+        if name in ("Std", "Var"):                          # (PyTorch's check before any kernel: a RuntimeError)
+            raise RuntimeError(f"std_var_all: Unsupported dtype {scalar_type_name(dtype)}")
         raise _refused(_FLOAT8_KERNELS.get(name, f"{name.lower()}_cpu"), dtype)
     return limited_dtype_forward

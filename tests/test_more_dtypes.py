@@ -364,7 +364,9 @@ def _more_ops(lib, x, y, mask):
         "linspace": lambda: lib.linspace(0, 2, 3, dtype=x.dtype),
         "logspace": lambda: lib.logspace(0, 1, 2, dtype=x.dtype),
         "eye": lambda: lib.eye(2, dtype=x.dtype), "max_dim": lambda: x.max(0)[1], "min_dim": lambda: x.min(0)[1],
-        "trace": lambda: lib.diag(x).trace(),
+        "trace": lambda: lib.diag(x).trace(), "isinf": lambda: x.isinf(), "isfinite": lambda: x.isfinite(),
+        "isposinf": lambda: x.isposinf(), "isneginf": lambda: x.isneginf(), "std": lambda: x.std(),
+        "var_dim": lambda: x.var(0), "var_mean": lambda: lib.var_mean(x)[0], "std_mean": lambda: lib.std_mean(x)[0],
     }
 
 

@@ -1352,6 +1352,7 @@ def isnan(input):
 
 @takes_tensors("input")
 def isfinite(input):
+    check_kernel("isfinite", input)
     return Tensor(np.isfinite(input._data))
 
 
@@ -1361,6 +1362,7 @@ logical_xor = _compare(np.logical_xor, "logical_xor", numbers_ok=False)
 
 @takes_tensors("input")
 def isinf(input):
+    check_kernel("isinf", input)
     return Tensor(np.isinf(input._data))
 
 

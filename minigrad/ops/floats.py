@@ -122,6 +122,7 @@ def isposinf(input):
     """True where input is +inf (bool)."""
     if kind_of(input.dtype) == "c":
         raise RuntimeError("isposinf does not support complex inputs.")
+    check_kernel("isposinf", input)
     return Tensor(np.isposinf(input._data) if kind_of(input.dtype) == "f" else np.zeros(input.shape, bool))
 
 
@@ -130,6 +131,7 @@ def isneginf(input):
     """True where input is -inf (bool)."""
     if kind_of(input.dtype) == "c":
         raise RuntimeError("isneginf does not support complex inputs.")
+    check_kernel("isneginf", input)
     return Tensor(np.isneginf(input._data) if kind_of(input.dtype) == "f" else np.zeros(input.shape, bool))
 
 

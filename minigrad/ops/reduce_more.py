@@ -167,6 +167,7 @@ def _legacy_unbiased(dim, unbiased):
 @takes_tensors("input")
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(var, mean) over ``dim``, with ``var``'s arguments."""
+    check_kernel("var_mean", input)
     dim, unbiased = _legacy_unbiased(dim, unbiased)
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
@@ -174,6 +175,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 @takes_tensors("input")
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) over ``dim``, with ``std``'s arguments."""
+    check_kernel("var_mean", input)
     dim, unbiased = _legacy_unbiased(dim, unbiased)
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
