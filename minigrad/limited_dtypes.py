@@ -82,7 +82,8 @@ _OP_KERNELS = {
     "dot": ("dot", None), "eye": ("eye", None),
     "lshift": ("lshift_cpu", None), "rshift": ("rshift_cpu", None), "sort": (None, "sorting_kernel_method_name"),
     "unique": (None, "unique"), "equal": (None, "equal_notnan_cpu"), "isclose": (None, "mul_cpu_reduced_float"),
-    "signbit": (None, "signbit_cpu"), "var_mean": (None, "std_cpu"), "isposinf": (None, "isposinf_cpu"), "isneginf": (None, "isneginf_cpu"),
+    "signbit": (None, "signbit_cpu"), "var_mean": (None, "std_cpu"), "isposinf": (None, "isposinf_cpu"),
+    "isneginf": (None, "isneginf_cpu"),
     # (PyTorch's isinf/isfinite kernels cover the float8 dtypes named)
     "isinf": (None, ("isinf", "float8_e4m3fn float8_e4m3fnuz float8_e5m2fnuz float8_e8m0fnu")),
     "isfinite": (None, ("isfinite", "float8_e4m3fn float8_e4m3fnuz float8_e5m2fnuz")),
