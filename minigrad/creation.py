@@ -5,6 +5,7 @@ Every function takes PyTorch's ``dtype=``, ``device=`` (the CPU only: see ``devi
 ``requires_grad=`` keywords.
 """
 import functools
+import operator
 
 import numpy as np
 
@@ -50,6 +51,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         arr = tensor_array(data, "tensor").copy()
     elif isinstance(data, np.generic):
         arr = np.asarray(data)
+        if dtype is not None and dtype.kind in "biu":        # each NumPy scalar read as PyTorch reads it
+            arr = np.asarray(_into_integer(data, dtype), dtype=dtype)
     else:
         arr = _from_python(data, dtype)
     if dtype is not None and arr.dtype != dtype:
@@ -90,11 +93,14 @@ def _from_python(data, dtype):
             raise ValueError("Overflow when unpacking long long") from None
         _check_no_strings(data)
         raise
+    numpy_scalars = False
     if isinstance(data, (list, tuple)):
-        natural = _with_numpy_scalars(data, natural)
+        found = _element_types(data)
+        numpy_scalars = any(issubclass(t, np.generic) for t in found)
+        natural = _with_numpy_scalars(found, natural)
     dtype = natural if dtype is None else dtype
-    if dtype.kind in "iu" and (natural.kind == "f" or dtype.kind == "u" and natural.kind == "i" and
-                               _may_be_negative(data)):
+    if dtype.kind in "biu" and numpy_scalars or dtype.kind in "iu" and (
+            natural.kind == "f" or dtype.kind == "u" and natural.kind == "i" and _may_be_negative(data)):
         return np.asarray(_into_integer(data, dtype), dtype=dtype)     # each number checked as PyTorch does
     if dtype.kind in "iu" and natural.kind in "fc" and not np.isfinite(np.asarray(data, dtype=natural)).all():
         raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
@@ -139,10 +145,16 @@ def _into_integer(data, dtype):
     (c10's checked_convert): a float must lie within the dtype's range (NaN and infinities do not) and is
     truncated; an int must lie within it too, except that an unsigned dtype takes one down to -max in two's
     complement (-1 is 255 in uint8); uint64 reads a C unsigned integer (a float: TypeError; a negative int:
-    OverflowError). Bools and NumPy scalars are left to NumPy."""
+    OverflowError). A NumPy scalar must be an integer (np.float32, np.bool_: TypeError; uint64 takes none), but
+    np.float64, which is a Python float; a bool dtype takes any number but NumPy's non-double floats and complex."""
     if isinstance(data, (list, tuple)):
         return [_into_integer(item, dtype) for item in data]
-    if isinstance(data, bool) or not isinstance(data, (int, float)):
+    if isinstance(data, np.generic) and not isinstance(data, float):
+        if dtype == np.uint64:
+            raise TypeError("an integer is required")
+        if dtype.kind != "b" or isinstance(data, (np.floating, np.complexfloating)):
+            data = operator.index(data)               # (its TypeError: "'numpy.float32' object cannot be ...")
+    if dtype.kind == "b" or isinstance(data, bool) or not isinstance(data, (int, float)):
         return data
     info = np.iinfo(dtype)
     if dtype == np.uint64:
@@ -162,17 +174,22 @@ def _into_integer(data, dtype):
     return data % (int(info.max) + 1) if data < 0 and info.min == 0 else data
 
 
-def _with_numpy_scalars(data, natural):
-    """PyTorch's dtype for a nested sequence holding NumPy scalars: each NumPy scalar counts with its own dtype
-    (``[np.float64(1), 2]`` is float64), promoted with the Python numbers' dtypes; ``natural`` (the Python numbers'
-    dtype) where there are none."""
+def _element_types(data):
+    """The types of the elements of a nested sequence (a set per sequence: fast for long flat lists)."""
     found, pending = set(), [data]
-    while pending:                        # the element types, a set per sequence (fast for long flat lists)
+    while pending:
         items = pending.pop()
         types = set(map(type, items))
         found |= types
         if list in types or tuple in types:
             pending.extend(item for item in items if isinstance(item, (list, tuple)))
+    return found
+
+
+def _with_numpy_scalars(found, natural):
+    """PyTorch's dtype for a nested sequence whose element types are ``found``, holding NumPy scalars: each NumPy
+    scalar counts with its own dtype (``[np.float64(1), 2]`` is float64), promoted with the Python numbers' dtypes;
+    ``natural`` (the Python numbers' dtype) where there are none."""
     if not any(issubclass(t, np.generic) for t in found):
         return natural
     python = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: dtypes.get_default_dtype(),

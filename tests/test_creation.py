@@ -502,3 +502,19 @@ def test_negative_ints_wrap_into_unsigned_dtypes_without_torch():
         with pytest.raises(error):
             mg.tensor(data, dtype=dtype)
     assert mg.tensor([2.0, -1.5, 1], dtype=mg.int8).tolist() == [2, -1, 1]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int64", "uint16", "uint64", "bool", "float32", "complex64"])
+def test_numpy_scalars_convert_into_each_dtype_as_pytorch(dtype):
+    """NumPy scalars in tensor()'s data, alone, in a list and nested: PyTorch reads them into an integer dtype as
+    integers (np.float32 and np.bool_ are a TypeError there, np.float64 is a Python float; uint64 takes none) and
+    into bool any but NumPy's non-double floats and complex numbers."""
+    torch = torch_or_skip()
+    wrong = []
+    for number in [np.float32(1.5), np.float16(2.0), np.float64(1.5), np.int64(-1), np.uint8(200), np.int8(-3),
+                   np.bool_(True), np.int64(300), np.complex64(1 + 0j)]:
+        for data in (number, [number, 1], [[1, number]]):
+            ours, theirs = _made(mg, data, dtype), _made(torch, data, dtype)
+            if repr(ours) != repr(theirs):
+                wrong.append(f"{data!r}: {ours}, PyTorch {theirs}")
+    assert not wrong, "\n".join(wrong)
