@@ -557,3 +557,19 @@ def test_padding_moves_or_refuses_as_pytorch(name):
         if outcomes[1] != outcomes[0]:
             wrong.append(f"{call}: {outcomes[1]}, PyTorch {outcomes[0]}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_a_users_function_with_a_classmethod_forward_is_not_refused_for_its_dtypes():
+    """minigrad's own Functions with a classmethod forward are checked for the limited dtypes per call; a user's
+    Function is the user's: it runs on them (x * 2 of float8 is float8's own product: 1 * 2 = 2, exact)."""
+    class Twice(mg.autograd.Function):
+        @classmethod
+        def forward(cls, ctx, x):
+            return x * mg.full((), 2.0, dtype=x.dtype).expand(x.shape).contiguous()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    assert Twice.apply(mg.ones(2, dtype=mg.float8_e4m3fn)).float().tolist() == [2.0, 2.0]
+    with pytest.raises(NotImplementedError, match="Float8_e4m3fn"):
+        mg.hypot(mg.ones(2, dtype=mg.float8_e4m3fn), mg.ones(2, dtype=mg.float8_e4m3fn))

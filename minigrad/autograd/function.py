@@ -412,8 +412,8 @@ class Function:
         forward = cls.forward
         if plain:         # low_precision.py's wrapper would only pass the call on: the forward it wraps, directly
             forward = getattr(forward, "_minigrad_plain", forward)
-        elif limited_call is not None and getattr(forward, "__self__", None) is cls:
-            forward = limited_call(forward, cls)    # a classmethod forward (tan, hypot, ...): checked on this call
+        elif limited_call is not None and getattr(forward, "__self__", None) is cls and _ours(cls):
+            forward = limited_call(forward, cls)    # a classmethod forward of minigrad's (tan, hypot, ...): checked
         state.enabled = False
         try:
             if cls.setup_context is _no_setup_context:
@@ -472,6 +472,11 @@ class Function:
 
 
 _no_setup_context = Function.__dict__["setup_context"].__func__
+
+
+def _ours(cls):
+    """Whether the Function ``cls`` is one of minigrad's own (a user's is never refused for its dtypes)."""
+    return cls.__module__.startswith("minigrad.")
 
 
 def join_saved_outputs(ctx, nodes, dirty=()):
