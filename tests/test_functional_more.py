@@ -235,3 +235,38 @@ def test_a_wrong_backward_is_caught(monkeypatch, name, target, attribute, mutant
             assert "gradient" in str(error)
             failures += 1
     assert failures, f"the wrong {name} backward passed every sample"
+
+
+_INTEGER_CALLS = {
+    "hardtanh": lambda F, x: F.hardtanh(x), "hardtanh(0, 2)": lambda F, x: F.hardtanh(x, 0, 2),
+    "local_response_norm": lambda F, x: F.local_response_norm(x.reshape(2, 2, 2), 2),
+    "binary_cross_entropy": lambda F, x: F.binary_cross_entropy(x, x),
+    "soft_margin_loss": lambda F, x: F.soft_margin_loss(x, x),
+    "hinge_embedding_loss": lambda F, x: F.hinge_embedding_loss(x, x),
+    "hinge_embedding_loss sum": lambda F, x: F.hinge_embedding_loss(x, x, margin=1.5, reduction="sum"),
+    "hinge_embedding_loss none": lambda F, x: F.hinge_embedding_loss(x, x, reduction="none"),
+    "unfold": lambda F, x: F.unfold(x.reshape(1, 2, 2, 2), 1),
+    "fold": lambda F, x: F.fold(x.reshape(1, 2, 4), (2, 2), 1),
+    "softmin": lambda F, x: F.softmin(x, -1), "softmax": lambda F, x: F.softmax(x, -1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "float16"])
+def test_functional_ops_on_integer_and_bool_inputs_as_pytorch(dtype):
+    """Functions PyTorch has no kernel for in some integer dtypes (im2col, binary_cross_entropy, the average pool
+    behind local_response_norm) or computes in them (hinge_embedding_loss fills its margin into the input's dtype;
+    soft_margin_loss writes in place; hardtanh's negative limits on unsigned types; softmin negates bools)."""
+    torch = torch_or_skip()
+    wrong = []
+    for name, call in _INTEGER_CALLS.items():
+        outcomes = []
+        for lib in (torch, mg):
+            x = lib.tensor([[1, 0, 2, 3], [1, 1, 0, 2]]).to(getattr(lib, dtype))
+            try:
+                out = call(lib.nn.functional, x)
+                outcomes.append((str(out.dtype).rpartition(".")[2], tuple(out.shape)))
+            except (RuntimeError, NotImplementedError, TypeError, ValueError) as error:
+                outcomes.append(type(error).__name__)
+        if outcomes[1] != outcomes[0]:
+            wrong.append(f"{name}: {outcomes[1]}, PyTorch {outcomes[0]}")
+    assert not wrong, "\n".join(wrong)

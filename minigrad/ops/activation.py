@@ -568,6 +568,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise ValueError(f"min_val cannot be greater than max_val (got min_val={min_val}, max_val={max_val})")
     if kind_of(input.dtype) == "b":
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    if kind_of(input.dtype) == "u" and min_val < 0:
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     return _maybe_inplace(Hardtanh, input, inplace, _integer_bound(min_val, input), _integer_bound(max_val, input))
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._checks import takes_tensors
 from ..autograd import Function
+from ..dtypes import kind_of, scalar_type_name
 from .conv import Geometry, _add_columns, _arrays, _columns, _shape
 
 __all__ = ["fold", "unfold"]
@@ -109,6 +110,12 @@ def _settings(geo):
     return f"kernel_size={geo.kernel}, dilation={geo.dilation}, padding={padding}"
 
 
+def _check_kernel_dtype(input, kernel):
+    """PyTorch's im2col/col2im kernels cover the floating, complex and bool dtypes, not the integer ones."""
+    if kind_of(input.dtype) in "iu":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(input.dtype)}'")
+
+
 @takes_tensors("input")
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """The sliding blocks of input (N, C, H, W) or (C, H, W), zero-padded: (N, C*kh*kw, L) (or (C*kh*kw, L)),
@@ -116,6 +123,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     if input.ndim not in (3, 4) or 0 in input.shape[-3:]:
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
                            f"dimensions for input, but got: {_shape(input.shape)}")
+    _check_kernel_dtype(input, "im2col_out_cpu")
     geo = _geometry(input.shape[-2:], kernel_size, dilation, padding, stride, "im2col")
     if any(n < 1 for n in geo.out_size):
         raise RuntimeError(f"Given input with spatial size {geo.size}, {_settings(geo)}, calculated shape of the "
@@ -132,6 +140,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if input.ndim not in (2, 3) or 0 in input.shape[-2:]:
         raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
                            f"dimensions for input, but got: {_shape(input.shape)}")
+    _check_kernel_dtype(input, "col2im_out_cpu")
     size = _pair(output_size, "output_size", "col2im")
     geo = _geometry(size, kernel_size, dilation, padding, stride, "col2im")
     rows, windows = input.shape[-2:]

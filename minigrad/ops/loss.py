@@ -547,7 +547,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {scalar_type_name(target.dtype)} but expected "
                            f"{scalar_type_name(input.dtype)}")
-    if kind_of(input.dtype) == "c":                         # (PyTorch compares the dtypes first)
+    if kind_of(input.dtype) != "f":                         # (PyTorch compares the dtypes first)
         raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for '{scalar_type_name(input.dtype)}'")
     if isinstance(weight, Tensor) and weight.dtype != input.dtype:    # (the loss is written in the input's dtype)
         if kind_of(weight.dtype) == "c":

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._checks import float_arg, refuses_complex, takes_tensors
 from ..autograd.function import pytorch_saves
-from ..dtypes import scalar_type_name
+from ..dtypes import cast_refused, fitted_scalar, kind_of, scalar_type_name
 from ..tensor import Tensor
 from .activation import logsigmoid
 from .distance import ClampMinPassGradient, pairwise_distance
@@ -65,7 +65,13 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     """x where target != -1, plus max(0, margin - x) where target != 1 (so +-1 targets pick one term)."""
     reduction = _reduction(size_average, reduce, reduction)
     margin = float_arg(margin, "hinge_embedding_loss", "margin", 3)
-    loss = where(target != 1, clamp_min(margin - input, 0), 0.0) + where(target != -1, input, 0.0)
+    zero = 0.0
+    if kind_of(input.dtype) in "iu":     # PyTorch fills the margin into the input's dtype: integers stay integers
+        if reduction == "mean":
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                               f"complex dtype. Got: {scalar_type_name(input.dtype)}")
+        margin, zero = fitted_scalar(margin, input.dtype).item(), 0
+    loss = where(target != 1, clamp_min(margin - input, 0), zero) + where(target != -1, input, zero)
     return apply_reduction(loss, reduction)
 
 
@@ -76,7 +82,10 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """log(1 + exp(-target x)), the logistic loss of a +-1 target."""
     reduction = _reduction(size_average, reduce, reduction)
     target = as_tensor_operand(target, input)
-    return apply_reduction((-input * target).exp().log1p(), reduction)
+    product = -input * target
+    if kind_of(product.dtype) in "iu":   # PyTorch computes the loss in place in the product's dtype
+        raise cast_refused(np.float32, product.dtype)
+    return apply_reduction(product.exp().log1p(), reduction)
 
 
 @takes_tensors("input", "target", "weight")

@@ -162,7 +162,9 @@ functional_log_softmax = _functional("log_softmax", LogSoftmax.apply)
 @takes_tensors("input")
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-x) along ``dim``: exp(-x) / sum(exp(-x)); without ``dim``, PyTorch's legacy choice and warning.
-    As in PyTorch, x is negated before the ``dtype`` cast (uint8 input wraps around)."""
+    As in PyTorch, x is negated before the ``dtype`` cast (uint8 input wraps around; bool input refuses it)."""
+    if kind_of(input.dtype) == "b":
+        input.neg()                                 # raises PyTorch's error for negating a bool tensor
     negated, axis = _prepare(-input if dtype is not None else input, dim, dtype, "softmin")
     return Softmax.apply(negated if dtype is not None else -negated, axis)
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..._checks import refuses_complex, takes_tensors
 from ...autograd import Function
-from ...dtypes import compute_dtype, get_default_dtype, is_floating_point
+from ...dtypes import compute_dtype, get_default_dtype, is_floating_point, scalar_type_name
 from ...kernels import kernel
 from ...tensor import Tensor
 from ..pool import pad
@@ -114,9 +114,10 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     _check_arguments(input, size)
     if input.numel() == 0:
         return input
-    if input.dtype.kind == "b":     # (PyTorch pools the bool squares, which its average pools refuse)
+    if input.dtype.kind == "b" or input.dtype.kind in "iu" and input.dtype != np.int64:
+        # (PyTorch pools the squares in the input's dtype, which its average pools refuse but for int64)
         raise NotImplementedError(f"\"{'avg_pool2d' if input.ndim == 3 else 'avg_pool3d_out_frame'}\" not implemented for "
-                                  "'Bool'")
+                                  f"'{scalar_type_name(input.dtype)}'")
     if input.dtype.kind in "iu":
         return _integer_local_response_norm(input, operator.index(size), alpha, beta, k)
     return LocalResponseNormFunction.apply(input, operator.index(size), float(alpha), float(beta), float(k))
