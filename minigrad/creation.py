@@ -49,10 +49,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         arr = data._data.copy()
     elif isinstance(data, np.ndarray):
         arr = tensor_array(data, "tensor").copy()
+    elif isinstance(data, np.generic) and dtype is not None and dtype.kind in "biu":
+        arr = np.asarray(_into_integer(data, dtype), dtype=dtype)   # a NumPy scalar read as PyTorch reads it
     elif isinstance(data, np.generic):
         arr = np.asarray(data)
-        if dtype is not None and dtype.kind in "biu":        # each NumPy scalar read as PyTorch reads it
-            arr = np.asarray(_into_integer(data, dtype), dtype=dtype)
     else:
         arr = _from_python(data, dtype)
     if dtype is not None and arr.dtype != dtype:
@@ -82,35 +82,39 @@ def _from_python(data, dtype):
     """A Python number or nested sequence of numbers as an array: PyTorch's dtype for it, or ``dtype``."""
     if data is None or isinstance(data, (dict, set)):
         raise RuntimeError(f"Could not infer dtype of {type_name(data)}")
-    if dtype is not None and dtypes.kind_of(dtype) in "fcb" and _has_huge_int(data):
-        data = _huge_ints_as_floats(data)             # PyTorch reads each number as the target reads it: a double
     try:
         natural = dtypes.dtype_of_python(data)        # also refuses data that is not numbers
     except TypeError:
         if _has_huge_int(data):                       # NumPy reads ints beyond 64 bits as objects
+            if dtype is not None and dtypes.kind_of(dtype) in "fcb":   # PyTorch reads each as a double there
+                return _from_python(_huge_ints_as_floats(data), dtype)
             if dtype is not None and dtype.kind in "iu":
                 return np.asarray(_into_integer(data, dtype), dtype=dtype)   # (raises, in PyTorch's order)
             raise ValueError("Overflow when unpacking long long") from None
         _check_no_strings(data)
         raise
-    numpy_scalars = False
-    if isinstance(data, (list, tuple)):
-        found = _element_types(data)
-        numpy_scalars = any(issubclass(t, np.generic) for t in found)
+    found = _element_types(data) if isinstance(data, (list, tuple)) else {type(data)}
+    numpy_scalars = any(issubclass(t, np.generic) for t in found)
+    if numpy_scalars and isinstance(data, (list, tuple)):
         natural = _with_numpy_scalars(found, natural)
     dtype = natural if dtype is None else dtype
-    if dtype.kind in "biu" and numpy_scalars or dtype.kind in "iu" and (
-            natural.kind == "f" or dtype.kind == "u" and natural.kind == "i" and _may_be_negative(data)):
-        return np.asarray(_into_integer(data, dtype), dtype=dtype)     # each number checked as PyTorch does
+    if dtype.kind in "biu" and numpy_scalars or dtype.kind in "iu" and natural.kind == "f":
+        return _numbers_into_integer(data, dtype, found)
     if dtype.kind in "iu" and natural.kind in "fc" and not np.isfinite(np.asarray(data, dtype=natural)).all():
         raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
     if (dtype in dtypes.LOW_PRECISION or dtype in dtypes.FLOAT8) and natural.kind != "c":   # PyTorch's rounding
+        try:
+            values = np.asarray(data, dtype=natural)
+        except OverflowError:                         # ints in [2**63, 2**64): read as doubles, as PyTorch reads them
+            values = np.asarray(_huge_ints_as_floats(data), dtype=np.float64)
         with np.errstate(over="ignore"):
-            return dtypes.cast_array(np.asarray(data, dtype=natural), dtype)
+            return dtypes.cast_array(values, dtype)
     # straight to the asked dtype: 0.1 through float32 first would lose float64's digits
     try:
         return np.asarray(data, dtype=dtype)
-    except OverflowError:
+    except OverflowError:                             # an int out of an integer dtype's range: PyTorch's rule for each
+        if dtype.kind in "iu":                        # (a negative one wraps into uint8/16/32, others are refused)
+            return np.asarray(_into_integer(data, dtype), dtype=dtype)
         if _has_huge_int(data):
             raise ValueError("Overflow when unpacking long long") from None
         raise RuntimeError(f"value cannot be converted to type {dtype} without overflow") from None
@@ -131,13 +135,17 @@ def _huge_ints_as_floats(data):
     return float(data) if isinstance(data, int) and not isinstance(data, bool) and _has_huge_int(data) else data
 
 
-def _may_be_negative(data):
-    """Whether integer ``data`` holds a negative number (or numbers NumPy cannot put in one integer array)."""
-    try:
-        values = np.asarray(data)
-    except OverflowError:
-        return True
-    return values.dtype.kind not in "iub" or values.min(initial=0) < 0
+def _numbers_into_integer(data, dtype, found):
+    """``_into_integer`` of ``data``, whose element types are ``found``: Python floats alone (the common case) are
+    checked against the dtype's range and truncated by NumPy at C speed, which is the same rule; other mixes (ints
+    next to floats, NumPy scalars, uint64) number by number."""
+    if found <= {float, list, tuple} and dtype != np.uint64:
+        values = np.asarray(data, dtype=np.float64)
+        info = np.iinfo(dtype)
+        if not ((values >= info.min) & (values <= info.max)).all():       # (NaN and infinities fail too)
+            raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+        return values.astype(dtype)
+    return np.asarray(_into_integer(data, dtype), dtype=dtype)
 
 
 def _into_integer(data, dtype):

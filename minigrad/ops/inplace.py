@@ -702,15 +702,16 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     """``self[..., index[i], ...] = src[i]`` along ``dim`` (or ``value`` everywhere ``index`` points)."""
     if src is None and value is None:
         raise TypeError("scatter_() missing required argument 'src' or 'value'")
-    op = "scatter" if isinstance(src, Tensor) else "scatter_value"
-    if not isinstance(src, Tensor):
-        check_index_write(op, self)                   # (before the value, as PyTorch refuses these dtypes first)
+    number = not isinstance(src, Tensor)
+    if number:
+        check_index_write("scatter_value", self)      # (before the value, as PyTorch refuses these dtypes first)
         src = Tensor(np.full(index.shape, fitted_scalar(src if value is None else value, self._data.dtype)))
     if reduce is not None:   # deprecated in PyTorch, still sampled by its op database
         from .scatter_reduce import scatter_legacy_reduce
         return write(self, lambda old: scatter_legacy_reduce(old, dim, index, src, reduce), (src,))
     d = _check_scatter(self, dim, index, src, "scatter")
-    check_index_write(op, self)
+    if not number:
+        check_index_write("scatter", self)
     return _scatter(self, d, index, src, add=False)
 
 
