@@ -17,10 +17,10 @@ not implemented for 'UInt32'``), even where NumPy could compute the result:
 ``gate(cls)`` wraps a minigrad ``Function``'s forward (low_precision.py's ``install`` calls it for each one), so
 the refusal happens where the op would compute, for the functions and the Tensor methods alike; ``Function.apply``
 calls the wrapper only when an argument has one of these dtypes (and wraps a classmethod forward, ``gated_call``,
-for those calls only). Ops that are not ``Function``s refuse at their start: selections, searches, counts and
-creations through ``check_kernel`` (``argmax``, ``topk``, ``sort``, ``nonzero``, ``linspace``, ...), index writes
-through ``check_index_write`` (``scatter``, ``index_add``, ``masked_fill``, ``x[mask] = v``, ...), the order
-comparisons, logical ops and floor division in their own modules (docs/differences.md lists what still runs).
+for those calls only). Ops that are not ``Function``s refuse at their start: selections, searches, counts,
+creations and index writes through ``check_kernel`` (``argmax``, ``topk``, ``sort``, ``linspace``, ``scatter``,
+``index_add``, ``masked_fill``, ``x[mask] = v``, ...), the order comparisons, logical ops and floor division in
+their own modules (docs/differences.md lists what still runs).
 """
 import functools
 
@@ -57,19 +57,10 @@ _FLOAT8_KERNELS = {
 
 _PROMOTING = {"Add", "Sub", "Remainder", "Maximum", "Minimum", "Pow", "MatMul"}   # binary ops: operands promoted
 
-# Index writes (``check_index_write``): PyTorch's kernel for each, which it lacks for uint16/32/64 and for the float8
-# dtypes listed (index_put, which ``x[index] = v`` runs, has a kernel for every float8 dtype but float8_e8m0fnu)
-_INDEX_WRITES = {
-    "scatter": ("scatter_gather_tensor_cpu", FLOAT8), "scatter_value": ("scatter_gather_scalar_cpu", FLOAT8),
-    "index_add": ("index_add_", FLOAT8), "masked_fill": ("masked_fill", FLOAT8),
-    "index_reduce": ("index_func_", FLOAT8),
-    "put": ("take_put_cpu", FLOAT8), "index_fill": ("index_fill_cpu", FLOAT8), "index_copy": ("index_copy_cpu", FLOAT8),
-    "masked_scatter": ("masked_scatter", FLOAT8), "index_put": ("index_put", (float8_e8m0fnu,)),
-}
 
 
-# Ops that are no Function gated above (selections, searches, counts, creations): PyTorch's kernel for uint16/32/64
-# and for the float8 dtypes, or None where it has one (``check_kernel``)
+# Ops that are no Function gated above (selections, searches, counts, creations, index writes): PyTorch's kernel
+# for uint16/32/64 and for the float8 dtypes, or None where it has one (``check_kernel``)
 _OP_KERNELS = {
     "argmax": ("argmax_cpu", "argmax_cpu"), "argmin": ("argmin_cpu", "argmin_cpu"), "topk": ("topk_cpu", "topk_cpu"),
     "nonzero": ("nonzero_count_cpu", "nonzero_count_cpu"), "cummax": ("cummax_cpu", "cummax_cpu"),
@@ -87,6 +78,13 @@ _OP_KERNELS = {
     # (PyTorch's isinf/isfinite kernels cover the float8 dtypes named)
     "isinf": (None, ("isinf", "float8_e4m3fn float8_e4m3fnuz float8_e5m2fnuz float8_e8m0fnu")),
     "isfinite": (None, ("isfinite", "float8_e4m3fn float8_e4m3fnuz float8_e5m2fnuz")),
+    # index writes (index_put, which ``x[index] = v`` runs, has a kernel for every float8 dtype but float8_e8m0fnu)
+    "scatter": ("scatter_gather_tensor_cpu", "scatter_gather_tensor_cpu"),
+    "scatter_value": ("scatter_gather_scalar_cpu", "scatter_gather_scalar_cpu"),
+    "index_add": ("index_add_", "index_add_"), "masked_fill": ("masked_fill", "masked_fill"),
+    "index_reduce": ("index_func_", "index_func_"), "put": ("take_put_cpu", "take_put_cpu"),
+    "index_fill": ("index_fill_cpu", "index_fill_cpu"), "index_copy": ("index_copy_cpu", "index_copy_cpu"),
+    "masked_scatter": ("masked_scatter", "masked_scatter"), "index_put": ("index_put", ("index_put", "float8_e8m0fnu")),
 }
 
 
@@ -101,16 +99,6 @@ def check_kernel(op, *operands):
                 kernel = kernel[0] if dtype.name in kernel[1].split() else None
             if kernel is not None:
                 raise _refused(kernel, dtype)
-
-
-def check_index_write(op, target):
-    """PyTorch's refusal of the index write ``op`` ("scatter", ...) into the Tensor ``target`` when it has no such
-    kernel for its dtype; called after the op's argument checks, as PyTorch checks them first."""
-    dtype = target._data.dtype
-    if dtype.char in _LIMITED_CHARS:
-        kernel, float8 = _INDEX_WRITES[op]
-        if dtype.char in _UINT_CHARS or dtype in float8:
-            raise _refused(kernel, dtype)
 
 
 def _iterator_scalar(tensors):

@@ -15,7 +15,7 @@ from ..dtypes import (FLOAT8, FLOAT32_64, LIMITED, LIMITED_UINTS, LOW_PRECISION,
                       scalar_dtype_for)
 from ..kernels.fused import relu as relu_array, relu_backward
 from ..tensor import Tensor, wrap
-from ..limited_dtypes import check_index_write, check_kernel
+from ..limited_dtypes import check_kernel
 from ..low_precision import arithmetic_operand
 from .layout import like_operands, row_major
 
@@ -1301,7 +1301,7 @@ def check_value_fits(value, dtype, converting=False):
 @takes_tensors("input", numbers=("mask", "value"))
 def masked_fill(input, mask, value):
     mask = boolean_mask(mask, input, "masked_fill_ only supports boolean masks, but got mask with dtype {}")
-    check_index_write("masked_fill", input)           # (uint16/32/64, float8: the dtype is refused before the value)
+    check_kernel("masked_fill", input)           # (uint16/32/64, float8: the dtype is refused before the value)
     check_value_fits(value, input.dtype)
     value = as_tensor_operand(value, input)
     if value.ndim != 0:

@@ -19,7 +19,7 @@ from .._checks import int_arg, takes_tensors
 from ..dtypes import scalar_type_name
 from ..autograd import Function, grad_mode
 from ..autograd.function import pytorch_saves
-from ..limited_dtypes import check_index_write, check_kernel
+from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -142,7 +142,7 @@ def index_put(input, indices, values, accumulate=False):
     if not fits:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(target)}")
-    check_index_write("index_put", input)
+    check_kernel("index_put", input)
     out = put_at(x, index, values, accumulate)
     return sh.reshape(out, ()) if input.ndim == 0 else out
 
@@ -199,7 +199,7 @@ def index_fill(input, dim, index, value):
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
-    check_index_write("index_fill", input)          # (before the value, as PyTorch refuses these dtypes first)
+    check_kernel("index_fill", input)          # (before the value, as PyTorch refuses these dtypes first)
     complex_value = isinstance(value, (complex, np.complexfloating)) or isinstance(value, Tensor) and value.is_complex()
     if complex_value and not input.is_complex():    # even with no imaginary part, and into bool
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
@@ -216,7 +216,7 @@ def index_copy(input, dim, index, source):
     d, positions = _index_vector("index_copy", input, dim, index)
     _same_dtype("index_copy", input, source)
     _check_slices("index_copy", input, d, positions, source)
-    check_index_write("index_copy", input)
+    check_kernel("index_copy", input)
     return _as_1d(lambda x, s: put_at(x, _along(d, positions), sh.reshape(s, x[_along(d, positions)].shape)))(
         input, source)
 
@@ -241,7 +241,7 @@ def index_add(input, dim, index, source, *, alpha=1):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
     _check_slices("index_add", input, d, positions, source)
-    check_index_write("index_add", input)
+    check_kernel("index_add", input)
     scaled = source if alpha == 1 else ew.mul(source, alpha)
     return _as_1d(lambda x, s: put_at(x, _along(d, positions), sh.reshape(s, x[_along(d, positions)].shape),
                                       accumulate=True))(input, scaled)
@@ -297,7 +297,7 @@ def put(input, index, source, accumulate=False):
         raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
                            f"source.numel() = {source.numel()}, index.numel() = {positions.size}")
     _check_bounds(positions, input.numel(), 0, IndexError)
-    check_index_write("put", input)
+    check_kernel("put", input)
     flat = put_at(sh.reshape(input, -1), (positions,), sh.reshape(source, -1), accumulate)
     return sh.reshape(flat, input.shape)
 
@@ -345,7 +345,7 @@ def masked_scatter(input, mask, source):
     count = int(where.sum())
     if count > source.numel():
         raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
-    check_index_write("masked_scatter", input)
+    check_kernel("masked_scatter", input)
     used = sh.index(sh.reshape(source, -1), slice(0, count))        # (count,)
     return put_at(sh.expand(input, shape), (where,), used)
 

@@ -30,7 +30,7 @@ from ..autograd.views import (WriteRegion, base_region_history, check_rebase, hi
                               refuse_shared_base, region, repeats_memory, set_view_history)
 from ..dtypes import (FLOAT8, LIMITED, c_name, cast_limited, cast_refused, fitted_scalar, kind_of, real_values,
                       result_type, scalar_type_name)
-from ..limited_dtypes import check_index_write
+from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -469,7 +469,7 @@ def masked_fill_(self, mask, value):
     if v.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{v.ndim} dimension(s).")
-    check_index_write("masked_fill", self)
+    check_kernel("masked_fill", self)
 
     def fast(a):
         np.copyto(a, v._data, where=mask._data, casting="unsafe")
@@ -515,7 +515,7 @@ def setitem(self, index, value):
         write(self, lambda old: IndexPut.apply(old, v, index, shared), (v,), fast, written=target, index=index,
               overlap=None if v.ndim == 0 and target.ndim or _expands(v.shape, target.shape) else "partial")
     else:                       # index_put_ refuses any overlap with self, and writes an expanded self with a warning
-        check_index_write("masked_fill" if _fills_by_mask(index, v) else "index_put", self)
+        check_kernel("masked_fill" if _fills_by_mask(index, v) else "index_put", self)
         warn_expanded_index_put(self._data)
         write(self, lambda old: IndexPut.apply(old, v, index), (v,), fast, overlap="any", shared_ok=True)
 
@@ -704,21 +704,21 @@ def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         raise TypeError("scatter_() missing required argument 'src' or 'value'")
     number = not isinstance(src, Tensor)
     if number:
-        check_index_write("scatter_value", self)      # (before the value, as PyTorch refuses these dtypes first)
+        check_kernel("scatter_value", self)      # (before the value, as PyTorch refuses these dtypes first)
         src = Tensor(np.full(index.shape, fitted_scalar(src if value is None else value, self._data.dtype)))
     if reduce is not None:   # deprecated in PyTorch, still sampled by its op database
         from .scatter_reduce import scatter_legacy_reduce
         return write(self, lambda old: scatter_legacy_reduce(old, dim, index, src, reduce), (src,))
     d = _check_scatter(self, dim, index, src, "scatter")
     if not number:
-        check_index_write("scatter", self)
+        check_kernel("scatter", self)
     return _scatter(self, d, index, src, add=False)
 
 
 def scatter_add_(self, dim, index, src):
     """``self[..., index[i], ...] += src[i]`` along ``dim``; repeated positions accumulate."""
     d = _check_scatter(self, dim, index, src, "scatter_add")
-    check_index_write("scatter", self)
+    check_kernel("scatter", self)
     return _scatter(self, d, index, src, add=True)
 
 
@@ -791,7 +791,7 @@ def index_add_(self, dim, index, source, *, alpha=1):
     idx = index._data.reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= sizes[d]):
         raise IndexError("index out of range in self")
-    check_index_write("index_add", self)
+    check_kernel("index_add", self)
     return write(self, lambda old: IndexAdd.apply(old, source, d, idx, alpha), (source,),
                  lambda a: _index_add_into(a, d, idx, source._data, alpha))
 

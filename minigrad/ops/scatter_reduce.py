@@ -25,7 +25,7 @@ import numpy as np
 from ..dtypes import scalar_type_name
 from ..autograd import Function, no_grad
 from ..autograd.function import NoDerivative
-from ..limited_dtypes import check_index_write
+from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape as sh
@@ -187,7 +187,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         raise NotImplementedError(f'"scatter_gather_tensor_cpu_reduce_{reduce}" not implemented for '
                                   f"'{scalar_type_name(input.dtype)}'")
     d, idx, used = _check_like_scatter("scatter_reduce", input, dim, index, src)
-    check_index_write("scatter", input)
+    check_kernel("scatter", input)
     return _reduce_into(input, _scatter_positions(idx, d), used, reduce, include_self)
 
 
@@ -218,7 +218,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise IndexError("index out of range in self")
     along = (idx % x_shape[d]).reshape((-1,) + (1,) * (len(s_shape) - d - 1))   # index[j] at slice j along d
     positions = _scatter_positions(np.broadcast_to(along, s_shape), d)    # (*source.shape) positions in input
-    check_index_write("index_reduce", input)
+    check_kernel("index_reduce", input)
     return _reduce_into(input, positions, sh.reshape(source, s_shape), reduce, include_self)
 
 
@@ -228,7 +228,7 @@ def scatter_legacy_reduce(input, d, index, src, reduce):
     if reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     d, idx, used = _check_like_scatter("scatter", input, d, index, src)
-    check_index_write("scatter", input)
+    check_kernel("scatter", input)
     with no_grad():
         out = _reduce_into(input, _scatter_positions(idx, d), used, "sum" if reduce == "add" else "prod", True)
     return NoDerivative.apply(RuntimeError, "derivative for aten::scatter is not implemented", out._data, input, src)
