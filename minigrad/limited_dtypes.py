@@ -42,7 +42,8 @@ _UINT_REFUSED = {
     "Fmax": "maximum_cpu", "Fmin": "minimum_cpu",
 }
 # Functions that only move values (or cast): run on float8 as they are
-_FLOAT8_MOVING = {"Cast", "Where", "Gather", "IndexSelect", "MaskedSelect", "IndexPut", "IndexPutAdd", "Embedding"}
+_FLOAT8_MOVING = {"Cast", "Where", "Gather", "IndexSelect", "MaskedSelect", "IndexPut", "IndexPutAdd", "Embedding",
+                  "SelectAlong"}
 _FLOAT8_MOVING_MODULES = ("minigrad.ops.shape", "minigrad.ops.layout")
 # float8 Functions computed in float32, and PyTorch's kernel names of the refused ones it is asked for most
 _FLOAT8_COMPUTED = {"Mul", "MatMul", "Abs"}
@@ -68,8 +69,11 @@ _OP_KERNELS = {
     "gather": ("scatter_gather_tensor_cpu", "gather_expanded_index"), "take": ("take_cpu", "take_cpu"),
     "linspace": ("linspace_cpu", "linspace_cpu"), "logspace": ("logspace_cpu", "logspace_cpu"),
     "histc": ("aminmax_cpu", "aminmax_cpu"), "isin": ("isin_default_cpu", "isin_default_cpu"),
-    "kthvalue": ("kthvalue_cpu", None), "max": ("max_cpu", "max_cpu"), "min": ("min_cpu", "min_cpu"),
-    "mode": ("mode_cpu", None), "trace": ("trace", "trace"), "bincount": ("bincount_cpu", None),
+    "kthvalue": ("kthvalue_cpu", "kthvalue_cpu"), "max": ("max_cpu", "max_cpu"), "min": ("min_cpu", "min_cpu"),
+    "amax": ("max_values_cpu", "max_values_cpu"), "amin": ("min_values_cpu", "min_values_cpu"),
+    "mode": ("mode_cpu", "mode_cpu"), "median": ("median_out", "median_out"),
+    "median_all": ("median_cpu", "median_cpu"),
+    "trace": ("trace", "trace"), "bincount": ("bincount_cpu", None),
     "dot": ("dot", None), "eye": ("eye", None),
     "lshift": ("lshift_cpu", None), "rshift": ("rshift_cpu", None), "sort": (None, "sorting_kernel_method_name"),
     "unique": (None, "unique"), "equal": (None, "equal_notnan_cpu"), "isclose": (None, "mul_cpu_reduced_float"),

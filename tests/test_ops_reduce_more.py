@@ -141,3 +141,47 @@ def test_a_wrong_prod_backward_is_caught(monkeypatch):
         except AssertionError:
             caught += 1
     assert caught, "the wrong prod backward passed every sample with zeros"
+
+
+# --------------------------------------------------------------------------- empty and 0-d tensors, every dtype
+_SELECTION_CALLS = {
+    "median()": lambda x: x.median(), "nanmedian()": lambda x: x.nanmedian(), "median(0)": lambda x: x.median(0),
+    "nanmedian(-1, True)": lambda x: x.nanmedian(-1, True), "kthvalue(1)": lambda x: x.kthvalue(1),
+    "kthvalue(2, 0)": lambda x: x.kthvalue(2, 0), "mode()": lambda x: x.mode(), "mode(0)": lambda x: x.mode(0),
+    "max(0)": lambda x: x.max(0), "min(-1, True)": lambda x: x.min(-1, True), "max(2)": lambda x: x.max(2),
+    "max()": lambda x: x.max(), "argmax(0)": lambda x: x.argmax(0), "argmin()": lambda x: x.argmin(),
+    "amax(0)": lambda x: x.amax(0), "cummax(0)": lambda x: x.cummax(0), "cummin(-1)": lambda x: x.cummin(-1),
+    "topk(1)": lambda x: x.topk(1), "sort()": lambda x: x.sort(), "argsort(0)": lambda x: x.argsort(0),
+    "aminmax()": lambda x: x.aminmax(), "softmax(0)": lambda x: x.softmax(0),
+    "log_softmax(-1)": lambda x: x.log_softmax(-1),
+}
+
+
+def _outcome(lib, result):
+    """What a call gave, comparable across the libraries: each result's dtype, shape and values (to 5 decimals:
+    softmax's last bits may differ; repr, so that NaN equals NaN)."""
+    if isinstance(result, tuple):
+        return tuple(_outcome(lib, r) for r in result)
+    values = np.round(np.asarray(result.tolist() if lib.is_complex(result) else result.to(lib.float64).tolist()), 5)
+    return str(result.dtype).rpartition(".")[2], tuple(result.shape), repr(values.tolist())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex64", "float8_e4m3fn", "uint16"])
+def test_selections_of_empty_and_0d_tensors_as_pytorch(dtype):
+    """PyTorch checks a selection's dim (and whether it is empty) before its dtype, runs no kernel for a 0-d input
+    or (but for kthvalue) an empty result, whatever the dtype, and returns NaN cast to the dtype for the median of
+    nothing: values, exception types and dtypes as PyTorch's, for 5 shapes."""
+    torch = torch_or_skip()
+    wrong = []
+    for shape in [(), (0,), (3,), (2, 0), (0, 3)]:
+        for name, call in _SELECTION_CALLS.items():
+            outcomes = []
+            for lib in (torch, mg):
+                x = lib.tensor([1.0, 0.0, 1.0][: int(np.prod(shape))]).reshape(shape).to(getattr(lib, dtype))
+                try:
+                    outcomes.append(_outcome(lib, call(x)))
+                except (RuntimeError, NotImplementedError, IndexError) as error:
+                    outcomes.append(type(error).__name__)
+            if outcomes[1] != outcomes[0]:
+                wrong.append(f"{shape} {name}: {outcomes[1]}, PyTorch {outcomes[0]}")
+    assert not wrong, "\n".join(wrong)

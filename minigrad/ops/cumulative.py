@@ -49,12 +49,15 @@ def _running_arg(x, axis, accumulate):
 
 
 def _cumulative_extremum(name, input, dim, accumulate, result):
-    if kind_of(input.dtype) == "c" and input.ndim:                   # (PyTorch returns a 0-d input as it is)
-        raise not_implemented(f"{name}_cpu", input.dtype)
+    """PyTorch's order: the dim, an empty or 0-d input returned as it is (its own running extremum, index 0),
+    then the dtype."""
     flat = input.reshape(1) if input.ndim == 0 else input
     axis = normalize_dim(dim, flat.ndim)
-    if flat.numel() == 0:
+    if input.numel() == 0 or input.ndim == 0:
         return result(input.clone(), Tensor(np.zeros(input.shape, np.int64)))
+    if kind_of(input.dtype) == "c":
+        raise not_implemented(f"{name}_cpu", input.dtype)
+    check_kernel(name, input)
     indices = _running_arg(flat._data, axis, accumulate)
     values = gather(flat, axis, Tensor(indices))
     if input.ndim == 0:
@@ -66,7 +69,6 @@ def _cumulative_extremum(name, input, dim, accumulate, result):
 @pytorch_saves("input")
 def cummax(input, dim):
     """(values, indices): the running maximum along ``dim`` and the index where it was last reached."""
-    check_kernel("cummax", input)
     return _cumulative_extremum("cummax", input, dim, np.maximum.accumulate, cummax_result)
 
 
@@ -74,7 +76,6 @@ def cummax(input, dim):
 @pytorch_saves("input")
 def cummin(input, dim):
     """(values, indices): the running minimum along ``dim`` and the index where it was last reached."""
-    check_kernel("cummin", input)
     return _cumulative_extremum("cummin", input, dim, np.minimum.accumulate, cummin_result)
 
 

@@ -107,53 +107,73 @@ def _whole(input, find_indices):
     return Extremum.apply(input, normalize_dims(None, input.ndim), False, reduce, True)
 
 
-_KERNELS = {"median": "median_out", "nanmedian": "nanmedian_out", "kthvalue": "kthvalue_cpu", "mode": "mode_cpu"}
+_KERNELS = {"median": "median_out", "nanmedian": "median_out", "kthvalue": "kthvalue_cpu", "mode": "mode_cpu"}
 
 
-def _check_sortable(name, input):
-    """PyTorch's kernels order neither complex numbers nor (but for mode) bools (mode returns a 0-d input as it
-    is, complex or not)."""
-    if (input.dtype.kind == "c" and (input.ndim or name != "mode")) or (input.dtype.kind == "b" and name != "mode"):
-        raise not_implemented(_KERNELS[name], input.dtype)
+def _check_sortable(name, input, kernel=None):
+    """PyTorch's kernels order neither complex numbers nor (but for mode) bools."""
+    if input.dtype.kind == "c" or (input.dtype.kind == "b" and name != "mode"):
+        raise not_implemented(kernel or _KERNELS[name], input.dtype)
+
+
+def _check_reduced_dim(name, input, dim):
+    """The dim ``dim`` names (0 for a 0-d tensor, which takes 0 or -1). PyTorch refuses to select along an empty
+    one (an IndexError naming it) before it looks at the dtype."""
+    d = normalize_dim(dim, input.ndim or 1)
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return d
+
+
+def _median(name, result, input, dim, keepdim, find_indices):
+    """median/nanmedian: over everything (of no element: NaN in the input's dtype, as PyTorch casts it, whatever
+    the dtype), or along ``dim``."""
+    if dim is None:
+        if input.numel():
+            check_kernel("median_all", input)
+            _check_sortable(name, input, "median_cpu")
+        elif not input.requires_grad:
+            with np.errstate(invalid="ignore"):
+                return Tensor(np.array(np.nan).astype(input._data.dtype))
+        return _whole(input, find_indices)
+    _check_reduced_dim("median", input, dim)
+    check_kernel("median", input)
+    _check_sortable(name, input)
+    return _select(name, result, input, dim, keepdim, find_indices)
 
 
 @takes_tensors("input")
 def median(input, dim=None, keepdim=False):
     """The lower of the two middle values (NaN if there is a NaN): over everything (a value), or along ``dim``
     (``(values, indices)``)."""
-    _check_sortable("median", input)
-    if dim is None:
-        return _whole(input, _median_indices)
-    return _select("median", median_result, input, dim, keepdim, _median_indices)
+    return _median("median", median_result, input, dim, keepdim, _median_indices)
 
 
 @takes_tensors("input")
 def nanmedian(input, dim=None, keepdim=False):
     """``median`` ignoring NaNs (NaN only where every element is NaN)."""
-    _check_sortable("nanmedian", input)
-    if dim is None:
-        return _whole(input, _nanmedian_indices)
-    return _select("nanmedian", nanmedian_result, input, dim, keepdim, _nanmedian_indices)
+    return _median("nanmedian", nanmedian_result, input, dim, keepdim, _nanmedian_indices)
 
 
 @takes_tensors("input")
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element along ``dim`` (k from 1), ``(values, indices)``; NaN is the largest."""
-    _check_sortable("kthvalue", input)
-    check_kernel("kthvalue", input)
-    size = input.shape[normalize_dim(dim, input.ndim)] if input.ndim else 1
-    if not 1 <= k <= size:
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    d = _check_reduced_dim("kthvalue", input, dim)
+    if not 1 <= k <= (input.shape[d] if input.ndim else 1):
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if input.ndim:                          # PyTorch's kernel runs (even for an empty result): not for 0-d ones
+        _check_sortable("kthvalue", input)
+        check_kernel("kthvalue", input)
     return _select("kthvalue", kthvalue_result, input, dim, keepdim, lambda x, axis: _rank_indices(x, axis, k - 1))
 
 
 @takes_tensors("input")
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` (the smallest of a tie) and the index of its last occurrence."""
-    _check_sortable("mode", input)
-    check_kernel("mode", input)
-    if input.numel() == 0:
-        raise IndexError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
+    _check_reduced_dim("mode", input, dim)
+    if input.ndim and input.numel():    # PyTorch's kernel runs (and refuses dtypes): not for 0-d or empty inputs
+        _check_sortable("mode", input)
+        check_kernel("mode", input)
     return _select("mode", mode_result, input, dim, keepdim, _mode_indices)
 
 
@@ -165,19 +185,22 @@ def msort(input):
 
 
 @takes_tensors("input")
-@refuses_complex('"aminmax_cpu" not implemented for \'{dtype}\'')
 def aminmax(input, *, dim=None, keepdim=False):
     """``(min, max)`` over ``dim`` (everything by default), each with ``amin``/``amax``'s gradient."""
     if dim is None:
         if input.numel() == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
                                "identity.")
+        if input.dtype.kind == "c":
+            raise not_implemented("aminmax_cpu", input.dtype)
         if keepdim:
             return aminmax_result(amin(input, (), True), amax(input, (), True))
         return aminmax_result(amin(input), amax(input))
     d = normalize_dim(dim, input.ndim)
     if input.ndim and input.shape[d] == 0:
         raise IndexError(f"aminmax(): Expected reduction dim {d} to have non-zero size.")
+    if input.dtype.kind == "c":
+        raise not_implemented("aminmax_cpu", input.dtype)
     return aminmax_result(amin(input, d, keepdim), amax(input, d, keepdim))
 
 

@@ -324,11 +324,8 @@ def _arg_extremum(x, dim, arg):
 
 
 def _extremum_with_indices(name, input, dim, keepdim, arg, result):
-    if isinstance(dim, (tuple, list)):
-        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
     flat = input.reshape(1) if input.ndim == 0 else input  # a 0-d tensor reduces along its only "dimension"
     d = normalize_dim(dim, flat.ndim)
-    _check_nonempty(name, flat, (d,), True)
     indices = _arg_extremum(flat._data, d, arg)
     values = SelectAlong.apply(flat, indices, d, keepdim and input.ndim > 0)
     indices = _reduced(indices, (d,), keepdim) if input.ndim else indices.reshape(())
@@ -336,16 +333,23 @@ def _extremum_with_indices(name, input, dim, keepdim, arg, result):
 
 
 def _max_or_min(name, input, dim, keepdim, other_fn, reduce, arg, result):
+    """PyTorch's order: the dim (and whether it is empty), then complex input, then (for a kernel that runs: not
+    for a 0-d input nor an empty result) the limited dtypes."""
     if isinstance(dim, Tensor):  # max(input, other): the elementwise maximum
         return other_fn(input, dim)
-    if input.dtype.kind == "c":   # complex numbers have no order in PyTorch (its two kernels word it differently)
-        if dim is None:
-            raise NotImplementedError(f'"{name}_all" not implemented for \'{scalar_type_name(input.dtype)}\'')
-        raise RuntimeError(f"{name}(): does not support complex input")
     if dim is None:
         _check_nonempty(name, input, (), False)
+        if input.dtype.kind == "c":   # complex numbers have no order in PyTorch (its two kernels word it otherwise)
+            raise NotImplementedError(f'"{name}_all" not implemented for \'{scalar_type_name(input.dtype)}\'')
         return Extremum.apply(input, normalize_dims(None, input.ndim), False, reduce, True)
-    check_kernel(name, input)
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    d = normalize_dim(dim, input.ndim or 1)
+    _check_nonempty(name, input, (d,), True)
+    if input.dtype.kind == "c":
+        raise RuntimeError(f"{name}(): does not support complex input")
+    if input.ndim and input.numel():
+        check_kernel(name, input)
     return _extremum_with_indices(name, input, dim, keepdim, arg, result)
 
 
@@ -362,38 +366,49 @@ def min(input, dim=None, keepdim=False):  # noqa: A001 - PyTorch's name
 
 
 def _amax_or_amin(name, input, dim, keepdim, reduce):
+    """PyTorch's order: the dims (and whether one is empty), then no kernel for an empty input, then the dtype."""
     axes = normalize_dims(dim, input.ndim)
     _check_nonempty(name, input, axes, not _is_empty_dims(dim))
+    if not input.numel() and not input.requires_grad:
+        return Tensor(np.empty(_reduced(np.empty(_keepdim_shape(input.shape, axes)), axes, keepdim).shape,
+                               input._data.dtype))
+    if input.dtype.kind == "c":
+        raise NotImplementedError(f'"{name[1:]}_values_cpu" not implemented for \'{scalar_type_name(input.dtype)}\'')
+    check_kernel(name, input)
     return Extremum.apply(input, axes, keepdim, reduce, False)
 
 
 @takes_tensors("input")
-@refuses_complex('"max_values_cpu" not implemented for \'{dtype}\'')
 def amax(input, dim=(), keepdim=False):
     """Largest value over ``dim`` (all dims by default); tied elements share the gradient evenly."""
     return _amax_or_amin("amax", input, dim, keepdim, np.max)
 
 
 @takes_tensors("input")
-@refuses_complex('"min_values_cpu" not implemented for \'{dtype}\'')
 def amin(input, dim=(), keepdim=False):
     """Smallest value over ``dim`` (all dims by default); tied elements share the gradient evenly."""
     return _amax_or_amin("amin", input, dim, keepdim, np.min)
 
 
 def _arg_op(name, input, dim, keepdim, arg):
+    """PyTorch's order: bool and complex input, the dim (and whether it is empty), then (for a non-empty result)
+    the limited dtypes."""
     if kind_of(input.dtype) == "b":
         raise RuntimeError(f"{name}(): does not support bool input")
-    check_kernel(name, input)
     if dim is None:
         _check_nonempty(name, input, (), False)
+        check_kernel(name, input)
         index = np.asarray(arg(input._data), dtype=np.int64)  # into the flattened tensor
         return Tensor(index.reshape((1,) * input.ndim if keepdim else ()))
     d = normalize_dim(dim, input.ndim)
+    if input.ndim:
+        _check_nonempty(name, input, (d,), True)
+    if input.numel():
+        check_kernel(name, input)
     if input.ndim == 0:
         return Tensor(np.zeros((), dtype=np.int64))
-    _check_nonempty(name, input, (d,), True)
     return Tensor(_reduced(_arg_extremum(input._data, d, arg), (d,), keepdim))
+
 
 
 @takes_tensors("input")

@@ -17,6 +17,7 @@ from .._checks import dtype_arg, takes_tensors
 from ..autograd import Function
 from ..dtypes import compute_dtype, kind_of
 from .dims import normalize_dim
+from ..tensor import Tensor
 from .reduce import Sum
 from .layout import row_major
 
@@ -57,14 +58,23 @@ def _prepare(input, dim, dtype, name):
     """Cast to ``dtype`` if given (differentiably, as PyTorch does), check the dtype, and the axis."""
     if dtype is not None:
         input = input.to(dtype_arg(dtype, name))
-    if kind_of(input.dtype) != "f":
-        raise NotImplementedError(f"{name}: expected a floating-point input, got {input.dtype} "
-                                  f"(pass dtype=minigrad.float32 to compute in floating point)")
     if dim is None:  # PyTorch's legacy implicit dim, with its warning
         warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
                       "as an argument.", UserWarning, stacklevel=3)
         dim = 0 if input.ndim in (0, 1, 3) else 1
-    return input, _axis(input, dim)
+    axis = _axis(input, dim)
+    if kind_of(input.dtype) != "f" and input.numel():       # (no kernel runs for an empty input, of any dtype)
+        raise NotImplementedError(f"{name}: expected a floating-point input, got {input.dtype} "
+                                  f"(pass dtype=minigrad.float32 to compute in floating point)")
+    return input, axis
+
+
+def _apply(function, input, axis):
+    """``function`` (Softmax or LogSoftmax) along ``axis``; for an empty input PyTorch runs no kernel: an empty
+    result of the input's dtype, whatever it is."""
+    if not input.numel() and not input.requires_grad:
+        return Tensor(np.empty(input.shape, input._data.dtype))
+    return function.apply(input, axis)
 
 
 def softmax_grad(g, y, total):
@@ -131,23 +141,23 @@ class LogSoftmax(Function):
 def softmax(input, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim``; ``dtype`` casts the input first (PyTorch's argument)."""
     input, axis = _prepare(input, dim, dtype, "softmax")
-    return Softmax.apply(input, axis)
+    return _apply(Softmax, input, axis)
 
 
 @takes_tensors("input")
 def log_softmax(input, dim, dtype=None):
     """log(softmax(x)) along ``dim``, computed as x - max - log(sum(exp(x - max))) (never log of a 0)."""
     input, axis = _prepare(input, dim, dtype, "log_softmax")
-    return LogSoftmax.apply(input, axis)
+    return _apply(LogSoftmax, input, axis)
 
 
-def _functional(name, apply):
+def _functional(name, function):
     """``nn.functional``'s form of a softmax (``dim`` may be omitted: PyTorch's legacy implicit dim, with its
-    warning; ``_stacklevel`` third; no ``out=``), for ``apply`` = the Function."""
+    warning; ``_stacklevel`` third; no ``out=``), for the Function ``function``."""
     @takes_tensors("input", fname=name)
     def functional(input, dim=None, _stacklevel=3, dtype=None):
         input, axis = _prepare(input, dim, dtype, name)
-        return apply(input, axis)
+        return _apply(function, input, axis)
     functional.__name__ = functional.__qualname__ = name
     functional.__doc__ = (f"``nn.functional.{name}``: as ``minigrad.{name}``, with ``dim`` optional (PyTorch's "
                           "legacy implicit choice, with its warning) and no ``out=``.")
@@ -155,8 +165,8 @@ def _functional(name, apply):
     return functional
 
 
-functional_softmax = _functional("softmax", Softmax.apply)
-functional_log_softmax = _functional("log_softmax", LogSoftmax.apply)
+functional_softmax = _functional("softmax", Softmax)
+functional_log_softmax = _functional("log_softmax", LogSoftmax)
 
 
 @takes_tensors("input")
@@ -165,8 +175,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     As in PyTorch, x is negated before the ``dtype`` cast (uint8 input wraps around; bool input refuses it)."""
     if kind_of(input.dtype) == "b":
         input.neg()                                 # raises PyTorch's error for negating a bool tensor
-    negated, axis = _prepare(-input if dtype is not None else input, dim, dtype, "softmin")
-    return Softmax.apply(negated if dtype is not None else -negated, axis)
+    negated, axis = _prepare(-input, dim, dtype, "softmin")
+    return _apply(Softmax, negated, axis)
 
 
 @takes_tensors("logits")

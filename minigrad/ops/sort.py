@@ -54,7 +54,8 @@ def _sorted_along(input, dim, descending, k=None):
 @refuses_complex(' Sort does not support complex dtypes on CPU', RuntimeError)
 def sort(input, dim=-1, descending=False, *, stable=False):
     """``(values, indices)``: ``input`` sorted along ``dim`` and where each value came from."""
-    check_kernel("sort", input)
+    if input.ndim:                              # (PyTorch sorts a 0-d tensor of any dtype: it is its own order)
+        check_kernel("sort", input)
     return sort_result(*_sorted_along(input, dim, descending))
 
 
@@ -62,7 +63,8 @@ def sort(input, dim=-1, descending=False, *, stable=False):
 @refuses_complex(' Sort does not support complex dtypes on CPU', RuntimeError)
 def argsort(input, dim=-1, descending=False, *, stable=False):
     """The int64 indices that sort ``input`` along ``dim`` (no gradient)."""
-    check_kernel("sort", input)
+    if input.ndim:
+        check_kernel("sort", input)
     return _sorted_along(input.detach(), dim, descending)[1]
 
 
@@ -73,8 +75,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     k = operator.index(k)
     if kind_of(input.dtype) == "b":
         raise RuntimeError("topk does not support bool dtypes on CPU")
-    check_kernel("topk", input)
     size = input.shape[normalize_dim(dim, input.ndim)] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError(f"selected index k out of range (k = {k}, size along dim {dim} = {size})")
+    if input.ndim:                                      # (a 0-d tensor of any dtype is its own top 1)
+        check_kernel("topk", input)
     return topk_result(*_sorted_along(input, dim, largest, k))
