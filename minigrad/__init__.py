@@ -5,7 +5,15 @@
     y = mg.nn.functional.rms_norm(x, (8,))
     y.backward(mg.randn(4, 8))
 """
-from . import _malloc, dtypes
+import warnings as _warnings
+
+# PyTorch computes NaN and infinities silently; NumPy warns where minigrad's ops compute them ("invalid value
+# encountered in multiply"). Those warnings, raised in minigrad's own modules, are ignored (a NumPy reduction's,
+# raised in NumPy's module, is silenced where minigrad calls it).
+_warnings.filterwarnings("ignore", r"(invalid value|divide by zero|overflow|underflow) encountered in",
+                         RuntimeWarning, r"minigrad\.")
+
+from . import _malloc, dtypes  # noqa: E402
 from .autograd import enable_grad, gradcheck, gradgradcheck, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import inference_mode, is_inference_mode_enabled
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace,

@@ -354,10 +354,14 @@ def test_vector_norm_at_zeros_and_ties(ord):
     assert_mirror(*run_both(lambda m, x: m.linalg.vector_norm(x, ord, 1)), values, grads=grads)
 
 
-def test_norm_0_is_not_differentiable_but_zero():
+def test_norm_0_has_no_gradient_as_in_pytorch():
+    """PyTorch defines no gradient for the count of nonzeros: backward leaves x.grad None, and next to another
+    term x's gradient is that term's alone."""
     x = mg.tensor(randn(3), requires_grad=True)
     mg.linalg.vector_norm(x, 0).backward()
-    np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
+    assert x.grad is None
+    (mg.linalg.vector_norm(x, 0) + (x * 2).sum()).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 2.0))
 
 
 @pytest.mark.parametrize("ord", [1, float("inf")])

@@ -102,6 +102,8 @@ class LogCumSumExp(Function):
 
         dx_j = exp(x_j + log sum_{i >= j} dout_i^+ e^(-out_i)) - (the same with dout^-)
 
+    (log 0 taken as the dtype's lowest number, as PyTorch takes it: an infinite or NaN x or output gives NaN);
+
     and for complex x, where the logarithm of any nonzero number exists, as PyTorch computes it unsplit:
     dx_j = conj(exp(x_j + log sum_{i >= j} e^(log conj(dout_i) - out_i))).
     """
@@ -120,9 +122,11 @@ class LogCumSumExp(Function):
         with np.errstate(divide="ignore", invalid="ignore"):
             if kind_of(x.dtype) == "c":
                 return np.conj(np.exp(x + _reverse_logcumsumexp(np.log(np.conj(g)) - out, ctx.axis))), None
-            parts = [np.exp(x + _reverse_logcumsumexp(np.log(np.where(sign * g > 0, sign * g, 0)) - out, ctx.axis))
+            log_abs_g = np.log(np.abs(g))
+            lowest = np.finfo(g.dtype).min          # PyTorch's stand-in for log 0: an infinite result still makes NaN
+            parts = [np.exp(x + _reverse_logcumsumexp(np.where(sign * g > 0, log_abs_g, lowest) - out, ctx.axis))
                      for sign in (1, -1)]
-        return np.nan_to_num(parts[0] - parts[1], nan=0.0, posinf=np.inf, neginf=-np.inf), None
+        return parts[0] - parts[1], None
 
     @staticmethod
     def graph_backward(ctx, dout):

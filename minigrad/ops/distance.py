@@ -161,7 +161,8 @@ def _distance_slope(diff, dist, p):
         p = 0: 0;   p = 1: sign(diff);   p = inf: sign(diff) where |diff| = dist (every tied coordinate), else 0;
         otherwise sign(diff) |diff|^(p-1) / dist^(p-1), which is diff / dist for p = 2,
 
-    taken as 0 where dist = 0 (a point paired with itself) and, for p < 1, where diff = 0, as PyTorch does."""
+    taken as 0 where dist = 0 (a point paired with itself) and, for p < 1, where diff = 0, as PyTorch does (a NaN
+    distance makes every coordinate's slope NaN, as in PyTorch's kernel)."""
     sign = diff.sign()
     if p == 0:
         return diff * 0
@@ -169,7 +170,7 @@ def _distance_slope(diff, dist, p):
         return sign
     if p == math.inf:
         return where(diff.abs() == dist, sign, 0.0)
-    zero = (dist == 0) | (diff == 0)
+    zero = (dist == 0) | (diff == 0) if p < 1 else dist == 0
     safe_dist = where(dist == 0, 1.0, dist)                 # keeps 0/0 and 0^(p-1) out of the gradient (and its graph)
     ratio = diff / safe_dist if p == 2 else sign * (where(zero, 1.0, diff.abs()) / safe_dist) ** (p - 1)
     return where(zero, 0.0, ratio)

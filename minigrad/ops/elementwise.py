@@ -207,7 +207,8 @@ class Mul(Function):
 
 
 class Div(Function):
-    """a / b. Backward: grad / conj(b), -grad * conj(a) / conj(b)^2."""
+    """a / b. Backward: grad / conj(b), -grad * (conj(a) / conj(b)) / conj(b) (PyTorch's order: no b^2 to
+    overflow or underflow)."""
     saved_as = (("self", 0), ("other", 1))
 
     @staticmethod
@@ -223,7 +224,7 @@ class Div(Function):
         x, y = ctx.saved_tensors
         x, y = conj_if_complex(x), conj_if_complex(y)
         da = dout._data / y if ctx.needs_input_grad[0] else None
-        db = -dout._data * x / (y * y) if ctx.needs_input_grad[1] else None
+        db = -dout._data * (x / y / y) if ctx.needs_input_grad[1] else None
         return da, db
 
     @staticmethod
@@ -231,7 +232,7 @@ class Div(Function):
         x, y = ctx.saved_tensors
         x, y = ctx.input_tensor(0, x).conj(), ctx.input_tensor(1, y).conj()
         da = dout / y if ctx.needs_input_grad[0] else None
-        db = -dout * x / (y * y) if ctx.needs_input_grad[1] else None
+        db = -dout * (x / y / y) if ctx.needs_input_grad[1] else None
         return da, db
 
 
@@ -239,10 +240,12 @@ class Pow(Function):
     saved_as = (("self", 0), ("exponent", 1), ("result", "out"))
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, number=False):
+        """``number``: the exponent was a Python number (``x ** 0.5``), which PyTorch's own kernel computes."""
         x, y = promoted(a, b)
+        ctx.power = _number_power if number and x.dtype.kind in "fV" else np.power
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):   # NaN/inf silently, as PyTorch
-            out = like_operands(x ** y, x, y)
+            out = like_operands(ctx.power(x, y), x, y)
         # the result only for the exponent's gradient (PyTorch saves it only then: a later write into the result of
         # x.pow_(2) is no error at backward)
         ctx.save_for_backward(x, y, out if ctx.needs_input_grad[1] else None)
@@ -255,8 +258,8 @@ class Pow(Function):
         g = dout._data
         # d(x^y)/dx = y x^(y-1); PyTorch defines it as 0 where y == 0 (also at x == 0), inf at 0 ** (y < 1).
         # Complex operands take the conjugate derivative (conj_if_complex), as every backward here.
-        with np.errstate(divide="ignore", invalid="ignore"):
-            dx = (np.where(y == 0, 0.0, g * conj_if_complex(y * x ** (y - 1))).astype(g.dtype)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            dx = (np.where(y == 0, 0.0, g * conj_if_complex(y * ctx.power(x, y - 1))).astype(g.dtype)
                   if ctx.needs_input_grad[0] else None)
         # d(x^y)/dy = x^y log x; PyTorch masks x == 0 (where y is real and >= 0) to 0.
         if ctx.needs_input_grad[1]:
@@ -264,7 +267,7 @@ class Pow(Function):
                 dy = np.where(_zero_base(x, y), 0.0, g * conj_if_complex(out * np.log(x))).astype(g.dtype)
         else:
             dy = None
-        return dx, dy
+        return dx, dy, None
 
     @staticmethod
     def graph_backward(ctx, dout):
@@ -273,16 +276,29 @@ class Pow(Function):
         exponent 0 (``x ** 0``) gives a constant zero gradient, as PyTorch's scalar-exponent formula does."""
         x, y, out = ctx.saved_tensors
         if y.ndim == 0 and y == 0 and not ctx.needs_input_grad[1]:
-            return Tensor(np.zeros(*ctx.out_meta)), None
+            return Tensor(np.zeros(*ctx.out_meta)), None, None
         xt = ctx.input_tensor(0, x)
         dx = dy = None
         with np.errstate(divide="ignore", invalid="ignore"):   # log(0), 0 ** -1: masked as in backward
             if ctx.needs_input_grad[0]:
                 yt = ctx.input_tensor(1, y)
-                dx = select(y == 0, 0.0, dout * (yt * xt ** (yt - 1)).conj())
+                power = pow(xt, y.item() - 1) if ctx.power is _number_power else xt ** (yt - 1)
+                dx = select(y == 0, 0.0, dout * (yt * power).conj())
             if ctx.needs_input_grad[1]:
                 dy = dout * select(_zero_base(x, y), 0.0, (ctx.output_tensor(out) * log(xt)).conj())
-        return dx, dy
+        return dx, dy, None
+
+
+def _number_power(x, e):
+    """x ** e for a real float array x and a Python number e (0-d array) as PyTorch's scalar-exponent kernel
+    computes it: e = -0.5 is 1 / sqrt(x) and e = -2 is 1 / (x x), so (-0) ** -0.5 = -inf, (-inf) ** -0.5 = NaN
+    and (1e160) ** -2 = 0, where NumPy's power gives inf, 0 and 1e-320. Its backward's x ** (e - 1) too (the
+    derivative of x ** 0.5 at -0 is -inf)."""
+    if e == -0.5:
+        return 1 / np.sqrt(x)
+    if e == -2:
+        return 1 / (x * x)
+    return np.power(x, e)
 
 
 def _zero_base(x, y):
@@ -381,7 +397,7 @@ def pow(input, exponent):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     if kind_of(a.dtype) in "biu" and kind_of(b.dtype) in "iu" and (b._data < 0).any():
         return Tensor(_integer_pow(*promoted(a, b)))
-    return _apply_broadcasting(Pow, a, b)
+    return _apply_broadcasting(Pow, a, b, not isinstance(exponent, Tensor))
 
 
 def _integer_pow(x, y):
@@ -945,7 +961,12 @@ def _piecewise(name, fn):
     return op
 
 
-sign = _piecewise("sign", lambda x: np.where(np.isnan(x), np.zeros((), x.dtype), np.sign(x)))  # sign(NaN) = 0
+def sign_array(x):
+    """PyTorch's sign of a real ndarray: 0 at NaN (NumPy's is NaN). Gradient formulas that take sign(x) use it."""
+    return np.where(np.isnan(x), np.zeros((), x.dtype), np.sign(x))
+
+
+sign = _piecewise("sign", sign_array)
 floor = _piecewise("floor", np.floor)
 ceil = _piecewise("ceil", np.ceil)
 trunc = fix = _piecewise("trunc", np.trunc)

@@ -130,7 +130,8 @@ def mvlgamma(input, p):
     _check_mvlgamma(input, p)
     from .reduce import sum as reduce_sum   # reduce imports elementwise only; imported here to keep gamma light
     x = _floating(input)
-    halves = Tensor(-np.arange(p, dtype=x.dtype) / 2)                   # (p,): 0, -1/2, -1, ...
+    halves = Tensor((np.arange(p, dtype=x.dtype) - (p - 1)) / 2)         # (p,): ..., -1, -1/2, +0 (PyTorch's order;
+    #                                                                       +0, so that -0. gives lgamma(+0.)'s slope)
     terms = lgamma(x.unsqueeze(-1) + halves)                               # (*x.shape, p)
     return reduce_sum(terms, -1) + p * (p - 1) / 4 * math.log(math.pi)
 

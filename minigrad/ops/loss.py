@@ -26,9 +26,10 @@ from ..dtypes import can_cast, cast_refused, kind_of, result_type, scalar_type_n
 from ..tensor import Tensor
 from .activation import softplus
 from .elementwise import (ConstantSlope, as_tensor_operand, cast, check_broadcast, clamp_min, depending_on_input,
-                          square, sub)
+                          sign_array, square, sub)
 from .reduce import Sum
 from .softmax import LogSoftmax, Softmax, shifted_exp
+from .special import xlogy
 from ..autocast_ops import autocast_op
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -394,7 +395,7 @@ class Huber(Function):
         abs_d = np.abs(d)
         quadratic = abs_d < delta
         loss = np.where(quadratic, 0.5 * d * d, delta * (abs_d - 0.5 * delta)) if delta else abs_d
-        slope = np.clip(d, -delta, delta) if delta else np.sign(d)
+        slope = np.clip(d, -delta, delta) if delta else sign_array(d)     # (|d|'s slope at NaN: 0, as PyTorch's)
         ctx.delta, ctx.scale = delta, scale
         x, y = input._data, target._data
         if not delta:       # PyTorch's l1_loss is |input - target|, which saves only the difference (no write into
@@ -639,59 +640,6 @@ def _size(t):
 
 
 # --------------------------------------------------------------------------- kl_div
-class KLDiv(Function):
-    """Pointwise KL divergence with ``input`` = log q and target p:
-
-        log_target=False:  loss = p (log p - input)   (0 where p = 0);  dinput = -p,    dp = log p + 1 - input
-        log_target=True:   loss = e^t (t - input),    t = log p;        dinput = -e^t,  dt = e^t (t + 1 - input)
-    """
-
-    @staticmethod
-    def forward(ctx, input, target, log_target):
-        x, t = input._data, target._data
-        if log_target:
-            p, log_p = np.exp(t), t
-        else:
-            p = t
-            with np.errstate(divide="ignore", invalid="ignore"):
-                log_p = np.log(t)
-        with np.errstate(invalid="ignore"):
-            loss = np.where(p == 0, 0.0, p * (log_p - x)) if not log_target else p * (log_p - x)
-        # PyTorch composes it of ops that save the target and, for the target's gradient, the input (log_target: only
-        # intermediates): copies of what it does not save, so that a write into it after the forward is allowed
-        kept_x = (x if not log_target else x.copy()) if ctx.needs_input_grad[1] else None
-        ctx.save_for_backward(kept_x, p, log_p.copy() if log_target else log_p)
-        ctx.log_target = log_target
-        return loss.astype(x.dtype, copy=False)
-
-    @staticmethod
-    def backward(ctx, dout):
-        x, p, log_p = ctx.saved_tensors
-        g = dout._data
-        dinput = -g * p if ctx.needs_input_grad[0] else None
-        dtarget = None
-        if ctx.needs_input_grad[1]:
-            dtarget = g * (log_p + 1 - x)
-            if ctx.log_target:
-                dtarget = dtarget * p
-        return dinput, dtarget, None
-
-    @staticmethod
-    def graph_backward(ctx, dout):
-        x, p, log_p = ctx.saved_tensors
-        t_t = ctx.input_tensor(1, log_p if ctx.log_target else p)
-        p = t_t.exp() if ctx.log_target else t_t
-        dinput = -dout * p if ctx.needs_input_grad[0] else None
-        dtarget = None
-        if ctx.needs_input_grad[1]:
-            x_t = ctx.input_tensor(0, x)
-            log_p = t_t if ctx.log_target else t_t.log()
-            dtarget = dout * (log_p + 1 - x_t)
-            if ctx.log_target:
-                dtarget = dtarget * p
-        return dinput, dtarget, None
-
-
 @takes_tensors("input", "target")
 @autocast_op("float32")
 @refuses_complex('kl_div: Complex inputs not supported.', RuntimeError)
@@ -712,7 +660,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if kind_of(input.dtype) in "biu" or kind_of(target.dtype) in "biu":
         raise RuntimeError("kl_div: Integral inputs not supported.")
     input, target = _promoted(input, target)
-    elements = KLDiv.apply(input, target, bool(log_target))
+    # PyTorch's composite, so values, gradients (w.r.t. the target too) and what is saved are its: p log p - p q
+    # with xlogy's 0 at p = 0 (its gradient there: NaN, 0/0), or e^t (t - input) for log-probabilities t
+    elements = target.exp() * (target - input) if log_target else xlogy(target, target) - target * input
     if reduction == "batchmean":
         return elements.sum() / (input.shape[0] if input.ndim else 1)
     return apply_reduction(elements, reduction)

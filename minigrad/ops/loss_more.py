@@ -29,6 +29,7 @@ from ..tensor import Tensor
 from .activation import logsigmoid
 from .distance import ClampMinPassGradient, pairwise_distance
 from .elementwise import as_tensor_operand, clamp_min, minimum, where
+from .pointwise import not_implemented
 from .loss import apply_reduction, check_reduction, cross_entropy, legacy_reduction
 from .linalg import linear
 from .shape import result_reshape
@@ -134,8 +135,11 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise IndexError("Target is out of bounds")   # PyTorch: "target out of range"
     x_t = x.gather(1, Tensor(t.reshape(n, 1)))                             # (N, 1)
     others = np.arange(classes)[None, :] != t[:, None]                     # (N, C): i != t
-    z = clamp_min(margin - x_t + x, 0)
-    z = where(Tensor(others), z ** p if p == 2 else z, 0.0)
+    if kind_of(x.dtype) == "c":
+        raise not_implemented("multi_margin_loss_cpu_kernel", x.dtype)
+    z = margin - x_t + x                                                   # (PyTorch's order of operations)
+    z = where(Tensor(others & (z._data > 0)), z, 0.0)                    # its kernel's test: not NaN, no slope at 0
+    z = z ** p if p == 2 else z
     if weight is not None:
         z = z * weight.index_select(0, Tensor(t)).reshape(n, 1)
     loss = z.sum(1) / classes                                               # (N,)
@@ -165,8 +169,10 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     rows, _ = np.nonzero(listed)
     is_target[rows, t[listed]] = True                                     # (N, C): class i is a target
     x_j = x.gather(1, Tensor(safe))                                       # (N, K)
-    hinge = clamp_min(1 - x_j.unsqueeze(2) + x.unsqueeze(1), 0)           # (N, K, C)
-    pairs = listed[:, :, None] & ~is_target[:, None, :]
+    if kind_of(x.dtype) == "c":
+        raise not_implemented("multilabel_margin_loss_forward_out_frame", x.dtype)
+    hinge = 1 - x_j.unsqueeze(2) + x.unsqueeze(1)                         # (N, K, C)
+    pairs = listed[:, :, None] & ~is_target[:, None, :] & (hinge._data > 0)   # (PyTorch's kernel: z > 0)
     loss = where(Tensor(pairs), hinge, 0.0).sum((1, 2)) / classes          # (N,)
     if reduction == "none":
         return result_reshape(loss, ()) if single else loss

@@ -19,6 +19,7 @@ from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from . import elementwise as ew
 from .dims import normalize_dim, normalize_dims
+from .elementwise_more import lerp_values
 from .index import gather_values as gather
 from .layout import row_major
 from .pointwise import not_implemented
@@ -243,16 +244,17 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
         ranks = np.round(ranks)
     below = np.floor(ranks) if interpolation != "higher" else np.ceil(ranks)
     above = np.ceil(ranks) if interpolation != "lower" else np.floor(ranks)
-    if interpolation == "linear" and q_tensor and q.requires_grad:   # the weight is differentiable in q
-        weight = ew.sub(ew.mul(q.reshape(-1), Tensor(np.maximum(count - 1, 0).astype(a.dtype))),
-                        Tensor(below.astype(a.dtype)))
-    else:
-        weight = Tensor(({"midpoint": np.where(above > below, 0.5, 0.0)}.get(interpolation, ranks - below))
-                        .astype(a.dtype))
-    below = np.minimum(below, n - 1).astype(np.int64)
-    above = np.minimum(above, n - 1).astype(np.int64)
-    low, high = gather(values, -1, Tensor(below)), gather(values, -1, Tensor(above))
-    out = ew.add(low, ew.mul(weight, ew.sub(high, low)))                                 # (..., Q)
+    below = np.minimum(below, n - 1)
+    out = gather(values, -1, Tensor(below.astype(np.int64)))                      # (..., Q): lower, higher, nearest
+    if interpolation in ("linear", "midpoint"):                                   # PyTorch's lerp to the rank above
+        if interpolation == "midpoint":
+            weight = Tensor(np.full(ranks.shape, 0.5, a.dtype))
+        elif q_tensor and q.requires_grad:                                        # the weight is differentiable in q
+            weight = ew.sub(ew.mul(q.reshape(-1), Tensor(np.maximum(count - 1, 0).astype(a.dtype))),
+                            Tensor(below.astype(a.dtype)))
+        else:
+            weight = Tensor((ranks - below).astype(a.dtype))
+        out = lerp_values(out, gather(values, -1, Tensor(np.minimum(above, n - 1).astype(np.int64))), weight)
     if ignore_nan:
         out = ew.masked_fill(out, Tensor(count == 0), float("nan"))
     out = out.movedim(-1, 0) if out.ndim > 1 else out                                  # (Q, ...)

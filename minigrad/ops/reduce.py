@@ -19,7 +19,7 @@ from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
 from .dims import normalize_dim, normalize_dims
 from .shape import result_reshape
-from .elementwise import ConstantSlope, conj_if_complex, maximum, minimum
+from .elementwise import ConstantSlope, conj_if_complex, maximum, minimum, sign_array
 from .layout import row_major
 
 
@@ -30,6 +30,17 @@ def _keepdim_shape(shape, axes):
 def _count(shape, axes):
     """How many elements each output element reduces over."""
     return int(np.prod([shape[i] for i in axes]))
+
+
+def _sum_of(x, axes, keepdims, dtype=None):
+    """``x.sum(...)`` through the ufunc itself: NumPy's warning about an inf - inf in the sum then comes from
+    minigrad's frame, which minigrad's warning filter silences as PyTorch is silent (``minigrad/__init__.py``)."""
+    return np.add.reduce(x, axis=axes, keepdims=keepdims, dtype=dtype)
+
+
+def _mean_of(x, axes, keepdims):
+    """``x.mean(...)`` of a float or complex array (the same sum and division), warning as ``_sum_of``."""
+    return np.true_divide(_sum_of(x, axes, keepdims), _count(x.shape, axes if axes is not None else range(x.ndim)))
 
 
 def _reduced(out, axes, keepdim):
@@ -48,7 +59,7 @@ class Sum(Function):
         ctx.shape, ctx.axes = a.shape, axes
         x = a._data
         dtype = x.dtype if x.dtype.kind in "iu" else None     # (NumPy would sum int8..int32 as int64)
-        return row_major(np.asarray(x.sum(axis=axes, keepdims=keepdim, dtype=dtype)))   # (row-major, as PyTorch's)
+        return row_major(np.asarray(_sum_of(x, axes, keepdim, dtype)))   # (row-major, as PyTorch's)
 
     @staticmethod
     def backward(ctx, dout):
@@ -64,7 +75,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, a, axes, keepdim):
         ctx.shape, ctx.axes = a.shape, axes
-        return row_major(np.asarray(a._data.mean(axis=axes, keepdims=keepdim)))   # (row-major, as PyTorch's)
+        return row_major(np.asarray(_mean_of(a._data, axes, keepdim)))   # (row-major, as PyTorch's)
 
     @staticmethod
     def backward(ctx, dout):
@@ -120,14 +131,14 @@ def _variance(ctx, name, a, axes, keepdim, correction, whole):
     """var = sum(|x - mean|^2) / max(N - correction, 0) (real: for complex x, the real parts' variance plus the
     imaginary parts'); keeps on ``ctx`` what ``_variance_grad`` needs."""
     x = a._data
-    centered = x - x.mean(axis=axes, keepdims=True)
+    centered = x - _mean_of(x, axes, True)
     squares = centered.real ** 2 + centered.imag ** 2 if x.dtype.kind == "c" else centered * centered
     ctx.dof, ctx.whole, ctx.keep_shape = _count(x.shape, axes) - correction, whole, _keepdim_shape(x.shape, axes)
     if ctx.dof <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", stacklevel=6)
     with np.errstate(divide="ignore", invalid="ignore"):
-        var = row_major(np.asarray(squares.sum(axis=axes, keepdims=keepdim) / builtins.max(ctx.dof, 0)))
+        var = row_major(np.asarray(_sum_of(squares, axes, keepdim) / builtins.max(ctx.dof, 0)))
     return var, centered
 
 
@@ -152,7 +163,7 @@ def _centered(ctx, x):
 def _centered_values(ctx, x):
     """x - mean(x) over the reduced axes, from the saved input as it is now: PyTorch's var/std backward recomputes it
     from the input it saved, so values written through ``.data`` since the forward are what it reads."""
-    return x - x.mean(axis=ctx.axes, keepdims=True)
+    return x - _mean_of(x, ctx.axes, True)
 
 
 class Var(Function):
@@ -505,7 +516,7 @@ class CumSum(Function):
     @staticmethod
     def forward(ctx, a, axis):
         ctx.axis = axis
-        return row_major(np.cumsum(a._data, axis=axis, dtype=a.dtype))   # (row-major, as PyTorch's)
+        return row_major(a._data.cumsum(axis=axis, dtype=a.dtype))   # (row-major, as PyTorch's; the method: see _sum_of)
 
     @staticmethod
     def backward(ctx, dout):
@@ -526,7 +537,7 @@ class CumProd(Function):
 
     @staticmethod
     def forward(ctx, a, axis):
-        out = row_major(np.cumprod(a._data, axis=axis, dtype=a.dtype))   # (row-major, as PyTorch's)
+        out = row_major(a._data.cumprod(axis=axis, dtype=a.dtype))   # (row-major, as PyTorch's)
         ctx.axis = axis
         ctx.save_for_backward(a, out)
         return out
@@ -596,11 +607,14 @@ def cumprod(input, dim, *, dtype=None):
 class VectorNorm(Function):
     """out = (sum |x|^p)^(1/p) over ``axes``; p = inf: max |x|, -inf: min |x|, 0: the count of nonzeros.
 
-    Backward, with g = dout (keepdim shape):
-        p = inf/-inf:  g sign(x) where |x| equals the norm, shared evenly between ties
-        p = 0:         0 (a count)
+    Backward, with g = dout (keepdim shape) and sign(NaN) = 0 (PyTorch's sign):
+        p = inf/-inf:  g sign(x) where |x| equals the norm (or is NaN), shared evenly between ties
+        p = 0:         none (PyTorch defines no gradient for a count: the input's gradient stays None)
         p = 1:         g sign(x)
-        otherwise:     g sign(x) |x|^(p-1) / out^(p-1), taken as 0 where out == 0 or x == 0 (PyTorch)
+        p = 2:         g x / out, 0 where out == 0
+        otherwise:     g sign(x) (|x| / out)^(p-1), 0 where out == 0 or x == 0; as in PyTorch's
+                       g sign(x) |x|^(p-1) / out^(p-1), a NaN norm makes every gradient NaN, and for p < 1 an
+                       infinite norm makes x == 0's NaN (0 times inf)
     """
 
     @staticmethod
@@ -631,15 +645,18 @@ class VectorNorm(Function):
         x, p = a._data, ctx.ord
         g = dout._data.reshape(out.shape)
         if p == 0:
-            return np.zeros_like(x), None, None, None
+            return None, None, None, None
         if p in (np.inf, -np.inf):
-            selected = np.abs(x) == out
-            return g * np.sign(x) * selected / _tie_count(selected, ctx.axes), None, None, None
+            selected = _extreme_or_nan(x, out)
+            return g * sign_array(x) * selected / _tie_count(selected, ctx.axes), None, None, None
         if p == 1:
-            return g * np.sign(x), None, None, None
+            return g * sign_array(x), None, None, None
         with np.errstate(divide="ignore", invalid="ignore"):
-            grad = g * np.sign(x) * (np.abs(x) / out) ** (p - 1)
-        return np.where((out == 0) | (x == 0), 0, grad), None, None, None
+            if p == 2:
+                return g * np.where(out == 0, 0, x / out), None, None, None
+            grad = np.where((out == 0) | (x == 0), 0, g * sign_array(x) * (np.abs(x) / out) ** (p - 1))
+        poisoned = np.isnan(out) | ((p < 1) & np.isinf(out) & (x == 0))
+        return np.where(poisoned, np.nan, grad), None, None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
@@ -649,13 +666,13 @@ class VectorNorm(Function):
         x, p = a._data, ctx.ord
         g = dout.reshape(out.shape)
         if p == 0:
-            return g * Tensor(np.zeros_like(x)), None, None, None
+            return None, None, None, None
         if p in (np.inf, -np.inf):          # constants read off x: the gradient depends on x (derivative 0)
-            selected = np.abs(x) == out
-            slope = np.sign(x) * selected / _tie_count(selected, ctx.axes)
+            selected = _extreme_or_nan(x, out)
+            slope = sign_array(x) * selected / _tie_count(selected, ctx.axes)
             return ConstantSlope.apply(g, ctx.input_tensor(0, x), slope), None, None, None
         if p == 1:
-            return ConstantSlope.apply(g, ctx.input_tensor(0, x), np.sign(x)), None, None, None
+            return ConstantSlope.apply(g, ctx.input_tensor(0, x), sign_array(x)), None, None, None
         x_t = ctx.input_tensor(0, x)
         out_t = ctx.output_tensor(_reduced(out, ctx.axes, ctx.keepdim)).reshape(out.shape)
         zero_out = out == 0
@@ -670,6 +687,12 @@ class VectorNorm(Function):
             g = g * Tensor(~zero_x)
             abs_x = abs_x + Tensor(zero_x.astype(x.dtype))
         return g * x_t * abs_x ** (p - 2) / out_t ** (p - 1), None, None, None
+
+
+def _extreme_or_nan(x, out):
+    """The elements the inf-norm's (or -inf-norm's) gradient goes to: |x| equal to the norm, or NaN (PyTorch)."""
+    abs_x = np.abs(x)
+    return (abs_x == out) | np.isnan(abs_x)
 
 
 def _vector_norm(input, ord, dim, keepdim, dtype, name):

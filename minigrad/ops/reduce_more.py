@@ -60,7 +60,7 @@ class Prod(Function):
             out = x.copy()         # but saves x and the result as for any prod: a write into either is refused)
             ctx.save_for_backward(x, out)
             return out
-        out = row_major(np.asarray(np.prod(x, axis=axis, keepdims=True, dtype=x.dtype)))   # (as PyTorch's)
+        out = row_major(np.asarray(np.multiply.reduce(x, axis=axis, keepdims=True, dtype=x.dtype)))   # (as PyTorch's)
         ctx.save_for_backward(x, out)
         return _reduced(out, (axis,), keepdim)
 

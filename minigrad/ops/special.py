@@ -116,9 +116,13 @@ class Special(Function):
         raise NotImplementedError
 
 
-def _at_zero(x, value, elsewhere):
-    """``elsewhere`` with ``value`` where x == 0 (a limit the formula cannot evaluate there)."""
-    return ew.select(ew.array_of(x) == 0, value, elsewhere)
+def _near_zero(x, elsewhere):
+    """i1's and i1e's derivative: 1/2 (the limit at 0) where |x| is at most the dtype's epsilon, and where x is NaN:
+    PyTorch's rule (|x| > eps selects the formula)."""
+    x_ = ew.array_of(x)
+    with np.errstate(invalid="ignore"):
+        formula = np.abs(x_) > np.finfo(x_.dtype).eps
+    return ew.select(formula, elsewhere, 0.5)
 
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
@@ -175,7 +179,8 @@ class Sinc(Special):
     @staticmethod
     def derivative(x, out):
         pi_x = math.pi * x
-        return _at_zero(x, 0.0, (pi_x * cos(pi_x) - sin(pi_x)) / (pi_x * x))
+        pi_x_x = pi_x * x                   # 0 also where x^2 underflows (|x| < 1e-162): 0 there, as PyTorch
+        return ew.select(ew.array_of(pi_x_x) == 0, 0.0, (pi_x * cos(pi_x) - sin(pi_x)) / pi_x_x)
 
 
 class I0(Special):
@@ -203,7 +208,7 @@ class I1(Special):
 
     @staticmethod
     def derivative(x, out):
-        return _at_zero(x, 0.5, _i0(x) - out / x)
+        return _near_zero(x, _i0(x) - out / x)
 
 
 class I1e(Special):
@@ -213,7 +218,7 @@ class I1e(Special):
 
     @staticmethod
     def derivative(x, out):
-        return _at_zero(x, 0.5, _i0e(x) - out * (sign(x) + 1 / x))
+        return _near_zero(x, _i0e(x) - out * (sign(x) + 1 / x))
 
 
 class Ndtr(Special):

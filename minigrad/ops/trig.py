@@ -7,7 +7,8 @@ from its output, the others' from their input; ``UnaryMath.saves``):
 
     tan' = 1 + tan^2        sinh' = cosh        cosh' = sinh
     asin' = (1 - x^2)^(-1/2)    acos' = -(1 - x^2)^(-1/2)    atan' = 1 / (1 + x^2)
-    asinh' = (x^2 + 1)^(-1/2)   acosh' = (x - 1)^(-1/2) (x + 1)^(-1/2)    atanh' = 1 / (1 - x^2)
+    asinh' = (x^2 + 1)^(-1/2)   acosh' = (x^2 - 1)^(-1/2), complex (z - 1)^(-1/2) (z + 1)^(-1/2)
+    atanh' = 1 / (1 - x^2)
 """
 import math
 
@@ -100,7 +101,9 @@ class Acosh(UnaryMath):
 
     @staticmethod
     def derivative(x, out):
-        return (x - 1) ** -0.5 * (x + 1) ** -0.5     # not (x^2 - 1)^(-1/2): the branch for complex x
+        if ew.array_of(x).dtype.kind == "c":     # not (z^2 - 1)^(-1/2): the branch for complex z
+            return (x - 1) ** -0.5 * (x + 1) ** -0.5
+        return (x * x - 1) ** -0.5               # PyTorch's real form: also defined for x <= -1 (outside the domain)
 
 
 class Atanh(UnaryMath):
