@@ -26,6 +26,7 @@ from . import grad_mode
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
 
 _current_level = -1          # as PyTorch's module attribute: the active level, -1 when none
+_generation = [0]            # counts the levels entered: a tangent recorded on a node in an earlier one is stale
 _fwd_grad_enabled = [True]   # _set_fwd_grad_enabled(False) stops tangents from flowing (they are kept)
 _tangents = {}               # id(tensor) -> (weakref to the tensor, its tangent Tensor)
 _probe = np.random.default_rng(0x5EED)   # the u of the double vjp (never the user's random streams)
@@ -53,6 +54,7 @@ def enter_dual_level():
     if _current_level >= 0:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _current_level = 0
+    _generation[0] += 1
     _refresh()
     return _current_level
 
@@ -244,9 +246,31 @@ def _apply(cls, args, kwargs):
             tangent = _jvp(cls, args, kwargs, tangents, out, states)
             if tangent is not None:
                 _store(out, tangent)
+            node = out._grad_fn
+            if node is not None and not isinstance(node, Tensor):   # for a backward run inside this level
+                node.dual_tangents = (_generation[0], tangents, tangent)   # (``_joined_with_tangent``)
         return out
     finally:
         _function.dual_active = True
+
+
+def _joined_with_tangent(node, which, joined):
+    """A ``graph_backward``'s view of input ``which`` of ``node`` (an index; None: the output; ("saved", origin): the
+    saved tensor from that place in the graph, the input whose edge it is), carrying the tangent that tensor carried
+    when the node ran forward in this level: forward AD over a backward pass (``autograd.grad`` with
+    ``create_graph=True`` inside a level: forward-over-reverse, as ``gradgradcheck(check_fwd_over_rev=True)`` runs
+    it). ``Context.input_tensor``, ``output_tensor`` and ``graph_saved`` call it while a level is active."""
+    generation, tangents, out_tangent = node.dual_tangents
+    if isinstance(which, tuple):
+        edges = node.next_edges or ()
+        which = next((i for i, edge in enumerate(edges) if edge is which[1] and which[1] is not None), -1)
+    tangent = out_tangent if which is None else (tangents[which] if 0 <= which < len(tangents) else None)
+    if generation != _generation[0] or tangent is None or _tangent_of(joined) is not None:
+        return joined
+    if joined._grad_fn is None:       # the leaf itself: a view of it carries the tangent (the leaf stays plain)
+        joined = _alias(joined)
+    _store(joined, tangent if tangent.dtype == joined.dtype else tangent.to(joined.dtype))
+    return joined
 
 
 def _no_forward_ad(cls):
@@ -395,3 +419,4 @@ def _write(write, t, compute, operands, *rest):
 
 _function.dual_apply = _apply
 _function.dual_write = _write
+_function.dual_joined = _joined_with_tangent

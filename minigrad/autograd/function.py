@@ -57,6 +57,8 @@ limited_call = None  # low_precision.py sets it: limited_dtypes.gated_call, whic
 dual_active = False  # forward_ad.py sets it while a forward AD level is active, and ``dual_apply`` (and ops/inplace.py's
 dual_apply = None    # ``dual_write``), which propagate tangents
 dual_write = None
+dual_joined = None   # and this: a graph_backward's input_tensor/output_tensor/graph_saved given the tangent recorded
+#                      at forward
 
 node_logs = {}   # thread id -> lists receiving the nodes made in that thread while they are here (utils.checkpoint)
 
@@ -192,6 +194,8 @@ class Context:
             #                                              as in PyTorch
             stand_in._requires_grad = True
             return stand_in
+        if dual_active and "dual_tangents" in self.__dict__:   # forward AD over this backward (forward_ad.py)
+            return dual_joined(self, i, _joined(array, edge))
         return _joined(array, edge)
 
     def output_tensor(self, array):
@@ -199,6 +203,8 @@ class Context:
         in-place op on a view, the view's node after the write (PyTorch's saved result is the view itself)."""
         origin = self.__dict__.get("result_origin")
         origin = origin() if origin is not None else None
+        if dual_active and "dual_tangents" in self.__dict__:   # forward AD over this backward (forward_ad.py)
+            return dual_joined(self, None, _joined(array, self if origin is None else origin))
         return _joined(array, self if origin is None else origin)
 
     def graph_saved(self):
@@ -207,7 +213,10 @@ class Context:
         saved = self.saved_tensors
         if "origins" not in self.__dict__:
             return saved
-        return tuple(_joined(t._data, o) if o is not None else t for t, o in zip(saved, self.origins))
+        joined = tuple(_joined(t._data, o) if o is not None else t for t, o in zip(saved, self.origins))
+        if dual_active and "dual_tangents" in self.__dict__:   # forward AD over this backward (forward_ad.py)
+            return tuple(dual_joined(self, ("saved", o), j) for o, j in zip(self.origins, joined))
+        return joined
 
     def release(self):
         """Drop what was saved for backward (called by the engine unless retain_graph=True). A node that saved
