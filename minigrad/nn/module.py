@@ -317,8 +317,10 @@ class Module:
             if child is not None:
                 yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
-    def modules(self):
-        for _, module in self.named_modules():
+    def modules(self, remove_duplicate=True):
+        """This module and every descendant, depth first (a module reached twice only once, unless
+        ``remove_duplicate=False``)."""
+        for _, module in self.named_modules(remove_duplicate=remove_duplicate):
             yield module
 
     def named_children(self):

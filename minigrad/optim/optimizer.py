@@ -7,8 +7,9 @@ import copy
 import functools
 import warnings
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import chain
+from typing import Optional
 
 import numpy as np
 
@@ -174,6 +175,13 @@ class Optimizer:
     _step_hooks = ((), ())                     # (pre, post): hook(optimizer, args, kwargs)
     _state_dict_hooks = ((), ())               # (pre: hook(optimizer), post: hook(optimizer, state_dict))
     _load_state_dict_hooks = ((), ())          # (pre: hook(optimizer, state_dict), post: hook(optimizer))
+
+    # PyTorch's names: the types of step hooks, and the decorator that runs them around a step (every ``step`` an
+    # Optimizer subclass defines gets it already; applying it again adds nothing)
+    OptimizerPreHook = Callable[["Optimizer", tuple, dict], Optional[tuple]]
+    OptimizerPostHook = Callable[["Optimizer", tuple, dict], None]
+    profile_hook_step = staticmethod(lambda step: step if getattr(step, "has_step_hooks", False)
+                                     else _with_step_hooks(step))
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
