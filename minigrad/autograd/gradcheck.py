@@ -250,10 +250,7 @@ def _close(analytic, numeric, atol, rtol):
 def _check_forward(func, inputs, diff_inputs, eps, atol, rtol, fast_mode, rng):
     """Forward-mode AD's J t against central differences along t: t = each input element in turn (and its
     imaginary direction), or (``fast_mode``) one random t for all inputs at once."""
-    from ..tensor import Tensor
-    with enable_grad():
-        every = _outputs(func, inputs)
-    indices = [i for i, o in enumerate(every) if isinstance(o, Tensor) and o.requires_grad]
+    indices = _grad_output_indices(func, inputs)
     if fast_mode:
         directions = [_random_like(rng, t) for t in diff_inputs]
         _compare_forward(func, inputs, diff_inputs, directions, indices, eps, atol, rtol, "a random direction")
@@ -302,9 +299,7 @@ def _forward_tangents(func, inputs, diff_inputs, tangents, indices):
 def _check_undefined_tangent(func, inputs, diff_inputs, rng):
     """Each input in turn with a zero tangent, then with none (the others random): the outputs' tangents agree."""
     from ..tensor import Tensor
-    with enable_grad():
-        every = _outputs(func, inputs)
-    indices = [i for i, o in enumerate(every) if isinstance(o, Tensor) and o.requires_grad]
+    indices = _grad_output_indices(func, inputs)
     directions = [Tensor(_random_like(rng, t).astype(t._data.dtype)) for t in diff_inputs]
     for n, t in enumerate(diff_inputs):
         zero = [Tensor(np.zeros(t.shape, t._data.dtype)) if k == n else v for k, v in enumerate(directions)]
@@ -319,27 +314,16 @@ def _check_undefined_tangent(func, inputs, diff_inputs, rng):
 
 def _check_batched_forward(func, inputs, diff_inputs, rng):
     """``vmap`` over two random tangents of each input gives the tangents computed one at a time."""
-    from ..func import vmap
-    from ..ops.shape import stack
     from ..tensor import Tensor
-    with enable_grad():
-        every = _outputs(func, inputs)
-    indices = [i for i, o in enumerate(every) if isinstance(o, Tensor) and o.requires_grad]
+    indices = _grad_output_indices(func, inputs)
     for n, t in enumerate(diff_inputs):
-        samples = [Tensor(_random_like(rng, t).astype(t._data.dtype)) for _ in range(2)]
-
         def tangents_of(v):
             directions = [v if k == n else Tensor(np.zeros(u.shape, u._data.dtype)) for k, u in enumerate(diff_inputs)]
             return tuple(Tensor(a) for a in _forward_tangents(func, inputs, diff_inputs, directions, indices))
-        expected = [tangents_of(v) for v in samples]
-        try:
-            batched = vmap(tangents_of)(stack(samples))
-        except RuntimeError as error:
-            raise GradcheckError(f"While computing batched gradients, got: {error}") from error
-        for o, result in enumerate(batched):
-            if not np.allclose(result._data, np.stack([e[o]._data for e in expected]), equal_nan=True):
-                raise GradcheckError(f"Batched forward gradient mismatch for output {indices[o]} with respect to "
-                                     f"the input {n} that requires grad")
+        o = _batched_mismatch(tangents_of, [Tensor(_random_like(rng, t).astype(t._data.dtype)) for _ in "12"])
+        if o is not None:
+            raise GradcheckError(f"Batched forward gradient mismatch for output {indices[o]} with respect to "
+                                 f"the input {n} that requires grad")
 
 
 def _check_batched_grad(output, index, diff_inputs, rng):
@@ -347,23 +331,39 @@ def _check_batched_grad(output, index, diff_inputs, rng):
     (PyTorch's check of its batching rules; minigrad's vmap is a loop, so this checks that the backward can be
     run again on the same graph and gives the same result)."""
     from . import grad as autograd_grad
-    from ..func import vmap
-    from ..ops.shape import stack
     from ..tensor import Tensor
 
     def vjp(v):
         grads = autograd_grad(output, diff_inputs, v, retain_graph=True, allow_unused=True)
         return tuple(Tensor(np.zeros(t.shape, t._data.dtype)) if g is None else g for g, t in zip(grads, diff_inputs))
-    samples = [Tensor(_random_like(rng, output).astype(output._data.dtype)) for _ in range(2)]
-    expected = [vjp(v) for v in samples]
+    i = _batched_mismatch(vjp, [Tensor(_random_like(rng, output).astype(output._data.dtype)) for _ in "12"])
+    if i is not None:
+        raise GradcheckError(f"For output {index} and input {i}: the gradients computed in a batch (vmap) differ "
+                             "from those computed one at a time")
+
+
+def _batched_mismatch(fn, samples):
+    """The index of the first result of ``fn`` (a tuple of Tensors) that ``vmap(fn)`` over the stacked ``samples``
+    gives otherwise than ``fn`` called on each sample, or None."""
+    from ..func import vmap
+    from ..ops.shape import stack
+    expected = [fn(v) for v in samples]
     try:
-        batched = vmap(vjp)(stack(samples))
+        batched = vmap(fn)(stack(samples))
     except RuntimeError as error:
         raise GradcheckError(f"While computing batched gradients, got: {error}") from error
     for i, result in enumerate(batched):
         if not np.allclose(result._data, np.stack([e[i]._data for e in expected]), equal_nan=True):
-            raise GradcheckError(f"For output {index} and input {i}: the gradients computed in a batch (vmap) "
-                                 "differ from those computed one at a time")
+            return i
+    return None
+
+
+def _grad_output_indices(func, inputs):
+    """The positions of ``func``'s outputs that require grad."""
+    from ..tensor import Tensor
+    with enable_grad():
+        every = _outputs(func, inputs)
+    return [i for i, o in enumerate(every) if isinstance(o, Tensor) and o.requires_grad]
 
 
 def _check_zero_upstream(outs, diff_inputs):
