@@ -185,3 +185,33 @@ def test_selections_of_empty_and_0d_tensors_as_pytorch(dtype):
             if outcomes[1] != outcomes[0]:
                 wrong.append(f"{shape} {name}: {outcomes[1]}, PyTorch {outcomes[0]}")
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bfloat16"])
+def test_kthvalue_reports_pytorchs_element_among_ties(dtype):
+    """Rows of a few repeated values (NaN among them): the index PyTorch's quickselect ends with, and so the element
+    the gradient reaches, for random k and dims."""
+    torch = torch_or_skip()
+    rng = np.random.default_rng(7)
+    wrong = []
+    for case in range(150):
+        shape = tuple(int(s) for s in rng.integers(1, 9, size=int(rng.integers(1, 4))))
+        values = rng.integers(0, 4, size=shape).astype(float)
+        if dtype != "int64" and rng.random() < 0.3:
+            values.flat[rng.integers(0, values.size)] = np.nan
+        dim = int(rng.integers(-len(shape), len(shape)))
+        k = int(rng.integers(1, shape[dim] + 1))
+        indices = [lib.tensor(values).to(getattr(lib, dtype)).kthvalue(k, dim).indices.numpy() for lib in (torch, mg)]
+        if not np.array_equal(indices[1], indices[0]):
+            wrong.append(f"{shape} dim {dim} k {k}: {indices[1].tolist()}, PyTorch {indices[0].tolist()}")
+    assert not wrong, "\n".join(wrong[:5])
+
+
+def test_kthvalue_gradient_reaches_pytorchs_tied_element():
+    torch = torch_or_skip()
+    grads = []
+    for lib in (torch, mg):
+        x = lib.tensor([[5.0, 5.0, 5.0, 5.0, 5.0], [3.0, 1.0, 2.0, 1.0, 3.0]], dtype=lib.float64, requires_grad=True)
+        x.kthvalue(2, 1).values.backward(lib.tensor([0.5, -2.0], dtype=lib.float64))
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])     # (moved upstream values: exact by construction)

@@ -6,8 +6,9 @@ the value alone and, as PyTorch does, share its gradient evenly among the elemen
 is NaN: ``reduce.Extremum``). Quantiles interpolate between two sorted values, so their gradient is the
 interpolation weights routed back through the sort.
 
-Where values tie, which index PyTorch reports depends on its selection algorithm; minigrad reports the tied
-element a stable sort puts at the rank (``mode``: the last occurrence, as PyTorch does).
+Where values tie, which index PyTorch reports depends on its selection algorithm, and minigrad reports the same:
+for ``median``/``nanmedian`` the tied element a stable sort puts at the rank, for ``kthvalue`` the one its
+quickselect ends with (replayed for tied slices only), for ``mode`` the last occurrence.
 """
 from collections import namedtuple
 
@@ -49,6 +50,64 @@ def _rank_indices(x, axis, rank):
     order = _stable_order(x, axis)
     rank = np.broadcast_to(np.asarray(rank), np.take(order, [0], axis).shape)
     return np.take_along_axis(order, rank.astype(np.int64), axis).astype(np.int64)
+
+
+def _quickselect_position(values, k):
+    """The position in ``values`` (a list of Python numbers) of the element PyTorch's kthvalue reports as the k-th
+    smallest (k from 0): its CPU kernel's quickselect (median-of-three pivot, Hoare partition, NaN largest),
+    replayed with the positions carried along, so that among tied values it names the same element."""
+    def greater(a, b):                                  # a > b, a NaN greater than any number
+        return (a != a and b == b) or a > b
+    arr, pos = list(values), list(range(len(values)))
+
+    def swap(a, b):
+        arr[a], arr[b], pos[a], pos[b] = arr[b], arr[a], pos[b], pos[a]
+    low, high = 0, len(arr) - 1
+    while high > low:
+        if high == low + 1:
+            if greater(arr[low], arr[high]):
+                swap(low, high)
+            break
+        swap(low + (high - low) // 2, low + 1)          # the median of arr[low], arr[low + 1], arr[high] to low
+        if greater(arr[low + 1], arr[high]):
+            swap(low + 1, high)
+        if greater(arr[low], arr[high]):
+            swap(low, high)
+        if greater(arr[low + 1], arr[low]):
+            swap(low + 1, low)
+        i, j, pivot = low + 1, high, arr[low]
+        while True:
+            i += 1
+            while greater(pivot, arr[i]):
+                i += 1
+            j -= 1
+            while greater(arr[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(low, j)
+        if j <= k:
+            low = i
+        if j >= k:
+            high = j - 1
+    return pos[k]
+
+
+def _kth_indices(x, axis, k):
+    """kthvalue's index (keepdim shape, int64) of the k-th smallest element (k from 1) along ``axis``: where that
+    value occurs once in the slice, its position; where it is tied, the one PyTorch's quickselect names."""
+    indices = _rank_indices(x, axis, k - 1)
+    kth = np.take_along_axis(x, indices, axis)
+    equal = (x == kth) | (np.isnan(x) & np.isnan(kth)) if kind_of(x.dtype) == "f" else x == kth
+    tied = np.moveaxis(equal.sum(axis=axis, keepdims=True) > 1, axis, -1)[..., 0]      # (slices)
+    if tied.any():
+        rows = np.moveaxis(x.astype(np.float32) if x.dtype == bfloat16 else x, axis, -1)   # (..., n)
+        out = np.moveaxis(indices, axis, -1)                                                # (..., 1), a view
+        for where in np.ndindex(tied.shape):
+            if tied[where]:
+                out[where + (0,)] = _quickselect_position(rows[where].tolist(), k - 1)
+    return indices
 
 
 def _first_nan(x, axis):
@@ -165,7 +224,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     if input.ndim:                          # PyTorch's kernel runs (even for an empty result): not for 0-d ones
         _check_sortable("kthvalue", input)
         check_kernel("kthvalue", input)
-    return _select("kthvalue", kthvalue_result, input, dim, keepdim, lambda x, axis: _rank_indices(x, axis, k - 1))
+    return _select("kthvalue", kthvalue_result, input, dim, keepdim, lambda x, axis: _kth_indices(x, axis, k))
 
 
 @takes_tensors("input")
