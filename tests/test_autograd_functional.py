@@ -170,6 +170,25 @@ def test_grad_with_batched_grad_outputs_as_pytorch():
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("options", [{"materialize_grads": True}, {"allow_unused": True}])
+def test_batched_grad_of_an_unused_input_as_pytorch(options):
+    """An input the outputs do not depend on: None, or materialized as zeros of its own shape (PyTorch adds no
+    batch dimension to those)."""
+    torch = torch_or_skip()
+    results = []
+    for lib in (torch, mg):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        unused = lib.tensor([3.0], dtype=lib.float64, requires_grad=True)
+        grads = lib.autograd.grad((x * x).sum(), (x, unused), lib.tensor([1.0, -2.0, 0.5], dtype=lib.float64),
+                                  is_grads_batched=True, **options)
+        results.append([None if g is None else g.numpy() for g in grads])
+    for theirs, ours in zip(*results):
+        assert (ours is None) == (theirs is None)
+        if theirs is not None:
+            assert ours.shape == theirs.shape
+            np.testing.assert_allclose(ours, theirs, rtol=1e-15, atol=0)
+
+
 def test_grad_with_batched_grad_outputs_is_one_grad_per_entry():
     """Without PyTorch: each stacked entry is the plain grad of that upstream gradient."""
     rng = np.random.default_rng(1)

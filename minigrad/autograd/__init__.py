@@ -126,9 +126,12 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                            f"{[g.shape[0] for g in grad_outputs]}")
     retain = create_graph if retain_graph is None else retain_graph
     per_entry = [grad(outputs, inputs, [g[b] for g in grad_outputs], retain_graph=retain or b < batch - 1,
-                      create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
+                      create_graph=create_graph, allow_unused=allow_unused)
                  for b in range(batch)]
-    return tuple(None if gs[0] is None else stack(list(gs)) for gs in zip(*per_entry))
+    # an unused input's gradient, materialized, is zeros of its own shape (no batch dimension), as PyTorch's
+    from ..creation import zeros_like
+    return tuple(stack(list(gs)) if gs[0] is not None else zeros_like(t) if materialize_grads else None
+                 for gs, t in zip(zip(*per_entry), _as_tuple(inputs)))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
@@ -140,14 +143,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     zeros instead of None for inputs the outputs do not depend on (and implies ``allow_unused``).
     """
     from ..tensor import Tensor
-    if is_grads_batched:
-        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
-                             materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
     if materialize_grads and not allow_unused:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     if retain_graph is None:
         retain_graph = create_graph
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
