@@ -8,6 +8,7 @@ the table at the bottom of this file binds them as methods, so ``x.sum(1)`` and
 ``mg.sum(x, 1)`` are the same function.
 """
 import sys
+import warnings
 import weakref
 
 import numpy as np
@@ -278,7 +279,13 @@ class Tensor:
     # ----------------------------------------------------------------- conversion
     @property
     def grad(self):
-        """The accumulated gradient (a Tensor of this tensor's shape and dtype) or None."""
+        """The accumulated gradient (a Tensor of this tensor's shape and dtype) or None. Read on a non-leaf tensor
+        that does not retain its gradient, it warns as PyTorch does (backward never fills it)."""
+        if self._grad is None and (self._grad_fn is not None or self._base is not None) and self.requires_grad \
+                and not self.is_leaf and not self.retains_grad:
+            warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed: backward "
+                          "does not fill it. Call .retain_grad() on it before backward to keep its gradient, or read "
+                          "the .grad of the leaf tensor it was computed from.", UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter

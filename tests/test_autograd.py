@@ -1,6 +1,7 @@
 """The engine: graph walking, accumulation, freeing, hooks, grad modes, custom Functions, gradcheck itself."""
 import gc
 import re
+import warnings
 import weakref
 
 import numpy as np
@@ -371,7 +372,38 @@ def test_retain_grad_keeps_intermediate_gradient():
     g = np.random.default_rng(7).standard_normal(3)
     z.backward(mg.tensor(g))
     np.testing.assert_allclose(y.grad.numpy(), 3 * g)
-    assert (x * 1.0).grad is None
+    with pytest.warns(UserWarning, match="not a leaf Tensor"):    # PyTorch warns there too: backward never fills it
+        assert (x * 1.0).grad is None
+
+
+def test_backward_argument_errors_and_the_non_leaf_grad_warning_as_pytorch():
+    """A gradient count that does not match the outputs, a complex gradient for a real output: PyTorch's
+    RuntimeError (minigrad computed both); .grad read on a non-leaf that does not retain it warns (once per read),
+    not on a leaf, a retaining non-leaf or a tensor that does not require grad."""
+    torch = torch_or_skip()
+    outcomes = []
+    for lib in (torch, mg):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        y = x * 2
+        row = []
+        for call in (lambda: lib.autograd.backward([y.sum(), y.sum()], [None]),
+                     lambda: lib.autograd.grad([y.sum(), y.sum()], [x], [None]),
+                     lambda: y.backward(lib.ones(3, dtype=lib.complex128))):
+            try:
+                call()
+                row.append("ok")
+            except RuntimeError:
+                row.append("RuntimeError")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            z = x * 3
+            z.grad, x.grad, lib.ones(2).grad                     # one warning: z's
+            kept = x * 4
+            kept.retain_grad()
+            kept.grad                                             # none
+        row.append(sum("leaf Tensor" in str(w.message) for w in caught))
+        outcomes.append(row)
+    assert outcomes[1] == outcomes[0] == ["RuntimeError", "RuntimeError", "RuntimeError", 1]
 
 
 # ----------------------------------------------------------------------------- dtype

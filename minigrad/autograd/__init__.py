@@ -39,6 +39,8 @@ def _upstream(outputs, grad_outputs, create_graph=False):
     With ``create_graph`` a given gradient stays a Tensor, so the result can be differentiated with
     respect to it too."""
     Tensor = _function.Tensor   # set by minigrad.tensor (an import here would cost ~0.7 us on every backward)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if not isinstance(out, Tensor):
@@ -62,6 +64,10 @@ def _upstream(outputs, grad_outputs, create_graph=False):
         if g.shape != out.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
                                f"output[{i}] has a shape of {list(out.shape)}.")
+        if (g.dtype.kind == "c") != (out._data.dtype.kind == "c"):
+            raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
+                               f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of minigrad.{g.dtype} and "
+                               f"output[{i}] has a dtype of minigrad.{out._data.dtype}.")
         if create_graph and isinstance(given, Tensor):
             grads.append(given if given._data.dtype == out._data.dtype else given.to(out._data.dtype))
             continue

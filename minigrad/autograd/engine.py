@@ -158,14 +158,14 @@ def accumulate(tensor, grad, alone=False):
     if isinstance(grad, Tensor):
         if grad.is_sparse:
             return sparse_gradients().accumulate(tensor, grad)
-        old = tensor.grad
+        old = tensor._grad       # (not the property, which warns when read on a non-leaf)
         total = grad if old is None else grad + old if old.is_sparse else old + grad   # (sparse + dense is refused)
         if total.shape == tensor.shape:
             tensor.grad = total
         else:                                # a retained gradient of a tensor reshaped in place since: its shape
             tensor._grad = total             # (not the setter, which refuses another shape)
         return
-    if tensor.grad is None:
+    if tensor._grad is None:
         if alone and grad.dtype == tensor._data.dtype and grad.flags.writeable and _same_layout(grad, tensor._data):
             tensor.grad = Tensor(grad)
         else:                                # laid out like the tensor (PyTorch's layout contract for .grad); a
@@ -174,11 +174,11 @@ def accumulate(tensor, grad, alone=False):
             copy = np.empty_like(like) if like.shape == grad.shape else np.empty(grad.shape, like.dtype)
             copy[...] = grad
             tensor._grad = Tensor(copy)      # (not the setter, which refuses another shape)
-    elif tensor.grad.is_sparse:              # a dense share after sparse ones: .grad becomes dense (PyTorch's order)
-        tensor._grad = Tensor(sparse_gradients().add(tensor.grad, grad))
+    elif tensor._grad.is_sparse:              # a dense share after sparse ones: .grad becomes dense (PyTorch's order)
+        tensor._grad = Tensor(sparse_gradients().add(tensor._grad, grad))
     else:
-        tensor.grad._data += grad
-        bump(tensor.grad._data)  # an in-place write into .grad, as PyTorch counts it
+        tensor._grad._data += grad
+        bump(tensor._grad._data)  # an in-place write into .grad, as PyTorch counts it
 
 
 _any_post_hooks = False   # whether any tensor ever had a post-accumulate-grad hook: else the sink skips the look-up

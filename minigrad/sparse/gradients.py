@@ -121,7 +121,7 @@ def accumulate(tensor, grad):
     a sparse ``.grad``, the sum (sparse, out of place); a dense one, the entries added in place, or out of place when
     either has a graph (create_graph=True)."""
     from ..autograd.version import bump
-    old = tensor.grad
+    old = tensor._grad
     if old is None:
         tensor._grad = grad
     elif is_sparse(old):
