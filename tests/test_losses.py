@@ -308,3 +308,29 @@ def test_nll_loss_and_cross_entropy_sweep(shape, n_classes, batched, reduction, 
     kwargs = dict(reduction=reduction, ignore_index=ignore_index)
     for name in ("nll_loss", "cross_entropy"):
         assert_mirror(*run_both(functional(name, **kwargs)), x, target, weight, grads=[True, False, False])
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "cross_entropy smoothed", "nll_loss"])
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_an_ignored_position_with_nan_or_infinite_logits_adds_nothing_as_in_pytorch(loss, reduction):
+    """Padding positions (target == ignore_index) whose logits or log-probabilities are NaN or infinite, as masked
+    positions often are: PyTorch's loss skips them (and masks the label-smoothing term); minigrad's was NaN."""
+    torch = torch_or_skip()
+    rows = [[float("nan"), 1.0, 0.0], [-float("inf"), -float("inf"), -float("inf")], [float("inf"), 1.0, 2.0],
+            [0.5, 0.2, -1.0], [1.5, -0.3, 0.7]]
+    results = []
+    for lib in (torch, mg):
+        x = lib.tensor(rows, dtype=lib.float64, requires_grad=True)
+        target = lib.tensor([0, 0, 0, 2, 1])                      # the first three ignored
+        weight = lib.tensor([1.0, 2.0, 0.5], dtype=lib.float64)
+        F = lib.nn.functional
+        if loss == "nll_loss":
+            y = F.nll_loss(x, target, weight=weight, ignore_index=0, reduction=reduction)
+        else:
+            y = F.cross_entropy(x, target, weight=weight, ignore_index=0, reduction=reduction,
+                                label_smoothing=0.1 if loss.endswith("smoothed") else 0.0)
+        (g,) = lib.autograd.grad(y, x, lib.ones_like(y))
+        results.append((y.detach().numpy(), g.numpy()))
+    for theirs, ours in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15, equal_nan=True)
+        np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))

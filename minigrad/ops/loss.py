@@ -108,11 +108,13 @@ class CrossEntropy(Function):
             idx = np.expand_dims(np.where(valid, t, 0), axis)  # (N, 1, *d): the target class per position
             w_t = valid.astype(dtype) if w is None else valid * w[idx.squeeze(axis)]
             a = (1 - eps) * w_t
-            loss = -a * np.take_along_axis(logp, idx, axis).squeeze(axis)
+            # an ignored position adds 0 even where its log-probabilities are NaN or infinite (PyTorch's kernel skips
+            # it and masks the smoothing term), not 0 times them
+            loss = np.where(valid, -a * np.take_along_axis(logp, idx, axis).squeeze(axis), 0)
             b = None
             if eps:
                 b = valid * (eps / n_classes)
-                loss -= b * np.sum(logp if w_b is None else logp * w_b, axis=axis)
+                loss -= np.where(valid, b * np.sum(logp if w_b is None else logp * w_b, axis=axis), 0)
             normaliser = np.sum(w_t)
             ctx.q, ctx.idx, ctx.a, ctx.b = None, idx, a, b
             ctx.qsum = a if b is None else a + b * (n_classes if w is None else np.sum(w))
@@ -339,17 +341,18 @@ class NllLoss(Function):
         valid = t != ignore_index
         idx = np.expand_dims(np.where(valid, t, 0), axis)      # (N, 1, *d): the target class per position
         w_t = valid.astype(x.dtype) if weight is None else valid * weight._data.astype(x.dtype)[idx.squeeze(axis)]
-        loss = -w_t * np.take_along_axis(x, idx, axis).squeeze(axis)
+        # an ignored position adds 0 even where its log-probabilities are NaN or infinite (PyTorch's kernel skips it)
+        loss = np.where(valid, -w_t * np.take_along_axis(x, idx, axis).squeeze(axis), 0)
         normaliser = np.sum(w_t)
-        ctx.idx, ctx.w_t, ctx.axis, ctx.shape = idx, w_t, axis, x.shape
+        ctx.idx, ctx.w_t, ctx.valid, ctx.axis, ctx.shape = idx, w_t, valid, axis, x.shape
         ctx.reduction, ctx.normaliser = reduction, normaliser
         return _reduce_positions(loss, reduction, normaliser)
 
     @staticmethod
     def backward(ctx, dout):
         g = _upstream_per_position(dout._data, ctx.reduction, ctx.normaliser, ctx.axis)
-        dx = _scatter(ctx.shape, ctx.idx, -np.expand_dims(ctx.w_t, ctx.axis) * g, ctx.axis, dout.dtype)
-        return dx, None, None, None, None
+        share = np.where(np.expand_dims(ctx.valid, ctx.axis), -np.expand_dims(ctx.w_t, ctx.axis) * g, 0)
+        return _scatter(ctx.shape, ctx.idx, share, ctx.axis, dout.dtype), None, None, None, None
 
     @staticmethod
     def graph_backward(ctx, dout):
