@@ -65,6 +65,7 @@ CASES = {
     "pow 0.5": (lambda lib, x: x ** 0.5, [[-0.0, -inf, 4.0, 0.0, inf] * 4]),
     "pow -2": (lambda lib, x: x ** -2, [[1e160, -1e160, 2.0, 1e-170] * 5]),
     "pow -1": (lambda lib, x: x ** -1, [[1e160, 1e-170, -0.0, 2.0] * 5]),
+    "pow_ -0.5": (lambda lib, x: (x * 1).pow_(-0.5), [[-0.0, -inf, 4.0, 0.0, inf] * 4]),
     # the divisor's gradient -g (a / b) / b: no b^2 to underflow
     "div": (lambda lib, a, b: a / b, [[1e-300, 1.0, 3.0, 0.0], [1e-300, 1e-200, 1e-170, 1e-170]]),
     # lgamma's slope at +0 (PyTorch adds the half-integer offsets, +0 for p = 1)

@@ -243,7 +243,7 @@ class Pow(Function):
     def forward(ctx, a, b, number=False):
         """``number``: the exponent was a Python number (``x ** 0.5``), which PyTorch's own kernel computes."""
         x, y = promoted(a, b)
-        ctx.power = _number_power if number and x.dtype.kind in "fV" else np.power
+        ctx.power = number_power if number and x.dtype.kind in "fV" else np.power
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):   # NaN/inf silently, as PyTorch
             out = like_operands(ctx.power(x, y), x, y)
         # the result only for the exponent's gradient (PyTorch saves it only then: a later write into the result of
@@ -282,14 +282,14 @@ class Pow(Function):
         with np.errstate(divide="ignore", invalid="ignore"):   # log(0), 0 ** -1: masked as in backward
             if ctx.needs_input_grad[0]:
                 yt = ctx.input_tensor(1, y)
-                power = pow(xt, y.item() - 1) if ctx.power is _number_power else xt ** (yt - 1)
+                power = pow(xt, y.item() - 1) if ctx.power is number_power else xt ** (yt - 1)
                 dx = select(y == 0, 0.0, dout * (yt * power).conj())
             if ctx.needs_input_grad[1]:
                 dy = dout * select(_zero_base(x, y), 0.0, (ctx.output_tensor(out) * log(xt)).conj())
         return dx, dy, None
 
 
-def _number_power(x, e):
+def number_power(x, e):
     """x ** e for a real float array x and a Python number e (0-d array) as PyTorch's scalar-exponent kernel
     computes it: e = -0.5 is 1 / sqrt(x) and e = -2 is 1 / (x x), so (-0) ** -0.5 = -inf, (-inf) ** -0.5 = NaN
     and (1e160) ** -2 = 0, where NumPy's power gives inf, 0 and 1e-320. Its backward's x ** (e - 1) too (the

@@ -337,6 +337,11 @@ def div_(self, other, *, rounding_mode=None):
 
 
 def pow_(self, exponent):
+    """self **= exponent; a Python number exponent computes as ``x ** number`` does (PyTorch's scalar kernel)."""
+    if isinstance(exponent, (int, float)) and not isinstance(exponent, bool) and self._data.dtype.kind in "fV":
+        def power(a, y, out, casting):
+            np.copyto(out, ew.number_power(a, y), casting=casting)
+        return _binary(self, exponent, "pow", power, lambda old, o: ew.pow(old, exponent))
     return _binary(self, exponent, "pow", np.power, ew.pow)
 
 

@@ -381,7 +381,8 @@ def _amax_or_amin(name, input, dim, keepdim, reduce):
     axes = normalize_dims(dim, input.ndim)
     _check_nonempty(name, input, axes, not _is_empty_dims(dim))
     if not input.numel() and not input.requires_grad:
-        return Tensor(np.empty(_reduced(np.empty(_keepdim_shape(input.shape, axes)), axes, keepdim).shape,
+        shape = _keepdim_shape(input.shape, axes)
+        return Tensor(np.empty(shape if keepdim else [s for i, s in enumerate(shape) if i not in axes],
                                input._data.dtype))
     if input.dtype.kind == "c":
         raise NotImplementedError(f'"{name[1:]}_values_cpu" not implemented for \'{scalar_type_name(input.dtype)}\'')
@@ -516,7 +517,7 @@ class CumSum(Function):
     @staticmethod
     def forward(ctx, a, axis):
         ctx.axis = axis
-        return row_major(a._data.cumsum(axis=axis, dtype=a.dtype))   # (row-major, as PyTorch's; the method: see _sum_of)
+        return row_major(a._data.cumsum(axis=axis, dtype=a.dtype))   # (row-major, as PyTorch's; the method: _sum_of)
 
     @staticmethod
     def backward(ctx, dout):
