@@ -39,8 +39,6 @@ def _upstream(outputs, grad_outputs, create_graph=False):
     With ``create_graph`` a given gradient stays a Tensor, so the result can be differentiated with
     respect to it too."""
     Tensor = _function.Tensor   # set by minigrad.tensor (an import here would cost ~0.7 us on every backward)
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if not isinstance(out, Tensor):
@@ -72,6 +70,8 @@ def _upstream(outputs, grad_outputs, create_graph=False):
             grads.append(given if given._data.dtype == out._data.dtype else given.to(out._data.dtype))
             continue
         grads.append(g.astype(out._data.dtype, copy=False))
+    if len(grad_outputs) != len(outputs):            # (after the checks of each pair, as PyTorch's engine)
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
     return grads
 
 
