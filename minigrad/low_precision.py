@@ -176,7 +176,7 @@ _NATIVE_PACKAGE = "minigrad.ops.norm."   # the norms cast to their compute dtype
 
 def install(cls):
     """Wrap ``cls``'s own forward/backward/graph_backward (those it inherits are wrapped in its base)."""
-    if not cls.__module__.startswith("minigrad.") or cls.__dict__.get("_low_precision_wrapped"):
+    if not _function.is_ours(cls) or cls.__dict__.get("_low_precision_wrapped"):
         return
     cls._low_precision_wrapped = True
     if not (getattr(cls, "low_precision_native", False) or cls.__module__.startswith(_NATIVE_PACKAGE)):

@@ -174,7 +174,7 @@ def accumulate(tensor, grad, alone=False):
             copy = np.empty_like(like) if like.shape == grad.shape else np.empty(grad.shape, like.dtype)
             copy[...] = grad
             tensor._grad = Tensor(copy)      # (not the setter, which refuses another shape)
-    elif tensor._grad.is_sparse:              # a dense share after sparse ones: .grad becomes dense (PyTorch's order)
+    elif tensor._grad.is_sparse:             # a dense share after sparse ones: .grad becomes dense (PyTorch's order)
         tensor._grad = Tensor(sparse_gradients().add(tensor._grad, grad))
     else:
         tensor._grad._data += grad

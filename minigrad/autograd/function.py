@@ -421,7 +421,7 @@ class Function:
         forward = cls.forward
         if plain:         # low_precision.py's wrapper would only pass the call on: the forward it wraps, directly
             forward = getattr(forward, "_minigrad_plain", forward)
-        elif limited_call is not None and getattr(forward, "__self__", None) is cls and _ours(cls):
+        elif limited_call is not None and getattr(forward, "__self__", None) is cls and is_ours(cls):
             forward = limited_call(forward, cls)    # a classmethod forward of minigrad's (tan, hypot, ...): checked
         state.enabled = False
         try:
@@ -483,8 +483,9 @@ class Function:
 _no_setup_context = Function.__dict__["setup_context"].__func__
 
 
-def _ours(cls):
-    """Whether the Function ``cls`` is one of minigrad's own (a user's is never refused for its dtypes)."""
+def is_ours(cls):
+    """Whether the Function ``cls`` is one of minigrad's own, not a user's (a user's is never refused for its dtypes
+    nor wrapped for 16-bit computing, and gives its own jvp to forward AD)."""
     return cls.__module__.startswith("minigrad.")
 
 

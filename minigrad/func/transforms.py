@@ -31,6 +31,7 @@ import weakref
 import numpy as np
 
 from .. import autograd
+from ..autograd.function import is_ours
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..creation import zeros_like
 from ..dtypes import is_differentiable
@@ -365,7 +366,7 @@ def _user_functions(outputs):
     one) decides its tangent, as in PyTorch's forward mode, not its backward."""
     roots = [o.grad_fn for o in outputs if o.grad_fn is not None]
     classes = (getattr(node, "fn", None) for node in _graph_nodes(roots))
-    return any(isinstance(cls, type) and not cls.__module__.startswith("minigrad.") for cls in classes)
+    return any(isinstance(cls, type) and not is_ours(cls) for cls in classes)
 
 
 def _forward_mode_jvp(func, primals, tangents, structure, has_aux):

@@ -180,8 +180,8 @@ def _check_reduced_dim(name, input, dim):
     """The dim ``dim`` names (0 for a 0-d tensor, which takes 0 or -1). PyTorch refuses to select along an empty
     one (an IndexError naming it) before it looks at the dtype."""
     d = normalize_dim(dim, input.ndim or 1)
-    if input.ndim and input.shape[d] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    if input.ndim:
+        _check_nonempty(name, input, (d,), True)
     return d
 
 
@@ -256,9 +256,7 @@ def aminmax(input, *, dim=None, keepdim=False):
         if keepdim:
             return aminmax_result(amin(input, (), True), amax(input, (), True))
         return aminmax_result(amin(input), amax(input))
-    d = normalize_dim(dim, input.ndim)
-    if input.ndim and input.shape[d] == 0:
-        raise IndexError(f"aminmax(): Expected reduction dim {d} to have non-zero size.")
+    d = _check_reduced_dim("aminmax", input, dim)
     if input.dtype.kind == "c":
         raise not_implemented("aminmax_cpu", input.dtype)
     return aminmax_result(amin(input, d, keepdim), amax(input, d, keepdim))
