@@ -311,10 +311,13 @@ def check_checkpoint(meta, arrays, vocab_size, max_params=LIMITS["max_params"]):
             or not all(isinstance(e, dict) for e in history["evals"]):
         raise CheckpointError("'history' must be a dict with 'loss' and 'evals' (a list of dicts)")
     _check_numbers(history.get("loss"), "history 'loss'", step)
+    rng = meta.get("rng")
     try:
-        np.random.PCG64().state = meta.get("rng")  # a throwaway generator: the real one is set by restore
-    except (TypeError, ValueError, KeyError) as err:
-        raise CheckpointError(f"'rng' is not a PCG64 state ({err})") from None
+        if not isinstance(rng, list) or not all(_is_int(b) and 0 <= b < 256 for b in rng):
+            raise TypeError("expected a list of bytes")
+        mg.Generator().set_state(mg.tensor(np.array(rng, dtype=np.uint8)))  # a throwaway: restore sets the real one
+    except (TypeError, RuntimeError) as err:
+        raise CheckpointError(f"'rng' is not a generator state ({err})") from None
     shapes = model_config(cfg, vocab_size).parameter_shapes()
     model_keys = {k[len("model/"):] for k in arrays if k.startswith("model/")}
     if model_keys != set(shapes):
@@ -408,7 +411,7 @@ def save_checkpoint(path, trainer):
     meta = {"step": trainer.step, "config": trainer.cfg, "history": trainer.history,
             "optimizer": _pack(trainer.optimizer.state_dict(), arrays, "optimizer"),
             "scheduler": _pack(trainer.scheduler.state_dict(), arrays, "scheduler"),
-            "rng": mg.random.default_generator.get_state()}
+            "rng": mg.get_rng_state().tolist()}          # PyTorch's 5056 state bytes
     tmp = path + ".tmp.npz"
     np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
     os.replace(tmp, path)   # a crash while writing never leaves a half-written checkpoint
@@ -426,7 +429,7 @@ def restore(trainer, meta, arrays):
     trainer.optimizer.load_state_dict(optimizer)
     trainer.scheduler.load_state_dict(scheduler)
     trainer.step, trainer.history = meta["step"], meta["history"]
-    mg.random.default_generator.set_state(meta["rng"])
+    mg.set_rng_state(mg.tensor(np.array(meta["rng"], dtype=np.uint8)))
 
 
 # --------------------------------------------------------------------------- progress and plots

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from . import _pytorch_stream as stream
 from ._checks import takes_tensors
 from . import dtypes
 from . import creation   # partly initialized while tensor.py binds the methods: used at call time only
@@ -291,8 +292,10 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
 
 # --------------------------------------------------------------------------- random fills
 def _fill_random(self, draw, generator):
-    """Write ``draw(numpy_rng, shape)`` into ``self`` (the values do not depend on it: nothing to differentiate)."""
-    return inplace._new_values(self, lambda: draw(inplace._generator(generator), self.shape))
+    """Write ``draw(stream, n)``, n values from PyTorch's stream (``_pytorch_stream``), into ``self`` in the order
+    PyTorch fills it (the values do not depend on it: nothing to differentiate)."""
+    return inplace._new_values(self, lambda: inplace.fill_values(self, lambda gen, n, real: draw(gen, n).astype(real),
+                                                                 generator))
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
@@ -301,7 +304,7 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
     if self.is_complex() and self.numel() == 0:          # (PyTorch checks the range per part, of which there is none)
         return self
     if a > b:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
     return inplace.uniform_(self, a, b, generator=generator)
 
 
@@ -317,7 +320,8 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     inplace.check_fill_dtype(self, "cauchy")
-    return _fill_random(self, lambda rng, shape: median + sigma * rng.standard_cauchy(shape), generator)
+    return _fill_random(self, lambda gen, n: median + sigma * np.tan(np.pi * (stream.uniform(gen, n, np.float64) - 0.5)),
+                        generator)
 
 
 def geometric_(self, p, *, generator=None):
@@ -326,7 +330,8 @@ def geometric_(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     inplace.check_fill_dtype(self, "geometric")
-    return _fill_random(self, lambda rng, shape: rng.geometric(p, shape), generator)
+    return _fill_random(self, lambda gen, n: np.ceil(np.log(stream.uniform(gen, n, np.float64)) / np.log1p(-p)),
+                        generator)
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
@@ -334,7 +339,7 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     inplace.check_fill_dtype(self, "log_normal")
-    return _fill_random(self, lambda rng, shape: rng.lognormal(mean, std, shape), generator)
+    return _fill_random(self, lambda gen, n: np.exp(stream.standard_normal_doubles(gen, n) * std + mean), generator)
 
 
 def random_(self, from_=0, to=None, *, generator=None, **kwargs):
@@ -353,17 +358,12 @@ def random_(self, from_=0, to=None, *, generator=None, **kwargs):
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
         from .random import _check_random_bounds
         _check_random_bounds(from_, to - 1, self._data.dtype)
-        return _fill_random(self, lambda rng, shape: rng.integers(from_, to, shape), generator)
+        return _fill_random(self, lambda gen, n: stream.integers(gen, n, from_, to), generator)
     inplace.check_fill_dtype(self, "random")    # (no kernel for complex, float8, uint16/32/64: refused unless empty)
-    if self.dtype == np.bool_:
-        to = 2
-    elif self.dtype.kind in "iu":
-        to = int(np.iinfo(self.dtype).max) + 1
-    elif dtypes.kind_of(self.dtype) == "f" and self.dtype not in dtypes.LIMITED:
-        to = 2 ** (dtypes.float_info(self.dtype).nmant + 1) + 1
-    else:                                       # an empty complex or float8 tensor: nothing to draw
-        to = 1
-    return _fill_random(self, lambda rng, shape: rng.integers(0, to, shape), generator)
+    dtype = self._data.dtype
+    if dtype in dtypes.LIMITED or dtypes.kind_of(dtype) not in "biuf":    # an empty one: nothing to draw
+        return self
+    return _fill_random(self, lambda gen, n: stream.full_range_integers(gen, n, dtype), generator)
 
 
 METHODS = ["new_empty_strided", "tril_", "triu_", "resize_", "resize_as_", "resize", "resize_as", "set_", "uniform_",

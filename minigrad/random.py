@@ -1,17 +1,28 @@
-"""Random numbers: ``Generator`` (PyTorch's ``torch.Generator``) on NumPy's PCG64, and the random tensor
-functions (``rand``, ``randn``, ``randint``, ``randperm``, their ``*_like`` forms, ``normal``, ``bernoulli``,
-``multinomial``, ``poisson``).
+"""Random numbers: ``Generator`` (PyTorch's ``torch.Generator``) and the random tensor functions (``rand``,
+``randn``, ``randint``, ``randperm``, their ``*_like`` forms, ``normal``, ``bernoulli``, ``multinomial``,
+``poisson``).
 
-Every random function takes ``generator=`` (a ``minigrad.Generator``, or a NumPy ``Generator``) and
-otherwise draws from the global default generator, which ``minigrad.manual_seed`` reseeds. The
-streams differ from PyTorch's: the same seed gives other numbers than in PyTorch.
+A ``Generator`` is PyTorch's CPU generator: the same Mersenne Twister, seeded the same way, and the same state
+bytes (``get_state``/``get_rng_state`` give PyTorch's 5056-byte tensor, and each library takes the other's). The
+draws PyTorch's CPU kernels make from it are reproduced in ``minigrad/_pytorch_stream.py``: after the same
+``manual_seed``, ``rand``, ``randn``, ``randint``, ``randperm``, ``normal``, ``bernoulli``, the ``uniform_``/
+``normal_``/``random_``/``bernoulli_``/``cauchy_``/``log_normal_``/``geometric_`` fills, dropout masks, ``nn.init``
+and the random samplers give PyTorch's numbers (float32 ones to its last bits or within an ulp or two, where its
+vectorized log, sin and cos round otherwise). The other samplers (``multinomial``, ``poisson``, ``binomial``,
+``exponential_``, the distributions' ``rsample``) draw from the same stream with NumPy's algorithms: reproducible,
+but not PyTorch's numbers.
+
+Every random function takes ``generator=`` (a ``minigrad.Generator``, or a NumPy ``Generator``) and otherwise draws
+from the global default generator, which ``minigrad.manual_seed`` reseeds. Unlike PyTorch, whose default generator
+starts from a fresh random seed in each process, minigrad's starts from seed 0: a program that never seeds is
+reproducible.
 """
 import contextlib
-import functools
 import warnings
 
 import numpy as np
 
+from . import _pytorch_stream as stream
 from ._checks import takes_tensors
 from .device import CPU, check_device
 
@@ -19,8 +30,12 @@ _DEFAULT_SEED = 0
 
 
 class Generator:
-    """A random stream with PyTorch's interface: ``manual_seed``, ``seed``, ``initial_seed``,
-    ``get_state``/``set_state``. minigrad runs on the CPU only."""
+    """A random stream with PyTorch's interface (``manual_seed``, ``seed``, ``initial_seed``,
+    ``get_state``/``set_state``) and its numbers. minigrad runs on the CPU only.
+
+    ``numpy``: a NumPy ``Generator`` on the same engine (for samplers that use NumPy's algorithms).
+    ``next_double_normal``/``next_float_normal``: the second sample of a Box-Muller pair kept for the next draw, as
+    PyTorch's generator keeps it (part of the state)."""
 
     def __init__(self, device="cpu"):
         check_device(device)
@@ -28,9 +43,10 @@ class Generator:
         self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed):
-        seed = int(seed)
+        seed = int(seed) & 0xFFFF_FFFF_FFFF_FFFF          # a negative seed wraps around, as PyTorch's
         self._initial_seed = seed
-        self.numpy = np.random.default_rng(seed & 0xFFFF_FFFF_FFFF_FFFF)
+        self.numpy = np.random.Generator(stream.engine(seed))
+        self.next_double_normal = self.next_float_normal = None
         return self
 
     def seed(self):
@@ -44,27 +60,44 @@ class Generator:
 
     def clone_state(self):
         """A new Generator in this one's state (the two then draw the same numbers independently)."""
-        clone = Generator()
-        clone._initial_seed = self._initial_seed
-        clone.set_state(self.get_state())
-        return clone
+        return Generator().set_state(self.get_state())
 
     def get_state(self):
-        """The stream's state (a dict: NumPy's bit-generator state), for ``set_state``. PyTorch returns a uint8
-        tensor here; ``minigrad.get_rng_state()`` does for the default generator."""
-        return self.numpy.bit_generator.state
+        """The stream's state as PyTorch's uint8 tensor of 5056 bytes (``torch.Generator.get_state``)."""
+        return Tensor(stream.pack_state(self))
 
-    def set_state(self, state):
-        """Put the stream in ``state``: a dict from ``get_state`` or a uint8 tensor from ``get_rng_state``."""
-        self.numpy.bit_generator.state = state if isinstance(state, dict) else _unpack_state(state)
+    def set_state(self, new_state):
+        """Put the stream in ``new_state``: a uint8 tensor from ``get_state``, ``get_rng_state`` or PyTorch's."""
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype != np.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        stream.unpack_state(self, new_state._data)
         return self
+
+    def snapshot(self):
+        """The state as a cheap Python value, to put back with ``restore`` in this process (``get_state`` packs
+        PyTorch's bytes, which costs more: the op-by-op replays of forward AD and vmap use these)."""
+        return self.numpy.bit_generator.state, self.next_double_normal, self.next_float_normal, self._initial_seed
+
+    def restore(self, snapshot):
+        state, self.next_double_normal, self.next_float_normal, self._initial_seed = snapshot
+        self.numpy.bit_generator.state = state
+        return self
+
+
+def same_snapshot(a, b):
+    """Whether two ``Generator.snapshot`` values are the same state."""
+    (state_a, *rest_a), (state_b, *rest_b) = a, b
+    return (rest_a == rest_b and state_a["state"]["pos"] == state_b["state"]["pos"]
+            and np.array_equal(state_a["state"]["key"], state_b["state"]["key"]))
 
 
 default_generator = Generator()
 
 
 def manual_seed(seed):
-    """Reseed minigrad's default generator (NumPy's PCG64; the streams differ from PyTorch's)."""
+    """Reseed minigrad's default generator (PyTorch's engine and seeding: the same numbers as PyTorch's)."""
     return default_generator.manual_seed(seed)
 
 
@@ -78,44 +111,14 @@ def initial_seed():
     return default_generator.initial_seed()
 
 
-# PCG64's state as PyTorch hands a generator's state around, a uint8 tensor: the 128-bit state and increment,
-# then the flag and value of the buffered 32-bit half, each little-endian. (PyTorch's Mersenne Twister state
-# is 5056 bytes; the two cannot be exchanged.)
-_STATE_FIELDS = (("state", 16), ("inc", 16), ("has_uint32", 4), ("uinteger", 4))
-_STATE_BYTES = sum(size for _, size in _STATE_FIELDS)
-
-
-def _pack_state(state):
-    """The uint8 array of a PCG64 state dict."""
-    values = {**state["state"], "has_uint32": state["has_uint32"], "uinteger": state["uinteger"]}
-    raw = b"".join(int(values[name]).to_bytes(size, "little") for name, size in _STATE_FIELDS)
-    return np.frombuffer(raw, dtype=np.uint8).copy()
-
-
-def _unpack_state(tensor):
-    """The PCG64 state dict of a uint8 tensor from ``_pack_state``; PyTorch's errors for anything else."""
-    if not isinstance(tensor, Tensor):
-        raise TypeError(f"expected a torch.ByteTensor, but got {type(tensor).__name__}")
-    if tensor.dtype != np.uint8:
-        raise TypeError("RNG state must be a torch.ByteTensor")
-    if tensor.numel() != _STATE_BYTES:
-        raise RuntimeError(f"Expected a PCG64 generator state of size {_STATE_BYTES} but found the input RNG state "
-                           f"size to be {tensor.numel()}")
-    raw, values, at = tensor._data.reshape(-1).tobytes(), {}, 0
-    for name, size in _STATE_FIELDS:
-        values[name], at = int.from_bytes(raw[at:at + size], "little"), at + size
-    return {"bit_generator": "PCG64", "state": {"state": values["state"], "inc": values["inc"]},
-            "has_uint32": values["has_uint32"], "uinteger": values["uinteger"]}
-
-
 def get_rng_state():
     """The default generator's state as a uint8 tensor (``torch.get_rng_state``), for ``set_rng_state``."""
-    return Tensor(_pack_state(default_generator.get_state()))
+    return default_generator.get_state()
 
 
 def set_rng_state(new_state):
-    """Put the default generator in ``new_state``, a uint8 tensor from ``get_rng_state``."""
-    default_generator.set_state(_unpack_state(new_state))
+    """Put the default generator in ``new_state``, a uint8 tensor from ``get_rng_state`` (or PyTorch's)."""
+    default_generator.set_state(new_state)
 
 
 @contextlib.contextmanager
@@ -125,11 +128,30 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
     if not enabled:
         yield
         return
-    state = default_generator.get_state()
+    state = default_generator.snapshot()
     try:
         yield
     finally:
-        default_generator.set_state(state)
+        default_generator.restore(state)
+
+
+class _ForeignStream:
+    """A NumPy ``Generator`` given as ``generator=``, drawn from with PyTorch's transformations (no kept sample)."""
+
+    def __init__(self, numpy_generator):
+        self.numpy, self.next_double_normal, self.next_float_normal = numpy_generator, None, None
+
+
+def torch_stream(generator=None):
+    """The generator PyTorch's transformations draw from (``_pytorch_stream``): the default one, a
+    ``minigrad.Generator``, or a NumPy ``Generator`` wrapped."""
+    if generator is None:
+        return default_generator
+    if isinstance(generator, Generator):
+        return generator
+    if isinstance(generator, np.random.Generator):
+        return _ForeignStream(generator)
+    raise TypeError(f"generator must be a minigrad.Generator, not {type(generator).__name__}")
 
 
 def numpy_rng(generator=None):
@@ -173,8 +195,9 @@ def _type_word(dtype):
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1); a complex dtype draws its real and imaginary parts so, as PyTorch's."""
     dtype = _float_dtype(dtype, "check_uniform_bounds", complex_ok=True)
-    return creation.new_tensor(_draw(numpy_rng(generator).random, creation.size_of(size), dtype), device,
-                               requires_grad)
+    gen = torch_stream(generator)
+    values = sample_values(creation.size_of(size), dtype, lambda n, real: stream.uniform(gen, n, real))
+    return creation.new_tensor(values, device, requires_grad)
 
 
 @creation_keywords
@@ -182,17 +205,41 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples; a complex dtype draws its real and imaginary parts each with variance 1/2 (so
     that |z|^2 has mean 1), as PyTorch's."""
     dtype = _float_dtype(dtype, "normal_kernel_cpu", complex_ok=True)
-    return creation.new_tensor(_draw(numpy_rng(generator).standard_normal, creation.size_of(size), dtype,
-                                     np.sqrt(0.5)), device, requires_grad)
+    return creation.new_tensor(normal_values(torch_stream(generator), creation.size_of(size), dtype), device,
+                               requires_grad)
 
 
-def _draw(sampler, shape, dtype, complex_scale=1.0):
-    """``sampler(shape)`` in ``dtype``; for a complex dtype, (real, imaginary) pairs of draws times
-    ``complex_scale``."""
-    if dtypes.kind_of(dtype) != "c":
-        return sampler(shape).astype(dtype)
-    pairs = sampler(tuple(shape) + (2,)) * complex_scale
-    return (pairs[..., 0] + 1j * pairs[..., 1]).astype(dtype)
+def sample_values(shape, dtype, draw, strides=None):
+    """An array of ``shape`` and ``dtype`` filled by ``draw(n, real_dtype)`` (a flat array of n draws) in the order
+    PyTorch fills a tensor: memory order for the element ``strides`` given (C order without), a complex dtype's
+    real and imaginary parts interleaved (PyTorch draws into the real view)."""
+    dtype = np.dtype(dtype)
+    if dtypes.kind_of(dtype) == "c":
+        real = np.empty(0, dtype).real.dtype
+
+        def flat(n):
+            pairs = draw(2 * n, real).reshape(n, 2)                          # (n, 2): real, imaginary
+            return (pairs[:, 0] + 1j * pairs[:, 1]).astype(dtype)
+    else:
+        def flat(n):
+            return draw(n, dtype)
+    if strides is None:
+        return flat(int(np.prod(shape, dtype=np.int64))).reshape(shape)
+    return stream.fill_in_memory_order(flat, tuple(shape), strides)
+
+
+def normal_values(gen, shape, dtype, mean=0.0, std=1.0, strides=None):
+    """N(mean, std^2) draws as PyTorch's ``normal_`` fills a tensor of ``shape`` and ``dtype`` (contiguous unless
+    ``strides``, the element strides of a non-contiguous one, say otherwise); a complex dtype's parts each have
+    deviation std / sqrt(2)."""
+    part = std / np.sqrt(2) if dtypes.kind_of(np.dtype(dtype)) == "c" else std
+    return sample_values(shape, dtype, lambda n, real: stream.normal(gen, n, real, mean, part, strides is None),
+                         strides)
+
+
+def element_strides(a):
+    """None for a C-contiguous ndarray (PyTorch fills it in order), else its strides in elements."""
+    return None if a.flags.c_contiguous else tuple(s // a.itemsize for s in a.strides)
 
 
 def _integers(low, high, shape, generator, dtype, device, requires_grad):
@@ -200,7 +247,8 @@ def _integers(low, high, shape, generator, dtype, device, requires_grad):
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     _check_random_bounds(low, high - 1, dtype)
-    sample = numpy_rng(generator).integers(low, high, size=shape)
+    gen = torch_stream(generator)
+    sample = stream.integers(gen, int(np.prod(shape, dtype=np.int64)), low, high).reshape(shape)
     return creation.new_tensor(sample.astype(dtype), device, requires_grad)
 
 
@@ -263,7 +311,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
         raise RuntimeError(f"value cannot be converted to type {dtype}_t without overflow")
     if dtype in _RANDPERM_LIMITS and n > _RANDPERM_LIMITS[dtype]:     # (the integers a float holds exactly)
         raise RuntimeError(f"n cannot be greater than {_RANDPERM_LIMITS[dtype]} for {_type_word(dtype)} type.")
-    permutation = numpy_rng(generator).permutation(n)
+    permutation = stream.permutation(torch_stream(generator), n)
     return creation.new_tensor(permutation.astype(dtype), device, requires_grad)
 
 
@@ -341,10 +389,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
         dtype = _float_dtype(dtype, "normal_kernel_cpu", complex_ok=True)
-        draw = functools.partial(numpy_rng(generator).normal, mean, std / (np.sqrt(2) if dtypes.kind_of(dtype) == "c"
-                                                                          else 1))
-        return creation.new_tensor(_draw(lambda shape: draw(size=shape), creation.size_of((size,)), dtype), device,
-                                   requires_grad)
+        return creation.new_tensor(normal_values(torch_stream(generator), creation.size_of((size,)), dtype, mean, std),
+                                   device, requires_grad)
     if size is not None or dtype is not None or requires_grad:
         raise TypeError("normal(): size, dtype and requires_grad can only be given when mean and std are numbers "
                         "(with a tensor mean or std, the output takes their shape and dtype)")
@@ -357,9 +403,15 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     shape = check_broadcast(mean_t.shape, std_t.shape)
     out_dtype = np.result_type(mean_t.dtype, std_t.dtype) if _out_dtype is None else \
         _float_dtype(_out_dtype, "normal_kernel_cpu", complex_ok=True)
-    noise = _draw(numpy_rng(generator).standard_normal, shape, np.result_type(out_dtype, np.float64),
-                  complex_scale=1 / np.sqrt(2))
-    sample = (mean_t._data + std_t._data * noise).astype(out_dtype)
+    # PyTorch: out.normal_(0, std) then out.add_(mean) for a number std, else out.normal_(0, 1).mul_(std).add_(mean)
+    gen = torch_stream(generator)
+    with np.errstate(all="ignore"):
+        if isinstance(std, Tensor):
+            noise = normal_values(gen, shape, out_dtype)
+            sample = (noise * std_t._data.astype(out_dtype)).astype(out_dtype) + mean_t._data.astype(out_dtype)
+        else:
+            sample = normal_values(gen, shape, out_dtype, 0.0, float(std)) + mean_t._data.astype(out_dtype)
+    sample = sample.astype(out_dtype)
     return Sample.apply(sample, *(p for p in (mean, std) if isinstance(p, Tensor)))
 
 
@@ -374,10 +426,30 @@ def _check_probabilities(p):
 @takes_tensors("input")
 def bernoulli(input, p=None, *, generator=None):
     """1 with probability ``input`` (or ``p``, a number, for every element), else 0; ``input``'s shape and dtype."""
-    probabilities = input._data if p is None else np.full(input.shape, p, dtype=input.dtype)
-    _check_probabilities(probabilities)
-    draws = numpy_rng(generator).random(input.shape) < probabilities
+    gen = torch_stream(generator)
+    if p is None:                    # one uniform per probability: float64 ones for float64 probabilities
+        _check_probabilities(input._data)
+        draws = bernoulli_values(gen, input._data, element_strides(input._data))
+    else:
+        _check_probabilities(np.full((), p, dtype=input.dtype))
+        draws = sample_values(input.shape, np.bool_, lambda n, _: stream.bernoulli_scalar(gen, n, p),
+                              element_strides(input._data))
     return Sample.apply(draws.astype(input.dtype), input)
+
+
+def bernoulli_values(gen, probs, strides=None):
+    """One Bernoulli draw per element of ``probs`` (an ndarray of the output's shape), in the memory order of an
+    output with element ``strides`` (None: C-contiguous), as PyTorch's ``bernoulli_(p_tensor)`` (bool)."""
+    order = list(range(probs.ndim)) if strides is None else stream.memory_order(strides, probs.shape)
+    draws = stream.bernoulli_probabilities(gen, np.transpose(probs, order).reshape(-1))
+    return np.transpose(draws.reshape([probs.shape[d] for d in order]), np.argsort(order))
+
+
+def keep_mask(shape, keep, generator=None):
+    """Dropout's noise as PyTorch draws it (``bernoulli_(1 - p)`` into a fresh contiguous tensor): True with
+    probability ``keep`` (bool, ``shape``)."""
+    gen = torch_stream(generator)
+    return sample_values(shape, np.bool_, lambda n, _: stream.bernoulli_scalar(gen, n, keep))
 
 
 @takes_tensors("input")

@@ -215,7 +215,7 @@ def _generators(args, kwargs):
     from .. import random as _random
     gens = [_random.default_generator] + [g for g in list(args) + list(kwargs.values())
                                           if isinstance(g, _random.Generator)]
-    return [(g, g.get_state()) for g in gens]
+    return [(g, g.snapshot()) for g in gens]
 
 
 def _differentiable(t):
@@ -304,8 +304,8 @@ def _jvp(cls, args, kwargs, tangents, out, states):
     if not wrt:
         return None
     for g, state in states:          # the op draws the same random numbers again (dropout's mask)
-        g.set_state(state)
-    replayed = [(g, g.get_state()) for g, _ in states]
+        g.restore(state)
+    replayed = [(g, g.snapshot()) for g, _ in states]
     try:
         with grad_mode.enable_grad():
             y = cls.apply(*stand_ins, **kwargs)
@@ -333,7 +333,7 @@ def _jvp(cls, args, kwargs, tangents, out, states):
                 raise _no_forward_ad(cls) from e
     finally:
         for g, state in replayed:
-            g.set_state(state)
+            g.restore(state)
     if jv is None:
         return _zeros(out)
     # a copy: the reverse passes may hand back the direction's own memory (an identity-like op), and a tangent
@@ -404,7 +404,7 @@ def _write(write, t, compute, operands, *rest):
     with grad_mode.no_grad():
         value = compute(old)
     for g, state in states:             # the real write draws the same random numbers (dropout_ in place)
-        g.set_state(state)
+        g.restore(state)
     new = _tangent_of(value)
     new = np.zeros(t._data.shape, t._data.dtype) if new is None else np.broadcast_to(new._data, t._data.shape)
     with _suspended():

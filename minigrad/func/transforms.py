@@ -36,7 +36,7 @@ from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..creation import zeros_like
 from ..dtypes import is_differentiable
 from ..ops.shape import stack
-from ..random import default_generator
+from ..random import default_generator, same_snapshot
 from ..tensor import Tensor
 from ._pytree import tree_flatten, tree_unflatten, treespec_pprint
 
@@ -476,10 +476,10 @@ def _forward_mode_blocks(func, inputs, outputs):
 def call_drawing_nothing(func, args, kwargs):
     """``func(*args, **kwargs)``; randomness 'error': PyTorch's error if it drew from the default generator (found by
     comparing the generator's state before and after), the generator put back as if the draw had not happened."""
-    before = default_generator.get_state()
+    before = default_generator.snapshot()
     result = func(*args, **kwargs)
-    if default_generator.get_state() != before:
-        default_generator.set_state(before)
+    if not same_snapshot(default_generator.snapshot(), before):
+        default_generator.restore(before)
         raise RuntimeError(RANDOM_IN_ERROR_MODE)
     return result
 

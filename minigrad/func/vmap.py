@@ -104,11 +104,11 @@ class _Randomness:
 
     def __init__(self, mode):
         self.mode = mode
-        self.start = default_generator.get_state() if mode == "same" else None
+        self.start = default_generator.snapshot() if mode == "same" else None
 
     def call(self, func, args, kwargs):
         if self.mode == "same":
-            default_generator.set_state(self.start)
+            default_generator.restore(self.start)
         if self.mode == "error":
             return call_drawing_nothing(func, args, kwargs)
         return func(*args, **kwargs)

@@ -17,7 +17,8 @@ import warnings
 import numpy as np
 
 from ..autograd import no_grad
-from ..random import numpy_rng
+from .._pytorch_stream import permutation
+from ..random import default_generator, normal_values, torch_stream
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_",
@@ -80,16 +81,18 @@ def _check_uniform_bounds(a, b):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    """Fill with U(a, b)."""
+    """Fill with U(a, b) (``tensor.uniform_``: PyTorch's numbers after the same seed)."""
     _check_uniform_bounds(a, b)
-    return _fill(tensor, numpy_rng(generator).uniform(a, b, tensor.shape))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    """Fill with N(mean, std**2)."""
+    """Fill with N(mean, std**2) (``tensor.normal_``: PyTorch's numbers after the same seed)."""
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    return _fill(tensor, numpy_rng(generator).normal(mean, std, tensor.shape))
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def _normal_cdf(x):
@@ -97,35 +100,39 @@ def _normal_cdf(x):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with N(mean, std**2) conditioned on [a, b] (absolute bounds, as in PyTorch), by rejection:
-    from normal draws when the window holds more than 30% of the mass, else from uniform draws on [a, b]
-    accepted with probability pdf(x) / pdf(mode) (so a window far in the tails costs no more than a wide one)."""
+    """Fill with N(mean, std**2) conditioned on [a, b] (absolute bounds) by rejection, drawing as PyTorch does (the
+    same numbers after the same seed): from normal draws, all redrawn where any fell outside, when the window holds
+    more than 30% of the mass; else from uniform draws on [a, b], each kept with probability pdf(x) / pdf(mode) (so
+    that a window far in a tail costs no more than a wide one)."""
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    rng = numpy_rng(generator)
-    mass = _normal_cdf((b - mean) / std) - _normal_cdf((a - mean) / std)
-    if mass > 0.3:
-        lo, hi = (np.asarray(bound, dtype=tensor._data.dtype).item() for bound in (a, b))  # the tensor's bounds
-        values = rng.normal(mean, std, tensor.shape)
-        outside = (values < lo) | (values > hi)
-        while outside.any():   # each round keeps at least 30% of the remaining draws
-            values[outside] = rng.normal(mean, std, int(outside.sum()))
-            outside = (values < lo) | (values > hi)
-        return _fill(tensor, values)
-    _check_uniform_bounds(a, b)
-    mode = max(a, min(mean, b))
-    log_peak = -0.5 * ((mode - mean) / std) ** 2
-    values = np.empty(tensor.shape)
-    pending = np.ones(tensor.shape, dtype=bool)
-    while pending.any():
-        candidates = rng.uniform(a, b, int(pending.sum()))
-        log_ratio = -0.5 * ((candidates - mean) / std) ** 2 - log_peak         # log pdf(x) / pdf(mode) <= 0
-        accepted = np.log(rng.random(candidates.size)) <= log_ratio
-        index = np.flatnonzero(pending)[accepted]
-        values.reshape(-1)[index] = candidates[accepted]
-        pending.reshape(-1)[index] = False
-    return _fill(tensor, values)
+    from .. import empty_like, where
+    with no_grad():
+        if _normal_cdf((b - mean) / std) - _normal_cdf((a - mean) / std) > 0.3:
+            lo, hi = (np.asarray(bound, dtype=tensor._data.dtype).item() for bound in (a, b))  # the tensor's bounds
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                outside = (result < lo) | (result > hi)
+                if not outside.any():
+                    break
+                result = where(outside, empty_like(result).normal_(mean, std, generator=generator), result)
+        else:
+            log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+
+            def rejected(x, pending=None):    # log U > log pdf(x) / pdf(mode), for the pending ones
+                log_ratio = x.clone().sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                verdict = empty_like(x).uniform_(generator=generator).log_().gt(log_ratio)
+                return verdict if pending is None else where(pending, verdict, pending)
+            result = tensor.uniform_(a, b, generator=generator)
+            pending = rejected(result)
+            while pending.any():
+                candidates = empty_like(result).uniform_(a, b, generator=generator)
+                result = where(pending, candidates, result)
+                pending = rejected(candidates, pending)
+        if result is not tensor:
+            tensor.copy_(result)
+    return tensor
 
 
 def constant_(tensor, val):
@@ -210,7 +217,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flattened = numpy_rng(generator).normal(0.0, 1.0, (rows, cols))
+    flattened = normal_values(torch_stream(generator), (rows, cols), tensor._data.dtype)
     if rows < cols:
         flattened = flattened.T
     q, r = np.linalg.qr(flattened)                    # (max, min) with orthonormal columns
@@ -222,15 +229,16 @@ def orthogonal_(tensor, gain=1, generator=None):
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
     """N(0, std**2) entries with ceil(sparsity * rows) of each column set to zero, at random rows (Martens,
-    2010)."""
+    2010); as PyTorch, the rows come from permutations of the default generator (not ``generator``)."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     num_zeros = math.ceil(sparsity * rows)
-    rng = numpy_rng(generator)
-    values = rng.normal(0.0, std, (rows, cols))
-    zero_rows = rng.random((rows, cols)).argsort(axis=0)[:num_zeros]             # (num_zeros, cols)
-    values[zero_rows, np.arange(cols)] = 0
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+    values = tensor._data.copy()
+    for col in range(cols):
+        values[permutation(default_generator, rows)[:num_zeros], col] = 0
     return _fill(tensor, values)
 
 

@@ -15,7 +15,8 @@ import numpy as np
 from .._checks import float_arg, refuses_complex, takes_tensors
 from ..autograd import Function
 from ..dtypes import cast_refused, compute_dtype, finfo, kind_of, scalar_type_name
-from ..random import numpy_rng
+from .. import _pytorch_stream as stream
+from ..random import keep_mask, torch_stream
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .elementwise import ConstantSlope, Exp, Routing, Sigmoid, Tanh, select
@@ -265,8 +266,8 @@ class Dropout(Routing):
     @staticmethod
     def forward(ctx, a, p):
         x = a._data
-        keep = numpy_rng().random(x.shape, dtype=np.float32 if x.dtype != np.float64 else np.float64) >= p
-        scale = keep.astype(x.dtype) * x.dtype.type(1 / (1 - p))
+        keep = keep_mask(x.shape, 1 - p)                   # PyTorch: noise.bernoulli_(1 - p).div_(1 - p)
+        scale = keep.astype(x.dtype) / x.dtype.type(1 - p)
         ctx.save_for_backward(scale)
         return x * scale
 
@@ -496,7 +497,8 @@ class RandomLeakyRelu(_PiecewiseLinear):
     @staticmethod
     def value(x, lower, upper):
         positive = ~(x <= 0)
-        slope = np.where(positive, 1.0, numpy_rng().uniform(lower, upper, x.shape)).astype(x.dtype)
+        slope = np.ones(x.shape, x.dtype)     # PyTorch draws a float64 U(lower, upper) per x <= 0, in order
+        slope[~positive] = stream.uniform(torch_stream(), int(np.count_nonzero(~positive)), np.float64, lower, upper)
         return x * slope, slope
 
 

@@ -11,7 +11,7 @@ computed as y = x (a m) + a alpha' (m - 1 + p): an affine map of x with a drawn 
 import numpy as np
 
 from .._checks import takes_tensors
-from ..random import numpy_rng
+from ..random import keep_mask
 from ..tensor import Tensor
 from .activation import check_dropout_p, dropout_gate
 from .pool import feature_noise_shape
@@ -29,7 +29,7 @@ def _alpha_dropout(input, p, training, inplace, noise_shape):
 def alpha_noise(input, p, inplace, mask_shape):
     """Alpha dropout's draw, one per entry of ``mask_shape`` (``dropout_gate`` has passed the input and p)."""
     dtype = input.dtype
-    keep = (numpy_rng().random(mask_shape) >= p).astype(np.float64)
+    keep = keep_mask(mask_shape, 1 - p).astype(np.float64)
     a = 1.0 / np.sqrt((_SELU_SATURATION ** 2 * p + 1) * (1 - p))
     slope = Tensor((keep * a).astype(dtype))
     shift = Tensor(((keep - 1) * (_SELU_SATURATION * a) + _SELU_SATURATION * a * p).astype(dtype))

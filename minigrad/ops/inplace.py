@@ -32,6 +32,7 @@ from ..dtypes import (FLOAT8, LIMITED, c_name, cast_limited, cast_refused, fitte
                       result_type, scalar_type_name)
 from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
+from .._pytorch_stream import bernoulli_scalar, uniform
 from . import elementwise as ew
 from . import shape as sh
 from .layout import clone, dense_order  # noqa: F401 - Tensor.clone is bound from METHODS below
@@ -831,17 +832,17 @@ def check_fill_dtype(self, fill):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dtype)}'")
 
 
-def _draws(self, draw):
-    """``draw(shape)`` for ``self``: for a complex tensor, its real and imaginary parts drawn each so (PyTorch's
-    complex uniform_ and normal_)."""
-    if kind_of(self._data.dtype) == "c":
-        return draw(self.shape) + 1j * draw(self.shape)
-    return draw(self.shape)
+def fill_values(self, draw, generator=None):
+    """Values for ``self`` drawn as PyTorch fills it (``random.sample_values``: memory order, a complex tensor's parts
+    interleaved): ``draw(stream, n, real_dtype)`` gives n of them from PyTorch's stream (``_pytorch_stream``)."""
+    from ..random import element_strides, sample_values, torch_stream
+    gen = torch_stream(generator)
+    return sample_values(self.shape, self._data.dtype, lambda n, real: draw(gen, n, real), element_strides(self._data))
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     check_fill_dtype(self, "uniform")
-    return _new_values(self, lambda: _draws(self, lambda shape: _generator(generator).uniform(a, b, shape)))
+    return _new_values(self, lambda: fill_values(self, lambda gen, n, real: uniform(gen, n, real, a, b), generator))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -850,17 +851,21 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     check_fill_dtype(self, "normal")
-    part = std / np.sqrt(2) if kind_of(self._data.dtype) == "c" else std
-    return _new_values(self, lambda: _draws(self, lambda shape: _generator(generator).normal(mean, part, shape)))
+    from ..random import element_strides, normal_values, torch_stream
+    return _new_values(self, lambda: normal_values(torch_stream(generator), self.shape, self._data.dtype, mean, std,
+                                                   element_strides(self._data)))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     prob = p._data if isinstance(p, Tensor) else p
     if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    if not isinstance(p, Tensor):                  # (a tensor of probabilities goes through another kernel)
-        check_fill_dtype(self, "bernoulli")
-    return _new_values(self, lambda: _generator(generator).random(self.shape) < prob)
+    if isinstance(p, Tensor):          # (a tensor of probabilities goes through another kernel: one per element)
+        from ..random import bernoulli_values, element_strides, torch_stream
+        return _new_values(self, lambda: bernoulli_values(torch_stream(generator), np.broadcast_to(prob, self.shape),
+                                                          element_strides(self._data)))
+    check_fill_dtype(self, "bernoulli")
+    return _new_values(self, lambda: fill_values(self, lambda gen, n, _: bernoulli_scalar(gen, n, p), generator))
 
 
 def exponential_(self, lambd=1.0, *, generator=None):

@@ -37,7 +37,7 @@ from .._checks import refuses_complex, takes_tensors
 from ..autograd import Function
 from ..autograd.function import watching
 from ..dtypes import LIMITED, fitted_scalar, is_differentiable, kind_of, scalar_type_name
-from ..random import numpy_rng
+from ..random import keep_mask
 from ..tensor import Tensor
 from .activation import check_dropout_p, dropout_gate
 from .elementwise import depending_on_input
@@ -1253,8 +1253,8 @@ def _feature_dropout(input, p, training, inplace):
 def feature_noise(input, p, inplace):
     """Channel dropout's draw (0 < p < 1, a floating input of 2 dims or more: ``dropout_gate`` has passed it)."""
     dtype = input.dtype
-    keep = numpy_rng().random(feature_noise_shape(input), dtype=np.float64 if dtype == np.float64 else np.float32) >= p
-    scale = Tensor(keep.astype(dtype) * dtype.type(1 / (1 - p)))
+    keep = keep_mask(feature_noise_shape(input), 1 - p)      # PyTorch: noise.bernoulli_(1 - p).div_(1 - p)
+    scale = Tensor(keep.astype(dtype) / dtype.type(1 - p))
     return input.mul_(scale) if inplace else input * scale
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from .._checks import takes_tensors, type_name
 from ..dtypes import scalar_type_name
 from ..nn import functional as F
-from ..random import numpy_rng
+from ..random import keep_mask
 from ..tensor import Tensor
 from .activation import dropout_gate, dropout_noise
 from .dropout_alpha import alpha_noise
@@ -124,7 +124,7 @@ def native_dropout(input, p, train):
         return input * 1, Tensor(np.ones(input.shape, dtype=bool))
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1 - p}")
-    keep = numpy_rng().random(input.shape) >= p if p < 1 else np.zeros(input.shape, dtype=bool)
+    keep = keep_mask(input.shape, 1 - p) if p < 1 else np.zeros(input.shape, dtype=bool)
     scale = 1 / (1 - p) if p < 1 else 0.0
     return input * Tensor((keep * scale).astype(input.dtype)), Tensor(keep)
 

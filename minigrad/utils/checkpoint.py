@@ -100,7 +100,7 @@ class _Segment:
     def __init__(self, function, args, kwargs, reentrant, context_fn, determinism_check, preserve_rng_state):
         self.function, self.args, self.kwargs = function, args, kwargs
         self.reentrant, self.context_fn, self.check = reentrant, context_fn, determinism_check == "default"
-        self.rng_state = default_generator.get_state() if preserve_rng_state else None
+        self.rng_state = default_generator.snapshot() if preserve_rng_state else None
         self.boundary = []          # tensors (arguments, leaves) and nodes (outside the segment) gradients flow to
         self.stand_ins = []         # per boundary item: a tensor at its place in the graph
         self.recomputed = None      # (outputs, aliases) while backward uses them
@@ -455,7 +455,7 @@ def _stand_in(node, meta):
 def _replayed(state):
     """The default generator in ``state`` within the block, and back where it was after it."""
     with fork_rng():
-        default_generator.set_state(state)
+        default_generator.restore(state)
         yield
 
 

@@ -20,8 +20,8 @@ def skip_init(module_cls, *args, **kwargs):
         raise RuntimeError(f"Expected a Module; got {module_cls}")
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
-    state = default_generator.get_state()
+    state = default_generator.snapshot()
     try:
         return module_cls(*args, **kwargs)
     finally:
-        default_generator.set_state(state)
+        default_generator.restore(state)

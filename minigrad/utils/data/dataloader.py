@@ -1,6 +1,11 @@
 """``DataLoader``: batches from a dataset through a sampler and a collate function, in the calling process."""
 import warnings
 
+import numpy as np
+
+from ..._pytorch_stream import full_range_integers
+from ...random import torch_stream
+
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -109,6 +114,9 @@ class _SerialIterator:
             self._stream = iter(loader.dataset)
         else:
             self._indices = iter(loader.batch_sampler if loader._auto_collation else loader.sampler)
+        # PyTorch draws a base seed for its workers from the loader's generator at each pass: drawn here too, so
+        # that a shuffling sampler, which draws its own seed at the first batch, sees PyTorch's stream
+        self._base_seed = int(full_range_integers(torch_stream(loader.generator), 1, np.int64)[0])
 
     def __iter__(self):
         return self

@@ -5,7 +5,8 @@ import math
 import warnings
 from itertools import accumulate
 
-from ...random import numpy_rng
+from ..._pytorch_stream import permutation as stream_permutation
+from ...random import torch_stream
 from ...tensor import Tensor
 
 __all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "Subset", "TensorDataset",
@@ -172,5 +173,5 @@ def random_split(dataset, lengths, generator=None):
         lengths = sizes
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    permutation = numpy_rng(generator).permutation(n).tolist()
+    permutation = stream_permutation(torch_stream(generator), n).tolist()
     return [Subset(dataset, permutation[end - length:end]) for end, length in zip(accumulate(lengths), lengths)]

@@ -1,7 +1,8 @@
 """Samplers: iterables of dataset indices (or, for ``BatchSampler``, of lists of indices)."""
 import numpy as np
 
-from ...random import numpy_rng
+from ..._pytorch_stream import full_range_integers, integers, permutation
+from ...random import Generator, default_generator, numpy_rng, torch_stream
 from ...tensor import Tensor
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
@@ -53,13 +54,18 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        n, rng = len(self.data_source), numpy_rng(self.generator)
-        if self.replacement:
-            yield from rng.integers(0, n, size=self.num_samples).tolist()
+        n = len(self.data_source)
+        gen = self.generator
+        if gen is None:                 # as PyTorch: a generator of its own, seeded from the default one
+            gen = Generator().manual_seed(int(full_range_integers(default_generator, 1, np.int64)[0]))
+        gen = torch_stream(gen)
+        if self.replacement:            # in draws of 32, as PyTorch
+            for start in range(0, self.num_samples, 32):
+                yield from integers(gen, min(32, self.num_samples - start), 0, n).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from rng.permutation(n).tolist()
-        yield from rng.permutation(n)[:self.num_samples % n].tolist()
+            yield from permutation(gen, n).tolist()
+        yield from permutation(gen, n)[:self.num_samples % n].tolist()
 
     def __len__(self):
         return self.num_samples
@@ -72,7 +78,7 @@ class SubsetRandomSampler(Sampler):
         self.indices, self.generator = indices, generator
 
     def __iter__(self):
-        for i in numpy_rng(self.generator).permutation(len(self.indices)).tolist():
+        for i in permutation(torch_stream(self.generator), len(self.indices)).tolist():
             yield self.indices[i]
 
     def __len__(self):

@@ -1,0 +1,268 @@
+"""PyTorch's CPU random stream: the same seed gives the same numbers as in PyTorch.
+
+PyTorch's CPU generator is a 32-bit Mersenne Twister (MT19937) seeded with the low 32 bits of the seed by the
+reference initialization (state[0] = seed, state[j] = 1812433253 * (state[j-1] ^ (state[j-1] >> 30)) + j). NumPy
+ships the same engine (``np.random.MT19937``) with another seeding, so a minigrad ``Generator`` puts the state of
+PyTorch's seeding into NumPy's engine and reads its raw 32-bit words (``random_raw``); 64-bit draws join two words,
+the first as the high half. On those words this module applies the transformations of PyTorch's CPU kernels
+(ATen's ``DistributionsHelper.h``, ``TransformationHelper.h`` and ``cpu/DistributionTemplates.h``; the facts, not
+their code):
+
+* uniform on [from, to): ``(w & (2^d - 1)) * 2^-d * (to - from) + from`` with d = 53 from a 64-bit draw for
+  float64, else d = 24 from one word, computed in float32 and rounded to the dtype (float16, bfloat16);
+* normal: a contiguous tensor of at least 16 elements is filled with uniforms, then each block of 16 becomes 8
+  Box-Muller pairs, u1 = 1 - x[j], u2 = x[j + 8]: x[j] = sqrt(-2 log u1) cos(2 pi u2), x[j + 8] the same with
+  sin, in the dtype's arithmetic (float32 for float16 and bfloat16, whose blocks draw their uniforms one block at
+  a time); if 16 does not divide the size, the last 16 elements are drawn and transformed again. Smaller or non-contiguous tensors take one double Box-Muller pair per two elements (u1, u2 from 64-bit
+  draws, r = sqrt(-2 log(1 - u2)), r cos(2 pi u1) first and r sin(2 pi u1) kept in the generator for the next
+  draw, even by another call);
+* integers on [low, high): ``w % (high - low) + low``, from a 64-bit draw when the range is 2^28 or more;
+* permutations: Fisher-Yates from the front, swapping i with i + (w % (n - i));
+* Bernoulli: ``uniform < p``, a float64 uniform for a number p (and for float64 probabilities), a float32 one for
+  probabilities in the other dtypes. (On Intel CPUs PyTorch's MKL build draws ``bernoulli_(p)`` and so dropout
+  masks from MKL's own generator instead: those are the one stream minigrad does not reproduce there.)
+
+Elements are drawn in memory order (a transposed tensor fills along its memory, as PyTorch's iterators do).
+float32 results can differ from PyTorch's in the last bits where its vectorized log, sin and cos round otherwise.
+"""
+import math
+
+import numpy as np
+
+STATE_WORDS = 624
+_SEEDING_MULTIPLIER = 1812433253
+_MASK32 = 0xFFFF_FFFF
+FAST_NORMAL_MIN = 16                  # the smallest contiguous size PyTorch fills 16 at a time
+
+
+# --------------------------------------------------------------------------- the engine
+def seeded_key(seed):
+    """MT19937's state words after the reference seeding with ``seed``'s low 32 bits (uint32 (624,))."""
+    key = np.empty(STATE_WORDS, dtype=np.uint32)
+    s = seed & _MASK32
+    key[0] = s
+    for j in range(1, STATE_WORDS):
+        s = (_SEEDING_MULTIPLIER * (s ^ (s >> 30)) + j) & _MASK32
+        key[j] = s
+    return key
+
+
+def engine(seed):
+    """A NumPy MT19937 in the state PyTorch's generator has right after ``manual_seed(seed)``."""
+    bits = np.random.MT19937()
+    bits.state = {"bit_generator": "MT19937", "state": {"key": seeded_key(seed), "pos": STATE_WORDS}}
+    return bits
+
+
+def words(gen, n):
+    """The next n 32-bit words of ``gen``'s stream, as uint64 (n,) (of another NumPy engine: its raw draws' low
+    32 bits)."""
+    bits = gen.numpy.bit_generator
+    raw = bits.random_raw(n)
+    return raw if isinstance(bits, np.random.MT19937) else raw & np.uint64(_MASK32)
+
+
+def words64(gen, n):
+    """n 64-bit draws, each two words joined, the first as the high half: uint64 (n,)."""
+    w = words(gen, 2 * n)
+    return (w[0::2] << np.uint64(32)) | w[1::2]
+
+
+# --------------------------------------------------------------------------- PyTorch's state bytes
+# PyTorch's CPUGeneratorImplState, 5056 bytes: the initial seed (int64), left and seeded (int32 each), next (uint64),
+# the 624 state words (each as uint64), three doubles of which the second is a kept normal sample, its flag (int32 and
+# 4 bytes of padding), then a kept float sample and its flag (float32, bool and 3 bytes of padding). The 5048 bytes up
+# to the kept float sample are the older (legacy) layout, which PyTorch also accepts.
+_STATE = np.dtype([("seed", "<u8"), ("left", "<i4"), ("seeded", "<i4"), ("next", "<u8"), ("words", "<u8", STATE_WORDS),
+                   ("normal_x", "<f8"), ("normal_y", "<f8"), ("normal_rho", "<f8"), ("normal_valid", "<i4"),
+                   ("pad", "<i4"), ("float_sample", "<f4"), ("float_valid", "u1"), ("pad2", "u1", 3)])
+STATE_BYTES, LEGACY_STATE_BYTES = _STATE.itemsize, _STATE.itemsize - 8
+
+
+def pack_state(gen):
+    """``gen``'s state as PyTorch's uint8 (5056,) array (``torch.get_rng_state()`` after the same draws)."""
+    state = gen.numpy.bit_generator.state["state"]
+    key, pos = state["key"], int(state["pos"])
+    s = np.zeros((), dtype=_STATE)
+    s["seed"], s["seeded"], s["words"] = gen.initial_seed(), 1, key
+    # PyTorch counts the words left (1: twist before the next) and the next index; NumPy keeps the index only
+    fresh = pos == STATE_WORDS and np.array_equal(key[:2], seeded_key(gen.initial_seed())[:2])
+    s["left"], s["next"] = (1, 0 if fresh else STATE_WORDS) if pos == STATE_WORDS else (STATE_WORDS + 1 - pos, pos)
+    if gen.next_double_normal is not None:
+        s["normal_valid"], s["normal_y"] = 1, gen.next_double_normal
+    if gen.next_float_normal is not None:
+        s["float_valid"], s["float_sample"] = 1, gen.next_float_normal
+    return np.frombuffer(s.tobytes(), dtype=np.uint8).copy()
+
+
+def unpack_state(gen, raw):
+    """Put ``gen`` in the state of PyTorch's state bytes ``raw`` (uint8, 5056 or the legacy 5048)."""
+    if raw.size not in (STATE_BYTES, LEGACY_STATE_BYTES):
+        raise RuntimeError(f"Expected either a CPUGeneratorImplStateLegacy of size {LEGACY_STATE_BYTES} or a "
+                           f"CPUGeneratorImplState of size {STATE_BYTES} but found the input RNG state size to be "
+                           f"{raw.size}")
+    padded = np.zeros(STATE_BYTES, dtype=np.uint8)
+    padded[:raw.size] = raw.reshape(-1)
+    s = padded.view(_STATE)[0]
+    left, nxt = int(s["left"]), int(s["next"])
+    if not (int(s["seeded"]) == 1 and 0 < left <= STATE_WORDS and nxt <= STATE_WORDS):
+        raise RuntimeError("Invalid mt19937 state")
+    gen.numpy.bit_generator.state = {"bit_generator": "MT19937", "state": {
+        "key": s["words"].astype(np.uint32), "pos": STATE_WORDS if left == 1 else STATE_WORDS + 1 - left}}
+    gen._initial_seed = int(s["seed"])
+    if raw.size == LEGACY_STATE_BYTES:   # the legacy layout keeps the pair's uniform and radius, not the sample
+        gen.next_double_normal = (float(s["normal_rho"]) * np.sin(2 * np.pi * float(s["normal_x"]))
+                                  if s["normal_valid"] else None)
+        gen.next_float_normal = None
+    else:
+        gen.next_double_normal = float(s["normal_y"]) if s["normal_valid"] else None
+        gen.next_float_normal = float(s["float_sample"]) if s["float_valid"] else None
+
+
+# --------------------------------------------------------------------------- memory order
+def memory_order(strides, shape):
+    """The permutation of dims that walks a tensor with these element ``strides`` along its memory (outermost
+    first), as PyTorch's iterators fill it; a C-contiguous tensor keeps its order."""
+    return sorted(range(len(shape)), key=lambda d: (-abs(strides[d]) if shape[d] > 1 else 0, d))
+
+
+def fill_in_memory_order(values_for, shape, strides):
+    """``values_for(n)`` (a flat array of n values) laid out over ``shape`` so that the i-th value lands on the i-th
+    element in memory order."""
+    order = memory_order(strides, shape)
+    permuted = values_for(int(np.prod(shape, dtype=np.int64))).reshape([shape[d] for d in order])
+    return np.transpose(permuted, np.argsort(order))
+
+
+# --------------------------------------------------------------------------- uniform
+def uniform(gen, n, dtype, low=0.0, high=1.0):
+    """n uniform draws on [low, high) in the real float ``dtype``, as PyTorch's ``uniform_``: float64 from 53 bits of
+    a 64-bit draw, the others from 24 bits of a word in float32 (bounds rounded to the dtype first), then rounded."""
+    dtype = np.dtype(dtype)
+    if dtype == np.float64:
+        x = (words64(gen, n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+        return x * (float(high) - float(low)) + float(low)
+    x = (words(gen, n) & np.uint64((1 << 24) - 1)).astype(np.float32) * np.float32(2.0 ** -24)
+    lo, hi = (np.float32(np.asarray(bound, dtype=dtype)) for bound in (low, high))
+    # x * (hi - lo) + lo as one fused multiply-add (PyTorch's compiled loop): the product of two 24-bit numbers is
+    # exact in float64, so float64 arithmetic rounds the sum once, as the FMA does
+    return (x.astype(np.float64) * np.float64(hi - lo) + np.float64(lo)).astype(np.float32).astype(dtype)
+
+
+# --------------------------------------------------------------------------- normal
+def _box_muller_blocks(u, dtype, mean, std):
+    """PyTorch's 16-at-a-time Box-Muller on uniforms u (B, 16), in ``dtype``'s arithmetic (float64 or float32)."""
+    t = dtype.type
+    u1, u2 = t(1) - u[:, :8], u[:, 8:]
+    radius = np.sqrt(t(-2) * np.log(u1))
+    theta = t(2 * np.pi) * u2
+    s, m = t(std), t(mean)
+    return np.concatenate([radius * np.cos(theta) * s + m, radius * np.sin(theta) * s + m], axis=1)
+
+
+def _normal_fill(gen, n, dtype, mean, std):
+    """PyTorch's ``normal_fill`` of a contiguous tensor of n >= 16 elements, in blocks of 16. float32 and float64:
+    n uniforms first, then each block transformed; float16 and bfloat16: each block's uniforms drawn as it is
+    transformed, in float32, rounded at the end. If 16 does not divide n, the last 16 elements are drawn and
+    transformed again."""
+    compute = dtype if dtype.itemsize >= 4 else np.dtype(np.float32)
+    full = n // 16 * 16
+    data = uniform(gen, n if dtype.itemsize >= 4 else full, compute)
+    data = np.concatenate([data[:full], np.empty(n - full, compute)]) if data.size != n else data
+    data[:full] = _box_muller_blocks(data[:full].reshape(-1, 16), compute, mean, std).reshape(-1)
+    if n % 16:                                            # the last 16 elements, drawn and transformed again
+        data[n - 16:] = _box_muller_blocks(uniform(gen, 16, compute).reshape(1, 16), compute, mean, std).reshape(-1)
+    return data.astype(dtype)
+
+
+_SCALAR_PAIRS = 64
+
+
+def _box_muller_pair(u1, u2):
+    """PyTorch's ``normal_distribution<double>`` pair from two uniforms: (r cos theta, r sin theta)."""
+    radius, theta = math.sqrt(-2 * math.log1p(-u2)), 2 * math.pi * u1
+    return radius * math.cos(theta), radius * math.sin(theta)
+
+
+def standard_normal_doubles(gen, n):
+    """n draws of PyTorch's ``normal_distribution<double>``: a kept sample first, then Box-Muller pairs (cos, sin),
+    the last sin kept in ``gen`` when n leaves it over (float64 (n,))."""
+    out = np.empty(n)
+    start = 0
+    if n and gen.next_double_normal is not None:
+        out[0], gen.next_double_normal, start = gen.next_double_normal, None, 1
+    pairs = (n - start + 1) // 2
+    if pairs:
+        u = (words64(gen, 2 * pairs) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+        if pairs <= _SCALAR_PAIRS:     # the C library's functions, as PyTorch's scalar loop (NumPy's SIMD ones can
+            both = np.array([v for u1, u2 in u.reshape(-1, 2).tolist()      # round the last bit otherwise)
+                             for v in _box_muller_pair(u1, u2)])
+        else:
+            radius = np.sqrt(-2 * np.log1p(-u[1::2]))                        # (pairs,)
+            theta = 2 * np.pi * u[0::2]
+            both = np.stack([radius * np.cos(theta), radius * np.sin(theta)], axis=1).reshape(-1)
+        out[start:] = both[:n - start]
+        if (n - start) % 2:
+            gen.next_double_normal = float(both[-1])
+    return out
+
+
+def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True):
+    """n normal draws in the real float ``dtype`` as PyTorch's ``normal_`` fills a tensor of n elements."""
+    dtype = np.dtype(dtype)
+    if contiguous and n >= FAST_NORMAL_MIN:
+        return _normal_fill(gen, n, dtype, mean, std)
+    return (standard_normal_doubles(gen, n) * float(std) + float(mean)).astype(dtype)
+
+
+# --------------------------------------------------------------------------- integers, permutations, Bernoulli
+WIDE_RANGE = 1 << 28                  # from this range on, an integer draw takes 64 bits
+
+
+def integers(gen, n, low, high):
+    """n integers on [low, high) as int64 (n,), as PyTorch's ``random_(from, to)`` and ``randint``."""
+    span = high - low
+    raw = words64(gen, n) if span >= WIDE_RANGE else words(gen, n)
+    with np.errstate(over="ignore"):                     # PyTorch's 64-bit wrap-around: low + offset
+        return ((raw % np.uint64(span)) + np.uint64(low & 0xFFFF_FFFF_FFFF_FFFF)).view(np.int64)
+
+
+def full_range_integers(gen, n, dtype):
+    """n draws of PyTorch's ``random_()`` (no bounds) in ``dtype``: 0 .. the largest integer the dtype holds
+    exactly (2^mantissa digits for floats), bool from a word's low bit."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return (words(gen, n) & np.uint64(1)).astype(bool)
+    if dtype.kind == "f" or dtype.name == "bfloat16":
+        d = {2: 11, 4: 24, 8: 53}[dtype.itemsize] if dtype.name != "bfloat16" else 8     # the mantissa's digits
+        raw = words64(gen, n) if d == 53 else words(gen, n)
+        return (raw % np.uint64((1 << d) + 1)).astype(dtype)
+    top = int(np.iinfo(dtype).max) + 1
+    raw = words64(gen, n) if dtype.itemsize == 8 else words(gen, n)
+    return (raw % np.uint64(top)).astype(dtype)
+
+
+def permutation(gen, n):
+    """A random permutation of 0 .. n-1 as PyTorch's CPU ``randperm`` draws it (int64 (n,))."""
+    r = list(range(n))
+    if n > 1:
+        picks = (words(gen, n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).tolist()     # z_i in [0, n - i)
+        for i, z in enumerate(picks):
+            j = i + z
+            r[i], r[j] = r[j], r[i]
+    return np.array(r, dtype=np.int64)
+
+
+def bernoulli_scalar(gen, n, p):
+    """n Bernoulli(p) draws for a number p (bool (n,)): a float64 uniform below p."""
+    u = (words64(gen, n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+    return u < float(p)
+
+
+def bernoulli_probabilities(gen, p):
+    """One Bernoulli draw per probability in the flat array p (bool): float64 uniforms for float64 probabilities,
+    float32 ones for the other dtypes."""
+    if p.dtype == np.float64:
+        return (words64(gen, p.size) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53 < p
+    u = (words(gen, p.size) & np.uint64((1 << 24) - 1)).astype(np.float32) * np.float32(2.0 ** -24)
+    return u < p.astype(np.float32)

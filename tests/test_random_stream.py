@@ -1,0 +1,190 @@
+"""The same seed gives the same random numbers as PyTorch: every draw below runs after the same ``manual_seed`` in both
+libraries and must give PyTorch's numbers. Exact where PyTorch's arithmetic is reproduced operation for operation
+(integers, permutations, masks, uniforms, float64 normals); within a few float32 ulps (abs 2e-6) for float32 normals,
+whose log, sin and cos PyTorch takes from vectorized libraries that round the last bits otherwise; within 1e-12
+relative where a float64 formula goes through the C library's functions in one and NumPy's in the other, or where
+PyTorch's compiled loop fuses a multiply-add that NumPy rounds twice.
+
+On Intel CPUs PyTorch's MKL build draws ``bernoulli_(p)`` with a number p, and so dropout masks, from MKL's own
+generator: those cases are compared only on other CPUs (docs/differences.md)."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from tests.mirror import torch_or_skip
+
+torch = torch_or_skip()
+
+
+def _intel():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "GenuineIntel" in f.read(4096)
+    except OSError:
+        return False
+
+
+MKL_BERNOULLI = _intel() and torch.backends.mkl.is_available()
+EXACT, FLOAT32_NORMAL, LIBM = 0.0, 2e-6, 1e-12
+
+
+def _array(t):
+    t = t.detach()
+    if t.dtype in (torch.bfloat16, mg.bfloat16) or str(t.dtype).endswith("bfloat16"):
+        t = t.float()
+    return np.asarray(t.numpy())
+
+
+def check_same_draws(make, tol=EXACT, seed=0):
+    """``make(lib)`` after ``lib.manual_seed(seed)`` in minigrad and in PyTorch: the same values (and dtype name,
+    shape), and the generators left in the same state."""
+    mg.manual_seed(seed)
+    torch.manual_seed(seed)
+    ours, theirs = make(mg), make(torch)
+    a, b = _array(ours), _array(theirs)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert a.shape == b.shape
+    if tol == EXACT:
+        np.testing.assert_array_equal(a, b)
+    elif tol == LIBM:
+        np.testing.assert_allclose(a, b, rtol=LIBM, atol=0)
+    else:
+        np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=0, atol=tol)
+    np.testing.assert_array_equal(mg.get_rng_state().numpy(), torch.get_rng_state().numpy())
+
+
+def _flat_parameters(lib, module):
+    return lib.cat([p.detach().reshape(-1) for p in module.parameters()])
+
+
+DRAWS = {
+    "rand": (lambda L: L.rand(3, 7), EXACT),
+    "rand float64": (lambda L: L.rand(5, 4, dtype=L.float64), EXACT),
+    "rand float16": (lambda L: L.rand(40, dtype=L.float16), EXACT),
+    "rand bfloat16": (lambda L: L.rand(40, dtype=L.bfloat16), EXACT),
+    "rand complex128": (lambda L: L.view_as_real(L.rand(6, dtype=L.complex128)), EXACT),
+    "uniform_ bounds": (lambda L: L.empty(300).uniform_(-2, 3), EXACT),
+    "uniform_ float64 bounds": (lambda L: L.empty(300, dtype=L.float64).uniform_(-2, 3), LIBM),
+    "randn, 20 elements": (lambda L: L.randn(4, 5), FLOAT32_NORMAL),
+    "randn, 3 elements (one pair at a time)": (lambda L: L.randn(3), FLOAT32_NORMAL),
+    "randn, 1000 elements": (lambda L: L.randn(1000), FLOAT32_NORMAL),
+    "randn float64 fill": (lambda L: L.randn(37, dtype=L.float64), EXACT),
+    "randn float16": (lambda L: L.randn(40, dtype=L.float16), EXACT),
+    "randn bfloat16": (lambda L: L.randn(100, dtype=L.bfloat16), EXACT),
+    "randn complex64": (lambda L: L.view_as_real(L.randn(9, dtype=L.complex64)), FLOAT32_NORMAL),
+    "normals kept across calls": (lambda L: L.cat([L.randn(3, dtype=L.float64), L.randn(1, dtype=L.float64),
+                                                   L.randn(20, dtype=L.float64), L.randn(5, dtype=L.float64)]),
+                                  LIBM),
+    "normal(mean, std, size)": (lambda L: L.normal(2.0, 3.0, (33,)), 3 * FLOAT32_NORMAL),
+    "normal(tensor, tensor)": (lambda L: L.normal(L.arange(20.0), L.full((20,), 2.0)), 4 * FLOAT32_NORMAL),
+    "normal(tensor, number)": (lambda L: L.normal(L.arange(20.0), 0.5), 4 * FLOAT32_NORMAL),
+    "normal_ of a transposed tensor": (lambda L: L.empty(6, 5, dtype=L.float64).t().normal_(), LIBM),
+    "normal_ with mean and std": (lambda L: L.empty(17).normal_(1.0, 2.0), 2 * FLOAT32_NORMAL),
+    "randint": (lambda L: L.randint(3, 1000, (50,)), EXACT),
+    "randint from 2^28 on (64-bit draws)": (lambda L: L.randint(0, 2 ** 28, (50,)), EXACT),
+    "randint below 2^28": (lambda L: L.randint(0, 2 ** 28 - 1, (50,)), EXACT),
+    "randint wide and negative": (lambda L: L.randint(-2 ** 40, 2 ** 40, (50,)), EXACT),
+    "randint int32 wide": (lambda L: L.randint(-5, 2 ** 31 - 1, (50,), dtype=L.int32), EXACT),
+    "randint float": (lambda L: L.randint(0, 10, (50,), dtype=L.float32), EXACT),
+    "randint_like": (lambda L: L.randint_like(L.zeros(7, dtype=L.int16), 3, 9), EXACT),
+    "randperm": (lambda L: L.randperm(100), EXACT),
+    "randperm int32": (lambda L: L.randperm(9, dtype=L.int32), EXACT),
+    "random_ int64": (lambda L: L.empty(10, dtype=L.int64).random_(), EXACT),
+    "random_ int32": (lambda L: L.empty(10, dtype=L.int32).random_(), EXACT),
+    "random_ uint8": (lambda L: L.empty(10, dtype=L.uint8).random_(), EXACT),
+    "random_ bool": (lambda L: L.empty(10, dtype=L.bool).random_(), EXACT),
+    "random_ float32": (lambda L: L.empty(10).random_(), EXACT),
+    "random_ float64": (lambda L: L.empty(10, dtype=L.float64).random_(), EXACT),
+    "random_(to)": (lambda L: L.empty(10, dtype=L.int64).random_(7), EXACT),
+    "random_(from, to)": (lambda L: L.empty(10).random_(5, 9), EXACT),
+    "bernoulli of float32 probabilities": (lambda L: L.bernoulli(L.linspace(0, 1, 40)), EXACT),
+    "bernoulli of float64 probabilities": (lambda L: L.bernoulli(L.linspace(0, 1, 40, dtype=L.float64)), EXACT),
+    "bernoulli_ with a tensor": (lambda L: L.empty(4, 10).bernoulli_(L.linspace(0, 1, 10)), EXACT),
+    "cauchy_": (lambda L: L.empty(10, dtype=L.float64).cauchy_(1.0, 2.0), LIBM),
+    "log_normal_": (lambda L: L.empty(10, dtype=L.float64).log_normal_(), LIBM),
+    "geometric_": (lambda L: L.empty(40).geometric_(0.3), EXACT),
+    "rrelu in training": (lambda L: L.nn.functional.rrelu(L.linspace(-1, 1, 20), training=True), 1e-7),
+    "Linear": (lambda L: _flat_parameters(L, L.nn.Linear(64, 32)), EXACT),
+    "Conv2d": (lambda L: _flat_parameters(L, L.nn.Conv2d(3, 4, 3)), EXACT),
+    "Embedding": (lambda L: _flat_parameters(L, L.nn.Embedding(10, 4)), FLOAT32_NORMAL),
+    "LSTM": (lambda L: _flat_parameters(L, L.nn.LSTM(4, 5, 2)), EXACT),
+    "GRU": (lambda L: _flat_parameters(L, L.nn.GRU(4, 5)), EXACT),
+    "MultiheadAttention": (lambda L: _flat_parameters(L, L.nn.MultiheadAttention(8, 2)), EXACT),
+    "TransformerEncoderLayer": (lambda L: _flat_parameters(L, L.nn.TransformerEncoderLayer(8, 2, 16)), EXACT),
+    "xavier_normal_": (lambda L: L.nn.init.xavier_normal_(L.empty(6, 4)), FLOAT32_NORMAL),
+    "kaiming_normal_": (lambda L: L.nn.init.kaiming_normal_(L.empty(6, 4)), FLOAT32_NORMAL),
+    "trunc_normal_, normal draws redrawn": (lambda L: L.nn.init.trunc_normal_(L.empty(300), std=0.02), 1e-7),
+    "trunc_normal_, a tail by acceptance": (lambda L: L.nn.init.trunc_normal_(L.empty(300), a=2.0, b=3.0), 1e-6),
+    "orthogonal_": (lambda L: L.nn.init.orthogonal_(L.empty(4, 6, dtype=L.float64)), 1e-12),
+    "sparse_": (lambda L: L.nn.init.sparse_(L.empty(6, 4), 0.5), 1e-7),
+    "random_split": (lambda L: L.tensor([i for s in L.utils.data.random_split(range(10), [4, 6]) for i in s.indices]),
+                     EXACT),
+    "DataLoader with shuffle": (lambda L: L.cat(list(L.utils.data.DataLoader(L.arange(20), batch_size=4,
+                                                                             shuffle=True))), EXACT),
+    "RandomSampler with replacement": (lambda L: L.tensor(list(L.utils.data.RandomSampler(
+        range(10), replacement=True, num_samples=40))), EXACT),
+    "SubsetRandomSampler": (lambda L: L.tensor(list(L.utils.data.SubsetRandomSampler([3, 5, 7, 9]))), EXACT),
+    "a Generator object": (lambda L: L.randn(20, generator=L.Generator().manual_seed(11)), FLOAT32_NORMAL),
+}
+
+MASKS = {       # bernoulli_(p) with a number p: PyTorch's MKL stream on Intel CPUs
+    "bernoulli_(p)": lambda L: L.empty(40).bernoulli_(0.4),
+    "bernoulli(x, p)": lambda L: L.bernoulli(L.zeros(40), 0.4),
+    "dropout": lambda L: L.nn.functional.dropout(L.ones(50), 0.3),
+    "dropout2d": lambda L: L.nn.functional.dropout2d(L.ones(4, 6, 2, 2), 0.3),
+    "Dropout module": lambda L: L.nn.Dropout(0.5)(L.ones(64)),
+    "alpha_dropout": lambda L: L.nn.functional.alpha_dropout(L.ones(40), 0.3, True),
+}
+
+
+@pytest.mark.parametrize("name", DRAWS)
+def test_the_same_seed_draws_pytorchs_numbers(name):
+    make, tol = DRAWS[name]
+    check_same_draws(make, tol)
+
+
+@pytest.mark.skipif(MKL_BERNOULLI, reason="PyTorch draws bernoulli_(p) from MKL's generator on Intel CPUs")
+@pytest.mark.parametrize("name", MASKS)
+def test_dropout_masks_are_pytorchs(name):
+    check_same_draws(MASKS[name], 1e-6)
+
+
+def test_seeds_wrap_as_pytorchs():
+    for seed in (2 ** 32 + 5, -1, 2 ** 64 - 1):
+        check_same_draws(lambda L: L.rand(4), seed=seed)
+        assert mg.initial_seed() == torch.initial_seed()
+
+
+def test_states_are_pytorchs_bytes_and_travel_both_ways():
+    mg.manual_seed(3)
+    torch.manual_seed(3)
+    for lib in (mg, torch):
+        lib.randn(5)             # leaves a kept normal sample in the state
+        lib.rand(700)            # past one twist of the engine
+    np.testing.assert_array_equal(mg.get_rng_state().numpy(), torch.get_rng_state().numpy())
+    state = torch.get_rng_state()
+    mg.set_rng_state(mg.from_numpy(state.numpy()))
+    torch.manual_seed(99)
+    torch.set_rng_state(torch.from_numpy(mg.get_rng_state().numpy()))
+    np.testing.assert_allclose(mg.randn(7).numpy(), torch.randn(7).numpy(), rtol=0, atol=FLOAT32_NORMAL)
+    g, tg = mg.Generator(), torch.Generator()
+    g.set_state(mg.from_numpy(tg.manual_seed(8).get_state().numpy()))
+    np.testing.assert_array_equal(mg.rand(9, generator=g).numpy(), torch.rand(9, generator=tg).numpy())
+
+
+def test_bad_states_are_refused_as_pytorch_refuses_them():
+    good = torch.get_rng_state().numpy()
+    short = good[:100].copy()
+    bad_left = good.copy()
+    bad_left[8:12] = np.frombuffer(np.int32(0).tobytes(), np.uint8)      # 'left' must be 1..624
+    for state, error in ((short, RuntimeError), (bad_left, RuntimeError)):
+        before = mg.get_rng_state().numpy()
+        with pytest.raises(error):
+            torch.set_rng_state(torch.from_numpy(state))
+        with pytest.raises(error):
+            mg.set_rng_state(mg.from_numpy(state))
+        np.testing.assert_array_equal(mg.get_rng_state().numpy(), before)
+    with pytest.raises(TypeError):
+        torch.set_rng_state(torch.zeros(5056))
+    with pytest.raises(TypeError):
+        mg.set_rng_state(mg.zeros(5056))
