@@ -70,9 +70,6 @@ STAND_INS = {
     "torch.set_num_interop_threads": "recorded: minigrad runs no inter-op thread pool",
     "torch.get_num_interop_threads": "what set_num_interop_threads recorded (1 by default)",
     "torch.set_warn_always": "recorded; minigrad's warnings follow Python's warning filters",
-    "torch.get_rng_state": "a uint8 tensor of the default generator's PCG64 state (40 bytes; PyTorch's Mersenne "
-                           "Twister state cannot be exchanged with it)",
-    "torch.random.get_rng_state": "as torch.get_rng_state",
     "torch.func.functionalize": "returns a wrapper calling the function itself (no functionalization pass); same "
                                 "results and input mutations",
     "torch.func.debug_unwrap": "returns its tensor (minigrad's transforms wrap nothing)",

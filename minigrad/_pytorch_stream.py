@@ -18,6 +18,12 @@ their code):
   draw, even by another call);
 * integers on [low, high): ``w % (high - low) + low``, from a 64-bit draw when the range is 2^28 or more;
 * permutations: Fisher-Yates from the front, swapping i with i + (w % (n - i));
+* exponential: -log(1 - u) / rate of a float64 uniform;
+* multinomial with replacement (two samples or more): a float64 uniform per sample, located by binary search in the
+  row's cumulative sums (in the input's dtype) divided by their total; without replacement, or for one sample, the
+  k largest of p / E with E ~ Exp(1) drawn in the input's dtype;
+* gamma: Marsaglia and Tsang's method with float64 uniforms and normal pairs, element by element; Poisson: products
+  of uniforms below 10, Hoermann's transformed rejection from 10; binomial: inversion or BTRS;
 * Bernoulli: ``uniform < p``, a float64 uniform for a number p (and for float64 probabilities), a float32 one for
   probabilities in the other dtypes. (On Intel CPUs PyTorch's MKL build draws ``bernoulli_(p)`` and so dropout
   masks from MKL's own generator instead: those are the one stream minigrad does not reproduce there.)
@@ -213,6 +219,169 @@ def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True):
     if contiguous and n >= FAST_NORMAL_MIN:
         return _normal_fill(gen, n, dtype, mean, std)
     return (standard_normal_doubles(gen, n) * float(std) + float(mean)).astype(dtype)
+
+
+def exponential(gen, n, rate):
+    """n Exp(rate) draws in float64, as PyTorch's default CPU kernel: -log(1 - u) / rate of float64 uniforms."""
+    return -1.0 / rate * np.log1p(-uniform(gen, n, np.float64))
+
+
+# --------------------------------------------------------------------------- gamma and Poisson, one element at a time
+def _uniform_double(gen):
+    return float(uniform(gen, 1, np.float64)[0])
+
+
+def _normal_double(gen):
+    return float(standard_normal_doubles(gen, 1)[0])
+
+
+_ONE_THIRD_F32, _SQUEEZE_F32 = float(np.float32(1) / np.float32(3)), float(np.float32(0.0331))
+
+
+def standard_gamma(gen, alpha, single=False):
+    """Gamma(alpha, 1) draws (float64, alpha's shape) as PyTorch's CPU sampler: Marsaglia and Tsang's method (2000),
+    alpha < 1 boosted to alpha + 1 and scaled by U^(1/alpha), from float64 uniforms and normal pairs, element by
+    element in order. ``single``: alpha's own arithmetic is float32 (``_standard_gamma`` of a float32 tensor;
+    Dirichlet samples compute in float64)."""
+    out = np.empty(alpha.size)
+    t = np.float32 if single else np.float64
+    for i, a in enumerate(alpha.reshape(-1).tolist()):
+        a = t(a)
+        scale = 1.0
+        if a < 1:
+            if a == 0:
+                out[i] = 0.0
+                continue
+            scale *= (1 - _uniform_double(gen)) ** float(t(1) / a)
+            a = t(a + t(1))
+        d = float(t(a - t(_ONE_THIRD_F32)))
+        c = 1.0 / math.sqrt(9.0 * d)
+        while True:
+            x = _normal_double(gen)
+            y = 1.0 + c * x
+            while y <= 0:
+                x = _normal_double(gen)
+                y = 1.0 + c * x
+            v = y * y * y
+            u = 1 - _uniform_double(gen)
+            xx = x * x
+            if u < 1.0 - _SQUEEZE_F32 * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+                out[i] = scale * d * v
+                break
+    return out.reshape(alpha.shape)
+
+
+def poisson(gen, rates):
+    """Poisson draws (float64, the rates' shape) as PyTorch's CPU sampler, element by element in order: the product
+    of uniforms below exp(-rate) for rates under 10, else Hoermann's transformed rejection (1993)."""
+    out = np.empty(rates.size)
+    for i, lam in enumerate(rates.reshape(-1).tolist()):
+        out[i] = _poisson_one(gen, lam)
+    return out.reshape(rates.shape)
+
+
+def _poisson_one(gen, lam):
+    if lam >= 10:
+        slam, loglam = math.sqrt(lam), math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            u = _uniform_double(gen) - 0.5
+            v = _uniform_double(gen)
+            us = 0.5 - abs(u)
+            k = math.floor((2 * a / us + b) * u + lam + 0.43)
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if math.log(v) + math.log(inv_alpha) - math.log(a / (us * us) + b) <= -lam + k * loglam - math.lgamma(k + 1):
+                return k
+    if lam == 0:
+        return 0
+    limit, product, count = math.exp(-lam), 1.0, 0
+    while True:
+        product *= _uniform_double(gen)
+        if product > limit:
+            count += 1
+        else:
+            return count
+
+
+_STIRLING_TAILS = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                   0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                   0.00925546218271273, 0.00833056343336287)
+
+
+def _stirling_tail(k):
+    """log k! minus Stirling's approximation of it: a table up to 9, the series beyond."""
+    if k <= 9:
+        return _STIRLING_TAILS[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def binomial(gen, counts, probs, single=False):
+    """Binomial(count, prob) draws (float64, the operands' broadcast shape) as PyTorch's CPU sampler, element by
+    element: 0 for a count or prob <= 0, count for prob >= 1; else, on the side of 1/2 where q = min(p, 1 - p),
+    inversion (sums of geometric waiting times) when count q < 10 and Hoermann's BTRS (1993) otherwise.
+    ``single``: the operands' own arithmetic is float32."""
+    counts, probs = np.broadcast_arrays(counts, probs)
+    t = np.float32 if single else np.float64
+    out = np.empty(counts.size)
+    for i, (n, p) in enumerate(zip(counts.reshape(-1).tolist(), probs.reshape(-1).tolist())):
+        n, p = t(n), t(p)
+        if n != n:                     # (a NaN count: PyTorch's inversion loop would never end)
+            out[i] = math.nan
+        elif n <= 0 or p <= 0:
+            out[i] = 0.0
+        elif p >= 1:
+            out[i] = n
+        elif p <= 0.5:
+            out[i] = _btrs(gen, n, p, t) if n * p >= 10 else _binomial_inversion(gen, n, p)
+        elif p > 0.5:
+            q = t(t(1) - p)
+            out[i] = n - (_btrs(gen, n, q, t) if n * q >= 10 else _binomial_inversion(gen, n, q))
+        else:
+            out[i] = math.nan
+    return out.reshape(counts.shape)
+
+
+def _binomial_inversion(gen, n, p):
+    geom_sum, count, log_q = 0.0, 0, math.log1p(-float(p))
+    while True:
+        geom_sum += math.ceil(math.log(_uniform_double(gen)) / log_q)
+        if geom_sum > n:
+            return count
+        count += 1
+
+
+def _btrs(gen, n, p, t):
+    n, p = float(n), float(p)
+    stddev = math.sqrt(float(t(t(n) * t(p) * t(t(1) - t(p)))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    c = n * p + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = p / (1 - p)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor((n + 1) * p)
+    while True:
+        u = _uniform_double(gen) - 0.5
+        v = _uniform_double(gen)
+        us = 0.5 - abs(u)
+        k = float(t(math.floor((2 * a / us + b) * u + c)))
+        if k < 0 or k > n:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = math.log(v * alpha / (a / (us * us) + b))
+        bound = ((m + 0.5) * math.log((m + 1) / (r * (n - m + 1))) + (n + 1) * math.log((n - m + 1) / (n - k + 1))
+                 + (k + 0.5) * math.log(r * (n - k + 1) / (k + 1)) + _stirling_tail(m) + _stirling_tail(n - m)
+                 - _stirling_tail(k) - _stirling_tail(n - k))
+        if v <= bound:
+            return k
 
 
 # --------------------------------------------------------------------------- integers, permutations, Bernoulli

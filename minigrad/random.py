@@ -5,12 +5,9 @@
 A ``Generator`` is PyTorch's CPU generator: the same Mersenne Twister, seeded the same way, and the same state
 bytes (``get_state``/``get_rng_state`` give PyTorch's 5056-byte tensor, and each library takes the other's). The
 draws PyTorch's CPU kernels make from it are reproduced in ``minigrad/_pytorch_stream.py``: after the same
-``manual_seed``, ``rand``, ``randn``, ``randint``, ``randperm``, ``normal``, ``bernoulli``, the ``uniform_``/
-``normal_``/``random_``/``bernoulli_``/``cauchy_``/``log_normal_``/``geometric_`` fills, dropout masks, ``nn.init``
-and the random samplers give PyTorch's numbers (float32 ones to its last bits or within an ulp or two, where its
-vectorized log, sin and cos round otherwise). The other samplers (``multinomial``, ``poisson``, ``binomial``,
-``exponential_``, the distributions' ``rsample``) draw from the same stream with NumPy's algorithms: reproducible,
-but not PyTorch's numbers.
+``manual_seed``, the random functions, the in-place fills, dropout, ``nn.init``, the samples of ``distributions``
+and the random samplers give PyTorch's numbers (float32 normals within an ulp or a few, where PyTorch's vectorized
+log, sin and cos round otherwise; the exceptions are in docs/differences.md).
 
 Every random function takes ``generator=`` (a ``minigrad.Generator``, or a NumPy ``Generator``) and otherwise draws
 from the global default generator, which ``minigrad.manual_seed`` reseeds. Unlike PyTorch, whose default generator
@@ -457,8 +454,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     """Indices drawn from the categorical distribution(s) whose unnormalized probabilities are ``input``'s
     last dimension: ``(num_samples,)`` for a vector, ``(rows, num_samples)`` for a matrix; int64.
 
-    Without replacement, drawing k distinct categories is the same as keeping the k largest of
-    ``log p_i + Gumbel noise`` (the Gumbel-top-k trick)."""
+    Without replacement, drawing k distinct categories is the same as keeping the k largest of p_i / E_i with
+    E_i ~ Exp(1) (the Gumbel-top-k trick, exponentiated); PyTorch's draws after the same seed."""
     weights = input._data
     if weights.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got a tensor of {weights.ndim} dimensions")
@@ -478,16 +475,18 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     totals = rows.sum(axis=1, keepdims=True)                             # (R, 1)
     if (totals <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rng = numpy_rng(generator)
-    if replacement:
-        cumulative = np.cumsum(rows / totals, axis=1)                    # (R, C)
-        cumulative[:, -1] = 1.0
-        uniform = rng.random((rows.shape[0], num_samples))               # (R, S)
-        indices = np.stack([np.searchsorted(c, u, side="right") for c, u in zip(cumulative, uniform)])
-    else:
-        with np.errstate(divide="ignore"):
-            keys = np.log(rows) + rng.gumbel(size=rows.shape)           # (R, C); -inf where p = 0
-        indices = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    gen = torch_stream(generator)
+    own = weights.reshape(-1, weights.shape[-1])                         # (R, C), in the input's dtype
+    if replacement and num_samples > 1:    # PyTorch: binary search of float64 uniforms in the normalized cumsum
+        compute = own.dtype if own.dtype.itemsize >= 4 else np.dtype(np.float32)
+        cumulative = np.cumsum(own.astype(compute), axis=1, dtype=compute)      # (R, C)
+        cumulative /= cumulative[:, -1:]
+        indices = np.stack([np.searchsorted(c, stream.uniform(gen, num_samples, np.float64), side="left")
+                            for c in cumulative])                                # (R, S)
+    else:                                  # the k largest of p / E, E ~ Exp(1) in the input's dtype (Gumbel-top-k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = own / stream.exponential(gen, own.size, 1.0).astype(own.dtype).reshape(own.shape)
+        indices = np.argsort(-keys.astype(np.float64), axis=1, kind="stable")[:, :num_samples]
     return Tensor(indices.reshape(weights.shape[:-1] + (num_samples,)).astype(np.int64))
 
 
@@ -502,20 +501,19 @@ def poisson(input, generator=None):
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{dtypes.scalar_type_name(rates.dtype)}'")
     if (rates < 0).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return Tensor(numpy_rng(generator).poisson(rates).astype(rates.dtype))
+    return Tensor(stream.poisson(torch_stream(generator), rates).astype(rates.dtype))
 
 
 @takes_tensors("count", "prob")
 def binomial(count, prob, generator=None):
     """Binomial(count, prob) draws, elementwise (broadcast), in ``count``'s floating dtype. As PyTorch's sampler, a
-    probability outside [0, 1] acts as the nearer end and a negative count gives 0. Not differentiable (backward
-    through it raises PyTorch's error)."""
+    probability outside [0, 1] acts as the nearer end and a negative count gives 0 (a NaN count gives NaN, where
+    PyTorch's sampler does not return). Not differentiable (backward through it raises PyTorch's error)."""
     from .autograd.function import NoDerivative
     if dtypes.kind_of(count.dtype) != "f":
         raise ValueError(f"binomial only supports floating-point dtypes for count, got: {_type_word(count.dtype)}")
-    n, p = np.broadcast_arrays(count._data, prob._data)
-    n = np.maximum(np.nan_to_num(n.astype(np.float64)), 0).astype(np.int64)
-    draws = numpy_rng(generator).binomial(n, np.clip(p.astype(np.float64), 0, 1)).astype(count.dtype)
+    single = count.dtype.itemsize < 8
+    draws = stream.binomial(torch_stream(generator), count._data, prob._data, single).astype(count.dtype)
     return NoDerivative.apply(RuntimeError, "derivative for aten::binomial is not implemented", draws, count, prob)
 
 

@@ -6,7 +6,8 @@ relative where a float64 formula goes through the C library's functions in one a
 PyTorch's compiled loop fuses a multiply-add that NumPy rounds twice.
 
 On Intel CPUs PyTorch's MKL build draws ``bernoulli_(p)`` with a number p, and so dropout masks, from MKL's own
-generator: those cases are compared only on other CPUs (docs/differences.md)."""
+generator, and its sources have an MKL path for ``exponential_`` too: those cases are compared on other CPUs only
+(docs/differences.md)."""
 import numpy as np
 import pytest
 
@@ -125,9 +126,54 @@ DRAWS = {
         range(10), replacement=True, num_samples=40))), EXACT),
     "SubsetRandomSampler": (lambda L: L.tensor(list(L.utils.data.SubsetRandomSampler([3, 5, 7, 9]))), EXACT),
     "a Generator object": (lambda L: L.randn(20, generator=L.Generator().manual_seed(11)), FLOAT32_NORMAL),
+    "multinomial with replacement": (lambda L: L.multinomial(L.rand(4, 7), 20, replacement=True), EXACT),
+    "WeightedRandomSampler": (lambda L: L.tensor(list(L.utils.data.WeightedRandomSampler([0.1, 0.9, 0.4], 30))),
+                              EXACT),
+    "poisson": (lambda L: L.poisson(L.tensor([0.5, 3.0, 12.0, 50.0, 0.0, 9.9, 100.0] * 3)), EXACT),
+    "binomial": (lambda L: L.binomial(L.tensor([0.0, 5, 10, 30, 100, 1000, 7, 50, 200, 3] * 2),
+                                      L.tensor([0.3, 0.5, 0.9, 0.2, 0.6, 0.01, 1.0, 0.97, 0.45, 0.0] * 2)), EXACT),
+    "gamma draws, float32 arithmetic": (lambda L: L.distributions.Gamma(L.linspace(0.05, 20, 40),
+                                                                        L.ones(40)).sample(), EXACT),
+    "gamma draws, float64": (lambda L: L.distributions.Gamma(L.linspace(0.05, 20, 40, dtype=L.float64),
+                                                             L.ones(40, dtype=L.float64)).sample(), LIBM),
 }
 
-MASKS = {       # bernoulli_(p) with a number p: PyTorch's MKL stream on Intel CPUs
+D = {     # torch.distributions: sample and rsample draw as PyTorch's do
+    "Normal": lambda L: L.distributions.Normal(L.zeros(3), L.ones(3)).rsample((5,)),
+    "Uniform": lambda L: L.distributions.Uniform(L.zeros(3), L.full((3,), 2.0)).sample((5,)),
+    "Bernoulli": lambda L: L.distributions.Bernoulli(probs=L.full((20,), 0.3)).sample(),
+    "Categorical": lambda L: L.distributions.Categorical(probs=L.tensor([0.2, 0.3, 0.5])).sample((10,)),
+    "Laplace": lambda L: L.distributions.Laplace(L.zeros(10), L.ones(10)).sample(),
+    "Gumbel": lambda L: L.distributions.Gumbel(L.zeros(10), L.ones(10)).sample(),
+    "MultivariateNormal": lambda L: L.distributions.MultivariateNormal(L.zeros(3), L.eye(3)).sample((4,)),
+    "LowRankMultivariateNormal": lambda L: L.distributions.LowRankMultivariateNormal(
+        L.zeros(3), L.ones(3, 2), L.ones(3)).sample((4,)),
+    "LogNormal": lambda L: L.distributions.LogNormal(L.zeros(10), L.ones(10)).sample(),
+    "OneHotCategorical": lambda L: L.distributions.OneHotCategorical(probs=L.tensor([0.2, 0.3, 0.5])).sample((5,)),
+    "RelaxedBernoulli": lambda L: L.distributions.RelaxedBernoulli(L.tensor(0.5), probs=L.full((5,), 0.3)).rsample(),
+    "RelaxedOneHotCategorical": lambda L: L.distributions.RelaxedOneHotCategorical(
+        L.tensor(0.5), probs=L.tensor([0.2, 0.3, 0.5])).rsample((3,)),
+    "Cauchy": lambda L: L.distributions.Cauchy(L.zeros(10), L.ones(10)).sample(),
+    "Geometric": lambda L: L.distributions.Geometric(probs=L.full((10,), 0.3)).sample(),
+    "ContinuousBernoulli": lambda L: L.distributions.ContinuousBernoulli(probs=L.full((10,), 0.3)).sample(),
+    "Gamma": lambda L: L.distributions.Gamma(L.full((10,), 0.3), L.ones(10)).rsample((2,)),
+    "Beta": lambda L: L.distributions.Beta(L.ones(10) * 2, L.ones(10)).sample(),
+    "Dirichlet": lambda L: L.distributions.Dirichlet(L.tensor([0.5, 1.0, 2.0])).sample((4,)),
+    "StudentT": lambda L: L.distributions.StudentT(L.ones(10) * 3).sample(),
+    "Poisson": lambda L: L.distributions.Poisson(L.ones(10) * 30).sample(),
+    "Binomial": lambda L: L.distributions.Binomial(100, probs=L.full((10,), 0.7)).sample(),
+    "NegativeBinomial": lambda L: L.distributions.NegativeBinomial(5, probs=L.full((10,), 0.3)).sample(),
+    "VonMises": lambda L: L.distributions.VonMises(L.zeros(50), L.ones(50)).sample(),
+    "MixtureSameFamily": lambda L: L.distributions.MixtureSameFamily(
+        L.distributions.Categorical(probs=L.tensor([0.3, 0.7])),
+        L.distributions.Normal(L.zeros(2), L.ones(2))).sample((5,)),
+}
+
+MASKS = {       # bernoulli_(p) with a number p (and exponential_): PyTorch's MKL build has paths of its own for these
+    "exponential_": lambda L: L.empty(50, dtype=L.float64).exponential_(2.0),
+    "multinomial without replacement": lambda L: L.multinomial(L.rand(4, 7), 5),
+    "Categorical, one sample": lambda L: L.distributions.Categorical(logits=L.randn(4, 6)).sample(),
+    "Exponential": lambda L: L.distributions.Exponential(L.ones(10)).sample(),
     "bernoulli_(p)": lambda L: L.empty(40).bernoulli_(0.4),
     "bernoulli(x, p)": lambda L: L.bernoulli(L.zeros(40), 0.4),
     "dropout": lambda L: L.nn.functional.dropout(L.ones(50), 0.3),
@@ -143,10 +189,27 @@ def test_the_same_seed_draws_pytorchs_numbers(name):
     check_same_draws(make, tol)
 
 
+@pytest.mark.parametrize("name", D)
+def test_distributions_sample_pytorchs_numbers(name):
+    check_same_draws(D[name], 1e-5)
+
+
 @pytest.mark.skipif(MKL_BERNOULLI, reason="PyTorch draws bernoulli_(p) from MKL's generator on Intel CPUs")
 @pytest.mark.parametrize("name", MASKS)
 def test_dropout_masks_are_pytorchs(name):
     check_same_draws(MASKS[name], 1e-6)
+
+
+def test_lkj_cholesky_samples_follow_the_onion_method():
+    """PyTorch 2.13's LKJCholesky draws row i's squared radius from Beta(i - 1/2, .) where the onion method (and
+    its own log_prob) needs Beta(i/2, .): for dim 3 and concentration 1/2 the correlations are uniform on (-1, 1),
+    E[L20^2] = 1/3, which PyTorch's samples miss (0.374) and minigrad's meet."""
+    mg.manual_seed(0)
+    torch.manual_seed(0)
+    ours = mg.distributions.LKJCholesky(3, 0.5).sample((100000,)).numpy()
+    theirs = torch.distributions.LKJCholesky(3, 0.5).sample((100000,)).numpy()
+    assert abs((ours[:, 2, 0] ** 2).mean() - 1 / 3) < 0.006            # 6 standard errors
+    assert abs((theirs[:, 2, 0] ** 2).mean() - 0.375) < 0.006
 
 
 def test_seeds_wrap_as_pytorchs():

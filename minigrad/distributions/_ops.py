@@ -20,7 +20,8 @@ from ..autograd import Function, once_differentiable
 from ..autograd.function import NoDerivative
 from ..dtypes import float_info
 from ..ops.gamma import scipy_special
-from ..random import numpy_rng
+from .. import _pytorch_stream as stream
+from ..random import torch_stream
 from ..tensor import Tensor
 
 
@@ -102,8 +103,9 @@ def dirichlet_grad(x, alpha, total):
 
 
 def _gamma_draws(a, generator):
-    """Gamma(a, 1) draws from minigrad's generator in a's dtype, kept away from 0 as PyTorch keeps them."""
-    g = np.asarray(numpy_rng(generator).standard_gamma(a)).astype(a.dtype)
+    """Gamma(a, 1) draws in a's dtype, kept away from 0, as PyTorch's ``_standard_gamma`` draws them (its numbers
+    after the same seed; a float32 alpha's own arithmetic in float32)."""
+    g = stream.standard_gamma(torch_stream(generator), a, single=a.dtype.itemsize < 8).astype(a.dtype)
     return np.maximum(g, float_info(a.dtype).tiny)
 
 
@@ -148,10 +150,11 @@ class DirichletSample(Function):
 
     @staticmethod
     def forward(ctx, alpha, generator):
-        a = alpha._data
-        gammas = _gamma_draws(a, generator)
-        x = gammas / gammas.sum(-1, keepdims=True)
-        x = np.clip(x, float_info(a.dtype).tiny, 1 - float_info(a.dtype).eps)
+        a = alpha._data      # PyTorch: float64 gammas of the float64 alpha, normalized, rounded, kept inside (0, 1)
+        gammas = np.maximum(stream.standard_gamma(torch_stream(generator), a.astype(np.float64)),
+                            np.finfo(np.float64).tiny)
+        x = (gammas / gammas.sum(-1, keepdims=True)).astype(a.dtype)
+        x = np.clip(x, float_info(a.dtype).tiny, np.nextafter(a.dtype.type(1), a.dtype.type(0)))
         ctx.save_for_backward(x, a)
         return x
 

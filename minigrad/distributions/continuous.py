@@ -11,7 +11,10 @@ from ..ops.elementwise import atan2
 from . import constraints
 from ._ops import erfinv
 from .distribution import Distribution, ExponentialFamily
-from .utils import CenteredAtLoc, broadcast_all, euler_constant, standard_normal, uniform
+from .. import _pytorch_stream as _stream
+from ..random import torch_stream
+from ..tensor import Tensor
+from .utils import CenteredAtLoc, broadcast_all, euler_constant, exponential, standard_normal, uniform
 
 __all__ = ["Normal", "Laplace", "Cauchy", "Gumbel", "Uniform", "Exponential"]
 
@@ -144,9 +147,10 @@ class Cauchy(_LocationScale, Distribution):
         return self.loc * 0 + float("inf")
 
     def rsample(self, sample_shape=()):
-        """loc + scale tan(pi (u - 1/2)), u ~ U(0, 1)."""
-        u = uniform(self._extended_shape(sample_shape), self.loc.dtype)
-        return self.loc + _tan((u - 0.5) * math.pi) * self.scale
+        """loc + scale tan(pi (u - 1/2)), u ~ U(0, 1) in float64 (PyTorch's ``cauchy_`` noise, then its affine map)."""
+        shape = self._extended_shape(sample_shape)
+        u = _stream.uniform(torch_stream(), int(np.prod(shape, dtype=np.int64)), np.float64).reshape(shape)
+        return self.loc + Tensor(np.tan(np.pi * (u - 0.5)).astype(self.loc.dtype)) * self.scale
 
     def log_prob(self, value):
         if self._validate_args:
@@ -186,7 +190,8 @@ class Gumbel(_LocationScale, Distribution):
     def rsample(self, sample_shape=()):
         """loc - scale log(-log u), u ~ U(tiny, 1 - eps)."""
         info = float_info(self.loc.dtype)
-        u = uniform(self._extended_shape(sample_shape), self.loc.dtype, float(info.tiny), 1 - float(info.eps))
+        low, high = float(info.tiny), 1 - float(info.eps)        # PyTorch's Uniform(tiny, 1 - eps): low + rand * span
+        u = uniform(self._extended_shape(sample_shape), self.loc.dtype) * (high - low) + low
         return self.loc - self.scale * (-(u.log())).log()
 
     def log_prob(self, value):
@@ -298,9 +303,8 @@ class Exponential(ExponentialFamily):
         return self.rate.pow(-2)
 
     def rsample(self, sample_shape=()):
-        """Standard exponential noise e = -log(1 - u), divided by the rate."""
-        u = uniform(self._extended_shape(sample_shape), self.rate.dtype)
-        return -(-u).log1p() / self.rate
+        """Standard exponential noise e = -log(1 - u) (PyTorch's ``exponential_``), divided by the rate."""
+        return exponential(self._extended_shape(sample_shape), self.rate.dtype) / self.rate
 
     def log_prob(self, value):
         if self._validate_args:

@@ -12,12 +12,13 @@ from ..dtypes import float_info
 from ..nn import functional as F
 from ..ops.elementwise import where
 from ..ops.index import one_hot
-from ..random import numpy_rng
+from .. import _pytorch_stream as _stream
+from ..random import bernoulli_values, multinomial, torch_stream
 from ..tensor import Tensor
 from . import constraints
 from .continuous import _batch_shape_of, _expanded
 from .distribution import Distribution, ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, xlogy
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, uniform, xlogy
 
 __all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Binomial",
            "NegativeBinomial", "Poisson", "Geometric", "Multinomial"]
@@ -116,8 +117,8 @@ class Bernoulli(BinaryParameters, ExponentialFamily):
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         with no_grad():
-            probs = self.probs._data
-            return Tensor((numpy_rng(None).random(shape) < probs).astype(probs.dtype))
+            probs = self.probs._data              # PyTorch: torch.bernoulli(probs.expand(shape))
+            return Tensor(bernoulli_values(torch_stream(), np.broadcast_to(probs, shape)).astype(probs.dtype))
 
     def log_prob(self, value):
         """-BCE(logits, value) = value * logits - log(1 + exp(logits))."""
@@ -182,19 +183,13 @@ class Categorical(ProbsOrLogits, Distribution):
         return Tensor(np.full(self._extended_shape(), np.nan, dtype=self.probs.dtype))
 
     def sample(self, sample_shape=()):
-        """Category indices (int64) of shape ``sample_shape + batch_shape``, by inverting the CDF of each row."""
+        """Category indices (int64) of shape ``sample_shape + batch_shape``: as PyTorch, ``multinomial`` of each row
+        with replacement, one column per sample."""
         sample_shape = tuple(sample_shape)
         n = int(np.prod(sample_shape, dtype=np.int64))
         with no_grad():
-            rows = self.probs._data.reshape(-1, self._num_events).astype(np.float64)   # (R, K)
-        R, K = rows.shape
-        cumulative = np.cumsum(rows, axis=1)
-        cumulative /= cumulative[:, -1:]
-        # one sorted search for every row at once: row r's CDF shifted to [r, r + 1]
-        offsets = np.arange(R, dtype=np.float64)
-        u = numpy_rng(None).random((n, R))                                              # (n, R)
-        positions = np.searchsorted((cumulative + offsets[:, None]).ravel(), u + offsets, side="right")
-        indices = np.clip(positions - np.arange(R) * K, 0, K - 1)                       # (n, R)
+            rows = self.probs._data.reshape(-1, self._num_events)                      # (R, K)
+        indices = multinomial(Tensor(rows), n, True)._data.T if n else np.zeros((0, rows.shape[0]))   # (n, R)
         return Tensor(indices.reshape(self._extended_shape(sample_shape)).astype(np.int64))
 
     def log_prob(self, value):
@@ -326,9 +321,10 @@ class Binomial(BinaryParameters, Distribution):
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         with no_grad():
-            n = np.broadcast_to(self.total_count._data, shape).astype(np.int64)
+            n = np.broadcast_to(self.total_count._data, shape)     # PyTorch: torch.binomial of the expanded two
             p = np.broadcast_to(self.probs._data, shape)
-            return Tensor(numpy_rng(None).binomial(n, p).astype(self.probs.dtype))
+            single = self.probs.dtype.itemsize < 8
+            return Tensor(_stream.binomial(torch_stream(), n, p, single).astype(self.probs.dtype))
 
     def log_prob(self, value):
         """log C(n, k) + k logits - n log(1 + exp(logits)), the last written without overflow."""
@@ -390,7 +386,7 @@ class NegativeBinomial(BinaryParameters, Distribution):
         from .gamma_family import Gamma
         with no_grad():
             rate = Gamma(self.total_count, (-self.logits).exp(), validate_args=False).sample(sample_shape)
-            return Tensor(numpy_rng(None).poisson(rate._data).astype(rate._data.dtype))
+            return Tensor(_stream.poisson(torch_stream(), rate._data).astype(rate._data.dtype))   # torch.poisson
 
     def log_prob(self, value):
         """n log sigmoid(-logits) + k log sigmoid(logits) + lgamma(n + k) - lgamma(1 + k) - lgamma(n)."""
@@ -432,7 +428,7 @@ class Poisson(ExponentialFamily):
         shape = self._extended_shape(sample_shape)
         with no_grad():
             rate = np.broadcast_to(self.rate._data, shape)
-            return Tensor(numpy_rng(None).poisson(rate).astype(self.rate.dtype))
+            return Tensor(_stream.poisson(torch_stream(), rate).astype(self.rate.dtype))   # torch.poisson
 
     def log_prob(self, value):
         """k log(rate) - rate - log(k!)."""
@@ -489,7 +485,7 @@ class Geometric(BinaryParameters, Distribution):
         shape = self._extended_shape(sample_shape)
         with no_grad():
             probs = np.broadcast_to(self.probs._data, shape)
-            u = numpy_rng(None).uniform(float_info(probs.dtype).tiny, 1, shape)
+            u = uniform(shape, probs.dtype, float(float_info(probs.dtype).tiny), 1)._data   # PyTorch's uniform_(tiny, 1)
             with np.errstate(divide="ignore"):
                 return Tensor(np.floor(np.log(u) / np.log1p(-probs)).astype(probs.dtype))
 

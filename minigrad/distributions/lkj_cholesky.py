@@ -18,7 +18,7 @@ import numpy as np
 from ..autograd import no_grad
 from ..dtypes import float_info
 from ..ops.gamma import mvlgamma
-from ..random import numpy_rng
+from ..random import normal_values, torch_stream
 from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution
@@ -67,7 +67,7 @@ class LKJCholesky(Distribution):
         with no_grad():
             radius2 = self._beta.sample(sample_shape)._data[..., None]       # (..., D, 1)
             shape = self._extended_shape(sample_shape)
-            directions = np.tril(numpy_rng().standard_normal(shape).astype(radius2.dtype), -1)
+            directions = np.tril(normal_values(torch_stream(), shape, radius2.dtype), -1)     # PyTorch's randn
             with np.errstate(invalid="ignore"):
                 directions /= np.linalg.norm(directions, axis=-1, keepdims=True)
             directions[..., 0, :] = 0.0                                       # row 0 was 0 / 0

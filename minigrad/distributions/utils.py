@@ -6,7 +6,8 @@ import numpy as np
 
 from .. import dtypes
 from ..dtypes import float_info
-from ..random import numpy_rng
+from .. import _pytorch_stream as _stream
+from ..random import normal_values, torch_stream
 from ..tensor import Tensor
 
 __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property",
@@ -32,13 +33,21 @@ def broadcast_all(*values):
 
 
 def standard_normal(shape, dtype, generator=None):
-    """N(0, 1) noise of ``shape`` from minigrad's generator (a constant Tensor)."""
-    return Tensor(numpy_rng(generator).standard_normal(shape).astype(dtype))
+    """N(0, 1) noise of ``shape`` (a constant Tensor), drawn as PyTorch's ``torch.empty(shape).normal_()``."""
+    return Tensor(normal_values(torch_stream(generator), tuple(shape), dtype))
 
 
 def uniform(shape, dtype, low=0.0, high=1.0, generator=None):
-    """U[low, high) noise of ``shape`` from minigrad's generator (a constant Tensor)."""
-    return Tensor(numpy_rng(generator).uniform(low, high, shape).astype(dtype))
+    """U[low, high) noise of ``shape`` (a constant Tensor), drawn as PyTorch's ``torch.empty(shape).uniform_(low,
+    high)`` (``torch.rand`` for the default bounds)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    return Tensor(_stream.uniform(torch_stream(generator), n, np.dtype(dtype), low, high).reshape(shape))
+
+
+def exponential(shape, dtype, generator=None):
+    """Exp(1) noise of ``shape`` (a constant Tensor), drawn as PyTorch's ``torch.empty(shape).exponential_()``."""
+    n = int(np.prod(shape, dtype=np.int64))
+    return Tensor(_stream.exponential(torch_stream(generator), n, 1.0).astype(dtype).reshape(shape))
 
 
 def sum_rightmost(value, dim):

@@ -9,7 +9,8 @@ import numpy as np
 
 from ..autograd import no_grad
 from ..tensor import Tensor
-from ..random import numpy_rng
+from .. import _pytorch_stream as _stream
+from ..random import torch_stream
 from . import constraints
 from ._ops import bessel_ratio, log_bessel_i0
 from .continuous import _expanded
@@ -19,8 +20,10 @@ from .utils import CenteredAtLoc, broadcast_all
 __all__ = ["VonMises"]
 
 
-def _best_fisher(loc, concentration, shape, rng):
-    """Angles in [-pi, pi) ~ VonMises(loc, concentration), float64 arrays broadcast to ``shape``."""
+def _best_fisher(loc, concentration, shape, gen):
+    """Angles in [-pi, pi) ~ VonMises(loc, concentration), float64 arrays broadcast to ``shape``, drawn as PyTorch
+    draws them: each round three float64 uniforms for every element, and every element accepted in a round takes
+    that round's angle (also one accepted before)."""
     kappa = np.broadcast_to(concentration, shape)
     tau = 1 + np.sqrt(1 + 4 * kappa ** 2)
     rho = (tau - np.sqrt(2 * tau)) / (2 * kappa)
@@ -29,12 +32,12 @@ def _best_fisher(loc, concentration, shape, rng):
     x = np.zeros(shape)
     pending = np.ones(shape, dtype=bool)
     while pending.any():
-        u1, u2, u3 = rng.random((3,) + shape)
+        u1, u2, u3 = _stream.uniform(gen, 3 * int(np.prod(shape, dtype=np.int64)), np.float64).reshape((3,) + shape)
         z = np.cos(math.pi * u1)
         f = (1 + r * z) / (r + z)
         c = kappa * (r - f)
         with np.errstate(divide="ignore", invalid="ignore"):
-            accept = pending & (((c * (2 - c) - u2) > 0) | (np.log(c / u2) + 1 - c >= 0))
+            accept = ((c * (2 - c) - u2) > 0) | (np.log(c / u2) + 1 - c >= 0)
         x = np.where(accept, np.sign(u3 - 0.5) * np.arccos(np.clip(f, -1, 1)), x)
         pending &= ~accept
     return (x + math.pi + np.broadcast_to(loc, shape)) % (2 * math.pi) - math.pi
@@ -65,7 +68,7 @@ class VonMises(CenteredAtLoc, Distribution):
         shape = self._extended_shape(sample_shape)
         with no_grad():
             angles = _best_fisher(self.loc._data.astype(np.float64), self.concentration._data.astype(np.float64),
-                                  shape, numpy_rng(None))
+                                  shape, torch_stream())
         return Tensor(angles.astype(self.loc.dtype))
 
     @property

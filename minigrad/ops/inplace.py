@@ -32,7 +32,7 @@ from ..dtypes import (FLOAT8, LIMITED, c_name, cast_limited, cast_refused, fitte
                       result_type, scalar_type_name)
 from ..limited_dtypes import check_kernel
 from ..tensor import Tensor
-from .._pytorch_stream import bernoulli_scalar, uniform
+from .._pytorch_stream import bernoulli_scalar, exponential, uniform
 from . import elementwise as ew
 from . import shape as sh
 from .layout import clone, dense_order  # noqa: F401 - Tensor.clone is bound from METHODS below
@@ -803,11 +803,6 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 
 # --------------------------------------------------------------------------- random fills
-def _generator(generator):
-    from ..random import numpy_rng
-    return numpy_rng(generator)
-
-
 # PyTorch's kernels of the random fills: the name its error gives, the dtype kinds it fills, and whether it refuses
 # an empty tensor of another dtype too (the others are only looked up for elements to fill)
 _FILL_KERNELS = {"uniform": ("check_uniform_bounds", "fc", True), "normal": ("normal_kernel_cpu", "fc", False),
@@ -872,7 +867,8 @@ def exponential_(self, lambd=1.0, *, generator=None):
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     check_fill_dtype(self, "exponential")
-    return _new_values(self, lambda: _generator(generator).exponential(1.0 / lambd, self.shape))
+    return _new_values(self, lambda: fill_values(self, lambda gen, n, real: exponential(gen, n, lambd).astype(real),
+                                                 generator))
 
 
 METHODS = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "exp_", "sqrt_", "sigmoid_", "tanh_", "relu_", "clamp_",

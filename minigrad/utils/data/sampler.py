@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..._pytorch_stream import full_range_integers, integers, permutation
-from ...random import Generator, default_generator, numpy_rng, torch_stream
+from ...random import Generator, default_generator, torch_stream
 from ...tensor import Tensor
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
@@ -106,9 +106,9 @@ class WeightedRandomSampler(Sampler):
                                                                             generator)
 
     def __iter__(self):
-        p = self.weights / self.weights.sum()
-        draws = numpy_rng(self.generator).choice(len(p), size=self.num_samples, replace=self.replacement, p=p)
-        return iter(draws.tolist())
+        from ...random import multinomial        # PyTorch's draws: multinomial of the float64 weights
+        return iter(multinomial(Tensor(self.weights), self.num_samples, self.replacement,
+                                generator=self.generator).tolist())
 
     def __len__(self):
         return self.num_samples
