@@ -13,9 +13,10 @@ their code):
 * normal: a contiguous tensor of at least 16 elements is filled with uniforms, then each block of 16 becomes 8
   Box-Muller pairs, u1 = 1 - x[j], u2 = x[j + 8]: x[j] = sqrt(-2 log u1) cos(2 pi u2), x[j + 8] the same with
   sin, in the dtype's arithmetic (float32 for float16 and bfloat16, whose blocks draw their uniforms one block at
-  a time); if 16 does not divide the size, the last 16 elements are drawn and transformed again. Smaller or non-contiguous tensors take one double Box-Muller pair per two elements (u1, u2 from 64-bit
-  draws, r = sqrt(-2 log(1 - u2)), r cos(2 pi u1) first and r sin(2 pi u1) kept in the generator for the next
-  draw, even by another call);
+  a time); if 16 does not divide the size, the last 16 elements are drawn and transformed again. Smaller or
+  non-contiguous tensors take one double Box-Muller pair per two elements (u1, u2 from 64-bit draws,
+  r = sqrt(-2 log(1 - u2)), r cos(2 pi u1) first and r sin(2 pi u1) kept in the generator for the next draw, even
+  by another call);
 * integers on [low, high): ``w % (high - low) + low``, from a 64-bit draw when the range is 2^28 or more;
 * permutations: Fisher-Yates from the front, swapping i with i + (w % (n - i));
 * exponential: -log(1 - u) / rate of a float64 uniform;
@@ -31,6 +32,7 @@ their code):
 Elements are drawn in memory order (a transposed tensor fills along its memory, as PyTorch's iterators do).
 float32 results can differ from PyTorch's in the last bits where its vectorized log, sin and cos round otherwise.
 """
+import functools
 import math
 
 import numpy as np
@@ -42,21 +44,24 @@ FAST_NORMAL_MIN = 16                  # the smallest contiguous size PyTorch fil
 
 
 # --------------------------------------------------------------------------- the engine
+@functools.lru_cache(maxsize=16)
 def seeded_key(seed):
-    """MT19937's state words after the reference seeding with ``seed``'s low 32 bits (uint32 (624,))."""
+    """MT19937's state words after the reference seeding with ``seed``'s low 32 bits (uint32 (624,), read-only:
+    kept for the next generator seeded alike, such as every ``Generator()``, seeded with 0)."""
     key = np.empty(STATE_WORDS, dtype=np.uint32)
     s = seed & _MASK32
     key[0] = s
     for j in range(1, STATE_WORDS):
         s = (_SEEDING_MULTIPLIER * (s ^ (s >> 30)) + j) & _MASK32
         key[j] = s
+    key.flags.writeable = False
     return key
 
 
 def engine(seed):
     """A NumPy MT19937 in the state PyTorch's generator has right after ``manual_seed(seed)``."""
     bits = np.random.MT19937()
-    bits.state = {"bit_generator": "MT19937", "state": {"key": seeded_key(seed), "pos": STATE_WORDS}}
+    bits.state = {"bit_generator": "MT19937", "state": {"key": seeded_key(seed & _MASK32), "pos": STATE_WORDS}}
     return bits
 
 
@@ -92,7 +97,7 @@ def pack_state(gen):
     s = np.zeros((), dtype=_STATE)
     s["seed"], s["seeded"], s["words"] = gen.initial_seed(), 1, key
     # PyTorch counts the words left (1: twist before the next) and the next index; NumPy keeps the index only
-    fresh = pos == STATE_WORDS and np.array_equal(key[:2], seeded_key(gen.initial_seed())[:2])
+    fresh = pos == STATE_WORDS and np.array_equal(key[:2], seeded_key(gen.initial_seed() & _MASK32)[:2])
     s["left"], s["next"] = (1, 0 if fresh else STATE_WORDS) if pos == STATE_WORDS else (STATE_WORDS + 1 - pos, pos)
     if gen.next_double_normal is not None:
         s["normal_valid"], s["normal_y"] = 1, gen.next_double_normal
@@ -280,6 +285,11 @@ def poisson(gen, rates):
     return out.reshape(rates.shape)
 
 
+def _as_int64(x):
+    """floor(x) converted to int64 as the CPU converts it: the lowest int64 when it does not fit (NaN included)."""
+    return math.floor(x) if -2.0 ** 63 <= x < 2.0 ** 63 else -2 ** 63
+
+
 def _poisson_one(gen, lam):
     if lam >= 10:
         slam, loglam = math.sqrt(lam), math.log(lam)
@@ -291,12 +301,13 @@ def _poisson_one(gen, lam):
             u = _uniform_double(gen) - 0.5
             v = _uniform_double(gen)
             us = 0.5 - abs(u)
-            k = math.floor((2 * a / us + b) * u + lam + 0.43)
+            k = _as_int64((2 * a / us + b) * u + lam + 0.43)
             if us >= 0.07 and v <= vr:
                 return k
             if k < 0 or (us < 0.013 and v > us):
                 continue
-            if math.log(v) + math.log(inv_alpha) - math.log(a / (us * us) + b) <= -lam + k * loglam - math.lgamma(k + 1):
+            log_ratio = math.log(v) + math.log(inv_alpha) - math.log(a / (us * us) + b)
+            if log_ratio <= -lam + k * loglam - math.lgamma(k + 1):
                 return k
     if lam == 0:
         return 0

@@ -320,8 +320,8 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     inplace.check_fill_dtype(self, "cauchy")
-    return _fill_random(self, lambda gen, n: median + sigma * np.tan(np.pi * (stream.uniform(gen, n, np.float64) - 0.5)),
-                        generator)
+    return _fill_random(self, lambda gen, n: median + sigma * np.tan(np.pi * (stream.uniform(gen, n, np.float64)
+                                                                              - 0.5)), generator)
 
 
 def geometric_(self, p, *, generator=None):

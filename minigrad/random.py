@@ -499,7 +499,7 @@ def poisson(input, generator=None):
                                   f"floating point, got {rates.dtype}")
     if rates.dtype in dtypes.FLOAT8:
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{dtypes.scalar_type_name(rates.dtype)}'")
-    if (rates < 0).any():
+    if not (rates >= 0).all():                                   # (NaN too)
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return Tensor(stream.poisson(torch_stream(generator), rates).astype(rates.dtype))
 

@@ -74,12 +74,13 @@ def test_digits_study_runs_and_writes_its_table(tmp_path, capsys):
     import cnn_norms
     out_json, out_png = tmp_path / "study.json", tmp_path / "study.png"
     cnn_norms.main(["--norms", "BatchNorm", "GroupNorm G=4", "--batch-sizes", "64", "--seeds", "1",
-                    "--epochs", "1", "--json", str(out_json), "--plot", str(out_png)])
+                    "--epochs", "2", "--json", str(out_json), "--plot", str(out_png)])
     text = capsys.readouterr().out
     assert "GroupNorm G=4" in text and "B=64" in text
     numbers = json.loads(out_json.read_text())
     assert set(numbers["accuracy"]) == {"BatchNorm", "GroupNorm G=4"}
     accuracies = [a for by_batch in numbers["accuracy"].values() for runs in by_batch.values() for a in runs]
-    assert len(accuracies) == 2 and all(0.3 < a <= 1 for a in accuracies)   # one epoch already learns digits
+    # two epochs already learn digits (after one, GroupNorm's accuracy depends on the seed: 0.16 to 0.69 for seeds 0-1)
+    assert len(accuracies) == 2 and all(0.3 < a <= 1 for a in accuracies)
     pytest.importorskip("matplotlib")
     assert out_png.stat().st_size > 1000

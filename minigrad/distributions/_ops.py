@@ -106,7 +106,8 @@ def _gamma_draws(a, generator):
     """Gamma(a, 1) draws in a's dtype, kept away from 0, as PyTorch's ``_standard_gamma`` draws them (its numbers
     after the same seed; a float32 alpha's own arithmetic in float32)."""
     g = stream.standard_gamma(torch_stream(generator), a, single=a.dtype.itemsize < 8).astype(a.dtype)
-    return np.maximum(g, float_info(a.dtype).tiny)
+    tiny = float_info(a.dtype).tiny
+    return np.where(g > tiny, g, tiny).astype(a.dtype)          # std::max(tiny, g): NaN becomes tiny too
 
 
 class StandardGamma(Function):
@@ -151,8 +152,8 @@ class DirichletSample(Function):
     @staticmethod
     def forward(ctx, alpha, generator):
         a = alpha._data      # PyTorch: float64 gammas of the float64 alpha, normalized, rounded, kept inside (0, 1)
-        gammas = np.maximum(stream.standard_gamma(torch_stream(generator), a.astype(np.float64)),
-                            np.finfo(np.float64).tiny)
+        gammas = stream.standard_gamma(torch_stream(generator), a.astype(np.float64))
+        gammas = np.where(gammas > np.finfo(np.float64).tiny, gammas, np.finfo(np.float64).tiny)
         x = (gammas / gammas.sum(-1, keepdims=True)).astype(a.dtype)
         x = np.clip(x, float_info(a.dtype).tiny, np.nextafter(a.dtype.type(1), a.dtype.type(0)))
         ctx.save_for_backward(x, a)

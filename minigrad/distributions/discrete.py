@@ -485,7 +485,7 @@ class Geometric(BinaryParameters, Distribution):
         shape = self._extended_shape(sample_shape)
         with no_grad():
             probs = np.broadcast_to(self.probs._data, shape)
-            u = uniform(shape, probs.dtype, float(float_info(probs.dtype).tiny), 1)._data   # PyTorch's uniform_(tiny, 1)
+            u = uniform(shape, probs.dtype, float(float_info(probs.dtype).tiny), 1)._data   # uniform_(tiny, 1)
             with np.errstate(divide="ignore"):
                 return Tensor(np.floor(np.log(u) / np.log1p(-probs)).astype(probs.dtype))
 
