@@ -239,13 +239,13 @@ def element_strides(a):
     return None if a.flags.c_contiguous else tuple(s // a.itemsize for s in a.strides)
 
 
-def _integers(low, high, shape, generator, dtype, device, requires_grad):
+def _integers(low, high, shape, generator, dtype, device, requires_grad, strides=None):
     dtype = creation.dtype_or(dtype, dtypes.int64)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     _check_random_bounds(low, high - 1, dtype)
     gen = torch_stream(generator)
-    sample = stream.integers(gen, int(np.prod(shape, dtype=np.int64)), low, high).reshape(shape)
+    sample = sample_values(shape, np.int64, lambda n, _: stream.integers(gen, n, low, high), strides)
     return creation.new_tensor(sample.astype(dtype), device, requires_grad)
 
 
@@ -320,15 +320,18 @@ _RANDPERM_LIMITS = {np.dtype(np.float16): 2 ** 11 + 1, np.dtype(np.float32): 2 *
 @creation_keywords
 @takes_tensors("input")
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
-    return rand(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
-                requires_grad=requires_grad)
+    dtype = _float_dtype(dtype or input.dtype, "check_uniform_bounds", complex_ok=True)
+    gen = torch_stream(generator)
+    values = sample_values(input.shape, dtype, lambda n, real: stream.uniform(gen, n, real), like_strides(input))
+    return creation.new_tensor(values, device, requires_grad)
 
 
 @creation_keywords
 @takes_tensors("input")
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
-    return randn(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
-                 requires_grad=requires_grad)
+    dtype = _float_dtype(dtype or input.dtype, "normal_kernel_cpu", complex_ok=True)
+    return creation.new_tensor(normal_values(torch_stream(generator), input.shape, dtype, strides=like_strides(input)),
+                               device, requires_grad)
 
 
 @creation_keywords
@@ -337,7 +340,19 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     """``randint_like(input, high)`` or ``randint_like(input, low, high)``: ``input``'s shape and dtype."""
     if high is None:
         low, high = 0, low
-    return _integers(int(low), int(high), input.shape, generator, dtype or input.dtype, device, requires_grad)
+    return _integers(int(low), int(high), input.shape, generator, dtype or input.dtype, device, requires_grad,
+                     like_strides(input))
+
+
+def like_strides(input):
+    """The element strides PyTorch's ``empty_like`` gives a ``*_like`` result, when they are not C-contiguous: a
+    dense input's own (a transposed or permuted one), so that the draws fill it along its memory; None otherwise
+    (a contiguous input, or one with gaps, whose result is contiguous)."""
+    a = input._data
+    strides = element_strides(a)
+    if strides is None or not np.transpose(a, stream.memory_order(strides, a.shape)).flags.c_contiguous:
+        return None
+    return strides
 
 
 class Sample(Function):
@@ -426,11 +441,10 @@ def bernoulli(input, p=None, *, generator=None):
     gen = torch_stream(generator)
     if p is None:                    # one uniform per probability: float64 ones for float64 probabilities
         _check_probabilities(input._data)
-        draws = bernoulli_values(gen, input._data, element_strides(input._data))
+        draws = bernoulli_values(gen, input._data)          # (PyTorch's result is contiguous: drawn in order)
     else:
         _check_probabilities(np.full((), p, dtype=input.dtype))
-        draws = sample_values(input.shape, np.bool_, lambda n, _: stream.bernoulli_scalar(gen, n, p),
-                              element_strides(input._data))
+        draws = sample_values(input.shape, np.bool_, lambda n, _: stream.bernoulli_scalar(gen, n, p))
     return Sample.apply(draws.astype(input.dtype), input)
 
 
@@ -442,11 +456,12 @@ def bernoulli_values(gen, probs, strides=None):
     return np.transpose(draws.reshape([probs.shape[d] for d in order]), np.argsort(order))
 
 
-def keep_mask(shape, keep, generator=None):
-    """Dropout's noise as PyTorch draws it (``bernoulli_(1 - p)`` into a fresh contiguous tensor): True with
-    probability ``keep`` (bool, ``shape``)."""
-    gen = torch_stream(generator)
-    return sample_values(shape, np.bool_, lambda n, _: stream.bernoulli_scalar(gen, n, keep))
+def keep_mask(shape, keep, like=None):
+    """Dropout's noise as PyTorch draws it (``bernoulli_(1 - p)`` into ``empty_like(like)``, or a fresh contiguous
+    tensor without ``like``): True with probability ``keep`` (bool, ``shape``)."""
+    gen = torch_stream()
+    return sample_values(shape, np.bool_, lambda n, _: stream.bernoulli_scalar(gen, n, keep),
+                         None if like is None else like_strides(like))
 
 
 @takes_tensors("input")

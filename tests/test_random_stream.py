@@ -80,6 +80,14 @@ DRAWS = {
     "normal(tensor, tensor)": (lambda L: L.normal(L.arange(20.0), L.full((20,), 2.0)), 4 * FLOAT32_NORMAL),
     "normal(tensor, number)": (lambda L: L.normal(L.arange(20.0), 0.5), 4 * FLOAT32_NORMAL),
     "normal_ of a transposed tensor": (lambda L: L.empty(6, 5, dtype=L.float64).t().normal_(), LIBM),
+    "uniform_ of a sliced tensor": (lambda L: L.zeros(4, 6)[:, ::2].uniform_(), EXACT),
+    "uniform_ of a permuted tensor": (lambda L: L.zeros(2, 3, 4).permute(2, 0, 1).uniform_(), EXACT),
+    "rand_like of a transposed tensor (its memory order)": (lambda L: L.rand_like(L.zeros(4, 5).t()), EXACT),
+    "rand_like of a sliced tensor (a contiguous result)": (lambda L: L.rand_like(L.zeros(4, 6)[:, ::2]), EXACT),
+    "randn_like of a transposed tensor (one pair at a time)": (lambda L: L.randn_like(L.zeros(8, 5).t()), 1e-6),
+    "randint_like of a transposed tensor": (lambda L: L.randint_like(L.zeros(4, 5).t(), 0, 100), EXACT),
+    "bernoulli of transposed probabilities (a contiguous result)": (
+        lambda L: L.bernoulli(L.linspace(0, 1, 20).reshape(4, 5).t()), EXACT),
     "normal_ with mean and std": (lambda L: L.empty(17).normal_(1.0, 2.0), 2 * FLOAT32_NORMAL),
     "randint": (lambda L: L.randint(3, 1000, (50,)), EXACT),
     "randint from 2^28 on (64-bit draws)": (lambda L: L.randint(0, 2 ** 28, (50,)), EXACT),
@@ -179,6 +187,9 @@ MASKS = {       # bernoulli_(p) with a number p (and exponential_): PyTorch's MK
     "dropout": lambda L: L.nn.functional.dropout(L.ones(50), 0.3),
     "dropout2d": lambda L: L.nn.functional.dropout2d(L.ones(4, 6, 2, 2), 0.3),
     "Dropout module": lambda L: L.nn.Dropout(0.5)(L.ones(64)),
+    "dropout of a permuted input (its memory order)": lambda L: L.nn.Dropout(0.3)(L.ones(2, 3, 4).permute(2, 0, 1)),
+    "native_dropout of a transposed input": lambda L: L.native_dropout(L.ones(4, 5).t(), 0.5, True)[0],
+    "bernoulli(x, p) of a transposed x (a contiguous result)": lambda L: L.bernoulli(L.zeros(4, 5).t(), 0.5),
     "alpha_dropout": lambda L: L.nn.functional.alpha_dropout(L.ones(40), 0.3, True),
 }
 

@@ -266,7 +266,7 @@ class Dropout(Routing):
     @staticmethod
     def forward(ctx, a, p):
         x = a._data
-        keep = keep_mask(x.shape, 1 - p)                   # PyTorch: noise.bernoulli_(1 - p).div_(1 - p)
+        keep = keep_mask(x.shape, 1 - p, a)                # PyTorch: noise.bernoulli_(1 - p).div_(1 - p)
         scale = keep.astype(x.dtype) / x.dtype.type(1 - p)
         ctx.save_for_backward(scale)
         return x * scale

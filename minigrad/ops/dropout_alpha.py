@@ -29,7 +29,8 @@ def _alpha_dropout(input, p, training, inplace, noise_shape):
 def alpha_noise(input, p, inplace, mask_shape):
     """Alpha dropout's draw, one per entry of ``mask_shape`` (``dropout_gate`` has passed the input and p)."""
     dtype = input.dtype
-    keep = keep_mask(mask_shape, 1 - p).astype(np.float64)
+    keep = keep_mask(mask_shape, 1 - p, input if tuple(mask_shape) == tuple(input.shape) else None)
+    keep = keep.astype(np.float64)
     a = 1.0 / np.sqrt((_SELU_SATURATION ** 2 * p + 1) * (1 - p))
     slope = Tensor((keep * a).astype(dtype))
     shift = Tensor(((keep - 1) * (_SELU_SATURATION * a) + _SELU_SATURATION * a * p).astype(dtype))
