@@ -30,7 +30,7 @@ class Generator:
     """A random stream with PyTorch's interface (``manual_seed``, ``seed``, ``initial_seed``,
     ``get_state``/``set_state``) and its numbers. minigrad runs on the CPU only.
 
-    ``numpy``: a NumPy ``Generator`` on the same engine (for samplers that use NumPy's algorithms).
+    ``numpy``: a NumPy ``Generator`` on the engine (its bit generator holds the stream's words).
     ``next_double_normal``/``next_float_normal``: the second sample of a Box-Muller pair kept for the next draw, as
     PyTorch's generator keeps it (part of the state)."""
 
@@ -148,18 +148,6 @@ def torch_stream(generator=None):
         return generator
     if isinstance(generator, np.random.Generator):
         return _ForeignStream(generator)
-    raise TypeError(f"generator must be a minigrad.Generator, not {type(generator).__name__}")
-
-
-def numpy_rng(generator=None):
-    """The NumPy ``Generator`` to draw from: the default one, a ``minigrad.Generator``'s, or ``generator``
-    itself if it is a NumPy ``Generator``."""
-    if generator is None:
-        return default_generator.numpy
-    if isinstance(generator, Generator):
-        return generator.numpy
-    if isinstance(generator, np.random.Generator):
-        return generator
     raise TypeError(f"generator must be a minigrad.Generator, not {type(generator).__name__}")
 
 
