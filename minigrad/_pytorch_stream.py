@@ -146,14 +146,21 @@ def fill_in_memory_order(values_for, shape, strides):
 
 
 # --------------------------------------------------------------------------- uniform
+def unit_uniform(gen, n, double):
+    """n uniforms on [0, 1) as PyTorch forms them: 53 bits of a 64-bit draw (float64) or 24 bits of a word
+    (float32)."""
+    if double:
+        return (words64(gen, n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+    return (words(gen, n) & np.uint64((1 << 24) - 1)).astype(np.float32) * np.float32(2.0 ** -24)
+
+
 def uniform(gen, n, dtype, low=0.0, high=1.0):
     """n uniform draws on [low, high) in the real float ``dtype``, as PyTorch's ``uniform_``: float64 from 53 bits of
     a 64-bit draw, the others from 24 bits of a word in float32 (bounds rounded to the dtype first), then rounded."""
     dtype = np.dtype(dtype)
     if dtype == np.float64:
-        x = (words64(gen, n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
-        return x * (float(high) - float(low)) + float(low)
-    x = (words(gen, n) & np.uint64((1 << 24) - 1)).astype(np.float32) * np.float32(2.0 ** -24)
+        return unit_uniform(gen, n, True) * (float(high) - float(low)) + float(low)
+    x = unit_uniform(gen, n, False)
     lo, hi = (np.float32(np.asarray(bound, dtype=dtype)) for bound in (low, high))
     # x * (hi - lo) + lo as one fused multiply-add (PyTorch's compiled loop): the product of two 24-bit numbers is
     # exact in float64, so float64 arithmetic rounds the sum once, as the FMA does
@@ -204,7 +211,7 @@ def standard_normal_doubles(gen, n):
         out[0], gen.next_double_normal, start = gen.next_double_normal, None, 1
     pairs = (n - start + 1) // 2
     if pairs:
-        u = (words64(gen, 2 * pairs) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+        u = unit_uniform(gen, 2 * pairs, True)
         if pairs <= _SCALAR_PAIRS:     # the C library's functions, as PyTorch's scalar loop (NumPy's SIMD ones can
             both = np.array([v for u1, u2 in u.reshape(-1, 2).tolist()      # round the last bit otherwise)
                              for v in _box_muller_pair(u1, u2)])
@@ -435,14 +442,11 @@ def permutation(gen, n):
 
 def bernoulli_scalar(gen, n, p):
     """n Bernoulli(p) draws for a number p (bool (n,)): a float64 uniform below p."""
-    u = (words64(gen, n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
-    return u < float(p)
+    return unit_uniform(gen, n, True) < float(p)
 
 
 def bernoulli_probabilities(gen, p):
     """One Bernoulli draw per probability in the flat array p (bool): float64 uniforms for float64 probabilities,
     float32 ones for the other dtypes."""
-    if p.dtype == np.float64:
-        return (words64(gen, p.size) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53 < p
-    u = (words(gen, p.size) & np.uint64((1 << 24) - 1)).astype(np.float32) * np.float32(2.0 ** -24)
-    return u < p.astype(np.float32)
+    double = p.dtype == np.float64
+    return unit_uniform(gen, p.size, double) < (p if double else p.astype(np.float32))
