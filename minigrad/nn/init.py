@@ -75,14 +75,8 @@ def _fill(tensor, values):
     return tensor
 
 
-def _check_uniform_bounds(a, b):
-    if a > b:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
-
-
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    """Fill with U(a, b) (``tensor.uniform_``: PyTorch's numbers after the same seed)."""
-    _check_uniform_bounds(a, b)
+    """Fill with U(a, b) (``tensor.uniform_``, which checks the bounds: PyTorch's numbers after the same seed)."""
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
