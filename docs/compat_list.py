@@ -125,9 +125,6 @@ STAND_INS = {
     "torch.nn.functional.has_torch_function": "as torch.overrides.has_torch_function",
     "torch.nn.functional.has_torch_function_unary": "as torch.overrides.has_torch_function",
     "torch.nn.functional.has_torch_function_variadic": "as torch.overrides.has_torch_function",
-    "torch.quasirandom.SobolEngine": "unscrambled points are PyTorch's exactly; scrambled ones come from NumPy's "
-                                     "generator (other points than PyTorch's for the same seed, same properties); "
-                                     "needs SciPy",
     "torch.nn.Module.compile": "runs the module as it is (minigrad compiles nothing)",
     "torch.nn.Module.cuda": "raises: minigrad runs on the CPU only",
     "torch.nn.Module.xpu": "raises: minigrad runs on the CPU only",

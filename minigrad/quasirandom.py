@@ -3,9 +3,9 @@
 The direction numbers are Joe and Kuo's (search criterion D(6), up to 21201 dimensions), the same as
 PyTorch's; minigrad takes them from SciPy (``scipy.stats.qmc``), an optional dependency (``pip install
 "minigrad[linalg]"``, or SciPy itself). Unscrambled draws are PyTorch's points exactly, in the same (Gray-code)
-order. Scrambled draws use a linear matrix scramble with a random digital shift, as PyTorch's do, but drawn from
-NumPy's generator: the points differ from PyTorch's for the same seed (same properties: in [0, 1), low
-discrepancy, the same points again for the same seed).
+order. Scrambled draws apply a random lower-triangular binary matrix per dimension to the direction numbers' bits
+and a random digital shift, both drawn as PyTorch draws them (``randint(2, ...)`` from a fresh generator seeded
+with ``seed``, or seeded at random without one): the same seed gives PyTorch's points exactly.
 """
 import numpy as np
 
@@ -68,11 +68,18 @@ class SobolEngine:
 
     def _scrambled(self, state):
         """A random digital shift, and the direction numbers after a random lower-triangular (unit diagonal)
-        binary matrix per dimension is applied to their bits."""
-        rng = np.random.default_rng(self.seed)
+        binary matrix per dimension is applied to their bits: drawn in PyTorch's order from a generator of its own
+        (the shift's bits, then the matrices), so a seed gives PyTorch's scramble."""
+        from .random import Generator, randint
+        generator = Generator()
+        if self.seed is None:
+            generator.seed()
+        else:
+            generator.manual_seed(self.seed)
         bits = self.MAXBIT
-        shift = (rng.integers(0, 2, (self.dimension, bits)) << np.arange(bits)).sum(axis=1).astype(np.int64)
-        ltm = np.tril(rng.integers(0, 2, (self.dimension, bits, bits)))
+        shift_bits = randint(2, (self.dimension, bits), generator=generator)._data       # (dimension, bits)
+        shift = (shift_bits << np.arange(bits)).sum(axis=1).astype(np.int64)
+        ltm = np.tril(randint(2, (self.dimension, bits, bits), generator=generator)._data)  # (dimension, p, q)
         ltm[:, np.arange(bits), np.arange(bits)] = 1
         # bits of each direction number, most significant first: digits[d, j, q]
         digits = (state[:, :, None] >> (bits - 1 - np.arange(bits))) & 1

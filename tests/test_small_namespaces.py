@@ -311,6 +311,31 @@ def test_sobol_errors_match_pytorch():
     assert messages[0] == messages[1]
 
 
+def test_sobol_scrambled_equals_pytorch_exactly_for_a_seed():
+    """A seed gives PyTorch's scramble (its shift and scrambled direction numbers, drawn from PyTorch's random
+    stream in its order) and so its points, through draws, fast-forwards, resets and both dtypes; the scramble
+    leaves the default generator alone, as PyTorch's own generator does; without a seed, two engines differ."""
+    torch = torch_or_skip()
+    for dimension, seed in ((1, 0), (3, 123), (40, 2 ** 40 + 7), (1111, 9)):
+        mg.manual_seed(5), torch.manual_seed(5)
+        ours = mg.quasirandom.SobolEngine(dimension, scramble=True, seed=seed)
+        theirs = torch.quasirandom.SobolEngine(dimension, scramble=True, seed=seed)
+        np.testing.assert_array_equal(mg.rand(3).numpy(), torch.rand(3).numpy())     # default stream untouched
+        np.testing.assert_array_equal(ours.shift.numpy(), theirs.shift.numpy())
+        np.testing.assert_array_equal(ours.sobolstate.numpy(), theirs.sobolstate.numpy())
+        for method, n in (("draw", 1), ("draw", 20), ("fast_forward", 100), ("draw", 7), ("draw_base2", 5)):
+            if method == "draw_base2":
+                ours.reset(), theirs.reset()
+            a, b = getattr(ours, method)(n), getattr(theirs, method)(n)
+            if method != "fast_forward":
+                np.testing.assert_array_equal(a.numpy(), b.numpy())
+            np.testing.assert_array_equal(ours.quasi.numpy(), theirs.quasi.numpy())
+        a, b = ours.draw(5, dtype=mg.float64), theirs.draw(5, dtype=torch.float64)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    unseeded = [mg.quasirandom.SobolEngine(3, scramble=True).draw(4).numpy() for _ in range(2)]
+    assert not np.array_equal(*unseeded)
+
+
 def _star_discrepancy_proxy(points, rng):
     """The largest |fraction of points in [0, t) - volume of [0, t)| over random boxes anchored at 0."""
     corners = rng.random((2000, points.shape[1]))
@@ -319,9 +344,9 @@ def _star_discrepancy_proxy(points, rng):
 
 
 def test_sobol_scrambled_properties():
-    """Scrambled points cannot equal PyTorch's (another random generator): in [0, 1), reproducible with a seed,
-    different for another seed, balanced (each of 2^m points in its own 1/2^m interval per coordinate, the (0,m,1)
-    property of every coordinate), and of lower discrepancy than uniform random points."""
+    """Scrambled points (checked without PyTorch): in [0, 1), reproducible with a seed, different for another seed,
+    balanced (each of 2^m points in its own 1/2^m interval per coordinate, the (0,m,1) property of every
+    coordinate), and of lower discrepancy than uniform random points."""
     rng = np.random.default_rng(6)
     a = mg.quasirandom.SobolEngine(3, scramble=True, seed=123).draw_base2(8).numpy().astype(np.float64)
     again = mg.quasirandom.SobolEngine(3, scramble=True, seed=123).draw_base2(8).numpy()
@@ -343,6 +368,17 @@ def test_sobol_unscrambled_known_values_without_torch():
     np.testing.assert_array_equal(points, [[0, 0, 0], [0.5, 0.5, 0.5], [0.75, 0.25, 0.25], [0.25, 0.75, 0.75]])
     assert repr(mg.quasirandom.SobolEngine(2, scramble=True, seed=3)) == "SobolEngine(dimension=2, scramble=True, " \
                                                                          "seed=3)"
+
+
+def test_sobol_scrambled_known_values_without_torch():
+    """SobolEngine(2, scramble=True, seed=0) as PyTorch 2.13 gives it (its shift, and its first three points in
+    float64, which hold them exactly: multiples of 2^-30)."""
+    engine = mg.quasirandom.SobolEngine(2, scramble=True, seed=0)
+    np.testing.assert_array_equal(engine.shift.numpy(), [510142454, 636217781])
+    np.testing.assert_array_equal(engine.draw(3, dtype=mg.float64).numpy(),
+                                  [[0.47510719299316406, 0.592523992061615],
+                                   [0.5787633396685123, 0.03712194040417671],
+                                   [0.9506698828190565, 0.8623440470546484]])
 
 
 def test_sobol_without_scipy_says_which_extra(monkeypatch):
