@@ -39,8 +39,8 @@ STAND_IN_NAMESPACES = {
 STAND_INS = {
     "torch.compile": "returns the model or function unchanged; options ignored",
     "torch.inference_mode": "turns recording off like no_grad; the tensors made inside are ordinary tensors",
-    "torch.autocast": "'cuda' disables itself with a warning (as without CUDA); 'cpu' computes in the tensors' "
-                      "own dtypes",
+    "torch.autocast": "'cuda' disables itself with a warning (as without CUDA); 'cpu' is PyTorch's CPU autocast "
+                      "(its op lists, bfloat16 or float16)",
     "torch.device": "any device object can be made; using one other than the CPU raises",
     "torch.set_default_device": "the CPU only",
     "torch.get_default_device": "the CPU",
@@ -104,7 +104,7 @@ STAND_INS = {
                              "its shape check)",
     "torch.library.register_torch_dispatch": "stored, never called: minigrad has no __torch_dispatch__",
     "torch.library.register_vmap": "stored, never called: minigrad's vmap runs the op on each slice",
-    "torch.library.register_autocast": "recorded; minigrad's autocast computes in the tensors' own dtypes",
+    "torch.library.register_autocast": "recorded, not applied: autocast casts minigrad's own ops only",
     "torch.library.fallthrough_kernel": "a marker: registering it does nothing (no dispatcher)",
     "torch.library.opcheck": "PyTorch's four test names with minigrad's own checks: undeclared mutation, an autograd "
                              "registration, the fake impl's shapes and dtypes, the backward against finite "
