@@ -156,15 +156,19 @@ def unit_uniform(gen, n, double):
 
 def uniform(gen, n, dtype, low=0.0, high=1.0):
     """n uniform draws on [low, high) in the real float ``dtype``, as PyTorch's ``uniform_``: float64 from 53 bits of
-    a 64-bit draw, the others from 24 bits of a word in float32 (bounds rounded to the dtype first), then rounded."""
+    a 64-bit draw, the others from 24 bits of a word in float32 arithmetic (float32 bounds, for float16 and bfloat16
+    too), then rounded to the dtype; a draw that rounds to ``high`` becomes ``low`` (PyTorch keeps [low, high) so)."""
     dtype = np.dtype(dtype)
     if dtype == np.float64:
-        return unit_uniform(gen, n, True) * (float(high) - float(low)) + float(low)
-    x = unit_uniform(gen, n, False)
-    lo, hi = (np.float32(np.asarray(bound, dtype=dtype)) for bound in (low, high))
-    # x * (hi - lo) + lo as one fused multiply-add (PyTorch's compiled loop): the product of two 24-bit numbers is
-    # exact in float64, so float64 arithmetic rounds the sum once, as the FMA does
-    return (x.astype(np.float64) * np.float64(hi - lo) + np.float64(lo)).astype(np.float32).astype(dtype)
+        values = unit_uniform(gen, n, True) * (float(high) - float(low)) + float(low)
+    else:
+        x = unit_uniform(gen, n, False)
+        lo, hi = np.float32(low), np.float32(high)
+        # x * (hi - lo) + lo as one fused multiply-add (PyTorch's compiled loop): the product of two 24-bit numbers is
+        # exact in float64, so float64 arithmetic rounds the sum once, as the FMA does
+        values = (x.astype(np.float64) * np.float64(hi - lo) + np.float64(lo)).astype(np.float32).astype(dtype)
+    values[values == np.asarray(high, dtype)] = np.asarray(low, dtype)
+    return values
 
 
 # --------------------------------------------------------------------------- normal

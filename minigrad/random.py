@@ -156,6 +156,7 @@ from . import creation, dtypes  # noqa: E402  (creation imports tensor, which is
 from .autograd.function import Function, type_name  # noqa: E402
 from .ops.elementwise import check_broadcast  # noqa: E402
 from .tensor import Tensor  # noqa: E402
+from .ops import layout  # noqa: E402
 from .ops.layout import creation_keywords  # noqa: E402
 
 
@@ -333,14 +334,16 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
 
 
 def like_strides(input):
-    """The element strides PyTorch's ``empty_like`` gives a ``*_like`` result, when they are not C-contiguous: a
-    dense input's own (a transposed or permuted one), so that the draws fill it along its memory; None otherwise
-    (a contiguous input, or one with gaps, whose result is contiguous)."""
+    """The element strides PyTorch's ``empty_like`` gives a ``*_like`` result, when they are not C-contiguous, so that
+    the draws fill it along its memory: a dense input's own (a transposed or permuted one), or for an input with gaps
+    (a sliced one) dense strides in the order of its own; None for a contiguous result."""
     a = input._data
     strides = element_strides(a)
-    if strides is None or not np.transpose(a, stream.memory_order(strides, a.shape)).flags.c_contiguous:
-        return None
-    return strides
+    if strides is None or np.transpose(a, stream.memory_order(strides, a.shape)).flags.c_contiguous:
+        return strides
+    dense = layout.dense_strides_like(a.shape, strides)
+    row_major = layout.dense_strides_like(a.shape)
+    return None if all(n == 1 or s == c for n, s, c in zip(a.shape, dense, row_major)) else dense
 
 
 class Sample(Function):

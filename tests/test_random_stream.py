@@ -72,6 +72,17 @@ DRAWS = {
     "rand complex128": (lambda L: L.view_as_real(L.rand(6, dtype=L.complex128)), EXACT),
     "uniform_ bounds": (lambda L: L.empty(300).uniform_(-2, 3), FMA),
     "uniform_ float64 bounds": (lambda L: L.empty(300, dtype=L.float64).uniform_(-2, 3), LIBM),
+    # a draw that rounds to the upper bound is the lower one: 11 of the 4,000 bfloat16 draws and 3 of the float16
+    # ones round to 1; on the narrow ranges about half the draws round up, in every dtype
+    "rand bfloat16, 4000 draws (those rounding to 1 are 0)": (lambda L: L.rand(4000, dtype=L.bfloat16), EXACT),
+    "rand float16, 4000 draws": (lambda L: L.rand(4000, dtype=L.float16), EXACT),
+    "uniform_ float32 on [1, 1 + 2^-23)": (lambda L: L.empty(100).uniform_(1.0, 1.0 + 2 ** -23), EXACT),
+    "uniform_ bfloat16 on [1, 1 + 2^-7)": (lambda L: L.empty(100, dtype=L.bfloat16).uniform_(1.0, 1.0078125), EXACT),
+    "uniform_ float64 on [1, 1 + 2^-52)": (lambda L: L.empty(100, dtype=L.float64).uniform_(1.0, 1.0 + 2 ** -52),
+                                           EXACT),
+    # 16-bit draws are float32 arithmetic on float32 bounds, rounded once at the end (not on 16-bit bounds)
+    "uniform_ float16 on [0.1, 0.7)": (lambda L: L.empty(2000, dtype=L.float16).uniform_(0.1, 0.7), EXACT),
+    "uniform_ bfloat16 on [0.3, 1.9)": (lambda L: L.empty(2000, dtype=L.bfloat16).uniform_(0.3, 1.9), EXACT),
     "randn, 20 elements": (lambda L: L.randn(4, 5), FLOAT32_NORMAL),
     "randn, 3 elements (one pair at a time)": (lambda L: L.randn(3), FLOAT32_NORMAL),
     "randn, 1000 elements": (lambda L: L.randn(1000), FLOAT32_NORMAL),
@@ -90,6 +101,12 @@ DRAWS = {
     "uniform_ of a permuted tensor": (lambda L: L.zeros(2, 3, 4).permute(2, 0, 1).uniform_(), EXACT),
     "rand_like of a transposed tensor (its memory order)": (lambda L: L.rand_like(L.zeros(4, 5).t()), EXACT),
     "rand_like of a sliced tensor (a contiguous result)": (lambda L: L.rand_like(L.zeros(4, 6)[:, ::2]), EXACT),
+    "rand_like of a permuted, sliced tensor (dense, in its order)": (
+        lambda L: L.rand_like(L.zeros(5, 8, 6).permute(0, 2, 1)[..., ::2]), EXACT),
+    "randn_like of a sliced tensor (contiguous: 16 at a time)": (
+        lambda L: L.randn_like(L.zeros(6, 40)[:, ::2]), FLOAT32_NORMAL),
+    "randn_like of a permuted, sliced tensor (one pair at a time)": (
+        lambda L: L.randn_like(L.zeros(9, 10, 9, dtype=L.float64).permute(1, 2, 0)[..., ::2]), LIBM),
     "randn_like of a transposed tensor (one pair at a time)": (lambda L: L.randn_like(L.zeros(8, 5).t()), 1e-6),
     "randint_like of a transposed tensor": (lambda L: L.randint_like(L.zeros(4, 5).t(), 0, 100), EXACT),
     "bernoulli of transposed probabilities (a contiguous result)": (
@@ -195,6 +212,8 @@ MASKS = {       # bernoulli_(p) with a number p (and exponential_): PyTorch's MK
     "Dropout module": lambda L: L.nn.Dropout(0.5)(L.ones(64)),
     "dropout of a permuted input (its memory order)": lambda L: L.nn.Dropout(0.3)(L.ones(2, 3, 4).permute(2, 0, 1)),
     "native_dropout of a transposed input": lambda L: L.native_dropout(L.ones(4, 5).t(), 0.5, True)[0],
+    "dropout of a permuted, sliced input": lambda L: L.nn.functional.dropout(L.ones(5, 8, 6).permute(2, 0, 1)[::2],
+                                                                            0.4),
     "bernoulli(x, p) of a transposed x (a contiguous result)": lambda L: L.bernoulli(L.zeros(4, 5).t(), 0.5),
     "alpha_dropout": lambda L: L.nn.functional.alpha_dropout(L.ones(40), 0.3, True),
 }
