@@ -16,19 +16,10 @@ import pytest
 
 import minigrad as mg
 from tests.mirror import torch_or_skip
+from tests.random_fuzz import mkl_draws
 
 torch = torch_or_skip()
-
-
-def _intel():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return "GenuineIntel" in f.read(4096)
-    except OSError:
-        return False
-
-
-MKL_BERNOULLI = _intel() and torch.backends.mkl.is_available()
+MKL_BERNOULLI = mkl_draws(torch)
 EXACT, FLOAT32_NORMAL, LIBM = 0.0, 2e-6, 1e-12
 FMA = 5e-7       # float32 uniforms on [a, b): PyTorch's loop fuses x * (b - a) + a where its CPU has FMA (AVX2 on)
 HALF_ULP, BF16_ULP = 4e-3, 3.2e-2   # one ulp at |x| < 4: a 16-bit normal is a rounded float32 one, which can round
