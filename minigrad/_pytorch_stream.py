@@ -9,7 +9,8 @@ the first as the high half. On those words this module applies the transformatio
 their code):
 
 * uniform on [from, to): ``(w & (2^d - 1)) * 2^-d * (to - from) + from`` with d = 53 from a 64-bit draw for
-  float64, else d = 24 from one word, computed in float32 and rounded to the dtype (float16, bfloat16);
+  float64, else d = 24 from one word, computed in float32 (float32 bounds) and rounded to the dtype (float16,
+  bfloat16); a value that rounds to ``to`` becomes ``from``;
 * normal: a contiguous tensor of at least 16 elements is filled with uniforms, then each block of 16 becomes 8
   Box-Muller pairs, u1 = 1 - x[j], u2 = x[j + 8]: x[j] = sqrt(-2 log u1) cos(2 pi u2), x[j + 8] the same with
   sin, in the dtype's arithmetic (float32 for float16 and bfloat16, whose blocks draw their uniforms one block at
