@@ -22,6 +22,9 @@ torch = torch_or_skip()
 MKL_BERNOULLI = mkl_draws(torch)
 EXACT, FLOAT32_NORMAL, LIBM = 0.0, 2e-6, 1e-12
 FMA = 5e-7       # float32 uniforms on [a, b): PyTorch's loop fuses x * (b - a) + a where its CPU has FMA (AVX2 on)
+ROUNDED_FMA = -1.0  # 16-bit uniforms on [a, b): a float32 FMA rounded to 16 bits, equal here; where PyTorch's loop
+#                     rounds twice, a float32 last bit can round a few of them the other way: >= 99% equal, the
+#                     rest within a 16-bit ulp (a wrong formula, such as bounds rounded to 16 bits, moves 14-27%)
 HALF_ULP, BF16_ULP = 4e-3, 3.2e-2   # one ulp at |x| < 4: a 16-bit normal is a rounded float32 one, which can round
 #                                     the other way where its float32 log, sin or cos differ in the last bit
 
@@ -46,6 +49,9 @@ def check_same_draws(make, tol=EXACT, seed=0):
         np.testing.assert_array_equal(a, b)
     elif tol == LIBM:
         np.testing.assert_allclose(a, b, rtol=LIBM, atol=0)
+    elif tol == ROUNDED_FMA:
+        assert np.mean(a == b) >= 0.99, f"{np.mean(a != b):.1%} of the 16-bit draws differ"
+        np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=2 ** -7, atol=0)
     else:
         np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=0, atol=tol)
     np.testing.assert_array_equal(mg.get_rng_state().numpy(), torch.get_rng_state().numpy())
@@ -72,8 +78,8 @@ DRAWS = {
     "uniform_ float64 on [1, 1 + 2^-52)": (lambda L: L.empty(100, dtype=L.float64).uniform_(1.0, 1.0 + 2 ** -52),
                                            EXACT),
     # 16-bit draws are float32 arithmetic on float32 bounds, rounded once at the end (not on 16-bit bounds)
-    "uniform_ float16 on [0.1, 0.7)": (lambda L: L.empty(2000, dtype=L.float16).uniform_(0.1, 0.7), EXACT),
-    "uniform_ bfloat16 on [0.3, 1.9)": (lambda L: L.empty(2000, dtype=L.bfloat16).uniform_(0.3, 1.9), EXACT),
+    "uniform_ float16 on [0.1, 0.7)": (lambda L: L.empty(2000, dtype=L.float16).uniform_(0.1, 0.7), ROUNDED_FMA),
+    "uniform_ bfloat16 on [0.3, 1.9)": (lambda L: L.empty(2000, dtype=L.bfloat16).uniform_(0.3, 1.9), ROUNDED_FMA),
     "randn, 20 elements": (lambda L: L.randn(4, 5), FLOAT32_NORMAL),
     "randn, 3 elements (one pair at a time)": (lambda L: L.randn(3), FLOAT32_NORMAL),
     "randn, 1000 elements": (lambda L: L.randn(1000), FLOAT32_NORMAL),
