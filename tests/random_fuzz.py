@@ -11,6 +11,8 @@ take its log, sin and cos; draws on [a, b), where its loop fuses a multiply-add 
 tolerance below with its reason. The draws PyTorch's MKL build takes from MKL's generator on Intel CPUs (Bernoulli
 with a number p, dropout, exponential and what uses it) are left out there (``tests/test_random_stream.py``).
 """
+import functools
+
 import numpy as np
 
 from .fuzz_cli import run_seeds
@@ -37,6 +39,7 @@ def _tensor(lib, shape, dtype, perm, step, fill=0.0):
     return t[..., ::step] if step > 1 else t
 
 
+@functools.lru_cache(maxsize=None)
 def mkl_draws(torch):
     """Whether PyTorch draws Bernoulli(p), dropout and exponential from MKL's generator here (its MKL build on an
     Intel CPU)."""

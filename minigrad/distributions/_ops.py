@@ -152,8 +152,7 @@ class DirichletSample(Function):
     @staticmethod
     def forward(ctx, alpha, generator):
         a = alpha._data      # PyTorch: float64 gammas of the float64 alpha, normalized, rounded, kept inside (0, 1)
-        gammas = stream.standard_gamma(torch_stream(generator), a.astype(np.float64))
-        gammas = np.where(gammas > np.finfo(np.float64).tiny, gammas, np.finfo(np.float64).tiny)
+        gammas = _gamma_draws(a.astype(np.float64), generator)
         x = (gammas / gammas.sum(-1, keepdims=True)).astype(a.dtype)
         x = np.clip(x, float_info(a.dtype).tiny, np.nextafter(a.dtype.type(1), a.dtype.type(0)))
         ctx.save_for_backward(x, a)
