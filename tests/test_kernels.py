@@ -866,12 +866,13 @@ def test_inference_takes_no_memory_for_a_backward(norm, pool):
 
 # --------------------------------------------------------------------------- LocalResponseNorm: windows, powers, spans
 @pytest.mark.parametrize("size, beta, k", [(1, 0.75, 1.0), (2, 0.5, 2.0), (5, 0.75, 1.0), (4, 1.0, 0.5),
-                                           (9, 0.6, 1.0), (3, 0.75, 0.0)])
+                                           (9, 0.6, 1.0), (3, 0.75, 0.0), (3, 1.0, -40.0), (6, 0.5, 1.0)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
 def test_local_response_norm_kernels_match_numpy(size, beta, k, dtype, nb):
-    """Forward (y, d) and backward, numba against the NumPy reference: windows of odd and even size, one wider than
-    the 7 channels, the square-root powers (beta 0.5, 0.75, 1) and pow (0.6), k = 0; 2 images of 37 positions (the
-    parallel path cuts them into spans)."""
+    """Forward (y, d) and backward, numba against the NumPy reference: windows of odd and even size, of up to four
+    rows and longer (summed in two parts), one wider than the 7 channels, the square-root powers (beta 0.5, 0.75,
+    1) and pow (0.6), k = 0, and d < 0 and > 0 with beta = 1 (1 / d, not from square roots); 2 images of 37
+    positions (the parallel path cuts them into spans)."""
     rng = np.random.default_rng(size)
     x = (rng.standard_normal((2, 7, 37)) * 3).astype(dtype)
     dy = rng.standard_normal(x.shape).astype(dtype)
