@@ -149,6 +149,8 @@ def size_arg(size, fname, name="size", position=1):
     PyTorch's RuntimeError."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
+    if all(type(s) is int and s >= 0 for s in size):                  # the common case: nothing to convert or refuse
+        return tuple(size)
     shape = []
     for pos, s in enumerate(size):
         index = as_index(s)

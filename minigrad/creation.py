@@ -5,6 +5,7 @@ Every function takes PyTorch's ``dtype=``, ``device=`` (the CPU only: see ``devi
 ``requires_grad=`` keywords.
 """
 import functools
+import math
 import operator
 
 import numpy as np
@@ -230,7 +231,7 @@ def from_numpy(array):
 
 def _filled(fill, shape, dtype, device, requires_grad):
     fill = fill._data if isinstance(fill, Tensor) else fill
-    fill = dtypes.fitted_scalar(fill, dtype, filling=int(np.prod(shape)))    # -5 wraps into uint8, 300 is refused
+    fill = dtypes.fitted_scalar(fill, dtype, filling=math.prod(shape))    # -5 wraps into uint8, 300 is refused
     return new_tensor(np.full(shape, fill, dtype=dtype), device, requires_grad)
 
 

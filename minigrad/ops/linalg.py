@@ -55,7 +55,7 @@ def _check_matmul_shapes(sa, sb):
     if not sa or not sb:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
     k_a, k_b = sa[-1], sb[0] if len(sb) == 1 else sb[-2]
-    rows = int(np.prod(sa[:-1]))  # input's rows once its batch dims are folded in (1 for a 1-D input)
+    rows = math.prod(sa[:-1])  # input's rows once its batch dims are folded in (1 for a 1-D input)
     if len(sb) > 2 or (len(sa) > 2 and len(sb) > 1):
         check_broadcast(sa[:-2], sb[:-2])
     if k_a == k_b:

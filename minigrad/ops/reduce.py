@@ -7,6 +7,7 @@ no-``dim`` ``max``/``min`` share it evenly, ``max(dim)``/``min(dim)`` give it al
 the index they return.
 """
 import builtins
+import math
 import warnings
 from collections import namedtuple
 
@@ -29,7 +30,7 @@ def _keepdim_shape(shape, axes):
 
 def _count(shape, axes):
     """How many elements each output element reduces over."""
-    return int(np.prod([shape[i] for i in axes]))
+    return math.prod(shape[i] for i in axes)
 
 
 def _sum_of(x, axes, keepdims, dtype=None):

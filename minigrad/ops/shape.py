@@ -117,7 +117,7 @@ def _check_reshape(shape, n):
             raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    known = int(np.prod([s for s in shape if s != -1]))
+    known = math.prod(s for s in shape if s != -1)
     if -1 in shape and known == 0 and n == 0:
         raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the unspecified "
                            f"dimension size -1 can be any value and is ambiguous")
