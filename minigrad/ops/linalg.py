@@ -55,11 +55,11 @@ def _check_matmul_shapes(sa, sb):
     if not sa or not sb:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
     k_a, k_b = sa[-1], sb[0] if len(sb) == 1 else sb[-2]
-    rows = math.prod(sa[:-1])  # input's rows once its batch dims are folded in (1 for a 1-D input)
     if len(sb) > 2 or (len(sa) > 2 and len(sb) > 1):
         check_broadcast(sa[:-2], sb[:-2])
     if k_a == k_b:
         return
+    rows = math.prod(sa[:-1])  # input's rows once its batch dims are folded in (1 for a 1-D input): messages only
     if len(sa) == 1 and len(sb) == 1:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{k_a}] and src [{k_b}] to have the same "
                            f"number of elements, but got {k_a} and {k_b} elements respectively")
