@@ -27,6 +27,7 @@ computes what PyTorch refuses or fails on (``_known``, ``_known_result``; each i
 
 ``describe(seed)`` prints the case, to paste into a regression test or a bug report.
 """
+import math
 import traceback
 import warnings
 
@@ -205,6 +206,19 @@ def _rounded(torch, case, dtype, params):
     return dict(case, x=[r(a) for a in case["x"]], g=[r(a) for a in case["g"]]), [r(p) for p in params]
 
 
+def _eps_driven(case):
+    """[u x^2 / eps per element of each step's x] for an RMSNorm over a single element in float64, else None. Its
+    gradients are eps / (x^2 + eps) times smooth factors, and both libraries get eps / (x^2 + eps) as 1 - xhat^2 (or
+    a sum of terms that cancels as much), which loses x^2 / eps units of float64 rounding: seed 279688 (x = -1.2e-4,
+    eps = 2.2e-16) has a second derivative of 2.5610337459634747 (60 digits), minigrad's off by 4.2e-8, PyTorch's
+    by 5.3e-9, over u x^2 / eps = 6.8e-9 relative. Against PyTorch's answer, each element of a gradient of x's
+    shape may then be off by 8 u x^2 / eps of its value beyond the tolerance."""
+    if case["name"] != "RMSNorm" or case["dtype"] != "float64" or math.prod(case["args"][0]) != 1:
+        return None
+    eps = np.finfo(np.float64).eps if case["kwargs"]["eps"] is None else case["kwargs"]["eps"]
+    return [np.finfo(np.float64).epsneg * np.square(x) / eps for x in case["x"]]
+
+
 def differences(torch, mg, seed):
     """None if minigrad agrees with PyTorch on the case of ``seed``, else what differs (a string)."""
     case = random_case(seed)
@@ -241,7 +255,9 @@ def differences(torch, mg, seed):
     if [w for w, _ in theirs] != [w for w, _ in ours]:
         return f"{head}\n  results: PyTorch {[w for w, _ in theirs]}, minigrad {[w for w, _ in ours]}"
     exact = [(w, v) for w, v in outcome["exact"] if not _known_result(case, w)] if "exact" in outcome else theirs
+    step, drift = -1, _eps_driven(case)
     for (what, a), (_, b), (_, e) in zip(theirs, ours, exact):
+        step += what == "output"                 # each step's results begin with its output
         if (a is None) != (b is None) or (a is not None and a.shape != b.shape):
             return (f"{head}\n  {what}: PyTorch {None if a is None else a.shape}, "
                     f"minigrad {None if b is None else b.shape}")
@@ -254,6 +270,9 @@ def differences(torch, mg, seed):
         ours_off = np.abs(b[finite] - e[finite]).max(initial=0)
         theirs_off = np.abs(a[finite] - e[finite]).max(initial=0)
         tolerance = TOLERANCE[dtype] * (10 if what.startswith("second order") else 1)   # (a sum of larger terms)
+        if drift is not None and b.shape == drift[step].shape:        # beyond the eps-driven rounding (_eps_driven)
+            beyond = np.abs(b - e) - 8 * drift[step] * np.abs(e)
+            ours_off = min(ours_off, beyond[finite].max(initial=0))
         if ours_off > 2 * theirs_off + tolerance * scale * _conditioning(case):
             return f"{head}\n  {what}: minigrad off by {ours_off:.3g}, PyTorch by {theirs_off:.3g} (scale {scale:.3g})"
     return None

@@ -110,3 +110,19 @@ def test_the_fuzzer_catches_a_wrong_second_derivative(monkeypatch):
         return tuple(None if g is None else g * (1 + 1e-6) for g in original(ctx, G))
     monkeypatch.setattr(LayerNormBackward, "backward", staticmethod(wrong))
     assert _first_difference(torch, range(CHUNK * CHUNKS), "second order") is not None
+
+
+def test_an_rms_norm_over_one_element_is_held_to_its_rounding_and_no_further(monkeypatch):
+    """Seed 279688: RMSNorm over a single element, eps = 2.2e-16, where both libraries' second derivatives lose
+    x^2 / eps units of float64 rounding (``norm_fuzz._eps_driven``): the case agrees, and the same double backward
+    off by one part in a million is still noticed."""
+    torch = torch_or_skip()
+    assert nf.differences(torch, mg, 279688) is None
+    from minigrad.ops.norm.rmsnorm import RMSNormBackward
+    original = RMSNormBackward.backward
+
+    def wrong(ctx, G):
+        return tuple(None if g is None else g * (1 + 1e-6) for g in original(ctx, G))
+    monkeypatch.setattr(RMSNormBackward, "backward", staticmethod(wrong))
+    problem = nf.differences(torch, mg, 279688)
+    assert problem is not None and "second order, input" in problem
