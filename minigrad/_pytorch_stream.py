@@ -198,7 +198,7 @@ def _normal_fill(gen, n, dtype, mean, std):
     return data.astype(dtype)
 
 
-_SCALAR_PAIRS = 64
+_SCALAR_PAIRS = 64                     # pairs up to this many: a Python loop (no compiled loop to load)
 
 
 def _box_muller_pair(u1, u2):
@@ -220,10 +220,9 @@ def standard_normal_doubles(gen, n):
         if pairs <= _SCALAR_PAIRS:     # the C library's functions, as PyTorch's scalar loop (NumPy's SIMD ones can
             both = np.array([v for u1, u2 in u.reshape(-1, 2).tolist()      # round the last bit otherwise)
                              for v in _box_muller_pair(u1, u2)])
-        else:
-            radius = np.sqrt(-2 * np.log1p(-u[1::2]))                        # (pairs,)
-            theta = 2 * np.pi * u[0::2]
-            both = np.stack([radius * np.cos(theta), radius * np.sin(theta)], axis=1).reshape(-1)
+        else:                          # the same calls in a compiled loop (imported here: numba loads on first use)
+            from .kernels.box_muller_numba import box_muller_pairs
+            both = box_muller_pairs(u)
         out[start:] = both[:n - start]
         if (n - start) % 2:
             gen.next_double_normal = float(both[-1])
