@@ -35,6 +35,7 @@ float32 results can differ from PyTorch's in the last bits where its vectorized 
 """
 import functools
 import math
+import sys
 
 import numpy as np
 
@@ -123,7 +124,7 @@ def unpack_state(gen, raw):
         "key": s["words"].astype(np.uint32), "pos": STATE_WORDS if left == 1 else STATE_WORDS + 1 - left}}
     gen._initial_seed = int(s["seed"])
     if raw.size == LEGACY_STATE_BYTES:   # the legacy layout keeps the pair's uniform and radius, not the sample
-        gen.next_double_normal = (float(s["normal_rho"]) * np.sin(2 * np.pi * float(s["normal_x"]))
+        gen.next_double_normal = (float(s["normal_rho"]) * math.sin(2 * math.pi * float(s["normal_x"]))
                                   if s["normal_valid"] else None)
         gen.next_float_normal = None
     else:
@@ -172,15 +173,41 @@ def uniform(gen, n, dtype, low=0.0, high=1.0):
     return values
 
 
+LIBM_COMPILED_FROM = 2048
+"""Float64 draws of at least this many values take the C library's functions through numba's ufuncs (loading
+numba takes most of a second, once); smaller ones through Python's math module, a call per element."""
+
+
+class _MathFunctions:
+    """Python's math functions (the C library's) applied element by element to a float64 array."""
+
+    def __getattr__(self, name):
+        function = np.frompyfunc(getattr(math, name), 1, 1)
+        return lambda x: function(x).astype(np.float64)
+
+
+def libm(n):
+    """The C library's float64 log, log1p, exp, sin, cos and tan over arrays, which PyTorch's float64 draws go
+    through element by element: numba's ufuncs (``kernels/libm_numba.py``) for ``n`` values or more, or once numba
+    is loaded anyway, else Python's math module. Both call the same C functions: the same bits."""
+    if n < LIBM_COMPILED_FROM and "numba" not in sys.modules:
+        return _MathFunctions()
+    from .kernels import libm_numba
+    return libm_numba
+
+
 # --------------------------------------------------------------------------- normal
 def _box_muller_blocks(u, dtype, mean, std):
-    """PyTorch's 16-at-a-time Box-Muller on uniforms u (B, 16), in ``dtype``'s arithmetic (float64 or float32)."""
+    """PyTorch's 16-at-a-time Box-Muller on uniforms u (B, 16), in ``dtype``'s arithmetic (float64 or float32):
+    the C library's log, sin and cos for float64, as PyTorch's scalar loop; NumPy's for float32, whose SIMD
+    functions stand in for PyTorch's vectorized ones (the last bits may differ)."""
     t = dtype.type
+    f = libm(u.size) if dtype == np.float64 else np
     u1, u2 = t(1) - u[:, :8], u[:, 8:]
-    radius = np.sqrt(t(-2) * np.log(u1))
+    radius = np.sqrt(t(-2) * f.log(u1))
     theta = t(2 * np.pi) * u2
     s, m = t(std), t(mean)
-    return np.concatenate([radius * np.cos(theta) * s + m, radius * np.sin(theta) * s + m], axis=1)
+    return np.concatenate([radius * f.cos(theta) * s + m, radius * f.sin(theta) * s + m], axis=1)
 
 
 def _normal_fill(gen, n, dtype, mean, std):
@@ -198,7 +225,7 @@ def _normal_fill(gen, n, dtype, mean, std):
     return data.astype(dtype)
 
 
-_SCALAR_PAIRS = 64                     # pairs up to this many: a Python loop (no compiled loop to load)
+_SCALAR_PAIRS = 64                     # pairs up to this many: a Python loop (numba is not loaded for them)
 
 
 def _box_muller_pair(u1, u2):
@@ -220,9 +247,11 @@ def standard_normal_doubles(gen, n):
         if pairs <= _SCALAR_PAIRS:     # the C library's functions, as PyTorch's scalar loop (NumPy's SIMD ones can
             both = np.array([v for u1, u2 in u.reshape(-1, 2).tolist()      # round the last bit otherwise)
                              for v in _box_muller_pair(u1, u2)])
-        else:                          # the same calls in a compiled loop (imported here: numba loads on first use)
-            from .kernels.box_muller_numba import box_muller_pairs
-            both = box_muller_pairs(u)
+        else:                          # the same functions as ufuncs
+            f = libm(u.size)
+            radius = np.sqrt(-2 * f.log1p(-u[1::2]))                         # (pairs,)
+            theta = 2 * np.pi * u[0::2]
+            both = np.stack([radius * f.cos(theta), radius * f.sin(theta)], axis=1).reshape(-1)
         out[start:] = both[:n - start]
         if (n - start) % 2:
             gen.next_double_normal = float(both[-1])
@@ -239,7 +268,7 @@ def normal(gen, n, dtype, mean=0.0, std=1.0, contiguous=True):
 
 def exponential(gen, n, rate):
     """n Exp(rate) draws in float64, as PyTorch's default CPU kernel: -log(1 - u) / rate of float64 uniforms."""
-    return -1.0 / rate * np.log1p(-uniform(gen, n, np.float64))
+    return -1.0 / rate * libm(n).log1p(-uniform(gen, n, np.float64))
 
 
 # --------------------------------------------------------------------------- gamma and Poisson, one element at a time

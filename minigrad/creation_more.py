@@ -320,8 +320,8 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     inplace.check_fill_dtype(self, "cauchy")
-    return _fill_random(self, lambda gen, n: median + sigma * np.tan(np.pi * (stream.uniform(gen, n, np.float64)
-                                                                              - 0.5)), generator)
+    return _fill_random(self, lambda gen, n: median + sigma * stream.libm(n).tan(
+        np.pi * (stream.uniform(gen, n, np.float64) - 0.5)), generator)
 
 
 def geometric_(self, p, *, generator=None):
@@ -330,8 +330,8 @@ def geometric_(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     inplace.check_fill_dtype(self, "geometric")
-    return _fill_random(self, lambda gen, n: np.ceil(np.log(stream.uniform(gen, n, np.float64)) / np.log1p(-p)),
-                        generator)
+    return _fill_random(self, lambda gen, n: np.ceil(stream.libm(n).log(stream.uniform(gen, n, np.float64))
+                                                     / math.log1p(-p)), generator)
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
@@ -339,7 +339,8 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     inplace.check_fill_dtype(self, "log_normal")
-    return _fill_random(self, lambda gen, n: np.exp(stream.standard_normal_doubles(gen, n) * std + mean), generator)
+    return _fill_random(self, lambda gen, n: stream.libm(n).exp(stream.standard_normal_doubles(gen, n) * std + mean),
+                        generator)
 
 
 def random_(self, from_=0, to=None, *, generator=None, **kwargs):

@@ -150,7 +150,7 @@ class Cauchy(_LocationScale, Distribution):
         """loc + scale tan(pi (u - 1/2)), u ~ U(0, 1) in float64 (PyTorch's ``cauchy_`` noise, then its affine map)."""
         shape = self._extended_shape(sample_shape)
         u = _stream.uniform(torch_stream(), int(np.prod(shape, dtype=np.int64)), np.float64).reshape(shape)
-        return self.loc + Tensor(np.tan(np.pi * (u - 0.5)).astype(self.loc.dtype)) * self.scale
+        return self.loc + Tensor(_stream.libm(u.size).tan(np.pi * (u - 0.5)).astype(self.loc.dtype)) * self.scale
 
     def log_prob(self, value):
         if self._validate_args:
