@@ -179,10 +179,18 @@ numba takes most of a second, once); smaller ones through Python's math module, 
 
 
 class _MathFunctions:
-    """Python's math functions (the C library's) applied element by element to a float64 array."""
+    """Python's math functions (the C library's) applied element by element to a float64 array; outside their domain
+    or range, where math raises, NumPy's IEEE answer (-inf, inf or NaN, with its warning), as the ufuncs give."""
 
     def __getattr__(self, name):
-        function = np.frompyfunc(getattr(math, name), 1, 1)
+        exact, ieee = getattr(math, name), getattr(np, name)
+
+        def element(v):
+            try:
+                return exact(v)
+            except (ValueError, OverflowError):
+                return float(ieee(v))
+        function = np.frompyfunc(element, 1, 1)
         return lambda x: function(x).astype(np.float64)
 
 
