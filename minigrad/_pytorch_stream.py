@@ -194,11 +194,18 @@ class _MathFunctions:
         return lambda x: function(x).astype(np.float64)
 
 
+def _numba_uses_svml():
+    """Whether numba vectorises math functions with Intel's SVML here (its own routines, not the C library's)."""
+    from numba.core import config
+    return bool(config.USING_SVML)
+
+
 def libm(n):
     """The C library's float64 log, log1p, exp, sin, cos and tan over arrays, which PyTorch's float64 draws go
     through element by element: numba's ufuncs (``kernels/libm_numba.py``) for ``n`` values or more, or once numba
-    is loaded anyway, else Python's math module. Both call the same C functions: the same bits."""
-    if n < LIBM_COMPILED_FROM and "numba" not in sys.modules:
+    is loaded anyway, else (and wherever numba would use SVML's functions) Python's math module. Both call the same
+    C functions: the same bits."""
+    if n < LIBM_COMPILED_FROM and "numba" not in sys.modules or _numba_uses_svml():
         return _MathFunctions()
     from .kernels import libm_numba
     return libm_numba
@@ -233,15 +240,6 @@ def _normal_fill(gen, n, dtype, mean, std):
     return data.astype(dtype)
 
 
-_SCALAR_PAIRS = 64                     # pairs up to this many: a Python loop (numba is not loaded for them)
-
-
-def _box_muller_pair(u1, u2):
-    """PyTorch's ``normal_distribution<double>`` pair from two uniforms: (r cos theta, r sin theta)."""
-    radius, theta = math.sqrt(-2 * math.log1p(-u2)), 2 * math.pi * u1
-    return radius * math.cos(theta), radius * math.sin(theta)
-
-
 def standard_normal_doubles(gen, n):
     """n draws of PyTorch's ``normal_distribution<double>``: a kept sample first, then Box-Muller pairs (cos, sin),
     the last sin kept in ``gen`` when n leaves it over (float64 (n,))."""
@@ -252,14 +250,10 @@ def standard_normal_doubles(gen, n):
     pairs = (n - start + 1) // 2
     if pairs:
         u = unit_uniform(gen, 2 * pairs, True)
-        if pairs <= _SCALAR_PAIRS:     # the C library's functions, as PyTorch's scalar loop (NumPy's SIMD ones can
-            both = np.array([v for u1, u2 in u.reshape(-1, 2).tolist()      # round the last bit otherwise)
-                             for v in _box_muller_pair(u1, u2)])
-        else:                          # the same functions as ufuncs
-            f = libm(u.size)
-            radius = np.sqrt(-2 * f.log1p(-u[1::2]))                         # (pairs,)
-            theta = 2 * np.pi * u[0::2]
-            both = np.stack([radius * f.cos(theta), radius * f.sin(theta)], axis=1).reshape(-1)
+        f = libm(u.size)               # the C library's functions, as PyTorch's scalar loop
+        radius = np.sqrt(-2 * f.log1p(-u[1::2]))                             # (pairs,): u2 = u[1::2]
+        theta = 2 * np.pi * u[0::2]                                          # u1 = u[0::2]
+        both = np.stack([radius * f.cos(theta), radius * f.sin(theta)], axis=1).reshape(-1)
         out[start:] = both[:n - start]
         if (n - start) % 2:
             gen.next_double_normal = float(both[-1])

@@ -312,3 +312,12 @@ def test_both_ways_to_the_c_library_give_the_same_bits():
     with np.errstate(all="ignore"):
         mg.manual_seed(0)
         assert np.isinf(mg.empty(10, dtype=mg.float64).log_normal_(1000.0, 1.0).numpy()).all()   # exp overflows
+
+
+def test_a_numba_with_svml_leaves_the_draws_to_the_c_library(monkeypatch):
+    """numba vectorises math with Intel's SVML where that is installed (other roundings than the C library's):
+    then every draw takes Python's math module, and PyTorch's bits stay."""
+    from minigrad import _pytorch_stream as stream
+    monkeypatch.setattr(stream, "_numba_uses_svml", lambda: True)
+    assert isinstance(stream.libm(10 ** 6), stream._MathFunctions)
+    check_same_draws(lambda L: L.empty(50, 61, dtype=L.float64).t().normal_(), EXACT)
