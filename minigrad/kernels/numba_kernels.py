@@ -70,8 +70,10 @@ forwards normalize with the float64 mean; their backwards recover it from the ro
 (mean64 = mean + mean(x - mean), one more sum in the pass that reads x anyway), so a float32 mean
 of 1e4 with a std of 1e-2 does not turn into a 5% error in the gradient.
 
-All kernels live in this one file on purpose: numba's on-disk cache of a function is invalidated
-only when *its own* source file changes, so helpers in another file could go stale in the cache.
+The norm kernels live in this one file. numba's on-disk cache of a function follows *its own* source file, so the
+kernels of other files that call helpers from this one (fused_numba.py, conv_numba.py, pool_numba.py) would keep
+stale machine code after a change here alone: ``numba_cache.stamp_helper_files()``, called before any kernel below
+is compiled, adds this file's hash to their cache's source stamp.
 """
 import math
 import types
@@ -82,7 +84,9 @@ from llvmlite import ir as llvm_ir
 from numba import njit, prange
 from numba.extending import intrinsic, overload
 
-from . import buffers, governor
+from . import buffers, governor, numba_cache
+
+numba_cache.stamp_helper_files()
 
 # error_model="numpy": 1/0 is inf and 0/0 NaN (as in NumPy and PyTorch), not ZeroDivisionError
 _parallel = njit(parallel=True, cache=True, fastmath=False, error_model="numpy")  # prange loops on numba's threads
