@@ -303,9 +303,22 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
     inplace.check_fill_dtype(self, "uniform")
     if self.is_complex() and self.numel() == 0:          # (PyTorch checks the range per part, of which there is none)
         return self
+    _check_uniform_range(self._data.real.dtype, a, b)
+    return inplace.uniform_(self, a, b, generator=generator)
+
+
+def _check_uniform_range(real, a, b):
+    """PyTorch's checks of [a, b) for draws of the float dtype ``real``: both ends finite in it, a <= b, and b - a
+    no larger than its largest value (the draws a + (b - a) U are finite), with its messages."""
+    largest = float(dtypes.float_info(real).max)
+    for end, name in ((a, "from"), (b, "to")):
+        if not -largest <= end <= largest:
+            raise RuntimeError(f"{name} is out of bounds for {dtypes.c_name(real)}")
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
-    return inplace.uniform_(self, a, b, generator=generator)
+    if b - a > largest:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{dtypes.scalar_type_name(real)}>::max(), "
+                           f"but found to={b:g} and from={a:g} which result in to-from to exceed the limit")
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
@@ -339,8 +352,10 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     inplace.check_fill_dtype(self, "log_normal")
-    return _fill_random(self, lambda gen, n: stream.libm(n).exp(stream.standard_normal_doubles(gen, n) * std + mean),
-                        generator)
+    def draw(gen, n):
+        with np.errstate(over="ignore"):        # exp beyond the dtype's range is inf, without a warning, as PyTorch's
+            return stream.libm(n).exp(stream.standard_normal_doubles(gen, n) * std + mean)
+    return _fill_random(self, draw, generator)
 
 
 def random_(self, from_=0, to=None, *, generator=None, **kwargs):

@@ -87,9 +87,11 @@ FILL_CALLS = [("cauchy_", ()), ("exponential_", ()), ("geometric_", (0.5,)), ("l
               ("normal_", ()), ("random_", ()), ("random_", (0, 5)), ("random_", (7,)), ("random_", (3, 1)),
               ("random_", (0, 300)), ("random_", (-1, 5)), ("random_", (0, 2)), ("random_", (0, 70000)),
               ("random_", (0, 2 ** 25)), ("random_", (0, 2 ** 63)), ("uniform_", (3, 1)), ("cauchy_", (0, -1)),
-              ("normal_", (0, -1))]
+              ("normal_", (0, -1)), ("uniform_", (-1e300, 0)), ("uniform_", (0, 1e300)), ("uniform_", (-3e38, 3e38)),
+              ("uniform_", (-6e4, 6e4)), ("uniform_", (float("nan"), 1)), ("uniform_", (0, float("inf"))),
+              ("uniform_", (-1.5e308, 1.5e308))]
 FILL_DTYPES = ["float32", "float16", "bfloat16", "complex64", "int64", "int32", "int8", "uint8", "bool", "uint16",
-               "uint64", "float8_e4m3fn"]
+               "uint64", "float8_e4m3fn", "float64", "complex128"]
 
 
 def _fill_outcome(lib, method, args, dtype, size):
@@ -115,6 +117,35 @@ def test_random_fills_take_the_dtypes_and_ranges_pytorch_takes(method, args):
         for size in (3, 0):
             want = _fill_outcome(torch, method, args, dtype, size)
             assert _fill_outcome(mg, method, args, dtype, size) == want, (dtype, size)
+
+
+@pytest.mark.parametrize("dtype, a, b, message", [
+    ("float32", -1e300, 0.0, "from is out of bounds for float"),
+    ("float16", 0.0, 1e5, "to is out of bounds for c10::Half"),
+    ("bfloat16", float("nan"), 1.0, "from is out of bounds for c10::BFloat16"),
+    ("complex64", 0.0, float("inf"), "to is out of bounds for float"),
+    ("float16", -6e4, 6e4, "uniform_ expects to-from <= std::numeric_limits<Half>::max(), but found to=60000 and "
+                           "from=-60000 which result in to-from to exceed the limit"),
+    ("float64", -1.5e308, 1.5e308, "uniform_ expects to-from <= std::numeric_limits<Double>::max(), but found "
+                                   "to=1.5e+308 and from=-1.5e+308 which result in to-from to exceed the limit")])
+def test_uniform_refuses_a_range_its_dtype_cannot_draw_and_keeps_the_values(dtype, a, b, message):
+    """PyTorch's messages (2.13): each end finite in the dtype, and b - a within its largest value; nothing written."""
+    t = mg.full((4,), 0.25, dtype=getattr(mg, dtype))
+    with pytest.raises(RuntimeError) as caught:
+        t.uniform_(a, b)
+    assert str(caught.value) == message
+    assert (t == 0.25).all().item()
+    assert mg.empty(3, dtype=mg.float64).uniform_(-1e300, 1e300).isfinite().all().item()   # a double's range
+
+
+def test_log_normal_overflows_to_inf_without_a_warning():
+    """exp of draws beyond the dtype's range is inf, silently, as in PyTorch."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for n in (10, 5000):         # Python's math module and numba's ufuncs (``_pytorch_stream.libm``)
+            for dtype in (mg.float32, mg.float64):
+                assert mg.empty(n, dtype=dtype).log_normal_(1000.0, 1.0).isinf().all().item()
 
 
 def test_complex_uniform_and_normal_fill_both_parts():
