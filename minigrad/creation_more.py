@@ -324,14 +324,14 @@ def _check_uniform_range(real, a, b):
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fill with draws from the exponential distribution of rate ``lambd`` (mean 1 / lambd)."""
     if not lambd > 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={float(lambd):g}")
     return inplace.exponential_(self, lambd, generator=generator)
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     """Fill with draws from the Cauchy distribution: median + sigma * tan(pi * (U - 1/2))."""
     if not sigma > 0:
-        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={float(sigma):g}")
     inplace.check_fill_dtype(self, "cauchy")
     return _fill_random(self, lambda gen, n: median + sigma * stream.libm(n).tan(
         np.pi * (stream.uniform(gen, n, np.float64) - 0.5)), generator)
@@ -341,7 +341,7 @@ def geometric_(self, p, *, generator=None):
     """Fill with draws from the geometric distribution on 1, 2, ...: the number of Bernoulli(p) trials up to the
     first success."""
     if not 0 < p < 1:
-        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={float(p):g}")
     inplace.check_fill_dtype(self, "geometric")
     return _fill_random(self, lambda gen, n: np.ceil(stream.libm(n).log(stream.uniform(gen, n, np.float64))
                                                      / math.log1p(-p)), generator)
@@ -350,7 +350,7 @@ def geometric_(self, p, *, generator=None):
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     """Fill with exp(N(mean, std^2)) draws."""
     if not std > 0:
-        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={float(std):g}")
     inplace.check_fill_dtype(self, "log_normal")
     def draw(gen, n):
         with np.errstate(over="ignore"):        # exp beyond the dtype's range is inf, without a warning, as PyTorch's

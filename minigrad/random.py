@@ -389,8 +389,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         if size is None:
             raise TypeError("normal(): with a number for both mean and std, give the output's size: "
                             "normal(mean, std, size)")
-        if std < 0:
-            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        _check_std(std)
         dtype = _float_dtype(dtype, "normal_kernel_cpu", complex_ok=True)
         return creation.new_tensor(normal_values(torch_stream(generator), creation.size_of((size,)), dtype, mean, std),
                                    device, requires_grad)
@@ -401,7 +400,9 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     if isinstance(mean, Tensor) and isinstance(std, Tensor) and dtypes.kind_of(std.dtype) == "c":
         raise RuntimeError("normal expects standard deviation to be non-complex")
     mean_t, std_t = _as_parameter(mean, std), _as_parameter(std, mean)
-    if (std_t._data < 0).any():
+    if not isinstance(std, Tensor):
+        _check_std(std)
+    elif not (std_t._data >= 0).all():                 # (NaN refused too)
         raise RuntimeError(f"normal expects all elements of std >= 0.0, got {std_t._data.min()}")
     shape = check_broadcast(mean_t.shape, std_t.shape)
     out_dtype = np.result_type(mean_t.dtype, std_t.dtype) if _out_dtype is None else \
@@ -418,10 +419,21 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     return Sample.apply(sample, *(p for p in (mean, std) if isinstance(p, Tensor)))
 
 
+def _check_std(std):
+    """PyTorch's check of a number ``std`` (NaN refused too)."""
+    if not std >= 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
+
+
 def _check_probabilities(p):
     if dtypes.kind_of(p.dtype) != "f":
         raise NotImplementedError(f"\"bernoulli\" not implemented for '{_type_word(p.dtype)}': probabilities "
                                   f"must be floating point, got {p.dtype}")
+    check_probability_range(p)
+
+
+def check_probability_range(p):
+    """Every probability of the array ``p`` in [0, 1] (NaN refused too)."""
     if not ((p >= 0) & (p <= 1)).all():
         raise RuntimeError("bernoulli: every probability must be in [0, 1], got values outside it")
 
@@ -434,7 +446,8 @@ def bernoulli(input, p=None, *, generator=None):
         _check_probabilities(input._data)
         draws = bernoulli_values(gen, input._data)          # (PyTorch's result is contiguous: drawn in order)
     else:
-        _check_probabilities(np.full((), p, dtype=input.dtype))
+        if not 0 <= p <= 1:                             # (NaN refused too)
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={float(p):g}")
         draws = sample_values(input.shape, np.bool_, lambda n, _: stream.bernoulli_scalar(gen, n, p))
     return Sample.apply(draws.astype(input.dtype), input)
 

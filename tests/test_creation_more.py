@@ -89,7 +89,9 @@ FILL_CALLS = [("cauchy_", ()), ("exponential_", ()), ("geometric_", (0.5,)), ("l
               ("random_", (0, 2 ** 25)), ("random_", (0, 2 ** 63)), ("uniform_", (3, 1)), ("cauchy_", (0, -1)),
               ("normal_", (0, -1)), ("uniform_", (-1e300, 0)), ("uniform_", (0, 1e300)), ("uniform_", (-3e38, 3e38)),
               ("uniform_", (-6e4, 6e4)), ("uniform_", (float("nan"), 1)), ("uniform_", (0, float("inf"))),
-              ("uniform_", (-1.5e308, 1.5e308))]
+              ("uniform_", (-1.5e308, 1.5e308)), ("normal_", (0, float("nan"))), ("bernoulli_", (float("nan"),)),
+              ("bernoulli_", (1.1234567,)), ("exponential_", (-0.1234567,)), ("geometric_", (1.1234567,)),
+              ("log_normal_", (0, -0.1234567)), ("cauchy_", (0, -0.1234567))]
 FILL_DTYPES = ["float32", "float16", "bfloat16", "complex64", "int64", "int32", "int8", "uint8", "bool", "uint16",
                "uint64", "float8_e4m3fn", "float64", "complex128"]
 
@@ -136,6 +138,28 @@ def test_uniform_refuses_a_range_its_dtype_cannot_draw_and_keeps_the_values(dtyp
     assert str(caught.value) == message
     assert (t == 0.25).all().item()
     assert mg.empty(3, dtype=mg.float64).uniform_(-1e300, 1e300).isfinite().all().item()   # a double's range
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: mg.zeros(3).normal_(0.0, NAN), "normal expects std >= 0.0, but found std nan"),
+    (lambda: mg.normal(0.0, NAN, size=(3,)), "normal expects std >= 0.0, but found std nan"),
+    (lambda: mg.normal(mg.zeros(3), -0.1234567), "normal expects std >= 0.0, but found std -0.123457"),
+    (lambda: mg.normal(0.5, mg.tensor([1.0, NAN])), "normal expects all elements of std >= 0.0, got nan"),
+    (lambda: mg.nn.init.normal_(mg.zeros(3), std=NAN), "normal expects std >= 0.0, but found std nan"),
+    (lambda: mg.zeros(3).bernoulli_(NAN), "bernoulli_ expects p to be in [0, 1], but got p=nan"),
+    (lambda: mg.bernoulli(mg.zeros(3), p=1.1234567), "bernoulli_ expects p to be in [0, 1], but got p=1.12346"),
+    (lambda: mg.zeros(2).bernoulli_(mg.tensor([0.5, NAN])), "bernoulli: every probability must be in [0, 1], got "
+                                                             "values outside it"),
+    (lambda: mg.zeros(3).exponential_(-0.1234567), "exponential_ expects lambda > 0.0, but found lambda=-0.123457"),
+    (lambda: mg.zeros(3).geometric_(1.1234567), "geometric_ expects p to be in (0, 1), but got p=1.12346")])
+def test_random_parameters_nan_included_are_refused_with_pytorchs_messages(call, message):
+    """NaN fails PyTorch's checks (std >= 0, p in [0, 1]); numbers print as C++ prints a double (6 digits)."""
+    with pytest.raises(RuntimeError) as caught:
+        call()
+    assert str(caught.value) == message
 
 
 def test_log_normal_overflows_to_inf_without_a_warning():

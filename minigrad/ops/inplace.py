@@ -843,8 +843,8 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill with N(mean, std^2) draws; a complex tensor's parts each get half the variance (std / sqrt(2)), as
     PyTorch's."""
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if not std >= 0:                                    # (NaN refused too)
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
     check_fill_dtype(self, "normal")
     from ..random import element_strides, normal_values, torch_stream
     return _new_values(self, lambda: normal_values(torch_stream(generator), self.shape, self._data.dtype, mean, std,
@@ -853,19 +853,20 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 def bernoulli_(self, p=0.5, *, generator=None):
     prob = p._data if isinstance(p, Tensor) else p
-    if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     if isinstance(p, Tensor):          # (a tensor of probabilities goes through another kernel: one per element)
-        from ..random import bernoulli_values, element_strides, torch_stream
+        from ..random import bernoulli_values, check_probability_range, element_strides, torch_stream
+        check_probability_range(prob)
         return _new_values(self, lambda: bernoulli_values(torch_stream(generator), np.broadcast_to(prob, self.shape),
                                                           element_strides(self._data)))
+    if not 0 <= p <= 1:                                 # (NaN refused too)
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={float(p):g}")
     check_fill_dtype(self, "bernoulli")
     return _new_values(self, lambda: fill_values(self, lambda gen, n, _: bernoulli_scalar(gen, n, p), generator))
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
-    if lambd <= 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={float(lambd):g}")
     check_fill_dtype(self, "exponential")
     return _new_values(self, lambda: fill_values(self, lambda gen, n, real: exponential(gen, n, lambd).astype(real),
                                                  generator))

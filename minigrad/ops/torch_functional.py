@@ -123,7 +123,7 @@ def native_dropout(input, p, train):
     if train is False:
         return input * 1, Tensor(np.ones(input.shape, dtype=bool))
     if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1 - p}")
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={float(1 - p):g}")
     keep = keep_mask(input.shape, 1 - p, input) if p < 1 else np.zeros(input.shape, dtype=bool)
     scale = 1 / (1 - p) if p < 1 else 0.0
     return input * Tensor((keep * scale).astype(input.dtype)), Tensor(keep)
