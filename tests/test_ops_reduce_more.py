@@ -100,6 +100,56 @@ def test_quantile_gradient_reaches_q():
         assert_mirror(*run_both(lambda lib, t, p: lib.quantile(t, p, 1, interpolation=interpolation)), x, q)
 
 
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: mg.quantile(mg.arange(5.0), NAN), "quantile() q must be in the range [0, 1] but got nan"),
+    (lambda: mg.nanquantile(mg.zeros(0), -0.1234567), "quantile() q must be in the range [0, 1] but got -0.123457"),
+    (lambda: mg.quantile(mg.arange(5.0), mg.tensor([0.5, NAN])), "quantile() q values must be in the range [0, 1]"),
+    (lambda: mg.quantile(mg.zeros(0), 0.5), "quantile() input tensor must be non-empty"),
+    (lambda: mg.nanquantile(mg.zeros(2, 0, dtype=mg.int64), 0.5, dim=-1), "quantile() input tensor must be non-empty"),
+    (lambda: mg.quantile(mg.arange(5), mg.tensor([[0.5]])), "quantile() q must be a scalar or 1D tensor"),
+    (lambda: mg.nanquantile(mg.arange(5), 0.5), "quantile() input tensor must be either float or double dtype"),
+    (lambda: mg.quantile(mg.zeros(0), 0.5, interpolation="x"),
+     "quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but got x")])
+def test_quantile_checks_its_arguments_in_pytorchs_order(call, message):
+    """PyTorch's messages and order (2.13): a number q, the interpolation, an empty input, q's dimensions, the dtypes,
+    then q's values; NaN is outside [0, 1]; nanquantile's messages say quantile() too."""
+    with pytest.raises(RuntimeError) as caught:
+        call()
+    assert str(caught.value) == message
+
+
+def test_quantile_argument_grid_mirrors_pytorch():
+    """Values or PyTorch's exception, over numbers and tensors q, dtypes, empty inputs and interpolations."""
+    torch = torch_or_skip()
+
+    def outcome(lib, fn, dtype, q, interpolation, shape, dim):
+        first = [3.0, 7.0 if dtype == "int64" else NAN, 1.0]
+        x = lib.tensor([first, [2.0, 5.0, 4.0]]) if shape == (2, 3) else lib.zeros(shape)
+        x = x.to(getattr(lib, dtype))
+        try:
+            q = lib.tensor(q, dtype=getattr(lib, dtype)) if isinstance(q, list) else q
+            out = getattr(lib, fn)(x, q, dim=dim, interpolation=interpolation)
+        except Exception as error:          # noqa: BLE001 - compared with PyTorch's
+            return f"{type(error).__name__}: {error}"
+        return np.asarray(out.tolist(), dtype=np.float64)
+
+    for fn in ("quantile", "nanquantile"):
+        for dtype in ("float32", "float64", "int64"):
+            for q in (0.5, 1.5, NAN, [0.25, NAN], [0.2, 0.7], [[0.5]]):
+                for interpolation in ("linear", "x", "midpoint"):
+                    for shape, dim in (((2, 3), None), ((2, 3), -1), ((0,), None), ((2, 0), 1), ((0, 3), 1)):
+                        ours = outcome(mg, fn, dtype, q, interpolation, shape, dim)
+                        theirs = outcome(torch, fn, dtype, q, interpolation, shape, dim)
+                        where = (fn, dtype, q, interpolation, shape, dim)
+                        if isinstance(theirs, str):
+                            assert ours == theirs, where
+                        else:
+                            np.testing.assert_allclose(ours, theirs, rtol=1e-6, equal_nan=True, err_msg=str(where))
+
+
 # --------------------------------------------------------------------------- double backward
 X = np.random.default_rng(0).uniform(0.1, 0.9, (3, 5))
 WITH_ZEROS = X * np.array([[1.0, 0.0, 1.0, 1.0, 1.0], [0.0, 1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0]])

@@ -127,8 +127,8 @@ def index_select(input, dim, index):
     idx = index._data.reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= x.shape[d]):
         bad = idx.max() if idx.max() >= x.shape[d] else idx.min()
-        raise RuntimeError(f"index_select(): index {int(bad)} is out of range for dimension {d} with size "
-                         f"{x.shape[d]}")
+        kind = RuntimeError if x.ndim == 2 and d == 1 else IndexError     # PyTorch's kinds (its 2-D dim-1 path)
+        raise kind(f"index_select(): index {int(bad)} is out of range for dimension {d} with size {x.shape[d]}")
     out = IndexSelect.apply(x, d, idx)
     return result_reshape(out, ()) if input.ndim == 0 else out
 

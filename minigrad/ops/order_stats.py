@@ -266,25 +266,27 @@ def aminmax(input, *, dim=None, keepdim=False):
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     """The sorted slice at rank q (n - 1) (n: the non-NaN count for nanquantile), interpolated between the
-    neighbouring ranks; the result has q's dimension first when q is a 1-D tensor."""
-    if input.dtype.kind != "f" or input.dtype.itemsize < 4:
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    neighbouring ranks; the result has q's dimension first when q is a 1-D tensor. (PyTorch's checks, in its order,
+    say "quantile()" for nanquantile too.)"""
     q_tensor = isinstance(q, Tensor)
-    if q_tensor:
-        if q.ndim > 1:
-            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
-        if q.dtype != input.dtype:
-            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
-    qs = np.asarray(q._data if q_tensor else q, dtype=input.dtype).reshape(-1)          # (Q,)
-    if np.any((qs < 0) | (qs > 1)):
-        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if not q_tensor and not 0 <= q <= 1:                  # (a number q is checked first, NaN refused too)
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {float(q):g}")
     if interpolation not in _INTERPOLATIONS:
-        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
-                           f"Found {interpolation}")
-    if input.numel() == 0 and dim is not None:
-        raise IndexError(f"{name}() input tensor must be non-empty")
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+                           f"but got {interpolation}")
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if q_tensor and q.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if input.dtype.kind != "f" or input.dtype.itemsize < 4:
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if q_tensor and q.dtype != input.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    qs = np.asarray(q._data if q_tensor else q, dtype=input.dtype).reshape(-1)          # (Q,)
+    if not np.all((qs >= 0) & (qs <= 1)):                # (NaN refused too)
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
     x = input.reshape(-1) if dim is None else input
     axis = 0 if dim is None else normalize_dim(dim, x.ndim)
     x = x.reshape(1) if x.ndim == 0 else x
@@ -328,14 +330,14 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The ``q``-quantiles (a number or a 1-D tensor in [0, 1]) over ``dim`` (all elements by default); NaN
     where a slice holds a NaN."""
-    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+    return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
 @takes_tensors("input")
 @autocast_op("float32")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """``quantile`` ignoring NaNs (NaN only where a slice is all NaN)."""
-    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+    return _quantile(input, q, dim, keepdim, interpolation, True)
 
 
 __all__ = ["median", "nanmedian", "kthvalue", "mode", "msort", "aminmax", "quantile", "nanquantile"]
