@@ -759,3 +759,24 @@ def test_mobile_block_trains_like_pytorch(rng):
     for key in ours_state:   # ~1e-13 apart: PyTorch's hardsigmoid slope is float32's 1/6
         np.testing.assert_allclose(ours_state[key].numpy(), theirs_state[key].numpy(), rtol=1e-9, atol=1e-11,
                                    err_msg=key)
+
+
+def test_elu_family_is_accurate_near_zero_and_at_extreme_alphas():
+    """y = alpha expm1(x) for x < 0 (Python's math.expm1 as the reference): exp(x) - 1 would lose every digit of
+    elu(-1e-10) in float32 and 8e-8 of it in float64. alpha = inf gives -inf below 0 and +-0 at +-0 (PyTorch's);
+    alpha = 0 gives -0.0 below 0."""
+    import math
+    xs = [-1e-10, -1e-5, -0.3, -1.5, -30.0]
+    for name, alpha, scale, input_scale in (("elu", 1.0, 1.0, 1.0), ("celu", 2.5, 1.0, 0.4),
+                                            ("selu", 1.6732632423543772, 1.0507009873554805, 1.0)):
+        fn = getattr(F, name)
+        y64 = (fn(mg.tensor(xs, dtype=mg.float64)) if name == "selu" else
+               fn(mg.tensor(xs, dtype=mg.float64), alpha)).numpy()
+        want = [scale * alpha * math.expm1(input_scale * x) for x in xs]
+        np.testing.assert_allclose(y64, want, rtol=4e-16, atol=0)
+        y32 = (fn(mg.tensor(xs)) if name == "selu" else fn(mg.tensor(xs), alpha)).numpy()
+        np.testing.assert_allclose(y32, want, rtol=3e-7, atol=0)
+    edge = F.elu(mg.tensor([-2.0, -0.0, 0.0, 1.0]), float("inf")).numpy()
+    np.testing.assert_array_equal(edge, [-np.inf, 0.0, 0.0, 1.0])
+    assert list(np.signbit(edge)) == [True, True, False, False]
+    assert np.signbit(F.elu(mg.tensor([-2.0]), 0.0).numpy()).all()

@@ -298,6 +298,32 @@ def test_constant_pad_any_dims():
     _compare(lambda lib, t: F(lib).pad(t, (-4, 0)), x)                   # an empty result
 
 
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), 3.0])
+def test_constant_pad_with_any_value_keeps_the_input_as_it_is(value):
+    """The fill goes to the padded positions only: the input's inf, NaN and -0.0 stay (not x + 0 * value, which is NaN
+    for an infinite value and turns -0.0 into 0.0), and the gradient of the input is dout at its positions."""
+    x = mg.tensor([[-0.0, float("inf"), float("nan"), 2.0]], dtype=mg.float64, requires_grad=True)
+    y = mg.nn.functional.pad(x, (1, 2), value=value)
+    got = y.detach().numpy()
+    np.testing.assert_array_equal(got[0, 1:5], [-0.0, np.inf, np.nan, 2.0])
+    assert np.signbit(got[0, 1])
+    np.testing.assert_array_equal(got[0, [0, 5, 6]], [value] * 3)
+    y.backward(mg.arange(7.0, dtype=mg.float64).reshape(1, 7))
+    np.testing.assert_array_equal(x.grad.numpy(), [[1.0, 2.0, 3.0, 4.0]])
+    cropped = mg.nn.functional.pad(x.detach().reshape(2, 2), (1, 0, -1, 1), value=value).numpy()  # crop and pad
+    np.testing.assert_array_equal(cropped, [[value, np.nan, 2.0], [value, value, value]])
+
+
+@pytest.mark.parametrize("scale", [float("nan"), float("inf"), 1e300])
+def test_interpolate_refuses_a_scale_whose_size_is_not_an_integer(scale):
+    """PyTorch's error (2.13) for floor(size * scale) beyond int64, NaN and infinities included."""
+    with pytest.raises(RuntimeError, match="^value cannot be converted to type int64_t without overflow$"):
+        mg.nn.functional.interpolate(mg.ones(1, 1, 4), scale_factor=scale)
+    with pytest.raises(RuntimeError, match=r"^Input and output sizes should be greater than 0, but got input \(W: 4\) "
+                                           r"and output \(W: 0\)$"):
+        mg.nn.functional.interpolate(mg.ones(1, 1, 4), scale_factor=0.1)
+
+
 @settings(max_examples=40)
 @given(mode=st.sampled_from(["nearest", "nearest-exact", "bilinear", "area"]), align=st.booleans(),
        size=st.tuples(sides, sides), data=st.data())

@@ -375,14 +375,17 @@ class LeakyRelu(_PiecewiseLinear):
 class Elu(_Pointwise):
     """The ELU family (elu, selu, celu): with a = alpha, s = scale, c = input_scale,
     y = s x if x > 0 else s a (exp(c x) - 1);  dx = dout * (s if x > 0 else s a c exp(c x)).
-    elu is (alpha, 1, 1), selu (1.6733..., 1.0507..., 1), celu (alpha, 1, 1/alpha)."""
+    elu is (alpha, 1, 1), selu (1.6733..., 1.0507..., 1), celu (alpha, 1, 1/alpha). exp(c x) - 1 is expm1: exact
+    to the last bit for small |x| (exp(x) - 1 cancels: elu(-1e-10) would be 0 in float32), and -inf for alpha = inf."""
 
     @staticmethod
     def value(x, alpha, scale, input_scale):
-        positive = ~(x <= 0)   # NaN counts as positive: y = NaN with slope s, as in PyTorch
-        scaled_exp = (scale * alpha) * np.exp(input_scale * np.minimum(x, 0))   # s a exp(c x), finite
-        y = np.where(positive, scale * x, scaled_exp - scale * alpha)
-        return y, np.where(positive, scale, input_scale * scaled_exp).astype(x.dtype)
+        # NaN counts as positive: y = NaN with slope s, as in PyTorch; so do +-0 for y (s x keeps the sign of 0, and
+        # alpha = inf gives 0, not 0 inf), not for the slope, s a c at 0 (PyTorch's one-sided choice)
+        cx = input_scale * np.where(x < 0, x, 0)                                 # c x <= 0: exp stays finite
+        with np.errstate(invalid="ignore"):                                      # (0 inf where x >= 0: not taken)
+            y = np.where(x < 0, np.expm1(cx) * (scale * alpha), scale * x)
+        return y, np.where(~(x <= 0), scale, (scale * alpha * input_scale) * np.exp(cx)).astype(x.dtype)
 
     @staticmethod
     def graph_slope(x, slope, alpha, scale, input_scale):

@@ -943,9 +943,9 @@ def pad(input, pad, mode="constant", value=None):
     maps = tuple(maps)
     out = (EdgePad if mode in ("reflect", "replicate") else Pad).apply(input, maps)
     if mode == "constant" and value is not None and value != 0:
-        inside = apply_maps(np.ones(input.shape[input.ndim - n:]), maps)       # 1 where the input was copied
-        fill = (np.asarray(value) * (1 - inside)).astype(input.dtype)
-        out = out + Tensor(fill)
+        outside = apply_maps(np.ones(input.shape[input.ndim - n:]), maps) == 0   # the padded positions
+        if outside.any():       # written into the fresh output (Pad saves nothing): x's values, -0.0 and all, stay
+            np.copyto(out._data, np.asarray(value).astype(input.dtype), where=outside)
     # PyTorch's reflection and replication pads save the input (for its shape); its constant and circular ones do not
     return watching(out, input) if mode in ("reflect", "replicate") else out
 
@@ -1108,6 +1108,8 @@ def _interpolate_sizes(input, d, size, scale_factor, recompute_scale_factor):
         return tuple(operator.index(s) for s in sizes), (None,) * d
     factors = tuple(float(f) for f in _per_axis(scale_factor, spatial, "scale_factor", "scale_factor of shape",
                                                     "scale_factor", "s"))
+    if not all(-2.0 ** 63 <= n * f < 2.0 ** 63 for n, f in zip(spatial, factors)):      # NaN and infinities fail too
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
     sizes = tuple(math.floor(n * f) for n, f in zip(spatial, factors))
     return sizes, (None,) * d if recompute_scale_factor else factors
 
@@ -1160,7 +1162,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if any(o < 1 for o in sizes) or any(n < 1 for n in input.shape[2:]):
         names = ("D", "H", "W")[3 - d:]
         raise RuntimeError("Input and output sizes should be greater than 0, but got input ("
-                           + ", ".join(f"{a}: {n}" for a, n in zip(names, input.shape[2:])) + ") output ("
+                           + ", ".join(f"{a}: {n}" for a, n in zip(names, input.shape[2:])) + ") and output ("
                            + ", ".join(f"{a}: {n}" for a, n in zip(names, sizes)) + ")")
     if mode == "area":
         return adaptive_avg_pool1d(input, sizes) if d == 1 else \
