@@ -180,9 +180,13 @@ numba takes most of a second, once); smaller ones through Python's math module, 
 
 class _MathFunctions:
     """Python's math functions (the C library's) applied element by element to a float64 array; outside their domain
-    or range, where math raises, NumPy's IEEE answer (-inf, inf or NaN, with its warning), as the ufuncs give."""
+    or range, where math raises, NumPy's IEEE answer (-inf, inf or NaN, with its warning), as the ufuncs give. lgamma
+    is the C library's through ctypes (Python's math.lgamma is CPython's own, 2e-10 off near 1), or SciPy's gammaln
+    where no C library is found."""
 
     def __getattr__(self, name):
+        if name == "lgamma":
+            return _c_lgamma()
         exact, ieee = getattr(math, name), getattr(np, name)
 
         def element(v):
@@ -194,6 +198,21 @@ class _MathFunctions:
         return lambda x: function(x).astype(np.float64)
 
 
+@functools.lru_cache(maxsize=None)
+def _c_lgamma():
+    """The C library's lgamma over a float64 array, a ctypes call per element."""
+    import ctypes
+    import ctypes.util
+    try:
+        c = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6").lgamma
+    except (OSError, AttributeError):
+        from .ops.gamma import scipy_special
+        return scipy_special().gammaln
+    c.restype, c.argtypes = ctypes.c_double, [ctypes.c_double]
+    function = np.frompyfunc(c, 1, 1)
+    return lambda x: function(x).astype(np.float64)
+
+
 def _numba_uses_svml():
     """Whether numba vectorises math functions with Intel's SVML here (its own routines, not the C library's)."""
     from numba.core import config
@@ -202,7 +221,7 @@ def _numba_uses_svml():
 
 def libm(n):
     """The C library's float64 log, log1p, exp, sin, cos and tan over arrays, which PyTorch's float64 draws go
-    through element by element: numba's ufuncs (``kernels/libm_numba.py``) for ``n`` values or more, or once numba
+    through element by element (and its lgamma, which PyTorch's lgamma calls): numba's ufuncs (``kernels/libm_numba.py``) for ``n`` values or more, or once numba
     is loaded anyway, else (and wherever numba would use SVML's functions) Python's math module. Both call the same
     C functions: the same bits."""
     if n < LIBM_COMPILED_FROM and "numba" not in sys.modules or _numba_uses_svml():

@@ -298,14 +298,14 @@ def test_samplers_at_their_edges_answer_as_pytorchs():
 
 
 def test_both_ways_to_the_c_library_give_the_same_bits():
-    """Float64 draws reach the C library's functions through Python's math module (fewer than
-    ``LIBM_COMPILED_FROM`` values, numba not loaded) or numba's ufuncs: the same functions, the same bits."""
+    """Float64 draws (and lgamma) reach the C library's functions through Python's math module (ctypes for lgamma;
+    fewer than ``LIBM_COMPILED_FROM`` values, numba not loaded) or numba's ufuncs: the same functions, the same bits."""
     from minigrad import _pytorch_stream as stream
     from minigrad.kernels import libm_numba
     u = np.random.default_rng(0).random(5000)
     special = np.array([0.0, -0.0, -1.0, -2.0, 1000.0, -1000.0, np.inf, -np.inf, np.nan])   # math raises for some
     for name, x in (("log", u), ("log1p", -u), ("exp", 10 * u - 5), ("sin", 7 * u), ("cos", 7 * u),
-                    ("tan", 3 * u - 1.5)):
+                    ("tan", 3 * u - 1.5), ("lgamma", 10 * u - 5)):
         x = np.concatenate([x, special])
         with np.errstate(all="ignore"):
             np.testing.assert_array_equal(getattr(stream._MathFunctions(), name)(x), getattr(libm_numba, name)(x))

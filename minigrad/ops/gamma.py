@@ -9,8 +9,9 @@ They form one family, indexed by the order n of the derivative of log Gamma:
 so the backward of every member is the next one: d psi^(n)(x)/dx = psi^(n+1)(x), and one Function,
 ``Polygamma`` (with n = -1 for lgamma), serves them all, to any order of differentiation.
 
-The values come from SciPy (``scipy.special.gammaln``, ``psi``, ``polygamma``), an optional dependency:
-``pip install "minigrad[special]"``.
+The values come from SciPy (``scipy.special.psi``, ``polygamma``), an optional dependency:
+``pip install "minigrad[special]"``, and lgamma's from the C library's ``lgamma``, as PyTorch's (SciPy's gammaln loses
+up to 3e-9 of the value next to lgamma's zeros at 1 and 2, where the C library keeps the last bits).
 
 mvlgamma(x, p) = p (p - 1) / 4 log(pi) + sum_{i=0}^{p-1} lgamma(x - i / 2)  (the multivariate log-gamma), is
 built from lgamma, so its gradient is sum_i digamma(x - i / 2).
@@ -24,6 +25,7 @@ from ..autograd import Function
 from ..autograd.function import pytorch_saves
 from ..tensor import Tensor
 from . import inplace
+from .._pytorch_stream import libm
 from .elementwise import _floating
 
 
@@ -43,8 +45,8 @@ def psi(n, x):
     wide = x.astype(np.float64)   # float16/float32 computed in float64 and rounded once
     with np.errstate(all="ignore"):
         if n == -1:
-            # PyTorch: lgamma(-inf) = inf (log |Gamma| grows without bound); SciPy says -inf
-            out = np.where(np.isneginf(wide), np.inf, special.gammaln(wide))
+            # PyTorch: lgamma(-inf) = inf (log |Gamma| grows without bound), as the C library's; SciPy says -inf
+            out = np.where(np.isneginf(wide), np.inf, libm(wide.size).lgamma(wide))
         elif n == 0:
             out = special.psi(wide)
         else:
