@@ -317,7 +317,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     start, end, step = _bound(start, "start", 1), _bound(end, "end", 2), _bound(step, "step", 3)
     if dtype is not None and (np.dtype(dtype) in dtypes.LIMITED or dtypes.kind_of(dtype) == "c"):
         raise NotImplementedError(f'"arange_cpu" not implemented for \'{dtypes.scalar_type_name(dtype)}\'')
-    if step == 0:
+    if not (step > 0 or step < 0):                         # (NaN too)
         raise RuntimeError("step must be nonzero")
     if not all(np.isfinite(v) for v in (start, end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")

@@ -946,6 +946,31 @@ METHOD_CALLS = [
 for name, call in METHOD_CALLS:
     case(f"tensor:{name}", call)
 
+
+# --------------------------------------------------------------------------- NaN, infinite and negative parameters
+# (each call with each value: PyTorch refuses some, NaN included, and computes others; the random ones are
+# compared by shape and dtype: their names hold "normal", "bernoulli" or "rand")
+NUMBER_PARAMETERS = [
+    ("cosine_similarity_eps", lambda c, v: c.F.cosine_similarity(c.t(M23), c.t(M23 + 1), eps=v)),
+    ("pairwise_distance_p", lambda c, v: c.F.pairwise_distance(c.t(M23), c.t(M23 + 1), p=v)),
+    ("renorm_p", lambda c, v: c.lib.renorm(c.t(M23), v, 0, 1.0)),
+    ("renorm_maxnorm", lambda c, v: c.lib.renorm(c.t(M23), 2, 0, v)),
+    ("smooth_l1_beta", lambda c, v: c.F.smooth_l1_loss(c.t(M23), c.t(M23 * 0), beta=v)),
+    ("huber_delta", lambda c, v: c.F.huber_loss(c.t(M23), c.t(M23 * 0), delta=v)),
+    ("rrelu_lower", lambda c, v: c.F.rrelu(c.t(M23), lower=v, upper=0.5)),
+    ("rrelu_upper", lambda c, v: c.F.rrelu(c.t(M23), lower=-2.0, upper=v)),
+    ("arange_step", lambda c, v: c.lib.arange(0.0, 3.0, v)),
+    ("logit_eps", lambda c, v: c.lib.logit(c.t(np.array([0.2, 0.7, 1.2, -0.1])), eps=v)),
+    ("elu_alpha", lambda c, v: c.F.elu(c.t(M23), v)),
+    ("pad_value", lambda c, v: c.F.pad(c.t(M23), (1, 1), value=v)),
+    ("interpolate_scale", lambda c, v: c.F.interpolate(c.t(M23.reshape(1, 2, 3)), scale_factor=v)),
+    ("quantile_q", lambda c, v: c.lib.quantile(c.t(V3), v)),
+    ("normal_std", lambda c, v: c.lib.normal(0.0, v, size=(3,))),
+    ("bernoulli_p", lambda c, v: c.lib.bernoulli(c.t(np.full(3, 0.5)), p=v)),
+    ("rand_uniform_from", lambda c, v: c.lib.zeros(3).uniform_(v, 1.0)),
+]
+family("number_parameter", NUMBER_PARAMETERS, [("nan", NAN), ("inf", INF), ("-inf", -INF), ("-1", -1.0), ("0", 0.0)])
+
 # Cases where minigrad deliberately differs from PyTorch 2.13: id -> (what minigrad does: the exception class it
 # raises, or None for "computes a result"; the reason). The test checks minigrad does exactly that and changes
 # nothing. (Generic rule, in test_bad_input.kind: where PyTorch's Python wrapper crashes with AttributeError on a

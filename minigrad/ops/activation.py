@@ -782,6 +782,9 @@ def rrelu(input, lower=1 / 8, upper=1 / 3, training=False, inplace=False):
     """Randomized leaky ReLU: in training the negative side's slope is drawn per element from U(lower, upper);
     in evaluation it is their mean, ``leaky_relu(x, (lower + upper) / 2)``."""
     lower, upper = float_arg(lower, "rrelu", "lower", 2), float_arg(upper, "rrelu", "upper", 3)
+    for bound, name in ((lower, "lower"), (upper, "upper")):
+        if not math.isfinite(bound):
+            raise RuntimeError(f"rrelu: {name} bound must be finite, got {bound:g}")
     if lower > upper:
         raise RuntimeError(f"Lower bound should be less than or equal to the upper bound (got lower={lower}, "
                            f"upper={upper})")

@@ -62,6 +62,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     Computed as the sum of the products of the two normalized vectors (each divided by its clamped norm),
     which keeps the result within [-1, 1]; integer inputs are converted to their common floating dtype."""
     eps = float_arg(eps, "cosine_similarity", "eps", 4)
+    if not eps >= 0:                                        # (NaN too)
+        raise RuntimeError(f"eps must be non-negative, got: {eps:g}")
     dtype = result_type(x1._data, x2._data)
     if kind_of(dtype) != "f":
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "

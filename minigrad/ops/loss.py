@@ -459,7 +459,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target), reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    if beta < 0:
+    if not beta >= 0:                                       # (NaN too)
         raise RuntimeError(f"smooth_l1_loss does not support negative values for beta (got beta={beta}).")
     beta = float(beta)
     return apply_reduction(_huber_elements("smooth_l1_cpu", input, target, beta, beta or 1.0), reduction)
@@ -475,7 +475,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     promoted = _promoted(input, target)[0].dtype
     if not can_cast(promoted, input.dtype):                               # PyTorch writes into input's dtype
         raise cast_refused(promoted, input.dtype)
-    if delta <= 0:
+    if not delta > 0:                                       # (NaN too)
         raise RuntimeError(f"huber_loss does not support non-positive values for delta (got delta={delta}).")
     elements = _huber_elements("huber_cpu", input, target, float(delta), 1.0)
     if elements.dtype != input.dtype:        # computed in the common dtype, written in input's (PyTorch's out)

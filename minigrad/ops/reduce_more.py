@@ -298,10 +298,10 @@ def renorm(input, p, dim, maxnorm):
     scale: maxnorm / (norm + 1e-7))."""
     if input.ndim < 2:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
-    if p <= 0:
+    if not p > 0:                                           # (NaN too)
         raise RuntimeError("renorm: non-positive-norm not supported")
-    if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if not maxnorm >= 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {float(maxnorm):g}")
     d = normalize_dim(dim, input.ndim)
     others = tuple(i for i in range(input.ndim) if i != d)
     norm = vector_norm(input, p, others, keepdim=True)

@@ -326,8 +326,10 @@ class Logit(Function):
 
 @takes_tensors("input")
 def logit(input, eps=None):
-    """log(p / (1 - p)); with ``eps``, p is first clamped to [eps, 1 - eps]."""
-    return Logit.apply(_floating(input, "logit"), None if eps is None else float(eps))
+    """log(p / (1 - p)); with ``eps``, p is first clamped to [eps, 1 - eps] (a negative or NaN eps clamps nothing, as
+    in PyTorch)."""
+    eps = None if eps is None or not float(eps) >= 0 else float(eps)
+    return Logit.apply(_floating(input, "logit"), eps)
 
 
 # --------------------------------------------------------------------------- two-input functions
