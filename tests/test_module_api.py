@@ -343,7 +343,29 @@ def post_hook_returning(lib):
     layer.state_dict()
 
 
-STATE = [state_dict_hooks, load_hooks, extra_state, missing_extra_state, post_hook_returning]
+def private_state_hooks(lib):
+    """PyTorch's older private hooks, which libraries call: a state_dict hook returning a new dict (the top module's
+    is what state_dict returns, a child's is dropped), load pre-hooks with and without the module."""
+    net, log = lib.nn.Sequential(linear(lib)), []
+    net[0]._register_state_dict_hook(lambda m, sd, prefix, meta: {"child": 1})
+    net._register_state_dict_hook(lambda m, sd, prefix, meta: {k.upper(): v for k, v in sd.items()})
+    returned = net.state_dict()
+    layer = lib.nn.Linear(3, 2).double()
+
+    def rename(state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+        state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+        log.append(("plain", prefix))
+
+    def with_module(module, state_dict, prefix, *rest):
+        log.append(("module", type(module).__name__, prefix))
+    layer._register_load_state_dict_pre_hook(rename)
+    layer._register_load_state_dict_pre_hook(with_module, with_module=True)
+    source = linear(lib).state_dict()
+    layer.load_state_dict({"w": source["weight"], "bias": source["bias"]})
+    return {"returned": returned, "weight": layer.weight, "log": log}
+
+
+STATE = [state_dict_hooks, load_hooks, extra_state, missing_extra_state, post_hook_returning, private_state_hooks]
 
 
 @pytest.mark.parametrize("scenario", STATE, ids=lambda f: f.__name__)

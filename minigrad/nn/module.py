@@ -131,6 +131,26 @@ def _defines(cls, name):
     return getattr(cls, name) is not getattr(Module, name)
 
 
+class _ReturningStateHook:
+    """A ``_register_state_dict_hook`` hook, which may return a new state_dict."""
+
+    def __init__(self, hook):
+        self.hook = hook
+
+    def __call__(self, *args):
+        return self.hook(*args)
+
+
+class _WithoutModule:
+    """A ``_register_load_state_dict_pre_hook`` hook registered without ``with_module``: called without it."""
+
+    def __init__(self, hook):
+        self.hook = hook
+
+    def __call__(self, module, *args):
+        return self.hook(*args)
+
+
 def _dict_hook(module, registry, hook):
     """Register ``hook`` in the module's id -> hook dict ``registry`` (made on first use)."""
     hooks = module.__dict__.get(registry)
@@ -562,8 +582,7 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
-        self._state_into(destination, prefix, keep_vars)
-        return destination
+        return self._state_into(destination, prefix, keep_vars)
 
     def _state_into(self, destination, prefix, keep_vars):
         for hook in list(self.__dict__.get("_state_dict_pre_hooks", {}).values()):
@@ -580,8 +599,12 @@ class Module:
             if child is not None:
                 child._state_into(destination, f"{prefix}{name}.", keep_vars)
         for hook in list(self.__dict__.get("_state_dict_hooks", {}).values()):
-            if hook(self, destination, prefix, local_metadata) is not None:
+            result = hook(self, destination, prefix, local_metadata)
+            if isinstance(hook, _ReturningStateHook):
+                destination = destination if result is None else result   # (PyTorch's parents keep their own)
+            elif result is not None:
                 raise RuntimeError("state_dict post-hook must return None")
+        return destination
 
     def register_state_dict_pre_hook(self, hook):
         """``hook(module, prefix, keep_vars)`` before ``state_dict`` adds this module's entries."""
@@ -597,6 +620,17 @@ class Module:
         before ``load_state_dict`` reads this module's entries; it may change ``state_dict`` (a copy of the caller's)
         in place, to rename or convert entries of an older format."""
         return _dict_hook(self, "_load_state_dict_pre_hooks", hook)
+
+    def _register_state_dict_hook(self, hook):
+        """PyTorch's older form of ``register_state_dict_post_hook``, which libraries still call: the hook may also
+        return a new state_dict, which this module's ``state_dict`` then returns."""
+        return _dict_hook(self, "_state_dict_hooks", _ReturningStateHook(hook))
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """PyTorch's older form of ``register_load_state_dict_pre_hook``, which libraries still call:
+        ``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``, with the
+        module first if ``with_module``."""
+        return _dict_hook(self, "_load_state_dict_pre_hooks", hook if with_module else _WithoutModule(hook))
 
     def register_load_state_dict_post_hook(self, hook):
         """``hook(module, incompatible_keys)`` after ``load_state_dict``; it may change the missing and unexpected
