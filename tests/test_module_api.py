@@ -365,7 +365,46 @@ def private_state_hooks(lib):
     return {"returned": returned, "weight": layer.weight, "log": log}
 
 
-STATE = [state_dict_hooks, load_hooks, extra_state, missing_extra_state, post_hook_returning, private_state_hooks]
+def overridden_state_methods(lib):
+    """A subclass's own _load_from_state_dict (renaming an older key before the default loading) and
+    _save_to_state_dict (an extra entry), as PyTorch calls them; both called directly too; _apply."""
+    class Renamed(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = lib.nn.Parameter(lib.zeros(3, dtype=lib.float64))
+            self.register_buffer("b", lib.zeros(2, dtype=lib.float64))
+
+        def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+            if prefix + "weight" in state_dict:
+                state_dict[prefix + "w"] = state_dict.pop(prefix + "weight")
+            super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
+
+        def _save_to_state_dict(self, destination, prefix, keep_vars):
+            super()._save_to_state_dict(destination, prefix, keep_vars)
+            destination[prefix + "note"] = lib.tensor([7.0], dtype=lib.float64)
+    net = lib.nn.Sequential(Renamed(), lib.nn.Linear(2, 1).double())
+    source = {"0.weight": lib.arange(3, dtype=lib.float64), "0.b": lib.ones(2, dtype=lib.float64),
+              "1.weight": lib.ones(1, 2, dtype=lib.float64), "1.bias": lib.zeros(1, dtype=lib.float64)}
+    result = net.load_state_dict(source)
+    out = {"caller's": sorted(source), "w": net[0].w, "b": net[0].b, "keys": list(net.state_dict()),
+           "missing": result.missing_keys, "unexpected": result.unexpected_keys}
+    try:
+        net.load_state_dict({"0.weight": lib.arange(4, dtype=lib.float64)})
+    except RuntimeError as error:
+        out["refused"] = str(error).splitlines()[1]
+    out["w after"] = net[0].w
+    saved, missing, unexpected, errors = {}, [], [], []
+    net[1]._save_to_state_dict(saved, "p.", False)
+    layer = lib.nn.Linear(2, 1).double()
+    layer._load_from_state_dict({"x.weight": lib.full((1, 2), 3.0, dtype=lib.float64)}, "x.", {}, True, missing,
+                                unexpected, errors)
+    norm = lib.nn.BatchNorm1d(2)._apply(lambda t: t * 2)
+    return {**out, "saved": sorted(saved), "direct": [missing, unexpected, errors], "loaded": layer.weight,
+            "applied": norm.running_var, "cast": str(layer._apply(lambda t: t.float()).weight.dtype).split(".")[-1]}
+
+
+STATE = [state_dict_hooks, load_hooks, extra_state, missing_extra_state, post_hook_returning, private_state_hooks,
+         overridden_state_methods]
 
 
 @pytest.mark.parametrize("scenario", STATE, ids=lambda f: f.__name__)

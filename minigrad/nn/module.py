@@ -10,6 +10,7 @@ A ``Module`` keeps three ordered registries, filled by plain attribute assignmen
 Everything else (``parameters()``, ``state_dict()``, ``to()``, ``train()``) walks these registries,
 so keys, order and behaviour match PyTorch's for the same tree.
 """
+import threading
 from collections import OrderedDict, namedtuple
 from typing import TypeVar
 
@@ -129,6 +130,41 @@ EXTRA_STATE = "_extra_state"     # the state_dict entry of a module's get_extra_
 def _defines(cls, name):
     """Whether the Module subclass ``cls`` defines its own ``name`` (``get_extra_state``/``set_extra_state``)."""
     return getattr(cls, name) is not getattr(Module, name)
+
+
+def _load_own(module, state_dict, prefix, version, assign, missing, unexpected, errors, copies, extra):
+    """``load_state_dict``'s work for one module (its entries under ``prefix``, in format ``version``): the missing,
+    unexpected and refused keys appended to those lists, the checked values to ``copies`` and ``extra`` (written
+    only once every module's entries checked out)."""
+    local = dict(module._local_state())
+    takes_extra = _defines(type(module), "set_extra_state")
+    if takes_extra and prefix + EXTRA_STATE in state_dict:
+        extra.append((module, state_dict[prefix + EXTRA_STATE]))
+    elif takes_extra:                          # missing even when not strict, as PyTorch reports it
+        missing.append(prefix + EXTRA_STATE)
+    for name, target in local.items():
+        key = prefix + name
+        if key not in state_dict:
+            if not module._keeps_when_missing(name, version):
+                missing.append(key)
+            continue
+        error = _load_error(key, state_dict[key], target) or (assign and _assign_error(key, state_dict[key], target))
+        if error:
+            errors.append(error)
+        else:
+            copies.append((module, name, target, state_dict[key]))
+    refused, handled = module._state_errors(state_dict, prefix, version)
+    errors.extend(refused)
+    for key in state_dict.keys():
+        if not isinstance(key, str) or not key.startswith(prefix) or key in handled:
+            continue
+        head, *rest = key[len(prefix):].split(".", 1)
+        own = head in local or (takes_extra and head == EXTRA_STATE)
+        if (head not in module._modules) if rest else not own:
+            unexpected.append(key)
+
+
+_LOADING = threading.local()    # (assign, copies, extra) of the load_state_dict calling a _load_from_state_dict
 
 
 class _ReturningStateHook:
@@ -590,11 +626,7 @@ class Module:
         local_metadata = {"version": self._version}
         if hasattr(destination, "_metadata"):
             destination._metadata[prefix[:-1]] = local_metadata
-        for name, tensor in self._local_state():
-            if prefix + name not in destination:
-                destination[prefix + name] = tensor if keep_vars else tensor.detach()
-        if _defines(type(self), "get_extra_state"):
-            destination[prefix + EXTRA_STATE] = self.get_extra_state()
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, child in self._modules.items():
             if child is not None:
                 child._state_into(destination, f"{prefix}{name}.", keep_vars)
@@ -605,6 +637,52 @@ class Module:
             elif result is not None:
                 raise RuntimeError("state_dict post-hook must return None")
         return destination
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """This module's own entries (not its children's) into ``destination``: parameters, persistent buffers and
+        the extra state. PyTorch's method, which subclasses override to save otherwise."""
+        for name, tensor in self._local_state():
+            if prefix + name not in destination:
+                destination[prefix + name] = tensor if keep_vars else tensor.detach()
+        if _defines(type(self), "get_extra_state"):
+            destination[prefix + EXTRA_STATE] = self.get_extra_state()
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        """This module's own entries (under ``prefix``) from ``state_dict``: PyTorch's method, which subclasses
+        override to rename or convert entries before calling this one. Inside ``load_state_dict`` the values are
+        checked here and written once every module's entries checked out (all or nothing); called on its own, it
+        writes them at once when this module's entries raised no error."""
+        version = local_metadata.get("version") if isinstance(local_metadata, dict) else None
+        loading = getattr(_LOADING, "current", None)
+        if loading is not None:
+            assign, copies, extra = loading
+            _load_own(self, state_dict, prefix, version, assign, missing_keys, unexpected_keys, error_msgs, copies,
+                      extra)
+            return
+        copies, extra, errors = [], [], []
+        _load_own(self, state_dict, prefix, version, False, missing_keys, unexpected_keys, errors, copies, extra)
+        error_msgs.extend(errors)
+        if not errors:
+            self._copy_state(copies, extra, False)
+
+    def _apply(self, fn, recurse=True):
+        """PyTorch's ``_apply``: ``fn`` applied to every parameter, its grad and every buffer, the children's first
+        (with ``recurse``); a parameter keeps its object and takes the result's values (as ``param.data = fn(param)``),
+        a buffer is replaced by the result."""
+        if recurse:
+            for child in self.children():
+                child._apply(fn)
+        with no_grad():
+            for param in self._parameters.values():
+                if param is not None:
+                    param._data = fn(param)._data
+                    if param.grad is not None:
+                        param.grad._data = fn(param.grad)._data
+            for name, buf in self._buffers.items():
+                if buf is not None:
+                    self._buffers[name] = fn(buf)
+        return self
 
     def register_state_dict_pre_hook(self, hook):
         """``hook(module, prefix, keep_vars)`` before ``state_dict`` adds this module's entries."""
@@ -669,6 +747,8 @@ class Module:
         missing, unexpected, errors, copies, extra = [], [], [], [], []
         versions = getattr(state_dict, "_metadata", None) or {}           # PyTorch's per-module format versions
         modules = list(self.named_modules(remove_duplicate=False))
+        if any(_defines(type(m), "_load_from_state_dict") for _, m in modules):
+            state_dict = OrderedDict(state_dict)                           # (which it may change: a copy)
         if any(m.__dict__.get("_load_state_dict_pre_hooks") for _, m in modules):
             metadata, state_dict = versions, OrderedDict(state_dict)       # the hooks change a copy, as PyTorch's
             for prefix, module in modules:
@@ -678,35 +758,17 @@ class Module:
                          unexpected, errors)
         unexpected += [key for key in state_dict.keys() if not isinstance(key, str)]  # no module has such a key
         for prefix, module in modules:
-            version = (versions.get(prefix) or {}).get("version") if isinstance(versions, dict) else None
+            local_metadata = (versions.get(prefix) or {}) if isinstance(versions, dict) else {}
             prefix = f"{prefix}." if prefix else ""
-            local = dict(module._local_state())
-            takes_extra = _defines(type(module), "set_extra_state")
-            if takes_extra and prefix + EXTRA_STATE in state_dict:
-                extra.append((module, state_dict[prefix + EXTRA_STATE]))
-            elif takes_extra:                          # missing even when not strict, as PyTorch reports it
-                missing.append(prefix + EXTRA_STATE)
-            for name, target in local.items():
-                key = prefix + name
-                if key not in state_dict:
-                    if not module._keeps_when_missing(name, version):
-                        missing.append(key)
-                    continue
-                error = _load_error(key, state_dict[key], target) or (assign and _assign_error(key, state_dict[key],
-                                                                                               target))
-                if error:
-                    errors.append(error)
-                else:
-                    copies.append((module, name, target, state_dict[key]))
-            refused, handled = module._state_errors(state_dict, prefix, version)
-            errors.extend(refused)
-            for key in state_dict.keys():
-                if not isinstance(key, str) or not key.startswith(prefix) or key in handled:
-                    continue
-                head, *rest = key[len(prefix):].split(".", 1)
-                own = head in local or (takes_extra and head == EXTRA_STATE)
-                if (head not in module._modules) if rest else not own:
-                    unexpected.append(key)
+            if _defines(type(module), "_load_from_state_dict"):      # a subclass's own loading, as PyTorch calls it
+                _LOADING.current = (assign, copies, extra)
+                try:
+                    module._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
+                finally:
+                    _LOADING.current = None
+            else:
+                _load_own(module, state_dict, prefix, local_metadata.get("version"), assign, missing, unexpected,
+                          errors, copies, extra)
         post_hooks = [(m, hook) for _, m in modules
                       for hook in m.__dict__.get("_load_state_dict_post_hooks", {}).values()]
         incompatible = _IncompatibleKeys(missing, unexpected)
