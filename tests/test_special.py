@@ -271,7 +271,8 @@ def _small_reference_inputs(op, torch):
 
 
 def test_deliberate_differences():
-    """The values DIFFERENT_AT_EDGES refers to, SciPy's kept: finite where the math is."""
+    """The values DIFFERENT_AT_EDGES refers to, SciPy's kept: finite where the math is; airy_ai's far tail as
+    PyTorch's (0), where SciPy's is NaN."""
     t = torch.special
     assert np.isnan(t.zeta(torch.tensor(1e20, dtype=torch.float64), torch.tensor(1e20, dtype=torch.float64)).item())
     assert mg.special.zeta(mg.tensor(1e20, dtype=mg.float64), mg.tensor(1e20, dtype=mg.float64)).item() == 0.0
@@ -284,6 +285,9 @@ def test_deliberate_differences():
         ours = getattr(mg.special, fn)(mg.tensor([v], dtype=mg.float64)).item()
         theirs = getattr(t, fn)(torch.tensor([v], dtype=torch.float64)).item()
         assert abs(ours - float(exact(v))) < 1e-14 < 1e-8 < abs(theirs - float(exact(v)))
+    far = [1e8, 1e10, 1e300, np.inf]          # Ai underflows to 0 (SciPy's airy gives NaN there); at +inf NaN
+    np.testing.assert_array_equal(mg.special.airy_ai(mg.tensor(far, dtype=mg.float64)).numpy(),
+                                  t.airy_ai(torch.tensor(far, dtype=torch.float64)).numpy())
 
 
 # lgamma next to its zeros and between negative poles: mpmath's values (60 digits) rounded to float64

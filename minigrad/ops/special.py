@@ -486,7 +486,14 @@ def _constant_unary(fn, name):
     return _named(op, name, f"Elementwise {name} (no gradient, as in PyTorch).")
 
 
-airy_ai = _constant_unary(lambda x: scipy_special().airy(x)[0], "airy_ai")
+def _airy_ai(x):
+    """Ai(x) from SciPy, 0 where it has underflowed (finite x > 105: Ai(104) is 1e-300), where SciPy gives NaN from
+    1e8 on and PyTorch 0 (at +inf both give NaN)."""
+    with np.errstate(invalid="ignore"):
+        return np.where((x > 105) & (x < np.inf), 0.0, scipy_special().airy(x)[0])
+
+
+airy_ai = _constant_unary(_airy_ai, "airy_ai")
 bessel_j0 = _constant_unary(_scipy("j0"), "bessel_j0")
 bessel_j1 = _constant_unary(_scipy("j1"), "bessel_j1")
 bessel_y0 = _constant_unary(_scipy("y0"), "bessel_y0")
