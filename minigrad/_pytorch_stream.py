@@ -221,9 +221,10 @@ def _numba_uses_svml():
 
 def libm(n):
     """The C library's float64 log, log1p, exp, sin, cos and tan over arrays, which PyTorch's float64 draws go
-    through element by element (and its lgamma, which PyTorch's lgamma calls): numba's ufuncs (``kernels/libm_numba.py``) for ``n`` values or more, or once numba
-    is loaded anyway, else (and wherever numba would use SVML's functions) Python's math module. Both call the same
-    C functions: the same bits."""
+    through element by element (and its lgamma, which PyTorch's lgamma calls): numba's ufuncs
+    (``kernels/libm_numba.py``) for ``n`` values or more, or once numba is loaded anyway, else (and wherever numba
+    would use SVML's functions) Python's math module (ctypes for lgamma). Both call the same C functions: the same
+    bits."""
     if n < LIBM_COMPILED_FROM and "numba" not in sys.modules or _numba_uses_svml():
         return _MathFunctions()
     from .kernels import libm_numba

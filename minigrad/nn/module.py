@@ -763,7 +763,8 @@ class Module:
             if _defines(type(module), "_load_from_state_dict"):      # a subclass's own loading, as PyTorch calls it
                 _LOADING.current = (assign, copies, extra)
                 try:
-                    module._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
+                    module._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing, unexpected,
+                                                 errors)
                 finally:
                     _LOADING.current = None
             else:
