@@ -7,6 +7,7 @@ The operations themselves live in ``minigrad/ops/`` next to their backward passe
 the table at the bottom of this file binds them as methods, so ``x.sum(1)`` and
 ``mg.sum(x, 1)`` are the same function.
 """
+import math
 import sys
 import warnings
 import weakref
@@ -107,34 +108,72 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 def _print_options(data):
-    """``np.array2string`` options that print like PyTorch: floats with ``precision`` (4) decimals ("1.5000"), or
-    as "1." when every value is an integer, or in scientific notation when the magnitudes span more than 1000x
-    (or reach 1e8, or go below 1e-4) or ``sci_mode`` asks for it; a lone ``True`` is not padded to the width of
-    ``False``. The summary and line width follow PRINT_OPTIONS."""
+    """``np.array2string`` options that print like PyTorch's formatter: one width for every element, that of the
+    widest nonzero finite value as printed (NaN, infinities and zeros are not padded beyond it); floats as "1." when
+    every nonzero finite value is an integer, with ``precision`` (4) decimals ("1.5000") otherwise, and in scientific
+    notation ("1.0000e+03") when those values span more than 1000x, reach 1e8 or (not integers) go below 1e-4, or
+    ``sci_mode`` asks for it; a lone ``True`` is not padded to the width of ``False``. The summary follows
+    PRINT_OPTIONS, and so do the lines: as many elements per line as PyTorch puts there (``_line_width``)."""
     shape = {"threshold": PRINT_OPTIONS["threshold"], "edgeitems": PRINT_OPTIONS["edgeitems"],
              "max_line_width": PRINT_OPTIONS["linewidth"]}
     if data.dtype.kind == "b":
         width = 5 if not data.all() else 4
-        return {"formatter": {"bool": lambda b: str(b).rjust(width)}, **shape}
+        return {"formatter": {"bool": lambda b: str(b).rjust(width)}, **shape, **_line_options(data, width)}
+    if data.dtype.kind in "iu":
+        shown = _summarized(data)
+        width = max(len(str(shown.min())), len(str(shown.max()))) if shown.size else 1
+        return {**shape, **_line_options(data, width)}
     if data.dtype.kind != "f":
         return shape
     digits, sci_mode = PRINT_OPTIONS["precision"], PRINT_OPTIONS["sci_mode"]
-    fixed = {"precision": digits, "floatmode": "fixed", "suppress_small": True, **shape}
-    magnitudes = np.abs(data[np.isfinite(data) & (data != 0)]).astype(np.float64)
-    if magnitudes.size == 0:
-        return {"precision": digits, **shape}
-    if sci_mode is not True and np.all(magnitudes == np.round(magnitudes)) and (sci_mode is False or
-                                                                                 magnitudes.max() <= 1e8):
-        return {"precision": digits, **shape}  # NumPy prints integral floats as "1."
-    if sci_mode is False and magnitudes.max() >= 1e8:       # (NumPy's fixed mode switches to exponents there)
-        finite = data[np.isfinite(data)]
-        width = max(len(f"{v:.{digits}f}") for v in (finite.min(), finite.max()))
-        return {"formatter": {"float_kind": lambda x: f"{x:.{digits}f}".rjust(width)}, **shape}
-    if sci_mode is False or (sci_mode is None and magnitudes.max() / magnitudes.min() <= 1000
-                             and magnitudes.max() <= 1e8 and magnitudes.min() >= 1e-4):
-        return fixed
-    width = digits + 6 + bool((data < 0).any())  # "-1.0000e+00": right-aligned like NumPy's own modes
-    return {"formatter": {"float_kind": lambda x: f"{x:.{digits}e}".rjust(width)}, **shape}
+    shown = _summarized(data)                              # PyTorch decides on the values it shows
+    values = shown[np.isfinite(shown) & (shown != 0)].astype(np.float64)
+    integral = bool(np.all(values == np.ceil(values)))
+    sci = False
+    if values.size:
+        largest, smallest = np.abs(values).max(), np.abs(values).min()
+        sci = largest / smallest > 1000 or largest > 1e8 or (not integral and smallest < 1e-4)
+    sci = sci if sci_mode is None or not values.size else sci_mode   # (no such value: PyTorch keeps "0.")
+
+    def plain(x):
+        if sci:
+            return f"{x:.{digits}e}"
+        if integral:
+            return f"{x:.0f}" + ("" if math.isinf(x) or math.isnan(x) else ".")
+        return f"{x:.{digits}f}"
+    widest = (values.min(), values.max(), values[np.abs(values).argmin()]) if values.size else ()
+    width = max([1] + [len(plain(v)) for v in widest])    # (the longest: a sign, most digits, the longest exponent)
+    return {"formatter": {"float_kind": lambda x: plain(float(x)).rjust(width)}, **shape, **_line_options(data, width)}
+
+
+def _line_width(ndim, width):
+    """NumPy's ``max_line_width`` that puts PyTorch's number of elements of ``width`` characters on a line: PyTorch
+    fits floor((linewidth - indent) / (width + 2)) of them after an indent of "tensor(" and one per enclosing
+    bracket but the innermost; NumPy adds an element while the line (its hanging indent, "tensor(" and every
+    bracket, included) stays below max_line_width with the element and its comma."""
+    hanging = len("tensor(") + max(ndim, 1)
+    per_line = max(1, (PRINT_OPTIONS["linewidth"] - hanging + 1) // (width + 2))
+    return hanging + per_line * (width + 2) + width
+
+
+def _line_options(data, width):
+    """``max_line_width`` for ``data`` printed with elements of ``width`` characters: PyTorch's count per line
+    (``_line_width``), but for a summarized print, whose "..." PyTorch counts as an element (there NumPy's own rule at
+    ``linewidth`` comes out as PyTorch's)."""
+    if data.size > PRINT_OPTIONS["threshold"]:
+        return {"max_line_width": PRINT_OPTIONS["linewidth"]}
+    return {"max_line_width": _line_width(data.ndim, width)}
+
+
+def _summarized(data):
+    """The values a summarized print shows: the first and last ``edgeitems`` along every long axis."""
+    if data.size <= PRINT_OPTIONS["threshold"]:
+        return data
+    edge = PRINT_OPTIONS["edgeitems"]
+    for axis, n in enumerate(data.shape):
+        if n > 2 * edge:
+            data = np.concatenate([data.take(range(edge), axis), data.take(range(n - edge, n), axis)], axis)
+    return data
 
 
 _PLAIN_OPERANDS = set()   # Tensor, float, int: filled in once the class exists
@@ -595,7 +634,14 @@ class Tensor:
             extras.append(f"grad_fn={self.grad_fn!r}")
         elif self.requires_grad:
             extras.append("requires_grad=True")
-        return "tensor(" + ", ".join([body] + extras) + ")"
+        text = "tensor(" + body
+        last_line = len(text) - text.rfind("\n") + 1             # (PyTorch's count, one more than the line's)
+        for extra in extras:                                     # on a new line where the line would pass linewidth
+            if last_line + len(extra) + 2 > PRINT_OPTIONS["linewidth"]:
+                text, last_line = text + ",\n" + " " * len("tensor(") + extra, len("tensor(") + len(extra)
+            else:
+                text, last_line = text + ", " + extra, last_line + len(extra) + 2
+        return text + ")"
 
     __hash__ = object.__hash__
 

@@ -599,6 +599,12 @@ def test_repr_is_readable():
     ([1.5, -2.25], "float32"), ([1.0, 2.0], "float32"), ([1e-8, 1.0], "float32"), ([0.1, 2000.0], "float64"),
     ([[0.5, -1e-5], [np.nan, np.inf]], "float32"), ([1e9, 2.0], "float32"), ([[1.25, -2.5], [3.0, 4.0]], "float16"),
     ([True], "bool"), ([True, False], "bool"), ([1, 20, -300], "int64"), ([1, 2], "int32"), (2.5, "float32"),
+    ([np.nan, np.inf, -np.inf, 1.0], "float32"), ([-0.0, 0.0], "float32"), ([0.0, 0.0], "float64"),
+    (np.arange(2000.0), "float32"), (np.arange(3000.0).reshape(30, 100), "float32"), ([123456.0, 0.001], "float32"),
+    ([1.0, 100.0, 1000.0], "float32"), ([1e-300, 1e300, -1.0], "float64"), (np.linspace(-1, 1, 1500), "float64"),
+    ([[1e-5, np.nan], [-0.0, 3.25]], "float64"), (np.linspace(-30, 20, 33), "float32"),
+    (np.linspace(-1.7e7, 1.7e7, 77).round().reshape(7, 11), "float32"), (np.arange(-40, 40) * 12345, "int64"),
+    (np.arange(50) % 3 == 0, "bool"), (np.linspace(-3, 3, 24).reshape(2, 3, 4), "float32"),
 ])
 def test_repr_matches_pytorch(values, dtype):
     torch = torch_or_skip()
