@@ -389,7 +389,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         if size is None:
             raise TypeError("normal(): with a number for both mean and std, give the output's size: "
                             "normal(mean, std, size)")
-        _check_std(std)
+        check_std(std)
         dtype = _float_dtype(dtype, "normal_kernel_cpu", complex_ok=True)
         return creation.new_tensor(normal_values(torch_stream(generator), creation.size_of((size,)), dtype, mean, std),
                                    device, requires_grad)
@@ -401,7 +401,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         raise RuntimeError("normal expects standard deviation to be non-complex")
     mean_t, std_t = _as_parameter(mean, std), _as_parameter(std, mean)
     if not isinstance(std, Tensor):
-        _check_std(std)
+        check_std(std)
     elif not (std_t._data >= 0).all():                 # (NaN refused too)
         raise RuntimeError(f"normal expects all elements of std >= 0.0, got {std_t._data.min()}")
     shape = check_broadcast(mean_t.shape, std_t.shape)
@@ -419,10 +419,16 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     return Sample.apply(sample, *(p for p in (mean, std) if isinstance(p, Tensor)))
 
 
-def _check_std(std):
+def check_std(std):
     """PyTorch's check of a number ``std`` (NaN refused too)."""
     if not std >= 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
+
+
+def check_probability(p):
+    """PyTorch's check of a number ``p`` of a Bernoulli draw (NaN refused too)."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={float(p):g}")
 
 
 def _check_probabilities(p):
@@ -446,8 +452,7 @@ def bernoulli(input, p=None, *, generator=None):
         _check_probabilities(input._data)
         draws = bernoulli_values(gen, input._data)          # (PyTorch's result is contiguous: drawn in order)
     else:
-        if not 0 <= p <= 1:                             # (NaN refused too)
-            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={float(p):g}")
+        check_probability(p)
         draws = sample_values(input.shape, np.bool_, lambda n, _: stream.bernoulli_scalar(gen, n, p))
     return Sample.apply(draws.astype(input.dtype), input)
 

@@ -83,9 +83,7 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with N(mean, std**2) (``tensor.normal_``: PyTorch's numbers after the same seed)."""
-    if not std >= 0:                                    # (NaN refused too)
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
-    with no_grad():
+    with no_grad():                                     # (normal_ checks std, as PyTorch's)
         return tensor.normal_(mean, std, generator=generator)
 
 

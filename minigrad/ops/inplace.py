@@ -843,10 +843,9 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill with N(mean, std^2) draws; a complex tensor's parts each get half the variance (std / sqrt(2)), as
     PyTorch's."""
-    if not std >= 0:                                    # (NaN refused too)
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
+    from ..random import check_std, element_strides, normal_values, torch_stream
+    check_std(std)
     check_fill_dtype(self, "normal")
-    from ..random import element_strides, normal_values, torch_stream
     return _new_values(self, lambda: normal_values(torch_stream(generator), self.shape, self._data.dtype, mean, std,
                                                    element_strides(self._data)))
 
@@ -858,8 +857,8 @@ def bernoulli_(self, p=0.5, *, generator=None):
         check_probability_range(prob)
         return _new_values(self, lambda: bernoulli_values(torch_stream(generator), np.broadcast_to(prob, self.shape),
                                                           element_strides(self._data)))
-    if not 0 <= p <= 1:                                 # (NaN refused too)
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={float(p):g}")
+    from ..random import check_probability
+    check_probability(p)
     check_fill_dtype(self, "bernoulli")
     return _new_values(self, lambda: fill_values(self, lambda gen, n, _: bernoulli_scalar(gen, n, p), generator))
 

@@ -13,7 +13,7 @@ import numpy as np
 from .._checks import takes_tensors, type_name
 from ..dtypes import scalar_type_name
 from ..nn import functional as F
-from ..random import keep_mask
+from ..random import check_probability, keep_mask
 from ..tensor import Tensor
 from .activation import dropout_gate, dropout_noise
 from .dropout_alpha import alpha_noise
@@ -122,8 +122,7 @@ def native_dropout(input, p, train):
     ``input`` through the mask, as PyTorch's."""
     if train is False:
         return input * 1, Tensor(np.ones(input.shape, dtype=bool))
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={float(1 - p):g}")
+    check_probability(1 - p)                 # (PyTorch's check of its keep probability, in its words)
     keep = keep_mask(input.shape, 1 - p, input) if p < 1 else np.zeros(input.shape, dtype=bool)
     scale = 1 / (1 - p) if p < 1 else 0.0
     return input * Tensor((keep * scale).astype(input.dtype)), Tensor(keep)
