@@ -757,19 +757,15 @@ class Module:
                     hook(module, state_dict, f"{prefix}." if prefix else "", local_metadata, strict, missing,
                          unexpected, errors)
         unexpected += [key for key in state_dict.keys() if not isinstance(key, str)]  # no module has such a key
-        for prefix, module in modules:
-            local_metadata = (versions.get(prefix) or {}) if isinstance(versions, dict) else {}
-            prefix = f"{prefix}." if prefix else ""
-            if _defines(type(module), "_load_from_state_dict"):      # a subclass's own loading, as PyTorch calls it
-                _LOADING.current = (assign, copies, extra)
-                try:
-                    module._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing, unexpected,
-                                                 errors)
-                finally:
-                    _LOADING.current = None
-            else:
-                _load_own(module, state_dict, prefix, local_metadata.get("version"), assign, missing, unexpected,
-                          errors, copies, extra)
+        outer = getattr(_LOADING, "current", None)      # (a load inside a subclass's _load_from_state_dict)
+        _LOADING.current = (assign, copies, extra)     # what each module's _load_from_state_dict checked, to write
+        try:
+            for prefix, module in modules:             # (a subclass's own _load_from_state_dict too, as PyTorch's)
+                local_metadata = (versions.get(prefix) or {}) if isinstance(versions, dict) else {}
+                module._load_from_state_dict(state_dict, f"{prefix}." if prefix else "", local_metadata, strict,
+                                             missing, unexpected, errors)
+        finally:
+            _LOADING.current = outer
         post_hooks = [(m, hook) for _, m in modules
                       for hook in m.__dict__.get("_load_state_dict_post_hooks", {}).values()]
         incompatible = _IncompatibleKeys(missing, unexpected)
