@@ -113,7 +113,7 @@ def _print_options(data):
     every nonzero finite value is an integer, with ``precision`` (4) decimals ("1.5000") otherwise, and in scientific
     notation ("1.0000e+03") when those values span more than 1000x, reach 1e8 or (not integers) go below 1e-4, or
     ``sci_mode`` asks for it; a lone ``True`` is not padded to the width of ``False``. The summary follows
-    PRINT_OPTIONS, and so do the lines: as many elements per line as PyTorch puts there (``_line_width``)."""
+    PRINT_OPTIONS, and so do the lines: as many elements per line as PyTorch puts there (``_line_options``)."""
     shape = {"threshold": PRINT_OPTIONS["threshold"], "edgeitems": PRINT_OPTIONS["edgeitems"],
              "max_line_width": PRINT_OPTIONS["linewidth"]}
     if data.dtype.kind == "b":
@@ -139,30 +139,24 @@ def _print_options(data):
         if sci:
             return f"{x:.{digits}e}"
         if integral:
-            return f"{x:.0f}" + ("" if math.isinf(x) or math.isnan(x) else ".")
+            return f"{x:.0f}" + ("." if math.isfinite(x) else "")
         return f"{x:.{digits}f}"
     widest = (values.min(), values.max(), values[np.abs(values).argmin()]) if values.size else ()
     width = max([1] + [len(plain(v)) for v in widest])    # (the longest: a sign, most digits, the longest exponent)
     return {"formatter": {"float_kind": lambda x: plain(float(x)).rjust(width)}, **shape, **_line_options(data, width)}
 
 
-def _line_width(ndim, width):
+def _line_options(data, width):
     """NumPy's ``max_line_width`` that puts PyTorch's number of elements of ``width`` characters on a line: PyTorch
     fits floor((linewidth - indent) / (width + 2)) of them after an indent of "tensor(" and one per enclosing
     bracket but the innermost; NumPy adds an element while the line (its hanging indent, "tensor(" and every
-    bracket, included) stays below max_line_width with the element and its comma."""
-    hanging = len("tensor(") + max(ndim, 1)
-    per_line = max(1, (PRINT_OPTIONS["linewidth"] - hanging + 1) // (width + 2))
-    return hanging + per_line * (width + 2) + width
-
-
-def _line_options(data, width):
-    """``max_line_width`` for ``data`` printed with elements of ``width`` characters: PyTorch's count per line
-    (``_line_width``), but for a summarized print, whose "..." PyTorch counts as an element (there NumPy's own rule at
-    ``linewidth`` comes out as PyTorch's)."""
+    bracket, included) stays below max_line_width with the element and its comma. A summarized print, whose "..."
+    PyTorch counts as an element, keeps ``linewidth``: there NumPy's own rule comes out as PyTorch's."""
     if data.size > PRINT_OPTIONS["threshold"]:
         return {"max_line_width": PRINT_OPTIONS["linewidth"]}
-    return {"max_line_width": _line_width(data.ndim, width)}
+    hanging = len("tensor(") + max(data.ndim, 1)
+    per_line = max(1, (PRINT_OPTIONS["linewidth"] - hanging + 1) // (width + 2))
+    return {"max_line_width": hanging + per_line * (width + 2) + width}
 
 
 def _summarized(data):
