@@ -494,12 +494,14 @@ def setitem(self, index, value):
         ew.check_value_fits(value, self.dtype, converting=True)
     v = ew.as_tensor_operand(value, self)
     target = sh._read(self._data, index)   # raises IndexError for a bad index before anything is written
+    value_shape = _without_leading_ones(v.shape)
+    if v.shape != value_shape:             # PyTorch writes the value with its leading 1s dropped: [5.] into x[0]
+        v = v.reshape(value_shape)
     if isinstance(value, Tensor) and v.dtype != self.dtype and not sh._is_basic(index) and \
             not _fills_by_mask(index, v):
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{scalar_type_name(self.dtype)} for the destination and {scalar_type_name(v.dtype)} for "
                            f"the source.")
-    value_shape = _without_leading_ones(v.shape)
     try:                 # (a 0-d value fits any region)
         fits = not value_shape or len(value_shape) <= target.ndim and \
             np.broadcast_shapes(target.shape, value_shape) == target.shape
@@ -527,10 +529,13 @@ def setitem(self, index, value):
 
 
 def _fills_by_mask(index, value):
-    """Whether PyTorch writes ``value`` through ``index`` with masked_fill_ (which casts it): a 0-d value through a
-    single boolean mask of at least one dim. Every other advanced index goes through index_put_, which requires
-    the value's dtype to be the tensor's."""
-    return value.ndim == 0 and isinstance(index, np.ndarray) and index.dtype == np.bool_ and index.ndim >= 1
+    """Whether PyTorch writes ``value`` through ``index`` with masked_fill_ (which casts it): a 0-d value (its leading
+    1s dropped) through an index whose only advanced part is one boolean mask of at least one dim (integers and
+    slices beside it are applied first). Every other advanced index goes through index_put_, which requires the
+    value's dtype to be the tensor's."""
+    parts = index if isinstance(index, tuple) else (index,)
+    arrays = [p for p in parts if isinstance(p, np.ndarray)]
+    return value.ndim == 0 and len(arrays) == 1 and arrays[0].dtype == np.bool_ and arrays[0].ndim >= 1
 
 
 def _without_leading_ones(shape):
