@@ -205,3 +205,40 @@ def test_bad_mode_and_gradient_edge_errors():
         mg.autograd.graph.register_multi_grad_hook([mg.ones(1, requires_grad=True)], print, mode="some")
     with pytest.raises(RuntimeError, match="does not require gradients"):
         mg.autograd.graph.get_gradient_edge(mg.ones(1))
+
+
+def _square_function(lib):
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+    return Square
+
+
+def test_node_types_are_named_as_pytorch_names_them():
+    torch = torch_or_skip()
+    names = []
+    for lib in (mg, torch):
+        x = lib.tensor([1.0, 3.0], dtype=lib.float64, requires_grad=True)
+        y = _square_function(lib).apply(x)
+        names.append((type(y.grad_fn).__name__, y.grad_fn.name(), type(x.exp().grad_fn).__name__))
+    assert names[0][:2] == names[1][:2] == ("SquareBackward", "SquareBackward")
+    assert re.sub(r"\d+$", "", names[1][2]) == names[0][2] == "ExpBackward"   # (minigrad's have no number)
+
+
+def test_a_node_whose_saved_tensors_are_hooked_keeps_its_type_name_and_unpacks():
+    unpacked = []
+    x = mg.tensor(np.random.default_rng(1).standard_normal(3), requires_grad=True)
+    with mg.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: unpacked.append(t) or t):
+        y = _square_function(mg).apply(x)
+    assert type(y.grad_fn).__name__ == "SquareBackward"
+    g = np.random.default_rng(2).standard_normal(3)
+    y.backward(mg.tensor(g))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy() * g, rtol=1e-15)
+    assert len(unpacked) == 1

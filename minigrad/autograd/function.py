@@ -365,6 +365,12 @@ class Function:
     saved_values = {}
     """PyTorch's names of saved non-tensor values (``normalized_shape``, ``eps``) -> the ``ctx`` attribute holding each."""
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # the class of this Function's nodes, a Context named as PyTorch names a node's type: type(y.grad_fn).__name__
+        # is "SqBackward" for a Function Sq (what graph printers such as torchviz label nodes with)
+        cls._node_type = type(cls.__name__ + "Backward", (Context,), {"__slots__": ()})
+
     @staticmethod
     def forward(ctx, *args, **kwargs):
         raise NotImplementedError("a Function subclass must implement forward(ctx, *args)")
@@ -387,7 +393,7 @@ class Function:
             args, kwargs = _bound_arguments(cls.forward, args, kwargs), {}
         if dual_active:   # a forward AD level is active (set by autograd/forward_ad.py, which propagates tangents)
             return dual_apply(cls, args, kwargs)
-        ctx = Context(cls)
+        ctx = cls._node_type(cls)
         needs = []
         edgeless = None   # inputs that require grad only through their base, with no grad_fn: no edge (below)
         plain = True      # no argument is a 16-bit tensor

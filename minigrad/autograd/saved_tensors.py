@@ -163,7 +163,8 @@ class _Packed:
 
 
 class HookedContext(Context):
-    """A node whose saved tensors were packed by hooks: ``saved_tensors`` unpacks them each time it is read."""
+    """A node whose saved tensors were packed by hooks: ``saved_tensors`` unpacks them each time it is read. A node
+    becomes one through ``hooked``, which keeps its type's name."""
 
     __slots__ = ()
 
@@ -175,6 +176,15 @@ class HookedContext(Context):
 
     def _check_versions(self):
         """Nothing: a hooked tensor's in-place writes are not checked, as in PyTorch (the hooks may keep a copy)."""
+
+
+def hooked(node):
+    """``node`` made a HookedContext of its own type's name (a subclass of both, made once per type)."""
+    own = type(node)
+    if not isinstance(node, HookedContext):
+        if "_hooked" not in own.__dict__:
+            own._hooked = type(own.__name__, (HookedContext, own), {"__slots__": ()})
+        node.__class__ = own._hooked
 
 
 def _given(item, args, out):
@@ -206,7 +216,7 @@ def _pack(ctx, args, out):
     numbers = any(isinstance(a, (int, float, complex, np.generic)) for a in args)
     ctx.saved = tuple([_Packed(item, _given(item, args, out), pack_hook, unpack_hook)
                        if _is_tensor(item, numbers) else item for item in ctx.saved])
-    ctx.__class__ = HookedContext
+    hooked(ctx)
 
 
 def _is_tensor(item, numbers):
@@ -250,7 +260,7 @@ class SavedTensor:
         given = item if isinstance(item, function.Tensor) else function.wrap(item)
         saved[self._position] = _Packed(item, given, pack_hook, unpack_hook)
         node.saved = tuple(saved)
-        node.__class__ = HookedContext
+        hooked(node)
 
     def __repr__(self):
         return f"<SavedTensor {self._position} of {self._node.name()}>"
