@@ -334,3 +334,69 @@ def test_an_ignored_position_with_nan_or_infinite_logits_adds_nothing_as_in_pyto
     for theirs, ours in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15, equal_nan=True)
         np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+
+
+_LEGACY_MEAN_CALLS = {   # each loss on small float64 data: ``f(lib, reduction)``
+    "l1_loss": lambda L, r, x, p, t, s: L.nn.functional.l1_loss(x, p, reduction=r),
+    "mse_loss": lambda L, r, x, p, t, s: L.nn.functional.mse_loss(x, p, reduction=r),
+    "cross_entropy": lambda L, r, x, p, t, s: L.nn.functional.cross_entropy(x, t, reduction=r),
+    "nll_loss": lambda L, r, x, p, t, s: L.nn.functional.nll_loss(x, t, reduction=r),
+    "binary_cross_entropy": lambda L, r, x, p, t, s: L.nn.functional.binary_cross_entropy(p, p.flip(0), reduction=r),
+    "bce_with_logits": lambda L, r, x, p, t, s: L.nn.functional.binary_cross_entropy_with_logits(x, p, reduction=r),
+    "kl_div": lambda L, r, x, p, t, s: L.nn.functional.kl_div(x, p, reduction=r),
+    "huber_loss": lambda L, r, x, p, t, s: L.nn.functional.huber_loss(x, p, reduction=r),
+    "smooth_l1_loss": lambda L, r, x, p, t, s: L.nn.functional.smooth_l1_loss(x, p, reduction=r),
+    "soft_margin_loss": lambda L, r, x, p, t, s: L.nn.functional.soft_margin_loss(x, s, reduction=r),
+    "multi_margin_loss": lambda L, r, x, p, t, s: L.nn.functional.multi_margin_loss(x, t, reduction=r),
+    "hinge_embedding_loss": lambda L, r, x, p, t, s: L.nn.functional.hinge_embedding_loss(x, s, reduction=r),
+    "cosine_embedding_loss": lambda L, r, x, p, t, s: L.nn.functional.cosine_embedding_loss(x, p, s[:, 0],
+                                                                                           reduction=r),
+    "triplet_margin_loss": lambda L, r, x, p, t, s: L.nn.functional.triplet_margin_loss(x, p, s, reduction=r),
+    "ctc_loss": lambda L, r, x, p, t, s: L.nn.functional.ctc_loss(x.reshape(4, 1, 3).log_softmax(2),
+                                                                  L.tensor([[1, 2]]), L.tensor([4]), L.tensor([2]),
+                                                                  reduction=r),
+    "multilabel_soft_margin_loss": lambda L, r, x, p, t, s: L.nn.functional.multilabel_soft_margin_loss(
+        x, (p > 0.5).double(), reduction=r),
+    "poisson_nll_loss": lambda L, r, x, p, t, s: L.nn.functional.poisson_nll_loss(x, p, reduction=r),
+    "gaussian_nll_loss": lambda L, r, x, p, t, s: L.nn.functional.gaussian_nll_loss(x, p, p + 1, reduction=r),
+    "triplet_margin_with_distance_loss": lambda L, r, x, p, t, s: L.nn.functional.triplet_margin_with_distance_loss(
+        x, p, s, reduction=r),
+}
+_NO_LEGACY_MEAN = {"multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
+                   "triplet_margin_with_distance_loss"}     # written in Python in PyTorch: they refuse the old name
+
+
+def _legacy_mean_outcome(lib, name):
+    """(the 'elementwise_mean' loss, the 'mean' loss, the warnings' texts), or the error's type and text."""
+    g = np.random.default_rng(3)
+    x, p = lib.tensor(g.standard_normal((4, 3))), lib.tensor(g.random((4, 3)))
+    t, s = lib.tensor([0, 2, 1, 2]), lib.tensor(np.sign(g.standard_normal((4, 3))))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            legacy = _LEGACY_MEAN_CALLS[name](lib, "elementwise_mean", x, p, t, s)
+        except ValueError as e:
+            return "ValueError", str(e)
+    return legacy.item(), _LEGACY_MEAN_CALLS[name](lib, "mean", x, p, t, s).item(), [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("name", sorted(_LEGACY_MEAN_CALLS))
+def test_the_deprecated_elementwise_mean_is_mean_where_pytorch_takes_it(name):
+    outcome = _legacy_mean_outcome(mg, name)
+    if name in _NO_LEGACY_MEAN:
+        assert outcome[0] == "ValueError" and "elementwise_mean is not" in outcome[1]
+    else:
+        legacy, mean, texts = outcome
+        assert legacy == mean
+        assert texts == ["reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead."]
+
+
+@pytest.mark.parametrize("name", sorted(_LEGACY_MEAN_CALLS))
+def test_the_deprecated_elementwise_mean_as_pytorch(name):
+    torch = torch_or_skip()
+    ours, theirs = _legacy_mean_outcome(mg, name), _legacy_mean_outcome(torch, name)
+    if theirs[0] == "ValueError":
+        assert ours == theirs
+    else:
+        assert ours[2] == theirs[2]
+        np.testing.assert_allclose(ours[:2], theirs[:2], rtol=1e-12)

@@ -170,7 +170,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     concatenated (sum(target_lengths),): per sample -log p(target | input); 'mean' divides each by its target
     length (at least 1) and averages over the batch, 'sum' adds them; ``zero_infinity`` zeroes impossible
     alignments' losses and gradients."""
-    check_reduction(reduction)
+    reduction = check_reduction(reduction)
     batched = log_probs.ndim == 3
     if log_probs.ndim not in (2, 3):
         raise RuntimeError(f"ctc_loss expects log_probs to be 2-D (T, C) or 3-D (T, N, C), got {log_probs.ndim}-D")

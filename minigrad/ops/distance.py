@@ -94,7 +94,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     """Per pair (rows of 2-d inputs with a 1-d target, or 1-d inputs with a 0-d target): 1 - cos(x1, x2)
     where target == 1, max(0, cos(x1, x2) - margin) where target == -1, 0 for any other target value."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
+    reduction = check_reduction(reduction)
     if target.ndim not in (0, 1):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if input1.ndim != target.ndim + 1 or input2.ndim != target.ndim + 1:
@@ -117,7 +117,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) with d the ``pairwise_distance`` of order p;
     with ``swap``, d(anchor, negative) is replaced by d(positive, negative) where that is smaller."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
+    reduction = check_reduction(reduction)
     if not anchor.ndim == positive.ndim == negative.ndim:
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
                            f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "

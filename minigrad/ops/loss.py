@@ -35,9 +35,16 @@ from ..autocast_ops import autocast_op
 _REDUCTIONS = ("none", "mean", "sum")
 
 
-def check_reduction(reduction):
+def check_reduction(reduction, alias=True):
+    """``reduction`` checked and returned, as the losses PyTorch computes in C++ take it (its _Reduction.get_enum):
+    'elementwise_mean' is a deprecated name of 'mean', with PyTorch's warning, unless ``alias`` is False (the
+    losses PyTorch writes in Python, which refuse it)."""
+    if reduction == "elementwise_mean" and alias:
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.", stacklevel=3)
+        return "mean"
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
 
 
 def _reduce_positions(loss, reduction, normaliser):
@@ -254,7 +261,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     indices of the input's shape without C, or class probabilities of the input's shape. Fused: one
     Function computes log_softmax and the loss, and its backward is softmax - onehot (weighted)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
+    reduction = check_reduction(reduction)
     target = as_tensor_operand(target)
     _check_cross_entropy(input, target, weight, ignore_index, label_smoothing)
     if target.shape == input.shape and target.dtype != input.dtype:   # probabilities: the loss in the common dtype
@@ -275,7 +282,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """(input - target)^2, reduced; sizes that differ broadcast with PyTorch's warning. With ``weight`` (the
     input's shape) each squared error is weighted and 'mean' is sum(weight * error^2) / sum(weight)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
+    reduction = check_reduction(reduction)
     target = as_tensor_operand(target, input)
     _warn_if_broadcast(input, target)
     input, target = _promoted(input, target)       # (PyTorch's mse kernel promotes a bool operand, no subtraction)
@@ -370,7 +377,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     or (N, C, d1, ...): -weight[t] * input[t] per position, reduced ('mean' is weighted by the class
     weights of the counted targets)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
+    reduction = check_reduction(reduction)
     target = as_tensor_operand(target)
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
@@ -443,7 +450,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     real floating-point operands take PyTorch's composite ``(input - target).abs()``: complex ones give the real
     modulus, integers and bools the errors (or integer results) of its subtraction and reduction."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
+    reduction = check_reduction(reduction)
     target = as_tensor_operand(target, input)
     if kind_of(_promoted(input, target)[0].dtype) == "f" and "b" not in (kind_of(input.dtype), kind_of(target.dtype)):
         elements = _huber_elements("l1_loss", input, target, 0.0, 1.0)
@@ -458,7 +465,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target), reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
+    reduction = check_reduction(reduction)
     if not beta >= 0:                                       # (NaN too)
         raise RuntimeError(f"smooth_l1_loss does not support negative values for beta (got beta={beta}).")
     beta = float(beta)
@@ -470,7 +477,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (d = input - target), reduced; with
     ``weight`` (the input's shape) 'mean' is mean(w h(d)) (PyTorch's choice, unlike l1_loss and mse_loss)."""
-    check_reduction(reduction)
+    reduction = check_reduction(reduction)
     target = as_tensor_operand(target, input)
     promoted = _promoted(input, target)[0].dtype
     if not can_cast(promoted, input.dtype):                               # PyTorch writes into input's dtype
@@ -543,7 +550,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     """-w (y log x + (1 - y) log(1 - x)) for probabilities x = ``input`` and targets y in [0, 1], each log
     clamped at -100 as in PyTorch; ``weight`` broadcasts to the input's shape."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
+    reduction = check_reduction(reduction)
     target = as_tensor_operand(target, input)
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({_size(target)}) that is different to the input size "
@@ -614,7 +621,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     overflow: w ((1 - y) x + (1 + (pos_weight - 1) y) log(1 + exp(-x))). ``pos_weight`` broadcasts along
     the last (class) dimension, ``weight`` to the input's shape."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
+    reduction = check_reduction(reduction)
     target = as_tensor_operand(target, input)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({_size(target)}) must be the same as input size ({_size(input)})")
@@ -651,13 +658,13 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     log-probabilities with ``log_target``). 'batchmean' divides the sum by the batch size input.size(0)
     (the true KL divergence per sample); 'mean' divides by the number of elements, with PyTorch's warning."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    if reduction not in _REDUCTIONS + ("batchmean",):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       stacklevel=2)
+    if reduction != "batchmean":
+        reduction = check_reduction(reduction)
     target = as_tensor_operand(target, input)
     check_broadcast(input.shape, target.shape)
     if kind_of(input.dtype) in "biu" or kind_of(target.dtype) in "biu":

@@ -36,10 +36,8 @@ from .shape import result_reshape
 from ..autocast_ops import autocast_op
 
 
-def _reduction(size_average, reduce, reduction):
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
-    return reduction
+def _reduction(size_average, reduce, reduction, alias=True):
+    return check_reduction(legacy_reduction(size_average, reduce, reduction), alias)
 
 
 def _size(t):
@@ -92,7 +90,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 @takes_tensors("input", "target", "weight")
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Per sample, the mean over the C classes (last dimension) of the binary cross-entropy of sigmoid(x)."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):      # (PyTorch's Python code: no 'elementwise_mean', its message)
+        raise ValueError(f"{reduction} is not valid")
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -214,7 +214,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
                      reduction="mean"):
     """The negative log-likelihood of ``target`` under Poisson(rate): rate = exp(x) with ``log_input``
     (exp(x) - y x), else rate = x (x - y log(x + eps)); ``full`` adds Stirling's approximation of log(y!)."""
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _reduction(size_average, reduce, reduction, alias=False)
     if log_input:
         loss = input.exp() - target * input
     else:
@@ -233,7 +233,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                                       swap=False, reduction="mean"):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) for any distance ``d`` (pairwise_distance by
     default); with ``swap``, d(anchor, negative) is replaced by d(positive, negative) where that is smaller."""
-    check_reduction(reduction)
+    check_reduction(reduction, alias=False)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     if not anchor.ndim == positive.ndim == negative.ndim:
