@@ -190,7 +190,7 @@ def test_state_dict_round_trip_continues_the_schedule(torch, key):
         resumed_opt.load_state_dict(opt_state)
         resumed.load_state_dict(saved)
         assert run(resumed_opt, resumed, 40) == expected
-    assert set(sched.state_dict()) == set(th_sched.state_dict()) - {"_get_lr_called_within_step"}
+    assert set(sched.state_dict()) == set(th_sched.state_dict())
 
 
 def test_reduce_on_plateau_state_dict_round_trip(torch):
@@ -267,3 +267,45 @@ def test_a_tensor_lr_is_updated_in_place_like_pytorch(torch, key):
     expected = _tensor_lr_history(torch, theirs, make(torch.optim.lr_scheduler, theirs), 30)
     np.testing.assert_allclose(history, expected, rtol=1e-6, atol=1e-9)
     assert len({tuple(lrs) for lrs in history}) >= 2  # the schedule moves
+
+
+def _get_lr_outcome(lib, key):
+    """get_lr() called by the user after each of 6 steps: its values, the warnings' texts (set), the state_dict's
+    keys. Steps warn about nothing; a scheduler without a get_lr of its own gives the error's type."""
+    make, name, kwargs = SCHEDULES[key]
+    opt = getattr(lib.optim, name)([{"params": [lib.nn.Parameter(lib.zeros(1))], "lr": 0.1 * (i + 1)}
+                                    for i in range(2)], **kwargs)
+    sched = make(lib.optim.lr_scheduler, opt)
+    values, texts = [], set()
+    for _ in range(6):
+        opt.step()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sched.step()
+        assert not caught
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                values.append([float(v) for v in sched.get_lr()])
+            except NotImplementedError:
+                values.append("NotImplementedError")
+        texts |= {str(w.message) for w in caught}
+    return values, texts, set(sched.state_dict())
+
+
+@pytest.mark.parametrize("key", list(SCHEDULES))
+def test_get_lr_called_outside_step_warns_as_pytorch(key):
+    values, texts, keys = _get_lr_outcome(mg, key)
+    if values[0] != "NotImplementedError":
+        assert texts == {"To get the last learning rate computed by the scheduler, please use `get_last_lr()`."}
+        assert "_get_lr_called_within_step" in keys
+
+
+@pytest.mark.parametrize("key", list(SCHEDULES))
+def test_get_lr_called_outside_step_equals_pytorch(torch, key):
+    ours, theirs = _get_lr_outcome(mg, key), _get_lr_outcome(torch, key)
+    assert ours[1:] == theirs[1:]
+    if theirs[0][0] == "NotImplementedError":
+        assert ours[0] == theirs[0]
+    else:
+        np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)

@@ -176,16 +176,6 @@ def history(opt, sched, steps):
     return out
 
 
-def scheduler_state(sched):
-    """A scheduler's state_dict without what minigrad does not keep (PyTorch's get_lr-within-step flag)."""
-    state = sched.state_dict()
-    state.pop("_get_lr_called_within_step", None)
-    if "_schedulers" in state:
-        state["_schedulers"] = [{k: v for k, v in s.items() if k != "_get_lr_called_within_step"}
-                                for s in state["_schedulers"]]
-    return state
-
-
 CYCLIC = {
     "triangular_sgd": ("SGD", {"momentum": 0.9}, lambda: dict(base_lr=0.01, max_lr=0.1, step_size_up=4)),
     "triangular2_per_group": ("SGD", {"momentum": 0.9}, lambda: dict(base_lr=[0.01, 0.02], max_lr=[0.1, 0.3],
@@ -220,7 +210,7 @@ def test_cyclic_lr_and_momentum_sequences_equal_pytorch(key):
     assert history(ours, sched, 40) == history(theirs, th_sched, 40)       # five cycles or more
     assert [{k: v for k, v in g.items() if k != "params"} for g in ours.param_groups] == \
         [{k: v for k, v in g.items() if k != "params"} for g in theirs.param_groups]
-    assert list(scheduler_state(sched).items()) == list(scheduler_state(th_sched).items())
+    assert list(sched.state_dict().items()) == list(th_sched.state_dict().items())
 
 
 @pytest.mark.parametrize("key", ["triangular2_per_group", "exp_range_adam_betas", "scale_fn_object_cycle"])
@@ -277,7 +267,7 @@ def test_chained_scheduler_lr_sequence_and_state_dict_equal_pytorch(key):
         np.testing.assert_allclose(lrs, th_lrs, rtol=1e-13)
         assert mom == th_mom
     assert list(sched.state_dict()) == list(th_sched.state_dict()) == ["_last_lr", "_schedulers"]
-    mine, reference = scheduler_state(sched), scheduler_state(th_sched)
+    mine, reference = sched.state_dict(), th_sched.state_dict()
     assert mine["_last_lr"] == reference["_last_lr"]
     for ours_s, theirs_s in zip(mine["_schedulers"], reference["_schedulers"]):
         assert ours_s.keys() == theirs_s.keys()
@@ -475,7 +465,7 @@ def test_swalr_lr_sequence_and_state_dict_equal_pytorch(key):
         warnings.simplefilter("ignore", UserWarning)
         assert history(ours, sched, 15) == history(theirs, th_sched, 15)
     assert [g["swa_lr"] for g in ours.param_groups] == [g["swa_lr"] for g in theirs.param_groups]
-    assert list(scheduler_state(sched).items()) == list(scheduler_state(th_sched).items())
+    assert list(sched.state_dict().items()) == list(th_sched.state_dict().items())
 
 
 def test_swalr_after_cosine_state_dict_round_trip():

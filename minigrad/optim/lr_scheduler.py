@@ -79,9 +79,19 @@ def _copy(value):
     return value.clone() if isinstance(value, Tensor) else value
 
 
+def warn_outside_step(scheduler):
+    """PyTorch's warning when a scheduler's ``get_lr()`` is called by the user rather than by ``step()``: its value is
+    the next step's (a chained formula applied once more), not the lr in use."""
+    if not scheduler._get_lr_called_within_step:
+        warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                      UserWarning, stacklevel=3)
+
+
 class LRScheduler:
     """Base class: subclasses define ``get_lr()`` (the new lr of each group, given ``self.last_epoch``)
     and optionally ``_get_closed_form_lr()`` (the lr at an arbitrary epoch, used by ``step(epoch)``)."""
+
+    _get_lr_called_within_step = False     # True while step() calls get_lr() (an instance entry once stepped)
 
     def __init__(self, optimizer, last_epoch=-1):
         self.optimizer = _checked(optimizer)
@@ -128,13 +138,21 @@ class LRScheduler:
     def _update_lr(self, epoch=None):
         if epoch is None:
             self.last_epoch += 1
-            values = self.get_lr()
+            values = self._stepped_lr()
         else:
             self.last_epoch = epoch
-            values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
+            values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self._stepped_lr()
         for group, lr in zip(self.optimizer.param_groups, values):
             set_lr(group, lr)
         self._last_lr = self._group_lrs()
+
+    def _stepped_lr(self):
+        """``get_lr()`` called by a step (which it does not warn about)."""
+        self._get_lr_called_within_step = True
+        try:
+            return self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
 
     def _group_lrs(self):
         return [_copy(group["lr"]) for group in self.optimizer.param_groups]
@@ -217,6 +235,7 @@ class LambdaLR(_LambdaScheduler):
     """lr = initial_lr * lr_lambda(epoch); ``lr_lambda`` is one function or one per parameter group."""
 
     def get_lr(self):
+        warn_outside_step(self)
         return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
 
 
@@ -230,6 +249,7 @@ class MultiplicativeLR(_LambdaScheduler):
         super().__init__(optimizer, lr_lambda, last_epoch)
 
     def get_lr(self):
+        warn_outside_step(self)
         if self._is_initial:
             return self._group_lrs()
         return [group["lr"] * lmbda(self.last_epoch)
@@ -249,6 +269,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        warn_outside_step(self)
         t, T, eta_min = self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:               # (resumed at epoch t > 0 too: the recursion goes on from the lr as it is)
             return self._group_lrs()
@@ -276,6 +297,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        warn_outside_step(self)
         t, start, end = self.last_epoch, self.start_factor, self.end_factor
         if t == 0:
             return [lr * start for lr in self._group_lrs()]
@@ -360,6 +382,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        warn_outside_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._group_lrs()
         return [lr * self.gamma for lr in self._group_lrs()]
@@ -376,6 +399,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        warn_outside_step(self)
         if self.last_epoch not in self.milestones:
             return self._group_lrs()
         return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._group_lrs()]
@@ -395,6 +419,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        warn_outside_step(self)
         if self.last_epoch == 0:
             return [lr * self.factor for lr in self._group_lrs()]
         if self.last_epoch != self.total_iters:
@@ -414,6 +439,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        warn_outside_step(self)
         if self._is_initial:
             return self._group_lrs()
         return [lr * self.gamma for lr in self._group_lrs()]
@@ -430,6 +456,7 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        warn_outside_step(self)
         t, total = self.last_epoch, self.total_iters
         if self._is_initial or t > total:
             return self._group_lrs()
@@ -462,6 +489,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        warn_outside_step(self)
         return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
                 for base_lr in self.base_lrs]
 
@@ -487,7 +515,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
             self.T_i = self.T_0 * self.T_mult ** n
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        for group, lr in zip(self.optimizer.param_groups, self._stepped_lr()):
             set_lr(group, lr)
         self._last_lr = self._group_lrs()
 
@@ -577,6 +605,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self):
+        warn_outside_step(self)
         step = self.last_epoch
         if step > self.total_steps:
             raise ValueError(f"Tried to step {step} times. The specified number of total steps is {self.total_steps}")

@@ -5,7 +5,8 @@ import types
 from collections.abc import Mapping
 from functools import partial
 
-from .lr_scheduler import LRScheduler, ReduceLROnPlateau, _checked, _ComposedScheduler, _copy, _per_group, set_lr
+from .lr_scheduler import (LRScheduler, ReduceLROnPlateau, _checked, _ComposedScheduler, _copy, _per_group, set_lr,
+                           warn_outside_step)
 
 __all__ = ["ChainedScheduler", "CyclicLR"]
 
@@ -94,6 +95,7 @@ class CyclicLR(LRScheduler):
             group["momentum"] = momentum
 
     def get_lr(self):
+        warn_outside_step(self)
         t = self.last_epoch
         cycle = math.floor(1 + t / self.total_size)
         x = 1.0 + t / self.total_size - cycle

@@ -17,7 +17,7 @@ from ..creation import tensor
 from ..nn.channel_norms import _BatchNorm
 from ..nn.module import Module
 from ..tensor import Tensor
-from .lr_scheduler import LRScheduler, _per_group
+from .lr_scheduler import LRScheduler, _per_group, warn_outside_step
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn", "get_ema_avg_fn",
            "get_swa_avg_fn"]
@@ -221,6 +221,7 @@ class SWALR(LRScheduler):
         self.anneal_func = self._cosine_anneal if anneal_strategy == "cos" else self._linear_anneal
 
     def get_lr(self):
+        warn_outside_step(self)
         step = self._step_count     # steps completed before this one (PyTorch: its counter minus 1)
         if self.anneal_epochs == 0:
             step = max(1, step)
