@@ -30,8 +30,11 @@ How the kernels work (the formulas are derived in docs/derivations/*.md):
   sums, so that memory streams the next row in while this one is written, as a copy does, instead of reading and
   writing in turns. 8192x1024 float32, the kernels alone, old and new alternating in one process, 55 calls each,
   the minimum: LayerNorm 5.8-6.1 -> 5.0-5.1 ms on one thread and 3.0-3.1 -> 2.6-2.9 ms on two, RMSNorm 5.1-5.4 ->
-  4.7-5.0 ms on one (AVX2 EPYC). The same in the backwards (dx of row r with row r + 1's sums) measured no faster
-  there, so they read and write in turns. A chunk's first row is summed by the same loop writing into a scratch
+  4.7-5.0 ms on one (AVX2 EPYC). The RMSNorm and LayerNorm backwards do the same (dx of row r with row r + 1's
+  sums), which measured no faster on the AVX2 EPYC but is on the AVX-512 Xeon: 8192x1024 float32, the kernels alone,
+  old and new in alternating fresh processes (4 each, median of 41 calls): RMSNorm's dx + dw 8.3-8.8 -> 7.8-8.0 ms on
+  one thread and 3.6-3.9 -> 3.2-3.5 ms on two, LayerNorm's dx + dw + db 9.2-10.0 -> 8.8-9.2 ms on one (two: within
+  the noise), on a busy shared machine. A chunk's first row is summed by the same loop writing into a scratch
   row, so a row's statistics have the same bits wherever the chunks start;
 * statistics and every sum are accumulated in float64, also for float32 data: a float32 row of
   65,536 elements with |mean| >> std stays within 1e-5 of a float64 reference; the variance is
@@ -92,6 +95,9 @@ numba_cache.stamp_helper_files()
 _parallel = njit(parallel=True, cache=True, fastmath=False, error_model="numpy")  # prange loops on numba's threads
 _helper = njit(cache=True, fastmath=False, error_model="numpy")                   # called inside a task
 _sum = njit(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")    # float64 sums, SIMD lanes, FMA
+# The row backwards' dx loops that also take the next row's sums: reassoc for the sums' SIMD lanes, no contract, so
+# that dx rounds as the plain loops do (g * w - mean(g * w) is exactly 0 where the two are equal, as for D = 1).
+_sum_exact = njit(cache=True, fastmath={"reassoc"}, error_model="numpy")
 # The elementwise helpers of the channel kernels run once per (n, c) slice, often of 64 elements or fewer:
 # a call per slice cost more than its loop (BatchNorm2d forward at 32x64x8x8: 55 us called, 27 us inlined).
 # Inlined at numba's level, they take the caller's flags: only for code without sums (``_sum`` must stay a call).
@@ -211,19 +217,6 @@ def _weighted_sums(g, w, a, m):
 
 
 @_sum
-def _weighted_sums_adding_g(g, w, a, m, g_block):
-    """``_weighted_sums``, and g_block += g (L,) in the same pass (db's terms, while the pass reads g anyway)."""
-    s_a = s_g = s_ga = 0.0
-    for j in range(a.size):
-        gw, ac = np.float64(g[j]) * w[j], a[j] - m       # g, w, a, g_block (L,)
-        s_a += ac
-        s_g += gw
-        s_ga += gw * ac
-        g_block[j] += g[j]
-    return s_a, s_g, s_ga
-
-
-@_sum
 def _slice_sums(g, a, m):
     """(sum_j (a_j - m), sum_j g_j, sum_j g_j (a_j - m)) in float64, in one pass (per-channel slices of GN, BN)."""
     s_a = s_g = s_ga = 0.0
@@ -315,9 +308,8 @@ cache of a float64 one and twice as many terms per SIMD instruction, at a relati
 ROWS_PER_BLOCK * 2^-24 of a block's terms. 8192x1024 float32, median of 5 fresh processes each: LayerNorm's dx + dw
 + db 8.3 -> 7.0 ms on one thread, 4.7 -> 3.6 ms on two (AVX-512 Xeon); RMSNorm's dx + dw, 15 rounds in one process
 each on the AVX2 EPYC, 11.3 -> 10.4 ms on one thread, 6.7 -> 5.9 ms on two.
-When all three of LayerNorm's gradients are asked for, db's terms are added in the dx pass rather than in the pass of
-the sums, whose float64 reductions then vectorize without a store (one thread, same process: 6.70 -> 6.15 ms; the
-same additions in the same order, so the same bits)."""
+LayerNorm adds dw's and db's terms in a loop of their own over the row its dx loop has just read (still in cache):
+in the dx loop, which also takes the next row's sums, they made it slower."""
 
 
 @_sum
@@ -378,33 +370,51 @@ def _flush(block, part):
         block[j] = 0.0
 
 
+@_sum
+def _rms_dx_row_summing_next(dyr, xr, w, s, coef, k, dxr, dw_block, dyn, xn):
+    """dxr = s * (dyr * w - coef * xr) on the RMS subset [:k] and s * dyr * w beyond it (no correction there),
+    dw_block += dyr * (xr * s), and in the same loop sum_j dyn_j w_j xn_j in float64 of the next row (D,)."""
+    acc = 0.0
+    for j in range(k):
+        g, a = dyr[j], xr[j]                                           # dyr, xr, dxr, w, dw_block, dyn, xn (D,)
+        dxr[j] = s * (g * w[j] - coef * a)
+        dw_block[j] += g * (a * s)
+        acc += np.float64(dyn[j]) * w[j] * xn[j]
+    for j in range(k, xr.size):
+        g, a = dyr[j], xr[j]
+        dxr[j] = s * (g * w[j])
+        dw_block[j] += g * (a * s)
+        acc += np.float64(dyn[j]) * w[j] * xn[j]
+    return acc
+
+
 @_kernel
 def _rms_norm_backward(dy, x, rstd, w, k, eps_outside, n_chunks, dx, dw, db):
     r_count, d = x.shape
     need_dx = dx.size > 0
+    zero = x.dtype.type(0)
     # dw is summed in the same pass as dx, always, into a partial row per chunk that is added up only if dw is
     # asked for: 8192x1024 float32 on one thread, dx + dw took 7.0 ms in two passes and 5.1 ms in one (dx alone
     # 4.4, now 5.1 ms). A branch on need_dw inside the loop, or db summed in it too, stopped LLVM vectorizing it.
+    # Row pipelining, as in the forwards: the loop writing row r's dx takes row r + 1's sum, so memory streams the
+    # next rows in while this one is written (8192x1024 float32 on the AVX-512 Xeon: see ROWS_PER_BLOCK's note).
     dw_part, db_part = np.empty((n_chunks, d)), np.empty((n_chunks, db.size))  # (chunks, D); (chunks, D or 0)
     for c in prange(n_chunks):
         _zero(dw_part[c])
         _zero(db_part[c])
         dw_block, db_block = np.zeros(d, x.dtype), np.zeros(db.size, x.dtype)  # (D,): ROWS_PER_BLOCK rows' terms
         first, end = c * r_count // n_chunks, (c + 1) * r_count // n_chunks
+        if need_dx and first < end:           # the first row's sum by the same loop, into scratch rows
+            wdot = _rms_dx_row_summing_next(dy[first], x[first], w, zero, zero, k, np.empty(d, x.dtype),
+                                            np.zeros(d, x.dtype), dy[first], x[first])
         for r in range(first, end):
             s = rstd[r]                                                # rstd (R,)
             if need_dx:
-                proj = _sum_wdot_dev(dy[r], w, x[r], 0.0) * s / k      # sum_j(gw*xhat)/k; dy[r], x[r] (D,)
+                proj = wdot * s / k                                    # sum_j(gw*xhat)/k
                 xk = x[r, :k]                                          # (k,): the RMS subset
                 coef = x.dtype.type((1.0 / np.sqrt(_sum_sq_dev(xk, 0.0) / k) if eps_outside else s) * proj)
-                for j in range(k):
-                    g, a = dy[r, j], x[r, j]                           # dy, x, dx (R, D); w (D,)
-                    dx[r, j] = s * (g * w[j] - coef * a)
-                    dw_block[j] += g * (a * s)                         # dw_block (D,)
-                for j in range(k, d):
-                    g, a = dy[r, j], x[r, j]
-                    dx[r, j] = s * (g * w[j])                          # outside the RMS subset: no correction
-                    dw_block[j] += g * (a * s)
+                nxt = min(r + 1, end - 1)
+                wdot = _rms_dx_row_summing_next(dy[r], x[r], w, s, coef, k, dx[r], dw_block, dy[nxt], x[nxt])
             elif dw.size:
                 for j in range(d):
                     dw_block[j] += dy[r, j] * (x[r, j] * s)
@@ -483,49 +493,71 @@ def _layer_norm_forward(x, w, b, eps, n_chunks, y, mean, rstd):
             s1, s2 = _normalize_row_summing_next(x[r], m_hi, m_lo, x.dtype.type(s), w, b, y[r], x[nxt], k)  # (R, D)
 
 
+@_sum_exact
+def _layer_dx_row_summing_next(dyr, xr, w, m_hi, m_lo, s, mean_gw, coef, dxr, dyn, xn, m_next):
+    """dxr = s * (dyr * w - mean_gw - ((xr - m_hi) - m_lo) * coef) (D,), and in the same loop the next row's
+    ``_weighted_sums`` around its saved mean m_next."""
+    s_a = s_g = s_ga = 0.0
+    for j in range(xr.size):
+        dxr[j] = s * (dyr[j] * w[j] - mean_gw - ((xr[j] - m_hi) - m_lo) * coef)  # dyr, xr, dxr, w, dyn, xn (D,)
+        gw, ac = np.float64(dyn[j]) * w[j], xn[j] - m_next
+        s_a += ac
+        s_g += gw
+        s_ga += gw * ac
+    return s_a, s_g, s_ga
+
+
+@_helper
+def _add_layer_terms(dyr, xr, m_hi, m_lo, s, dw_block, db_block, need_dw, need_db):
+    """dw_block += dyr * ((xr - m_hi) - m_lo) * s and/or db_block += dyr (D,): a row's parameter gradient terms,
+    one loop per case (a branch inside the loop stops LLVM vectorizing it)."""
+    if need_dw and need_db:
+        for j in range(xr.size):
+            g = dyr[j]                                                 # dyr, xr, dw_block, db_block (D,)
+            dw_block[j] += g * (((xr[j] - m_hi) - m_lo) * s)
+            db_block[j] += g
+    elif need_dw:
+        for j in range(xr.size):
+            dw_block[j] += dyr[j] * (((xr[j] - m_hi) - m_lo) * s)
+    elif need_db:
+        for j in range(xr.size):
+            db_block[j] += dyr[j]
+
+
 @_kernel
 def _layer_norm_backward(dy, x, mean, rstd, w, n_chunks, dx, dw, db):
     r_count, d = x.shape
     need_dx = dx.size > 0
+    zero = x.dtype.type(0)
     dw_part, db_part = np.empty((n_chunks, dw.size)), np.empty((n_chunks, db.size))  # (chunks, D) or (chunks, 0)
     for c in prange(n_chunks):
         _zero(dw_part[c])
         _zero(db_part[c])
         dw_block, db_block = np.zeros(d, x.dtype), np.zeros(d, x.dtype)  # (D,): ROWS_PER_BLOCK rows' terms
         first, end = c * r_count // n_chunks, (c + 1) * r_count // n_chunks
+        # With dx, row pipelining (as in the forward): the loop writing row r's dx takes row r + 1's sums; the first
+        # row's by the same loop, into a scratch row. dw's and db's terms then take one more loop over the row, which
+        # is still in cache (in the dx loop they made it slower).
+        if need_dx and first < end:
+            sums = _layer_dx_row_summing_next(dy[first], x[first], w, zero, zero, zero, zero, zero,
+                                              np.empty(d, x.dtype), dy[first], x[first], np.float64(mean[first]))
         for r in range(first, end):
             s, m = np.float64(rstd[r]), np.float64(mean[r])            # rstd, mean (R,)
             sum_xc = sum_gw = sum_gw_xc = 0.0                          # around the saved (rounded) mean m
-            every = need_dx and dw.size > 0 and db.size > 0            # all three: db's terms in the dx pass below
-            if (need_dx or dw.size) and db.size and not every:         # db's terms in the pass of the sums
-                sum_xc, sum_gw, sum_gw_xc = _weighted_sums_adding_g(dy[r], w, x[r], m, db_block)  # dy[r], x[r] (D,)
-            elif need_dx or dw.size:
+            if need_dx:
+                sum_xc, sum_gw, sum_gw_xc = sums
+            elif dw.size:
                 sum_xc, sum_gw, sum_gw_xc = _weighted_sums(dy[r], w, x[r], m)  # dy[r], x[r], w (D,)
-            elif db.size:
-                for j in range(d):
-                    db_block[j] += dy[r, j]                            # db_block (D,); dy (R, D)
             delta = sum_xc / d                                         # the forward's float64 mean is m + delta
             m_hi, m_lo = _hi_lo(m + delta, x)
             s_ = x.dtype.type(s)
-            mean_gw = x.dtype.type(sum_gw / d)
-            coef = x.dtype.type(s * (sum_gw_xc - delta * sum_gw) / d * s)  # s * mean(gw * xhat)
-            if every:                                                  # one pass (a branch inside a loop stops
-                for j in range(d):                                     # LLVM vectorizing it: one loop per case)
-                    g, xc = dy[r, j], (x[r, j] - m_hi) - m_lo          # dy, x, dx (R, D); w, dw_block (D,)
-                    dx[r, j] = s_ * (g * w[j] - mean_gw - xc * coef)
-                    dw_block[j] += g * (xc * s_)
-                    db_block[j] += g                                   # db_block (D,)
-            elif need_dx and dw.size:                                  # the same without db (LayerNorm without bias)
-                for j in range(d):
-                    g, xc = dy[r, j], (x[r, j] - m_hi) - m_lo
-                    dx[r, j] = s_ * (g * w[j] - mean_gw - xc * coef)
-                    dw_block[j] += g * (xc * s_)
-            elif need_dx:
-                for j in range(d):
-                    dx[r, j] = s_ * (dy[r, j] * w[j] - mean_gw - ((x[r, j] - m_hi) - m_lo) * coef)
-            elif dw.size:
-                for j in range(d):
-                    dw_block[j] += dy[r, j] * (((x[r, j] - m_hi) - m_lo) * s_)
+            if need_dx:
+                mean_gw = x.dtype.type(sum_gw / d)
+                coef = x.dtype.type(s * (sum_gw_xc - delta * sum_gw) / d * s)  # s * mean(gw * xhat)
+                nxt = min(r + 1, end - 1)
+                sums = _layer_dx_row_summing_next(dy[r], x[r], w, m_hi, m_lo, s_, mean_gw, coef, dx[r], dy[nxt],
+                                                  x[nxt], np.float64(mean[nxt]))  # dy, x, dx (R, D)
+            _add_layer_terms(dy[r], x[r], m_hi, m_lo, s_, dw_block, db_block, dw.size > 0, db.size > 0)
             if (dw.size or db.size) and ((r - first) % ROWS_PER_BLOCK == ROWS_PER_BLOCK - 1 or r == end - 1):
                 _flush(dw_block, dw_part[c])                           # dw_part, db_part (chunks, D)
                 _flush(db_block, db_part[c])
