@@ -181,11 +181,15 @@ def dtype_arg(dtype, fname, name="dtype"):
 
 
 def tensor_array(array, fname):
-    """``array`` if its dtype can be a tensor's (numbers and bools); PyTorch's TypeError otherwise."""
+    """``array`` if its dtype can be a tensor's (numbers and bools, in the machine's byte order); PyTorch's TypeError
+    or ValueError otherwise."""
     if array.dtype.kind not in TENSOR_KINDS and array.dtype not in dtypes.ML_FLOATS:
         raise TypeError(f"{fname}(): can't convert np.ndarray of type numpy.{array.dtype.type.__name__}. The only "
                         "supported types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
                         "int8, uint64, uint32, uint16, uint8, and bool.")
+    if not array.dtype.isnative:      # ('>i4' on a little-endian machine): a tensor's dtype has the native order
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion between "
+                         "byte orders is currently not supported.")
     return array
 
 

@@ -61,6 +61,18 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return new_tensor(arr, device, requires_grad)
 
 
+def _check_no_unknown_elements(data):
+    """PyTorch's RuntimeError for an element of ``tensor``'s data that is no number, sequence, array or tensor
+    (``tensor([1, None])``: "Could not infer dtype of NoneType")."""
+    pending = [data]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (list, tuple)):
+            pending.extend(reversed(item))
+        elif not isinstance(item, (bool, int, float, complex, np.generic, np.ndarray, Tensor)):
+            raise RuntimeError(f"Could not infer dtype of {type_name(item)}")
+
+
 def _check_no_strings(data):
     """PyTorch's errors for strings in ``tensor``'s data. Its sizes follow the first element of each list down:
     a str found there is a dimension too many (ValueError: ``tensor(['a'])``); a str or bytes anywhere
@@ -93,6 +105,7 @@ def _from_python(data, dtype):
                 return np.asarray(_into_integer(data, dtype), dtype=dtype)   # (raises, in PyTorch's order)
             raise ValueError("Overflow when unpacking long long") from None
         _check_no_strings(data)
+        _check_no_unknown_elements(data)
         raise
     found = _element_types(data) if isinstance(data, (list, tuple)) else {type(data)}
     numpy_scalars = any(issubclass(t, np.generic) for t in found)

@@ -518,3 +518,19 @@ def test_numpy_scalars_convert_into_each_dtype_as_pytorch(dtype):
             if repr(ours) != repr(theirs):
                 wrong.append(f"{data!r}: {ours}, PyTorch {theirs}")
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("make", ["tensor", "as_tensor", "asarray", "from_numpy"])
+@pytest.mark.parametrize("dtype", [">i4", ">f8", ">c16"] if np.little_endian else ["<i4", "<f8", "<c16"])
+def test_an_array_in_the_other_byte_order_is_refused_as_pytorch_refuses_it(make, dtype):
+    array = np.array([1, 2], dtype=dtype)
+    with pytest.raises(ValueError, match="byte order different from the native byte order"):
+        getattr(mg, make)(array)
+    assert mg.tensor(array.astype(array.dtype.newbyteorder("="))).tolist() == [1, 2]   # converted first: taken
+
+
+@pytest.mark.parametrize("data, name", [([None], "NoneType"), ([1, None], "NoneType"), ([[1], [object()]], "object"),
+                                        ([1, {}], "dict"), ([(1.5, set())], "set")])
+def test_an_element_that_is_no_number_is_refused_as_pytorch_refuses_it(data, name):
+    with pytest.raises(RuntimeError, match=f"^Could not infer dtype of {name}$"):
+        mg.tensor(data)
