@@ -176,8 +176,10 @@ _PLAIN_OPERANDS = set()   # Tensor, float, int: filled in once the class exists
 class Tensor:
     """An n-dimensional array that can record the operations applied to it for backpropagation."""
 
+    # the last ones: set when used; __dict__ holds attributes a program sets on a tensor (``t.tag = ...``), as a
+    # PyTorch tensor takes them (copied by deepcopy and pickle, not passed on to views or results)
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_hooks", "_base", "_view_version", "_view_at",
-                 "_view_kind", "_own_counter", "_post_accumulate_hooks", "__weakref__")   # the last ones: set when used
+                 "_view_kind", "_own_counter", "_post_accumulate_hooks", "__weakref__", "__dict__")
     __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, data=_NO_DATA, *sizes, requires_grad=False, device=None):

@@ -168,9 +168,42 @@ def as_subclass(self, cls):
         return alias
     out = object.__new__(cls)
     for slot in Tensor.__slots__:            # the alias's state (memory, history, view links), in a ``cls`` object
-        if slot != "__weakref__" and hasattr(alias, slot):
+        if slot not in ("__weakref__", "__dict__") and hasattr(alias, slot):
             setattr(out, slot, getattr(alias, slot))
     return out
+
+
+def _make_subclass(cls, data, require_grad=False, dispatch_strides=False, dispatch_device=False,
+                   device_for_backend_keys=None):
+    """PyTorch's constructor of tensor subclasses, called from a subclass's ``__new__``: a ``cls`` instance sharing
+    ``data``'s memory, detached from its history, a leaf that requires grad if ``require_grad`` (the dispatch
+    arguments concern PyTorch's C++ dispatcher and change nothing here)."""
+    if not isinstance(cls, type) or not issubclass(cls, Tensor):
+        raise TypeError(f"cls must be a subclass of Tensor (got {cls!r})")
+    if not isinstance(data, Tensor):
+        raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not {type(data).__name__}")
+    out = object.__new__(cls)
+    Tensor.__init__(out, data.detach()._data, requires_grad=bool(require_grad))
+    return out
+
+
+def _init_after_new(self, *args, **kwargs):
+    """The ``__init__`` of a subclass that makes its instances in ``__new__`` (``_make_subclass``): Python calls it
+    with ``__new__``'s arguments afterwards, which PyTorch's ``Tensor.__init__`` ignores; a plain ``Tensor.__init__``
+    for an instance ``__new__`` left unmade."""
+    if not hasattr(self, "_data"):
+        Tensor.__init__(self, *args, **kwargs)
+
+
+def _init_subclass(cls, **kwargs):
+    """A subclass with its own ``__new__`` and no ``__init__`` gets ``_init_after_new``."""
+    super(Tensor, cls).__init_subclass__(**kwargs)
+    if "__new__" in cls.__dict__ and "__init__" not in cls.__dict__:
+        cls.__init__ = _init_after_new
+
+
+Tensor._make_subclass = staticmethod(_make_subclass)
+Tensor.__init_subclass__ = classmethod(_init_subclass)
 
 
 def module_load(self, other, assign=False):

@@ -503,6 +503,43 @@ def test_as_subclass_errors(cls):
     _same_error(lambda L: L.ones(2).as_subclass(int if cls == "int" else 3))
 
 
+@pytest.mark.parametrize("require_grad", [False, True])
+def test_make_subclass_makes_a_detached_leaf_of_the_subclass_as_pytorch(require_grad):
+    torch = torch_or_skip()
+    for L in (mg, torch):
+        class Sub(L.Tensor):
+            @staticmethod
+            def __new__(cls, data, flag=False):
+                return L.Tensor._make_subclass(cls, data, flag)
+
+            def doubled(self):
+                return self * 2
+        x = L.arange(3.0, requires_grad=True) * 1
+        s = Sub(x, require_grad)
+        assert type(s) is Sub and s.data_ptr() == x.data_ptr() and s.is_leaf and s.grad_fn is None
+        assert s.requires_grad is require_grad
+        np.testing.assert_array_equal(_np(s.doubled()), [0.0, 2.0, 4.0])
+        p = L.Tensor._make_subclass(L.nn.Parameter, L.ones(2), True)
+        assert type(p) is L.nn.Parameter and p.requires_grad
+
+
+def test_a_tensor_keeps_the_attributes_a_program_sets_as_pytorch():
+    import copy
+    import pickle
+    torch = torch_or_skip()
+    for L in (mg, torch):
+        t = L.ones(2, 3)
+        t.tag = ["x"]
+        assert copy.deepcopy(t).tag == ["x"] and pickle.loads(pickle.dumps(t)).tag == ["x"]
+        assert not hasattr(t.view(3, 2), "tag") and not hasattr(t.detach(), "tag") and not hasattr(t + 1, "tag")
+        t.t_()
+        assert t.tag == ["x"] and tuple(t.shape) == (3, 2)
+        p = L.nn.Parameter(L.ones(2))
+        p.note = {"k": 1}
+        q = copy.deepcopy(p)                            # (PyTorch's Parameter.__deepcopy__ leaves them out)
+        assert not hasattr(q, "note") and p.note == {"k": 1} and type(q) is L.nn.Parameter
+
+
 # --------------------------------------------------------------------------- module_load
 @pytest.mark.parametrize("assign", [False, True])
 def test_module_load(assign):

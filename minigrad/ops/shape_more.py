@@ -350,7 +350,8 @@ def resolve_neg(input):
 
 
 # --------------------------------------------------------------------------- in-place shape changes
-_OWN_SLOTS = ("_grad", "_hooks", "_post_accumulate_hooks", "__weakref__")   # what a tensor keeps when it changes shape
+_OWN_SLOTS = ("_grad", "_hooks", "_post_accumulate_hooks", "__weakref__", "__dict__")   # what a tensor keeps when
+                                                                                         # it changes shape
 
 
 def _become(self, view):
