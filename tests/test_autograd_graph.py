@@ -208,16 +208,18 @@ def test_bad_mode_and_gradient_edge_errors():
 
 
 def _square_function(lib):
-    class Square(lib.autograd.Function):
+    class Square(lib.autograd.Function):       # (PyTorch's second style: forward without ctx, then setup_context)
         @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
+        def forward(x):
             return x * x
 
         @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
         def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 2 * x * g
+            return 2 * ctx.saved_tensors[0] * g
     return Square
 
 
