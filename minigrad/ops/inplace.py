@@ -494,9 +494,10 @@ def setitem(self, index, value):
         ew.check_value_fits(value, self.dtype, converting=True)
     v = ew.as_tensor_operand(value, self)
     target = sh._read(self._data, index)   # raises IndexError for a bad index before anything is written
-    value_shape = _without_leading_ones(v.shape)
-    if v.shape != value_shape:             # PyTorch writes the value with its leading 1s dropped: [5.] into x[0]
-        v = v.reshape(value_shape)
+    given_shape, value_shape = tuple(v.shape), _without_leading_ones(v.shape)
+    if given_shape != value_shape and (given_shape != target.shape or not sh._is_basic(index)):
+        v = v.reshape(value_shape)         # PyTorch writes the value with its leading 1s dropped: [5.] into x[0]
+        # (through a basic index, a value of the region's own shape is copied as it is: its overlap checked as given)
     if isinstance(value, Tensor) and v.dtype != self.dtype and not sh._is_basic(index) and \
             not _fills_by_mask(index, v):
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
@@ -516,12 +517,12 @@ def setitem(self, index, value):
     def fast(a):
         a[index] = cast_limited(v._data, a.dtype)     # PyTorch's rounding (a float64 value into float16 ...)
     if sh._is_basic(index):     # PyTorch copies into the view self[index]: compared with that view's memory;
-        # a 0-d value fills it (PyTorch's fill_, which reads the value first: it may lie in the written memory).
+        # a value given 0-d fills it (PyTorch's fill_, which reads the value first: it may lie in the written memory).
         # Its backward (CopySlices) first copies the gradient into self's layout: refused if self's own elements
         # share memory (an expanded tensor that is no view, as detach() makes)
         shared = self._base is None and overlaps(self._data)
         write(self, lambda old: IndexPut.apply(old, v, index, shared), (v,), fast, written=target, index=index,
-              overlap=None if v.ndim == 0 and target.ndim or _expands(v.shape, target.shape) else "partial")
+              overlap=None if not given_shape and target.ndim or _expands(given_shape, target.shape) else "partial")
     else:                       # index_put_ refuses any overlap with self, and writes an expanded self with a warning
         check_kernel("masked_fill" if _fills_by_mask(index, v) else "index_put", self)
         warn_expanded_index_put(self._data)
