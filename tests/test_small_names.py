@@ -689,3 +689,20 @@ def test_resize_errors(case):
 def test_module_is_pure_numbers():
     """sym_sqrt gives a Python float, as math.sqrt (no NumPy scalar leaks out)."""
     assert type(mg.sym_sqrt(np.float64(2.0))) is float and math.isclose(mg.sym_sqrt(9), 3.0)
+
+
+# --------------------------------------------------------------------------- reprs of containers and attention
+def test_parameter_containers_and_attention_print_as_pytorchs():
+    torch = torch_or_skip()
+    texts = []
+    for L in (mg, torch):
+        nn = L.nn
+        one = nn.ParameterList([nn.Parameter(L.ones(2))])
+        two = nn.ParameterList([nn.Parameter(L.ones(2)), L.ones(3, dtype=L.float64)])
+        named = nn.ParameterDict({"a": nn.Parameter(L.ones(2, 3)),
+                                  "b": nn.Parameter(L.ones(1, dtype=L.int64), requires_grad=False)})
+        attention = nn.MultiheadAttention(8, 2)
+        assert type(attention.out_proj).__name__ == "NonDynamicallyQuantizableLinear"
+        assert isinstance(attention.out_proj, nn.Linear)
+        texts.append([repr(m).replace(f"{L.__name__}.", "") for m in (one, two, named, attention)])
+    assert texts[0] == texts[1]

@@ -293,6 +293,11 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear`` under PyTorch's name for MultiheadAttention's ``out_proj`` (which PyTorch's quantization tools
+    leave alone); the same layer, so its type name and repr are PyTorch's."""
+
+
 class Embedding(Module):
     """A lookup table: ``forward(indices)`` returns ``weight[indices]``, weight (num_embeddings, embedding_dim).
 

@@ -59,13 +59,14 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
+        """PyTorch's lines, each indented by two spaces (so one entry prints as ``ParameterList(  (0): ...)``)."""
         lines = []
         for i, p in enumerate(self):
             if isinstance(p, Tensor):
                 kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-                lines.append(f"({i}): {kind} containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]")
+                lines.append(f"  ({i}): {kind} containing: [minigrad.{p.dtype} of size {_size(p)}]")
             else:
-                lines.append(f"({i}): Object of type: {type(p).__name__}")
+                lines.append(f"  ({i}): Object of type: {type(p).__name__}")
         return "\n".join(lines)
 
 
@@ -155,9 +156,15 @@ class ParameterDict(Module):
             self[key] = value
 
     def extra_repr(self):
-        return "\n".join(f"({k}): {'Parameter' if isinstance(v, Parameter) else type(v).__name__} containing: "
-                         f"[{v.dtype} of size {'x'.join(map(str, v.shape))}]" if isinstance(v, Tensor) else
-                         f"({k}): Object of type: {type(v).__name__}" for k, v in self.items())
+        """PyTorch's lines: as ParameterList's, with the legacy type name (``minigrad.FloatTensor``)."""
+        return "\n".join(f"  ({k}): {'Parameter' if isinstance(v, Parameter) else type(v).__name__} containing: "
+                         f"[{v.type()} of size {_size(v)}]" if isinstance(v, Tensor) else
+                         f"  ({k}): Object of type: {type(v).__name__}" for k, v in self.items())
+
+
+def _size(t):
+    """A tensor's size as PyTorch's containers print it: ``2x3``."""
+    return "x".join(map(str, t.shape))
 
 
 __all__ = ["ParameterList", "ParameterDict", "Buffer"]

@@ -26,7 +26,7 @@ from ..ops.shape import triu
 from ..tensor import Tensor, check_device
 from . import functional as F
 from . import init
-from .layers import Dropout, Linear, ModuleList
+from .layers import Dropout, Linear, ModuleList, NonDynamicallyQuantizableLinear
 from .module import Module, Parameter
 from .normalization import LayerNorm
 
@@ -73,7 +73,7 @@ class MultiheadAttention(Module):
             self.v_proj_weight = Parameter(empty(embed_dim, self.vdim, dtype=dtype))
             self.register_parameter("in_proj_weight", None)
         self.in_proj_bias = Parameter(empty(3 * embed_dim, dtype=dtype)) if bias else None
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
         if add_bias_kv:
             self.bias_k = Parameter(empty(1, 1, embed_dim, dtype=dtype))
             self.bias_v = Parameter(empty(1, 1, embed_dim, dtype=dtype))

@@ -1,6 +1,5 @@
-"""``torch.nn.modules.linear``. Absent: ``NonDynamicallyQuantizableLinear`` (minigrad's MultiheadAttention
-uses a plain ``Linear`` for ``out_proj``)."""
-from ..layers import Identity, Linear
+"""``torch.nn.modules.linear``. ``NonDynamicallyQuantizableLinear`` is here and not exported, as in PyTorch."""
+from ..layers import Identity, Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from ..layers_more import Bilinear
 from ..lazy import LazyLinear
 
