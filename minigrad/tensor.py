@@ -263,6 +263,12 @@ class Tensor:
     def is_leaf(self):
         return self.grad_fn is None
 
+    @property
+    def output_nr(self):
+        """Which output of its ``grad_fn`` this tensor is: 0, as every minigrad node has one output (a Function with
+        several outputs gives each its own node; docs/differences.md)."""
+        return 0
+
     def _is_view(self):
         """Whether this tensor is a view of another's memory (``_base``), as PyTorch's ``_is_view()``."""
         return self._base is not None
@@ -310,6 +316,14 @@ class Tensor:
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
+
+    def __contains__(self, element):
+        """``element in t``: whether any element of ``t`` equals ``element`` (a number, or a tensor compared by
+        broadcasting), as PyTorch's."""
+        if not isinstance(element, (Tensor, bool, int, float, complex, np.number, np.bool_)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return bool((self == element).any())
 
     # ----------------------------------------------------------------- conversion
     @property

@@ -706,3 +706,23 @@ def test_parameter_containers_and_attention_print_as_pytorchs():
         assert isinstance(attention.out_proj, nn.Linear)
         texts.append([repr(m).replace(f"{L.__name__}.", "") for m in (one, two, named, attention)])
     assert texts[0] == texts[1]
+
+
+# --------------------------------------------------------------------------- in, output_nr
+@pytest.mark.parametrize("element", ["2", "5", "2.0", "True", "L.tensor([1, 2])", "L.tensor([[3, 4]])", "L.tensor(9)",
+                                     "'a'", "None", "[1, 2]", "L.tensor([1, 2, 3])"])
+def test_in_is_an_elementwise_equality_as_pytorchs(element):
+    def outcome(L):
+        try:
+            return eval(element, {"L": L}) in L.tensor([[1, 2], [3, 4]])
+        except Exception as error:      # noqa: BLE001 - its type is compared
+            return type(error).__name__
+    ours, theirs = _both(outcome)
+    assert ours == theirs
+
+
+def test_output_nr_is_0_for_single_output_nodes():
+    torch = torch_or_skip()
+    for L in (mg, torch):
+        x = L.ones(2, 3, requires_grad=True)
+        assert (x * 2).output_nr == 0 and x.output_nr == 0 and x.exp().sum().output_nr == 0
