@@ -173,6 +173,13 @@ def _summarized(data):
 _PLAIN_OPERANDS = set()   # Tensor, float, int: filled in once the class exists
 
 
+def _init_after_new(self, *args, **kwargs):
+    """``Tensor.__init_subclass__``'s ``__init__``: nothing for an instance ``__new__`` made, ``Tensor.__init__``
+    for one it did not."""
+    if not hasattr(self, "_data"):
+        Tensor.__init__(self, *args, **kwargs)
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it for backpropagation."""
 
@@ -181,6 +188,14 @@ class Tensor:
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_hooks", "_base", "_view_version", "_view_at",
                  "_view_kind", "_own_counter", "_post_accumulate_hooks", "__weakref__", "__dict__")
     __array_priority__ = 1000  # ndarray <op> Tensor defers to Tensor's reflected operator
+
+    def __init_subclass__(cls, **kwargs):
+        """A subclass that makes its instances in its own ``__new__`` (with ``Tensor._make_subclass``) and has no
+        ``__init__``: Python then calls ``__init__`` with ``__new__``'s arguments, which PyTorch's ignores, so here it
+        leaves the instance as ``__new__`` made it."""
+        super().__init_subclass__(**kwargs)
+        if "__new__" in cls.__dict__ and "__init__" not in cls.__dict__:
+            cls.__init__ = _init_after_new
 
     def __init__(self, data=_NO_DATA, *sizes, requires_grad=False, device=None):
         # Internal constructor: an ndarray (or NumPy scalar) is taken as is, its dtype kept, memory shared

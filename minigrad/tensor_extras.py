@@ -183,27 +183,11 @@ def _make_subclass(cls, data, require_grad=False, dispatch_strides=False, dispat
     if not isinstance(data, Tensor):
         raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not {type(data).__name__}")
     out = object.__new__(cls)
-    Tensor.__init__(out, data.detach()._data, requires_grad=bool(require_grad))
+    Tensor.__init__(out, data._data, requires_grad=bool(require_grad))   # (a new leaf: no history)
     return out
 
 
-def _init_after_new(self, *args, **kwargs):
-    """The ``__init__`` of a subclass that makes its instances in ``__new__`` (``_make_subclass``): Python calls it
-    with ``__new__``'s arguments afterwards, which PyTorch's ``Tensor.__init__`` ignores; a plain ``Tensor.__init__``
-    for an instance ``__new__`` left unmade."""
-    if not hasattr(self, "_data"):
-        Tensor.__init__(self, *args, **kwargs)
-
-
-def _init_subclass(cls, **kwargs):
-    """A subclass with its own ``__new__`` and no ``__init__`` gets ``_init_after_new``."""
-    super(Tensor, cls).__init_subclass__(**kwargs)
-    if "__new__" in cls.__dict__ and "__init__" not in cls.__dict__:
-        cls.__init__ = _init_after_new
-
-
 Tensor._make_subclass = staticmethod(_make_subclass)
-Tensor.__init_subclass__ = classmethod(_init_subclass)
 
 
 def module_load(self, other, assign=False):

@@ -192,7 +192,7 @@ def test_transformer_initialization_is_xavier_for_matrices():
 def test_dropout_only_in_training(rng):
     layer = mg.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.5, dtype=mg.float64)
     x = mg.tensor(rng.standard_normal((3, 2, 8)))
-    layer.eval()   # (equal to rounding: under load the matrix products may split over fewer threads, a last-bit change)
+    layer.eval()   # (to rounding: two passes once differed by 4e-16 on a loaded machine, source not found)
     np.testing.assert_allclose(layer(x).detach().numpy(), layer(x).detach().numpy(), rtol=1e-12, atol=1e-14)
     layer.train()
     assert not np.allclose(layer(x).detach().numpy(), layer(x).detach().numpy())

@@ -397,7 +397,7 @@ def _rms_norm_backward(dy, x, rstd, w, k, eps_outside, n_chunks, dx, dw, db):
     # asked for: 8192x1024 float32 on one thread, dx + dw took 7.0 ms in two passes and 5.1 ms in one (dx alone
     # 4.4, now 5.1 ms). A branch on need_dw inside the loop, or db summed in it too, stopped LLVM vectorizing it.
     # Row pipelining, as in the forwards: the loop writing row r's dx takes row r + 1's sum, so memory streams the
-    # next rows in while this one is written (8192x1024 float32 on the AVX-512 Xeon: see ROWS_PER_BLOCK's note).
+    # next rows in while this one is written (measured in this module's docstring).
     dw_part, db_part = np.empty((n_chunks, d)), np.empty((n_chunks, db.size))  # (chunks, D); (chunks, D or 0)
     for c in prange(n_chunks):
         _zero(dw_part[c])

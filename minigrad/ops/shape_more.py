@@ -350,8 +350,8 @@ def resolve_neg(input):
 
 
 # --------------------------------------------------------------------------- in-place shape changes
-_OWN_SLOTS = ("_grad", "_hooks", "_post_accumulate_hooks", "__weakref__", "__dict__")   # what a tensor keeps when
-                                                                                         # it changes shape
+# what a tensor keeps when it changes shape (its gradient, hooks, weak references and the attributes set on it)
+_OWN_SLOTS = ("_grad", "_hooks", "_post_accumulate_hooks", "__weakref__", "__dict__")
 
 
 def _become(self, view):
