@@ -19,13 +19,14 @@ whose partial sums per chunk depend on the number of threads (below).
 How the kernels work (the formulas are derived in docs/derivations/*.md):
 
 * one parallel task per row (row family, x (R, D)), per (n, g) group (GroupNorm/InstanceNorm,
-  x (N, C, S) viewed as rows (N*G, C/G*S)) or per channel (BatchNorm, whose statistics span the batch,
-  for an x larger than the caches: ``BY_CHANNEL_SLICE_BYTES``); each task makes two passes over its data,
+  x (N, C, S) viewed as rows (N*G, C/G*S)) or per chunk of channels (BatchNorm in training, whose statistics
+  span the batch, with long slices: ``BY_CHANNEL_SLICE_BYTES``); each task makes two passes over its data,
   statistics then normalize, while the data is still in cache, so memory sees one read of x (and dy)
-  and one write of y (or dx). A smaller BatchNorm runs one task per (n, c) slice, in two parallel steps
-  (statistics, then normalize), each reading x once;
+  and one write of y (or dx). A BatchNorm with short slices, or in eval mode, runs one task per (n, c) slice, in
+  two parallel steps (statistics, then normalize), each reading x once;
 * the forwards of RMSNorm, LayerNorm and GroupNorm (so InstanceNorm; with long channel slices only,
-  ``PIPELINED_SLICE_BYTES``) run one task per chunk of rows or groups (``n_chunks``, as the row backwards) and
+  ``PIPELINED_SLICE_BYTES``) and BatchNorm's training kernels by channels run one task per chunk of rows, groups or
+  channels (``n_chunks``, as the row backwards) and
   pipeline them: the loop that writes row r's y also takes row r + 1's
   sums, so that memory streams the next row in while this one is written, as a copy does, instead of reading and
   writing in turns. 8192x1024 float32, the kernels alone, old and new alternating in one process, 55 calls each,
@@ -717,18 +718,31 @@ def _batch_norm_stats(x, eps, momentum, running_mean, running_var, mean, var, rs
 
 
 @_kernel
-def _batch_norm_train_by_channel(x, eps, momentum, running_mean, running_var, w, b, y, mean, var, rstd):
-    """Training's statistics and y in one task per channel: its slices, read for the statistics, are still in cache
-    when they are normalized (``_batch_norm_stats`` then ``_batch_norm_forward`` read x from memory twice). The
-    same operations in the same order: the same bits."""
+def _batch_norm_train_pipelined(x, eps, momentum, running_mean, running_var, w, b, n_chunks, y, mean, var, rstd):
+    """Training's statistics and y, one task per chunk of channels, pipelined as GroupNorm's forward: the loop that
+    writes channel c's y, slice by slice, takes channel c + 1's shifted sums, so that memory streams the next
+    channel in while this one is written (its slices are in cache when they are normalized). A chunk's first
+    channel is summed by the same loop writing into a scratch slice: the same bits wherever the chunks start."""
     n_count, c_count, s_count = x.shape
     seg_mean, seg_m2 = np.empty((n_count, c_count)), np.empty((n_count, c_count))  # per (n, c) slice, float64
-    for c in prange(c_count):
-        for n in range(n_count):
-            seg_mean[n, c], seg_m2[n, c] = _moments(x[n, c])           # x[n, c] (S,); seg_mean, seg_m2 (N, C)
-        _merge_slices(seg_mean[:, c], seg_m2[:, c], s_count, eps, c, mean, var, rstd)
-        for n in range(n_count):
-            _affine_segment(x[n, c], y[n, c], np.float64(mean[c]), np.float64(rstd[c]), w[c], b[c])  # (S,); (C,)
+    zero = x.dtype.type(0)
+    for chunk in prange(n_chunks):
+        first, end = chunk * c_count // n_chunks, (chunk + 1) * c_count // n_chunks
+        scratch = np.empty(s_count, x.dtype)
+        for n in range(n_count if first < end else 0):
+            xn = x[n, first]                                           # x[n, c] (S,)
+            k = np.float64(xn[0]) if s_count else 0.0
+            s1, s2 = _affine_segment_summing_next(xn, scratch, zero, zero, zero, zero, zero, xn, k)
+            seg_mean[n, first], seg_m2[n, first] = _moments_from_shifted(xn, k, s1, s2)  # seg_mean, seg_m2 (N, C)
+        for c in range(first, end):
+            _merge_slices(seg_mean[:, c], seg_m2[:, c], s_count, eps, c, mean, var, rstd)
+            m_hi, m_lo = _hi_lo(np.float64(mean[c]), x)
+            nxt = min(c + 1, end - 1)
+            for n in range(n_count):
+                xn = x[n, nxt]
+                k = np.float64(xn[0]) if s_count else 0.0
+                s1, s2 = _affine_segment_summing_next(x[n, c], y[n, c], m_hi, m_lo, rstd[c], w[c], b[c], xn, k)
+                seg_mean[n, nxt], seg_m2[n, nxt] = _moments_from_shifted(xn, k, s1, s2)
     _blend_running(mean, var, n_count * s_count, momentum, running_mean, running_var)
 
 
@@ -783,24 +797,46 @@ def _batch_norm_backward(dy, x, mean, rstd, w, training, dx, dw, db):
     _channel_param_grads(sum_dy, sum_dy_xhat, dw, db)
 
 
+@_sum
+def _centered_dx_segment_summing_next(dys, xs, dxs, wc, s, m_hi, m_lo, mean_gw, coef, dyn, xn, m_next):
+    """dxs = s * (wc*dys - mean_gw - ((xs - m_hi) - m_lo)*coef) on one slice (S,), as ``_centered_dx_segment`` (its
+    scalars in x's dtype), and in the same loop the next slice's (sum dyn, sum dyn * (xn - m_next)) in float64."""
+    s_g = s_gx = 0.0
+    for t in range(xs.size):
+        dxs[t] = s * (wc * dys[t] - mean_gw - ((xs[t] - m_hi) - m_lo) * coef)  # dys, xs, dxs, dyn, xn (S,)
+        s_g += dyn[t]
+        s_gx += dyn[t] * (xn[t] - m_next)
+    return s_g, s_gx
+
+
 @_kernel
-def _batch_norm_backward_by_channel(dy, x, mean, rstd, w, training, dx, dw, db):
-    """``_batch_norm_backward`` in one task per channel: the slices of dy and x read for the sums are still in cache
-    for dx. The same operations in the same order: the same bits."""
+def _batch_norm_backward_pipelined(dy, x, mean, rstd, w, n_chunks, dx, dw, db):
+    """Training's backward with dx, one task per chunk of channels, pipelined as the forward
+    (``_batch_norm_train_pipelined``): the loop that writes channel c's dx takes channel c + 1's sums."""
     n_count, c_count, s_count = x.shape
-    need_dx = dx.size > 0
-    need_sums = dw.size > 0 or db.size > 0 or (need_dx and training)   # sum_A(dy), sum_A(dy * xhat)
+    size = n_count * s_count                                           # elements per channel
     sum_dy, sum_dy_xhat = np.zeros(c_count), np.zeros(c_count)         # (C,)
     dy_nc, dy_xc_nc = np.empty((n_count, c_count)), np.empty((n_count, c_count))   # per (n, c) slice
-    for c in prange(c_count):
-        if need_sums:
-            for n in range(n_count):
-                dy_nc[n, c], dy_xc_nc[n, c] = _channel_sums(dy, x, mean, n, c)         # (N, C)
+    zero = x.dtype.type(0)
+    for chunk in prange(n_chunks):
+        first, end = chunk * c_count // n_chunks, (chunk + 1) * c_count // n_chunks
+        scratch = np.empty(s_count, x.dtype)
+        for n in range(n_count if first < end else 0):
+            dyn, xn = dy[n, first], x[n, first]                        # dy[n, c], x[n, c] (S,)
+            dy_nc[n, first], dy_xc_nc[n, first] = _centered_dx_segment_summing_next(
+                dyn, xn, scratch, zero, zero, zero, zero, zero, zero, dyn, xn, np.float64(mean[first]))  # (N, C)
+        for c in range(first, end):
             sum_dy[c], sum_dy_xhat[c] = _sum_dev(dy_nc[:, c], 0.0), _sum_dev(dy_xc_nc[:, c], 0.0)  # as _add_over_n
             sum_dy_xhat[c] *= rstd[c]                                  # sum_{n,s} dy * xhat; (C,)
-        if need_dx:
+            s = np.float64(rstd[c])                                    # rstd (C,)
+            mean_gw, coef = w[c] * sum_dy[c] / size, s * w[c] * sum_dy_xhat[c] / size   # coef = s * mean(gw * xhat)
+            t = x.dtype.type
+            m_hi, m_lo = _hi_lo(np.float64(mean[c]), x)
+            nxt = min(c + 1, end - 1)
             for n in range(n_count):
-                _channel_dx(dy, x, mean, rstd, w, training, sum_dy[c], sum_dy_xhat[c], n, c, dx)
+                dy_nc[n, nxt], dy_xc_nc[n, nxt] = _centered_dx_segment_summing_next(
+                    dy[n, c], x[n, c], dx[n, c], w[c], t(s), m_hi, m_lo, t(mean_gw), t(coef), dy[n, nxt], x[n, nxt],
+                    np.float64(mean[nxt]))
     _channel_param_grads(sum_dy, sum_dy_xhat, dw, db)
 
 
@@ -1101,19 +1137,20 @@ def _row_chunks(x):
     return max(1, min(team_size(x.size), x.shape[0]))
 
 
-def _backward(kernel, dy, x, args, needs, sizes, shapes=None, chunked=True):
+def _backward(kernel, dy, x, args, needs, sizes, shapes=None, chunks="rows"):
     """The one backward wrapper: ``kernel(dy, x, *args, [n_chunks,] dx, *param_grads)``, with one gradient mask
     entry per differentiable input in input order (``needs``: x, then each parameter) and one output per
     parameter (``sizes``: its element count, D or C per feature, 1 for a scalar; ``shapes``: the shapes to return
     them in, default as computed). dx is allocated like x, each parameter gradient in float64; each is empty
     (0 rows or 0 elements: the gradient mask, the kernel skips it) unless needed, and comes back as None then.
-    Row kernels (``chunked``) sum the parameter gradients over n_chunks = the team size (at most R) chunks of
-    rows, one per thread, then add the chunks in order; channel kernels sum per channel themselves."""
+    Row kernels (``chunks="rows"``) sum the parameter gradients over n_chunks = the team size (at most R) chunks
+    of rows, one per thread, then add the chunks in order; channel kernels sum per channel themselves, and take
+    n_chunks (``chunks``, an int) if they are pipelined, none if ``chunks`` is None."""
     dy, x = np.ascontiguousarray(dy), np.ascontiguousarray(x)
     dx = buffers.empty(x.shape, x.dtype) if needs[0] else np.empty((0,) + x.shape[1:], x.dtype)
     grads = [np.empty(size if need else 0) for size, need in zip(sizes, needs[1:])]
-    if chunked:
-        n_chunks = _row_chunks(x)
+    if chunks is not None:
+        n_chunks = _row_chunks(x) if chunks == "rows" else chunks
         _launch(kernel, n_chunks, dy, x, *args, n_chunks, dx, *grads)
     else:
         _run(kernel, x.size, dy, x, *args, dx, *grads)
@@ -1213,7 +1250,7 @@ def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw,
     c = x.shape[1]
     return _backward(_group_norm_backward, dy, x, (np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
                                                    int(num_groups), _neutral(weight, c, x.dtype, 1)),
-                     (need_dx, need_dw, need_db), (c, c), chunked=False)
+                     (need_dx, need_dw, need_db), (c, c), chunks=None)
 
 
 def batch_norm_stats(x):
@@ -1227,25 +1264,33 @@ def batch_norm_train_stats(x, eps, momentum, running_mean, running_var):
     return mean, rstd
 
 
-BY_CHANNEL_SLICE_BYTES = 8192
-BY_CHANNEL_MIN_BYTES = 8 << 20
-"""BatchNorm's kernels run one task per channel, which reads its channel's N slices twice while they are still in
-cache (statistics then y, sums then dx), when x is larger than the caches (at least ``BY_CHANNEL_MIN_BYTES``), its
-slices (n, c) are long (``BY_CHANNEL_SLICE_BYTES``) and there are at least two channels per thread; else one task per
-slice (n, c), and each of the two steps reads x from memory (or, for a smaller x, from the cache) once. The two give
-the same bits. Through the API (BatchNorm2d, float32, this 2-core AMD EPYC with AVX2, 3-5 fresh processes each,
-median ms per slice / per channel, forward + backward, 1 thread and 2 threads):
-32x64x64x64 (16 KB slices) 23.1 / 19.3 and 16.6 / 12.2; 8x64x128x128 23.6 / 19.8 and 14.9 / 13.5; 16x64x48x48 (9 KB,
-9.4 MB) 6.7 / 5.7 and 4.3 / 4.1. Channel by channel, short slices read slower (a page or less between jumps of
-C slices: 32x64x32x32, 4 KB slices, 5.7 / 6.1 and 3.3 / 5.5; 64x64x16x16 2.7 / 4.4 and 1.5 / 2.8), and an x that
-fits in the caches gains nothing (2x64x64x64: 1.0 / 1.0 and 0.64 / 0.67; 8x64x32x64 2.8 / 2.7 and 1.6 / 1.8)."""
+BY_CHANNEL_SLICE_BYTES = 4096
+BY_CHANNEL_CHANNELS_PER_THREAD = 2
+"""BatchNorm's training kernels run by chunks of channels, pipelined (``_batch_norm_train_pipelined``,
+``_batch_norm_backward_pipelined``: x and dy read from memory once, y and dx written once), when its slices (n, c)
+are long (``BY_CHANNEL_SLICE_BYTES``: the kernels make one call per slice, which a short slice does not repay) and
+there are at least ``BY_CHANNEL_CHANNELS_PER_THREAD`` channels per thread numba may run
+(``numba.config.NUMBA_NUM_THREADS``, fixed for the process: which kernel runs, and so its bits, depends on the shape
+alone, not on ``set_num_threads``); else one task per slice (n, c), in two parallel steps (statistics then y, sums
+then dx), each reading x (and dy) once. The two may differ in the last bit. BatchNorm2d through the API, float32,
+forward + backward, median ms per slice / pipelined, 1 thread and 2 threads, 3 fresh processes each, alternating
+(Intel Xeon with AVX-512, 2 cores): 32x64x64x64 (32 MB, 16 KB slices) 16.4-17.1 / 12.3-13.0 and 7.4-8.0 / 6.1-6.6
+(the earlier kernel, by channel but not pipelined); 8x64x128x128 14.3-15.7 / 11.3-11.8 and 6.9-7.5 / 5.5-5.8;
+32x64x32x32 (4 KB slices) 2.7 / 2.0-2.1 and 1.6 / 1.1-1.2; 4x64x64x64 (4 MB) 1.5-1.6 / 1.0-1.1 and 0.9-1.0 / 0.7;
+but 16x64x16x16 (1 KB slices) 0.5 / 0.5 and 0.3 / 0.3, and 32x64x8x8 0.25 / 0.4 and 0.18 / 0.2."""
 
 
 def _by_channel(x):
-    """Whether BatchNorm's kernels on x (N, C, S) run one task per channel (``BY_CHANNEL_SLICE_BYTES``)."""
+    """Whether BatchNorm's training kernels on x (N, C, S) run by chunks of channels (``BY_CHANNEL_SLICE_BYTES``)."""
     n_count, c_count, s_count = x.shape
-    return (x.nbytes >= BY_CHANNEL_MIN_BYTES and s_count * x.itemsize >= BY_CHANNEL_SLICE_BYTES
-            and c_count >= 2 * team_size(x.size))
+    return (s_count * x.itemsize >= BY_CHANNEL_SLICE_BYTES
+            and c_count >= BY_CHANNEL_CHANNELS_PER_THREAD * numba.config.NUMBA_NUM_THREADS)
+
+
+def _channel_chunks(x):
+    """How many chunks of channels a pipelined BatchNorm kernel over x (N, C, S) splits into: the team size, at most
+    C, at least 1."""
+    return max(1, min(team_size(x.size), x.shape[1]))
 
 
 def _batch_norm_statistics(x, eps, momentum, running_mean, running_var, weight=None, bias=None, y=None):
@@ -1256,14 +1301,15 @@ def _batch_norm_statistics(x, eps, momentum, running_mean, running_var, weight=N
     no_buffer = np.empty(0, x.dtype)
     running = (no_buffer if running_mean is None else running_mean, no_buffer if running_var is None else running_var)
     mean, var, rstd = np.empty(c, x.dtype), np.empty(c, x.dtype), np.empty(c, x.dtype)
+    params = (_neutral(weight, c, x.dtype, 1), _neutral(bias, c, x.dtype, 0))
     if y is not None and _by_channel(x):
-        _run(_batch_norm_train_by_channel, x.size, x, float(eps), float(momentum), *running,
-             _neutral(weight, c, x.dtype, 1), _neutral(bias, c, x.dtype, 0), y, mean, var, rstd)
+        n_chunks = _channel_chunks(x)
+        _launch(_batch_norm_train_pipelined, n_chunks, x, float(eps), float(momentum), *running, *params, n_chunks,
+                y, mean, var, rstd)
         return mean, var, rstd
     _run(_batch_norm_stats, x.size, x, float(eps), float(momentum), *running, mean, var, rstd)
     if y is not None:
-        _run(_batch_norm_forward, x.size, x, mean, rstd, _neutral(weight, c, x.dtype, 1),
-             _neutral(bias, c, x.dtype, 0), y)
+        _run(_batch_norm_forward, x.size, x, mean, rstd, *params, y)
     return mean, var, rstd
 
 
@@ -1287,10 +1333,12 @@ def batch_norm_forward(x, mean, rstd, weight, bias):
 def batch_norm_backward(dy, x, mean, rstd, weight, training, need_dx, need_dw, need_db):
     """The numba twin of batch_norm_backward in minigrad/ops/norm/batchnorm.py."""
     c = x.shape[1]
-    kernel = _batch_norm_backward_by_channel if _by_channel(x) else _batch_norm_backward
-    return _backward(kernel, dy, x, (np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
-                                     _neutral(weight, c, x.dtype, 1), bool(training)),
-                     (need_dx, need_dw, need_db), (c, c), chunked=False)
+    stats = (np.ascontiguousarray(mean), np.ascontiguousarray(rstd), _neutral(weight, c, x.dtype, 1))
+    if training and need_dx and _by_channel(x):
+        return _backward(_batch_norm_backward_pipelined, dy, x, stats, (need_dx, need_dw, need_db), (c, c),
+                         chunks=_channel_chunks(x))
+    return _backward(_batch_norm_backward, dy, x, stats + (bool(training),), (need_dx, need_dw, need_db), (c, c),
+                     chunks=None)
 
 
 def dynamic_tanh_forward(x, alpha, weight, bias, keep=True):
@@ -1326,7 +1374,7 @@ def local_response_norm_backward(dy, x, d, size, alpha, beta, need_dx=True):
     """The numba twin of local_response_norm_backward in minigrad/ops/norm/localresponse.py (no parameters)."""
     return _backward(_local_response_norm_backward[beta in ROOT_BETAS], dy, x,
                      (np.ascontiguousarray(d), int(size), float(alpha), float(beta), _lrn_span(x)), (need_dx,), (),
-                     chunked=False)
+                     chunks=None)
 
 
 def _lrn_span(x):
