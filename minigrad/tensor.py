@@ -668,6 +668,13 @@ class Tensor:
                 text, last_line = text + ", " + extra, last_line + len(extra) + 2
         return text + ")"
 
+    def __format__(self, format_spec):
+        """As PyTorch's: a 0-d Tensor (not a subclass such as Parameter) formats as its number, so f"{loss:.4f}"
+        works; any other as object's (its str for an empty spec, else TypeError)."""
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     __hash__ = object.__hash__
 
     # ----------------------------------------------------------------- operators

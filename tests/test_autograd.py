@@ -621,6 +621,25 @@ def test_repr_of_empty_tensors_matches_pytorch(shape, dtype):
     assert repr(mg.zeros(shape, dtype=np.dtype(dtype))) == repr(theirs).replace("torch.", "minigrad.")
 
 
+@pytest.mark.parametrize("make, spec", [
+    ("tensor(2.5)", ".2f"), ("tensor(2.5)", ""), ("tensor(3)", ">5"), ("tensor(3)", ""), ("tensor(True)", ""),
+    ("tensor(1.25, dtype=float64)", "e"), ("tensor(2.5, requires_grad=True) * 2", ".3f"), ("tensor([2.5])", ""),
+    ("tensor([2.5])", ".2f"), ("nn.Parameter(tensor(2.5))", ""), ("nn.Parameter(tensor(2.5))", ".2f"),
+])
+def test_format_matches_pytorch(make, spec):
+    """A 0-d Tensor formats as its number (f"{loss:.4f}"); any other tensor, and a 0-d Parameter, as object does:
+    its str, or TypeError for a format spec."""
+    torch = torch_or_skip()
+
+    def formatted(lib):
+        t = eval(make, {"tensor": lib.tensor, "float64": lib.float64, "nn": lib.nn})
+        try:
+            return format(t, spec).replace("torch", "minigrad")
+        except TypeError as err:
+            return "TypeError: " + str(err)
+    assert formatted(mg) == formatted(torch)
+
+
 def test_to_accepts_pytorchs_forms():
     torch = torch_or_skip()
     x = leaf((2, 3), dtype=np.float32)
