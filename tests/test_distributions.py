@@ -704,6 +704,38 @@ def test_invalid_arguments_raise_pytorchs_errors(make):
     assert mg_text.split("\n")[0].split("tensor(")[0] == th_text.split("\n")[0].split("tensor(")[0], (mg_text, th_text)
 
 
+EDGES = {
+    "Normal": lambda D, t: D.Normal(t(0.5), t(2.0)), "Cauchy": lambda D, t: D.Cauchy(t(0.5), t(2.0)),
+    "HalfCauchy": lambda D, t: D.HalfCauchy(t(2.0)), "HalfNormal": lambda D, t: D.HalfNormal(t(2.0)),
+    "Laplace": lambda D, t: D.Laplace(t(0.5), t(2.0)), "Exponential": lambda D, t: D.Exponential(t(2.0)),
+    "Uniform": lambda D, t: D.Uniform(t(0.0), t(2.0)), "LogNormal": lambda D, t: D.LogNormal(t(0.0), t(1.0)),
+    "Pareto": lambda D, t: D.Pareto(t(1.0), t(2.0)), "Weibull": lambda D, t: D.Weibull(t(1.0), t(2.0)),
+    "Kumaraswamy": lambda D, t: D.Kumaraswamy(t(2.0), t(3.0)),
+}
+
+
+@pytest.mark.parametrize("name", list(EDGES))
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_cdf_and_icdf_at_the_edges_match_pytorch(name):
+    """cdf at +-inf and far out, icdf at 0, 1 and in between, float64 (Cauchy's cdf(inf) was NaN: its atan was
+    computed as atan2(x, x * 0 + 1))."""
+    torch = torch_or_skip()
+    for method, values in (("cdf", [-np.inf, np.inf, -1e300, 1e300, 0.0, 1.0, 3.0]), ("icdf", [0.0, 1.0, 0.5, 0.1])):
+        for value in values:
+            results = []
+            for lib in (torch, mg):
+                def t(v, lib=lib):
+                    return lib.tensor(v, dtype=lib.float64)
+                try:
+                    results.append(getattr(EDGES[name](lib.distributions, t), method)(t([value])).detach().numpy())
+                except ValueError as err:   # outside the support
+                    results.append(type(err).__name__)
+            if isinstance(results[0], str):
+                assert results[1] == results[0], (method, value, results)
+            else:
+                np.testing.assert_allclose(results[1], results[0], rtol=1e-12, atol=1e-300, err_msg=(method, value))
+
+
 @pytest.mark.filterwarnings("ignore:invalid value encountered in log:RuntimeWarning")
 def test_validation_can_be_turned_off():
     d = MD.Normal(mg.tensor([0.0]), mg.tensor([-1.0]), validate_args=False)

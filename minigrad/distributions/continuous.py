@@ -7,7 +7,6 @@ import numbers
 import numpy as np
 
 from ..dtypes import float_info
-from ..ops.elementwise import atan2
 from . import constraints
 from ._ops import erfinv
 from .distribution import Distribution, ExponentialFamily
@@ -124,14 +123,6 @@ class Laplace(_LocationScale, Distribution):
         return 1 + (2 * self.scale).log()
 
 
-def _tan(x):
-    return x.sin() / x.cos()
-
-
-def _atan(x):
-    return atan2(x, x * 0 + 1)
-
-
 class Cauchy(_LocationScale, Distribution):
     """Cauchy(loc, scale): density 1 / (pi scale (1 + ((x - loc) / scale)^2)); no mean or variance."""
 
@@ -160,10 +151,10 @@ class Cauchy(_LocationScale, Distribution):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return _atan((value - self.loc) / self.scale) / math.pi + 0.5
+        return ((value - self.loc) / self.scale).atan() / math.pi + 0.5
 
     def icdf(self, value):
-        return _tan((value - 0.5) * math.pi) * self.scale + self.loc
+        return ((value - 0.5) * math.pi).tan() * self.scale + self.loc
 
     def entropy(self):
         return math.log(4 * math.pi) + self.scale.log()
