@@ -417,9 +417,9 @@ def test_pipelined_group_norm_forward_on_odd_shapes(shape, num_groups, dtype, mo
         check_channels(nb, arrays(shape, shape[1], dtype), num_groups, 1e-12 if dtype == np.float64 else 1e-5)
 
 
-def test_pipelined_group_norm_forward_does_not_depend_on_the_thread_count(monkeypatch):
-    """Serial twin, and the parallel kernel in 1 and 2 chunks: the same bits (each chunk's first group is summed by
-    the loop the other groups are summed in, writing into a scratch group)."""
+def test_pipelined_group_norm_does_not_depend_on_the_thread_count(monkeypatch):
+    """Serial twin, and the parallel kernels in 1 and 2 chunks: the same bits, forward and backward (each chunk's
+    first group is summed by the loop the other groups are summed in, writing into a scratch group)."""
     import numba
     nb = numba_kernels()
     if numba.config.NUMBA_NUM_THREADS < 2:
@@ -431,7 +431,9 @@ def test_pipelined_group_norm_forward_does_not_depend_on_the_thread_count(monkey
         for serial_below, n in ((1 << 62, 2), (0, 1), (0, 2)):
             monkeypatch.setattr(nb, "SERIAL_BELOW", serial_below)
             numba.set_num_threads(n)
-            results.append(nb.group_norm_forward(a["x"], 2, a["w"], a["b"], 1e-5))
+            y, mean, rstd = nb.group_norm_forward(a["x"], 2, a["w"], a["b"], 1e-5)
+            grads = nb.group_norm_backward(a["dy"], a["x"], mean, rstd, 2, a["w"], True, True, True)
+            results.append((y, mean, rstd) + grads)
     finally:
         numba.set_num_threads(threads)
     for run in results[1:]:
@@ -440,18 +442,24 @@ def test_pipelined_group_norm_forward_does_not_depend_on_the_thread_count(monkey
 
 
 def test_group_norm_pipelines_long_slices_only():
-    """The pipelined forward runs where a channel's slice takes PIPELINED_SLICE_BYTES or more."""
+    """The pipelined forward, and backward with dx, run where a channel's slice takes PIPELINED_SLICE_BYTES or more
+    (a backward without dx: the kernel by groups)."""
     nb = numba_kernels()
     calls = []
-    kernels = nb._group_norm_forward, nb._group_norm_forward_pipelined
+    kernels = (nb._group_norm_forward, nb._group_norm_forward_pipelined, nb._group_norm_backward,
+               nb._group_norm_backward_pipelined)
     s_long = nb.PIPELINED_SLICE_BYTES // 4
     try:
         nb._launch, launch = (lambda kernel, *args: calls.append(kernel) or launch(kernel, *args)), nb._launch
         for s_count in (s_long - 1, s_long):
-            nb.group_norm_forward(np.ones((2, 4, s_count), np.float32), 2, None, None, 1e-5)
+            x = np.ones((2, 4, s_count), np.float32)
+            y, mean, rstd = nb.group_norm_forward(x, 2, None, None, 1e-5)
+            nb.group_norm_backward(x, x, mean, rstd, 2, None, True, True, True)
+            nb.group_norm_backward(x, x, mean, rstd, 2, None, False, True, True)
     finally:
         nb._launch = launch
-    assert [k for k in calls if k in kernels] == list(kernels)
+    assert [k for k in calls if k in kernels] == [kernels[0], kernels[2], kernels[2], kernels[1], kernels[3],
+                                                  kernels[2]]
 
 
 @pytest.mark.parametrize("shape, dtype, threads, expected", [

@@ -24,9 +24,9 @@ How the kernels work (the formulas are derived in docs/derivations/*.md):
   statistics then normalize, while the data is still in cache, so memory sees one read of x (and dy)
   and one write of y (or dx). A BatchNorm with short slices, or in eval mode, runs one task per (n, c) slice, in
   two parallel steps (statistics, then normalize), each reading x once;
-* the forwards of RMSNorm, LayerNorm and GroupNorm (so InstanceNorm; with long channel slices only,
-  ``PIPELINED_SLICE_BYTES``) and BatchNorm's training kernels by channels run one task per chunk of rows, groups or
-  channels (``n_chunks``, as the row backwards) and
+* the forwards of RMSNorm, LayerNorm and GroupNorm (so InstanceNorm; its backward with dx too; with long channel
+  slices only, ``PIPELINED_SLICE_BYTES``) and BatchNorm's training kernels by channels run one task per chunk of
+  rows, groups or channels (``n_chunks``, as the row backwards) and
   pipeline them: the loop that writes row r's y also takes row r + 1's
   sums, so that memory streams the next row in while this one is written, as a copy does, instead of reading and
   writing in turns. 8192x1024 float32, the kernels alone, old and new alternating in one process, 55 calls each,
@@ -597,6 +597,20 @@ def _affine_segment_summing_next(xs, ys, m_hi, m_lo, s, wc, bc, xn, k_next):
     return s1, s2
 
 
+@_sum
+def _centered_dx_segment_summing_next(dys, xs, dxs, wc, s, m_hi, m_lo, mean_gw, coef, dyn, xn, m_next):
+    """dxs = s * (wc*dys - mean_gw - ((xs - m_hi) - m_lo)*coef) on one slice (S,), as ``_centered_dx_segment`` (its
+    scalars in x's dtype), and in the same loop the next slice's ``_slice_sums`` (dyn, xn (S,) around m_next)."""
+    s_a = s_g = s_ga = 0.0
+    for t in range(xs.size):
+        dxs[t] = s * (wc * dys[t] - mean_gw - ((xs[t] - m_hi) - m_lo) * coef)  # dys, xs, dxs, dyn, xn (S,)
+        ac = xn[t] - m_next
+        s_a += ac
+        s_g += dyn[t]
+        s_ga += dyn[t] * ac
+    return s_a, s_g, s_ga
+
+
 @_inline
 def _normalize_group_summing_next(xg, yg, m_hi, m_lo, s, w, b, c0, s_count, xn, k_next):
     """yg = ((xg - m_hi) - m_lo) * s * w_c + b_c over one group (C/G*S,), whose channels c0, c0 + 1, ... take s_count
@@ -678,6 +692,50 @@ def _group_norm_backward(dy, x, mean, rstd, num_groups, w, dx, dw, db):
             for c in range(g * cg, (g + 1) * cg):
                 _centered_dx_segment(dy[n, c], x[n, c], dx[n, c], w[c], s, m + delta, sum_gw / size,
                                      coef)                                     # dy[n, c], x[n, c], dx[n, c] (S,)
+    _add_over_n(dw_nc, dw)
+    _add_over_n(db_nc, db)
+
+
+@_kernel
+def _group_norm_backward_pipelined(dy, x, mean, rstd, num_groups, w, n_chunks, dx, dw, db):
+    """``_group_norm_backward`` with dx, one task per chunk of groups, pipelined as the forward: the loop that writes
+    group i's dx, channel slice by channel slice, takes group i + 1's slice sums. A chunk's first group is summed by
+    the same loop writing into a scratch slice."""
+    n_count, c_count, s_count = x.shape
+    cg = c_count // num_groups
+    size = cg * s_count                                                # elements per group
+    n_groups = n_count * num_groups
+    xc_nc, g_nc, gx_nc = np.empty((n_count, c_count)), np.empty((n_count, c_count)), np.empty((n_count, c_count))
+    dw_nc, db_nc = np.empty((n_count, c_count)), np.empty((n_count, c_count))   # per (n, c) slice
+    zero = x.dtype.type(0)
+    for chunk in prange(n_chunks):
+        first, end = chunk * n_groups // n_chunks, (chunk + 1) * n_groups // n_chunks
+        scratch = np.empty(s_count, x.dtype)
+        if first < end:
+            n, g = _split(first, num_groups)
+            for c in range(g * cg, (g + 1) * cg):                      # the slice sums, around the saved mean
+                xc_nc[n, c], g_nc[n, c], gx_nc[n, c] = _centered_dx_segment_summing_next(
+                    dy[n, c], x[n, c], scratch, zero, zero, zero, zero, zero, zero, dy[n, c], x[n, c],
+                    np.float64(mean[n, g]))                            # dy[n, c], x[n, c] (S,); *_nc (N, C)
+        for i in range(first, end):
+            n, g = _split(i, num_groups)
+            s, m = np.float64(rstd[n, g]), np.float64(mean[n, g])      # rstd, mean (N, G)
+            sum_gw = sum_gw_xc = sum_xc = 0.0                          # sums around the saved (rounded) mean m
+            for c in range(g * cg, (g + 1) * cg):
+                sum_xc, sum_gw_xc = sum_xc + xc_nc[n, c], sum_gw_xc + w[c] * gx_nc[n, c]  # w (C,); *_nc (N, C)
+                sum_gw += w[c] * g_nc[n, c]
+            delta = sum_xc / size                                      # the forward's float64 mean is m + delta
+            for c in range(g * cg, (g + 1) * cg):
+                db_nc[n, c], dw_nc[n, c] = g_nc[n, c], s * (gx_nc[n, c] - delta * g_nc[n, c])  # sum_s dy * xhat
+            coef = s * (sum_gw_xc - delta * sum_gw) / size * s         # s * mean(gw * xhat)
+            t = x.dtype.type
+            m_hi, m_lo = _hi_lo(m + delta, x)
+            n1, g1 = _split(min(i + 1, end - 1), num_groups)           # the next group (this one, at the end)
+            for j in range(cg):
+                c, c1 = g * cg + j, g1 * cg + j
+                xc_nc[n1, c1], g_nc[n1, c1], gx_nc[n1, c1] = _centered_dx_segment_summing_next(
+                    dy[n, c], x[n, c], dx[n, c], w[c], t(s), m_hi, m_lo, t(sum_gw / size), t(coef), dy[n1, c1],
+                    x[n1, c1], np.float64(mean[n1, g1]))
     _add_over_n(dw_nc, dw)
     _add_over_n(db_nc, db)
 
@@ -797,18 +855,6 @@ def _batch_norm_backward(dy, x, mean, rstd, w, training, dx, dw, db):
     _channel_param_grads(sum_dy, sum_dy_xhat, dw, db)
 
 
-@_sum
-def _centered_dx_segment_summing_next(dys, xs, dxs, wc, s, m_hi, m_lo, mean_gw, coef, dyn, xn, m_next):
-    """dxs = s * (wc*dys - mean_gw - ((xs - m_hi) - m_lo)*coef) on one slice (S,), as ``_centered_dx_segment`` (its
-    scalars in x's dtype), and in the same loop the next slice's (sum dyn, sum dyn * (xn - m_next)) in float64."""
-    s_g = s_gx = 0.0
-    for t in range(xs.size):
-        dxs[t] = s * (wc * dys[t] - mean_gw - ((xs[t] - m_hi) - m_lo) * coef)  # dys, xs, dxs, dyn, xn (S,)
-        s_g += dyn[t]
-        s_gx += dyn[t] * (xn[t] - m_next)
-    return s_g, s_gx
-
-
 @_kernel
 def _batch_norm_backward_pipelined(dy, x, mean, rstd, w, n_chunks, dx, dw, db):
     """Training's backward with dx, one task per chunk of channels, pipelined as the forward
@@ -823,7 +869,7 @@ def _batch_norm_backward_pipelined(dy, x, mean, rstd, w, n_chunks, dx, dw, db):
         scratch = np.empty(s_count, x.dtype)
         for n in range(n_count if first < end else 0):
             dyn, xn = dy[n, first], x[n, first]                        # dy[n, c], x[n, c] (S,)
-            dy_nc[n, first], dy_xc_nc[n, first] = _centered_dx_segment_summing_next(
+            _, dy_nc[n, first], dy_xc_nc[n, first] = _centered_dx_segment_summing_next(
                 dyn, xn, scratch, zero, zero, zero, zero, zero, zero, dyn, xn, np.float64(mean[first]))  # (N, C)
         for c in range(first, end):
             sum_dy[c], sum_dy_xhat[c] = _sum_dev(dy_nc[:, c], 0.0), _sum_dev(dy_xc_nc[:, c], 0.0)  # as _add_over_n
@@ -834,7 +880,7 @@ def _batch_norm_backward_pipelined(dy, x, mean, rstd, w, n_chunks, dx, dw, db):
             m_hi, m_lo = _hi_lo(np.float64(mean[c]), x)
             nxt = min(c + 1, end - 1)
             for n in range(n_count):
-                dy_nc[n, nxt], dy_xc_nc[n, nxt] = _centered_dx_segment_summing_next(
+                _, dy_nc[n, nxt], dy_xc_nc[n, nxt] = _centered_dx_segment_summing_next(
                     dy[n, c], x[n, c], dx[n, c], w[c], t(s), m_hi, m_lo, t(mean_gw), t(coef), dy[n, nxt], x[n, nxt],
                     np.float64(mean[nxt]))
     _channel_param_grads(sum_dy, sum_dy_xhat, dw, db)
@@ -1226,8 +1272,12 @@ PIPELINED_SLICE_BYTES = 4096
 channel's slice takes at least this many bytes: it makes one call per channel slice, whose cost a short slice does
 not repay. Forward, float32, the kernels alone, old and new alternating in one process, min ms at 1 / 2 threads:
 GroupNorm(32) 32x64x4096 5.85 / 3.40 -> 4.97 / 3.10, InstanceNorm 5.67 / 3.83 -> 4.86 / 3.54; but GroupNorm(32)
-32x64x64 0.08 / 0.05 -> 0.13 / 0.09 and 32x64x16 0.08 / 0.04 -> 0.15 / 0.08 (AVX2 EPYC). The two kernels' statistics
-may differ in the last bit; which one runs depends on the shape alone."""
+32x64x64 0.08 / 0.05 -> 0.13 / 0.09 and 32x64x16 0.08 / 0.04 -> 0.15 / 0.08 (AVX2 EPYC). The backward with dx
+does the same (``_group_norm_backward_pipelined``): through the API, forward + backward, float32, 32x64x64x64, old
+and new in alternating fresh processes (6 each), median ms at 1 / 2 threads: GroupNorm(32) 12.2-14.2 / 6.1-6.6 ->
+10.4-12.2 / 4.9-6.5, InstanceNorm2d 12.1-14.3 / 5.4-6.8 -> 10.0-12.4 / 4.8-5.8; 16x64x32x32 (4 MB) unchanged, 1.0-1.2 /
+0.7 (AVX-512 Xeon). The two kernels' results may differ in the last bit; which one runs depends on the shape alone
+(and, for the backward, on whether dx is asked for)."""
 
 
 def group_norm_forward(x, num_groups, weight, bias, eps):
@@ -1247,10 +1297,13 @@ def group_norm_forward(x, num_groups, weight, bias, eps):
 
 def group_norm_backward(dy, x, mean, rstd, num_groups, weight, need_dx, need_dw, need_db):
     """The numba twin of group_norm_backward in minigrad/ops/norm/groupnorm.py."""
-    c = x.shape[1]
-    return _backward(_group_norm_backward, dy, x, (np.ascontiguousarray(mean), np.ascontiguousarray(rstd),
-                                                   int(num_groups), _neutral(weight, c, x.dtype, 1)),
-                     (need_dx, need_dw, need_db), (c, c), chunks=None)
+    n, c, _ = x.shape
+    stats = (np.ascontiguousarray(mean), np.ascontiguousarray(rstd), int(num_groups), _neutral(weight, c, x.dtype, 1))
+    if need_dx and x.shape[2] * x.itemsize >= PIPELINED_SLICE_BYTES:
+        n_chunks = _row_chunks(np.reshape(x, (n * num_groups, -1)))     # the groups as rows (N*G, C/G*S)
+        return _backward(_group_norm_backward_pipelined, dy, x, stats, (need_dx, need_dw, need_db), (c, c),
+                         chunks=n_chunks)
+    return _backward(_group_norm_backward, dy, x, stats, (need_dx, need_dw, need_db), (c, c), chunks=None)
 
 
 def batch_norm_stats(x):
