@@ -185,6 +185,12 @@ def test_constructor_errors():
         mg.nn.LSTM(4, 5, proj_size=5)
     with pytest.raises(ValueError, match="proj_size should be a positive integer or zero"):
         mg.nn.LSTM(4, 5, proj_size=-1)
+    for layer in (mg.nn.GRU, mg.nn.RNN):                      # PyTorch refuses the keyword itself, even 0
+        for size in (0, 2):
+            with pytest.raises(ValueError, match="proj_size argument is only supported for LSTM, not RNN or GRU"):
+                layer(4, 5, proj_size=size)
+        with pytest.raises(TypeError, match="RNNBase.__init__.. got an unexpected keyword argument 'foo'"):
+            layer(4, 5, foo=1)
     projected = mg.nn.LSTM(4, 5, num_layers=2, proj_size=2)   # supported: values compared in test_modinfo.py
     assert projected.weight_hr_l1.shape == (2, 5) and projected.weight_ih_l1.shape == (20, 2)
 

@@ -261,11 +261,21 @@ class RNNBase(Module):
         return text
 
 
+def _refuse_proj_size(kwargs):
+    """RNN's and GRU's keywords beyond their own, as PyTorch's: proj_size (any value) is LSTM's only; others are
+    unexpected."""
+    if "proj_size" in kwargs:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+    for name in kwargs:
+        raise TypeError(f"RNNBase.__init__() got an unexpected keyword argument '{name}'")
+
+
 class RNN(RNNBase):
     """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (``nonlinearity='relu'``: relu)."""
 
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+                 dropout=0.0, bidirectional=False, device=None, dtype=None, **kwargs):
+        _refuse_proj_size(kwargs)
         if nonlinearity not in _NONLINEARITY:
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
         super().__init__(_NONLINEARITY[nonlinearity], input_size, hidden_size, num_layers, bias, batch_first,
@@ -300,7 +310,8 @@ class GRU(RNNBase):
     """Gated recurrent unit, gates (r, z, n) as PyTorch."""
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, device=None, dtype=None):
+                 bidirectional=False, device=None, dtype=None, **kwargs):
+        _refuse_proj_size(kwargs)
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          device=device, dtype=dtype)
 
