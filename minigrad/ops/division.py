@@ -41,8 +41,17 @@ class _RoundedRemainder(ew.Routing):
         return g, db
 
 
+def _remainder(x, y):
+    """x mod y with y's sign, as PyTorch's: for floats C's fmod, moved by y where its sign is not y's, so an exact
+    multiple keeps fmod's zero, with x's sign (1. % -1. is 0., NumPy's remainder gives -0.)."""
+    if x.dtype.kind in "iu":
+        return np.remainder(x, y)
+    m = np.fmod(x, y)
+    return np.where((m != 0) & ((y < 0) != (m < 0)), m + y, m)
+
+
 class Remainder(_RoundedRemainder):
-    reduce = staticmethod(np.remainder)
+    reduce = staticmethod(_remainder)
     quotient = staticmethod(np.floor_divide)      # exact, as PyTorch's (np.floor(x / y) is 2 for 3x / x at times)
 
 

@@ -21,8 +21,10 @@ from .layout import like_operands, row_major
 
 
 # --------------------------------------------------------------------------- operands
-def as_tensor_operand(value, like=None):
-    """A Tensor for ``value``; a Python scalar takes the dtype PyTorch gives it next to ``like``."""
+def as_tensor_operand(value, like=None, exact=False):
+    """A Tensor for ``value``; a Python scalar takes the dtype PyTorch gives it next to ``like``. An integer that
+    does not fit ``like``'s integer dtype wraps around in it (``uint8 * -3``, as PyTorch), unless ``exact``: for ops
+    that compute integers in a float dtype (``promoted_float``), where PyTorch converts the number's own value."""
     if isinstance(value, Tensor):
         return value
     if type(value) is float and like is not None and like._data.dtype in FLOAT32_64:     # x * 0.5: x's dtype
@@ -36,7 +38,7 @@ def as_tensor_operand(value, like=None):
         try:
             return Tensor(np.asarray(value, dtype=dtype))
         except OverflowError:      # uint8 * -3: the number wraps around in the tensor's dtype, as in PyTorch
-            return Tensor(np.asarray(value).astype(dtype))
+            return Tensor(np.asarray(value) if exact else np.asarray(value).astype(dtype))
     from ..creation import tensor
     return tensor(value)
 
@@ -54,16 +56,17 @@ def _common_pair(a, b):
     return None
 
 
-def _pair(a, b):
+def _pair(a, b, exact=False):
+    """Two operands as Tensors (a number in the dtype PyTorch gives it next to the other: ``as_tensor_operand``)."""
     pair = _common_pair(a, b)
     if pair is not None:
         return pair
     if not isinstance(a, Tensor):
-        a = as_tensor_operand(a, b if isinstance(b, Tensor) else None)
-    return a, b if isinstance(b, Tensor) else as_tensor_operand(b, a)
+        a = as_tensor_operand(a, b if isinstance(b, Tensor) else None, exact)
+    return a, b if isinstance(b, Tensor) else as_tensor_operand(b, a, exact)
 
 
-def _arithmetic_pair(a, b):
+def _arithmetic_pair(a, b, exact=False):
     """``_pair`` for ``*`` and ``/``: a Python number next to a float16/bfloat16 tensor stays float32, as PyTorch's
     CPU kernels keep it (``low_precision.arithmetic_operand``); otherwise as ``_pair``. (PyTorch's ``+`` and ``-``
     round the number to the tensor's dtype first, as ``_pair`` does.)"""
@@ -74,7 +77,7 @@ def _arithmetic_pair(a, b):
         b = arithmetic_operand(b, a) or b
     elif isinstance(b, Tensor) and not isinstance(a, Tensor):
         a = arithmetic_operand(a, b) or a
-    return _pair(a, b)
+    return _pair(a, b, exact)
 
 
 def check_broadcast(*shapes):
@@ -113,6 +116,17 @@ def promoted(a, b):
     if x.dtype != y.dtype:
         dt = result_type(x, y)
         x, y = x.astype(dt, copy=False), y.astype(dt, copy=False)
+    return x, y
+
+
+def promoted_float(a, b):
+    """The two operands' arrays for an op that computes integers and bools in the default float dtype (true
+    division, atan2, copysign, ...): in their promoted dtype if that is a float (or complex) one, else each converted
+    from its own dtype, as PyTorch's: a 0-d int64 -1 next to a uint8 tensor is -1.0 (promoted first, it would wrap
+    around to 255)."""
+    x, y = promoted(a, b)
+    if kind_of(x.dtype) not in "fc":
+        x, y = a._data.astype(get_default_dtype()), b._data.astype(get_default_dtype())
     return x, y
 
 
@@ -213,9 +227,7 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = promoted(a, b)
-        if kind_of(x.dtype) not in "fc":  # true division of integers gives the default float dtype
-            x, y = x.astype(get_default_dtype()), y.astype(get_default_dtype())
+        x, y = promoted_float(a, b)       # true division of integers gives the default float dtype
         ctx.save_for_backward(x, y)
         return like_operands(x / y, x, y)
 
@@ -379,7 +391,11 @@ def div(input, other, *, rounding_mode=None):
         if kind_of(dtype) == "c":
             raise NotImplementedError(f'"div_{rounding_mode}_cpu" not implemented for \'{_type_name(dtype)}\'')
         return _apply_broadcasting(RoundedDiv, a, b, rounding_mode)
-    return _apply_broadcasting(Div, *_arithmetic_pair(input, other))
+    return _apply_broadcasting(Div, *_arithmetic_pair(input, other, exact=True))
+
+
+_C_INTS = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int"}
+"""The C names PyTorch's messages give the integer dtypes a Python int exponent may not fit."""
 
 
 @takes_tensors(numbers=("input", "exponent"))
@@ -393,8 +409,11 @@ def pow(input, exponent):
             raise NotImplementedError('"pow" not implemented for \'Bool\'')
         return Tensor(a._data.copy() if exponent else np.ones_like(a._data))
     if b.ndim == 0 and not isinstance(exponent, Tensor) and kind_of(a.dtype) in "biu" and kind_of(b.dtype) in "iu" \
-            and b._data < 0:
+            and exponent < 0:                   # (the number as given: b, in a's dtype, may have wrapped around)
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if isinstance(exponent, (int, np.integer)) and not isinstance(exponent, bool) and a.dtype.name in _C_INTS \
+            and not np.iinfo(a.dtype).min <= exponent <= np.iinfo(a.dtype).max:   # PyTorch's checked conversion
+        raise RuntimeError(f"value cannot be converted to type {_C_INTS[a.dtype.name]} without overflow")
     if kind_of(a.dtype) in "biu" and kind_of(b.dtype) in "iu" and (b._data < 0).any():
         return Tensor(_integer_pow(*promoted(a, b)))
     return _apply_broadcasting(Pow, a, b, not isinstance(exponent, Tensor))
@@ -1007,9 +1026,7 @@ class Atan2(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        y, x = promoted(a, b)
-        if kind_of(y.dtype) != "f":
-            y, x = y.astype(get_default_dtype()), x.astype(get_default_dtype())
+        y, x = promoted_float(a, b)
         ctx.save_for_backward(y, x)
         return like_operands(np.arctan2(y, x), y, x)
 

@@ -12,10 +12,10 @@ import numpy as np
 
 from .._checks import check_tensor
 from ..autograd import Function
-from ..dtypes import get_default_dtype, kind_of, result_type
+from ..dtypes import kind_of, result_type
 from ..tensor import Tensor
 from .elementwise import (_apply_broadcasting, _floating, _pair, _type_name, conj_if_complex,
-                          promoted)
+                          promoted, promoted_float)
 
 
 def not_implemented(kernel, dtype):
@@ -128,9 +128,7 @@ class BinaryMath(Function):
 
     @classmethod
     def forward(cls, ctx, a, b):
-        x, y = promoted(a, b)
-        if cls.floating and x.dtype.kind not in "fc":
-            x, y = x.astype(get_default_dtype()), y.astype(get_default_dtype())
+        x, y = promoted_float(a, b) if cls.floating else promoted(a, b)
         with np.errstate(all="ignore"):
             out = cls.f(x, y)
         ctx.save_for_backward(*[v if name in cls.saves else None for v, name in zip((x, y, out), BINARY_SAVES)])
@@ -152,22 +150,23 @@ class BinaryMath(Function):
         return tuple(None if d is None else dout * _conj(d) for d in parts)
 
 
-def tensor_pair(name, input, other):
+def tensor_pair(name, input, other, exact=False):
     """The operands of the binary op ``name`` as two Tensors: Tensors or numbers, not both numbers (a number
-    takes PyTorch's dtype next to the tensor); TypeError otherwise."""
+    takes PyTorch's dtype next to the tensor; ``exact``: ``as_tensor_operand``'s); TypeError otherwise."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"{name}(): expected at least one Tensor argument, got {type(input).__name__} and "
                         f"{type(other).__name__}")
     check_tensor(input, name, "input", 1, numbers_ok=True)
     check_tensor(other, name, "other", 2, numbers_ok=True)
-    return _pair(input, other)
+    return _pair(input, other, exact)
 
 
 def binary(fn, name):
     """The public function of the two-input Function ``fn``: Tensor or number operands (not both numbers),
     broadcast together."""
     def op(input, other):
-        return _apply_broadcasting(fn, *tensor_pair(name, input, other))
+        return _apply_broadcasting(fn, *tensor_pair(name, input, other,
+                                                          exact=getattr(fn, "floating", False)))
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} (differentiable; see ``{fn.__name__}``)."
     return op

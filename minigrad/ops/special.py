@@ -17,7 +17,7 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import compute_dtype, get_default_dtype, result_type, scalar_type_name
+from ..dtypes import compute_dtype, get_default_dtype, kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
 from .pointwise import check_common_kind, joined, kept
@@ -334,16 +334,18 @@ def logit(input, eps=None):
 
 # --------------------------------------------------------------------------- two-input functions
 def _float_pair(input, other, fname):
-    """Both operands as Tensors in their PyTorch-promoted float dtype (numbers take the tensor's dtype)."""
+    """Both operands as Tensors in their PyTorch-promoted float dtype (numbers take the tensor's dtype); integers
+    and bools in the default float dtype, each converted from its own dtype (``ew.promoted_float``)."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"{fname}() received an invalid combination of arguments - got "
                         f"({type(input).__name__}, {type(other).__name__}), but expected at least one Tensor")
     check_tensor(input, fname, "input", 1, numbers_ok=True)
     check_tensor(other, fname, "other", 2, numbers_ok=True)
-    a, b = ew._pair(input, other)
+    a, b = ew._pair(input, other, exact=True)
     if a.dtype != b.dtype:
         dtype = result_type(a._data, b._data)
-        a, b = ew.cast(a, dtype), ew.cast(b, dtype)
+        if kind_of(dtype) in "fc":
+            a, b = ew.cast(a, dtype), ew.cast(b, dtype)
     return _floating(a, fname), _floating(b, fname)
 
 
