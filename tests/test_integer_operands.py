@@ -20,6 +20,7 @@ EXPRESSIONS = [
     "x.copysign(-1)", "x.copysign(L.tensor([-1, 1], dtype=L.int8))", "x.xlogy(-1)", "L.special.xlogy(x, -2)",
     "L.special.xlog1py(x, -3)", "x + -1", "x * -1", "x - 300", "x.pow(-1)", "x ** -1", "x ** 300", "x ** 2",
     "x.pow(L.tensor(-1))", "x.float_power(-1)", "x.fmod(-1)", "x.remainder(-1)", "x.logaddexp(L.tensor(-1.))",
+    "L.special.zeta(x, -1)", "L.special.zeta(2., x)",
 ]
 
 

@@ -17,10 +17,10 @@ import numpy as np
 
 from .._checks import check_tensor, takes_tensors
 from ..autograd import Function
-from ..dtypes import compute_dtype, get_default_dtype, kind_of, result_type, scalar_type_name
+from ..dtypes import LOW_PRECISION, compute_dtype, get_default_dtype, kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
 from . import elementwise as ew
-from .pointwise import check_common_kind, joined, kept
+from .pointwise import check_common_kind, joined, kept, not_implemented
 
 
 def scipy_special():
@@ -460,20 +460,24 @@ class Igammac(Igamma):
     name = "igammac"
 
 
-def _binary(fn, name, numbers=True):
+def _binary(fn, name, numbers=True, low_precision=True):
+    """The public function of ``fn`` (numbers as operands unless ``numbers`` is False; float16 and bfloat16 refused
+    as PyTorch's kernel refuses them unless ``low_precision``)."""
     def op(input, other):
         if not numbers:
             check_tensor(input, name, "input", 1)
             check_tensor(other, name, "other", 2)
             check_common_kind(f"{name}_cpu", input, other, "f")
         a, b = _float_pair(input, other, name)
+        if not low_precision and a.dtype in LOW_PRECISION:
+            raise not_implemented(f"{name}_cpu", a.dtype)
         return ew._apply_broadcasting(fn, a, b)
     return _named(op, name, f"Elementwise {name} (broadcasting; see ``{fn.__name__}``).")
 
 
 xlogy = _binary(Xlogy, "xlogy")
 xlog1py = _binary(Xlog1py, "xlog1py")
-zeta = _binary(Zeta, "zeta")
+zeta = _binary(Zeta, "zeta", low_precision=False)
 igamma = _binary(Igamma, "igamma", numbers=False)
 igammac = _binary(Igammac, "igammac", numbers=False)
 gammainc, gammaincc = igamma, igammac
