@@ -342,6 +342,15 @@ REGRESSIONS = [
     # reshape kept the stride and minigrad saw the same memory (seed 6,031,014, first four statements)
     ([("unfold", 2, 15, 50191, False), ("data_mul_", 21, 57, 53744, False), ("view_as_self", 23, 12, 23471, True),
       ("add_", 53, 21, 53587, False)], False),
+    # a hook on a view (an unfold of a row slice of layer_norm's output), then pow_ of the view, under create_graph:
+    # the first-order gradients agreed, the second did not. PyTorch saves a copy of the view's old values, whose
+    # gradient passes the view's node and its hook (x 2); minigrad joined them to the base's region, past the hook
+    # (seed 6,634,287; so did sin_, cos_ and square_)
+    ([("layer_norm", 54, 59, 62124, False), ("exp", 25, 18, 10270, False), ("index", 63, 25, 42376, False),
+      ("log_softmax", 40, 27, 27316, False), ("unfold", 5, 10, 36998, False), ("hook", 23, 30, 65200, False),
+      ("pow_", 63, 49, 15543, False)], True),
+    ([("times_one", 0, 0, 1, False), ("index", 3, 0, 7, False), ("hook", 4, 0, 1, False), ("sin_", 4, 0, 0, False)],
+     True),
 ]
 
 

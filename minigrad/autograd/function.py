@@ -334,7 +334,8 @@ def _joined(array, origin):
             return origin.to(array.dtype)   # a promoted copy of the leaf: the cast is part of the graph
         raise RuntimeError(f"internal: saved array of shape {array.shape} is not the leaf's {origin._data.shape}")
     t = Tensor(array)
-    t._grad_fn, t._requires_grad = origin, True
+    # a node may stand for another here: an in-place op on a hooked view saves the view's old values (inplace.write)
+    t._grad_fn, t._requires_grad = origin.__dict__.get("joined_origin", origin), True
     return t
 
 
