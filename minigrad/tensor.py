@@ -332,6 +332,21 @@ class Tensor:
     def __iter__(self):
         return (self[i] for i in range(len(self)))
 
+    def __reversed__(self):
+        """``reversed(t)``: ``t.flip(0)`` (a 0-d tensor itself), as PyTorch's."""
+        return self if self._data.ndim == 0 else self.flip(0)
+
+    def __reduce_ex__(self, protocol):
+        """Pickling (and ``copy.deepcopy``): a tensor with a history comes back as a leaf with its values,
+        ``requires_grad`` and attributes, as PyTorch's pickle gives it; the graph stays behind (its nodes are not
+        data). A leaf pickles whole, its ``.grad`` included (docs/differences.md)."""
+        if self._grad_fn is None:
+            return super().__reduce_ex__(protocol)
+        leaf = Tensor(self._data)
+        leaf._requires_grad = self._requires_grad
+        leaf.__dict__.update(self.__dict__)
+        return leaf.__reduce_ex__(protocol)
+
     def __contains__(self, element):
         """``element in t``: whether any element of ``t`` equals ``element`` (a number, or a tensor compared by
         broadcasting), as PyTorch's."""

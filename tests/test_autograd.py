@@ -640,6 +640,33 @@ def test_format_matches_pytorch(make, spec):
     assert formatted(mg) == formatted(torch)
 
 
+def test_pickling_a_tensor_with_a_history_gives_a_leaf():
+    """As PyTorch's: values, requires_grad and attributes come back, the graph does not (a non-leaf raised
+    PicklingError: its node's type is made per Function, not importable)."""
+    import copy
+    import pickle
+    torch = torch_or_skip()
+    outcomes = []
+    for lib in (torch, mg):
+        t = lib.tensor([1.5, -2.0], requires_grad=True) * 2
+        t.tag = "kept"
+        view = lib.tensor([[1.0, 2.0]], requires_grad=True)[0]
+        results = [pickle.loads(pickle.dumps(t)), pickle.loads(pickle.dumps(view)),
+                   pickle.loads(pickle.dumps(t.detach()))]
+        outcomes.append([(u.is_leaf, u.requires_grad, u.grad_fn is None, u.tolist(), getattr(u, "tag", None))
+                         for u in results])
+    assert outcomes[1] == outcomes[0]
+    copied = copy.deepcopy(mg.tensor([1.0], requires_grad=True) * 3)     # PyTorch refuses: docs/differences.md
+    assert copied.is_leaf and copied.requires_grad and copied.tolist() == [3.0]
+
+
+@pytest.mark.parametrize("values", [[1, 2, 3], [[1.0, 2.0], [3.0, 4.0]], 5.0])
+def test_reversed_matches_pytorch(values):
+    torch = torch_or_skip()
+    ours, theirs = reversed(mg.tensor(values)), reversed(torch.tensor(values))
+    assert isinstance(ours, mg.Tensor) and ours.tolist() == theirs.tolist()
+
+
 def test_to_accepts_pytorchs_forms():
     torch = torch_or_skip()
     x = leaf((2, 3), dtype=np.float32)
