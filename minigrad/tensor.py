@@ -698,6 +698,8 @@ class Tensor:
     def __rtruediv__(self, other):
         # PyTorch's 2 / x is x.reciprocal() * 2: its two roundings, and its saved tensor (the reciprocal, which no
         # write into x reaches)
+        if not isinstance(other, (Tensor, bool, int, float, complex, np.number, np.ndarray)):
+            return NotImplemented       # as the other operators (``_arithmetic``): Python raises its TypeError
         return _ew.mul(_ew.reciprocal(self), other)
 
     def __pow__(self, other):
@@ -941,8 +943,12 @@ def _arithmetic(function, public, reflected=False):
                 return function.apply(other, self) if reflected else function.apply(self, other)
             if isinstance(other, Tensor) and other._data.dtype in FLOAT32_64:
                 return _ew._apply_broadcasting(function, *((other, self) if reflected else (self, other)))
-        call = unchecked if other.__class__ in _PLAIN_OPERANDS else public
-        return call(other, self) if reflected else call(self, other)
+        if other.__class__ in _PLAIN_OPERANDS:
+            return unchecked(other, self) if reflected else unchecked(self, other)
+        try:
+            return public(other, self) if reflected else public(self, other)
+        except TypeError:       # as PyTorch's operators: Python then tries the other operand's method (a list's
+            return NotImplemented   # repetition for ``tensor(2) * [1]``) or raises "unsupported operand type(s)"
     return method
 
 

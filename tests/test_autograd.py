@@ -667,6 +667,26 @@ def test_reversed_matches_pytorch(values):
     assert isinstance(ours, mg.Tensor) and ours.tolist() == theirs.tolist()
 
 
+@pytest.mark.parametrize("expression", [
+    "t([1]) + None", "None + t([1])", "t([1]) + [1]", "t([1]) - object()", "t([1.]) / 'x'", "'x' / t([1.])",
+    "t(3) * [1, 2]", "[1, 2] * t(2)", "'ab' * t(2)", "t(2) * 'a'", "t(2.) * [1]", "t([1.]) * (1, 2)",
+    "t([1.]) * True", "t([1.]) + 2j", "2 / t([4.])",
+])
+def test_operators_with_other_objects_match_pytorch(expression):
+    """As PyTorch's operators: an operand the op refuses makes the operator return NotImplemented, so Python tries
+    the other operand's method (a list's or a string's repetition by an integer tensor) or raises its own TypeError
+    ("unsupported operand type(s) for +: 'Tensor' and 'NoneType'")."""
+    torch = torch_or_skip()
+
+    def outcome(lib):
+        try:
+            result = eval(expression, {"t": lib.tensor})
+        except TypeError as err:
+            return "TypeError: " + str(err)
+        return result.tolist() if hasattr(result, "tolist") and not isinstance(result, (list, str)) else result
+    assert outcome(mg) == outcome(torch)
+
+
 def test_to_accepts_pytorchs_forms():
     torch = torch_or_skip()
     x = leaf((2, 3), dtype=np.float32)
