@@ -698,9 +698,10 @@ class Tensor:
     def __rtruediv__(self, other):
         # PyTorch's 2 / x is x.reciprocal() * 2: its two roundings, and its saved tensor (the reciprocal, which no
         # write into x reaches)
-        if not isinstance(other, (Tensor, bool, int, float, complex, np.number, np.ndarray)):
-            return NotImplemented       # as the other operators (``_arithmetic``): Python raises its TypeError
-        return _ew.mul(_ew.reciprocal(self), other)
+        try:
+            return _ew.mul(_ew.reciprocal(self), other)
+        except TypeError:               # an operand mul refuses: as the other operators (``_arithmetic``)
+            return NotImplemented
 
     def __pow__(self, other):
         return _ew.pow(self, other)

@@ -266,8 +266,8 @@ def _refuse_proj_size(kwargs):
     unexpected."""
     if "proj_size" in kwargs:
         raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-    for name in kwargs:
-        raise TypeError(f"RNNBase.__init__() got an unexpected keyword argument '{name}'")
+    if kwargs:
+        raise TypeError(f"RNNBase.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
 
 
 class RNN(RNNBase):

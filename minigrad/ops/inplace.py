@@ -189,7 +189,7 @@ def write(t, compute, operands=(), fast=None, shared_ok=False, overlap="partial"
     if t._base is not None and old_node is not None and old_node.pre_hooks and t._base._requires_grad:
         view_node, old_node = old_node, base_region_history(t)   # PyTorch passes over a view's own node (and its
         # hooks) here; but what the op saves of the old values is a copy of the view: under create_graph, gradients
-        # through it pass the view's node and its hooks (``Context.input_tensor``)
+        # through it pass the view's node and its hooks (``_joined`` in autograd/function.py)
         old_node.joined_origin = view_node
     old_values = Tensor(t._data.copy())           # the op may save its input: it must not see the write
     old_values._grad_fn, old_values._requires_grad = old_node, old.requires_grad
