@@ -392,9 +392,16 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        """``np.asarray(t)`` is the data itself (no copy); ``np.array(t)`` (NumPy passes ``copy=True``) a copy."""
-        array = self._data if dtype is None else self._data.astype(dtype, copy=False)
+        """``np.asarray(t)`` is the data itself (no copy); ``np.array(t)`` (NumPy passes ``copy=True``) a copy. As
+        ``numpy()``, refused for a tensor that requires grad while grad mode is on (NumPy's result has no history)."""
+        array = self.numpy()
+        array = array if dtype is None else array.astype(dtype, copy=False)
         return array.copy() if copy and array is self._data else array
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """A NumPy function's result on tensors (``np.sin(t)``, ``np.maximum(t, 0)``) as a tensor, as PyTorch's: a
+        leaf, and a bool result as uint8 (PyTorch's choice)."""
+        return _creation.from_numpy(array.astype(np.uint8) if array.dtype == np.bool_ else array)
 
     def item(self):
         if self._data.size != 1:
@@ -415,6 +422,14 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return self.item()
 
+    def __complex__(self):
+        return complex(self._scalar())
+
+    __long__ = __int__        # Python 2's name, which PyTorch's Tensor still answers to
+
+    def __delitem__(self, index):
+        raise TypeError("Tensor does not support deleting items")
+
     def __index__(self):
         if self._data.dtype.kind not in "iu" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
@@ -424,6 +439,8 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
+
+    __nonzero__ = __bool__
 
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
         """``to(dtype)``, ``to(other)`` (other's dtype), ``to('cpu')``, ``to('cpu', dtype)`` or the keywords,
@@ -703,18 +720,6 @@ class Tensor:
         except TypeError:               # an operand mul refuses: as the other operators (``_arithmetic``)
             return NotImplemented
 
-    def __pow__(self, other):
-        return _ew.pow(self, other)
-
-    def __rpow__(self, other):
-        return _ew.pow(other, self)
-
-    def __matmul__(self, other):
-        return _linalg.matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return _linalg.matmul(other, self)
-
     def __neg__(self):
         return _ew.neg(self)
 
@@ -730,113 +735,12 @@ class Tensor:
     def __setitem__(self, index, value):
         _inplace.setitem(self, index, value)
 
-    def __iadd__(self, other):
-        return self.add_(other)
-
-    def __isub__(self, other):
-        return self.sub_(other)
-
-    def __imul__(self, other):
-        return self.mul_(other)
-
-    def __itruediv__(self, other):
-        return self.div_(other)
-
-    def __eq__(self, other):
-        if not isinstance(other, _COMPARABLE):   # None, a string, a method, a list: PyTorch returns NotImplemented,
-            return NotImplemented                # so Python answers False (``!=``: True) by identity
-        return _ew.eq(self, other)
-
-    def __ne__(self, other):
-        if not isinstance(other, _COMPARABLE):
-            return NotImplemented
-        return _ew.ne(self, other)
-
-    def __lt__(self, other):
-        return _ew.lt(self, other)
-
-    def __le__(self, other):
-        return _ew.le(self, other)
-
-    def __gt__(self, other):
-        return _ew.gt(self, other)
-
-    def __ge__(self, other):
-        return _ew.ge(self, other)
-
     def __invert__(self):
         if self._data.dtype.kind not in "biu":
             raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return _bitwise.bitwise_not(self)
 
-    def __and__(self, other):
-        return _bitwise.bitwise_and(self, other)
-
-    def __or__(self, other):
-        return _bitwise.bitwise_or(self, other)
-
-    # bitwise, modulus and floor-division operators (ops/bitwise.py, ops/division.py), as PyTorch defines them
-    def __xor__(self, other):
-        return _bitwise.bitwise_xor(self, other)
-
-    def __rand__(self, other):
-        return _bitwise.bitwise_and(other, self)
-
-    def __ror__(self, other):
-        return _bitwise.bitwise_or(other, self)
-
-    def __rxor__(self, other):
-        return _bitwise.bitwise_xor(other, self)
-
-    def __lshift__(self, other):
-        return _bitwise.bitwise_left_shift(self, other)
-
-    def __rlshift__(self, other):
-        return _bitwise.bitwise_left_shift(other, self)
-
-    def __rshift__(self, other):
-        return _bitwise.bitwise_right_shift(self, other)
-
-    def __rrshift__(self, other):
-        return _bitwise.bitwise_right_shift(other, self)
-
-    def __mod__(self, other):
-        return _division.remainder(self, other)
-
-    def __rmod__(self, other):
-        return _division.remainder(other, self)
-
-    def __floordiv__(self, other):
-        return _division.floor_divide(self, other)
-
-    def __rfloordiv__(self, other):
-        return _division.floor_divide(other, self)
-
     __rdiv__ = __rtruediv__   # (__div__ = __truediv__: below the class, with it)
-
-    def __iand__(self, other):
-        return self.bitwise_and_(other)
-
-    def __ior__(self, other):
-        return self.bitwise_or_(other)
-
-    def __ixor__(self, other):
-        return self.bitwise_xor_(other)
-
-    def __ilshift__(self, other):
-        return self.bitwise_left_shift_(other)
-
-    def __irshift__(self, other):
-        return self.bitwise_right_shift_(other)
-
-    def __imod__(self, other):
-        return self.remainder_(other)
-
-    def __ifloordiv__(self, other):
-        return self.floor_divide_(other)
-
-    def __ipow__(self, other):
-        return self.pow_(other)
 
     def t(self):
         if self.ndim > 2:
@@ -959,7 +863,37 @@ for _name, _function, _public in (("add", _ew.Add, _ew.add), ("sub", _ew.Sub, _e
     if _name != "truediv":      # 2 / x is x.reciprocal() * 2, as in PyTorch (``__rtruediv__``)
         setattr(Tensor, f"__r{_name}__", _arithmetic(_function, _public, reflected=True))
 Tensor.__div__ = Tensor.__truediv__
-_COMPARABLE = (Tensor, bool, int, float, complex, np.ndarray, np.generic)   # what ``==`` compares elementwise
+
+
+def _operator(op, reflected=False):
+    """The operator method (``__pow__``, ``__rpow__``, ``__lt__``, ``__iadd__``...) that calls ``op(self, other)``
+    (reflected: ``op(other, self)``). As PyTorch's operators, an operand the op refuses (its TypeError) gives
+    NotImplemented: Python then tries the other operand's method (``None < t`` is ``t > None``), falls back from
+    ``+=`` to ``+``, or raises its own "unsupported operand type(s) for **: 'Tensor' and 'NoneType'"; ``==`` with
+    such an operand compares identities (False)."""
+    def method(self, other):
+        try:
+            return op(other, self) if reflected else op(self, other)
+        except TypeError:
+            return NotImplemented
+    return method
+
+
+# ** @ % // & | ^ << >> and their reflections (ops/bitwise.py, ops/division.py), as PyTorch defines them
+for _name, _op in (("pow", _ew.pow), ("matmul", _linalg.matmul), ("mod", _division.remainder),
+                   ("floordiv", _division.floor_divide), ("and", _bitwise.bitwise_and), ("or", _bitwise.bitwise_or),
+                   ("xor", _bitwise.bitwise_xor), ("lshift", _bitwise.bitwise_left_shift),
+                   ("rshift", _bitwise.bitwise_right_shift)):
+    setattr(Tensor, f"__{_name}__", _operator(_op))
+    setattr(Tensor, f"__r{_name}__", _operator(_op, reflected=True))
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(Tensor, f"__{_name}__", _operator(getattr(_ew, _name)))
+# += -= ... call the tensor's in-place method (a subclass's own, if it has one); PyTorch has no @=
+for _name, _method in (("iadd", "add_"), ("isub", "sub_"), ("imul", "mul_"), ("itruediv", "div_"), ("idiv", "div_"),
+                       ("ipow", "pow_"), ("imod", "remainder_"), ("ifloordiv", "floor_divide_"),
+                       ("iand", "bitwise_and_"), ("ior", "bitwise_or_"), ("ixor", "bitwise_xor_"),
+                       ("ilshift", "bitwise_left_shift_"), ("irshift", "bitwise_right_shift_")):
+    setattr(Tensor, f"__{_name}__", _operator(lambda self, other, _method=_method: getattr(self, _method)(other)))
 
 # Methods defined in ops/, next to their Functions: Tensor.name(self, ...) == mg.name(tensor, ...).
 _METHODS = {

@@ -487,7 +487,7 @@ def test_gradcheck_with_an_output_that_does_not_require_grad_first():
 
 def test_gradcheck_restores_inputs_and_grads():
     x = leaf((3,))
-    before = np.asarray(x).copy()
+    before = x.detach().numpy().copy()
     mg.gradcheck(Cube.apply, (x,))
     assert np.array_equal(x._data, before) and x.grad is None
 
@@ -684,6 +684,111 @@ def test_operators_with_other_objects_match_pytorch(expression):
         except TypeError as err:
             return "TypeError: " + str(err)
         return result.tolist() if hasattr(result, "tolist") and not isinstance(result, (list, str)) else result
+    assert outcome(mg) == outcome(torch)
+
+
+_OPERATORS = ["**", "@", "%", "//", "&", "|", "^", "<<", ">>", "<", "<=", ">", ">=", "==", "!="]
+_REFUSED = ["None", "'ab'", "[1, 2]", "(1, 2)", "{1: 2}", "object()"]
+
+
+@pytest.mark.parametrize("lhs", ["t([1, 2])", "t([1., 2.])", "t([True, False])"])
+@pytest.mark.parametrize("op", _OPERATORS + [op + "=" for op in _OPERATORS[:9] + ["+", "-", "*", "/"]])
+def test_every_operator_with_other_objects_matches_pytorch(op, lhs):
+    """All of Tensor's binary operators, their reflections and the in-place ones, with operands the op refuses (and,
+    for ``@``, Python numbers, which torch.matmul refuses too): PyTorch's operators return NotImplemented, so Python
+    raises its own TypeError ("'<' not supported between instances of 'Tensor' and 'NoneType'"), falls back from
+    ``**=`` to ``**``, and ``==`` compares identities."""
+    torch = torch_or_skip()
+    operands = _REFUSED + (["2", "2.5", "True"] if "@" in op else [])
+
+    def outcome(lib, statement):
+        scope = {"t": lib.tensor}
+        try:
+            exec(statement, scope)
+        except (TypeError, RuntimeError) as err:
+            return f"{type(err).__name__}: {err}"
+        result = scope["out"]
+        return result.tolist() if hasattr(result, "tolist") else result
+    for other in operands:
+        if op.endswith("=") and op not in ("<=", ">=", "==", "!="):
+            statements = [f"out = {lhs}\nout {op} {other}"]
+        else:
+            statements = [f"out = {lhs} {op} {other}", f"out = {other} {op} {lhs}"]
+        for statement in statements:
+            assert outcome(mg, statement) == outcome(torch, statement), statement
+
+
+@pytest.mark.parametrize("statement", [
+    "t(True) - True", "True - t(True)", "t([1.]) - True", "t([True]) - 1", "x = t([True]); x -= True",
+    "mg_or_torch.sub(t([True]), True, alpha=2)", "t([1.]) @ t([1])", "mg_or_torch.dot(t([1]), t([1.]))",
+])
+def test_refusals_of_bool_subtraction_and_mixed_vectors_match_pytorch(statement):
+    """PyTorch's words: a bool tensor minus a Python bool is its "two bool tensors" case (the bool is wrapped in a
+    tensor); the dot of two vectors of different dtypes, which ``@`` of two vectors is, names both dtypes."""
+    torch = torch_or_skip()
+
+    def outcome(lib):
+        with pytest.raises(RuntimeError) as err:
+            exec(statement, {"t": lib.tensor, "mg_or_torch": lib})
+        return str(err.value)
+    assert outcome(mg) == outcome(torch)
+
+
+@pytest.mark.parametrize("expression", [
+    "np.sin(t([1., -2.]))", "np.add(t([1., -2.]), 1)", "np.maximum(t([1., -2.]), t([3, 4]))", "np.sqrt(t([3, 4]))",
+    "np.greater(t([1., -2.]), 0)", "np.isnan(t([1., float('nan')]))", "np.exp(t(2.5))", "np.cumsum(t([1., 2.]))",
+    "np.clip(t([1., -2.]), 0, 1)", "np.floor(t([1.5, -2.5]))", "np.abs(t([-1, 2], dtype=mg_or_torch.int8))",
+])
+@pytest.mark.filterwarnings("ignore:__array_wrap__ must accept:DeprecationWarning")   # PyTorch's, under NumPy 2
+def test_numpy_functions_of_tensors_give_tensors_as_pytorchs(expression):
+    """PyTorch's ``__array_wrap__``: a NumPy function's result on tensors is a tensor (a leaf; bool results as
+    uint8), not an ndarray."""
+    torch = torch_or_skip()
+
+    def outcome(lib):
+        result = eval(expression, {"np": np, "t": lib.tensor, "mg_or_torch": lib})
+        assert isinstance(result, lib.Tensor) and not result.requires_grad
+        return str(result.dtype).replace("torch.", ""), result.shape, result.tolist()
+    ours, theirs = outcome(mg), outcome(torch)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)
+
+
+def test_numpy_refuses_a_tensor_that_requires_grad_as_pytorchs():
+    """np.asarray(w) / np.sin(w) of a tensor that requires grad raises PyTorch's error (NumPy's result would have no
+    history: a gradient silently lost); under no_grad, or detached, it is the data."""
+    torch = torch_or_skip()
+    for lib in (mg, torch):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        for convert in (np.asarray, np.sin, lambda v: np.array([v[0]])):
+            with pytest.raises(RuntimeError, match=re.escape("Can't call numpy() on Tensor that requires grad. Use "
+                                                             "tensor.detach().numpy() instead.")):
+                convert(w)
+        with lib.no_grad():
+            assert np.asarray(w).tolist() == [1.0, 2.0]
+        assert np.asarray(w.detach()).tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("expression", [
+    "complex(t(1 + 2j))", "complex(t([2.5]))", "complex(t(3))", "t(2.5).__long__()", "t([0.]).__nonzero__()",
+    "t(-2).__nonzero__()", "x = t([4., 6.]); x.__idiv__(2); out = x", "del t([1, 2])[0]", "complex(t([1., 2.]))",
+])
+def test_pythons_other_conversions_match_pytorch(expression):
+    """complex(t), and the Python 2 names PyTorch's Tensor still has (__long__, __nonzero__, __idiv__); ``del t[i]``
+    is PyTorch's TypeError."""
+    torch = torch_or_skip()
+
+    def outcome(lib):
+        scope = {"t": lib.tensor}
+        try:
+            if expression.startswith(("del", "x =")):
+                exec(expression, scope)
+                result = scope["out"]
+            else:
+                result = eval(expression, scope)
+        except (TypeError, ValueError) as err:
+            return f"{type(err).__name__}: {err}"
+        return (type(result).__name__, result.tolist() if hasattr(result, "tolist") else result)
     assert outcome(mg) == outcome(torch)
 
 

@@ -363,7 +363,7 @@ def test_data_shares_memory_and_is_outside_the_graph():
     assert isinstance(d, mg.Tensor) and not d.requires_grad and d.grad_fn is None
     d[0] = 10.0
     assert p.detach().numpy()[0] == 10.0
-    assert np.shares_memory(np.asarray(p), np.asarray(d))
+    assert np.shares_memory(p.detach().numpy(), np.asarray(d))
 
 
 def test_data_normal_init_and_assignment():

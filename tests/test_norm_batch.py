@@ -137,7 +137,7 @@ def test_gradcheck_rejects_a_wrong_backward():
             return FusedBatchNorm.backward(ctx, dout)
 
     def wrong(x):
-        mean, var = np.asarray(x).mean(axis=(0, 2)), x.detach().numpy().var(axis=(0, 2))
+        mean, var = x.detach().numpy().mean(axis=(0, 2)), x.detach().numpy().var(axis=(0, 2))
         return EvalFormulaInTraining.apply(x, None, None, mean, 1 / np.sqrt(var + 1e-5), True)
 
     x = mg.tensor(randn((4, 3, 2), 0), requires_grad=True)
@@ -218,7 +218,8 @@ def assert_float16_like_torch(ours, torch_results, loose):
     for dtype in (None, "float64"):
         for i, (mine, theirs) in enumerate(zip(ours, torch_results(dtype))):
             tol = 1e-2 if loose and dtype is None else 2e-3
-            np.testing.assert_allclose(np.asarray(mine).astype(np.float64), theirs.detach().numpy().astype(np.float64),
+            np.testing.assert_allclose(mine.detach().numpy().astype(np.float64),
+                                       theirs.detach().numpy().astype(np.float64),
                                        rtol=tol, atol=tol, err_msg=f"item {i} vs torch in {dtype or 'float16'}")
 
 

@@ -367,8 +367,8 @@ def add(input, other, *, alpha=1):
 
 @takes_tensors(numbers=("input", "other"))
 def sub(input, other, *, alpha=1):
-    if isinstance(input, bool) or isinstance(other, bool):  # a Python bool takes the tensor's dtype in _pair
-        raise RuntimeError(_BOOL_SUB)
+    if isinstance(input, bool) or isinstance(other, bool):  # here: _pair gives a Python bool the tensor's dtype
+        check_no_bool_sub(as_tensor_operand(input), as_tensor_operand(other))
     a, b = _pair(input, other)
     check_no_bool_sub(a, b)
     return _apply_broadcasting(Sub, a, scaled_by_alpha(a, b, alpha))

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import kernels
 from ..kernels.fused import add_rows_
-from .._checks import takes_tensors
+from .._checks import takes_tensors, type_name
 from ..autograd import Function
 from ..dtypes import compute_dtype, kind_of, result_type, scalar_type_name
 from ..tensor import Tensor
@@ -28,6 +28,13 @@ from ..autocast_ops import autocast_op
 def _check_same_dtype(a, b, what="m1 and m2"):
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected {what} to have the same dtype, but got: {a.dtype} != {b.dtype}")
+
+
+def check_same_vector_dtype(a, b, fname="dot"):
+    """PyTorch's dot (and so matmul of two vectors) refuses vectors of two dtypes in its own words."""
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{fname} : expected both vectors to have same dtype, but found "
+                           f"{scalar_type_name(a.dtype)} and {scalar_type_name(b.dtype)}")
 
 
 def refuse_bool_product(t, kernel):
@@ -161,7 +168,12 @@ class MatMul(Function):
 @autocast_op("lower")
 def matmul(input, other):
     """Matrix product with PyTorch's rules: 1-D operands get a dimension prepended (input) or appended
-    (other) that is removed from the result; leading (batch) dimensions broadcast."""
+    (other) that is removed from the result; leading (batch) dimensions broadcast. An ndarray operand is taken as a
+    tensor (as by ``+`` and ``*``); a number is PyTorch's TypeError, so ``t @ 2`` raises Python's."""
+    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, (Tensor, np.ndarray)):
+            raise TypeError(f"matmul(): argument '{name}' (position {position}) must be Tensor, not "
+                            f"{type_name(value)}")
     if getattr(input, "is_sparse", False) or getattr(other, "is_sparse", False):   # a sparse COO operand
         from ..sparse.products import matmul as sparse_matmul
         return sparse_matmul(input, other)
@@ -173,6 +185,8 @@ def matmul(input, other):
     _check_matmul_shapes(a.shape, b.shape)
     if b.ndim > 2:                         # (batched: PyTorch looks for the kernel before comparing dtypes)
         refuse_bool_product(a, "bmm")
+    if a.ndim == b.ndim == 1:
+        check_same_vector_dtype(a, b)
     _check_same_dtype(a, b)
     if a._data.dtype.kind == "b":          # (both bool now)
         refuse_bool_product(a, _product_kernel(a.shape, b.shape))
@@ -407,7 +421,7 @@ def _parse_einsum(equation, shapes):
     lhs, arrow, rhs = equation.partition("->")
     inputs = lhs.split(",")
     if len(inputs) != len(shapes):
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
                            if len(inputs) < len(shapes) else
                            "einsum(): fewer operands were provided than specified in the equation")
     inputs = [s.replace("...", ".") for s in inputs]

@@ -25,7 +25,7 @@ from . import reduce as rd
 from . import shape as sh
 from .dims import normalize_dim
 from .inplace import check_result, write
-from .linalg import _check_same_dtype, bmm, matmul, outer
+from .linalg import _check_same_dtype, bmm, check_same_vector_dtype, matmul, outer
 from ..autocast_ops import autocast_op
 
 
@@ -60,9 +60,7 @@ def _check_vectors(input, other, fname):
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     if kind_of(input.dtype) == "b" and input.dtype == other.dtype:
         raise NotImplementedError("\"dot\" not implemented for 'Bool'")
-    if input.dtype != other.dtype:
-        raise RuntimeError(f"{fname} : expected both vectors to have same dtype, but found {input.dtype} and "
-                           f"{other.dtype}")
+    check_same_vector_dtype(input, other, fname)
     if input.shape[0] != other.shape[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
                            f"[{other.shape[0]}] to have the same number of elements, but got {input.shape[0]} "
