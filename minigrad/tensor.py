@@ -710,7 +710,8 @@ class Tensor:
     __hash__ = object.__hash__
 
     # ----------------------------------------------------------------- operators
-    # + - * / are set after the class (``_arithmetic``): they need the Functions of ops/elementwise.py
+    # The binary operators are set after the class, as they need the ops: + - * / by ``_arithmetic``, the others
+    # (** @ % // & | ^ << >>, comparisons, in-place) by ``_operator``
 
     def __rtruediv__(self, other):
         # PyTorch's 2 / x is x.reciprocal() * 2: its two roundings, and its saved tensor (the reciprocal, which no
