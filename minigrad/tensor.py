@@ -711,15 +711,7 @@ class Tensor:
 
     # ----------------------------------------------------------------- operators
     # The binary operators are set after the class, as they need the ops: + - * / by ``_arithmetic``, the others
-    # (** @ % // & | ^ << >>, comparisons, in-place) by ``_operator``
-
-    def __rtruediv__(self, other):
-        # PyTorch's 2 / x is x.reciprocal() * 2: its two roundings, and its saved tensor (the reciprocal, which no
-        # write into x reaches)
-        try:
-            return _ew.mul(_ew.reciprocal(self), other)
-        except TypeError:               # an operand mul refuses: as the other operators (``_arithmetic``)
-            return NotImplemented
+    # (2 / x, ** @ % // & | ^ << >>, comparisons, in-place) by ``_operator``
 
     def __neg__(self):
         return _ew.neg(self)
@@ -740,8 +732,6 @@ class Tensor:
         if self._data.dtype.kind not in "biu":
             raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return _bitwise.bitwise_not(self)
-
-    __rdiv__ = __rtruediv__   # (__div__ = __truediv__: below the class, with it)
 
     def t(self):
         if self.ndim > 2:
@@ -834,38 +824,6 @@ from .ops import inplace_more as _inplace_more  # noqa: E402
 _PLAIN_OPERANDS.update((Tensor, float, int))
 
 
-def _arithmetic(function, public, reflected=False):
-    """The operator method (``__mul__``, ``__rmul__``...) of ``function`` (Add, Sub, Mul or Div), whose public function
-    is ``public`` (``mg.mul``...). Its two common cases go straight to the Function: ``x * 0.5`` (a Python float beside
-    a float32/float64 tensor: the number in the tensor's dtype, as ``public`` takes it) and ``x * y`` (two float32/
-    float64 tensors). Other operands go through ``public``, without its argument check when it could not fail."""
-    unchecked = public.__wrapped__
-
-    def method(self, other):
-        dtype = self._data.dtype
-        if dtype in FLOAT32_64:
-            if other.__class__ is float:
-                other = wrap(np.asarray(other, dtype))
-                return function.apply(other, self) if reflected else function.apply(self, other)
-            if isinstance(other, Tensor) and other._data.dtype in FLOAT32_64:
-                return _ew._apply_broadcasting(function, *((other, self) if reflected else (self, other)))
-        if other.__class__ in _PLAIN_OPERANDS:
-            return unchecked(other, self) if reflected else unchecked(self, other)
-        try:
-            return public(other, self) if reflected else public(self, other)
-        except TypeError:       # as PyTorch's operators: Python then tries the other operand's method (a list's
-            return NotImplemented   # repetition for ``tensor(2) * [1]``) or raises "unsupported operand type(s)"
-    return method
-
-
-for _name, _function, _public in (("add", _ew.Add, _ew.add), ("sub", _ew.Sub, _ew.sub), ("mul", _ew.Mul, _ew.mul),
-                                  ("truediv", _ew.Div, _ew.div)):
-    setattr(Tensor, f"__{_name}__", _arithmetic(_function, _public))
-    if _name != "truediv":      # 2 / x is x.reciprocal() * 2, as in PyTorch (``__rtruediv__``)
-        setattr(Tensor, f"__r{_name}__", _arithmetic(_function, _public, reflected=True))
-Tensor.__div__ = Tensor.__truediv__
-
-
 def _operator(op, reflected=False):
     """The operator method (``__pow__``, ``__rpow__``, ``__lt__``, ``__iadd__``...) that calls ``op(self, other)``
     (reflected: ``op(other, self)``). As PyTorch's operators, an operand the op refuses (its TypeError) gives
@@ -878,6 +836,39 @@ def _operator(op, reflected=False):
         except TypeError:
             return NotImplemented
     return method
+
+
+def _arithmetic(function, public, reflected=False):
+    """The operator method (``__mul__``, ``__rmul__``...) of ``function`` (Add, Sub, Mul or Div), whose public function
+    is ``public`` (``mg.mul``...). Its two common cases go straight to the Function: ``x * 0.5`` (a Python float beside
+    a float32/float64 tensor: the number in the tensor's dtype, as ``public`` takes it) and ``x * y`` (two float32/
+    float64 tensors). Other operands go through ``public``, without its argument check when it could not fail."""
+    unchecked = public.__wrapped__
+    checked = _operator(public, reflected)
+
+    def method(self, other):
+        dtype = self._data.dtype
+        if dtype in FLOAT32_64:
+            if other.__class__ is float:
+                other = wrap(np.asarray(other, dtype))
+                return function.apply(other, self) if reflected else function.apply(self, other)
+            if isinstance(other, Tensor) and other._data.dtype in FLOAT32_64:
+                return _ew._apply_broadcasting(function, *((other, self) if reflected else (self, other)))
+        if other.__class__ in _PLAIN_OPERANDS:
+            return unchecked(other, self) if reflected else unchecked(self, other)
+        return checked(self, other)     # (NotImplemented for ``tensor(2) * [1]``: Python repeats the list)
+    return method
+
+
+for _name, _function, _public in (("add", _ew.Add, _ew.add), ("sub", _ew.Sub, _ew.sub), ("mul", _ew.Mul, _ew.mul),
+                                  ("truediv", _ew.Div, _ew.div)):
+    setattr(Tensor, f"__{_name}__", _arithmetic(_function, _public))
+    if _name != "truediv":      # 2 / x is x.reciprocal() * 2, as in PyTorch (``__rtruediv__``)
+        setattr(Tensor, f"__r{_name}__", _arithmetic(_function, _public, reflected=True))
+Tensor.__div__ = Tensor.__truediv__
+# PyTorch's 2 / x is x.reciprocal() * 2: its two roundings, and its saved tensor (the reciprocal, which no write into x
+# reaches)
+Tensor.__rtruediv__ = Tensor.__rdiv__ = _operator(lambda self, other: _ew.mul(_ew.reciprocal(self), other))
 
 
 # ** @ % // & | ^ << >> and their reflections (ops/bitwise.py, ops/division.py), as PyTorch defines them
